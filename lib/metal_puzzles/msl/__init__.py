@@ -1,0 +1,16 @@
+"""The Metal Shading Language simulator: NumPy only, no MLX.
+
+``simulate`` runs a kernel body the way ``mx.fast.metal_kernel`` would on a GPU, with every
+thread of the grid executed in lock-step, exact C/Metal semantics, per-thread access counts,
+an optional access trace and a sanitizer's findings.
+"""
+
+from .api import get_kernel, simulate
+from .errors import ArgumentError, CompileError, KernelRuntimeError, Pos
+from .program import CompiledKernel, Counts, RunResult, SanitizerError
+from .runtime import Finding
+
+__all__ = [
+    "simulate", "get_kernel", "CompileError", "KernelRuntimeError", "ArgumentError", "SanitizerError",
+    "RunResult", "Counts", "Finding", "CompiledKernel", "Pos",
+]

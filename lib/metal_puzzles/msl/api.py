@@ -1,0 +1,118 @@
+"""``simulate``: run a kernel body on the simulator with NumPy inputs (the MLX-free entry point)."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from .errors import ArgumentError
+from .program import CompiledKernel, RunResult
+from .signature import InputDesc, build_signature, describe_input, normalize_dtype_name, verbose_text
+
+_CACHE: OrderedDict[tuple, CompiledKernel] = OrderedDict()
+_CACHE_SIZE = 256
+
+
+def _template_key(template) -> tuple:
+    out = []
+    for name, value in template:
+        if isinstance(value, bool | int):
+            out.append((name, type(value).__name__, value))
+        else:
+            out.append((name, "dtype", normalize_dtype_name(value)))
+    return tuple(out)
+
+
+def _normalize_template(template) -> list[tuple[str, Any]]:
+    out = []
+    for name, value in template:
+        if isinstance(value, bool | int):
+            out.append((name, value))
+        else:
+            out.append((name, normalize_dtype_name(value)))
+    return out
+
+
+def get_kernel(name, input_names, output_names, source, header, descs: Sequence[InputDesc],
+               output_dtypes: Sequence[str], template, atomic_outputs) -> CompiledKernel:
+    """Compile (or fetch from the cache) the kernel instance for these argument types."""
+    key = (name, tuple(input_names), tuple(output_names), source, header, bool(atomic_outputs),
+           tuple((d.dtype, d.ndim == 0, d.size < 8) for d in descs), tuple(output_dtypes), _template_key(template))
+    k = _CACHE.get(key)
+    if k is None:
+        k = CompiledKernel(name, input_names, output_names, source, header, descs, output_dtypes,
+                           _normalize_template(template), atomic_outputs)
+        _CACHE[key] = k
+        if len(_CACHE) > _CACHE_SIZE:
+            _CACHE.popitem(last=False)
+    else:
+        _CACHE.move_to_end(key)
+    return k
+
+
+def simulate(name: str, input_names: Sequence[str], output_names: Sequence[str], source: str,
+             header: str = "", *, inputs: Sequence[Any], output_shapes: Sequence[Sequence[int]],
+             output_dtypes: Sequence[Any], grid: Sequence[int], threadgroup: Sequence[int],
+             template: Sequence[tuple[str, Any]] = (), init_value: float | None = None,
+             atomic_outputs: bool = False, ensure_row_contiguous: bool = True, verbose: bool = False,
+             input_dtypes: Sequence[Any] | None = None, sanitize: str = "error",
+             max_steps: int | None = None, trace: bool | None = None) -> RunResult:
+    """Run a Metal kernel body on the simulator.
+
+    Arguments follow ``mx.fast.metal_kernel`` (construction and call merged), with NumPy arrays
+    for inputs. ``sanitize`` is 'error' (findings raise SanitizerError), 'warn' or 'off'.
+    ``trace`` records every access for diagrams (default: on for launches of up to 4096 threads).
+    """
+    if sanitize not in ("error", "warn", "off"):
+        raise ArgumentError(f"sanitize must be 'error', 'warn' or 'off', not {sanitize!r}")
+    input_names = list(input_names)
+    output_names = list(output_names)
+    if len(inputs) != len(input_names):
+        raise ArgumentError(f"kernel '{name}' has {len(input_names)} input name(s) {input_names} but "
+                            f"{len(inputs)} input(s) were given")
+    if len(output_shapes) != len(output_names) or len(output_dtypes) != len(output_names):
+        raise ArgumentError(f"kernel '{name}' has {len(output_names)} output name(s) {output_names} but "
+                            f"{len(output_shapes)} output shape(s) and {len(output_dtypes)} output dtype(s)")
+    overrides = list(input_dtypes) if input_dtypes is not None else [None] * len(inputs)
+    descs = []
+    arrays = []
+    for n, v, dt in zip(input_names, inputs, overrides, strict=True):
+        d = describe_input(n, v, None if dt is None else normalize_dtype_name(dt))
+        if d.dtype not in _SUPPORTED:
+            raise ArgumentError(f"input '{n}' has dtype {d.dtype}, which Metal kernels cannot take")
+        descs.append(d)
+        arrays.append(_as_array(v, d))
+    out_dtypes = [normalize_dtype_name(d) for d in output_dtypes]
+    for n, d in zip(output_names, out_dtypes, strict=True):
+        if d not in _SUPPORTED:
+            raise ArgumentError(f"output '{n}' has dtype {d}, which Metal kernels cannot produce")
+    shapes = []
+    for n, s in zip(output_names, output_shapes, strict=True):
+        try:
+            shape = tuple(int(x) for x in s)
+        except TypeError:
+            raise ArgumentError(f"output shape for '{n}' must be a tuple of integers, got {s!r}") from None
+        if any(x < 0 for x in shape):
+            raise ArgumentError(f"output shape {shape} for '{n}' has a negative dimension")
+        shapes.append(shape)
+    kernel = get_kernel(name, input_names, output_names, source, header, descs, out_dtypes, template,
+                        atomic_outputs)
+    generated = build_signature(name, input_names, output_names, source, header, descs, out_dtypes,
+                                _normalize_template(template), atomic_outputs)
+    if verbose:
+        print(verbose_text(name, generated))
+    return kernel.launch(arrays, [d.dtype for d in descs], shapes, out_dtypes, grid, threadgroup, init_value,
+                         ensure_row_contiguous, sanitize, max_steps, trace, generated)
+
+
+_SUPPORTED = {"bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64", "float16",
+              "bfloat16", "float32"}
+
+
+def _as_array(v, desc: InputDesc) -> np.ndarray:
+    if isinstance(v, bool | int | float):
+        return np.asarray(v, dtype=np.float32 if desc.dtype == "bfloat16" else desc.dtype)
+    return np.asarray(v)

@@ -1,0 +1,292 @@
+"""Syntax tree of kernel source. The parser builds it; the checker annotates every expression
+with its type (``ty``) and makes implicit conversions explicit as ``Convert`` nodes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .errors import Pos
+
+
+@dataclass(eq=False)
+class Node:
+    pos: Pos
+
+
+# --------------------------------------------------------------------------- type syntax
+@dataclass(eq=False)
+class TypeSpec(Node):
+    """A type as written: base name (possibly qualified/templated) plus qualifiers and declarator parts."""
+
+    name: str  # e.g. 'float', 'T', 'atomic', 'vec', 'uint32_t'
+    args: list[Any] = field(default_factory=list)  # template arguments: TypeSpec or Expr
+    const: bool = False
+    space: str | None = None  # 'device', 'constant', 'threadgroup', 'thread' or None
+    pointers: list[tuple[str | None, bool]] = field(default_factory=list)  # per '*': (space, const)
+    reference: bool = False
+    array_dims: list[Any] = field(default_factory=list)  # Expr or None (unsized)
+
+
+# --------------------------------------------------------------------------- expressions
+@dataclass(eq=False)
+class Expr(Node):
+    ty: Any = field(default=None, init=False, repr=False)
+
+
+@dataclass(eq=False)
+class IntLit(Expr):
+    value: int
+    suffix: str = ""
+    radix: int = 10
+
+
+@dataclass(eq=False)
+class FloatLit(Expr):
+    value: float
+    suffix: str = ""
+
+
+@dataclass(eq=False)
+class BoolLit(Expr):
+    value: bool
+
+
+@dataclass(eq=False)
+class Name(Expr):
+    ident: str  # may be qualified: 'metal::exp', 'mem_flags::mem_threadgroup'
+    template_args: list[Any] | None = None
+    symbol: Any = field(default=None, init=False, repr=False)
+
+
+@dataclass(eq=False)
+class Unary(Expr):
+    op: str  # '-', '+', '!', '~', '*', '&', '++', '--' (prefix)
+    operand: Expr
+
+
+@dataclass(eq=False)
+class Postfix(Expr):
+    op: str  # '++' or '--'
+    operand: Expr
+
+
+@dataclass(eq=False)
+class Binary(Expr):
+    op: str
+    left: Expr
+    right: Expr
+    # Set by the checker: the type both operands are converted to before the operation.
+    op_ty: Any = field(default=None, init=False, repr=False)
+
+
+@dataclass(eq=False)
+class Assign(Expr):
+    op: str  # '=', '+=', ...
+    target: Expr
+    value: Expr
+    op_ty: Any = field(default=None, init=False, repr=False)
+
+
+@dataclass(eq=False)
+class Ternary(Expr):
+    cond: Expr
+    then: Expr
+    other: Expr
+
+
+@dataclass(eq=False)
+class Call(Expr):
+    func: Expr
+    args: list[Expr]
+    # Set by the checker: what is called (a builtin or a header function instance).
+    target: Any = field(default=None, init=False, repr=False)
+
+
+@dataclass(eq=False)
+class Construct(Expr):
+    """A functional cast or vector constructor: float(x), float4(a, b), uint2(1)."""
+
+    type_spec: TypeSpec
+    args: list[Expr]
+
+
+@dataclass(eq=False)
+class Cast(Expr):
+    type_spec: TypeSpec
+    operand: Expr
+    style: str  # 'c', 'static_cast', 'reinterpret_cast', 'as_type', 'const_cast'
+
+
+@dataclass(eq=False)
+class Index(Expr):
+    base: Expr
+    index: Expr
+
+
+@dataclass(eq=False)
+class Member(Expr):
+    base: Expr
+    name: str
+    arrow: bool = False
+
+
+@dataclass(eq=False)
+class Comma(Expr):
+    exprs: list[Expr]
+
+
+@dataclass(eq=False)
+class InitList(Expr):
+    items: list[Expr]
+
+
+@dataclass(eq=False)
+class SizeOf(Expr):
+    target: Any  # TypeSpec or Expr
+
+
+@dataclass(eq=False)
+class Convert(Expr):
+    """An implicit (or explicit) conversion inserted by the checker."""
+
+    operand: Expr
+    kind: str = "convert"  # 'convert', 'splat', 'decay', 'bitcast', 'ptrcast', 'load'
+
+
+# --------------------------------------------------------------------------- statements
+@dataclass(eq=False)
+class Stmt(Node):
+    pass
+
+
+@dataclass(eq=False)
+class Declarator(Node):
+    name: str
+    type_spec: TypeSpec  # the full type for this declarator
+    init: Expr | None = None
+    symbol: Any = field(default=None, init=False, repr=False)
+
+
+@dataclass(eq=False)
+class Decl(Stmt):
+    declarators: list[Declarator]
+    static: bool = False
+    constexpr: bool = False
+
+
+@dataclass(eq=False)
+class ExprStmt(Stmt):
+    expr: Expr
+
+
+@dataclass(eq=False)
+class Block(Stmt):
+    stmts: list[Stmt]
+
+
+@dataclass(eq=False)
+class If(Stmt):
+    cond: Expr
+    then: Stmt
+    other: Stmt | None = None
+
+
+@dataclass(eq=False)
+class For(Stmt):
+    init: Stmt | None
+    cond: Expr | None
+    step: Expr | None
+    body: Stmt
+
+
+@dataclass(eq=False)
+class While(Stmt):
+    cond: Expr
+    body: Stmt
+
+
+@dataclass(eq=False)
+class DoWhile(Stmt):
+    body: Stmt
+    cond: Expr
+
+
+@dataclass(eq=False)
+class Switch(Stmt):
+    value: Expr
+    body: Block
+
+
+@dataclass(eq=False)
+class Case(Stmt):
+    value: Expr | None  # None for 'default'
+
+
+@dataclass(eq=False)
+class Break(Stmt):
+    pass
+
+
+@dataclass(eq=False)
+class Continue(Stmt):
+    pass
+
+
+@dataclass(eq=False)
+class Return(Stmt):
+    value: Expr | None = None
+
+
+@dataclass(eq=False)
+class Empty(Stmt):
+    pass
+
+
+# --------------------------------------------------------------------------- top level
+@dataclass(eq=False)
+class Param(Node):
+    name: str | None
+    type_spec: TypeSpec
+    default: Expr | None = None
+
+
+@dataclass(eq=False)
+class TemplateParam(Node):
+    name: str
+    kind: str  # 'type' or a value type name such as 'int', 'bool', 'uint'
+    default: Any = None
+
+
+@dataclass(eq=False)
+class FuncDef(Node):
+    name: str
+    ret: TypeSpec
+    params: list[Param]
+    body: Block | None
+    template_params: list[TemplateParam] = field(default_factory=list)
+    is_kernel: bool = False
+
+
+@dataclass(eq=False)
+class GlobalDecl(Node):
+    decl: Decl
+
+
+@dataclass(eq=False)
+class TypeAlias(Node):
+    name: str
+    type_spec: TypeSpec
+    template_params: list[TemplateParam] = field(default_factory=list)
+
+
+@dataclass(eq=False)
+class StructDef(Node):
+    name: str
+    fields: list[Declarator]
+    template_params: list[TemplateParam] = field(default_factory=list)
+
+
+@dataclass(eq=False)
+class TranslationUnit(Node):
+    items: list[Node]

@@ -1,0 +1,93 @@
+"""Compile-time evaluation of integral constant expressions: #if conditions, array sizes,
+template value arguments and `constant` globals used as sizes."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from . import ast
+from .errors import CompileError, Pos
+from .lexer import Token
+
+
+class NotConstant(Exception):
+    """The expression depends on something only known at run time."""
+
+
+def _c_div(a: int, b: int) -> int:
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b >= 0) else -q
+
+
+def evaluate(expr: ast.Expr, lookup: Callable[[str, Pos], object] | None = None) -> int | float | bool:
+    """Evaluate an integral (or float) constant expression over Python numbers.
+
+    Only used where C requires a constant (sizes, #if), so the values are small and the
+    subtleties of wrap-around do not arise; the runtime executor handles those.
+    """
+    ev = lambda e: evaluate(e, lookup)  # noqa: E731
+    if isinstance(expr, ast.IntLit):
+        return expr.value
+    if isinstance(expr, ast.FloatLit):
+        return expr.value
+    if isinstance(expr, ast.BoolLit):
+        return int(expr.value)
+    if isinstance(expr, ast.Name):
+        if lookup is None:
+            raise NotConstant(expr.ident)
+        return lookup(expr.ident, expr.pos)
+    if isinstance(expr, ast.Unary):
+        v = ev(expr.operand)
+        ops = {"-": lambda x: -x, "+": lambda x: x, "!": lambda x: int(not x), "~": lambda x: ~int(x)}
+        if expr.op not in ops:
+            raise NotConstant(expr.op)
+        return ops[expr.op](v)
+    if isinstance(expr, ast.Binary):
+        if expr.op == "&&":
+            return int(bool(ev(expr.left)) and bool(ev(expr.right)))
+        if expr.op == "||":
+            return int(bool(ev(expr.left)) or bool(ev(expr.right)))
+        a, b = ev(expr.left), ev(expr.right)
+        if expr.op in ("/", "%"):
+            if b == 0:
+                raise CompileError("division by zero in a constant expression", expr.pos)
+            if isinstance(a, float) or isinstance(b, float):
+                return a / b
+            return _c_div(a, b) if expr.op == "/" else a - _c_div(a, b) * b
+        table = {
+            "+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b,
+            "<<": lambda: int(a) << int(b), ">>": lambda: int(a) >> int(b),
+            "&": lambda: int(a) & int(b), "|": lambda: int(a) | int(b), "^": lambda: int(a) ^ int(b),
+            "==": lambda: int(a == b), "!=": lambda: int(a != b), "<": lambda: int(a < b),
+            ">": lambda: int(a > b), "<=": lambda: int(a <= b), ">=": lambda: int(a >= b),
+        }
+        return table[expr.op]()
+    if isinstance(expr, ast.Ternary):
+        return ev(expr.then) if ev(expr.cond) else ev(expr.other)
+    if isinstance(expr, ast.Cast | ast.Construct):
+        operand = expr.operand if isinstance(expr, ast.Cast) else (expr.args[0] if len(expr.args) == 1 else None)
+        if operand is None:
+            raise NotConstant("constructor")
+        v = ev(operand)
+        name = expr.type_spec.name
+        if name in ("float", "half", "bfloat"):
+            return float(v)
+        return int(v)
+    if isinstance(expr, ast.Convert):
+        return ev(expr.operand)
+    raise NotConstant(type(expr).__name__)
+
+
+def eval_preprocessor_expression(tokens: list[Token], pos: Pos) -> int:
+    from .parser import Parser
+
+    if not tokens:
+        raise CompileError("#if with no expression", pos)
+    p = Parser(tokens)
+    expr = p.parse_expression()
+    if p.tok.kind != "eof":
+        raise CompileError(f"unexpected '{p.tok.text}' in preprocessor expression", p.tok.pos)
+    try:
+        return int(evaluate(expr))
+    except NotConstant:
+        raise CompileError("invalid preprocessor expression", pos) from None

@@ -1,0 +1,115 @@
+"""Errors raised by the MSL front end and executor.
+
+Compile errors read like a compiler's (``source:3:14: error: ...`` followed by the offending
+line and a caret) and always point into the learner's own ``source`` or ``header`` string,
+never into generated code.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Pos:
+    """A position in one of the kernel's text files (1-based line and column)."""
+
+    file: str
+    line: int
+    col: int
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.col}"
+
+
+#: Position used for things the simulator generates itself (the signature, the prelude).
+BUILTIN_POS = Pos("<builtin>", 0, 0)
+
+
+class SourceRegistry:
+    """Keeps the text of each file so errors can quote the offending line."""
+
+    def __init__(self) -> None:
+        self._files: dict[str, list[str]] = {}
+
+    def add(self, name: str, text: str) -> None:
+        self._files[name] = text.split("\n")
+
+    def line(self, pos: Pos) -> str | None:
+        lines = self._files.get(pos.file)
+        if lines is None or not 1 <= pos.line <= len(lines):
+            return None
+        return lines[pos.line - 1]
+
+
+def render_diagnostic(pos: Pos, severity: str, message: str, registry: SourceRegistry | None) -> str:
+    """Format a diagnostic the way clang does: location, message, source line, caret."""
+    text = f"{pos}: {severity}: {message}"
+    line = registry.line(pos) if registry is not None else None
+    if line is not None:
+        # Tabs would misplace the caret; expand them the same way in both lines.
+        shown = line.expandtabs(4)
+        prefix = line[: max(pos.col - 1, 0)].expandtabs(4)
+        text += f"\n{shown}\n{' ' * len(prefix)}^"
+    return text
+
+
+class CompileError(Exception):
+    """A kernel that does not compile (or uses a construct the simulator does not support)."""
+
+    def __init__(self, message: str, pos: Pos, registry: SourceRegistry | None = None) -> None:
+        self.message = message
+        self.pos = pos
+        self.registry = registry
+        super().__init__(render_diagnostic(pos, "error", message, registry))
+
+    @property
+    def file(self) -> str:
+        return self.pos.file
+
+    @property
+    def line(self) -> int:
+        return self.pos.line
+
+    @property
+    def col(self) -> int:
+        return self.pos.col
+
+    def with_registry(self, registry: SourceRegistry) -> CompileError:
+        """Re-render with source text available (errors are raised deep inside the front end)."""
+        err = CompileError(self.message, self.pos, registry)
+        err.__traceback__ = self.__traceback__
+        return err
+
+
+class KernelRuntimeError(Exception):
+    """A failure while the kernel runs; names the thread and the source position."""
+
+    def __init__(
+        self,
+        message: str,
+        pos: Pos | None = None,
+        thread: tuple[int, int, int] | None = None,
+        registry: SourceRegistry | None = None,
+    ) -> None:
+        self.message = message
+        self.pos = pos
+        self.thread = thread
+        where = f"thread {thread}: " if thread is not None else ""
+        if pos is not None:
+            text = render_diagnostic(pos, "runtime error", where + message, registry)
+        else:
+            text = where + message
+        super().__init__(text)
+
+
+class ArgumentError(ValueError):
+    """Bad arguments to a kernel launch (shapes, dtypes, grid...)."""
+
+
+def did_you_mean(name: str, candidates: Iterable[str]) -> str:
+    """A "did you mean 'x'?" suffix for a misspelt identifier, or an empty string."""
+    close = difflib.get_close_matches(name, sorted(set(candidates)), n=1, cutoff=0.6)
+    return f"; did you mean '{close[0]}'?" if close else ""

@@ -1,0 +1,1100 @@
+"""Turns the checked syntax tree into Python closures that run every thread of the grid in
+lock-step over NumPy arrays. Each expression becomes ``f(ctx, mask) -> value``; each statement
+``f(ctx, mask) -> None``. The tree is compiled once per kernel instance and reused."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from . import ast
+from .errors import CompileError, KernelRuntimeError, Pos
+from .memory import Memory, Ptr
+from .runtime import Ctx, Frame, LoopState
+from .symbols import FuncInstance, Var
+from .types import (
+    BFLOAT, BOOL, ArrayType, AtomicType, PointerType, ScalarType, Type, VectorType, VoidType,
+    element_count, storage_scalar,
+)
+from .values import c_divmod, cast, round_bfloat, splat, zero
+
+Fn = Callable[[Ctx, object], object]
+
+
+# ============================================================================ helpers
+def and_mask(ctx: Ctx, m, c):
+    """Lanes of m for which the (bool) condition c holds; c may be uniform."""
+    if np.ndim(c) == 0:
+        if c:
+            return m
+        return np.zeros(ctx.n, dtype=bool)
+    return c if m is None else (m & c)
+
+
+def andnot_mask(ctx: Ctx, m, c):
+    if np.ndim(c) == 0:
+        if not c:
+            return m
+        return np.zeros(ctx.n, dtype=bool)
+    return ~c if m is None else (m & ~c)
+
+
+def empty(m) -> bool:
+    return m is not None and not m.any()
+
+
+def merge(m, new, old, vec: bool):
+    """Per-lane select: new where the mask is set, old elsewhere."""
+    if m is None:
+        return new
+    if isinstance(new, Ptr) or isinstance(old, Ptr):
+        return merge_ptr(m, new, old)
+    return np.where(m[:, None] if vec else m, new, old)
+
+
+def merge_ptr(m, new: Ptr, old):
+    if old is None or not isinstance(old, Ptr):
+        return new
+    if new.mem is not old.mem:
+        if old.mem is None:
+            return new
+        raise KernelRuntimeError(
+            f"a pointer variable points into '{new.mem.name}' for some threads and '{old.mem.name}' for "
+            "others; the simulator needs each pointer variable to refer to one buffer")
+    return Ptr(new.mem, np.where(m, new.off, old.off))
+
+
+def lane_broadcast(ctx: Ctx, v):
+    return np.broadcast_to(v, (ctx.n,) + np.shape(v)[np.ndim(v) - 0:] if np.ndim(v) == 0 else (ctx.n,) + np.shape(v))
+
+
+# ============================================================================ locations
+class SlotLoc:
+    __slots__ = ("slots", "k", "vec")
+
+    def __init__(self, slots, k, vec) -> None:
+        self.slots, self.k, self.vec = slots, k, vec
+
+    def load(self, ctx, m):
+        return self.slots[self.k]
+
+    def store(self, ctx, val, m):
+        self.slots[self.k] = merge(m, val, self.slots[self.k], self.vec)
+
+
+class MemLoc:
+    __slots__ = ("mem", "off", "width", "pos", "ty")
+
+    def __init__(self, mem, off, width, pos, ty) -> None:
+        self.mem, self.off, self.width, self.pos, self.ty = mem, off, width, pos, ty
+
+    def load(self, ctx, m):
+        return ctx.load(self.mem, self.off, m, self.width, self.pos)
+
+    def store(self, ctx, val, m):
+        if not self.mem.writable:
+            raise KernelRuntimeError(f"write to read-only memory '{self.mem.name}'", self.pos)
+        ctx.store(self.mem, self.off, val, m, self.width, self.pos)
+
+
+class CompLoc:
+    """Components of a vector lvalue (swizzle or subscript)."""
+
+    __slots__ = ("base", "comps", "single")
+
+    def __init__(self, base, comps, single) -> None:
+        self.base, self.comps, self.single = base, comps, single
+
+    def load(self, ctx, m):
+        v = self.base.load(ctx, m)
+        if self.single:
+            return _component(ctx, v, self.comps)
+        return v[..., self.comps]
+
+    def store(self, ctx, val, m):
+        base = self.base
+        if isinstance(base, MemLoc):
+            if self.single:
+                ctx.store(base.mem, base.off + self.comps, val, m, 1, base.pos)
+            else:
+                for j, k in enumerate(self.comps):
+                    ctx.store(base.mem, base.off + k, val[..., j], m, 1, base.pos)
+            return
+        old = base.load(ctx, m)
+        vary = np.ndim(old) > 1 or np.ndim(val) > (0 if self.single else 1) or np.ndim(self.comps) > 0 or m is not None
+        new = np.array(np.broadcast_to(old, (ctx.n, old.shape[-1])) if vary else old, copy=True)
+        if self.single:
+            if np.ndim(self.comps):
+                new[np.arange(ctx.n), self.comps] = val
+            else:
+                new[..., self.comps] = val
+        else:
+            new[..., self.comps] = val
+        base.store(ctx, new, m)
+
+
+def _component(ctx, v, k):
+    if np.ndim(k) == 0:
+        return v[..., k]
+    v = np.broadcast_to(v, (ctx.n, v.shape[-1]))
+    return v[np.arange(ctx.n), k]
+
+
+# ============================================================================ arithmetic
+def _arith_fn(op: str, ty: Type) -> Callable:
+    elem = ty.elem if isinstance(ty, VectorType) else ty
+    table = {
+        "+": np.add, "-": np.subtract, "*": np.multiply, "/": np.divide,
+        "&": np.bitwise_and, "|": np.bitwise_or, "^": np.bitwise_xor,
+        "==": np.equal, "!=": np.not_equal, "<": np.less, ">": np.greater,
+        "<=": np.less_equal, ">=": np.greater_equal,
+    }
+    if elem == BOOL and op in ("&", "|", "^"):
+        return {"&": np.logical_and, "|": np.logical_or, "^": np.logical_xor}[op]
+    f = table[op]
+    if elem == BFLOAT and op in ("+", "-", "*", "/"):
+        return lambda a, b: round_bfloat(f(a, b))
+    return f
+
+
+def binary_op(op: str, ty: Type, pos: Pos) -> Callable:
+    """f(ctx, mask, x, y) computing 'x op y' in type ty (both operands already converted)."""
+    elem = ty.elem if isinstance(ty, VectorType) else ty
+    if op in ("/", "%") and elem.is_int:
+        def intdiv(c, m, x, y):
+            out, zero_b = c_divmod(x, y, op)
+            if np.any(zero_b):
+                zb = np.any(zero_b, axis=-1) if np.ndim(zero_b) > 1 or (isinstance(ty, VectorType) and np.ndim(zero_b) == 1) else zero_b
+                _report_div_zero(c, m, zb, pos, op)
+            return out
+        return intdiv
+    if op in ("<<", ">>"):
+        left_dtype = elem.dtype
+        mask_bits = np.int64(elem.bits - 1)
+        sh = np.left_shift if op == "<<" else np.right_shift
+
+        def shift(c, m, x, y):
+            s = (np.asarray(y).astype(np.int64) & mask_bits).astype(left_dtype)
+            r = sh(x, s)
+            return r.astype(left_dtype) if np.ndim(r) else left_dtype.type(r)
+        return shift
+    f = _arith_fn(op, ty)
+    return lambda c, m, x, y: f(x, y)
+
+
+class CodeGen:
+    def __init__(self, functions: list[FuncInstance]) -> None:
+        self.const_memories: dict[int, Memory] = {}
+        self.functions = functions
+
+    # ======================================================================= exprs
+    def expr(self, e: ast.Expr) -> Fn:
+        method = getattr(self, "x_" + type(e).__name__)
+        return method(e)
+
+    def x_IntLit(self, e):
+        v = e.ty.dtype.type(e.value)
+        return lambda c, m: v
+
+    def x_FloatLit(self, e):
+        v = e.ty.dtype.type(e.value)
+        return lambda c, m: v
+
+    def x_BoolLit(self, e):
+        v = np.bool_(e.value)
+        return lambda c, m: v
+
+    def x_Name(self, e):
+        sym: Var = e.symbol
+        kind = sym.kind
+        if kind == "local" or kind == "array":
+            k = sym.slot
+            return lambda c, m: c.slots[k]
+        if kind == "ref":
+            k = sym.slot
+            return lambda c, m: c.slots[k].load(c, m)
+        if kind == "tgvar":
+            k = sym.slot
+            width = _width(sym.ty)
+            pos = e.pos
+
+            def read_tgvar(c, m):
+                p = c.slots[k]
+                return c.load(p.mem, p.off, m, width, pos)
+            return read_tgvar
+        if kind == "const":
+            v = sym.const_value
+            if isinstance(v, list) and v and v[0] == "expr":
+                inner = self.expr(v[1])
+                return inner
+            if isinstance(sym.ty, ArrayType):
+                mem = self._const_memory(sym)
+                p = Ptr(mem, np.int64(0))
+                return lambda c, m: p
+            if isinstance(sym.ty, ScalarType):
+                v = sym.ty.dtype.type(v)
+            return lambda c, m: v
+        name = sym.name
+        if kind == "attr":
+            return lambda c, m: c.attrs[name]
+        if kind == "buffer":
+            return lambda c, m: c.buffers[name]
+        if kind == "scalar_input":
+            role = sym.extra.get("role")
+            pos = e.pos
+            if role == "input":
+                def read_scalar(c, m):
+                    mem = c.memories[name]
+                    return c.load(mem, np.int64(0), m, 1, pos)
+                return read_scalar
+            return lambda c, m: c.scalars[name]
+        raise CompileError(f"cannot read '{sym.name}'", e.pos)
+
+    def _const_memory(self, sym: Var) -> Memory:
+        key = id(sym)
+        if key not in self.const_memories:
+            flat = np.array(_flatten(sym.const_value, sym.ty), dtype=storage_scalar(sym.ty).dtype)
+            full = np.zeros(element_count(sym.ty), dtype=flat.dtype)
+            full[: flat.size] = flat
+            self.const_memories[key] = Memory(sym.name, "constant", storage_scalar(sym.ty), full, full.size,
+                                              None, None, False, "constant")
+        return self.const_memories[key]
+
+    def x_Convert(self, e):
+        inner = self.expr(e.operand)
+        kind = e.kind
+        if kind in ("decay", "ptr", "load"):
+            return inner
+        src, dst = e.operand.ty, e.ty
+        if kind == "splat":
+            assert isinstance(dst, VectorType)
+            return lambda c, m: splat(inner(c, m), dst)
+        if isinstance(src, PointerType) and dst == BOOL:
+            return lambda c, m: np.bool_(True)
+        return lambda c, m: cast(inner(c, m), src, dst)
+
+    def x_Cast(self, e):
+        inner = self.expr(e.operand)
+        src, dst = e.operand.ty, e.ty
+        if isinstance(dst, VoidType):
+            return inner
+        if e.style == "as_type":
+            return lambda c, m: _bitcast(inner(c, m), src, dst)
+        if isinstance(dst, PointerType):
+            s_store = storage_scalar(src.pointee)
+            d_store = storage_scalar(dst.pointee)
+            if s_store != d_store:
+                raise CompileError(f"reinterpreting '{src}' as '{dst}' is not supported by the simulator "
+                                   "(the element types differ); convert values with as_type<T>() instead", e.pos)
+            return inner
+        if isinstance(src, PointerType):
+            raise CompileError("converting a pointer to a number is not supported", e.pos)
+        if hasattr(src, "name") and src.__class__.__name__ == "EnumType":
+            return lambda c, m: cast(np.int32(inner(c, m)), ScalarType("int", "int", 32, True, 3), dst)
+        if isinstance(dst, VectorType) and isinstance(src, ScalarType):
+            return lambda c, m: splat(cast(inner(c, m), src, dst.elem), dst)
+        return lambda c, m: cast(inner(c, m), src, dst)
+
+    def x_Construct(self, e):
+        ty: VectorType = e.ty
+        fns = [self.expr(a) for a in e.args]
+        if getattr(e, "splat", False):
+            f = fns[0]
+            return lambda c, m: splat(f(c, m), ty)
+        widths = [a.ty.n if isinstance(a.ty, VectorType) else 1 for a in e.args]
+        dtype = ty.elem.dtype
+
+        def construct(c, m):
+            parts = [f(c, m) for f in fns]
+            varying = any(np.ndim(p) > (1 if w > 1 else 0) for p, w in zip(parts, widths, strict=True))
+            if not varying:
+                return np.concatenate([np.atleast_1d(p) for p in parts]).astype(dtype)
+            cols = []
+            for p, w in zip(parts, widths, strict=True):
+                if w == 1:
+                    cols.append(np.broadcast_to(p, (c.n,))[:, None])
+                else:
+                    cols.append(np.broadcast_to(p, (c.n, w)))
+            return np.concatenate(cols, axis=1).astype(dtype, copy=False)
+        return construct
+
+    def x_Unary(self, e):
+        op = e.op
+        if op in ("++", "--"):
+            return self._incdec(e.operand, op, prefix=True, pos=e.pos)
+        if op == "&":
+            lv = self.lvalue(e.operand)
+
+            def address(c, m):
+                loc = lv(c, m)
+                if not isinstance(loc, MemLoc):
+                    raise KernelRuntimeError("cannot take the address of this value", e.pos)
+                return Ptr(loc.mem, loc.off)
+            return address
+        if op == "*":
+            ptr = self.expr(e.operand)
+            ty = e.ty
+            width = _width(ty)
+            pos = e.pos
+            if isinstance(ty, ArrayType):
+                return ptr
+            return lambda c, m: _deref(c, ptr(c, m), m, width, pos)
+        f = self.expr(e.operand)
+        if op == "-":
+            if e.ty == BFLOAT:
+                return lambda c, m: np.negative(f(c, m))
+            return lambda c, m: np.negative(f(c, m))
+        if op == "+":
+            return f
+        if op == "~":
+            return lambda c, m: np.invert(f(c, m))
+        if op == "!":
+            return lambda c, m: np.logical_not(f(c, m))
+        raise CompileError(f"unsupported operator '{op}'", e.pos)
+
+    def x_Postfix(self, e):
+        return self._incdec(e.operand, e.op, prefix=False, pos=e.pos)
+
+    def _incdec(self, target, op, prefix, pos):
+        lv = self.lvalue(target)
+        ty = target.ty
+        if isinstance(ty, PointerType):
+            stride = element_count(ty.pointee)
+            delta = np.int64(stride if op == "++" else -stride)
+
+            def ptr_step(c, m):
+                loc = lv(c, m)
+                old = loc.load(c, m)
+                new = old.moved(delta)
+                loc.store(c, new, m)
+                return new if prefix else old
+            return ptr_step
+        elem = ty.elem if isinstance(ty, VectorType) else ty
+        one = elem.dtype.type(1)
+        f = np.add if op == "++" else np.subtract
+        rnd = round_bfloat if elem == BFLOAT else None
+
+        def step(c, m):
+            loc = lv(c, m)
+            old = loc.load(c, m)
+            new = f(old, one)
+            if rnd is not None:
+                new = rnd(new)
+            loc.store(c, new, m)
+            return new if prefix else old
+        return step
+
+    def x_Binary(self, e):
+        op = e.op
+        if op in ("&&", "||"):
+            return self._logical(e)
+        lt, rt = e.left.ty, e.right.ty
+        if isinstance(lt, PointerType) or isinstance(rt, PointerType):
+            return self._pointer_binary(e)
+        a, b = self.expr(e.left), self.expr(e.right)
+        f = binary_op(op, e.op_ty, e.pos)
+        return lambda c, m: f(c, m, a(c, m), b(c, m))
+
+    def _logical(self, e):
+        a, b = self.expr(e.left), self.expr(e.right)
+        is_and = e.op == "&&"
+
+        def logical(c, m):
+            x = a(c, m)
+            if np.ndim(x) == 0:
+                if bool(x) != is_and:
+                    return np.bool_(not is_and)
+                return b(c, m)
+            sub = and_mask(c, m, x) if is_and else andnot_mask(c, m, x)
+            if empty(sub):
+                return x
+            y = b(c, m if False else sub)
+            if is_and:
+                return x & y
+            return x | y
+        return logical
+
+    def _pointer_binary(self, e):
+        a, b = self.expr(e.left), self.expr(e.right)
+        op = e.op
+        if isinstance(e.ty, PointerType):
+            stride = np.int64(element_count(e.ty.pointee))
+            sign = -1 if op == "-" else 1
+
+            def ptr_add(c, m):
+                p = a(c, m)
+                k = b(c, m)
+                return Ptr(p.mem, p.off + sign * np.asarray(k, dtype=np.int64) * stride)
+            return ptr_add
+        stride = np.int64(element_count(e.left.ty.pointee))
+        if op == "-":
+            return lambda c, m: (a(c, m).off - b(c, m).off) // stride
+        f = _arith_fn(op, e.left.ty.pointee if False else ScalarType("long", "int", 64, True, 4))
+        return lambda c, m: f(a(c, m).off, b(c, m).off)
+
+    def x_Assign(self, e):
+        lv = self.lvalue(e.target)
+        val = self.expr(e.value)
+        tt = e.target.ty
+        if e.op == "=":
+            def assign(c, m):
+                v = val(c, m)
+                loc = lv(c, m)
+                loc.store(c, v, m)
+                return v
+            return assign
+        op = e.op[:-1]
+        if isinstance(tt, PointerType):
+            stride = np.int64(element_count(tt.pointee))
+            sign = -1 if op == "-" else 1
+
+            def ptr_compound(c, m):
+                loc = lv(c, m)
+                p = loc.load(c, m)
+                new = Ptr(p.mem, p.off + sign * np.asarray(val(c, m), dtype=np.int64) * stride)
+                loc.store(c, new, m)
+                return new
+            return ptr_compound
+        op_ty = e.op_ty
+        f = binary_op(op, op_ty, e.pos)
+        cur_t = tt
+        rhs_t = e.value.ty
+        shift = op in ("<<", ">>")
+
+        def compound(c, m):
+            loc = lv(c, m)
+            cur = loc.load(c, m)
+            rhs = val(c, m)
+            res = f(c, m, cast(cur, cur_t, op_ty), rhs if shift else cast(rhs, rhs_t, op_ty))
+            new = cast(res, op_ty, cur_t)
+            loc.store(c, new, m)
+            return new
+        return compound
+
+    def x_Ternary(self, e):
+        cond, a, b = self.expr(e.cond), self.expr(e.then), self.expr(e.other)
+        vec = isinstance(e.ty, VectorType)
+
+        def ternary(c, m):
+            k = cond(c, m)
+            if np.ndim(k) == 0:
+                return a(c, m) if k else b(c, m)
+            mt = and_mask(c, m, k)
+            mf = andnot_mask(c, m, k)
+            if empty(mf):
+                return a(c, mt)
+            if empty(mt):
+                return b(c, mf)
+            x, y = a(c, mt), b(c, mf)
+            if isinstance(x, Ptr):
+                return merge_ptr(k, x, y)
+            return np.where(k[:, None] if vec else k, x, y)
+        return ternary
+
+    def x_Comma(self, e):
+        fns = [self.expr(x) for x in e.exprs]
+
+        def comma(c, m):
+            v = None
+            for f in fns:
+                v = f(c, m)
+            return v
+        return comma
+
+    def x_Index(self, e):
+        if getattr(e, "vector_index", False):
+            base = self.expr(e.base)
+            idx = self.expr(e.index)
+            n = e.base.ty.n
+            pos = e.pos
+
+            def vindex(c, m):
+                k = idx(c, m)
+                _check_component(c, k, n, m, pos)
+                return _component(c, base(c, m), np.clip(k, 0, n - 1) if np.ndim(k) else min(max(int(k), 0), n - 1))
+            return vindex
+        addr = self._address(e)
+        ty = e.ty
+        if isinstance(ty, ArrayType):
+            return lambda c, m: Ptr(*addr(c, m))
+        width = _width(ty)
+        pos = e.pos
+
+        def load(c, m):
+            mem, off = addr(c, m)
+            return c.load(mem, off, m, width, pos)
+        return load
+
+    def _address(self, e: ast.Index):
+        """(memory, offset) of an element of an array or pointer."""
+        base = self.expr(e.base)
+        idx = self.expr(e.index)
+        stride = np.int64(element_count(e.ty)) if not isinstance(e.ty, AtomicType) else np.int64(1)
+        bt = e.base.ty
+        bound = bt.n if isinstance(bt, ArrayType) else None
+        pos = e.pos
+
+        def address(c, m):
+            p = base(c, m)
+            k = idx(c, m)
+            if bound is not None and bound * stride != p.mem.region_size:
+                _check_subscript(c, p.mem, k, bound, m, pos)
+            if stride == 1:
+                return p.mem, p.off + k.astype(np.int64) if np.ndim(k) else p.off + np.int64(k)
+            return p.mem, p.off + np.asarray(k, dtype=np.int64) * stride
+        return address
+
+    def x_Member(self, e):
+        base = self.expr(e.base)
+        comps = e.comps
+        if len(comps) == 1:
+            k = comps[0]
+            return lambda c, m: base(c, m)[..., k]
+        idx = np.array(comps)
+        return lambda c, m: base(c, m)[..., idx]
+
+    def x_Call(self, e):
+        target = e.target
+        if isinstance(target, FuncInstance):
+            return self._call_function(e, target)
+        arg_fns = [self.expr(a) if not _is_lvalue_arg(target, i) else self.lvalue(a) for i, a in enumerate(e.args)]
+        return target.emit(self, e, arg_fns)
+
+    def _call_function(self, e, inst: FuncInstance):
+        arg_fns = []
+        for p, a in zip(inst.params, e.args, strict=True):
+            arg_fns.append(self.lvalue(a) if p.kind == "ref" else self.expr(a))
+        if inst.compiled is None:
+            inst.compiled = "compiling"
+            body, _ = self.stmt(inst.body)
+            inst.compiled = body
+        params = inst.params
+        nslots = inst.nslots
+        ret_void = isinstance(inst.ret, VoidType)
+        ret_ty = inst.ret
+
+        def call(c, m):
+            vals = [f(c, m) for f in arg_fns]
+            saved = (c.slots, c.frame, c.loop)
+            slots = [None] * nslots
+            for p, v in zip(params, vals, strict=True):
+                slots[p.slot] = v
+            c.slots, c.frame, c.loop = slots, Frame(), None
+            c.call_depth += 1
+            if c.call_depth > 64:
+                raise KernelRuntimeError("call depth exceeded (recursion is not allowed in Metal)", e.pos)
+            try:
+                inst.compiled(c, m)
+                result = c.frame.ret_val
+            finally:
+                c.slots, c.frame, c.loop = saved
+                c.call_depth -= 1
+            if not ret_void and result is None:
+                raise KernelRuntimeError(f"function '{inst.name}' ended without returning a value", e.pos)
+            if not ret_void and m is not None and isinstance(result, np.ndarray) is False:
+                return result
+            return result if not ret_void else None
+        _ = ret_ty
+        # Reference parameters hold their caller's location in the slot.
+        for p in params:
+            if p.kind == "ref" and p.slot is None:
+                pass
+        return call
+
+    def x_SizeOf(self, e):  # pragma: no cover - folded by the checker
+        raise CompileError("sizeof", e.pos)
+
+    def x_InitList(self, e):
+        raise CompileError("unexpected initializer list", e.pos)
+
+    # ======================================================================= lvalues
+    def lvalue(self, e: ast.Expr) -> Callable:
+        if isinstance(e, ast.Name):
+            sym = e.symbol
+            if sym.kind in ("local", "array"):
+                k = sym.slot
+                vec = isinstance(sym.ty, VectorType)
+                return lambda c, m: SlotLoc(c.slots, k, vec)
+            if sym.kind == "ref":
+                k = sym.slot
+                return lambda c, m: c.slots[k]
+            if sym.kind == "tgvar":
+                k = sym.slot
+                width = _width(sym.ty)
+                ty = sym.ty
+                return lambda c, m: MemLoc(c.slots[k].mem, c.slots[k].off, width, e.pos, ty)
+            if sym.kind == "scalar_input":
+                name = sym.name
+                return lambda c, m: MemLoc(c.memories[name], np.int64(0), 1, e.pos, sym.ty)
+            raise CompileError(f"'{sym.name}' is not assignable", e.pos)
+        if isinstance(e, ast.Index):
+            if getattr(e, "vector_index", False):
+                base = self.lvalue(e.base)
+                idx = self.expr(e.index)
+                n = e.base.ty.n
+                pos = e.pos
+
+                def vloc(c, m):
+                    k = idx(c, m)
+                    _check_component(c, k, n, m, pos)
+                    k = np.clip(k, 0, n - 1) if np.ndim(k) else min(max(int(k), 0), n - 1)
+                    return CompLoc(base(c, m), k, True)
+                return vloc
+            addr = self._address(e)
+            width = _width(e.ty)
+            ty = e.ty
+            pos = e.pos
+
+            def mloc(c, m):
+                mem, off = addr(c, m)
+                return MemLoc(mem, off, width, pos, ty)
+            return mloc
+        if isinstance(e, ast.Unary) and e.op == "*":
+            ptr = self.expr(e.operand)
+            width = _width(e.ty)
+            ty = e.ty
+            pos = e.pos
+
+            def dloc(c, m):
+                p = ptr(c, m)
+                return MemLoc(p.mem, p.off, width, pos, ty)
+            return dloc
+        if isinstance(e, ast.Member):
+            base = self.lvalue(e.base)
+            comps = e.comps
+            single = len(comps) == 1
+            key = comps[0] if single else np.array(comps)
+            return lambda c, m: CompLoc(base(c, m), key, single)
+        if isinstance(e, ast.Convert) and e.kind in ("load", "decay", "ptr"):
+            return self.lvalue(e.operand)
+        raise CompileError("expression is not assignable", e.pos)
+
+    # ======================================================================= statements
+    def stmt(self, s: ast.Stmt) -> tuple[Callable, bool]:
+        method = getattr(self, "s_" + type(s).__name__)
+        return method(s)
+
+    def s_Block(self, s: ast.Block):
+        parts = [self.stmt(x) for x in s.stmts]
+        parts = [(f, j) for f, j in parts if f is not None]
+        fns = [f for f, _ in parts]
+        any_jump = any(j for _, j in parts)
+        if not any_jump:
+            if len(fns) == 1:
+                return fns[0], False
+
+            def block(c, m):
+                for f in fns:
+                    f(c, m)
+            return block, False
+
+        def jump_block(c, m):
+            for f, j in parts:
+                f(c, m)
+                if j:
+                    m = c.live(m)
+                    if m is not None and not m.any():
+                        return
+        return jump_block, True
+
+    def s_Empty(self, s):
+        return None, False
+
+    def s__AliasStmt(self, s):
+        return None, False
+
+    def s_ExprStmt(self, s):
+        e = s.expr
+        if isinstance(e, ast.Call) and not isinstance(e.target, FuncInstance):
+            e.value_unused = True
+        f = self.expr(e)
+        return (lambda c, m: f(c, m)), False
+
+    def s_Decl(self, s: ast.Decl):
+        fns = []
+        for d in s.declarators:
+            sym: Var = d.symbol
+            if sym.kind == "const":
+                continue
+            if sym.kind == "array":
+                if sym.space == "threadgroup":
+                    continue  # allocated once per launch
+                fns.append(self._array_decl(d, sym))
+                continue
+            k = sym.slot
+            vec = isinstance(sym.ty, VectorType)
+            ty = sym.ty
+            if d.init is None:
+                z = None if isinstance(ty, PointerType) else zero(ty)
+
+                def declare(c, m, k=k, z=z, ty=ty, pos=d.pos):
+                    if c.slots[k] is None:
+                        c.slots[k] = z if z is not None else Ptr(None, np.int64(0))
+                    if c.uninit is not None:
+                        c.uninit.declare(c, k, m, ty, pos)
+                fns.append(declare)
+                continue
+            init = self.expr(d.init)
+
+            def declare_init(c, m, k=k, init=init, vec=vec, ty=ty):
+                v = init(c, m)
+                old = c.slots[k]
+                if m is None or old is None:
+                    if m is not None and not isinstance(v, Ptr):
+                        old = zero(ty)
+                        c.slots[k] = merge(m, v, old, vec)
+                    else:
+                        c.slots[k] = v
+                else:
+                    c.slots[k] = merge(m, v, old, vec)
+                if c.uninit is not None:
+                    c.uninit.assigned(c, k, m)
+            fns.append(declare_init)
+        if not fns:
+            return None, False
+        if len(fns) == 1:
+            return fns[0], False
+
+        def decls(c, m):
+            for f in fns:
+                f(c, m)
+        return decls, False
+
+    def _array_decl(self, d: ast.Declarator, sym: Var):
+        k = sym.slot
+        size = element_count(sym.ty)
+        scalar = storage_scalar(sym.ty)
+        init_items = _flatten_init(d.init) if d.init is not None else None
+        init_fns = [self.expr(x) for x in init_items] if init_items else []
+        offsets = _init_offsets(d.init, sym.ty) if d.init is not None else []
+        name = sym.name
+        pos = d.pos
+
+        def declare_array(c, m):
+            p = c.slots[k]
+            if p is None:
+                data = np.zeros(c.n * size, dtype=scalar.dtype)
+                mem = Memory(name, "thread", scalar, data, size, np.arange(c.n), None, True, "thread")
+                if c.uninit is not None:
+                    c.uninit.new_memory(mem)
+                p = Ptr(mem, np.int64(0))
+                c.slots[k] = p
+            if d.init is not None:
+                # Aggregate initialization zero-fills the elements not listed.
+                c.store(p.mem, np.int64(0), np.zeros(size, dtype=scalar.dtype), m, size, pos) if size > 0 else None
+                for off, f, item in zip(offsets, init_fns, init_items, strict=True):
+                    c.store(p.mem, np.int64(off), f(c, m), m, _width(item.ty), pos)
+        return declare_array
+
+    def s_If(self, s: ast.If):
+        cond = self.expr(s.cond)
+        then, j1 = self.stmt(s.then)
+        other, j2 = self.stmt(s.other) if s.other is not None else (None, False)
+        then = then or (lambda c, m: None)
+
+        def run_if(c, m):
+            k = cond(c, m)
+            if np.ndim(k) == 0:
+                if k:
+                    then(c, m)
+                elif other is not None:
+                    other(c, m)
+                return
+            mt = and_mask(c, m, k)
+            if mt.any():
+                then(c, mt)
+            if other is not None:
+                mf = andnot_mask(c, m, k)
+                if mf.any():
+                    other(c, mf)
+        return run_if, j1 or j2
+
+    def _loop(self, s, init, cond, step, body, test_first=True):
+        pos = s.pos
+
+        def run_loop(c, m):
+            if init is not None:
+                init(c, m)
+            outer = c.loop
+            st = LoopState()
+            c.loop = st
+            first = True
+            try:
+                while True:
+                    if cond is not None and (test_first or not first):
+                        k = cond(c, m)
+                        if np.ndim(k) == 0:
+                            if not k:
+                                break
+                        else:
+                            m = and_mask(c, m, k)
+                            if not m.any():
+                                break
+                    first = False
+                    st.cont = None
+                    if body is not None:
+                        body(c, m)
+                    # Lanes that broke out or returned leave the loop; 'continue' lanes rejoin.
+                    dead = st.brk
+                    if c.frame.ret is not None:
+                        dead = c.frame.ret if dead is None else (dead | c.frame.ret)
+                    if dead is not None:
+                        m = ~dead if m is None else (m & ~dead)
+                        if not m.any():
+                            break
+                    st.cont = None
+                    if step is not None:
+                        step(c, m)
+                    c.step(pos)
+            finally:
+                c.loop = outer
+        return run_loop
+
+    def s_For(self, s: ast.For):
+        init = self.stmt(s.init)[0] if s.init is not None else None
+        cond = self.expr(s.cond) if s.cond is not None else None
+        step = self.expr(s.step) if s.step is not None else None
+        body, _ = self.stmt(s.body)
+        return self._loop(s, init, cond, step, body), _has_return(s.body)
+
+    def s_While(self, s: ast.While):
+        body, _ = self.stmt(s.body)
+        return self._loop(s, None, self.expr(s.cond), None, body), _has_return(s.body)
+
+    def s_DoWhile(self, s: ast.DoWhile):
+        body, _ = self.stmt(s.body)
+        return self._loop(s, None, self.expr(s.cond), None, body, test_first=False), _has_return(s.body)
+
+    def s_Break(self, s):
+        def brk(c, m):
+            st = c.loop
+            st.brk = (c.full() if m is None else m.copy()) if st.brk is None else (st.brk | (True if m is None else m))
+        return brk, True
+
+    def s_Continue(self, s):
+        def cont(c, m):
+            st = c.loop
+            # Inside a switch, 'continue' belongs to the enclosing loop and also leaves the switch.
+            while getattr(st, "is_switch", False):
+                st.brk = _or(c, st.brk, m)
+                st = st.outer
+            st.cont = _or(c, st.cont, m)
+        return cont, True
+
+    def s_Return(self, s: ast.Return):
+        val = self.expr(s.value) if s.value is not None else None
+        vec = s.value is not None and isinstance(s.value.ty, VectorType)
+
+        def ret(c, m):
+            fr = c.frame
+            if val is not None:
+                v = val(c, m)
+                fr.ret_val = v if (fr.ret_val is None and m is None) else merge(
+                    m, v, fr.ret_val if fr.ret_val is not None else _zero_like(v), vec)
+            fr.ret = _or(c, fr.ret, m)
+        return ret, True
+
+    def s_Switch(self, s: ast.Switch):
+        value = self.expr(s.value)
+        items = []
+        case_values = []
+        for st in s.body.stmts:
+            if isinstance(st, ast.Case):
+                cv = None if st.value is None else st.value.value
+                if cv is not None:
+                    case_values.append(cv)
+                items.append(("case", cv))
+            else:
+                f, _ = self.stmt(st)
+                if f is not None:
+                    items.append(("stmt", f))
+        dtype = s.value.ty.dtype
+
+        def run_switch(c, m):
+            v = value(c, m)
+            st = LoopState()
+            st.is_switch = True
+            st.outer = c.loop
+            c.loop = st
+            running = np.zeros(c.n, dtype=bool)
+            active = c.full() if m is None else m
+            try:
+                for kind, x in items:
+                    if kind == "case":
+                        if x is None:
+                            hit = np.ones(c.n, dtype=bool)
+                            for cv in case_values:
+                                hit &= np.broadcast_to(v != dtype.type(cv), (c.n,))
+                        else:
+                            hit = np.broadcast_to(v == dtype.type(x), (c.n,))
+                        running = running | (hit & active)
+                        continue
+                    mm = c.live(running)
+                    if mm.any():
+                        x(c, mm)
+            finally:
+                c.loop = st.outer
+        return run_switch, _has_return(s.body) or _has_continue(s.body)
+
+    def s_Case(self, s):  # pragma: no cover - handled by s_Switch
+        raise CompileError("'case' outside of a switch", s.pos)
+
+
+def _or(c, a, m):
+    if m is None:
+        return c.full()
+    return m.copy() if a is None else (a | m)
+
+
+def _zero_like(v):
+    return np.zeros_like(v)
+
+
+def _width(ty: Type) -> int:
+    if isinstance(ty, VectorType):
+        return ty.n
+    return 1
+
+
+def _deref(c, p: Ptr, m, width, pos):
+    if p.mem is None:
+        raise KernelRuntimeError("dereference of an uninitialised pointer", pos)
+    return c.load(p.mem, p.off, m, width, pos)
+
+
+def _check_subscript(c, mem, k, bound, m, pos):
+    bad = (k < 0) | (k >= bound)
+    if np.ndim(bad) == 0:
+        if bad:
+            bad_lanes = c.full() if m is None else m
+        else:
+            return
+    else:
+        bad_lanes = bad if m is None else (bad & m)
+    if np.any(bad_lanes):
+        lane = int(np.flatnonzero(bad_lanes)[0])
+        idx = int(k[lane] if np.ndim(k) else k)
+        c.report("out-of-bounds", pos, bad_lanes,
+                 f"{c.lanes.name(lane)} uses index {idx} on a dimension of size {bound} of '{mem.name}'",
+                 buffer=mem.name, index=idx)
+
+
+def _check_component(c, k, n, m, pos):
+    bad = (np.asarray(k) < 0) | (np.asarray(k) >= n)
+    if np.ndim(bad) == 0:
+        if bad:
+            c.report("out-of-bounds", pos, c.full() if m is None else m, f"vector component index {int(k)} is out of range for a {n}-vector")
+        return
+    lanes = bad if m is None else (bad & m)
+    if lanes.any():
+        lane = int(np.flatnonzero(lanes)[0])
+        c.report("out-of-bounds", pos, lanes, f"{c.lanes.name(lane)} uses vector component index {int(k[lane])} "
+                 f"on a {n}-vector")
+
+
+def _report_div_zero(c, m, zero_b, pos, op):
+    lanes = zero_b if m is None else (np.broadcast_to(zero_b, (c.n,)) & m)
+    if np.ndim(lanes) == 0:
+        lanes = c.full() if (lanes and m is None) else (m if lanes else None)
+    if lanes is not None and np.any(lanes):
+        lane = int(np.flatnonzero(lanes)[0])
+        what = "division" if op == "/" else "remainder"
+        c.report("division-by-zero", pos, lanes, f"{c.lanes.name(lane)} computes an integer {what} by zero "
+                 "(undefined on the GPU; the simulator uses 0)")
+
+
+def _bitcast(v, src: Type, dst: Type):
+    s_elem = src.elem if isinstance(src, VectorType) else src
+    d_elem = dst.elem if isinstance(dst, VectorType) else dst
+    a = np.asarray(v)
+    if s_elem == BFLOAT:
+        a = (a.astype(np.float32).view(np.uint32) >> np.uint32(16)).astype(np.uint16)
+    s_n = src.n if isinstance(src, VectorType) else 1
+    d_n = dst.n if isinstance(dst, VectorType) else 1
+    lanes = a.shape[0] if a.ndim > (1 if s_n > 1 else 0) else None
+    a = np.ascontiguousarray(a.reshape((lanes if lanes is not None else 1), s_n))
+    target = np.uint16 if d_elem == BFLOAT else d_elem.dtype
+    out = a.view(target).reshape((lanes if lanes is not None else 1), d_n)
+    if d_elem == BFLOAT:
+        out = (out.astype(np.uint32) << np.uint32(16)).view(np.float32)
+    if d_n == 1:
+        out = out[:, 0]
+    if lanes is None:
+        out = out[0]
+        return out if d_n > 1 else out[()]
+    return out
+
+
+def _flatten(value, ty):
+    if isinstance(ty, ArrayType):
+        out = []
+        for k in range(ty.n):
+            if k < len(value):
+                out.extend(_flatten(value[k], ty.elem))
+            else:
+                out.extend([0] * element_count(ty.elem))
+        return out
+    return [value]
+
+
+def _flatten_init(init) -> list:
+    out = []
+    for item in init.items:
+        if isinstance(item, ast.InitList):
+            out.extend(_flatten_init(item))
+        else:
+            out.append(item)
+    return out
+
+
+def _init_offsets(init, ty) -> list[int]:
+    out = []
+    stride = element_count(ty.elem)
+    for k, item in enumerate(init.items):
+        if isinstance(item, ast.InitList):
+            out.extend(k * stride + o for o in _init_offsets(item, ty.elem))
+        else:
+            out.append(k * stride)
+    return out
+
+
+def _has_return(s) -> bool:
+    found = False
+
+    def visit(n):
+        nonlocal found
+        if isinstance(n, ast.Return):
+            found = True
+        for v in getattr(n, "__dict__", {}).values():
+            if isinstance(v, ast.Stmt):
+                visit(v)
+            elif isinstance(v, list):
+                for x in v:
+                    if isinstance(x, ast.Stmt):
+                        visit(x)
+    visit(s)
+    return found
+
+
+def _has_continue(s) -> bool:
+    found = False
+
+    def visit(n, depth):
+        nonlocal found
+        if isinstance(n, ast.Continue) and depth == 0:
+            found = True
+        for v in getattr(n, "__dict__", {}).values():
+            nd = depth + (1 if isinstance(n, ast.For | ast.While | ast.DoWhile) else 0)
+            if isinstance(v, ast.Stmt):
+                visit(v, nd)
+            elif isinstance(v, list):
+                for x in v:
+                    if isinstance(x, ast.Stmt):
+                        visit(x, nd)
+    visit(s, 0)
+    return found
+
+
+def _is_lvalue_arg(target, i) -> bool:
+    return i in getattr(target, "lvalue_args", ())

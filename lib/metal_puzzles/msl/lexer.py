@@ -1,0 +1,94 @@
+"""Tokenizer for the C++14-based subset of the Metal Shading Language that kernels use."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from .errors import CompileError, Pos
+
+
+@dataclass
+class Token:
+    kind: str  # 'id', 'num', 'str', 'char', 'op', 'eof'
+    text: str
+    pos: Pos
+    # Macro names that must not be expanded again inside this token's own expansion.
+    hide: frozenset[str] = field(default_factory=frozenset)
+
+    def is_op(self, *ops: str) -> bool:
+        return self.kind == "op" and self.text in ops
+
+    def __repr__(self) -> str:
+        return f"Token({self.kind}, {self.text!r}, {self.pos})"
+
+
+_OPERATORS = [
+    "<<=", ">>=", "...", "->", "++", "--", "<<", ">>", "<=", ">=", "==", "!=", "&&", "||",
+    "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "::", "##",
+    "+", "-", "*", "/", "%", "<", ">", "=", "!", "~", "&", "|", "^", "?", ":", ";", ",", ".",
+    "(", ")", "[", "]", "{", "}", "#",
+]
+
+_TOKEN_RE = re.compile(
+    r"""
+    (?P<ws>[ \t\r\f\v]+)
+  | (?P<num>(?:0[xX][0-9a-fA-F']+(?:\.[0-9a-fA-F]*)?(?:[pP][+-]?\d+)?
+            |\d[\d']*\.?\d*(?:[eE][+-]?\d+)?
+            |\.\d+(?:[eE][+-]?\d+)?)[a-zA-Z_]*)
+  | (?P<id>[A-Za-z_][A-Za-z_0-9]*)
+  | (?P<str>"(?:[^"\\\n]|\\.)*")
+  | (?P<char>'(?:[^'\\\n]|\\.)+')
+  | (?P<op>"""
+    + "|".join(re.escape(op) for op in _OPERATORS)
+    + r""")
+    """,
+    re.VERBOSE,
+)
+
+
+def strip_comments(text: str) -> str:
+    """Blank out comments, keeping every other character (and every newline) in place.
+
+    Keeping positions lets a token's column be read straight off the original line.
+    """
+    out = []
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if c == "/" and i + 1 < n and text[i + 1] == "/":
+            j = text.find("\n", i)
+            j = n if j < 0 else j
+            out.append(" " * (j - i))
+            i = j
+        elif c == "/" and i + 1 < n and text[i + 1] == "*":
+            j = text.find("*/", i + 2)
+            j = n if j < 0 else j + 2
+            out.append("".join(ch if ch == "\n" else " " for ch in text[i:j]))
+            i = j
+        elif c in "\"'":
+            # Skip string and character literals so '//' inside them is not a comment.
+            j = i + 1
+            while j < n and text[j] != c and text[j] != "\n":
+                j += 2 if text[j] == "\\" else 1
+            out.append(text[i : j + 1])
+            i = j + 1
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
+
+
+def tokenize_line(line: str, file: str, lineno: int, col0: int = 1) -> list[Token]:
+    """Tokenize one physical line (comments already blanked)."""
+    tokens: list[Token] = []
+    i = 0
+    while i < len(line):
+        m = _TOKEN_RE.match(line, i)
+        if m is None:
+            raise CompileError(f"unexpected character '{line[i]}'", Pos(file, lineno, col0 + i))
+        kind = m.lastgroup
+        if kind != "ws":
+            tokens.append(Token(kind, m.group(), Pos(file, lineno, col0 + i)))
+        i = m.end()
+    return tokens

@@ -1,0 +1,765 @@
+"""Recursive-descent parser for kernel bodies (statement lists) and headers (top-level
+declarations: helper functions, templates, constant globals, type aliases)."""
+
+from __future__ import annotations
+
+from . import ast
+from .errors import CompileError, Pos
+from .lexer import Token
+from .types import SCALAR_ALIASES, lookup_builtin_type
+
+ADDRESS_SPACES = ("device", "constant", "threadgroup", "thread", "threadgroup_imageblock", "ray_data", "object_data")
+QUALIFIERS = ("const", "volatile", "static", "constexpr", "inline", "METAL_FUNC", "thread_local", "__attribute__")
+# Names that take explicit template arguments in expressions: f<T>(x).
+BUILTIN_TEMPLATE_NAMES = {
+    "static_cast", "reinterpret_cast", "const_cast", "as_type", "numeric_limits", "metal::numeric_limits",
+    "vec", "atomic", "Limits", "metal::vec",
+}
+TEMPLATE_TYPE_NAMES = {"vec", "atomic", "metal::vec", "metal::atomic", "array", "metal::array"}
+
+_ASSIGN_OPS = ("=", "+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "&=", "|=", "^=")
+_BINARY_PRECEDENCE = [
+    ("||",), ("&&",), ("|",), ("^",), ("&",), ("==", "!="), ("<", ">", "<=", ">="),
+    ("<<", ">>"), ("+", "-"), ("*", "/", "%"),
+]
+
+
+class Parser:
+    def __init__(self, tokens: list[Token], type_names: set[str] | None = None,
+                 template_names: set[str] | None = None) -> None:
+        end = tokens[-1].pos if tokens else Pos("source", 1, 1)
+        self.toks = tokens + [Token("eof", "", Pos(end.file, end.line, end.col + 1))]
+        self.i = 0
+        # Names that denote types (typedefs, template parameters) besides builtins.
+        self.type_names: set[str] = set(type_names or ())
+        self.template_names: set[str] = set(template_names or ()) | BUILTIN_TEMPLATE_NAMES
+
+    # ------------------------------------------------------------------ helpers
+    @property
+    def tok(self) -> Token:
+        return self.toks[self.i]
+
+    def peek(self, k: int = 1) -> Token:
+        return self.toks[min(self.i + k, len(self.toks) - 1)]
+
+    def advance(self) -> Token:
+        t = self.toks[self.i]
+        self.i += 1
+        return t
+
+    def accept(self, *ops: str) -> Token | None:
+        if self.tok.kind == "op" and self.tok.text in ops:
+            return self.advance()
+        return None
+
+    def accept_word(self, *words: str) -> Token | None:
+        if self.tok.kind == "id" and self.tok.text in words:
+            return self.advance()
+        return None
+
+    def expect(self, op: str, what: str | None = None) -> Token:
+        if self.tok.is_op(op):
+            return self.advance()
+        # '>>' closing two template argument lists at once.
+        if op == ">" and self.tok.is_op(">>"):
+            t = self.tok
+            self.toks[self.i] = Token("op", ">", Pos(t.pos.file, t.pos.line, t.pos.col + 1))
+            return Token("op", ">", t.pos)
+        self.error_expected(f"'{op}'" + (f" {what}" if what else ""))
+
+    def error_expected(self, what: str):
+        t = self.tok
+        got = "end of input" if t.kind == "eof" else f"'{t.text}'"
+        # A missing ';' is reported at the end of the previous token, as compilers do.
+        if what.startswith("';'") and self.i > 0:
+            prev = self.toks[self.i - 1]
+            pos = Pos(prev.pos.file, prev.pos.line, prev.pos.col + len(prev.text))
+            raise CompileError(f"expected {what}", pos)
+        raise CompileError(f"expected {what}, found {got}", t.pos)
+
+    def expect_ident(self, what: str = "identifier") -> Token:
+        if self.tok.kind == "id":
+            return self.advance()
+        self.error_expected(what)
+
+    # --------------------------------------------------------------- type names
+    def _qualified_name_at(self, k: int) -> tuple[str, int]:
+        """Read a possibly ::-qualified identifier starting at token offset k; return (name, length)."""
+        parts = []
+        n = 0
+        if self.peek(k).is_op("::"):
+            n += 1
+        while self.peek(k + n).kind == "id":
+            parts.append(self.peek(k + n).text)
+            n += 1
+            if self.peek(k + n).is_op("::") and self.peek(k + n + 1).kind == "id":
+                n += 1
+                continue
+            break
+        return "::".join(parts), n
+
+    def is_type_name(self, name: str) -> bool:
+        if name in self.type_names or name in TEMPLATE_TYPE_NAMES:
+            return True
+        base = name.removeprefix("metal::")
+        return lookup_builtin_type(base) is not None or base in SCALAR_ALIASES
+
+    def starts_type(self, k: int = 0) -> bool:
+        t = self.peek(k)
+        if t.kind != "id":
+            return False
+        if t.text in ADDRESS_SPACES or t.text in QUALIFIERS or t.text in ("unsigned", "signed", "typename"):
+            return True
+        name, _ = self._qualified_name_at(k)
+        return self.is_type_name(name)
+
+    def looks_like_declaration(self) -> bool:
+        t = self.tok
+        if t.kind != "id":
+            return False
+        if t.text in ADDRESS_SPACES or t.text in QUALIFIERS or t.text in ("unsigned", "signed"):
+            return True
+        name, n = self._qualified_name_at(0)
+        if not self.is_type_name(name):
+            return False
+        nxt = self.peek(n)
+        if nxt.kind == "id":
+            return True
+        if nxt.is_op("*", "&", "<", "&&"):
+            return True
+        return False
+
+    # ------------------------------------------------------------------- types
+    def parse_type_spec(self) -> ast.TypeSpec:
+        """Qualifiers, a base type, then '*' and '&' parts (not the declarator name)."""
+        start = self.tok.pos
+        const = False
+        space = None
+        while True:
+            t = self.tok
+            if t.kind != "id":
+                break
+            if t.text == "const" or t.text == "volatile":
+                const = const or t.text == "const"
+                self.advance()
+            elif t.text in ADDRESS_SPACES:
+                space = t.text
+                self.advance()
+            elif t.text in ("static", "constexpr", "inline", "METAL_FUNC", "thread_local", "typename"):
+                self.advance()
+            elif t.text == "__attribute__":
+                self.advance()
+                self._skip_balanced("(", ")")
+            else:
+                break
+        name, args = self._parse_base_type()
+        while self.tok.kind == "id" and self.tok.text in ("const", "volatile") + ADDRESS_SPACES:
+            t = self.advance()
+            if t.text == "const":
+                const = True
+            elif t.text in ADDRESS_SPACES:
+                space = t.text
+        spec = ast.TypeSpec(start, name, args, const, space)
+        self._parse_pointer_parts(spec)
+        return spec
+
+    def _parse_pointer_parts(self, spec: ast.TypeSpec) -> None:
+        while True:
+            if self.accept("*"):
+                pconst = False
+                pspace = None
+                while self.tok.kind == "id" and self.tok.text in ("const", "volatile", "restrict", "__restrict") + ADDRESS_SPACES:
+                    w = self.advance().text
+                    if w == "const":
+                        pconst = True
+                    elif w in ADDRESS_SPACES:
+                        pspace = w
+                spec.pointers.append((pspace, pconst))
+            elif self.tok.is_op("&") or self.tok.is_op("&&"):
+                self.advance()
+                spec.reference = True
+            else:
+                break
+
+    def _parse_base_type(self) -> tuple[str, list]:
+        t = self.tok
+        if t.kind != "id":
+            self.error_expected("a type")
+        if t.text in ("unsigned", "signed"):
+            sign = self.advance().text
+            if self.tok.kind == "id" and self.tok.text in ("char", "short", "int", "long"):
+                base = self.advance().text
+                if base in ("short", "long") and self.tok.kind == "id" and self.tok.text == "int":
+                    self.advance()
+                if sign == "unsigned":
+                    return {"char": "uchar", "short": "ushort", "int": "uint", "long": "ulong"}[base], []
+                return base, []
+            return ("uint" if sign == "unsigned" else "int"), []
+        name, n = self._qualified_name_at(0)
+        if n == 0:
+            self.error_expected("a type")
+        if not self.is_type_name(name):
+            raise CompileError(f"unknown type name '{name}'", t.pos)
+        self.i += n
+        if name in ("short", "long") and self.tok.kind == "id" and self.tok.text == "int":
+            self.advance()
+        args: list = []
+        if self.tok.is_op("<") and (name in TEMPLATE_TYPE_NAMES or name in self.template_names):
+            args = self.parse_template_args()
+        return name, args
+
+    def parse_template_args(self) -> list:
+        self.expect("<")
+        args: list = []
+        if self.accept(">"):
+            return args
+        while True:
+            if self.starts_type():
+                args.append(self.parse_type_spec())
+            else:
+                args.append(self.parse_ternary(no_gt=True))
+            if self.accept(","):
+                continue
+            self.expect(">", "to close the template argument list")
+            return args
+
+    def _skip_balanced(self, open_: str, close: str) -> None:
+        self.expect(open_)
+        depth = 1
+        while depth:
+            t = self.advance()
+            if t.kind == "eof":
+                self.error_expected(f"'{close}'")
+            if t.is_op(open_):
+                depth += 1
+            elif t.is_op(close):
+                depth -= 1
+
+    def _skip_attributes(self) -> None:
+        while self.tok.is_op("[") and self.peek().is_op("["):
+            self.advance()
+            self._skip_balanced("[", "]")
+            self.expect("]")
+
+    # -------------------------------------------------------------- statements
+    def parse_body(self) -> ast.Block:
+        """A kernel body: statements up to the end of input."""
+        start = self.tok.pos
+        stmts = []
+        while self.tok.kind != "eof":
+            stmts.append(self.parse_statement())
+        return ast.Block(start, stmts)
+
+    def parse_block(self) -> ast.Block:
+        start = self.expect("{").pos
+        stmts = []
+        while not self.tok.is_op("}"):
+            if self.tok.kind == "eof":
+                raise CompileError("expected '}' to close this block", start)
+            stmts.append(self.parse_statement())
+        self.advance()
+        return ast.Block(start, stmts)
+
+    def parse_statement(self) -> ast.Stmt:
+        t = self.tok
+        self._skip_attributes()
+        if t.is_op("{"):
+            return self.parse_block()
+        if t.is_op(";"):
+            self.advance()
+            return ast.Empty(t.pos)
+        if t.kind == "id":
+            kw = t.text
+            if kw == "if":
+                self.advance()
+                self.expect("(", "after 'if'")
+                cond = self.parse_condition()
+                self.expect(")", "after the if condition")
+                then = self.parse_statement()
+                other = self.parse_statement() if self.accept_word("else") else None
+                return ast.If(t.pos, cond, then, other)
+            if kw == "for":
+                self.advance()
+                self.expect("(", "after 'for'")
+                if self.accept(";"):
+                    init = None
+                elif self.looks_like_declaration():
+                    init = self.parse_declaration()
+                else:
+                    init = ast.ExprStmt(self.tok.pos, self.parse_expression())
+                    self.expect(";", "after the for-loop initializer")
+                cond = None if self.tok.is_op(";") else self.parse_condition()
+                self.expect(";", "after the for-loop condition")
+                step = None if self.tok.is_op(")") else self.parse_expression()
+                self.expect(")", "to close the for-loop header")
+                return ast.For(t.pos, init, cond, step, self.parse_statement())
+            if kw == "while":
+                self.advance()
+                self.expect("(", "after 'while'")
+                cond = self.parse_condition()
+                self.expect(")", "after the while condition")
+                return ast.While(t.pos, cond, self.parse_statement())
+            if kw == "do":
+                self.advance()
+                body = self.parse_statement()
+                if not self.accept_word("while"):
+                    self.error_expected("'while' after the do-loop body")
+                self.expect("(", "after 'while'")
+                cond = self.parse_expression()
+                self.expect(")", "after the do-while condition")
+                self.expect(";", "after do-while")
+                return ast.DoWhile(t.pos, body, cond)
+            if kw == "switch":
+                self.advance()
+                self.expect("(", "after 'switch'")
+                value = self.parse_expression()
+                self.expect(")", "after the switch value")
+                body = self.parse_statement()
+                if not isinstance(body, ast.Block):
+                    body = ast.Block(body.pos, [body])
+                return ast.Switch(t.pos, value, body)
+            if kw == "case":
+                self.advance()
+                value = self.parse_ternary()
+                self.expect(":", "after the case value")
+                return ast.Case(t.pos, value)
+            if kw == "default" and self.peek().is_op(":"):
+                self.advance()
+                self.advance()
+                return ast.Case(t.pos, None)
+            if kw == "break":
+                self.advance()
+                self.expect(";", "after 'break'")
+                return ast.Break(t.pos)
+            if kw == "continue":
+                self.advance()
+                self.expect(";", "after 'continue'")
+                return ast.Continue(t.pos)
+            if kw == "return":
+                self.advance()
+                value = None if self.tok.is_op(";") else self.parse_expression()
+                self.expect(";", "after the return statement")
+                return ast.Return(t.pos, value)
+            if kw in ("goto",):
+                raise CompileError("'goto' is not supported by the simulator", t.pos)
+            if kw in ("struct", "class", "union", "enum"):
+                raise CompileError(f"'{kw}' definitions inside a kernel body are not supported", t.pos)
+            if kw == "using" or kw == "typedef":
+                item = self.parse_alias()
+                return ast.Empty(item.pos) if item is None else _AliasStmt(item)
+            if self.looks_like_declaration():
+                return self.parse_declaration()
+        expr = self.parse_expression()
+        self.expect(";", "after expression")
+        return ast.ExprStmt(t.pos, expr)
+
+    def parse_condition(self) -> ast.Expr:
+        # 'if (T x = e)' declarations in conditions are rare in kernels; not supported.
+        if self.looks_like_declaration():
+            raise CompileError("declarations inside a condition are not supported", self.tok.pos)
+        return self.parse_expression()
+
+    def parse_declaration(self, allow_no_init: bool = True) -> ast.Decl:
+        start = self.tok.pos
+        static = self.tok.text == "static"
+        constexpr = any(self.peek(k).text == "constexpr" for k in range(3))
+        base = self.parse_type_spec()
+        if base.reference and False:
+            pass
+        declarators = []
+        first = True
+        while True:
+            if first:
+                spec = base
+            else:
+                spec = ast.TypeSpec(base.pos, base.name, base.args, base.const, base.space)
+                self._parse_pointer_parts(spec)
+            first = False
+            name_tok = self.expect_ident("a variable name")
+            spec = ast.TypeSpec(spec.pos, spec.name, spec.args, spec.const, spec.space,
+                                list(spec.pointers), spec.reference, [])
+            while self.accept("["):
+                if self.accept("]"):
+                    spec.array_dims.append(None)
+                    continue
+                spec.array_dims.append(self.parse_expression())
+                self.expect("]", "to close the array size")
+            self._skip_attributes()
+            init = None
+            if self.accept("="):
+                init = self.parse_initializer()
+            elif self.tok.is_op("{"):
+                init = self.parse_initializer()
+            elif self.tok.is_op("(") and not spec.array_dims:
+                # Direct initialization: float x(1.0f);
+                p = self.advance().pos
+                args = self.parse_call_args()
+                init = ast.Construct(p, ast.TypeSpec(spec.pos, spec.name, spec.args), args)
+            declarators.append(ast.Declarator(name_tok.pos, name_tok.text, spec, init))
+            if self.accept(","):
+                continue
+            self.expect(";", "after the declaration")
+            return ast.Decl(start, declarators, static, constexpr)
+
+    def parse_initializer(self) -> ast.Expr:
+        if self.tok.is_op("{"):
+            start = self.advance().pos
+            items = []
+            while not self.tok.is_op("}"):
+                items.append(self.parse_initializer())
+                if not self.accept(","):
+                    break
+            self.expect("}", "to close the initializer list")
+            return ast.InitList(start, items)
+        return self.parse_assignment()
+
+    # ------------------------------------------------------------- expressions
+    def parse_expression(self) -> ast.Expr:
+        first = self.parse_assignment()
+        if not self.tok.is_op(","):
+            return first
+        exprs = [first]
+        while self.accept(","):
+            exprs.append(self.parse_assignment())
+        return ast.Comma(first.pos, exprs)
+
+    def parse_assignment(self) -> ast.Expr:
+        left = self.parse_ternary()
+        if self.tok.kind == "op" and self.tok.text in _ASSIGN_OPS:
+            op = self.advance()
+            value = self.parse_initializer() if self.tok.is_op("{") else self.parse_assignment()
+            return ast.Assign(op.pos, op.text, left, value)
+        return left
+
+    def parse_ternary(self, no_gt: bool = False) -> ast.Expr:
+        cond = self.parse_binary(0, no_gt)
+        if self.tok.is_op("?"):
+            q = self.advance()
+            then = self.parse_expression()
+            self.expect(":", "in the conditional expression")
+            other = self.parse_assignment() if not no_gt else self.parse_ternary(no_gt)
+            return ast.Ternary(q.pos, cond, then, other)
+        return cond
+
+    def parse_binary(self, level: int, no_gt: bool = False) -> ast.Expr:
+        if level == len(_BINARY_PRECEDENCE):
+            return self.parse_unary()
+        ops = _BINARY_PRECEDENCE[level]
+        left = self.parse_binary(level + 1, no_gt)
+        while self.tok.kind == "op" and self.tok.text in ops:
+            if no_gt and self.tok.text in (">", ">>"):
+                break
+            op = self.advance()
+            right = self.parse_binary(level + 1, no_gt)
+            left = ast.Binary(op.pos, op.text, left, right)
+        return left
+
+    def parse_unary(self) -> ast.Expr:
+        t = self.tok
+        if t.kind == "op" and t.text in ("-", "+", "!", "~", "*", "&", "++", "--"):
+            self.advance()
+            return ast.Unary(t.pos, t.text, self.parse_unary())
+        if t.is_op("(") and self.starts_type(1) and not self._is_functional_cast_in_parens():
+            self.advance()
+            spec = self.parse_type_spec()
+            self.expect(")", "to close the cast")
+            return ast.Cast(t.pos, spec, self.parse_unary(), "c")
+        if t.kind == "id" and t.text == "sizeof":
+            self.advance()
+            if self.tok.is_op("(") and self.starts_type(1):
+                self.advance()
+                spec = self.parse_type_spec()
+                while self.accept("["):
+                    spec.array_dims.append(self.parse_expression())
+                    self.expect("]")
+                self.expect(")")
+                return ast.SizeOf(t.pos, spec)
+            return ast.SizeOf(t.pos, self.parse_unary())
+        return self.parse_postfix(self.parse_primary())
+
+    def _is_functional_cast_in_parens(self) -> bool:
+        """'(float(x) + 1)' starts with a type name but is not a C cast."""
+        name, n = self._qualified_name_at(1)
+        if not n:
+            return False
+        nxt = self.peek(1 + n)
+        return nxt.is_op("(") or nxt.is_op("{")
+
+    def parse_postfix(self, e: ast.Expr) -> ast.Expr:
+        while True:
+            t = self.tok
+            if t.is_op("["):
+                self.advance()
+                idx = self.parse_expression()
+                self.expect("]", "to close the subscript")
+                e = ast.Index(t.pos, e, idx)
+            elif t.is_op("("):
+                self.advance()
+                e = ast.Call(t.pos, e, self.parse_call_args())
+            elif t.is_op(".") or t.is_op("->"):
+                self.advance()
+                name = self.expect_ident("a member name")
+                e = ast.Member(name.pos, e, name.text, t.text == "->")
+            elif t.is_op("++", "--"):
+                self.advance()
+                e = ast.Postfix(t.pos, t.text, e)
+            else:
+                return e
+
+    def parse_call_args(self) -> list[ast.Expr]:
+        args = []
+        if self.accept(")"):
+            return args
+        while True:
+            args.append(self.parse_initializer() if self.tok.is_op("{") else self.parse_assignment())
+            if self.accept(","):
+                continue
+            self.expect(")", "to close the argument list")
+            return args
+
+    def parse_primary(self) -> ast.Expr:
+        t = self.tok
+        if t.kind == "num":
+            self.advance()
+            return parse_number(t)
+        if t.kind == "op" and t.text == "(":
+            self.advance()
+            e = self.parse_expression()
+            self.expect(")", "to close the parenthesis")
+            return e
+        if t.kind == "op" and t.text == "{":
+            return self.parse_initializer()
+        if t.kind in ("str", "char"):
+            if t.kind == "char":
+                self.advance()
+                body = t.text[1:-1]
+                value = ord(bytes(body, "utf-8").decode("unicode_escape")) if body else 0
+                return ast.IntLit(t.pos, value, "", 10)
+            raise CompileError("string literals are not supported in kernels", t.pos)
+        if t.kind == "id":
+            if t.text in ("true", "false"):
+                self.advance()
+                return ast.BoolLit(t.pos, t.text == "true")
+            if t.text in ("static_cast", "reinterpret_cast", "const_cast", "as_type", "bit_cast"):
+                self.advance()
+                self.expect("<", f"after '{t.text}'")
+                spec = self.parse_type_spec()
+                self.expect(">", "to close the cast type")
+                self.expect("(", "after the cast type")
+                operand = self.parse_expression()
+                self.expect(")", "to close the cast")
+                style = "as_type" if t.text == "bit_cast" else t.text
+                return ast.Cast(t.pos, spec, operand, style)
+            name, n = self._qualified_name_at(0)
+            if self.is_type_name(name) and name not in ("vec", "atomic"):
+                # Functional cast / constructor: float(x), float4(a, b), uint2{1, 2}
+                spec = self.parse_type_spec()
+                if self.accept("("):
+                    return ast.Construct(t.pos, spec, self.parse_call_args())
+                if self.tok.is_op("{"):
+                    init = self.parse_initializer()
+                    return ast.Construct(t.pos, spec, init.items)
+                self.error_expected("'(' after the type name (a functional cast)")
+            self.i += n
+            targs = None
+            if self.tok.is_op("<") and (name in self.template_names or name.split("::")[-1] in self.template_names):
+                targs = self.parse_template_args()
+                # numeric_limits<float>::max  — a qualified name after template args
+                while self.tok.is_op("::") and self.peek().kind == "id":
+                    self.advance()
+                    name += "<>::" + self.advance().text
+            return ast.Name(t.pos, name, targs)
+        self.error_expected("an expression")
+
+    # --------------------------------------------------------------- top level
+    def parse_translation_unit(self) -> ast.TranslationUnit:
+        start = self.tok.pos
+        items: list[ast.Node] = []
+        while self.tok.kind != "eof":
+            item = self.parse_top_level()
+            if item is not None:
+                items.append(item)
+        return ast.TranslationUnit(start, items)
+
+    def parse_template_params(self) -> list[ast.TemplateParam]:
+        self.expect("<", "after 'template'")
+        params = []
+        while not self.tok.is_op(">"):
+            t = self.tok
+            if self.accept_word("typename", "class"):
+                name = self.expect_ident("a template parameter name")
+                default = None
+                if self.accept("="):
+                    default = self.parse_type_spec()
+                params.append(ast.TemplateParam(t.pos, name.text, "type", default))
+                self.type_names.add(name.text)
+            else:
+                spec = self.parse_type_spec()
+                name = self.expect_ident("a template parameter name")
+                default = self.parse_ternary(no_gt=True) if self.accept("=") else None
+                params.append(ast.TemplateParam(t.pos, name.text, spec.name, default))
+            if not self.accept(","):
+                break
+        self.expect(">", "to close the template parameter list")
+        return params
+
+    def parse_alias(self) -> ast.TypeAlias | None:
+        t = self.advance()
+        if t.text == "using":
+            if self.accept_word("namespace"):
+                self._qualified_name_at(0)
+                _, n = self._qualified_name_at(0)
+                self.i += n
+                self.expect(";", "after 'using namespace'")
+                return None
+            name = self.expect_ident("an alias name")
+            if not self.accept("="):
+                # 'using metal::foo;' declarations just bring names in scope.
+                while not self.tok.is_op(";") and self.tok.kind != "eof":
+                    self.advance()
+                self.expect(";")
+                return None
+            spec = self.parse_type_spec()
+            self.expect(";", "after the alias")
+            self.type_names.add(name.text)
+            return ast.TypeAlias(name.pos, name.text, spec)
+        spec = self.parse_type_spec()  # typedef
+        name = self.expect_ident("a typedef name")
+        self.expect(";", "after the typedef")
+        self.type_names.add(name.text)
+        return ast.TypeAlias(name.pos, name.text, spec)
+
+    def parse_top_level(self) -> ast.Node | None:
+        t = self.tok
+        self._skip_attributes()
+        if t.is_op(";"):
+            self.advance()
+            return None
+        if t.kind == "id" and t.text in ("using", "typedef"):
+            return self.parse_alias()
+        if t.kind == "id" and t.text == "namespace":
+            raise CompileError("namespaces in the header are not supported by the simulator", t.pos)
+        if t.kind == "id" and t.text in ("struct", "class", "union", "enum"):
+            raise CompileError(f"'{t.text}' definitions are not supported by the simulator yet", t.pos)
+        if t.kind == "id" and t.text == "static_assert":
+            self.advance()
+            self._skip_balanced("(", ")")
+            self.expect(";")
+            return None
+        template_params: list[ast.TemplateParam] = []
+        saved_types = set(self.type_names)
+        if self.accept_word("template"):
+            template_params = self.parse_template_params()
+        is_kernel = False
+        while self.tok.is_op("[") and self.peek().is_op("["):
+            if self.peek(2).text == "kernel":
+                is_kernel = True
+            self._skip_attributes()
+        if self.accept_word("kernel"):
+            is_kernel = True
+        if self.tok.kind == "id" and self.tok.text in ("using", "typedef") and template_params:
+            alias = self.parse_alias()
+            if alias is not None:
+                alias.template_params = template_params
+            return alias
+        start_i = self.i
+        spec = self.parse_type_spec()
+        # A function has '(' after its name; anything else is a global variable.
+        if self.tok.kind == "id" and self.peek().is_op("("):
+            name = self.advance()
+            self.advance()
+            params = self._parse_params()
+            self._skip_attributes()
+            while self.accept_word("const", "noexcept", "thread", "device", "constant"):
+                pass
+            if template_params:
+                self.template_names.add(name.text)
+            if self.accept(";"):
+                self.type_names = saved_types | {a for a in self.type_names if a not in {p.name for p in template_params}}
+                return None  # a prototype; the definition follows
+            body = self.parse_block()
+            for p in template_params:
+                if p.name not in saved_types:
+                    self.type_names.discard(p.name)
+            return ast.FuncDef(name.pos, name.text, spec, params, body, template_params, is_kernel)
+        if template_params:
+            raise CompileError("variable templates are not supported", t.pos)
+        self.i = start_i
+        return ast.GlobalDecl(t.pos, self.parse_declaration())
+
+    def _parse_params(self) -> list[ast.Param]:
+        params: list[ast.Param] = []
+        if self.accept(")"):
+            return params
+        if self.tok.text == "void" and self.peek().is_op(")"):
+            self.advance()
+            self.advance()
+            return params
+        while True:
+            start = self.tok.pos
+            spec = self.parse_type_spec()
+            name = None
+            if self.tok.kind == "id":
+                name = self.advance().text
+            while self.accept("["):
+                spec.array_dims.append(None if self.tok.is_op("]") else self.parse_expression())
+                self.expect("]")
+            self._skip_attributes()
+            default = self.parse_assignment() if self.accept("=") else None
+            params.append(ast.Param(start, name, spec, default))
+            if self.accept(","):
+                continue
+            self.expect(")", "to close the parameter list")
+            return params
+
+
+class _AliasStmt(ast.Stmt):
+    """A type alias declared inside a function body."""
+
+    def __init__(self, alias: ast.TypeAlias) -> None:
+        super().__init__(alias.pos)
+        self.alias = alias
+
+
+AliasStmt = _AliasStmt
+
+
+def parse_number(t: Token) -> ast.Expr:
+    text = t.text.replace("'", "")
+    lower = text.lower()
+    is_hex = lower.startswith("0x")
+    is_float = ("." in text) or (not is_hex and "e" in lower.rstrip("fh")) or (is_hex and "p" in lower)
+    if is_float:
+        suffix = ""
+        while lower and lower[-1] in "fh" and not (is_hex and not ("p" in lower)):
+            suffix = lower[-1] + suffix
+            lower = lower[:-1]
+            text = text[:-1]
+        if len(suffix) > 1:
+            raise CompileError(f"invalid suffix '{suffix}' on floating constant", t.pos)
+        try:
+            value = float.fromhex(text) if is_hex else float(text)
+        except ValueError:
+            raise CompileError(f"invalid floating constant '{t.text}'", t.pos) from None
+        return ast.FloatLit(t.pos, value, suffix)
+    body = lower
+    suffix = ""
+    while body and body[-1] in "ul" and not (is_hex and False):
+        suffix = body[-1] + suffix
+        body = body[:-1]
+    if suffix.count("u") > 1 or suffix.count("l") > 2 or (suffix and suffix not in ("u", "l", "ul", "lu", "ll", "ull", "llu")):
+        raise CompileError(f"invalid suffix '{suffix}' on integer constant", t.pos)
+    try:
+        if is_hex:
+            value, radix = int(body[2:], 16), 16
+        elif body.startswith("0b"):
+            value, radix = int(body[2:], 2), 2
+        elif len(body) > 1 and body.startswith("0"):
+            value, radix = int(body[1:], 8), 8
+        else:
+            value, radix = int(body, 10), 10
+    except ValueError:
+        if lower.endswith("f") or lower.endswith("h"):
+            raise CompileError(f"invalid digit in integer constant '{t.text}' (write {text[:-1]}.0{text[-1]} for a floating constant)", t.pos) from None
+        raise CompileError(f"invalid integer constant '{t.text}'", t.pos) from None
+    return ast.IntLit(t.pos, value, suffix, radix)

@@ -1,0 +1,279 @@
+"""A C preprocessor for kernel text: #define (object- and function-like), #undef, #if family,
+#include (system headers are implicit in Metal and ignored), #pragma (ignored) and #error.
+
+Macro state carries over from the header to the source, as it does when MLX pastes the header
+above the generated kernel. Expanded tokens keep the position of the macro's use, so errors in
+an expansion point at the line the learner wrote.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .errors import CompileError, Pos
+from .lexer import Token, strip_comments, tokenize_line
+
+# Headers a Metal kernel may include; their contents are built into the simulator.
+KNOWN_SYSTEM_HEADERS = {
+    "metal_stdlib", "metal_math", "metal_atomic", "metal_simdgroup", "metal_integer",
+    "metal_compute", "metal_common", "metal_geometric", "metal_relational", "metal_numeric",
+    "metal_types", "metal_pack", "metal_limits", "simd/simd.h",
+}
+
+
+@dataclass
+class Macro:
+    name: str
+    params: list[str] | None  # None for object-like macros
+    body: list[Token]
+    variadic: bool = False
+
+
+class Preprocessor:
+    def __init__(self) -> None:
+        self.macros: dict[str, Macro] = {}
+
+    # ----------------------------------------------------------------- driver
+    def process(self, text: str, file: str) -> list[Token]:
+        """Preprocess one file's text and return its tokens (no EOF token)."""
+        lines = strip_comments(text).split("\n")
+        out: list[Token] = []
+        pending: list[Token] = []
+        # Conditional stack entries: [this branch active, some branch taken, parent active]
+        conds: list[list[bool]] = []
+        active = True
+        i = 0
+        while i < len(lines):
+            lineno = i + 1
+            line = lines[i]
+            # Join backslash continuations (columns after the join refer to the first line).
+            while line.rstrip().endswith("\\") and i + 1 < len(lines):
+                line = line.rstrip()[:-1] + " " + lines[i + 1]
+                i += 1
+            i += 1
+            stripped = line.lstrip()
+            if stripped.startswith("#"):
+                out.extend(self._expand(pending))
+                pending = []
+                col = len(line) - len(stripped) + 1
+                toks = tokenize_line(line, file, lineno)
+                active = self._directive(toks[1:], toks[0].pos, conds, active, file, lineno, col)
+                continue
+            if active:
+                pending.extend(tokenize_line(line, file, lineno))
+        if conds:
+            raise CompileError("unterminated conditional directive (missing #endif)", Pos(file, len(lines), 1))
+        out.extend(self._expand(pending))
+        return out
+
+    # ------------------------------------------------------------- directives
+    def _directive(self, toks, pos, conds, active, file, lineno, col) -> bool:
+        if not toks:
+            return active  # the null directive
+        name = toks[0].text
+        args = toks[1:]
+        if name in ("if", "ifdef", "ifndef"):
+            if not active:
+                conds.append([False, True, False])
+                return False
+            if name == "if":
+                cond = self._eval_condition(args, toks[0].pos)
+            else:
+                if not args or args[0].kind != "id":
+                    raise CompileError(f"macro name missing after #{name}", toks[0].pos)
+                cond = (args[0].text in self.macros) == (name == "ifdef")
+            conds.append([cond, cond, True])
+            return cond
+        if name in ("elif", "else", "endif"):
+            if not conds:
+                raise CompileError(f"#{name} without #if", toks[0].pos)
+            top = conds[-1]
+            if name == "endif":
+                conds.pop()
+                return conds[-1][0] if conds else True
+            parent = top[2]
+            if name == "else":
+                top[0] = parent and not top[1]
+            else:
+                top[0] = parent and not top[1] and self._eval_condition(args, toks[0].pos)
+            top[1] = top[1] or top[0]
+            return top[0]
+        if not active:
+            return False
+        if name == "define":
+            self._define(args, toks[0].pos)
+        elif name == "undef":
+            if args:
+                self.macros.pop(args[0].text, None)
+        elif name == "include":
+            self._include(args, toks[0].pos)
+        elif name == "pragma":
+            pass  # e.g. '#pragma unroll': a hint with no effect on results
+        elif name == "error":
+            raise CompileError("#error " + " ".join(t.text for t in args), toks[0].pos)
+        elif name in ("warning", "line"):
+            pass
+        else:
+            raise CompileError(f"invalid preprocessing directive '#{name}'", toks[0].pos)
+        return True
+
+    def _include(self, args: list[Token], pos: Pos) -> None:
+        if args and args[0].kind == "str":
+            target = args[0].text[1:-1]
+        elif args and args[0].is_op("<"):
+            target = "".join(t.text for t in args[1:-1])
+        else:
+            raise CompileError("expected \"FILENAME\" or <FILENAME> after #include", pos)
+        if target in KNOWN_SYSTEM_HEADERS or target.startswith("mlx/"):
+            return  # built in: the simulator always provides Metal's and MLX's standard headers
+        raise CompileError(
+            f"'{target}' file not found (the simulator provides <metal_stdlib> and MLX's "
+            "utility headers; put your own helpers in the kernel's header string)", pos)
+
+    def _define(self, args: list[Token], pos: Pos) -> None:
+        if not args or args[0].kind != "id":
+            raise CompileError("macro name must be an identifier", pos)
+        name_tok = args[0]
+        rest = args[1:]
+        params: list[str] | None = None
+        variadic = False
+        # A function-like macro has '(' immediately after its name, with no space.
+        if rest and rest[0].is_op("(") and rest[0].pos.col == name_tok.pos.col + len(name_tok.text):
+            params = []
+            j = 1
+            while j < len(rest) and not rest[j].is_op(")"):
+                t = rest[j]
+                if t.kind == "id":
+                    params.append(t.text)
+                elif t.is_op("..."):
+                    variadic = True
+                    params.append("__VA_ARGS__")
+                elif not t.is_op(","):
+                    raise CompileError("expected a parameter name in macro parameter list", t.pos)
+                j += 1
+            if j >= len(rest):
+                raise CompileError("missing ')' in macro parameter list", pos)
+            rest = rest[j + 1 :]
+        self.macros[name_tok.text] = Macro(name_tok.text, params, rest, variadic)
+
+    def _eval_condition(self, args: list[Token], pos: Pos) -> bool:
+        # Replace defined(X) / defined X before expansion, as C requires.
+        toks: list[Token] = []
+        j = 0
+        while j < len(args):
+            t = args[j]
+            if t.kind == "id" and t.text == "defined":
+                if j + 1 < len(args) and args[j + 1].is_op("("):
+                    name = args[j + 2].text if j + 2 < len(args) else ""
+                    j += 4
+                else:
+                    name = args[j + 1].text if j + 1 < len(args) else ""
+                    j += 2
+                toks.append(Token("num", "1" if name in self.macros else "0", t.pos))
+                continue
+            toks.append(t)
+            j += 1
+        toks = self._expand(toks)
+        # Identifiers left after expansion are 0 in #if, except the literals true/false.
+        toks = [
+            Token("num", "1" if t.text == "true" else "0", t.pos) if t.kind == "id" else t
+            for t in toks
+        ]
+        from .constexpr import eval_preprocessor_expression
+
+        return eval_preprocessor_expression(toks, pos) != 0
+
+    # -------------------------------------------------------------- expansion
+    def _expand(self, tokens: list[Token]) -> list[Token]:
+        out: list[Token] = []
+        stack = tokens[::-1]  # next token at the end
+        while stack:
+            t = stack.pop()
+            macro = self.macros.get(t.text) if t.kind == "id" else None
+            if macro is None or t.text in t.hide:
+                out.append(t)
+                continue
+            if macro.params is None:
+                body = self._substitute(macro, {}, t)
+            else:
+                if not stack or not stack[-1].is_op("("):
+                    out.append(t)  # a function-like macro name not followed by '(' is not a call
+                    continue
+                stack.pop()
+                args = self._collect_args(stack, t)
+                body = self._substitute(macro, self._bind(macro, args, t), t)
+            stack.extend(reversed(body))
+        return out
+
+    def _collect_args(self, stack: list[Token], name_tok: Token) -> list[list[Token]]:
+        args: list[list[Token]] = [[]]
+        depth = 0
+        while True:
+            if not stack:
+                raise CompileError(f"unterminated call to macro '{name_tok.text}'", name_tok.pos)
+            t = stack.pop()
+            if t.is_op("(", "[", "{"):
+                depth += 1
+            elif t.is_op(")", "]", "}"):
+                if depth == 0:
+                    break
+                depth -= 1
+            elif t.is_op(",") and depth == 0:
+                args.append([])
+                continue
+            args[-1].append(t)
+        if args == [[]]:
+            return []
+        return args
+
+    def _bind(self, macro: Macro, args: list[list[Token]], name_tok: Token) -> dict[str, list[Token]]:
+        params = macro.params or []
+        if macro.variadic and len(args) >= len(params) - 1:
+            fixed = len(params) - 1
+            rest: list[Token] = []
+            for k, a in enumerate(args[fixed:]):
+                if k:
+                    rest.append(Token("op", ",", name_tok.pos))
+                rest.extend(a)
+            args = args[:fixed] + [rest]
+        if len(args) != len(params) and not (len(params) == 1 and not args):
+            raise CompileError(
+                f"macro '{macro.name}' takes {len(params)} argument(s), {len(args)} given", name_tok.pos)
+        if len(params) == 1 and not args:
+            args = [[]]
+        return dict(zip(params, args, strict=True))
+
+    def _substitute(self, macro: Macro, binding: dict[str, list[Token]], use: Token) -> list[Token]:
+        hide = use.hide | {macro.name}
+        body = macro.body
+        out: list[Token] = []
+        j = 0
+        while j < len(body):
+            t = body[j]
+            if t.is_op("#") and j + 1 < len(body) and body[j + 1].text in binding:
+                text = " ".join(x.text for x in binding[body[j + 1].text])
+                out.append(Token("str", '"' + text.replace('"', '\\"') + '"', use.pos, hide))
+                j += 2
+                continue
+            pasting = (j + 1 < len(body) and body[j + 1].is_op("##")) or (j > 0 and body[j - 1].is_op("##"))
+            if t.kind == "id" and t.text in binding:
+                arg = binding[t.text]
+                replacement = arg if pasting else self._expand(arg)
+                out.extend(Token(x.kind, x.text, use.pos, x.hide | hide) for x in replacement)
+            elif t.is_op("##"):
+                out.append(t)
+            else:
+                out.append(Token(t.kind, t.text, use.pos, hide))
+            j += 1
+        # Token pasting: join the tokens on either side of each '##'.
+        while any(x.is_op("##") for x in out):
+            k = next(i for i, x in enumerate(out) if x.is_op("##"))
+            left = out[k - 1] if k > 0 else None
+            right = out[k + 1] if k + 1 < len(out) else None
+            if left is None or right is None:
+                raise CompileError("'##' cannot appear at either end of a macro expansion", use.pos)
+            pasted = tokenize_line(left.text + right.text, use.pos.file, use.pos.line, use.pos.col)
+            if len(pasted) != 1:
+                raise CompileError(f"pasting '{left.text}' and '{right.text}' does not give a valid token", use.pos)
+            out[k - 1 : k + 2] = [Token(pasted[0].kind, pasted[0].text, use.pos, hide)]
+        return out

@@ -1,0 +1,348 @@
+"""Compiling a kernel (front end + checker + executor) and launching it on a grid."""
+
+from __future__ import annotations
+
+import copy
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+from . import ast
+from .checker import Checker
+from .errors import ArgumentError, CompileError, KernelRuntimeError, Pos, SourceRegistry
+from .executor import CodeGen
+from .lexer import tokenize_line
+from .memory import Memory, Ptr
+from .parser import Parser
+from .prelude import PRELUDE
+from .preprocessor import Preprocessor
+from .runtime import COUNTERS, SIMD_WIDTH, Ctx, Finding, Lanes, StopKernel
+from .signature import GeneratedKernel, InputDesc, build_signature, normalize_dtype_name
+from .trace import Recorder
+from .types import BFLOAT, DTYPE_NAMES, ArrayType, element_count, storage_scalar
+
+MAX_THREADS_PER_THREADGROUP = 1024
+MAX_THREADGROUP_MEMORY = 32 * 1024
+DEFAULT_MAX_STEPS = 100_000
+#: Launches up to this many threads record a full trace unless told otherwise.
+AUTO_TRACE_THREADS = 4096
+
+
+class SanitizerError(KernelRuntimeError):
+    """The run produced findings (out-of-bounds access, race, ...) and the mode is 'error'."""
+
+    def __init__(self, findings: list[Finding], result: RunResult | None = None, registry=None) -> None:
+        self.findings = findings
+        self.result = result
+        first = findings[0]
+        more = f" (and {len(findings) - 1} more finding(s))" if len(findings) > 1 else ""
+        super().__init__(f"{first.kind}: {first.message}{more}", first.pos, None, registry)
+
+
+@dataclass
+class Counts:
+    """Per-thread access counters, indexed by the thread's linear position in the grid."""
+
+    global_reads: np.ndarray
+    global_writes: np.ndarray
+    shared_reads: np.ndarray
+    shared_writes: np.ndarray
+    atomics: np.ndarray
+
+    def max(self) -> dict[str, int]:
+        return {k: int(getattr(self, k).max(initial=0)) for k in COUNTERS}
+
+    def of_thread(self, linear: int) -> dict[str, int]:
+        return {k: int(getattr(self, k)[linear]) for k in COUNTERS}
+
+
+@dataclass
+class RunResult:
+    outputs: list[np.ndarray]
+    counts: Counts
+    findings: list[Finding]
+    generated_source: str
+    kernel_name: str
+    lanes: Lanes
+    trace: Recorder | None = None
+    grid: tuple[int, int, int] = (1, 1, 1)
+    threadgroup: tuple[int, int, int] = (1, 1, 1)
+    output_names: list[str] = field(default_factory=list)
+    input_names: list[str] = field(default_factory=list)
+    inputs: list[np.ndarray] = field(default_factory=list)
+
+
+@lru_cache(maxsize=1)
+def _prelude_tokens():
+    return Preprocessor().process(PRELUDE, "<mlx utils>")
+
+
+def _parse_decl(text: str) -> tuple[str, ast.TypeSpec]:
+    toks = tokenize_line(text, "<signature>", 1)
+    p = Parser(toks, type_names=set(DTYPE_NAMES) | {"T"})
+    spec = p.parse_type_spec()
+    name = p.expect_ident().text
+    return name, spec
+
+
+class CompiledKernel:
+    """One kernel instance: source + header + the call's types and template arguments."""
+
+    def __init__(self, name: str, input_names: Sequence[str], output_names: Sequence[str], source: str,
+                 header: str, inputs: Sequence[InputDesc], output_dtypes: Sequence[str],
+                 template: Sequence[tuple[str, Any]], atomic_outputs: bool) -> None:
+        self.name = name
+        self.input_names = list(input_names)
+        self.output_names = list(output_names)
+        self.source = source
+        self.header = header
+        self.registry = SourceRegistry()
+        self.registry.add("source", source)
+        self.registry.add("header", header)
+        try:
+            self.generated: GeneratedKernel = build_signature(
+                name, input_names, output_names, source, header, inputs, output_dtypes, template, atomic_outputs)
+        except ValueError as exc:
+            raise ArgumentError(str(exc)) from None
+        try:
+            self._compile(template)
+        except CompileError as err:
+            raise err.with_registry(self.registry) from None
+
+    def _compile(self, template) -> None:
+        # Template type names must be known while parsing ('T x = ...' is a declaration).
+        type_names = {n for n, v in template if isinstance(v, str)}
+        pp = Preprocessor()
+        prelude_p = Parser(list(_prelude_tokens()), type_names=set(type_names))
+        prelude = prelude_p.parse_translation_unit()
+        header_p = Parser(pp.process(self.header, "header"), type_names=prelude_p.type_names,
+                          template_names=prelude_p.template_names)
+        header = header_p.parse_translation_unit()
+        body_p = Parser(pp.process(self.source, "source"), type_names=header_p.type_names,
+                        template_names=header_p.template_names)
+        body = body_p.parse_body()
+
+        ck = Checker()
+        for tname, value in template:
+            if isinstance(value, str):
+                ck.bind_template(tname, DTYPE_NAMES[normalize_dtype_name(value)], Pos("<template>", 0, 0))
+            else:
+                ck.bind_template(tname, value, Pos("<template>", 0, 0))
+        ck.add_header(prelude)
+        ck.add_header(header)
+        params = []
+        for p in self.generated.params:
+            pname, spec = _parse_decl(p.decl)
+            params.append((pname, spec, p.role))
+        checked = ck.check_kernel(body, params)
+        self.checked = checked
+        tg_bytes = sum(element_count(v.ty) * storage_scalar(v.ty).size for v in checked.threadgroup_arrays)
+        if tg_bytes > MAX_THREADGROUP_MEMORY:
+            big = max(checked.threadgroup_arrays, key=lambda v: element_count(v.ty))
+            raise CompileError(f"threadgroup memory of {tg_bytes} bytes exceeds the {MAX_THREADGROUP_MEMORY} bytes "
+                               f"a threadgroup may use (largest: '{big.name}')", big.pos)
+        cg = CodeGen(checked.functions)
+        self.body, _ = cg.stmt(checked.body)
+
+    # ------------------------------------------------------------------ launch
+    def launch(self, inputs: Sequence[np.ndarray], input_dtypes: Sequence[str], output_shapes, output_dtypes,
+               grid, threadgroup, init_value, ensure_row_contiguous: bool, sanitize: str,
+               max_steps: int | None, trace: bool | None, generated: GeneratedKernel) -> RunResult:
+        grid = _triple(grid, "grid")
+        tg = _triple(threadgroup, "threadgroup")
+        if any(g < 0 for g in grid):
+            raise ArgumentError(f"grid {grid} has a negative size")
+        if any(t <= 0 for t in tg):
+            raise ArgumentError(f"threadgroup {tg} must be positive in every dimension")
+        # MLX shrinks each threadgroup dimension to the grid's before dispatching.
+        tg = tuple(max(1, min(t, g)) for t, g in zip(tg, grid, strict=True))
+        if tg[0] * tg[1] * tg[2] > MAX_THREADS_PER_THREADGROUP:
+            raise ArgumentError(f"threadgroup {tg} has {tg[0] * tg[1] * tg[2]} threads; Metal allows at most "
+                                f"{MAX_THREADS_PER_THREADGROUP} threads per threadgroup")
+        lanes = _lanes(grid, tg)
+        if trace is None:
+            trace = lanes.n <= AUTO_TRACE_THREADS
+        recorder = Recorder() if trace else None
+        ctx = Ctx(lanes, sanitize, max_steps or DEFAULT_MAX_STEPS, recorder)
+        self._bind_inputs(ctx, inputs, input_dtypes, ensure_row_contiguous)
+        outputs = self._bind_outputs(ctx, output_shapes, output_dtypes, init_value)
+        self._bind_attributes(ctx, lanes, grid, tg)
+        ctx.slots = [None] * self.checked.nslots
+        for var in self.checked.threadgroup_arrays:
+            size = element_count(var.ty)
+            scalar = storage_scalar(var.ty)
+            data = np.zeros(lanes.n_groups * size, dtype=scalar.dtype)
+            mem = Memory(var.name, "threadgroup", scalar, data, size, lanes.group, "shared", True, "threadgroup")
+            ctx.memories[var.name] = mem
+            ctx.slots[var.slot] = Ptr(mem, np.int64(0))
+        for hook in _launch_hooks:
+            hook(self, ctx, init_value)
+        if lanes.n:
+            try:
+                with np.errstate(all="ignore"):
+                    self.body(ctx, None)
+            except StopKernel:
+                pass
+            except KernelRuntimeError as err:
+                if err.pos is not None and not str(err).startswith(str(err.pos)):
+                    raise KernelRuntimeError(err.message, err.pos, err.thread, self.registry) from None
+                raise
+        for hook in _finish_hooks:
+            hook(self, ctx, init_value)
+        result = RunResult(
+            outputs=[mem.data.reshape(shape).copy() for mem, shape in outputs],
+            counts=_counts(ctx, lanes, grid),
+            findings=ctx.findings,
+            generated_source=generated.full_source,
+            kernel_name=generated.kernel_name,
+            lanes=lanes,
+            trace=recorder,
+            grid=grid,
+            threadgroup=tg,
+            output_names=self.output_names,
+            input_names=self.input_names,
+            inputs=list(inputs),
+        )
+        if ctx.findings and sanitize != "off":
+            if sanitize == "error":
+                raise SanitizerError(ctx.findings, result, self.registry)
+            for f in ctx.findings:
+                warnings.warn(str(f), RuntimeWarning, stacklevel=3)
+        elif ctx.findings and any(f.kind == "step-budget" for f in ctx.findings):
+            raise SanitizerError([f for f in ctx.findings if f.kind == "step-budget"], result, self.registry)
+        return result
+
+    def _bind_inputs(self, ctx: Ctx, inputs, input_dtypes, row_contiguous: bool) -> None:
+        for name, value, dtype in zip(self.input_names, inputs, input_dtypes, strict=True):
+            scalar = DTYPE_NAMES[dtype]
+            arr = np.asarray(value)
+            if arr.ndim == 0:
+                data = np.array([arr], dtype=scalar.dtype)
+                ctx.memories[name] = Memory(name, "constant", scalar, data, 1, None, "global", False, "input")
+                continue
+            data, strides = _buffer_of(arr, scalar, row_contiguous)
+            space = "constant" if arr.size < 8 else "device"
+            mem = Memory(name, space, scalar, data, data.size, None, "global", False, "input")
+            ctx.memories[name] = mem
+            ctx.buffers[name] = Ptr(mem, np.int64(0))
+            shape = np.array(arr.shape, dtype=np.int32)
+            ctx.buffers[name + "_shape"] = Ptr(Memory(name + "_shape", "constant", DTYPE_NAMES["int32"], shape,
+                                                      shape.size, None, None, False, "meta"), np.int64(0))
+            st = np.array(strides, dtype=np.int64)
+            ctx.buffers[name + "_strides"] = Ptr(Memory(name + "_strides", "constant", DTYPE_NAMES["int64"], st,
+                                                        st.size, None, None, False, "meta"), np.int64(0))
+            ctx.scalars[name + "_ndim"] = np.int32(arr.ndim)
+
+    def _bind_outputs(self, ctx: Ctx, shapes, dtypes, init_value):
+        out = []
+        for name, shape, dtype in zip(self.output_names, shapes, dtypes, strict=True):
+            scalar = DTYPE_NAMES[dtype]
+            size = int(np.prod(shape, dtype=np.int64))
+            if init_value is None:
+                data = np.zeros(size, dtype=scalar.dtype)
+            else:
+                data = np.full(size, init_value, dtype=scalar.dtype)
+                if scalar == BFLOAT:
+                    from .values import round_bfloat
+                    data = np.asarray(round_bfloat(data), dtype=np.float32)
+            mem = Memory(name, "device", scalar, data, size, None, "global", True, "output")
+            ctx.memories[name] = mem
+            ctx.buffers[name] = Ptr(mem, np.int64(0))
+            out.append((mem, tuple(shape)))
+        return out
+
+    def _bind_attributes(self, ctx: Ctx, lanes: Lanes, grid, tg) -> None:
+        u = np.uint32
+        group_size = lanes.group_size[lanes.group]
+        simds = lanes.simds_per_group[lanes.group]
+        quads = -(-lanes.threads_in_group[lanes.group] // 4)
+        tg_total = tg[0] * tg[1] * tg[2]
+        values = {
+            "thread_position_in_grid": lanes.pos,
+            "thread_position_in_threadgroup": lanes.local,
+            "threadgroup_position_in_grid": lanes.group_pos[lanes.group],
+            "threads_per_threadgroup": np.array(tg) if lanes.uniform_groups else group_size,
+            "dispatch_threads_per_threadgroup": np.array(tg),
+            "threadgroups_per_grid": np.array(lanes.groups),
+            "threads_per_grid": np.array(grid),
+            "grid_size": np.array(grid),
+            "grid_origin": np.zeros(3),
+            "thread_index_in_threadgroup": lanes.index_in_group,
+            "thread_index_in_simdgroup": lanes.simd_lane,
+            "simdgroup_index_in_threadgroup": lanes.simd_in_group,
+            "threads_per_simdgroup": np.int64(SIMD_WIDTH),
+            "thread_execution_width": np.int64(SIMD_WIDTH),
+            "simdgroups_per_threadgroup": simds if not lanes.uniform_groups else np.int64(-(-tg_total // SIMD_WIDTH)),
+            "dispatch_simdgroups_per_threadgroup": np.int64(-(-tg_total // SIMD_WIDTH)),
+            "quadgroup_index_in_threadgroup": lanes.index_in_group // 4,
+            "thread_index_in_quadgroup": lanes.index_in_group % 4,
+            "quadgroups_per_threadgroup": quads if not lanes.uniform_groups else np.int64(-(-tg_total // 4)),
+            "dispatch_quadgroups_per_threadgroup": np.int64(-(-tg_total // 4)),
+        }
+        for p in self.generated.params:
+            if p.role == "attribute":
+                v = values[p.name]
+                ctx.attrs[p.name] = v.astype(u) if isinstance(v, np.ndarray) else u(v)
+
+
+_launch_hooks: list = []
+_finish_hooks: list = []
+
+
+def _triple(v, what: str) -> tuple[int, int, int]:
+    try:
+        t = tuple(int(x) for x in v)
+    except TypeError:
+        raise ArgumentError(f"{what} must be a tuple of three integers, got {v!r}") from None
+    if len(t) != 3:
+        raise ArgumentError(f"{what} must have three dimensions (x, y, z), got {v!r}")
+    return t  # type: ignore[return-value]
+
+
+@lru_cache(maxsize=64)
+def _lanes(grid, tg) -> Lanes:
+    return Lanes(grid, tg)
+
+
+def _buffer_of(arr: np.ndarray, scalar, row_contiguous: bool):
+    """The flat buffer a kernel sees for an input, and its strides in elements."""
+    dtype = scalar.dtype
+    if row_contiguous or arr.ndim == 0:
+        data = np.ascontiguousarray(arr, dtype=dtype).reshape(-1)
+        return data.copy(), _row_strides(arr.shape)
+    item = arr.itemsize
+    strides = arr.strides
+    if all(s >= 0 and s % item == 0 for s in strides) and arr.size > 0:
+        el = [s // item for s in strides]
+        extent = sum((n - 1) * s for n, s in zip(arr.shape, el, strict=True)) + 1
+        flat = np.lib.stride_tricks.as_strided(arr, shape=(extent,), strides=(item,))
+        return np.array(flat, dtype=dtype), el
+    data = np.ascontiguousarray(arr, dtype=dtype).reshape(-1)
+    return data.copy(), _row_strides(arr.shape)
+
+
+def _row_strides(shape) -> list[int]:
+    out = []
+    acc = 1
+    for n in reversed(shape):
+        out.append(acc)
+        acc *= max(int(n), 1)
+    return list(reversed(out))
+
+
+def _counts(ctx: Ctx, lanes: Lanes, grid) -> Counts:
+    total = grid[0] * grid[1] * grid[2]
+    arrays = {}
+    for k in COUNTERS:
+        a = np.zeros(total, dtype=np.int64)
+        a[lanes.grid_linear] = ctx.counts[k]
+        arrays[k] = a
+    return Counts(**arrays)
+
+
+def _unused(*_):
+    return copy, ArrayType

@@ -1,0 +1,506 @@
+"""The kernel signature MLX 0.32 generates for ``mx.fast.metal_kernel``, reproduced in Python.
+
+A learner writes only the *body* of a kernel; MLX wraps it in a generated function whose
+parameter list, name and template instantiation depend on the call (input dtypes and sizes,
+output dtypes, template arguments). The simulator must see exactly the same parameters, and
+``verbose=True`` must print exactly the same text, so this module re-derives MLX's rules:
+
+* Parameters, in order, with one ``[[buffer(i)]]`` index counted across all of them:
+  each input (followed by its ``<name>_shape``, ``<name>_strides`` and ``<name>_ndim`` buffers
+  when the source mentions them and the input has ndim >= 1), then every output, then the thread
+  attributes the source mentions, in the fixed order of :data:`METAL_ATTRIBUTES`.
+* An input lives in ``device`` memory unless it holds fewer than
+  :data:`MAX_CONSTANT_ARRAY_SIZE` (8) elements, then in ``constant`` memory; a 0-d input is a
+  reference (``const constant T& x``) rather than a pointer.
+* "Mentions" is a plain substring test on ``source`` (never ``header``): no word boundaries,
+  comments count. So ``dispatch_threads_per_threadgroup`` also pulls in ``threads_per_threadgroup``.
+* The function name (also the host name) is ``custom_kernel_<name>``, then ``_`` plus a template
+  hash, then one ``_<type>`` per input (suffix ``s`` for 0-d, ``c`` for fewer than 8 elements)
+  and one ``_<type>`` per output. See :func:`mangle_kernel_name`.
+
+Everything here is pure Python + NumPy; dtypes are NumPy-style names (``'float32'``,
+``'bfloat16'``...), because the MSL core must not import mlx.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+#: Inputs with fewer elements than this are passed in the ``constant`` address space.
+MAX_CONSTANT_ARRAY_SIZE = 8
+
+#: The thread attributes MLX knows, with their parameter types, in the order MLX appends them
+#: (the order of its table, which is alphabetical).
+METAL_ATTRIBUTES: tuple[tuple[str, str], ...] = (
+    ("dispatch_quadgroups_per_threadgroup", "uint"),
+    ("dispatch_simdgroups_per_threadgroup", "uint"),
+    ("dispatch_threads_per_threadgroup", "uint3"),
+    ("grid_origin", "uint3"),
+    ("grid_size", "uint3"),
+    ("quadgroup_index_in_threadgroup", "uint"),
+    ("quadgroups_per_threadgroup", "uint"),
+    ("simdgroup_index_in_threadgroup", "uint"),
+    ("simdgroups_per_threadgroup", "uint"),
+    ("thread_execution_width", "uint"),
+    ("thread_index_in_quadgroup", "uint"),
+    ("thread_index_in_simdgroup", "uint"),
+    ("thread_index_in_threadgroup", "uint"),
+    ("thread_position_in_grid", "uint3"),
+    ("thread_position_in_threadgroup", "uint3"),
+    ("threadgroup_position_in_grid", "uint3"),
+    ("threadgroups_per_grid", "uint3"),
+    ("threads_per_grid", "uint3"),
+    ("threads_per_simdgroup", "uint"),
+    ("threads_per_threadgroup", "uint3"),
+)
+
+#: MLX compiles ``<its utilities> + full_source``; the utilities are the preprocessed text of this
+#: header (``metal_stdlib``, ``using namespace metal``, ``float16_t``/``bfloat16_t`` typedefs,
+#: ``elem_to_loc``, ``ceildiv``...). MLX does not print them with ``verbose=True``.
+MLX_UTILS_HEADER = "mlx/backend/metal/kernels/utils.h"
+MLX_UTILS_INCLUDE = f'#include "{MLX_UTILS_HEADER}"\n'
+
+_MSL_TYPE_NAMES: dict[str, str] = {
+    "float32": "float",
+    "float16": "float16_t",
+    "bfloat16": "bfloat16_t",
+    "float64": "double",
+    "complex64": "complex64_t",
+    "bool": "bool",
+    "int8": "int8_t",
+    "int16": "int16_t",
+    "int32": "int32_t",
+    "int64": "int64_t",
+    "uint8": "uint8_t",
+    "uint16": "uint16_t",
+    "uint32": "uint32_t",
+    "uint64": "uint64_t",
+}
+
+_INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
+_ERR = "[metal_kernel]"
+
+TemplateValue = str | int | bool
+
+
+@dataclass(frozen=True)
+class InputDesc:
+    """What the signature needs to know about one input: its dtype name, ndim and element count."""
+
+    name: str
+    dtype: str
+    ndim: int
+    size: int
+
+
+@dataclass(frozen=True)
+class Param:
+    """One generated kernel parameter.
+
+    ``decl`` is the declaration (``const device float* a``), ``attribute`` its Metal attribute
+    (``[[buffer(0)]]`` or ``[[thread_position_in_grid]]``), ``role`` one of ``'input'``,
+    ``'output'``, ``'shape'``, ``'strides'``, ``'ndim'``, ``'attribute'``, and ``of`` the input a
+    shape/strides/ndim parameter describes.
+    """
+
+    name: str
+    decl: str
+    attribute: str
+    role: str
+    of: str | None = None
+
+    @property
+    def text(self) -> str:
+        """The parameter as MLX writes it in the list, indentation included, separator excluded."""
+        return f"  {self.decl} {self.attribute}"
+
+    @property
+    def buffer_index(self) -> int | None:
+        """The ``[[buffer(i)]]`` slot, or None for a thread attribute."""
+        if not self.attribute.startswith("[[buffer("):
+            return None
+        return int(self.attribute[len("[[buffer(") : -len(")]]")])
+
+
+@dataclass(frozen=True)
+class GeneratedKernel:
+    """The generated kernel for one call.
+
+    ``full_source`` is byte for byte the text MLX prints with ``verbose=True``: header,
+    template line, signature, body, closing brace and instantiation line. MLX compiles its
+    utilities followed by this text (see :func:`compiled_source`).
+    ``source_offset`` is where the learner's ``source`` starts inside ``full_source`` (the header
+    starts at 0), so positions can be mapped back to what the learner wrote.
+    """
+
+    kernel_name: str
+    params: tuple[Param, ...]
+    template_line: str
+    full_source: str
+    signature: str = ""
+    instantiation_line: str = ""
+    source_offset: int = 0
+
+
+# --------------------------------------------------------------------------------------------
+# dtypes
+# --------------------------------------------------------------------------------------------
+
+
+def normalize_dtype_name(dtype: Any) -> str:
+    """Return the canonical NumPy-style name of ``dtype`` (``'float32'``, ``'bfloat16'``, ...).
+
+    Accepts a name, a NumPy dtype or scalar type, or the ``str()`` of an mlx dtype
+    (``'mlx.core.float16'``), so callers need not import mlx here.
+    """
+    if isinstance(dtype, str):
+        text = dtype.strip().removeprefix("mlx.core.")
+        if text in ("bfloat16", "bool_"):
+            return "bool" if text == "bool_" else text
+        try:
+            return np.dtype(text).name
+        except TypeError as exc:
+            raise ValueError(f"unknown dtype {dtype!r}") from exc
+    name = getattr(dtype, "name", None)
+    if name == "bfloat16":  # ml_dtypes' bfloat16 dtype
+        return name
+    try:
+        return np.dtype(dtype).name
+    except TypeError as exc:
+        raise ValueError(f"unknown dtype {dtype!r}") from exc
+
+
+def msl_type_name(dtype: str) -> str:
+    """The Metal type name MLX writes for a dtype: ``float32`` -> ``float``, ``float16`` ->
+    ``float16_t``, ``bfloat16`` -> ``bfloat16_t``, ``int32`` -> ``int32_t``, ``bool`` -> ``bool``."""
+    name = normalize_dtype_name(dtype)
+    try:
+        return _MSL_TYPE_NAMES[name]
+    except KeyError:
+        raise ValueError(f"dtype {name!r} cannot be used in a Metal kernel") from None
+
+
+def describe_input(name: str, value: Any, dtype: str | None = None) -> InputDesc:
+    """Describe an input the way MLX sees it after converting it to an array.
+
+    Python scalars follow MLX's conversion: ``bool`` -> 0-d bool, ``int`` -> 0-d int32 (int64
+    when it does not fit), ``float`` -> 0-d float32. ``dtype`` overrides the dtype name (for
+    example ``'bfloat16'`` for a float32 array holding bfloat16 values).
+    """
+    if isinstance(value, bool):
+        inferred = "bool"
+    elif isinstance(value, int):
+        inferred = "int32" if _INT32_MIN <= value <= _INT32_MAX else "int64"
+    elif isinstance(value, float):
+        inferred = "float32"
+    else:
+        inferred = normalize_dtype_name(np.asarray(value).dtype)
+    shape = np.shape(value)
+    return InputDesc(
+        name=name,
+        dtype=normalize_dtype_name(dtype) if dtype is not None else inferred,
+        ndim=len(shape),
+        size=int(np.prod(shape, dtype=np.int64)),
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# what the source mentions
+# --------------------------------------------------------------------------------------------
+
+
+def shape_flags(source: str, input_name: str) -> tuple[bool, bool, bool]:
+    """Whether ``source`` mentions ``<name>_shape``, ``<name>_strides``, ``<name>_ndim``
+    (substring test, exactly as MLX decides which metadata buffers to add)."""
+    return (
+        f"{input_name}_shape" in source,
+        f"{input_name}_strides" in source,
+        f"{input_name}_ndim" in source,
+    )
+
+
+def used_attributes(source: str) -> tuple[tuple[str, str], ...]:
+    """The ``(attribute, type)`` pairs whose name occurs anywhere in ``source``, in MLX's order."""
+    return tuple(pair for pair in METAL_ATTRIBUTES if pair[0] in source)
+
+
+# --------------------------------------------------------------------------------------------
+# template arguments and the kernel name
+# --------------------------------------------------------------------------------------------
+
+
+def _template_kind(value: Any) -> str:
+    """``'bool'``, ``'int'`` or ``'typename'``; bool is tested before int, as MLX does."""
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int) and _INT32_MIN <= value <= _INT32_MAX:
+        return "int"
+    is_numpy_type = isinstance(value, type) and issubclass(value, np.generic)
+    if isinstance(value, str | np.dtype) or is_numpy_type:
+        try:
+            msl_type_name(value)
+        except ValueError:
+            pass
+        else:
+            return "typename"
+    raise ValueError(
+        f"{_ERR} Invalid template argument {value!r}: a template value has to be a dtype, "
+        "an int (32-bit) or a bool."
+    )
+
+
+def _template_value_text(value: TemplateValue) -> str:
+    """How MLX streams a template value: bools as 1/0, ints in decimal, dtypes as Metal names."""
+    kind = _template_kind(value)
+    if kind == "bool":
+        return "1" if value else "0"
+    if kind == "int":
+        return str(value)
+    return msl_type_name(value)  # type: ignore[arg-type]
+
+
+def template_declaration(template: Sequence[tuple[str, TemplateValue]]) -> str:
+    """The ``template <typename T, int N, bool B>`` line (with newline), or ``''`` without args."""
+    if not template:
+        return ""
+    parts = [f"{_template_kind(value)} {name}" for name, value in template]
+    return "template <" + ", ".join(parts) + ">\n"
+
+
+def template_arguments(template: Sequence[tuple[str, TemplateValue]]) -> str:
+    """The instantiation argument list, e.g. ``<float, 3, 1>``; ``''`` without args."""
+    if not template:
+        return ""
+    return "<" + ", ".join(_template_value_text(value) for _, value in template) + ">"
+
+
+def template_hash(arguments: str) -> str:
+    """MLX's name fragment for an argument list: ``<`` and ``>`` become ``_``, each ``", "``
+    becomes ``_``, and the last character is dropped (``<float, 3>`` -> ``_float_3``)."""
+    text = arguments.replace(", ", "_").replace("<", "_").replace(">", "_")
+    return text[:-1]
+
+
+def _input_suffix(desc: InputDesc) -> str:
+    """``s`` marks a 0-d input, ``c`` a small (constant address space) one."""
+    if desc.ndim == 0:
+        return "s"
+    if desc.size < MAX_CONSTANT_ARRAY_SIZE:
+        return "c"
+    return ""
+
+
+def mangle_kernel_name(
+    name: str,
+    template: Sequence[tuple[str, TemplateValue]],
+    inputs: Sequence[InputDesc],
+    output_dtypes: Sequence[str],
+) -> str:
+    """The generated function name, also its host name.
+
+    ``custom_kernel_<name>``; with template args ``_`` + :func:`template_hash` (which itself
+    starts with ``_``, hence a double underscore: ``custom_kernel_myexp__float``); then
+    ``_<type><suffix>`` per input and ``_<type>`` per output. A negative int keeps its ``-``,
+    giving a name Metal rejects, exactly as in MLX.
+    """
+    kernel_name = f"custom_kernel_{name}"
+    if template:
+        kernel_name += "_" + template_hash(template_arguments(template))
+    for desc in inputs:
+        kernel_name += f"_{msl_type_name(desc.dtype)}{_input_suffix(desc)}"
+    for dtype in output_dtypes:
+        kernel_name += f"_{msl_type_name(dtype)}"
+    return kernel_name
+
+
+# --------------------------------------------------------------------------------------------
+# argument checks shared with the metal_kernel drop-in
+# --------------------------------------------------------------------------------------------
+
+
+def check_output_names(output_names: Sequence[str]) -> None:
+    """MLX refuses, when the kernel is made, a kernel without outputs."""
+    if len(output_names) == 0:
+        raise ValueError(f"{_ERR} A kernel needs at least one output name.")
+
+
+def _check_count(argument: str, actual: int, expected: int) -> None:
+    if actual != expected:
+        raise ValueError(
+            f"{_ERR} `{argument}` has {actual} entries, but the kernel was declared with "
+            f"{expected}."
+        )
+
+
+def check_call_sizes(
+    input_names: Sequence[str],
+    output_names: Sequence[str],
+    n_inputs: int,
+    n_output_shapes: int,
+    n_output_dtypes: int,
+) -> None:
+    """The per-call count checks, in MLX's order: inputs, output_shapes, output_dtypes."""
+    _check_count("inputs", n_inputs, len(input_names))
+    _check_count("output_shapes", n_output_shapes, len(output_names))
+    _check_count("output_dtypes", n_output_dtypes, len(output_names))
+
+
+# --------------------------------------------------------------------------------------------
+# parameters and text
+# --------------------------------------------------------------------------------------------
+
+
+def _input_params(name: str, desc: InputDesc, source: str, first_buffer: int) -> list[Param]:
+    """An input's own parameter followed by the metadata buffers its name is mentioned with."""
+    space = "constant" if desc.size < MAX_CONSTANT_ARRAY_SIZE else "device"
+    ref = "&" if desc.ndim == 0 else "*"
+    params = [
+        Param(
+            name=name,
+            decl=f"const {space} {msl_type_name(desc.dtype)}{ref} {name}",
+            attribute=f"[[buffer({first_buffer})]]",
+            role="input",
+        )
+    ]
+    if desc.ndim == 0:  # scalars carry no shape, whatever the source says
+        return params
+    metadata = (
+        ("shape", "const constant int*"),
+        ("strides", "const constant int64_t*"),
+        ("ndim", "const constant int&"),
+    )
+    for (role, type_text), wanted in zip(metadata, shape_flags(source, name), strict=True):
+        if wanted:
+            index = first_buffer + len(params)
+            params.append(
+                Param(
+                    name=f"{name}_{role}",
+                    decl=f"{type_text} {name}_{role}",
+                    attribute=f"[[buffer({index})]]",
+                    role=role,
+                    of=name,
+                )
+            )
+    return params
+
+
+def _output_param(name: str, dtype: str, buffer: int, atomic: bool) -> Param:
+    element = msl_type_name(dtype)
+    if atomic:
+        element = f"atomic<{element}>"
+    return Param(
+        name=name,
+        decl=f"device {element}* {name}",
+        attribute=f"[[buffer({buffer})]]",
+        role="output",
+    )
+
+
+def _attribute_param(attribute: str, type_text: str) -> Param:
+    return Param(
+        name=attribute,
+        decl=f"{type_text} {attribute}",
+        attribute=f"[[{attribute}]]",
+        role="attribute",
+    )
+
+
+def _parameter_list_text(params: Sequence[Param], n_inputs: int, n_outputs: int) -> str:
+    """Join the parameters the way MLX does, including its separator quirk.
+
+    Inputs and metadata end in ``,``. An output ends in ``,`` when its buffer index is below
+    ``n_inputs + n_outputs - 1`` or any attribute follows, else it closes the list with ``) {``.
+    The bound ignores metadata buffers, so without attributes, with metadata and two or more
+    outputs, MLX closes the list too early and the kernel does not compile; we keep that.
+    """
+    has_attributes = any(p.role == "attribute" for p in params)
+    attributes = [p for p in params if p.role == "attribute"]
+    text = ""
+    for param in params:
+        if param.role == "output":
+            index = param.buffer_index
+            assert index is not None  # outputs always sit in a buffer
+            ends_list = not (index < n_inputs + n_outputs - 1 or has_attributes)
+            text += param.text + (") {\n" if ends_list else ",\n")
+        elif param.role == "attribute":
+            text += param.text + (") {\n" if param is attributes[-1] else ",\n")
+        else:
+            text += param.text + ",\n"
+    return text
+
+
+def build_signature(
+    name: str,
+    input_names: Sequence[str],
+    output_names: Sequence[str],
+    source: str,
+    header: str,
+    inputs: Sequence[InputDesc],
+    output_dtypes: Sequence[str],
+    template: Sequence[tuple[str, TemplateValue]],
+    atomic_outputs: bool,
+) -> GeneratedKernel:
+    """Generate the kernel MLX 0.32 would build for one call.
+
+    ``inputs[i]`` describes the array passed for ``input_names[i]`` (its ``name`` must match);
+    template values are dtype names, ints or bools. Raises ValueError for what MLX rejects
+    (no outputs, count mismatches, bad template values, dtypes Metal has no name for).
+    """
+    check_output_names(output_names)
+    _check_count("inputs", len(inputs), len(input_names))
+    _check_count("output_dtypes", len(output_dtypes), len(output_names))
+    for expected, desc in zip(input_names, inputs, strict=True):
+        if desc.name != expected:
+            raise ValueError(f"input description {desc.name!r} given for input {expected!r}")
+
+    kernel_name = mangle_kernel_name(name, template, inputs, output_dtypes)
+    params: list[Param] = []
+    for input_name, desc in zip(input_names, inputs, strict=True):
+        params.extend(_input_params(input_name, desc, source, len(params)))
+    for output_name, dtype in zip(output_names, output_dtypes, strict=True):
+        params.append(_output_param(output_name, dtype, len(params), atomic_outputs))
+    params.extend(_attribute_param(attr, type_text) for attr, type_text in used_attributes(source))
+
+    template_line = template_declaration(template)
+    signature = (
+        template_line
+        + f"[[kernel]] void {kernel_name}(\n"
+        + _parameter_list_text(params, len(inputs), len(output_names))
+    )
+    instantiation = ""
+    if template:
+        instance = kernel_name + template_arguments(template)
+        instantiation = (
+            f'\ntemplate [[host_name("{kernel_name}")]] [[kernel]] '
+            f"decltype({instance}) {instance};\n"
+        )
+    full_source = header + signature + source + "\n}\n" + instantiation
+    return GeneratedKernel(
+        kernel_name=kernel_name,
+        params=tuple(params),
+        template_line=template_line,
+        full_source=full_source,
+        signature=signature,
+        instantiation_line=instantiation,
+        source_offset=len(header) + len(signature),
+    )
+
+
+def verbose_text(name: str, kernel: GeneratedKernel) -> str:
+    """What MLX prints for ``verbose=True``: a title with the user's kernel name, then the
+    generated source inside a fenced block."""
+    return f"Generated source code for `{name}`:\n```\n{kernel.full_source}\n```\n"
+
+
+def compiled_source(kernel: GeneratedKernel) -> str:
+    """A self-contained stand-in for what MLX hands the Metal compiler.
+
+    MLX pastes the preprocessed text of :data:`MLX_UTILS_HEADER` in front of ``full_source``;
+    an include of that header (resolvable with MLX's source tree on the include path) has the
+    same effect.
+    """
+    return MLX_UTILS_INCLUDE + kernel.full_source

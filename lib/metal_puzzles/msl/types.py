@@ -1,0 +1,289 @@
+"""The MSL type system: scalars, vectors, pointers (with address spaces), arrays and atomics,
+plus C's integer promotions and usual arithmetic conversions."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+
+class Type:
+    """Base of all types. Types are immutable and compared by value."""
+
+    def __str__(self) -> str:  # pragma: no cover - overridden
+        return self.__class__.__name__
+
+
+@dataclass(frozen=True)
+class VoidType(Type):
+    def __str__(self) -> str:
+        return "void"
+
+
+@dataclass(frozen=True)
+class ScalarType(Type):
+    name: str
+    kind: str  # 'bool', 'int' or 'float'
+    bits: int
+    signed: bool
+    rank: int  # integer conversion rank (bool 0, char 1, short 2, int 3, long 4); floats: precision order
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def dtype(self) -> np.dtype:
+        """NumPy storage dtype. bfloat is kept in float32 and rounded after every operation."""
+        return _STORAGE[self.name]
+
+    @property
+    def is_int(self) -> bool:
+        return self.kind == "int"
+
+    @property
+    def is_float(self) -> bool:
+        return self.kind == "float"
+
+    @property
+    def is_bool(self) -> bool:
+        return self.kind == "bool"
+
+    @property
+    def size(self) -> int:
+        return max(self.bits // 8, 1)
+
+
+BOOL = ScalarType("bool", "bool", 8, False, 0)
+CHAR = ScalarType("char", "int", 8, True, 1)
+UCHAR = ScalarType("uchar", "int", 8, False, 1)
+SHORT = ScalarType("short", "int", 16, True, 2)
+USHORT = ScalarType("ushort", "int", 16, False, 2)
+INT = ScalarType("int", "int", 32, True, 3)
+UINT = ScalarType("uint", "int", 32, False, 3)
+LONG = ScalarType("long", "int", 64, True, 4)
+ULONG = ScalarType("ulong", "int", 64, False, 4)
+HALF = ScalarType("half", "float", 16, True, 1)
+BFLOAT = ScalarType("bfloat", "float", 16, True, 1)
+FLOAT = ScalarType("float", "float", 32, True, 2)
+VOID = VoidType()
+
+SCALARS = {t.name: t for t in (BOOL, CHAR, UCHAR, SHORT, USHORT, INT, UINT, LONG, ULONG, HALF, BFLOAT, FLOAT)}
+
+_STORAGE = {
+    "bool": np.dtype(np.bool_), "char": np.dtype(np.int8), "uchar": np.dtype(np.uint8),
+    "short": np.dtype(np.int16), "ushort": np.dtype(np.uint16), "int": np.dtype(np.int32),
+    "uint": np.dtype(np.uint32), "long": np.dtype(np.int64), "ulong": np.dtype(np.uint64),
+    "half": np.dtype(np.float16), "bfloat": np.dtype(np.float32), "float": np.dtype(np.float32),
+}
+
+#: Alternative spellings of scalar types (Metal's and MLX's typedefs).
+SCALAR_ALIASES = {
+    "int8_t": "char", "uint8_t": "uchar", "int16_t": "short", "uint16_t": "ushort",
+    "int32_t": "int", "uint32_t": "uint", "int64_t": "long", "uint64_t": "ulong",
+    "size_t": "ulong", "ptrdiff_t": "long", "float16_t": "half", "bfloat16_t": "bfloat",
+    "float32_t": "float", "unsigned": "uint", "signed": "int", "bfloat16": "bfloat",
+}
+
+#: NumPy-style dtype names (as used by the kernel API) to MSL scalar types.
+DTYPE_NAMES = {
+    "bool": BOOL, "int8": CHAR, "uint8": UCHAR, "int16": SHORT, "uint16": USHORT,
+    "int32": INT, "uint32": UINT, "int64": LONG, "uint64": ULONG, "float16": HALF,
+    "bfloat16": BFLOAT, "float32": FLOAT,
+}
+
+
+@dataclass(frozen=True)
+class VectorType(Type):
+    elem: ScalarType
+    n: int
+    packed: bool = False
+
+    def __str__(self) -> str:
+        return f"{'packed_' if self.packed else ''}{self.elem.name}{self.n}"
+
+    @property
+    def stride(self) -> int:
+        """Elements a vector occupies in memory: 3-vectors are padded to 4 unless packed."""
+        return 4 if self.n == 3 and not self.packed else self.n
+
+
+@lru_cache(maxsize=None)
+def vector(elem: ScalarType, n: int, packed: bool = False) -> VectorType:
+    return VectorType(elem, n, packed)
+
+
+@dataclass(frozen=True)
+class AtomicType(Type):
+    elem: ScalarType
+
+    def __str__(self) -> str:
+        return f"atomic<{self.elem}>"
+
+
+@dataclass(frozen=True)
+class PointerType(Type):
+    pointee: Type
+    space: str  # 'device', 'constant', 'threadgroup', 'thread'
+    const: bool = False
+
+    def __str__(self) -> str:
+        return f"{'const ' if self.const else ''}{self.space} {self.pointee}*"
+
+
+@dataclass(frozen=True)
+class ArrayType(Type):
+    elem: Type
+    n: int
+
+    def __str__(self) -> str:
+        inner, dims = self, ""
+        while isinstance(inner, ArrayType):
+            dims += f"[{inner.n}]"
+            inner = inner.elem
+        return f"{inner}{dims}"
+
+
+@dataclass(frozen=True)
+class EnumType(Type):
+    """Metal's small enums used as arguments (mem_flags, memory_order)."""
+
+    name: str
+
+    def __str__(self) -> str:
+        return self.name
+
+
+MEM_FLAGS = EnumType("mem_flags")
+MEMORY_ORDER = EnumType("memory_order")
+
+VECTOR_ELEMS = ("bool", "char", "uchar", "short", "ushort", "int", "uint", "long", "ulong", "half", "bfloat", "float")
+
+
+def lookup_builtin_type(name: str) -> Type | None:
+    """Resolve a builtin type name such as 'float', 'uint32_t', 'half4', 'packed_float3'."""
+    name = name.removeprefix("metal::")
+    name = SCALAR_ALIASES.get(name, name)
+    if name in SCALARS:
+        return SCALARS[name]
+    if name == "void":
+        return VOID
+    packed = name.startswith("packed_")
+    base = name.removeprefix("packed_")
+    if base and base[-1] in "234":
+        elem = SCALAR_ALIASES.get(base[:-1], base[:-1])
+        if elem in SCALARS and elem in VECTOR_ELEMS:
+            return vector(SCALARS[elem], int(base[-1]), packed)
+    if name.startswith("atomic_"):
+        elem = {"atomic_int": INT, "atomic_uint": UINT, "atomic_float": FLOAT, "atomic_bool": BOOL}.get(name)
+        if elem is not None:
+            return AtomicType(elem)
+    return None
+
+
+def is_arith(t: Type) -> bool:
+    return isinstance(t, ScalarType | VectorType)
+
+
+def scalar_of(t: Type) -> ScalarType:
+    if isinstance(t, VectorType):
+        return t.elem
+    assert isinstance(t, ScalarType), t
+    return t
+
+
+def with_elem(t: Type, elem: ScalarType) -> Type:
+    """Same shape (scalar or n-vector) with another element type."""
+    return vector(elem, t.n) if isinstance(t, VectorType) else elem
+
+
+def promote(t: ScalarType) -> ScalarType:
+    """C integer promotion: bool, char, short (signed or not) become int."""
+    if t.kind in ("bool", "int") and t.rank < INT.rank:
+        return INT
+    return t
+
+
+def _unsigned_of(t: ScalarType) -> ScalarType:
+    return {3: UINT, 4: ULONG}[t.rank]
+
+
+def usual_arithmetic(a: ScalarType, b: ScalarType) -> ScalarType:
+    """C's usual arithmetic conversions for two scalar operand types."""
+    if a.is_float or b.is_float:
+        if a.is_float and b.is_float:
+            if a == b:
+                return a
+            if FLOAT in (a, b):
+                return FLOAT
+            return FLOAT  # half with bfloat: Metal has no common type narrower than float
+        return a if a.is_float else b
+    a, b = promote(a), promote(b)
+    if a == b:
+        return a
+    if a.signed == b.signed:
+        return a if a.rank >= b.rank else b
+    u, s = (a, b) if not a.signed else (b, a)
+    if u.rank >= s.rank:
+        return u
+    if s.bits > u.bits:
+        return s
+    return _unsigned_of(s)
+
+
+def size_of(t: Type) -> int:
+    """sizeof in bytes, as Metal lays types out."""
+    if isinstance(t, ScalarType):
+        return t.size
+    if isinstance(t, VectorType):
+        return t.elem.size * t.stride
+    if isinstance(t, ArrayType):
+        return t.n * size_of(t.elem)
+    if isinstance(t, AtomicType):
+        return t.elem.size
+    if isinstance(t, PointerType):
+        return 8
+    raise TypeError(f"sizeof({t})")
+
+
+def element_count(t: Type) -> int:
+    """Number of scalar storage slots an object of type t occupies in simulator memory."""
+    if isinstance(t, ScalarType):
+        return 1
+    if isinstance(t, AtomicType):
+        return 1
+    if isinstance(t, VectorType):
+        return t.stride
+    if isinstance(t, ArrayType):
+        return t.n * element_count(t.elem)
+    raise TypeError(f"no storage layout for {t}")
+
+
+def storage_scalar(t: Type) -> ScalarType:
+    """The scalar type a memory object of (array of) t stores."""
+    while isinstance(t, ArrayType):
+        t = t.elem
+    if isinstance(t, VectorType):
+        return t.elem
+    if isinstance(t, AtomicType):
+        return t.elem
+    assert isinstance(t, ScalarType), t
+    return t
+
+
+def dtype_to_scalar(dtype) -> ScalarType:
+    """Map a NumPy dtype (or dtype name) to the MSL scalar type."""
+    if isinstance(dtype, str) and dtype in DTYPE_NAMES:
+        return DTYPE_NAMES[dtype]
+    name = np.dtype(dtype).name
+    if name not in DTYPE_NAMES:
+        raise TypeError(f"dtype {name} has no Metal equivalent")
+    return DTYPE_NAMES[name]
+
+
+def scalar_dtype_name(t: ScalarType) -> str:
+    for k, v in DTYPE_NAMES.items():
+        if v == t:
+            return k
+    raise KeyError(t)

@@ -1,0 +1,86 @@
+"""Runtime value helpers: C conversions and arithmetic on NumPy lanes.
+
+A value is *uniform* (one NumPy scalar, or an ``(n,)`` array for an n-vector, shared by all
+threads) or *varying* (a leading axis of one entry per thread). Keeping thread-invariant
+values uniform is what makes lock-step execution cheap.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .types import BFLOAT, BOOL, ScalarType, Type, VectorType
+
+
+def type_ndim(ty: Type) -> int:
+    return 1 if isinstance(ty, VectorType) else 0
+
+
+def is_varying(v, ty: Type) -> bool:
+    return np.ndim(v) > type_ndim(ty)
+
+
+def round_bfloat(x):
+    """Round float32 values to the nearest bfloat16 (ties to even), kept in float32 storage."""
+    a = np.asarray(x, dtype=np.float32)
+    bits = a.view(np.uint32)
+    rounded = ((bits + np.uint32(0x7FFF) + ((bits >> np.uint32(16)) & np.uint32(1))) & np.uint32(0xFFFF0000))
+    out = np.where(np.isnan(a), a, rounded.view(np.float32))
+    return out[()] if out.ndim == 0 else out
+
+
+def cast(v, src: Type, dst: Type):
+    """Convert a value between arithmetic types with C semantics."""
+    if src == dst:
+        return v
+    d = dst.elem if isinstance(dst, VectorType) else dst
+    s = src.elem if isinstance(src, VectorType) else src
+    assert isinstance(d, ScalarType) and isinstance(s, ScalarType)
+    if d == BOOL:
+        return np.not_equal(v, 0)
+    if d.is_float:
+        out = np.asarray(v).astype(np.float32 if d == BFLOAT else d.dtype)
+        if d == BFLOAT:
+            out = round_bfloat(out)
+        return out[()] if np.ndim(out) == 0 else out
+    # To an integer type: float -> int truncates toward zero (values out of range are undefined
+    # behaviour in C; NumPy's result stands in for the GPU's).
+    out = np.asarray(v)
+    if s.is_float:
+        out = np.trunc(out)
+        if d.bits == 64 or not d.signed:
+            # Go through int64 so negative values wrap into unsigned types instead of saturating.
+            out = np.where(np.isfinite(out), out, 0).astype(np.int64)
+    out = out.astype(d.dtype)
+    return out[()] if out.ndim == 0 else out
+
+
+def splat(v, ty: VectorType, varying_n: int | None = None):
+    """Scalar to vector: repeat the scalar into every component."""
+    if np.ndim(v) == 0:
+        return np.full(ty.n, v, dtype=ty.elem.dtype if ty.elem != BFLOAT else np.float32)
+    return np.repeat(np.asarray(v)[:, None], ty.n, axis=1)
+
+
+def zero(ty: Type):
+    if isinstance(ty, VectorType):
+        return np.zeros(ty.n, dtype=ty.elem.dtype)
+    assert isinstance(ty, ScalarType)
+    return ty.dtype.type(0)
+
+
+def c_divmod(a, b, want: str):
+    """Truncating integer division / remainder, with zero divisors replaced by 1 (the caller
+    reports the division by zero); returns (result, zero_mask)."""
+    a = np.asarray(a)
+    b = np.asarray(b)
+    zero_b = b == 0
+    if np.any(zero_b):
+        b = np.where(zero_b, np.ones_like(b), b)
+    if a.dtype.kind == "u":
+        out = a // b if want == "/" else a % b
+    else:
+        r = np.fmod(a, b)
+        out = r if want == "%" else (a - r) // b
+    out = out.astype(a.dtype, copy=False)
+    return (out[()] if out.ndim == 0 else out), zero_b
