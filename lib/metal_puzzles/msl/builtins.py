@@ -216,7 +216,8 @@ def _sign(x):
 
 @typed
 def _popcount(elem):
-    return lambda x: np.bitwise_count(x).astype(elem.dtype)
+    unsigned = _unsigned(elem.bits)
+    return lambda x: np.bitwise_count(np.asarray(x).astype(unsigned)).astype(elem.dtype)
 
 
 @typed
@@ -331,6 +332,28 @@ _register(Elementwise("popcount", 1, _popcount, ints_only=True))
 _register(Elementwise("clz", 1, _clz, ints_only=True))
 _register(Elementwise("ctz", 1, _ctz, ints_only=True))
 _register(Elementwise("reverse_bits", 1, _reverse_bits, ints_only=True))
+
+
+class Ldexp(Builtin):
+    """ldexp(x, k) = x * 2^k, with an integer exponent."""
+
+    def check(self, ck, call, args, targs):
+        _nargs(call, args, 2)
+        x = ck.rvalue(args[0])
+        t = x.ty if scalar_of(x.ty).is_float else with_elem(x.ty, FLOAT)
+        k_t = with_elem(t, INT)
+        call.args = [ck.convert(x, t, "'ldexp'"), ck.convert(ck.rvalue(args[1]), k_t, "'ldexp'")]
+        call.arg_ty = t
+        return t
+
+    def emit(self, cg, call, fns):
+        a, b = fns
+        f = _rounded(np.ldexp, call.arg_ty)
+        dtype = scalar_of(call.arg_ty).dtype
+        return lambda c, m: _as(f(a(c, m), b(c, m)), dtype)
+
+
+_register(Ldexp("ldexp"))
 
 
 class Select(Builtin):

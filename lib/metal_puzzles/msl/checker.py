@@ -84,6 +84,8 @@ class Checker:
         self.instances: dict[tuple, FuncInstance] = {}
         self.threadgroup_arrays: list[Var] = []
         self.instantiating: list[str] = []
+        # Names whose address is taken ('&x'): such locals live in thread memory, not registers.
+        self.addressed: set[str] = set()
 
     # ================================================================ entry points
     def add_header(self, tu: ast.TranslationUnit) -> None:
@@ -112,6 +114,7 @@ class Checker:
     def check_kernel(self, body: ast.Block, params: list[tuple[str, ast.TypeSpec, str]]) -> CheckedKernel:
         self.func = FunctionContext(VOID, is_kernel=True)
         self.scope = Scope(self.globals)
+        self.addressed = _addressed_names(body)
         pvars = []
         for name, spec, role in params:
             ty = self.resolve_type(spec)
@@ -269,10 +272,31 @@ class Checker:
     def local_decl(self, decl: ast.Decl) -> None:
         for d in decl.declarators:
             spec = d.type_spec
-            ty = self.resolve_type(spec)
+            if spec.name == "auto":
+                if d.init is None or isinstance(d.init, ast.InitList):
+                    raise CompileError("'auto' needs an initializer to deduce the type from", d.pos)
+                d.init = self.rvalue(self.expr(d.init))
+                ty = d.init.ty
+                for _ in spec.pointers:
+                    pass
+            else:
+                ty = self.resolve_type(spec)
             if spec.reference:
-                raise CompileError("local reference variables are not supported", d.pos)
-            if isinstance(ty, ArrayType) or (spec.space == "threadgroup"):
+                if d.init is None:
+                    raise CompileError(f"reference '{d.name}' must be initialized", d.pos)
+                target = self.expr(d.init) if d.init.ty is None else d.init
+                if not getattr(target, "lvalue", False):
+                    raise CompileError(f"cannot bind reference '{d.name}' to a temporary value", d.init.pos)
+                if target.ty != ty:
+                    raise CompileError(f"reference '{d.name}' of type '{ty}' cannot refer to a '{target.ty}'",
+                                       d.init.pos)
+                d.init = target
+                var = Var(d.name, ty, "ref", d.pos, slot=self.new_slot(),
+                          mutable=not spec.const and not getattr(target, "const_mem", False))
+                d.symbol = var
+                self.scope.names[d.name] = var
+                continue
+            if isinstance(ty, ArrayType) or (spec.space == "threadgroup" and not isinstance(ty, PointerType)):
                 space = spec.space or "thread"
                 if space not in ("thread", "threadgroup"):
                     raise CompileError(f"arrays inside a kernel must be 'thread' or 'threadgroup' (found '{space}')",
@@ -301,9 +325,12 @@ class Checker:
             else:
                 if isinstance(ty, VoidType | AtomicType):
                     raise CompileError(f"cannot declare a variable of type '{ty}'", d.pos)
-                if spec.space == "device":
-                    raise CompileError("'device' variables must be pointers or references", d.pos)
-                var = Var(d.name, ty, "local", d.pos, slot=self.new_slot(), mutable=not spec.const)
+                if spec.space in ("device", "constant") and not isinstance(ty, PointerType):
+                    raise CompileError(f"'{spec.space}' variables must be pointers or references", d.pos)
+                kind = "memvar" if d.name in self.addressed else "local"
+                # For pointers, 'const T*' protects the pointee; the variable is const only as 'T* const'.
+                const_var = spec.pointers[-1][1] if isinstance(ty, PointerType) and spec.pointers else spec.const
+                var = Var(d.name, ty, kind, d.pos, slot=self.new_slot(), mutable=not const_var, space="thread")
                 if d.init is not None:
                     if isinstance(d.init, ast.InitList):
                         if isinstance(ty, VectorType):
@@ -316,8 +343,9 @@ class Checker:
                         else:
                             raise CompileError("too many initializers for a scalar", d.init.pos)
                     else:
-                        d.init = self.convert(self.expr(d.init), ty, "initialization")
-                elif spec.const:
+                        init = d.init if d.init.ty is not None else self.expr(d.init)
+                        d.init = self.convert(init, ty, "initialization")
+                elif not var.mutable:
                     raise CompileError(f"const variable '{d.name}' must be initialized", d.pos)
             d.symbol = var
             if d.name in self.scope.names and isinstance(self.scope.names[d.name], Var):
@@ -485,6 +513,10 @@ class Checker:
         if isinstance(ty, PointerType) and isinstance(src, PointerType):
             if src.pointee == ty.pointee and src.space == ty.space and (ty.const or not src.const):
                 return self._mk_convert(e, ty, "ptr")
+            if src.pointee == ty.pointee and src.space == "constant" and ty.space == "device":
+                raise CompileError(f"cannot convert '{src}' to '{ty}' in {context}: MLX passes inputs with fewer "
+                                   "than 8 elements in the 'constant' address space; declare the parameter "
+                                   f"'constant {ty.pointee}*' (or a template)", e.pos)
             if src.const and not ty.const and src.pointee == ty.pointee:
                 raise CompileError(f"cannot convert '{src}' to '{ty}' in {context}: it would drop 'const' "
                                    "(inputs are read-only)", e.pos)
@@ -534,11 +566,13 @@ class Checker:
         if isinstance(sym, Var):
             e.symbol = sym
             e.ty = sym.ty
-            e.lvalue = sym.kind in ("local", "array", "ref", "tgvar")
-            if sym.kind in ("array", "tgvar"):
+            e.lvalue = sym.kind in ("local", "array", "ref", "tgvar", "memvar")
+            if sym.kind in ("array", "tgvar", "memvar"):
                 e.space = sym.space
-            if sym.kind == "tgvar":
+            if sym.kind in ("tgvar", "memvar"):
                 e.memory = True
+            if sym.kind in ("tgvar", "memvar", "local") and not sym.mutable:
+                e.const_mem = True
             return e
         if isinstance(sym, tuple):
             raise CompileError(f"'{name}' is a type, not a value", e.pos)
@@ -585,8 +619,7 @@ class Checker:
             if not getattr(e.operand, "lvalue", False):
                 raise CompileError("cannot take the address of a temporary value", e.pos)
             if not getattr(e.operand, "memory", False) and not isinstance(e.operand.ty, ArrayType):
-                raise CompileError("taking the address of a local scalar is not supported; declare it as an "
-                                   "array of one element (e.g. 'float x[1]') and use that", e.pos)
+                raise CompileError("cannot take the address of this value", e.pos)
             space = getattr(e.operand, "space", "thread")
             const = getattr(e.operand, "const_mem", False)
             e.ty = PointerType(e.operand.ty, space, const)
@@ -631,13 +664,15 @@ class Checker:
         return e
 
     def require_modifiable(self, e: ast.Expr) -> None:
+        start = _start_pos(e)
         if not getattr(e, "lvalue", False):
-            raise CompileError("expression is not assignable", e.pos)
-        if getattr(e, "const_mem", False):
-            what = "an input buffer" if getattr(e, "space", None) in ("device", "constant") else "a const object"
-            raise CompileError(f"cannot assign to {what}: it is read-only", e.pos)
+            raise CompileError("expression is not assignable", start)
         if isinstance(e, ast.Name) and isinstance(e.symbol, Var) and not e.symbol.mutable:
-            raise CompileError(f"cannot assign to '{e.ident}': it is read-only", e.pos)
+            raise CompileError(f"cannot assign to '{e.ident}': it is read-only (const)", start)
+        if getattr(e, "const_mem", False):
+            what = ("an input buffer (inputs are 'const')" if getattr(e, "space", None) in ("device", "constant")
+                    else "a const object")
+            raise CompileError(f"cannot assign to {what}: it is read-only", start)
         if isinstance(e.ty, ArrayType):
             raise CompileError("arrays cannot be assigned as a whole; assign their elements", e.pos)
         if isinstance(e.ty, AtomicType):
@@ -665,6 +700,11 @@ class Checker:
         l = self.rvalue(self.expr(e.left))
         r = self.rvalue(self.expr(e.right))
         lt, rt = l.ty, r.ty
+        if isinstance(lt, EnumType) and lt == rt and op in ("|", "&"):
+            e.left, e.right = l, r
+            e.ty = lt
+            e.op_ty = INT
+            return e
         if op in ("&&", "||"):
             if isinstance(lt, VectorType) or isinstance(rt, VectorType):
                 raise CompileError(f"'{op}' needs scalar operands; use all()/any() for vectors", e.pos)
@@ -694,7 +734,7 @@ class Checker:
             raise CompileError(f"invalid operands to binary '{op}' ('{lt}' and '{rt}'){hint}", e.pos)
         if op in ("&", "|", "^") and elem == BOOL:
             pass
-        elif elem.kind != "float":
+        elif elem.kind != "float" and not isinstance(res, VectorType):
             res = with_elem(res, promote(elem))
         e.left, e.right = self.convert(l, res, f"'{op}'"), self.convert(r, res, f"'{op}'")
         e.op_ty = res
@@ -997,12 +1037,12 @@ class Checker:
         fd, binding = candidates[0]
         if len(candidates) > 1:
             exact = [c for c in candidates if self._exact(c[0], c[1], args)]
-            if len(exact) == 1:
-                fd, binding = exact[0]
-            elif not exact:
+            if not exact:
                 raise CompileError(f"call to '{e.func.ident}' is ambiguous", e.pos)
-            else:
-                fd, binding = exact[0]
+            # A parameter written with a concrete type is more specialized than a deduced one.
+            exact.sort(key=lambda c: sum(1 for p in c[0].params
+                                         if p.type_spec.name in {t.name for t in c[0].template_params}))
+            fd, binding = exact[0]
         inst = self._instantiate(fd, binding, e.pos)
         converted = []
         for p, a in zip(inst.params, args, strict=False):
@@ -1076,14 +1116,15 @@ class Checker:
 
     def _instantiate(self, fd: ast.FuncDef, binding: dict, pos: Pos) -> FuncInstance:
         key = (id(fd), tuple(sorted((k, str(v)) for k, v in binding.items())))
-        if key in self.instances:
-            return self.instances[key]
         if fd.name in self.instantiating:
             raise CompileError(f"recursive call to '{fd.name}': Metal does not support recursion", pos)
+        if key in self.instances:
+            return self.instances[key]
         import copy
 
         body = copy.deepcopy(fd.body)
-        saved_scope, saved_func = self.scope, self.func
+        saved_scope, saved_func, saved_addr = self.scope, self.func, self.addressed
+        self.addressed = _addressed_names(body)
         self.scope = Scope(self.globals)
         for k, v in binding.items():
             if isinstance(v, Type):
@@ -1098,7 +1139,7 @@ class Checker:
             if isinstance(pty, ArrayType):
                 pty = PointerType(pty.elem, p.type_spec.space or "thread", p.type_spec.const)
             if p.type_spec.reference:
-                var = Var(p.name or "_", pty, "ref", p.pos, mutable=not p.type_spec.const)
+                var = Var(p.name or "_", pty, "ref", p.pos, slot=self.new_slot(), mutable=not p.type_spec.const)
                 var.space = p.type_spec.space or "thread"
             else:
                 var = Var(p.name or "_", pty, "local", p.pos, slot=self.new_slot(), mutable=not p.type_spec.const)
@@ -1116,12 +1157,49 @@ class Checker:
             # C allows falling off the end (undefined); Metal warns. The executor reports it if it happens.
             pass
         inst.nslots = self.func.nslots
-        self.scope, self.func = saved_scope, saved_func
+        self.scope, self.func, self.addressed = saved_scope, saved_func, saved_addr
         return inst
+
+
+def _start_pos(e: ast.Expr) -> Pos:
+    """Position of the leftmost token of an expression (where clang puts its caret)."""
+    while True:
+        if isinstance(e, ast.Index | ast.Member):
+            e = e.base
+        elif isinstance(e, ast.Binary):
+            e = e.left
+        elif isinstance(e, ast.Postfix):
+            e = e.operand
+        elif isinstance(e, ast.Convert):
+            e = e.operand
+        else:
+            return e.pos
 
 
 def _always_returns(block: ast.Block) -> bool:
     return bool(block.stmts) and isinstance(block.stmts[-1], ast.Return)
+
+
+def _addressed_names(node) -> set[str]:
+    out: set[str] = set()
+
+    def visit(n):
+        if isinstance(n, ast.Unary) and n.op == "&":
+            inner = n.operand
+            while isinstance(inner, ast.Member):
+                inner = inner.base
+            if isinstance(inner, ast.Name):
+                out.add(inner.ident)
+        if isinstance(n, ast.Node):
+            for v in vars(n).values():
+                if isinstance(v, ast.Node):
+                    visit(v)
+                elif isinstance(v, list):
+                    for x in v:
+                        if isinstance(x, ast.Node):
+                            visit(x)
+    visit(node)
+    return out
 
 
 def _typed_placeholder(target: ast.Expr) -> ast.Expr:

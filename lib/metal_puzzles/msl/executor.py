@@ -214,7 +214,7 @@ class CodeGen:
         if kind == "ref":
             k = sym.slot
             return lambda c, m: c.slots[k].load(c, m)
-        if kind == "tgvar":
+        if kind in ("tgvar", "memvar"):
             k = sym.slot
             width = _width(sym.ty)
             pos = e.pos
@@ -619,7 +619,7 @@ class CodeGen:
             if sym.kind == "ref":
                 k = sym.slot
                 return lambda c, m: c.slots[k]
-            if sym.kind == "tgvar":
+            if sym.kind in ("tgvar", "memvar"):
                 k = sym.slot
                 width = _width(sym.ty)
                 ty = sym.ty
@@ -717,10 +717,16 @@ class CodeGen:
             sym: Var = d.symbol
             if sym.kind == "const":
                 continue
-            if sym.kind == "array":
+            if sym.kind in ("array", "tgvar"):
                 if sym.space == "threadgroup":
                     continue  # allocated once per launch
                 fns.append(self._array_decl(d, sym))
+                continue
+            if sym.kind == "ref":
+                fns.append(self._ref_decl(d, sym))
+                continue
+            if sym.kind == "memvar":
+                fns.append(self._memvar_decl(d, sym))
                 continue
             k = sym.slot
             vec = isinstance(sym.ty, VectorType)
@@ -760,6 +766,36 @@ class CodeGen:
             for f in fns:
                 f(c, m)
         return decls, False
+
+    def _ref_decl(self, d: ast.Declarator, sym: Var):
+        lv = self.lvalue(d.init)
+        k = sym.slot
+
+        def bind(c, m):
+            c.slots[k] = lv(c, m)
+        return bind
+
+    def _memvar_decl(self, d: ast.Declarator, sym: Var):
+        """A local whose address is taken: it lives in a one-element thread-private memory."""
+        k = sym.slot
+        size = element_count(sym.ty)
+        scalar = storage_scalar(sym.ty)
+        init = self.expr(d.init) if d.init is not None else None
+        width = _width(sym.ty)
+        name, pos = sym.name, d.pos
+
+        def declare(c, m):
+            p = c.slots[k]
+            if p is None:
+                data = np.zeros(c.n * size, dtype=scalar.dtype)
+                mem = Memory(name, "thread", scalar, data, size, np.arange(c.n), None, True, "thread")
+                if c.uninit is not None:
+                    c.uninit.new_memory(mem)
+                p = Ptr(mem, np.int64(0))
+                c.slots[k] = p
+            if init is not None:
+                c.store(p.mem, np.int64(0), init(c, m), m, width, pos)
+        return declare
 
     def _array_decl(self, d: ast.Declarator, sym: Var):
         k = sym.slot

@@ -33,7 +33,7 @@ _OPERATORS = [
 _TOKEN_RE = re.compile(
     r"""
     (?P<ws>[ \t\r\f\v]+)
-  | (?P<num>(?:0[xX][0-9a-fA-F']+(?:\.[0-9a-fA-F]*)?(?:[pP][+-]?\d+)?
+  | (?P<num>(?:0[bB][01']+[uUlL]*|0[xX][0-9a-fA-F']+(?:\.[0-9a-fA-F]*)?(?:[pP][+-]?\d+)?
             |\d[\d']*\.?\d*(?:[eE][+-]?\d+)?
             |\.\d+(?:[eE][+-]?\d+)?)[a-zA-Z_]*)
   | (?P<id>[A-Za-z_][A-Za-z_0-9]*)

@@ -17,6 +17,12 @@ BUILTIN_TEMPLATE_NAMES = {
 }
 TEMPLATE_TYPE_NAMES = {"vec", "atomic", "metal::vec", "metal::atomic", "array", "metal::array"}
 
+_COMMON_TYPES = {
+    "float", "half", "bfloat", "int", "uint", "short", "ushort", "char", "uchar", "long", "ulong", "bool",
+    "float2", "float3", "float4", "half2", "half3", "half4", "int2", "int3", "int4", "uint2", "uint3", "uint4",
+    "size_t", "int32_t", "uint32_t", "int64_t", "uint64_t", "auto",
+}
+
 _ASSIGN_OPS = ("=", "+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "&=", "|=", "^=")
 _BINARY_PRECEDENCE = [
     ("||",), ("&&",), ("|",), ("^",), ("&",), ("==", "!="), ("<", ">", "<=", ">="),
@@ -99,6 +105,8 @@ class Parser:
         return "::".join(parts), n
 
     def is_type_name(self, name: str) -> bool:
+        if name == "auto":
+            return True
         if name in self.type_names or name in TEMPLATE_TYPE_NAMES:
             return True
         base = name.removeprefix("metal::")
@@ -349,6 +357,13 @@ class Parser:
                 return ast.Empty(item.pos) if item is None else _AliasStmt(item)
             if self.looks_like_declaration():
                 return self.parse_declaration()
+            nxt = self.peek()
+            if nxt.kind == "id" and (self.peek(2).is_op("=", ";", "[", ",") or self.peek(2).kind == "eof"):
+                # 'flaot x = 1;' : two identifiers in a row can only be a declaration.
+                from .errors import did_you_mean
+
+                names = set(self.type_names) | _COMMON_TYPES
+                raise CompileError(f"unknown type name '{kw}'" + did_you_mean(kw, names), t.pos)
         expr = self.parse_expression()
         self.expect(";", "after expression")
         return ast.ExprStmt(t.pos, expr)
@@ -495,7 +510,7 @@ class Parser:
                 e = ast.Index(t.pos, e, idx)
             elif t.is_op("("):
                 self.advance()
-                e = ast.Call(t.pos, e, self.parse_call_args())
+                e = ast.Call(e.pos if isinstance(e, ast.Name) else t.pos, e, self.parse_call_args())
             elif t.is_op(".") or t.is_op("->"):
                 self.advance()
                 name = self.expect_ident("a member name")

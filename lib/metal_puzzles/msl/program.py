@@ -40,7 +40,9 @@ class SanitizerError(KernelRuntimeError):
         self.result = result
         first = findings[0]
         more = f" (and {len(findings) - 1} more finding(s))" if len(findings) > 1 else ""
+        thread = first.threads[0]["grid"] if first.threads else None
         super().__init__(f"{first.kind}: {first.message}{more}", first.pos, None, registry)
+        self.thread = thread
 
 
 @dataclass

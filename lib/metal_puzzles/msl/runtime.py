@@ -50,11 +50,13 @@ class Frame:
 
 
 class LoopState:
-    __slots__ = ("brk", "cont")
+    __slots__ = ("brk", "cont", "is_switch", "outer")
 
     def __init__(self) -> None:
         self.brk = None
         self.cont = None
+        self.is_switch = False
+        self.outer = None
 
 
 def or_mask(a, b):
