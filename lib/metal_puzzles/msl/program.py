@@ -29,7 +29,7 @@ MAX_THREADS_PER_THREADGROUP = 1024
 MAX_THREADGROUP_MEMORY = 32 * 1024
 DEFAULT_MAX_STEPS = 100_000
 #: Launches up to this many threads record a full trace unless told otherwise.
-AUTO_TRACE_THREADS = 4096
+AUTO_TRACE_THREADS = 1024
 
 
 class SanitizerError(KernelRuntimeError):

@@ -264,7 +264,10 @@ class Ctx:
         if mem.category is not None:
             self.count(mem.category + "_reads", mask, width)
         if self.recorder is not None:
-            self.recorder.access("read", mem, mask, flat, pos, self, val)
+            self.recorder.access("read", mem, mask, flat if width == 1 else np.asarray(flat)[..., None] + np.arange(width),
+                                 pos, self, None)
+            if self.recorder.provenance and mem.category is not None:
+                val = self.recorder.track(self, mem, val, flat, mask, width)
         return val
 
     def store(self, mem: Memory, off, val, mask, width: int, pos: Pos) -> None:

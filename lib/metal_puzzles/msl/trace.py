@@ -21,6 +21,9 @@ class AccessEvent:
     line: int
     file: str
     seq: int  # order of the statement in lock-step execution
+    # For writes: per access, the memory elements (buffer, threadgroup or -1, index) the value came from.
+    sources: list | None = None
+    values: np.ndarray | None = None
 
 
 @dataclass
@@ -32,23 +35,51 @@ class BarrierEvent:
 
 
 class Recorder:
-    def __init__(self) -> None:
+    def __init__(self, provenance: bool = True) -> None:
         self.events: list = []
         self.seq = 0
+        self.provenance = provenance
+
+    def track(self, ctx, mem, val, flat, mask, width):
+        """Attach provenance atoms to values just loaded from ``mem``."""
+        from .provenance import track
+
+        n = ctx.n
+        first = np.broadcast_to(np.asarray(flat), (n,))
+        local = first - (mem.lane_base if mem.lane_base is not None else 0)
+        groups = ctx.lanes.group if mem.space == "threadgroup" else None
+        active = np.ones(n, dtype=bool) if mask is None else mask
+        atoms = [(mem.name, int(groups[i]) if groups is not None else -1, int(local[i])) if active[i] else None
+                 for i in range(n)]
+        return track(val, atoms)
 
     def access(self, kind, mem, mask, flat, pos, ctx, val) -> None:
         n = ctx.n
         lanes = np.arange(n) if mask is None else np.flatnonzero(mask)
-        flat = np.broadcast_to(np.asarray(flat), (n,) + np.shape(flat)[1:] if np.ndim(flat) >= 1 and np.shape(flat)[0] == n else (n,) + np.shape(flat))
+        flat = np.asarray(flat)
+        if flat.ndim == 0 or flat.shape[0] != n:
+            flat = np.broadcast_to(flat, (n,) + flat.shape)
         idx = flat[lanes]
         if mem.lane_base is not None:
             idx = idx - mem.lane_base[lanes][(...,) + (None,) * (idx.ndim - 1)]
-        if idx.ndim > 1:  # vector accesses: one event entry per component
-            lanes = np.repeat(lanes, idx.shape[1])
+        sources = values = None
+        if kind != "read" and val is not None:
+            from .provenance import sources_of
+
+            sources = sources_of(val, lanes, n) if self.provenance else None
+            v = np.asarray(val)
+            if v.ndim == 0 or v.shape[0] != n:
+                v = np.broadcast_to(v, (n,) + v.shape)
+            values = v[lanes].reshape(-1)
+        width = idx.shape[1] if idx.ndim > 1 else 1
+        if width > 1:  # vector accesses: one entry per component
+            lanes = np.repeat(lanes, width)
             idx = idx.reshape(-1)
+            if sources is not None:
+                sources = [s for s in sources for _ in range(width)]
         group = ctx.lanes.group[lanes]
         self.events.append(AccessEvent(kind, mem.name, mem.space, lanes, idx.astype(np.int64), group,
-                                       ctx.phase[group].copy(), pos.line, pos.file, self.seq))
+                                       ctx.phase[group].copy(), pos.line, pos.file, self.seq, sources, values))
         self.seq += 1
 
     def barrier(self, ctx, mask, pos) -> None:
