@@ -347,6 +347,8 @@ class Checker:
                         d.init = self.convert(init, ty, "initialization")
                 elif not var.mutable:
                     raise CompileError(f"const variable '{d.name}' must be initialized", d.pos)
+                elif kind == "local":
+                    var.extra["maybe_uninit"] = True
             d.symbol = var
             if d.name in self.scope.names and isinstance(self.scope.names[d.name], Var):
                 prev = self.scope.names[d.name]

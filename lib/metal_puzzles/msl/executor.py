@@ -71,16 +71,29 @@ def lane_broadcast(ctx: Ctx, v):
 
 # ============================================================================ locations
 class SlotLoc:
-    __slots__ = ("slots", "k", "vec")
+    __slots__ = ("slots", "k", "vec", "pos", "name")
 
-    def __init__(self, slots, k, vec) -> None:
-        self.slots, self.k, self.vec = slots, k, vec
+    def __init__(self, slots, k, vec, pos=None, name=None) -> None:
+        self.slots, self.k, self.vec, self.pos, self.name = slots, k, vec, pos, name
 
     def load(self, ctx, m):
+        if self.name is not None and ctx.sanitizer is not None:
+            init = ctx.local_init.get((id(self.slots), self.k))
+            if init is not None:
+                missing = ~init if m is None else (m & ~init)
+                if missing.any():
+                    lane = int(np.flatnonzero(missing)[0])
+                    ctx.report_first("uninitialized-read", self.pos, lane, missing,
+                                     f"{ctx.lanes.name(lane)} reads variable '{self.name}' before any value was "
+                                     "assigned to it: initialise it where it is declared", buffer=self.name)
         return self.slots[self.k]
 
     def store(self, ctx, val, m):
         self.slots[self.k] = merge(m, val, self.slots[self.k], self.vec)
+        if self.name is not None and ctx.sanitizer is not None:
+            init = ctx.local_init.get((id(self.slots), self.k))
+            if init is not None:
+                _mark_init(init, m)
 
 
 class MemLoc:
@@ -132,6 +145,13 @@ class CompLoc:
         else:
             new[..., self.comps] = val
         base.store(ctx, new, m)
+
+
+def _mark_init(init, m) -> None:
+    if m is None:
+        init[:] = True
+    else:
+        init |= m
 
 
 def _component(ctx, v, k):
@@ -208,6 +228,23 @@ class CodeGen:
     def x_Name(self, e):
         sym: Var = e.symbol
         kind = sym.kind
+        if kind == "local" and sym.extra.get("maybe_uninit"):
+            k = sym.slot
+            name, pos = sym.name, e.pos
+
+            def read_checked(c, m):
+                if c.sanitizer is not None:
+                    init = c.local_init.get((id(c.slots), k))
+                    if init is not None:
+                        missing = ~init if m is None else (m & ~init)
+                        if missing.any():
+                            lane = int(np.flatnonzero(missing)[0])
+                            c.report_first("uninitialized-read", pos, lane, missing,
+                                           f"{c.lanes.name(lane)} reads variable '{name}' before any value was "
+                                           "assigned to it: initialise it where it is declared",
+                                           buffer=name)
+                return c.slots[k]
+            return read_checked
         if kind == "local" or kind == "array":
             k = sym.slot
             return lambda c, m: c.slots[k]
@@ -615,6 +652,9 @@ class CodeGen:
             if sym.kind in ("local", "array"):
                 k = sym.slot
                 vec = isinstance(sym.ty, VectorType)
+                if sym.extra.get("maybe_uninit"):
+                    name, pos = sym.name, e.pos
+                    return lambda c, m: SlotLoc(c.slots, k, vec, pos, name)
                 return lambda c, m: SlotLoc(c.slots, k, vec)
             if sym.kind == "ref":
                 k = sym.slot
@@ -737,8 +777,15 @@ class CodeGen:
                 def declare(c, m, k=k, z=z, ty=ty, pos=d.pos):
                     if c.slots[k] is None:
                         c.slots[k] = z if z is not None else Ptr(None, np.int64(0))
-                    if c.uninit is not None:
-                        c.uninit.declare(c, k, m, ty, pos)
+                    if c.sanitizer is not None:
+                        key = (id(c.slots), k)
+                        init = c.local_init.get(key)
+                        if init is None:
+                            init = c.local_init[key] = np.zeros(c.n, dtype=bool)
+                        if m is None:
+                            init[:] = False
+                        else:
+                            init[m] = False
                 fns.append(declare)
                 continue
             init = self.expr(d.init)
@@ -754,8 +801,10 @@ class CodeGen:
                         c.slots[k] = v
                 else:
                     c.slots[k] = merge(m, v, old, vec)
-                if c.uninit is not None:
-                    c.uninit.assigned(c, k, m)
+                if c.sanitizer is not None:
+                    key = (id(c.slots), k)
+                    if key in c.local_init:
+                        _mark_init(c.local_init[key], m)
             fns.append(declare_init)
         if not fns:
             return None, False
@@ -789,8 +838,8 @@ class CodeGen:
             if p is None:
                 data = np.zeros(c.n * size, dtype=scalar.dtype)
                 mem = Memory(name, "thread", scalar, data, size, np.arange(c.n), None, True, "thread")
-                if c.uninit is not None:
-                    c.uninit.new_memory(mem)
+                if c.sanitizer is not None:
+                    c.sanitizer.watch(mem, initialized=False)
                 p = Ptr(mem, np.int64(0))
                 c.slots[k] = p
             if init is not None:
@@ -812,8 +861,8 @@ class CodeGen:
             if p is None:
                 data = np.zeros(c.n * size, dtype=scalar.dtype)
                 mem = Memory(name, "thread", scalar, data, size, np.arange(c.n), None, True, "thread")
-                if c.uninit is not None:
-                    c.uninit.new_memory(mem)
+                if c.sanitizer is not None:
+                    c.sanitizer.watch(mem, initialized=False)
                 p = Ptr(mem, np.int64(0))
                 c.slots[k] = p
             if d.init is not None:

@@ -39,8 +39,7 @@ class Memory:
         self.category = category
         self.writable = writable
         self.role = role  # 'input', 'output', 'threadgroup', 'thread', 'constant', 'meta'
-        self.written: np.ndarray | None = None  # sanitizer bookkeeping (set by the sanitizer)
-        self.initialized: np.ndarray | None = None
+        self.shadow = None  # the sanitizer's per-element bookkeeping (sanitizer.Shadow), when enabled
 
     def __repr__(self) -> str:
         return f"Memory({self.name}, {self.space}, {self.scalar}, size={self.data.size})"

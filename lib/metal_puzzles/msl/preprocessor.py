@@ -29,9 +29,15 @@ class Macro:
     variadic: bool = False
 
 
+#: Macros the Metal compiler predefines (Metal 3.2, as on current Apple silicon with MLX 0.32).
+PREDEFINED = {"__METAL_VERSION__": "320", "__HAVE_BFLOAT__": "1", "__METAL__": "1"}
+
+
 class Preprocessor:
     def __init__(self) -> None:
-        self.macros: dict[str, Macro] = {}
+        self.macros: dict[str, Macro] = {
+            name: Macro(name, None, tokenize_line(value, "<predefined>", 0)) for name, value in PREDEFINED.items()
+        }
 
     # ----------------------------------------------------------------- driver
     def process(self, text: str, file: str) -> list[Token]:

@@ -20,6 +20,7 @@ from .memory import Memory, Ptr
 from .parser import Parser
 from .prelude import PRELUDE
 from .preprocessor import Preprocessor
+from .sanitizer import Sanitizer
 from .runtime import COUNTERS, SIMD_WIDTH, Ctx, Finding, Lanes, StopKernel
 from .signature import GeneratedKernel, InputDesc, build_signature, normalize_dtype_name
 from .trace import Recorder
@@ -174,6 +175,10 @@ class CompiledKernel:
         outputs = self._bind_outputs(ctx, output_shapes, output_dtypes, init_value)
         self._bind_attributes(ctx, lanes, grid, tg)
         ctx.slots = [None] * self.checked.nslots
+        if sanitize != "off":
+            ctx.sanitizer = Sanitizer()
+            for mem, _ in outputs:
+                ctx.sanitizer.watch(mem, initialized=init_value is not None)
         for var in self.checked.threadgroup_arrays:
             size = element_count(var.ty)
             scalar = storage_scalar(var.ty)
@@ -181,8 +186,8 @@ class CompiledKernel:
             mem = Memory(var.name, "threadgroup", scalar, data, size, lanes.group, "shared", True, "threadgroup")
             ctx.memories[var.name] = mem
             ctx.slots[var.slot] = Ptr(mem, np.int64(0))
-        for hook in _launch_hooks:
-            hook(self, ctx, init_value)
+            if ctx.sanitizer is not None:
+                ctx.sanitizer.watch(mem, initialized=False)
         if lanes.n:
             try:
                 with np.errstate(all="ignore"):
@@ -193,8 +198,8 @@ class CompiledKernel:
                 if err.pos is not None and not str(err).startswith(str(err.pos)):
                     raise KernelRuntimeError(err.message, err.pos, err.thread, self.registry) from None
                 raise
-        for hook in _finish_hooks:
-            hook(self, ctx, init_value)
+        if ctx.sanitizer is not None and not any(f.kind == "step-budget" for f in ctx.findings):
+            ctx.sanitizer.finish(ctx, [mem for mem, _ in outputs], init_value)
         result = RunResult(
             outputs=[mem.data.reshape(shape).copy() for mem, shape in outputs],
             counts=_counts(ctx, lanes, grid),
@@ -289,10 +294,6 @@ class CompiledKernel:
             if p.role == "attribute":
                 v = values[p.name]
                 ctx.attrs[p.name] = v.astype(u) if isinstance(v, np.ndarray) else u(v)
-
-
-_launch_hooks: list = []
-_finish_hooks: list = []
 
 
 def _triple(v, what: str) -> tuple[int, int, int]:

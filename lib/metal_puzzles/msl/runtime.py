@@ -173,8 +173,10 @@ class Ctx:
         self.attrs: dict[str, object] = {}
         self.buffers: dict[str, Ptr] = {}
         self.scalars: dict[str, object] = {}
-        self.uninit = None  # sanitizer hook for uninitialised thread-local variables
+        self.sanitizer = None  # sanitizer.Sanitizer when findings are checked
+        self.local_init: dict = {}  # (id(frame slots), slot) -> lanes whose variable holds a value
         self.root_frame = self.frame
+        self._reported: set = set()
         self.barrier_hooks: list = []
 
     # ----------------------------------------------------------------- masks
@@ -205,14 +207,26 @@ class Ctx:
 
     # -------------------------------------------------------------- findings
     def report(self, kind: str, pos: Pos | None, lanes_mask, message: str, buffer: str | None = None,
-               index: int | None = None, **extra) -> None:
+               index: int | None = None, first_lane: int | None = None, **extra) -> None:
+        if self.sanitize == "off" and kind != "step-budget":
+            return
+        key = (kind, pos, buffer)
+        if kind != "step-budget" and key in self._reported:
+            return
+        self._reported.add(key)
         threads = []
         if lanes_mask is not None:
-            ids = np.flatnonzero(lanes_mask)[:8]
+            ids = list(np.flatnonzero(lanes_mask)[:8])
+            if first_lane is not None:
+                ids = [first_lane] + [i for i in ids if i != first_lane][:7]
             threads = [self.lanes.describe(int(i)) for i in ids]
         self.findings.append(Finding(kind, message, pos, threads, buffer, index, extra))
         if len(self.findings) > 200:
             raise StopKernel()
+
+    def report_first(self, kind: str, pos: Pos | None, lane: int, lanes_mask, message: str, **kw) -> None:
+        """Report a finding whose primary thread is ``lane``."""
+        self.report(kind, pos, lanes_mask, message, first_lane=int(lane), **kw)
 
     # ---------------------------------------------------------------- memory
     def count(self, which: str, mask, amount: int = 1) -> None:
@@ -263,6 +277,10 @@ class Ctx:
             val = np.where(bad if width == 1 else bad[:, None], np.zeros_like(val), val)
         if mem.category is not None:
             self.count(mem.category + "_reads", mask, width)
+        if mem.shadow is not None:
+            m = mask if bad is None else (~bad if mask is None else mask & ~bad)
+            self.sanitizer.on_read(self, mem, flat if width == 1 else np.asarray(flat)[..., None] + np.arange(width),
+                                   m, pos)
         if self.recorder is not None:
             self.recorder.access("read", mem, mask, flat if width == 1 else np.asarray(flat)[..., None] + np.arange(width),
                                  pos, self, None)
@@ -296,16 +314,8 @@ class Ctx:
             self.count(mem.category + "_writes", mask, width)
         if self.recorder is not None:
             self.recorder.access("write", mem, mask, flat, pos, self, val)
-        if mem.written is not None:
-            self._mark_written(mem, flat, mask)
-
-    def _mark_written(self, mem: Memory, flat, mask) -> None:
-        if mask is None:
-            mem.written[flat] = True
-        else:
-            f = np.broadcast_to(flat, (self.n,) + np.shape(flat)[np.ndim(flat) - (np.ndim(flat) > 1):]) \
-                if np.ndim(flat) == 0 else flat
-            mem.written[f[mask]] = True
+        if mem.shadow is not None:
+            self.sanitizer.on_write(self, mem, flat, mask, pos)
 
     # ------------------------------------------------------------- barriers
     def barrier(self, mask, pos: Pos, simd: bool = False) -> None:
@@ -366,8 +376,8 @@ class Ctx:
         v = vals[lanes]
         if self.recorder is not None:
             self.recorder.access("atomic", mem, mask, flat, pos, self, vals)
-        if mem.written is not None:
-            mem.written[addr] = True
+        if mem.shadow is not None:
+            self.sanitizer.on_atomic(self, mem, flat, lanes)
         ufunc = {"add": np.add, "sub": np.subtract, "min": np.minimum, "max": np.maximum,
                  "and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor}.get(op)
         if ufunc is not None and not want_old:
@@ -413,8 +423,8 @@ class Ctx:
             keep = np.ones(remaining.size, dtype=bool)
             keep[first] = False
             remaining = remaining[keep]
-        if mem.written is not None:
-            mem.written[addr] = True
+        if mem.shadow is not None:
+            self.sanitizer.on_atomic(self, mem, flat, lanes)
         if self.recorder is not None:
             self.recorder.access("atomic", mem, mask, flat, pos, self, des)
         return ok, old

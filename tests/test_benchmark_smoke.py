@@ -1,0 +1,73 @@
+"""Keep benchmarks/bench_simulator.py from rotting: run its workloads at small sizes.
+
+Only correctness is checked here, never timing (the benchmark itself reports timings).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+BENCH_PATH = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_simulator.py"
+
+
+@pytest.fixture(scope="module")
+def bench():
+    """The benchmark script loaded as a module (benchmarks/ is not a package)."""
+    spec = importlib.util.spec_from_file_location("bench_simulator", BENCH_PATH)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up by name
+    spec.loader.exec_module(module)
+    yield module
+    sys.modules.pop(spec.name, None)
+
+
+@pytest.mark.parametrize("n", [16, 20])
+def test_tiled_matmul_matches_numpy(bench, n):
+    # 16 is whole tiles; 20 is not, so the bounds guards and zero padding of the tiles matter.
+    a, b = bench.matmul_inputs(n)
+    c = bench.run_matmul_ours(a, b)
+    assert c.shape == (n, n) and c.dtype == np.float32
+    assert bench.matmul_error(a, b, c) is None
+
+
+def test_matmul_check_rejects_a_wrong_answer(bench):
+    a, b = bench.matmul_inputs(16)
+    c = (a @ b).astype(np.float32)
+    c[3, 5] += 0.5
+    assert "max |c - a@b|" in bench.matmul_error(a, b, c)
+
+
+def test_map_matches_numpy_with_partial_threadgroup(bench):
+    a = np.linspace(-3, 3, 300, dtype=np.float32)  # 300 = one full and one partial group of 256
+    out = bench.run_map_ours(a)
+    assert bench.map_error(a, out) is None
+    assert bench.map_error(a, out + 1) is not None
+
+
+def test_time_ours_reports_first_and_steady_calls(bench):
+    calls = []
+    timing = bench.time_ours(lambda: calls.append(1) or np.zeros(1), repeats=2)
+    assert len(calls) == 3
+    assert timing.first >= 0 and timing.steady >= 0
+
+
+def test_memory_worker_reports_positive_peak(bench):
+    m = bench.measure_memory(1 << 12)
+    assert m.error is None
+    assert m.threads == 4096 and m.tracemalloc_peak > 0
+
+
+def test_numba_extrapolation_is_cubic(bench):
+    assert bench.numba_extrapolation(2.0, 64, 256) == pytest.approx(128.0)
+
+
+def test_table_aligns_columns(bench):
+    text = bench.render_table([bench.Row("a", "1 ms", "2 s", "2,000x", ">= 1000x faster", "yes")])
+    header, rule, row = text.splitlines()
+    assert header.split() == ["name", "ours", "numba", "ratio", "target", "met?"]
+    assert row.index("1 ms") == header.index("ours")
