@@ -487,6 +487,26 @@ class Bench:
         self.rows.append(Row(f"map 2^20 threads steady (best of {self.args.repeats})",
                              fmt_s(timing.steady), "n/a", "-", "ours < 1 s", yes_no(timing.steady < 1.0)))
 
+    def sanitizer_cost(self) -> None:
+        """The same workloads with the sanitizer off and on, side by side."""
+        print_rows = []
+        a64, b64 = matmul_inputs(64)
+        a256, b256 = matmul_inputs(256)
+        m = np.random.default_rng(3).uniform(-1, 1, 1 << 20).astype(np.float32)
+        workloads = [
+            ("matmul 64x64", lambda s: run_matmul_ours(a64, b64, s)),
+            ("matmul 256x256", lambda s: run_matmul_ours(a256, b256, s)),
+            ("map 2^20", lambda s: run_map_ours(m, s)),
+        ]
+        for name, run in workloads:
+            off = self.ours(f"{name} sanitize=off", lambda run=run: run("off"), self.args.repeats)
+            on = self.ours(f"{name} sanitize=error", lambda run=run: run("error"), self.args.repeats)
+            if off is None or on is None:
+                continue
+            print_rows.append(Row(f"{name}: sanitizer off / on", f"{fmt_s(off.steady)} / {fmt_s(on.steady)}",
+                                  "-", f"{on.steady / off.steady:.2f}x cost"))
+        self.rows.extend(print_rows)
+
     def memory(self) -> list[MemResult]:
         results = [measure_memory(1 << p) for p in self.args.mem_powers]
         for m in results:
@@ -540,6 +560,7 @@ def main(argv: list[str] | None = None) -> int:
     nb64 = bench.matmul(64, None)
     bench.matmul(256, nb64)
     bench.map_1m()
+    bench.sanitizer_cost()
     mem = bench.memory()
     print(render_table(bench.rows))
     print_memory_detail(mem)

@@ -19,6 +19,7 @@ from .memory import Ptr
 from .runtime import SIMD_WIDTH
 from .signature import METAL_ATTRIBUTES
 from .types import (
+    SIMD_VOTE,
     BFLOAT, BOOL, FLOAT, HALF, INT, LONG, MEM_FLAGS, MEMORY_ORDER, UINT, ULONG, VOID, AtomicType,
     EnumType, PointerType, ScalarType, Type, VectorType, is_arith, scalar_of, usual_arithmetic,
     vector, with_elem,
@@ -354,6 +355,211 @@ class Ldexp(Builtin):
 
 
 _register(Ldexp("ldexp"))
+
+
+def _median3(a, b, c):
+    return _max(_min(a, b), _min(_max(a, b), c))
+
+
+def _wide(elem):
+    return np.int64 if elem.signed else np.uint64
+
+
+@typed
+def _mulhi(elem):
+    bits = elem.bits
+
+    def mulhi(x, y):
+        if bits == 64:
+            raise KernelRuntimeError("mulhi on 64-bit integers is not supported by the simulator")
+        p = np.asarray(x).astype(_wide(elem)) * np.asarray(y).astype(_wide(elem))
+        return (p >> _wide(elem)(bits)).astype(elem.dtype)
+    return mulhi
+
+
+@typed
+def _madhi(elem):
+    hi = _mulhi(elem)
+    return lambda x, y, z: (np.asarray(hi(x, y)) + z).astype(elem.dtype)
+
+
+@typed
+def _rotate(elem):
+    bits = elem.bits
+    u = _unsigned(bits)
+
+    def rotate(x, k):
+        xu = np.asarray(x).astype(u)
+        s = (np.asarray(k).astype(np.int64) % bits).astype(u)
+        back = ((u(bits) - s) % u(bits)).astype(u)
+        return ((xu << s) | np.where(s == 0, u(0), xu >> back)).astype(elem.dtype)
+    return rotate
+
+
+@typed
+def _saturating(elem, op):
+    lo, hi = np.iinfo(elem.dtype).min, np.iinfo(elem.dtype).max
+
+    def sat(x, y):
+        if elem.bits == 64:
+            wide = np.asarray(x).astype(object) + (np.asarray(y).astype(object) if op == "+" else -np.asarray(y).astype(object))
+            return np.clip(wide, lo, hi).astype(elem.dtype)
+        wide = np.asarray(x).astype(np.int64)
+        wide = wide + np.asarray(y).astype(np.int64) if op == "+" else wide - np.asarray(y).astype(np.int64)
+        return np.clip(wide, lo, hi).astype(elem.dtype)
+    return sat
+
+
+@typed
+def _addsat(elem):
+    return _saturating(elem, "+")
+
+
+@typed
+def _subsat(elem):
+    return _saturating(elem, "-")
+
+
+@typed
+def _hadd(elem):
+    return lambda x, y: ((np.asarray(x).astype(np.int64) + np.asarray(y).astype(np.int64)) >> 1).astype(elem.dtype)
+
+
+@typed
+def _rhadd(elem):
+    return lambda x, y: ((np.asarray(x).astype(np.int64) + np.asarray(y).astype(np.int64) + 1) >> 1).astype(elem.dtype)
+
+
+@typed
+def _mul24(elem):
+    return lambda x, y: (np.asarray(x).astype(np.int64) * np.asarray(y).astype(np.int64)).astype(elem.dtype)
+
+
+@typed
+def _mad24(elem):
+    return lambda x, y, z: (np.asarray(x).astype(np.int64) * np.asarray(y).astype(np.int64)
+                            + np.asarray(z).astype(np.int64)).astype(elem.dtype)
+
+
+for _n, _f in (("fmax3", lambda a, b, c: np.fmax(np.fmax(a, b), c)), ("fmin3", lambda a, b, c: np.fmin(np.fmin(a, b), c)),
+               ("fmedian3", _median3)):
+    _register(Elementwise(_n, 3, _f, floats_only=True))
+for _n, _f in (("max3", lambda a, b, c: _max(_max(a, b), c)), ("min3", lambda a, b, c: _min(_min(a, b), c)),
+               ("median3", _median3)):
+    _register(Elementwise(_n, 3, _f))
+_register(Elementwise("divide", 2, np.divide, floats_only=True))
+for _n, _f, _k in (("mulhi", _mulhi, 2), ("madhi", _madhi, 3), ("rotate", _rotate, 2), ("addsat", _addsat, 2),
+                   ("subsat", _subsat, 2), ("hadd", _hadd, 2), ("rhadd", _rhadd, 2), ("mul24", _mul24, 2),
+                   ("mad24", _mad24, 3)):
+    _register(Elementwise(_n, _k, _f, ints_only=True))
+
+
+class BitField(Builtin):
+    """extract_bits(x, offset, bits) and insert_bits(base, insert, offset, bits)."""
+
+    def check(self, ck, call, args, targs):
+        n = 3 if self.name == "extract_bits" else 4
+        _nargs(call, args, n)
+        values = args[: n - 2]
+        fake = ast.Call(call.pos, call.func, values)
+        t = unify(ck, fake, values, ints_only=True)
+        call.args = fake.args + [ck.convert(ck.rvalue(a), UINT, f"'{self.name}'") for a in args[n - 2:]]
+        call.arg_ty = t
+        return t
+
+    def emit(self, cg, call, fns):
+        elem = scalar_of(call.arg_ty)
+        u = _unsigned(elem.bits)
+
+        def field_mask(bits):
+            b = np.asarray(bits).astype(np.uint64)
+            return np.where(b >= elem.bits, np.uint64(2**elem.bits - 1), (np.uint64(1) << b) - np.uint64(1)).astype(u)
+
+        if self.name == "extract_bits":
+            x, off, bits = fns
+
+            def extract(c, m):
+                o = np.asarray(off(c, m)).astype(u)
+                v = (np.asarray(x(c, m)).astype(u) >> o) & field_mask(bits(c, m))
+                if elem.signed:  # sign-extend the field
+                    b = np.asarray(bits(c, m)).astype(np.int64)
+                    sign = (v.astype(np.uint64) >> np.maximum(b - 1, 0).astype(np.uint64)) & np.uint64(1)
+                    v = np.where((sign == 1) & (b < elem.bits), v | ~field_mask(b), v)
+                return _as(np.asarray(v).astype(u).astype(elem.dtype), elem.dtype)
+            return extract
+        base, ins, off, bits = fns
+
+        def insert(c, m):
+            o = np.asarray(off(c, m)).astype(u)
+            fm = field_mask(bits(c, m)) << o
+            v = (np.asarray(base(c, m)).astype(u) & ~fm) | ((np.asarray(ins(c, m)).astype(u) << o) & fm)
+            return _as(np.asarray(v).astype(elem.dtype), elem.dtype)
+        return insert
+
+
+_register(BitField("extract_bits"))
+_register(BitField("insert_bits"))
+
+
+class Ilogb(Builtin):
+    def check(self, ck, call, args, targs):
+        _nargs(call, args, 1)
+        t = unify(ck, call, args, floats_only=True)
+        call.arg_ty = t
+        return with_elem(t, INT)
+
+    def emit(self, cg, call, fns):
+        (a,) = fns
+        return lambda c, m: _as(np.frexp(np.asarray(a(c, m), dtype=np.float32))[1] - 1, np.dtype(np.int32))
+
+
+_register(Ilogb("ilogb"))
+
+
+class OutParam(Builtin):
+    """sincos(x, cosval), frexp(x, exp), modf(x, intpart): a result plus one written through a reference."""
+
+    lvalue_args = (1,)
+
+    def check(self, ck, call, args, targs):
+        _nargs(call, args, 2)
+        x = ck.rvalue(args[0])
+        t = x.ty if is_arith(x.ty) and scalar_of(x.ty).is_float else with_elem(x.ty, FLOAT) if is_arith(x.ty) else None
+        if t is None:
+            raise CompileError(f"'{self.name}' needs a floating-point argument", call.pos)
+        out = args[1]
+        if isinstance(out, ast.Unary) and out.op == "&":
+            out = out.operand
+        want = with_elem(t, INT) if self.name == "frexp" else t
+        if not getattr(out, "lvalue", False) or out.ty != want:
+            raise CompileError(f"the second argument of '{self.name}' must be a '{want}' variable", out.pos)
+        ck.require_modifiable(out)
+        call.args = [ck.convert(x, t, f"'{self.name}'"), out]
+        call.arg_ty = t
+        return t
+
+    def emit(self, cg, call, fns):
+        x, loc_fn = fns
+        name = self.name
+        dtype = scalar_of(call.arg_ty).dtype
+
+        def out_param(c, m):
+            v = np.asarray(x(c, m))
+            if name == "sincos":
+                result, other = np.sin(v), np.cos(v)
+            elif name == "frexp":
+                result, other = np.frexp(v)
+                other = other.astype(np.int32)
+            else:
+                other = np.trunc(v)
+                result = np.where(np.isinf(v), np.copysign(np.zeros_like(v), v), v - other)
+            loc_fn(c, m).store(c, other if np.ndim(other) else other[()], m)
+            return _as(result, dtype)
+        return out_param
+
+
+for _n in ("sincos", "frexp", "modf"):
+    _register(OutParam(_n))
 
 
 class Select(Builtin):
@@ -732,7 +938,7 @@ class SimdBallot(Builtin):
     def check(self, ck, call, args, targs):
         _nargs(call, args, 1)
         call.args = [ck.to_bool(ck.rvalue(args[0]))]
-        return ULONG
+        return SIMD_VOTE
 
     def emit(self, cg, call, fns):
         (a,) = fns
@@ -746,8 +952,84 @@ class SimdBallot(Builtin):
         return ballot
 
 
+class SimdActiveMask(Builtin):
+    def check(self, ck, call, args, targs):
+        _nargs(call, args, 0)
+        return SIMD_VOTE
+
+    def emit(self, cg, call, fns):
+        def active(c, m):
+            act = np.ones(c.n, dtype=bool) if m is None else m
+            rows, table, valid = _padded(c, act, m, False, SIMD_WIDTH)
+            weights = (np.uint64(1) << np.arange(SIMD_WIDTH, dtype=np.uint64))
+            return (rows.astype(np.uint64) * weights).sum(axis=1, dtype=np.uint64)[c.lanes.simd_global]
+        return active
+
+
+class VoteMember(Builtin):
+    """simd_vote::all() / any(): over the lanes active where the member is called."""
+
+    def check(self, ck, call, args, targs):
+        _nargs(call, args, 1)
+        return BOOL
+
+    def emit(self, cg, call, fns):
+        (v,) = fns
+        active = SimdActiveMask("simd_active_threads_mask").emit(cg, call, [])
+        is_all = self.name.endswith("all")
+
+        def member(c, m):
+            bits = np.asarray(v(c, m)).astype(np.uint64)
+            act = active(c, m)
+            return (bits & act) == act if is_all else (bits & act) != 0
+        return member
+
+
 _register(SimdBallot("simd_ballot"))
-_register(SimdBallot("simd_active_threads_mask"))
+_register(SimdActiveMask("simd_active_threads_mask"))
+BUILTINS["simd_vote.all"] = VoteMember("simd_vote.all")
+BUILTINS["simd_vote.any"] = VoteMember("simd_vote.any")
+
+
+class ShuffleAndFill(Builtin):
+    """simd_shuffle_and_fill_down/up(data, filling, delta): lanes shifted past the edge take 'filling'."""
+
+    def check(self, ck, call, args, targs):
+        _nargs(call, args, (3, 4))
+        fake = ast.Call(call.pos, call.func, args[:2])
+        t = unify(ck, fake, args[:2])
+        call.args = fake.args + [ck.convert(ck.rvalue(a), UINT, f"'{self.name}'") for a in args[2:]]
+        call.arg_ty = t
+        return t
+
+    def emit(self, cg, call, fns):
+        down = "down" in self.name
+        data, fill, delta = fns[:3]
+        width_fn = fns[3] if len(fns) > 3 else None
+
+        def shuffle_fill(c, m):
+            v = np.asarray(data(c, m))
+            f = np.asarray(fill(c, m))
+            k = np.asarray(delta(c, m)).astype(np.int64)
+            width = np.asarray(width_fn(c, m)).astype(np.int64) if width_fn else np.int64(SIMD_WIDTH)
+            lane = c.lanes.simd_lane
+            seg = (lane // width) * width
+            pos = lane - seg
+            src = pos + k if down else pos - k
+            outside = (src >= width) | (src < 0)
+            src_lane = c.lanes.simd_table[c.lanes.simd_global, np.clip(seg + src, 0, SIMD_WIDTH - 1)]
+            outside = outside | (src_lane < 0)
+            src_lane = np.where(outside, np.arange(c.n), src_lane)
+            full_v = np.broadcast_to(v, (c.n,) + v.shape[1:]) if v.ndim and v.shape[0] == c.n else np.broadcast_to(v, (c.n,) + v.shape)
+            full_f = np.broadcast_to(f, (c.n,) + f.shape[1:]) if f.ndim and f.shape[0] == c.n else np.broadcast_to(f, (c.n,) + f.shape)
+            picked = full_v[src_lane]
+            cond = outside if picked.ndim == 1 else outside[:, None]
+            return np.where(cond, full_f, picked)
+        return shuffle_fill
+
+
+_register(ShuffleAndFill("simd_shuffle_and_fill_down"))
+_register(ShuffleAndFill("simd_shuffle_and_fill_up"))
 
 
 # ============================================================================ atomics

@@ -139,7 +139,7 @@ class Checker:
             raise CompileError("alias templates are not supported", item.pos)
         self.scope.names[item.name] = ("type", self.resolve_type(item.type_spec))
 
-    def resolve_type(self, spec: ast.TypeSpec, default_space: str = "thread") -> Type:
+    def resolve_type(self, spec: ast.TypeSpec, default_space: str = "thread", init: Any = None) -> Type:
         base = self._resolve_base(spec)
         ty = base
         for pspace, pconst in spec.pointers:
@@ -149,9 +149,20 @@ class Checker:
             if isinstance(ty, VoidType):
                 raise CompileError("void pointers are not supported", spec.pos)
             ty = PointerType(ty, space, const)
-        for dim in reversed(spec.array_dims):
+        for k, dim in enumerate(reversed(spec.array_dims)):
             if dim is None:
-                raise CompileError("array size required", spec.pos)
+                if k == len(spec.array_dims) - 1 and isinstance(init, ast.InitList):
+                    inner = 1
+                    t = ty
+                    while isinstance(t, ArrayType):
+                        inner *= t.n
+                        t = t.elem
+                    flat = len(_flatten_items(init))
+                    n = len(init.items) if all(isinstance(x, ast.InitList) for x in init.items) and init.items \
+                        else -(-flat // inner)
+                    ty = ArrayType(ty, max(n, 1))
+                    continue
+                raise CompileError("array size required (or give a {...} initializer)", spec.pos)
             n = self.const_int(dim, "array size")
             if n <= 0:
                 raise CompileError(f"array size must be positive (got {n})", dim.pos)
@@ -217,7 +228,7 @@ class Checker:
     # ================================================================ declarations
     def _global_decl(self, decl: ast.Decl) -> None:
         for d in decl.declarators:
-            ty = self.resolve_type(d.type_spec)
+            ty = self.resolve_type(d.type_spec, init=d.init)
             space = d.type_spec.space
             if space not in ("constant", None) and not decl.constexpr:
                 raise CompileError(f"program-scope variables must be in the 'constant' address space "
@@ -231,6 +242,8 @@ class Checker:
             if isinstance(ty, ArrayType):
                 if not isinstance(d.init, ast.InitList):
                     raise CompileError("array constants need a {...} initializer", d.init.pos)
+                if isinstance(ty.elem, ArrayType) and not any(isinstance(x, ast.InitList) for x in d.init.items):
+                    d.init = _regroup(d.init, ty)
                 value = self._const_array(d.init, ty)
             elif isinstance(ty, ScalarType):
                 init = self.expr(d.init)
@@ -280,7 +293,7 @@ class Checker:
                 for _ in spec.pointers:
                     pass
             else:
-                ty = self.resolve_type(spec)
+                ty = self.resolve_type(spec, init=d.init)
             if spec.reference:
                 if d.init is None:
                     raise CompileError(f"reference '{d.name}' must be initialized", d.pos)
@@ -358,6 +371,8 @@ class Checker:
     def _array_init(self, init: ast.Expr, ty: ArrayType) -> ast.InitList:
         if not isinstance(init, ast.InitList):
             raise CompileError("arrays must be initialized with a {...} list", init.pos)
+        if isinstance(ty.elem, ArrayType) and init.items and not any(isinstance(x, ast.InitList) for x in init.items):
+            init = _regroup(init, ty)
         if len(init.items) > ty.n:
             raise CompileError(f"too many initializers for an array of {ty.n}", init.pos)
         items = []
@@ -539,7 +554,9 @@ class Checker:
     def e_IntLit(self, e: ast.IntLit) -> ast.Expr:
         v = e.value
         s = e.suffix.replace("ll", "l")
-        if "u" in s:
+        if e.radix == 0:  # a character literal
+            e.ty = SCALARS["char"]
+        elif "u" in s:
             e.ty = UINT if (v < 2**32 and "l" not in s) else ULONG
         elif "l" in s:
             e.ty = LONG if v < 2**63 else ULONG
@@ -994,6 +1011,18 @@ class Checker:
         return e
 
     def e_Call(self, e: ast.Call) -> ast.Expr:
+        if isinstance(e.func, ast.Member):
+            base = self.rvalue(self.expr(e.func.base))
+            from .builtins import SIMD_VOTE, lookup_builtin
+
+            if base.ty == SIMD_VOTE and e.func.name in ("all", "any") and not e.args:
+                b = lookup_builtin("simd_vote." + e.func.name)
+                e.func = ast.Name(e.func.pos, "simd_vote." + e.func.name)
+                e.target = b
+                e.args = [base]
+                e.ty = b.check(self, e, [base], None)
+                return e
+            raise CompileError(f"member functions are not supported on '{base.ty}'", e.pos)
         if not isinstance(e.func, ast.Name):
             raise CompileError("only named functions can be called", e.pos)
         name = e.func.ident
@@ -1161,6 +1190,32 @@ class Checker:
         inst.nslots = self.func.nslots
         self.scope, self.func, self.addressed = saved_scope, saved_func, saved_addr
         return inst
+
+
+def _flatten_items(init: ast.InitList) -> list:
+    out = []
+    for x in init.items:
+        out.extend(_flatten_items(x) if isinstance(x, ast.InitList) else [x])
+    return out
+
+
+def _regroup(init: ast.InitList, ty: ArrayType) -> ast.InitList:
+    """Brace elision: '{1, 2, 3, 4}' for 'float m[2][2]' means '{{1, 2}, {3, 4}}'."""
+    flat = list(init.items)
+
+    def build(t):
+        if not isinstance(t, ArrayType):
+            return flat.pop(0) if flat else None
+        items = []
+        for _ in range(t.n):
+            if not flat:
+                break
+            items.append(build(t.elem))
+        return ast.InitList(init.pos, [x for x in items if x is not None])
+    out = build(ty)
+    if flat:
+        raise CompileError(f"too many initializers for '{ty}'", init.pos)
+    return out
 
 
 def _start_pos(e: ast.Expr) -> Pos:

@@ -549,7 +549,7 @@ class Parser:
                 self.advance()
                 body = t.text[1:-1]
                 value = ord(bytes(body, "utf-8").decode("unicode_escape")) if body else 0
-                return ast.IntLit(t.pos, value, "", 10)
+                return ast.IntLit(t.pos, value, "", 0)
             raise CompileError("string literals are not supported in kernels", t.pos)
         if t.kind == "id":
             if t.text in ("true", "false"):

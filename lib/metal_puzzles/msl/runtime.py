@@ -177,6 +177,8 @@ class Ctx:
         self.local_init: dict = {}  # (id(frame slots), slot) -> lanes whose variable holds a value
         self.root_frame = self.frame
         self._reported: set = set()
+        self.barrier_count = 0  # barriers executed so far (any threadgroup); a new phase begins at each
+        self.all_lanes = np.arange(self.n)
         self.barrier_hooks: list = []
 
     # ----------------------------------------------------------------- masks
@@ -344,6 +346,7 @@ class Ctx:
                             "returned; move it out of the branch or loop that only some threads enter)")
             groups = np.unique(lanes.group[mask])
         self.phase[groups] += 1
+        self.barrier_count += 1
         for hook in self.barrier_hooks:
             hook(self, mask, pos)
         if self.recorder is not None:

@@ -22,22 +22,36 @@ from .memory import Memory
 
 
 class Shadow:
-    """Per-element bookkeeping for one memory object."""
+    """Per-element bookkeeping for one memory object.
+
+    Writes are recorded eagerly (last writer, when, where). Reads of threadgroup memory are only
+    queued until the next barrier: a read can race only with a write in the same phase, and most
+    phases (e.g. the compute phase of a tiled matmul) never write after reading, so the queue is
+    usually dropped unexamined. Device memory spans threadgroups that never synchronise, so its
+    readers are recorded eagerly.
+    """
 
     def __init__(self, size: int, initialized: bool, track_races: bool, device: bool) -> None:
         self.init = np.full(size, initialized, dtype=bool)
+        self.all_init = bool(initialized) or size == 0
         self.track_races = track_races
         self.device = device
+        self.last_write_epoch = -1
         if track_races:
             self.w_lane = np.full(size, -1, dtype=np.int64)
+            self.w_epoch = np.full(size, -1, dtype=np.int64)  # barrier count (threadgroup) / phase (device)
             self.w_group = np.zeros(size, dtype=np.int64)
-            self.w_phase = np.zeros(size, dtype=np.int64)
             self.w_pos = np.zeros(size, dtype=np.int32)
-            self.r_lane = np.full(size, -1, dtype=np.int64)
-            self.r_group = np.zeros(size, dtype=np.int64)
-            self.r_phase = np.zeros(size, dtype=np.int64)
-            self.r_pos = np.zeros(size, dtype=np.int32)
-            self.r_multi = np.zeros(size, dtype=bool)
+            if device:
+                self.r_lane = np.full(size, -1, dtype=np.int64)
+                self.r_group = np.zeros(size, dtype=np.int64)
+                self.r_phase = np.full(size, -1, dtype=np.int64)
+                self.r_pos = np.zeros(size, dtype=np.int32)
+                self.r_multi = np.zeros(size, dtype=bool)
+            else:
+                self.pending: list[tuple[np.ndarray, np.ndarray, int]] = []
+                self.pending_epoch = -1
+                self.reader_table: tuple | None = None
 
 
 class Sanitizer:
@@ -61,11 +75,17 @@ class Sanitizer:
     # ------------------------------------------------------------- accesses
     @staticmethod
     def _lanes_and_flat(ctx, flat, mask):
-        lanes = np.arange(ctx.n) if mask is None else np.flatnonzero(mask)
         f = np.asarray(flat)
-        if f.ndim == 0 or f.shape[0] != ctx.n:
-            f = np.broadcast_to(f, (ctx.n,) + f.shape)
-        f = f[lanes]
+        if mask is None:
+            lanes = ctx.all_lanes
+            if f.ndim == 0 or f.shape[0] != ctx.n:
+                f = np.broadcast_to(f, (ctx.n,) + f.shape)
+        else:
+            lanes = np.flatnonzero(mask)
+            if f.ndim == 0 or f.shape[0] != ctx.n:
+                f = np.broadcast_to(f, (lanes.size,) + f.shape)
+            else:
+                f = f[lanes]
         if f.ndim > 1:
             lanes = np.repeat(lanes, f.shape[1])
             f = f.reshape(-1)
@@ -76,36 +96,63 @@ class Sanitizer:
         lanes, f = self._lanes_and_flat(ctx, flat, mask)
         if lanes.size == 0:
             return
-        bad = ~sh.init[f]
-        if bad.any():
-            k = int(np.flatnonzero(bad)[0])
-            self._uninit(ctx, mem, lanes[bad], int(f[k]), lanes[k], pos)
+        if not sh.all_init:
+            bad = ~sh.init[f]
+            if bad.any():
+                k = int(np.flatnonzero(bad)[0])
+                self._uninit(ctx, mem, lanes[bad], int(f[k]), lanes[k], pos)
         if not sh.track_races:
             return
+        if sh.device:
+            self._device_read(ctx, sh, mem, lanes, f, pos)
+            return
+        epoch = ctx.barrier_count
+        if sh.last_write_epoch == epoch:
+            wl = sh.w_lane[f]
+            raw = (wl >= 0) & (wl != lanes) & (sh.w_epoch[f] == epoch)
+            if raw.any():
+                k = int(np.flatnonzero(raw)[0])
+                self._race(ctx, mem, "read-after-write", int(lanes[k]), int(wl[k]), int(f[k]), pos,
+                           self.positions[sh.w_pos[f[k]]], lanes[raw])
+        if sh.pending_epoch != epoch:
+            sh.pending = []
+            sh.pending_epoch = epoch
+        sh.pending.append((f, lanes, self.pos_id(pos)))
+        sh.reader_table = None
+
+    def _readers(self, sh: Shadow, size: int):
+        """Who read each element in the current phase: (lane or -1, several readers?, position)."""
+        if sh.reader_table is None:
+            reader = np.full(size, -1, dtype=np.int64)
+            where = np.zeros(size, dtype=np.int32)
+            multi = np.zeros(size, dtype=bool)
+            for f, lanes, pid in sh.pending:
+                prev = reader[f]
+                multi[f[(prev >= 0) & (prev != lanes)]] = True
+                reader[f] = lanes
+                where[f] = pid
+                multi[f[reader[f] != lanes]] = True  # two lanes of this access read one element
+            sh.reader_table = (reader, multi, where)
+        return sh.reader_table
+
+    def _device_read(self, ctx, sh: Shadow, mem: Memory, lanes, f, pos: Pos) -> None:
         group = ctx.lanes.group[lanes]
         phase = ctx.phase[group]
         wl = sh.w_lane[f]
-        same_epoch = (sh.w_group[f] != group) | (sh.w_phase[f] == phase) if sh.device else (sh.w_phase[f] == phase)
-        raw = (wl >= 0) & (wl != lanes) & same_epoch
+        raw = (wl >= 0) & (wl != lanes) & ((sh.w_group[f] != group) | (sh.w_epoch[f] == phase))
         if raw.any():
             k = int(np.flatnonzero(raw)[0])
             self._race(ctx, mem, "read-after-write", int(lanes[k]), int(wl[k]), int(f[k]), pos,
                        self.positions[sh.w_pos[f[k]]], lanes[raw])
-        # Remember readers: one lane per element, and whether several distinct threads read it.
-        uniq, first, counts = np.unique(f, return_index=True, return_counts=True)
-        ul = lanes[first]
-        ug = group[first]
-        up = phase[first]
-        old_lane = sh.r_lane[uniq]
-        old_epoch = (old_lane >= 0) & (((sh.r_group[uniq] != ug) | (sh.r_phase[uniq] == up)) if sh.device
-                                       else (sh.r_phase[uniq] == up))
-        multi = (counts > 1) | (old_epoch & ((old_lane != ul) | sh.r_multi[uniq]))
-        keep_old = old_epoch
-        sh.r_multi[uniq] = multi
-        sh.r_lane[uniq] = np.where(keep_old, old_lane, ul)
-        sh.r_group[uniq] = np.where(keep_old, sh.r_group[uniq], ug)
-        sh.r_phase[uniq] = np.where(keep_old, sh.r_phase[uniq], up)
-        sh.r_pos[uniq] = np.where(keep_old, sh.r_pos[uniq], self.pos_id(pos))
+        old = sh.r_lane[f]
+        current = (old >= 0) & ((sh.r_group[f] != group) | (sh.r_phase[f] == phase))
+        multi = current & ((old != lanes) | sh.r_multi[f])
+        sh.r_lane[f] = lanes
+        sh.r_group[f] = group
+        sh.r_phase[f] = phase
+        sh.r_pos[f] = self.pos_id(pos)
+        sh.r_multi[f] = multi
+        sh.r_multi[f[sh.r_lane[f] != lanes]] = True
 
     def on_write(self, ctx, mem: Memory, flat, mask, pos: Pos) -> None:
         sh = mem.shadow
@@ -113,46 +160,57 @@ class Sanitizer:
         if lanes.size == 0:
             return
         if sh.track_races:
-            group = ctx.lanes.group[lanes]
-            phase = ctx.phase[group]
-            # Two threads of this very statement writing one element.
-            order = np.argsort(f, kind="stable")
-            fs, ls = f[order], lanes[order]
-            dup = (fs[1:] == fs[:-1]) & (ls[1:] != ls[:-1])
-            if dup.any():
-                k = int(np.flatnonzero(dup)[0])
-                self._race(ctx, mem, "write-after-write", int(ls[k + 1]), int(ls[k]), int(fs[k]), pos, pos,
-                           np.unique(np.concatenate([ls[1:][dup], ls[:-1][dup]])))
-            wl = sh.w_lane[f]
             if sh.device:
-                w_epoch = (sh.w_group[f] != group) | (sh.w_phase[f] == phase)
-                r_epoch = (sh.r_group[f] != group) | (sh.r_phase[f] == phase)
+                group = ctx.lanes.group[lanes]
+                epoch = ctx.phase[group]
+                w_same = (sh.w_group[f] != group) | (sh.w_epoch[f] == epoch)
+                rl = sh.r_lane[f]
+                war = (rl >= 0) & ((rl != lanes) | sh.r_multi[f]) & ((sh.r_group[f] != group) | (sh.r_phase[f] == epoch))
+                r_pos = sh.r_pos
             else:
-                w_epoch = sh.w_phase[f] == phase
-                r_epoch = sh.r_phase[f] == phase
-            waw = (wl >= 0) & (wl != lanes) & w_epoch
+                group = None
+                epoch = ctx.barrier_count
+                w_same = sh.w_epoch[f] == epoch
+                war = None
+                if sh.pending and sh.pending_epoch == epoch:
+                    reader, multi, where = self._readers(sh, mem.data.size)
+                    rl = reader[f]
+                    war = (rl >= 0) & ((rl != lanes) | multi[f])
+                    r_pos = where
+            wl = sh.w_lane[f]
+            waw = (wl >= 0) & (wl != lanes) & w_same
             if waw.any():
                 k = int(np.flatnonzero(waw)[0])
                 self._race(ctx, mem, "write-after-write", int(lanes[k]), int(wl[k]), int(f[k]), pos,
                            self.positions[sh.w_pos[f[k]]], lanes[waw])
-            rl = sh.r_lane[f]
-            war = (rl >= 0) & ((rl != lanes) | sh.r_multi[f]) & r_epoch
-            if war.any():
+            if war is not None and war.any():
                 k = int(np.flatnonzero(war)[0])
                 other = int(rl[k])
                 if other == int(lanes[k]):
                     other = -1  # several readers; the recorded one is this thread
                 self._race(ctx, mem, "write-after-read", int(lanes[k]), other, int(f[k]), pos,
-                           self.positions[sh.r_pos[f[k]]], lanes[war])
+                           self.positions[r_pos[f[k]]], lanes[war])
             sh.w_lane[f] = lanes
-            sh.w_group[f] = group
-            sh.w_phase[f] = phase
+            # Two lanes of this very statement writing one element: the survivor differs from a writer.
+            clash = sh.w_lane[f] != lanes
+            if clash.any():
+                k = int(np.flatnonzero(clash)[0])
+                self._race(ctx, mem, "write-after-write", int(lanes[k]), int(sh.w_lane[f[k]]), int(f[k]), pos, pos,
+                           lanes[clash])
+            sh.w_epoch[f] = epoch
+            if group is not None:
+                sh.w_group[f] = group
             sh.w_pos[f] = self.pos_id(pos)
-        sh.init[f] = True
+            sh.last_write_epoch = ctx.barrier_count
+        if not sh.all_init:
+            sh.init[f] = True
+            sh.all_init = bool(sh.init.all())
 
     def on_atomic(self, ctx, mem: Memory, flat, lanes) -> None:
         sh = mem.shadow
-        sh.init[np.asarray(flat)[lanes]] = True
+        if not sh.all_init:
+            sh.init[np.asarray(flat)[lanes]] = True
+            sh.all_init = bool(sh.init.all())
 
     # ------------------------------------------------------------- findings
     def _element(self, ctx, mem: Memory, f: int, lane: int) -> int:

@@ -68,6 +68,8 @@ HALF = ScalarType("half", "float", 16, True, 1)
 BFLOAT = ScalarType("bfloat", "float", 16, True, 1)
 FLOAT = ScalarType("float", "float", 32, True, 2)
 VOID = VoidType()
+#: simd_vote: a 64-bit lane mask with all()/any() members; converts explicitly to ulong.
+SIMD_VOTE = ScalarType("simd_vote", "int", 64, False, 4)
 
 SCALARS = {t.name: t for t in (BOOL, CHAR, UCHAR, SHORT, USHORT, INT, UINT, LONG, ULONG, HALF, BFLOAT, FLOAT)}
 
@@ -76,6 +78,7 @@ _STORAGE = {
     "short": np.dtype(np.int16), "ushort": np.dtype(np.uint16), "int": np.dtype(np.int32),
     "uint": np.dtype(np.uint32), "long": np.dtype(np.int64), "ulong": np.dtype(np.uint64),
     "half": np.dtype(np.float16), "bfloat": np.dtype(np.float32), "float": np.dtype(np.float32),
+    "simd_vote": np.dtype(np.uint64),
 }
 
 #: Alternative spellings of scalar types (Metal's and MLX's typedefs).
@@ -169,6 +172,8 @@ def lookup_builtin_type(name: str) -> Type | None:
         return SCALARS[name]
     if name == "void":
         return VOID
+    if name == "simd_vote":
+        return SIMD_VOTE
     packed = name.startswith("packed_")
     base = name.removeprefix("packed_")
     if base and base[-1] in "234":
