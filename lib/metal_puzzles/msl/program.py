@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -77,6 +76,8 @@ class RunResult:
     output_names: list[str] = field(default_factory=list)
     input_names: list[str] = field(default_factory=list)
     inputs: list[np.ndarray] = field(default_factory=list)
+    #: Declared shape of each threadgroup array (e.g. {'a_shared': (3, 3)}), for drawing.
+    threadgroup_shapes: dict[str, tuple[int, ...]] = field(default_factory=dict)
 
 
 @lru_cache(maxsize=1)
@@ -213,6 +214,7 @@ class CompiledKernel:
             output_names=self.output_names,
             input_names=self.input_names,
             inputs=list(inputs),
+            threadgroup_shapes={v.name: _array_shape(v.ty) for v in self.checked.threadgroup_arrays},
         )
         if ctx.findings and sanitize != "off":
             if sanitize == "error":
@@ -296,6 +298,14 @@ class CompiledKernel:
                 ctx.attrs[p.name] = v.astype(u) if isinstance(v, np.ndarray) else u(v)
 
 
+def _array_shape(ty) -> tuple[int, ...]:
+    dims = []
+    while isinstance(ty, ArrayType):
+        dims.append(ty.n)
+        ty = ty.elem
+    return tuple(dims) or (1,)
+
+
 def _triple(v, what: str) -> tuple[int, int, int]:
     try:
         t = tuple(int(x) for x in v)
@@ -346,6 +356,3 @@ def _counts(ctx: Ctx, lanes: Lanes, grid) -> Counts:
         arrays[k] = a
     return Counts(**arrays)
 
-
-def _unused(*_):
-    return copy, ArrayType
