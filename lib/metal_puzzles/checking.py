@@ -235,3 +235,28 @@ def expected_output(spec: Callable, case: Case) -> np.ndarray:
     out = spec(*[mx.array(x) for x in case.inputs])
     return np.asarray(out, dtype=np.float64).reshape(case.output_shape) if np.size(out) == int(
         np.prod(case.output_shape)) else np.asarray(out, dtype=np.float64)
+
+
+def check_source(puzzle, source: str, header: str | None = None, *, input_names: Sequence[str] | None = None,
+                 output_names: Sequence[str] | None = None, seed: int = 0, max_steps: int | None = None) -> CheckResult:
+    """Check a kernel body (and header) against a catalogue puzzle, without a notebook.
+
+    This is what the grader and the tests use. ``header`` defaults to the puzzle's own header.
+    """
+    import warnings
+
+    from .kernel import MetalKernel
+
+    kernel = MetalKernel(puzzle.kernel_name, list(input_names or puzzle.input_names),
+                         list(output_names or puzzle.output_names), source,
+                         puzzle.header if header is None else header)
+
+    def run(case: Case) -> RunResult:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            return kernel.kernel.run(inputs=list(case.inputs), output_shapes=[case.output_shape],
+                                     output_dtypes=[puzzle.output_dtype], grid=case.grid, threadgroup=case.threadgroup,
+                                     init_value=None, sanitize="warn", max_steps=max_steps)
+
+    outcomes = run_cases(run, puzzle.spec, puzzle.cases(seed), rtol=puzzle.rtol, atol=puzzle.atol)
+    return CheckResult(puzzle.title, outcomes, puzzle.budget)
