@@ -98,7 +98,7 @@ class SimulatedKernel:
         return [to_mlx(o, dtype_name(d)) for o, d in zip(result.outputs, output_dtypes, strict=True)]
 
     def run(self, *, inputs, output_shapes, output_dtypes, grid, threadgroup, template=None, init_value=None,
-            verbose=False, sanitize="error", trace=None, max_steps=None) -> RunResult:
+            verbose=False, sanitize="error", trace=None, max_steps=None, steps=False) -> RunResult:
         """Run on the simulator and return the full run record (outputs as NumPy arrays)."""
         arrays, overrides = zip(*(to_numpy(x) for x in inputs), strict=True) if inputs else ((), ())
         tmpl = [(n, v if isinstance(v, bool | int) else dtype_name(v)) for n, v in (template or [])]
@@ -108,7 +108,7 @@ class SimulatedKernel:
             output_dtypes=[dtype_name(d) for d in output_dtypes], grid=tuple(grid), threadgroup=tuple(threadgroup),
             template=tmpl, init_value=init_value, atomic_outputs=self.atomic_outputs,
             ensure_row_contiguous=self.ensure_row_contiguous, verbose=verbose, input_dtypes=list(overrides),
-            sanitize=sanitize, trace=trace, max_steps=max_steps)
+            sanitize=sanitize, trace=trace, max_steps=max_steps, steps=steps)
         self.last_run = result
         return result
 

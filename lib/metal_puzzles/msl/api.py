@@ -59,12 +59,13 @@ def simulate(name: str, input_names: Sequence[str], output_names: Sequence[str],
              template: Sequence[tuple[str, Any]] = (), init_value: float | None = None,
              atomic_outputs: bool = False, ensure_row_contiguous: bool = True, verbose: bool = False,
              input_dtypes: Sequence[Any] | None = None, sanitize: str = "error",
-             max_steps: int | None = None, trace: bool | None = None) -> RunResult:
+             max_steps: int | None = None, trace: bool | None = None, steps: bool = False) -> RunResult:
     """Run a Metal kernel body on the simulator.
 
     Arguments follow ``mx.fast.metal_kernel`` (construction and call merged), with NumPy arrays
     for inputs. ``sanitize`` is 'error' (findings raise SanitizerError), 'warn' or 'off'.
-    ``trace`` records every access for diagrams (default: on for launches of up to 4096 threads).
+    ``trace`` records every access for diagrams (default: on for launches of up to 1024 threads);
+    ``steps`` records a step-through view (every statement, active threads, local variables).
     """
     if sanitize not in ("error", "warn", "off"):
         raise ArgumentError(f"sanitize must be 'error', 'warn' or 'off', not {sanitize!r}")
@@ -105,7 +106,7 @@ def simulate(name: str, input_names: Sequence[str], output_names: Sequence[str],
     if verbose:
         print(verbose_text(name, generated))
     return kernel.launch(arrays, [d.dtype for d in descs], shapes, out_dtypes, grid, threadgroup, init_value,
-                         ensure_row_contiguous, sanitize, max_steps, trace, generated)
+                         ensure_row_contiguous, sanitize, max_steps, trace, generated, steps)
 
 
 _SUPPORTED = {"bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64", "float16",

@@ -60,6 +60,7 @@ class FunctionContext:
     loop_depth: int = 0
     switch_depth: int = 0
     is_kernel: bool = False
+    variables: list = field(default_factory=list)  # every named local, for step-through views
 
 
 @dataclass
@@ -69,6 +70,7 @@ class CheckedKernel:
     nslots: int
     threadgroup_arrays: list[Var] = field(default_factory=list)
     functions: list[FuncInstance] = field(default_factory=list)
+    variables: list[Var] = field(default_factory=list)
 
 
 def strip_const(t: Type) -> Type:
@@ -129,7 +131,7 @@ class Checker:
             pvars.append(var)
         self.stmt_block_contents(body)
         checked = CheckedKernel(body, pvars, self.func.nslots, self.threadgroup_arrays,
-                                list(self.instances.values()))
+                                list(self.instances.values()), self.func.variables)
         self.func = None
         return checked
 
@@ -363,6 +365,8 @@ class Checker:
                 elif kind == "local":
                     var.extra["maybe_uninit"] = True
             d.symbol = var
+            if self.func is not None:
+                self.func.variables.append(var)
             if d.name in self.scope.names and isinstance(self.scope.names[d.name], Var):
                 prev = self.scope.names[d.name]
                 raise CompileError(f"redefinition of '{d.name}' (first declared at line {prev.pos.line})", d.pos)

@@ -713,7 +713,17 @@ class CodeGen:
     # ======================================================================= statements
     def stmt(self, s: ast.Stmt) -> tuple[Callable, bool]:
         method = getattr(self, "s_" + type(s).__name__)
-        return method(s)
+        f, jumps = method(s)
+        if f is None or isinstance(s, ast.Block):
+            return f, jumps
+        pos = s.pos
+
+        def stepped(c, m):
+            # A step-through recorder, when attached, sees every statement before it runs.
+            if c.stepper is not None:
+                c.stepper.before(c, pos, m)
+            f(c, m)
+        return stepped, jumps
 
     def s_Block(self, s: ast.Block):
         parts = [self.stmt(x) for x in s.stmts]
@@ -918,6 +928,8 @@ class CodeGen:
                                 break
                     first = False
                     st.cont = None
+                    if c.stepper is not None:
+                        c.stepper.before(c, pos, m)
                     if body is not None:
                         body(c, m)
                     # Lanes that broke out or returned leave the loop; 'continue' lanes rejoin.
@@ -937,7 +949,8 @@ class CodeGen:
         return run_loop
 
     def s_For(self, s: ast.For):
-        init = self.stmt(s.init)[0] if s.init is not None else None
+        # The initializer is shown as part of the loop's own step, not as a step of its own.
+        init = getattr(self, "s_" + type(s.init).__name__)(s.init)[0] if s.init is not None else None
         cond = self.expr(s.cond) if s.cond is not None else None
         step = self.expr(s.step) if s.step is not None else None
         body, _ = self.stmt(s.body)

@@ -22,6 +22,7 @@ from .preprocessor import Preprocessor
 from .sanitizer import Sanitizer
 from .runtime import COUNTERS, SIMD_WIDTH, Ctx, Finding, Lanes, StopKernel
 from .signature import GeneratedKernel, InputDesc, build_signature, normalize_dtype_name
+from .stepper import Stepper
 from .trace import Recorder
 from .types import BFLOAT, DTYPE_NAMES, ArrayType, element_count, storage_scalar
 
@@ -78,6 +79,9 @@ class RunResult:
     inputs: list[np.ndarray] = field(default_factory=list)
     #: Declared shape of each threadgroup array (e.g. {'a_shared': (3, 3)}), for drawing.
     threadgroup_shapes: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    #: Step-through record (when launched with steps=True): one Step before each statement.
+    steps: list | None = None
+    source: str = ""
 
 
 @lru_cache(maxsize=1)
@@ -155,7 +159,8 @@ class CompiledKernel:
     # ------------------------------------------------------------------ launch
     def launch(self, inputs: Sequence[np.ndarray], input_dtypes: Sequence[str], output_shapes, output_dtypes,
                grid, threadgroup, init_value, ensure_row_contiguous: bool, sanitize: str,
-               max_steps: int | None, trace: bool | None, generated: GeneratedKernel) -> RunResult:
+               max_steps: int | None, trace: bool | None, generated: GeneratedKernel,
+               steps: bool = False) -> RunResult:
         grid = _triple(grid, "grid")
         tg = _triple(threadgroup, "threadgroup")
         if any(g < 0 for g in grid):
@@ -176,6 +181,8 @@ class CompiledKernel:
         outputs = self._bind_outputs(ctx, output_shapes, output_dtypes, init_value)
         self._bind_attributes(ctx, lanes, grid, tg)
         ctx.slots = [None] * self.checked.nslots
+        if steps:
+            ctx.stepper = Stepper(self.checked.variables)
         if sanitize != "off":
             ctx.sanitizer = Sanitizer()
             for mem, _ in outputs:
@@ -215,6 +222,8 @@ class CompiledKernel:
             input_names=self.input_names,
             inputs=list(inputs),
             threadgroup_shapes={v.name: _array_shape(v.ty) for v in self.checked.threadgroup_arrays},
+            steps=ctx.stepper.steps if ctx.stepper is not None else None,
+            source=self.source,
         )
         if ctx.findings and sanitize != "off":
             if sanitize == "error":

@@ -174,6 +174,7 @@ class Ctx:
         self.buffers: dict[str, Ptr] = {}
         self.scalars: dict[str, object] = {}
         self.sanitizer = None  # sanitizer.Sanitizer when findings are checked
+        self.stepper = None  # stepper.Stepper when a step-through record is asked for
         self.local_init: dict = {}  # (id(frame slots), slot) -> lanes whose variable holds a value
         self.root_frame = self.frame
         self._reported: set = set()

@@ -1,0 +1,787 @@
+"""Diagrams of a traced kernel run: what every thread of a threadgroup read and wrote.
+
+``draw_run(result)`` turns a ``RunResult`` recorded with ``trace=True`` into a chalk diagram:
+one panel per threadgroup holding the input arrays, the threadgroup memory as it stood after
+each barrier phase, and the outputs, with an arrow from every element a thread wrote back to
+each element its value was computed from, coloured by thread.
+
+The geometry is worked out in plain Python first (so arrow end points are known exactly) and
+only then painted with chalk. Everything is placed with absolute coordinates and translations,
+never scaled: cairosvg (the PNG route) ignores SVG's ``non-scaling-stroke``, so one diagram
+unit must be one pixel for line widths and font sizes to agree between the SVG a notebook shows
+and the PNG.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import tempfile
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from chalk import Diagram, circle, concat, make_path, strut, text
+from chalk.core import ApplyTransform
+from chalk.transform import Affine
+from colour import Color
+
+# ----------------------------------------------------------------------------- constants
+CELL = 34  # side of one array element, in pixels
+WRAP = 32  # a 1D array longer than this wraps onto several rows
+MAX_CELLS = 512  # an array with more elements shows only its first rows
+LABEL_H = 18  # height of the line naming an array
+INDEX_H = 13  # height of the line of column indices
+ARRAY_GAP = 30  # horizontal gap between arrays of one section
+SECTION_GAP = 34  # vertical gap between sections (room for the arrows to be seen)
+PANEL_PAD = 14
+PANEL_GAP = 24
+MAX_SECTION_W = 900  # arrays of a section wrap onto a new line past this width
+MAX_DIAGRAM_W = 1400  # panels go side by side while the diagram stays narrower than this
+ARROW_W = 1.25  # arrow shaft width; also how tests recognise arrows in the SVG
+HEAD_LEN, HEAD_HALF = 7.0, 3.2
+CHAR_W = 0.64  # average glyph width of the (bold sans) font, in ems, to estimate text widths
+
+INK = "#222222"
+MUTED = "#8a8a8a"
+GRID_LINE = "#555555"
+READ_FILL = "#fff1b8"  # input elements this threadgroup read
+SHARED_WRITE_FILL = "#e4e4e4"  # written by several threads of the group (a race, or atomics)
+PANEL_LINE = "#c8c8c8"
+# Distinct colours for lines on white; neighbouring threads get contrasting hues.
+PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf",
+           "#bcbd22", "#7f7f7f", "#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173", "#3182bd",
+           "#e6550d", "#31a354", "#756bb1", "#636363")
+
+
+# ----------------------------------------------------------------------------- public API
+def draw_run(result, title: str | None = None, max_groups: int = 4) -> Diagram:
+    """The diagram of a traced run: a header and one panel per threadgroup (the first
+    ``max_groups`` of them). Works without a trace too, showing only the arrays."""
+    n_groups = int(result.lanes.n_groups)
+    shown = list(range(min(n_groups, max(1, max_groups))))
+    panels = [_build_panel(result, g) for g in shown]
+    header = _header(result, title, len(shown), n_groups)
+    body, width, height = _arrange(panels, header.height)
+    width = max(width, header.width)
+    parts = [_paint_header(header), body, _bounds(0, 0, width, height)]
+    return RunDiagram(Affine.identity(), concat(parts))
+
+
+def to_svg(diagram: Diagram) -> str:
+    """SVG text of a diagram at its natural size (one diagram unit = one pixel)."""
+    env = diagram.get_envelope()
+    pad = 1.05  # chalk's renderer adds 5% around the diagram
+    width = max(1, math.ceil(env.width * pad))
+    height = max(1, math.ceil(env.height * pad))
+    fd, path = tempfile.mkstemp(suffix=".svg")
+    os.close(fd)
+    try:
+        diagram.render_svg(path, height=height, width=width)
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+    finally:
+        os.unlink(path)
+
+
+def save_svg(diagram: Diagram, path: str) -> None:
+    """Write the diagram as an SVG file."""
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(to_svg(diagram))
+
+
+def save_png(diagram: Diagram, path: str, width: int | None = None) -> None:
+    """Write the diagram as a PNG, ``width`` pixels wide (default: its natural size).
+
+    Renders the SVG with cairosvg (pure Python over the system's libcairo); pycairo, which
+    chalk's own PNG backend needs, has no Linux wheels and needs cairo's headers to build.
+    """
+    try:
+        import cairosvg
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise RuntimeError("saving PNGs needs cairosvg: pip install cairosvg") from exc
+    svg = to_svg(diagram).encode("utf-8")
+    cairosvg.svg2png(bytestring=svg, write_to=path, output_width=width, background_color="white")
+
+
+class RunDiagram(ApplyTransform):
+    """A chalk diagram that shows itself in Jupyter at its natural size (chalk's default
+    rendering squeezes every diagram to 200 pixels high)."""
+
+    def _repr_svg_(self) -> str:
+        return to_svg(self)
+
+    def _repr_html_(self) -> str:
+        return to_svg(self)
+
+
+# ----------------------------------------------------------------------------- small helpers
+def text_width(s: str, size: float) -> float:
+    """Estimated width of a text in pixels (chalk does not measure text)."""
+    return len(s) * size * CHAR_W
+
+
+def fmt_value(v) -> str:
+    """A short, cell-sized rendering of one element."""
+    if v is None:
+        return ""
+    if isinstance(v, str):
+        return v
+    if isinstance(v, bool | np.bool_):
+        return "1" if v else "0"
+    f = float(v)
+    if math.isnan(f):
+        return "nan"
+    if math.isinf(f):
+        return "inf" if f > 0 else "-inf"
+    if f == int(f) and abs(f) < 1e5:
+        return str(int(f))
+    return f"{f:.3g}"
+
+
+def thread_color(index_in_group: int) -> str:
+    return PALETTE[index_in_group % len(PALETTE)]
+
+
+def tint(color: str, amount: float = 0.72) -> str:
+    """The colour mixed with white: a cell background that still reads as the thread's hue."""
+    c = Color(color)
+    r, g, b = (x + (1 - x) * amount for x in c.rgb)
+    return Color(rgb=(r, g, b)).hex_l
+
+
+def _pos_text(p: Sequence[int], dims: int) -> str:
+    return ",".join(str(int(x)) for x in p[:dims])
+
+
+def _dims(size3: Sequence[int]) -> int:
+    """How many dimensions of a launch size matter (trailing 1s dropped)."""
+    return 3 if size3[2] > 1 else 2 if size3[1] > 1 else 1
+
+
+# ----------------------------------------------------------------------------- the trace of one group
+@dataclass(frozen=True)
+class Access:
+    """One element access by one thread, flattened out of the recorder's vectorised events."""
+
+    kind: str
+    buffer: str
+    space: str
+    lane: int
+    index: int
+    phase: int
+    seq: int
+    sources: frozenset
+    value: object
+
+
+def group_accesses(result, group: int) -> list[Access]:
+    """Every access by the threads of ``group`` in execution order, thread-private ones left out."""
+    if result.trace is None:
+        return []
+    out = []
+    for e in result.trace.accesses():
+        if e.space == "thread":
+            continue
+        for k in np.flatnonzero(np.asarray(e.group) == group):
+            src = e.sources[k] if e.sources is not None else frozenset()
+            val = e.values[k] if e.values is not None else None
+            out.append(Access(e.kind, e.buffer, e.space, int(e.lanes[k]), int(e.index[k]), int(e.phase[k]),
+                              e.seq, src, val))
+    return out
+
+
+@dataclass
+class Snapshot:
+    """A threadgroup array as it stood at the end of one barrier phase."""
+
+    phase: int
+    values: dict[int, object]  # element -> value (absent: never written)
+    writers: dict[int, set[int]]  # elements written in this phase -> the lanes that wrote them
+
+
+def shared_snapshots(accesses: Iterable[Access], name: str) -> list[Snapshot]:
+    """Replay the writes to one threadgroup array, phase by phase. Only phases with writes get a
+    snapshot. Atomic updates do not record the resulting value, so they show as '?'."""
+    by_phase: dict[int, list[Access]] = defaultdict(list)
+    for a in accesses:
+        if a.buffer == name and a.space == "threadgroup" and a.kind != "read":
+            by_phase[a.phase].append(a)
+    state: dict[int, object] = {}
+    snaps = []
+    for phase in sorted(by_phase):
+        writers: dict[int, set[int]] = defaultdict(set)
+        for a in sorted(by_phase[phase], key=lambda x: x.seq):
+            state[a.index] = a.value if a.kind == "write" else "?"
+            writers[a.index].add(a.lane)
+        snaps.append(Snapshot(phase, dict(state), dict(writers)))
+    return snaps
+
+
+# ----------------------------------------------------------------------------- arrays as drawn
+@dataclass
+class ArrayView:
+    """One array as drawn: a label line, a line of column indices, then a grid of cells."""
+
+    key: tuple  # ('in', name) | ('out', name) | ('tg', name, phase)
+    label: str
+    rows: int
+    cols: int
+    size: int  # elements in the array (those past rows*cols are not drawn)
+    texts: list[str]
+    fills: list[str | None]
+    faint: list[bool]  # grey text: not touched by this threadgroup
+    wrapped: bool = False  # a long 1D array folded onto rows
+    two_d: bool = False
+    x: float = 0.0
+    y: float = 0.0
+
+    @property
+    def drawn(self) -> int:
+        return min(self.size, self.rows * self.cols)
+
+    @property
+    def margin(self) -> float:
+        """Room left of the grid for row indices."""
+        if not (self.two_d or self.wrapped) or self.rows <= 1 and not self.two_d:
+            return 0.0
+        last = (self.rows - 1) * (self.cols if self.wrapped else 1)
+        return 8 + text_width(str(last), 9)
+
+    @property
+    def width(self) -> float:
+        return max(self.margin + self.cols * CELL, text_width(self.label, 12))
+
+    @property
+    def height(self) -> float:
+        return LABEL_H + INDEX_H + self.rows * CELL
+
+    def cell_box(self, i: int) -> tuple[float, float, float, float] | None:
+        if i < 0 or i >= self.drawn:
+            return None
+        r, c = divmod(i, self.cols)
+        x0 = self.x + self.margin + c * CELL
+        y0 = self.y + LABEL_H + INDEX_H + r * CELL
+        return (x0, y0, x0 + CELL, y0 + CELL)
+
+
+def grid_shape(shape: Sequence[int]) -> tuple[int, int, bool, bool]:
+    """(rows, cols, wrapped, two_d) of the grid an array of this shape is drawn as. Arrays of
+    three or more dimensions are drawn as 2D with their leading dimensions merged."""
+    shape = tuple(int(s) for s in shape)
+    size = int(np.prod(shape)) if shape else 1
+    if len(shape) <= 1:
+        if size <= WRAP:
+            return 1, max(size, 1), False, False
+        return -(-size // WRAP), WRAP, True, False
+    cols = max(shape[-1], 1)
+    rows = size // cols if shape[-1] else 0
+    return rows, cols, False, True
+
+
+def make_view(key: tuple, label: str, shape: Sequence[int], values: dict[int, object] | np.ndarray,
+              fills: dict[int, str], faint: set[int] | None = None, all_faint_but: set[int] | None = None) -> ArrayView:
+    """Build the drawn form of an array from its element values (a flat array or a sparse dict)."""
+    rows, cols, wrapped, two_d = grid_shape(shape)
+    size = int(np.prod(shape)) if len(shape) else 1
+    max_rows = max(1, MAX_CELLS // max(cols, 1))
+    if rows > max_rows:
+        label = f"{label}  (first {max_rows * cols} of {size})"
+        rows = max_rows
+    n = min(size, rows * cols)
+    if isinstance(values, np.ndarray):
+        flat = values.reshape(-1)
+        texts = [fmt_value(flat[i]) for i in range(n)]
+    else:
+        texts = [fmt_value(values.get(i)) for i in range(n)]
+    if all_faint_but is not None:
+        faint_flags = [i not in all_faint_but for i in range(n)]
+    else:
+        faint_flags = [i in (faint or set()) for i in range(n)]
+    return ArrayView(key, label, rows, cols, size, texts, [fills.get(i) for i in range(n)], faint_flags,
+                     wrapped, two_d)
+
+
+# ----------------------------------------------------------------------------- one panel
+@dataclass
+class Arrow:
+    """A thread's write traced back to one element its value came from."""
+
+    lane: int
+    color: str
+    source: tuple[tuple, int]  # (view key, element)
+    target: tuple[tuple, int]
+    points: list[tuple[float, float]] = field(default_factory=list)
+
+
+@dataclass
+class Panel:
+    group: int
+    title: str
+    legend: list[tuple[str, str]]  # (label, colour) per thread
+    sections: list[list[ArrayView]]
+    arrows: list[Arrow]
+    width: float = 0.0
+    height: float = 0.0
+    legend_rows: list[list[tuple[str, str, float, float]]] = field(default_factory=list)
+    x: float = 0.0
+    y: float = 0.0
+
+
+def _lanes_of(result, group: int) -> np.ndarray:
+    return np.flatnonzero(np.asarray(result.lanes.group) == group)
+
+
+def _lane_colors(result, group: int) -> dict[int, str]:
+    idx = result.lanes.index_in_group
+    return {int(l): thread_color(int(idx[l])) for l in _lanes_of(result, group)}
+
+
+def _fill_for(writers: set[int], colors: dict[int, str]) -> str:
+    """A cell written by one thread takes that thread's tint; by several, a neutral grey."""
+    if len(writers) == 1:
+        return tint(colors.get(next(iter(writers)), MUTED))
+    return SHARED_WRITE_FILL
+
+
+def _input_views(result, accesses: list[Access]) -> list[ArrayView]:
+    read = defaultdict(set)
+    for a in accesses:
+        if a.kind == "read" and a.space in ("device", "constant"):
+            read[a.buffer].add(a.index)
+    views = []
+    for name, arr in zip(result.input_names, result.inputs, strict=False):
+        arr = np.asarray(arr)
+        shape = arr.shape
+        label = f"{name}  (input {'scalar' if arr.ndim == 0 else _shape_text(shape)})"
+        fills = {i: READ_FILL for i in read.get(name, ())}
+        views.append(make_view(("in", name), label, shape, arr, fills, all_faint_but=read.get(name, set())))
+    return views
+
+
+def _shape_text(shape: Sequence[int]) -> str:
+    return "(" + ", ".join(str(int(s)) for s in shape) + ("," if len(shape) == 1 else "") + ")"
+
+
+def _output_views(result, accesses: list[Access], colors: dict[int, str]) -> list[ArrayView]:
+    writers: dict[str, dict[int, set[int]]] = defaultdict(lambda: defaultdict(set))
+    for a in accesses:
+        if a.kind != "read" and a.space == "device":
+            writers[a.buffer][a.index].add(a.lane)
+    views = []
+    for name, arr in zip(result.output_names, result.outputs, strict=False):
+        arr = np.asarray(arr)
+        w = writers.get(name, {})
+        fills = {i: _fill_for(lanes, colors) for i, lanes in w.items()}
+        label = f"{name}  (output {_shape_text(arr.shape)})"
+        views.append(make_view(("out", name), label, arr.shape, arr, fills, all_faint_but=set(w)))
+    return views
+
+
+def _shared_names(result, accesses: list[Access]) -> list[str]:
+    """Threadgroup arrays in the order this group first wrote them."""
+    names: list[str] = []
+    for a in accesses:
+        if a.space == "threadgroup" and a.kind != "read" and a.buffer not in names:
+            names.append(a.buffer)
+    return names
+
+
+def _shared_sections(result, accesses: list[Access], colors: dict[int, str]) -> tuple[list[list[ArrayView]], dict]:
+    """One section per barrier phase in which threadgroup memory was written, with a snapshot of
+    each array written in that phase; also {name: [phases with a snapshot]}."""
+    by_phase: dict[int, list[ArrayView]] = defaultdict(list)
+    phases: dict[str, list[int]] = {}
+    for name in _shared_names(result, accesses):
+        shape = result.threadgroup_shapes.get(name)
+        snaps = shared_snapshots(accesses, name)
+        if shape is None:
+            shape = (max(max(s.values) for s in snaps) + 1,)
+        phases[name] = [s.phase for s in snaps]
+        for s in snaps:
+            fills = {i: _fill_for(lanes, colors) for i, lanes in s.writers.items()}
+            label = f"{name}  after phase {s.phase}"
+            view = make_view(("tg", name, s.phase), label, shape, s.values, fills)
+            by_phase[s.phase].append(view)
+    return [by_phase[p] for p in sorted(by_phase)], phases
+
+
+def _panel_title(result, group: int) -> str:
+    lanes = result.lanes
+    dims = _dims(result.grid)
+    pos = lanes.group_pos[group]
+    where = str(int(pos[0])) if dims == 1 else "(" + _pos_text(pos, dims).replace(",", ", ") + ")"
+    n = len(_lanes_of(result, group))
+    return f"threadgroup {where}  ·  {n} thread{'s' if n != 1 else ''}"
+
+
+def _legend(result, group: int) -> list[tuple[str, str]]:
+    dims = _dims(result.grid)
+    lanes = result.lanes
+    members = sorted(_lanes_of(result, group), key=lambda l: int(lanes.index_in_group[l]))
+    return [(_pos_text(lanes.pos[l], dims), thread_color(int(lanes.index_in_group[l]))) for l in members]
+
+
+def _build_panel(result, group: int) -> Panel:
+    accesses = group_accesses(result, group)
+    colors = _lane_colors(result, group)
+    shared, phases = _shared_sections(result, accesses, colors)
+    sections = [_input_views(result, accesses), *shared, _output_views(result, accesses, colors)]
+    panel = Panel(group, _panel_title(result, group), _legend(result, group), sections,
+                  trace_arrows(accesses, colors, result, phases))
+    _layout_panel(panel)
+    _route_arrows(panel)
+    return panel
+
+
+# ----------------------------------------------------------------------------- arrows: what came from where
+class _SharedIndex:
+    """Lookups over one group's threadgroup accesses: who read which element when, and when
+    each element was written."""
+
+    def __init__(self, accesses: list[Access], phases: dict[str, list[int]]) -> None:
+        self.phases = phases
+        self.reads: dict[tuple, list[tuple[int, int]]] = defaultdict(list)  # (lane, name, i) -> (seq, phase)
+        self.writes: dict[tuple, list[int]] = defaultdict(list)  # (name, i, phase) -> seqs
+        for a in accesses:
+            if a.space != "threadgroup":
+                continue
+            if a.kind == "read":
+                self.reads[(a.lane, a.buffer, a.index)].append((a.seq, a.phase))
+            else:
+                self.writes[(a.buffer, a.index, a.phase)].append(a.seq)
+
+    def seen_snapshot(self, lane: int, name: str, index: int, before_seq: int, write_phase: int) -> int | None:
+        """The phase of the snapshot holding the value ``lane`` read from ``name[index]`` for a
+        write at ``before_seq``: its last such read decides. A read sees writes made earlier in
+        its own phase; otherwise the latest snapshot of an earlier phase."""
+        seq, phase = before_seq, write_phase
+        for s, p in self.reads.get((lane, name, index), ()):
+            if s < before_seq:
+                seq, phase = s, p
+        if any(s < seq for s in self.writes.get((name, index, phase), ())):
+            return phase
+        earlier = [q for q in self.phases.get(name, []) if q < phase]
+        return earlier[-1] if earlier else None
+
+
+def trace_arrows(accesses: list[Access], colors: dict[int, str], result, phases: dict[str, list[int]]) -> list[Arrow]:
+    """One arrow per (thread, written element, element its value came from), deduplicated."""
+    inputs, outputs = set(result.input_names), set(result.output_names)
+    arrows: dict[tuple, Arrow] = {}
+    shared = _SharedIndex(accesses, phases)
+    for w in accesses:
+        if w.kind == "read":
+            continue
+        if w.space == "threadgroup":
+            target = (("tg", w.buffer, w.phase), w.index)
+        elif w.buffer in outputs:
+            target = (("out", w.buffer), w.index)
+        else:
+            continue
+        for name, grp, idx in sorted(w.sources, key=str):
+            if grp == -1:
+                kind = "in" if name in inputs else "out" if name in outputs else None
+                if kind is None:
+                    continue
+                source = ((kind, name), idx)
+            else:
+                snap = shared.seen_snapshot(w.lane, name, idx, w.seq, w.phase)
+                if snap is None:
+                    continue
+                source = (("tg", name, snap), idx)
+            if source == target:
+                continue
+            key = (w.lane, source, target)
+            if key not in arrows:
+                arrows[key] = Arrow(w.lane, colors.get(w.lane, MUTED), source, target)
+    return list(arrows.values())
+
+
+# ----------------------------------------------------------------------------- layout
+def _layout_sections(sections: list[list[ArrayView]], x0: float, y0: float) -> tuple[float, float]:
+    """Place arrays left to right, section under section; returns (width, bottom y)."""
+    y = y0
+    width = 0.0
+    for views in sections:
+        if not views:
+            continue
+        x, line_h = x0, 0.0
+        for v in views:
+            if x > x0 and x + v.width - x0 > MAX_SECTION_W:
+                y += line_h + SECTION_GAP
+                x, line_h = x0, 0.0
+            v.x, v.y = x, y
+            x += v.width + ARRAY_GAP
+            line_h = max(line_h, v.height)
+            width = max(width, x - ARRAY_GAP - x0)
+        y += line_h + SECTION_GAP
+    return width, y - SECTION_GAP
+
+
+def _layout_legend(panel: Panel, x0: float, y0: float, max_w: float) -> float:
+    """Thread swatches in rows; returns the bottom y."""
+    label = "threads (grid position):"
+    x = x0 + text_width(label, 11) + 8
+    rows: list[list[tuple[str, str, float, float]]] = [[]]
+    for name, color in panel.legend:
+        w = max(24.0, text_width(name, 10) + 10)
+        if x + w > x0 + max_w and rows[-1]:
+            rows.append([])
+            x = x0 + text_width(label, 11) + 8
+        rows[-1].append((name, color, x, w))
+        x += w + 4
+    panel.legend_rows = rows
+    return y0 + len(rows) * 22
+
+
+def _layout_panel(panel: Panel) -> None:
+    x0 = PANEL_PAD
+    y = PANEL_PAD + 20  # title line
+    sections_w = max((sum(v.width + ARRAY_GAP for v in s) for s in panel.sections), default=0)
+    legend_w = max(360.0, min(MAX_SECTION_W, sections_w))
+    y = _layout_legend(panel, x0, y, legend_w) + 10
+    width, bottom = _layout_sections(panel.sections, x0, y)
+    legend_right = max((x + w for row in panel.legend_rows for _, _, x, w in row), default=0)
+    panel.width = max(width, text_width(panel.title, 13), legend_right - x0) + 2 * PANEL_PAD
+    panel.height = bottom + PANEL_PAD
+
+
+def _views_by_key(panel: Panel) -> dict[tuple, ArrayView]:
+    return {v.key: v for s in panel.sections for v in s}
+
+
+def _route_arrows(panel: Panel) -> None:
+    """Give each arrow its curve. An arrow leaves its source cell's bottom (or top) edge and
+    enters its target's top (or bottom) edge; arrows sharing an edge are spread along it in the
+    order of their other ends, so they fan out instead of piling up."""
+    views = _views_by_key(panel)
+    ends = []
+    for arrow in panel.arrows:
+        sv, tv = views.get(arrow.source[0]), views.get(arrow.target[0])
+        sb = sv.cell_box(arrow.source[1]) if sv else None
+        tb = tv.cell_box(arrow.target[1]) if tv else None
+        if sb is None or tb is None:
+            ends.append(None)
+            continue
+        s_mid, t_mid = (sb[1] + sb[3]) / 2, (tb[1] + tb[3]) / 2
+        if t_mid > s_mid + CELL / 2:
+            mode = "down"
+        elif t_mid < s_mid - CELL / 2:
+            mode = "up"
+        else:
+            mode = "same"
+        ends.append((sb, tb, mode))
+    slots: dict[tuple, list[tuple[float, int, int]]] = defaultdict(list)
+    for k, e in enumerate(ends):
+        if e is None:
+            continue
+        sb, tb, mode = e
+        s_edge = "bottom" if mode == "down" else "top"
+        t_edge = "top" if mode in ("down", "same") else "bottom"
+        slots[(sb, s_edge)].append(((tb[0] + tb[2]) / 2, panel.arrows[k].lane, k))
+        slots[(tb, t_edge)].append(((sb[0] + sb[2]) / 2, panel.arrows[k].lane, k))
+    spot: dict[tuple[int, tuple], tuple[float, float]] = {}
+    for (box, edge), users in slots.items():
+        users.sort()
+        for j, (_, _, k) in enumerate(users):
+            x = box[0] + (j + 1) / (len(users) + 1) * (box[2] - box[0])
+            spot[(k, (box, edge))] = (x, box[3] if edge == "bottom" else box[1])
+    for k, e in enumerate(ends):
+        if e is None:
+            continue
+        sb, tb, mode = e
+        s_edge = "bottom" if mode == "down" else "top"
+        t_edge = "top" if mode in ("down", "same") else "bottom"
+        p0 = spot[(k, (sb, s_edge))]
+        p3 = spot[(k, (tb, t_edge))]
+        panel.arrows[k].points = _curve(p0, p3, mode)
+    panel.arrows = [a for a in panel.arrows if a.points]
+
+
+def _curve(p0: tuple[float, float], p3: tuple[float, float], mode: str, steps: int = 18) -> list[tuple[float, float]]:
+    """A cubic Bézier that leaves and enters vertically, sampled as a polyline."""
+    (x0, y0), (x3, y3) = p0, p3
+    if mode == "same":
+        lift = 16 + 0.15 * abs(x3 - x0)
+        c1, c2 = (x0, y0 - lift), (x3, y3 - lift)
+    else:
+        d = (y3 - y0) / 2
+        c1, c2 = (x0, y0 + d), (x3, y3 - d)
+    pts = []
+    for i in range(steps + 1):
+        t = i / steps
+        u = 1 - t
+        x = u**3 * x0 + 3 * u * u * t * c1[0] + 3 * u * t * t * c2[0] + t**3 * x3
+        y = u**3 * y0 + 3 * u * u * t * c1[1] + 3 * u * t * t * c2[1] + t**3 * y3
+        pts.append((x, y))
+    return pts
+
+
+def _arrange(panels: list[Panel], top: float) -> tuple[Diagram, float, float]:
+    """Panels in a grid, as many side by side as fit in MAX_DIAGRAM_W."""
+    if not panels:
+        return concat([]), 0.0, top
+    widest = max(p.width for p in panels)
+    ncols = max(1, min(len(panels), int((MAX_DIAGRAM_W + PANEL_GAP) // (widest + PANEL_GAP))))
+    parts, y, width = [], top, 0.0
+    for r in range(0, len(panels), ncols):
+        row = panels[r:r + ncols]
+        x = 0.0
+        for p in row:
+            p.x, p.y = x, y
+            parts.append(_paint_panel(p).translate(x, y))
+            x += widest + PANEL_GAP
+        width = max(width, x - PANEL_GAP)
+        y += max(p.height for p in row) + PANEL_GAP
+    return concat(parts), width, y - PANEL_GAP
+
+
+# ----------------------------------------------------------------------------- header
+@dataclass
+class Header:
+    lines: list[tuple[str, float, str]]  # (text, font size, colour)
+    width: float
+    height: float
+
+
+def _header(result, title: str | None, shown: int, n_groups: int) -> Header:
+    title = title or result.kernel_name or "kernel"
+    dims = _dims(result.grid)
+    grid = "(" + ", ".join(str(int(x)) for x in result.grid[:max(dims, 1)]) + ")"
+    tg = "(" + ", ".join(str(int(x)) for x in result.threadgroup[:max(dims, 1)]) + ")"
+    facts = f"grid {grid}  ·  threadgroup {tg}  ·  {n_groups} threadgroup{'s' if n_groups != 1 else ''}"
+    if shown < n_groups:
+        facts += f"  ·  showing {shown} of {n_groups} threadgroups"
+    lines = [(title, 20.0, INK), (facts, 12.0, INK)]
+    if result.trace is None:
+        lines.append(("no trace was recorded: arrays only", 11.0, MUTED))
+    else:
+        lines.append(("arrows: each thread's writes, from the elements the value was computed from; "
+                      "colour = thread; phase n = the code between barrier n and barrier n+1", 11.0, MUTED))
+    width = max(text_width(s, size) for s, size, _ in lines)
+    height = sum(size + 8 for _, size, _ in lines) + 10
+    return Header(lines, width, height)
+
+
+# ----------------------------------------------------------------------------- painting (chalk)
+def _text(s: str, x: float, y: float, size: float, color: str = INK, anchor: str = "middle") -> Diagram:
+    """Text centred on (x, y), or starting at x with anchor='start' (chalk only centres text)."""
+    if anchor == "start":
+        x += text_width(s, size) / 2
+    elif anchor == "end":
+        x -= text_width(s, size) / 2
+    c = Color(color)
+    return text(s, size).fill_color(c).line_color(c).line_width_local(0).translate(x, y)
+
+
+def _rect(x0: float, y0: float, x1: float, y1: float, fill: str | None = None, line: str | None = None,
+          width: float = 1.0) -> Diagram:
+    d = make_path([(x0, y0), (x1, y0), (x1, y1), (x0, y1)], closed=True)
+    if fill is None:
+        d = d.fill_opacity(0)
+    else:
+        d = d.fill_color(Color(fill))
+    if line is None:
+        return d.line_color(Color(fill or "white")).line_width_local(0)
+    return d.line_color(Color(line)).line_width_local(width)
+
+
+def _bounds(x0: float, y0: float, x1: float, y1: float) -> Diagram:
+    """An invisible box fixing the diagram's extent (text has no extent in chalk)."""
+    return strut(x1 - x0, y1 - y0).translate((x0 + x1) / 2, (y0 + y1) / 2)
+
+
+def _paint_header(h: Header) -> Diagram:
+    parts, y = [], 6.0
+    for s, size, color in h.lines:
+        y += size / 2 + 4
+        parts.append(_text(s, 2, y, size, color, "start"))
+        y += size / 2 + 4
+    return concat(parts)
+
+
+def _cell_font(s: str) -> float:
+    return min(12.0, (CELL - 6) / max(1, len(s) * CHAR_W))
+
+
+def _paint_view_background(v: ArrayView) -> list[Diagram]:
+    out = []
+    for i, fill in enumerate(v.fills):
+        if fill:
+            x0, y0, x1, y1 = v.cell_box(i)
+            out.append(_rect(x0, y0, x1, y1, fill=fill))
+    return out
+
+
+def _paint_view_foreground(v: ArrayView) -> list[Diagram]:
+    out = [_text(v.label, v.x, v.y + LABEL_H / 2, 12, INK, "start")]
+    gx = v.x + v.margin
+    gy = v.y + LABEL_H + INDEX_H
+    for c in range(v.cols if v.rows else 0):
+        out.append(_text(str(c), gx + (c + 0.5) * CELL, gy - INDEX_H / 2 - 1, 9, MUTED))
+    if v.margin:
+        step = v.cols if v.wrapped else 1
+        for r in range(v.rows):
+            out.append(_text(str(r * step), gx - 4, gy + (r + 0.5) * CELL, 9, MUTED, "end"))
+    for i in range(v.drawn):
+        x0, y0, x1, y1 = v.cell_box(i)
+        out.append(_rect(x0, y0, x1, y1, line=GRID_LINE, width=1.0))
+        s = v.texts[i]
+        if s:
+            out.append(_text(s, (x0 + x1) / 2, (y0 + y1) / 2, _cell_font(s), MUTED if v.faint[i] else INK))
+    if v.size == 0:
+        out.append(_text("(empty)", gx, gy + CELL / 2, 10, MUTED, "start"))
+    return out
+
+
+def _paint_arrow(a: Arrow) -> list[Diagram]:
+    pts = a.points
+    c = Color(a.color)
+    (xa, ya), (xb, yb) = pts[-2], pts[-1]
+    dx, dy = xb - xa, yb - ya
+    n = math.hypot(dx, dy) or 1.0
+    ux, uy = dx / n, dy / n
+    # The shaft stops where the head begins, so its end does not poke through the tip.
+    shaft = [*pts[:-1], (xb - ux * HEAD_LEN * 0.8, yb - uy * HEAD_LEN * 0.8)]
+    bx, by = xb - ux * HEAD_LEN, yb - uy * HEAD_LEN
+    head = [(xb, yb), (bx - uy * HEAD_HALF, by + ux * HEAD_HALF), (bx + uy * HEAD_HALF, by - ux * HEAD_HALF)]
+    x0, y0 = pts[0]
+    return [
+        make_path(shaft).line_color(c).line_width_local(ARROW_W),
+        make_path(head, closed=True).fill_color(c).line_color(c).line_width_local(0),
+        circle(2.2).fill_color(c).line_color(c).line_width_local(0).translate(x0, y0),
+    ]
+
+
+def _paint_legend(p: Panel) -> list[Diagram]:
+    out = []
+    y = PANEL_PAD + 20
+    for row in p.legend_rows:
+        out.append(_text("threads (grid position):", PANEL_PAD, y + 9, 11, MUTED, "start"))
+        for name, color, x, w in row:
+            out.append(_rect(x, y, x + w, y + 18, fill=color))
+            out.append(_text(name, x + w / 2, y + 9, min(10.0, (w - 4) / max(1, len(name) * CHAR_W)), "#ffffff"))
+        y += 22
+    return out
+
+
+def _paint_panel(p: Panel) -> Diagram:
+    """Layers, bottom to top: frame, cell fills, arrows, cell borders and texts (so values stay
+    readable where arrows cross them)."""
+    views = [v for s in p.sections for v in s]
+    parts = [_rect(0, 0, p.width, p.height, fill="#ffffff", line=PANEL_LINE, width=1.0),
+             _text(p.title, PANEL_PAD, PANEL_PAD + 8, 13, INK, "start")]
+    parts += _paint_legend(p)
+    for v in views:
+        parts += _paint_view_background(v)
+    for a in sorted(p.arrows, key=lambda a: a.lane):
+        parts += _paint_arrow(a)
+    for v in views:
+        parts += _paint_view_foreground(v)
+    return concat(parts)
+
+
+__all__ = ["draw_run", "to_svg", "save_svg", "save_png", "RunDiagram", "trace_arrows", "group_accesses",
+           "shared_snapshots", "fmt_value", "Access", "Arrow", "Snapshot"]

@@ -1,0 +1,71 @@
+"""Step-through record: before every statement the kernel executes (in lock-step), which threads
+are active and what each of the kernel's local variables holds — what a learner needs to watch
+a loop, a guard or a reduction unfold one statement at a time."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .memory import Ptr
+from .symbols import Var
+
+MAX_STEPS_RECORDED = 4000
+
+
+@dataclass
+class Step:
+    line: int
+    file: str
+    active: np.ndarray  # bool per lane
+    values: dict[str, np.ndarray]  # variable name -> per-lane value (lane axis first)
+
+
+class Stepper:
+    def __init__(self, variables: list[Var]) -> None:
+        self.variables = variables
+        self.steps: list[Step] = []
+        self.truncated = False
+
+    def before(self, ctx, pos, mask) -> None:
+        if ctx.call_depth or pos.file not in ("source",):
+            return  # only the kernel body's own statements
+        if len(self.steps) >= MAX_STEPS_RECORDED:
+            self.truncated = True
+            return
+        active = np.ones(ctx.n, dtype=bool) if mask is None else mask.copy()
+        values = {}
+        slots = ctx.slots
+        for var in self.variables:
+            if var.slot is None or var.slot >= len(slots):
+                continue
+            v = slots[var.slot]
+            if v is None:
+                continue
+            shown = _lane_values(ctx, var, v)
+            if shown is not None:
+                values[var.name] = shown
+        self.steps.append(Step(pos.line, pos.file, active, values))
+
+
+def _lane_values(ctx, var: Var, v):
+    n = ctx.n
+    if isinstance(v, Ptr):
+        mem = v.mem
+        if mem is None:
+            return None
+        if var.kind in ("array", "memvar") and mem.space == "thread":
+            size = mem.region_size
+            return np.array(mem.data.reshape(n, size), copy=True) if var.kind == "array" else \
+                np.array(mem.data.reshape(n, size)[:, 0], copy=True)
+        if var.kind in ("array", "tgvar"):
+            return None  # threadgroup arrays are drawn, not listed per thread
+        off = np.broadcast_to(np.asarray(v.off), (n,))
+        return np.array([f"&{mem.name}[{int(o)}]" for o in off], dtype=object)
+    arr = np.asarray(v)
+    vector = arr.ndim >= 1 and arr.shape[-1] in (2, 3, 4) and (arr.ndim == 2 or (arr.ndim == 1 and arr.shape[0] != n))
+    lane_axis = arr.ndim >= 1 and arr.shape[0] == n and not (vector and arr.ndim == 1)
+    if not lane_axis:
+        arr = np.broadcast_to(arr, (n,) + arr.shape)
+    return np.array(arr, copy=True)

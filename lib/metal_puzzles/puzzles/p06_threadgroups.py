@@ -1,0 +1,66 @@
+"""Puzzle 6: Threadgroups — the grid is cut into groups of threads."""
+
+import inspect
+
+import numpy as np
+
+from .base import Budget, Case, Puzzle, arange, randint
+
+
+def threadgroups_spec(a):
+    return a + 10
+
+
+def hidden(rng: np.random.Generator) -> list[Case]:
+    # Grids that are not a multiple of the group size end in a partial threadgroup.
+    cases = []
+    for n, grid, group in ((5, 8, 4), (9, 10, 4), (21, 21, 8), (3, 4, 2)):
+        a = randint(rng, (n,))
+        label = f"hidden test: {n} random values, {grid} threads in groups of {group}"
+        cases.append(Case((a,), (n,), (grid, 1, 1), (group, 1, 1), label))
+    return cases
+
+
+SETUP = """\
+SIZE = 9
+a = mx.arange(SIZE)
+output_shape = (SIZE,)"""
+
+PUZZLE = Puzzle(
+    id="threadgroups",
+    number="6",
+    title="Threadgroups",
+    kernel_name="threadgroups",
+    input_names=("a",),
+    description="""\
+Add 10 to every element of `a` and store it in `out`. The grid still has more threads than
+elements, and it is now cut into **threadgroups** of 4 threads.
+
+A GPU runs a grid as a set of threadgroups. Threads of one group run on the same compute unit and
+can share fast memory and wait for one another (the next puzzles use that); threads of different
+groups cannot. Inside a kernel, a thread knows:
+
+- `threadgroup_position_in_grid`: which group it belongs to,
+- `thread_position_in_threadgroup`: its place inside that group,
+- `dispatch_threads_per_threadgroup`: the group size the launch asked for (the `threadgroup=`
+  argument).
+
+Together they give the thread's position in the whole grid, which is also what
+`thread_position_in_grid` reports directly. A caution for later puzzles: there is also
+`threads_per_threadgroup`, the size of *this* group. When the grid is not a multiple of the group
+size, the last group is partial and `threads_per_threadgroup` is smaller there, so multiplying the
+group index by it gives the wrong position in that group. Hidden tests include such grids.
+
+Budget: each thread with an element reads 1 and writes 1 element of global memory.""",
+    spec=threadgroups_spec,
+    spec_source=inspect.getsource(threadgroups_spec).strip(),
+    visible=Case((arange(9),), (9,), (12, 1, 1), (4, 1, 1)),
+    hidden=hidden,
+    template="""\
+uint group = threadgroup_position_in_grid.x;
+uint local_i = thread_position_in_threadgroup.x;
+uint i = group * dispatch_threads_per_threadgroup.x + local_i;
+// FILL ME IN (roughly 1-3 lines)
+""",
+    budget=Budget(global_reads=1, global_writes=1, shared_reads=0, shared_writes=0),
+)
