@@ -7,8 +7,9 @@ the Metal Shading Language (``metal_puzzles.msl``); ``MetalKernel`` is the puzzl
 from .kernel import MetalKernel, SimulatedKernel, metal_kernel
 from .msl import CompileError, KernelRuntimeError, SanitizerError
 from .problem import MetalProblem
+from .progress import progress
 
 __version__ = "0.1.0"
 
-__all__ = ["metal_kernel", "MetalKernel", "MetalProblem", "SimulatedKernel", "CompileError", "KernelRuntimeError",
+__all__ = ["metal_kernel", "MetalKernel", "MetalProblem", "progress", "SimulatedKernel", "CompileError", "KernelRuntimeError",
            "SanitizerError", "__version__"]

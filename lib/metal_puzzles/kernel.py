@@ -81,6 +81,7 @@ class SimulatedKernel:
         self.atomic_outputs = atomic_outputs
         self.compile_options = compile_options
         self.last_run: RunResult | None = None
+        self.last_call: dict | None = None
         self._metal: MetalBackendKernel | None = None
 
     def __call__(self, *, inputs: Sequence[Any], output_shapes: Sequence[Sequence[int]],
@@ -100,6 +101,8 @@ class SimulatedKernel:
     def run(self, *, inputs, output_shapes, output_dtypes, grid, threadgroup, template=None, init_value=None,
             verbose=False, sanitize="error", trace=None, max_steps=None, steps=False) -> RunResult:
         """Run on the simulator and return the full run record (outputs as NumPy arrays)."""
+        self.last_call = dict(inputs=inputs, output_shapes=output_shapes, output_dtypes=output_dtypes, grid=grid,
+                              threadgroup=threadgroup, template=template, init_value=init_value)
         arrays, overrides = zip(*(to_numpy(x) for x in inputs), strict=True) if inputs else ((), ())
         tmpl = [(n, v if isinstance(v, bool | int) else dtype_name(v)) for n, v in (template or [])]
         result = simulate(
@@ -111,6 +114,15 @@ class SimulatedKernel:
             sanitize=sanitize, trace=trace, max_steps=max_steps, steps=steps)
         self.last_run = result
         return result
+
+    def explore(self):
+        """Explore the last call (re-run with a trace and a step-through record)."""
+        from .widgets import Explorer
+
+        if self.last_call is None:
+            raise RuntimeError("call the kernel once before exploring it")
+        result = self.run(**self.last_call, sanitize="warn", trace=True, steps=True)
+        return Explorer(result, title=self.name)
 
     def _run_metal(self, **call: Any) -> list[mx.array]:
         if self._metal is None:

@@ -96,6 +96,20 @@ class MetalProblem:
 
         return draw_run(result, title=self.name, max_groups=max_groups)
 
+    def explore(self):
+        """An interactive explorer of the visible test: threads, barrier phases, step-through, Check."""
+        from .widgets import Explorer
+
+        kernel = self.fn(*[mx.array(x) for x in self.visible_case.inputs])
+        case = self.visible_case
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            result = kernel.kernel.run(inputs=list(case.inputs), output_shapes=[case.output_shape],
+                                       output_dtypes=[self.output_dtype], grid=case.grid,
+                                       threadgroup=case.threadgroup, init_value=None, sanitize="warn", trace=True,
+                                       steps=True)
+        return Explorer(result, title=self.name, problem=self)
+
     # ------------------------------------------------------------------ check
     def check(self, quiet: bool = False) -> CheckResult:
         """Run the visible and hidden tests; print a verdict; return a result (truthy when passed)."""

@@ -22,3 +22,34 @@ def state(puzzle_id: str) -> str:
 
 def reset() -> None:
     _STATE.clear()
+
+
+class ProgressTable:
+    """The book's puzzles with their state in this session; renders as a table in Jupyter."""
+
+    def __init__(self) -> None:
+        from .puzzles import PUZZLES
+
+        self.rows = [(p.number, p.title, state(p.id)) for p in PUZZLES]
+
+    def __str__(self) -> str:
+        width = max(len(t) for _, t, _ in self.rows)
+        return "\n".join(f"{n:>4}  {t.ljust(width)}  {s}" for n, t, s in self.rows)
+
+    def __repr__(self) -> str:
+        return str(self)
+
+    def _repr_html_(self) -> str:
+        import html
+
+        colors = {NOT_TRIED: "#888", FAILING: "#b42318", PASSING: "#b54708", WITHIN_BUDGET: "#1a7f37"}
+        rows = "".join(f"<tr><td>{html.escape(n)}</td><td>{html.escape(t)}</td>"
+                       f"<td class='mp-state' style='color:{colors[s]}'>{s}</td></tr>" for n, t, s in self.rows)
+        done = sum(s == WITHIN_BUDGET for _, _, s in self.rows)
+        return (f"<table class='mp-progress'><caption>{done} of {len(self.rows)} puzzles solved within budget"
+                f"</caption><tr><th>#</th><th>puzzle</th><th>state</th></tr>{rows}</table>")
+
+
+def progress() -> ProgressTable:
+    """A table of the book's puzzles and where you stand on each in this session."""
+    return ProgressTable()

@@ -49,9 +49,9 @@ Budget: each thread with an element reads 1 and writes 1 element of global memor
     hidden=hidden,
     template="""\
 uint3 group = threadgroup_position_in_grid;
-uint3 local = thread_position_in_threadgroup;
+uint3 local_pos = thread_position_in_threadgroup;
 uint3 group_size = dispatch_threads_per_threadgroup;
-uint col = group.x * group_size.x + local.x;
+uint col = group.x * group_size.x + local_pos.x;
 // FILL ME IN (roughly 5 lines)
 """,
     budget=Budget(global_reads=1, global_writes=1, shared_reads=0, shared_writes=0),

@@ -1,0 +1,126 @@
+"""The model behind the kernel explorer: what to highlight for a thread and a barrier phase, and
+what a thread's variables hold at each step. Pure Python + NumPy, so it is tested without a
+browser; ``widgets.py`` only lays it out."""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+
+import numpy as np
+
+from .msl import RunResult
+from .msl.trace import AccessEvent, BarrierEvent
+
+
+@dataclass(frozen=True)
+class Access:
+    kind: str  # 'read', 'write', 'atomic'
+    buffer: str
+    index: int
+    line: int
+    phase: int
+
+
+class ExplorerModel:
+    def __init__(self, result: RunResult) -> None:
+        if result.trace is None:
+            raise ValueError("the run has no trace; launch it with trace=True to explore it")
+        self.result = result
+        lanes = result.lanes
+        self.n_groups = lanes.n_groups
+        self._lanes_by_group = [np.flatnonzero(lanes.group == g) for g in range(lanes.n_groups)]
+        events = [e for e in result.trace.events if isinstance(e, AccessEvent) and e.space != "thread"]
+        self._events = events
+        phases = sorted({int(p) for e in events for p in np.unique(e.phase)})
+        self.phases = phases or [0]
+
+    # ------------------------------------------------------------------ threads
+    def threads_in_group(self, group: int) -> int:
+        return int(self._lanes_by_group[group].size)
+
+    def lane(self, group: int, thread: int) -> int:
+        """Lane id of the thread-th thread (by index in threadgroup) of a threadgroup."""
+        lanes = self._lanes_by_group[group]
+        return int(lanes[min(max(thread, 0), lanes.size - 1)])
+
+    def describe(self, lane: int) -> str:
+        return self.result.lanes.name(lane)
+
+    # --------------------------------------------------------------- accesses
+    def accesses(self, lane: int, phase: int | None = None) -> list[Access]:
+        """What one thread read and wrote, in execution order, optionally in one barrier phase."""
+        out = []
+        for e in self._events:
+            sel = e.lanes == lane
+            if phase is not None:
+                sel &= e.phase == phase
+            for k in np.flatnonzero(sel):
+                out.append(Access(e.kind, e.buffer, int(e.index[k]), e.line, int(e.phase[k])))
+        return out
+
+    def highlighted(self, lane: int, phase: int | None = None) -> dict[str, set[tuple[str, int]]]:
+        """The (buffer, index) cells to highlight: read, written, atomically updated."""
+        out: dict[str, set[tuple[str, int]]] = {"read": set(), "write": set(), "atomic": set()}
+        for a in self.accesses(lane, phase):
+            out[a.kind].add((a.buffer, a.index))
+        return out
+
+    def counts(self, lane: int) -> dict[str, int]:
+        linear = int(self.result.lanes.grid_linear[lane])
+        return self.result.counts.of_thread(linear)
+
+    def counts_max(self) -> dict[str, int]:
+        return self.result.counts.max()
+
+    def filtered_result(self, lane: int, phase: int | None = None) -> RunResult:
+        """A copy of the run whose trace keeps only this thread's accesses (to draw them alone)."""
+        keep = []
+        for e in self.result.trace.events:
+            if isinstance(e, BarrierEvent):
+                keep.append(e)
+                continue
+            sel = e.lanes == lane
+            if phase is not None:
+                sel &= e.phase == phase
+            if not sel.any():
+                continue
+            idx = np.flatnonzero(sel)
+            keep.append(AccessEvent(e.kind, e.buffer, e.space, e.lanes[idx], e.index[idx], e.group[idx],
+                                    e.phase[idx], e.line, e.file, e.seq,
+                                    None if e.sources is None else [e.sources[i] for i in idx],
+                                    None if e.values is None else e.values[idx]))
+        trace = copy.copy(self.result.trace)
+        trace.events = keep
+        out = copy.copy(self.result)
+        out.trace = trace
+        return out
+
+    # ------------------------------------------------------------------ steps
+    @property
+    def n_steps(self) -> int:
+        return len(self.result.steps or [])
+
+    def source_lines(self) -> list[str]:
+        return self.result.source.split("\n")
+
+    def step(self, index: int, lane: int) -> dict:
+        """The current line, whether the thread is active, and its variables, before step ``index``."""
+        steps = self.result.steps or []
+        if not steps:
+            return {"line": None, "active": False, "variables": {}}
+        s = steps[min(max(index, 0), len(steps) - 1)]
+        variables = {name: _fmt(v[lane]) for name, v in s.values.items()}
+        return {"line": s.line, "active": bool(s.active[lane]), "variables": variables}
+
+
+def _fmt(v) -> str:
+    a = np.asarray(v)
+    if a.dtype == object:
+        return str(a.item() if a.ndim == 0 else a.tolist())
+    if a.ndim == 0:
+        x = a.item()
+        if isinstance(x, float):
+            return f"{x:g}"
+        return str(x)
+    return "[" + ", ".join(_fmt(x) for x in a) + "]"

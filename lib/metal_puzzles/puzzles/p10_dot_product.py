@@ -1,0 +1,67 @@
+"""Puzzle 10: Dot Product — many threads, one number."""
+
+import inspect
+
+import numpy as np
+
+from .base import Budget, Case, Puzzle, randfloat
+
+HEADER = """\
+constant uint THREADGROUP_MEM_SIZE = 8;
+"""
+
+
+def dot_product_spec(a, b):
+    return a @ b
+
+
+def hidden(rng: np.random.Generator) -> list[Case]:
+    # One threadgroup of at most 8 threads: the shared array holds 8 floats.
+    cases = []
+    for n, grid in ((8, 8), (5, 8), (3, 4), (1, 1)):
+        a, b = randfloat(rng, (n,)), randfloat(rng, (n,))
+        label = f"hidden test: {n} random pairs, one threadgroup of {grid}"
+        cases.append(Case((a, b), (1,), (grid, 1, 1), (grid, 1, 1), label))
+    return cases
+
+
+SETUP = """\
+SIZE = 8
+a = mx.arange(SIZE, dtype=mx.float32)
+b = mx.arange(SIZE, dtype=mx.float32)
+output_shape = (1,)"""
+
+PUZZLE = Puzzle(
+    id="dot_product",
+    number="10",
+    title="Dot Product",
+    kernel_name="dot_product",
+    input_names=("a", "b"),
+    description="""\
+Compute the dot product of `a` and `b`, the sum of `a[i] * b[i]` over all positions, and store
+it in `out[0]`. The grid is one threadgroup with a thread per position (or a few more).
+
+The products are independent, so each thread can compute one. Adding them up is different: many
+threads writing `out[0]` at once is a race (and the sanitizer will say so). Instead, let each
+thread leave its product in the shared array, wait at the barrier, and then let **one** thread
+add up the shared array and write the result.
+
+Watch for: threads past the end of the arrays. If the adding thread reads every slot of the
+shared array, those threads must still fill their slot with something harmless; a slot nobody
+wrote is reported as a read of uninitialised memory.
+
+Budget: each thread reads at most 2 elements of global memory and writes at most 1. How many
+times threads read the shared array does not matter here; the Prefix Sum puzzle deals with that.""",
+    spec=dot_product_spec,
+    spec_source=inspect.getsource(dot_product_spec).strip(),
+    visible=Case((np.arange(8, dtype=np.float32), np.arange(8, dtype=np.float32)), (1,), (8, 1, 1), (8, 1, 1)),
+    hidden=hidden,
+    header=HEADER,
+    template="""\
+threadgroup float shared[THREADGROUP_MEM_SIZE];
+uint i = thread_position_in_grid.x;
+uint local_i = thread_position_in_threadgroup.x;
+// FILL ME IN (roughly 11 lines)
+""",
+    budget=Budget(global_reads=2, global_writes=1),
+)

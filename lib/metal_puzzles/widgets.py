@@ -1,0 +1,155 @@
+"""The kernel explorer (ipywidgets): pick a thread and a barrier phase and see what it read and
+wrote; step through the kernel a statement at a time watching the thread's variables; check the
+puzzle in place. Standard ipywidgets only, so it works in JupyterLab, Notebook 7 and VS Code."""
+
+from __future__ import annotations
+
+import html
+
+import ipywidgets as W
+
+from .explorer_model import ExplorerModel
+from .msl import RunResult
+
+_COUNTER_NAMES = (("global_reads", "global reads"), ("global_writes", "global writes"),
+                  ("shared_reads", "shared reads"), ("shared_writes", "shared writes"), ("atomics", "atomics"))
+
+
+class Explorer:
+    """Build with a traced, stepped run (``MetalProblem.explore()`` does this for you)."""
+
+    def __init__(self, result: RunResult, title: str = "", problem=None) -> None:
+        self.model = ExplorerModel(result)
+        self.title = title
+        self.problem = problem
+        m = self.model
+        self.group = W.IntSlider(0, 0, max(m.n_groups - 1, 0), description="threadgroup",
+                                 continuous_update=False)
+        self.thread = W.IntSlider(0, 0, max(m.threads_in_group(0) - 1, 0), description="thread",
+                                  continuous_update=False)
+        self.phase = W.Dropdown(options=[("all phases", -1)] + [(f"phase {p}", p) for p in m.phases],
+                                value=-1, description="phase")
+        self.group.add_class("mp-group")
+        self.thread.add_class("mp-thread")
+        self.phase.add_class("mp-phase")
+        self.who = W.HTML(_tag="div")
+        self.who.add_class("mp-who")
+        self.diagram = W.HTML()
+        self.diagram.add_class("mp-diagram")
+        self.counts = W.HTML()
+        self.counts.add_class("mp-counts")
+        self.step_index = 0
+        self.back = W.Button(description="\u25c0 step back")
+        self.forward = W.Button(description="step \u25b6")
+        self.back.add_class("mp-back")
+        self.forward.add_class("mp-forward")
+        self.step_label = W.HTML()
+        self.step_label.add_class("mp-step-label")
+        self.source = W.HTML()
+        self.source.add_class("mp-source")
+        self.variables = W.HTML()
+        self.variables.add_class("mp-variables")
+        self.check_button = W.Button(description="Check", button_style="primary")
+        self.check_button.add_class("mp-check")
+        self.verdict = W.HTML()
+        self.verdict.add_class("mp-verdict")
+        self.group.observe(self._on_group, names="value")
+        self.thread.observe(lambda _: self.refresh(), names="value")
+        self.phase.observe(lambda _: self.refresh(), names="value")
+        self.back.on_click(lambda _: self.move(-1))
+        self.forward.on_click(lambda _: self.move(1))
+        self.check_button.on_click(lambda _: self.run_check())
+        controls = W.HBox([self.group, self.thread, self.phase])
+        stepper = W.VBox([W.HBox([self.back, self.forward, self.step_label]),
+                          W.HBox([self.source, self.variables])])
+        bottom = [self.check_button, self.verdict] if problem is not None else []
+        self.widget = W.VBox([W.HTML(f"<b>{html.escape(title)}</b>"), controls, self.who,
+                              W.HBox([self.diagram, self.counts]), stepper, *bottom])
+        self.widget.add_class("mp-explorer")
+        self.refresh()
+
+    # ------------------------------------------------------------------ state
+    @property
+    def lane(self) -> int:
+        return self.model.lane(self.group.value, self.thread.value)
+
+    @property
+    def selected_phase(self) -> int | None:
+        return None if self.phase.value == -1 else self.phase.value
+
+    def _on_group(self, _change) -> None:
+        self.thread.max = max(self.model.threads_in_group(self.group.value) - 1, 0)
+        self.refresh()
+
+    def move(self, delta: int) -> None:
+        self.step_index = min(max(self.step_index + delta, 0), max(self.model.n_steps - 1, 0))
+        self.refresh_steps()
+
+    # ---------------------------------------------------------------- drawing
+    def refresh(self) -> None:
+        lane = self.lane
+        self.who.value = f"<span>{html.escape(self.model.describe(lane))}</span>"
+        self.diagram.value = self._diagram_svg(lane)
+        self.counts.value = self._counts_html(lane)
+        self.refresh_steps()
+
+    def _diagram_svg(self, lane: int) -> str:
+        from .draw import draw_run, to_svg
+
+        filtered = self.model.filtered_result(lane, self.selected_phase)
+        group = int(self.model.result.lanes.group[lane])
+        try:
+            d = draw_run(filtered, title=self.title, max_groups=self.model.n_groups, only_group=group)
+        except TypeError:  # older draw_run without group selection
+            d = draw_run(filtered, title=self.title, max_groups=4)
+        return to_svg(d)
+
+    def _counts_html(self, lane: int) -> str:
+        mine = self.model.counts(lane)
+        top = self.model.counts_max()
+        rows = "".join(f"<tr><td>{label}</td><td class='mp-mine'>{mine[k]}</td><td>{top[k]}</td></tr>"
+                       for k, label in _COUNTER_NAMES)
+        accesses = self.model.accesses(lane, self.selected_phase)
+        listing = "".join(f"<li>line {a.line}: {a.kind} {html.escape(a.buffer)}[{a.index}] (phase {a.phase})</li>"
+                          for a in accesses[:40])
+        more = f"<li>... {len(accesses) - 40} more</li>" if len(accesses) > 40 else ""
+        return (f"<table class='mp-count-table'><tr><th></th><th>this thread</th><th>max</th></tr>{rows}</table>"
+                f"<ul class='mp-accesses'>{listing}{more}</ul>")
+
+    def refresh_steps(self) -> None:
+        m = self.model
+        if not m.n_steps:
+            self.step_label.value = "no step-through record"
+            return
+        info = m.step(self.step_index, self.lane)
+        self.step_label.value = (f"<span class='mp-step-text'>step {self.step_index + 1} / {m.n_steps}: "
+                                 f"line {info['line']}</span>")
+        lines = []
+        for no, text in enumerate(m.source_lines(), start=1):
+            cls = "mp-current" if no == info["line"] else ""
+            style = "background:#ffe08a;" if cls else ""
+            lines.append(f"<div class='mp-line {cls}' style='{style}'><span style='color:#888'>{no:3d}</span> "
+                         f"{html.escape(text)}</div>")
+        self.source.value = "<pre style='margin:0'>" + "".join(lines) + "</pre>"
+        if not info["active"]:
+            self.variables.value = "<div class='mp-inactive'><i>this thread is inactive at this step</i></div>"
+        else:
+            rows = "".join(f"<tr><td>{html.escape(k)}</td><td class='mp-value'>{html.escape(v)}</td></tr>"
+                           for k, v in info["variables"].items())
+            self.variables.value = f"<table class='mp-var-table'>{rows}</table>"
+
+    def run_check(self) -> None:
+        result = self.problem.check(quiet=True)
+        color = "#1a7f37" if result.passed else "#b42318"
+        self.verdict.value = (f"<pre class='mp-verdict-text' style='color:{color}'>"
+                              f"{html.escape(result.report())}</pre>")
+
+    def _ipython_display_(self) -> None:
+        from IPython.display import display
+
+        display(self.widget)
+
+
+def explore(result: RunResult, title: str = "", problem=None) -> Explorer:
+    """Explore a traced, stepped run (``simulate(..., trace=True, steps=True)``)."""
+    return Explorer(result, title, problem)
