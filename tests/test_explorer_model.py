@@ -1,0 +1,67 @@
+"""The model behind the explorer widgets: highlights per thread and phase, variables per step."""
+
+import numpy as np
+import pytest
+
+from metal_puzzles.explorer_model import ExplorerModel
+from metal_puzzles.msl import simulate
+
+POOL = """
+threadgroup float s[4];
+uint i = thread_position_in_grid.x;
+uint li = thread_position_in_threadgroup.x;
+s[li] = a[i];
+threadgroup_barrier(mem_flags::mem_threadgroup);
+float acc = s[li];
+if (li > 0) acc += s[li - 1];
+out[i] = acc;
+"""
+
+
+@pytest.fixture(scope="module")
+def model():
+    r = simulate("pool", ["a"], ["out"], POOL, inputs=[np.arange(8, dtype=np.float32)], output_shapes=[(8,)],
+                 output_dtypes=["float32"], grid=(8, 1, 1), threadgroup=(4, 1, 1), trace=True, steps=True)
+    return ExplorerModel(r)
+
+
+def test_threads_are_addressed_by_group_and_index(model):
+    assert model.n_groups == 2 and model.threads_in_group(1) == 4
+    lane = model.lane(1, 2)
+    assert model.describe(lane) == "thread (2,0,0) of threadgroup (1,0,0)"
+
+
+def test_highlight_per_phase(model):
+    lane = model.lane(1, 2)  # grid thread 6
+    before = model.highlighted(lane, phase=0)
+    assert before["read"] == {("a", 6)} and before["write"] == {("s", 2)}
+    after = model.highlighted(lane, phase=1)
+    assert after["read"] == {("s", 2), ("s", 1)} and after["write"] == {("out", 6)}
+    assert [a.line for a in model.accesses(lane)] == [5, 5, 7, 8, 9]
+
+
+def test_first_thread_skips_the_guarded_read(model):
+    lane = model.lane(0, 0)
+    assert model.highlighted(lane, phase=1)["read"] == {("s", 0)}
+    assert model.counts(lane)["shared_reads"] == 1 and model.counts_max()["shared_reads"] == 2
+
+
+def test_filtered_result_keeps_only_the_thread(model):
+    lane = model.lane(0, 3)
+    r = model.filtered_result(lane)
+    lanes = {int(x) for e in r.trace.accesses() for x in e.lanes}
+    assert lanes == {lane}
+    assert model.result.trace is not r.trace  # the original run is untouched
+    assert len({int(x) for e in model.result.trace.accesses() for x in e.lanes}) == 8
+
+
+def test_step_through_shows_variables_and_inactive_threads(model):
+    lines = [model.step(k, 0)["line"] for k in range(model.n_steps)]
+    assert lines == [3, 4, 5, 6, 7, 8, 9]  # the threadgroup declaration allocates nothing at run time
+    lane0, lane1 = model.lane(0, 0), model.lane(0, 1)
+    guarded = lines.index(8)
+    assert model.step(guarded, lane0)["active"] is False  # li == 0 does not enter the if
+    assert model.step(guarded, lane1)["active"] is True
+    assert model.step(guarded, lane1)["variables"]["acc"] == "1"  # s[1] = a[1] before adding s[0]
+    last = model.step(model.n_steps - 1, model.lane(1, 3))
+    assert last["variables"] == {"i": "7", "li": "3", "acc": "13"}
