@@ -57,9 +57,10 @@ def test_filtered_result_keeps_only_the_thread(model):
 
 def test_step_through_shows_variables_and_inactive_threads(model):
     lines = [model.step(k, 0)["line"] for k in range(model.n_steps)]
-    assert lines == [3, 4, 5, 6, 7, 8, 9]  # the threadgroup declaration allocates nothing at run time
+    # The threadgroup declaration allocates nothing at run time; line 8 is the 'if', then its body.
+    assert lines == [3, 4, 5, 6, 7, 8, 8, 9]
     lane0, lane1 = model.lane(0, 0), model.lane(0, 1)
-    guarded = lines.index(8)
+    guarded = len(lines) - 2  # the body of the if
     assert model.step(guarded, lane0)["active"] is False  # li == 0 does not enter the if
     assert model.step(guarded, lane1)["active"] is True
     assert model.step(guarded, lane1)["variables"]["acc"] == "1"  # s[1] = a[1] before adding s[0]
