@@ -249,14 +249,14 @@ def check_source(puzzle, source: str, header: str | None = None, *, input_names:
 
     kernel = MetalKernel(puzzle.kernel_name, list(input_names or puzzle.input_names),
                          list(output_names or puzzle.output_names), source,
-                         puzzle.header if header is None else header)
+                         puzzle.header if header is None else header, atomic_outputs=puzzle.atomic_outputs)
 
     def run(case: Case) -> RunResult:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
             return kernel.kernel.run(inputs=list(case.inputs), output_shapes=[case.output_shape],
                                      output_dtypes=[puzzle.output_dtype], grid=case.grid, threadgroup=case.threadgroup,
-                                     init_value=None, sanitize="warn", max_steps=max_steps)
+                                     init_value=puzzle.init_value, sanitize="warn", max_steps=max_steps)
 
     outcomes = run_cases(run, puzzle.spec, puzzle.cases(seed), rtol=puzzle.rtol, atol=puzzle.atol)
     return CheckResult(puzzle.title, outcomes, puzzle.budget)

@@ -41,7 +41,8 @@ MAX_SECTION_W = 900  # arrays of a section wrap onto a new line past this width
 MAX_DIAGRAM_W = 1400  # panels go side by side while the diagram stays narrower than this
 ARROW_W = 1.25  # arrow shaft width; also how tests recognise arrows in the SVG
 HEAD_LEN, HEAD_HALF = 7.0, 3.2
-CHAR_W = 0.64  # average glyph width of the (bold sans) font, in ems, to estimate text widths
+CHAR_W = 0.62  # average glyph width of the (bold sans) font, in ems, to estimate text widths
+LEGEND_LABEL = "threads (grid position):"
 
 INK = "#222222"
 MUTED = "#8a8a8a"
@@ -117,9 +118,24 @@ class RunDiagram(ApplyTransform):
 
 
 # ----------------------------------------------------------------------------- small helpers
+_NARROW = set(" .,:;'|!()[]{}ijlrtf-·")
+_WIDE = set("mwMW%@")
+
+
 def text_width(s: str, size: float) -> float:
-    """Estimated width of a text in pixels (chalk does not measure text)."""
-    return len(s) * size * CHAR_W
+    """Estimated width of a text in pixels (chalk does not measure text, and centres it), from
+    rough glyph widths of a bold sans-serif font."""
+    em = 0.0
+    for ch in s:
+        if ch in _NARROW:
+            em += 0.38
+        elif ch in _WIDE:
+            em += 0.95
+        elif ch.isupper() or ch.isdigit():
+            em += 0.7
+        else:
+            em += 0.62
+    return em * size
 
 
 def fmt_value(v) -> str:
@@ -222,10 +238,12 @@ def shared_snapshots(accesses: Iterable[Access], name: str) -> list[Snapshot]:
 # ----------------------------------------------------------------------------- arrays as drawn
 @dataclass
 class ArrayView:
-    """One array as drawn: a label line, a line of column indices, then a grid of cells."""
+    """One array as drawn: a name (and a grey line saying what it is) left of a grid of cells.
+    Nothing sits above or below a grid, so arrows between sections cross no text."""
 
     key: tuple  # ('in', name) | ('out', name) | ('tg', name, phase)
-    label: str
+    name: str
+    note: str  # e.g. 'input (8,)', 'after phase 1'
     rows: int
     cols: int
     size: int  # elements in the array (those past rows*cols are not drawn)
@@ -236,33 +254,43 @@ class ArrayView:
     two_d: bool = False
     x: float = 0.0
     y: float = 0.0
+    label_w: float = 0.0  # width of the name column, shared by the arrays of a panel
 
     @property
     def drawn(self) -> int:
         return min(self.size, self.rows * self.cols)
 
     @property
+    def own_label_w(self) -> float:
+        return max(text_width(self.name, 12), text_width(self.note, 10)) + 10
+
+    @property
     def margin(self) -> float:
-        """Room left of the grid for row indices."""
-        if not (self.two_d or self.wrapped) or self.rows <= 1 and not self.two_d:
+        """Room between the name column and the grid for row numbers (2D and wrapped arrays)."""
+        if not (self.two_d or self.wrapped):
             return 0.0
         last = (self.rows - 1) * (self.cols if self.wrapped else 1)
-        return 8 + text_width(str(last), 9)
+        return 6 + text_width(str(max(last, 0)), 9)
+
+    @property
+    def top(self) -> float:
+        """Height of the column-number line above 2D grids."""
+        return INDEX_H if self.two_d else 0.0
 
     @property
     def width(self) -> float:
-        return max(self.margin + self.cols * CELL, text_width(self.label, 12))
+        return self.label_w + self.margin + self.cols * CELL
 
     @property
     def height(self) -> float:
-        return LABEL_H + INDEX_H + self.rows * CELL
+        return max(self.top + self.rows * CELL, 30.0)
 
     def cell_box(self, i: int) -> tuple[float, float, float, float] | None:
         if i < 0 or i >= self.drawn:
             return None
         r, c = divmod(i, self.cols)
-        x0 = self.x + self.margin + c * CELL
-        y0 = self.y + LABEL_H + INDEX_H + r * CELL
+        x0 = self.x + self.label_w + self.margin + c * CELL
+        y0 = self.y + self.top + r * CELL
         return (x0, y0, x0 + CELL, y0 + CELL)
 
 
@@ -280,14 +308,15 @@ def grid_shape(shape: Sequence[int]) -> tuple[int, int, bool, bool]:
     return rows, cols, False, True
 
 
-def make_view(key: tuple, label: str, shape: Sequence[int], values: dict[int, object] | np.ndarray,
-              fills: dict[int, str], faint: set[int] | None = None, all_faint_but: set[int] | None = None) -> ArrayView:
-    """Build the drawn form of an array from its element values (a flat array or a sparse dict)."""
+def make_view(key: tuple, name: str, note: str, shape: Sequence[int], values: dict[int, object] | np.ndarray,
+              fills: dict[int, str], touched: set[int] | None = None) -> ArrayView:
+    """Build the drawn form of an array from its element values (a flat array or a sparse dict).
+    With ``touched`` given, the other elements' values are greyed."""
     rows, cols, wrapped, two_d = grid_shape(shape)
     size = int(np.prod(shape)) if len(shape) else 1
     max_rows = max(1, MAX_CELLS // max(cols, 1))
     if rows > max_rows:
-        label = f"{label}  (first {max_rows * cols} of {size})"
+        note = f"{note}, first {max_rows * cols} shown"
         rows = max_rows
     n = min(size, rows * cols)
     if isinstance(values, np.ndarray):
@@ -295,11 +324,8 @@ def make_view(key: tuple, label: str, shape: Sequence[int], values: dict[int, ob
         texts = [fmt_value(flat[i]) for i in range(n)]
     else:
         texts = [fmt_value(values.get(i)) for i in range(n)]
-    if all_faint_but is not None:
-        faint_flags = [i not in all_faint_but for i in range(n)]
-    else:
-        faint_flags = [i in (faint or set()) for i in range(n)]
-    return ArrayView(key, label, rows, cols, size, texts, [fills.get(i) for i in range(n)], faint_flags,
+    faint = [touched is not None and i not in touched for i in range(n)]
+    return ArrayView(key, name, note, rows, cols, size, texts, [fills.get(i) for i in range(n)], faint,
                      wrapped, two_d)
 
 
@@ -354,9 +380,9 @@ def _input_views(result, accesses: list[Access]) -> list[ArrayView]:
     for name, arr in zip(result.input_names, result.inputs, strict=False):
         arr = np.asarray(arr)
         shape = arr.shape
-        label = f"{name}  (input {'scalar' if arr.ndim == 0 else _shape_text(shape)})"
+        note = f"input {'scalar' if arr.ndim == 0 else _shape_text(shape)}"
         fills = {i: READ_FILL for i in read.get(name, ())}
-        views.append(make_view(("in", name), label, shape, arr, fills, all_faint_but=read.get(name, set())))
+        views.append(make_view(("in", name), name, note, shape, arr, fills, touched=read.get(name, set())))
     return views
 
 
@@ -374,8 +400,8 @@ def _output_views(result, accesses: list[Access], colors: dict[int, str]) -> lis
         arr = np.asarray(arr)
         w = writers.get(name, {})
         fills = {i: _fill_for(lanes, colors) for i, lanes in w.items()}
-        label = f"{name}  (output {_shape_text(arr.shape)})"
-        views.append(make_view(("out", name), label, arr.shape, arr, fills, all_faint_but=set(w)))
+        note = f"output {_shape_text(arr.shape)}"
+        views.append(make_view(("out", name), name, note, arr.shape, arr, fills, touched=set(w)))
     return views
 
 
@@ -401,8 +427,7 @@ def _shared_sections(result, accesses: list[Access], colors: dict[int, str]) -> 
         phases[name] = [s.phase for s in snaps]
         for s in snaps:
             fills = {i: _fill_for(lanes, colors) for i, lanes in s.writers.items()}
-            label = f"{name}  after phase {s.phase}"
-            view = make_view(("tg", name, s.phase), label, shape, s.values, fills)
+            view = make_view(("tg", name, s.phase), name, f"after phase {s.phase}", shape, s.values, fills)
             by_phase[s.phase].append(view)
     return [by_phase[p] for p in sorted(by_phase)], phases
 
@@ -522,14 +547,14 @@ def _layout_sections(sections: list[list[ArrayView]], x0: float, y0: float) -> t
 
 def _layout_legend(panel: Panel, x0: float, y0: float, max_w: float) -> float:
     """Thread swatches in rows; returns the bottom y."""
-    label = "threads (grid position):"
-    x = x0 + text_width(label, 11) + 8
+    start = x0 + text_width(LEGEND_LABEL, 11) + 8
+    x = start
     rows: list[list[tuple[str, str, float, float]]] = [[]]
     for name, color in panel.legend:
         w = max(24.0, text_width(name, 10) + 10)
         if x + w > x0 + max_w and rows[-1]:
             rows.append([])
-            x = x0 + text_width(label, 11) + 8
+            x = start
         rows[-1].append((name, color, x, w))
         x += w + 4
     panel.legend_rows = rows
@@ -539,9 +564,13 @@ def _layout_legend(panel: Panel, x0: float, y0: float, max_w: float) -> float:
 def _layout_panel(panel: Panel) -> None:
     x0 = PANEL_PAD
     y = PANEL_PAD + 20  # title line
-    sections_w = max((sum(v.width + ARRAY_GAP for v in s) for s in panel.sections), default=0)
-    legend_w = max(360.0, min(MAX_SECTION_W, sections_w))
-    y = _layout_legend(panel, x0, y, legend_w) + 10
+    views = [v for s in panel.sections for v in s]
+    label_w = max((v.own_label_w for v in views), default=0.0)
+    for v in views:
+        v.label_w = label_w
+    sections_w = max((sum(v.width + ARRAY_GAP for v in s) - ARRAY_GAP for s in panel.sections), default=0)
+    legend_w = max(560.0, min(MAX_SECTION_W, sections_w))
+    y = _layout_legend(panel, x0, y, legend_w) + 12
     width, bottom = _layout_sections(panel.sections, x0, y)
     legend_right = max((x + w for row in panel.legend_rows for _, _, x, w in row), default=0)
     panel.width = max(width, text_width(panel.title, 13), legend_right - x0) + 2 * PANEL_PAD
@@ -716,11 +745,13 @@ def _paint_view_background(v: ArrayView) -> list[Diagram]:
 
 
 def _paint_view_foreground(v: ArrayView) -> list[Diagram]:
-    out = [_text(v.label, v.x, v.y + LABEL_H / 2, 12, INK, "start")]
-    gx = v.x + v.margin
-    gy = v.y + LABEL_H + INDEX_H
-    for c in range(v.cols if v.rows else 0):
-        out.append(_text(str(c), gx + (c + 0.5) * CELL, gy - INDEX_H / 2 - 1, 9, MUTED))
+    gx = v.x + v.label_w + v.margin
+    gy = v.y + v.top
+    name_y = gy + min(CELL, v.rows * CELL or CELL) / 2
+    out = [_text(v.name, v.x, name_y - 7, 12, INK, "start"), _text(v.note, v.x, name_y + 8, 10, MUTED, "start")]
+    if v.two_d:
+        for c in range(v.cols if v.rows else 0):
+            out.append(_text(str(c), gx + (c + 0.5) * CELL, gy - INDEX_H / 2, 9, MUTED))
     if v.margin:
         step = v.cols if v.wrapped else 1
         for r in range(v.rows):
@@ -728,9 +759,12 @@ def _paint_view_foreground(v: ArrayView) -> list[Diagram]:
     for i in range(v.drawn):
         x0, y0, x1, y1 = v.cell_box(i)
         out.append(_rect(x0, y0, x1, y1, line=GRID_LINE, width=1.0))
+        if not v.two_d:  # the element's index, small in the corner
+            idx = str(i % v.cols if v.wrapped else i)
+            out.append(_text(idx, x0 + 2.5, y0 + 6, 7.5, MUTED, "start"))
         s = v.texts[i]
         if s:
-            out.append(_text(s, (x0 + x1) / 2, (y0 + y1) / 2, _cell_font(s), MUTED if v.faint[i] else INK))
+            out.append(_text(s, (x0 + x1) / 2, (y0 + y1) / 2 + 2, _cell_font(s), MUTED if v.faint[i] else INK))
     if v.size == 0:
         out.append(_text("(empty)", gx, gy + CELL / 2, 10, MUTED, "start"))
     return out
@@ -759,7 +793,8 @@ def _paint_legend(p: Panel) -> list[Diagram]:
     out = []
     y = PANEL_PAD + 20
     for row in p.legend_rows:
-        out.append(_text("threads (grid position):", PANEL_PAD, y + 9, 11, MUTED, "start"))
+        if row is p.legend_rows[0]:
+            out.append(_text(LEGEND_LABEL, PANEL_PAD, y + 9, 11, MUTED, "start"))
         for name, color, x, w in row:
             out.append(_rect(x, y, x + w, y + 18, fill=color))
             out.append(_text(name, x + w / 2, y + 9, min(10.0, (w - 4) / max(1, len(name) * CHAR_W)), "#ffffff"))

@@ -28,7 +28,7 @@ class MetalProblem:
     def __init__(self, name: str, fn: Callable[..., MetalKernel], inputs: Sequence[Any], output_shape: Sequence[int],
                  grid: Sequence[int] = (1, 1, 1), threadgroup: Sequence[int] = (1, 1, 1),
                  spec: Callable | None = None, *, puzzle: Puzzle | None = None, output_dtype: Any = mx.float32,
-                 seed: int = 0) -> None:
+                 init_value: float | None = None, seed: int = 0) -> None:
         self.name = name
         self.fn = fn
         self.inputs = list(inputs)
@@ -39,6 +39,9 @@ class MetalProblem:
         self.spec = spec if spec is not None else (self.puzzle.spec if self.puzzle else None)
         self.output_dtype = dtype_name(output_dtype)
         self.seed = seed
+        if init_value is None and self.puzzle is not None:
+            init_value = self.puzzle.init_value
+        self.init_value = init_value
         self.last_run: RunResult | None = None
 
     # ----------------------------------------------------------------- running
@@ -60,7 +63,7 @@ class MetalProblem:
             warnings.simplefilter("ignore", RuntimeWarning)
             return kernel.kernel.run(inputs=list(case.inputs), output_shapes=[case.output_shape],
                                      output_dtypes=[self.output_dtype], grid=case.grid, threadgroup=case.threadgroup,
-                                     init_value=None, sanitize="warn", trace=trace)
+                                     init_value=self.init_value, sanitize="warn", trace=trace)
 
     # ------------------------------------------------------------------- show
     def score_table(self, result: RunResult) -> str:
@@ -106,7 +109,7 @@ class MetalProblem:
             warnings.simplefilter("ignore", RuntimeWarning)
             result = kernel.kernel.run(inputs=list(case.inputs), output_shapes=[case.output_shape],
                                        output_dtypes=[self.output_dtype], grid=case.grid,
-                                       threadgroup=case.threadgroup, init_value=None, sanitize="warn", trace=True,
+                                       threadgroup=case.threadgroup, init_value=self.init_value, sanitize="warn", trace=True,
                                        steps=True)
         return Explorer(result, title=self.name, problem=self)
 
