@@ -139,7 +139,8 @@ class MetalProblem:
         try:
             (gpu,) = kernel.kernel(inputs=[mx.array(x) for x in case.inputs], output_shapes=[case.output_shape],
                                    output_dtypes=[getattr(mx, self.output_dtype)], grid=case.grid,
-                                   threadgroup=case.threadgroup, init_value=0, backend="metal")
+                                   threadgroup=case.threadgroup, init_value=self.init_value or 0,
+                                   backend="metal")
         except Exception as exc:  # the GPU path is best-effort information, never the verdict
             return f"On the GPU: the kernel failed to run ({exc})."
         same = np.allclose(np.asarray(gpu), outcomes[0].yours, rtol=1e-4, atol=1e-4)

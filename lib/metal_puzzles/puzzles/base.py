@@ -78,7 +78,6 @@ class Puzzle:
     #: Launch options the puzzle's kernel needs (scatter-adds: init_value=0, atomic_outputs=True).
     init_value: float | None = None
     atomic_outputs: bool = False
-    output_int: bool = False  # outputs compared exactly (integer results such as offsets)
 
     def cases(self, seed: int = 0) -> list[Case]:
         """The visible test followed by the hidden tests (deterministic for a seed)."""
