@@ -22,27 +22,33 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-from chalk import Diagram, circle, concat, make_path, strut, text
-from chalk.core import ApplyTransform
-from chalk.transform import Affine
+from chalk import Diagram, text
+from chalk.core import ApplyTransform, Compose
+from chalk.envelope import Envelope
+from chalk.shapes import Path
+from chalk.transform import P2, Affine, BoundingBox
 from colour import Color
+
+from .msl.trace import BarrierEvent
 
 # ----------------------------------------------------------------------------- constants
 CELL = 34  # side of one array element, in pixels
+SMALL_CELL = 28  # used instead when a panel would be too wide (big 2D arrays)
+MAX_PANEL_W = 720  # beyond this width a panel switches to SMALL_CELL
 WRAP = 32  # a 1D array longer than this wraps onto several rows
 MAX_CELLS = 512  # an array with more elements shows only its first rows
 LABEL_H = 18  # height of the line naming an array
-INDEX_H = 13  # height of the line of column indices
+INDEX_H = 22  # height of the line of column numbers above 2D grids (clear of arrow heads)
 ARRAY_GAP = 30  # horizontal gap between arrays of one section
 SECTION_GAP = 34  # vertical gap between sections (room for the arrows to be seen)
 PANEL_PAD = 14
 PANEL_GAP = 24
 MAX_SECTION_W = 900  # arrays of a section wrap onto a new line past this width
-MAX_DIAGRAM_W = 1400  # panels go side by side while the diagram stays narrower than this
+MAX_DIAGRAM_W = 1500  # panels go side by side while the diagram stays narrower than this
+CELL_OPACITY = 0.7  # how much a cell hides the arrows passing beneath it
 ARROW_W = 1.25  # arrow shaft width; also how tests recognise arrows in the SVG
 HEAD_LEN, HEAD_HALF = 7.0, 3.2
-CHAR_W = 0.62  # average glyph width of the (bold sans) font, in ems, to estimate text widths
-LEGEND_LABEL = "threads (grid position):"
+LEGEND_LABEL = "thread_position_in_grid:"
 
 INK = "#222222"
 MUTED = "#8a8a8a"
@@ -52,8 +58,8 @@ SHARED_WRITE_FILL = "#e4e4e4"  # written by several threads of the group (a race
 PANEL_LINE = "#c8c8c8"
 # Distinct colours for lines on white; neighbouring threads get contrasting hues.
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf",
-           "#bcbd22", "#7f7f7f", "#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173", "#3182bd",
-           "#e6550d", "#31a354", "#756bb1", "#636363")
+           "#393b79", "#637939", "#843c39", "#7b4173", "#3182bd", "#e6550d", "#31a354", "#756bb1",
+           "#636363", "#8c6d31", "#d6616b", "#6b6ecf")
 
 
 # ----------------------------------------------------------------------------- public API
@@ -66,8 +72,7 @@ def draw_run(result, title: str | None = None, max_groups: int = 4) -> Diagram:
     header = _header(result, title, len(shown), n_groups)
     body, width, height = _arrange(panels, header.height)
     width = max(width, header.width)
-    parts = [_paint_header(header), body, _bounds(0, 0, width, height)]
-    return RunDiagram(Affine.identity(), concat(parts))
+    return RunDiagram(Affine.identity(), _group([*_paint_header(header), body], (0, 0, width, height)))
 
 
 def to_svg(diagram: Diagram) -> str:
@@ -118,24 +123,17 @@ class RunDiagram(ApplyTransform):
 
 
 # ----------------------------------------------------------------------------- small helpers
-_NARROW = set(" .,:;'|!()[]{}ijlrtf-·")
-_WIDE = set("mwMW%@")
+# Advance widths (in ems) of a bold sans-serif font, measured on DejaVu Sans Bold and bucketed.
+_GLYPH_EMS = {0.3: "'", 0.35: " /IJ\\ijl|", 0.4: ",-.:;·", 0.45: "!()[]f", 0.5: '"*_`rt', 0.6: "?csz",
+              0.65: "Lakvxy", 0.75: "ABCKPRVXZ", 0.8: "GU", 0.85: "#&+<=>DHNOQ^~", 0.9: "w", 1.0: "%@M",
+              1.05: "m", 1.1: "W"}
+_GLYPH_WIDTH = {ch: w for w, chars in _GLYPH_EMS.items() for ch in chars}
 
 
 def text_width(s: str, size: float) -> float:
-    """Estimated width of a text in pixels (chalk does not measure text, and centres it), from
-    rough glyph widths of a bold sans-serif font."""
-    em = 0.0
-    for ch in s:
-        if ch in _NARROW:
-            em += 0.38
-        elif ch in _WIDE:
-            em += 0.95
-        elif ch.isupper() or ch.isdigit():
-            em += 0.7
-        else:
-            em += 0.62
-    return em * size
+    """Estimated width of a text in pixels: chalk neither measures text nor aligns it other
+    than centred, so left-aligned labels are placed from this estimate."""
+    return sum(_GLYPH_WIDTH.get(ch, 0.7) for ch in s) * size
 
 
 def fmt_value(v) -> str:
@@ -255,6 +253,7 @@ class ArrayView:
     x: float = 0.0
     y: float = 0.0
     label_w: float = 0.0  # width of the name column, shared by the arrays of a panel
+    cell: float = CELL
 
     @property
     def drawn(self) -> int:
@@ -279,19 +278,19 @@ class ArrayView:
 
     @property
     def width(self) -> float:
-        return self.label_w + self.margin + self.cols * CELL
+        return self.label_w + self.margin + self.cols * self.cell
 
     @property
     def height(self) -> float:
-        return max(self.top + self.rows * CELL, 30.0)
+        return max(self.top + self.rows * self.cell, 30.0)
 
     def cell_box(self, i: int) -> tuple[float, float, float, float] | None:
         if i < 0 or i >= self.drawn:
             return None
         r, c = divmod(i, self.cols)
-        x0 = self.x + self.label_w + self.margin + c * CELL
-        y0 = self.y + self.top + r * CELL
-        return (x0, y0, x0 + CELL, y0 + CELL)
+        x0 = self.x + self.label_w + self.margin + c * self.cell
+        y0 = self.y + self.top + r * self.cell
+        return (x0, y0, x0 + self.cell, y0 + self.cell)
 
 
 def grid_shape(shape: Sequence[int]) -> tuple[int, int, bool, bool]:
@@ -457,6 +456,8 @@ def _build_panel(result, group: int) -> Panel:
                   trace_arrows(accesses, colors, result, phases))
     _layout_panel(panel)
     _route_arrows(panel)
+    _relayout_for_arrows(panel)
+    _route_arrows(panel)
     return panel
 
 
@@ -525,24 +526,48 @@ def trace_arrows(accesses: list[Access], colors: dict[int, str], result, phases:
 
 
 # ----------------------------------------------------------------------------- layout
-def _layout_sections(sections: list[list[ArrayView]], x0: float, y0: float) -> tuple[float, float]:
-    """Place arrays left to right, section under section; returns (width, bottom y)."""
-    y = y0
+def _layout_sections(sections: list[list[ArrayView]], x0: float, y0: float,
+                     gap_before=None) -> tuple[float, float]:
+    """Place arrays left to right (wrapping long sections onto several lines), line under
+    line; ``gap_before(line)`` gives the room above a line. Returns (width, bottom y)."""
+    lines: list[list[ArrayView]] = []
     width = 0.0
     for views in sections:
-        if not views:
-            continue
-        x, line_h = x0, 0.0
-        for v in views:
-            if x > x0 and x + v.width - x0 > MAX_SECTION_W:
-                y += line_h + SECTION_GAP
-                x, line_h = x0, 0.0
-            v.x, v.y = x, y
+        x = x0
+        for k, v in enumerate(views):
+            if k == 0 or x + v.width - x0 > MAX_SECTION_W:
+                lines.append([])
+                x = x0
+            v.x = x
+            lines[-1].append(v)
             x += v.width + ARRAY_GAP
-            line_h = max(line_h, v.height)
             width = max(width, x - ARRAY_GAP - x0)
-        y += line_h + SECTION_GAP
-    return width, y - SECTION_GAP
+    y = y0
+    for k, line in enumerate(lines):
+        if k:
+            y += gap_before(line) if gap_before else SECTION_GAP
+        for v in line:
+            v.y = y
+        y += max(v.height for v in line)
+    return width, y
+
+
+def _relayout_for_arrows(panel: Panel) -> None:
+    """Open up the gap above a line of arrays in proportion to how far its incoming arrows
+    travel sideways, so that long S-curves do not flatten into horizontal bundles."""
+    travel: dict[tuple, float] = defaultdict(float)
+    for a in panel.arrows:
+        if a.points:
+            dx = abs(a.points[-1][0] - a.points[0][0])
+            travel[a.target[0]] = max(travel[a.target[0]], dx)
+
+    def gap(line: list[ArrayView]) -> float:
+        far = max((travel.get(v.key, 0.0) for v in line), default=0.0)
+        return min(SECTION_GAP + 0.1 * far, 3 * SECTION_GAP)
+
+    top = min((v.y for s in panel.sections for v in s), default=0.0)
+    _, bottom = _layout_sections(panel.sections, PANEL_PAD, top, gap)
+    panel.height = bottom + PANEL_PAD
 
 
 def _layout_legend(panel: Panel, x0: float, y0: float, max_w: float) -> float:
@@ -568,7 +593,14 @@ def _layout_panel(panel: Panel) -> None:
     label_w = max((v.own_label_w for v in views), default=0.0)
     for v in views:
         v.label_w = label_w
-    sections_w = max((sum(v.width + ARRAY_GAP for v in s) - ARRAY_GAP for s in panel.sections), default=0)
+
+    def sections_width() -> float:
+        return max((sum(v.width + ARRAY_GAP for v in s) - ARRAY_GAP for s in panel.sections), default=0)
+
+    if sections_width() + 2 * PANEL_PAD > MAX_PANEL_W:
+        for v in views:
+            v.cell = SMALL_CELL
+    sections_w = sections_width()
     legend_w = max(560.0, min(MAX_SECTION_W, sections_w))
     y = _layout_legend(panel, x0, y, legend_w) + 12
     width, bottom = _layout_sections(panel.sections, x0, y)
@@ -581,51 +613,81 @@ def _views_by_key(panel: Panel) -> dict[tuple, ArrayView]:
     return {v.key: v for s in panel.sections for v in s}
 
 
+@dataclass
+class _End:
+    """One end of an arrow: a cell's edge, and where the cell sits in its grid."""
+
+    box: Box
+    edge: str  # 'top' or 'bottom'
+    row: int
+    rows: int
+
+    @property
+    def slot(self) -> tuple[Box, str]:
+        return (self.box, self.edge)
+
+
+def _arrow_mode(sb: Box, tb: Box) -> str:
+    s_mid, t_mid = (sb[1] + sb[3]) / 2, (tb[1] + tb[3]) / 2
+    half = (sb[3] - sb[1]) / 2
+    return "down" if t_mid > s_mid + half else "up" if t_mid < s_mid - half else "same"
+
+
+def _arrow_ends(panel: Panel) -> list[tuple[_End, _End, str] | None]:
+    views = _views_by_key(panel)
+    out: list[tuple[_End, _End, str] | None] = []
+    for arrow in panel.arrows:
+        (skey, si), (tkey, ti) = arrow.source, arrow.target
+        sv, tv = views.get(skey), views.get(tkey)
+        sb = sv.cell_box(si) if sv else None
+        tb = tv.cell_box(ti) if tv else None
+        if sb is None or tb is None:
+            out.append(None)
+            continue
+        mode = _arrow_mode(sb, tb)
+        src = _End(sb, "bottom" if mode == "down" else "top", si // sv.cols, sv.rows)
+        dst = _End(tb, "top" if mode in ("down", "same") else "bottom", ti // tv.cols, tv.rows)
+        out.append((src, dst, mode))
+    return out
+
+
+def _edge_x(end: _End, j: int, n: int) -> float:
+    """Where on its edge the j-th of n arrows meets a cell. A lone arrow of a cell in a grid of
+    several rows takes a position set by the cell's row, so that the arrows of the cells of one
+    column, which pass over each other, stay apart; several arrows spread along the edge."""
+    x0, _, x1, _ = end.box
+    w = x1 - x0
+    if n == 1 and end.rows > 1:
+        return x0 + w * (0.2 + 0.6 * (end.row + 0.5) / end.rows)
+    return x0 + w * (0.12 + 0.76 * (j + 1) / (n + 1))
+
+
 def _route_arrows(panel: Panel) -> None:
     """Give each arrow its curve. An arrow leaves its source cell's bottom (or top) edge and
-    enters its target's top (or bottom) edge; arrows sharing an edge are spread along it in the
-    order of their other ends, so they fan out instead of piling up."""
-    views = _views_by_key(panel)
-    ends = []
-    for arrow in panel.arrows:
-        sv, tv = views.get(arrow.source[0]), views.get(arrow.target[0])
-        sb = sv.cell_box(arrow.source[1]) if sv else None
-        tb = tv.cell_box(arrow.target[1]) if tv else None
-        if sb is None or tb is None:
-            ends.append(None)
-            continue
-        s_mid, t_mid = (sb[1] + sb[3]) / 2, (tb[1] + tb[3]) / 2
-        if t_mid > s_mid + CELL / 2:
-            mode = "down"
-        elif t_mid < s_mid - CELL / 2:
-            mode = "up"
-        else:
-            mode = "same"
-        ends.append((sb, tb, mode))
-    slots: dict[tuple, list[tuple[float, int, int]]] = defaultdict(list)
+    enters its target's top (or bottom) edge. The arrows of one thread at one cell edge share a
+    point there, so a value computed from several elements shows as curves joining into one
+    arrow head; different threads at one edge are spread along it in the order of their other
+    ends, so they fan out instead of crossing near the cell."""
+    ends = _arrow_ends(panel)
+    slots: dict[tuple, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
+    slot_end: dict[tuple, _End] = {}
     for k, e in enumerate(ends):
-        if e is None:
-            continue
-        sb, tb, mode = e
-        s_edge = "bottom" if mode == "down" else "top"
-        t_edge = "top" if mode in ("down", "same") else "bottom"
-        slots[(sb, s_edge)].append(((tb[0] + tb[2]) / 2, panel.arrows[k].lane, k))
-        slots[(tb, t_edge)].append(((sb[0] + sb[2]) / 2, panel.arrows[k].lane, k))
-    spot: dict[tuple[int, tuple], tuple[float, float]] = {}
-    for (box, edge), users in slots.items():
-        users.sort()
-        for j, (_, _, k) in enumerate(users):
-            x = box[0] + (j + 1) / (len(users) + 1) * (box[2] - box[0])
-            spot[(k, (box, edge))] = (x, box[3] if edge == "bottom" else box[1])
+        if e is not None:
+            src, dst, _ = e
+            lane = panel.arrows[k].lane
+            slots[src.slot][lane].append((dst.box[0] + dst.box[2]) / 2)
+            slots[dst.slot][lane].append((src.box[0] + src.box[2]) / 2)
+            slot_end[src.slot], slot_end[dst.slot] = src, dst
+    spot: dict[tuple[tuple, int], tuple[float, float]] = {}
+    for slot, by_lane in slots.items():
+        end = slot_end[slot]
+        order = sorted(by_lane, key=lambda lane: (sum(by_lane[lane]) / len(by_lane[lane]), lane))
+        y = end.box[3] if end.edge == "bottom" else end.box[1]
+        for j, lane in enumerate(order):
+            spot[(slot, lane)] = (_edge_x(end, j, len(order)), y)
     for k, e in enumerate(ends):
-        if e is None:
-            continue
-        sb, tb, mode = e
-        s_edge = "bottom" if mode == "down" else "top"
-        t_edge = "top" if mode in ("down", "same") else "bottom"
-        p0 = spot[(k, (sb, s_edge))]
-        p3 = spot[(k, (tb, t_edge))]
-        panel.arrows[k].points = _curve(p0, p3, mode)
+        lane = panel.arrows[k].lane
+        panel.arrows[k].points = [] if e is None else _curve(spot[(e[0].slot, lane)], spot[(e[1].slot, lane)], e[2])
     panel.arrows = [a for a in panel.arrows if a.points]
 
 
@@ -651,7 +713,7 @@ def _curve(p0: tuple[float, float], p3: tuple[float, float], mode: str, steps: i
 def _arrange(panels: list[Panel], top: float) -> tuple[Diagram, float, float]:
     """Panels in a grid, as many side by side as fit in MAX_DIAGRAM_W."""
     if not panels:
-        return concat([]), 0.0, top
+        return _group([], (0, top, 1, top + 1)), 1.0, top
     widest = max(p.width for p in panels)
     ncols = max(1, min(len(panels), int((MAX_DIAGRAM_W + PANEL_GAP) // (widest + PANEL_GAP))))
     parts, y, width = [], top, 0.0
@@ -664,7 +726,7 @@ def _arrange(panels: list[Panel], top: float) -> tuple[Diagram, float, float]:
             x += widest + PANEL_GAP
         width = max(width, x - PANEL_GAP)
         y += max(p.height for p in row) + PANEL_GAP
-    return concat(parts), width, y - PANEL_GAP
+    return _group(parts, (0, top, width, y - PANEL_GAP)), width, y - PANEL_GAP
 
 
 # ----------------------------------------------------------------------------- header
@@ -687,16 +749,30 @@ def _header(result, title: str | None, shown: int, n_groups: int) -> Header:
     if result.trace is None:
         lines.append(("no trace was recorded: arrays only", 11.0, MUTED))
     else:
-        lines.append(("arrows: each thread's writes, from the elements the value was computed from; "
-                      "colour = thread; phase n = the code between barrier n and barrier n+1", 11.0, MUTED))
+        lines.append(("an arrow runs from each element a value was computed from to the element it was "
+                      "written to, in the colour of the thread that wrote it", 11.0, MUTED))
+        if any(isinstance(e, BarrierEvent) for e in result.trace.events):
+            lines.append(("phase n: what the threads did between their n-th and (n+1)-th "
+                          "threadgroup_barrier", 11.0, MUTED))
     width = max(text_width(s, size) for s, size, _ in lines)
     height = sum(size + 8 for _, size, _ in lines) + 10
     return Header(lines, width, height)
 
 
 # ----------------------------------------------------------------------------- painting (chalk)
+Box = tuple[float, float, float, float]
+
+
+def _group(parts: list[Diagram], box: Box) -> Diagram:
+    """Diagrams composed under a known bounding box. chalk would otherwise derive the envelope
+    by querying every primitive, which dominates the time for a few thousand of them."""
+    x0, y0, x1, y1 = box
+    env = Envelope.from_bounding_box(BoundingBox([P2(x0, y0), P2(x1, y1)]))
+    return Compose(env, list(parts))
+
+
 def _text(s: str, x: float, y: float, size: float, color: str = INK, anchor: str = "middle") -> Diagram:
-    """Text centred on (x, y), or starting at x with anchor='start' (chalk only centres text)."""
+    """Text centred on (x, y), or starting (anchor='start') or ending ('end') at x."""
     if anchor == "start":
         x += text_width(s, size) / 2
     elif anchor == "end":
@@ -705,88 +781,108 @@ def _text(s: str, x: float, y: float, size: float, color: str = INK, anchor: str
     return text(s, size).fill_color(c).line_color(c).line_width_local(0).translate(x, y)
 
 
-def _rect(x0: float, y0: float, x1: float, y1: float, fill: str | None = None, line: str | None = None,
-          width: float = 1.0) -> Diagram:
-    d = make_path([(x0, y0), (x1, y0), (x1, y1), (x0, y1)], closed=True)
-    if fill is None:
-        d = d.fill_opacity(0)
-    else:
-        d = d.fill_color(Color(fill))
-    if line is None:
-        return d.line_color(Color(fill or "white")).line_width_local(0)
-    return d.line_color(Color(line)).line_width_local(width)
+def _path(point_lists: list[list[tuple[float, float]]], closed: bool) -> Diagram:
+    """One chalk path made of several polylines (one SVG element for many shapes)."""
+    path = Path.empty()
+    for pts in point_lists:
+        path = path + Path.from_points([P2(x, y) for x, y in pts], closed)
+    return path.stroke()
 
 
-def _bounds(x0: float, y0: float, x1: float, y1: float) -> Diagram:
-    """An invisible box fixing the diagram's extent (text has no extent in chalk)."""
-    return strut(x1 - x0, y1 - y0).translate((x0 + x1) / 2, (y0 + y1) / 2)
+def _rect_points(box: Box) -> list[tuple[float, float]]:
+    x0, y0, x1, y1 = box
+    return [(x0, y0), (x1, y0), (x1, y1), (x0, y1)]
 
 
-def _paint_header(h: Header) -> Diagram:
+def _filled(boxes: list[Box], fill: str) -> Diagram:
+    c = Color(fill)
+    return _path([_rect_points(b) for b in boxes], closed=True).fill_color(c).line_color(c).line_width_local(0)
+
+
+def _outlined(boxes: list[Box], line: str, width: float = 1.0) -> Diagram:
+    return _path([[*_rect_points(b), b[:2]] for b in boxes], closed=False).line_color(Color(line)) \
+        .line_width_local(width)
+
+
+def _paint_header(h: Header) -> list[Diagram]:
     parts, y = [], 6.0
     for s, size, color in h.lines:
         y += size / 2 + 4
         parts.append(_text(s, 2, y, size, color, "start"))
         y += size / 2 + 4
-    return concat(parts)
+    return parts
 
 
-def _cell_font(s: str) -> float:
-    return min(12.0, (CELL - 6) / max(1, len(s) * CHAR_W))
+def _cell_font(s: str, cell: float) -> float:
+    return min(12.0, (cell - 6) / max(0.1, text_width(s, 1.0)))
 
 
 def _paint_view_background(v: ArrayView) -> list[Diagram]:
-    out = []
+    """Cell fills, slightly translucent: painted over the arrow shafts, they let an arrow that
+    passes beneath other cells show faintly, while values stay readable."""
+    by_fill: dict[str, list[Box]] = defaultdict(list)
     for i, fill in enumerate(v.fills):
-        if fill:
-            x0, y0, x1, y1 = v.cell_box(i)
-            out.append(_rect(x0, y0, x1, y1, fill=fill))
-    return out
+        by_fill[fill or "#ffffff"].append(v.cell_box(i))
+    return [_filled(boxes, fill).fill_opacity(CELL_OPACITY) for fill, boxes in by_fill.items()]
 
 
 def _paint_view_foreground(v: ArrayView) -> list[Diagram]:
+    cell = v.cell
     gx = v.x + v.label_w + v.margin
     gy = v.y + v.top
-    name_y = gy + min(CELL, v.rows * CELL or CELL) / 2
+    name_y = gy + min(cell, v.rows * cell or cell) / 2
     out = [_text(v.name, v.x, name_y - 7, 12, INK, "start"), _text(v.note, v.x, name_y + 8, 10, MUTED, "start")]
     if v.two_d:
         for c in range(v.cols if v.rows else 0):
-            out.append(_text(str(c), gx + (c + 0.5) * CELL, gy - INDEX_H / 2, 9, MUTED))
+            out.append(_text(str(c), gx + (c + 0.5) * cell, gy - INDEX_H + 6, 9, MUTED))
     if v.margin:
         step = v.cols if v.wrapped else 1
         for r in range(v.rows):
-            out.append(_text(str(r * step), gx - 4, gy + (r + 0.5) * CELL, 9, MUTED, "end"))
-    for i in range(v.drawn):
-        x0, y0, x1, y1 = v.cell_box(i)
-        out.append(_rect(x0, y0, x1, y1, line=GRID_LINE, width=1.0))
+            out.append(_text(str(r * step), gx - 4, gy + (r + 0.5) * cell, 9, MUTED, "end"))
+    boxes = [v.cell_box(i) for i in range(v.drawn)]
+    if boxes:
+        out.append(_outlined(boxes, GRID_LINE))
+    for i, (x0, y0, x1, y1) in enumerate(boxes):
         if not v.two_d:  # the element's index, small in the corner
-            idx = str(i % v.cols if v.wrapped else i)
-            out.append(_text(idx, x0 + 2.5, y0 + 6, 7.5, MUTED, "start"))
+            out.append(_text(str(i % v.cols if v.wrapped else i), x0 + 2.5, y0 + 6, 7.5, MUTED, "start"))
         s = v.texts[i]
         if s:
-            out.append(_text(s, (x0 + x1) / 2, (y0 + y1) / 2 + 2, _cell_font(s), MUTED if v.faint[i] else INK))
+            out.append(_text(s, (x0 + x1) / 2, (y0 + y1) / 2 + 2, _cell_font(s, cell), MUTED if v.faint[i] else INK))
     if v.size == 0:
-        out.append(_text("(empty)", gx, gy + CELL / 2, 10, MUTED, "start"))
+        out.append(_text("(empty)", gx, gy + cell / 2, 10, MUTED, "start"))
     return out
 
 
-def _paint_arrow(a: Arrow) -> list[Diagram]:
+def _arrow_parts(a: Arrow) -> tuple[list[tuple[float, float]], list[tuple[float, float]], list[tuple[float, float]]]:
+    """Shaft polyline, head triangle and start dot of one arrow."""
     pts = a.points
-    c = Color(a.color)
     (xa, ya), (xb, yb) = pts[-2], pts[-1]
-    dx, dy = xb - xa, yb - ya
-    n = math.hypot(dx, dy) or 1.0
-    ux, uy = dx / n, dy / n
-    # The shaft stops where the head begins, so its end does not poke through the tip.
+    n = math.hypot(xb - xa, yb - ya) or 1.0
+    ux, uy = (xb - xa) / n, (yb - ya) / n
+    # The shaft stops inside the head so that its end does not poke through the tip.
     shaft = [*pts[:-1], (xb - ux * HEAD_LEN * 0.8, yb - uy * HEAD_LEN * 0.8)]
     bx, by = xb - ux * HEAD_LEN, yb - uy * HEAD_LEN
     head = [(xb, yb), (bx - uy * HEAD_HALF, by + ux * HEAD_HALF), (bx + uy * HEAD_HALF, by - ux * HEAD_HALF)]
     x0, y0 = pts[0]
-    return [
-        make_path(shaft).line_color(c).line_width_local(ARROW_W),
-        make_path(head, closed=True).fill_color(c).line_color(c).line_width_local(0),
-        circle(2.2).fill_color(c).line_color(c).line_width_local(0).translate(x0, y0),
-    ]
+    r = 2.2
+    dot = [(x0 + r * math.cos(k * math.pi / 4), y0 + r * math.sin(k * math.pi / 4)) for k in range(8)]
+    return shaft, head, dot
+
+
+def _paint_arrows(arrows: list[Arrow]) -> tuple[list[Diagram], list[Diagram]]:
+    """Shafts (one SVG path each, so arrows can be counted) and marks (heads and start dots, one
+    path per colour), painted in separate layers."""
+    shafts = []
+    marks: dict[str, list[list[tuple[float, float]]]] = defaultdict(list)
+    for a in sorted(arrows, key=lambda a: a.lane):
+        shaft, head, dot = _arrow_parts(a)
+        shafts.append(_path([shaft], closed=False).line_color(Color(a.color)).line_width_local(ARROW_W))
+        marks[a.color] += [head, dot]
+    heads = []
+    for color, shapes in marks.items():
+        c = Color(color)
+        heads.append(_path(shapes, closed=True).fill_color(c).line_color(c).line_width_local(0))
+    return shafts, heads
 
 
 def _paint_legend(p: Panel) -> list[Diagram]:
@@ -796,26 +892,27 @@ def _paint_legend(p: Panel) -> list[Diagram]:
         if row is p.legend_rows[0]:
             out.append(_text(LEGEND_LABEL, PANEL_PAD, y + 9, 11, MUTED, "start"))
         for name, color, x, w in row:
-            out.append(_rect(x, y, x + w, y + 18, fill=color))
-            out.append(_text(name, x + w / 2, y + 9, min(10.0, (w - 4) / max(1, len(name) * CHAR_W)), "#ffffff"))
+            out.append(_filled([(x, y, x + w, y + 18)], color))
+            out.append(_text(name, x + w / 2, y + 9, min(10.0, (w - 4) / max(0.1, text_width(name, 1.0))), "#ffffff"))
         y += 22
     return out
 
 
 def _paint_panel(p: Panel) -> Diagram:
-    """Layers, bottom to top: frame, cell fills, arrows, cell borders and texts (so values stay
-    readable where arrows cross them)."""
+    """Layers, bottom to top: frame, arrow shafts, cell fills, arrow heads, cell borders and
+    texts (so values stay readable where arrows cross them)."""
     views = [v for s in p.sections for v in s]
-    parts = [_rect(0, 0, p.width, p.height, fill="#ffffff", line=PANEL_LINE, width=1.0),
+    parts = [_filled([(0, 0, p.width, p.height)], "#ffffff"), _outlined([(0, 0, p.width, p.height)], PANEL_LINE),
              _text(p.title, PANEL_PAD, PANEL_PAD + 8, 13, INK, "start")]
     parts += _paint_legend(p)
+    shafts, heads = _paint_arrows(p.arrows)
+    parts += shafts
     for v in views:
         parts += _paint_view_background(v)
-    for a in sorted(p.arrows, key=lambda a: a.lane):
-        parts += _paint_arrow(a)
+    parts += heads
     for v in views:
         parts += _paint_view_foreground(v)
-    return concat(parts)
+    return _group(parts, (0, 0, p.width, p.height))
 
 
 __all__ = ["draw_run", "to_svg", "save_svg", "save_png", "RunDiagram", "trace_arrows", "group_accesses",

@@ -576,7 +576,7 @@ class CodeGen:
             p = base(c, m)
             k = idx(c, m)
             if bound is not None and bound * stride != p.mem.region_size:
-                _check_subscript(c, p.mem, k, bound, m, pos)
+                _check_subscript(c, p.mem, k, bound, m, pos, p.off, stride)
             if stride == 1:
                 return p.mem, p.off + k.astype(np.int64) if np.ndim(k) else p.off + np.int64(k)
             return p.mem, p.off + np.asarray(k, dtype=np.int64) * stride
@@ -1061,7 +1061,7 @@ def _deref(c, p: Ptr, m, width, pos):
     return c.load(p.mem, p.off, m, width, pos)
 
 
-def _check_subscript(c, mem, k, bound, m, pos):
+def _check_subscript(c, mem, k, bound, m, pos, off=0, stride=1):
     bad = (k < 0) | (k >= bound)
     if np.ndim(bad) == 0:
         if bad:
@@ -1073,9 +1073,11 @@ def _check_subscript(c, mem, k, bound, m, pos):
     if np.any(bad_lanes):
         lane = int(np.flatnonzero(bad_lanes)[0])
         idx = int(k[lane] if np.ndim(k) else k)
+        flat = int((off[lane] if np.ndim(off) else off) + idx * stride)
         c.report("out-of-bounds", pos, bad_lanes,
-                 f"{c.lanes.name(lane)} uses index {idx} on a dimension of size {bound} of '{mem.name}'",
-                 buffer=mem.name, index=idx)
+                 f"{c.lanes.name(lane)} uses index {idx} on a dimension of size {bound} of '{mem.name}' "
+                 f"(element {flat} of its {mem.region_size}): check the loop bounds of this subscript",
+                 buffer=mem.name, index=flat)
 
 
 def _check_component(c, k, n, m, pos):

@@ -178,7 +178,9 @@ class Ctx:
         self.local_init: dict = {}  # (id(frame slots), slot) -> lanes whose variable holds a value
         self.root_frame = self.frame
         self._reported: set = set()
-        self.barrier_count = 0  # barriers executed so far (any threadgroup); a new phase begins at each
+        self.barrier_count = 0  # barriers executed so far (any threadgroup)
+        self.sync_epoch = 0  # barriers that every threadgroup took: all of them are in a new phase
+        self.lane_phase = np.zeros(self.n, dtype=np.int64)  # barrier phase of each lane's threadgroup
         self.all_lanes = np.arange(self.n)
         self.barrier_hooks: list = []
 
@@ -348,6 +350,9 @@ class Ctx:
             groups = np.unique(lanes.group[mask])
         self.phase[groups] += 1
         self.barrier_count += 1
+        if isinstance(groups, slice) or len(groups) == lanes.n_groups:
+            self.sync_epoch += 1
+        self.lane_phase = self.phase[lanes.group]
         for hook in self.barrier_hooks:
             hook(self, mask, pos)
         if self.recorder is not None:

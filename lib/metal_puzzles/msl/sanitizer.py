@@ -106,18 +106,20 @@ class Sanitizer:
         if sh.device:
             self._device_read(ctx, sh, mem, lanes, f, pos)
             return
-        epoch = ctx.barrier_count
-        if sh.last_write_epoch == epoch:
+        # Phases are per threadgroup; an element belongs to one threadgroup, so comparing the phase
+        # recorded with the element against the accessing lane's phase is exact.
+        phase = ctx.lane_phase if lanes is ctx.all_lanes else ctx.lane_phase[lanes]
+        if sh.last_write_epoch == ctx.sync_epoch:  # else every group passed a barrier since the last write
             wl = sh.w_lane[f]
-            raw = (wl >= 0) & (wl != lanes) & (sh.w_epoch[f] == epoch)
+            raw = (wl >= 0) & (wl != lanes) & (sh.w_epoch[f] == phase)
             if raw.any():
                 k = int(np.flatnonzero(raw)[0])
                 self._race(ctx, mem, "read-after-write", int(lanes[k]), int(wl[k]), int(f[k]), pos,
                            self.positions[sh.w_pos[f[k]]], lanes[raw])
-        if sh.pending_epoch != epoch:
+        if sh.pending_epoch != ctx.sync_epoch:
             sh.pending = []
-            sh.pending_epoch = epoch
-        sh.pending.append((f, lanes, self.pos_id(pos)))
+            sh.pending_epoch = ctx.sync_epoch
+        sh.pending.append((f, lanes, self.pos_id(pos), phase))
         sh.reader_table = None
 
     def _readers(self, sh: Shadow, size: int):
@@ -125,14 +127,18 @@ class Sanitizer:
         if sh.reader_table is None:
             reader = np.full(size, -1, dtype=np.int64)
             where = np.zeros(size, dtype=np.int32)
+            when = np.full(size, -1, dtype=np.int64)
             multi = np.zeros(size, dtype=bool)
-            for f, lanes, pid in sh.pending:
+            for f, lanes, pid, phase in sh.pending:
                 prev = reader[f]
-                multi[f[(prev >= 0) & (prev != lanes)]] = True
+                same = (prev >= 0) & (when[f] == phase)
+                multi[f[same & (prev != lanes)]] = True
+                multi[f[~same]] = False
                 reader[f] = lanes
                 where[f] = pid
+                when[f] = phase
                 multi[f[reader[f] != lanes]] = True  # two lanes of this access read one element
-            sh.reader_table = (reader, multi, where)
+            sh.reader_table = (reader, multi, where, when)
         return sh.reader_table
 
     def _device_read(self, ctx, sh: Shadow, mem: Memory, lanes, f, pos: Pos) -> None:
@@ -169,13 +175,13 @@ class Sanitizer:
                 r_pos = sh.r_pos
             else:
                 group = None
-                epoch = ctx.barrier_count
+                epoch = ctx.lane_phase if lanes is ctx.all_lanes else ctx.lane_phase[lanes]
                 w_same = sh.w_epoch[f] == epoch
                 war = None
-                if sh.pending and sh.pending_epoch == epoch:
-                    reader, multi, where = self._readers(sh, mem.data.size)
+                if sh.pending and sh.pending_epoch == ctx.sync_epoch:
+                    reader, multi, where, when = self._readers(sh, mem.data.size)
                     rl = reader[f]
-                    war = (rl >= 0) & ((rl != lanes) | multi[f])
+                    war = (rl >= 0) & ((rl != lanes) | multi[f]) & (when[f] == epoch)
                     r_pos = where
             wl = sh.w_lane[f]
             waw = (wl >= 0) & (wl != lanes) & w_same
@@ -201,7 +207,7 @@ class Sanitizer:
             if group is not None:
                 sh.w_group[f] = group
             sh.w_pos[f] = self.pos_id(pos)
-            sh.last_write_epoch = ctx.barrier_count
+            sh.last_write_epoch = ctx.sync_epoch
         if not sh.all_init:
             sh.init[f] = True
             sh.all_init = bool(sh.init.all())

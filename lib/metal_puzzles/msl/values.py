@@ -48,7 +48,13 @@ def cast(v, src: Type, dst: Type):
     out = np.asarray(v)
     if s.is_float:
         out = np.trunc(out)
-        if d.bits == 64 or not d.signed:
+        if d.bits == 64 and not d.signed:
+            # float -> ulong for values of 2^63 and above: C converts them exactly, int64 cannot hold them.
+            f = np.where(np.isfinite(out), out, 0).astype(np.float64)
+            big = f >= 2.0**63
+            low = np.where(big, f - 2.0**63, f).astype(np.int64).astype(np.uint64)
+            out = np.where(big, low + np.uint64(2**63), low)
+        elif d.bits == 64 or not d.signed:
             # Go through int64 so negative values wrap into unsigned types instead of saturating.
             out = np.where(np.isfinite(out), out, 0).astype(np.int64)
     out = out.astype(d.dtype)
@@ -83,4 +89,6 @@ def c_divmod(a, b, want: str):
         r = np.fmod(a, b)
         out = r if want == "%" else (a - r) // b
     out = out.astype(a.dtype, copy=False)
+    if np.any(zero_b):
+        out = np.where(zero_b, np.zeros_like(out), out)  # the stand-in value for x / 0 and x % 0
     return (out[()] if out.ndim == 0 else out), zero_b

@@ -75,7 +75,9 @@ few more), in threadgroups of 8.
 
 Every element of `a` is used by up to `k` threads and every element of `b` by all of them, so
 stage both in threadgroup memory (declare the shared arrays yourself, sized by the header's
-constants). {focus}
+constants).
+
+{focus}
 
 Budget: each thread reads at most 2 elements of global memory and writes 1; shared memory
 accesses are free. A thread that copies its own element of `a` has one read left, so the extra

@@ -76,7 +76,9 @@ Reading a row of `a` and a column of `b` straight from device memory costs `2n` 
 and each element gets read by `n` different threads. The fast way shares the work: the threads of
 a group copy a 3x3 *tile* of `a` and a 3x3 tile of `b` into threadgroup memory, one element of
 each per thread, wait at a barrier, and then each thread does its part of the dot product from the
-shared tiles. {focus}
+shared tiles.
+
+{focus}
 
 Budget: {budget}"""
 
