@@ -12,9 +12,10 @@ Example::
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import tomllib
 
 
 @dataclass

@@ -85,7 +85,7 @@ def run_tasks(tasks: Iterable[dict], limits: Limits, workers: int | None = None,
 
     try:
         while len(results) < total:
-            for i, w in enumerate(pool):
+            for w in pool:
                 if w.task is None and pending:
                     w.task = pending.pop()
                     w.started = time.monotonic()

@@ -10,7 +10,13 @@ import numpy as np
 
 from .errors import ArgumentError
 from .program import CompiledKernel, RunResult
-from .signature import InputDesc, build_signature, describe_input, normalize_dtype_name, verbose_text
+from .signature import (
+    InputDesc,
+    build_signature,
+    describe_input,
+    normalize_dtype_name,
+    verbose_text,
+)
 
 _CACHE: OrderedDict[tuple, CompiledKernel] = OrderedDict()
 _CACHE_SIZE = 256

@@ -19,10 +19,29 @@ from .memory import Ptr
 from .runtime import SIMD_WIDTH
 from .signature import METAL_ATTRIBUTES
 from .types import (
+    BFLOAT,
+    BOOL,
+    FLOAT,
+    HALF,
+    INT,
+    LONG,
+    MEM_FLAGS,
+    MEMORY_ORDER,
     SIMD_VOTE,
-    BFLOAT, BOOL, FLOAT, HALF, INT, LONG, MEM_FLAGS, MEMORY_ORDER, UINT, ULONG, VOID, AtomicType,
-    EnumType, PointerType, ScalarType, Type, VectorType, is_arith, scalar_of, usual_arithmetic,
-    vector, with_elem,
+    UINT,
+    ULONG,
+    VOID,
+    AtomicType,
+    EnumType,
+    PointerType,
+    ScalarType,
+    Type,
+    VectorType,
+    is_arith,
+    scalar_of,
+    usual_arithmetic,
+    vector,
+    with_elem,
 )
 from .values import round_bfloat
 

@@ -13,9 +13,33 @@ from .errors import CompileError, Pos, did_you_mean
 from .parser import AliasStmt
 from .symbols import FuncInstance, Var
 from .types import (
-    BOOL, FLOAT, HALF, INT, LONG, MEM_FLAGS, MEMORY_ORDER, SCALARS, UINT, ULONG, VOID, ArrayType,
-    AtomicType, EnumType, PointerType, ScalarType, Type, VectorType, VoidType, is_arith,
-    lookup_builtin_type, promote, scalar_of, size_of, usual_arithmetic, vector, with_elem,
+    BOOL,
+    FLOAT,
+    HALF,
+    INT,
+    LONG,
+    MEM_FLAGS,
+    MEMORY_ORDER,
+    SCALARS,
+    UINT,
+    ULONG,
+    VOID,
+    ArrayType,
+    AtomicType,
+    EnumType,
+    PointerType,
+    ScalarType,
+    Type,
+    VectorType,
+    VoidType,
+    is_arith,
+    lookup_builtin_type,
+    promote,
+    scalar_of,
+    size_of,
+    usual_arithmetic,
+    vector,
+    with_elem,
 )
 
 SWIZZLE_SETS = ("xyzw", "rgba")
@@ -144,7 +168,7 @@ class Checker:
     def resolve_type(self, spec: ast.TypeSpec, default_space: str = "thread", init: Any = None) -> Type:
         base = self._resolve_base(spec)
         ty = base
-        for pspace, pconst in spec.pointers:
+        for pspace, _pointer_const in spec.pointers:
             # The address space written before the type qualifies the first pointee.
             space = spec.space if ty is base and spec.space else (pspace or default_space)
             const = spec.const if ty is base else False

@@ -14,8 +14,17 @@ from .memory import Memory, Ptr
 from .runtime import Ctx, Frame, LoopState
 from .symbols import FuncInstance, Var
 from .types import (
-    BFLOAT, BOOL, ArrayType, AtomicType, PointerType, ScalarType, Type, VectorType, VoidType,
-    element_count, storage_scalar,
+    BFLOAT,
+    BOOL,
+    ArrayType,
+    AtomicType,
+    PointerType,
+    ScalarType,
+    Type,
+    VectorType,
+    VoidType,
+    element_count,
+    storage_scalar,
 )
 from .values import c_divmod, cast, round_bfloat, splat, zero
 

@@ -746,7 +746,7 @@ def parse_number(t: Token) -> ast.Expr:
     is_float = ("." in text) or (not is_hex and "e" in lower.rstrip("fh")) or (is_hex and "p" in lower)
     if is_float:
         suffix = ""
-        while lower and lower[-1] in "fh" and not (is_hex and not ("p" in lower)):
+        while lower and lower[-1] in "fh" and not (is_hex and "p" not in lower):
             suffix = lower[-1] + suffix
             lower = lower[:-1]
             text = text[:-1]

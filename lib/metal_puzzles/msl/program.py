@@ -19,8 +19,8 @@ from .memory import Memory, Ptr
 from .parser import Parser
 from .prelude import PRELUDE
 from .preprocessor import Preprocessor
-from .sanitizer import Sanitizer
 from .runtime import COUNTERS, SIMD_WIDTH, Ctx, Finding, Lanes, StopKernel
+from .sanitizer import Sanitizer
 from .signature import GeneratedKernel, InputDesc, build_signature, normalize_dtype_name
 from .stepper import Stepper
 from .trace import Recorder

@@ -4,7 +4,7 @@ plus C's integer promotions and usual arithmetic conversions."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 
@@ -112,7 +112,7 @@ class VectorType(Type):
         return 4 if self.n == 3 and not self.packed else self.n
 
 
-@lru_cache(maxsize=None)
+@cache
 def vector(elem: ScalarType, n: int, packed: bool = False) -> VectorType:
     return VectorType(elem, n, packed)
 
