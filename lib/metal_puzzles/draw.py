@@ -86,9 +86,11 @@ def to_svg(diagram: Diagram) -> str:
     try:
         diagram.render_svg(path, height=height, width=width)
         with open(path, encoding="utf-8") as f:
-            return f.read()
+            svg = f.read()
     finally:
         os.unlink(path)
+    # A viewBox lets notebooks scale a wide diagram down to the page instead of cropping it.
+    return svg.replace("<svg ", f'<svg viewBox="0 0 {width} {height}" ', 1)
 
 
 def save_svg(diagram: Diagram, path: str) -> None:
@@ -488,7 +490,7 @@ class _SharedIndex:
                 seq, phase = s, p
         if any(s < seq for s in self.writes.get((name, index, phase), ())):
             return phase
-        earlier = [q for q in self.phases.get(name, []) if q < phase]
+        earlier = [q for q in self.phases.get(name, []) if q <= phase]
         return earlier[-1] if earlier else None
 
 

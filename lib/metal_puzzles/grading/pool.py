@@ -107,8 +107,8 @@ def run_tasks(tasks: Iterable[dict], limits: Limits, workers: int | None = None,
                 late = now - w.started > limits.wall_seconds
                 if died or late:
                     reason = (f"the kernel ran longer than {limits.wall_seconds:g} s and was stopped" if late else
-                              f"the grading process died (exit code {w.proc.exitcode}); the kernel may have used "
-                              "too much memory")
+                              f"the grading process died (exit code {w.proc.exitcode}): the kernel may have used "
+                              "too much memory, or the worker could not start")
                     finish({"task_id": w.task["task_id"], "error": reason})
                     w.kill()
                     pool[i] = _Worker(ctx, limits)

@@ -44,14 +44,14 @@ def _visible(n: int, grid: int) -> Case:
 
 SETUP_SIMPLE = """\
 SIZE = 2
-a = mx.arange(SIZE * SIZE, dtype=mx.float32).reshape((SIZE, SIZE))
-b = mx.arange(SIZE * SIZE, dtype=mx.float32).reshape((SIZE, SIZE)).T
+a = mx.arange(SIZE * SIZE, dtype=mx.float32).reshape(SIZE, SIZE)
+b = mx.arange(SIZE * SIZE, dtype=mx.float32).reshape(SIZE, SIZE).T
 output_shape = (SIZE, SIZE)"""
 
 SETUP_FULL = """\
 SIZE = 8
-a = mx.arange(SIZE * SIZE, dtype=mx.float32).reshape((SIZE, SIZE))
-b = mx.arange(SIZE * SIZE, dtype=mx.float32).reshape((SIZE, SIZE)).T
+a = mx.arange(SIZE * SIZE, dtype=mx.float32).reshape(SIZE, SIZE)
+b = mx.arange(SIZE * SIZE, dtype=mx.float32).reshape(SIZE, SIZE).T
 output_shape = (SIZE, SIZE)"""
 
 TEMPLATE = """\
