@@ -63,11 +63,17 @@ PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e
 
 
 # ----------------------------------------------------------------------------- public API
-def draw_run(result, title: str | None = None, max_groups: int = 4) -> Diagram:
+def draw_run(result, title: str | None = None, max_groups: int = 4, only_group: int | None = None) -> Diagram:
     """The diagram of a traced run: a header and one panel per threadgroup (the first
-    ``max_groups`` of them). Works without a trace too, showing only the arrays."""
+    ``max_groups`` of them, or just threadgroup ``only_group``, a linear index). Works without a
+    trace too, showing only the arrays."""
     n_groups = int(result.lanes.n_groups)
-    shown = list(range(min(n_groups, max(1, max_groups))))
+    if only_group is not None:
+        if not 0 <= only_group < n_groups:
+            raise ValueError(f"only_group={only_group} but the launch has {n_groups} threadgroup(s)")
+        shown = [only_group]
+    else:
+        shown = list(range(min(n_groups, max(1, max_groups))))
     panels = [_build_panel(result, g) for g in shown]
     header = _header(result, title, len(shown), n_groups)
     body, width, height = _arrange(panels, header.height)
@@ -490,7 +496,7 @@ class _SharedIndex:
                 seq, phase = s, p
         if any(s < seq for s in self.writes.get((name, index, phase), ())):
             return phase
-        earlier = [q for q in self.phases.get(name, []) if q <= phase]
+        earlier = [q for q in self.phases.get(name, []) if q < phase]
         return earlier[-1] if earlier else None
 
 

@@ -290,3 +290,25 @@ class StructDef(Node):
 @dataclass(eq=False)
 class TranslationUnit(Node):
     items: list[Node]
+
+
+def children(node: Node):
+    """The nodes directly inside a node (fields holding nodes or lists of nodes)."""
+    for value in vars(node).values():
+        if isinstance(value, Node):
+            yield value
+        elif isinstance(value, list):
+            for item in value:
+                if isinstance(item, Node):
+                    yield item
+
+
+def walk(node: Node, into_loops: bool = True):
+    """Every node of a subtree, depth first (optionally not entering nested loops)."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        if not into_loops and n is not node and isinstance(n, For | While | DoWhile):
+            continue
+        stack.extend(children(n))

@@ -1266,24 +1266,15 @@ def _always_returns(block: ast.Block) -> bool:
 
 
 def _addressed_names(node) -> set[str]:
+    """Names of variables whose address is taken ('&x', '&v.x'): they must live in memory."""
     out: set[str] = set()
-
-    def visit(n):
+    for n in ast.walk(node):
         if isinstance(n, ast.Unary) and n.op == "&":
             inner = n.operand
             while isinstance(inner, ast.Member):
                 inner = inner.base
             if isinstance(inner, ast.Name):
                 out.add(inner.ident)
-        if isinstance(n, ast.Node):
-            for v in vars(n).values():
-                if isinstance(v, ast.Node):
-                    visit(v)
-                elif isinstance(v, list):
-                    for x in v:
-                        if isinstance(x, ast.Node):
-                            visit(x)
-    visit(node)
     return out
 
 

@@ -556,9 +556,7 @@ class CodeGen:
             pos = e.pos
 
             def vindex(c, m):
-                k = idx(c, m)
-                _check_component(c, k, n, m, pos)
-                return _component(c, base(c, m), np.clip(k, 0, n - 1) if np.ndim(k) else min(max(int(k), 0), n - 1))
+                return _component(c, base(c, m), _checked_component(c, idx(c, m), n, m, pos))
             return vindex
         addr = self._address(e)
         ty = e.ty
@@ -685,10 +683,7 @@ class CodeGen:
                 pos = e.pos
 
                 def vloc(c, m):
-                    k = idx(c, m)
-                    _check_component(c, k, n, m, pos)
-                    k = np.clip(k, 0, n - 1) if np.ndim(k) else min(max(int(k), 0), n - 1)
-                    return CompLoc(base(c, m), k, True)
+                    return CompLoc(base(c, m), _checked_component(c, idx(c, m), n, m, pos), True)
                 return vloc
             addr = self._address(e)
             width = _width(e.ty)
@@ -1089,6 +1084,12 @@ def _check_subscript(c, mem, k, bound, m, pos, off=0, stride=1):
                  buffer=mem.name, index=flat)
 
 
+def _checked_component(c, k, n, m, pos):
+    """A vector subscript, reported when out of range and clamped to a valid component."""
+    _check_component(c, k, n, m, pos)
+    return np.clip(k, 0, n - 1) if np.ndim(k) else min(max(int(k), 0), n - 1)
+
+
 def _check_component(c, k, n, m, pos):
     bad = (np.asarray(k) < 0) | (np.asarray(k) >= n)
     if np.ndim(bad) == 0:
@@ -1169,40 +1170,12 @@ def _init_offsets(init, ty) -> list[int]:
 
 
 def _has_return(s) -> bool:
-    found = False
-
-    def visit(n):
-        nonlocal found
-        if isinstance(n, ast.Return):
-            found = True
-        for v in getattr(n, "__dict__", {}).values():
-            if isinstance(v, ast.Stmt):
-                visit(v)
-            elif isinstance(v, list):
-                for x in v:
-                    if isinstance(x, ast.Stmt):
-                        visit(x)
-    visit(s)
-    return found
+    return any(isinstance(n, ast.Return) for n in ast.walk(s))
 
 
 def _has_continue(s) -> bool:
-    found = False
-
-    def visit(n, depth):
-        nonlocal found
-        if isinstance(n, ast.Continue) and depth == 0:
-            found = True
-        for v in getattr(n, "__dict__", {}).values():
-            nd = depth + (1 if isinstance(n, ast.For | ast.While | ast.DoWhile) else 0)
-            if isinstance(v, ast.Stmt):
-                visit(v, nd)
-            elif isinstance(v, list):
-                for x in v:
-                    if isinstance(x, ast.Stmt):
-                        visit(x, nd)
-    visit(s, 0)
-    return found
+    """A 'continue' that is not inside a nested loop (so it leaves an enclosing switch)."""
+    return any(isinstance(n, ast.Continue) for n in ast.walk(s, into_loops=False))
 
 
 def _is_lvalue_arg(target, i) -> bool:

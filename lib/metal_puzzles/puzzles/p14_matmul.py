@@ -120,8 +120,8 @@ FULL = Puzzle(
     input_names=("a", "b"),
     description=_DESCRIPTION.format(
         focus=_FOCUS_FULL,
-        budget="each thread reads at most 6 elements of global memory (two per tile step; 8x8 and 9x9 "
-               "matrices take 3 steps) and writes 1."),
+        budget="each thread reads at most 6 elements of global memory (two per tile step;\n"
+               "8x8 and 9x9 matrices take 3 steps) and writes 1."),
     spec=matmul_spec,
     spec_source=SIMPLE.spec_source,
     visible=_visible(8, 9),

@@ -1,0 +1,72 @@
+"""Puzzle II.2: Gather Rows — out[t, :] = x[idx[t], :]."""
+
+import inspect
+
+import numpy as np
+
+from .base import Budget, Case, Puzzle
+from .q_common import indices, padded, values
+
+TG = (4, 4, 1)
+
+
+def gather_rows_spec(x, idx):
+    return x[idx]
+
+
+def _case(rng: np.random.Generator, rows: int, channels: int, count: int, pad: bool) -> Case:
+    x = values(rng, (rows, channels))
+    idx = indices(rng, count, rows)
+    grid = (padded(channels, TG[0]) if pad else channels, padded(count, TG[1]) if pad else count, 1)
+    spare = " (spare threads on both sides)" if pad else ""
+    label = f"hidden test: {count} random rows of {rows}x{channels}, repeats and any order{spare}"
+    return Case((x, idx), (count, channels), grid, TG, label)
+
+
+def hidden(rng: np.random.Generator) -> list[Case]:
+    return [_case(rng, 1, 1, 3, False), _case(rng, 9, 5, 13, True), _case(rng, 6, 8, 20, False),
+            _case(rng, 40, 3, 7, True)]
+
+
+VISIBLE = Case(
+    (np.arange(20, dtype=np.float32).reshape(5, 4), np.array([3, 0, 3, 1, 4, 0], dtype=np.int32)),
+    (6, 4), (4, 8, 1), TG)
+
+SETUP = """\
+x = mx.arange(20, dtype=mx.float32).reshape(5, 4)
+idx = mx.array([3, 0, 3, 1, 4, 0], dtype=mx.int32)
+output_shape = (6, 4)"""
+
+PUZZLE = Puzzle(
+    id="gather_rows",
+    number="II.2",
+    title="Gather Rows",
+    kernel_name="gather_rows",
+    input_names=("x", "idx"),
+    part=2,
+    description="""\
+A sparse convolution never multiplies a dense image: it works on lists of rows picked out of
+feature tables by index arrays. The first tool is the **gather**: row `t` of the output is row
+`idx[t]` of `x`.
+
+`x` has shape `(N, C)` (N rows of C channels) and `idx` has `T` entries, in any order and with
+repeats; `out` has shape `(T, C)`. Use a 2D grid: `thread_position_in_grid.x` is the channel `c`
+and `.y` is the output row `t`.
+
+The grid can be larger than the output (the visible test launches 8 rows of threads for 6 output
+rows; hidden tests also pad the channels). The sizes come from the shapes of the inputs:
+`x_shape[1]` is `C` and `idx_shape[0]` is `T`. Buffers are flat, so element `(r, c)` of `x` is
+`x[r * C + c]`.
+
+Budget: each thread reads 2 elements (its index and one element of `x`) and writes 1.""",
+    spec=gather_rows_spec,
+    spec_source=inspect.getsource(gather_rows_spec).strip(),
+    visible=VISIBLE,
+    hidden=hidden,
+    template="""\
+uint c = thread_position_in_grid.x;
+uint t = thread_position_in_grid.y;
+// FILL ME IN (roughly 4 lines)
+""",
+    budget=Budget(global_reads=2, global_writes=1),
+)

@@ -1,0 +1,89 @@
+"""Puzzle II.6: Segment Sum Backward — dx[t] = dy[segment of t], found by binary search."""
+
+import inspect
+import math
+
+import numpy as np
+
+from .base import Budget, Case, Puzzle
+from .q04_segment_sum import segment_matrix
+from .q_common import exclusive_offsets, lengths, padded, values
+
+TG = (4, 4, 1)
+MOST_SEGMENTS = 40  # the most segments in any test; the read budget is stated with it
+# A binary search over K sorted offsets needs ceil(log2(K + 1)) probes; one more read fetches dy,
+# and one read of slack allows a slightly different search.
+READS = math.ceil(math.log2(MOST_SEGMENTS + 1)) + 2
+
+
+def segment_sum_backward_spec(dy, lengths, offsets):
+    # y = member @ x, so the gradient is dx = member.T @ dy: row t of dx is dy's row for t's segment.
+    rows = int(lengths.sum())
+    return segment_matrix(lengths, rows).T @ dy
+
+
+def _case(rng: np.random.Generator, lens: np.ndarray, channels: int, pad: bool, what: str) -> Case:
+    lens = np.asarray(lens, dtype=np.int32)
+    dy = values(rng, (len(lens), channels))
+    n = int(lens.sum())
+    grid = (padded(channels, TG[0]) if pad else channels, n, 1)
+    label = f"hidden test: {n} rows in {len(lens)} segments, {channels} channels, {what}"
+    return Case((dy, lens, exclusive_offsets(lens)), (n, channels), grid, TG, label)
+
+
+def hidden(rng: np.random.Generator) -> list[Case]:
+    return [
+        _case(rng, np.array([3], np.int32), 1, False, "one segment"),
+        _case(rng, lengths(rng, MOST_SEGMENTS, 4, empty=8), 2, False, "many segments, some empty"),
+        _case(rng, np.array([0, 0, 5, 0, 2, 0, 0], np.int32), 3, True, "runs of empty segments, spare threads"),
+        _case(rng, lengths(rng, 9, 7, empty=1), 5, True, "spare threads"),
+    ]
+
+
+VISIBLE_LENGTHS = np.array([2, 0, 3, 1, 2], dtype=np.int32)
+VISIBLE = Case((np.arange(20, dtype=np.float32).reshape(5, 4), VISIBLE_LENGTHS, exclusive_offsets(VISIBLE_LENGTHS)),
+               (8, 4), (4, 8, 1), TG)
+
+SETUP = """\
+dy = mx.arange(20, dtype=mx.float32).reshape(5, 4)
+lengths = mx.array([2, 0, 3, 1, 2], dtype=mx.int32)
+offsets = mx.cumsum(lengths) - lengths
+output_shape = (8, 4)"""
+
+PUZZLE = Puzzle(
+    id="segment_sum_backward",
+    number="II.6",
+    title="Segment Sum Backward",
+    kernel_name="segment_sum_backward",
+    input_names=("dy", "lengths", "offsets"),
+    output_names=("dx",),
+    part=2,
+    description="""\
+Training needs gradients. If `y = segment_sum(x, lengths)` and `dy` is the gradient of the loss
+with respect to `y` (shape `(K, C)`), then the gradient with respect to `x` is `dx[t, c] =
+dy[k, c]`, where `k` is the segment that row `t` belongs to: each row of `x` went into exactly one
+sum, with weight 1. Empty segments own no rows, so their rows of `dy` are never used.
+
+One thread per element of `dx` (shape `(N, C)`): `.x` is the channel, `.y` the row `t`. The grid
+has exactly `N` rows of threads (channels may be padded; `dy_shape[1]` is `C`). The work is in
+finding `k`. Reading `offsets` from the start until you pass `t` costs up to `K` reads; but
+`offsets` is sorted, so **binary search** it: the segment of row `t` is the *last* `k` with
+`offsets[k] <= t`. (Why the last? An empty segment starts where the next one starts, so several
+segments can share an offset; only the last of them actually contains `t`.) `lengths_shape[0]`
+is `K`.
+
+Budget: at most {reads} global reads per thread (the tests have up to {most} segments:
+`ceil(log2({most} + 1))` probes of `offsets`, one read of `dy`, one spare) and 1 write.""".format(
+        reads=READS, most=MOST_SEGMENTS),
+    spec=segment_sum_backward_spec,
+    spec_source=inspect.getsource(segment_matrix).strip() + "\n\n\n"
+    + inspect.getsource(segment_sum_backward_spec).strip(),
+    visible=VISIBLE,
+    hidden=hidden,
+    template="""\
+uint c = thread_position_in_grid.x;
+uint t = thread_position_in_grid.y;
+// FILL ME IN (roughly 12 lines)
+""",
+    budget=Budget(global_reads=READS, global_writes=1, atomics=0),
+)
