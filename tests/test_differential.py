@@ -13,10 +13,11 @@ import os
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from differential.gen import generate_kernel
-from differential.runner import run, run_cxx, typecheck
+from differential.runner import compare, run, run_cxx, typecheck
 
 pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++ as the reference")
 
@@ -40,6 +41,25 @@ def test_cxx_side_is_free_of_undefined_behaviour(tmp_path: Path) -> None:
     kernels = [generate_kernel(SEED + 1, i) for i in range(100)]
     outputs = run_cxx(kernels, tmp_path, ubsan=True)
     assert len(outputs) == len(kernels)
+
+
+def test_compare_is_bitwise_but_ignores_nan_payloads(tmp_path: Path) -> None:
+    kernel = generate_kernel(SEED, 0)
+    want = run_cxx([kernel], tmp_path)[0]
+    got = [a.copy() for a in want]
+    assert compare(kernel, want, got) == ([], 0)
+
+    # +0.0 vs -0.0 (or a one-ulp change) in thread 2, first float slot, is a mismatch.
+    i = 2 * kernel.outputs[1].slots
+    x = want[1][i]
+    got[1][i] = -x if x == 0 else np.nextafter(x, np.float32(np.inf))
+    found, _ = compare(kernel, want, got)
+    assert [(m.output, m.thread, m.slot) for m in found] == [("out_f", 2, 0)]
+
+    # Two NaNs with different payloads are not.
+    got[1][i] = x
+    want[1][0], got[1][0] = np.float32("nan"), -np.float32("nan")
+    assert compare(kernel, want, got) == ([], 1)
 
 
 def test_simulator_matches_gpp_bit_for_bit() -> None:

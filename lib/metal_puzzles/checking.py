@@ -48,6 +48,7 @@ class CheckResult:
     outcomes: list[CaseOutcome]
     budget: Budget = field(default_factory=Budget)
     gpu_note: str | None = None
+    printed: bool = False  # check() already printed the report
 
     @property
     def compile_error(self) -> str | None:
@@ -102,6 +103,11 @@ class CheckResult:
         good = sum(o.ok for o in self.outcomes)
         return (f"CheckResult({self.title!r}, status={self.status!r}, tests passed={good}/{len(self.outcomes)}, "
                 f"within_budget={self.within_budget})")
+
+    def _ipython_display_(self) -> None:
+        # In a notebook, check() has already printed the verdict; showing it twice is noise.
+        if not self.printed:
+            print(self.report())
 
     def report(self) -> str:
         """The verdict as a learner reads it: what passed, and the first thing to fix."""

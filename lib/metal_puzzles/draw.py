@@ -37,7 +37,6 @@ SMALL_CELL = 28  # used instead when a panel would be too wide (big 2D arrays)
 MAX_PANEL_W = 720  # beyond this width a panel switches to SMALL_CELL
 WRAP = 32  # a 1D array longer than this wraps onto several rows
 MAX_CELLS = 512  # an array with more elements shows only its first rows
-LABEL_H = 18  # height of the line naming an array
 INDEX_H = 22  # height of the line of column numbers above 2D grids (clear of arrow heads)
 ARRAY_GAP = 30  # horizontal gap between arrays of one section
 SECTION_GAP = 34  # vertical gap between sections (room for the arrows to be seen)
@@ -245,7 +244,8 @@ def shared_snapshots(accesses: Iterable[Access], name: str) -> list[Snapshot]:
 @dataclass
 class ArrayView:
     """One array as drawn: a name (and a grey line saying what it is) left of a grid of cells.
-    Nothing sits above or below a grid, so arrows between sections cross no text."""
+    1D arrays carry their indices inside the cells and 2D ones only column numbers above, so the
+    arrows between sections cross (almost) no text."""
 
     key: tuple  # ('in', name) | ('out', name) | ('tg', name, phase)
     name: str
@@ -358,8 +358,6 @@ class Panel:
     width: float = 0.0
     height: float = 0.0
     legend_rows: list[list[tuple[str, str, float, float]]] = field(default_factory=list)
-    x: float = 0.0
-    y: float = 0.0
 
 
 def _lanes_of(result, group: int) -> np.ndarray:
@@ -729,7 +727,6 @@ def _arrange(panels: list[Panel], top: float) -> tuple[Diagram, float, float]:
         row = panels[r:r + ncols]
         x = 0.0
         for p in row:
-            p.x, p.y = x, y
             parts.append(_paint_panel(p).translate(x, y))
             x += widest + PANEL_GAP
         width = max(width, x - PANEL_GAP)
@@ -924,4 +921,4 @@ def _paint_panel(p: Panel) -> Diagram:
 
 
 __all__ = ["draw_run", "to_svg", "save_svg", "save_png", "RunDiagram", "trace_arrows", "group_accesses",
-           "shared_snapshots", "fmt_value", "Access", "Arrow", "Snapshot"]
+           "shared_snapshots", "fmt_value", "text_width", "Access", "Arrow", "Snapshot", "ArrayView"]

@@ -94,7 +94,8 @@ class MetalProblem:
         if result.findings:
             print("\nThe sanitizer found problems (run check() for details):")
             for f in result.findings[:3]:
-                print(f"  {f.kind} at line {f.pos.line if f.pos else '-'}: {f.message}")
+                where = f" at line {f.pos.line}" if f.pos is not None else ""
+                print(f"  {f.kind}{where}: {f.message}")
         from .draw import draw_run
 
         return draw_run(result, title=self.name, max_groups=max_groups)
@@ -126,6 +127,7 @@ class MetalProblem:
             progress_mod.record(self.puzzle.id, result)
         if not quiet:
             print(result.report())
+            result.printed = True
         return result
 
     def _gpu_comparison(self, outcomes) -> str | None:

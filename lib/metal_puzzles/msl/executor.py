@@ -97,6 +97,10 @@ class SlotLoc:
                                      "assigned to it: initialise it where it is declared", buffer=self.name)
         return self.slots[self.k]
 
+    def peek(self, ctx, m):
+        """The current value without counting as a read (for writing some components)."""
+        return self.slots[self.k]
+
     def store(self, ctx, val, m):
         self.slots[self.k] = merge(m, val, self.slots[self.k], self.vec)
         if self.name is not None and ctx.sanitizer is not None:
@@ -143,7 +147,7 @@ class CompLoc:
                 for j, k in enumerate(self.comps):
                     ctx.store(base.mem, base.off + k, val[..., j], m, 1, base.pos)
             return
-        old = base.load(ctx, m)
+        old = base.peek(ctx, m) if isinstance(base, SlotLoc) else base.load(ctx, m)
         vary = np.ndim(old) > 1 or np.ndim(val) > (0 if self.single else 1) or np.ndim(self.comps) > 0 or m is not None
         new = np.array(np.broadcast_to(old, (ctx.n, old.shape[-1])) if vary else old, copy=True)
         if self.single:

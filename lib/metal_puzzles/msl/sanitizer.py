@@ -262,10 +262,14 @@ class Sanitizer:
         else:
             same_group = other >= 0 and ctx.lanes.group[other] == ctx.lanes.group[lane]
             where = "in the same barrier phase" if same_group else "in another threadgroup during the same dispatch"
-            fix = ("make each output element written by one thread, or use atomics (atomic_outputs=True)"
-                   if kind == "write-after-write" else
-                   "threads of different threadgroups cannot synchronise within a kernel; read only what this "
-                   "thread wrote, or split the work into two kernels")
+            if kind == "write-after-write":
+                fix = "make each output element written by one thread, or use atomics (atomic_outputs=True)"
+            elif same_group:
+                fix = ("several threads update one element: accumulate with atomics, or combine the values in "
+                       "threadgroup memory and let one thread write the result")
+            else:
+                fix = ("threads of different threadgroups cannot synchronise within a kernel: read only what this "
+                       "thread wrote, use atomics, or split the work into two kernels")
         message = f"{me} {verb} {mem.name}[{idx}], {earlier} {them} {where} (line {other_pos.line}): {fix}"
         mask = np.zeros(ctx.n, dtype=bool)
         mask[lanes] = True
@@ -285,5 +289,6 @@ class Sanitizer:
             shown = ", ".join(str(int(i)) for i in missing[:8]) + (", ..." if missing.size > 8 else "")
             ctx.report("unwritten-output", None, None,
                        f"{missing.size} of the {sh.init.size} elements of output '{mem.name}' are never written "
-                       f"(indices {shown}); a GPU would leave garbage there. Write every element, or launch with "
-                       "init_value", buffer=mem.name, index=int(missing[0]), count=int(missing.size))
+                       f"(indices {shown}); a GPU would leave garbage there. Make sure some thread writes every "
+                       "element (for your own kernels, passing init_value to the call also fills them)",
+                       buffer=mem.name, index=int(missing[0]), count=int(missing.size))

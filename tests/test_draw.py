@@ -1,0 +1,264 @@
+"""Diagrams of traced runs: panels, threadgroup-memory snapshots, arrows from provenance, SVG and PNG."""
+
+import re
+
+import numpy as np
+import pytest
+
+from metal_puzzles.draw import (
+    ARROW_W,
+    draw_run,
+    fmt_value,
+    group_accesses,
+    save_png,
+    shared_snapshots,
+    to_svg,
+    trace_arrows,
+)
+from metal_puzzles.msl import simulate
+
+F32 = np.float32
+
+
+def run(src, ins, inputs, out_shape, grid, tg, header="", **kw):
+    return simulate("k", ins, ["out"], src, header, inputs=inputs, output_shapes=[out_shape],
+                    output_dtypes=["float32"], grid=grid, threadgroup=tg, trace=kw.pop("trace", True), **kw)
+
+
+def map_run():
+    src = "uint i = thread_position_in_grid.x;\nout[i] = a[i] + 10;"
+    return run(src, ["a"], [np.arange(4, dtype=F32)], (4,), (4, 1, 1), (4, 1, 1))
+
+
+POOL = """threadgroup float cache[8];
+uint i = thread_position_in_grid.x; uint li = thread_position_in_threadgroup.x;
+cache[li] = a[i];
+threadgroup_barrier(mem_flags::mem_threadgroup);
+float s = cache[li];
+if (li >= 1) s += cache[li - 1];
+if (li >= 2) s += cache[li - 2];
+out[i] = s;"""
+
+MATMUL = """threadgroup float sa[3][3];
+threadgroup float sb[3][3];
+uint i = thread_position_in_grid.y; uint j = thread_position_in_grid.x;
+uint li = thread_position_in_threadgroup.y; uint lj = thread_position_in_threadgroup.x;
+uint n = a_shape[0];
+float acc = 0;
+for (uint t = 0; t < n; t += 3) {
+  sa[li][lj] = (i < n && t + lj < n) ? a[i * n + t + lj] : 0;
+  sb[li][lj] = (j < n && t + li < n) ? b[(t + li) * n + j] : 0;
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  for (uint k = 0; k < 3; k++) acc += sa[li][k] * sb[k][lj];
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+}
+if (i < n && j < n) out[i * n + j] = acc;"""
+
+
+def matmul_run():
+    a = np.arange(64, dtype=F32).reshape(8, 8)
+    b = np.eye(8, dtype=F32)
+    return simulate("mm", ["a", "b"], ["out"], MATMUL, inputs=[a, b], output_shapes=[(8, 8)],
+                    output_dtypes=["float32"], grid=(9, 9, 1), threadgroup=(3, 3, 1), trace=True)
+
+
+def arrow_count(svg: str) -> int:
+    """Arrow shafts are the only paths drawn with the arrow line width."""
+    return svg.count(f"stroke-width: {ARROW_W};")
+
+
+def texts(svg: str) -> list[str]:
+    return re.findall(r"<text[^>]*>([^<]*)</text>", svg)
+
+
+def test_map_draws_one_arrow_per_thread_and_the_values():
+    r = map_run()
+    svg = to_svg(draw_run(r, title="Map"))
+    assert arrow_count(svg) == 4
+    t = texts(svg)
+    assert t[0] == "Map"
+    assert "threadgroup 0  ·  4 threads" in t
+    for v in ["10", "11", "12", "13"]:  # the output values
+        assert v in t
+    assert "showing" not in svg  # a single threadgroup: no caption about hidden ones
+    arrows = trace_arrows(group_accesses(r, 0), {}, r, {})
+    assert sorted((a.source, a.target) for a in arrows) == [((("in", "a"), i), (("out", "out"), i)) for i in range(4)]
+
+
+def test_pooling_arrows_run_through_the_shared_snapshot():
+    r = run(POOL, ["a"], [np.arange(8, dtype=F32)], (8,), (8, 1, 1), (8, 1, 1))
+    acc = group_accesses(r, 0)
+    snaps = shared_snapshots(acc, "cache")
+    assert [s.phase for s in snaps] == [0]
+    assert snaps[0].values == {i: i for i in range(8)}
+    assert snaps[0].writers == {i: {i} for i in range(8)}
+    arrows = trace_arrows(acc, {}, r, {"cache": [0]})
+    # 8 loads into cache, then out[i] from cache[i-2..i] (1 + 2 + 6 * 3 sources)
+    assert len(arrows) == 8 + 21
+    into_out3 = sorted(a.source for a in arrows if a.target == (("out", "out"), 3))
+    assert into_out3 == [(("tg", "cache", 0), k) for k in (1, 2, 3)]
+    svg = to_svg(draw_run(r, title="Pooling"))
+    assert arrow_count(svg) == 29
+    t = texts(svg)
+    assert "after phase 0" in t and "cache" in t
+    assert t.count("18") >= 1  # out[7] = 5 + 6 + 7
+
+
+def test_matmul_shows_four_of_nine_threadgroups_with_2d_tiles():
+    r = matmul_run()
+    assert r.lanes.n_groups == 9
+    svg = to_svg(draw_run(r, title="Matmul"))
+    assert "showing 4 of 9 threadgroups" in svg
+    t = texts(svg)
+    titles = [s for s in t if s.startswith("threadgroup (")]
+    assert titles == ["threadgroup (0, 0)  ·  9 threads", "threadgroup (1, 0)  ·  9 threads",
+                      "threadgroup (2, 0)  ·  9 threads", "threadgroup (0, 1)  ·  9 threads"]
+    # the tiles were loaded in phases 0, 2 and 4 (a barrier after loading, one after using)
+    assert [s for s in t if s.startswith("after phase")] == ["after phase 0", "after phase 0", "after phase 2",
+                                                             "after phase 2", "after phase 4", "after phase 4"] * 4
+    acc = group_accesses(r, 0)
+    arrows = trace_arrows(acc, {}, r, {"sa": [0, 2, 4], "sb": [0, 2, 4]})
+    # loads: 9 per tile and phase, less the 3 + 3 past the edge in the last phase (they store a constant 0);
+    # each out element comes from a row of sa and a column of sb as they stood in the last phase
+    assert len(arrows) == 9 * 2 * 3 - 6 + 9 * 6
+    out00 = sorted(a.source for a in arrows if a.target == (("out", "out"), 0))
+    assert out00 == sorted([(("tg", "sa", 4), k) for k in (0, 1, 2)] + [(("tg", "sb", 4), k) for k in (0, 3, 6)])
+    # group (1, 0) loads a[0][3] into sa[0][0] in phase 2
+    acc1 = group_accesses(r, 1)
+    assert shared_snapshots(acc1, "sa")[1].values[0] == 3
+    total = sum(len(trace_arrows(group_accesses(r, g), {}, r, {"sa": [0, 2, 4], "sb": [0, 2, 4]}))
+                for g in range(4))
+    assert arrow_count(svg) == total
+
+
+def test_a_run_without_writes_draws_no_arrows():
+    src = "uint i = thread_position_in_grid.x;\nfloat v = a[i];\n(void)v;"
+    r = run(src, ["a"], [np.arange(4, dtype=F32) + 5], (4,), (4, 1, 1), (4, 1, 1), init_value=0)
+    svg = to_svg(draw_run(r))
+    assert arrow_count(svg) == 0
+    t = texts(svg)
+    for v in ["5", "6", "7", "8"]:
+        assert v in t
+
+
+def test_without_a_trace_the_arrays_are_still_drawn():
+    r = run(POOL, ["a"], [np.arange(8, dtype=F32)], (8,), (8, 1, 1), (8, 1, 1), trace=False)
+    assert r.trace is None
+    svg = to_svg(draw_run(r))
+    assert "no trace was recorded" in svg
+    assert arrow_count(svg) == 0
+    assert "18" in texts(svg)
+
+
+def test_unwritten_threadgroup_cells_stay_blank_and_guarded_threads_draw_nothing():
+    src = """threadgroup float c[4];
+uint i = thread_position_in_grid.x;
+if (i < 2) c[i] = a[i];
+threadgroup_barrier(mem_flags::mem_threadgroup);
+if (i < 2) out[i] = c[i];"""
+    r = run(src, ["a"], [np.array([7, 9, 0, 0], F32)], (4,), (4, 1, 1), (4, 1, 1), init_value=0)
+    snap = shared_snapshots(group_accesses(r, 0), "c")[0]
+    assert snap.values == {0: 7, 1: 9}
+    svg = to_svg(draw_run(r))
+    assert arrow_count(svg) == 4  # two loads into c, two stores to out
+
+
+def test_max_groups_limits_the_panels():
+    src = "uint i = thread_position_in_grid.x;\nout[i] = a[i] * 2;"
+    r = run(src, ["a"], [np.arange(12, dtype=F32)], (12,), (12, 1, 1), (2, 1, 1))
+    svg = to_svg(draw_run(r, max_groups=2))
+    assert "showing 2 of 6 threadgroups" in svg
+    assert [s for s in texts(svg) if s.startswith("threadgroup ")] == ["threadgroup 0  ·  2 threads",
+                                                                        "threadgroup 1  ·  2 threads"]
+    assert arrow_count(svg) == 4
+
+
+def test_notebook_rendering_is_natural_size_svg():
+    d = draw_run(map_run())
+    svg = d._repr_svg_()
+    assert svg.lstrip().startswith("<?xml") and "<svg" in svg
+    width = int(re.search(r'<svg[^>]* width="(\d+)"', svg).group(1))
+    assert width > 400  # not squeezed to chalk's default 200-pixel-high preview
+    assert 'viewBox="0 0 ' in svg
+
+
+def test_png_render(tmp_path):
+    path = tmp_path / "map.png"
+    save_png(draw_run(map_run()), str(path), width=600)
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    width = int.from_bytes(data[16:20], "big")
+    assert width == 600
+
+
+@pytest.mark.parametrize("value, text", [(3.0, "3"), (-2, "-2"), (0.5, "0.5"), (1 / 3, "0.333"), (1e6, "1e+06"),
+                                         (True, "1"), (None, ""), (float("nan"), "nan"), ("?", "?")])
+def test_cell_values_are_short(value, text):
+    assert fmt_value(value) == text
+
+
+def test_prefix_sum_arrows_point_at_the_snapshot_each_read_saw():
+    src = """threadgroup float c[4];
+uint li = thread_position_in_threadgroup.x;
+c[li] = a[li];
+threadgroup_barrier(mem_flags::mem_threadgroup);
+for (uint s = 1; s < 4; s *= 2) {
+  float v = li >= s ? c[li - s] : 0;
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  c[li] += v;
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+}
+out[li] = c[li];"""
+    r = run(src, ["a"], [np.arange(1, 5, dtype=F32)], (4,), (4, 1, 1), (4, 1, 1))
+    acc = group_accesses(r, 0)
+    snaps = shared_snapshots(acc, "c")
+    assert [s.phase for s in snaps] == [0, 2, 4]
+    assert [snaps[k].values for k in range(3)] == [{0: 1, 1: 2, 2: 3, 3: 4}, {0: 1, 1: 3, 2: 5, 3: 7},
+                                                   {0: 1, 1: 3, 2: 6, 3: 10}]
+    arrows = trace_arrows(acc, {}, r, {"c": [0, 2, 4]})
+    # c[3] in phase 2 adds c[2] (read in phase 1) to its own old value: both from the phase-0 snapshot
+    into = sorted(a.source for a in arrows if a.target == (("tg", "c", 2), 3))
+    assert into == [(("tg", "c", 0), 2), (("tg", "c", 0), 3)]
+    into = sorted(a.source for a in arrows if a.target == (("out", "out"), 3))
+    assert into == [(("tg", "c", 4), 3)]
+
+
+def test_reading_an_output_back_draws_an_arc_and_no_self_loop():
+    src = "out[0] = a[0];\nout[0] += 1;\nout[1] = out[0] * 2;"
+    r = run(src, ["a"], [np.array([3, 0], F32)], (2,), (1, 1, 1), (1, 1, 1))
+    assert r.outputs[0].tolist() == [4, 8]
+    arrows = trace_arrows(group_accesses(r, 0), {}, r, {})
+    assert sorted((a.source, a.target) for a in arrows) == [((("in", "a"), 0), (("out", "out"), 0)),
+                                                            ((("out", "out"), 0), (("out", "out"), 1))]
+    assert arrow_count(to_svg(draw_run(r))) == 2
+
+
+def test_a_value_read_before_later_barriers_points_at_the_snapshot_it_was_read_from():
+    src = """threadgroup float c[4];
+uint li = thread_position_in_threadgroup.x;
+c[li] = a[li];
+float w = c[li];
+threadgroup_barrier(mem_flags::mem_threadgroup);
+float v = c[(li + 1) % 4];
+threadgroup_barrier(mem_flags::mem_threadgroup);
+c[li] = 0;
+threadgroup_barrier(mem_flags::mem_threadgroup);
+out[li] = v + w;"""
+    r = run(src, ["a"], [np.arange(1, 5, dtype=F32)], (4,), (4, 1, 1), (4, 1, 1))
+    assert r.outputs[0].tolist() == [3, 5, 7, 5]
+    acc = group_accesses(r, 0)
+    assert [s.phase for s in shared_snapshots(acc, "c")] == [0, 2]
+    arrows = trace_arrows(acc, {}, r, {"c": [0, 2]})
+    # w was read in phase 0 right after this thread's own write; v in phase 1: both saw the phase-0 contents,
+    # not the zeros written in phase 2
+    into = sorted(a.source for a in arrows if a.target == (("out", "out"), 1))
+    assert into == [(("tg", "c", 0), 1), (("tg", "c", 0), 2)]
+
+
+def test_only_group_draws_that_threadgroup_alone():
+    r = matmul_run()
+    svg = to_svg(draw_run(r, only_group=4))
+    assert "showing 1 of 9 threadgroups" in svg
+    assert [s for s in texts(svg) if s.startswith("threadgroup (")] == ["threadgroup (1, 1)  ·  9 threads"]
+    with pytest.raises(ValueError):
+        draw_run(r, only_group=9)

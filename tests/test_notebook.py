@@ -1,0 +1,132 @@
+"""The generated notebook: up to date, runs top to bottom without a traceback, fails politely
+with the templates and passes with the reference solutions."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+from metal_puzzles.grading.extract import extract_kernels
+from metal_puzzles.puzzles import PUZZLES, get_puzzle
+from metal_puzzles.puzzles.part1 import PART_I, solution_source
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _load_builder():
+    spec = importlib.util.spec_from_file_location("build_notebook", ROOT / "tools" / "build_notebook.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+builder = _load_builder()
+
+
+def _execute(path: Path) -> nbformat.NotebookNode:
+    nb = nbformat.read(path, as_version=4)
+    NotebookClient(nb, timeout=300, kernel_name="python3", allow_errors=True,
+                   resources={"metadata": {"path": str(path.parent)}}).execute()
+    return nb
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> dict[str, Path]:
+    out = tmp_path_factory.mktemp("notebooks")
+    paths = {"templates": out / "puzzles.ipynb", "solutions": out / "solved.ipynb"}
+    assert builder.main(["-o", str(paths["templates"])]) == 0
+    assert builder.main(["--solutions", "-o", str(paths["solutions"])]) == 0
+    return paths
+
+
+@pytest.fixture(scope="module")
+def executed(built) -> dict[str, nbformat.NotebookNode]:
+    return {state: _execute(path) for state, path in built.items()}
+
+
+def _cells(nb, suffix: str) -> dict[str, nbformat.NotebookNode]:
+    return {c.id: c for c in nb.cells if c.cell_type == "code" and c.id.endswith(suffix)}
+
+
+def _stdout(cell) -> str:
+    return "".join(o.get("text", "") for o in cell.outputs if o.output_type == "stream" and o.name == "stdout")
+
+
+def _errors(nb) -> list[str]:
+    return [f"{c.id}: {o.ename}: {o.evalue}" for c in nb.cells if c.cell_type == "code"
+            for o in c.outputs if o.output_type == "error"]
+
+
+def test_committed_notebook_is_up_to_date(built):
+    committed = nbformat.read(ROOT / "puzzles.ipynb", as_version=4)
+    fresh = nbformat.read(built["templates"], as_version=4)
+    assert [(c.id, c.cell_type, c.source) for c in committed.cells] == \
+        [(c.id, c.cell_type, c.source) for c in fresh.cells], "run: python tools/build_notebook.py"
+
+
+def test_building_is_deterministic(built, tmp_path):
+    builder.main(["-o", str(tmp_path / "again.ipynb")])
+    assert (tmp_path / "again.ipynb").read_text() == built["templates"].read_text()
+
+
+def test_layout_follows_the_book(built):
+    nb = nbformat.read(built["templates"], as_version=4)
+    code = nb.cells[1].source
+    assert "from metal_puzzles import MetalKernel, MetalProblem" in code
+    texts = [c.source for c in nb.cells if c.cell_type == "markdown" and c.source.startswith("## Puzzle")]
+    assert [t.split("\n")[0] for t in texts] == [f"## Puzzle {p.number}: {p.title}" for p in PUZZLES]
+    checks = _cells(nb, "-check")
+    assert len(checks) == len(PUZZLES) and all(c.source == "problem.check()" for c in checks.values())
+    for p in PART_I:
+        cell = next(c for c in nb.cells if c.id == f"p{p.number}-code")
+        assert f'MetalProblem(\n    "{p.title}",' in cell.source
+        assert cell.source.rstrip().endswith("problem.show()")
+
+
+def test_grader_reads_each_kernel_from_the_solved_notebook(built):
+    found = extract_kernels(built["solutions"]).kernels
+    for p in PART_I:
+        kernel = found[p.kernel_name]
+        assert kernel.source.strip() == solution_source(p).strip()
+        assert kernel.header.strip() == p.header.strip()
+        assert kernel.input_names == list(p.input_names)
+    templates = extract_kernels(built["templates"]).kernels
+    assert all("// FILL ME IN" in templates[p.kernel_name].source for p in PART_I)
+
+
+def test_templates_run_without_a_traceback_and_every_check_fails(executed):
+    nb = executed["templates"]
+    assert _errors(nb) == []
+    for cell_id, cell in _cells(nb, "-check").items():
+        assert _stdout(cell).startswith("Failed:"), cell_id
+    for cell_id, cell in _cells(nb, "-code").items():
+        assert "Score (Max Per Thread):" in _stdout(cell), cell_id
+
+
+def test_solutions_pass_every_check(executed):
+    nb = executed["solutions"]
+    assert _errors(nb) == []
+    for cell_id, cell in _cells(nb, "-check").items():
+        assert _stdout(cell).startswith("Passed:"), (cell_id, _stdout(cell))
+    assert len(_cells(nb, "-check")) == len(PUZZLES)
+
+
+def test_show_draws_a_diagram(executed):
+    nb = executed["solutions"]
+    for cell_id, cell in _cells(nb, "-code").items():
+        kinds = {k for o in cell.outputs if o.output_type == "execute_result" for k in o.data}
+        assert "image/svg+xml" in kinds, cell_id
+    demo = next(c for c in nb.cells if c.id == "signature-demo")
+    assert "const constant float* x" in _stdout(demo) and "device float* y" in _stdout(demo)
+
+
+def test_score_table_shows_the_budget(executed):
+    nb = executed["solutions"]
+    cell = next(c for c in nb.cells if c.id == "p14b-code")
+    table = _stdout(cell)
+    assert "|            6 |             1 |" in table and "<- budget" in table
+    assert get_puzzle("matmul_full").budget.global_reads == 6

@@ -1,0 +1,346 @@
+"""Build ``puzzles.ipynb`` from the puzzle catalogue.
+
+    python tools/build_notebook.py                      # the learner's notebook (templates)
+    python tools/build_notebook.py --solutions -o /tmp/solved.ipynb
+
+Every puzzle becomes three cells: its text, a code cell in the original Metal-Puzzles notebook's
+style (spec, a function returning the ``MetalKernel``, the visible inputs, ``MetalProblem(...)``
+and ``problem.show()``), and ``problem.check()``. The kernel source in the code cell is the
+puzzle's template, or with ``--solutions`` its reference solution. The output is deterministic
+(fixed cell ids), so rebuilding an unchanged catalogue changes nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import nbformat
+import numpy as np
+from nbformat.notebooknode import NotebookNode
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "lib"))
+
+from metal_puzzles.puzzles import PUZZLES, Puzzle, part1  # noqa: E402
+
+PART_TITLES = {
+    1: ("Part I: Fundamentals", "From one thread per element to tiled matrix multiplication: guards, "
+        "threadgroups, threadgroup memory and barriers, reductions."),
+    2: ("Part II: Toward a sparse-convolution engine", "Scans, gathers and scatters, segment "
+        "reductions, and the kernels of a sparse convolution with their gradients."),
+}
+
+INTRO = """\
+# Metal Puzzles
+
+Learn GPU programming by writing **Metal compute kernels** for [MLX](https://github.com/ml-explore/mlx),
+one puzzle at a time. Part I climbs the ladder of Sasha Rush's GPU-Puzzles, by way of the original
+Metal-Puzzles notebook: from one thread per element up to a tiled matrix multiplication.
+
+Every kernel in this notebook runs on a simulator of the Metal Shading Language, so it works on any
+machine. The simulator counts what every thread reads and writes, draws it, and catches the mistakes a
+GPU would silently hide. On a Mac with Metal, `check()` also runs your kernel on the GPU and tells you
+whether the two agree.
+
+## How a puzzle works
+
+Each puzzle's code cell has four parts:
+
+- a **spec**: a few lines of MLX computing the right answer;
+- a **test function** returning a `MetalKernel`: the kernel's `name`, the names of its inputs and
+  outputs, an optional `header` (text placed before the kernel: constants, helper functions) and the
+  `source`. **The source is what you write**: replace the `// FILL ME IN` line (the hint says roughly how
+  many lines a solution takes);
+- the inputs of the visible test;
+- a `MetalProblem` that ties them together with the launch's `grid` and `threadgroup`, and
+  `problem.show()`.
+
+Run the cell after every change, then run `problem.check()` below it.
+
+## The kernel body and its generated signature
+
+The source is only the **body** of a kernel, exactly as `mx.fast.metal_kernel` takes it. MLX wraps it in
+a function whose signature it writes for you:
+
+- one parameter per input: `const device T* a` for an array (`const constant T* a` when it has fewer
+  than 8 elements, which reads the same way), with `T` its element type (`int` for `mx.arange(4)`,
+  `float` for `mx.ones(4)`);
+- one per output: `device float* out`;
+- a parameter for each thread attribute the body mentions (`thread_position_in_grid`,
+  `thread_position_in_threadgroup`, `threadgroup_position_in_grid`, ...), and `a_shape`,
+  `a_strides`, `a_ndim` when the body mentions them.
+
+Buffers are flat: a matrix arrives as one array holding its rows one after another. Run the next two
+cells to see a generated signature (`verbose=True` prints it).
+
+## Grid and threadgroups
+
+`grid=(x, y, z)` counts **threads**: the kernel runs once for every thread of that box, and each thread
+finds its own position in `thread_position_in_grid` (a `uint3`). `threadgroup=(x, y, z)` cuts the grid
+into **threadgroups**. Threads of one group can share `threadgroup` memory and wait for each other at a
+`threadgroup_barrier`; threads of different groups cannot. When the grid is not a multiple of the group
+size, the last group along that side is **partial**: it has fewer threads.
+
+## What `show()` prints and draws
+
+`problem.show()` runs your kernel on the visible test and prints the **score table**, for a
+finished Map for instance:
+
+|                 | Global Reads | Global Writes | Shared Reads | Shared Writes |
+|-----------------|-------------:|--------------:|-------------:|--------------:|
+| your kernel     |            1 |             1 |            0 |             0 |
+| the budget      |            1 |             1 |            0 |             0 |
+
+Each number is the largest count over all threads: how many elements one thread read or wrote in
+global memory (the input and output buffers) and in shared memory (`threadgroup` arrays). Local
+variables cost nothing. In the printed table the budget is the second row, marked `<- budget`
+(`-` means no limit).
+
+It then draws the run: a panel per threadgroup (the first four), with the inputs, the threadgroup
+memory as it stood after each barrier, and the outputs. Arrows run from the elements a value was
+computed from to the element it was written to, in the colour of the thread that wrote it, and the
+input elements the group read are shaded. A wrong diagram usually shows the bug at a glance: an arrow from the wrong
+cell, an output cell nobody wrote, a shared cell written by two threads.
+
+## What `check()` says
+
+`problem.check()` runs the visible test and several **hidden tests** (other sizes, random values, other
+grids), so an answer typed in by hand fails. It prints one verdict:
+
+- **Passed**: correct on every test and within budget.
+- **Almost**: correct on every test but over budget; it says which count is too high, for example
+  `it uses 2 global reads per thread; this puzzle needs at most 1`.
+- **Failed**: a wrong output, a sanitizer finding or a compile error. You see the first failing test,
+  your output above the spec's with the differing positions marked `^`, and the names of the other
+  failing tests.
+
+Compile errors read like a compiler's: `source:3:19: error: expected ';' after expression`, then the
+line and a caret under the column. Line numbers count lines of the `source` string; it starts with a
+line break, so your first line of code is line 2.
+
+## Reading a sanitizer finding
+
+On a GPU, a thread that reads past the end of a buffer or two threads that race for one element often
+produce the right answer anyway, until another size or another machine. The simulator checks every
+access instead and reports what it sees, for example:
+
+```
+out-of-bounds: line 2: thread (4,0,0) of threadgroup (0,0,0) reads a[4], outside the 4 elements of 'a'
+```
+
+That is: the kind of problem, the line of your source, which thread (its position inside its
+threadgroup, and the threadgroup's position in the grid), and what it did. The kinds you will meet:
+`out-of-bounds`; `race` (two threads touch one element, at least one writing, without a barrier between
+them); `barrier-divergence` (some threads of a group reach a barrier that others skip);
+`uninitialized-read` (reading shared memory or an output nobody wrote); `unwritten-output` (an output
+element no thread wrote; on a GPU it would hold garbage); `division-by-zero`; and `step-budget` (a loop
+that does not end). Any finding fails the test, even when the output happens to be right.
+
+## Budgets
+
+Getting the right answer is half of GPU programming; the other half is not wasting memory traffic.
+Most puzzles state a **budget**, the most a single thread may read or write in global and shared
+memory, and it is set so that the technique the puzzle teaches fits and the brute-force way does not.
+A correct kernel over budget gets **Almost**; bring the counts down to pass.
+"""
+
+IMPORTS = """\
+import mlx.core as mx
+
+from metal_puzzles import MetalKernel, MetalProblem"""
+
+SIGNATURE_DEMO = """\
+# A kernel that doubles every element; verbose=True prints the source MLX would compile.
+demo = MetalKernel(
+    name="double",
+    input_names=["x"],
+    output_names=["y"],
+    source=\"\"\"
+uint i = thread_position_in_grid.x;
+y[i] = 2 * x[i];
+\"\"\",
+)
+x = mx.arange(4, dtype=mx.float32)
+(y,) = demo(inputs=[x], output_shapes=[(4,)], output_dtypes=[mx.float32],
+            grid=(4, 1, 1), threadgroup=(4, 1, 1), verbose=True)
+y"""
+
+
+# ----------------------------------------------------------------------------- per puzzle
+def spec_name(puzzle: Puzzle) -> str:
+    """The name the spec's source defines (the function the notebook passes as spec=)."""
+    found = re.findall(r"^def (\w+)\(", puzzle.spec_source, flags=re.M)
+    if not found:
+        raise ValueError(f"puzzle {puzzle.id}: spec_source defines no function")
+    return found[-1]
+
+
+def _part_tables() -> list:
+    """Modules holding the per-puzzle notebook tables (part1, and part2 once it exists)."""
+    modules = [part1]
+    try:
+        from metal_puzzles.puzzles import part2
+    except ImportError:
+        pass
+    else:
+        modules.append(part2)
+    return modules
+
+
+def _lookup(table: str, puzzle: Puzzle):
+    for module in _part_tables():
+        entries = getattr(module, table, {})
+        if puzzle.id in entries:
+            return module, entries[puzzle.id]
+    return None, None
+
+
+def kernel_function(puzzle: Puzzle) -> str:
+    _, name = _lookup("KERNEL_FUNCTIONS", puzzle)
+    return name or f"{puzzle.id}_test"
+
+
+def _array_literal(x: np.ndarray) -> str:
+    dtype = {"int32": "mx.int32", "float32": "mx.float32"}.get(str(x.dtype), f"mx.{x.dtype}")
+    return f"mx.array({x.tolist()!r}, dtype={dtype})"
+
+
+def setup_code(puzzle: Puzzle) -> str:
+    """Notebook lines building the visible inputs and output_shape."""
+    _, setup = _lookup("NOTEBOOK_SETUP", puzzle)
+    if setup is not None:
+        return setup
+    # A puzzle without hand-written setup lines gets its visible inputs as literals.
+    lines = [f"{name} = {_array_literal(np.asarray(x))}"
+             for name, x in zip(puzzle.input_names, puzzle.visible.inputs, strict=True)]
+    lines.append(f"output_shape = {tuple(puzzle.visible.output_shape)!r}")
+    return "\n".join(lines)
+
+
+def _string_block(name: str, text: str) -> list[str]:
+    """``name = \"\"\"`` + text + ``\"\"\"`` at one indent, in the original notebook's layout."""
+    if '"""' in text or "\\" in text:
+        raise ValueError(f"kernel text for {name} cannot sit in a plain triple-quoted string")
+    body = text if text.endswith("\n") else text + "\n"
+    return [f'    {name} = """', *body.rstrip("\n").split("\n"), '"""', ""]
+
+
+def test_function(puzzle: Puzzle, source: str) -> str:
+    args = ", ".join(f"{n}: mx.array" for n in puzzle.input_names)
+    lines = [f"def {kernel_function(puzzle)}({args}):"]
+    if puzzle.header:
+        lines += _string_block("header", puzzle.header)
+    lines += _string_block("source", source)
+    lines += [
+        "    kernel = MetalKernel(",
+        f"        name={puzzle.kernel_name!r},".replace("'", '"'),
+        f"        input_names={list(puzzle.input_names)!r},".replace("'", '"'),
+        f"        output_names={list(puzzle.output_names)!r},".replace("'", '"'),
+    ]
+    if puzzle.header:
+        lines.append("        header=header,")
+    lines += ["        source=source,", "    )", "    return kernel"]
+    return "\n".join(lines)
+
+
+def problem_call(puzzle: Puzzle) -> str:
+    case = puzzle.visible
+    inputs = ", ".join(puzzle.input_names)
+    return "\n".join([
+        "problem = MetalProblem(",
+        f'    "{puzzle.title}",',
+        f"    {kernel_function(puzzle)},",
+        f"    [{inputs}],",
+        "    output_shape,",
+        f"    grid={tuple(case.grid)!r},",
+        f"    threadgroup={tuple(case.threadgroup)!r},",
+        f"    spec={spec_name(puzzle)},",
+        ")",
+        "problem.show()",
+    ])
+
+
+def puzzle_code(puzzle: Puzzle, source: str, define_kernel: bool) -> str:
+    """The puzzle's main code cell. Entries sharing a kernel with the previous entry reuse its
+    spec and test function, as the original notebook's second tests do."""
+    if define_kernel:
+        head = "\n\n\n".join([puzzle.spec_source, test_function(puzzle, source), setup_code(puzzle)])
+    else:
+        head = f"# The same kernel as above ({kernel_function(puzzle)}), on a new test.\n{setup_code(puzzle)}"
+    return head + "\n\n" + problem_call(puzzle)
+
+
+def puzzle_text(puzzle: Puzzle) -> str:
+    return f"## Puzzle {puzzle.number}: {puzzle.title}\n\n{puzzle.description}"
+
+
+def template_source(puzzle: Puzzle) -> str:
+    return puzzle.template
+
+
+def reference_source(puzzle: Puzzle) -> str:
+    module, _ = _lookup("SOLUTION_FILES", puzzle)
+    if module is None:
+        raise KeyError(f"no reference solution is listed for puzzle {puzzle.id!r}")
+    return module.solution_source(puzzle)
+
+
+# ----------------------------------------------------------------------------- notebook
+def _md(cell_id: str, text: str) -> NotebookNode:
+    cell = nbformat.v4.new_markdown_cell(text)
+    cell["id"] = cell_id
+    return cell
+
+
+def _code(cell_id: str, text: str) -> NotebookNode:
+    cell = nbformat.v4.new_code_cell(text)
+    cell["id"] = cell_id
+    return cell
+
+
+def _cell_id(puzzle: Puzzle, what: str) -> str:
+    return f"p{puzzle.number}-{what}".replace(".", "-")
+
+
+def build(puzzles: list[Puzzle], source_for: Callable[[Puzzle], str]) -> NotebookNode:
+    nb = nbformat.v4.new_notebook()
+    nb.metadata = {
+        "kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"},
+        "language_info": {"name": "python"},
+    }
+    cells = [_md("intro", INTRO), _code("imports", IMPORTS), _code("signature-demo", SIGNATURE_DEMO)]
+    part = None
+    previous_kernel = None
+    for p in puzzles:
+        if p.part != part:
+            part = p.part
+            title, blurb = PART_TITLES.get(part, (f"Part {part}", ""))
+            cells.append(_md(f"part-{part}", f"# {title}\n\n{blurb}".rstrip()))
+        define = (p.kernel_name, kernel_function(p)) != previous_kernel
+        previous_kernel = (p.kernel_name, kernel_function(p))
+        cells.append(_md(_cell_id(p, "text"), puzzle_text(p)))
+        cells.append(_code(_cell_id(p, "code"), puzzle_code(p, source_for(p), define)))
+        cells.append(_code(_cell_id(p, "check"), "problem.check()"))
+    nb.cells = cells
+    nbformat.validate(nb)
+    return nb
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("-o", "--output", default=str(ROOT / "puzzles.ipynb"), help="notebook to write")
+    parser.add_argument("--solutions", action="store_true", help="fill in the reference solutions")
+    args = parser.parse_args(argv)
+    nb = build(list(PUZZLES), reference_source if args.solutions else template_source)
+    with open(args.output, "w", encoding="utf-8") as f:
+        nbformat.write(nb, f)
+    print(f"wrote {args.output} ({len(nb.cells)} cells)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
