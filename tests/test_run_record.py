@@ -82,3 +82,20 @@ def test_large_launches_skip_the_trace_unless_asked():
     src = "uint i = thread_position_in_grid.x; out[i] = a[i];"
     assert simulate("m", ["a"], ["out"], src, **kw).trace is None
     assert simulate("m", ["a"], ["out"], src, trace=True, **kw).trace is not None
+
+
+def test_provenance_survives_conversions_and_atomics():
+    n = 4
+    r = simulate("conv", ["a"], ["out"], "uint i = thread_position_in_grid.x; out[i] = float(a[i]) / 2 + 10;",
+                 inputs=[np.arange(n, dtype=np.int32)], output_shapes=[(n,)], output_dtypes=["float32"],
+                 grid=(n, 1, 1), threadgroup=(n, 1, 1))
+    assert [sorted(s) for s in r.trace.accesses("write")[0].sources] == [[("a", -1, i)] for i in range(n)]
+    src = "uint t = thread_position_in_grid.x; atomic_fetch_add_explicit(&out[idx[t]], x[t], memory_order_relaxed);"
+    r = simulate("scatter", ["x", "idx"], ["out"], src, inputs=[np.arange(n, dtype=np.float32),
+                                                               np.array([0, 1, 0, 1], np.int32)],
+                 output_shapes=[(2,)], output_dtypes=["float32"], grid=(n, 1, 1), threadgroup=(n, 1, 1),
+                 atomic_outputs=True, init_value=0)
+    assert r.outputs[0].tolist() == [2, 4]
+    (atomic,) = r.trace.accesses("atomic")
+    assert atomic.index.tolist() == [0, 1, 0, 1]
+    assert [sorted(s) for s in atomic.sources] == [[("x", -1, i)] for i in range(n)]

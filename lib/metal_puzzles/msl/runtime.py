@@ -384,7 +384,7 @@ class Ctx:
         addr = flat[lanes]
         v = vals[lanes]
         if self.recorder is not None:
-            self.recorder.access("atomic", mem, mask, flat, pos, self, vals)
+            self.recorder.access("atomic", mem, mask, flat, pos, self, value)
         if mem.shadow is not None:
             self.sanitizer.on_atomic(self, mem, flat, lanes)
         ufunc = {"add": np.add, "sub": np.subtract, "min": np.minimum, "max": np.maximum,
@@ -435,7 +435,7 @@ class Ctx:
         if mem.shadow is not None:
             self.sanitizer.on_atomic(self, mem, flat, lanes)
         if self.recorder is not None:
-            self.recorder.access("atomic", mem, mask, flat, pos, self, des)
+            self.recorder.access("atomic", mem, mask, flat, pos, self, desired)
         return ok, old
 
     def pointer_flat(self, p: Ptr):

@@ -39,13 +39,13 @@ def cast(v, src: Type, dst: Type):
     if d == BOOL:
         return np.not_equal(v, 0)
     if d.is_float:
-        out = np.asarray(v).astype(np.float32 if d == BFLOAT else d.dtype)
+        out = np.asanyarray(v).astype(np.float32 if d == BFLOAT else d.dtype)
         if d == BFLOAT:
             out = round_bfloat(out)
         return out[()] if np.ndim(out) == 0 else out
     # To an integer type: float -> int truncates toward zero (values out of range are undefined
     # behaviour in C; NumPy's result stands in for the GPU's).
-    out = np.asarray(v)
+    out = np.asanyarray(v)
     if s.is_float:
         out = np.trunc(out)
         if d.bits == 64 and not d.signed:
@@ -65,7 +65,7 @@ def splat(v, ty: VectorType, varying_n: int | None = None):
     """Scalar to vector: repeat the scalar into every component."""
     if np.ndim(v) == 0:
         return np.full(ty.n, v, dtype=ty.elem.dtype if ty.elem != BFLOAT else np.float32)
-    return np.repeat(np.asarray(v)[:, None], ty.n, axis=1)
+    return np.repeat(np.asanyarray(v)[:, None], ty.n, axis=1)
 
 
 def zero(ty: Type):
@@ -78,9 +78,9 @@ def zero(ty: Type):
 def c_divmod(a, b, want: str):
     """Truncating integer division / remainder, with zero divisors replaced by 1 (the caller
     reports the division by zero); returns (result, zero_mask)."""
-    a = np.asarray(a)
-    b = np.asarray(b)
-    zero_b = b == 0
+    a = np.asanyarray(a)
+    b = np.asanyarray(b)
+    zero_b = np.asarray(b == 0)
     if np.any(zero_b):
         b = np.where(zero_b, np.ones_like(b), b)
     if a.dtype.kind == "u":
