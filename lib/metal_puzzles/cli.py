@@ -27,6 +27,8 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--mapping", default=None, help="CSV of 'notebook file name, student id' rows")
     g.add_argument("--quiet", action="store_true", help="no progress bar")
     _add_limits(g)
+    im = sub.add_parser("images", help="regenerate the book's images (logo and puzzle diagrams)")
+    im.add_argument("--out", default="imgs", help="directory to write into (default: imgs)")
     c = sub.add_parser("check", help="check your own notebook and print a table of results")
     c.add_argument("notebook")
     _add_limits(c)
@@ -42,6 +44,12 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.command is None:
         build_parser().print_help()
+        return 0
+    if args.command == "images":
+        from .images import write_images
+
+        for path in write_images(args.out):
+            print(path)
         return 0
     from .grading.grade import grade_submissions, print_check, print_summary, write_outputs
     from .grading.points import PointsConfig

@@ -1,0 +1,79 @@
+"""The book's images: the logo and each puzzle's diagram, drawn from its reference solution.
+
+``metal-puzzles images`` regenerates them into imgs/; a test fails when the committed files
+are stale (the diagrams are deterministic SVG text).
+"""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+from .puzzles import PUZZLES
+from .puzzles.base import Puzzle
+
+
+def puzzle_svg(puzzle: Puzzle) -> str:
+    """The diagram of the puzzle's visible test, run with its reference solution."""
+    from .draw import draw_run, to_svg
+    from .kernel import MetalKernel
+    from .puzzles.solutions import solution_source
+
+    kernel = MetalKernel(puzzle.kernel_name, list(puzzle.input_names), list(puzzle.output_names),
+                         solution_source(puzzle), puzzle.header, atomic_outputs=puzzle.atomic_outputs)
+    case = puzzle.visible
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        run = kernel.kernel.run(inputs=list(case.inputs), output_shapes=[case.output_shape],
+                                output_dtypes=[puzzle.output_dtype], grid=case.grid, threadgroup=case.threadgroup,
+                                init_value=puzzle.init_value, sanitize="warn", trace=True)
+    return to_svg(draw_run(run, title=f"{puzzle.number}. {puzzle.title}"))
+
+
+def logo_svg() -> str:
+    """A threadgroup of 4x4 threads, each lighting its own cell, beside the project's name."""
+    from chalk import hcat, rectangle, text, vcat
+    from colour import Color
+
+    from .draw import text_width, thread_color, to_svg
+
+    rows = []
+    for y in range(4):
+        rows.append(hcat([rectangle(1, 1).fill_color(Color(thread_color(y * 4 + x))).line_color(Color("white"))
+                          .line_width_local(0.08) for x in range(4)]))
+    grid = vcat(rows).scale(24).center_xy()
+    dark = Color("#1d1d1f")
+    label = "Metal Puzzles"
+    width = text_width(label, 40)
+    # Text has no extent in chalk; an invisible box of the text's size lets the layout see it.
+    box = rectangle(width, 48).line_width_local(0).fill_opacity(0)
+    name = box + text(label, 40).fill_color(dark).line_color(dark).line_width_local(0)
+    return to_svg(hcat([grid, name], sep=24).center_xy().pad(1.08))
+
+
+def image_files() -> dict[str, str]:
+    """File name -> SVG text for every image of the book."""
+    from .puzzles.finale import GradPuzzle
+
+    files = {"logo.svg": logo_svg()}
+    for p in PUZZLES:
+        if isinstance(p, GradPuzzle):  # the finale wires kernels together in Python: nothing to draw
+            continue
+        files[f"{p.number.replace('.', '_')}_{p.id}.svg"] = puzzle_svg(p)
+    return files
+
+
+def write_images(out: str | Path = "imgs") -> list[Path]:
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, svg in image_files().items():
+        path = out / name
+        path.write_text(svg, encoding="utf-8")
+        written.append(path)
+    return written
+
+
+__all__ = ["image_files", "write_images", "puzzle_svg", "logo_svg", "np"]
