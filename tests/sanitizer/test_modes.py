@@ -208,7 +208,7 @@ def test_error_mode_reports_every_kind_of_a_run() -> None:
     assert {f.kind for f in res.findings} == {"out-of-bounds", "division-by-zero"}
 
 
-def test_off_mode_still_runs_with_stand_ins() -> None:
+def test_off_mode_runs_to_the_end_silently() -> None:
     """'off' reports nothing: a kernel with an out-of-bounds read and a division by zero runs
     to the end with no exception and no warning."""
     src = kernel("""

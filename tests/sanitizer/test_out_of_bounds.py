@@ -58,7 +58,7 @@ def test_output_write_past_the_end_2d_without_guard() -> None:
     expect_one_kind(found, OOB, line_of(src, "@BUG"), t2(0, 3, (2, 2)), "out", 12)
 
 
-def test_device_read_in_branch_in_loop_2d_row_wrap_is_not_a_finding() -> None:
+def test_device_read_in_branch_in_loop_2d_only_true_overrun() -> None:
     """A 3-tap horizontal stencil that checks only the left edge. At x == 4 the right tap of
     rows 0 and 1 wraps into the next row (in bounds: a logic error, not an out-of-bounds
     access); only thread (4, 2), in threadgroup (1, 1), reads past the end of the image."""
