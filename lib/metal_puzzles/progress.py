@@ -43,8 +43,9 @@ class ProgressTable:
         import html
 
         colors = {NOT_TRIED: "#888", FAILING: "#b42318", PASSING: "#b54708", WITHIN_BUDGET: "#1a7f37"}
-        rows = "".join(f"<tr><td>{html.escape(n)}</td><td>{html.escape(t)}</td>"
-                       f"<td class='mp-state' style='color:{colors[s]}'>{s}</td></tr>" for n, t, s in self.rows)
+        left = "text-align:left"
+        rows = "".join(f"<tr><td style='{left}'>{html.escape(n)}</td><td style='{left}'>{html.escape(t)}</td>"
+                       f"<td class='mp-state' style='{left};color:{colors[s]}'>{s}</td></tr>" for n, t, s in self.rows)
         done = sum(s == WITHIN_BUDGET for _, _, s in self.rows)
         return (f"<table class='mp-progress'><caption>{done} of {len(self.rows)} puzzles solved within budget"
                 f"</caption><tr><th>#</th><th>puzzle</th><th>state</th></tr>{rows}</table>")

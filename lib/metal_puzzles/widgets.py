@@ -24,7 +24,7 @@ class Explorer:
         self.problem = problem
         m = self.model
         self.group = W.IntSlider(0, 0, max(m.n_groups - 1, 0), description="threadgroup",
-                                 continuous_update=False)
+                                 style={"description_width": "initial"}, continuous_update=False)
         self.thread = W.IntSlider(0, 0, max(m.threads_in_group(0) - 1, 0), description="thread",
                                   continuous_update=False)
         self.phase = W.Dropdown(options=[("all phases", -1)] + [(f"phase {p}", p) for p in m.phases],
@@ -38,6 +38,7 @@ class Explorer:
         self.diagram.add_class("mp-diagram")
         self.counts = W.HTML()
         self.counts.add_class("mp-counts")
+        self.counts.layout.min_width = "280px"
         self.step_index = 0
         self.back = W.Button(description="\u25c0 step back")
         self.forward = W.Button(description="step \u25b6")
@@ -64,7 +65,8 @@ class Explorer:
                           W.HBox([self.source, self.variables])])
         bottom = [self.check_button, self.verdict] if problem is not None else []
         self.widget = W.VBox([W.HTML(f"<b>{html.escape(title)}</b>"), controls, self.who,
-                              W.HBox([self.diagram, self.counts]), stepper, *bottom])
+                              W.HBox([self.diagram, self.counts], layout=W.Layout(flex_flow="row wrap")),
+                              stepper, *bottom])
         self.widget.add_class("mp-explorer")
         self.refresh()
 
@@ -131,15 +133,23 @@ class Explorer:
             lines.append(f"<div class='mp-line {cls}' style='{style}'><span style='color:#888'>{no:3d}</span> "
                          f"{html.escape(text)}</div>")
         self.source.value = "<pre style='margin:0'>" + "".join(lines) + "</pre>"
+        heading = f"<div><b>variables of {html.escape(m.describe(self.lane))}</b></div>"
         if not info["active"]:
-            self.variables.value = "<div class='mp-inactive'><i>this thread is inactive at this step</i></div>"
+            self.variables.value = heading + "<div class='mp-inactive'><i>this thread is inactive at this step</i></div>"
+        elif not info["variables"]:
+            self.variables.value = heading + "<div><i>no variables yet</i></div>"
         else:
             rows = "".join(f"<tr><td>{html.escape(k)}</td><td class='mp-value'>{html.escape(v)}</td></tr>"
                            for k, v in info["variables"].items())
-            self.variables.value = f"<table class='mp-var-table'>{rows}</table>"
+            self.variables.value = heading + f"<table class='mp-var-table'>{rows}</table>"
 
     def run_check(self) -> None:
-        result = self.problem.check(quiet=True)
+        self.check_button.disabled = True
+        self.verdict.value = "<i>checking...</i>"
+        try:
+            result = self.problem.check(quiet=True)
+        finally:
+            self.check_button.disabled = False
         color = "#1a7f37" if result.passed else "#b42318"
         self.verdict.value = (f"<pre class='mp-verdict-text' style='color:{color}'>"
                               f"{html.escape(result.report())}</pre>")

@@ -68,7 +68,8 @@ running = MetalProblem("Running total", running_total_test, [mx.arange(4)], (4,)
                        spec=np.cumsum)
 running.explore()'''
 
-MAP_CELL_INDEX, PROGRESS_CELL_INDEX, LOOP_CELL_INDEX = 1, 2, 3
+CELLS = (MAP_CELL, PROGRESS_CELL, LOOP_CELL)  # after a markdown title, so code cell k is page cell k + 1
+PROGRESS_CELL_INDEX = 2
 
 
 def write_notebook(path: Path) -> None:
@@ -77,9 +78,7 @@ def write_notebook(path: Path) -> None:
                                  "language": "python"}
     nb.metadata["language_info"] = {"name": "python"}
     nb.cells = [nbformat.v4.new_markdown_cell("# Kernel explorer, end to end"),
-                nbformat.v4.new_code_cell(MAP_CELL),
-                nbformat.v4.new_code_cell(PROGRESS_CELL),
-                nbformat.v4.new_code_cell(LOOP_CELL)]
+                *(nbformat.v4.new_code_cell(source) for source in CELLS)]
     nbformat.validate(nb)
     nbformat.write(nb, path)
 
@@ -105,7 +104,7 @@ class Lab:
         """A screenshot while something already failed: never raise over the real error."""
         try:
             self.shot(name)
-        except Exception:  # noqa: BLE001 - best effort only
+        except Exception:  # best effort only
             pass
 
     def explorer(self, n: int):
@@ -118,13 +117,22 @@ class Lab:
 def _error_outputs(page) -> list[str]:
     """Tracebacks printed by the cells (error outputs are rendered as stderr)."""
     texts = page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']").all_inner_texts()
-    return [t for t in texts if "Traceback" in t or "Error" in t]
+    return [t for t in texts if "Traceback" in t or "Cell In[" in t]
+
+
+def kernel_idle(page):
+    """The status bar's kernel item once our kernel is up and idle ('Python (...) | Idle')."""
+    return page.locator(".jp-StatusBar-TextItem", has_text=re.compile(r"metal-puzzles e2e\)\s*\|\s*Idle"))
 
 
 def _wait_for_explorers(lab: Lab, count: int) -> None:
     """Until ``count`` explorers are drawn; fail early, with the traceback, if a cell raised."""
     deadline = time.monotonic() + EXPLORERS_TIMEOUT
     while lab.page.locator(".mp-explorer").count() < count:
+        dialogs = lab.page.locator(".jp-Dialog").all_inner_texts()
+        if dialogs:
+            lab.shot_quietly("FAILED-dialog")
+            pytest.fail("JupyterLab opened a dialog instead of running the cells:\n" + "\n".join(dialogs))
         errors = _error_outputs(lab.page)
         if errors:
             lab.shot_quietly("FAILED-cell-error")
@@ -144,12 +152,13 @@ def _run_all_cells(page) -> None:
 
 
 @pytest.fixture(scope="module")
-def lab(lab_server: LabServer, browser, artifacts_dir: Path) -> Iterator[Lab]:
+def lab(browser, lab_server: LabServer, artifacts_dir: Path) -> Iterator[Lab]:
     """The demo notebook open in JupyterLab with all its cells run and both explorers drawn."""
     from playwright.sync_api import expect
 
     expect.set_options(timeout=UI_TIMEOUT_MS)
     write_notebook(lab_server.root_dir / NOTEBOOK_NAME)
+    write_notebook(artifacts_dir / NOTEBOOK_NAME)  # to open by hand when a run fails
     context = browser.new_context(viewport={"width": 1400, "height": 1300})
     page = context.new_page()
     page.set_default_timeout(60_000)
@@ -159,15 +168,14 @@ def lab(lab_server: LabServer, browser, artifacts_dir: Path) -> Iterator[Lab]:
     lab = Lab(page, artifacts_dir)
     try:
         page.goto(lab_server.url(f"lab/tree/{NOTEBOOK_NAME}"), timeout=120_000)
-        # The notebook is open and its kernel has started.
-        expect(page.locator(".jp-NotebookPanel .jp-Cell").first).to_be_visible(timeout=120_000)
-        expect(page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").first).to_be_attached(
-            timeout=120_000)
+        # Wait until the notebook is loaded and its kernel has started and is idle: Run All
+        # before that opens a "Select Kernel" dialog instead of running anything.
+        expect(page.locator(".jp-NotebookPanel .jp-Cell")).to_have_count(len(CELLS) + 1, timeout=120_000)
+        expect(kernel_idle(page)).to_be_visible(timeout=120_000)
         lab.shot("notebook-opened")
         _run_all_cells(page)
         _wait_for_explorers(lab, 2)
-        expect(page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").first).to_be_attached(
-            timeout=120_000)
+        expect(kernel_idle(page)).to_be_visible(timeout=120_000)
         lab.shot("cells-run", lab.explorer(0))
         yield lab
     except BaseException:
@@ -204,9 +212,12 @@ def step_until_line(lab: Lab, explorer, text: str, max_steps: int = 40) -> None:
         if text in current.inner_text():
             return
         before = label.inner_text()
+        done = re.search(r"step (\d+) / (\d+)", before)
+        if done and done.group(1) == done.group(2):
+            break
         explorer.locator(".mp-forward").click()
         expect(label).not_to_have_text(before)
-    pytest.fail(f"stepping {max_steps} times never reached a line containing {text!r}")
+    pytest.fail(f"stepping never reached a line containing {text!r} (stopped at {label.inner_text()!r})")
 
 
 # -------------------------------------------------------------------------------- tests
@@ -306,34 +317,56 @@ def test_loop_explorer_shows_inactive_thread_and_failed_check(lab: Lab) -> None:
     lab.shot("loop-check-failed", verdict)
 
 
-# What a person can actually see: an element is visible at its own centre (not clipped by an
-# overflow box, not covered by a neighbour) and its text is not cut short.
-_VISIBILITY_JS = """
+# What a person sees of an element without scrolling sideways: how much of its width is inside
+# every box that clips it (up to the cell's output area), on how many lines its text wraps, and
+# whether its text is cut short (an ellipsis: the text is wider than the content box).
+_READABILITY_JS = """
 (el) => {
-  el.scrollIntoView({block: 'center'});
-  const r = el.getBoundingClientRect();
-  const hit = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
-  return {shown: hit !== null && (hit === el || el.contains(hit)),
-          truncated: el.scrollWidth > el.clientWidth + 1,
-          width: Math.round(r.width), text: el.innerText};
+  const clippers = [];
+  for (let a = el.parentElement; a && !a.classList.contains('jp-OutputArea-output'); a = a.parentElement) {
+    if (getComputedStyle(a).overflowX !== 'visible') { a.scrollLeft = 0; clippers.push(a); }
+  }
+  const box = el.getBoundingClientRect();
+  let left = box.left, right = box.right;
+  for (const a of clippers) {
+    const r = a.getBoundingClientRect();
+    left = Math.max(left, r.left + a.clientLeft);
+    right = Math.min(right, r.left + a.clientLeft + a.clientWidth);
+  }
+  const range = document.createRange();
+  range.selectNodeContents(el);
+  const style = getComputedStyle(el);
+  const content = box.width - ['paddingLeft', 'paddingRight', 'borderLeftWidth', 'borderRightWidth']
+    .reduce((sum, k) => sum + parseFloat(style[k]), 0);
+  return {visible: box.width > 0 ? Math.max(0, right - left) / box.width : 0,
+          lines: new Set(Array.from(range.getClientRects(), r => Math.round(r.top))).size,
+          truncated: range.getBoundingClientRect().width > content + 0.01,
+          width: Math.round(box.width), text: el.innerText};
 }
 """
 
 
+def readability_problems(explorer) -> list[str]:
+    problems = []
+    for cell in explorer.locator(".mp-counts .mp-mine").all():
+        seen = cell.evaluate(_READABILITY_JS)
+        if seen["visible"] < 0.99:
+            problems.append(f"a count in the counts table ({seen['text']!r}) is {1 - seen['visible']:.0%} "
+                            "hidden (scrolled out of its row)")
+    for item in explorer.locator(".mp-counts .mp-accesses li").all():
+        seen = item.evaluate(_READABILITY_JS)
+        if seen["visible"] < 0.99 or seen["lines"] > 1:
+            problems.append(f"the access {seen['text']!r} is squeezed into {seen['width']} px: "
+                            f"{seen['lines']} lines, {seen['visible']:.0%} visible")
+    for name in ("mp-group", "mp-thread", "mp-phase"):
+        seen = explorer.locator(f".{name} .widget-label").evaluate(_READABILITY_JS)
+        if seen["truncated"]:
+            problems.append(f"the label {seen['text']!r} of .{name} is cut short to {seen['width']} px")
+    return problems
+
+
 def test_explorer_layout_keeps_everything_readable(lab: Lab) -> None:
     ex = lab.explorer(0)
-    problems = []
-    for cell in ex.locator(".mp-counts .mp-mine").all():
-        seen = cell.evaluate(_VISIBILITY_JS)
-        if not seen["shown"]:
-            problems.append(f"a count of the counts table ({seen['text']!r}) is hidden (width {seen['width']} px)")
-    for item in ex.locator(".mp-counts .mp-accesses li").all():
-        seen = item.evaluate(_VISIBILITY_JS)
-        if not seen["shown"] or seen["width"] < 150:
-            problems.append(f"the access {seen['text']!r} is squeezed into {seen['width']} px")
-    for name in ("mp-group", "mp-thread", "mp-phase"):
-        seen = ex.locator(f".{name} .widget-label").evaluate(_VISIBILITY_JS)
-        if seen["truncated"]:
-            problems.append(f"the label {seen['text']!r} of .{name} is cut short ({seen['width']} px)")
-    lab.shot("map-layout", ex.locator(".mp-counts"))
-    assert not problems, "the explorer is hard to read:\n" + "\n".join(problems)
+    problems = readability_problems(ex)
+    lab.shot("map-layout", ex.locator(".mp-who"))
+    assert not problems, "the explorer is hard to read in a 1400 px wide JupyterLab:\n" + "\n".join(problems)

@@ -722,7 +722,8 @@ class CodeGen:
     def stmt(self, s: ast.Stmt) -> tuple[Callable, bool]:
         method = getattr(self, "s_" + type(s).__name__)
         f, jumps = method(s)
-        if f is None or isinstance(s, ast.Block):
+        # Blocks are not steps of their own; loops record a step at every iteration themselves.
+        if f is None or isinstance(s, ast.Block | ast.For | ast.While | ast.DoWhile):
             return f, jumps
         pos = s.pos
 
