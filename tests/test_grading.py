@@ -15,20 +15,26 @@ from metal_puzzles.grading.grade import grade_submissions, write_outputs
 from metal_puzzles.grading.points import PointsConfig
 from metal_puzzles.grading.pool import Limits
 from metal_puzzles.puzzles import PUZZLES, get_puzzle
+from metal_puzzles.puzzles.finale import GradPuzzle
+from metal_puzzles.puzzles.solutions import solution_source
 
 LIMITS = Limits(wall_seconds=60, max_steps=20_000)
+# The finale entries are Python wiring kernels together; the grader grades them from those kernels.
+KERNEL_PUZZLES = [p for p in PUZZLES if not isinstance(p, GradPuzzle)]
 
 
 def kernel_cell(kernel_name: str, source: str, header: str = "", via_variable: bool = True) -> str:
-    p = next(q for q in PUZZLES if q.kernel_name == kernel_name)
+    p = next(q for q in KERNEL_PUZZLES if q.kernel_name == kernel_name)
     names = list(p.input_names)
+    outs = list(p.output_names)
+    atomic = ", atomic_outputs=True" if p.atomic_outputs else ""
     if via_variable:
         return (f"def make_{kernel_name.lower()}_kernel(*inputs):\n"
                 f"    header = {header!r}\n"
                 f"    source = {source!r}\n"
-                f"    return MetalKernel(name={kernel_name!r}, input_names={names!r}, output_names=['out'],\n"
-                f"                       source=source, header=header)\n")
-    return f"k = MetalKernel({kernel_name!r}, {names!r}, ['out'], {source!r}, {header!r})\n"
+                f"    return MetalKernel(name={kernel_name!r}, input_names={names!r}, output_names={outs!r},\n"
+                f"                       source=source, header=header{atomic})\n")
+    return f"k = MetalKernel({kernel_name!r}, {names!r}, {outs!r}, {source!r}, {header!r}{atomic})\n"
 
 
 def write_nb(path: Path, cells: list[str]) -> Path:
@@ -40,14 +46,12 @@ def write_nb(path: Path, cells: list[str]) -> Path:
 
 
 def solution(pid: str) -> str:
-    from metal_puzzles.puzzles.part1 import solution_source
-
     return solution_source(get_puzzle(pid))
 
 
 def solved_cells() -> list[str]:
     seen, cells = set(), []
-    for p in PUZZLES:
+    for p in KERNEL_PUZZLES:
         if p.kernel_name not in seen:
             seen.add(p.kernel_name)
             cells.append(kernel_cell(p.kernel_name, solution(p.id), p.header))
@@ -56,7 +60,7 @@ def solved_cells() -> list[str]:
 
 def template_cells() -> list[str]:
     seen, cells = set(), []
-    for p in PUZZLES:
+    for p in KERNEL_PUZZLES:
         if p.kernel_name not in seen:
             seen.add(p.kernel_name)
             cells.append(kernel_cell(p.kernel_name, p.template, p.header))

@@ -25,13 +25,15 @@ from nbformat.notebooknode import NotebookNode
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "lib"))
 
-from metal_puzzles.puzzles import PUZZLES, Puzzle, part1  # noqa: E402
+from metal_puzzles.puzzles import PUZZLES, Puzzle, finale, part1  # noqa: E402
 
 PART_TITLES = {
     1: ("Part I: Fundamentals", "From one thread per element to tiled matrix multiplication: guards, "
         "threadgroups, threadgroup memory and barriers, reductions."),
     2: ("Part II: Toward a sparse-convolution engine", "Scans, gathers and scatters, segment "
         "reductions, and the kernels of a sparse convolution with their gradients."),
+    3: ("Bonus: SIMD-groups and layer norm", "Reductions with SIMD-group functions, and layer norm "
+        "forward and backward as MLX's own kernels do them."),
 }
 
 INTRO = """\
@@ -243,7 +245,10 @@ def test_function(puzzle: Puzzle, source: str) -> str:
     ]
     if puzzle.header:
         lines.append("        header=header,")
-    lines += ["        source=source,", "    )", "    return kernel"]
+    lines.append("        source=source,")
+    if puzzle.atomic_outputs:
+        lines.append("        atomic_outputs=True,")
+    lines += ["    )", "    return kernel"]
     return "\n".join(lines)
 
 
@@ -267,6 +272,8 @@ def problem_call(puzzle: Puzzle) -> str:
 def puzzle_code(puzzle: Puzzle, source: str, define_kernel: bool) -> str:
     """The puzzle's main code cell. Entries sharing a kernel with the previous entry reuse its
     spec and test function, as the original notebook's second tests do."""
+    if isinstance(puzzle, finale.GradPuzzle):
+        return source.rstrip("\n")  # the finale's cell is Python written by the learner, verbatim
     if define_kernel:
         head = "\n\n\n".join([puzzle.spec_source, test_function(puzzle, source), setup_code(puzzle)])
     else:

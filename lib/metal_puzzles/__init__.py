@@ -8,8 +8,9 @@ from .kernel import MetalKernel, SimulatedKernel, metal_kernel
 from .msl import CompileError, KernelRuntimeError, SanitizerError
 from .problem import MetalProblem
 from .progress import progress
+from .puzzles.finale import GradProblem
 
 __version__ = "0.1.0"
 
-__all__ = ["metal_kernel", "MetalKernel", "MetalProblem", "progress", "SimulatedKernel", "CompileError", "KernelRuntimeError",
+__all__ = ["metal_kernel", "MetalKernel", "MetalProblem", "GradProblem", "progress", "SimulatedKernel", "CompileError", "KernelRuntimeError",
            "SanitizerError", "__version__"]

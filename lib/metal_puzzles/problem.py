@@ -68,11 +68,12 @@ class MetalProblem:
     # ------------------------------------------------------------------- show
     def score_table(self, result: RunResult) -> str:
         counts = result.counts.max()
-        cols = list(COLUMNS) + ([("atomics", "Atomics")] if counts.get("atomics") else [])
+        budget = self.puzzle.budget if self.puzzle else Budget()
+        show_atomics = counts.get("atomics") or budget.atomics is not None
+        cols = list(COLUMNS) + ([("atomics", "Atomics")] if show_atomics else [])
         head = "| " + " | ".join(label for _, label in cols) + " |"
         row = "| " + " | ".join(str(counts[k]).rjust(len(label)) for k, label in cols) + " |"
         lines = [f"# {self.name}", "", "Score (Max Per Thread):", head, row]
-        budget = self.puzzle.budget if self.puzzle else Budget()
         if budget.limits():
             limits = budget.limits()
             lines.append("| " + " | ".join(str(limits.get(k, "-")).rjust(len(label)) for k, label in cols)

@@ -119,11 +119,19 @@ def typecheck(kernels: Sequence[Kernel], workdir: Path) -> None:
     _compile(cxx_program(kernels, check=True), workdir, "typecheck", ["-fsyntax-only"])
 
 
-def run_cxx(kernels: Sequence[Kernel], workdir: Path, ubsan: bool = True) -> list[list[np.ndarray]]:
-    """Outputs of every kernel, computed by the g++ build (one compile, one process)."""
+def run_cxx(
+    kernels: Sequence[Kernel], workdir: Path, ubsan: bool = True, timeout: float = 60.0
+) -> list[list[np.ndarray]]:
+    """Outputs of every kernel, computed by the g++ build (one compile, one process).
+
+    A batch runs in well under a second; the timeout catches a loop the reducer broke.
+    """
     exe = _compile(cxx_program(kernels), workdir, "batch", UBSAN_FLAGS if ubsan else [])
     stdin = b"".join(np.ascontiguousarray(a).tobytes() for k in kernels for a in k.input_data)
-    proc = subprocess.run([str(exe)], input=stdin, capture_output=True)
+    try:
+        proc = subprocess.run([str(exe)], input=stdin, capture_output=True, timeout=timeout)
+    except subprocess.TimeoutExpired as exc:
+        raise RuntimeError(f"C++ batch ran past {timeout}s (infinite loop?)") from exc
     if proc.returncode != 0:
         raise RuntimeError(f"C++ batch failed ({proc.returncode}):\n{proc.stderr.decode()[-4000:]}")
     out, pos, results = proc.stdout, 0, []
@@ -252,7 +260,7 @@ def compare(
 def _failure_signature(k: Kernel, workdir: Path) -> str | None:
     """ "mismatch", "error:<type>", or None when the kernel agrees (or is not valid C++)."""
     try:
-        want = run_cxx([k], workdir)[0]
+        want = run_cxx([k], workdir, timeout=5.0)[0]
     except RuntimeError:
         return None  # deleting a line broke the C++ side (undeclared name, UB): not a candidate
     try:

@@ -84,11 +84,16 @@ def assign_ids(files: list[Path], mapping: dict[str, str]) -> list[Student]:
 
 def build_tasks(students: list[Student], seed: int) -> list[dict]:
     """One task per (student, kernel): the puzzles that share a kernel are checked together."""
+    from ..puzzles.finale import GradPuzzle
+
     tasks = []
     for si, st in enumerate(students):
         nb = st.notebook
         by_kernel: dict[str, list[str]] = {}
         for p in PUZZLES:
+            if isinstance(p, GradPuzzle):
+                tasks.extend(_grad_task(si, st, p, seed))
+                continue
             by_kernel.setdefault(p.kernel_name, []).append(p.id)
         for kname, pids in by_kernel.items():
             k = nb.kernels.get(kname) if nb is not None else None
@@ -103,6 +108,31 @@ def build_tasks(students: list[Student], seed: int) -> list[dict]:
                           "header": k.header if k.header else None, "input_names": k.input_names,
                           "output_names": k.output_names, "seed": seed})
     return tasks
+
+
+def _missing(st: Student, pid: str, reason: str) -> None:
+    st.puzzles[pid] = {"status": "missing", "passed": False, "correct": False, "reason": reason,
+                       "report": f"Not graded: {reason}.", "tests": []}
+
+
+def _grad_task(si: int, st: Student, puzzle, seed: int) -> list[dict]:
+    """The finale is Python the grader never runs: it grades the learner's kernels wired the
+    reference way into mx.custom_function, and compares values and gradients."""
+    nb = st.notebook
+    if nb is None or not nb.readable:
+        _missing(st, puzzle.id, "the notebook could not be read")
+        return []
+    kernels = {}
+    for name in puzzle.kernels:
+        k = nb.kernels.get(name)
+        if k is None or k.source is None:
+            _missing(st, puzzle.id, f"it wires kernel '{name}', which " +
+                     ("was not found" if k is None else f"could not be read: {k.problem}"))
+            return []
+        kernels[name] = {"source": k.source, "header": k.header or None, "input_names": k.input_names,
+                         "output_names": k.output_names}
+    return [{"task_id": f"{si}:{puzzle.id}", "student": si, "puzzles": [puzzle.id], "grad": True,
+             "kernels": kernels, "seed": seed}]
 
 
 def grade_submissions(paths: Sequence[str | Path], *, config: PointsConfig | None = None,

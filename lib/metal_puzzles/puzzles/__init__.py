@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from .base import Budget, Case, Puzzle
 from .part1 import PART_I
+from .part2 import PART_II
 
-PUZZLES: list[Puzzle] = [*PART_I]
+PUZZLES: list[Puzzle] = [*PART_I, *PART_II]
 
 
 def _key(s: str) -> str:

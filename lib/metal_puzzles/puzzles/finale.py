@@ -124,7 +124,8 @@ def build_mvmr(forward: Callable, da: Callable, db: Callable) -> Callable:
         grad_a = da(b, b_idx, cotangent, o_idx, a_idx, a.shape[0])
         # db[b_idx[t], g, c] += sum_m do[o_idx[t], g, m] * a[a_idx[t], g, c, m]: MVMR with a transposed.
         grad_b = db(a, a_idx, cotangent, o_idx, b_idx, b.shape[0])
-        return grad_a, None, grad_b, None, None, None
+        # MLX lines gradients up with the array arguments: index arrays get zeros, not None.
+        return grad_a, mx.zeros_like(a_idx), grad_b, mx.zeros_like(b_idx), mx.zeros_like(o_idx), None
 
     return mvmr
 
@@ -140,7 +141,7 @@ def build_segment_sum(forward: Callable, backward: Callable) -> Callable:
     @segment_sum.vjp
     def segment_sum_vjp(primals, cotangent, output):
         x, lengths = primals
-        return backward(cotangent, lengths, exclusive_scan(lengths), x.shape[0]), None
+        return backward(cotangent, lengths, exclusive_scan(lengths), x.shape[0]), mx.zeros_like(lengths)
 
     return segment_sum
 
@@ -255,7 +256,7 @@ def mvmr_op_vjp(primals, cotangent, output):
     a, a_idx, b, b_idx, o_idx, n = primals
     # FILL ME IN (roughly 2 lines): da with run_vvor(vvor_test, ...), db with
     # run_mvmr_backward_b(mvmr_backward_b_test, ...).
-    return da, None, db, None, None, None
+    return da, mx.zeros_like(a_idx), db, mx.zeros_like(b_idx), mx.zeros_like(o_idx), None
 
 
 problem = GradProblem("MVMR Autodiff", mvmr_op)
@@ -280,7 +281,7 @@ def segment_sum_op(x, lengths):
 def segment_sum_op_vjp(primals, cotangent, output):
     x, lengths = primals
     # FILL ME IN (roughly 1 line): dx with run_segment_sum_backward(segment_sum_backward_test, ...).
-    return dx, None
+    return dx, mx.zeros_like(lengths)
 
 
 problem = GradProblem("Segment Sum Autodiff", segment_sum_op)
@@ -288,16 +289,15 @@ problem.show()
 '''
 
 _HOW_CHECKED = """\
-`problem.check()` runs your function on the visible test and on hidden tests (repeated and
-unsorted indices, empty segments, several groups, sizes that fill no threadgroup evenly) and
-compares with a dense MLX reference: the values, `mx.vjp` with a random cotangent, and the
+`problem.check()` runs your function on the visible test and on hidden tests ({hidden}) and
+compares it with a dense MLX reference: the values, `mx.vjp` with a random cotangent, and the
 gradient of the loss `(f(...) ** 2).sum()` from `mx.value_and_grad`. Any sanitizer finding in
 one of your kernels fails the test.
 
 *Grading:* the grader never runs a notebook's Python, so it cannot run your `custom_function`.
-It reads your kernels ({kernels}) from the notebook and wires them the standard way, the same
-wiring as above, then runs the same tests. Your grade here says whether your kernels compose
-into correct gradients; `check()` in the notebook also checks your wiring."""
+It reads your kernels ({kernels}) from the notebook, wires them the standard way (as above),
+and runs the same tests. Your grade for this entry says whether your kernels compose into
+correct gradients; `check()` in the notebook also checks your own wiring."""
 
 MVMR_AUTODIFF = GradPuzzle(
     id="mvmr_autodiff",
@@ -313,7 +313,10 @@ kernel; `mx.custom_function` lets you say what the gradient of your function is.
 forward function with `@mx.custom_function`, and give it a **vjp** (vector-Jacobian product)
 with `@f.vjp`: it receives the forward's arguments (`primals`), the gradient of the loss with
 respect to the output (`cotangent`, shape `(n, G, M)`) and the output itself, and returns one
-gradient per argument (`None` for the index arrays and `n`, which are not differentiated).
+gradient per argument. The index arrays are not differentiated: return `mx.zeros_like(a_idx)`
+and so on for them, and `None` for `n`, which is not an array. (Not `None` for an index array:
+MLX matches the returned gradients to the *array* arguments in order, so a `None` there would
+shift `db` into the wrong place.)
 
 For `o = MVMR(a, a_idx, b, b_idx, o_idx, n)` with cotangent `do`:
 
@@ -328,9 +331,11 @@ take the arguments in the order of II.8 and II.9, and `kernel` is the test funct
 puzzle's cell (`vvor_test`, `mvmr_backward_b_test`). Then `mx.grad` flows through your own
 kernels.
 
-""" + _HOW_CHECKED.format(kernels="`mvmr` from II.7b, `vvor` from II.8, `mvmr_backward_b` from II.9"),
+""" + _HOW_CHECKED.format(hidden="repeated and unsorted indices, several groups, output rows that receive "
+                          "nothing, sizes that fill no threadgroup evenly",
+                          kernels="`mvmr` from II.7b, `vvor` from II.8, `mvmr_backward_b` from II.9"),
     spec=mvmr_dense,
-    spec_source="mvmr_dense = mvmr_spec  # II.7's spec, differentiated by MLX",
+    spec_source="def mvmr_dense(a, a_idx, b, b_idx, o_idx, n):\n    return mvmr_spec(a, a_idx, b, b_idx, o_idx, n)",
     visible=_mvmr_visible(),
     hidden=_mvmr_hidden,
     template=MVMR_TEMPLATE,
@@ -353,10 +358,11 @@ SEGMENT_SUM_AUTODIFF = GradPuzzle(
 The same for segment sums: `y = segment_sum(x, lengths)` with your II.4 kernel forward, and the
 vjp with your II.6 kernel, `dx[t] = dy[segment of t]`. The offsets are the exclusive scan of
 `lengths`, computed with `mx.cumsum` (a real engine would run II.1's scan). The vjp returns
-`dx` and `None` for `lengths`. `run_segment_sum_backward(kernel, dy, lengths, offsets, rows)`
+`dx` and `mx.zeros_like(lengths)`. `run_segment_sum_backward(kernel, dy, lengths, offsets, rows)`
 needs the number of rows of `x`, which the cotangent alone does not tell.
 
-""" + _HOW_CHECKED.format(kernels="`segment_sum` from II.4 and `segment_sum_backward` from II.6"),
+""" + _HOW_CHECKED.format(hidden="empty segments, also first and last, other sizes and channel counts",
+                          kernels="`segment_sum` from II.4 and `segment_sum_backward` from II.6"),
     spec=segment_sum_dense,
     spec_source="def segment_sum_dense(x, lengths):\n    return segment_matrix(lengths, x.shape[0]) @ x",
     visible=_segment_visible(),
@@ -460,8 +466,8 @@ class GradCheckResult:
         lines = [f"Failed: {self.title} fails {len(bad)} of {n} comparisons.", ""]
         lines += _describe(bad[0])
         if len(bad) > 1:
-            others = ", ".join(f"{o.case.label}: {o.quantity}" for o in bad[1:4]) + (", ..." if len(bad) > 4 else "")
-            lines.append(f"Also failing: {others}.")
+            others = "; ".join(f"{o.case.label}: {o.quantity}" for o in bad[1:4])
+            lines.append(f"Also failing: {others}" + (f"; and {len(bad) - 4} more." if len(bad) > 4 else "."))
         return "\n".join(lines)
 
 
@@ -473,7 +479,8 @@ def _describe(o: GradOutcome) -> list[str]:
     lines = []
     if o.findings:
         lines.append(head + " the sanitizer found a problem in a kernel:")
-        lines += [f"  {f.kind}: {f.message}" for f in o.findings[:3]]
+        lines += [f"  {f.kind}: " + (f"line {f.pos.line}: " if f.pos is not None else "") + f.message
+                  for f in o.findings[:3]]
         return lines
     if o.yours is not None and o.expected is not None and o.yours.shape != o.expected.shape:
         return [f"{head} shape {o.yours.shape}, but the reference's is {o.expected.shape}."]
@@ -578,7 +585,7 @@ def check_kernel_sources(puzzle: GradPuzzle, kernels: Mapping[str, Any], *, seed
     ``output_names`` (the grader's ``ExtractedKernel`` has them).
     """
     from ..kernel import MetalKernel
-    from . import PUZZLES
+    from .part2 import PART_II
 
     made = {}
     missing = [name for name in puzzle.kernels if name not in kernels]
@@ -586,7 +593,7 @@ def check_kernel_sources(puzzle: GradPuzzle, kernels: Mapping[str, Any], *, seed
         error = "missing kernel(s): " + ", ".join(missing)
         return GradCheckResult(puzzle.title, [GradOutcome(puzzle.visible, RUNTIME_ERROR, error=error)])
     for name in puzzle.kernels:
-        owner = next(p for p in PUZZLES if p.kernel_name == name and not isinstance(p, GradPuzzle))
+        owner = next(p for p in PART_II if p.kernel_name == name and not isinstance(p, GradPuzzle))
         k = kernels[name]
         get = (lambda key, k=k: k.get(key)) if isinstance(k, Mapping) else (lambda key, k=k: getattr(k, key, None))
         made[name] = MetalKernel(name, list(get("input_names") or owner.input_names),
@@ -620,10 +627,10 @@ class GradProblem:
             print(f"{o.quantity.ljust(width)}  {'ok   ' if o.ok else 'WRONG'}  {gap}")
 
     def check(self, quiet: bool = False) -> GradCheckResult:
-        from .. import progress as progress_mod
+        from ..progress import record
 
         result = run_grad_checks(self.puzzle, self.op, self.seed)
-        progress_mod.record(self.puzzle.id, result)
+        record(self.puzzle.id, result)
         if not quiet:
             print(result.report())
         return result

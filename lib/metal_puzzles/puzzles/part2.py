@@ -1,7 +1,8 @@
 """Part II of the book: toward a sparse-convolution engine.
 
 Scans, gathers and scatters, segment sums and their gradient, MVMR, VVOR and MVMR's backward,
-and the finale that wires kernels into ``mx.custom_function``. As in ``part1``, this module also
+the finale that wires kernels into ``mx.custom_function``, and a short bonus section (part 3 in
+the notebook: SIMD-group reductions, layer norm forward and backward). As in ``part1``, this module also
 knows where each reference solution lives, the notebook lines that build each visible test,
 and the name of each notebook test function.
 """
@@ -21,6 +22,8 @@ from . import (
     q07_mvmr,
     q08_vvor,
     q09_mvmr_backward,
+    q11_simd_row_sum,
+    q12_layer_norm,
 )
 from .base import Puzzle
 
@@ -38,6 +41,10 @@ PART_II: list[Puzzle] = [
     q09_mvmr_backward.PUZZLE,
     finale.MVMR_AUTODIFF,
     finale.SEGMENT_SUM_AUTODIFF,
+    # A short bonus section (part 3 in the notebook): SIMD-group reductions and MLX's layer norm.
+    q11_simd_row_sum.PUZZLE,
+    q12_layer_norm.FORWARD,
+    q12_layer_norm.BACKWARD,
 ]
 
 # Reference solutions in the repository's solutions/ folder: kernel bodies (.metal), and for the
@@ -56,6 +63,9 @@ SOLUTION_FILES: dict[str, str] = {
     "mvmr_backward_b": "II_09_mvmr_backward_b.metal",
     "mvmr_autodiff": "II_10a_mvmr_autodiff.py",
     "segment_sum_autodiff": "II_10b_segment_sum_autodiff.py",
+    "simd_row_sum": "II_B1_simd_row_sum.metal",
+    "layer_norm": "II_B2_layer_norm.metal",
+    "layer_norm_backward": "II_B3_layer_norm_backward.metal",
 }
 
 SOLUTIONS_DIR = Path(__file__).resolve().parents[3] / "solutions"
@@ -74,6 +84,9 @@ NOTEBOOK_SETUP: dict[str, str] = {
     "mvmr_fast": q07_mvmr.SETUP_FAST,
     "vvor": q08_vvor.SETUP,
     "mvmr_backward_b": q09_mvmr_backward.SETUP,
+    "simd_row_sum": q11_simd_row_sum.SETUP,
+    "layer_norm": q12_layer_norm.SETUP_FORWARD,
+    "layer_norm_backward": q12_layer_norm.SETUP_BACKWARD,
 }
 
 # The notebook function returning each kernel puzzle's MetalKernel; the finale templates call

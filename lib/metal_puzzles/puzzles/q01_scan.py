@@ -12,7 +12,7 @@ import mlx.core as mx
 import numpy as np
 
 from .base import Budget, Case, Puzzle
-from .q_common import ceil_div, padded, values
+from .q_common import padded, values
 
 BLOCK = 8
 
@@ -52,31 +52,30 @@ def offsets_inputs(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return scanned, np.cumsum(ends).astype(np.float32)
 
 
-def _grid(n: int, pad: bool) -> tuple[int, int, int]:
-    return (padded(n, BLOCK) if pad else n, 1, 1)
+def _grid(n: int) -> tuple[int, int, int]:
+    # Always whole blocks: every threadgroup is complete, so any scan algorithm (Hillis-Steele or
+    # Blelloch) finds all 8 threads of its block; spare threads past the end must stay quiet.
+    return (padded(n, BLOCK), 1, 1)
 
 
-def _label(n: int, pad: bool) -> str:
-    grid = _grid(n, pad)[0]
-    tail = f"{grid} threads (the last {grid - n} idle)" if grid > n else f"{grid} threads"
-    blocks = ceil_div(n, BLOCK)
-    last = n - (blocks - 1) * BLOCK
-    part = "" if pad or last == BLOCK else f", last group of {last}"
-    return f"hidden test: {n} random values, {tail}{part}"
+def _label(n: int) -> str:
+    grid = _grid(n)[0]
+    tail = f", the last {grid - n} of {grid} threads idle" if grid > n else f" in {grid // BLOCK} whole blocks"
+    return f"hidden test: {n} random values{tail}"
 
 
-_SIZES = ((8, False), (1, False), (29, False), (37, True), (64, False), (3, True))
+_SIZES = (8, 1, 29, 37, 64, 3)
 
 
 def hidden_scan(rng: np.random.Generator) -> list[Case]:
-    return [Case((values(rng, (n,)),), (n,), _grid(n, pad), (BLOCK, 1, 1), _label(n, pad)) for n, pad in _SIZES]
+    return [Case((values(rng, (n,)),), (n,), _grid(n), (BLOCK, 1, 1), _label(n)) for n in _SIZES]
 
 
 def hidden_offsets(rng: np.random.Generator) -> list[Case]:
     cases = []
-    for n, pad in _SIZES:
+    for n in _SIZES:
         scanned, sums = offsets_inputs(values(rng, (n,)))
-        cases.append(Case((scanned, sums), (n,), _grid(n, pad), (BLOCK, 1, 1), _label(n, pad)))
+        cases.append(Case((scanned, sums), (n,), _grid(n), (BLOCK, 1, 1), _label(n)))
     return cases
 
 
@@ -116,13 +115,10 @@ distance `d = 1, 2, 4`, every thread at position `j >= d` adds in the value `d` 
 into a register, barrier, write, barrier; or use two buffers and swap them every round.
 (The work-efficient **Blelloch** scan, an up-sweep and a down-sweep, also fits the budget.)
 
-Watch for:
-- the grid may have more threads than elements (the visible test has 16 threads for 13 values):
-  idle threads must still take part in every barrier, so don't `return` early; just don't read or
-  write out of range. Store 0 in their slot;
-- the number of elements is `a_shape[0]`;
-- a partial last group (29 values in groups of 8 ends with a group of 5): it only ever reads
-  slots to its own left, which its own threads wrote.
+Watch for the end of the array. The grid is always a whole number of blocks, so it may have
+more threads than elements (the visible test has 16 threads for 13 values), and the number of
+elements is `a_shape[0]`. Spare threads must not read `a` or write `out`; let them store 0 in
+their slot and take part in every round, so every slot of the block holds a number.
 
 Budget: each thread reads `a` once and writes `out` once; everything else happens in threadgroup
 memory.""",
@@ -163,7 +159,8 @@ II.1a scanned every block of 8 on its own. To scan an array of any length, three
 Here `a` is the output of step 1 and `block_sums` of step 2; `out` must be the inclusive scan of
 the original array. In the visible test the original array was `0, 1, ..., 12`, so `out` ends
 with `78`. Blocks are 8 elements long (`BLOCK` in the header), one threadgroup each; as before,
-the grid may have a few spare threads at the end (`a_shape[0]` is the length).
+the grid is a whole number of blocks and may have a few spare threads at the end (`a_shape[0]`
+is the length).
 
 Budget: each thread reads at most 2 elements (its own, and one entry of `block_sums`) and writes
 1.""",

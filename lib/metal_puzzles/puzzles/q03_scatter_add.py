@@ -59,8 +59,8 @@ The opposite of a gather: row `t` of `x` is **added** into row `idx[t]` of `out`
 `t` points at stay zero: this puzzle launches with `init_value=0`, so `out` starts as zeros. (`n`
 arrives as a scalar input, `const constant int& n`; the kernel itself may not need it.)
 
-Thread `(c, t)` adds one value. But `idx` has repeats: threads 0, 2 and 5 of the visible test all
-add into row 2. A plain `out[r] += v` is a read, an add and a write: two threads can both read
+Thread `(c, t)` adds one value. But `idx` has repeats: in the visible test, rows 0, 2 and 5 of `x`
+all go into row 2 of `out`, so three threads add into each element of that row. A plain `out[r] += v` is a read, an add and a write: two threads can both read
 the old value, and one of the two additions is lost. On a GPU that happens silently and only
 sometimes; here the sanitizer reports the race.
 

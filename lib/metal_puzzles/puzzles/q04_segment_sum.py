@@ -75,7 +75,7 @@ PUZZLE = Puzzle(
     kernel_name="segment_sum",
     input_names=("x", "lengths", "offsets"),
     part=2,
-    description="""\
+    description=f"""\
 The rows of `x` (shape `(N, C)`) are cut into `K` consecutive **segments**: segment `k` is
 `lengths[k]` rows long, and the segments follow each other in order. Sum each segment: `out[k, c]`
 is the sum of `x[t, c]` over the rows `t` of segment `k`. A segment of length 0 sums to 0.
@@ -94,8 +94,7 @@ so no atomics are needed. (There is no `init_value` here: the empty segments' ze
 write.)
 
 Budget: each thread reads its segment's offset and length and each of its rows once (at most
-2 + {longest} reads: no segment in the tests is longer than {longest}) and writes 1 element; no atomics.""".format(
-        longest=LONGEST),
+2 + {LONGEST} reads: no segment in the tests is longer than {LONGEST}) and writes 1 element; no atomics.""",
     spec=segment_sum_spec,
     spec_source=SPEC_SOURCE,
     visible=VISIBLE,

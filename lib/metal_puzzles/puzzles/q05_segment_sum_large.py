@@ -51,8 +51,8 @@ PUZZLE = Puzzle(
     kernel_name="segment_sum_large",
     input_names=("x", "lengths", "offsets"),
     part=2,
-    description="""\
-The same segment sum as II.4, but now segments can be long (up to {longest} rows in the tests).
+    description=f"""\
+The same segment sum as II.4, but now segments can be long (up to {LONGEST} rows in the tests).
 With one thread per output, the thread owning a long segment reads every one of its rows while
 its neighbours with short segments sit idle: the whole launch waits for the slowest thread.
 
@@ -69,8 +69,8 @@ threadgroup of 8 threads is a single SIMD-group, so `simd_sum` alone does the re
 threadgroup memory, no barrier).
 
 Budget: each thread reads the offset and the length once and at most `ceil(len / TG)` rows, at
-most 2 + ceil({longest} / 8) = {reads} global reads; 1 write; no atomics. One thread looping over a
-whole segment of {longest} rows is far over.""".format(longest=LONGEST, reads=2 + ceil_div(LONGEST, TG)),
+most 2 + ceil({LONGEST} / 8) = {2 + ceil_div(LONGEST, TG)} global reads; 1 write; no atomics. One thread looping over a
+whole segment of {LONGEST} rows is far over.""",
     spec=segment_sum_spec,
     spec_source=SPEC_SOURCE,
     visible=VISIBLE,

@@ -11,9 +11,10 @@ from .q_common import exclusive_offsets, lengths, padded, values
 
 TG = (4, 4, 1)
 MOST_SEGMENTS = 40  # the most segments in any test; the read budget is stated with it
-# A binary search over K sorted offsets needs ceil(log2(K + 1)) probes; one more read fetches dy,
-# and one read of slack allows a slightly different search.
-READS = math.ceil(math.log2(MOST_SEGMENTS + 1)) + 2
+# A binary search over K sorted offsets needs ceil(log2(K + 1)) probes. The budget lets every probe
+# read two values (offsets and lengths, for searches that test "t inside segment mid"), plus dy.
+PROBES = math.ceil(math.log2(MOST_SEGMENTS + 1))
+READS = 2 * PROBES + 1
 
 
 def segment_sum_backward_spec(dy, lengths, offsets):
@@ -58,7 +59,7 @@ PUZZLE = Puzzle(
     input_names=("dy", "lengths", "offsets"),
     output_names=("dx",),
     part=2,
-    description="""\
+    description=f"""\
 Training needs gradients. If `y = segment_sum(x, lengths)` and `dy` is the gradient of the loss
 with respect to `y` (shape `(K, C)`), then the gradient with respect to `x` is `dx[t, c] =
 dy[k, c]`, where `k` is the segment that row `t` belongs to: each row of `x` went into exactly one
@@ -72,9 +73,10 @@ finding `k`. Reading `offsets` from the start until you pass `t` costs up to `K`
 segments can share an offset; only the last of them actually contains `t`.) `lengths_shape[0]`
 is `K`.
 
-Budget: at most {reads} global reads per thread (the tests have up to {most} segments:
-`ceil(log2({most} + 1))` probes of `offsets`, one read of `dy`, one spare) and 1 write.""".format(
-        reads=READS, most=MOST_SEGMENTS),
+Budget: at most {READS} global reads per thread and 1 write. The tests have up to {MOST_SEGMENTS}
+segments, so a binary search makes at most `ceil(log2({MOST_SEGMENTS} + 1)) = {PROBES}` probes; the
+budget allows two reads a probe (`offsets` and `lengths`) and one read of `dy`. A linear search
+reads up to {MOST_SEGMENTS}.""",
     spec=segment_sum_backward_spec,
     spec_source=inspect.getsource(segment_matrix).strip() + "\n\n\n"
     + inspect.getsource(segment_sum_backward_spec).strip(),

@@ -8,7 +8,7 @@ call a puzzle's kernel with the same grid and threadgroup as the puzzle's own te
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -30,7 +30,8 @@ def indices(rng: np.random.Generator, count: int, upper: int) -> np.ndarray:
 
 
 def lengths(rng: np.random.Generator, count: int, longest: int, empty: int = 1) -> np.ndarray:
-    """``count`` int32 segment lengths in [0, longest], with at least ``empty`` empty segments."""
+    """``count`` int32 segment lengths in [0, longest]: one of them ``longest``, then ``empty`` of
+    the others empty (as many as there are)."""
     out = rng.integers(1, longest + 1, size=count).astype(np.int32)
     order = rng.permutation(count)
     out[order[:1]] = longest  # the longest segment is always present
@@ -76,11 +77,13 @@ def launch(kernel: Any, inputs: Sequence[Any], output_shape: Sequence[int], grid
            threadgroup: Sequence[int], *, init_value: float | None = None, **options: Any):
     """Run a puzzle kernel once and return its output as an ``mx.array``.
 
-    ``options`` reach the kernel call (``sanitize``, ``max_steps``, ``backend``). Empty launches
-    (a zero-sized grid or output) return zeros without running anything, as a GPU would.
+    ``options`` reach the kernel call (``sanitize``, ``max_steps``, ``backend``, ``trace``; no
+    access trace unless asked, since nobody draws these runs). Empty launches (a zero-sized grid
+    or output) return zeros without running anything, as a GPU would.
     """
     import mlx.core as mx
 
+    options.setdefault("trace", False)
     arrays = [x if isinstance(x, mx.array) else mx.array(x) for x in inputs]
     shape = tuple(int(s) for s in output_shape)
     if min(grid) == 0 or 0 in shape:
@@ -90,5 +93,3 @@ def launch(kernel: Any, inputs: Sequence[Any], output_shape: Sequence[int], grid
                       threadgroup=tuple(threadgroup), init_value=init_value, **options)
     return out
 
-
-Launcher = Callable[..., Any]

@@ -1,0 +1,205 @@
+"""Ready-made sparse operations with gradients, built on Part II's reference kernels.
+
+``mvmr``, ``vvor`` and ``segment_sum`` are ``mx.custom_function``\\ s: their forward passes and
+their vjps launch the kernels in ``solutions/`` through :func:`metal_puzzles.metal_kernel`, so they
+run on the simulator everywhere and on the GPU when the Metal backend is selected
+(``METAL_PUZZLES_BACKEND=metal`` on a Mac). ``mx.grad`` and ``mx.vjp`` work through them.
+
+Definitions (float32 values, integer indices, ``T`` pairs):
+
+- ``mvmr(a (Na,G,C,M), a_idx, b (Nb,G,C), b_idx, o_idx, n) -> (n,G,M)``:
+  ``o[o_idx[t], g, m] += sum_c b[b_idx[t], g, c] * a[a_idx[t], g, c, m]``;
+- ``vvor(a (Na,G,M), a_idx, b (Nb,G,C), b_idx, o_idx, n) -> (n,G,M,C)``:
+  ``o[o_idx[t], g, m, c] += a[a_idx[t], g, m] * b[b_idx[t], g, c]``;
+- ``segment_sum(x (N,C), lengths (K,)) -> (K,C)``: sums of consecutive segments of rows.
+
+Arguments are validated before any kernel runs; a ValueError names the argument, its shape and
+what was expected. Indices are checked against their ranges (which reads them, so these
+functions are not meant for ``mx.compile``).
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+import mlx.core as mx
+import numpy as np
+
+from .kernel import MetalKernel
+from .puzzles import finale, part2
+from .puzzles.q05_segment_sum_large import TG as LARGE_TG
+from .puzzles.q07_mvmr import MAX_C
+
+__all__ = ["mvmr", "vvor", "segment_sum"]
+
+#: Segments at least this long on average go to the threadgroup-per-segment kernel (II.5).
+LONG_SEGMENT = 4 * LARGE_TG
+#: A threadgroup holds at most this many threads.
+MAX_THREADGROUP = 1024
+
+
+# ----------------------------------------------------------------------------- kernels
+@cache
+def _kernel(puzzle_id: str) -> MetalKernel:
+    """The reference solution of a Part II kernel puzzle, as a ``MetalKernel``."""
+    puzzle = next(p for p in part2.PART_II if p.id == puzzle_id)
+    return MetalKernel(puzzle.kernel_name, list(puzzle.input_names), list(puzzle.output_names),
+                       part2.solution_source(puzzle), puzzle.header, atomic_outputs=puzzle.atomic_outputs)
+
+
+def _mvmr_raw(a: mx.array, a_idx: mx.array, b: mx.array, b_idx: mx.array, o_idx: mx.array, n: int) -> mx.array:
+    """MVMR without gradients: II.7b's kernel when a row of b fits its threadgroup memory."""
+    _, _, c, m = a.shape
+    if c <= MAX_C and m <= MAX_THREADGROUP:
+        return finale.run_mvmr(_kernel("mvmr_fast"), a, a_idx, b, b_idx, o_idx, n)
+    return finale.run_mvmr_simple(_kernel("mvmr_simple"), a, a_idx, b, b_idx, o_idx, n)
+
+
+def _vvor_raw(a: mx.array, a_idx: mx.array, b: mx.array, b_idx: mx.array, o_idx: mx.array, n: int) -> mx.array:
+    return finale.run_vvor(_kernel("vvor"), a, a_idx, b, b_idx, o_idx, n)
+
+
+def _mvmr_db(a: mx.array, a_idx: mx.array, dout: mx.array, o_idx: mx.array, b_idx: mx.array, nb: int) -> mx.array:
+    return finale.run_mvmr_backward_b(_kernel("mvmr_backward_b"), a, a_idx, dout, o_idx, b_idx, nb)
+
+
+def _segment_forward(x: mx.array, lengths: mx.array, offsets: mx.array) -> mx.array:
+    k, c = lengths.shape[0], x.shape[1]
+    if x.shape[0] == 0 or k == 0 or c == 0:
+        return mx.zeros((k, c), dtype=mx.float32)
+    if x.shape[0] >= LONG_SEGMENT * k:  # long segments: a threadgroup per output (II.5)
+        return finale.run_segment_sum_large(_kernel("segment_sum_large"), x, lengths, offsets)
+    return finale.run_segment_sum(_kernel("segment_sum"), x, lengths, offsets)
+
+
+def _segment_backward(dy: mx.array, lengths: mx.array, offsets: mx.array, rows: int) -> mx.array:
+    return finale.run_segment_sum_backward(_kernel("segment_sum_backward"), dy, lengths, offsets, rows)
+
+
+_mvmr = finale.build_mvmr(_mvmr_raw, _vvor_raw, _mvmr_db)
+_segment_sum = finale.build_segment_sum(_segment_forward, _segment_backward)
+
+
+@mx.custom_function
+def _vvor(a, a_idx, b, b_idx, o_idx, n):
+    return _vvor_raw(a, a_idx, b, b_idx, o_idx, n)
+
+
+@_vvor.vjp
+def _vvor_vjp(primals, cotangent, output):
+    a, a_idx, b, b_idx, o_idx, n = primals
+    # da[a_idx[t], g, m] += sum_c do[o_idx[t], g, m, c] * b[b_idx[t], g, c]: an MVMR reading do's
+    # (M, C) blocks as (C, M) matrices.
+    grad_a = _mvmr_raw(cotangent.transpose(0, 1, 3, 2), o_idx, b, b_idx, a_idx, a.shape[0])
+    # db[b_idx[t], g, c] += sum_m do[o_idx[t], g, m, c] * a[a_idx[t], g, m]: an MVMR with do's
+    # blocks as they are and a in the place of b.
+    grad_b = _mvmr_raw(cotangent, o_idx, a, a_idx, b_idx, b.shape[0])
+    return grad_a, mx.zeros_like(a_idx), grad_b, mx.zeros_like(b_idx), mx.zeros_like(o_idx), None
+
+
+# ----------------------------------------------------------------------------- validation
+def _array(op: str, name: str, x: Any) -> mx.array:
+    if isinstance(x, mx.array):
+        return x
+    if isinstance(x, np.ndarray):
+        return mx.array(x)
+    raise TypeError(f"{op}: {name} must be an mx.array, got {type(x).__name__}")
+
+
+def _values(op: str, name: str, x: Any, ndim: int, layout: str) -> mx.array:
+    x = _array(op, name, x)
+    if x.ndim != ndim:
+        raise ValueError(f"{op}: {name} must have {ndim} dimensions {layout}, got shape {tuple(x.shape)}")
+    if x.dtype != mx.float32:
+        raise ValueError(f"{op}: {name} must be float32, got {x.dtype} (shape {tuple(x.shape)})")
+    return x
+
+
+def _count(op: str, name: str, n: Any) -> int:
+    if isinstance(n, mx.array) and n.ndim == 0 and mx.issubdtype(n.dtype, mx.integer):
+        n = n.item()
+    if isinstance(n, np.integer):
+        n = int(n)
+    if not isinstance(n, int) or isinstance(n, bool) or n < 0:
+        raise ValueError(f"{op}: {name} must be a non-negative integer, got {n!r}")
+    return n
+
+
+def _indices(op: str, name: str, idx: Any, pairs: int | None, upper: int, upper_name: str) -> mx.array:
+    """A 1-D integer index array with ``pairs`` entries, each in [0, upper), as int32."""
+    idx = _array(op, name, idx)
+    if idx.ndim != 1 or not mx.issubdtype(idx.dtype, mx.integer):
+        raise ValueError(f"{op}: {name} must be a 1-D integer array, got shape {tuple(idx.shape)} and dtype {idx.dtype}")
+    if pairs is not None and idx.shape[0] != pairs:
+        raise ValueError(f"{op}: {name} has shape {tuple(idx.shape)} but a_idx has {pairs} entries; "
+                         "every index array needs one entry per pair")
+    values = np.asarray(idx)
+    bad = np.flatnonzero((values < 0) | (values >= upper))
+    if bad.size:
+        i = int(bad[0])
+        raise ValueError(f"{op}: {name} holds {int(values[i])} at position {i}, outside [0, {upper_name}) = "
+                         f"[0, {upper})")
+    return idx.astype(mx.int32)
+
+
+def _check_pairs(op: str, a_idx: Any, b_idx: Any, o_idx: Any, na: int, nb: int, n: int):
+    a_idx = _indices(op, "a_idx", a_idx, None, na, "Na")
+    t = a_idx.shape[0]
+    return a_idx, _indices(op, "b_idx", b_idx, t, nb, "Nb"), _indices(op, "o_idx", o_idx, t, n, "n")
+
+
+# ----------------------------------------------------------------------------- public functions
+def mvmr(a: mx.array, a_idx: mx.array, b: mx.array, b_idx: mx.array, o_idx: mx.array, n: int) -> mx.array:
+    """Sparse matrix-vector products, reduced: ``o[o_idx[t]] += b[b_idx[t]] @ a[a_idx[t]]`` per group.
+
+    ``a`` (Na, G, C, M) float32, ``b`` (Nb, G, C) float32, three int index arrays of T entries,
+    ``n`` output rows. Returns (n, G, M). Differentiable with respect to ``a`` and ``b``.
+    """
+    a = _values("mvmr", "a", a, 4, "(Na, G, C, M)")
+    b = _values("mvmr", "b", b, 3, "(Nb, G, C)")
+    na, g, c, m = a.shape
+    if tuple(b.shape[1:]) != (g, c):
+        raise ValueError(f"mvmr: b has shape {tuple(b.shape)} but a has shape {tuple(a.shape)}: "
+                         f"b must be (Nb, G={g}, C={c})")
+    n = _count("mvmr", "n", n)
+    a_idx, b_idx, o_idx = _check_pairs("mvmr", a_idx, b_idx, o_idx, na, b.shape[0], n)
+    return _mvmr(a, a_idx, b, b_idx, o_idx, n)
+
+
+def vvor(a: mx.array, a_idx: mx.array, b: mx.array, b_idx: mx.array, o_idx: mx.array, n: int) -> mx.array:
+    """Sparse outer products, reduced: ``o[o_idx[t], g] += outer(a[a_idx[t], g], b[b_idx[t], g])``.
+
+    ``a`` (Na, G, M) float32, ``b`` (Nb, G, C) float32, three int index arrays of T entries,
+    ``n`` output rows. Returns (n, G, M, C). Differentiable with respect to ``a`` and ``b``.
+    """
+    a = _values("vvor", "a", a, 3, "(Na, G, M)")
+    b = _values("vvor", "b", b, 3, "(Nb, G, C)")
+    if b.shape[1] != a.shape[1]:
+        raise ValueError(f"vvor: b has shape {tuple(b.shape)} but a has shape {tuple(a.shape)}: "
+                         f"b must be (Nb, G={a.shape[1]}, C)")
+    n = _count("vvor", "n", n)
+    a_idx, b_idx, o_idx = _check_pairs("vvor", a_idx, b_idx, o_idx, a.shape[0], b.shape[0], n)
+    return _vvor(a, a_idx, b, b_idx, o_idx, n)
+
+
+def segment_sum(x: mx.array, lengths: mx.array) -> mx.array:
+    """Sums of consecutive segments of rows: ``y[k]`` is the sum of the ``lengths[k]`` rows of ``x``
+    after those of segments ``0..k-1``; empty segments give zero rows.
+
+    ``x`` (N, C) float32, ``lengths`` (K,) non-negative integers adding up to N. Returns (K, C).
+    Differentiable with respect to ``x``.
+    """
+    x = _values("segment_sum", "x", x, 2, "(N, C)")
+    lengths = _array("segment_sum", "lengths", lengths)
+    if lengths.ndim != 1 or not mx.issubdtype(lengths.dtype, mx.integer):
+        raise ValueError(f"segment_sum: lengths must be a 1-D integer array, got shape {tuple(lengths.shape)} "
+                         f"and dtype {lengths.dtype}")
+    lens = np.asarray(lengths).astype(np.int64)
+    if (lens < 0).any():
+        i = int(np.flatnonzero(lens < 0)[0])
+        raise ValueError(f"segment_sum: lengths holds {int(lens[i])} at position {i}; lengths cannot be negative")
+    if int(lens.sum()) != x.shape[0]:
+        raise ValueError(f"segment_sum: lengths add up to {int(lens.sum())} but x has {x.shape[0]} rows "
+                         f"(shape {tuple(x.shape)})")
+    return _segment_sum(x, lengths.astype(mx.int32))
