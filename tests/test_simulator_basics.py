@@ -78,3 +78,12 @@ def test_metal_kernel_wrapper_both_call_styles():
     direct = kern(**args)[0]
     styled = kern()(**args)[0]
     assert direct.tolist() == styled.tolist() == [10, 11, 12, 13]
+
+
+def test_float_to_ulong_above_two_to_the_63():
+    """Found by the differential test: C converts floats in [2^63, 2^64) to ulong exactly."""
+    f = np.array([1e19, 9.3e18, 1.8e19, 5e18], dtype=np.float32)
+    r = simulate("k", ["f"], ["o"], "uint t = thread_position_in_grid.x; o[t] = static_cast<ulong>(f[t]);",
+                 inputs=[f], output_shapes=[(4,)], output_dtypes=["uint64"], grid=(4, 1, 1), threadgroup=(4, 1, 1))
+    expected = [int(x) for x in f.astype(np.float64)]  # float32 values are integers this large
+    assert r.outputs[0].tolist() == expected

@@ -12,10 +12,12 @@ each output bit. How the generator keeps UB out:
 * shift counts are masked to the width of the promoted left operand (``& 31`` or ``& 63``);
 * float to integer conversion only happens through an explicit cast behind a range test,
   ``f > LO && f < HI ? (int)f : 7``, whose bounds are exact floats; NaN fails the test;
-* every local is initialised, buffer indices are reduced modulo the buffer length, and
-  loops count a variable the body never assigns up to a small constant;
+* ``as_type<uint>(f)`` only when ``f == f``: NaN payloads are not portable;
+* every local and array element is initialised, indices are reduced into range, loops count
+  a variable the body never assigns up to a small constant, and output slots are written
+  before anything reads them (``return`` is only generated after every slot is prefilled);
 * an expression that has a side effect (``v++`` in an assignment, ``++v`` in a condition)
-  never mentions ``v`` elsewhere unsequenced.
+  never mentions ``v``, nor a pointer aliasing it, elsewhere unsequenced.
 
 To do that the generator tracks C's types (integer promotion, usual arithmetic
 conversions, literal types) — only so it can pick the right guard or mask. The simulator's
@@ -324,17 +326,19 @@ INTERESTING_INTS = (
 
 
 def int_literal(rng: random.Random) -> Leaf:
-    """A non-negative integer literal: decimal, ``u``-suffixed or hexadecimal."""
+    """A non-negative integer literal: decimal, ``u``-suffixed, hexadecimal or octal."""
     if rng.random() < 0.65:
         value = rng.randint(0, 20)
     else:
         value = rng.choice(INTERESTING_INTS)
-    style = rng.choices(("dec", "u", "hex", "hexu"), (5, 2, 2, 1))[0]
-    hexadecimal = style.startswith("hex")
+    style = rng.choices(("dec", "u", "hex", "hexu", "oct"), (5, 2, 2, 1, 0.5))[0]
+    hexadecimal = style.startswith("hex") or style == "oct"  # octal types like hex
     unsigned = style.endswith("u")
     if not hexadecimal and not unsigned and value > 0x7FFFFFFFFFFFFFFF:
         unsigned = True  # a decimal literal that fits no signed type is ill-formed
-    if hexadecimal:
+    if style == "oct":
+        text = f"0{value:o}"  # "017" is fifteen
+    elif hexadecimal:
         digits = f"{value:x}" if rng.random() < 0.7 else f"{value:X}"
         text = ("0x" if rng.random() < 0.85 else "0X") + digits
     else:
@@ -355,7 +359,9 @@ def float_literal(rng: random.Random) -> Leaf:
         value = np.float32(rng.uniform(-1, 1) * 10.0 ** rng.randint(-6, 12))
         value = abs(value)
     form = rng.random()
-    if form < 0.2:
+    if form < 0.05 and value == int(value) and value < 1000:
+        text = f"{int(value)}e0"  # an exponent and no point
+    elif form < 0.2:
         text = np.format_float_scientific(value, unique=True, trim="0")
     else:
         text = np.format_float_positional(value, unique=True, trim="0")
@@ -378,7 +384,7 @@ class Var:
     name: str
     ctype: CType  # the scalar / element / pointee type
     assignable: bool = True
-    kind: str = "scalar"  # "scalar" | "array" | "ptr" | "bufptr"
+    kind: str = "scalar"  # "scalar" | "array" | "ptr" | "bufptr" | "outslot"
     length: int = 0  # arrays: element count; bufptr: elements reachable from the pointer
     pointee: str = ""  # ptr: the local it points at (an alias, so it counts as mentioned)
 
@@ -442,6 +448,8 @@ class BodyGenerator:
         self.counter = 0
         self.loop_depth = 0
         self.index_nesting = 0  # a computed index never contains another computed index
+        self.switch_depth = 0
+        self.may_return = False  # set when every output slot is prefilled first
 
     # -- bookkeeping ------------------------------------------------------------------
 
@@ -484,7 +492,9 @@ class BodyGenerator:
                 if v.ctype.is_float == want_float and not v.names & avoid
             ]
 
-        vars_, arrays, ptrs, bufptrs = (usable(k) for k in ("scalar", "array", "ptr", "bufptr"))
+        vars_, arrays, ptrs, bufptrs, slots = (
+            usable(k) for k in ("scalar", "array", "ptr", "bufptr", "outslot")
+        )
         bufs = [b for b in self.inputs if b.ctype.is_float == want_float and not b.scalar]
         scalars = [b for b in self.inputs if b.ctype.is_float == want_float and b.scalar]
         options: list[tuple[float, Callable[[], Expr]]] = [
@@ -498,6 +508,8 @@ class BodyGenerator:
             options.append((1.0, lambda: self.deref(rng.choice(ptrs))))
         if bufptrs:
             options.append((1.0, lambda: self.element(rng.choice(bufptrs), avoid)))
+        if slots:
+            options.append((1.0, lambda: self.var_leaf(rng.choice(slots))))
         if bufs:
             options.append((3.0, lambda: self.buffer_read(rng.choice(bufs), avoid)))
         if scalars:
@@ -738,7 +750,10 @@ class BodyGenerator:
         scalars = [v for v in self.visible() if ok(v)]
         arrays = [v for v in self.visible("array") if ok(v)]
         ptrs = [v for v in self.visible("ptr") if ok(v)]
+        slots = [v for v in self.visible("outslot") if ok(v)]
         table: list[tuple[float, Callable[[], Expr]]] = []
+        if slots:
+            table.append((1.0, lambda: self.var_leaf(rng.choice(slots))))
         if scalars:
             table.append((6.0, lambda: self.var_leaf(rng.choice(scalars))))
         if arrays:
@@ -906,7 +921,7 @@ class BodyGenerator:
     def loop(self) -> None:
         rng = self.rng
         self.loop_depth += 1
-        form = rng.choice(("for", "for_down", "while", "do"))
+        form = rng.choice(("for", "for_down", "for_two", "while", "do"))
         ctype = rng.choice((UCHAR, SHORT, INT, UINT, LONG, ULONG))
         counter = Var(self.fresh("i"), ctype, assignable=False)
         limit = rng.randint(1, 6)
@@ -915,6 +930,15 @@ class BodyGenerator:
             step = rng.choice((f"{counter.name}++", f"++{counter.name}", f"{counter.name} += 2"))
             self.emit(f"for ({ctype.name} {counter.name} = 0; {counter.name} < {bound}; {step}) {{")
             self.scopes.append([counter])
+            self.block(rng.randint(1, 4))
+            self.scopes.pop()
+            self.emit("}")
+        elif form == "for_two":
+            # Two counters and the comma operator: i climbs while j falls.
+            other = Var(self.fresh("j"), ctype, assignable=False)
+            i, j = counter.name, other.name
+            self.emit(f"for ({ctype.name} {i} = 0, {j} = {2 * limit}; {i} < {j}; {i}++, {j}--) {{")
+            self.scopes.append([counter, other])
             self.block(rng.randint(1, 4))
             self.scopes.pop()
             self.emit("}")
@@ -948,6 +972,33 @@ class BodyGenerator:
                 self.emit_fn(lambda c: head + extra.render(BINARY_PREC["&&"] + 1, c) + ");")
         self.loop_depth -= 1
 
+    def switch(self) -> None:
+        """A switch over a small integer, with fall-through, shared labels and default."""
+        rng = self.rng
+        x = self.expr("int", rng.randint(0, 2))
+        n_labels = rng.randint(2, 5)
+        if rng.random() < 0.5:
+            subject: Expr = Binary("&", x, Leaf("7", INT), usual(x.ctype, INT))
+        else:
+            subject = Binary("%", Cast("c", x, UINT), Leaf(f"{n_labels + 1}u", UINT), UINT)
+        labels = rng.sample(range(8), n_labels)
+        self.emit_expr_stmt("switch ({}) {{", subject)
+        self.switch_depth += 1
+        for k, label in enumerate(labels):
+            if 0 < k < n_labels - 1 and rng.random() < 0.2:
+                self.emit(f"case {label}:")  # shares the next body
+                continue
+            head = "default" if k == n_labels - 1 and rng.random() < 0.5 else f"case {label}"
+            self.emit(f"{head}: {{")
+            self.block(rng.randint(1, 2))
+            self.emit("} break;" if rng.random() < 0.7 else "}")  # else: fall through
+        self.switch_depth -= 1
+        self.emit("}")
+
+    def early_return(self) -> None:
+        """``if (c) return;`` — the thread stops; its unstored slots keep the prefill."""
+        self.emit_expr_stmt("if ({}) return;", self.expr("any", self.rng.randint(1, 2)))
+
     def jump(self) -> None:
         cond = self.expr("any", self.depth())
         word = self.rng.choice(("break", "continue"))
@@ -979,6 +1030,10 @@ class BodyGenerator:
             table.append((0.5, lambda: self.block_statement()))
         if nested and self.loop_depth < 2:
             table.append((1.0, self.loop))
+        if nested and not self.switch_depth:
+            table.append((0.3, self.switch))
+        if self.may_return and self.indent > 1:
+            table.append((0.3, self.early_return))
         if self.loop_depth > 0:
             table.append((1.0, self.jump))
         rng.choices([f for _, f in table], [w for w, _ in table])[0]()
@@ -1036,6 +1091,27 @@ def _store(
     kernel_stores[(buf.name, slot)] = gen.lines[-1].strip()
 
 
+def _prefill(gen: BodyGenerator, outputs: list[Buffer], stores: dict[tuple[str, int], str]) -> None:
+    """Write every output slot first; then the body may ``return`` early, and some slots
+    become accumulators the body reads and updates in device memory."""
+    rng = gen.rng
+    for buf in outputs:
+        for _ in range(rng.randint(0, 2)):
+            slot = buf.slots
+            buf.slots += 1
+            name = f"{buf.name}[{gen.tid} * @{buf.name}@ + {slot}]"
+            gen.scopes[0].append(Var(name, buf.ctype, kind="outslot"))
+            stores[(buf.name, slot)] = f"{name} (an accumulator: prefilled, updated by the body)"
+    for buf in outputs:
+        j = gen.fresh("j")
+        value = float_literal(rng) if buf.ctype.is_float else int_literal(rng)
+        gen.emit(
+            f"for (uint {j} = 0; {j} < @{buf.name}@; {j}++) "
+            f"{buf.name}[{gen.tid} * @{buf.name}@ + {j}] = {value.text};"
+        )
+    gen.may_return = True
+
+
 def generate_kernel(seed: int, index: int) -> Kernel:
     """Kernel ``index`` of the run with ``seed``; the same pair always gives the same kernel."""
     rng = random.Random(f"msl-diff:{seed}:{index}")
@@ -1051,12 +1127,14 @@ def generate_kernel(seed: int, index: int) -> Kernel:
     gen = BodyGenerator(rng, n, inputs)
     tid_decl = rng.choice(("uint", "const uint", "uint"))
     gen.emit(f"{tid_decl} {gen.tid} = thread_position_in_grid.x;")
+    stores: dict[tuple[str, int], str] = {}
+    if rng.random() < 0.35:
+        _prefill(gen, outputs, stores)
     for ctype in rng.sample(VALUE_TYPES, rng.randint(3, 5)):
         gen.declare(ctype)
     for _ in range(rng.randint(5, 12)):
         gen.statement()
 
-    stores: dict[tuple[str, int], str] = {}
     for v in gen.scopes[0]:
         out = outputs[1] if v.ctype.is_float else outputs[0]
         if v.kind == "scalar":
