@@ -25,6 +25,7 @@ from . import (
     p14_matmul,
 )
 from .base import Puzzle
+from .solutions import solution_file
 from .p01_map import PUZZLE as MAP
 
 PART_I: list[Puzzle] = [
@@ -69,7 +70,6 @@ SOLUTION_FILES: dict[str, str] = {
     "matmul_full": "14_matmul.metal",
 }
 
-SOLUTIONS_DIR = Path(__file__).resolve().parents[3] / "solutions"
 
 _MAP_SETUP = """\
 SIZE = 4
@@ -123,7 +123,7 @@ KERNEL_FUNCTIONS: dict[str, str] = {
 
 def solution_path(puzzle: Puzzle) -> Path:
     """Where the reference solution of a Part I puzzle lives (KeyError for other puzzles)."""
-    return SOLUTIONS_DIR / SOLUTION_FILES[puzzle.id]
+    return solution_file(SOLUTION_FILES[puzzle.id])
 
 
 def solution_source(puzzle: Puzzle) -> str:

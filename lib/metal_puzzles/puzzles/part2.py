@@ -26,6 +26,7 @@ from . import (
     q12_layer_norm,
 )
 from .base import Puzzle
+from .solutions import solution_file
 
 PART_II: list[Puzzle] = [
     q01_scan.SCAN,
@@ -68,7 +69,6 @@ SOLUTION_FILES: dict[str, str] = {
     "layer_norm_backward": "II_B3_layer_norm_backward.metal",
 }
 
-SOLUTIONS_DIR = Path(__file__).resolve().parents[3] / "solutions"
 
 # Notebook lines that build the visible test's inputs (named as the puzzle's input_names) and
 # `output_shape`. The finale entries have none: their cell is their template.
@@ -101,7 +101,7 @@ def is_grad_puzzle(puzzle: Puzzle) -> bool:
 
 def solution_path(puzzle: Puzzle) -> Path:
     """Where the reference solution of a Part II puzzle lives (KeyError for other puzzles)."""
-    return SOLUTIONS_DIR / SOLUTION_FILES[puzzle.id]
+    return solution_file(SOLUTION_FILES[puzzle.id])
 
 
 def solution_source(puzzle: Puzzle) -> str:
