@@ -25,8 +25,8 @@ from . import (
     p14_matmul,
 )
 from .base import Puzzle
-from .solutions import solution_file
 from .p01_map import PUZZLE as MAP
+from .solutions import solution_file
 
 PART_I: list[Puzzle] = [
     MAP,
