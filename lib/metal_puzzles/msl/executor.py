@@ -160,6 +160,19 @@ class CompLoc:
         base.store(ctx, new, m)
 
 
+def _thread_memory(c, k: int, name: str, scalar, size: int) -> Ptr:
+    """The thread-private memory behind slot k (one region of ``size`` elements per thread),
+    allocated the first time its declaration runs in this frame."""
+    p = c.slots[k]
+    if p is None:
+        data = np.zeros(c.n * size, dtype=scalar.dtype)
+        mem = Memory(name, "thread", scalar, data, size, np.arange(c.n), None, True, "thread")
+        if c.sanitizer is not None:
+            c.sanitizer.watch(mem, initialized=False)
+        p = c.slots[k] = Ptr(mem, np.int64(0))
+    return p
+
+
 def _mark_init(init, m) -> None:
     if m is None:
         init[:] = True
@@ -853,14 +866,7 @@ class CodeGen:
         name, pos = sym.name, d.pos
 
         def declare(c, m):
-            p = c.slots[k]
-            if p is None:
-                data = np.zeros(c.n * size, dtype=scalar.dtype)
-                mem = Memory(name, "thread", scalar, data, size, np.arange(c.n), None, True, "thread")
-                if c.sanitizer is not None:
-                    c.sanitizer.watch(mem, initialized=False)
-                p = Ptr(mem, np.int64(0))
-                c.slots[k] = p
+            p = _thread_memory(c, k, name, scalar, size)
             if init is not None:
                 c.store(p.mem, np.int64(0), init(c, m), m, width, pos)
         return declare
@@ -876,14 +882,7 @@ class CodeGen:
         pos = d.pos
 
         def declare_array(c, m):
-            p = c.slots[k]
-            if p is None:
-                data = np.zeros(c.n * size, dtype=scalar.dtype)
-                mem = Memory(name, "thread", scalar, data, size, np.arange(c.n), None, True, "thread")
-                if c.sanitizer is not None:
-                    c.sanitizer.watch(mem, initialized=False)
-                p = Ptr(mem, np.int64(0))
-                c.slots[k] = p
+            p = _thread_memory(c, k, name, scalar, size)
             if d.init is not None:
                 # Aggregate initialization zero-fills the elements not listed.
                 c.store(p.mem, np.int64(0), np.zeros(size, dtype=scalar.dtype), m, size, pos) if size > 0 else None
