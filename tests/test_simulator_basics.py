@@ -87,3 +87,10 @@ def test_float_to_ulong_above_two_to_the_63():
                  inputs=[f], output_shapes=[(4,)], output_dtypes=["uint64"], grid=(4, 1, 1), threadgroup=(4, 1, 1))
     expected = [int(x) for x in f.astype(np.float64)]  # float32 values are integers this large
     assert r.outputs[0].tolist() == expected
+
+
+def test_huge_private_arrays_are_refused_at_compile_time():
+    with pytest.raises(CompileError) as info:
+        run("float buf[1 << 24]; uint i = thread_position_in_grid.x; buf[i] = 1; out[i] = buf[i];",
+            [np.zeros(4, np.float32)], (4,), (4, 1, 1), (4, 1, 1))
+    assert info.value.line == 1 and "thread-private array 'buf'" in info.value.message

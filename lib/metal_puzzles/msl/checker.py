@@ -44,6 +44,9 @@ from .types import (
 
 SWIZZLE_SETS = ("xyzw", "rgba")
 
+#: Largest thread-private array the simulator accepts (it allocates one copy per thread).
+MAX_THREAD_ARRAY_BYTES = 64 * 1024
+
 #: Metal's enum constants, accepted with or without their 'mem_flags::' / 'metal::' prefixes.
 ENUM_CONSTANTS = {
     "mem_flags::mem_none": (MEM_FLAGS, 0), "mem_flags::mem_device": (MEM_FLAGS, 1),
@@ -348,6 +351,11 @@ class Checker:
                     if d.init is not None:
                         raise CompileError("threadgroup variables cannot have an initializer", d.init.pos)
                     self.threadgroup_arrays.append(var)
+                if space == "thread" and element_count(ty) * storage_scalar(ty).size > MAX_THREAD_ARRAY_BYTES:
+                    raise CompileError(
+                        f"thread-private array '{d.name}' takes {element_count(ty) * storage_scalar(ty).size} bytes "
+                        f"per thread; the simulator allows {MAX_THREAD_ARRAY_BYTES // 1024} KiB (a GPU thread's private "
+                        "memory is small): use threadgroup or device memory for large data", d.pos)
                 if d.init is not None:
                     d.init = self._array_init(d.init, ty)
             elif spec.space == "constant" or (decl.constexpr and d.init is not None):
