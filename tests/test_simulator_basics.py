@@ -94,3 +94,11 @@ def test_huge_private_arrays_are_refused_at_compile_time():
         run("float buf[1 << 24]; uint i = thread_position_in_grid.x; buf[i] = 1; out[i] = buf[i];",
             [np.zeros(4, np.float32)], (4,), (4, 1, 1), (4, 1, 1))
     assert info.value.line == 1 and "thread-private array 'buf'" in info.value.message
+
+
+def test_absurd_nesting_is_a_compile_error_not_a_crash():
+    deep = "(" * 5000 + "1" + ")" * 5000
+    with pytest.raises(CompileError) as info:
+        run(f"uint i = thread_position_in_grid.x; out[i] = {deep};", [np.zeros(4, np.float32)], (4,),
+            (4, 1, 1), (4, 1, 1))
+    assert "nested too deeply" in info.value.message

@@ -120,6 +120,9 @@ class CompiledKernel:
             self._compile(template)
         except CompileError as err:
             raise err.with_registry(self.registry) from None
+        except RecursionError:
+            raise CompileError("the kernel is nested too deeply for the simulator to compile",
+                               Pos("source", 1, 1), self.registry) from None
 
     def _compile(self, template) -> None:
         # Template type names must be known while parsing ('T x = ...' is a declaration).
