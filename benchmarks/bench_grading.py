@@ -17,7 +17,8 @@ import nbformat
 
 from metal_puzzles.grading.grade import grade_submissions
 from metal_puzzles.puzzles import PUZZLES
-from metal_puzzles.puzzles.part1 import solution_source
+from metal_puzzles.puzzles.finale import GradPuzzle
+from metal_puzzles.puzzles.solutions import solution_source
 
 
 def notebook(kind: int, student: int) -> nbformat.NotebookNode:
@@ -29,7 +30,7 @@ def notebook(kind: int, student: int) -> nbformat.NotebookNode:
     nb.cells = [nbformat.v4.new_code_cell("from metal_puzzles import MetalKernel, MetalProblem")]
     seen = set()
     for i, p in enumerate(PUZZLES):
-        if p.kernel_name in seen:
+        if p.kernel_name in seen or isinstance(p, GradPuzzle):  # the finale is graded from these kernels
             continue
         seen.add(p.kernel_name)
         if kind == 0 or (kind == 2 and i % 2 == 0):
@@ -42,7 +43,8 @@ def notebook(kind: int, student: int) -> nbformat.NotebookNode:
         nb.cells.append(nbformat.v4.new_code_cell(
             f"def make_kernel_{i}(*inputs):\n    source = {src!r}\n    header = {p.header!r}\n"
             f"    return MetalKernel(name={p.kernel_name!r}, input_names={list(p.input_names)!r}, "
-            f"output_names=['out'], source=source, header=header)\n"))
+            f"output_names={list(p.output_names)!r}, source=source, header=header, "
+            f"atomic_outputs={p.atomic_outputs})\n"))
     return nb
 
 

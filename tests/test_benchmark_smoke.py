@@ -71,3 +71,17 @@ def test_table_aligns_columns(bench):
     header, rule, row = text.splitlines()
     assert header.split() == ["name", "ours", "numba", "ratio", "target", "met?"]
     assert row.index("1 ms") == header.index("ours")
+
+
+def test_grading_benchmark_runs_on_a_small_class(capsys):
+    """The grading benchmark builds a class from the catalogue and grades it (no timing asserted)."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_grading.py"
+    spec = importlib.util.spec_from_file_location("bench_grading", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.main(["--students", "3", "--workers", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "graded 3 notebooks" in out and "distinct totals" in out

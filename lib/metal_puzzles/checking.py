@@ -17,6 +17,10 @@ from .puzzles.base import Budget, Case
 
 PASS, WRONG, FINDINGS, COMPILE_ERROR, RUNTIME_ERROR = "pass", "wrong", "findings", "compile-error", "runtime-error"
 
+#: Lock-step loop iterations a puzzle's kernel may run per test. Every reference solution needs
+#: fewer than 2,000; an endless loop is stopped here instead of at the simulator's general 100,000.
+PUZZLE_MAX_STEPS = 20_000
+
 
 @dataclass
 class CaseOutcome:
@@ -209,6 +213,13 @@ def run_cases(run: Runner, spec: Callable, cases: Sequence[Case], *, rtol: float
         outcomes.append(outcome)
         if outcome.status == COMPILE_ERROR and stop_on_compile_error:
             break
+        if any(f.kind == "step-budget" for f in outcome.findings):
+            # A kernel that does not finish would spend its whole step budget on every test:
+            # the verdict is already known, so the remaining tests are not run.
+            for rest in cases[len(outcomes):]:
+                outcomes.append(CaseOutcome(rest, RUNTIME_ERROR, error="not run: the kernel did not finish an "
+                                            "earlier test (see its step-budget finding)"))
+            break
     return outcomes
 
 
@@ -262,7 +273,8 @@ def check_source(puzzle, source: str, header: str | None = None, *, input_names:
             warnings.simplefilter("ignore", RuntimeWarning)
             return kernel.kernel.run(inputs=list(case.inputs), output_shapes=[case.output_shape],
                                      output_dtypes=[puzzle.output_dtype], grid=case.grid, threadgroup=case.threadgroup,
-                                     init_value=puzzle.init_value, sanitize="warn", max_steps=max_steps)
+                                     init_value=puzzle.init_value, sanitize="warn",
+                                     max_steps=max_steps or PUZZLE_MAX_STEPS)
 
     outcomes = run_cases(run, puzzle.spec, puzzle.cases(seed), rtol=puzzle.rtol, atol=puzzle.atol)
     return CheckResult(puzzle.title, outcomes, puzzle.budget)

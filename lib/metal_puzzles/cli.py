@@ -11,7 +11,7 @@ def _add_limits(p: argparse.ArgumentParser) -> None:
     p.add_argument("--workers", type=int, default=None, help="worker processes (default: all cores)")
     p.add_argument("--timeout", type=float, default=60.0, help="wall-time limit per kernel, seconds (default 60)")
     p.add_argument("--memory", type=int, default=3072, help="memory limit per worker, MiB (default 3072)")
-    p.add_argument("--max-steps", type=int, default=100_000, help="loop-iteration budget per launch")
+    p.add_argument("--max-steps", type=int, default=20_000, help="loop-iteration budget per launch (default 20000)")
     p.add_argument("--points", default=None, help="TOML file with points per puzzle and partial credit")
     p.add_argument("--seed", type=int, default=0, help="seed of the hidden tests")
 

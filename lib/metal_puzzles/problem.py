@@ -14,7 +14,7 @@ import mlx.core as mx
 import numpy as np
 
 from . import progress as progress_mod
-from .checking import CheckResult, run_cases
+from .checking import PUZZLE_MAX_STEPS, CheckResult, run_cases
 from .kernel import MetalKernel, dtype_name, to_numpy
 from .msl import RunResult
 from .puzzles import find_puzzle
@@ -63,7 +63,8 @@ class MetalProblem:
             warnings.simplefilter("ignore", RuntimeWarning)
             return kernel.kernel.run(inputs=list(case.inputs), output_shapes=[case.output_shape],
                                      output_dtypes=[self.output_dtype], grid=case.grid, threadgroup=case.threadgroup,
-                                     init_value=self.init_value, sanitize="warn", trace=trace)
+                                     init_value=self.init_value, sanitize="warn", trace=trace,
+                                     max_steps=PUZZLE_MAX_STEPS)
 
     # ------------------------------------------------------------------- show
     def score_table(self, result: RunResult) -> str:

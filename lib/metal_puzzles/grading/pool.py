@@ -20,7 +20,7 @@ from typing import Any
 class Limits:
     wall_seconds: float = 60.0
     memory_bytes: int = 3 * 1024**3
-    max_steps: int = 100_000
+    max_steps: int = 20_000
 
 
 def _worker_main(conn: Connection, limits: Limits) -> None:
