@@ -262,3 +262,15 @@ def test_only_group_draws_that_threadgroup_alone():
     assert [s for s in texts(svg) if s.startswith("threadgroup (")] == ["threadgroup (1, 1)  ·  9 threads"]
     with pytest.raises(ValueError):
         draw_run(r, only_group=9)
+
+
+def test_arrays_of_three_or_more_dimensions_are_drawn_as_labelled_blocks():
+    """A (2, 3, 4) array is two 3x4 blocks side by side, labelled with their leading index."""
+    from metal_puzzles.draw import make_view
+
+    v = make_view(("in", "x"), "x", "input (2, 3, 4)", (2, 3, 4), np.arange(24), {})
+    assert (v.blocks, v.rows, v.cols, v.drawn) == (2, 3, 4, 24)
+    assert v.block_labels == ["[0,:,:]", "[1,:,:]"]
+    first, second = v.cell_box(0), v.cell_box(12)  # x[0,0,0] and x[1,0,0]
+    assert first[1] == second[1] and second[0] > first[0] + 4 * v.cell  # same row, next block
+    assert v.row_of(13) == 0 and v.row_of(17) == 1

@@ -38,6 +38,7 @@ MAX_PANEL_W = 720  # beyond this width a panel switches to SMALL_CELL
 WRAP = 32  # a 1D array longer than this wraps onto several rows
 MAX_CELLS = 512  # an array with more elements shows only its first rows
 INDEX_H = 22  # height of the line of column numbers above 2D grids (clear of arrow heads)
+BLOCK_GAP = 14  # space between the 2D blocks of an array of three or more dimensions
 ARRAY_GAP = 30  # horizontal gap between arrays of one section
 SECTION_GAP = 34  # vertical gap between sections (room for the arrows to be seen)
 PANEL_PAD = 14
@@ -258,6 +259,10 @@ class ArrayView:
     faint: list[bool]  # grey text: not touched by this threadgroup
     wrapped: bool = False  # a long 1D array folded onto rows
     two_d: bool = False
+    # Arrays of three or more dimensions: one rows x cols block per index of the leading
+    # dimensions, side by side, each labelled with that index.
+    blocks: int = 1
+    block_labels: list[str] = field(default_factory=list)
     x: float = 0.0
     y: float = 0.0
     label_w: float = 0.0  # width of the name column, shared by the arrays of a panel
@@ -265,7 +270,10 @@ class ArrayView:
 
     @property
     def drawn(self) -> int:
-        return min(self.size, self.rows * self.cols)
+        return min(self.size, self.blocks * self.rows * self.cols)
+
+    def row_of(self, i: int) -> int:
+        return (i % max(self.rows * self.cols, 1)) // max(self.cols, 1)
 
     @property
     def own_label_w(self) -> float:
@@ -281,12 +289,16 @@ class ArrayView:
 
     @property
     def top(self) -> float:
-        """Height of the column-number line above 2D grids."""
-        return INDEX_H if self.two_d else 0.0
+        """Height of the column-number line above 2D grids (and the block labels above that)."""
+        return (INDEX_H if self.two_d else 0.0) + (INDEX_H if self.blocks > 1 else 0.0)
+
+    @property
+    def block_w(self) -> float:
+        return self.cols * self.cell + BLOCK_GAP
 
     @property
     def width(self) -> float:
-        return self.label_w + self.margin + self.cols * self.cell
+        return self.label_w + self.margin + self.blocks * self.block_w - BLOCK_GAP
 
     @property
     def height(self) -> float:
@@ -295,8 +307,9 @@ class ArrayView:
     def cell_box(self, i: int) -> tuple[float, float, float, float] | None:
         if i < 0 or i >= self.drawn:
             return None
-        r, c = divmod(i, self.cols)
-        x0 = self.x + self.label_w + self.margin + c * self.cell
+        b, rest = divmod(i, max(self.rows * self.cols, 1))
+        r, c = divmod(rest, self.cols)
+        x0 = self.x + self.label_w + self.margin + b * self.block_w + c * self.cell
         y0 = self.y + self.top + r * self.cell
         return (x0, y0, x0 + self.cell, y0 + self.cell)
 
@@ -321,11 +334,20 @@ def make_view(key: tuple, name: str, note: str, shape: Sequence[int], values: di
     With ``touched`` given, the other elements' values are greyed."""
     rows, cols, wrapped, two_d = grid_shape(shape)
     size = int(np.prod(shape)) if len(shape) else 1
+    blocks, labels = 1, []
+    if len(shape) >= 3:
+        lead = tuple(int(d) for d in shape[:-2])
+        rows = int(shape[-2])
+        blocks = int(np.prod(lead))
+        if blocks * rows * cols > MAX_CELLS:
+            blocks = max(1, MAX_CELLS // max(rows * cols, 1))
+            note = f"{note}, first {blocks} blocks shown"
+        labels = ["[" + ",".join(str(int(k)) for k in np.unravel_index(b, lead)) + ",:,:]" for b in range(blocks)]
     max_rows = max(1, MAX_CELLS // max(cols, 1))
-    if rows > max_rows:
+    if blocks == 1 and rows > max_rows:
         note = f"{note}, first {max_rows * cols} shown"
         rows = max_rows
-    n = min(size, rows * cols)
+    n = min(size, blocks * rows * cols)
     if isinstance(values, np.ndarray):
         flat = values.reshape(-1)
         texts = [fmt_value(flat[i]) for i in range(n)]
@@ -333,7 +355,7 @@ def make_view(key: tuple, name: str, note: str, shape: Sequence[int], values: di
         texts = [fmt_value(values.get(i)) for i in range(n)]
     faint = [touched is not None and i not in touched for i in range(n)]
     return ArrayView(key, name, note, rows, cols, size, texts, [fills.get(i) for i in range(n)], faint,
-                     wrapped, two_d)
+                     wrapped, two_d, blocks, labels)
 
 
 # ----------------------------------------------------------------------------- one panel
@@ -651,8 +673,8 @@ def _arrow_ends(panel: Panel) -> list[tuple[_End, _End, str] | None]:
             out.append(None)
             continue
         mode = _arrow_mode(sb, tb)
-        src = _End(sb, "bottom" if mode == "down" else "top", si // sv.cols, sv.rows)
-        dst = _End(tb, "top" if mode in ("down", "same") else "bottom", ti // tv.cols, tv.rows)
+        src = _End(sb, "bottom" if mode == "down" else "top", sv.row_of(si), sv.rows)
+        dst = _End(tb, "top" if mode in ("down", "same") else "bottom", tv.row_of(ti), tv.rows)
         out.append((src, dst, mode))
     return out
 
@@ -838,8 +860,12 @@ def _paint_view_foreground(v: ArrayView) -> list[Diagram]:
     name_y = gy + min(cell, v.rows * cell or cell) / 2
     out = [_text(v.name, v.x, name_y - 7, 12, INK, "start"), _text(v.note, v.x, name_y + 8, 10, MUTED, "start")]
     if v.two_d:
-        for c in range(v.cols if v.rows else 0):
-            out.append(_text(str(c), gx + (c + 0.5) * cell, gy - INDEX_H + 6, 9, MUTED))
+        for b in range(v.blocks):
+            bx = gx + b * v.block_w
+            for c in range(v.cols if v.rows else 0):
+                out.append(_text(str(c), bx + (c + 0.5) * cell, gy - INDEX_H + 6, 9, MUTED))
+            if v.blocks > 1:
+                out.append(_text(v.block_labels[b], bx + v.cols * cell / 2, gy - 2 * INDEX_H + 6, 9, INK))
     if v.margin:
         step = v.cols if v.wrapped else 1
         for r in range(v.rows):
