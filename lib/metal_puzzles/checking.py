@@ -17,8 +17,9 @@ from .puzzles.base import Budget, Case
 
 PASS, WRONG, FINDINGS, COMPILE_ERROR, RUNTIME_ERROR = "pass", "wrong", "findings", "compile-error", "runtime-error"
 
-#: Lock-step loop iterations a puzzle's kernel may run per test. Every reference solution needs
-#: fewer than 2,000; an endless loop is stopped here instead of at the simulator's general 100,000.
+#: Lock-step steps (statements, calls and loop iterations, once for all threads) a puzzle's kernel
+#: may run per test. Every reference solution needs fewer than 100; an endless loop or a runaway
+#: call tree is stopped here instead of at the simulator's general 100,000.
 PUZZLE_MAX_STEPS = 20_000
 
 

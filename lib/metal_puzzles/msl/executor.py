@@ -636,6 +636,7 @@ class CodeGen:
         ret_ty = inst.ret
 
         def call(c, m):
+            c.step(e.pos)
             vals = [f(c, m) for f in arg_fns]
             saved = (c.slots, c.frame, c.loop)
             slots = [None] * nslots
@@ -741,6 +742,9 @@ class CodeGen:
         pos = s.pos
 
         def stepped(c, m):
+            c.steps += 1  # Ctx.step inlined: this runs for every statement
+            if c.steps > c.max_steps:
+                c.out_of_steps(pos)
             # A step-through recorder, when attached, sees every statement before it runs.
             if c.stepper is not None:
                 c.stepper.before(c, pos, m)
@@ -920,7 +924,7 @@ class CodeGen:
             if init is not None:
                 init(c, m)
             outer = c.loop
-            st = LoopState()
+            st = LoopState(pos, outer)
             c.loop = st
             first = True
             try:
@@ -1019,9 +1023,8 @@ class CodeGen:
 
         def run_switch(c, m):
             v = value(c, m)
-            st = LoopState()
+            st = LoopState(None, c.loop)
             st.is_switch = True
-            st.outer = c.loop
             c.loop = st
             running = np.zeros(c.n, dtype=bool)
             active = c.full() if m is None else m

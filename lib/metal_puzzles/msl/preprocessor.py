@@ -33,6 +33,10 @@ class Macro:
 PREDEFINED = {"__METAL_VERSION__": "320", "__HAVE_BFLOAT__": "1", "__METAL__": "1"}
 
 
+#: Tokens the expansion of one file may produce (a real kernel produces a few thousand).
+MAX_EXPANSION_TOKENS = 200_000
+
+
 class Preprocessor:
     def __init__(self) -> None:
         self.macros: dict[str, Macro] = {
@@ -193,8 +197,14 @@ class Preprocessor:
     def _expand(self, tokens: list[Token]) -> list[Token]:
         out: list[Token] = []
         stack = tokens[::-1]  # next token at the end
+        work = 0
         while stack:
             t = stack.pop()
+            work += 1
+            if work > MAX_EXPANSION_TOKENS:
+                # Macros that expand to exponentially many tokens would take the machine down.
+                raise CompileError(f"macro expansion produces more than {MAX_EXPANSION_TOKENS} tokens; "
+                                   "a macro probably expands into several copies of itself", t.pos)
             macro = self.macros.get(t.text) if t.kind == "id" else None
             if macro is None or t.text in t.hide:
                 out.append(t)

@@ -50,13 +50,14 @@ class Frame:
 
 
 class LoopState:
-    __slots__ = ("brk", "cont", "is_switch", "outer")
+    __slots__ = ("brk", "cont", "is_switch", "outer", "pos")
 
-    def __init__(self) -> None:
+    def __init__(self, pos: Pos | None = None, outer: LoopState | None = None) -> None:
         self.brk = None
         self.cont = None
         self.is_switch = False
-        self.outer = None
+        self.outer = outer
+        self.pos = pos  # where the loop (or switch) starts, for step-budget findings
 
 
 def or_mask(a, b):
@@ -203,12 +204,26 @@ class Ctx:
         return np.ones(self.n, dtype=bool)
 
     def step(self, pos: Pos) -> None:
+        """Count one step of lock-step work: a statement, a call or a loop iteration.
+
+        Counting every statement and call (not only loop iterations) bounds all work a kernel can
+        do, including loop-free blow-ups such as a tree of calls or a chain of templates.
+        """
         self.steps += 1
         if self.steps > self.max_steps:
-            self.report("step-budget", pos, None,
-                        f"the kernel ran more than {self.max_steps} loop iterations; is there an endless loop? "
-                        "(raise max_steps if the kernel really needs more)")
-            raise StopKernel()
+            self.out_of_steps(pos)
+
+    def out_of_steps(self, pos: Pos) -> None:
+        # Point at the innermost loop being run, where there is one: that is what to look at.
+        st = self.loop
+        while st is not None and (st.is_switch or st.pos is None):
+            st = st.outer
+        where = st.pos if st is not None else pos
+        self.report("step-budget", where, None,
+                    f"the kernel ran more than {self.max_steps} steps (statements, calls and loop iterations, "
+                    "counted once for all threads in lock-step); is there an endless loop or runaway recursion? "
+                    "(raise max_steps if the kernel really needs more)")
+        raise StopKernel()
 
     # -------------------------------------------------------------- findings
     def report(self, kind: str, pos: Pos | None, lanes_mask, message: str, buffer: str | None = None,
