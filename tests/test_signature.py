@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from metal_puzzles.msl.signature import (
+from metal_puzzles.msl.abi.signature import (
     METAL_ATTRIBUTES,
     InputDesc,
     build_signature,

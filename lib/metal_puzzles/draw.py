@@ -29,7 +29,7 @@ from chalk.shapes import Path
 from chalk.transform import P2, Affine, BoundingBox
 from colour import Color
 
-from .msl.trace import BarrierEvent
+from .msl.observe.trace import BarrierEvent
 
 # ----------------------------------------------------------------------------- constants
 CELL = 34  # side of one array element, in pixels

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .msl import RunResult
-from .msl.trace import AccessEvent, BarrierEvent
+from .msl.observe.trace import AccessEvent, BarrierEvent
 
 
 @dataclass(frozen=True)

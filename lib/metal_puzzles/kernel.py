@@ -17,7 +17,7 @@ import numpy as np
 
 from .metal_backend import METAL, MetalBackendKernel, resolve_backend
 from .msl import RunResult, simulate
-from .msl.signature import normalize_dtype_name
+from .msl.abi.signature import normalize_dtype_name
 
 _MX_DTYPES = {
     "bool": mx.bool_, "int8": mx.int8, "uint8": mx.uint8, "int16": mx.int16, "uint16": mx.uint16,

@@ -6,9 +6,9 @@ an optional access trace and a sanitizer's findings.
 """
 
 from .api import get_kernel, simulate
-from .errors import ArgumentError, CompileError, KernelRuntimeError, Pos
+from .lang.errors import ArgumentError, CompileError, KernelRuntimeError, Pos
 from .program import CompiledKernel, Counts, RunResult, SanitizerError
-from .runtime import Finding
+from .run.runtime import Finding
 
 __all__ = [
     "simulate", "get_kernel", "CompileError", "KernelRuntimeError", "ArgumentError", "SanitizerError",

@@ -8,15 +8,15 @@ from typing import Any
 
 import numpy as np
 
-from .errors import ArgumentError
-from .program import CompiledKernel, RunResult
-from .signature import (
+from .abi.signature import (
     InputDesc,
     build_signature,
     describe_input,
     normalize_dtype_name,
     verbose_text,
 )
+from .lang.errors import ArgumentError
+from .program import CompiledKernel, RunResult
 
 _CACHE: OrderedDict[tuple, CompiledKernel] = OrderedDict()
 _CACHE_SIZE = 256

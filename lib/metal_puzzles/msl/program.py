@@ -10,21 +10,21 @@ from typing import Any
 
 import numpy as np
 
-from . import ast
-from .checker import Checker
-from .errors import ArgumentError, CompileError, KernelRuntimeError, Pos, SourceRegistry
-from .executor import CodeGen
-from .lexer import tokenize_line
-from .memory import Memory, Ptr
-from .parser import Parser
-from .prelude import PRELUDE
-from .preprocessor import Preprocessor
-from .runtime import COUNTERS, SIMD_WIDTH, Ctx, Finding, Lanes, StopKernel
-from .sanitizer import Sanitizer
-from .signature import GeneratedKernel, InputDesc, build_signature, normalize_dtype_name
-from .stepper import Stepper
-from .trace import Recorder
-from .types import BFLOAT, DTYPE_NAMES, ArrayType, element_count, storage_scalar
+from .abi.prelude import PRELUDE
+from .abi.signature import GeneratedKernel, InputDesc, build_signature, normalize_dtype_name
+from .front import ast
+from .front.checker import Checker
+from .front.lexer import tokenize_line
+from .front.parser import Parser
+from .front.preprocessor import Preprocessor
+from .lang.errors import ArgumentError, CompileError, KernelRuntimeError, Pos, SourceRegistry
+from .lang.types import BFLOAT, DTYPE_NAMES, ArrayType, element_count, storage_scalar
+from .observe.sanitizer import Sanitizer
+from .observe.stepper import Stepper
+from .observe.trace import Recorder
+from .run.codegen import CodeGen
+from .run.memory import Memory, Ptr
+from .run.runtime import COUNTERS, SIMD_WIDTH, Ctx, Finding, Lanes, StopKernel
 
 MAX_THREADS_PER_THREADGROUP = 1024
 MAX_THREADGROUP_MEMORY = 32 * 1024
@@ -268,7 +268,7 @@ class CompiledKernel:
             else:
                 data = np.full(size, init_value, dtype=scalar.dtype)
                 if scalar == BFLOAT:
-                    from .values import round_bfloat
+                    from .lang.values import round_bfloat
                     data = np.asarray(round_bfloat(data), dtype=np.float32)
             mem = Memory(name, "device", scalar, data, size, None, "global", True, "output")
             ctx.memories[name] = mem

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .errors import KernelRuntimeError, Pos
+from ..lang.errors import KernelRuntimeError, Pos
 from .memory import GLOBAL, SHARED, Memory, Ptr
 
 SIMD_WIDTH = 32

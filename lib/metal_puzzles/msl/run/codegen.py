@@ -8,12 +8,10 @@ from collections.abc import Callable
 
 import numpy as np
 
-from . import ast
-from .errors import CompileError, KernelRuntimeError, Pos
-from .memory import Memory, Ptr
-from .runtime import Ctx, Frame, LoopState
-from .symbols import FuncInstance, Var
-from .types import (
+from ..front import ast
+from ..front.symbols import FuncInstance, Var
+from ..lang.errors import CompileError, KernelRuntimeError, Pos
+from ..lang.types import (
     BFLOAT,
     BOOL,
     ArrayType,
@@ -26,7 +24,9 @@ from .types import (
     element_count,
     storage_scalar,
 )
-from .values import c_divmod, cast, round_bfloat, splat, zero
+from ..lang.values import c_divmod, cast, round_bfloat, splat, zero
+from .memory import Memory, Ptr
+from .runtime import Ctx, Frame, LoopState
 
 Fn = Callable[[Ctx, object], object]
 

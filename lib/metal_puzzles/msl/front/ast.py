@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import Pos
+from ..lang.errors import Pos
 
 
 @dataclass(eq=False)

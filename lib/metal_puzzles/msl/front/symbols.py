@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import Pos
-from .types import Type
+from ..lang.errors import Pos
+from ..lang.types import Type
 
 
 @dataclass(eq=False)

@@ -3,10 +3,10 @@ declarations: helper functions, templates, constant globals, type aliases)."""
 
 from __future__ import annotations
 
+from ..lang.errors import CompileError, Pos
+from ..lang.types import SCALAR_ALIASES, lookup_builtin_type
 from . import ast
-from .errors import CompileError, Pos
 from .lexer import Token
-from .types import SCALAR_ALIASES, lookup_builtin_type
 
 ADDRESS_SPACES = ("device", "constant", "threadgroup", "thread", "threadgroup_imageblock", "ray_data", "object_data")
 QUALIFIERS = ("const", "volatile", "static", "constexpr", "inline", "METAL_FUNC", "thread_local", "__attribute__")
@@ -360,7 +360,7 @@ class Parser:
             nxt = self.peek()
             if nxt.kind == "id" and (self.peek(2).is_op("=", ";", "[", ",") or self.peek(2).kind == "eof"):
                 # 'flaot x = 1;' : two identifiers in a row can only be a declaration.
-                from .errors import did_you_mean
+                from ..lang.errors import did_you_mean
 
                 names = set(self.type_names) | _COMMON_TYPES
                 raise CompileError(f"unknown type name '{kw}'" + did_you_mean(kw, names), t.pos)

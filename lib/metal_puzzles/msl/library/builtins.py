@@ -13,12 +13,10 @@ from collections.abc import Callable
 
 import numpy as np
 
-from . import ast
-from .errors import CompileError, KernelRuntimeError
-from .memory import Ptr
-from .runtime import SIMD_WIDTH
-from .signature import METAL_ATTRIBUTES
-from .types import (
+from ..abi.signature import METAL_ATTRIBUTES
+from ..front import ast
+from ..lang.errors import CompileError, KernelRuntimeError
+from ..lang.types import (
     BFLOAT,
     BOOL,
     FLOAT,
@@ -43,7 +41,9 @@ from .types import (
     vector,
     with_elem,
 )
-from .values import round_bfloat
+from ..lang.values import round_bfloat
+from ..run.memory import Ptr
+from ..run.runtime import SIMD_WIDTH
 
 ATTRIBUTE_NAMES = tuple(name for name, _ in METAL_ATTRIBUTES)
 

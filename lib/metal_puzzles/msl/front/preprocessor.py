@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .errors import CompileError, Pos
+from ..lang.errors import CompileError, Pos
 from .lexer import Token, strip_comments, tokenize_line
 
 # Headers a Metal kernel may include; their contents are built into the simulator.

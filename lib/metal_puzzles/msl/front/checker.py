@@ -7,12 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import ast
-from .constexpr import NotConstant, evaluate
-from .errors import CompileError, Pos, did_you_mean
-from .parser import AliasStmt
-from .symbols import FuncInstance, Var
-from .types import (
+from ..lang.errors import CompileError, Pos, did_you_mean
+from ..lang.types import (
     BOOL,
     FLOAT,
     HALF,
@@ -43,6 +39,10 @@ from .types import (
     vector,
     with_elem,
 )
+from . import ast
+from .constexpr import NotConstant, evaluate
+from .parser import AliasStmt
+from .symbols import FuncInstance, Var
 
 SWIZZLE_SETS = ("xyzw", "rgba")
 
@@ -638,7 +638,7 @@ class Checker:
             e.ty = enum[0]
             e.symbol = Var(name, enum[0], "const", e.pos, const_value=enum[1], mutable=False)
             return e
-        from .builtins import lookup_constant
+        from ..library.builtins import lookup_constant
 
         const = lookup_constant(name, e.template_args, self)
         if const is not None:
@@ -646,7 +646,7 @@ class Checker:
             e.ty = ty
             e.symbol = Var(name, ty, "const", e.pos, const_value=value, mutable=False)
             return e
-        from .builtins import lookup_builtin
+        from ..library.builtins import lookup_builtin
 
         if lookup_builtin(name) is not None or name in self.func_defs:
             raise CompileError(f"'{name}' is a function; did you forget the parentheses '()'?", e.pos)
@@ -656,7 +656,7 @@ class Checker:
                            e.pos)
 
     def _value_candidates(self) -> set[str]:
-        from .builtins import ATTRIBUTE_NAMES
+        from ..library.builtins import ATTRIBUTE_NAMES
 
         names = {k for k, v in self._all_scope_items() if isinstance(v, Var)}
         return names | set(self.func_defs) | set(ATTRIBUTE_NAMES)
@@ -1051,7 +1051,7 @@ class Checker:
     def e_Call(self, e: ast.Call) -> ast.Expr:
         if isinstance(e.func, ast.Member):
             base = self.rvalue(self.expr(e.func.base))
-            from .builtins import SIMD_VOTE, lookup_builtin
+            from ..library.builtins import SIMD_VOTE, lookup_builtin
 
             if base.ty == SIMD_VOTE and e.func.name in ("all", "any") and not e.args:
                 b = lookup_builtin("simd_vote." + e.func.name)
@@ -1071,7 +1071,7 @@ class Checker:
         defs = self.func_defs.get(name) or self.func_defs.get(plain)
         if defs:
             return self._call_header_function(e, defs)
-        from .builtins import lookup_builtin
+        from ..library.builtins import lookup_builtin
 
         b = lookup_builtin(name)
         if b is None:
@@ -1310,7 +1310,7 @@ def _cast_const(v: Any, ty: Type) -> Any:
 
 
 def _builtin_names() -> set[str]:
-    from .builtins import BUILTINS
+    from ..library.builtins import BUILTINS
 
     return set(BUILTINS)
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from ..lang.errors import CompileError, Pos
 from . import ast
-from .errors import CompileError, Pos
 from .lexer import Token
 
 

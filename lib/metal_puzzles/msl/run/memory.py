@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .types import BFLOAT, ScalarType
+from ..lang.types import BFLOAT, ScalarType
 
 GLOBAL = "global"
 SHARED = "shared"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .errors import CompileError, Pos
+from ..lang.errors import CompileError, Pos
 
 
 @dataclass

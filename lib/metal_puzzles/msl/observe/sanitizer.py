@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .errors import Pos
-from .memory import Memory
+from ..lang.errors import Pos
+from ..run.memory import Memory
 
 
 class Shadow:

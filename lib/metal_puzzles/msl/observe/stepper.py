@@ -8,8 +8,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .memory import Ptr
-from .symbols import Var
+from ..front.symbols import Var
+from ..run.memory import Ptr
 
 MAX_STEPS_RECORDED = 4000
 
