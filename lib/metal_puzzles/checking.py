@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .msl import ArgumentError, CompileError, Finding, KernelRuntimeError, RunResult, SanitizerError
+from .msl import ArgumentError, CompileError, Finding, KernelRuntimeError, RunResult, SanitizerError, StopReason
 from .puzzles.base import Budget, Case
 
 PASS, WRONG, FINDINGS, COMPILE_ERROR, RUNTIME_ERROR = "pass", "wrong", "findings", "compile-error", "runtime-error"
@@ -33,6 +33,8 @@ class CaseOutcome:
     counts_max: dict[str, int] = field(default_factory=dict)
     error: str | None = None
     run: RunResult | None = None
+    #: Why the kernel did not finish this test, if it did not.
+    stopped: StopReason | None = None
 
     @property
     def ok(self) -> bool:
@@ -214,7 +216,7 @@ def run_cases(run: Runner, spec: Callable, cases: Sequence[Case], *, rtol: float
         outcomes.append(outcome)
         if outcome.status == COMPILE_ERROR and stop_on_compile_error:
             break
-        if any(f.kind == "step-budget" for f in outcome.findings):
+        if outcome.stopped == StopReason.STEP_BUDGET:
             # A kernel that does not finish would spend its whole step budget on every test:
             # the verdict is already known, so the remaining tests are not run.
             for rest in cases[len(outcomes):]:
@@ -234,12 +236,13 @@ def run_one(run: Runner, spec: Callable, case: Case, rtol: float, atol: float) -
         outcome = CaseOutcome(case, FINDINGS, expected=expected, findings=list(err.findings))
         if err.result is not None:
             outcome.counts_max = err.result.counts.max()
+            outcome.stopped = err.result.stopped
         return outcome
     except (KernelRuntimeError, ArgumentError) as err:
         return CaseOutcome(case, RUNTIME_ERROR, expected=expected, error=str(err))
     yours = np.asarray(result.outputs[0])
     outcome = CaseOutcome(case, PASS, yours=yours, expected=expected, findings=list(result.findings),
-                          counts_max=result.counts.max(), run=result)
+                          counts_max=result.counts.max(), run=result, stopped=result.stopped)
     if yours.shape != expected.shape or not _close(yours, expected, rtol, atol).all():
         outcome.status = WRONG
     if outcome.findings:

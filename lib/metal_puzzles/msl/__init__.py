@@ -7,10 +7,11 @@ an optional access trace and a sanitizer's findings.
 
 from .api import get_kernel, simulate
 from .lang.errors import ArgumentError, CompileError, KernelRuntimeError, Pos
-from .program import CompiledKernel, Counts, RunResult, SanitizerError
-from .run.runtime import Finding
+from .program import CompiledKernel
+from .record import Counts, RunResult, SanitizerError
+from .run.findings import Finding, FindingKind, SanitizeMode, StopReason
 
 __all__ = [
     "simulate", "get_kernel", "CompileError", "KernelRuntimeError", "ArgumentError", "SanitizerError",
-    "RunResult", "Counts", "Finding", "CompiledKernel", "Pos",
+    "RunResult", "Counts", "Finding", "FindingKind", "SanitizeMode", "StopReason", "CompiledKernel", "Pos",
 ]

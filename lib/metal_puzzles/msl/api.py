@@ -8,15 +8,11 @@ from typing import Any
 
 import numpy as np
 
-from .abi.signature import (
-    InputDesc,
-    build_signature,
-    describe_input,
-    normalize_dtype_name,
-    verbose_text,
-)
+from .abi.signature import InputDesc, describe_input, normalize_dtype_name, verbose_text
 from .lang.errors import ArgumentError
-from .program import CompiledKernel, RunResult
+from .program import CompiledKernel
+from .record import RunResult
+from .run.findings import SanitizeMode
 
 _CACHE: OrderedDict[tuple, CompiledKernel] = OrderedDict()
 _CACHE_SIZE = 256
@@ -64,7 +60,7 @@ def simulate(name: str, input_names: Sequence[str], output_names: Sequence[str],
              output_dtypes: Sequence[Any], grid: Sequence[int], threadgroup: Sequence[int],
              template: Sequence[tuple[str, Any]] = (), init_value: float | None = None,
              atomic_outputs: bool = False, ensure_row_contiguous: bool = True, verbose: bool = False,
-             input_dtypes: Sequence[Any] | None = None, sanitize: str = "error",
+             input_dtypes: Sequence[Any] | None = None, sanitize: SanitizeMode | str = SanitizeMode.ERROR,
              max_steps: int | None = None, trace: bool | None = None, steps: bool = False) -> RunResult:
     """Run a Metal kernel body on the simulator.
 
@@ -73,8 +69,10 @@ def simulate(name: str, input_names: Sequence[str], output_names: Sequence[str],
     ``trace`` records every access for diagrams (default: on for launches of up to 1024 threads);
     ``steps`` records a step-through view (every statement, active threads, local variables).
     """
-    if sanitize not in ("error", "warn", "off"):
-        raise ArgumentError(f"sanitize must be 'error', 'warn' or 'off', not {sanitize!r}")
+    try:
+        mode = SanitizeMode(sanitize)
+    except ValueError:
+        raise ArgumentError(f"sanitize must be 'error', 'warn' or 'off', not {sanitize!r}") from None
     input_names = list(input_names)
     output_names = list(output_names)
     if len(inputs) != len(input_names):
@@ -107,12 +105,10 @@ def simulate(name: str, input_names: Sequence[str], output_names: Sequence[str],
         shapes.append(shape)
     kernel = get_kernel(name, input_names, output_names, source, header, descs, out_dtypes, template,
                         atomic_outputs)
-    generated = build_signature(name, input_names, output_names, source, header, descs, out_dtypes,
-                                _normalize_template(template), atomic_outputs)
     if verbose:
-        print(verbose_text(name, generated))
+        print(verbose_text(name, kernel.generated))
     return kernel.launch(arrays, [d.dtype for d in descs], shapes, out_dtypes, grid, threadgroup, init_value,
-                         ensure_row_contiguous, sanitize, max_steps, trace, generated, steps)
+                         ensure_row_contiguous, mode, max_steps, trace, steps)
 
 
 _SUPPORTED = {"bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64", "float16",

@@ -1,87 +1,64 @@
-"""Compiling a kernel (front end + checker + executor) and launching it on a grid."""
+"""A compiled kernel program: the front end and the executor's code generation run once per
+kernel instance (source, header, argument types, template), then ``launch`` runs it on a grid."""
 
 from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
 from .abi.prelude import PRELUDE
-from .abi.signature import GeneratedKernel, InputDesc, build_signature, normalize_dtype_name
-from .front import ast
+from .abi.signature import (
+    MAX_CONSTANT_ARRAY_SIZE,
+    GeneratedKernel,
+    InputDesc,
+    Param,
+    ParamRole,
+    Passing,
+    build_signature,
+    normalize_dtype_name,
+)
 from .front.checker import Checker
-from .front.lexer import tokenize_line
 from .front.parser import Parser
 from .front.preprocessor import Preprocessor
 from .lang.errors import ArgumentError, CompileError, KernelRuntimeError, Pos, SourceRegistry
-from .lang.types import BFLOAT, DTYPE_NAMES, ArrayType, element_count, storage_scalar
+from .lang.types import (
+    BFLOAT,
+    DTYPE_NAMES,
+    INT,
+    LONG,
+    UINT,
+    AddressSpace,
+    ArrayType,
+    AtomicType,
+    PointerType,
+    Type,
+    element_count,
+    storage_scalar,
+    vector,
+)
+from .lang.values import round_bfloat
+from .library.builtins import STANDARD_LIBRARY
 from .observe.sanitizer import Sanitizer
 from .observe.stepper import Stepper
 from .observe.trace import Recorder
+from .record import Counts, RunResult, SanitizerError
 from .run.codegen import CodeGen
-from .run.memory import Memory, Ptr
-from .run.runtime import COUNTERS, SIMD_WIDTH, Ctx, Finding, Lanes, StopKernel
+from .run.findings import FindingKind, SanitizeMode, StopKernel, StopReason
+from .run.lanes import SIMD_WIDTH, Lanes
+from .run.memory import Counted, Memory, Ptr
+from .run.runtime import COUNTERS, Ctx
 
 MAX_THREADS_PER_THREADGROUP = 1024
 MAX_THREADGROUP_MEMORY = 32 * 1024
 DEFAULT_MAX_STEPS = 100_000
 #: Launches up to this many threads record a full trace unless told otherwise.
 AUTO_TRACE_THREADS = 1024
-
-
-class SanitizerError(KernelRuntimeError):
-    """The run produced findings (out-of-bounds access, race, ...) and the mode is 'error'."""
-
-    def __init__(self, findings: list[Finding], result: RunResult | None = None, registry=None) -> None:
-        self.findings = findings
-        self.result = result
-        first = findings[0]
-        more = f" (and {len(findings) - 1} more finding(s))" if len(findings) > 1 else ""
-        thread = first.threads[0]["grid"] if first.threads else None
-        super().__init__(f"{first.kind}: {first.message}{more}", first.pos, None, registry)
-        self.thread = thread
-
-
-@dataclass
-class Counts:
-    """Per-thread access counters, indexed by the thread's linear position in the grid."""
-
-    global_reads: np.ndarray
-    global_writes: np.ndarray
-    shared_reads: np.ndarray
-    shared_writes: np.ndarray
-    atomics: np.ndarray
-
-    def max(self) -> dict[str, int]:
-        return {k: int(getattr(self, k).max(initial=0)) for k in COUNTERS}
-
-    def of_thread(self, linear: int) -> dict[str, int]:
-        return {k: int(getattr(self, k)[linear]) for k in COUNTERS}
-
-
-@dataclass
-class RunResult:
-    outputs: list[np.ndarray]
-    counts: Counts
-    findings: list[Finding]
-    generated_source: str
-    kernel_name: str
-    lanes: Lanes
-    trace: Recorder | None = None
-    grid: tuple[int, int, int] = (1, 1, 1)
-    threadgroup: tuple[int, int, int] = (1, 1, 1)
-    output_names: list[str] = field(default_factory=list)
-    input_names: list[str] = field(default_factory=list)
-    inputs: list[np.ndarray] = field(default_factory=list)
-    #: Declared shape of each threadgroup array (e.g. {'a_shared': (3, 3)}), for drawing.
-    threadgroup_shapes: dict[str, tuple[int, ...]] = field(default_factory=dict)
-    #: Step-through record (when launched with steps=True): one Step before each statement.
-    steps: list | None = None
-    source: str = ""
+#: Where template arguments come from, for diagnostics that point at one.
+TEMPLATE_POS = Pos("<template>", 0, 0)
 
 
 @lru_cache(maxsize=1)
@@ -89,12 +66,16 @@ def _prelude_tokens():
     return Preprocessor().process(PRELUDE, "<mlx utils>")
 
 
-def _parse_decl(text: str) -> tuple[str, ast.TypeSpec]:
-    toks = tokenize_line(text, "<signature>", 1)
-    p = Parser(toks, type_names=set(DTYPE_NAMES) | {"T"})
-    spec = p.parse_type_spec()
-    name = p.expect_ident().text
-    return name, spec
+def param_type(p: Param) -> Type:
+    """The MSL type of a generated parameter, from the signature's description of it."""
+    if p.role == ParamRole.ATTRIBUTE:
+        return vector(UINT, 3) if p.width == 3 else UINT
+    elem: Type = DTYPE_NAMES[p.dtype]
+    if p.atomic:
+        elem = AtomicType(elem)
+    if p.passing == Passing.POINTER:
+        return PointerType(elem, AddressSpace(p.space), p.const)
+    return elem  # passed by reference (a 0-d input, an ndim): read like a value
 
 
 class CompiledKernel:
@@ -137,18 +118,13 @@ class CompiledKernel:
                         template_names=header_p.template_names)
         body = body_p.parse_body()
 
-        ck = Checker()
+        ck = Checker(STANDARD_LIBRARY)
         for tname, value in template:
-            if isinstance(value, str):
-                ck.bind_template(tname, DTYPE_NAMES[normalize_dtype_name(value)], Pos("<template>", 0, 0))
-            else:
-                ck.bind_template(tname, value, Pos("<template>", 0, 0))
+            bound = DTYPE_NAMES[normalize_dtype_name(value)] if isinstance(value, str) else value
+            ck.bind_template(tname, bound, TEMPLATE_POS)
         ck.add_header(prelude)
         ck.add_header(header)
-        params = []
-        for p in self.generated.params:
-            pname, spec = _parse_decl(p.decl)
-            params.append((pname, spec, p.role))
+        params = [(p.name, param_type(p), p.role) for p in self.generated.params]
         checked = ck.check_kernel(body, params)
         self.checked = checked
         tg_bytes = sum(element_count(v.ty) * storage_scalar(v.ty).size for v in checked.threadgroup_arrays)
@@ -161,9 +137,8 @@ class CompiledKernel:
 
     # ------------------------------------------------------------------ launch
     def launch(self, inputs: Sequence[np.ndarray], input_dtypes: Sequence[str], output_shapes, output_dtypes,
-               grid, threadgroup, init_value, ensure_row_contiguous: bool, sanitize: str,
-               max_steps: int | None, trace: bool | None, generated: GeneratedKernel,
-               steps: bool = False) -> RunResult:
+               grid, threadgroup, init_value, ensure_row_contiguous: bool, sanitize: SanitizeMode,
+               max_steps: int | None, trace: bool | None, steps: bool = False) -> RunResult:
         grid = _triple(grid, "grid")
         tg = _triple(threadgroup, "threadgroup")
         if any(g < 0 for g in grid):
@@ -186,7 +161,7 @@ class CompiledKernel:
         ctx.slots = [None] * self.checked.nslots
         if steps:
             ctx.stepper = Stepper(self.checked.variables)
-        if sanitize != "off":
+        if sanitize != SanitizeMode.OFF:
             ctx.sanitizer = Sanitizer()
             for mem, _ in outputs:
                 ctx.sanitizer.watch(mem, initialized=init_value is not None)
@@ -194,29 +169,31 @@ class CompiledKernel:
             size = element_count(var.ty)
             scalar = storage_scalar(var.ty)
             data = np.zeros(lanes.n_groups * size, dtype=scalar.dtype)
-            mem = Memory(var.name, "threadgroup", scalar, data, size, lanes.group, "shared", True, "threadgroup")
+            mem = Memory(var.name, AddressSpace.THREADGROUP, scalar, data, region_size=size, lane_region=lanes.group,
+                         counted=Counted.SHARED, writable=True)
             ctx.memories[var.name] = mem
             ctx.slots[var.slot] = Ptr(mem, np.int64(0))
             if ctx.sanitizer is not None:
                 ctx.sanitizer.watch(mem, initialized=False)
+        stopped = None
         if lanes.n:
             try:
                 with np.errstate(all="ignore"):
                     self.body(ctx, None)
-            except StopKernel:
-                pass
+            except StopKernel as stop:
+                stopped = stop.reason
             except KernelRuntimeError as err:
                 if err.pos is not None and not str(err).startswith(str(err.pos)):
                     raise KernelRuntimeError(err.message, err.pos, err.thread, self.registry) from None
                 raise
-        if ctx.sanitizer is not None and not any(f.kind == "step-budget" for f in ctx.findings):
+        if ctx.sanitizer is not None and stopped != StopReason.STEP_BUDGET:
             ctx.sanitizer.finish(ctx, [mem for mem, _ in outputs], init_value)
         result = RunResult(
             outputs=[mem.data.reshape(shape).copy() for mem, shape in outputs],
             counts=_counts(ctx, lanes, grid),
             findings=ctx.findings,
-            generated_source=generated.full_source,
-            kernel_name=generated.kernel_name,
+            generated_source=self.generated.full_source,
+            kernel_name=self.generated.kernel_name,
             lanes=lanes,
             trace=recorder,
             grid=grid,
@@ -227,14 +204,16 @@ class CompiledKernel:
             threadgroup_shapes={v.name: _array_shape(v.ty) for v in self.checked.threadgroup_arrays},
             steps=ctx.stepper.steps if ctx.stepper is not None else None,
             source=self.source,
+            stopped=stopped,
         )
-        if ctx.findings and sanitize != "off":
-            if sanitize == "error":
-                raise SanitizerError(ctx.findings, result, self.registry)
+        if ctx.findings and sanitize == SanitizeMode.ERROR:
+            raise SanitizerError(ctx.findings, result, self.registry)
+        if ctx.findings and sanitize == SanitizeMode.WARN:
             for f in ctx.findings:
                 warnings.warn(str(f), RuntimeWarning, stacklevel=3)
-        elif ctx.findings and any(f.kind == "step-budget" for f in ctx.findings):
-            raise SanitizerError([f for f in ctx.findings if f.kind == "step-budget"], result, self.registry)
+        elif stopped == StopReason.STEP_BUDGET:  # even unsanitized, a runaway kernel is an error
+            raise SanitizerError([f for f in ctx.findings if f.kind == FindingKind.STEP_BUDGET], result,
+                                 self.registry)
         return result
 
     def _bind_inputs(self, ctx: Ctx, inputs, input_dtypes, row_contiguous: bool) -> None:
@@ -243,19 +222,17 @@ class CompiledKernel:
             arr = np.asarray(value)
             if arr.ndim == 0:
                 data = np.array([arr], dtype=scalar.dtype)
-                ctx.memories[name] = Memory(name, "constant", scalar, data, 1, None, "global", False, "input")
+                ctx.memories[name] = Memory(name, AddressSpace.CONSTANT, scalar, data, counted=Counted.GLOBAL)
                 continue
             data, strides = _buffer_of(arr, scalar, row_contiguous)
-            space = "constant" if arr.size < 8 else "device"
-            mem = Memory(name, space, scalar, data, data.size, None, "global", False, "input")
+            space = AddressSpace.CONSTANT if arr.size < MAX_CONSTANT_ARRAY_SIZE else AddressSpace.DEVICE
+            mem = Memory(name, space, scalar, data, counted=Counted.GLOBAL)
             ctx.memories[name] = mem
             ctx.buffers[name] = Ptr(mem, np.int64(0))
             shape = np.array(arr.shape, dtype=np.int32)
-            ctx.buffers[name + "_shape"] = Ptr(Memory(name + "_shape", "constant", DTYPE_NAMES["int32"], shape,
-                                                      shape.size, None, None, False, "meta"), np.int64(0))
+            ctx.buffers[name + "_shape"] = Ptr(Memory(name + "_shape", AddressSpace.CONSTANT, INT, shape), np.int64(0))
             st = np.array(strides, dtype=np.int64)
-            ctx.buffers[name + "_strides"] = Ptr(Memory(name + "_strides", "constant", DTYPE_NAMES["int64"], st,
-                                                        st.size, None, None, False, "meta"), np.int64(0))
+            ctx.buffers[name + "_strides"] = Ptr(Memory(name + "_strides", AddressSpace.CONSTANT, LONG, st), np.int64(0))
             ctx.scalars[name + "_ndim"] = np.int32(arr.ndim)
 
     def _bind_outputs(self, ctx: Ctx, shapes, dtypes, init_value):
@@ -268,9 +245,8 @@ class CompiledKernel:
             else:
                 data = np.full(size, init_value, dtype=scalar.dtype)
                 if scalar == BFLOAT:
-                    from .lang.values import round_bfloat
                     data = np.asarray(round_bfloat(data), dtype=np.float32)
-            mem = Memory(name, "device", scalar, data, size, None, "global", True, "output")
+            mem = Memory(name, AddressSpace.DEVICE, scalar, data, counted=Counted.GLOBAL, writable=True)
             ctx.memories[name] = mem
             ctx.buffers[name] = Ptr(mem, np.int64(0))
             out.append((mem, tuple(shape)))
@@ -305,7 +281,7 @@ class CompiledKernel:
             "dispatch_quadgroups_per_threadgroup": np.int64(-(-tg_total // 4)),
         }
         for p in self.generated.params:
-            if p.role == "attribute":
+            if p.role == ParamRole.ATTRIBUTE:
                 v = values[p.name]
                 ctx.attrs[p.name] = v.astype(u) if isinstance(v, np.ndarray) else u(v)
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
 import numpy as np
@@ -97,21 +98,60 @@ class InputDesc:
     size: int
 
 
+class ParamRole(StrEnum):
+    """What a generated parameter carries."""
+
+    INPUT = "input"
+    OUTPUT = "output"
+    SHAPE = "shape"  # <input>_shape
+    STRIDES = "strides"  # <input>_strides
+    NDIM = "ndim"  # <input>_ndim
+    ATTRIBUTE = "attribute"  # a thread attribute such as thread_position_in_grid
+
+
+class Passing(StrEnum):
+    """How a parameter is declared: a pointer to its buffer, a reference, or a plain value."""
+
+    POINTER = "*"
+    REFERENCE = "&"
+    VALUE = ""
+
+
 @dataclass(frozen=True)
 class Param:
-    """One generated kernel parameter.
-
-    ``decl`` is the declaration (``const device float* a``), ``attribute`` its Metal attribute
-    (``[[buffer(0)]]`` or ``[[thread_position_in_grid]]``), ``role`` one of ``'input'``,
-    ``'output'``, ``'shape'``, ``'strides'``, ``'ndim'``, ``'attribute'``, and ``of`` the input a
-    shape/strides/ndim parameter describes.
+    """One generated kernel parameter, as data: its element ``dtype`` (NumPy-style name; thread
+    attributes are ``uint32`` with ``width`` 3 for the ``uint3`` ones), ``space``, ``const``,
+    ``passing`` and ``atomic``. ``decl`` writes it the way MLX does (``const device float* a``),
+    ``attribute`` is its Metal attribute (``[[buffer(0)]]`` or ``[[thread_position_in_grid]]``),
+    and ``of`` names the input a shape/strides/ndim parameter describes.
     """
 
     name: str
-    decl: str
+    role: ParamRole
+    dtype: str
     attribute: str
-    role: str
+    passing: Passing = Passing.POINTER
+    space: str | None = None  # 'device' or 'constant' for buffers; None for thread attributes
+    const: bool = False
+    atomic: bool = False
+    width: int = 1
     of: str | None = None
+
+    @property
+    def type_text(self) -> str:
+        """The element type as MLX spells it (``float``, ``float16_t``, ``atomic<int32_t>``, ``uint3``)."""
+        if self.role == ParamRole.ATTRIBUTE:
+            return "uint3" if self.width == 3 else "uint"
+        if self.role in (ParamRole.SHAPE, ParamRole.NDIM):
+            return "int"
+        text = msl_type_name(self.dtype)
+        return f"atomic<{text}>" if self.atomic else text
+
+    @property
+    def decl(self) -> str:
+        """The declaration as MLX writes it: ``const device float* a``, ``uint3 thread_position_in_grid``."""
+        qualifiers = ("const " if self.const else "") + (f"{self.space} " if self.space else "")
+        return f"{qualifiers}{self.type_text}{self.passing.value} {self.name}"
 
     @property
     def text(self) -> str:
@@ -357,56 +397,32 @@ def check_call_sizes(
 def _input_params(name: str, desc: InputDesc, source: str, first_buffer: int) -> list[Param]:
     """An input's own parameter followed by the metadata buffers its name is mentioned with."""
     space = "constant" if desc.size < MAX_CONSTANT_ARRAY_SIZE else "device"
-    ref = "&" if desc.ndim == 0 else "*"
-    params = [
-        Param(
-            name=name,
-            decl=f"const {space} {msl_type_name(desc.dtype)}{ref} {name}",
-            attribute=f"[[buffer({first_buffer})]]",
-            role="input",
-        )
-    ]
+    passing = Passing.REFERENCE if desc.ndim == 0 else Passing.POINTER
+    params = [Param(name=name, role=ParamRole.INPUT, dtype=desc.dtype, attribute=f"[[buffer({first_buffer})]]",
+                    passing=passing, space=space, const=True)]
     if desc.ndim == 0:  # scalars carry no shape, whatever the source says
         return params
     metadata = (
-        ("shape", "const constant int*"),
-        ("strides", "const constant int64_t*"),
-        ("ndim", "const constant int&"),
+        (ParamRole.SHAPE, "int32", Passing.POINTER),
+        (ParamRole.STRIDES, "int64", Passing.POINTER),
+        (ParamRole.NDIM, "int32", Passing.REFERENCE),
     )
-    for (role, type_text), wanted in zip(metadata, shape_flags(source, name), strict=True):
+    for (role, dtype, how), wanted in zip(metadata, shape_flags(source, name), strict=True):
         if wanted:
             index = first_buffer + len(params)
-            params.append(
-                Param(
-                    name=f"{name}_{role}",
-                    decl=f"{type_text} {name}_{role}",
-                    attribute=f"[[buffer({index})]]",
-                    role=role,
-                    of=name,
-                )
-            )
+            params.append(Param(name=f"{name}_{role}", role=role, dtype=dtype, attribute=f"[[buffer({index})]]",
+                                passing=how, space="constant", const=True, of=name))
     return params
 
 
 def _output_param(name: str, dtype: str, buffer: int, atomic: bool) -> Param:
-    element = msl_type_name(dtype)
-    if atomic:
-        element = f"atomic<{element}>"
-    return Param(
-        name=name,
-        decl=f"device {element}* {name}",
-        attribute=f"[[buffer({buffer})]]",
-        role="output",
-    )
+    return Param(name=name, role=ParamRole.OUTPUT, dtype=dtype, attribute=f"[[buffer({buffer})]]",
+                 space="device", atomic=atomic)
 
 
 def _attribute_param(attribute: str, type_text: str) -> Param:
-    return Param(
-        name=attribute,
-        decl=f"{type_text} {attribute}",
-        attribute=f"[[{attribute}]]",
-        role="attribute",
-    )
+    return Param(name=attribute, role=ParamRole.ATTRIBUTE, dtype="uint32", attribute=f"[[{attribute}]]",
+                 passing=Passing.VALUE, width=3 if type_text == "uint3" else 1)
 
 
 def _parameter_list_text(params: Sequence[Param], n_inputs: int, n_outputs: int) -> str:
@@ -417,16 +433,16 @@ def _parameter_list_text(params: Sequence[Param], n_inputs: int, n_outputs: int)
     The bound ignores metadata buffers, so without attributes, with metadata and two or more
     outputs, MLX closes the list too early and the kernel does not compile; we keep that.
     """
-    has_attributes = any(p.role == "attribute" for p in params)
-    attributes = [p for p in params if p.role == "attribute"]
+    has_attributes = any(p.role == ParamRole.ATTRIBUTE for p in params)
+    attributes = [p for p in params if p.role == ParamRole.ATTRIBUTE]
     text = ""
     for param in params:
-        if param.role == "output":
+        if param.role == ParamRole.OUTPUT:
             index = param.buffer_index
             assert index is not None  # outputs always sit in a buffer
             ends_list = not (index < n_inputs + n_outputs - 1 or has_attributes)
             text += param.text + (") {\n" if ends_list else ",\n")
-        elif param.role == "attribute":
+        elif param.role == ParamRole.ATTRIBUTE:
             text += param.text + (") {\n" if param is attributes[-1] else ",\n")
         else:
             text += param.text + ",\n"

@@ -4,9 +4,31 @@ with its type (``ty``) and makes implicit conversions explicit as ``Convert`` no
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 from ..lang.errors import Pos
+from ..lang.types import AddressSpace
+
+
+class CastStyle(StrEnum):
+    """How an explicit conversion was written."""
+
+    C = "c"  # (T)x, and T(x) for scalars
+    STATIC = "static_cast"
+    REINTERPRET = "reinterpret_cast"
+    CONST = "const_cast"
+    AS_TYPE = "as_type"  # as_type<T>(x) and bit_cast<T>(x): same bits, another type
+
+
+class ConvertKind(StrEnum):
+    """What a checker-inserted conversion does."""
+
+    CONVERT = "convert"  # a value conversion (C's implicit conversions)
+    SPLAT = "splat"  # a scalar repeated into every component of a vector
+    DECAY = "decay"  # an array used as a pointer to its first element
+    PTR = "ptr"  # a pointer to a more qualified (const) pointer
+    LOAD = "load"  # the current value of an lvalue (the 'a' in 'a op= b')
 
 
 @dataclass(eq=False)
@@ -22,8 +44,8 @@ class TypeSpec(Node):
     name: str  # e.g. 'float', 'T', 'atomic', 'vec', 'uint32_t'
     args: list[Any] = field(default_factory=list)  # template arguments: TypeSpec or Expr
     const: bool = False
-    space: str | None = None  # 'device', 'constant', 'threadgroup', 'thread' or None
-    pointers: list[tuple[str | None, bool]] = field(default_factory=list)  # per '*': (space, const)
+    space: AddressSpace | None = None
+    pointers: list[tuple[AddressSpace | None, bool]] = field(default_factory=list)  # per '*': (space, const)
     reference: bool = False
     array_dims: list[Any] = field(default_factory=list)  # Expr or None (unsized)
 
@@ -31,7 +53,18 @@ class TypeSpec(Node):
 # --------------------------------------------------------------------------- expressions
 @dataclass(eq=False)
 class Expr(Node):
+    """An expression. The fields after ``pos`` are the checker's findings about it."""
+
+    #: Its type (types.Type).
     ty: Any = field(default=None, init=False, repr=False)
+    #: It designates an object, so it can be assigned or bound to a reference (C's lvalue).
+    lvalue: bool = field(default=False, init=False, repr=False)
+    #: ... an object in addressable memory (an element, a dereference, a threadgroup variable).
+    memory: bool = field(default=False, init=False, repr=False)
+    #: The address space of that object, or of the array it is.
+    space: AddressSpace | None = field(default=None, init=False, repr=False)
+    #: The object is read-only (a const variable, an input buffer, constant memory).
+    const_mem: bool = field(default=False, init=False, repr=False)
 
 
 @dataclass(eq=False)
@@ -101,6 +134,8 @@ class Call(Expr):
     args: list[Expr]
     # Set by the checker: what is called (a builtin or a header function instance).
     target: Any = field(default=None, init=False, repr=False)
+    #: The call is a statement of its own: its value is discarded.
+    value_unused: bool = field(default=False, init=False, repr=False)
 
 
 @dataclass(eq=False)
@@ -109,19 +144,23 @@ class Construct(Expr):
 
     type_spec: TypeSpec
     args: list[Expr]
+    #: Set by the checker: one scalar argument fills every component.
+    splat: bool = field(default=False, init=False, repr=False)
 
 
 @dataclass(eq=False)
 class Cast(Expr):
     type_spec: TypeSpec
     operand: Expr
-    style: str  # 'c', 'static_cast', 'reinterpret_cast', 'as_type', 'const_cast'
+    style: CastStyle
 
 
 @dataclass(eq=False)
 class Index(Expr):
     base: Expr
     index: Expr
+    #: Set by the checker: a subscript of a vector value (v[i]), not of memory.
+    vector_index: bool = field(default=False, init=False, repr=False)
 
 
 @dataclass(eq=False)
@@ -129,6 +168,9 @@ class Member(Expr):
     base: Expr
     name: str
     arrow: bool = False
+    #: Set by the checker: the vector components the swizzle selects, and whether one repeats.
+    comps: list[int] = field(default_factory=list, init=False, repr=False)
+    dup_swizzle: bool = field(default=False, init=False, repr=False)
 
 
 @dataclass(eq=False)
@@ -151,7 +193,7 @@ class Convert(Expr):
     """An implicit (or explicit) conversion inserted by the checker."""
 
     operand: Expr
-    kind: str = "convert"  # 'convert', 'splat', 'decay', 'bitcast', 'ptrcast', 'load'
+    kind: ConvertKind = ConvertKind.CONVERT
 
 
 # --------------------------------------------------------------------------- statements

@@ -4,10 +4,12 @@ so the executor never has to guess C's conversion rules."""
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
-from ..lang.errors import CompileError, Pos, did_you_mean
+from ..abi.signature import METAL_ATTRIBUTES, ParamRole
+from ..lang.errors import BUILTIN_POS, CompileError, Pos, did_you_mean
 from ..lang.types import (
     BOOL,
     FLOAT,
@@ -17,9 +19,11 @@ from ..lang.types import (
     MEM_FLAGS,
     MEMORY_ORDER,
     SCALARS,
+    SIMD_VOTE,
     UINT,
     ULONG,
     VOID,
+    AddressSpace,
     ArrayType,
     AtomicType,
     EnumType,
@@ -40,9 +44,10 @@ from ..lang.types import (
     with_elem,
 )
 from . import ast
+from .ast import CastStyle, ConvertKind
 from .constexpr import NotConstant, evaluate
 from .parser import AliasStmt
-from .symbols import FuncInstance, Var
+from .symbols import FuncInstance, Var, VarKind
 
 SWIZZLE_SETS = ("xyzw", "rgba")
 
@@ -106,8 +111,20 @@ def strip_const(t: Type) -> Type:
     return t
 
 
+class Library(Protocol):
+    """The builtin functions and constants the checker resolves names against (the simulator's
+    standard library, ``msl.library``, passed in so the front end does not depend on it)."""
+
+    def function(self, name: str) -> Any: ...
+
+    def constant(self, name: str, template_args: Any, checker: Checker) -> tuple[Type, Any] | None: ...
+
+    def function_names(self) -> set[str]: ...
+
+
 class Checker:
-    def __init__(self) -> None:
+    def __init__(self, library: Library) -> None:
+        self.library = library
         self.globals = Scope()
         self.scope = self.globals
         self.func: FunctionContext | None = None
@@ -137,25 +154,25 @@ class Checker:
         if isinstance(value, Type):
             self.globals.names[name] = ("type", value)
         elif isinstance(value, bool):
-            self.globals.names[name] = Var(name, BOOL, "const", pos, const_value=value, mutable=False)
+            self.globals.names[name] = Var(name, BOOL, VarKind.CONST, pos, const_value=value, mutable=False)
         else:
             ty = INT if -(2**31) <= int(value) < 2**31 else LONG
-            self.globals.names[name] = Var(name, ty, "const", pos, const_value=int(value), mutable=False)
+            self.globals.names[name] = Var(name, ty, VarKind.CONST, pos, const_value=int(value), mutable=False)
 
-    def check_kernel(self, body: ast.Block, params: list[tuple[str, ast.TypeSpec, str]]) -> CheckedKernel:
+    def check_kernel(self, body: ast.Block, params: list[tuple[str, Type, ParamRole]]) -> CheckedKernel:
+        """Check the kernel body with the generated parameters in scope (name, type, what it carries)."""
         self.func = FunctionContext(VOID, is_kernel=True)
         self.scope = Scope(self.globals)
         self.addressed = _addressed_names(body)
         pvars = []
-        for name, spec, role in params:
-            ty = self.resolve_type(spec)
+        for name, ty, role in params:
             if isinstance(ty, PointerType):
-                var = Var(name, ty, "buffer", spec.pos, mutable=False)
-            elif role == "attribute":
-                var = Var(name, ty, "attr", spec.pos, mutable=False)
-            else:  # 0-d input by constant reference, shape/strides pointers are pointers above
-                var = Var(name, ty, "scalar_input", spec.pos, mutable=False)
-            var.extra["role"] = role
+                kind = VarKind.BUFFER
+            elif role == ParamRole.ATTRIBUTE:
+                kind = VarKind.ATTR
+            else:  # a 0-d input or an ndim, passed by constant reference
+                kind = VarKind.SCALAR_INPUT
+            var = Var(name, ty, kind, BUILTIN_POS, mutable=False, role=role)
             self.scope.names[name] = var
             pvars.append(var)
         self.stmt_block_contents(body)
@@ -170,7 +187,7 @@ class Checker:
             raise CompileError("alias templates are not supported", item.pos)
         self.scope.names[item.name] = ("type", self.resolve_type(item.type_spec))
 
-    def resolve_type(self, spec: ast.TypeSpec, default_space: str = "thread", init: Any = None) -> Type:
+    def resolve_type(self, spec: ast.TypeSpec, default_space: AddressSpace = AddressSpace.THREAD, init: Any = None) -> Type:
         base = self._resolve_base(spec)
         ty = base
         for pspace, _pointer_const in spec.pointers:
@@ -261,7 +278,7 @@ class Checker:
         for d in decl.declarators:
             ty = self.resolve_type(d.type_spec, init=d.init)
             space = d.type_spec.space
-            if space not in ("constant", None) and not decl.constexpr:
+            if space not in (AddressSpace.CONSTANT, None) and not decl.constexpr:
                 raise CompileError(f"program-scope variables must be in the 'constant' address space "
                                    f"(found '{space or 'thread'}')", d.pos)
             if space is None and not decl.constexpr and not d.type_spec.const:
@@ -287,7 +304,7 @@ class Checker:
             else:
                 init = self.convert(self.expr(d.init), ty, "initialization")
                 value = ["expr", init]
-            var = Var(d.name, ty, "const", d.pos, const_value=value, mutable=False)
+            var = Var(d.name, ty, VarKind.CONST, d.pos, const_value=value, mutable=False)
             d.symbol = var
             self.scope.names[d.name] = var
 
@@ -329,57 +346,57 @@ class Checker:
                 if d.init is None:
                     raise CompileError(f"reference '{d.name}' must be initialized", d.pos)
                 target = self.expr(d.init) if d.init.ty is None else d.init
-                if not getattr(target, "lvalue", False):
+                if not target.lvalue:
                     raise CompileError(f"cannot bind reference '{d.name}' to a temporary value", d.init.pos)
                 if target.ty != ty:
                     raise CompileError(f"reference '{d.name}' of type '{ty}' cannot refer to a '{target.ty}'",
                                        d.init.pos)
                 d.init = target
-                var = Var(d.name, ty, "ref", d.pos, slot=self.new_slot(),
-                          mutable=not spec.const and not getattr(target, "const_mem", False))
+                var = Var(d.name, ty, VarKind.REF, d.pos, slot=self.new_slot(),
+                          mutable=not spec.const and not target.const_mem)
                 d.symbol = var
                 self.scope.names[d.name] = var
                 continue
-            if isinstance(ty, ArrayType) or (spec.space == "threadgroup" and not isinstance(ty, PointerType)):
-                space = spec.space or "thread"
-                if space not in ("thread", "threadgroup"):
+            if isinstance(ty, ArrayType) or (spec.space == AddressSpace.THREADGROUP and not isinstance(ty, PointerType)):
+                space = spec.space or AddressSpace.THREAD
+                if space not in (AddressSpace.THREAD, AddressSpace.THREADGROUP):
                     raise CompileError(f"arrays inside a kernel must be 'thread' or 'threadgroup' (found '{space}')",
                                        d.pos)
-                kind = "array" if isinstance(ty, ArrayType) else "tgvar"
+                kind = VarKind.ARRAY if isinstance(ty, ArrayType) else VarKind.TGVAR
                 var = Var(d.name, ty, kind, d.pos, slot=self.new_slot(), space=space)
-                if space == "threadgroup":
+                if space == AddressSpace.THREADGROUP:
                     if not self.func or not self.func.is_kernel:
                         raise CompileError("threadgroup variables can only be declared in the kernel body", d.pos)
                     if d.init is not None:
                         raise CompileError("threadgroup variables cannot have an initializer", d.init.pos)
                     self.threadgroup_arrays.append(var)
-                if space == "thread" and element_count(ty) * storage_scalar(ty).size > MAX_THREAD_ARRAY_BYTES:
+                if space == AddressSpace.THREAD and element_count(ty) * storage_scalar(ty).size > MAX_THREAD_ARRAY_BYTES:
                     raise CompileError(
                         f"thread-private array '{d.name}' takes {element_count(ty) * storage_scalar(ty).size} bytes "
                         f"per thread; the simulator allows {MAX_THREAD_ARRAY_BYTES // 1024} KiB (a GPU thread's private "
                         "memory is small): use threadgroup or device memory for large data", d.pos)
                 if d.init is not None:
                     d.init = self._array_init(d.init, ty)
-            elif spec.space == "constant" or (decl.constexpr and d.init is not None):
+            elif spec.space == AddressSpace.CONSTANT or (decl.constexpr and d.init is not None):
                 # A local constant: evaluate once, like a global.
                 if d.init is None:
                     raise CompileError(f"constant '{d.name}' must be initialized", d.pos)
                 init = self.convert(self.expr(d.init), ty, "initialization")
                 try:
                     value = _cast_const(evaluate(init, self._const_lookup), ty)
-                    var = Var(d.name, ty, "const", d.pos, const_value=value, mutable=False)
+                    var = Var(d.name, ty, VarKind.CONST, d.pos, const_value=value, mutable=False)
                 except NotConstant:
-                    var = Var(d.name, ty, "local", d.pos, slot=self.new_slot(), mutable=False)
+                    var = Var(d.name, ty, VarKind.LOCAL, d.pos, slot=self.new_slot(), mutable=False)
                     d.init = init
             else:
                 if isinstance(ty, VoidType | AtomicType):
                     raise CompileError(f"cannot declare a variable of type '{ty}'", d.pos)
-                if spec.space in ("device", "constant") and not isinstance(ty, PointerType):
+                if spec.space in (AddressSpace.DEVICE, AddressSpace.CONSTANT) and not isinstance(ty, PointerType):
                     raise CompileError(f"'{spec.space}' variables must be pointers or references", d.pos)
-                kind = "memvar" if d.name in self.addressed else "local"
+                kind = VarKind.MEMVAR if d.name in self.addressed else VarKind.LOCAL
                 # For pointers, 'const T*' protects the pointee; the variable is const only as 'T* const'.
                 const_var = spec.pointers[-1][1] if isinstance(ty, PointerType) and spec.pointers else spec.const
-                var = Var(d.name, ty, kind, d.pos, slot=self.new_slot(), mutable=not const_var, space="thread")
+                var = Var(d.name, ty, kind, d.pos, slot=self.new_slot(), mutable=not const_var, space=AddressSpace.THREAD)
                 if d.init is not None:
                     if isinstance(d.init, ast.InitList):
                         if isinstance(ty, VectorType):
@@ -396,14 +413,16 @@ class Checker:
                         d.init = self.convert(init, ty, "initialization")
                 elif not var.mutable:
                     raise CompileError(f"const variable '{d.name}' must be initialized", d.pos)
-                elif kind == "local":
-                    var.extra["maybe_uninit"] = True
+                elif kind == VarKind.LOCAL:
+                    var.maybe_uninit = True
             d.symbol = var
             if self.func is not None:
                 self.func.variables.append(var)
             if d.name in self.scope.names and isinstance(self.scope.names[d.name], Var):
                 prev = self.scope.names[d.name]
-                raise CompileError(f"redefinition of '{d.name}' (first declared at line {prev.pos.line})", d.pos)
+                first = (f"a parameter of the kernel that MLX generates ({prev.role})" if prev.role is not None
+                         else f"first declared at line {prev.pos.line}")
+                raise CompileError(f"redefinition of '{d.name}' ({first})", d.pos)
             self.scope.names[d.name] = var
 
     def _array_init(self, init: ast.Expr, ty: ArrayType) -> ast.InitList:
@@ -438,6 +457,8 @@ class Checker:
             self.local_decl(s)
         elif isinstance(s, ast.ExprStmt):
             s.expr = self.expr(s.expr)
+            if isinstance(s.expr, ast.Call):
+                s.expr.value_unused = True
         elif isinstance(s, ast.If):
             s.cond = self.condition(s.cond)
             self.scoped(s.then)
@@ -539,7 +560,7 @@ class Checker:
         raise CompileError(f"value of type '{t}' is not contextually convertible to 'bool'", e.pos)
 
     # ================================================================ conversions
-    def _mk_convert(self, e: ast.Expr, ty: Type, kind: str = "convert") -> ast.Expr:
+    def _mk_convert(self, e: ast.Expr, ty: Type, kind: ConvertKind = ConvertKind.CONVERT) -> ast.Expr:
         c = ast.Convert(e.pos, e, kind)
         c.ty = ty
         return c
@@ -547,8 +568,8 @@ class Checker:
     def rvalue(self, e: ast.Expr) -> ast.Expr:
         """Array-to-pointer decay."""
         if isinstance(e.ty, ArrayType):
-            space = getattr(e, "space", None) or "thread"
-            return self._mk_convert(e, PointerType(e.ty.elem, space, False), "decay")
+            space = e.space or AddressSpace.THREAD
+            return self._mk_convert(e, PointerType(e.ty.elem, space, False), ConvertKind.DECAY)
         return e
 
     def convert(self, e: ast.Expr, ty: Type, context: str) -> ast.Expr:
@@ -559,7 +580,7 @@ class Checker:
         if isinstance(ty, ScalarType) and isinstance(src, ScalarType):
             return self._mk_convert(e, ty)
         if isinstance(ty, VectorType) and isinstance(src, ScalarType):
-            return self._mk_convert(self._mk_convert(e, ty.elem) if src != ty.elem else e, ty, "splat")
+            return self._mk_convert(self._mk_convert(e, ty.elem) if src != ty.elem else e, ty, ConvertKind.SPLAT)
         if isinstance(ty, VectorType) and isinstance(src, VectorType):
             if ty.n == src.n and ty.elem == src.elem:
                 return self._mk_convert(e, ty)  # packed <-> unpacked
@@ -567,8 +588,8 @@ class Checker:
                                f"use an explicit conversion such as {ty}(...)", e.pos)
         if isinstance(ty, PointerType) and isinstance(src, PointerType):
             if src.pointee == ty.pointee and src.space == ty.space and (ty.const or not src.const):
-                return self._mk_convert(e, ty, "ptr")
-            if src.pointee == ty.pointee and src.space == "constant" and ty.space == "device":
+                return self._mk_convert(e, ty, ConvertKind.PTR)
+            if src.pointee == ty.pointee and src.space == AddressSpace.CONSTANT and ty.space == AddressSpace.DEVICE:
                 raise CompileError(f"cannot convert '{src}' to '{ty}' in {context}: MLX passes inputs with fewer "
                                    "than 8 elements in the 'constant' address space; declare the parameter "
                                    f"'constant {ty.pointee}*' (or a template)", e.pos)
@@ -623,12 +644,12 @@ class Checker:
         if isinstance(sym, Var):
             e.symbol = sym
             e.ty = sym.ty
-            e.lvalue = sym.kind in ("local", "array", "ref", "tgvar", "memvar")
-            if sym.kind in ("array", "tgvar", "memvar"):
+            e.lvalue = sym.kind in (VarKind.LOCAL, VarKind.ARRAY, VarKind.REF, VarKind.TGVAR, VarKind.MEMVAR)
+            if sym.kind in (VarKind.ARRAY, VarKind.TGVAR, VarKind.MEMVAR):
                 e.space = sym.space
-            if sym.kind in ("tgvar", "memvar"):
+            if sym.kind in (VarKind.TGVAR, VarKind.MEMVAR):
                 e.memory = True
-            if sym.kind in ("tgvar", "memvar", "local") and not sym.mutable:
+            if sym.kind in (VarKind.TGVAR, VarKind.MEMVAR, VarKind.LOCAL) and not sym.mutable:
                 e.const_mem = True
             return e
         if isinstance(sym, tuple):
@@ -636,30 +657,22 @@ class Checker:
         enum = ENUM_CONSTANTS.get(name.removeprefix("metal::")) or ENUM_CONSTANTS.get("mem_flags::" + name)
         if enum is not None:
             e.ty = enum[0]
-            e.symbol = Var(name, enum[0], "const", e.pos, const_value=enum[1], mutable=False)
+            e.symbol = Var(name, enum[0], VarKind.CONST, e.pos, const_value=enum[1], mutable=False)
             return e
-        from ..library.builtins import lookup_constant
-
-        const = lookup_constant(name, e.template_args, self)
+        const = self.library.constant(name, e.template_args, self)
         if const is not None:
             ty, value = const
             e.ty = ty
-            e.symbol = Var(name, ty, "const", e.pos, const_value=value, mutable=False)
+            e.symbol = Var(name, ty, VarKind.CONST, e.pos, const_value=value, mutable=False)
             return e
-        from ..library.builtins import lookup_builtin
-
-        if lookup_builtin(name) is not None or name in self.func_defs:
+        if self.library.function(name) is not None or name in self.func_defs:
             raise CompileError(f"'{name}' is a function; did you forget the parentheses '()'?", e.pos)
-        if name in ("threadgroup_position_in_grid", "thread_position_in_grid") or name.startswith("thread"):
-            pass
         raise CompileError(f"use of undeclared identifier '{name}'" + did_you_mean(name, self._value_candidates()),
                            e.pos)
 
     def _value_candidates(self) -> set[str]:
-        from ..library.builtins import ATTRIBUTE_NAMES
-
         names = {k for k, v in self._all_scope_items() if isinstance(v, Var)}
-        return names | set(self.func_defs) | set(ATTRIBUTE_NAMES)
+        return names | set(self.func_defs) | {name for name, _ in METAL_ATTRIBUTES}
 
     def e_Unary(self, e: ast.Unary) -> ast.Expr:
         op = e.op
@@ -673,12 +686,12 @@ class Checker:
             return e
         if op == "&":
             e.operand = self.expr(e.operand)
-            if not getattr(e.operand, "lvalue", False):
+            if not e.operand.lvalue:
                 raise CompileError("cannot take the address of a temporary value", e.pos)
-            if not getattr(e.operand, "memory", False) and not isinstance(e.operand.ty, ArrayType):
+            if not e.operand.memory and not isinstance(e.operand.ty, ArrayType):
                 raise CompileError("cannot take the address of this value", e.pos)
-            space = getattr(e.operand, "space", "thread")
-            const = getattr(e.operand, "const_mem", False)
+            space = e.operand.space or AddressSpace.THREAD
+            const = e.operand.const_mem
             e.ty = PointerType(e.operand.ty, space, const)
             return e
         if op == "*":
@@ -722,19 +735,19 @@ class Checker:
 
     def require_modifiable(self, e: ast.Expr) -> None:
         start = _start_pos(e)
-        if not getattr(e, "lvalue", False):
+        if not e.lvalue:
             raise CompileError("expression is not assignable", start)
         if isinstance(e, ast.Name) and isinstance(e.symbol, Var) and not e.symbol.mutable:
             raise CompileError(f"cannot assign to '{e.ident}': it is read-only (const)", start)
-        if getattr(e, "const_mem", False):
-            what = ("an input buffer (inputs are 'const')" if getattr(e, "space", None) in ("device", "constant")
+        if e.const_mem:
+            what = ("an input buffer (inputs are 'const')" if e.space in (AddressSpace.DEVICE, AddressSpace.CONSTANT)
                     else "a const object")
             raise CompileError(f"cannot assign to {what}: it is read-only", start)
         if isinstance(e.ty, ArrayType):
             raise CompileError("arrays cannot be assigned as a whole; assign their elements", e.pos)
         if isinstance(e.ty, AtomicType):
             raise CompileError("atomic objects can only be changed with atomic_* functions", e.pos)
-        if isinstance(e, ast.Member) and getattr(e, "dup_swizzle", False):
+        if isinstance(e, ast.Member) and e.dup_swizzle:
             raise CompileError("cannot assign to a swizzle with repeated components", e.pos)
 
     def arith_result(self, op: str, l: ast.Expr, r: ast.Expr, pos: Pos) -> Type:
@@ -890,18 +903,15 @@ class Checker:
             e.base = base
             e.index = self.convert(idx, promote(idx.ty), "subscript")
             e.ty = bt.elem
-            e.lvalue = getattr(base, "lvalue", False)
             e.vector_index = True
-            for attr in ("memory", "space", "const_mem"):
-                if hasattr(base, attr):
-                    setattr(e, attr, getattr(base, attr))
+            _designates_part_of(e, base)
             return e
         if isinstance(bt, ArrayType):
             e.base = base
             e.ty = bt.elem
-            e.space = getattr(base, "space", "thread")
-            e.const_mem = getattr(base, "const_mem", False) or (isinstance(base, ast.Name) and not base.symbol.mutable
-                                                                 and base.symbol.kind == "const")
+            e.space = base.space or AddressSpace.THREAD
+            e.const_mem = base.const_mem or (isinstance(base, ast.Name) and not base.symbol.mutable
+                                             and base.symbol.kind == VarKind.CONST)
         elif isinstance(bt, PointerType):
             e.base = base
             e.ty = bt.pointee
@@ -934,11 +944,8 @@ class Checker:
         e.base = base
         e.comps = comps
         e.ty = bt.elem if len(comps) == 1 else vector(bt.elem, len(comps))
-        e.lvalue = getattr(base, "lvalue", False)
         e.dup_swizzle = len(set(comps)) != len(comps)
-        for attr in ("memory", "space", "const_mem"):
-            if hasattr(base, attr):
-                setattr(e, attr, getattr(base, attr))
+        _designates_part_of(e, base)
         if isinstance(base, ast.Name) and isinstance(base.symbol, Var) and not base.symbol.mutable:
             e.const_mem = True
         return e
@@ -948,7 +955,7 @@ class Checker:
         operand = self.rvalue(self.expr(e.operand))
         src = operand.ty
         e.ty = ty
-        if e.style == "as_type":
+        if e.style == CastStyle.AS_TYPE:
             if not (is_arith(ty) and is_arith(src)) or size_of(ty) != size_of(src):
                 raise CompileError(f"as_type<{ty}> needs a value of the same size (got '{src}', "
                                    f"{size_of(src)} vs {size_of(ty)} bytes)", e.pos)
@@ -994,7 +1001,7 @@ class Checker:
                 raise CompileError(f"'{ty}(...)' takes one argument", e.pos)
             if not isinstance(args[0].ty, ScalarType | EnumType):
                 raise CompileError(f"cannot convert '{args[0].ty}' to '{ty}'", e.pos)
-            cast = ast.Cast(e.pos, e.type_spec, args[0], "c")
+            cast = ast.Cast(e.pos, e.type_spec, args[0], CastStyle.C)
             cast.ty = ty
             return cast
         if isinstance(ty, VectorType):
@@ -1004,7 +1011,7 @@ class Checker:
                 e.splat = True
                 return e
             if len(args) == 1 and isinstance(args[0].ty, VectorType) and args[0].ty.n == ty.n:
-                cast = ast.Cast(e.pos, e.type_spec, args[0], "c")
+                cast = ast.Cast(e.pos, e.type_spec, args[0], CastStyle.C)
                 cast.ty = ty
                 return cast
             total = 0
@@ -1051,10 +1058,8 @@ class Checker:
     def e_Call(self, e: ast.Call) -> ast.Expr:
         if isinstance(e.func, ast.Member):
             base = self.rvalue(self.expr(e.func.base))
-            from ..library.builtins import SIMD_VOTE, lookup_builtin
-
             if base.ty == SIMD_VOTE and e.func.name in ("all", "any") and not e.args:
-                b = lookup_builtin("simd_vote." + e.func.name)
+                b = self.library.function("simd_vote." + e.func.name)
                 e.func = ast.Name(e.func.pos, "simd_vote." + e.func.name)
                 e.target = b
                 e.args = [base]
@@ -1071,11 +1076,9 @@ class Checker:
         defs = self.func_defs.get(name) or self.func_defs.get(plain)
         if defs:
             return self._call_header_function(e, defs)
-        from ..library.builtins import lookup_builtin
-
-        b = lookup_builtin(name)
+        b = self.library.function(name)
         if b is None:
-            cands = set(self.func_defs) | _builtin_names()
+            cands = set(self.func_defs) | self.library.function_names()
             raise CompileError(f"use of undeclared function '{name}'" + did_you_mean(plain, cands), e.func.pos)
         args = []
         for a in e.args:
@@ -1115,8 +1118,8 @@ class Checker:
         inst = self._instantiate(fd, binding, e.pos)
         converted = []
         for p, a in zip(inst.params, args, strict=False):
-            if p.kind == "ref":
-                if not getattr(a, "lvalue", False):
+            if p.kind == VarKind.REF:
+                if not a.lvalue:
                     raise CompileError(f"cannot bind a temporary to reference parameter '{p.name}'", a.pos)
                 if a.ty != p.ty:
                     raise CompileError(f"reference parameter '{p.name}' has type '{p.ty}', argument has '{a.ty}'",
@@ -1140,7 +1143,7 @@ class Checker:
         saved = self.scope
         self.scope = Scope(self.globals)
         for k, v in binding.items():
-            self.scope.names[k] = ("type", v) if isinstance(v, Type) else Var(k, INT, "const", fd.pos, const_value=v)
+            self.scope.names[k] = ("type", v) if isinstance(v, Type) else Var(k, INT, VarKind.CONST, fd.pos, const_value=v)
         try:
             return all(self.resolve_type(p.type_spec) == self.rvalue(a).ty for p, a in zip(fd.params, args, strict=False))
         finally:
@@ -1189,8 +1192,6 @@ class Checker:
             raise CompileError(f"recursive call to '{fd.name}': Metal does not support recursion", pos)
         if key in self.instances:
             return self.instances[key]
-        import copy
-
         body = copy.deepcopy(fd.body)
         saved_scope, saved_func, saved_addr = self.scope, self.func, self.addressed
         self.addressed = _addressed_names(body)
@@ -1199,19 +1200,19 @@ class Checker:
             if isinstance(v, Type):
                 self.scope.names[k] = ("type", v)
             else:
-                self.scope.names[k] = Var(k, INT, "const", fd.pos, const_value=int(v), mutable=False)
+                self.scope.names[k] = Var(k, INT, VarKind.CONST, fd.pos, const_value=int(v), mutable=False)
         ret = self.resolve_type(fd.ret)
         self.func = FunctionContext(ret)
         params = []
         for p in fd.params:
             pty = self.resolve_type(p.type_spec)
             if isinstance(pty, ArrayType):
-                pty = PointerType(pty.elem, p.type_spec.space or "thread", p.type_spec.const)
+                pty = PointerType(pty.elem, p.type_spec.space or AddressSpace.THREAD, p.type_spec.const)
             if p.type_spec.reference:
-                var = Var(p.name or "_", pty, "ref", p.pos, slot=self.new_slot(), mutable=not p.type_spec.const)
-                var.space = p.type_spec.space or "thread"
+                var = Var(p.name or "_", pty, VarKind.REF, p.pos, slot=self.new_slot(), mutable=not p.type_spec.const)
+                var.space = p.type_spec.space or AddressSpace.THREAD
             else:
-                var = Var(p.name or "_", pty, "local", p.pos, slot=self.new_slot(), mutable=not p.type_spec.const)
+                var = Var(p.name or "_", pty, VarKind.LOCAL, p.pos, slot=self.new_slot(), mutable=not p.type_spec.const)
             if p.name:
                 self.scope.names[p.name] = var
             params.append(var)
@@ -1228,6 +1229,14 @@ class Checker:
         inst.nslots = self.func.nslots
         self.scope, self.func, self.addressed = saved_scope, saved_func, saved_addr
         return inst
+
+
+def _designates_part_of(e: ast.Expr, base: ast.Expr) -> None:
+    """A component or swizzle of an object is that object's part: same lvalue-ness and memory."""
+    e.lvalue = base.lvalue
+    e.memory = base.memory
+    e.space = base.space
+    e.const_mem = base.const_mem
 
 
 def _flatten_items(init: ast.InitList) -> list:
@@ -1290,7 +1299,7 @@ def _addressed_names(node) -> set[str]:
 
 def _typed_placeholder(target: ast.Expr) -> ast.Expr:
     """Stand-in for the target's current value in 'a op= b' (already type-checked)."""
-    ph = ast.Convert(target.pos, target, "load")
+    ph = ast.Convert(target.pos, target, ConvertKind.LOAD)
     ph.ty = target.ty
     return ph
 
@@ -1307,12 +1316,6 @@ def _cast_const(v: Any, ty: Type) -> Any:
             v -= 1 << bits
         return v
     return v
-
-
-def _builtin_names() -> set[str]:
-    from ..library.builtins import BUILTINS
-
-    return set(BUILTINS)
 
 
 __all__ = ["Checker", "CheckedKernel", "FLOAT", "UINT"]

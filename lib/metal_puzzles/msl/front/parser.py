@@ -4,8 +4,9 @@ declarations: helper functions, templates, constant globals, type aliases)."""
 from __future__ import annotations
 
 from ..lang.errors import CompileError, Pos
-from ..lang.types import SCALAR_ALIASES, lookup_builtin_type
+from ..lang.types import SCALAR_ALIASES, AddressSpace, lookup_builtin_type
 from . import ast
+from .ast import CastStyle
 from .lexer import Token
 
 ADDRESS_SPACES = ("device", "constant", "threadgroup", "thread", "threadgroup_imageblock", "ray_data", "object_data")
@@ -151,7 +152,7 @@ class Parser:
                 const = const or t.text == "const"
                 self.advance()
             elif t.text in ADDRESS_SPACES:
-                space = t.text
+                space = _address_space(t)
                 self.advance()
             elif t.text in ("static", "constexpr", "inline", "METAL_FUNC", "thread_local", "typename"):
                 self.advance()
@@ -166,7 +167,7 @@ class Parser:
             if t.text == "const":
                 const = True
             elif t.text in ADDRESS_SPACES:
-                space = t.text
+                space = _address_space(t)
         spec = ast.TypeSpec(start, name, args, const, space)
         self._parse_pointer_parts(spec)
         return spec
@@ -177,11 +178,11 @@ class Parser:
                 pconst = False
                 pspace = None
                 while self.tok.kind == "id" and self.tok.text in ("const", "volatile", "restrict", "__restrict") + ADDRESS_SPACES:
-                    w = self.advance().text
-                    if w == "const":
+                    w = self.advance()
+                    if w.text == "const":
                         pconst = True
-                    elif w in ADDRESS_SPACES:
-                        pspace = w
+                    elif w.text in ADDRESS_SPACES:
+                        pspace = _address_space(w)
                 spec.pointers.append((pspace, pconst))
             elif self.tok.is_op("&") or self.tok.is_op("&&"):
                 self.advance()
@@ -478,7 +479,7 @@ class Parser:
             self.advance()
             spec = self.parse_type_spec()
             self.expect(")", "to close the cast")
-            return ast.Cast(t.pos, spec, self.parse_unary(), "c")
+            return ast.Cast(t.pos, spec, self.parse_unary(), CastStyle.C)
         if t.kind == "id" and t.text == "sizeof":
             self.advance()
             if self.tok.is_op("(") and self.starts_type(1):
@@ -563,7 +564,7 @@ class Parser:
                 self.expect("(", "after the cast type")
                 operand = self.parse_expression()
                 self.expect(")", "to close the cast")
-                style = "as_type" if t.text == "bit_cast" else t.text
+                style = CastStyle.AS_TYPE if t.text == "bit_cast" else CastStyle(t.text)
                 return ast.Cast(t.pos, spec, operand, style)
             name, n = self._qualified_name_at(0)
             if self.is_type_name(name) and name not in ("vec", "atomic"):
@@ -778,3 +779,11 @@ def parse_number(t: Token) -> ast.Expr:
             raise CompileError(f"invalid digit in integer constant '{t.text}' (write {text[:-1]}.0{text[-1]} for a floating constant)", t.pos) from None
         raise CompileError(f"invalid integer constant '{t.text}'", t.pos) from None
     return ast.IntLit(t.pos, value, suffix, radix)
+
+
+def _address_space(tok: Token) -> AddressSpace:
+    try:
+        return AddressSpace(tok.text)
+    except ValueError:
+        raise CompileError(f"the '{tok.text}' address space is not supported by the simulator (device, constant, "
+                           "threadgroup and thread are)", tok.pos) from None

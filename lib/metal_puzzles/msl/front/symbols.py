@@ -2,36 +2,45 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
+from ..abi.signature import ParamRole
 from ..lang.errors import Pos
-from ..lang.types import Type
+from ..lang.types import AddressSpace, Type
+
+
+class VarKind(StrEnum):
+    """Where a named object lives, which decides how the executor reads and writes it."""
+
+    LOCAL = "local"  # thread-private scalar, vector or pointer in a frame slot (a register)
+    ARRAY = "array"  # thread-private or threadgroup array, in a Memory object
+    TGVAR = "tgvar"  # a threadgroup scalar or vector (one per threadgroup)
+    MEMVAR = "memvar"  # a local whose address is taken: it lives in thread-private memory
+    BUFFER = "buffer"  # a kernel input/output buffer parameter (pointer to device/constant memory)
+    SCALAR_INPUT = "scalar_input"  # a 0-d input passed by constant reference
+    ATTR = "attr"  # a thread attribute such as thread_position_in_grid
+    CONST = "const"  # a compile-time constant (template value, constant global with a known value)
+    REF = "ref"  # a reference bound to the caller's lvalue
 
 
 @dataclass(eq=False)
 class Var:
-    """A named object: local variable, parameter, kernel buffer, thread attribute, constant...
-
-    kind:
-      'local'   thread-private scalar/vector/pointer, stored in a frame slot
-      'array'   thread-private or threadgroup array, stored in a Memory object
-      'buffer'  a kernel input/output buffer parameter (pointer to device/constant memory)
-      'scalar_input' a 0-d input passed by constant reference
-      'attr'    a thread attribute such as thread_position_in_grid
-      'const'   a compile-time constant (template value, constant global with known value)
-      'ref'     a reference parameter bound to the caller's lvalue
-    """
+    """A named object: local variable, parameter, kernel buffer, thread attribute, constant..."""
 
     name: str
     ty: Type
-    kind: str
+    kind: VarKind
     pos: Pos
     slot: int | None = None
     const_value: Any = None
     mutable: bool = True
-    space: str | None = None  # for arrays: 'thread' or 'threadgroup'
-    extra: dict = field(default_factory=dict)
+    space: AddressSpace | None = None  # for arrays and variables in memory
+    #: A local declared without an initializer: reads are checked for an assigned value.
+    maybe_uninit: bool = False
+    #: For kernel parameters: what the generated signature passes in it.
+    role: ParamRole | None = None
 
 
 @dataclass(eq=False)

@@ -4,9 +4,19 @@ plus C's integer promotions and usual arithmetic conversions."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 from functools import cache
 
 import numpy as np
+
+
+class AddressSpace(StrEnum):
+    """Where an object lives: Metal's address spaces."""
+
+    DEVICE = "device"  # kernel buffers, read-write, visible to the whole grid
+    CONSTANT = "constant"  # read-only buffers and program-scope constants
+    THREADGROUP = "threadgroup"  # shared by the threads of one threadgroup
+    THREAD = "thread"  # private to one thread
 
 
 class Type:
@@ -128,7 +138,7 @@ class AtomicType(Type):
 @dataclass(frozen=True)
 class PointerType(Type):
     pointee: Type
-    space: str  # 'device', 'constant', 'threadgroup', 'thread'
+    space: AddressSpace
     const: bool = False
 
     def __str__(self) -> str:

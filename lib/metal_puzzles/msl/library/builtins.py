@@ -30,7 +30,6 @@ from ..lang.types import (
     ULONG,
     VOID,
     AtomicType,
-    EnumType,
     PointerType,
     ScalarType,
     Type,
@@ -42,8 +41,7 @@ from ..lang.types import (
     with_elem,
 )
 from ..lang.values import round_bfloat
-from ..run.memory import Ptr
-from ..run.runtime import SIMD_WIDTH
+from ..run.lanes import SIMD_WIDTH
 
 ATTRIBUTE_NAMES = tuple(name for name, _ in METAL_ATTRIBUTES)
 
@@ -550,7 +548,7 @@ class OutParam(Builtin):
         if isinstance(out, ast.Unary) and out.op == "&":
             out = out.operand
         want = with_elem(t, INT) if self.name == "frexp" else t
-        if not getattr(out, "lvalue", False) or out.ty != want:
+        if not out.lvalue or out.ty != want:
             raise CompileError(f"the second argument of '{self.name}' must be a '{want}' variable", out.pos)
         ck.require_modifiable(out)
         call.args = [ck.convert(x, t, f"'{self.name}'"), out]
@@ -1085,7 +1083,7 @@ class Atomic(Builtin):
                 raise CompileError("the second argument of atomic_compare_exchange_weak_explicit must be the "
                                    "address of a local variable, e.g. &expected", exp.pos)
             target = exp.operand
-            if not getattr(target, "lvalue", False) or target.ty != elem:
+            if not target.lvalue or target.ty != elem:
                 raise CompileError(f"'expected' must be a '{elem}' variable", exp.pos)
             conv.append(target)
             conv.append(ck.convert(args[2], elem, "desired value"))
@@ -1109,7 +1107,7 @@ class Atomic(Builtin):
         op = self.op
         pos = call.pos
         elem = call.elem
-        used = not getattr(call, "value_unused", False)
+        used = not call.value_unused
         p_fn = fns[0]
         if op == "load":
             return lambda c, m: c.atomic(p_fn(c, m), m, "load", None, pos, elem, True)
@@ -1236,4 +1234,19 @@ def lookup_constant(name: str, targs, ck) -> tuple[Type, object] | None:
     return None
 
 
-__all__ = ["BUILTINS", "lookup_builtin", "lookup_constant", "ATTRIBUTE_NAMES", "Ptr", "EnumType"]
+
+
+class StandardLibrary:
+    """The builtins as the checker looks them up (``front.checker.Library``)."""
+
+    def function(self, name: str) -> Builtin | None:
+        return lookup_builtin(name)
+
+    def constant(self, name: str, template_args, checker) -> tuple[Type, object] | None:
+        return lookup_constant(name, template_args, checker)
+
+    def function_names(self) -> set[str]:
+        return set(BUILTINS)
+
+
+STANDARD_LIBRARY = StandardLibrary()

@@ -18,6 +18,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..lang.errors import Pos
+from ..lang.types import AddressSpace
+from ..run.findings import FindingKind, RaceKind
 from ..run.memory import Memory
 
 
@@ -69,8 +71,8 @@ class Sanitizer:
 
     # ---------------------------------------------------------------- setup
     def watch(self, mem: Memory, initialized: bool) -> None:
-        mem.shadow = Shadow(mem.data.size, initialized, track_races=mem.space in ("threadgroup", "device"),
-                            device=mem.space == "device")
+        mem.shadow = Shadow(mem.data.size, initialized, track_races=mem.space in (AddressSpace.THREADGROUP, AddressSpace.DEVICE),
+                            device=mem.space == AddressSpace.DEVICE)
 
     # ------------------------------------------------------------- accesses
     @staticmethod
@@ -114,7 +116,7 @@ class Sanitizer:
             raw = (wl >= 0) & (wl != lanes) & (sh.w_epoch[f] == phase)
             if raw.any():
                 k = int(np.flatnonzero(raw)[0])
-                self._race(ctx, mem, "read-after-write", int(lanes[k]), int(wl[k]), int(f[k]), pos,
+                self._race(ctx, mem, RaceKind.READ_AFTER_WRITE, int(lanes[k]), int(wl[k]), int(f[k]), pos,
                            self.positions[sh.w_pos[f[k]]], lanes[raw])
         if sh.pending_epoch != ctx.sync_epoch:
             sh.pending = []
@@ -148,7 +150,7 @@ class Sanitizer:
         raw = (wl >= 0) & (wl != lanes) & ((sh.w_group[f] != group) | (sh.w_epoch[f] == phase))
         if raw.any():
             k = int(np.flatnonzero(raw)[0])
-            self._race(ctx, mem, "read-after-write", int(lanes[k]), int(wl[k]), int(f[k]), pos,
+            self._race(ctx, mem, RaceKind.READ_AFTER_WRITE, int(lanes[k]), int(wl[k]), int(f[k]), pos,
                        self.positions[sh.w_pos[f[k]]], lanes[raw])
         old = sh.r_lane[f]
         current = (old >= 0) & ((sh.r_group[f] != group) | (sh.r_phase[f] == phase))
@@ -187,21 +189,21 @@ class Sanitizer:
             waw = (wl >= 0) & (wl != lanes) & w_same
             if waw.any():
                 k = int(np.flatnonzero(waw)[0])
-                self._race(ctx, mem, "write-after-write", int(lanes[k]), int(wl[k]), int(f[k]), pos,
+                self._race(ctx, mem, RaceKind.WRITE_AFTER_WRITE, int(lanes[k]), int(wl[k]), int(f[k]), pos,
                            self.positions[sh.w_pos[f[k]]], lanes[waw])
             if war is not None and war.any():
                 k = int(np.flatnonzero(war)[0])
                 other = int(rl[k])
                 if other == int(lanes[k]):
                     other = -1  # several readers; the recorded one is this thread
-                self._race(ctx, mem, "write-after-read", int(lanes[k]), other, int(f[k]), pos,
+                self._race(ctx, mem, RaceKind.WRITE_AFTER_READ, int(lanes[k]), other, int(f[k]), pos,
                            self.positions[r_pos[f[k]]], lanes[war])
             sh.w_lane[f] = lanes
             # Two lanes of this very statement writing one element: the survivor differs from a writer.
             clash = sh.w_lane[f] != lanes
             if clash.any():
                 k = int(np.flatnonzero(clash)[0])
-                self._race(ctx, mem, "write-after-write", int(lanes[k]), int(sh.w_lane[f[k]]), int(f[k]), pos, pos,
+                self._race(ctx, mem, RaceKind.WRITE_AFTER_WRITE, int(lanes[k]), int(sh.w_lane[f[k]]), int(f[k]), pos, pos,
                            lanes[clash])
             sh.w_epoch[f] = epoch
             if group is not None:
@@ -239,11 +241,11 @@ class Sanitizer:
         mask = np.zeros(ctx.n, dtype=bool)
         mask[lane] = True
         mask[lanes] = True
-        ctx.report_first("uninitialized-read", pos, lane, mask,
+        ctx.report_first(FindingKind.UNINITIALIZED_READ, pos, lane, mask,
                          f"{ctx.lanes.name(int(lane))} reads {mem.name}[{idx}], {what}: {fix}",
                          buffer=mem.name, index=idx)
 
-    def _race(self, ctx, mem: Memory, kind: str, lane: int, other: int, f: int, pos: Pos, other_pos: Pos,
+    def _race(self, ctx, mem: Memory, kind: RaceKind, lane: int, other: int, f: int, pos: Pos, other_pos: Pos,
               lanes) -> None:
         key = ("race", mem.name, pos, other_pos)
         if key in self.reported:
@@ -254,7 +256,7 @@ class Sanitizer:
         them = ctx.lanes.name(other) if other >= 0 else "other threads"
         verb = {"read-after-write": "reads", "write-after-read": "writes", "write-after-write": "writes"}[kind]
         earlier = {"read-after-write": "written by", "write-after-read": "read by", "write-after-write": "also written by"}[kind]
-        if mem.space == "threadgroup":
+        if mem.space == AddressSpace.THREADGROUP:
             fix = ("add threadgroup_barrier(mem_flags::mem_threadgroup) between the two accesses (line "
                    f"{other_pos.line} and line {pos.line})" if other_pos != pos else
                    "make each thread write its own element")
@@ -273,9 +275,8 @@ class Sanitizer:
         message = f"{me} {verb} {mem.name}[{idx}], {earlier} {them} {where} (line {other_pos.line}): {fix}"
         mask = np.zeros(ctx.n, dtype=bool)
         mask[lanes] = True
-        extra = {"race": kind, "other_pos": other_pos,
-                 "other_thread": ctx.lanes.describe(other) if other >= 0 else None}
-        ctx.report_first("race", pos, lane, mask, message, buffer=mem.name, index=idx, **extra)
+        ctx.report_first(FindingKind.RACE, pos, lane, mask, message, buffer=mem.name, index=idx, race=kind,
+                         other_pos=other_pos, other_thread=ctx.lanes.describe(other) if other >= 0 else None)
 
     # ------------------------------------------------------------- the end
     def finish(self, ctx, outputs: list[Memory], init_value) -> None:
@@ -287,7 +288,7 @@ class Sanitizer:
                 continue
             missing = np.flatnonzero(~sh.init)
             shown = ", ".join(str(int(i)) for i in missing[:8]) + (", ..." if missing.size > 8 else "")
-            ctx.report("unwritten-output", None, None,
+            ctx.report(FindingKind.UNWRITTEN_OUTPUT, None, None,
                        f"{missing.size} of the {sh.init.size} elements of output '{mem.name}' are never written "
                        f"(indices {shown}); a GPU would leave garbage there. Make sure some thread writes every "
                        "element (for your own kernels, passing init_value to the call also fills them)",

@@ -8,7 +8,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..front.symbols import Var
+from ..front.symbols import Var, VarKind
+from ..lang.types import AddressSpace
 from ..run.memory import Ptr
 
 MAX_STEPS_RECORDED = 4000
@@ -55,11 +56,11 @@ def _lane_values(ctx, var: Var, v):
         mem = v.mem
         if mem is None:
             return None
-        if var.kind in ("array", "memvar") and mem.space == "thread":
+        if var.kind in (VarKind.ARRAY, VarKind.MEMVAR) and mem.space == AddressSpace.THREAD:
             size = mem.region_size
-            return np.array(mem.data.reshape(n, size), copy=True) if var.kind == "array" else \
+            return np.array(mem.data.reshape(n, size), copy=True) if var.kind == VarKind.ARRAY else \
                 np.array(mem.data.reshape(n, size)[:, 0], copy=True)
-        if var.kind in ("array", "tgvar"):
+        if var.kind in (VarKind.ARRAY, VarKind.TGVAR):
             return None  # threadgroup arrays are drawn, not listed per thread
         off = np.broadcast_to(np.asarray(v.off), (n,))
         return np.array([f"&{mem.name}[{int(o)}]" for o in off], dtype=object)

@@ -8,6 +8,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..lang.types import AddressSpace
+
 
 @dataclass
 class AccessEvent:
@@ -47,7 +49,7 @@ class Recorder:
         n = ctx.n
         first = np.broadcast_to(np.asarray(flat), (n,))
         local = first - (mem.lane_base if mem.lane_base is not None else 0)
-        groups = ctx.lanes.group if mem.space == "threadgroup" else None
+        groups = ctx.lanes.group if mem.space == AddressSpace.THREADGROUP else None
         active = np.ones(n, dtype=bool) if mask is None else mask
         atoms = [(mem.name, int(groups[i]) if groups is not None else -1, int(local[i])) if active[i] else None
                  for i in range(n)]

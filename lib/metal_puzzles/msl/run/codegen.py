@@ -9,11 +9,13 @@ from collections.abc import Callable
 import numpy as np
 
 from ..front import ast
-from ..front.symbols import FuncInstance, Var
+from ..front.ast import CastStyle, ConvertKind
+from ..front.symbols import FuncInstance, Var, VarKind
 from ..lang.errors import CompileError, KernelRuntimeError, Pos
 from ..lang.types import (
     BFLOAT,
     BOOL,
+    AddressSpace,
     ArrayType,
     AtomicType,
     PointerType,
@@ -25,6 +27,7 @@ from ..lang.types import (
     storage_scalar,
 )
 from ..lang.values import c_divmod, cast, round_bfloat, splat, zero
+from .findings import FindingKind
 from .memory import Memory, Ptr
 from .runtime import Ctx, Frame, LoopState
 
@@ -92,7 +95,7 @@ class SlotLoc:
                 missing = ~init if m is None else (m & ~init)
                 if missing.any():
                     lane = int(np.flatnonzero(missing)[0])
-                    ctx.report_first("uninitialized-read", self.pos, lane, missing,
+                    ctx.report_first(FindingKind.UNINITIALIZED_READ, self.pos, lane, missing,
                                      f"{ctx.lanes.name(lane)} reads variable '{self.name}' before any value was "
                                      "assigned to it: initialise it where it is declared", buffer=self.name)
         return self.slots[self.k]
@@ -166,7 +169,8 @@ def _thread_memory(c, k: int, name: str, scalar, size: int) -> Ptr:
     p = c.slots[k]
     if p is None:
         data = np.zeros(c.n * size, dtype=scalar.dtype)
-        mem = Memory(name, "thread", scalar, data, size, np.arange(c.n), None, True, "thread")
+        mem = Memory(name, AddressSpace.THREAD, scalar, data, region_size=size, lane_region=np.arange(c.n),
+                     writable=True)
         if c.sanitizer is not None:
             c.sanitizer.watch(mem, initialized=False)
         p = c.slots[k] = Ptr(mem, np.int64(0))
@@ -254,7 +258,7 @@ class CodeGen:
     def x_Name(self, e):
         sym: Var = e.symbol
         kind = sym.kind
-        if kind == "local" and sym.extra.get("maybe_uninit"):
+        if kind == VarKind.LOCAL and sym.maybe_uninit:
             k = sym.slot
             name, pos = sym.name, e.pos
 
@@ -265,19 +269,19 @@ class CodeGen:
                         missing = ~init if m is None else (m & ~init)
                         if missing.any():
                             lane = int(np.flatnonzero(missing)[0])
-                            c.report_first("uninitialized-read", pos, lane, missing,
+                            c.report_first(FindingKind.UNINITIALIZED_READ, pos, lane, missing,
                                            f"{c.lanes.name(lane)} reads variable '{name}' before any value was "
                                            "assigned to it: initialise it where it is declared",
                                            buffer=name)
                 return c.slots[k]
             return read_checked
-        if kind == "local" or kind == "array":
+        if kind == VarKind.LOCAL or kind == VarKind.ARRAY:
             k = sym.slot
             return lambda c, m: c.slots[k]
-        if kind == "ref":
+        if kind == VarKind.REF:
             k = sym.slot
             return lambda c, m: c.slots[k].load(c, m)
-        if kind in ("tgvar", "memvar"):
+        if kind in (VarKind.TGVAR, VarKind.MEMVAR):
             k = sym.slot
             width = _width(sym.ty)
             pos = e.pos
@@ -286,7 +290,7 @@ class CodeGen:
                 p = c.slots[k]
                 return c.load(p.mem, p.off, m, width, pos)
             return read_tgvar
-        if kind == "const":
+        if kind == VarKind.CONST:
             v = sym.const_value
             if isinstance(v, list) and v and v[0] == "expr":
                 inner = self.expr(v[1])
@@ -299,12 +303,12 @@ class CodeGen:
                 v = sym.ty.dtype.type(v)
             return lambda c, m: v
         name = sym.name
-        if kind == "attr":
+        if kind == VarKind.ATTR:
             return lambda c, m: c.attrs[name]
-        if kind == "buffer":
+        if kind == VarKind.BUFFER:
             return lambda c, m: c.buffers[name]
-        if kind == "scalar_input":
-            role = sym.extra.get("role")
+        if kind == VarKind.SCALAR_INPUT:
+            role = sym.role
             pos = e.pos
             if role == "input":
                 def read_scalar(c, m):
@@ -320,17 +324,16 @@ class CodeGen:
             flat = np.array(_flatten(sym.const_value, sym.ty), dtype=storage_scalar(sym.ty).dtype)
             full = np.zeros(element_count(sym.ty), dtype=flat.dtype)
             full[: flat.size] = flat
-            self.const_memories[key] = Memory(sym.name, "constant", storage_scalar(sym.ty), full, full.size,
-                                              None, None, False, "constant")
+            self.const_memories[key] = Memory(sym.name, AddressSpace.CONSTANT, storage_scalar(sym.ty), full)
         return self.const_memories[key]
 
     def x_Convert(self, e):
         inner = self.expr(e.operand)
         kind = e.kind
-        if kind in ("decay", "ptr", "load"):
+        if kind in (ConvertKind.DECAY, ConvertKind.PTR, ConvertKind.LOAD):
             return inner
         src, dst = e.operand.ty, e.ty
-        if kind == "splat":
+        if kind == ConvertKind.SPLAT:
             assert isinstance(dst, VectorType)
             return lambda c, m: splat(inner(c, m), dst)
         if isinstance(src, PointerType) and dst == BOOL:
@@ -342,7 +345,7 @@ class CodeGen:
         src, dst = e.operand.ty, e.ty
         if isinstance(dst, VoidType):
             return inner
-        if e.style == "as_type":
+        if e.style == CastStyle.AS_TYPE:
             return lambda c, m: _bitcast(inner(c, m), src, dst)
         if isinstance(dst, PointerType):
             s_store = storage_scalar(src.pointee)
@@ -362,7 +365,7 @@ class CodeGen:
     def x_Construct(self, e):
         ty: VectorType = e.ty
         fns = [self.expr(a) for a in e.args]
-        if getattr(e, "splat", False):
+        if e.splat:
             f = fns[0]
             return lambda c, m: splat(f(c, m), ty)
         widths = [a.ty.n if isinstance(a.ty, VectorType) else 1 for a in e.args]
@@ -566,7 +569,7 @@ class CodeGen:
         return comma
 
     def x_Index(self, e):
-        if getattr(e, "vector_index", False):
+        if e.vector_index:
             base = self.expr(e.base)
             idx = self.expr(e.index)
             n = e.base.ty.n
@@ -625,7 +628,7 @@ class CodeGen:
     def _call_function(self, e, inst: FuncInstance):
         arg_fns = []
         for p, a in zip(inst.params, e.args, strict=True):
-            arg_fns.append(self.lvalue(a) if p.kind == "ref" else self.expr(a))
+            arg_fns.append(self.lvalue(a) if p.kind == VarKind.REF else self.expr(a))
         if inst.compiled is None:
             inst.compiled = "compiling"
             body, _ = self.stmt(inst.body)
@@ -660,7 +663,7 @@ class CodeGen:
         _ = ret_ty
         # Reference parameters hold their caller's location in the slot.
         for p in params:
-            if p.kind == "ref" and p.slot is None:
+            if p.kind == VarKind.REF and p.slot is None:
                 pass
         return call
 
@@ -674,27 +677,27 @@ class CodeGen:
     def lvalue(self, e: ast.Expr) -> Callable:
         if isinstance(e, ast.Name):
             sym = e.symbol
-            if sym.kind in ("local", "array"):
+            if sym.kind in (VarKind.LOCAL, VarKind.ARRAY):
                 k = sym.slot
                 vec = isinstance(sym.ty, VectorType)
-                if sym.extra.get("maybe_uninit"):
+                if sym.maybe_uninit:
                     name, pos = sym.name, e.pos
                     return lambda c, m: SlotLoc(c.slots, k, vec, pos, name)
                 return lambda c, m: SlotLoc(c.slots, k, vec)
-            if sym.kind == "ref":
+            if sym.kind == VarKind.REF:
                 k = sym.slot
                 return lambda c, m: c.slots[k]
-            if sym.kind in ("tgvar", "memvar"):
+            if sym.kind in (VarKind.TGVAR, VarKind.MEMVAR):
                 k = sym.slot
                 width = _width(sym.ty)
                 ty = sym.ty
                 return lambda c, m: MemLoc(c.slots[k].mem, c.slots[k].off, width, e.pos, ty)
-            if sym.kind == "scalar_input":
+            if sym.kind == VarKind.SCALAR_INPUT:
                 name = sym.name
                 return lambda c, m: MemLoc(c.memories[name], np.int64(0), 1, e.pos, sym.ty)
             raise CompileError(f"'{sym.name}' is not assignable", e.pos)
         if isinstance(e, ast.Index):
-            if getattr(e, "vector_index", False):
+            if e.vector_index:
                 base = self.lvalue(e.base)
                 idx = self.expr(e.index)
                 n = e.base.ty.n
@@ -728,7 +731,7 @@ class CodeGen:
             single = len(comps) == 1
             key = comps[0] if single else np.array(comps)
             return lambda c, m: CompLoc(base(c, m), key, single)
-        if isinstance(e, ast.Convert) and e.kind in ("load", "decay", "ptr"):
+        if isinstance(e, ast.Convert) and e.kind in (ConvertKind.LOAD, ConvertKind.DECAY, ConvertKind.PTR):
             return self.lvalue(e.operand)
         raise CompileError("expression is not assignable", e.pos)
 
@@ -781,27 +784,24 @@ class CodeGen:
         return None, False
 
     def s_ExprStmt(self, s):
-        e = s.expr
-        if isinstance(e, ast.Call) and not isinstance(e.target, FuncInstance):
-            e.value_unused = True
-        f = self.expr(e)
+        f = self.expr(s.expr)
         return (lambda c, m: f(c, m)), False
 
     def s_Decl(self, s: ast.Decl):
         fns = []
         for d in s.declarators:
             sym: Var = d.symbol
-            if sym.kind == "const":
+            if sym.kind == VarKind.CONST:
                 continue
-            if sym.kind in ("array", "tgvar"):
-                if sym.space == "threadgroup":
+            if sym.kind in (VarKind.ARRAY, VarKind.TGVAR):
+                if sym.space == AddressSpace.THREADGROUP:
                     continue  # allocated once per launch
                 fns.append(self._array_decl(d, sym))
                 continue
-            if sym.kind == "ref":
+            if sym.kind == VarKind.REF:
                 fns.append(self._ref_decl(d, sym))
                 continue
-            if sym.kind == "memvar":
+            if sym.kind == VarKind.MEMVAR:
                 fns.append(self._memvar_decl(d, sym))
                 continue
             k = sym.slot
@@ -1085,7 +1085,7 @@ def _check_subscript(c, mem, k, bound, m, pos, off=0, stride=1):
         lane = int(np.flatnonzero(bad_lanes)[0])
         idx = int(k[lane] if np.ndim(k) else k)
         flat = int((off[lane] if np.ndim(off) else off) + idx * stride)
-        c.report("out-of-bounds", pos, bad_lanes,
+        c.report(FindingKind.OUT_OF_BOUNDS, pos, bad_lanes,
                  f"{c.lanes.name(lane)} uses index {idx} on a dimension of size {bound} of '{mem.name}' "
                  f"(element {flat} of its {mem.region_size}): check the loop bounds of this subscript",
                  buffer=mem.name, index=flat)
@@ -1101,12 +1101,12 @@ def _check_component(c, k, n, m, pos):
     bad = (np.asarray(k) < 0) | (np.asarray(k) >= n)
     if np.ndim(bad) == 0:
         if bad:
-            c.report("out-of-bounds", pos, c.full() if m is None else m, f"vector component index {int(k)} is out of range for a {n}-vector")
+            c.report(FindingKind.OUT_OF_BOUNDS, pos, c.full() if m is None else m, f"vector component index {int(k)} is out of range for a {n}-vector")
         return
     lanes = bad if m is None else (bad & m)
     if lanes.any():
         lane = int(np.flatnonzero(lanes)[0])
-        c.report("out-of-bounds", pos, lanes, f"{c.lanes.name(lane)} uses vector component index {int(k[lane])} "
+        c.report(FindingKind.OUT_OF_BOUNDS, pos, lanes, f"{c.lanes.name(lane)} uses vector component index {int(k[lane])} "
                  f"on a {n}-vector")
 
 
@@ -1117,7 +1117,7 @@ def _report_div_zero(c, m, zero_b, pos, op):
     if lanes is not None and np.any(lanes):
         lane = int(np.flatnonzero(lanes)[0])
         what = "division" if op == "/" else "remainder"
-        c.report("division-by-zero", pos, lanes, f"{c.lanes.name(lane)} computes an integer {what} by zero "
+        c.report(FindingKind.DIVISION_BY_ZERO, pos, lanes, f"{c.lanes.name(lane)} computes an integer {what} by zero "
                  "(undefined on the GPU; the simulator uses 0)")
 
 
@@ -1186,4 +1186,4 @@ def _has_continue(s) -> bool:
 
 
 def _is_lvalue_arg(target, i) -> bool:
-    return i in getattr(target, "lvalue_args", ())
+    return i in target.lvalue_args

@@ -9,36 +9,48 @@ its own block of a thread array, or the whole buffer for device memory).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 
 import numpy as np
 
-from ..lang.types import BFLOAT, ScalarType
+from ..lang.types import BFLOAT, AddressSpace, ScalarType
 
-GLOBAL = "global"
-SHARED = "shared"
+
+class Counted(StrEnum):
+    """Which per-thread counters an access to a memory object increments (the score table's
+    'global' and 'shared' columns). Memory that is free to use has none."""
+
+    GLOBAL = "global"  # the kernel's input and output buffers
+    SHARED = "shared"  # threadgroup memory
+
+    @property
+    def reads(self) -> str:
+        return f"{self.value}_reads"
+
+    @property
+    def writes(self) -> str:
+        return f"{self.value}_writes"
 
 
 class Memory:
     """One addressable object.
 
-    ``category`` says which per-thread counter an access increments: 'global' (kernel buffers),
-    'shared' (threadgroup memory) or None (free: thread-private arrays, program constants, shape
-    and stride parameters).
+    ``counted`` says which per-thread counters an access increments, or None for free memory
+    (thread-private arrays, program constants, shape and stride parameters).
     """
 
-    def __init__(self, name: str, space: str, scalar: ScalarType, data: np.ndarray, region_size: int,
-                 lane_region: np.ndarray | None, category: str | None, writable: bool,
-                 role: str = "") -> None:
+    def __init__(self, name: str, space: AddressSpace, scalar: ScalarType, data: np.ndarray, *,
+                 region_size: int | None = None, lane_region: np.ndarray | None = None,
+                 counted: Counted | None = None, writable: bool = False) -> None:
         self.name = name
         self.space = space
         self.scalar = scalar
         self.data = data
-        self.region_size = region_size
+        self.region_size = data.size if region_size is None else region_size
         self.lane_region = lane_region  # (N,) region index per lane, or None for one shared region
-        self.lane_base = None if lane_region is None else lane_region.astype(np.int64) * region_size
-        self.category = category
+        self.lane_base = None if lane_region is None else lane_region.astype(np.int64) * self.region_size
+        self.counted = counted
         self.writable = writable
-        self.role = role  # 'input', 'output', 'threadgroup', 'thread', 'constant', 'meta'
         self.shadow = None  # the sanitizer's per-element bookkeeping (sanitizer.Shadow), when enabled
 
     def __repr__(self) -> str:

@@ -8,35 +8,16 @@ device memory, running them together is one of the schedules a GPU may choose.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import numpy as np
 
 from ..lang.errors import KernelRuntimeError, Pos
-from .memory import GLOBAL, SHARED, Memory, Ptr
+from ..lang.types import AddressSpace
+from .findings import Finding, FindingKind, SanitizeMode, StopKernel, StopReason
+from .lanes import Lanes, fmt_triple
+from .memory import Memory, Ptr
 
-SIMD_WIDTH = 32
-
-
-class StopKernel(Exception):
-    """Raised inside the executor to abandon the run (step budget exhausted, fatal finding)."""
-
-
-@dataclass
-class Finding:
-    """Something a GPU would hide and the simulator reports."""
-
-    kind: str  # 'out-of-bounds', 'division-by-zero', 'step-budget', 'race', ...
-    message: str
-    pos: Pos | None
-    threads: list[dict] = field(default_factory=list)  # [{'grid': (x,y,z), 'group': ..., 'local': ...}]
-    buffer: str | None = None
-    index: int | None = None
-    extra: dict = field(default_factory=dict)
-
-    def __str__(self) -> str:
-        where = f"{self.pos}: " if self.pos is not None else ""
-        return f"{where}{self.kind}: {self.message}"
+#: A run stops once it has this many findings: enough to say what is wrong.
+MAX_FINDINGS = 200
 
 
 class Frame:
@@ -60,103 +41,24 @@ class LoopState:
         self.pos = pos  # where the loop (or switch) starts, for step-budget findings
 
 
+def _bits_dtype(dt):
+    return {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[np.dtype(dt).itemsize]
+
+
 def or_mask(a, b):
     if a is None:
         return b.copy()
     return a | b
 
 
-class Lanes:
-    """Geometry of the launch: for every lane its grid position, threadgroup, and SIMD lane."""
-
-    def __init__(self, grid: tuple[int, int, int], tg: tuple[int, int, int]) -> None:
-        gx, gy, gz = grid
-        tx, ty, tz = tg
-        self.grid = grid
-        self.tg = tg
-        ngx, ngy, ngz = -(-gx // tx), -(-gy // ty), -(-gz // tz)
-        self.groups = (ngx, ngy, ngz)
-        self.n_groups = ngx * ngy * ngz
-        # Enumerate lanes threadgroup by threadgroup (so each group's lanes are contiguous).
-        g = np.arange(self.n_groups, dtype=np.int64)
-        gpx, gpy, gpz = g % ngx, (g // ngx) % ngy, g // (ngx * ngy)
-        l = np.arange(tx * ty * tz, dtype=np.int64)
-        lpx, lpy, lpz = l % tx, (l // tx) % ty, l // (tx * ty)
-        px = (gpx[:, None] * tx + lpx[None, :]).ravel()
-        py = (gpy[:, None] * ty + lpy[None, :]).ravel()
-        pz = (gpz[:, None] * tz + lpz[None, :]).ravel()
-        inside = (px < gx) & (py < gy) & (pz < gz)
-        self.group = np.repeat(g, tx * ty * tz)[inside]
-        self.pos = np.stack([px[inside], py[inside], pz[inside]], axis=1)
-        self.local = np.stack([np.tile(lpx, self.n_groups)[inside], np.tile(lpy, self.n_groups)[inside],
-                               np.tile(lpz, self.n_groups)[inside]], axis=1)
-        self.group_pos = np.stack([gpx, gpy, gpz], axis=1)
-        self.n = int(inside.sum())
-        # Actual size of each threadgroup (edge groups of a dispatchThreads grid are partial).
-        gsize = np.stack([np.minimum(tx, gx - gpx * tx), np.minimum(ty, gy - gpy * ty),
-                          np.minimum(tz, gz - gpz * tz)], axis=1)
-        self.group_size = gsize
-        lsize = gsize[self.group]
-        # Linear index within the threadgroup, dense over the threadgroup's actual extent.
-        self.index_in_group = (self.local[:, 0] + self.local[:, 1] * lsize[:, 0]
-                               + self.local[:, 2] * lsize[:, 0] * lsize[:, 1])
-        self.threads_in_group = np.prod(gsize, axis=1)
-        # SIMD groups: consecutive runs of 32 lanes of one threadgroup.
-        simds_per_group = -(-self.threads_in_group // SIMD_WIDTH)
-        first_simd = np.concatenate([[0], np.cumsum(simds_per_group)[:-1]])
-        self.simd_in_group = self.index_in_group // SIMD_WIDTH
-        self.simd_lane = self.index_in_group % SIMD_WIDTH
-        self.simd_global = first_simd[self.group] + self.simd_in_group
-        self.n_simds = int(simds_per_group.sum())
-        self.simds_per_group = simds_per_group
-        # Order lanes by (simd group, lane) for the padded SIMD layout.
-        self.simd_table = np.full((max(self.n_simds, 1), SIMD_WIDTH), -1, dtype=np.int64)
-        self.simd_table[self.simd_global, self.simd_lane] = np.arange(self.n)
-        # Linear grid index of each lane (the order counts are reported in).
-        self.grid_linear = px[inside] + py[inside] * gx + pz[inside] * gx * gy
-        self.uniform_groups = bool(np.all(self.threads_in_group == tx * ty * tz))
-
-    def quad_global(self) -> np.ndarray:
-        if not hasattr(self, "_quad_global"):
-            quads_per_group = -(-self.threads_in_group // 4)
-            first = np.concatenate([[0], np.cumsum(quads_per_group)[:-1]])
-            self._quad_global = first[self.group] + self.index_in_group // 4
-            table = np.full((max(int(quads_per_group.sum()), 1), 4), -1, dtype=np.int64)
-            table[self._quad_global, self.index_in_group % 4] = np.arange(self.n)
-            self._quad_table = table
-        return self._quad_global
-
-    def quad_table(self) -> np.ndarray:
-        self.quad_global()
-        return self._quad_table
-
-    def describe(self, lane: int) -> dict:
-        return {
-            "grid": tuple(int(v) for v in self.pos[lane]),
-            "group": tuple(int(v) for v in self.group_pos[self.group[lane]]),
-            "local": tuple(int(v) for v in self.local[lane]),
-        }
-
-    def name(self, lane: int) -> str:
-        d = self.describe(lane)
-        return f"thread {_fmt(d['local'])} of threadgroup {_fmt(d['group'])}"
-
-
-def _bits_dtype(dt):
-    return {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[np.dtype(dt).itemsize]
-
-
-def _fmt(t) -> str:
-    return "(" + ",".join(str(v) for v in t) + ")"
-
-
+#: The per-thread counters of the score table, in its column order.
 COUNTERS = ("global_reads", "global_writes", "shared_reads", "shared_writes", "atomics")
 
 
 class Ctx:
     """Mutable state of one launch."""
 
-    def __init__(self, lanes: Lanes, sanitize: str, max_steps: int, recorder=None) -> None:
+    def __init__(self, lanes: Lanes, sanitize: SanitizeMode, max_steps: int, recorder=None) -> None:
         self.lanes = lanes
         self.n = lanes.n
         self.slots: list = []
@@ -219,19 +121,22 @@ class Ctx:
         while st is not None and (st.is_switch or st.pos is None):
             st = st.outer
         where = st.pos if st is not None else pos
-        self.report("step-budget", where, None,
-                    f"the kernel ran more than {self.max_steps} steps (statements, calls and loop iterations, "
-                    "counted once for all threads in lock-step); is there an endless loop or runaway recursion? "
-                    "(raise max_steps if the kernel really needs more)")
-        raise StopKernel()
+        # Reported in every sanitize mode: the run did not finish, whatever else is looked for.
+        self.findings.append(Finding(
+            FindingKind.STEP_BUDGET,
+            f"the kernel ran more than {self.max_steps} steps (statements, calls and loop iterations, counted "
+            "once for all threads in lock-step); is there an endless loop or runaway recursion? (raise max_steps "
+            "if the kernel really needs more)", where))
+        raise StopKernel(StopReason.STEP_BUDGET)
 
     # -------------------------------------------------------------- findings
-    def report(self, kind: str, pos: Pos | None, lanes_mask, message: str, buffer: str | None = None,
-               index: int | None = None, first_lane: int | None = None, **extra) -> None:
-        if self.sanitize == "off" and kind != "step-budget":
+    def report(self, kind: FindingKind, pos: Pos | None, lanes_mask, message: str, buffer: str | None = None,
+               index: int | None = None, first_lane: int | None = None, **details) -> None:
+        """Record a finding (once per kind, place and buffer), naming up to 8 of its threads."""
+        if self.sanitize == SanitizeMode.OFF:
             return
         key = (kind, pos, buffer)
-        if kind != "step-budget" and key in self._reported:
+        if key in self._reported:
             return
         self._reported.add(key)
         threads = []
@@ -240,9 +145,9 @@ class Ctx:
             if first_lane is not None:
                 ids = [first_lane] + [i for i in ids if i != first_lane][:7]
             threads = [self.lanes.describe(int(i)) for i in ids]
-        self.findings.append(Finding(kind, message, pos, threads, buffer, index, extra))
-        if len(self.findings) > 200:
-            raise StopKernel()
+        self.findings.append(Finding(kind, message, pos, threads, buffer, index, **details))
+        if len(self.findings) > MAX_FINDINGS:
+            raise StopKernel(StopReason.TOO_MANY_FINDINGS)
 
     def report_first(self, kind: str, pos: Pos | None, lane: int, lanes_mask, message: str, **kw) -> None:
         """Report a finding whose primary thread is ``lane``."""
@@ -270,10 +175,10 @@ class Ctx:
         if active_bad is not None and np.any(active_bad):
             lane = int(np.flatnonzero(active_bad)[0])
             idx = int(off[lane] if np.ndim(off) else off)
-            self.report("out-of-bounds", pos, active_bad,
+            self.report(FindingKind.OUT_OF_BOUNDS, pos, active_bad,
                         f"{self.lanes.name(lane)} {what} {mem.name}[{idx}], outside the "
                         f"{mem.region_size // max(width, 1) if width > 1 else mem.region_size} elements of "
-                        f"'{mem.name}'" + (" (its threadgroup's copy)" if mem.space == "threadgroup" else ""),
+                        f"'{mem.name}'" + (" (its threadgroup's copy)" if mem.space == AddressSpace.THREADGROUP else ""),
                         buffer=mem.name, index=idx)
         else:
             active_bad = None
@@ -295,8 +200,8 @@ class Ctx:
             val = mem.data[np.asarray(flat)[..., None] + np.arange(width)]
         if bad is not None:
             val = np.where(bad if width == 1 else bad[:, None], np.zeros_like(val), val)
-        if mem.category is not None:
-            self.count(mem.category + "_reads", mask, width)
+        if mem.counted is not None:
+            self.count(mem.counted.reads, mask, width)
         if mem.shadow is not None:
             m = mask if bad is None else (~bad if mask is None else mask & ~bad)
             self.sanitizer.on_read(self, mem, flat if width == 1 else np.asarray(flat)[..., None] + np.arange(width),
@@ -304,7 +209,7 @@ class Ctx:
         if self.recorder is not None:
             self.recorder.access("read", mem, mask, flat if width == 1 else np.asarray(flat)[..., None] + np.arange(width),
                                  pos, self, None)
-            if self.recorder.provenance and mem.category is not None:
+            if self.recorder.provenance and mem.counted is not None:
                 val = self.recorder.track(self, mem, val, flat, mask, width)
         return val
 
@@ -330,8 +235,8 @@ class Ctx:
                 data[flat[mask]] = val
             else:
                 data[flat[mask]] = val[mask]
-        if mem.category is not None:
-            self.count(mem.category + "_writes", mask, width)
+        if mem.counted is not None:
+            self.count(mem.counted.writes, mask, width)
         if self.recorder is not None:
             self.recorder.access("write", mem, mask, flat, pos, self, val)
         if mem.shadow is not None:
@@ -357,8 +262,8 @@ class Ctx:
                 lane = int(np.flatnonzero(missing)[0])
                 g = lanes.group[lane]
                 here = np.flatnonzero(mask & (lanes.group == g))
-                self.report("barrier-divergence", pos, missing,
-                            f"threadgroup {_fmt(lanes.group_pos[g])} reaches this barrier with only some of its "
+                self.report(FindingKind.BARRIER_DIVERGENCE, pos, missing,
+                            f"threadgroup {fmt_triple(lanes.group_pos[g])} reaches this barrier with only some of its "
                             f"threads: {lanes.name(int(here[0]))} waits here but {lanes.name(lane)} never arrives "
                             "(a barrier must be reached by every thread of the threadgroup that has not "
                             "returned; move it out of the branch or loop that only some threads enter)")
@@ -458,4 +363,4 @@ class Ctx:
         return p.off if mem.lane_base is None else mem.lane_base + p.off
 
 
-__all__ = ["Ctx", "Lanes", "Frame", "LoopState", "Finding", "StopKernel", "GLOBAL", "SHARED", "SIMD_WIDTH"]
+__all__ = ["Ctx", "Frame", "LoopState"]

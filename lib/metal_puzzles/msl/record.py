@@ -1,0 +1,71 @@
+"""The run record: everything one launch leaves behind for the layers above (outputs, per-thread
+counts, findings, the access trace and step-through record when asked for, and why the run
+stopped early if it did)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .lang.errors import KernelRuntimeError, SourceRegistry
+from .observe.stepper import Step
+from .observe.trace import Recorder
+from .run.findings import Finding, StopReason
+from .run.lanes import Lanes
+from .run.runtime import COUNTERS
+
+
+@dataclass
+class Counts:
+    """Per-thread access counters, indexed by the thread's linear position in the grid."""
+
+    global_reads: np.ndarray
+    global_writes: np.ndarray
+    shared_reads: np.ndarray
+    shared_writes: np.ndarray
+    atomics: np.ndarray
+
+    def max(self) -> dict[str, int]:
+        return {k: int(getattr(self, k).max(initial=0)) for k in COUNTERS}
+
+    def of_thread(self, linear: int) -> dict[str, int]:
+        return {k: int(getattr(self, k)[linear]) for k in COUNTERS}
+
+
+@dataclass
+class RunResult:
+    outputs: list[np.ndarray]
+    counts: Counts
+    findings: list[Finding]
+    generated_source: str
+    kernel_name: str
+    lanes: Lanes
+    trace: Recorder | None = None
+    grid: tuple[int, int, int] = (1, 1, 1)
+    threadgroup: tuple[int, int, int] = (1, 1, 1)
+    output_names: list[str] = field(default_factory=list)
+    input_names: list[str] = field(default_factory=list)
+    inputs: list[np.ndarray] = field(default_factory=list)
+    #: Declared shape of each threadgroup array (e.g. {'a_shared': (3, 3)}), for drawing.
+    threadgroup_shapes: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    #: Step-through record (when launched with steps=True): one Step before each statement.
+    steps: list[Step] | None = None
+    source: str = ""
+    #: Why the kernel did not run to its end (None: it did).
+    stopped: StopReason | None = None
+
+
+class SanitizerError(KernelRuntimeError):
+    """The run produced findings (out-of-bounds access, race, ...) and the mode is 'error', or it
+    ran past its step budget."""
+
+    def __init__(self, findings: list[Finding], result: RunResult | None = None,
+                 registry: SourceRegistry | None = None) -> None:
+        self.findings = findings
+        self.result = result
+        first = findings[0]
+        more = f" (and {len(findings) - 1} more finding(s))" if len(findings) > 1 else ""
+        thread = first.threads[0]["grid"] if first.threads else None
+        super().__init__(f"{first.kind}: {first.message}{more}", first.pos, None, registry)
+        self.thread = thread

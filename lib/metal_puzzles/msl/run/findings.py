@@ -1,0 +1,86 @@
+"""What a run reports besides its outputs: findings (what a GPU would hide) and why it stopped.
+
+Findings are made by the executor where they happen (out-of-bounds accesses, division by zero,
+barrier divergence, the step budget) and by the sanitizer (races, uninitialised reads, outputs
+never written). How they reach the caller depends on the sanitize mode.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from ..lang.errors import Pos
+
+
+class FindingKind(StrEnum):
+    OUT_OF_BOUNDS = "out-of-bounds"
+    RACE = "race"
+    BARRIER_DIVERGENCE = "barrier-divergence"
+    UNINITIALIZED_READ = "uninitialized-read"
+    UNWRITTEN_OUTPUT = "unwritten-output"
+    DIVISION_BY_ZERO = "division-by-zero"
+    STEP_BUDGET = "step-budget"
+
+
+class RaceKind(StrEnum):
+    """The order of the two conflicting accesses of a race (the second one is reported)."""
+
+    READ_AFTER_WRITE = "read-after-write"
+    WRITE_AFTER_READ = "write-after-read"
+    WRITE_AFTER_WRITE = "write-after-write"
+
+
+class SanitizeMode(StrEnum):
+    """What happens to findings: 'error' raises SanitizerError after the run, 'warn' issues
+    Python warnings and returns the run, 'off' does not look for them (the step budget still
+    stops a runaway kernel)."""
+
+    ERROR = "error"
+    WARN = "warn"
+    OFF = "off"
+
+
+class StopReason(StrEnum):
+    """Why a run ended before the kernel finished."""
+
+    STEP_BUDGET = "step-budget"  # the kernel ran past its step budget (an endless loop?)
+    TOO_MANY_FINDINGS = "too-many-findings"  # enough findings to say what is wrong
+
+
+class StopKernel(Exception):
+    """Raised inside the executor to abandon the run."""
+
+    def __init__(self, reason: StopReason) -> None:
+        super().__init__(reason.value)
+        self.reason = reason
+
+
+@dataclass
+class Finding:
+    """Something a GPU would hide and the simulator reports."""
+
+    kind: FindingKind
+    message: str
+    pos: Pos | None
+    threads: list[dict] = field(default_factory=list)  # [{'grid': (x,y,z), 'group': ..., 'local': ...}]
+    buffer: str | None = None
+    index: int | None = None
+    #: Races: the order of the two accesses, and the earlier access's position and thread.
+    race: RaceKind | None = None
+    other_pos: Pos | None = None
+    other_thread: dict | None = None
+    #: Unwritten outputs: how many elements were never written.
+    count: int | None = None
+
+    @property
+    def extra(self) -> dict[str, Any]:
+        """The kind-specific details, by name."""
+        if self.race is not None:
+            return {"race": self.race, "other_pos": self.other_pos, "other_thread": self.other_thread}
+        return {"count": self.count} if self.count is not None else {}
+
+    def __str__(self) -> str:
+        where = f"{self.pos}: " if self.pos is not None else ""
+        return f"{where}{self.kind}: {self.message}"
