@@ -12,7 +12,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .msl import ArgumentError, CompileError, Finding, KernelRuntimeError, RunResult, SanitizerError, StopReason
+from .msl import (
+    ArgumentError,
+    CompileError,
+    Finding,
+    KernelRuntimeError,
+    RunResult,
+    SanitizerError,
+    StopReason,
+)
 from .puzzles.base import Budget, Case
 
 PASS, WRONG, FINDINGS, COMPILE_ERROR, RUNTIME_ERROR = "pass", "wrong", "findings", "compile-error", "runtime-error"

@@ -41,7 +41,7 @@ from .lang.types import (
     vector,
 )
 from .lang.values import round_bfloat
-from .library.builtins import STANDARD_LIBRARY
+from .library import STANDARD_LIBRARY
 from .observe.sanitizer import Sanitizer
 from .observe.stepper import Stepper
 from .observe.trace import Recorder

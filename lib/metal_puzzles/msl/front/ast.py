@@ -136,6 +136,13 @@ class Call(Expr):
     target: Any = field(default=None, init=False, repr=False)
     #: The call is a statement of its own: its value is discarded.
     value_unused: bool = field(default=False, init=False, repr=False)
+    #: Set by a builtin's type rule for its code generation: the type the arguments were unified
+    #: to, the element type of the atomic object, the value of a constant-valued builtin
+    #: (numeric_limits), and whether a select picks per component with a scalar condition.
+    arg_ty: Any = field(default=None, init=False, repr=False)
+    atomic_elem: Any = field(default=None, init=False, repr=False)
+    const_value: Any = field(default=None, init=False, repr=False)
+    select_per_component: bool = field(default=False, init=False, repr=False)
 
 
 @dataclass(eq=False)

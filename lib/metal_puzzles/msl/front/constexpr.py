@@ -8,6 +8,7 @@ from collections.abc import Callable
 from ..lang.errors import CompileError, Pos
 from . import ast
 from .lexer import Token
+from .parser import Parser
 
 
 class NotConstant(Exception):
@@ -79,8 +80,6 @@ def evaluate(expr: ast.Expr, lookup: Callable[[str, Pos], object] | None = None)
 
 
 def eval_preprocessor_expression(tokens: list[Token], pos: Pos) -> int:
-    from .parser import Parser
-
     if not tokens:
         raise CompileError("#if with no expression", pos)
     p = Parser(tokens)

@@ -3,7 +3,7 @@ declarations: helper functions, templates, constant globals, type aliases)."""
 
 from __future__ import annotations
 
-from ..lang.errors import CompileError, Pos
+from ..lang.errors import CompileError, Pos, did_you_mean
 from ..lang.types import SCALAR_ALIASES, AddressSpace, lookup_builtin_type
 from . import ast
 from .ast import CastStyle
@@ -361,8 +361,6 @@ class Parser:
             nxt = self.peek()
             if nxt.kind == "id" and (self.peek(2).is_op("=", ";", "[", ",") or self.peek(2).kind == "eof"):
                 # 'flaot x = 1;' : two identifiers in a row can only be a declaration.
-                from ..lang.errors import did_you_mean
-
                 names = set(self.type_names) | _COMMON_TYPES
                 raise CompileError(f"unknown type name '{kw}'" + did_you_mean(kw, names), t.pos)
         expr = self.parse_expression()

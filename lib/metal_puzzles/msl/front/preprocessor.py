@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..lang.errors import CompileError, Pos
+from .constexpr import eval_preprocessor_expression
 from .lexer import Token, strip_comments, tokenize_line
 
 # Headers a Metal kernel may include; their contents are built into the simulator.
@@ -189,8 +190,6 @@ class Preprocessor:
             Token("num", "1" if t.text == "true" else "0", t.pos) if t.kind == "id" else t
             for t in toks
         ]
-        from .constexpr import eval_preprocessor_expression
-
         return eval_preprocessor_expression(toks, pos) != 0
 
     # -------------------------------------------------------------- expansion

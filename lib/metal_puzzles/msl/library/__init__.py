@@ -1,3 +1,46 @@
 """The Metal standard library as the simulator knows it: every builtin function and constant,
 each with its type rule (used by the checker) and its vectorised implementation (used by the
-executor)."""
+executor). One module per family; a new builtin goes into its family's module and is
+registered there with ``base.register``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..lang.types import Type
+from . import atomics, integer, math, simd, sync  # noqa: F401  (each registers its builtins)
+from .base import BUILTINS, Builtin
+from .constants import NUMERIC_LIMITS, lookup_constant
+
+_NAMESPACES = ("metal::precise::", "metal::fast::", "precise::", "fast::", "metal::", "simd::")
+
+
+def lookup_builtin(name: str) -> Builtin | None:
+    """The builtin a (possibly qualified) name calls, or None."""
+    plain = name
+    for prefix in _NAMESPACES:
+        if plain.startswith(prefix):
+            plain = plain[len(prefix):]
+            break
+    if "numeric_limits<>::" in plain:
+        return NUMERIC_LIMITS
+    return BUILTINS.get(plain)
+
+
+class StandardLibrary:
+    """The builtins as the checker looks them up (``front.checker.Library``)."""
+
+    def function(self, name: str) -> Builtin | None:
+        return lookup_builtin(name)
+
+    def constant(self, name: str, template_args: Any, checker: Any) -> tuple[Type, object] | None:
+        return lookup_constant(name, template_args, checker)
+
+    def function_names(self) -> set[str]:
+        return set(BUILTINS)
+
+
+STANDARD_LIBRARY = StandardLibrary()
+
+__all__ = ["STANDARD_LIBRARY", "StandardLibrary", "lookup_builtin", "lookup_constant", "BUILTINS", "Builtin"]

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..lang.types import AddressSpace
+from .provenance import sources_of, track
 
 
 @dataclass
@@ -44,8 +45,6 @@ class Recorder:
 
     def track(self, ctx, mem, val, flat, mask, width):
         """Attach provenance atoms to values just loaded from ``mem``."""
-        from .provenance import track
-
         n = ctx.n
         first = np.broadcast_to(np.asarray(flat), (n,))
         local = first - (mem.lane_base if mem.lane_base is not None else 0)
@@ -66,8 +65,6 @@ class Recorder:
             idx = idx - mem.lane_base[lanes][(...,) + (None,) * (idx.ndim - 1)]
         sources = values = None
         if kind != "read" and val is not None:
-            from .provenance import sources_of
-
             sources = sources_of(val, lanes, n) if self.provenance else None
             v = np.asarray(val)
             if v.ndim == 0 or v.shape[0] != n:

@@ -18,6 +18,7 @@ from ..lang.types import (
     AddressSpace,
     ArrayType,
     AtomicType,
+    EnumType,
     PointerType,
     ScalarType,
     Type,
@@ -356,7 +357,7 @@ class CodeGen:
             return inner
         if isinstance(src, PointerType):
             raise CompileError("converting a pointer to a number is not supported", e.pos)
-        if hasattr(src, "name") and src.__class__.__name__ == "EnumType":
+        if isinstance(src, EnumType):
             return lambda c, m: cast(np.int32(inner(c, m)), ScalarType("int", "int", 32, True, 3), dst)
         if isinstance(dst, VectorType) and isinstance(src, ScalarType):
             return lambda c, m: splat(cast(inner(c, m), src, dst.elem), dst)
@@ -636,7 +637,6 @@ class CodeGen:
         params = inst.params
         nslots = inst.nslots
         ret_void = isinstance(inst.ret, VoidType)
-        ret_ty = inst.ret
 
         def call(c, m):
             c.step(e.pos)
@@ -655,16 +655,11 @@ class CodeGen:
             finally:
                 c.slots, c.frame, c.loop = saved
                 c.call_depth -= 1
-            if not ret_void and result is None:
+            if ret_void:
+                return None
+            if result is None:
                 raise KernelRuntimeError(f"function '{inst.name}' ended without returning a value", e.pos)
-            if not ret_void and m is not None and isinstance(result, np.ndarray) is False:
-                return result
-            return result if not ret_void else None
-        _ = ret_ty
-        # Reference parameters hold their caller's location in the slot.
-        for p in params:
-            if p.kind == VarKind.REF and p.slot is None:
-                pass
+            return result
         return call
 
     def x_SizeOf(self, e):  # pragma: no cover - folded by the checker

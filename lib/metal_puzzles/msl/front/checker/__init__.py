@@ -1,0 +1,74 @@
+"""Semantic analysis: resolves names, computes the type of every expression, instantiates
+header function templates, and makes every implicit conversion explicit (``ast.Convert``),
+so the executor never has to guess C's conversion rules."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...abi.signature import ParamRole
+from ...lang.errors import BUILTIN_POS, CompileError, Pos
+from ...lang.types import BOOL, INT, LONG, VOID, PointerType, Type
+from .. import ast
+from ..symbols import Var, VarKind
+from .calls import Calls
+from .conversions import Conversions
+from .declarations import Declarations
+from .expressions import Expressions
+from .helpers import addressed_names
+from .state import CheckedKernel, CheckerState, FunctionContext, Library, Scope
+from .statements import Statements
+from .typenames import TypeResolution
+
+
+class Checker(TypeResolution, Declarations, Statements, Conversions, Expressions, Calls):
+    """Checks a kernel: the header's declarations first (``add_header``), template arguments
+    (``bind_template``), then the body with the generated parameters (``check_kernel``)."""
+
+    def add_header(self, tu: ast.TranslationUnit) -> None:
+        for item in tu.items:
+            if isinstance(item, ast.FuncDef):
+                if item.is_kernel:
+                    raise CompileError("kernel functions cannot be defined in the header; the kernel body is "
+                                       "the 'source' string", item.pos)
+                self.func_defs.setdefault(item.name, []).append(item)
+            elif isinstance(item, ast.TypeAlias):
+                self._declare_alias(item)
+            elif isinstance(item, ast.GlobalDecl):
+                self._global_decl(item.decl)
+            else:  # pragma: no cover - parser only produces the above
+                raise CompileError("unsupported declaration in header", item.pos)
+
+    def bind_template(self, name: str, value: Any, pos: Pos) -> None:
+        if isinstance(value, Type):
+            self.globals.names[name] = ("type", value)
+        elif isinstance(value, bool):
+            self.globals.names[name] = Var(name, BOOL, VarKind.CONST, pos, const_value=value, mutable=False)
+        else:
+            ty = INT if -(2**31) <= int(value) < 2**31 else LONG
+            self.globals.names[name] = Var(name, ty, VarKind.CONST, pos, const_value=int(value), mutable=False)
+
+    def check_kernel(self, body: ast.Block, params: list[tuple[str, Type, ParamRole]]) -> CheckedKernel:
+        """Check the kernel body with the generated parameters in scope (name, type, what it carries)."""
+        self.func = FunctionContext(VOID, is_kernel=True)
+        self.scope = Scope(self.globals)
+        self.addressed = addressed_names(body)
+        pvars = []
+        for name, ty, role in params:
+            if isinstance(ty, PointerType):
+                kind = VarKind.BUFFER
+            elif role == ParamRole.ATTRIBUTE:
+                kind = VarKind.ATTR
+            else:  # a 0-d input or an ndim, passed by constant reference
+                kind = VarKind.SCALAR_INPUT
+            var = Var(name, ty, kind, BUILTIN_POS, mutable=False, role=role)
+            self.scope.names[name] = var
+            pvars.append(var)
+        self.stmt_block_contents(body)
+        checked = CheckedKernel(body, pvars, self.func.nslots, self.threadgroup_arrays,
+                                list(self.instances.values()), self.func.variables)
+        self.func = None
+        return checked
+
+
+__all__ = ["Checker", "CheckedKernel", "CheckerState", "FunctionContext", "Library", "Scope"]

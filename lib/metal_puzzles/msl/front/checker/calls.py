@@ -1,0 +1,194 @@
+"""Calls: builtins (checked by the library) and header functions (overloads, template argument deduction, instantiation)."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from ...lang.errors import CompileError, Pos, did_you_mean
+from ...lang.types import (
+    INT,
+    SIMD_VOTE,
+    AddressSpace,
+    ArrayType,
+    PointerType,
+    Type,
+    VectorType,
+)
+from .. import ast
+from ..symbols import FuncInstance, Var, VarKind
+from .helpers import addressed_names
+from .state import CheckerState, FunctionContext, Scope
+
+
+class Calls(CheckerState):
+    def e_Call(self, e: ast.Call) -> ast.Expr:
+        if isinstance(e.func, ast.Member):
+            base = self.rvalue(self.expr(e.func.base))
+            if base.ty == SIMD_VOTE and e.func.name in ("all", "any") and not e.args:
+                b = self.library.function("simd_vote." + e.func.name)
+                e.func = ast.Name(e.func.pos, "simd_vote." + e.func.name)
+                e.target = b
+                e.args = [base]
+                e.ty = b.check(self, e, [base], None)
+                return e
+            raise CompileError(f"member functions are not supported on '{base.ty}'", e.pos)
+        if not isinstance(e.func, ast.Name):
+            raise CompileError("only named functions can be called", e.pos)
+        name = e.func.ident
+        sym = self.scope.lookup(name)
+        if isinstance(sym, Var):
+            raise CompileError(f"'{name}' is a variable, not a function", e.pos)
+        plain = name.removeprefix("metal::")
+        defs = self.func_defs.get(name) or self.func_defs.get(plain)
+        if defs:
+            return self._call_header_function(e, defs)
+        b = self.library.function(name)
+        if b is None:
+            cands = set(self.func_defs) | self.library.function_names()
+            raise CompileError(f"use of undeclared function '{name}'" + did_you_mean(plain, cands), e.func.pos)
+        args = []
+        for a in e.args:
+            if isinstance(a, ast.InitList):
+                raise CompileError("brace lists cannot be passed to builtin functions", a.pos)
+            args.append(self.expr(a))
+        e.target = b
+        e.ty = b.check(self, e, args, e.func.template_args)
+        return e
+
+    def _call_header_function(self, e: ast.Call, defs: list[ast.FuncDef]) -> ast.Expr:
+        args = [self.expr(a) for a in e.args]
+        explicit = [self.resolve_type(t) if isinstance(t, ast.TypeSpec) else self.const_int(t, "template argument")
+                    for t in (e.func.template_args or [])]
+        errors = []
+        candidates = []
+        for fd in defs:
+            try:
+                binding = self._deduce(fd, args, explicit, e.pos)
+                candidates.append((fd, binding))
+            except CompileError as err:
+                errors.append(err.message)
+        if not candidates:
+            detail = errors[0] if errors else "no matching function"
+            raise CompileError(f"no matching function for call to '{e.func.ident}': {detail}", e.pos)
+        # Prefer an exact match of argument types.
+        fd, binding = candidates[0]
+        if len(candidates) > 1:
+            exact = [c for c in candidates if self._exact(c[0], c[1], args)]
+            if not exact:
+                raise CompileError(f"call to '{e.func.ident}' is ambiguous", e.pos)
+            # A parameter written with a concrete type is more specialized than a deduced one.
+            exact.sort(key=lambda c: sum(1 for p in c[0].params
+                                         if p.type_spec.name in {t.name for t in c[0].template_params}))
+            fd, binding = exact[0]
+        inst = self._instantiate(fd, binding, e.pos)
+        converted = []
+        for p, a in zip(inst.params, args, strict=False):
+            if p.kind == VarKind.REF:
+                if not a.lvalue:
+                    raise CompileError(f"cannot bind a temporary to reference parameter '{p.name}'", a.pos)
+                if a.ty != p.ty:
+                    raise CompileError(f"reference parameter '{p.name}' has type '{p.ty}', argument has '{a.ty}'",
+                                       a.pos)
+                if p.mutable:
+                    self.require_modifiable(a)
+                converted.append(a)
+            else:
+                converted.append(self.convert(a, p.ty, f"argument '{p.name}' of '{fd.name}'"))
+        # Default arguments.
+        for p, fp in list(zip(inst.params, fd.params, strict=False))[len(args):]:
+            if fp.default is None:
+                raise CompileError(f"too few arguments to '{fd.name}'", e.pos)
+            converted.append(self.convert(self.expr(fp.default), p.ty, "default argument"))
+        e.args = converted
+        e.target = inst
+        e.ty = inst.ret
+        return e
+
+    def _exact(self, fd: ast.FuncDef, binding: dict, args: list[ast.Expr]) -> bool:
+        saved = self.scope
+        self.scope = Scope(self.globals)
+        for k, v in binding.items():
+            self.scope.names[k] = ("type", v) if isinstance(v, Type) else Var(k, INT, VarKind.CONST, fd.pos, const_value=v)
+        try:
+            return all(self.resolve_type(p.type_spec) == self.rvalue(a).ty for p, a in zip(fd.params, args, strict=False))
+        finally:
+            self.scope = saved
+
+    def _deduce(self, fd: ast.FuncDef, args: list[ast.Expr], explicit: list, pos: Pos) -> dict:
+        if len(args) > len(fd.params):
+            raise CompileError(f"'{fd.name}' takes {len(fd.params)} argument(s), {len(args)} given", pos)
+        needed = sum(1 for p in fd.params if p.default is None)
+        if len(args) < needed:
+            raise CompileError(f"'{fd.name}' takes at least {needed} argument(s), {len(args)} given", pos)
+        binding: dict[str, Any] = {}
+        tparams = {tp.name: tp for tp in fd.template_params}
+        for tp, val in zip(fd.template_params, explicit, strict=False):
+            binding[tp.name] = val
+        if tparams:
+            for p, a in zip(fd.params, args, strict=False):
+                self._match(p.type_spec, self.rvalue(a).ty, tparams, binding)
+            for tp in fd.template_params:
+                if tp.name not in binding:
+                    if tp.default is None:
+                        raise CompileError(f"could not deduce template argument '{tp.name}'", pos)
+                    binding[tp.name] = (self.resolve_type(tp.default) if tp.kind == "type"
+                                        else self.const_int(tp.default, "template argument"))
+        return binding
+
+    def _match(self, spec: ast.TypeSpec, actual: Type, tparams: dict, binding: dict) -> None:
+        t = actual
+        for _ in spec.pointers:
+            if not isinstance(t, PointerType):
+                return
+            t = t.pointee
+        if spec.name in tparams and tparams[spec.name].kind == "type" and not spec.args:
+            if spec.name not in binding:
+                binding[spec.name] = t
+        elif spec.name.removeprefix("metal::") == "vec" and isinstance(t, VectorType) and len(spec.args) == 2:
+            a0, a1 = spec.args
+            if isinstance(a0, ast.TypeSpec) and a0.name in tparams and a0.name not in binding:
+                binding[a0.name] = t.elem
+            if isinstance(a1, ast.Name) and a1.ident in tparams and a1.ident not in binding:
+                binding[a1.ident] = t.n
+
+    def _instantiate(self, fd: ast.FuncDef, binding: dict, pos: Pos) -> FuncInstance:
+        key = (id(fd), tuple(sorted((k, str(v)) for k, v in binding.items())))
+        if fd.name in self.instantiating:
+            raise CompileError(f"recursive call to '{fd.name}': Metal does not support recursion", pos)
+        if key in self.instances:
+            return self.instances[key]
+        body = copy.deepcopy(fd.body)
+        saved_scope, saved_func, saved_addr = self.scope, self.func, self.addressed
+        self.addressed = addressed_names(body)
+        self.scope = Scope(self.globals)
+        for k, v in binding.items():
+            if isinstance(v, Type):
+                self.scope.names[k] = ("type", v)
+            else:
+                self.scope.names[k] = Var(k, INT, VarKind.CONST, fd.pos, const_value=int(v), mutable=False)
+        ret = self.resolve_type(fd.ret)
+        self.func = FunctionContext(ret)
+        params = []
+        for p in fd.params:
+            pty = self.resolve_type(p.type_spec)
+            if isinstance(pty, ArrayType):
+                pty = PointerType(pty.elem, p.type_spec.space or AddressSpace.THREAD, p.type_spec.const)
+            if p.type_spec.reference:
+                var = Var(p.name or "_", pty, VarKind.REF, p.pos, slot=self.new_slot(), mutable=not p.type_spec.const)
+                var.space = p.type_spec.space or AddressSpace.THREAD
+            else:
+                var = Var(p.name or "_", pty, VarKind.LOCAL, p.pos, slot=self.new_slot(), mutable=not p.type_spec.const)
+            if p.name:
+                self.scope.names[p.name] = var
+            params.append(var)
+        inst = FuncInstance(fd.name, params, ret, body, pos=fd.pos)
+        self.instances[key] = inst
+        self.instantiating.append(fd.name)
+        try:
+            self.stmt_block_contents(body)
+        finally:
+            self.instantiating.pop()
+        inst.nslots = self.func.nslots
+        self.scope, self.func, self.addressed = saved_scope, saved_func, saved_addr
+        return inst

@@ -1,0 +1,196 @@
+"""Declarations: program-scope constants, locals, arrays (thread and threadgroup), references."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...lang.errors import CompileError
+from ...lang.types import (
+    AddressSpace,
+    ArrayType,
+    AtomicType,
+    PointerType,
+    ScalarType,
+    VectorType,
+    VoidType,
+    element_count,
+    storage_scalar,
+)
+from .. import ast
+from ..constexpr import NotConstant, evaluate
+from ..symbols import Var, VarKind
+from .helpers import cast_const, regroup
+from .state import CheckerState
+
+#: Largest thread-private array the simulator accepts (it allocates one copy per thread).
+MAX_THREAD_ARRAY_BYTES = 64 * 1024
+
+
+class Declarations(CheckerState):
+    def _global_decl(self, decl: ast.Decl) -> None:
+        for d in decl.declarators:
+            ty = self.resolve_type(d.type_spec, init=d.init)
+            space = d.type_spec.space
+            if space not in (AddressSpace.CONSTANT, None) and not decl.constexpr:
+                raise CompileError(f"program-scope variables must be in the 'constant' address space "
+                                   f"(found '{space or 'thread'}')", d.pos)
+            if space is None and not decl.constexpr and not d.type_spec.const:
+                raise CompileError("program-scope variables must be declared 'constant' (e.g. "
+                                   f"'constant int {d.name} = ...;')", d.pos)
+            if d.init is None:
+                raise CompileError(f"constant '{d.name}' must be initialized", d.pos)
+            value: Any
+            if isinstance(ty, ArrayType):
+                if not isinstance(d.init, ast.InitList):
+                    raise CompileError("array constants need a {...} initializer", d.init.pos)
+                if isinstance(ty.elem, ArrayType) and not any(isinstance(x, ast.InitList) for x in d.init.items):
+                    d.init = regroup(d.init, ty)
+                value = self._const_array(d.init, ty)
+            elif isinstance(ty, ScalarType):
+                init = self.expr(d.init)
+                try:
+                    v = evaluate(self.convert(init, ty, "initialization"), self._const_lookup)
+                except NotConstant:
+                    raise CompileError(f"initializer of constant '{d.name}' is not a compile-time constant",
+                                       d.init.pos) from None
+                value = cast_const(v, ty)
+            else:
+                init = self.convert(self.expr(d.init), ty, "initialization")
+                value = ["expr", init]
+            var = Var(d.name, ty, VarKind.CONST, d.pos, const_value=value, mutable=False)
+            d.symbol = var
+            self.scope.names[d.name] = var
+
+    def _const_array(self, init: ast.InitList, ty: ArrayType) -> list:
+        if len(init.items) > ty.n:
+            raise CompileError(f"too many initializers for an array of {ty.n}", init.pos)
+        out = []
+        for item in init.items:
+            if isinstance(ty.elem, ArrayType):
+                if not isinstance(item, ast.InitList):
+                    raise CompileError("expected a nested {...} initializer", item.pos)
+                out.append(self._const_array(item, ty.elem))
+            else:
+                e = self.convert(self.expr(item), ty.elem, "initialization")
+                try:
+                    out.append(cast_const(evaluate(e, self._const_lookup), ty.elem))
+                except NotConstant:
+                    raise CompileError("array constant elements must be compile-time constants", item.pos) from None
+        return out
+
+    def new_slot(self) -> int:
+        assert self.func is not None
+        self.func.nslots += 1
+        return self.func.nslots - 1
+
+    def local_decl(self, decl: ast.Decl) -> None:
+        for d in decl.declarators:
+            spec = d.type_spec
+            if spec.name == "auto":
+                if d.init is None or isinstance(d.init, ast.InitList):
+                    raise CompileError("'auto' needs an initializer to deduce the type from", d.pos)
+                d.init = self.rvalue(self.expr(d.init))
+                ty = d.init.ty
+                for _ in spec.pointers:
+                    pass
+            else:
+                ty = self.resolve_type(spec, init=d.init)
+            if spec.reference:
+                if d.init is None:
+                    raise CompileError(f"reference '{d.name}' must be initialized", d.pos)
+                target = self.expr(d.init) if d.init.ty is None else d.init
+                if not target.lvalue:
+                    raise CompileError(f"cannot bind reference '{d.name}' to a temporary value", d.init.pos)
+                if target.ty != ty:
+                    raise CompileError(f"reference '{d.name}' of type '{ty}' cannot refer to a '{target.ty}'",
+                                       d.init.pos)
+                d.init = target
+                var = Var(d.name, ty, VarKind.REF, d.pos, slot=self.new_slot(),
+                          mutable=not spec.const and not target.const_mem)
+                d.symbol = var
+                self.scope.names[d.name] = var
+                continue
+            if isinstance(ty, ArrayType) or (spec.space == AddressSpace.THREADGROUP and not isinstance(ty, PointerType)):
+                space = spec.space or AddressSpace.THREAD
+                if space not in (AddressSpace.THREAD, AddressSpace.THREADGROUP):
+                    raise CompileError(f"arrays inside a kernel must be 'thread' or 'threadgroup' (found '{space}')",
+                                       d.pos)
+                kind = VarKind.ARRAY if isinstance(ty, ArrayType) else VarKind.TGVAR
+                var = Var(d.name, ty, kind, d.pos, slot=self.new_slot(), space=space)
+                if space == AddressSpace.THREADGROUP:
+                    if not self.func or not self.func.is_kernel:
+                        raise CompileError("threadgroup variables can only be declared in the kernel body", d.pos)
+                    if d.init is not None:
+                        raise CompileError("threadgroup variables cannot have an initializer", d.init.pos)
+                    self.threadgroup_arrays.append(var)
+                if space == AddressSpace.THREAD and element_count(ty) * storage_scalar(ty).size > MAX_THREAD_ARRAY_BYTES:
+                    raise CompileError(
+                        f"thread-private array '{d.name}' takes {element_count(ty) * storage_scalar(ty).size} bytes "
+                        f"per thread; the simulator allows {MAX_THREAD_ARRAY_BYTES // 1024} KiB (a GPU thread's private "
+                        "memory is small): use threadgroup or device memory for large data", d.pos)
+                if d.init is not None:
+                    d.init = self._array_init(d.init, ty)
+            elif spec.space == AddressSpace.CONSTANT or (decl.constexpr and d.init is not None):
+                # A local constant: evaluate once, like a global.
+                if d.init is None:
+                    raise CompileError(f"constant '{d.name}' must be initialized", d.pos)
+                init = self.convert(self.expr(d.init), ty, "initialization")
+                try:
+                    value = cast_const(evaluate(init, self._const_lookup), ty)
+                    var = Var(d.name, ty, VarKind.CONST, d.pos, const_value=value, mutable=False)
+                except NotConstant:
+                    var = Var(d.name, ty, VarKind.LOCAL, d.pos, slot=self.new_slot(), mutable=False)
+                    d.init = init
+            else:
+                if isinstance(ty, VoidType | AtomicType):
+                    raise CompileError(f"cannot declare a variable of type '{ty}'", d.pos)
+                if spec.space in (AddressSpace.DEVICE, AddressSpace.CONSTANT) and not isinstance(ty, PointerType):
+                    raise CompileError(f"'{spec.space}' variables must be pointers or references", d.pos)
+                kind = VarKind.MEMVAR if d.name in self.addressed else VarKind.LOCAL
+                # For pointers, 'const T*' protects the pointee; the variable is const only as 'T* const'.
+                const_var = spec.pointers[-1][1] if isinstance(ty, PointerType) and spec.pointers else spec.const
+                var = Var(d.name, ty, kind, d.pos, slot=self.new_slot(), mutable=not const_var, space=AddressSpace.THREAD)
+                if d.init is not None:
+                    if isinstance(d.init, ast.InitList):
+                        if isinstance(ty, VectorType):
+                            d.init = self.convert(self._construct(ast.Construct(d.init.pos, spec, d.init.items), ty), ty, "initialization")
+                        elif len(d.init.items) == 1:
+                            d.init = self.convert(self.expr(d.init.items[0]), ty, "initialization")
+                        elif not d.init.items:
+                            d.init = self.convert(ast.IntLit(d.init.pos, 0), ty, "initialization")
+                            d.init = self.expr(d.init) if d.init.ty is None else d.init
+                        else:
+                            raise CompileError("too many initializers for a scalar", d.init.pos)
+                    else:
+                        init = d.init if d.init.ty is not None else self.expr(d.init)
+                        d.init = self.convert(init, ty, "initialization")
+                elif not var.mutable:
+                    raise CompileError(f"const variable '{d.name}' must be initialized", d.pos)
+                elif kind == VarKind.LOCAL:
+                    var.maybe_uninit = True
+            d.symbol = var
+            if self.func is not None:
+                self.func.variables.append(var)
+            if d.name in self.scope.names and isinstance(self.scope.names[d.name], Var):
+                prev = self.scope.names[d.name]
+                first = (f"a parameter of the kernel that MLX generates ({prev.role})" if prev.role is not None
+                         else f"first declared at line {prev.pos.line}")
+                raise CompileError(f"redefinition of '{d.name}' ({first})", d.pos)
+            self.scope.names[d.name] = var
+
+    def _array_init(self, init: ast.Expr, ty: ArrayType) -> ast.InitList:
+        if not isinstance(init, ast.InitList):
+            raise CompileError("arrays must be initialized with a {...} list", init.pos)
+        if isinstance(ty.elem, ArrayType) and init.items and not any(isinstance(x, ast.InitList) for x in init.items):
+            init = regroup(init, ty)
+        if len(init.items) > ty.n:
+            raise CompileError(f"too many initializers for an array of {ty.n}", init.pos)
+        items = []
+        for item in init.items:
+            if isinstance(ty.elem, ArrayType):
+                items.append(self._array_init(item, ty.elem))
+            else:
+                items.append(self.convert(self.expr(item), ty.elem, "initialization"))
+        out = ast.InitList(init.pos, items)
+        out.ty = ty
+        return out

@@ -1,0 +1,506 @@
+"""Expressions: the type of every operator, name, subscript, swizzle, cast and constructor."""
+
+from __future__ import annotations
+
+from ...abi.signature import METAL_ATTRIBUTES
+from ...lang.errors import CompileError, Pos, did_you_mean
+from ...lang.types import (
+    BOOL,
+    FLOAT,
+    HALF,
+    INT,
+    LONG,
+    MEM_FLAGS,
+    MEMORY_ORDER,
+    SCALARS,
+    UINT,
+    ULONG,
+    AddressSpace,
+    ArrayType,
+    AtomicType,
+    EnumType,
+    PointerType,
+    ScalarType,
+    Type,
+    VectorType,
+    VoidType,
+    is_arith,
+    promote,
+    scalar_of,
+    size_of,
+    usual_arithmetic,
+    vector,
+    with_elem,
+)
+from .. import ast
+from ..ast import CastStyle
+from ..symbols import Var, VarKind
+from .helpers import designates_part_of, start_pos, typed_placeholder
+from .state import CheckerState
+
+SWIZZLE_SETS = ("xyzw", "rgba")
+
+#: Metal's enum constants, accepted with or without their 'mem_flags::' / 'metal::' prefixes.
+ENUM_CONSTANTS = {
+    "mem_flags::mem_none": (MEM_FLAGS, 0), "mem_flags::mem_device": (MEM_FLAGS, 1),
+    "mem_flags::mem_threadgroup": (MEM_FLAGS, 2), "mem_flags::mem_texture": (MEM_FLAGS, 4),
+    "mem_flags::mem_threadgroup_imageblock": (MEM_FLAGS, 8), "mem_flags::mem_object_data": (MEM_FLAGS, 16),
+    "memory_order_relaxed": (MEMORY_ORDER, 0), "memory_order::memory_order_relaxed": (MEMORY_ORDER, 0),
+    "memory_order_seq_cst": (MEMORY_ORDER, 5), "memory_order_acquire": (MEMORY_ORDER, 2),
+    "memory_order_release": (MEMORY_ORDER, 3), "memory_order_acq_rel": (MEMORY_ORDER, 4),
+}
+
+
+class Expressions(CheckerState):
+    def expr(self, e: ast.Expr) -> ast.Expr:
+        method = getattr(self, "e_" + type(e).__name__, None)
+        if method is None:
+            raise CompileError(f"unsupported expression ({type(e).__name__})", e.pos)
+        out = method(e)
+        assert out.ty is not None, type(e).__name__
+        return out
+
+    def e_IntLit(self, e: ast.IntLit) -> ast.Expr:
+        v = e.value
+        s = e.suffix.replace("ll", "l")
+        if e.radix == 0:  # a character literal
+            e.ty = SCALARS["char"]
+        elif "u" in s:
+            e.ty = UINT if (v < 2**32 and "l" not in s) else ULONG
+        elif "l" in s:
+            e.ty = LONG if v < 2**63 else ULONG
+        elif e.radix == 10:
+            e.ty = INT if v < 2**31 else (LONG if v < 2**63 else ULONG)
+        else:
+            e.ty = INT if v < 2**31 else UINT if v < 2**32 else LONG if v < 2**63 else ULONG
+        if v >= 2**64:
+            raise CompileError("integer literal is too large", e.pos)
+        return e
+
+    def e_FloatLit(self, e: ast.FloatLit) -> ast.Expr:
+        # Metal has no double: an unsuffixed floating literal is a float.
+        e.ty = HALF if e.suffix == "h" else FLOAT
+        return e
+
+    def e_BoolLit(self, e: ast.BoolLit) -> ast.Expr:
+        e.ty = BOOL
+        return e
+
+    def e_Name(self, e: ast.Name) -> ast.Expr:
+        name = e.ident
+        sym = self.scope.lookup(name)
+        if sym is None and name.startswith("metal::"):
+            sym = self.scope.lookup(name.removeprefix("metal::"))
+        if isinstance(sym, Var):
+            e.symbol = sym
+            e.ty = sym.ty
+            e.lvalue = sym.kind in (VarKind.LOCAL, VarKind.ARRAY, VarKind.REF, VarKind.TGVAR, VarKind.MEMVAR)
+            if sym.kind in (VarKind.ARRAY, VarKind.TGVAR, VarKind.MEMVAR):
+                e.space = sym.space
+            if sym.kind in (VarKind.TGVAR, VarKind.MEMVAR):
+                e.memory = True
+            if sym.kind in (VarKind.TGVAR, VarKind.MEMVAR, VarKind.LOCAL) and not sym.mutable:
+                e.const_mem = True
+            return e
+        if isinstance(sym, tuple):
+            raise CompileError(f"'{name}' is a type, not a value", e.pos)
+        enum = ENUM_CONSTANTS.get(name.removeprefix("metal::")) or ENUM_CONSTANTS.get("mem_flags::" + name)
+        if enum is not None:
+            e.ty = enum[0]
+            e.symbol = Var(name, enum[0], VarKind.CONST, e.pos, const_value=enum[1], mutable=False)
+            return e
+        const = self.library.constant(name, e.template_args, self)
+        if const is not None:
+            ty, value = const
+            e.ty = ty
+            e.symbol = Var(name, ty, VarKind.CONST, e.pos, const_value=value, mutable=False)
+            return e
+        if self.library.function(name) is not None or name in self.func_defs:
+            raise CompileError(f"'{name}' is a function; did you forget the parentheses '()'?", e.pos)
+        raise CompileError(f"use of undeclared identifier '{name}'" + did_you_mean(name, self._value_candidates()),
+                           e.pos)
+
+    def _value_candidates(self) -> set[str]:
+        names = {k for k, v in self._all_scope_items() if isinstance(v, Var)}
+        return names | set(self.func_defs) | {name for name, _ in METAL_ATTRIBUTES}
+
+    def e_Unary(self, e: ast.Unary) -> ast.Expr:
+        op = e.op
+        if op in ("++", "--"):
+            e.operand = self.expr(e.operand)
+            self.require_modifiable(e.operand)
+            t = e.operand.ty
+            if not (isinstance(t, ScalarType | VectorType | PointerType)) or t == BOOL:
+                raise CompileError(f"cannot apply '{op}' to a value of type '{t}'", e.pos)
+            e.ty = t
+            return e
+        if op == "&":
+            e.operand = self.expr(e.operand)
+            if not e.operand.lvalue:
+                raise CompileError("cannot take the address of a temporary value", e.pos)
+            if not e.operand.memory and not isinstance(e.operand.ty, ArrayType):
+                raise CompileError("cannot take the address of this value", e.pos)
+            space = e.operand.space or AddressSpace.THREAD
+            const = e.operand.const_mem
+            e.ty = PointerType(e.operand.ty, space, const)
+            return e
+        if op == "*":
+            e.operand = self.rvalue(self.expr(e.operand))
+            t = e.operand.ty
+            if not isinstance(t, PointerType):
+                raise CompileError(f"cannot dereference a value of type '{t}'", e.pos)
+            e.ty = t.pointee
+            e.lvalue = True
+            e.memory = True
+            e.space = t.space
+            e.const_mem = t.const
+            return e
+        e.operand = self.rvalue(self.expr(e.operand))
+        t = e.operand.ty
+        if op == "!":
+            if isinstance(t, VectorType):
+                e.operand = self.convert(e.operand, vector(BOOL, t.n), "'!'")
+                e.ty = vector(BOOL, t.n)
+            else:
+                e.operand = self.to_bool(e.operand)
+                e.ty = BOOL
+            return e
+        if not is_arith(t):
+            raise CompileError(f"invalid argument type '{t}' to unary '{op}'", e.pos)
+        if op == "~" and scalar_of(t).is_float:
+            raise CompileError(f"invalid argument type '{t}' to unary '~' (integers only)", e.pos)
+        rt = with_elem(t, promote(scalar_of(t))) if scalar_of(t).kind != "float" else t
+        e.operand = self.convert(e.operand, rt, f"unary '{op}'")
+        e.ty = rt
+        return e
+
+    def e_Postfix(self, e: ast.Postfix) -> ast.Expr:
+        e.operand = self.expr(e.operand)
+        self.require_modifiable(e.operand)
+        t = e.operand.ty
+        if not isinstance(t, ScalarType | VectorType | PointerType) or t == BOOL:
+            raise CompileError(f"cannot apply '{e.op}' to a value of type '{t}'", e.pos)
+        e.ty = t
+        return e
+
+    def require_modifiable(self, e: ast.Expr) -> None:
+        start = start_pos(e)
+        if not e.lvalue:
+            raise CompileError("expression is not assignable", start)
+        if isinstance(e, ast.Name) and isinstance(e.symbol, Var) and not e.symbol.mutable:
+            raise CompileError(f"cannot assign to '{e.ident}': it is read-only (const)", start)
+        if e.const_mem:
+            what = ("an input buffer (inputs are 'const')" if e.space in (AddressSpace.DEVICE, AddressSpace.CONSTANT)
+                    else "a const object")
+            raise CompileError(f"cannot assign to {what}: it is read-only", start)
+        if isinstance(e.ty, ArrayType):
+            raise CompileError("arrays cannot be assigned as a whole; assign their elements", e.pos)
+        if isinstance(e.ty, AtomicType):
+            raise CompileError("atomic objects can only be changed with atomic_* functions", e.pos)
+        if isinstance(e, ast.Member) and e.dup_swizzle:
+            raise CompileError("cannot assign to a swizzle with repeated components", e.pos)
+
+    def arith_result(self, op: str, l: ast.Expr, r: ast.Expr, pos: Pos) -> Type:
+        lt, rt = l.ty, r.ty
+        if not is_arith(lt) or not is_arith(rt):
+            raise CompileError(f"invalid operands to binary '{op}' ('{lt}' and '{rt}')", pos)
+        if isinstance(lt, VectorType) and isinstance(rt, VectorType):
+            if lt.n != rt.n or lt.elem != rt.elem:
+                raise CompileError(f"invalid operands to binary '{op}' ('{lt}' and '{rt}'): vector types must match",
+                                   pos)
+            return vector(lt.elem, lt.n)
+        if isinstance(lt, VectorType):
+            return vector(lt.elem, lt.n)
+        if isinstance(rt, VectorType):
+            return vector(rt.elem, rt.n)
+        return usual_arithmetic(lt, rt)
+
+    def e_Binary(self, e: ast.Binary) -> ast.Expr:
+        op = e.op
+        l = self.rvalue(self.expr(e.left))
+        r = self.rvalue(self.expr(e.right))
+        lt, rt = l.ty, r.ty
+        if isinstance(lt, EnumType) and lt == rt and op in ("|", "&"):
+            e.left, e.right = l, r
+            e.ty = lt
+            e.op_ty = INT
+            return e
+        if op in ("&&", "||"):
+            if isinstance(lt, VectorType) or isinstance(rt, VectorType):
+                raise CompileError(f"'{op}' needs scalar operands; use all()/any() for vectors", e.pos)
+            e.left, e.right = self.to_bool(l), self.to_bool(r)
+            e.ty = BOOL
+            return e
+        # Pointer arithmetic and comparison.
+        if isinstance(lt, PointerType) or isinstance(rt, PointerType):
+            return self._pointer_binary(e, l, r)
+        if op in ("<<", ">>"):
+            if not (is_arith(lt) and is_arith(rt)) or scalar_of(lt).is_float or scalar_of(rt).is_float:
+                raise CompileError(f"invalid operands to binary '{op}' ('{lt}' and '{rt}'): integers only", e.pos)
+            if isinstance(lt, VectorType) or isinstance(rt, VectorType):
+                res = self.arith_result(op, l, r, e.pos)
+                e.left, e.right = self.convert(l, res, op), self.convert(r, res, op)
+            else:
+                res = promote(lt)
+                e.left = self.convert(l, res, op)
+                e.right = self.convert(r, promote(rt), op)
+            e.op_ty = res
+            e.ty = res
+            return e
+        res = self.arith_result(op, l, r, e.pos)
+        elem = scalar_of(res)
+        if op in ("%", "&", "|", "^") and elem.is_float:
+            hint = "; use fmod() for floating-point remainder" if op == "%" else ""
+            raise CompileError(f"invalid operands to binary '{op}' ('{lt}' and '{rt}'){hint}", e.pos)
+        if op in ("&", "|", "^") and elem == BOOL:
+            pass
+        elif elem.kind != "float" and not isinstance(res, VectorType):
+            res = with_elem(res, promote(elem))
+        e.left, e.right = self.convert(l, res, f"'{op}'"), self.convert(r, res, f"'{op}'")
+        e.op_ty = res
+        if op in ("==", "!=", "<", ">", "<=", ">="):
+            e.ty = vector(BOOL, res.n) if isinstance(res, VectorType) else BOOL
+        else:
+            e.ty = res
+        return e
+
+    def _pointer_binary(self, e: ast.Binary, l: ast.Expr, r: ast.Expr) -> ast.Expr:
+        op = e.op
+        lt, rt = l.ty, r.ty
+        if op in ("+", "-") and isinstance(lt, PointerType) and isinstance(rt, ScalarType) and rt.is_int:
+            e.left, e.right = l, self.convert(r, LONG, "pointer arithmetic")
+            e.ty = lt
+            return e
+        if op == "+" and isinstance(rt, PointerType) and isinstance(lt, ScalarType) and lt.is_int:
+            e.left, e.right = r, self.convert(l, LONG, "pointer arithmetic")
+            e.ty = rt
+            return e
+        if isinstance(lt, PointerType) and isinstance(rt, PointerType):
+            if lt.pointee != rt.pointee:
+                raise CompileError(f"'{op}' on pointers to different types ('{lt}' and '{rt}')", e.pos)
+            e.left, e.right = l, r
+            if op == "-":
+                e.ty = LONG
+                return e
+            if op in ("==", "!=", "<", ">", "<=", ">="):
+                e.ty = BOOL
+                return e
+        raise CompileError(f"invalid operands to binary '{op}' ('{lt}' and '{rt}')", e.pos)
+
+    def e_Assign(self, e: ast.Assign) -> ast.Expr:
+        target = self.expr(e.target)
+        self.require_modifiable(target)
+        e.target = target
+        tt = target.ty
+        if isinstance(e.value, ast.InitList):
+            if isinstance(tt, VectorType):
+                e.value = self._construct(ast.Construct(e.value.pos, ast.TypeSpec(e.pos, str(tt)), e.value.items), tt)
+            else:
+                raise CompileError("brace initializers can only be assigned to vectors", e.value.pos)
+        value = self.rvalue(self.expr(e.value))
+        if e.op == "=":
+            e.value = self.convert(value, tt, "assignment")
+            e.ty = tt
+            return e
+        op = e.op[:-1]
+        if isinstance(tt, PointerType):
+            if op not in ("+", "-") or not (isinstance(value.ty, ScalarType) and value.ty.is_int):
+                raise CompileError(f"invalid operands to '{e.op}' on a pointer", e.pos)
+            e.value = self.convert(value, LONG, "pointer arithmetic")
+            e.op_ty = None
+            e.ty = tt
+            return e
+        # Evaluate 'a op= b' as 'a = (type of a)(a op b)'.
+        fake = ast.Binary(e.pos, op, typed_placeholder(target), value)
+        fake = self.e_Binary(fake)
+        e.op_ty = fake.op_ty
+        e.value = fake.right
+        if isinstance(tt, VectorType) and not isinstance(fake.ty, VectorType):
+            raise CompileError(f"invalid compound assignment to '{tt}'", e.pos)
+        if isinstance(tt, ScalarType) and isinstance(fake.ty, VectorType):
+            raise CompileError(f"cannot assign a vector result to scalar '{tt}'", e.pos)
+        e.ty = tt
+        return e
+
+    def e_Ternary(self, e: ast.Ternary) -> ast.Expr:
+        e.cond = self.condition(e.cond)
+        a = self.rvalue(self.expr(e.then))
+        b = self.rvalue(self.expr(e.other))
+        if a.ty == b.ty:
+            e.ty = a.ty
+        elif is_arith(a.ty) and is_arith(b.ty):
+            e.ty = self.arith_result("?:", a, b, e.pos)
+        elif isinstance(a.ty, PointerType) and isinstance(b.ty, PointerType) and a.ty.pointee == b.ty.pointee \
+                and a.ty.space == b.ty.space:
+            e.ty = PointerType(a.ty.pointee, a.ty.space, a.ty.const or b.ty.const)
+        else:
+            raise CompileError(f"incompatible operand types in '?:' ('{a.ty}' and '{b.ty}')", e.pos)
+        e.then, e.other = self.convert(a, e.ty, "'?:'"), self.convert(b, e.ty, "'?:'")
+        return e
+
+    def e_Comma(self, e: ast.Comma) -> ast.Expr:
+        e.exprs = [self.rvalue(self.expr(x)) for x in e.exprs]
+        e.ty = e.exprs[-1].ty
+        return e
+
+    def e_Index(self, e: ast.Index) -> ast.Expr:
+        base = self.expr(e.base)
+        idx = self.rvalue(self.expr(e.index))
+        if not (isinstance(idx.ty, ScalarType) and idx.ty.kind in ("int", "bool")):
+            raise CompileError(f"array subscript is not an integer (it is '{idx.ty}')", e.index.pos)
+        bt = base.ty
+        if isinstance(bt, VectorType):
+            e.base = base
+            e.index = self.convert(idx, promote(idx.ty), "subscript")
+            e.ty = bt.elem
+            e.vector_index = True
+            designates_part_of(e, base)
+            return e
+        if isinstance(bt, ArrayType):
+            e.base = base
+            e.ty = bt.elem
+            e.space = base.space or AddressSpace.THREAD
+            e.const_mem = base.const_mem or (isinstance(base, ast.Name) and not base.symbol.mutable
+                                             and base.symbol.kind == VarKind.CONST)
+        elif isinstance(bt, PointerType):
+            e.base = base
+            e.ty = bt.pointee
+            e.space = bt.space
+            e.const_mem = bt.const
+        else:
+            raise CompileError(f"subscripted value is not an array, pointer or vector (it is '{bt}')", e.pos)
+        e.index = self.convert(idx, LONG if (idx.ty.bits > 32 or idx.ty == UINT) else INT, "subscript")
+        e.lvalue = True
+        e.memory = True
+        return e
+
+    def e_Member(self, e: ast.Member) -> ast.Expr:
+        base = self.expr(e.base)
+        bt = base.ty
+        if e.arrow:
+            raise CompileError("'->' needs a pointer to a struct; structs are not supported", e.pos)
+        if not isinstance(bt, VectorType):
+            raise CompileError(f"member reference base type '{bt}' is not a vector or struct", e.pos)
+        comps = []
+        name = e.name
+        chosen = next((s for s in SWIZZLE_SETS if name[0] in s), None)
+        if chosen is None or any(c not in chosen for c in name) or len(name) > 4:
+            raise CompileError(f"invalid vector swizzle '.{name}' on '{bt}'", e.pos)
+        for c in name:
+            k = chosen.index(c)
+            if k >= bt.n:
+                raise CompileError(f"vector component '.{c}' is out of range for '{bt}'", e.pos)
+            comps.append(k)
+        e.base = base
+        e.comps = comps
+        e.ty = bt.elem if len(comps) == 1 else vector(bt.elem, len(comps))
+        e.dup_swizzle = len(set(comps)) != len(comps)
+        designates_part_of(e, base)
+        if isinstance(base, ast.Name) and isinstance(base.symbol, Var) and not base.symbol.mutable:
+            e.const_mem = True
+        return e
+
+    def e_Cast(self, e: ast.Cast) -> ast.Expr:
+        ty = self.resolve_type(e.type_spec)
+        operand = self.rvalue(self.expr(e.operand))
+        src = operand.ty
+        e.ty = ty
+        if e.style == CastStyle.AS_TYPE:
+            if not (is_arith(ty) and is_arith(src)) or size_of(ty) != size_of(src):
+                raise CompileError(f"as_type<{ty}> needs a value of the same size (got '{src}', "
+                                   f"{size_of(src)} vs {size_of(ty)} bytes)", e.pos)
+            e.operand = operand
+            return e
+        if isinstance(ty, PointerType):
+            if not isinstance(src, PointerType):
+                raise CompileError(f"cannot cast '{src}' to pointer type '{ty}'", e.pos)
+            if src.space != ty.space:
+                raise CompileError(f"cannot cast between address spaces ('{src}' to '{ty}')", e.pos)
+            e.operand = operand
+            return e
+        if isinstance(ty, VectorType) and isinstance(src, VectorType):
+            if ty.n != src.n:
+                raise CompileError(f"cannot cast '{src}' to '{ty}': sizes differ", e.pos)
+            e.operand = operand
+            return e
+        if isinstance(ty, ScalarType | VectorType) and is_arith(src):
+            if isinstance(src, VectorType) and isinstance(ty, ScalarType):
+                raise CompileError(f"cannot cast vector '{src}' to scalar '{ty}'", e.pos)
+            e.operand = operand
+            return e
+        if isinstance(ty, ScalarType) and isinstance(src, PointerType | EnumType):
+            e.operand = operand
+            return e
+        if isinstance(ty, VoidType):
+            e.operand = operand
+            return e
+        raise CompileError(f"cannot cast '{src}' to '{ty}'", e.pos)
+
+    def e_Construct(self, e: ast.Construct) -> ast.Expr:
+        ty = self.resolve_type(e.type_spec)
+        return self._construct(e, ty)
+
+    def _construct(self, e: ast.Construct, ty: Type) -> ast.Expr:
+        args = [self.rvalue(self.expr(a)) for a in e.args]
+        if isinstance(ty, ScalarType):
+            if len(args) == 0:
+                lit = ast.IntLit(e.pos, 0)
+                self.e_IntLit(lit)
+                return self.convert(lit, ty, "value-initialization")
+            if len(args) != 1:
+                raise CompileError(f"'{ty}(...)' takes one argument", e.pos)
+            if not isinstance(args[0].ty, ScalarType | EnumType):
+                raise CompileError(f"cannot convert '{args[0].ty}' to '{ty}'", e.pos)
+            cast = ast.Cast(e.pos, e.type_spec, args[0], CastStyle.C)
+            cast.ty = ty
+            return cast
+        if isinstance(ty, VectorType):
+            if len(args) == 1 and isinstance(args[0].ty, ScalarType):
+                e.args = [self.convert(args[0], ty.elem, "vector constructor")]
+                e.ty = ty
+                e.splat = True
+                return e
+            if len(args) == 1 and isinstance(args[0].ty, VectorType) and args[0].ty.n == ty.n:
+                cast = ast.Cast(e.pos, e.type_spec, args[0], CastStyle.C)
+                cast.ty = ty
+                return cast
+            total = 0
+            conv = []
+            for a in args:
+                if isinstance(a.ty, VectorType):
+                    total += a.ty.n
+                    conv.append(self._mk_convert(a, vector(ty.elem, a.ty.n)) if a.ty.elem != ty.elem else a)
+                elif isinstance(a.ty, ScalarType):
+                    total += 1
+                    conv.append(self.convert(a, ty.elem, "vector constructor"))
+                else:
+                    raise CompileError(f"invalid argument of type '{a.ty}' to '{ty}(...)'", a.pos)
+            if len(args) == 0:
+                lit = ast.IntLit(e.pos, 0)
+                self.e_IntLit(lit)
+                e.args = [self.convert(lit, ty.elem, "vector constructor")]
+                e.ty = ty
+                e.splat = True
+                return e
+            if total != ty.n:
+                raise CompileError(f"'{ty}(...)' needs {ty.n} components, got {total}", e.pos)
+            e.args = conv
+            e.ty = ty
+            e.splat = False
+            return e
+        raise CompileError(f"cannot construct a value of type '{ty}'", e.pos)
+
+    def e_SizeOf(self, e: ast.SizeOf) -> ast.Expr:
+        if isinstance(e.target, ast.TypeSpec):
+            t = self.resolve_type(e.target)
+        else:
+            t = self.expr(e.target).ty
+        lit = ast.IntLit(e.pos, size_of(t), "ul")
+        lit.ty = ULONG
+        return lit
+
+    def e_InitList(self, e: ast.InitList) -> ast.Expr:
+        raise CompileError("a brace-enclosed list is only allowed as an initializer", e.pos)
+
+    def e_Convert(self, e: ast.Convert) -> ast.Expr:
+        return e

@@ -1,0 +1,82 @@
+"""The checker's shared state and its results."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from ...lang.types import (
+    Type,
+)
+from .. import ast
+from ..symbols import FuncInstance, Var
+
+
+class Scope:
+    def __init__(self, parent: Scope | None = None) -> None:
+        self.parent = parent
+        self.names: dict[str, Any] = {}
+
+    def lookup(self, name: str) -> Any:
+        s: Scope | None = self
+        while s is not None:
+            if name in s.names:
+                return s.names[name]
+            s = s.parent
+        return None
+
+    def all_names(self) -> set[str]:
+        out: set[str] = set()
+        s: Scope | None = self
+        while s is not None:
+            out |= set(s.names)
+            s = s.parent
+        return out
+
+
+@dataclass
+class FunctionContext:
+    ret: Type
+    nslots: int = 0
+    loop_depth: int = 0
+    switch_depth: int = 0
+    is_kernel: bool = False
+    variables: list = field(default_factory=list)  # every named local, for step-through views
+
+
+@dataclass
+class CheckedKernel:
+    body: ast.Block
+    params: list[Var]
+    nslots: int
+    threadgroup_arrays: list[Var] = field(default_factory=list)
+    functions: list[FuncInstance] = field(default_factory=list)
+    variables: list[Var] = field(default_factory=list)
+
+
+class Library(Protocol):
+    """The builtin functions and constants the checker resolves names against (the simulator's
+    standard library, ``msl.library``, passed in so the front end does not depend on it)."""
+
+    def function(self, name: str) -> Any: ...
+
+    def constant(self, name: str, template_args: Any, checker: Any) -> tuple[Type, Any] | None: ...
+
+    def function_names(self) -> set[str]: ...
+
+
+class CheckerState:
+    """What the checker's parts share while checking: scopes, the function being checked, the
+    header's functions and their instances, and the library of builtins."""
+
+    def __init__(self, library: Library) -> None:
+        self.library = library
+        self.globals = Scope()
+        self.scope = self.globals
+        self.func: FunctionContext | None = None
+        self.func_defs: dict[str, list[ast.FuncDef]] = {}
+        self.instances: dict[tuple, FuncInstance] = {}
+        self.threadgroup_arrays: list[Var] = []
+        self.instantiating: list[str] = []
+        # Names whose address is taken ('&x'): such locals live in thread memory, not registers.
+        self.addressed: set[str] = set()

@@ -1,0 +1,123 @@
+"""Statements: scopes, control flow and what may appear where."""
+
+from __future__ import annotations
+
+from ...lang.errors import CompileError
+from ...lang.types import (
+    ScalarType,
+    VoidType,
+    promote,
+)
+from .. import ast
+from ..parser import AliasStmt
+from .state import CheckerState, Scope
+
+
+class Statements(CheckerState):
+    def stmt_block_contents(self, block: ast.Block) -> None:
+        for s in block.stmts:
+            self.stmt(s)
+
+    def stmt(self, s: ast.Stmt) -> None:
+        if isinstance(s, ast.Block):
+            saved = self.scope
+            self.scope = Scope(saved)
+            self.stmt_block_contents(s)
+            self.scope = saved
+        elif isinstance(s, ast.Decl):
+            self.local_decl(s)
+        elif isinstance(s, ast.ExprStmt):
+            s.expr = self.expr(s.expr)
+            if isinstance(s.expr, ast.Call):
+                s.expr.value_unused = True
+        elif isinstance(s, ast.If):
+            s.cond = self.condition(s.cond)
+            self.scoped(s.then)
+            if s.other is not None:
+                self.scoped(s.other)
+        elif isinstance(s, ast.For):
+            saved = self.scope
+            self.scope = Scope(saved)
+            if s.init is not None:
+                self.stmt(s.init)
+            if s.cond is not None:
+                s.cond = self.condition(s.cond)
+            if s.step is not None:
+                s.step = self.expr(s.step)
+            self.loop_body(s.body)
+            self.scope = saved
+        elif isinstance(s, ast.While):
+            s.cond = self.condition(s.cond)
+            self.loop_body(s.body)
+        elif isinstance(s, ast.DoWhile):
+            self.loop_body(s.body)
+            s.cond = self.condition(s.cond)
+        elif isinstance(s, ast.Switch):
+            s.value = self.expr(s.value)
+            vt = s.value.ty
+            if not (isinstance(vt, ScalarType) and vt.kind in ("int", "bool")):
+                raise CompileError(f"switch needs an integer value, not '{vt}'", s.value.pos)
+            s.value = self.convert(s.value, promote(vt), "switch")
+            assert self.func is not None
+            self.func.switch_depth += 1
+            saved = self.scope
+            self.scope = Scope(saved)
+            seen = set()
+            for st in s.body.stmts:
+                if isinstance(st, ast.Case):
+                    if st.value is not None:
+                        v = self.const_int(st.value, "case value")
+                        if v in seen:
+                            raise CompileError(f"duplicate case value {v}", st.pos)
+                        seen.add(v)
+                        st.value = ast.IntLit(st.value.pos, v)
+                        st.value.ty = s.value.ty
+                else:
+                    self.stmt(st)
+            self.scope = saved
+            self.func.switch_depth -= 1
+        elif isinstance(s, ast.Case):
+            raise CompileError("'case' outside of a switch", s.pos)
+        elif isinstance(s, ast.Break):
+            assert self.func is not None
+            if not self.func.loop_depth and not self.func.switch_depth:
+                raise CompileError("'break' outside of a loop or switch", s.pos)
+        elif isinstance(s, ast.Continue):
+            assert self.func is not None
+            if not self.func.loop_depth:
+                raise CompileError("'continue' outside of a loop", s.pos)
+        elif isinstance(s, ast.Return):
+            assert self.func is not None
+            ret = self.func.ret
+            if s.value is None:
+                if not isinstance(ret, VoidType):
+                    raise CompileError(f"non-void function must return a value of type '{ret}'", s.pos)
+            else:
+                if isinstance(ret, VoidType):
+                    if self.func.is_kernel:
+                        raise CompileError("a kernel returns nothing: use 'return;' and write results to an "
+                                           "output buffer", s.value.pos)
+                    raise CompileError("void function should not return a value", s.value.pos)
+                s.value = self.convert(self.expr(s.value), ret, "return")
+        elif isinstance(s, ast.Empty):
+            pass
+        elif isinstance(s, AliasStmt):
+            self._declare_alias(s.alias)
+        else:  # pragma: no cover
+            raise CompileError(f"unsupported statement {type(s).__name__}", s.pos)
+
+    def scoped(self, s: ast.Stmt) -> None:
+        saved = self.scope
+        self.scope = Scope(saved)
+        self.stmt(s)
+        self.scope = saved
+
+    def loop_body(self, s: ast.Stmt) -> None:
+        assert self.func is not None
+        self.func.loop_depth += 1
+        self.scoped(s)
+        self.func.loop_depth -= 1
+
+    def condition(self, e: ast.Expr) -> ast.Expr:
+        e = self.expr(e)
+        return self.to_bool(e)

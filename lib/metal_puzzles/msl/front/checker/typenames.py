@@ -1,0 +1,121 @@
+"""Resolving type names and constant expressions (array sizes, template arguments)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...lang.errors import CompileError, Pos, did_you_mean
+from ...lang.types import (
+    BOOL,
+    FLOAT,
+    INT,
+    SCALARS,
+    UINT,
+    AddressSpace,
+    ArrayType,
+    AtomicType,
+    PointerType,
+    ScalarType,
+    Type,
+    VoidType,
+    lookup_builtin_type,
+    vector,
+)
+from .. import ast
+from ..constexpr import NotConstant, evaluate
+from ..symbols import Var
+from .helpers import flatten_items
+from .state import CheckerState
+
+
+class TypeResolution(CheckerState):
+    def _declare_alias(self, item: ast.TypeAlias) -> None:
+        if item.template_params:
+            raise CompileError("alias templates are not supported", item.pos)
+        self.scope.names[item.name] = ("type", self.resolve_type(item.type_spec))
+
+    def resolve_type(self, spec: ast.TypeSpec, default_space: AddressSpace = AddressSpace.THREAD, init: Any = None) -> Type:
+        base = self._resolve_base(spec)
+        ty = base
+        for pspace, _pointer_const in spec.pointers:
+            # The address space written before the type qualifies the first pointee.
+            space = spec.space if ty is base and spec.space else (pspace or default_space)
+            const = spec.const if ty is base else False
+            if isinstance(ty, VoidType):
+                raise CompileError("void pointers are not supported", spec.pos)
+            ty = PointerType(ty, space, const)
+        for k, dim in enumerate(reversed(spec.array_dims)):
+            if dim is None:
+                if k == len(spec.array_dims) - 1 and isinstance(init, ast.InitList):
+                    inner = 1
+                    t = ty
+                    while isinstance(t, ArrayType):
+                        inner *= t.n
+                        t = t.elem
+                    flat = len(flatten_items(init))
+                    n = len(init.items) if all(isinstance(x, ast.InitList) for x in init.items) and init.items \
+                        else -(-flat // inner)
+                    ty = ArrayType(ty, max(n, 1))
+                    continue
+                raise CompileError("array size required (or give a {...} initializer)", spec.pos)
+            n = self.const_int(dim, "array size")
+            if n <= 0:
+                raise CompileError(f"array size must be positive (got {n})", dim.pos)
+            ty = ArrayType(ty, n)
+        return ty
+
+    def _resolve_base(self, spec: ast.TypeSpec) -> Type:
+        name = spec.name
+        found = self.scope.lookup(name)
+        if isinstance(found, tuple) and found[0] == "type":
+            return found[1]
+        plain = name.removeprefix("metal::")
+        if plain in ("vec",):
+            if len(spec.args) != 2:
+                raise CompileError("vec<T, N> takes a type and a size", spec.pos)
+            elem = self.resolve_type(spec.args[0])
+            n = self.const_int(spec.args[1], "vector size")
+            if not isinstance(elem, ScalarType) or n not in (2, 3, 4):
+                raise CompileError(f"invalid vector type vec<{elem}, {n}>", spec.pos)
+            return vector(elem, n)
+        if plain == "atomic":
+            if len(spec.args) != 1:
+                raise CompileError("atomic<T> takes one type", spec.pos)
+            elem = self.resolve_type(spec.args[0])
+            if elem not in (INT, UINT, FLOAT, BOOL) and not (isinstance(elem, ScalarType) and elem.is_int):
+                raise CompileError(f"atomic<{elem}> is not supported (use int, uint or float)", spec.pos)
+            return AtomicType(elem)
+        t = lookup_builtin_type(plain)
+        if t is not None:
+            return t
+        raise CompileError(f"unknown type name '{name}'" + did_you_mean(name, self._type_candidates()), spec.pos)
+
+    def _type_candidates(self) -> set[str]:
+        names = {k for k, v in self._all_scope_items() if isinstance(v, tuple)}
+        return names | set(SCALARS) | {f"{e}{n}" for e in ("float", "half", "int", "uint") for n in (2, 3, 4)}
+
+    def _all_scope_items(self):
+        s = self.scope
+        while s is not None:
+            yield from s.names.items()
+            s = s.parent
+
+    def const_int(self, expr: Any, what: str) -> int:
+        if isinstance(expr, ast.TypeSpec):
+            raise CompileError(f"expected a constant for the {what}, found a type", expr.pos)
+        try:
+            value = evaluate(expr, self._const_lookup)
+        except NotConstant:
+            raise CompileError(f"{what} must be a compile-time constant", expr.pos) from None
+        if isinstance(value, float):
+            raise CompileError(f"{what} must be an integer", expr.pos)
+        return int(value)
+
+    def _const_lookup(self, name: str, pos: Pos) -> Any:
+        sym = self.scope.lookup(name)
+        if isinstance(sym, Var) and sym.const_value is not None and not isinstance(sym.const_value, list):
+            v = sym.const_value
+            return float(v) if isinstance(v, float) else int(v)
+        if sym is None and self.scope.lookup(name.split("::")[-1]) is None:
+            raise CompileError(f"use of undeclared identifier '{name}'" + did_you_mean(name, self.scope.all_names()), pos)
+        raise NotConstant(name)

@@ -1,0 +1,106 @@
+"""Named constants (FLT_MAX, M_PI_F, ...), ``numeric_limits<T>`` and MLX's ``Limits<T>``."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..lang.errors import CompileError
+from ..lang.types import (
+    BFLOAT,
+    BOOL,
+    FLOAT,
+    HALF,
+    INT,
+    LONG,
+    UINT,
+    ULONG,
+    ScalarType,
+    Type,
+)
+from .base import Builtin, nargs
+
+
+# ============================================================================ numeric limits
+class NumericLimits(Builtin):
+    """metal::numeric_limits<T>::max() and friends."""
+
+    def check(self, ck, call, args, targs):
+        nargs(call, args, 0)
+        member = call.func.ident.split("::")[-1]
+        if not targs or len(targs) != 1:
+            raise CompileError("numeric_limits needs one type argument", call.pos)
+        ty = ck.resolve_type(targs[0])
+        if not isinstance(ty, ScalarType):
+            raise CompileError(f"numeric_limits<{ty}> is not defined", call.pos)
+        call.const_value = ty.dtype.type(_limit(ty, member, call))
+        return ty
+
+    def emit(self, cg, call, fns):
+        v = call.const_value
+        return lambda c, m: v
+
+
+def _limit(ty: ScalarType, member: str, node) -> float | int:
+    if ty == BOOL:
+        return {"max": 1, "min": 0, "lowest": 0}.get(member, 0)
+    if ty.is_int:
+        info = np.iinfo(ty.dtype)
+        table = {"max": info.max, "min": info.min, "lowest": info.min, "finite_max": info.max,
+                 "finite_min": info.min}
+    else:
+        info = np.finfo(np.float16 if ty == HALF else np.float32)
+        mx = float(info.max) if ty != BFLOAT else 3.3895313892515355e38
+        table = {"max": mx, "min": float(info.tiny) if ty != BFLOAT else 1.1754943508222875e-38,
+                 "lowest": -mx, "epsilon": float(info.eps) if ty != BFLOAT else 0.0078125,
+                 "infinity": math.inf, "quiet_NaN": math.nan, "finite_max": mx, "finite_min": -mx,
+                 "denorm_min": float(info.smallest_subnormal) if ty != BFLOAT else 9.183549615799121e-41}
+    if member not in table:
+        raise CompileError(f"numeric_limits has no member '{member}' for '{ty}'", node.pos)
+    return table[member]
+
+
+NUMERIC_LIMITS = NumericLimits("numeric_limits")
+
+
+# ============================================================================ constants
+_FLOAT_CONSTANTS = {
+    "INFINITY": math.inf, "NAN": math.nan, "HUGE_VALF": math.inf, "MAXFLOAT": 3.4028234663852886e38,
+    "FLT_MAX": 3.4028234663852886e38, "FLT_MIN": 1.1754943508222875e-38, "FLT_EPSILON": 1.1920928955078125e-07,
+    "M_PI_F": math.pi, "M_PI_2_F": math.pi / 2, "M_PI_4_F": math.pi / 4, "M_1_PI_F": 1 / math.pi,
+    "M_2_PI_F": 2 / math.pi, "M_E_F": math.e, "M_LN2_F": math.log(2), "M_LN10_F": math.log(10),
+    "M_LOG2E_F": math.log2(math.e), "M_LOG10E_F": math.log10(math.e), "M_SQRT2_F": math.sqrt(2),
+    "M_SQRT1_2_F": math.sqrt(0.5), "M_2_SQRTPI_F": 2 / math.sqrt(math.pi),
+}
+_HALF_CONSTANTS = {"HALF_MAX": 65504.0, "HALF_MIN": 6.103515625e-05, "HALF_EPSILON": 0.0009765625,
+                   "M_PI_H": math.pi, "MAXHALF": 65504.0}
+_INT_CONSTANTS = {
+    "INT_MAX": (INT, 2**31 - 1), "INT_MIN": (INT, -(2**31)), "UINT_MAX": (UINT, 2**32 - 1),
+    "SHRT_MAX": (INT, 32767), "SHRT_MIN": (INT, -32768), "USHRT_MAX": (INT, 65535), "CHAR_MAX": (INT, 127),
+    "CHAR_MIN": (INT, -128), "UCHAR_MAX": (INT, 255), "LONG_MAX": (LONG, 2**63 - 1), "LONG_MIN": (LONG, -(2**63)),
+    "ULONG_MAX": (ULONG, 2**64 - 1), "CHAR_BIT": (INT, 8),
+}
+
+
+def lookup_constant(name: str, targs, ck) -> tuple[Type, object] | None:
+    plain = name.removeprefix("metal::")
+    if plain in _FLOAT_CONSTANTS:
+        return FLOAT, _FLOAT_CONSTANTS[plain]
+    if plain in _HALF_CONSTANTS:
+        return HALF, _HALF_CONSTANTS[plain]
+    if plain in _INT_CONSTANTS:
+        return _INT_CONSTANTS[plain]
+    if plain.startswith("Limits<>::") and targs:
+        # MLX's Limits<T>::max / min / finite_max / finite_min (static constants, not calls).
+        ty = ck.resolve_type(targs[0])
+        member = plain.split("::")[-1]
+        if isinstance(ty, ScalarType):
+            if ty.is_float and member in ("max", "min"):
+                value = math.inf if member == "max" else -math.inf
+            elif ty.is_float:
+                value = _limit(ty, {"finite_max": "max", "finite_min": "lowest"}.get(member, member), None)
+            else:
+                value = _limit(ty, {"finite_max": "max", "finite_min": "min"}.get(member, member), None)
+            return ty, value
+    return None

@@ -1,0 +1,195 @@
+"""Integer functions: bit counting and reversal, wide multiplies, rotates, saturating and halving
+arithmetic, 24-bit multiplies, bit-field extraction and insertion."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..front import ast
+from ..lang.errors import KernelRuntimeError
+from ..lang.types import (
+    UINT,
+    scalar_of,
+)
+from .base import Builtin, Elementwise, as_dtype, nargs, register, unify, unsigned_of_width
+
+
+def _popcount(elem):
+    unsigned = unsigned_of_width(elem.bits)
+    return lambda x: np.bitwise_count(np.asarray(x).astype(unsigned)).astype(elem.dtype)
+
+
+def _clz(elem):
+    bits = elem.bits
+
+    def clz(x):
+        u = np.asarray(x).astype(unsigned_of_width(elem.bits))
+        n = np.zeros(u.shape, dtype=np.int64)
+        width = bits
+        cur = u.copy()
+        shift = bits // 2
+        while shift:
+            top = cur >> np.asarray(shift, dtype=cur.dtype) if False else cur >> cur.dtype.type(width - shift)
+            zero_top = top == 0
+            n = np.where(zero_top, n + shift, n)
+            cur = np.where(zero_top, cur << cur.dtype.type(shift), cur)
+            shift //= 2
+        n = np.where(u == 0, bits, n)
+        return n.astype(elem.dtype)
+    return clz
+
+
+def _ctz(elem):
+    bits = elem.bits
+
+    def ctz(x):
+        u = np.asarray(x).astype(unsigned_of_width(bits))
+        low = u & (~u + u.dtype.type(1))  # lowest set bit
+        n = np.zeros(u.shape, dtype=np.int64)
+        for k in range(bits):
+            n = np.where(low == (u.dtype.type(1) << u.dtype.type(k)), k, n)
+        n = np.where(u == 0, bits, n)
+        return n.astype(elem.dtype)
+    return ctz
+
+
+def _reverse_bits(elem):
+    bits = elem.bits
+
+    def rev(x):
+        u = np.asarray(x).astype(unsigned_of_width(bits))
+        out = np.zeros_like(u)
+        one = u.dtype.type(1)
+        for k in range(bits):
+            out |= ((u >> u.dtype.type(k)) & one) << u.dtype.type(bits - 1 - k)
+        return out.astype(elem.dtype)
+    return rev
+
+
+
+
+def _wide(elem):
+    return np.int64 if elem.signed else np.uint64
+
+
+def _mulhi(elem):
+    bits = elem.bits
+
+    def mulhi(x, y):
+        if bits == 64:
+            raise KernelRuntimeError("mulhi on 64-bit integers is not supported by the simulator")
+        p = np.asarray(x).astype(_wide(elem)) * np.asarray(y).astype(_wide(elem))
+        return (p >> _wide(elem)(bits)).astype(elem.dtype)
+    return mulhi
+
+
+def _madhi(elem):
+    hi = _mulhi(elem)
+    return lambda x, y, z: (np.asarray(hi(x, y)) + z).astype(elem.dtype)
+
+
+def _rotate(elem):
+    bits = elem.bits
+    u = unsigned_of_width(bits)
+
+    def rotate(x, k):
+        xu = np.asarray(x).astype(u)
+        s = (np.asarray(k).astype(np.int64) % bits).astype(u)
+        back = ((u(bits) - s) % u(bits)).astype(u)
+        return ((xu << s) | np.where(s == 0, u(0), xu >> back)).astype(elem.dtype)
+    return rotate
+
+
+def _saturating(elem, op):
+    lo, hi = np.iinfo(elem.dtype).min, np.iinfo(elem.dtype).max
+
+    def sat(x, y):
+        if elem.bits == 64:
+            wide = np.asarray(x).astype(object) + (np.asarray(y).astype(object) if op == "+" else -np.asarray(y).astype(object))
+            return np.clip(wide, lo, hi).astype(elem.dtype)
+        wide = np.asarray(x).astype(np.int64)
+        wide = wide + np.asarray(y).astype(np.int64) if op == "+" else wide - np.asarray(y).astype(np.int64)
+        return np.clip(wide, lo, hi).astype(elem.dtype)
+    return sat
+
+
+def _addsat(elem):
+    return _saturating(elem, "+")
+
+
+def _subsat(elem):
+    return _saturating(elem, "-")
+
+
+def _hadd(elem):
+    return lambda x, y: ((np.asarray(x).astype(np.int64) + np.asarray(y).astype(np.int64)) >> 1).astype(elem.dtype)
+
+
+def _rhadd(elem):
+    return lambda x, y: ((np.asarray(x).astype(np.int64) + np.asarray(y).astype(np.int64) + 1) >> 1).astype(elem.dtype)
+
+
+def _mul24(elem):
+    return lambda x, y: (np.asarray(x).astype(np.int64) * np.asarray(y).astype(np.int64)).astype(elem.dtype)
+
+
+def _mad24(elem):
+    return lambda x, y, z: (np.asarray(x).astype(np.int64) * np.asarray(y).astype(np.int64)
+                            + np.asarray(z).astype(np.int64)).astype(elem.dtype)
+
+
+register(Elementwise("popcount", 1, _popcount, ints_only=True, per_type=True))
+register(Elementwise("clz", 1, _clz, ints_only=True, per_type=True))
+register(Elementwise("ctz", 1, _ctz, ints_only=True, per_type=True))
+register(Elementwise("reverse_bits", 1, _reverse_bits, ints_only=True, per_type=True))
+for _n, _f, _k in (("mulhi", _mulhi, 2), ("madhi", _madhi, 3), ("rotate", _rotate, 2), ("addsat", _addsat, 2),
+                   ("subsat", _subsat, 2), ("hadd", _hadd, 2), ("rhadd", _rhadd, 2), ("mul24", _mul24, 2),
+                   ("mad24", _mad24, 3)):
+    register(Elementwise(_n, _k, _f, ints_only=True, per_type=True))
+
+
+class BitField(Builtin):
+    """extract_bits(x, offset, bits) and insert_bits(base, insert, offset, bits)."""
+
+    def check(self, ck, call, args, targs):
+        n = 3 if self.name == "extract_bits" else 4
+        nargs(call, args, n)
+        values = args[: n - 2]
+        fake = ast.Call(call.pos, call.func, values)
+        t = unify(ck, fake, values, ints_only=True)
+        call.args = fake.args + [ck.convert(ck.rvalue(a), UINT, f"'{self.name}'") for a in args[n - 2:]]
+        call.arg_ty = t
+        return t
+
+    def emit(self, cg, call, fns):
+        elem = scalar_of(call.arg_ty)
+        u = unsigned_of_width(elem.bits)
+
+        def field_mask(bits):
+            b = np.asarray(bits).astype(np.uint64)
+            return np.where(b >= elem.bits, np.uint64(2**elem.bits - 1), (np.uint64(1) << b) - np.uint64(1)).astype(u)
+
+        if self.name == "extract_bits":
+            x, off, bits = fns
+
+            def extract(c, m):
+                o = np.asarray(off(c, m)).astype(u)
+                v = (np.asarray(x(c, m)).astype(u) >> o) & field_mask(bits(c, m))
+                if elem.signed:  # sign-extend the field
+                    b = np.asarray(bits(c, m)).astype(np.int64)
+                    sign = (v.astype(np.uint64) >> np.maximum(b - 1, 0).astype(np.uint64)) & np.uint64(1)
+                    v = np.where((sign == 1) & (b < elem.bits), v | ~field_mask(b), v)
+                return as_dtype(np.asarray(v).astype(u).astype(elem.dtype), elem.dtype)
+            return extract
+        base, ins, off, bits = fns
+
+        def insert(c, m):
+            o = np.asarray(off(c, m)).astype(u)
+            fm = field_mask(bits(c, m)) << o
+            v = (np.asarray(base(c, m)).astype(u) & ~fm) | ((np.asarray(ins(c, m)).astype(u) << o) & fm)
+            return as_dtype(np.asarray(v).astype(elem.dtype), elem.dtype)
+        return insert
+
+
+register(BitField("extract_bits"))
+register(BitField("insert_bits"))

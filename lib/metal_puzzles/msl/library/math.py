@@ -1,0 +1,353 @@
+"""Floating-point and generic math: elementwise functions in the argument's own precision, ldexp,
+ilogb, the out-parameter functions (sincos, frexp, modf), select, geometric functions, all/any."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..front import ast
+from ..lang.errors import CompileError
+from ..lang.types import (
+    BFLOAT,
+    BOOL,
+    FLOAT,
+    INT,
+    VectorType,
+    is_arith,
+    scalar_of,
+    vector,
+    with_elem,
+)
+from ..lang.values import round_bfloat
+from .base import (
+    Builtin,
+    Elementwise,
+    as_dtype,
+    nargs,
+    register,
+    rounded,
+    unify,
+    unsigned_of_width,
+)
+
+
+def _c_round(x):
+    t = np.trunc(x)
+    return np.where(np.abs(x - t) >= 0.5, t + np.sign(x), t)
+
+
+def _fract(x):
+    return np.minimum(x - np.floor(x), np.asarray(x).dtype.type(0.99999994) if np.asarray(x).dtype == np.float32
+                      else np.asarray(x).dtype.type(0.9995))
+
+
+def _rsqrt(x):
+    one = np.asarray(x).dtype.type(1)
+    return one / np.sqrt(x)
+
+
+def _step(edge, x):
+    return np.where(x < edge, np.zeros_like(x), np.ones_like(x))
+
+
+def _smoothstep(e0, e1, x):
+    dt = np.asarray(x).dtype.type
+    t = np.clip((x - e0) / (e1 - e0), dt(0), dt(1))
+    return t * t * (dt(3) - dt(2) * t)
+
+
+def _mix(x, y, a):
+    return x + (y - x) * a
+
+
+def _clamp_any(x, lo, hi):
+    if np.asarray(x).dtype.kind == "f":
+        return np.fmin(np.fmax(x, lo), hi)
+    return np.minimum(np.maximum(x, lo), hi)
+
+
+def _min(x, y):
+    return np.fmin(x, y) if np.asarray(x).dtype.kind == "f" else np.minimum(x, y)
+
+
+def _max(x, y):
+    return np.fmax(x, y) if np.asarray(x).dtype.kind == "f" else np.maximum(x, y)
+
+
+def _fma(a, b, c):
+    # One rounding: the exact product fits in float64; the sum is rounded once more to float32.
+    dt = np.asarray(a).dtype
+    if dt == np.float32:
+        return (np.asarray(a, np.float64) * b + np.asarray(c, np.float64)).astype(np.float32)
+    return (np.asarray(a, np.float32) * b + np.asarray(c, np.float32)).astype(dt)
+
+
+def _exp10(x):
+    return np.power(np.asarray(x).dtype.type(10), x)
+
+
+def _sign(x):
+    return np.sign(x)
+
+
+def _abs(elem):
+    return np.abs
+
+
+def _absdiff(elem):
+    def absdiff(x, y):
+        hi, lo = np.maximum(x, y), np.minimum(x, y)
+        return (hi.astype(unsigned_of_width(elem.bits)) - lo.astype(unsigned_of_width(elem.bits))).astype(elem.dtype)
+    return absdiff
+
+
+FLOAT_UNARY = {
+    "sqrt": np.sqrt, "rsqrt": _rsqrt, "exp": np.exp, "exp2": np.exp2, "exp10": _exp10, "log": np.log,
+    "log2": np.log2, "log10": np.log10, "sin": np.sin, "cos": np.cos, "tan": np.tan, "asin": np.arcsin,
+    "acos": np.arccos, "atan": np.arctan, "sinh": np.sinh, "cosh": np.cosh, "tanh": np.tanh,
+    "asinh": np.arcsinh, "acosh": np.arccosh, "atanh": np.arctanh, "floor": np.floor, "ceil": np.ceil,
+    "round": _c_round, "rint": np.rint, "trunc": np.trunc, "fract": _fract, "fabs": np.abs,
+    "sign": _sign, "saturate": lambda x: np.clip(x, np.asarray(x).dtype.type(0), np.asarray(x).dtype.type(1)),
+    "log1p": np.log1p, "expm1": np.expm1, "cbrt": np.cbrt,
+    "sinpi": lambda x: np.sin(np.asarray(x).dtype.type(math.pi) * x),
+    "cospi": lambda x: np.cos(np.asarray(x).dtype.type(math.pi) * x),
+    "tanpi": lambda x: np.tan(np.asarray(x).dtype.type(math.pi) * x),
+}
+FLOAT_BINARY = {
+    "pow": np.power, "powr": np.power, "atan2": np.arctan2, "fmod": np.fmod, "fmin": np.fmin,
+    "fmax": np.fmax, "copysign": np.copysign, "step": _step, "fdim": lambda x, y: np.maximum(x - y, 0),
+    "nextafter": np.nextafter, "hypot": np.hypot,
+}
+FLOAT_TERNARY = {"fma": _fma, "mad": _fma, "mix": _mix, "smoothstep": _smoothstep}
+FLOAT_PREDICATES = {"isnan": np.isnan, "isinf": np.isinf, "isfinite": np.isfinite, "signbit": np.signbit,
+                    "isnormal": lambda x: np.isfinite(x) & (np.abs(x) >= np.finfo(np.asarray(x).dtype).tiny)}
+
+
+
+for _n, _f in FLOAT_UNARY.items():
+    register(Elementwise(_n, 1, _f, floats_only=True))
+for _n, _f in FLOAT_BINARY.items():
+    register(Elementwise(_n, 2, _f, floats_only=True))
+for _n, _f in FLOAT_TERNARY.items():
+    register(Elementwise(_n, 3, _f, floats_only=True))
+for _n, _f in FLOAT_PREDICATES.items():
+    register(Elementwise(_n, 1, _f, floats_only=True, result="bool"))
+register(Elementwise("min", 2, _min))
+register(Elementwise("max", 2, _max))
+register(Elementwise("clamp", 3, _clamp_any))
+register(Elementwise("abs", 1, _abs, per_type=True))
+register(Elementwise("absdiff", 2, _absdiff, ints_only=True, per_type=True))
+
+
+class Ldexp(Builtin):
+    """ldexp(x, k) = x * 2^k, with an integer exponent."""
+
+    def check(self, ck, call, args, targs):
+        nargs(call, args, 2)
+        x = ck.rvalue(args[0])
+        t = x.ty if scalar_of(x.ty).is_float else with_elem(x.ty, FLOAT)
+        k_t = with_elem(t, INT)
+        call.args = [ck.convert(x, t, "'ldexp'"), ck.convert(ck.rvalue(args[1]), k_t, "'ldexp'")]
+        call.arg_ty = t
+        return t
+
+    def emit(self, cg, call, fns):
+        a, b = fns
+        f = rounded(np.ldexp, call.arg_ty)
+        dtype = scalar_of(call.arg_ty).dtype
+        return lambda c, m: as_dtype(f(a(c, m), b(c, m)), dtype)
+
+
+register(Ldexp("ldexp"))
+
+
+def _median3(a, b, c):
+    return _max(_min(a, b), _min(_max(a, b), c))
+
+
+for _n, _f in (("fmax3", lambda a, b, c: np.fmax(np.fmax(a, b), c)), ("fmin3", lambda a, b, c: np.fmin(np.fmin(a, b), c)),
+               ("fmedian3", _median3)):
+    register(Elementwise(_n, 3, _f, floats_only=True))
+for _n, _f in (("max3", lambda a, b, c: _max(_max(a, b), c)), ("min3", lambda a, b, c: _min(_min(a, b), c)),
+               ("median3", _median3)):
+    register(Elementwise(_n, 3, _f))
+register(Elementwise("divide", 2, np.divide, floats_only=True))
+
+
+class Ilogb(Builtin):
+    def check(self, ck, call, args, targs):
+        nargs(call, args, 1)
+        t = unify(ck, call, args, floats_only=True)
+        call.arg_ty = t
+        return with_elem(t, INT)
+
+    def emit(self, cg, call, fns):
+        (a,) = fns
+        return lambda c, m: as_dtype(np.frexp(np.asarray(a(c, m), dtype=np.float32))[1] - 1, np.dtype(np.int32))
+
+
+register(Ilogb("ilogb"))
+
+
+class OutParam(Builtin):
+    """sincos(x, cosval), frexp(x, exp), modf(x, intpart): a result plus one written through a reference."""
+
+    lvalue_args = (1,)
+
+    def check(self, ck, call, args, targs):
+        nargs(call, args, 2)
+        x = ck.rvalue(args[0])
+        t = x.ty if is_arith(x.ty) and scalar_of(x.ty).is_float else with_elem(x.ty, FLOAT) if is_arith(x.ty) else None
+        if t is None:
+            raise CompileError(f"'{self.name}' needs a floating-point argument", call.pos)
+        out = args[1]
+        if isinstance(out, ast.Unary) and out.op == "&":
+            out = out.operand
+        want = with_elem(t, INT) if self.name == "frexp" else t
+        if not out.lvalue or out.ty != want:
+            raise CompileError(f"the second argument of '{self.name}' must be a '{want}' variable", out.pos)
+        ck.require_modifiable(out)
+        call.args = [ck.convert(x, t, f"'{self.name}'"), out]
+        call.arg_ty = t
+        return t
+
+    def emit(self, cg, call, fns):
+        x, loc_fn = fns
+        name = self.name
+        dtype = scalar_of(call.arg_ty).dtype
+
+        def out_param(c, m):
+            v = np.asarray(x(c, m))
+            if name == "sincos":
+                result, other = np.sin(v), np.cos(v)
+            elif name == "frexp":
+                result, other = np.frexp(v)
+                other = other.astype(np.int32)
+            else:
+                other = np.trunc(v)
+                result = np.where(np.isinf(v), np.copysign(np.zeros_like(v), v), v - other)
+            loc_fn(c, m).store(c, other if np.ndim(other) else other[()], m)
+            return as_dtype(result, dtype)
+        return out_param
+
+
+for _n in ("sincos", "frexp", "modf"):
+    register(OutParam(_n))
+
+
+class Select(Builtin):
+    """select(a, b, c): c ? b : a, per component."""
+
+    def check(self, ck, call, args, targs):
+        nargs(call, args, 3)
+        a, b, c = (ck.rvalue(x) for x in args)
+        fake = ast.Call(call.pos, call.func, [a, b])
+        t = unify(ck, fake, [a, b])
+        cond_t = with_elem(t, BOOL) if isinstance(c.ty, VectorType) else BOOL
+        call.args = fake.args + [ck.convert(c, cond_t, "condition of 'select'")]
+        call.select_per_component = isinstance(t, VectorType) and not isinstance(c.ty, VectorType)
+        return t
+
+    def emit(self, cg, call, fns):
+        a, b, c = fns
+        vec = call.select_per_component
+        return lambda cx, m: np.where((lambda k: k[..., None] if vec and np.ndim(k) else k)(c(cx, m)), b(cx, m), a(cx, m))
+
+
+register(Select("select"))
+
+
+class Geometric(Builtin):
+    def __init__(self, name: str, nargs: int, kind: str) -> None:
+        super().__init__(name)
+        self.nargs = nargs
+        self.kind = kind
+
+    def check(self, ck, call, args, targs):
+        nargs(call, args, self.nargs)
+        t = unify(ck, call, args, floats_only=self.kind != "dot")
+        call.arg_ty = t
+        if self.kind in ("dot", "length", "length_squared", "distance", "distance_squared"):
+            return scalar_of(t)
+        if self.kind == "cross" and not (isinstance(t, VectorType) and t.n == 3):
+            raise CompileError("cross() takes two 3-component vectors", call.pos)
+        return t
+
+    def emit(self, cg, call, fns):
+        kind = self.kind
+        elem = scalar_of(call.arg_ty)
+        rnd = (lambda v: round_bfloat(v)) if elem == BFLOAT else (lambda v: v)
+
+        def dot(x, y):
+            if np.ndim(x) == 0 and np.ndim(y) == 0:
+                return rnd(x * y)
+            x = np.asarray(x)
+            y = np.asarray(y)
+            acc = rnd(x[..., 0] * y[..., 0])
+            for k in range(1, x.shape[-1]):
+                acc = rnd(acc + rnd(x[..., k] * y[..., k]))
+            return acc
+
+        if kind == "dot":
+            a, b = fns
+            return lambda c, m: dot(a(c, m), b(c, m))
+        if kind == "length":
+            (a,) = fns
+            return lambda c, m: rnd(np.sqrt(dot(a(c, m), a(c, m))))
+        if kind == "length_squared":
+            (a,) = fns
+            return lambda c, m: dot(a(c, m), a(c, m))
+        if kind == "distance":
+            a, b = fns
+            return lambda c, m: (lambda d: rnd(np.sqrt(dot(d, d))))(a(c, m) - b(c, m))
+        if kind == "distance_squared":
+            a, b = fns
+            return lambda c, m: (lambda d: dot(d, d))(a(c, m) - b(c, m))
+        if kind == "normalize":
+            (a,) = fns
+
+            def normalize(c, m):
+                x = a(c, m)
+                inv = _rsqrt(dot(x, x))
+                return rnd(x * (np.asarray(inv)[..., None] if np.ndim(x) > 1 else inv))
+            return normalize
+        if kind == "cross":
+            a, b = fns
+
+            def cross(c, m):
+                x, y = np.asarray(a(c, m)), np.asarray(b(c, m))
+                x0, x1, x2 = x[..., 0], x[..., 1], x[..., 2]
+                y0, y1, y2 = y[..., 0], y[..., 1], y[..., 2]
+                return np.stack([x1 * y2 - x2 * y1, x2 * y0 - x0 * y2, x0 * y1 - x1 * y0], axis=-1)
+            return cross
+        raise AssertionError(kind)
+
+
+for _n, _k in (("dot", 2), ("length", 1), ("length_squared", 1), ("distance", 2), ("distance_squared", 2),
+               ("normalize", 1), ("cross", 2)):
+    register(Geometric(_n, _k, _n))
+
+
+class AllAny(Builtin):
+    def check(self, ck, call, args, targs):
+        nargs(call, args, 1)
+        a = ck.rvalue(args[0])
+        if isinstance(a.ty, VectorType):
+            call.args = [ck.convert(a, vector(BOOL, a.ty.n), f"'{self.name}'")]
+        else:
+            call.args = [ck.to_bool(a)]
+        return BOOL
+
+    def emit(self, cg, call, fns):
+        (a,) = fns
+        vec = isinstance(call.args[0].ty, VectorType)
+        f = np.all if self.name == "all" else np.any
+        if not vec:
+            return a
+        return lambda c, m: f(a(c, m), axis=-1)
+
+
+register(AllAny("all"))
+register(AllAny("any"))
