@@ -15,10 +15,9 @@ from pathlib import Path
 
 import nbformat
 
+from metal_puzzles.checking import GradPuzzle
 from metal_puzzles.grading.grade import grade_submissions
-from metal_puzzles.puzzles import PUZZLES
-from metal_puzzles.puzzles.finale import GradPuzzle
-from metal_puzzles.puzzles.solutions import solution_source
+from metal_puzzles.puzzles import PUZZLES, solution_source
 
 
 def notebook(kind: int, student: int) -> nbformat.NotebookNode:

@@ -1,4 +1,5 @@
-from metal_puzzles.puzzles.finale import GradProblem, run_mvmr, run_mvmr_backward_b, run_vvor
+from metal_puzzles import GradProblem
+from metal_puzzles.puzzles.launchers import run_mvmr, run_mvmr_backward_b, run_vvor
 
 
 @mx.custom_function

@@ -1,4 +1,5 @@
-from metal_puzzles.puzzles.finale import GradProblem, run_segment_sum, run_segment_sum_backward
+from metal_puzzles import GradProblem
+from metal_puzzles.puzzles.launchers import run_segment_sum, run_segment_sum_backward
 
 
 def exclusive_scan(lengths):

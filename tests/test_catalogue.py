@@ -6,8 +6,8 @@ import mlx.core as mx
 import numpy as np
 import pytest
 
+from metal_puzzles.checking import GradPuzzle
 from metal_puzzles.puzzles import PUZZLES, get_puzzle, part1, part2
-from metal_puzzles.puzzles.finale import GradPuzzle
 
 KERNEL_IDS = [p.id for p in PUZZLES if not isinstance(p, GradPuzzle)]
 NOTEBOOK_SETUP = {**part1.NOTEBOOK_SETUP, **part2.NOTEBOOK_SETUP}

@@ -9,14 +9,13 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from metal_puzzles.checking import GradPuzzle
 from metal_puzzles.cli import main
 from metal_puzzles.grading.extract import extract_kernels
 from metal_puzzles.grading.grade import grade_submissions, write_outputs
 from metal_puzzles.grading.points import PointsConfig
 from metal_puzzles.grading.pool import Limits
-from metal_puzzles.puzzles import PUZZLES, get_puzzle
-from metal_puzzles.puzzles.finale import GradPuzzle
-from metal_puzzles.puzzles.solutions import solution_source
+from metal_puzzles.puzzles import PUZZLES, get_puzzle, solution_source
 
 LIMITS = Limits(wall_seconds=60, max_steps=20_000)
 # The finale entries are Python wiring kernels together; the grader grades them from those kernels.

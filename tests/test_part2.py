@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from metal_puzzles import MetalKernel, MetalProblem
-from metal_puzzles.checking import check_source
+from metal_puzzles.checking import check_kernel_sources, check_source
 from metal_puzzles.grading.tasks import summarize
-from metal_puzzles.puzzles import PUZZLES, Puzzle, finale, find_puzzle, get_puzzle
+from metal_puzzles.puzzles import PUZZLES, Puzzle, find_puzzle, get_puzzle
 from metal_puzzles.puzzles.part2 import (
     KERNEL_FUNCTIONS,
     NOTEBOOK_SETUP,
@@ -596,7 +596,7 @@ def _reference_kernels(pid: str, **replace: str) -> dict[str, dict]:
 
 @pytest.mark.parametrize("pid", ["mvmr_autodiff", "segment_sum_autodiff"])
 def test_grader_wires_the_learners_kernels(pid):
-    result = finale.check_kernel_sources(get_puzzle(pid), _reference_kernels(pid))
+    result = check_kernel_sources(get_puzzle(pid), _reference_kernels(pid))
     assert result.passed, result.report()
     record = summarize(result)  # the grader's JSON record reads a finale verdict unchanged
     json.dumps(record)
@@ -608,13 +608,13 @@ def test_grader_reads_kernels_as_the_extractor_gives_them():
 
     kernels = {name: SimpleNamespace(source=k["source"], header="", input_names=None, output_names=None)
                for name, k in _reference_kernels("mvmr_autodiff").items()}
-    result = finale.check_kernel_sources(get_puzzle("mvmr_autodiff"), kernels, max_steps=20_000)
+    result = check_kernel_sources(get_puzzle("mvmr_autodiff"), kernels, max_steps=20_000)
     assert result.passed, result.report()  # an empty header falls back to the puzzle's (MAX_C)
 
 
 def test_grader_fails_a_wrong_backward_kernel():
     wrong = _edit("vvor", "((o_idx[t] * G + g) * M + m) * C + c", "((a_idx[t] * G + g) * M + m) * C + c")
-    result = finale.check_kernel_sources(get_puzzle("mvmr_autodiff"), _reference_kernels("mvmr_autodiff", vvor=wrong))
+    result = check_kernel_sources(get_puzzle("mvmr_autodiff"), _reference_kernels("mvmr_autodiff", vvor=wrong))
     assert not result
     assert all(o.ok for o in result.outcomes if o.quantity == "values")
     assert any(not o.ok and "w.r.t. a" in o.quantity for o in result.outcomes)
@@ -622,11 +622,11 @@ def test_grader_fails_a_wrong_backward_kernel():
 
 def test_grader_reports_sanitizer_findings_and_missing_kernels():
     past_the_end = _edit("segment_sum_backward", "int k = lo - 1;", "int k = lo;")
-    result = finale.check_kernel_sources(get_puzzle("segment_sum_autodiff"),
+    result = check_kernel_sources(get_puzzle("segment_sum_autodiff"),
                                          _reference_kernels("segment_sum_autodiff", segment_sum_backward=past_the_end))
     assert not result and result.status == "findings" and result.findings
     assert "sanitizer" in result.report()
-    missing = finale.check_kernel_sources(get_puzzle("mvmr_autodiff"), {"mvmr": {"source": solution("mvmr_fast")}})
+    missing = check_kernel_sources(get_puzzle("mvmr_autodiff"), {"mvmr": {"source": solution("mvmr_fast")}})
     assert not missing and "vvor" in missing.report()
 
 

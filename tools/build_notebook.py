@@ -25,7 +25,8 @@ from nbformat.notebooknode import NotebookNode
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "lib"))
 
-from metal_puzzles.puzzles import PUZZLES, Puzzle, finale, part1  # noqa: E402
+from metal_puzzles.checking import GradPuzzle  # noqa: E402
+from metal_puzzles.puzzles import PUZZLES, Puzzle, part1  # noqa: E402
 
 PART_TITLES = {
     1: ("Part I: Fundamentals", "From one thread per element to tiled matrix multiplication: guards, "
@@ -272,7 +273,7 @@ def problem_call(puzzle: Puzzle) -> str:
 def puzzle_code(puzzle: Puzzle, source: str, define_kernel: bool) -> str:
     """The puzzle's main code cell. Entries sharing a kernel with the previous entry reuse its
     spec and test function, as the original notebook's second tests do."""
-    if isinstance(puzzle, finale.GradPuzzle):
+    if isinstance(puzzle, GradPuzzle):
         return source.rstrip("\n")  # the finale's cell is Python written by the learner, verbatim
     if define_kernel:
         head = "\n\n\n".join([puzzle.spec_source, test_function(puzzle, source), setup_code(puzzle)])

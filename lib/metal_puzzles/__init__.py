@@ -1,16 +1,52 @@
 """Metal Puzzles: learn GPU programming by writing Metal kernels for MLX, on any machine.
 
 ``metal_kernel`` is a drop-in for ``mx.fast.metal_kernel`` running on a faithful simulator of
-the Metal Shading Language (``metal_puzzles.msl``); ``MetalKernel`` is the puzzle wrapper.
+the Metal Shading Language (``metal_puzzles.msl``); ``MetalKernel`` and ``MetalProblem`` are the
+puzzle notebook's wrapper and problem; ``explore`` opens the interactive explorer.
+
+Names are imported on first use, so importing a part of the package (the simulator, the
+grader) loads only what that part needs: the grader never loads the notebook's widgets.
 """
 
-from .kernel import MetalKernel, SimulatedKernel, metal_kernel
-from .msl import CompileError, KernelRuntimeError, SanitizerError
-from .problem import MetalProblem
-from .progress import progress
-from .puzzles.finale import GradProblem
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-__all__ = ["metal_kernel", "MetalKernel", "MetalProblem", "GradProblem", "progress", "SimulatedKernel", "CompileError", "KernelRuntimeError",
-           "SanitizerError", "__version__"]
+#: Public name -> the module that defines it.
+_PUBLIC = {
+    "metal_kernel": "kernel",
+    "MetalKernel": "kernel",
+    "SimulatedKernel": "kernel",
+    "MetalProblem": "problem",
+    "GradProblem": "problem",
+    "explore": "problem",
+    "progress": "progress",
+    "CompileError": "msl",
+    "KernelRuntimeError": "msl",
+    "SanitizerError": "msl",
+}
+
+__all__ = ["metal_kernel", "MetalKernel", "SimulatedKernel", "MetalProblem", "GradProblem", "explore", "progress",
+           "CompileError", "KernelRuntimeError", "SanitizerError", "__version__"]
+
+if TYPE_CHECKING:
+    from .kernel import MetalKernel, SimulatedKernel, metal_kernel
+    from .msl import CompileError, KernelRuntimeError, SanitizerError
+    from .problem import GradProblem, MetalProblem, explore
+    from .progress import progress
+
+
+def __getattr__(name: str) -> Any:
+    module = _PUBLIC.get(name)
+    if module is None:
+        raise AttributeError(f"module 'metal_puzzles' has no attribute {name!r}")
+    value = getattr(import_module(f".{module}", __name__), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

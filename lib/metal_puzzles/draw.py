@@ -29,7 +29,10 @@ from chalk.shapes import Path
 from chalk.transform import P2, Affine, BoundingBox
 from colour import Color
 
-from .msl.observe.trace import BarrierEvent
+from .msl import RunResult
+from .msl.lang.types import AddressSpace
+from .msl.observe.trace import BarrierEvent, ElementAccess
+from .msl.run.memory import AccessKind
 
 # ----------------------------------------------------------------------------- constants
 CELL = 34  # side of one array element, in pixels
@@ -183,35 +186,9 @@ def _dims(size3: Sequence[int]) -> int:
 
 
 # ----------------------------------------------------------------------------- the trace of one group
-@dataclass(frozen=True)
-class Access:
-    """One element access by one thread, flattened out of the recorder's vectorised events."""
-
-    kind: str
-    buffer: str
-    space: str
-    lane: int
-    index: int
-    phase: int
-    seq: int
-    sources: frozenset
-    value: object
-
-
-def group_accesses(result, group: int) -> list[Access]:
+def group_accesses(result: RunResult, group: int) -> list[ElementAccess]:
     """Every access by the threads of ``group`` in execution order, thread-private ones left out."""
-    if result.trace is None:
-        return []
-    out = []
-    for e in result.trace.accesses():
-        if e.space == "thread":
-            continue
-        for k in np.flatnonzero(np.asarray(e.group) == group):
-            src = e.sources[k] if e.sources is not None else frozenset()
-            val = e.values[k] if e.values is not None else None
-            out.append(Access(e.kind, e.buffer, e.space, int(e.lanes[k]), int(e.index[k]), int(e.phase[k]),
-                              e.seq, src, val))
-    return out
+    return [] if result.trace is None else result.trace.element_accesses(group=group)
 
 
 @dataclass
@@ -223,19 +200,19 @@ class Snapshot:
     writers: dict[int, set[int]]  # elements written in this phase -> the lanes that wrote them
 
 
-def shared_snapshots(accesses: Iterable[Access], name: str) -> list[Snapshot]:
+def shared_snapshots(accesses: Iterable[ElementAccess], name: str) -> list[Snapshot]:
     """Replay the writes to one threadgroup array, phase by phase. Only phases with writes get a
     snapshot. Atomic updates do not record the resulting value, so they show as '?'."""
-    by_phase: dict[int, list[Access]] = defaultdict(list)
+    by_phase: dict[int, list[ElementAccess]] = defaultdict(list)
     for a in accesses:
-        if a.buffer == name and a.space == "threadgroup" and a.kind != "read":
+        if a.buffer == name and a.space == AddressSpace.THREADGROUP and a.kind != AccessKind.READ:
             by_phase[a.phase].append(a)
     state: dict[int, object] = {}
     snaps = []
     for phase in sorted(by_phase):
         writers: dict[int, set[int]] = defaultdict(set)
         for a in sorted(by_phase[phase], key=lambda x: x.seq):
-            state[a.index] = a.value if a.kind == "write" else "?"
+            state[a.index] = a.value if a.kind == AccessKind.WRITE else "?"
             writers[a.index].add(a.lane)
         snaps.append(Snapshot(phase, dict(state), dict(writers)))
     return snaps
@@ -398,10 +375,10 @@ def _fill_for(writers: set[int], colors: dict[int, str]) -> str:
     return SHARED_WRITE_FILL
 
 
-def _input_views(result, accesses: list[Access]) -> list[ArrayView]:
+def _input_views(result, accesses: list[ElementAccess]) -> list[ArrayView]:
     read = defaultdict(set)
     for a in accesses:
-        if a.kind == "read" and a.space in ("device", "constant"):
+        if a.kind == AccessKind.READ and a.space in ("device", "constant"):
             read[a.buffer].add(a.index)
     views = []
     for name, arr in zip(result.input_names, result.inputs, strict=False):
@@ -417,10 +394,10 @@ def _shape_text(shape: Sequence[int]) -> str:
     return "(" + ", ".join(str(int(s)) for s in shape) + ("," if len(shape) == 1 else "") + ")"
 
 
-def _output_views(result, accesses: list[Access], colors: dict[int, str]) -> list[ArrayView]:
+def _output_views(result, accesses: list[ElementAccess], colors: dict[int, str]) -> list[ArrayView]:
     writers: dict[str, dict[int, set[int]]] = defaultdict(lambda: defaultdict(set))
     for a in accesses:
-        if a.kind != "read" and a.space == "device":
+        if a.kind != AccessKind.READ and a.space == AddressSpace.DEVICE:
             writers[a.buffer][a.index].add(a.lane)
     views = []
     for name, arr in zip(result.output_names, result.outputs, strict=False):
@@ -432,16 +409,16 @@ def _output_views(result, accesses: list[Access], colors: dict[int, str]) -> lis
     return views
 
 
-def _shared_names(result, accesses: list[Access]) -> list[str]:
+def _shared_names(result, accesses: list[ElementAccess]) -> list[str]:
     """Threadgroup arrays in the order this group first wrote them."""
     names: list[str] = []
     for a in accesses:
-        if a.space == "threadgroup" and a.kind != "read" and a.buffer not in names:
+        if a.space == AddressSpace.THREADGROUP and a.kind != AccessKind.READ and a.buffer not in names:
             names.append(a.buffer)
     return names
 
 
-def _shared_sections(result, accesses: list[Access], colors: dict[int, str]) -> tuple[list[list[ArrayView]], dict]:
+def _shared_sections(result, accesses: list[ElementAccess], colors: dict[int, str]) -> tuple[list[list[ArrayView]], dict]:
     """One section per barrier phase in which threadgroup memory was written, with a snapshot of
     each array written in that phase; also {name: [phases with a snapshot]}."""
     by_phase: dict[int, list[ArrayView]] = defaultdict(list)
@@ -494,14 +471,14 @@ class _SharedIndex:
     """Lookups over one group's threadgroup accesses: who read which element when, and when
     each element was written."""
 
-    def __init__(self, accesses: list[Access], phases: dict[str, list[int]]) -> None:
+    def __init__(self, accesses: list[ElementAccess], phases: dict[str, list[int]]) -> None:
         self.phases = phases
         self.reads: dict[tuple, list[tuple[int, int]]] = defaultdict(list)  # (lane, name, i) -> (seq, phase)
         self.writes: dict[tuple, list[int]] = defaultdict(list)  # (name, i, phase) -> seqs
         for a in accesses:
             if a.space != "threadgroup":
                 continue
-            if a.kind == "read":
+            if a.kind == AccessKind.READ:
                 self.reads[(a.lane, a.buffer, a.index)].append((a.seq, a.phase))
             else:
                 self.writes[(a.buffer, a.index, a.phase)].append(a.seq)
@@ -520,15 +497,15 @@ class _SharedIndex:
         return earlier[-1] if earlier else None
 
 
-def trace_arrows(accesses: list[Access], colors: dict[int, str], result, phases: dict[str, list[int]]) -> list[Arrow]:
+def trace_arrows(accesses: list[ElementAccess], colors: dict[int, str], result, phases: dict[str, list[int]]) -> list[Arrow]:
     """One arrow per (thread, written element, element its value came from), deduplicated."""
     inputs, outputs = set(result.input_names), set(result.output_names)
     arrows: dict[tuple, Arrow] = {}
     shared = _SharedIndex(accesses, phases)
     for w in accesses:
-        if w.kind == "read":
+        if w.kind == AccessKind.READ:
             continue
-        if w.space == "threadgroup":
+        if w.space == AddressSpace.THREADGROUP:
             target = (("tg", w.buffer, w.phase), w.index)
         elif w.buffer in outputs:
             target = (("out", w.buffer), w.index)
@@ -947,4 +924,4 @@ def _paint_panel(p: Panel) -> Diagram:
 
 
 __all__ = ["draw_run", "to_svg", "save_svg", "save_png", "RunDiagram", "trace_arrows", "group_accesses",
-           "shared_snapshots", "fmt_value", "text_width", "Access", "Arrow", "Snapshot", "ArrayView"]
+           "shared_snapshots", "fmt_value", "text_width", "Arrow", "Snapshot", "ArrayView"]

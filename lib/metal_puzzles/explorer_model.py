@@ -5,21 +5,12 @@ browser; ``widgets.py`` only lays it out."""
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass
 
 import numpy as np
 
 from .msl import RunResult
-from .msl.observe.trace import AccessEvent, BarrierEvent
-
-
-@dataclass(frozen=True)
-class Access:
-    kind: str  # 'read', 'write', 'atomic'
-    buffer: str
-    index: int
-    line: int
-    phase: int
+from .msl.lang.types import AddressSpace
+from .msl.observe.trace import AccessEvent, BarrierEvent, ElementAccess
 
 
 class ExplorerModel:
@@ -30,8 +21,7 @@ class ExplorerModel:
         lanes = result.lanes
         self.n_groups = lanes.n_groups
         self._lanes_by_group = [np.flatnonzero(lanes.group == g) for g in range(lanes.n_groups)]
-        events = [e for e in result.trace.events if isinstance(e, AccessEvent) and e.space != "thread"]
-        self._events = events
+        events = [e for e in result.trace.accesses() if e.space != AddressSpace.THREAD]
         phases = sorted({int(p) for e in events for p in np.unique(e.phase)})
         self.phases = phases or [0]
 
@@ -48,16 +38,9 @@ class ExplorerModel:
         return self.result.lanes.name(lane)
 
     # --------------------------------------------------------------- accesses
-    def accesses(self, lane: int, phase: int | None = None) -> list[Access]:
+    def accesses(self, lane: int, phase: int | None = None) -> list[ElementAccess]:
         """What one thread read and wrote, in execution order, optionally in one barrier phase."""
-        out = []
-        for e in self._events:
-            sel = e.lanes == lane
-            if phase is not None:
-                sel &= e.phase == phase
-            for k in np.flatnonzero(sel):
-                out.append(Access(e.kind, e.buffer, int(e.index[k]), e.line, int(e.phase[k])))
-        return out
+        return self.result.trace.element_accesses(lane=lane, phase=phase)
 
     def highlighted(self, lane: int, phase: int | None = None) -> dict[str, set[tuple[str, int]]]:
         """The (buffer, index) cells to highlight: read, written, atomically updated."""

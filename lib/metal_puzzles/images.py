@@ -6,39 +6,24 @@ are stale (the diagrams are deterministic SVG text).
 
 from __future__ import annotations
 
-import warnings
 from pathlib import Path
 
-import numpy as np
+from chalk import hcat, rectangle, text, vcat
+from colour import Color
 
-from .puzzles import PUZZLES
-from .puzzles.base import Puzzle
+from .checking import GradPuzzle, Puzzle, run_case
+from .draw import draw_run, text_width, thread_color, to_svg
+from .puzzles import PUZZLES, solution_kernel
 
 
 def puzzle_svg(puzzle: Puzzle) -> str:
     """The diagram of the puzzle's visible test, run with its reference solution."""
-    from .draw import draw_run, to_svg
-    from .kernel import MetalKernel
-    from .puzzles.solutions import solution_source
-
-    kernel = MetalKernel(puzzle.kernel_name, list(puzzle.input_names), list(puzzle.output_names),
-                         solution_source(puzzle), puzzle.header, atomic_outputs=puzzle.atomic_outputs)
-    case = puzzle.visible
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        run = kernel.kernel.run(inputs=list(case.inputs), output_shapes=[case.output_shape],
-                                output_dtypes=[puzzle.output_dtype], grid=case.grid, threadgroup=case.threadgroup,
-                                init_value=puzzle.init_value, sanitize="warn", trace=True)
+    run = run_case(solution_kernel(puzzle), puzzle.visible, puzzle.launch_options, trace=True)
     return to_svg(draw_run(run, title=f"{puzzle.number}. {puzzle.title}"))
 
 
 def logo_svg() -> str:
     """A threadgroup of 4x4 threads, each lighting its own cell, beside the project's name."""
-    from chalk import hcat, rectangle, text, vcat
-    from colour import Color
-
-    from .draw import text_width, thread_color, to_svg
-
     rows = []
     for y in range(4):
         rows.append(hcat([rectangle(1, 1).fill_color(Color(thread_color(y * 4 + x))).line_color(Color("white"))
@@ -55,8 +40,6 @@ def logo_svg() -> str:
 
 def image_files() -> dict[str, str]:
     """File name -> SVG text for every image of the book."""
-    from .puzzles.finale import GradPuzzle
-
     files = {"logo.svg": logo_svg()}
     for p in PUZZLES:
         if isinstance(p, GradPuzzle):  # the finale wires kernels together in Python: nothing to draw
@@ -76,4 +59,4 @@ def write_images(out: str | Path = "imgs") -> list[Path]:
     return written
 
 
-__all__ = ["image_files", "write_images", "puzzle_svg", "logo_svg", "np"]
+__all__ = ["image_files", "write_images", "puzzle_svg", "logo_svg"]

@@ -66,7 +66,7 @@ class SimulatedKernel:
     Besides MLX's keyword arguments it takes ``backend`` ('simulator' or 'metal', default from
     the METAL_PUZZLES_BACKEND environment variable, else 'simulator'), ``sanitize`` ('error',
     'warn', 'off') and ``trace``. The last simulator run is kept in ``last_run`` (counts, trace,
-    findings) for diagrams and explorers.
+    findings) for diagrams; ``metal_puzzles.explore(kernel)`` opens the explorer on it.
     """
 
     def __init__(self, name: str, input_names: Sequence[str], output_names: Sequence[str], source: str,
@@ -115,14 +115,12 @@ class SimulatedKernel:
         self.last_run = result
         return result
 
-    def explore(self):
-        """Explore the last call (re-run with a trace and a step-through record)."""
-        from .widgets import Explorer
-
+    def replay(self, **options: Any) -> RunResult:
+        """Run the last call again on the simulator, with other options (``trace=True``,
+        ``steps=True``, ``sanitize='warn'``...): what the explorer shows."""
         if self.last_call is None:
-            raise RuntimeError("call the kernel once before exploring it")
-        result = self.run(**self.last_call, sanitize="warn", trace=True, steps=True)
-        return Explorer(result, title=self.name)
+            raise RuntimeError("call the kernel once before replaying (or exploring) it")
+        return self.run(**{**self.last_call, **options})
 
     def _run_metal(self, **call: Any) -> list[mx.array]:
         if self._metal is None:

@@ -27,7 +27,7 @@ import mlx.core as mx
 import numpy as np
 
 from .kernel import MetalKernel
-from .puzzles import finale, part2
+from .puzzles import get_puzzle, launchers, solution_kernel, wiring
 from .puzzles.q05_segment_sum_large import TG as LARGE_TG
 from .puzzles.q07_mvmr import MAX_C
 
@@ -43,25 +43,23 @@ MAX_THREADGROUP = 1024
 @cache
 def _kernel(puzzle_id: str) -> MetalKernel:
     """The reference solution of a Part II kernel puzzle, as a ``MetalKernel``."""
-    puzzle = next(p for p in part2.PART_II if p.id == puzzle_id)
-    return MetalKernel(puzzle.kernel_name, list(puzzle.input_names), list(puzzle.output_names),
-                       part2.solution_source(puzzle), puzzle.header, atomic_outputs=puzzle.atomic_outputs)
+    return solution_kernel(get_puzzle(puzzle_id))
 
 
 def _mvmr_raw(a: mx.array, a_idx: mx.array, b: mx.array, b_idx: mx.array, o_idx: mx.array, n: int) -> mx.array:
     """MVMR without gradients: II.7b's kernel when a row of b fits its threadgroup memory."""
     _, _, c, m = a.shape
     if c <= MAX_C and m <= MAX_THREADGROUP:
-        return finale.run_mvmr(_kernel("mvmr_fast"), a, a_idx, b, b_idx, o_idx, n)
-    return finale.run_mvmr_simple(_kernel("mvmr_simple"), a, a_idx, b, b_idx, o_idx, n)
+        return launchers.run_mvmr(_kernel("mvmr_fast"), a, a_idx, b, b_idx, o_idx, n)
+    return launchers.run_mvmr_simple(_kernel("mvmr_simple"), a, a_idx, b, b_idx, o_idx, n)
 
 
 def _vvor_raw(a: mx.array, a_idx: mx.array, b: mx.array, b_idx: mx.array, o_idx: mx.array, n: int) -> mx.array:
-    return finale.run_vvor(_kernel("vvor"), a, a_idx, b, b_idx, o_idx, n)
+    return launchers.run_vvor(_kernel("vvor"), a, a_idx, b, b_idx, o_idx, n)
 
 
 def _mvmr_db(a: mx.array, a_idx: mx.array, dout: mx.array, o_idx: mx.array, b_idx: mx.array, nb: int) -> mx.array:
-    return finale.run_mvmr_backward_b(_kernel("mvmr_backward_b"), a, a_idx, dout, o_idx, b_idx, nb)
+    return launchers.run_mvmr_backward_b(_kernel("mvmr_backward_b"), a, a_idx, dout, o_idx, b_idx, nb)
 
 
 def _segment_forward(x: mx.array, lengths: mx.array, offsets: mx.array) -> mx.array:
@@ -69,16 +67,16 @@ def _segment_forward(x: mx.array, lengths: mx.array, offsets: mx.array) -> mx.ar
     if x.shape[0] == 0 or k == 0 or c == 0:
         return mx.zeros((k, c), dtype=mx.float32)
     if x.shape[0] >= LONG_SEGMENT * k:  # long segments: a threadgroup per output (II.5)
-        return finale.run_segment_sum_large(_kernel("segment_sum_large"), x, lengths, offsets)
-    return finale.run_segment_sum(_kernel("segment_sum"), x, lengths, offsets)
+        return launchers.run_segment_sum_large(_kernel("segment_sum_large"), x, lengths, offsets)
+    return launchers.run_segment_sum(_kernel("segment_sum"), x, lengths, offsets)
 
 
 def _segment_backward(dy: mx.array, lengths: mx.array, offsets: mx.array, rows: int) -> mx.array:
-    return finale.run_segment_sum_backward(_kernel("segment_sum_backward"), dy, lengths, offsets, rows)
+    return launchers.run_segment_sum_backward(_kernel("segment_sum_backward"), dy, lengths, offsets, rows)
 
 
-_mvmr = finale.build_mvmr(_mvmr_raw, _vvor_raw, _mvmr_db)
-_segment_sum = finale.build_segment_sum(_segment_forward, _segment_backward)
+_mvmr = wiring.build_mvmr(_mvmr_raw, _vvor_raw, _mvmr_db)
+_segment_sum = wiring.build_segment_sum(_segment_forward, _segment_backward)
 
 
 @mx.custom_function

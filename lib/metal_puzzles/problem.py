@@ -1,24 +1,42 @@
-"""``MetalProblem``: one puzzle in the notebook — run it, show what every thread did, check it.
+"""The notebook's face: ``MetalProblem`` (one puzzle: run it, show what every thread did, explore
+it, check it), ``GradProblem`` (a finale entry: check a differentiable function built on your
+kernels) and ``explore`` (the explorer on a problem, a kernel's last call or a run record).
 
 Compatible with the original Metal-Puzzles notebook: ``MetalProblem(name, fn, inputs,
 output_shape, grid, threadgroup, spec)`` where ``fn(*inputs)`` returns a ``MetalKernel``.
+Everything here composes lower layers (checking, drawing, the explorer); nothing below knows
+this module exists.
 """
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import mlx.core as mx
 import numpy as np
 
-from . import progress as progress_mod
-from .checking import PUZZLE_MAX_STEPS, CheckResult, run_cases
-from .kernel import MetalKernel, dtype_name, to_numpy
+from .checking import (
+    Budget,
+    Case,
+    CheckResult,
+    GradPuzzle,
+    LaunchOptions,
+    Outcome,
+    Puzzle,
+    grad_outcomes,
+    run_case,
+    run_cases,
+    run_grad_checks,
+    run_one,
+)
+from .draw import RunDiagram, draw_run
+from .kernel import MetalKernel, SimulatedKernel, dtype_name, to_numpy
+from .metal_backend import metal_available
 from .msl import RunResult
-from .puzzles import find_puzzle
-from .puzzles.base import Budget, Case, Puzzle
+from .progress import record as record_progress
+from .puzzles import find_grad_puzzle, find_puzzle
+from .widgets import Explorer, explore_kernel, explore_run
 
 COLUMNS = (("global_reads", "Global Reads"), ("global_writes", "Global Writes"),
            ("shared_reads", "Shared Reads"), ("shared_writes", "Shared Writes"))
@@ -50,21 +68,24 @@ class MetalProblem:
         arrays = tuple(np.asarray(to_numpy(x)[0]) for x in self.inputs)
         return Case(arrays, self.output_shape, self.grid, self.threadgroup, "visible test")
 
+    @property
+    def launch_options(self) -> LaunchOptions:
+        return LaunchOptions(self.output_dtype, self.init_value)
+
     def cases(self) -> list[Case]:
         hidden = list(self.puzzle.hidden(np.random.default_rng(self.seed))) if self.puzzle else []
         return [self.visible_case, *hidden]
 
-    def run_case(self, case: Case, trace: bool | None = None) -> RunResult:
-        """Run the learner's kernel on one case, collecting sanitizer findings instead of raising."""
+    def kernel_for(self, case: Case) -> MetalKernel:
+        """The learner's kernel for a case (the puzzle function is called with the case's inputs)."""
         kernel = self.fn(*[mx.array(x) for x in case.inputs])
         if not isinstance(kernel, MetalKernel):
             raise TypeError(f"the puzzle function must return a MetalKernel, got {type(kernel).__name__}")
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            return kernel.kernel.run(inputs=list(case.inputs), output_shapes=[case.output_shape],
-                                     output_dtypes=[self.output_dtype], grid=case.grid, threadgroup=case.threadgroup,
-                                     init_value=self.init_value, sanitize="warn", trace=trace,
-                                     max_steps=PUZZLE_MAX_STEPS)
+        return kernel
+
+    def run_case(self, case: Case, trace: bool | None = None, steps: bool = False) -> RunResult:
+        """Run the learner's kernel on one case, collecting sanitizer findings instead of raising."""
+        return run_case(self.kernel_for(case), case, self.launch_options, trace=trace, steps=steps)
 
     # ------------------------------------------------------------------- show
     def score_table(self, result: RunResult) -> str:
@@ -81,10 +102,8 @@ class MetalProblem:
                          + " |  <- budget")
         return "\n".join(lines)
 
-    def show(self, max_groups: int = 4):
+    def show(self, max_groups: int = 4) -> RunDiagram | None:
         """Print the score table of the visible test and return the diagram of what each thread did."""
-        from .checking import run_one
-
         outcome = run_one(lambda c: self.run_case(c, trace=True), self.spec or (lambda *a: a[0]),
                           self.visible_case, 1e-5, 1e-4)
         if outcome.run is None:
@@ -98,23 +117,12 @@ class MetalProblem:
             for f in result.findings[:3]:
                 where = f" at line {f.pos.line}" if f.pos is not None else ""
                 print(f"  {f.kind}{where}: {f.message}")
-        from .draw import draw_run
-
         return draw_run(result, title=self.name, max_groups=max_groups)
 
-    def explore(self):
+    def explore(self) -> Explorer:
         """An interactive explorer of the visible test: threads, barrier phases, step-through, Check."""
-        from .widgets import Explorer
-
-        kernel = self.fn(*[mx.array(x) for x in self.visible_case.inputs])
-        case = self.visible_case
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            result = kernel.kernel.run(inputs=list(case.inputs), output_shapes=[case.output_shape],
-                                       output_dtypes=[self.output_dtype], grid=case.grid,
-                                       threadgroup=case.threadgroup, init_value=self.init_value, sanitize="warn", trace=True,
-                                       steps=True)
-        return Explorer(result, title=self.name, problem=self)
+        result = self.run_case(self.visible_case, trace=True, steps=True)
+        return explore_run(result, self.name, check=lambda: self.check(quiet=True))
 
     # ------------------------------------------------------------------ check
     def check(self, quiet: bool = False) -> CheckResult:
@@ -126,16 +134,14 @@ class MetalProblem:
         result = CheckResult(self.name, outcomes, self.puzzle.budget if self.puzzle else Budget())
         result.gpu_note = self._gpu_comparison(outcomes)
         if self.puzzle is not None:
-            progress_mod.record(self.puzzle.id, result)
+            record_progress(self.puzzle.id, result)
         if not quiet:
             print(result.report())
             result.printed = True
         return result
 
-    def _gpu_comparison(self, outcomes) -> str | None:
+    def _gpu_comparison(self, outcomes: list[Outcome]) -> str | None:
         """On a Mac with Metal, also run the visible test on the GPU and say whether it agrees."""
-        from .metal_backend import metal_available
-
         if not metal_available() or not outcomes or outcomes[0].yours is None:
             return None
         case = outcomes[0].case
@@ -150,3 +156,44 @@ class MetalProblem:
         same = np.allclose(np.asarray(gpu), outcomes[0].yours, rtol=1e-4, atol=1e-4)
         return "On the GPU: the result agrees with the simulator." if same else \
             "On the GPU: the result differs from the simulator's (a race or uninitialised memory?)."
+
+
+class GradProblem:
+    """The notebook side of a finale entry: check a differentiable function built on your kernels."""
+
+    def __init__(self, name: str, op: Callable, *, puzzle: GradPuzzle | None = None, seed: int = 0) -> None:
+        self.name = name
+        self.op = op
+        self.puzzle = puzzle if puzzle is not None else find_grad_puzzle(name)
+        self.seed = seed
+
+    def show(self) -> None:
+        """Print how far the visible test's values and gradients are from the reference."""
+        outcomes = grad_outcomes(self.puzzle, self.op, self.puzzle.visible, np.random.default_rng(self.seed))
+        print(f"# {self.name}\n")
+        width = max(len(o.quantity) for o in outcomes)
+        for o in outcomes:
+            if o.yours is not None and o.expected is not None and o.yours.shape == o.expected.shape:
+                gap = f"max |yours - reference| = {np.abs(o.yours - o.expected).max(initial=0.0):.3g}"
+            elif o.yours is not None and o.expected is not None:
+                gap = f"shape {o.yours.shape}, reference {o.expected.shape}"
+            else:
+                gap = (o.error or o.status).splitlines()[0]
+            print(f"{o.quantity.ljust(width)}  {'ok   ' if o.ok else 'WRONG'}  {gap}")
+
+    def check(self, quiet: bool = False) -> CheckResult:
+        result = run_grad_checks(self.puzzle, self.op, self.seed)
+        record_progress(self.puzzle.id, result)
+        if not quiet:
+            print(result.report())
+            result.printed = True
+        return result
+
+
+def explore(target: MetalProblem | MetalKernel | SimulatedKernel | RunResult, title: str = "") -> Explorer:
+    """Open the explorer on a problem's visible test, a kernel's last call, or a traced run."""
+    if isinstance(target, MetalProblem):
+        return target.explore()
+    if isinstance(target, MetalKernel | SimulatedKernel):
+        return explore_kernel(target)
+    return explore_run(target, title)

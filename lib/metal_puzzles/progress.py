@@ -2,12 +2,26 @@
 
 from __future__ import annotations
 
-_STATE: dict[str, str] = {}
+import html
+from enum import StrEnum
 
-NOT_TRIED, FAILING, PASSING, WITHIN_BUDGET = "not tried", "failing", "passing", "passing within budget"
+from .checking import CheckResult
+from .puzzles import PUZZLES
 
 
-def record(puzzle_id: str, result) -> None:
+class Progress(StrEnum):
+    NOT_TRIED = "not tried"
+    FAILING = "failing"
+    PASSING = "passing"  # correct, over budget
+    WITHIN_BUDGET = "passing within budget"
+
+
+_STATE: dict[str, Progress] = {}
+
+NOT_TRIED, FAILING, PASSING, WITHIN_BUDGET = Progress.NOT_TRIED, Progress.FAILING, Progress.PASSING, Progress.WITHIN_BUDGET
+
+
+def record(puzzle_id: str, result: CheckResult) -> None:
     if result.passed:
         _STATE[puzzle_id] = WITHIN_BUDGET
     elif result.correct:
@@ -16,7 +30,7 @@ def record(puzzle_id: str, result) -> None:
         _STATE[puzzle_id] = FAILING
 
 
-def state(puzzle_id: str) -> str:
+def state(puzzle_id: str) -> Progress:
     return _STATE.get(puzzle_id, NOT_TRIED)
 
 
@@ -28,8 +42,6 @@ class ProgressTable:
     """The book's puzzles with their state in this session; renders as a table in Jupyter."""
 
     def __init__(self) -> None:
-        from .puzzles import PUZZLES
-
         self.rows = [(p.number, p.title, state(p.id)) for p in PUZZLES]
 
     def __str__(self) -> str:
@@ -40,8 +52,6 @@ class ProgressTable:
         return str(self)
 
     def _repr_html_(self) -> str:
-        import html
-
         colors = {NOT_TRIED: "#888", FAILING: "#b42318", PASSING: "#b54708", WITHIN_BUDGET: "#1a7f37"}
         left = "text-align:left"
         rows = "".join(f"<tr><td style='{left}'>{html.escape(n)}</td><td style='{left}'>{html.escape(t)}</td>"

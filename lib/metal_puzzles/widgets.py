@@ -5,10 +5,15 @@ puzzle in place. Standard ipywidgets only, so it works in JupyterLab, Notebook 7
 from __future__ import annotations
 
 import html
+from collections.abc import Callable
 
 import ipywidgets as W
+from IPython.display import display
 
+from .checking import CheckResult
+from .draw import draw_run, to_svg
 from .explorer_model import ExplorerModel
+from .kernel import MetalKernel, SimulatedKernel
 from .msl import RunResult
 
 _COUNTER_NAMES = (("global_reads", "global reads"), ("global_writes", "global writes"),
@@ -16,12 +21,13 @@ _COUNTER_NAMES = (("global_reads", "global reads"), ("global_writes", "global wr
 
 
 class Explorer:
-    """Build with a traced, stepped run (``MetalProblem.explore()`` does this for you)."""
+    """Build with a traced, stepped run (``MetalProblem.explore()`` does this for you) and,
+    for a Check button, a function that checks the kernel and returns its verdict."""
 
-    def __init__(self, result: RunResult, title: str = "", problem=None) -> None:
+    def __init__(self, result: RunResult, title: str = "", check: Callable[[], CheckResult] | None = None) -> None:
         self.model = ExplorerModel(result)
         self.title = title
-        self.problem = problem
+        self.check = check
         m = self.model
         self.group = W.IntSlider(0, 0, max(m.n_groups - 1, 0), description="threadgroup",
                                  style={"description_width": "initial"}, continuous_update=False)
@@ -63,7 +69,7 @@ class Explorer:
         controls = W.HBox([self.group, self.thread, self.phase])
         stepper = W.VBox([W.HBox([self.back, self.forward, self.step_label]),
                           W.HBox([self.source, self.variables])])
-        bottom = [self.check_button, self.verdict] if problem is not None else []
+        bottom = [self.check_button, self.verdict] if check is not None else []
         self.widget = W.VBox([W.HTML(f"<b>{html.escape(title)}</b>"), controls, self.who,
                               W.HBox([self.diagram, self.counts], layout=W.Layout(flex_flow="row wrap")),
                               stepper, *bottom])
@@ -96,15 +102,9 @@ class Explorer:
         self.refresh_steps()
 
     def _diagram_svg(self, lane: int) -> str:
-        from .draw import draw_run, to_svg
-
         filtered = self.model.filtered_result(lane, self.selected_phase)
         group = int(self.model.result.lanes.group[lane])
-        try:
-            d = draw_run(filtered, title=self.title, max_groups=self.model.n_groups, only_group=group)
-        except TypeError:  # older draw_run without group selection
-            d = draw_run(filtered, title=self.title, max_groups=4)
-        return to_svg(d)
+        return to_svg(draw_run(filtered, title=self.title, max_groups=self.model.n_groups, only_group=group))
 
     def _counts_html(self, lane: int) -> str:
         mine = self.model.counts(lane)
@@ -147,7 +147,7 @@ class Explorer:
         self.check_button.disabled = True
         self.verdict.value = "<i>checking...</i>"
         try:
-            result = self.problem.check(quiet=True)
+            result = self.check()
         finally:
             self.check_button.disabled = False
         color = "#1a7f37" if result.passed else "#b42318"
@@ -155,11 +155,15 @@ class Explorer:
                               f"{html.escape(result.report())}</pre>")
 
     def _ipython_display_(self) -> None:
-        from IPython.display import display
-
         display(self.widget)
 
 
-def explore(result: RunResult, title: str = "", problem=None) -> Explorer:
+def explore_run(result: RunResult, title: str = "", check: Callable[[], CheckResult] | None = None) -> Explorer:
     """Explore a traced, stepped run (``simulate(..., trace=True, steps=True)``)."""
-    return Explorer(result, title, problem)
+    return Explorer(result, title, check)
+
+
+def explore_kernel(kernel: SimulatedKernel | MetalKernel) -> Explorer:
+    """Explore a kernel's last call (run again with a trace and a step-through record)."""
+    simulated = kernel.kernel if isinstance(kernel, MetalKernel) else kernel
+    return Explorer(simulated.replay(sanitize="warn", trace=True, steps=True), title=simulated.name)

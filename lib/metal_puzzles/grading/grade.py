@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..checking import GradPuzzle
 from ..puzzles import PUZZLES
 from .extract import NotebookKernels, extract_kernels
 from .points import PointsConfig
@@ -84,8 +85,6 @@ def assign_ids(files: list[Path], mapping: dict[str, str]) -> list[Student]:
 
 def build_tasks(students: list[Student], seed: int) -> list[dict]:
     """One task per (student, kernel): the puzzles that share a kernel are checked together."""
-    from ..puzzles.finale import GradPuzzle
-
     tasks = []
     for si, st in enumerate(students):
         nb = st.notebook

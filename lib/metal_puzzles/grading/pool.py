@@ -11,16 +11,11 @@ import multiprocessing as mp
 import os
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
-
-@dataclass(frozen=True)
-class Limits:
-    wall_seconds: float = 60.0
-    memory_bytes: int = 3 * 1024**3
-    max_steps: int = 20_000
+from .limits import Limits
+from .tasks import run_task
 
 
 def _worker_main(conn: Connection, limits: Limits) -> None:
@@ -30,8 +25,6 @@ def _worker_main(conn: Connection, limits: Limits) -> None:
         resource.setrlimit(resource.RLIMIT_AS, (limits.memory_bytes, limits.memory_bytes))
     except (ImportError, ValueError, OSError):  # not on this platform; the wall-time limit still applies
         pass
-    from .tasks import run_task
-
     while True:
         try:
             task = conn.recv()

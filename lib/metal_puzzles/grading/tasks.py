@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-from ..checking import CheckResult, check_source
+from ..checking import CheckResult, check_kernel_sources, check_source
 from ..puzzles import get_puzzle
-from .pool import Limits
+from .limits import Limits
 
 
 def run_task(task: dict, limits: Limits) -> dict:
     """task: {'task_id', 'puzzles': [ids], 'source', 'header', 'input_names', 'output_names', 'seed'}."""
     out = {"task_id": task["task_id"], "puzzles": {}}
     if task.get("grad"):
-        from ..puzzles.finale import check_kernel_sources
-
         (pid,) = task["puzzles"]
         result = check_kernel_sources(get_puzzle(pid), task["kernels"], seed=task.get("seed", 0),
                                       max_steps=limits.max_steps)

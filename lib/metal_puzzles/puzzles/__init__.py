@@ -1,11 +1,14 @@
-"""The puzzle catalogue: every puzzle of the book, in order.
+"""The puzzle catalogue: every puzzle of the book, in order, and each one's reference solution.
 
-The notebook, ``MetalProblem.check()``, the grader and the tests all read this one list.
+The notebook, ``MetalProblem.check()``, the grader and the tests all read this one list. A new
+puzzle is a module of its own (its text, spec, tests, template) listed in its part.
 """
 
 from __future__ import annotations
 
-from .base import Budget, Case, Puzzle
+from ..checking import Budget, Case, GradPuzzle, Puzzle
+from ..kernel import MetalKernel
+from . import finale, part1, part2
 from .part1 import PART_I
 from .part2 import PART_II
 
@@ -32,4 +35,25 @@ def get_puzzle(name: str) -> Puzzle:
     return p
 
 
-__all__ = ["PUZZLES", "Puzzle", "Case", "Budget", "find_puzzle", "get_puzzle"]
+def solution_source(puzzle: Puzzle) -> str:
+    """The reference solution of any puzzle of the book: a kernel body, or for a finale entry
+    the whole notebook cell."""
+    part = part1 if any(p is puzzle for p in PART_I) else part2
+    return part.solution_source(puzzle)
+
+
+def solution_kernel(puzzle: Puzzle) -> MetalKernel:
+    """The puzzle's kernel with its reference solution as the body."""
+    return puzzle.kernel(solution_source(puzzle))
+
+
+def find_grad_puzzle(name: str) -> GradPuzzle:
+    """The finale entry with this title or id."""
+    found = find_puzzle(name)
+    if not isinstance(found, GradPuzzle):
+        raise KeyError(f"no finale puzzle named {name!r}; known: {', '.join(p.title for p in finale.FINALE)}")
+    return found
+
+
+__all__ = ["PUZZLES", "Puzzle", "Case", "Budget", "GradPuzzle", "find_puzzle", "get_puzzle", "find_grad_puzzle",
+           "solution_source", "solution_kernel", "finale", "part1", "part2"]

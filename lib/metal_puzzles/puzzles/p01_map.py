@@ -2,7 +2,8 @@
 
 import numpy as np
 
-from .base import Budget, Case, Puzzle, arange, randint
+from ..checking import Budget, Case, Puzzle
+from ..checking.inputs import arange, randint
 
 
 def spec(a):

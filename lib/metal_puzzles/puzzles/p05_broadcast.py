@@ -4,7 +4,8 @@ import inspect
 
 import numpy as np
 
-from .base import Budget, Case, Puzzle, randint
+from ..checking import Budget, Case, Puzzle
+from ..checking.inputs import randint
 
 
 def broadcast_spec(a, b):

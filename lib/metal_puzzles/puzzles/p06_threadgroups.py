@@ -4,7 +4,8 @@ import inspect
 
 import numpy as np
 
-from .base import Budget, Case, Puzzle, arange, randint
+from ..checking import Budget, Case, Puzzle
+from ..checking.inputs import arange, randint
 
 
 def threadgroups_spec(a):

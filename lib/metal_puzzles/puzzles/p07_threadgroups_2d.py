@@ -4,7 +4,8 @@ import inspect
 
 import numpy as np
 
-from .base import Budget, Case, Puzzle, randfloat
+from ..checking import Budget, Case, Puzzle
+from ..checking.inputs import randfloat
 
 
 def threadgroups_2d_spec(a):

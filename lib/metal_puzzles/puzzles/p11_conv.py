@@ -9,7 +9,8 @@ import inspect
 import mlx.core as mx
 import numpy as np
 
-from .base import Budget, Case, Puzzle, randfloat
+from ..checking import Budget, Case, Puzzle
+from ..checking.inputs import randfloat
 
 HEADER = """\
 constant uint THREADGROUP_MAX_CONV_SIZE = 12;

@@ -5,7 +5,8 @@ import inspect
 import mlx.core as mx
 import numpy as np
 
-from .base import Budget, Case, Puzzle, randint
+from ..checking import Budget, Case, Puzzle
+from ..checking.inputs import randint
 
 HEADER = """\
 constant uint THREADGROUP_MEM_SIZE = 8;

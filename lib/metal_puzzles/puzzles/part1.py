@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..checking import Puzzle
 from . import (
     p02_zip,
     p03_guard,
@@ -24,7 +25,6 @@ from . import (
     p13_axis_sum,
     p14_matmul,
 )
-from .base import Puzzle
 from .p01_map import PUZZLE as MAP
 from .solutions import solution_file
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..checking import GradPuzzle, Puzzle
 from . import (
     finale,
     q01_scan,
@@ -25,7 +26,6 @@ from . import (
     q11_simd_row_sum,
     q12_layer_norm,
 )
-from .base import Puzzle
 from .solutions import solution_file
 
 PART_II: list[Puzzle] = [
@@ -91,12 +91,12 @@ NOTEBOOK_SETUP: dict[str, str] = {
 
 # The notebook function returning each kernel puzzle's MetalKernel; the finale templates call
 # them by these names.
-KERNEL_FUNCTIONS: dict[str, str] = {p.id: f"{p.id}_test" for p in PART_II if not isinstance(p, finale.GradPuzzle)}
+KERNEL_FUNCTIONS: dict[str, str] = {p.id: f"{p.id}_test" for p in PART_II if not isinstance(p, GradPuzzle)}
 
 
 def is_grad_puzzle(puzzle: Puzzle) -> bool:
     """True for finale entries: their notebook cell is Python, checked by ``GradProblem``."""
-    return isinstance(puzzle, finale.GradPuzzle)
+    return isinstance(puzzle, GradPuzzle)
 
 
 def solution_path(puzzle: Puzzle) -> Path:

@@ -11,8 +11,8 @@ import inspect
 import mlx.core as mx
 import numpy as np
 
-from .base import Budget, Case, Puzzle
-from .q_common import padded, values
+from ..checking import Budget, Case, Puzzle
+from ..checking.inputs import padded, values
 
 BLOCK = 8
 

@@ -4,8 +4,8 @@ import inspect
 
 import numpy as np
 
-from .base import Budget, Case, Puzzle
-from .q_common import indices, padded, values
+from ..checking import Budget, Case, Puzzle
+from ..checking.inputs import indices, padded, values
 
 TG = (4, 4, 1)
 

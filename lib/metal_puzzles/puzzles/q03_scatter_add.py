@@ -5,8 +5,8 @@ import inspect
 import mlx.core as mx
 import numpy as np
 
-from .base import Budget, Case, Puzzle
-from .q_common import indices, padded, scalar, values
+from ..checking import Budget, Case, Puzzle
+from ..checking.inputs import indices, padded, scalar, values
 
 TG = (4, 4, 1)
 

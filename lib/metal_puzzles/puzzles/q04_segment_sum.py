@@ -11,8 +11,8 @@ import inspect
 import mlx.core as mx
 import numpy as np
 
-from .base import Budget, Case, Puzzle
-from .q_common import exclusive_offsets, lengths, padded, values
+from ..checking import Budget, Case, Puzzle
+from ..checking.inputs import exclusive_offsets, lengths, padded, values
 
 TG = (4, 4, 1)
 LONGEST = 10  # the longest segment in any test; the read budget is stated with it

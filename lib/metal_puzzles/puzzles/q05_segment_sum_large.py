@@ -2,9 +2,9 @@
 
 import numpy as np
 
-from .base import Budget, Case, Puzzle
+from ..checking import Budget, Case, Puzzle
+from ..checking.inputs import ceil_div, exclusive_offsets, lengths
 from .q04_segment_sum import SPEC_SOURCE, segment_case, segment_sum_spec
-from .q_common import ceil_div, exclusive_offsets, lengths
 
 TG = 8
 LONGEST = 100  # the longest segment in any test; the read budget is stated with it

@@ -5,9 +5,9 @@ import math
 
 import numpy as np
 
-from .base import Budget, Case, Puzzle
+from ..checking import Budget, Case, Puzzle
+from ..checking.inputs import exclusive_offsets, lengths, padded, values
 from .q04_segment_sum import segment_matrix
-from .q_common import exclusive_offsets, lengths, padded, values
 
 TG = (4, 4, 1)
 MOST_SEGMENTS = 40  # the most segments in any test; the read budget is stated with it

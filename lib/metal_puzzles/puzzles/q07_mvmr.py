@@ -13,8 +13,8 @@ import inspect
 import mlx.core as mx
 import numpy as np
 
-from .base import Budget, Case, Puzzle
-from .q_common import ceil_div, indices, padded, scalar, values
+from ..checking import Budget, Case, Puzzle
+from ..checking.inputs import ceil_div, indices, padded, scalar, values
 
 MAX_C = 32  # threadgroup memory for one row of b (II.7b)
 SIMPLE_TG = (4, 2, 2)

@@ -8,9 +8,9 @@ import inspect
 
 import numpy as np
 
-from .base import Budget, Case, Puzzle
+from ..checking import Budget, Case, Puzzle
+from ..checking.inputs import indices, padded, scalar, values
 from .q07_mvmr import mvmr_spec
-from .q_common import indices, padded, scalar, values
 
 TG = (4, 2, 2)
 

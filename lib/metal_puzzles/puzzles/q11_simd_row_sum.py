@@ -9,8 +9,8 @@ import inspect
 
 import numpy as np
 
-from .base import Budget, Case, Puzzle
-from .q_common import ceil_div, values
+from ..checking import Budget, Case, Puzzle
+from ..checking.inputs import ceil_div, values
 
 TG = 64  # two SIMD-groups of 32
 LONGEST = 300  # the longest row in any test; the read budget is stated with it

@@ -11,9 +11,9 @@ import inspect
 import mlx.core as mx
 import numpy as np
 
-from .base import Budget, Case, Puzzle
+from ..checking import Budget, Case, Puzzle
+from ..checking.inputs import ceil_div, values
 from .q11_simd_row_sum import TG, row_grid
-from .q_common import ceil_div, values
 
 EPS = 1e-5
 LONGEST = 256  # the longest row in any test; the budgets are stated with it

@@ -9,14 +9,17 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..lang.types import AddressSpace
+from ..run.memory import AccessKind
 from .provenance import sources_of, track
 
 
 @dataclass
 class AccessEvent:
-    kind: str  # 'read', 'write' or 'atomic'
+    """One statement's accesses to one buffer, by all the threads that executed it (vectorised)."""
+
+    kind: AccessKind
     buffer: str
-    space: str  # 'device', 'constant', 'threadgroup', 'thread'
+    space: AddressSpace
     lanes: np.ndarray  # lane ids of the threads that accessed
     index: np.ndarray  # element index within the buffer (threadgroup: within the threadgroup's copy)
     group: np.ndarray  # threadgroup (linear) of each access
@@ -27,6 +30,24 @@ class AccessEvent:
     # For writes: per access, the memory elements (buffer, threadgroup or -1, index) the value came from.
     sources: list | None = None
     values: np.ndarray | None = None
+
+
+@dataclass(frozen=True)
+class ElementAccess:
+    """One element access by one thread: an ``AccessEvent`` flattened, as diagrams and the
+    explorer read the trace."""
+
+    kind: AccessKind
+    buffer: str
+    space: AddressSpace
+    lane: int
+    group: int
+    index: int  # within the buffer (threadgroup memory: within the threadgroup's copy)
+    phase: int
+    line: int
+    seq: int  # order of the statement in lock-step execution
+    sources: frozenset  # for writes: the elements the value came from
+    value: object  # for writes: the value written
 
 
 @dataclass
@@ -89,3 +110,25 @@ class Recorder:
     def accesses(self, kind: str | None = None, buffer: str | None = None) -> list[AccessEvent]:
         return [e for e in self.events if isinstance(e, AccessEvent)
                 and (kind is None or e.kind == kind) and (buffer is None or e.buffer == buffer)]
+
+    def element_accesses(self, *, group: int | None = None, lane: int | None = None, phase: int | None = None,
+                         thread_private: bool = False) -> list[ElementAccess]:
+        """Every element access in execution order, optionally only one threadgroup's, one thread's or
+        one barrier phase's. Accesses to thread-private memory are left out unless asked for."""
+        out = []
+        for e in self.accesses():
+            if e.space == AddressSpace.THREAD and not thread_private:
+                continue
+            sel = np.ones(e.lanes.shape, dtype=bool)
+            if group is not None:
+                sel &= np.asarray(e.group) == group
+            if lane is not None:
+                sel &= e.lanes == lane
+            if phase is not None:
+                sel &= e.phase == phase
+            for k in np.flatnonzero(sel):
+                out.append(ElementAccess(
+                    e.kind, e.buffer, e.space, int(e.lanes[k]), int(e.group[k]), int(e.index[k]), int(e.phase[k]),
+                    e.line, e.seq, e.sources[k] if e.sources is not None else frozenset(),
+                    e.values[k] if e.values is not None else None))
+        return out

@@ -32,6 +32,14 @@ class Counted(StrEnum):
         return f"{self.value}_writes"
 
 
+class AccessKind(StrEnum):
+    """What an access does to an element."""
+
+    READ = "read"
+    WRITE = "write"
+    ATOMIC = "atomic"  # a read-modify-write
+
+
 class Memory:
     """One addressable object.
 

@@ -14,7 +14,7 @@ from ..lang.errors import KernelRuntimeError, Pos
 from ..lang.types import AddressSpace
 from .findings import Finding, FindingKind, SanitizeMode, StopKernel, StopReason
 from .lanes import Lanes, fmt_triple
-from .memory import Memory, Ptr
+from .memory import AccessKind, Memory, Ptr
 
 #: A run stops once it has this many findings: enough to say what is wrong.
 MAX_FINDINGS = 200
@@ -207,7 +207,7 @@ class Ctx:
             self.sanitizer.on_read(self, mem, flat if width == 1 else np.asarray(flat)[..., None] + np.arange(width),
                                    m, pos)
         if self.recorder is not None:
-            self.recorder.access("read", mem, mask, flat if width == 1 else np.asarray(flat)[..., None] + np.arange(width),
+            self.recorder.access(AccessKind.READ, mem, mask, flat if width == 1 else np.asarray(flat)[..., None] + np.arange(width),
                                  pos, self, None)
             if self.recorder.provenance and mem.counted is not None:
                 val = self.recorder.track(self, mem, val, flat, mask, width)
@@ -238,7 +238,7 @@ class Ctx:
         if mem.counted is not None:
             self.count(mem.counted.writes, mask, width)
         if self.recorder is not None:
-            self.recorder.access("write", mem, mask, flat, pos, self, val)
+            self.recorder.access(AccessKind.WRITE, mem, mask, flat, pos, self, val)
         if mem.shadow is not None:
             self.sanitizer.on_write(self, mem, flat, mask, pos)
 
@@ -304,7 +304,7 @@ class Ctx:
         addr = flat[lanes]
         v = vals[lanes]
         if self.recorder is not None:
-            self.recorder.access("atomic", mem, mask, flat, pos, self, value)
+            self.recorder.access(AccessKind.ATOMIC, mem, mask, flat, pos, self, value)
         if mem.shadow is not None:
             self.sanitizer.on_atomic(self, mem, flat, lanes)
         ufunc = {"add": np.add, "sub": np.subtract, "min": np.minimum, "max": np.maximum,
@@ -355,7 +355,7 @@ class Ctx:
         if mem.shadow is not None:
             self.sanitizer.on_atomic(self, mem, flat, lanes)
         if self.recorder is not None:
-            self.recorder.access("atomic", mem, mask, flat, pos, self, desired)
+            self.recorder.access(AccessKind.ATOMIC, mem, mask, flat, pos, self, desired)
         return ok, old
 
     def pointer_flat(self, p: Ptr):

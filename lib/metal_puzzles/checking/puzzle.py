@@ -1,8 +1,5 @@
-"""What a puzzle is: its text, its spec in MLX ops, its tests, budgets and template.
-
-The catalogue in this package is the single source of truth read by the notebook, by
-``MetalProblem.check()``, by the grader and by the tests.
-"""
+"""What a puzzle is: its text, its spec in MLX ops, its tests, budget and template, and how to
+make and launch its kernel. The catalogue (``metal_puzzles.puzzles``) is a list of these."""
 
 from __future__ import annotations
 
@@ -10,6 +7,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+
+from ..kernel import MetalKernel
 
 COUNTER_LABELS = {
     "global_reads": "global reads",
@@ -55,6 +54,15 @@ class Case:
 
 
 @dataclass(frozen=True)
+class LaunchOptions:
+    """How a puzzle's kernel is launched besides the case: its output dtype and, for kernels that
+    accumulate (scatter-adds), the value outputs start from."""
+
+    output_dtype: str = "float32"
+    init_value: float | None = None
+
+
+@dataclass(frozen=True)
 class Puzzle:
     id: str  # short identifier, e.g. 'map'
     number: str  # position in the book, e.g. '1' or 'II.3'
@@ -71,7 +79,6 @@ class Puzzle:
     output_names: tuple[str, ...] = ("out",)
     output_dtype: str = "float32"
     part: int = 1
-    # Extra text for the notebook, shown after the puzzle (tips, what to watch for).
     spec_source: str = ""  # the spec's Python source as shown to the learner
     atol: float = 1e-4
     rtol: float = 1e-5
@@ -84,15 +91,13 @@ class Puzzle:
         rng = np.random.default_rng(seed)
         return [self.visible, *self.hidden(rng)]
 
+    @property
+    def launch_options(self) -> LaunchOptions:
+        return LaunchOptions(self.output_dtype, self.init_value)
 
-def arange(n: int, dtype=np.int32) -> np.ndarray:
-    return np.arange(n, dtype=dtype)
-
-
-def randint(rng: np.random.Generator, shape, low: int = -20, high: int = 20, dtype=np.int32) -> np.ndarray:
-    return rng.integers(low, high, size=shape).astype(dtype)
-
-
-def randfloat(rng: np.random.Generator, shape, low: float = -4.0, high: float = 4.0) -> np.ndarray:
-    # Values on a coarse grid keep float32 sums exact, so results do not depend on summation order.
-    return (rng.integers(int(low * 4), int(high * 4), size=shape) / 4.0).astype(np.float32)
+    def kernel(self, source: str, header: str | None = None, *, input_names: Sequence[str] | None = None,
+               output_names: Sequence[str] | None = None) -> MetalKernel:
+        """This puzzle's kernel with the given body (and header: by default the puzzle's own)."""
+        return MetalKernel(self.kernel_name, list(input_names or self.input_names),
+                           list(output_names or self.output_names), source,
+                           self.header if header is None else header, atomic_outputs=self.atomic_outputs)

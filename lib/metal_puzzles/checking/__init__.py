@@ -1,0 +1,20 @@
+"""Checking a kernel against a puzzle: what a puzzle is (``puzzle``), how its kernel is launched
+on a test (``run``) or as an MLX operation (``launch``), and the verdicts learners and graders
+read (``verdict``); gradient puzzles (the finale) in ``gradients``; test inputs in ``inputs``.
+
+One mechanism serves ``MetalProblem.check()``, ``show()`` and ``explore()``, the book's images,
+``metal-puzzles check`` and the grader.
+"""
+
+from .gradients import GradPuzzle, check_kernel_sources, grad_outcomes, run_grad_checks
+from .launch import as_kernel, launch
+from .puzzle import COUNTER_LABELS, Budget, Case, LaunchOptions, Puzzle
+from .run import PUZZLE_MAX_STEPS, check_source, expected_output, run_case, run_cases, run_one
+from .verdict import CaseStatus, CheckResult, Outcome, PuzzleStatus, Subject, describe_outcome
+
+__all__ = [
+    "Puzzle", "Case", "Budget", "LaunchOptions", "COUNTER_LABELS", "GradPuzzle",
+    "run_case", "run_cases", "run_one", "expected_output", "check_source", "check_kernel_sources",
+    "run_grad_checks", "grad_outcomes", "launch", "as_kernel", "PUZZLE_MAX_STEPS",
+    "CheckResult", "Outcome", "CaseStatus", "PuzzleStatus", "Subject", "describe_outcome",
+]

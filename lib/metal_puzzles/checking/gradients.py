@@ -1,0 +1,146 @@
+"""Gradient puzzles (the finale): the learner writes an ``mx.custom_function`` whose forward pass
+and vjp launch their kernels; it is checked against a dense MLX reference in its values, its
+vector-Jacobian products (``mx.vjp``) and the gradient of a scalar loss (``mx.value_and_grad``).
+
+The grader never runs a submission's Python, so :func:`check_kernel_sources` wires the learner's
+*kernels* (read statically from the notebook) the reference way and runs the same checks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import mlx.core as mx
+import numpy as np
+
+from ..kernel import MetalKernel
+from .inputs import values
+from .puzzle import Case, Puzzle
+from .verdict import CaseStatus, CheckResult, Outcome, Subject, classify
+
+
+@dataclass(frozen=True)
+class GradPuzzle(Puzzle):
+    """A finale entry: the learner writes Python (a custom function and its vjp), not a kernel.
+
+    ``kernel_puzzles`` are the puzzles whose kernels the function wires together; ``wire``
+    builds the function from such kernels (by kernel name) the reference way; ``argnums`` are
+    the differentiated arguments; ``spec`` is the dense MLX reference taking the same arguments.
+    The template is Python code for a notebook cell.
+    """
+
+    kernel_puzzles: tuple[Puzzle, ...] = ()
+    wire: Callable[..., Callable] | None = None
+    argnums: tuple[int, ...] = (0,)
+    arg_names: tuple[str, ...] = ()
+
+    @property
+    def kernels(self) -> tuple[str, ...]:
+        """The kernel names the function wires together (how the grader finds them)."""
+        return tuple(p.kernel_name for p in self.kernel_puzzles)
+
+    def args(self, case: Case) -> list[Any]:
+        """The function's arguments for a case: arrays as mx.array, 0-d counts as ints."""
+        return [int(x) if np.ndim(x) == 0 else mx.array(x) for x in case.inputs]
+
+
+def _compare(case: Case, quantity: str, yours: Any, expected: Any, rtol: float, atol: float) -> Outcome:
+    if yours is None:
+        return Outcome(case, CaseStatus.WRONG, expected=np.asarray(expected), quantity=quantity,
+                       error=" your function returned None.", rtol=rtol, atol=atol)
+    y = np.asarray(yours, dtype=np.float64)
+    e = np.asarray(expected, dtype=np.float64)
+    ok = y.shape == e.shape and bool(np.isclose(y, e, rtol=rtol, atol=atol).all())
+    return Outcome(case, CaseStatus.PASS if ok else CaseStatus.WRONG, yours=y, expected=e, quantity=quantity,
+                   rtol=rtol, atol=atol)
+
+
+def _evaluate(fn: Callable[[], Any]) -> Any:
+    out = fn()
+    mx.eval(out)
+    return out
+
+
+def _loss_grad(f: Callable, primals: Sequence[mx.array]) -> list[mx.array]:
+    def loss(*p):
+        return (f(*p) ** 2).sum()
+
+    _, grads = mx.value_and_grad(loss, argnums=list(range(len(primals))))(*primals)
+    return list(grads)
+
+
+def grad_outcomes(puzzle: GradPuzzle, op: Callable, case: Case, rng: np.random.Generator) -> list[Outcome]:
+    """Compare ``op`` with the dense reference on one case: values, vjp, loss gradient."""
+    args = puzzle.args(case)
+    names = [puzzle.arg_names[i] for i in puzzle.argnums]
+
+    def partial(fn):
+        def f(*diff):
+            full = list(args)
+            for i, v in zip(puzzle.argnums, diff, strict=True):
+                full[i] = v
+            return fn(*full)
+        return f
+
+    primals = [args[i] for i in puzzle.argnums]
+    expected_value = puzzle.spec(*args)
+    cotangent = mx.array(values(rng, expected_value.shape))
+    checks: list[tuple[str, Callable[[], Any], Callable[[], Any]]] = [
+        ("values", lambda: [op(*args)], lambda: [expected_value]),
+        *[(f"vjp w.r.t. {name}", lambda i=i: mx.vjp(partial(op), primals, [cotangent])[1][i],
+           lambda i=i: mx.vjp(partial(puzzle.spec), primals, [cotangent])[1][i]) for i, name in enumerate(names)],
+        *[(f"gradient of (f ** 2).sum() w.r.t. {name}",
+           lambda i=i: _loss_grad(partial(op), primals)[i], lambda i=i: _loss_grad(partial(puzzle.spec), primals)[i])
+          for i, name in enumerate(names)],
+    ]
+    outcomes = []
+    for quantity, yours_fn, expected_fn in checks:
+        expected = _evaluate(expected_fn)
+        try:
+            yours = _evaluate(yours_fn)
+        except Exception as exc:  # learner code may raise anything; it becomes a verdict
+            status, message, findings = classify(exc)
+            outcomes.append(Outcome(case, status, error=message, findings=findings, quantity=quantity))
+            continue
+        if quantity == "values":
+            yours, expected = yours[0], expected[0]
+        outcomes.append(_compare(case, quantity, yours, expected, puzzle.rtol, puzzle.atol))
+    return outcomes
+
+
+def run_grad_checks(puzzle: GradPuzzle, op: Callable, seed: int = 0) -> CheckResult:
+    """The verdict on a differentiable function: every comparison on every test."""
+    rng = np.random.default_rng(seed + 1)
+    outcomes: list[Outcome] = []
+    for case in puzzle.cases(seed):
+        outcomes.extend(grad_outcomes(puzzle, op, case, rng))
+        if outcomes and outcomes[-1].status == CaseStatus.COMPILE_ERROR:
+            break
+    return CheckResult(puzzle.title, outcomes, subject=Subject.GRADIENT)
+
+
+def check_kernel_sources(puzzle: GradPuzzle, kernels: Mapping[str, Any], *, seed: int = 0,
+                         max_steps: int | None = None) -> CheckResult:
+    """Grade a finale entry without running learner Python: wire the learner's kernels the
+    reference way and run the finale's tests.
+
+    ``kernels`` maps each name in ``puzzle.kernels`` to the kernel as read from the notebook:
+    a mapping or an object with ``source`` and optionally ``header``, ``input_names``,
+    ``output_names`` (the grader's ``ExtractedKernel`` has them).
+    """
+    missing = [name for name in puzzle.kernels if name not in kernels]
+    if missing:
+        error = "missing kernel(s): " + ", ".join(missing)
+        return CheckResult(puzzle.title, [Outcome(puzzle.visible, CaseStatus.RUNTIME_ERROR, error=error)],
+                           subject=Subject.GRADIENT)
+    made: dict[str, MetalKernel] = {}
+    for owner in puzzle.kernel_puzzles:
+        k = kernels[owner.kernel_name]
+        fields = k if isinstance(k, Mapping) else vars(k)
+        made[owner.kernel_name] = owner.kernel(fields.get("source"), fields.get("header") or None,
+                                               input_names=fields.get("input_names"),
+                                               output_names=fields.get("output_names"))
+    op = puzzle.wire(made, sanitize="error", max_steps=max_steps)
+    return run_grad_checks(puzzle, op, seed)

@@ -1,0 +1,103 @@
+"""Running a puzzle's kernel on its tests: the one way every part of the package launches a
+puzzle kernel on a test case (check, show, explore, the book's images, the grader), and the
+comparison of each run with the spec."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Sequence
+
+import mlx.core as mx
+import numpy as np
+
+from ..kernel import MetalKernel
+from ..msl import RunResult, SanitizeMode, SanitizerError, StopReason
+from .puzzle import Case, LaunchOptions, Puzzle
+from .verdict import CaseStatus, CheckResult, Outcome, classify, close
+
+#: Lock-step steps (statements, calls and loop iterations, once for all threads) a puzzle's kernel
+#: may run per test. Every reference solution needs fewer than 100; an endless loop or a runaway
+#: call tree is stopped here instead of at the simulator's general 100,000.
+PUZZLE_MAX_STEPS = 20_000
+
+Runner = Callable[[Case], RunResult]
+#: A float32 output that starts uninitialised: how most puzzles launch.
+DEFAULT_LAUNCH = LaunchOptions()
+
+
+def run_case(kernel: MetalKernel, case: Case, options: LaunchOptions = DEFAULT_LAUNCH, *,
+             trace: bool | None = False, steps: bool = False, max_steps: int | None = None) -> RunResult:
+    """Launch a puzzle's kernel on one test case in the simulator.
+
+    Findings are collected in the run record, not raised or warned about (sanitize='warn' with
+    warnings silenced), so the output can still be compared with the spec and the findings
+    reported beside it. ``trace`` and ``steps`` record what diagrams and the explorer show.
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return kernel.kernel.run(inputs=list(case.inputs), output_shapes=[case.output_shape],
+                                 output_dtypes=[options.output_dtype], grid=case.grid, threadgroup=case.threadgroup,
+                                 init_value=options.init_value, sanitize=SanitizeMode.WARN, trace=trace, steps=steps,
+                                 max_steps=max_steps or PUZZLE_MAX_STEPS)
+
+
+def run_cases(run: Runner, spec: Callable, cases: Sequence[Case], *, rtol: float = 1e-5, atol: float = 1e-4,
+              stop_on_compile_error: bool = True) -> list[Outcome]:
+    """Run every case and compare it with the spec. ``run`` launches the learner's kernel on one
+    case (usually ``run_case`` with the kernel bound)."""
+    outcomes: list[Outcome] = []
+    for case in cases:
+        outcome = run_one(run, spec, case, rtol, atol)
+        outcomes.append(outcome)
+        if outcome.status == CaseStatus.COMPILE_ERROR and stop_on_compile_error:
+            break
+        if outcome.stopped == StopReason.STEP_BUDGET:
+            # A kernel that does not finish would spend its whole step budget on every test:
+            # the verdict is already known, so the remaining tests are not run.
+            for rest in cases[len(outcomes):]:
+                outcomes.append(Outcome(rest, CaseStatus.RUNTIME_ERROR, error="not run: the kernel did not finish "
+                                        "an earlier test (see its step-budget finding)"))
+            break
+    return outcomes
+
+
+def run_one(run: Runner, spec: Callable, case: Case, rtol: float, atol: float) -> Outcome:
+    """Run one case and judge it."""
+    expected = expected_output(spec, case)
+    try:
+        result = run(case)
+    except Exception as exc:  # a kernel that does not compile or stops is that test's verdict
+        status, message, findings = classify(exc)
+        outcome = Outcome(case, status, expected=expected, findings=findings, rtol=rtol, atol=atol,
+                          error=None if findings else message)
+        if isinstance(exc, SanitizerError) and exc.result is not None:  # the record of the stopped run
+            outcome.counts_max = exc.result.counts.max()
+            outcome.stopped = exc.result.stopped
+        return outcome
+    yours = np.asarray(result.outputs[0])
+    outcome = Outcome(case, CaseStatus.PASS, yours=yours, expected=expected, findings=list(result.findings),
+                      counts_max=result.counts.max(), run=result, stopped=result.stopped, rtol=rtol, atol=atol)
+    if yours.shape != expected.shape or not close(yours, expected, rtol, atol).all():
+        outcome.status = CaseStatus.WRONG
+    if outcome.findings:
+        outcome.status = CaseStatus.FINDINGS
+    return outcome
+
+
+def expected_output(spec: Callable, case: Case) -> np.ndarray:
+    """The spec's output for a case, in float64, shaped as the case's output."""
+    out = spec(*[mx.array(x) for x in case.inputs])
+    if np.size(out) == int(np.prod(case.output_shape)):
+        return np.asarray(out, dtype=np.float64).reshape(case.output_shape)
+    return np.asarray(out, dtype=np.float64)
+
+
+def check_source(puzzle: Puzzle, source: str, header: str | None = None, *, input_names: Sequence[str] | None = None,
+                 output_names: Sequence[str] | None = None, seed: int = 0, max_steps: int | None = None) -> CheckResult:
+    """Check a kernel body (and header) against a catalogue puzzle, without a notebook: what the
+    grader and the tests use. ``header`` defaults to the puzzle's own header."""
+    kernel = puzzle.kernel(source, header, input_names=input_names, output_names=output_names)
+    options = puzzle.launch_options
+    outcomes = run_cases(lambda case: run_case(kernel, case, options, max_steps=max_steps), puzzle.spec,
+                         puzzle.cases(seed), rtol=puzzle.rtol, atol=puzzle.atol)
+    return CheckResult(puzzle.title, outcomes, puzzle.budget)

@@ -1,0 +1,285 @@
+"""Verdicts: how each test of a puzzle went (``Outcome``) and the verdict on the puzzle
+(``CheckResult``), with the report a learner reads. One type for every kind of puzzle: kernel
+puzzles are checked test by test, the finale's gradient puzzles comparison by comparison."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+import numpy as np
+
+from ..msl import (
+    ArgumentError,
+    CompileError,
+    Finding,
+    KernelRuntimeError,
+    RunResult,
+    SanitizerError,
+    StopReason,
+)
+from .puzzle import Budget, Case
+
+
+class CaseStatus(StrEnum):
+    """How one test (or one comparison) went."""
+
+    PASS = "pass"
+    WRONG = "wrong"  # ran, but the output differs from the spec's
+    FINDINGS = "findings"  # the sanitizer found something a GPU would hide
+    COMPILE_ERROR = "compile-error"
+    RUNTIME_ERROR = "runtime-error"
+
+
+class PuzzleStatus(StrEnum):
+    """The verdict on a puzzle (the grader's column), from its tests."""
+
+    PASSED = "passed"  # correct on every test and within budget
+    OVER_BUDGET = "over-budget"  # correct on every test, over budget
+    COMPILE_ERROR = "compile-error"
+    WRONG = "wrong"
+    FINDINGS = "findings"
+    RUNTIME_ERROR = "runtime-error"
+    MISSING = "missing"  # the grader found no kernel for it
+    NOT_GRADED = "error"  # the grader could not grade it
+
+
+class Subject(StrEnum):
+    """What a verdict judges: a kernel on its tests, or a differentiable function's values,
+    vector-Jacobian products and gradients."""
+
+    KERNEL = "kernel"
+    GRADIENT = "gradient"
+
+
+@dataclass
+class Outcome:
+    """One test of a puzzle (or, for a gradient puzzle, one comparison on a test)."""
+
+    case: Case
+    status: CaseStatus
+    yours: np.ndarray | None = None
+    expected: np.ndarray | None = None
+    findings: list[Finding] = field(default_factory=list)
+    counts_max: dict[str, int] = field(default_factory=dict)
+    error: str | None = None
+    run: RunResult | None = None
+    #: Why the kernel did not finish this test, if it did not.
+    stopped: StopReason | None = None
+    #: What a gradient comparison compares ('values', 'vjp w.r.t. a', ...); None for a kernel test.
+    quantity: str | None = None
+    rtol: float = 1e-5
+    atol: float = 1e-4
+
+    @property
+    def ok(self) -> bool:
+        return self.status == CaseStatus.PASS
+
+    @property
+    def mismatch(self) -> np.ndarray | None:
+        if self.yours is None or self.expected is None or self.yours.shape != self.expected.shape:
+            return None
+        return ~close(self.yours, self.expected, self.rtol, self.atol)
+
+
+@dataclass
+class CheckResult:
+    """The verdict on one puzzle. Truthy when the puzzle passes (correct and within budget)."""
+
+    title: str
+    outcomes: list[Outcome]
+    budget: Budget = field(default_factory=Budget)
+    gpu_note: str | None = None
+    printed: bool = False  # check() already printed the report
+    subject: Subject = Subject.KERNEL
+
+    @property
+    def compile_error(self) -> str | None:
+        return next((o.error for o in self.outcomes if o.status == CaseStatus.COMPILE_ERROR), None)
+
+    @property
+    def correct(self) -> bool:
+        return bool(self.outcomes) and all(o.ok for o in self.outcomes)
+
+    @property
+    def counts_max(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for o in self.outcomes:
+            for k, v in o.counts_max.items():
+                out[k] = max(out.get(k, 0), v)
+        return out
+
+    @property
+    def over_budget(self) -> list[str]:
+        return self.budget.exceeded(self.counts_max)
+
+    @property
+    def within_budget(self) -> bool:
+        return not self.over_budget
+
+    @property
+    def passed(self) -> bool:
+        return self.correct and self.within_budget
+
+    @property
+    def findings(self) -> list[Finding]:
+        return [f for o in self.outcomes for f in o.findings]
+
+    @property
+    def status(self) -> PuzzleStatus:
+        if self.passed:
+            return PuzzleStatus.PASSED
+        if self.compile_error is not None:
+            return PuzzleStatus.COMPILE_ERROR
+        if self.correct:
+            return PuzzleStatus.OVER_BUDGET
+        first = next((o for o in self.outcomes if not o.ok), None)
+        return PuzzleStatus(first.status) if first is not None else PuzzleStatus.WRONG
+
+    def __bool__(self) -> bool:
+        return self.passed
+
+    def __repr__(self) -> str:
+        good = sum(o.ok for o in self.outcomes)
+        what = "comparisons" if self.subject == Subject.GRADIENT else "tests"
+        return (f"CheckResult({self.title!r}, status={self.status.value!r}, {what} passed={good}/{len(self.outcomes)}, "
+                f"within_budget={self.within_budget})")
+
+    def _ipython_display_(self) -> None:
+        # In a notebook, check() has already printed the verdict; showing it twice is noise.
+        if not self.printed:
+            print(self.report())
+
+    def report(self) -> str:
+        """The verdict as a learner reads it: what passed, and the first thing to fix."""
+        lines = _gradient_report(self) if self.subject == Subject.GRADIENT else _kernel_report(self)
+        if self.gpu_note:
+            lines += ["", self.gpu_note]
+        return "\n".join(lines)
+
+
+def _kernel_report(r: CheckResult) -> list[str]:
+    n = len(r.outcomes)
+    if r.passed:
+        return [f"Passed: {r.title} is correct on all {n} tests and within budget."]
+    if r.compile_error is not None:
+        return [f"Failed: {r.title} does not compile.", "", r.compile_error]
+    if r.correct:
+        return [f"Almost: {r.title} is correct on all {n} tests, but over budget:",
+                *[f"  - it {s}" for s in r.over_budget]]
+    bad = [o for o in r.outcomes if not o.ok]
+    lines = [f"Failed: {r.title} fails {len(bad)} of {n} tests.", "", *describe_outcome(bad[0])]
+    if len(bad) > 1:
+        others = ", ".join(o.case.label for o in bad[1:4]) + (", ..." if len(bad) > 4 else "")
+        lines.append(f"Also failing: {others}.")
+    if r.over_budget:
+        lines.append("Budget: it " + "; it ".join(r.over_budget) + ".")
+    return lines
+
+
+def _gradient_report(r: CheckResult) -> list[str]:
+    n = len(r.outcomes)
+    if r.passed:
+        return [f"Passed: {r.title} matches the dense reference in values, vjps and gradients ({n} comparisons)."]
+    bad = [o for o in r.outcomes if not o.ok]
+    lines = [f"Failed: {r.title} fails {len(bad)} of {n} comparisons.", "", *_describe_comparison(bad[0])]
+    if len(bad) > 1:
+        others = "; ".join(f"{o.case.label}: {o.quantity}" for o in bad[1:4])
+        lines.append(f"Also failing: {others}" + (f"; and {len(bad) - 4} more." if len(bad) > 4 else "."))
+    return lines
+
+
+def describe_outcome(o: Outcome) -> list[str]:
+    """What went wrong on one kernel test, as lines of a report."""
+    case = o.case
+    head = f"{case.label} (grid={case.grid}, threadgroup={case.threadgroup}):"
+    if o.status == CaseStatus.RUNTIME_ERROR:
+        return [head + " the kernel stopped with an error.", o.error or ""]
+    lines = []
+    if o.findings:
+        lines.append(head + " the sanitizer found a problem a GPU would hide:")
+        for f in o.findings[:3]:
+            where = f"line {f.pos.line}: " if f.pos is not None and f.pos.file == "source" else (
+                f"{f.pos.file} line {f.pos.line}: " if f.pos is not None else "")
+            lines.append(f"  {f.kind}: {where}{f.message}")
+        if len(o.findings) > 3:
+            lines.append(f"  ... and {len(o.findings) - 3} more")
+        head = "Output:"
+    if o.yours is not None and o.expected is not None:
+        if o.yours.shape != o.expected.shape:
+            lines.append(f"{head} output shape {o.yours.shape} differs from the spec's {o.expected.shape}.")
+        elif o.mismatch is not None and o.mismatch.any():
+            lines.append(f"{head} wrong output at {int(o.mismatch.sum())} of {o.mismatch.size} positions.")
+            lines += format_comparison(o.yours, o.expected, o.mismatch)
+        elif o.findings:
+            lines.append("The output happens to match the spec on this test, but the problem above would show on "
+                         "other sizes or hardware.")
+    return lines
+
+
+def _describe_comparison(o: Outcome) -> list[str]:
+    head = f"{o.case.label}, {o.quantity}:"
+    if o.status in (CaseStatus.COMPILE_ERROR, CaseStatus.RUNTIME_ERROR):
+        return [head + (" a kernel does not compile." if o.status == CaseStatus.COMPILE_ERROR else " it raised an error."),
+                o.error or ""]
+    if o.findings:
+        return [head + " the sanitizer found a problem in a kernel:",
+                *[f"  {f.kind}: " + (f"line {f.pos.line}: " if f.pos is not None else "") + f.message
+                  for f in o.findings[:3]]]
+    if o.yours is not None and o.expected is not None and o.yours.shape != o.expected.shape:
+        return [f"{head} shape {o.yours.shape}, but the reference's is {o.expected.shape}."]
+    mismatch = o.mismatch
+    if mismatch is not None:
+        where = [tuple(int(i) for i in p) for p in np.argwhere(mismatch)[:4]]
+        detail = ", ".join(f"{p}: yours {float(o.yours[p]):.4g}, reference {float(o.expected[p]):.4g}" for p in where)
+        return [f"{head} wrong at {int(mismatch.sum())} of {mismatch.size} positions, e.g. {detail}."]
+    return [head + (o.error or " wrong.")]
+
+
+def format_comparison(yours: np.ndarray, expected: np.ndarray, mismatch: np.ndarray) -> list[str]:
+    """Yours versus the spec, with the differing positions marked."""
+    if yours.ndim <= 1:
+        ys = [_fmt(v) for v in np.atleast_1d(yours)]
+        es = [_fmt(v) for v in np.atleast_1d(expected)]
+        w = [max(len(a), len(b)) for a, b in zip(ys, es, strict=True)]
+        if len(ys) <= 24:
+            def row(vals: list[str]) -> str:
+                return "[" + " ".join(v.rjust(k) for v, k in zip(vals, w, strict=True)) + "]"
+            marks = " " + " ".join(("^" * k if m else " " * k) for m, k in zip(np.atleast_1d(mismatch), w, strict=True))
+            return [f"  Yours: {row(ys)}", f"  Spec : {row(es)}", f"         {marks.rstrip()}"]
+    idx = [tuple(int(i) for i in p) for p in np.argwhere(mismatch)[:8]]
+    out = ["  Yours:", _indent(np.array2string(yours, precision=4)), "  Spec :",
+           _indent(np.array2string(expected, precision=4))]
+    more = "" if mismatch.sum() <= 8 else f" (first 8 of {int(mismatch.sum())})"
+    detail = ", ".join(f"{p}: yours {_fmt(yours[p])}, spec {_fmt(expected[p])}" for p in idx)
+    out.append(f"  Differs at{more}: {detail}")
+    return out
+
+
+def close(a: np.ndarray, b: np.ndarray, rtol: float = 1e-5, atol: float = 1e-4) -> np.ndarray:
+    """Where two outputs agree (NaN agrees with NaN)."""
+    a = a.astype(np.float64)
+    b = b.astype(np.float64)
+    return np.isclose(a, b, rtol=rtol, atol=atol) | (np.isnan(a) & np.isnan(b))
+
+
+def classify(exc: BaseException) -> tuple[CaseStatus, str, list[Finding]]:
+    """A failed launch as a test's status, its message and the findings it carries."""
+    if isinstance(exc, CompileError):
+        return CaseStatus.COMPILE_ERROR, str(exc), []
+    if isinstance(exc, SanitizerError):
+        return CaseStatus.FINDINGS, str(exc), list(exc.findings)
+    if isinstance(exc, KernelRuntimeError | ArgumentError):
+        return CaseStatus.RUNTIME_ERROR, str(exc), []
+    return CaseStatus.RUNTIME_ERROR, f"{type(exc).__name__}: {exc}", []
+
+
+def _indent(text: str) -> str:
+    return "\n".join("    " + line for line in text.splitlines())
+
+
+def _fmt(v) -> str:
+    v = float(v)
+    if np.isfinite(v) and v == int(v) and abs(v) < 1e9:
+        return str(int(v))
+    return f"{v:.4g}"

@@ -1,0 +1,83 @@
+"""Launchers: each starts one Part II puzzle's kernel with that puzzle's grid convention, on
+MLX arrays, and returns the output as an ``mx.array``. The finale's templates, ``metal_puzzles.ops``
+and the grader's gradient wiring share them.
+
+``kernel`` is a ``MetalKernel`` or a notebook test function returning one (``mvmr_fast_test``);
+``options`` reach the kernel call (``sanitize``, ``max_steps``, ``backend``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import mlx.core as mx
+
+from ..checking import launch
+from .q05_segment_sum_large import TG as LARGE_TG
+
+
+def _n(value: Any) -> int:
+    return int(value.item()) if isinstance(value, mx.array) else int(value)
+
+
+def _count(value: Any) -> mx.array:
+    """A count as a kernel's 0-d int32 input."""
+    return mx.array(_n(value), dtype=mx.int32)
+
+
+def run_mvmr(kernel: Any, a: mx.array, a_idx: mx.array, b: mx.array, b_idx: mx.array, o_idx: mx.array,
+             n: Any, **options: Any) -> mx.array:
+    """MVMR with II.7b's kernel: one threadgroup of M threads per (t, g)."""
+    _, g, _, m = a.shape
+    t = a_idx.shape[0]
+    return launch(kernel, [a, a_idx, b, b_idx, o_idx, _count(n)], (_n(n), g, m), (m, g, t), (m, 1, 1),
+                  init_value=0.0, **options)
+
+
+def run_mvmr_simple(kernel: Any, a: mx.array, a_idx: mx.array, b: mx.array, b_idx: mx.array, o_idx: mx.array,
+                    n: Any, **options: Any) -> mx.array:
+    """MVMR with II.7a's kernel: one thread per (t, g, m)."""
+    _, g, _, m = a.shape
+    t = a_idx.shape[0]
+    return launch(kernel, [a, a_idx, b, b_idx, o_idx, _count(n)], (_n(n), g, m), (m, g, t),
+                  (min(m, 64), 1, 1), init_value=0.0, **options)
+
+
+def run_vvor(kernel: Any, a: mx.array, a_idx: mx.array, b: mx.array, b_idx: mx.array, o_idx: mx.array,
+             n: Any, **options: Any) -> mx.array:
+    """VVOR with II.8's kernel: thread (c, m, t * G + g)."""
+    _, g, m = a.shape
+    c = b.shape[2]
+    t = a_idx.shape[0]
+    return launch(kernel, [a, a_idx, b, b_idx, o_idx, _count(n)], (_n(n), g, m, c), (c, m, t * g),
+                  (min(c, 16), min(m, 16), 1), init_value=0.0, **options)
+
+
+def run_mvmr_backward_b(kernel: Any, a: mx.array, a_idx: mx.array, dout: mx.array, o_idx: mx.array,
+                        b_idx: mx.array, nb: Any, **options: Any) -> mx.array:
+    """db with II.9's kernel: thread (c, g, t)."""
+    _, g, c, _ = a.shape
+    t = a_idx.shape[0]
+    return launch(kernel, [a, a_idx, dout, o_idx, b_idx, _count(nb)], (_n(nb), g, c), (c, g, t),
+                  (min(c, 64), 1, 1), init_value=0.0, **options)
+
+
+def run_segment_sum(kernel: Any, x: mx.array, lengths: mx.array, offsets: mx.array, **options: Any) -> mx.array:
+    """Segment sum with II.4's kernel: thread (c, k)."""
+    k, c = lengths.shape[0], x.shape[1]
+    return launch(kernel, [x, lengths, offsets], (k, c), (c, k, 1), (min(c, 16), min(k, 16), 1), **options)
+
+
+def run_segment_sum_large(kernel: Any, x: mx.array, lengths: mx.array, offsets: mx.array,
+                          **options: Any) -> mx.array:
+    """Segment sum with II.5's kernel: threadgroup (0, c, k) of TG threads."""
+    k, c = lengths.shape[0], x.shape[1]
+    return launch(kernel, [x, lengths, offsets], (k, c), (LARGE_TG, c, k), (LARGE_TG, 1, 1), **options)
+
+
+def run_segment_sum_backward(kernel: Any, dy: mx.array, lengths: mx.array, offsets: mx.array, rows: int,
+                             **options: Any) -> mx.array:
+    """dx with II.6's kernel: thread (c, t), exactly ``rows`` rows of threads."""
+    c = dy.shape[1]
+    return launch(kernel, [dy, lengths, offsets], (rows, c), (c, rows, 1), (min(c, 16), min(max(rows, 1), 16), 1),
+                  **options)

@@ -1,0 +1,52 @@
+"""The preprocessor on its own: macros, conditionals, positions and the expansion cap."""
+
+from __future__ import annotations
+
+import pytest
+
+from metal_puzzles.msl import CompileError
+from metal_puzzles.msl.front.preprocessor import MAX_EXPANSION_TOKENS, Preprocessor
+
+
+def texts(src: str) -> list[str]:
+    return [t.text for t in Preprocessor().process(src, "source")]
+
+
+def test_object_and_function_like_macros() -> None:
+    src = "#define N 4\n#define SQ(x) ((x) * (x))\nint a = SQ(N + 1);"
+    assert texts(src) == ["int", "a", "=", "(", "(", "4", "+", "1", ")", "*", "(", "4", "+", "1", ")", ")", ";"]
+
+
+def test_stringify_and_paste() -> None:
+    assert texts('#define CAT(a, b) a##b\nint CAT(x, 1) = 0;') == ["int", "x1", "=", "0", ";"]
+
+
+def test_conditionals_choose_lines() -> None:
+    src = "#define USE 2\n#if USE > 1\nint a;\n#elif USE\nint b;\n#else\nint c;\n#endif\n#ifdef NOPE\nint d;\n#endif"
+    assert texts(src) == ["int", "a", ";"]
+
+
+def test_predefined_metal_version() -> None:
+    assert texts("#if __METAL_VERSION__ >= 300\nint new_;\n#endif") == ["int", "new_", ";"]
+
+
+def test_expanded_tokens_keep_the_use_position() -> None:
+    toks = Preprocessor().process("#define ONE 1\n\nint a = ONE;", "source")
+    one = next(t for t in toks if t.text == "1")
+    assert (one.pos.line, one.pos.file) == (3, "source")
+
+
+def test_self_reference_does_not_loop() -> None:
+    assert texts("#define x x + 1\nint y = x;") == ["int", "y", "=", "x", "+", "1", ";"]
+
+
+def test_unterminated_conditional_is_an_error() -> None:
+    with pytest.raises(CompileError, match="#endif"):
+        Preprocessor().process("#if 1\nint a;", "source")
+
+
+def test_exponential_macro_is_stopped() -> None:
+    defs = "#define A0 x\n" + "".join(f"#define A{i} A{i - 1} A{i - 1}\n" for i in range(1, 30))
+    with pytest.raises(CompileError, match=str(MAX_EXPANSION_TOKENS)) as err:
+        Preprocessor().process(defs + "float y = A29;", "source")
+    assert err.value.line == 31  # the use of the macro, not its definition
