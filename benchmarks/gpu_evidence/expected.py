@@ -34,6 +34,10 @@ SH_LD_INST = "smsp__sass_inst_executed_op_shared_ld.sum"
 SH_ST_INST = "smsp__sass_inst_executed_op_shared_st.sum"
 SH_LD_WAVES = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"
 SH_ST_WAVES = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum"
+# The same wavefronts as counted per SASS instruction (the Source page's figures): unlike the
+# l1tex__ counters, they leave out cycles lost to arbitration with other L1 traffic.
+SASS_SH_LD_WAVES = "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"
+SASS_SH_ST_WAVES = "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_st.sum"
 SH_LD_CONFLICTS = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"
 SH_ST_CONFLICTS = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum"
 THEORETICAL_OCCUPANCY = "sm__maximum_warps_per_active_cycle_pct"
@@ -66,6 +70,7 @@ def _shared(ld: int, st: int, ld_waves: int | None = None, st_waves: int | None 
     ld_waves = ld if ld_waves is None else ld_waves
     st_waves = st if st_waves is None else st_waves
     return {SH_LD_INST: ld, SH_ST_INST: st, SH_LD_WAVES: ld_waves, SH_ST_WAVES: st_waves,
+            SASS_SH_LD_WAVES: ld_waves, SASS_SH_ST_WAVES: st_waves,
             SH_LD_CONFLICTS: ld_waves - ld, SH_ST_CONFLICTS: st_waves - st}
 
 

@@ -52,13 +52,17 @@ METRICS = (
     "gpu__time_duration.sum",
     E.LD_REQ, E.LD_SEC, E.ST_REQ, E.ST_SEC,
     E.SH_LD_CONFLICTS, E.SH_ST_CONFLICTS, E.SH_LD_WAVES, E.SH_ST_WAVES, E.SH_LD_INST, E.SH_ST_INST,
+    E.SASS_SH_LD_WAVES, E.SASS_SH_ST_WAVES,
     "smsp__sass_inst_executed_op_global_ld.sum", "smsp__sass_inst_executed_op_global_st.sum",
     "smsp__inst_executed.sum", "smsp__thread_inst_executed.sum",
     "smsp__thread_inst_executed_per_inst_executed.ratio",
+    # Active threads count predicated-off ones too: nvcc turns short if-bodies into predicated
+    # instructions, so lanes doing work per instruction is the pred_on ratio.
+    "smsp__thread_inst_executed_pred_on.sum", "smsp__thread_inst_executed_pred_on_per_inst_executed.ratio",
     "smsp__sass_average_branch_targets_threads_uniform.pct",
     "sm__warps_active.avg.pct_of_peak_sustained_active", E.THEORETICAL_OCCUPANCY,
     "dram__bytes_read.sum", "dram__bytes_write.sum",
-    "lts__t_sectors_srcunit_tex_op_read.sum",
+    "lts__t_sectors_srcunit_tex_op_read.sum", "lts__t_sectors_srcunit_tex_op_write.sum",
     "launch__registers_per_thread", "launch__occupancy_limit_shared_mem",
     "launch__occupancy_limit_blocks", "launch__occupancy_limit_registers", "launch__occupancy_limit_warps",
 )
@@ -124,9 +128,11 @@ class Gpu:
         self.module = cp.RawModule(path=str(cubin))
         self._functions: dict[str, Any] = {}
         props = cp.cuda.runtime.getDeviceProperties(0)
-        self.props = {k: (v.decode() if isinstance(v, bytes) else v) for k, v in props.items()
-                      if isinstance(v, int | float | bytes | str)}
-        self.name = self.props.get("name", "unknown GPU")
+        # Plain numbers and the name; byte fields such as the UUID are not text.
+        self.props = {k: v for k, v in props.items() if isinstance(v, int | float)}
+        name = props.get("name", b"unknown GPU")
+        self.props["name"] = name.decode(errors="replace") if isinstance(name, bytes) else str(name)
+        self.name = self.props["name"]
 
     def function(self, name: str):
         if name not in self._functions:
@@ -481,7 +487,7 @@ def print_tables(res: Results) -> None:
     log("")
     log("time at timing size (median of all launches, L2 flushed before each), counters at MODEL size:")
     head = (f"{'variant':19s} {'ms':>8s} {'GB/s':>6s} {'ldsec/rq':>8s} {'stsec/rq':>8s} {'shld':>6s} "
-            f"{'shwave/rq':>9s} {'confl':>6s} {'thr/ins':>7s} {'occ th/ach':>11s} {'DRAM/min(T)':>11s}")
+            f"{'shwave/rq':>9s} {'confl':>6s} {'thr/ins':>7s} {'predon':>6s} {'occ th/ach':>11s} {'DRAM/min(T)':>11s}")
     log(head)
     for variant in V.VARIANTS:
         t = timing.get(variant.name, {})
@@ -494,15 +500,22 @@ def print_tables(res: Results) -> None:
             f"{_ratio(m, E.LD_SEC, E.LD_REQ):>8s} {_ratio(m, E.ST_SEC, E.ST_REQ):>8s} "
             f"{_fmt(m.get(E.SH_LD_INST), '.0f'):>6s} {_ratio(m, E.SH_LD_WAVES, E.SH_LD_INST):>9s} "
             f"{_fmt(m.get(E.SH_LD_CONFLICTS), '.0f'):>6s} "
-            f"{_fmt(m.get('smsp__thread_inst_executed_per_inst_executed.ratio'), '.1f'):>7s} {occ:>11s} "
+            f"{_fmt(m.get('smsp__thread_inst_executed_per_inst_executed.ratio'), '.1f'):>7s} "
+            f"{_fmt(m.get('smsp__thread_inst_executed_pred_on_per_inst_executed.ratio'), '.1f'):>6s} {occ:>11s} "
             f"{(f'{dram / min_b:.2f}' if dram and min_b else '-'):>11s}")
     rows = res.data.get("comparison", [])
-    if rows:
-        bad = [r for r in rows if not r["agree"]]
-        log(f"\nexpected-from-first-principles vs ncu: {len(rows) - len(bad)} of {len(rows)} figures agree")
+    for size in V.Size:
+        sized = [r for r in rows if r["size"] == size.value]
+        if not sized:
+            continue
+        bad = [r for r in sized if not r["agree"]]
+        log(f"\nexpected-from-first-principles vs ncu at {size.value} size: "
+            f"{len(sized) - len(bad)} of {len(sized)} figures agree exactly")
         for r in bad:
-            log(f"  {r['variant']:19s} {r['size']:6s} {r['metric']:58s} expected {r['expected']:.0f} "
-                f"measured {_fmt(r['measured'], '.0f')}")
+            got = r["measured"]
+            rel = f"{(got - r['expected']) / r['expected']:+.1%}" if got is not None and r["expected"] else ""
+            log(f"  {r['variant']:19s} {r['metric']:58s} expected {r['expected']:.0f} "
+                f"measured {_fmt(got, '.0f')} {rel}")
     checks = res.data.get("checks", [])
     if checks:
         failed = [c for c in checks if not c["ok"]]
