@@ -6,9 +6,13 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10: the backport (in the test extra)
+    import tomli as tomllib
+
 import nbformat
 import pytest
-import tomllib
 from nbclient import NotebookClient
 
 from metal_puzzles.grading.extract import extract_kernels

@@ -22,9 +22,13 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10: the backport (in the test extra)
+    import tomli as tomllib
+
 import nbformat
 import numpy as np
-import tomllib
 from nbformat.notebooknode import NotebookNode
 
 ROOT = Path(__file__).resolve().parents[1]

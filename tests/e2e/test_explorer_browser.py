@@ -17,19 +17,18 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
 import pytest
 
 from .conftest import KERNEL_NAME, JupyterServer
+from .pages import Lab, error_outputs, wait_for_kernel
 
 pytestmark = pytest.mark.e2e
 
 NOTEBOOK_NAME = "explorer_demo.ipynb"
 EXPLORERS_TIMEOUT = 240.0  # seconds: kernel start, imports of mlx and the simulator, two traced runs
-UI_TIMEOUT_MS = 30_000  # one widget round trip to the kernel and back (a Check runs the hidden tests)
 
 MAP_CELL = '''\
 import mlx.core as mx
@@ -89,59 +88,6 @@ def write_notebook(path: Path) -> None:
     nbformat.write(nb, path)
 
 
-# ------------------------------------------------------------------------------- the page
-@dataclass
-class Lab:
-    """The notebook page, with numbered screenshots of everything done to it."""
-
-    page: object
-    artifacts: Path
-    shots: list[Path] = field(default_factory=list)
-
-    def shot(self, name: str, focus=None) -> Path:
-        if focus is not None:
-            focus.scroll_into_view_if_needed(timeout=5_000)
-        path = self.artifacts / f"{len(self.shots) + 1:02d}-{name}.png"
-        self.page.screenshot(path=str(path))
-        self.shots.append(path)
-        return path
-
-    def shot_quietly(self, name: str) -> None:
-        """A screenshot while something already failed: never raise over the real error."""
-        try:
-            self.shot(name)
-        except Exception:  # best effort only
-            pass
-
-    def explorer(self, n: int):
-        return self.page.locator(".mp-explorer").nth(n)
-
-    def cell(self, n: int):
-        return self.page.locator(".jp-Notebook .jp-Cell").nth(n)
-
-
-def _error_outputs(page) -> list[str]:
-    """Tracebacks printed by the cells (error outputs are rendered as stderr)."""
-    texts = page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']").all_inner_texts()
-    return [t for t in texts if "Traceback" in t or "Cell In[" in t]
-
-
-def wait_for_kernel(lab: Lab, server: JupyterServer, timeout: float = 120.0) -> None:
-    """Until the page shows our kernel and the server says it is idle and connected to the page
-    (both front ends show the kernel's name in the notebook's toolbar; JupyterLab's status bar,
-    used before, does not exist in Notebook 7)."""
-    from playwright.sync_api import expect
-
-    expect(lab.page.locator(".jp-Toolbar-kernelName", has_text="metal-puzzles e2e")).to_be_visible(
-        timeout=timeout * 1000)
-    deadline = time.monotonic() + timeout
-    while not server.kernel_ready(NOTEBOOK_NAME):
-        if time.monotonic() > deadline:
-            lab.shot_quietly("FAILED-kernel")
-            pytest.fail(f"the kernel was not idle and connected within {timeout:.0f} s:\n{server.log_tail()}")
-        lab.page.wait_for_timeout(250)
-
-
 def wait_for_cells_run(lab: Lab, timeout_ms: int = 120_000) -> None:
     """Until every code cell has an execution count ('[n]:'), none queued or running ('[*]:')."""
     from playwright.sync_api import expect
@@ -159,7 +105,7 @@ def _wait_for_explorers(lab: Lab, count: int) -> None:
         if dialogs:
             lab.shot_quietly("FAILED-dialog")
             pytest.fail("JupyterLab opened a dialog instead of running the cells:\n" + "\n".join(dialogs))
-        errors = _error_outputs(lab.page)
+        errors = error_outputs(lab.page)
         if errors:
             lab.shot_quietly("FAILED-cell-error")
             pytest.fail("a notebook cell raised instead of showing the explorer:\n" + "\n\n".join(errors)[:4000])
@@ -183,7 +129,6 @@ def lab(browser, jupyter_server: JupyterServer, artifacts_dir: Path) -> Iterator
     explorers drawn."""
     from playwright.sync_api import expect
 
-    expect.set_options(timeout=UI_TIMEOUT_MS)
     artifacts_dir = artifacts_dir / jupyter_server.ui.value
     artifacts_dir.mkdir(exist_ok=True)
     write_notebook(jupyter_server.root_dir / NOTEBOOK_NAME)
@@ -200,7 +145,7 @@ def lab(browser, jupyter_server: JupyterServer, artifacts_dir: Path) -> Iterator
         # Wait until the notebook is loaded and its kernel has started and is idle: Run All
         # before that opens a "Select Kernel" dialog instead of running anything.
         expect(page.locator(".jp-NotebookPanel .jp-Cell")).to_have_count(len(CELLS) + 1, timeout=120_000)
-        wait_for_kernel(lab, jupyter_server)
+        wait_for_kernel(lab, jupyter_server, NOTEBOOK_NAME, "metal-puzzles e2e")
         lab.shot("notebook-opened")
         _run_all_cells(page)
         _wait_for_explorers(lab, 2)
