@@ -80,6 +80,12 @@ def test_init_where_a_folder_cannot_be_made_is_a_clear_error(tmp_path, capsys):
     assert f"cannot write the book into {a_file / 'book'}" in capsys.readouterr().err
 
 
+def test_init_into_a_folder_named_like_an_option(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert main(["init", "--", "-odd name"]) == 0
+    assert (tmp_path / "-odd name" / "puzzles.ipynb").is_file()
+
+
 def test_jupyter_options_before_the_folder_are_a_clear_error(capsys):
     assert main(["lab", "--", "--port", "8899"]) == 2
     assert "metal-puzzles lab . --port 8899" in capsys.readouterr().err

@@ -173,7 +173,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
 def run_command(args: argparse.Namespace) -> int:
     """Carry out ``init``, ``lab`` or ``notebook``; 2 with a message on stderr when it cannot."""
     try:
-        if args.directory.startswith("-"):  # argparse's reading of `lab -- --port 8899`
+        if args.command != "init" and args.directory.startswith("-"):  # how argparse reads `lab -- --port 8899`
             raise BookError(f"options for Jupyter go after the folder: metal-puzzles {args.command} . "
                             f"{' '.join([args.directory, *args.jupyter_args])}")
         result = init_book(args.directory, fresh=args.fresh)
