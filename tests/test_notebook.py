@@ -6,6 +6,11 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10: the backport (in the test extra)
+    import tomli as tomllib
+
 import nbformat
 import pytest
 from nbclient import NotebookClient
@@ -80,8 +85,8 @@ def test_building_is_deterministic(built, tmp_path):
 
 def test_layout_follows_the_book(built):
     nb = nbformat.read(built["templates"], as_version=4)
-    code = nb.cells[1].source
-    assert "from metal_puzzles import MetalKernel, MetalProblem" in code
+    assert [c.id for c in nb.cells[:3]] == ["intro", "install", "imports"]
+    assert "from metal_puzzles import MetalKernel, MetalProblem" in nb.cells[2].source
     texts = [c.source for c in nb.cells if c.cell_type == "markdown" and c.source.startswith("## Puzzle")]
     assert [t.split("\n")[0] for t in texts] == [f"## Puzzle {p.number}: {p.title}" for p in PUZZLES]
     checks = _cells(nb, "-check")
@@ -135,3 +140,58 @@ def test_score_table_shows_the_budget(executed):
     table = _stdout(cell)
     assert "|            6 |             1 |" in table and "<- budget" in table
     assert get_puzzle("matmul_full").budget.global_reads == 6
+
+
+# ----------------------------------------------------------------------------- Colab and installing
+def _install_cell(nb) -> str:
+    return next(c.source for c in nb.cells if c.id == "install")
+
+
+def _pyproject_repository() -> str:
+    with (ROOT / "pyproject.toml").open("rb") as f:
+        return tomllib.load(f)["project"]["urls"]["Repository"]
+
+
+def test_links_come_from_the_one_repository_url(built):
+    repository = _pyproject_repository()
+    assert builder.repository_url() == repository.rstrip("/")
+    colab = builder.colab_url(repository)
+    owner_and_name = repository.removeprefix("https://github.com/")
+    assert colab == f"https://colab.research.google.com/github/{owner_and_name}/blob/main/puzzles.ipynb"
+    nb = nbformat.read(built["templates"], as_version=4)
+    assert f"]({colab})" in nb.cells[0].source
+    assert f'"metal-puzzles @ git+{repository}"' in _install_cell(nb)
+    readme = (ROOT / "README.md").read_text()
+    assert f"]({colab})" in readme, "the README's Colab link must be the notebook's"
+    assert f"metal-puzzles @ git+{repository}" in readme
+
+
+def test_colab_needs_a_github_repository():
+    with pytest.raises(ValueError, match="GitHub"):
+        builder.colab_url("https://gitlab.com/someone/metal-puzzles")
+
+
+def _run_install_cell(source: str, monkeypatch, installed: bool) -> list[list[str]]:
+    """Run the cell's code here, with pip replaced by a recorder; ``installed`` says whether
+    metal_puzzles is found."""
+    import importlib.util
+    import subprocess
+
+    calls = []
+    real_find_spec = importlib.util.find_spec
+    monkeypatch.setattr(subprocess, "run", lambda cmd, **kw: calls.append((cmd, kw)))
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: real_find_spec(name, *a) if installed or name != "metal_puzzles" else None)
+    exec(compile(source, "install-cell", "exec"), {})
+    return calls
+
+
+def test_install_cell_installs_only_when_the_package_is_missing(built, monkeypatch):
+    import sys
+
+    source = _install_cell(nbformat.read(built["templates"], as_version=4))
+    assert _run_install_cell(source, monkeypatch, installed=True) == []
+    (command, options), = _run_install_cell(source, monkeypatch, installed=False)
+    assert command == [sys.executable, "-m", "pip", "install", "--quiet",
+                       f"metal-puzzles @ git+{_pyproject_repository()}"]
+    assert options == {"check": True}

@@ -3,6 +3,10 @@
     python tools/build_notebook.py                      # the learner's notebook (templates)
     python tools/build_notebook.py --solutions -o /tmp/solved.ipynb
 
+Without ``-o`` it writes the book twice, byte for byte: ``puzzles.ipynb`` at the top level (where
+people read it and Colab opens it) and ``lib/metal_puzzles/notebooks/puzzles.ipynb``, the package
+data that ``metal-puzzles init`` copies for a learner.
+
 Every puzzle becomes three cells: its text, a code cell in the original Metal-Puzzles notebook's
 style (spec, a function returning the ``MetalKernel``, the visible inputs, ``MetalProblem(...)``
 and ``problem.show()``), and ``problem.check()``. The kernel source in the code cell is the
@@ -18,12 +22,21 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10: the backport (in the test extra)
+    import tomli as tomllib
+
 import nbformat
 import numpy as np
 from nbformat.notebooknode import NotebookNode
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "lib"))
+#: The book as package data (metal-puzzles init copies it); always identical to ROOT/puzzles.ipynb.
+PACKAGED_NOTEBOOK = ROOT / "lib" / "metal_puzzles" / "notebooks" / "puzzles.ipynb"
+#: The branch Colab opens the notebook from.
+COLAB_BRANCH = "main"
 
 from metal_puzzles.checking import GradPuzzle  # noqa: E402
 from metal_puzzles.puzzles import PUZZLES, Puzzle, part1  # noqa: E402
@@ -39,6 +52,8 @@ PART_TITLES = {
 
 INTRO = """\
 # Metal Puzzles
+
+{colab_badge}
 
 Learn GPU programming by writing **Metal compute kernels** for [MLX](https://github.com/ml-explore/mlx),
 one puzzle at a time. Part I climbs the ladder of Sasha Rush's GPU-Puzzles, by way of the original
@@ -151,6 +166,21 @@ memory, and it is set so that the technique the puzzle teaches fits and the brut
 A correct kernel over budget gets **Almost**; bring the counts down to pass.
 """
 
+# The first code cell: on Colab (or any machine without the package) it installs metal-puzzles
+# from the repository; where the package is installed it does nothing.
+INSTALL = """\
+# On Colab, or wherever metal-puzzles is not installed yet, this cell installs it (a minute or
+# two). Where it is installed (pip install metal-puzzles, metal-puzzles init), it does nothing.
+import importlib
+import importlib.util
+import subprocess
+import sys
+
+if importlib.util.find_spec("metal_puzzles") is None:
+    package = "{requirement}"
+    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", package], check=True)
+    importlib.invalidate_caches()"""
+
 IMPORTS = """\
 import mlx.core as mx
 
@@ -171,6 +201,36 @@ x = mx.arange(4, dtype=mx.float32)
 (y,) = demo(inputs=[x], output_shapes=[(4,)], output_dtypes=[mx.float32],
             grid=(4, 1, 1), threadgroup=(4, 1, 1), verbose=True)
 y"""
+
+
+# ----------------------------------------------------------------------------- the repository
+def repository_url(pyproject: Path = ROOT / "pyproject.toml") -> str:
+    """The repository's address: ``[project.urls] Repository`` in pyproject.toml, the one place
+    it is written."""
+    with pyproject.open("rb") as f:
+        urls = tomllib.load(f).get("project", {}).get("urls", {})
+    if "Repository" not in urls:
+        raise ValueError(f"{pyproject}: [project.urls] has no Repository entry")
+    return urls["Repository"].rstrip("/")
+
+
+def colab_url(repository: str) -> str:
+    """Colab's address for the top-level notebook of a GitHub repository."""
+    match = re.fullmatch(r"https://github\.com/([\w.-]+)/([\w.-]+?)(?:\.git)?", repository)
+    if match is None:
+        raise ValueError(f"Colab opens notebooks from GitHub repositories only, not from {repository!r}")
+    owner, name = match.groups()
+    return f"https://colab.research.google.com/github/{owner}/{name}/blob/{COLAB_BRANCH}/puzzles.ipynb"
+
+
+def install_requirement(repository: str) -> str:
+    """What the install cell hands to pip: the package, from the repository."""
+    return f"metal-puzzles @ git+{repository}"
+
+
+def colab_badge(repository: str) -> str:
+    return (f"[![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)]"
+            f"({colab_url(repository)})")
 
 
 # ----------------------------------------------------------------------------- per puzzle
@@ -314,13 +374,17 @@ def _cell_id(puzzle: Puzzle, what: str) -> str:
     return f"p{puzzle.number}-{what}".replace(".", "-")
 
 
-def build(puzzles: list[Puzzle], source_for: Callable[[Puzzle], str]) -> NotebookNode:
+def build(puzzles: list[Puzzle], source_for: Callable[[Puzzle], str],
+          repository: str | None = None) -> NotebookNode:
+    repository = repository or repository_url()
     nb = nbformat.v4.new_notebook()
     nb.metadata = {
         "kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"},
         "language_info": {"name": "python"},
     }
-    cells = [_md("intro", INTRO), _code("imports", IMPORTS), _code("signature-demo", SIGNATURE_DEMO)]
+    cells = [_md("intro", INTRO.format(colab_badge=colab_badge(repository))),
+             _code("install", INSTALL.format(requirement=install_requirement(repository))),
+             _code("imports", IMPORTS), _code("signature-demo", SIGNATURE_DEMO)]
     part = None
     previous_kernel = None
     for p in puzzles:
@@ -340,13 +404,22 @@ def build(puzzles: list[Puzzle], source_for: Callable[[Puzzle], str]) -> Noteboo
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("-o", "--output", default=str(ROOT / "puzzles.ipynb"), help="notebook to write")
+    parser.add_argument("-o", "--output", default=None,
+                        help="notebook to write (default: puzzles.ipynb and its packaged copy)")
     parser.add_argument("--solutions", action="store_true", help="fill in the reference solutions")
     args = parser.parse_args(argv)
     nb = build(list(PUZZLES), reference_source if args.solutions else template_source)
-    with open(args.output, "w", encoding="utf-8") as f:
-        nbformat.write(nb, f)
-    print(f"wrote {args.output} ({len(nb.cells)} cells)")
+    if args.output is not None:
+        outputs = [Path(args.output)]
+    elif args.solutions:
+        parser.error("--solutions needs -o: the book itself holds the templates")
+    else:
+        outputs = [ROOT / "puzzles.ipynb", PACKAGED_NOTEBOOK]
+    for output in outputs:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        with open(output, "w", encoding="utf-8") as f:
+            nbformat.write(nb, f)
+        print(f"wrote {output} ({len(nb.cells)} cells)")
     return 0
 
 

@@ -1,10 +1,13 @@
-"""The ``metal-puzzles`` command line: ``grade`` (instructors) and ``check`` (learners)."""
+"""The ``metal-puzzles`` command line: ``grade`` (instructors), ``check``, ``init``, ``lab`` and
+``notebook`` (learners)."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 from pathlib import Path
+
+from . import book
 
 
 def _add_limits(p: argparse.ArgumentParser) -> None:
@@ -32,6 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
     c = sub.add_parser("check", help="check your own notebook and print a table of results")
     c.add_argument("notebook")
     _add_limits(c)
+    book.add_commands(sub)
     return parser
 
 
@@ -45,6 +49,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         build_parser().print_help()
         return 0
+    if args.command in book.COMMANDS:
+        return book.run_command(args)
     if args.command == "images":
         from .images import write_images
 

@@ -1,6 +1,10 @@
-"""Fixtures for the browser tests: a throw-away JupyterLab server and a headless Chromium.
+"""Fixtures for the browser tests: a throw-away Jupyter server and a headless Chromium.
 
-Everything JupyterLab writes (config, data, runtime files, settings, workspaces, IPython history)
+The server is started the way a learner starts it, with ``metal-puzzles lab DIR`` or
+``metal-puzzles notebook DIR`` (so as root it gets ``--allow-root`` from the command itself); every
+browser test runs once against JupyterLab and once against Jupyter Notebook 7.
+
+Everything the server writes (config, data, runtime files, settings, workspaces, IPython history)
 goes to one temporary directory, so a run leaves nothing in the user's home. Deselect these tests
 with ``-m "not e2e"``; when they are selected and Chromium or Playwright is missing they FAIL,
 saying how to install them (``bash .ci/install-browser <venv>``).
@@ -25,19 +29,22 @@ from pathlib import Path
 
 import pytest
 
+from metal_puzzles.book import JupyterUI
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO_ROOT / "test-artifacts" / "e2e"
 KERNEL_NAME = "mp-e2e"
-SERVER_START_TIMEOUT = 180.0  # seconds; a cold first start of JupyterLab can take 20-40 s
+SERVER_START_TIMEOUT = 180.0  # seconds; a cold first start of a Jupyter server can take 20-40 s
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
                  "--no-proxy-server"]
+UI_TIMEOUT_MS = 30_000  # one widget round trip to the kernel and back (a Check runs the hidden tests)
 INSTALL_HINT = ("install it with `bash .ci/install-browser <path-to-venv>`, or deselect the browser "
                 "tests with `-m 'not e2e'`")
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "e2e: end-to-end browser tests (JupyterLab + headless Chromium)")
+    config.addinivalue_line("markers", "e2e: end-to-end browser tests (JupyterLab and Notebook 7 + headless Chromium)")
 
 
 @pytest.hookimpl(wrapper=True)
@@ -50,17 +57,19 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
 
 @pytest.fixture(scope="session")
 def artifacts_dir() -> Path:
-    """test-artifacts/e2e/, emptied of the previous run's screenshots and logs."""
+    """test-artifacts/e2e/ (a folder per front end inside), emptied of the previous run's
+    screenshots and logs."""
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    for old in ARTIFACTS.iterdir():
+    for old in ARTIFACTS.rglob("*"):
         if old.is_file() and old.suffix in {".png", ".log", ".ipynb"}:
             old.unlink()
     return ARTIFACTS
 
 
-# ----------------------------------------------------------------------------- JupyterLab
+# ----------------------------------------------------------------------------- Jupyter
 @dataclass
-class LabServer:
+class JupyterServer:
+    ui: JupyterUI
     base_url: str
     token: str
     root_dir: Path
@@ -70,6 +79,22 @@ class LabServer:
 
     def url(self, path: str) -> str:
         return f"{self.base_url}/{path.lstrip('/')}?token={self.token}"
+
+    def notebook_url(self, name: str) -> str:
+        """The page that opens one notebook: Notebook 7's own page, or JupyterLab in a workspace of
+        that notebook's own (a shared workspace would reopen the notebooks of earlier pages)."""
+        if self.ui is JupyterUI.NOTEBOOK:
+            return self.url(f"notebooks/{name}")
+        return self.url(f"lab/workspaces/{Path(name).stem}/tree/{name}")
+
+    def kernel_ready(self, notebook: str) -> bool:
+        """The notebook's kernel is started, idle and connected to a page (the server's view)."""
+        try:
+            sessions = json.loads(self.api("api/sessions"))
+        except (urllib.error.URLError, ConnectionError, TimeoutError, OSError, ValueError):
+            return False
+        return any(s.get("path", "").endswith(notebook) and (s.get("kernel") or {}).get("execution_state") == "idle"
+                   and (s.get("kernel") or {}).get("connections", 0) >= 1 for s in sessions)
 
     def api(self, path: str, method: str = "GET", timeout: float = 5.0) -> bytes:
         request = urllib.request.Request(f"{self.base_url}/{path.lstrip('/')}", method=method,
@@ -131,25 +156,25 @@ def _prepare_private_dirs(private: Path) -> dict[str, str]:
     return env
 
 
-def _start_server(private: Path, log_path: Path) -> LabServer:
+def _start_server(ui: JupyterUI, private: Path, log_path: Path) -> JupyterServer:
+    """``metal-puzzles lab|notebook ROOT`` with a port, a token and no browser: the learner's
+    command, which also writes the book into ROOT."""
     env = _prepare_private_dirs(private)
     root = private / "root"
     port = _free_port()
     token = os.urandom(24).hex()
-    cmd = [sys.executable, "-m", "jupyterlab", "--no-browser", "--ServerApp.ip=127.0.0.1",
-           f"--ServerApp.port={port}", "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}",
-           f"--ServerApp.root_dir={root}", "--ServerApp.open_browser=False"]
-    if os.geteuid() == 0:  # containers and CI run as root
-        cmd.append("--allow-root")
+    cmd = [sys.executable, "-m", "metal_puzzles.cli", ui.value, str(root), "--no-browser",
+           "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
+           f"--IdentityProvider.token={token}"]
     log = log_path.open("w")
     process = subprocess.Popen(cmd, cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT,
                                stdin=subprocess.DEVNULL, start_new_session=True)
     log.close()
-    server = LabServer(f"http://127.0.0.1:{port}", token, root, process, log_path, private)
+    server = JupyterServer(ui, f"http://127.0.0.1:{port}", token, root, process, log_path, private)
     deadline = time.monotonic() + SERVER_START_TIMEOUT
     while True:
         if process.poll() is not None:
-            pytest.fail(f"JupyterLab exited with code {process.returncode} before it was ready:\n"
+            pytest.fail(f"{ui.title} exited with code {process.returncode} before it was ready:\n"
                         f"{server.log_tail()}")
         try:
             server.api("api/status")
@@ -158,7 +183,7 @@ def _start_server(private: Path, log_path: Path) -> LabServer:
             pass
         if time.monotonic() > deadline:
             _stop_server(server)
-            pytest.fail(f"JupyterLab did not answer within {SERVER_START_TIMEOUT:.0f} s:\n{server.log_tail()}")
+            pytest.fail(f"{ui.title} did not answer within {SERVER_START_TIMEOUT:.0f} s:\n{server.log_tail()}")
         time.sleep(0.5)
 
 
@@ -185,7 +210,7 @@ def _signal_all(pids: list[int], sig: signal.Signals) -> None:
             pass
 
 
-def _stop_server(server: LabServer) -> None:
+def _stop_server(server: JupyterServer) -> None:
     """Ask the server to shut down (it stops its kernels), then make sure, one pid at a time."""
     process = server.process
     if process.poll() is None:
@@ -209,11 +234,13 @@ def _stop_server(server: LabServer) -> None:
         _signal_all(_processes_mentioning(str(server.private_dir)), signal.SIGKILL)
 
 
-@pytest.fixture(scope="session")
-def lab_server(artifacts_dir: Path) -> Iterator[LabServer]:
-    """A JupyterLab on 127.0.0.1 at a free port, with a token, a temporary root and private dirs."""
+@pytest.fixture(scope="session", params=list(JupyterUI), ids=[ui.value for ui in JupyterUI])
+def jupyter_server(request: pytest.FixtureRequest, artifacts_dir: Path) -> Iterator[JupyterServer]:
+    """JupyterLab, then Notebook 7, on 127.0.0.1 at a free port, with a token, a temporary root
+    and private dirs."""
+    ui: JupyterUI = request.param
     with tempfile.TemporaryDirectory(prefix="mp-e2e-", ignore_cleanup_errors=True) as tmp:
-        server = _start_server(Path(tmp), artifacts_dir / "jupyter-server.log")
+        server = _start_server(ui, Path(tmp), artifacts_dir / f"jupyter-server-{ui.value}.log")
         try:
             yield server
         finally:
@@ -232,11 +259,12 @@ def _chromium_path() -> str:
 def browser():
     """Headless Chromium (the distribution's, not a Playwright download) driven by Playwright."""
     try:
-        from playwright.sync_api import sync_playwright
+        from playwright.sync_api import expect, sync_playwright
     except ImportError:
         pytest.fail(f"the Python package playwright is not installed in {sys.prefix}: {INSTALL_HINT}",
                     pytrace=False)
     executable = _chromium_path()
+    expect.set_options(timeout=UI_TIMEOUT_MS)
     with sync_playwright() as p:
         chromium = p.chromium.launch(executable_path=executable, headless=True, args=CHROMIUM_ARGS)
         try:

@@ -1,9 +1,15 @@
-"""The kernel explorer as a learner uses it: in JupyterLab, in a browser, with mouse and keyboard.
+"""The kernel explorer as a learner uses it: in JupyterLab and in Jupyter Notebook 7, in a
+browser, with mouse and keyboard.
 
 One notebook (written here with nbformat, so no outputs are committed) holds a correct Map
-puzzle, the progress table and a buggy loop kernel. The test opens it in a real JupyterLab in
-headless Chromium, runs all cells from the Run menu and drives the ipywidgets explorer. A
-screenshot of the page is saved to test-artifacts/e2e/ after every interaction, and on failure.
+puzzle, the progress table and a buggy loop kernel. The test opens it in a real JupyterLab (then
+a real Notebook 7) in headless Chromium, runs all cells from the Run menu and drives the
+ipywidgets explorer. A screenshot of the page is saved to test-artifacts/e2e/<lab|notebook>/ after
+every interaction, and on failure.
+
+Every wait is for a state the page shows, never for a length of time: the explorer's widgets are
+updated by separate messages from the kernel, so a check reads one widget only once the widget
+that changed last says the change is done (see ``step_until_line``).
 """
 
 from __future__ import annotations
@@ -11,19 +17,18 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
 import pytest
 
-from .conftest import KERNEL_NAME, LabServer
+from .conftest import KERNEL_NAME, JupyterServer
+from .pages import Lab, error_outputs, wait_for_kernel
 
 pytestmark = pytest.mark.e2e
 
 NOTEBOOK_NAME = "explorer_demo.ipynb"
 EXPLORERS_TIMEOUT = 240.0  # seconds: kernel start, imports of mlx and the simulator, two traced runs
-UI_TIMEOUT_MS = 30_000  # one widget round trip to the kernel and back (a Check runs the hidden tests)
 
 MAP_CELL = '''\
 import mlx.core as mx
@@ -83,46 +88,13 @@ def write_notebook(path: Path) -> None:
     nbformat.write(nb, path)
 
 
-# ------------------------------------------------------------------------------- the page
-@dataclass
-class Lab:
-    """The notebook page, with numbered screenshots of everything done to it."""
+def wait_for_cells_run(lab: Lab, timeout_ms: int = 120_000) -> None:
+    """Until every code cell has an execution count ('[n]:'), none queued or running ('[*]:')."""
+    from playwright.sync_api import expect
 
-    page: object
-    artifacts: Path
-    shots: list[Path] = field(default_factory=list)
-
-    def shot(self, name: str, focus=None) -> Path:
-        if focus is not None:
-            focus.scroll_into_view_if_needed(timeout=5_000)
-        path = self.artifacts / f"{len(self.shots) + 1:02d}-{name}.png"
-        self.page.screenshot(path=str(path))
-        self.shots.append(path)
-        return path
-
-    def shot_quietly(self, name: str) -> None:
-        """A screenshot while something already failed: never raise over the real error."""
-        try:
-            self.shot(name)
-        except Exception:  # best effort only
-            pass
-
-    def explorer(self, n: int):
-        return self.page.locator(".mp-explorer").nth(n)
-
-    def cell(self, n: int):
-        return self.page.locator(".jp-Notebook .jp-Cell").nth(n)
-
-
-def _error_outputs(page) -> list[str]:
-    """Tracebacks printed by the cells (error outputs are rendered as stderr)."""
-    texts = page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']").all_inner_texts()
-    return [t for t in texts if "Traceback" in t or "Cell In[" in t]
-
-
-def kernel_idle(page):
-    """The status bar's kernel item once our kernel is up and idle ('Python (...) | Idle')."""
-    return page.locator(".jp-StatusBar-TextItem", has_text=re.compile(r"metal-puzzles e2e\)\s*\|\s*Idle"))
+    prompts = lab.page.locator(".jp-Notebook .jp-CodeCell .jp-InputPrompt")
+    expect(prompts).to_have_count(len(CELLS))
+    expect(prompts).to_have_text([re.compile(r"\[\d+\]:")] * len(CELLS), timeout=timeout_ms)
 
 
 def _wait_for_explorers(lab: Lab, count: int) -> None:
@@ -133,7 +105,7 @@ def _wait_for_explorers(lab: Lab, count: int) -> None:
         if dialogs:
             lab.shot_quietly("FAILED-dialog")
             pytest.fail("JupyterLab opened a dialog instead of running the cells:\n" + "\n".join(dialogs))
-        errors = _error_outputs(lab.page)
+        errors = error_outputs(lab.page)
         if errors:
             lab.shot_quietly("FAILED-cell-error")
             pytest.fail("a notebook cell raised instead of showing the explorer:\n" + "\n\n".join(errors)[:4000])
@@ -152,12 +124,14 @@ def _run_all_cells(page) -> None:
 
 
 @pytest.fixture(scope="module")
-def lab(browser, lab_server: LabServer, artifacts_dir: Path) -> Iterator[Lab]:
-    """The demo notebook open in JupyterLab with all its cells run and both explorers drawn."""
+def lab(browser, jupyter_server: JupyterServer, artifacts_dir: Path) -> Iterator[Lab]:
+    """The demo notebook open in JupyterLab or Notebook 7 with all its cells run and both
+    explorers drawn."""
     from playwright.sync_api import expect
 
-    expect.set_options(timeout=UI_TIMEOUT_MS)
-    write_notebook(lab_server.root_dir / NOTEBOOK_NAME)
+    artifacts_dir = artifacts_dir / jupyter_server.ui.value
+    artifacts_dir.mkdir(exist_ok=True)
+    write_notebook(jupyter_server.root_dir / NOTEBOOK_NAME)
     write_notebook(artifacts_dir / NOTEBOOK_NAME)  # to open by hand when a run fails
     context = browser.new_context(viewport={"width": 1400, "height": 1300})
     page = context.new_page()
@@ -167,15 +141,15 @@ def lab(browser, lab_server: LabServer, artifacts_dir: Path) -> Iterator[Lab]:
     page.on("pageerror", lambda e: console.write(f"[pageerror] {e}\n"))
     lab = Lab(page, artifacts_dir)
     try:
-        page.goto(lab_server.url(f"lab/tree/{NOTEBOOK_NAME}"), timeout=120_000)
+        page.goto(jupyter_server.notebook_url(NOTEBOOK_NAME), timeout=120_000)
         # Wait until the notebook is loaded and its kernel has started and is idle: Run All
         # before that opens a "Select Kernel" dialog instead of running anything.
         expect(page.locator(".jp-NotebookPanel .jp-Cell")).to_have_count(len(CELLS) + 1, timeout=120_000)
-        expect(kernel_idle(page)).to_be_visible(timeout=120_000)
+        wait_for_kernel(lab, jupyter_server, NOTEBOOK_NAME, "metal-puzzles e2e")
         lab.shot("notebook-opened")
         _run_all_cells(page)
         _wait_for_explorers(lab, 2)
-        expect(kernel_idle(page)).to_be_visible(timeout=120_000)
+        wait_for_cells_run(lab)
         lab.shot("cells-run", lab.explorer(0))
         yield lab
     except BaseException:
@@ -195,29 +169,49 @@ def _screenshot_on_failure(request: pytest.FixtureRequest, lab: Lab) -> Iterator
 
 
 # ------------------------------------------------------------------------------ helpers
-def press_right(lab: Lab, slider, times: int) -> None:
-    """Move an IntSlider with the keyboard: focus its handle, press the right arrow."""
-    slider.locator(".noUi-handle").first.focus()
-    for _ in range(times):
-        lab.page.keyboard.press("ArrowRight")
+def pick_on_slider(slider, value: int) -> None:
+    """Move an IntSlider to ``value`` with the mouse: click its track where that value sits.
+
+    Not with the arrow keys: in JupyterLab 4.1+ and Notebook 7, ArrowLeft/ArrowRight on a focused
+    widget inside a notebook in command mode (which a click on an output puts it in) are taken by
+    the notebook's heading navigation, so the slider would move or not depending on the mode."""
+    handle = slider.locator(".noUi-handle").first
+    low, high = (float(handle.get_attribute(a)) for a in ("aria-valuemin", "aria-valuemax"))
+    track = slider.locator(".noUi-base")
+    box = track.bounding_box()
+    fraction = (value - low) / (high - low)
+    x = min(max(fraction * box["width"], 1.0), box["width"] - 1.0)
+    track.click(position={"x": x, "y": box["height"] / 2})
+
+
+_STEP_LABEL = re.compile(r"step (\d+) / (\d+): line (\d+)")
 
 
 def step_until_line(lab: Lab, explorer, text: str, max_steps: int = 40) -> None:
-    """Click 'step' until the highlighted source line contains ``text``."""
+    """Click 'step' until the step reaches the first source line containing ``text``.
+
+    A step updates three widgets by three kernel messages: the step label, then the source
+    listing, then the variables. Reading the listing right after the label changed could see the
+    previous step's highlight, step once more and overshoot into the next loop iteration (a
+    variable read 1 instead of 0). So the decision is made on the label alone, which names the
+    step and its line in one text, each click waits for the label to show exactly the next
+    step, and on arrival the listing is awaited too."""
     from playwright.sync_api import expect
 
-    current = explorer.locator(".mp-source .mp-current")
     label = explorer.locator(".mp-step-label")
+    lines = explorer.locator(".mp-source .mp-line").all_inner_texts()
+    target = next((n for n, line in enumerate(lines, start=1) if text in line), None)
+    assert target is not None, f"no source line contains {text!r}"
     for _ in range(max_steps):
-        if text in current.inner_text():
+        step, total, line = map(int, _STEP_LABEL.search(label.inner_text()).groups())
+        if line == target:
+            expect(explorer.locator(".mp-source .mp-current")).to_contain_text(text)
             return
-        before = label.inner_text()
-        done = re.search(r"step (\d+) / (\d+)", before)
-        if done and done.group(1) == done.group(2):
+        if step == total:
             break
         explorer.locator(".mp-forward").click()
-        expect(label).not_to_have_text(before)
-    pytest.fail(f"stepping never reached a line containing {text!r} (stopped at {label.inner_text()!r})")
+        expect(label).to_have_text(re.compile(rf"step {step + 1} / {total}: line \d+"))
+    pytest.fail(f"stepping never reached line {target} ({text!r}); stopped at {label.inner_text()!r}")
 
 
 # -------------------------------------------------------------------------------- tests
@@ -233,8 +227,8 @@ def test_map_explorer_threads_steps_and_check(lab: Lab) -> None:
     expect(ex.locator(".mp-source .mp-current")).to_contain_text("uint i = thread_position_in_grid.x;")
     diagram_before = ex.locator(".mp-diagram").inner_html()
 
-    # Pick thread 2 with the keyboard.
-    press_right(lab, ex.locator(".mp-thread"), 2)
+    # Pick thread 2 on the slider.
+    pick_on_slider(ex.locator(".mp-thread"), 2)
     expect(who).to_have_text("thread (2,0,0) of threadgroup (0,0,0)")
     expect(ex.locator(".mp-thread .widget-readout")).to_have_text("2")
     expect(accesses).to_have_text(["line 3: read a[2] (phase 0)", "line 3: write out[2] (phase 0)"])
@@ -297,7 +291,7 @@ def test_loop_explorer_shows_inactive_thread_and_failed_check(lab: Lab) -> None:
     lab.shot("loop-thread-0-inactive", ex)
 
     # Thread 3 is active at the same step, in its first iteration.
-    press_right(lab, ex.locator(".mp-thread"), 3)
+    pick_on_slider(ex.locator(".mp-thread"), 3)
     expect(ex.locator(".mp-who")).to_have_text("thread (3,0,0) of threadgroup (0,0,0)")
     expect(ex.locator(".mp-source .mp-current")).to_contain_text("total += a[j];")
     expect(ex.locator(".mp-variables")).not_to_contain_text("inactive")

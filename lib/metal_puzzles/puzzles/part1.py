@@ -7,7 +7,7 @@ function returning the kernel), so the notebook builder and the tests read one t
 
 from __future__ import annotations
 
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..checking import Puzzle
 from . import (
@@ -27,6 +27,9 @@ from . import (
 )
 from .p01_map import PUZZLE as MAP
 from .solutions import solution_file
+
+if TYPE_CHECKING:
+    from importlib.resources.abc import Traversable
 
 PART_I: list[Puzzle] = [
     MAP,
@@ -48,8 +51,9 @@ PART_I: list[Puzzle] = [
     p14_matmul.FULL,
 ]
 
-# Reference solutions (kernel bodies) in the repository's solutions/ folder. Puzzles that share a
-# kernel share a file: one kernel has to pass both entries.
+# Reference solutions (kernel bodies) in the top-level solutions/ folder, installed as package data
+# of metal_puzzles.solutions. Puzzles that share a kernel share a file: one kernel has to pass both
+# entries.
 SOLUTION_FILES: dict[str, str] = {
     "map": "01_map.metal",
     "zip": "02_zip.metal",
@@ -121,11 +125,11 @@ KERNEL_FUNCTIONS: dict[str, str] = {
 }
 
 
-def solution_path(puzzle: Puzzle) -> Path:
+def solution_path(puzzle: Puzzle) -> Traversable:
     """Where the reference solution of a Part I puzzle lives (KeyError for other puzzles)."""
     return solution_file(SOLUTION_FILES[puzzle.id])
 
 
 def solution_source(puzzle: Puzzle) -> str:
     """The reference solution's kernel body; it replaces the puzzle's template as ``source``."""
-    return solution_path(puzzle).read_text()
+    return solution_path(puzzle).read_text(encoding="utf-8")

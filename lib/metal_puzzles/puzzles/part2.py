@@ -9,7 +9,7 @@ and the name of each notebook test function.
 
 from __future__ import annotations
 
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..checking import GradPuzzle, Puzzle
 from . import (
@@ -27,6 +27,9 @@ from . import (
     q12_layer_norm,
 )
 from .solutions import solution_file
+
+if TYPE_CHECKING:
+    from importlib.resources.abc import Traversable
 
 PART_II: list[Puzzle] = [
     q01_scan.SCAN,
@@ -48,8 +51,9 @@ PART_II: list[Puzzle] = [
     q12_layer_norm.BACKWARD,
 ]
 
-# Reference solutions in the repository's solutions/ folder: kernel bodies (.metal), and for the
-# finale the notebook cell's Python with the blanks filled in (.py).
+# Reference solutions in the top-level solutions/ folder (package data of metal_puzzles.solutions):
+# kernel bodies (.metal), and for the finale the notebook cell's Python with the blanks filled in
+# (.py).
 SOLUTION_FILES: dict[str, str] = {
     "block_scan": "II_01a_block_scan.metal",
     "block_offsets": "II_01b_add_block_offsets.metal",
@@ -99,7 +103,7 @@ def is_grad_puzzle(puzzle: Puzzle) -> bool:
     return isinstance(puzzle, GradPuzzle)
 
 
-def solution_path(puzzle: Puzzle) -> Path:
+def solution_path(puzzle: Puzzle) -> Traversable:
     """Where the reference solution of a Part II puzzle lives (KeyError for other puzzles)."""
     return solution_file(SOLUTION_FILES[puzzle.id])
 
@@ -107,4 +111,4 @@ def solution_path(puzzle: Puzzle) -> Path:
 def solution_source(puzzle: Puzzle) -> str:
     """The reference solution: a kernel body replacing the template as ``source``, or for a
     finale entry the whole notebook cell."""
-    return solution_path(puzzle).read_text()
+    return solution_path(puzzle).read_text(encoding="utf-8")
