@@ -16,7 +16,7 @@ import mlx.core as mx
 import numpy as np
 
 from .metal_backend import METAL, MetalBackendKernel, resolve_backend
-from .msl import RunResult, simulate
+from .msl import Audience, RunResult, simulate
 from .msl.abi.signature import normalize_dtype_name
 
 _MX_DTYPES = {
@@ -99,8 +99,10 @@ class SimulatedKernel:
         return [to_mlx(o, dtype_name(d)) for o, d in zip(result.outputs, output_dtypes, strict=True)]
 
     def run(self, *, inputs, output_shapes, output_dtypes, grid, threadgroup, template=None, init_value=None,
-            verbose=False, sanitize="error", trace=None, max_steps=None, steps=False) -> RunResult:
-        """Run on the simulator and return the full run record (outputs as NumPy arrays)."""
+            verbose=False, sanitize="error", trace=None, max_steps=None, steps=False,
+            audience: Audience = Audience.CALLER) -> RunResult:
+        """Run on the simulator and return the full run record (outputs as NumPy arrays).
+        ``audience`` is who reads the findings (a puzzle's learner cannot change the launch)."""
         self.last_call = dict(inputs=inputs, output_shapes=output_shapes, output_dtypes=output_dtypes, grid=grid,
                               threadgroup=threadgroup, template=template, init_value=init_value)
         arrays, overrides = zip(*(to_numpy(x) for x in inputs), strict=True) if inputs else ((), ())
@@ -111,7 +113,7 @@ class SimulatedKernel:
             output_dtypes=[dtype_name(d) for d in output_dtypes], grid=tuple(grid), threadgroup=tuple(threadgroup),
             template=tmpl, init_value=init_value, atomic_outputs=self.atomic_outputs,
             ensure_row_contiguous=self.ensure_row_contiguous, verbose=verbose, input_dtypes=list(overrides),
-            sanitize=sanitize, trace=trace, max_steps=max_steps, steps=steps)
+            sanitize=sanitize, trace=trace, max_steps=max_steps, steps=steps, audience=audience)
         self.last_run = result
         return result
 
