@@ -73,8 +73,11 @@ class MetalProblem:
         return LaunchOptions(self.output_dtype, self.init_value)
 
     def cases(self) -> list[Case]:
-        hidden = list(self.puzzle.hidden(np.random.default_rng(self.seed))) if self.puzzle else []
-        return [self.visible_case, *hidden]
+        """This problem's visible test (the contract) and the puzzle's hidden tests, each marked
+        with the conditions it poses beyond the visible test."""
+        if self.puzzle is None:
+            return [self.visible_case]
+        return self.puzzle.cases(self.seed, visible=self.visible_case)
 
     def kernel_for(self, case: Case) -> MetalKernel:
         """The learner's kernel for a case (the puzzle function is called with the case's inputs)."""

@@ -13,9 +13,10 @@ def threadgroups_spec(a):
 
 
 def hidden(rng: np.random.Generator) -> list[Case]:
-    # Grids that are not a multiple of the group size end in a partial threadgroup.
+    # As in the visible test, grids that are not a multiple of the group size end in a partial
+    # threadgroup, and some threads have no element.
     cases = []
-    for n, grid, group in ((5, 8, 4), (9, 10, 4), (21, 21, 8), (3, 4, 2)):
+    for n, grid, group in ((5, 6, 4), (9, 10, 4), (21, 22, 8), (3, 5, 2)):
         a = randint(rng, (n,))
         label = f"hidden test: {n} random values, {grid} threads in groups of {group}"
         cases.append(Case((a,), (n,), (grid, 1, 1), (group, 1, 1), label))
@@ -35,7 +36,8 @@ PUZZLE = Puzzle(
     input_names=("a",),
     description="""\
 Add 10 to every element of `a` and store it in `out`. The grid still has more threads than
-elements, and it is now cut into **threadgroups** of 4 threads.
+elements (10 for 9), and it is now cut into **threadgroups** of 4 threads: two whole ones, and a
+last, **partial** one of 2 threads, since 10 is not a multiple of 4.
 
 A GPU runs a grid as a set of threadgroups. Threads of one group run on the same compute unit and
 can share fast memory and wait for one another (the next puzzles use that); threads of different
@@ -48,14 +50,14 @@ groups cannot. Inside a kernel, a thread knows:
 
 Together they give the thread's position in the whole grid, which is also what
 `thread_position_in_grid` reports directly. A caution for later puzzles: there is also
-`threads_per_threadgroup`, the size of *this* group. When the grid is not a multiple of the group
-size, the last group is partial and `threads_per_threadgroup` is smaller there, so multiplying the
-group index by it gives the wrong position in that group. Hidden tests include such grids.
+`threads_per_threadgroup`, the size of *this* group. In the partial last group it is 2, not 4, so
+multiplying the group index by it gives the wrong position there: threads of the last group would
+land on elements of the group before.
 
 Budget: each thread with an element reads 1 and writes 1 element of global memory.""",
     spec=threadgroups_spec,
     spec_source=inspect.getsource(threadgroups_spec).strip(),
-    visible=Case((arange(9),), (9,), (12, 1, 1), (4, 1, 1)),
+    visible=Case((arange(9),), (9,), (10, 1, 1), (4, 1, 1)),
     hidden=hidden,
     template="""\
 uint group = threadgroup_position_in_grid.x;

@@ -6,6 +6,7 @@ import mlx.core as mx
 import numpy as np
 
 from ..checking import Budget, Case, Puzzle
+from ..checking.contract import input_extent
 from ..checking.inputs import arange, randint
 
 HEADER = """\
@@ -31,13 +32,20 @@ def _case(rng: np.random.Generator, n: int, grid: int, what: str) -> Case:
 
 
 def hidden_simple(rng: np.random.Generator) -> list[Case]:
-    return [_case(rng, 8, 8, "one group"), _case(rng, 5, 8, "one group"), _case(rng, 1, 8, "one group")]
+    # As in the visible test, one full group of 8 with a thread per element: other values only (a
+    # smaller grid would shrink the group below the 8 slots of cache). The last two tests have spare
+    # threads (elements past the end count as zero), whose failures are notes.
+    return [_case(rng, 8, 8, "one group"), _case(rng, 8, 8, "one group"),
+            _case(rng, 5, 8, "one group, spare threads"), _case(rng, 1, 8, "one group, spare threads")]
 
 
 def hidden_full(rng: np.random.Generator) -> list[Case]:
-    # Grids that are not a multiple of 8 end in a partial group (as small as a single thread).
-    return [_case(rng, 20, 24, "three groups"), _case(rng, 17, 17, "partial last group of 1"),
-            _case(rng, 32, 32, "four full groups"), _case(rng, 11, 14, "partial last group of 6")]
+    # A thread per element, as in the visible test: grids that are not a multiple of 8 end in a
+    # partial group (as small as a single thread). The last two tests also have spare threads,
+    # which the visible test does not pose, so their failures are notes.
+    return [_case(rng, 17, 17, "partial last group of 1"), _case(rng, 23, 23, "partial last group of 7"),
+            _case(rng, 32, 32, "four full groups"), _case(rng, 20, 24, "three groups, spare threads"),
+            _case(rng, 11, 14, "partial last group of 6, spare threads")]
 
 
 SETUP_SIMPLE = """\
@@ -77,9 +85,10 @@ round, so put it outside any `if`.
 """
 
 _FOCUS_FULL = """
-Now there are several groups, and the last one may be partial: with 17 elements in groups of 8,
-the third group has one thread. Use `threads_per_threadgroup.x` (this group's actual size) to
-keep the rounds inside the slots that were written, and `threadgroup_position_in_grid.x` to
+Now there are several groups, one thread per element, and the last group may be partial: the
+15 elements of the visible test make a group of 8 and a partial group of 7 (with 17 elements, the
+third group would have one thread). Use `threads_per_threadgroup.x` (this group's actual size)
+to keep the rounds inside the slots that were written, and `threadgroup_position_in_grid.x` to
 pick the output position.
 """
 
@@ -99,6 +108,7 @@ SIMPLE = Puzzle(
     header=HEADER,
     template=TEMPLATE,
     budget=BUDGET,
+    work=input_extent(0),
 )
 
 FULL = Puzzle(
@@ -110,9 +120,10 @@ FULL = Puzzle(
     description=_DESCRIPTION.format(focus=_FOCUS_FULL),
     spec=prefix_sum_spec,
     spec_source=SIMPLE.spec_source,
-    visible=Case((arange(15),), (2,), (16, 1, 1), (8, 1, 1)),
+    visible=Case((arange(15),), (2,), (15, 1, 1), (8, 1, 1)),
     hidden=hidden_full,
     header=HEADER,
     template=TEMPLATE,
     budget=BUDGET,
+    work=input_extent(0),
 )
