@@ -128,3 +128,13 @@ def test_a_learners_own_visible_test_is_their_contract(pid):
                                                      (16, 8, 1) if pid == "axis_sum" else (p.visible.grid[0] * 2, 1, 1),
                                                      p.visible.threadgroup))]
     assert ours != theirs
+
+
+def test_a_failed_verdict_mentions_failures_beyond_the_contract_in_one_line():
+    p = get_puzzle("pooling")
+    racy = solution_source(p).replace("threadgroup_barrier(mem_flags::mem_threadgroup);", "")
+    report = check_source(p, racy).report()
+    assert report.startswith("Failed: Pooling fails 4 of 4 tests.")
+    assert report.rstrip().endswith("(2 more hidden tests, posing more than the visible test does, also fail; "
+                                    "they do not count.)")
+    assert "Note:" not in report

@@ -209,7 +209,11 @@ def _notes_section(r: CheckResult) -> list[str]:
     beyond = r.beyond_failures
     if not beyond:
         return []
-    lead = "correct for this puzzle as its visible test poses it. " if r.correct else ""
+    if not r.correct:  # the failure to fix is above; these would mostly repeat it
+        n = len(beyond)
+        return [f"({n} more hidden test{'s' if n > 1 else ''}, posing more than the visible test does, also "
+                f"fail{'s' if n == 1 else ''}; {'they do' if n > 1 else 'it does'} not count.)"]
+    lead = "correct for this puzzle as its visible test poses it. "
     lines = ["", f"Note: {lead}Hidden tests that pose more than the visible test does still ran, without "
              f"counting; {len(beyond)} would fail:"]
     first = beyond[0]
