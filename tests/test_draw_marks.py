@@ -161,3 +161,12 @@ def test_a_diagram_saves_itself_at_its_natural_size(tmp_path):
     assert (tmp_path / "d.svg").read_text() == to_svg(diagram)
     diagram.render_png(str(tmp_path / "d.png"))
     assert (tmp_path / "d.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_a_long_list_of_findings_is_cut_short_under_the_panel():
+    reads = "\n".join(f"t += a[i + {k}];" for k in range(1, 11))  # ten lines, each reading past the end
+    r = run(f"uint i = thread_position_in_grid.x;\nfloat t = 0;\n{reads}\nout[i] = t;", 4, 4, 4)
+    assert len(r.findings) == 10
+    t = texts(to_svg(draw_run(r)))
+    assert sum(line.startswith(("①", "②", "③", "④", "⑤", "⑥", "⑦", "⑧", "⑨", "⑩")) for line in t) == 8
+    assert "... and 2 more findings (check() lists them)" in t

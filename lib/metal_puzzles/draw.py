@@ -67,6 +67,7 @@ MARK_W = 2.5  # line width of the marks of findings; also how tests recognise th
 GHOST_GAP = 26  # room between an array's end and the cells of its out-of-bounds accesses
 MAX_GHOSTS = 6  # out-of-bounds cells drawn per array (the rest are counted)
 NOTE_H = 16  # height of a line of a panel's list of findings
+MAX_NOTES = 8  # findings listed under a panel (all of them are marked)
 GHOST_FILL = "#fdecec"
 
 INK = "#222222"
@@ -599,7 +600,10 @@ def _panel_marks(result, group: int, sites: Sequence[FindingSite], panel: Panel,
             if lane in members and lane not in swatches:
                 swatches[lane] = (site.number, struck)
     _add_ghosts(result, group, mine, views, phases, colors)
-    return PanelMarks(rings, swatches, [s.label for s in mine])
+    notes = [s.label for s in mine[:MAX_NOTES]]
+    if len(mine) > MAX_NOTES:
+        notes.append(f"... and {len(mine) - MAX_NOTES} more findings (check() lists them)")
+    return PanelMarks(rings, swatches, notes)
 
 
 def _add_ghosts(result, group: int, sites: Sequence[FindingSite], views: dict[tuple, ArrayView],

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
+from functools import cached_property
 
 import numpy as np
 
@@ -112,11 +113,14 @@ class _Threads:
     """Threads named by position (as findings do) to lanes, and lanes to the names diagrams use."""
 
     def __init__(self, result: RunResult) -> None:
-        lanes = result.lanes
-        self.lanes = lanes
-        self.by_grid = {tuple(int(v) for v in p): k for k, p in enumerate(lanes.pos)}
+        self.lanes = result.lanes
         grid = result.grid
         self.dims = 3 if grid[2] > 1 else 2 if grid[1] > 1 else 1
+
+    @cached_property
+    def by_grid(self) -> dict[tuple[int, ...], int]:
+        """Lane of every grid position (built only when a finding names a thread)."""
+        return {tuple(int(v) for v in p): k for k, p in enumerate(self.lanes.pos)}
 
     def lane(self, thread: dict | None) -> int | None:
         return None if thread is None else self.by_grid.get(tuple(thread["grid"]))

@@ -35,8 +35,8 @@ from .kernel import KERNEL_ERRORS, MetalKernel, SimulatedKernel, dtype_name, to_
 from .marks import finding_sites, marks_legend
 from .metal_backend import metal_available
 from .msl import RunResult
-from .session import record as record_progress
 from .puzzles import find_grad_puzzle, find_puzzle
+from .session import record as record_progress
 from .widgets import Explorer, explore_kernel, explore_run
 
 

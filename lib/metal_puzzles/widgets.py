@@ -18,6 +18,9 @@ from .kernel import MetalKernel, SimulatedKernel
 from .marks import FINDING_RED
 from .msl import RunResult
 
+#: Findings the explorer lists as buttons (a runaway kernel can have a couple of hundred).
+MAX_FINDINGS_LISTED = 20
+
 _COUNTER_NAMES = (("global_reads", "global reads"), ("global_writes", "global writes"),
                   ("shared_reads", "shared reads"), ("shared_writes", "shared writes"), ("atomics", "atomics"))
 
@@ -63,12 +66,16 @@ class Explorer:
         self.verdict = W.HTML()
         self.verdict.add_class("mp-verdict")
         self._jumping = False  # a jump sets several controls; draw once, at the end
-        self.finding_buttons = [self._finding_button(site.number, site.label) for site in m.findings()]
+        shown = m.findings()[:MAX_FINDINGS_LISTED]
+        self.finding_buttons = [self._finding_button(site.number, site.label) for site in shown]
+        hidden = len(m.findings()) - len(shown)
         self.finding_detail = W.HTML()
         self.finding_detail.add_class("mp-finding-detail")
         findings = W.VBox([W.HTML(f"<b style='color:{FINDING_RED}'>Findings of the sanitizer</b> "
                                   "(click one to go to its thread, phase and line)"),
-                           *self.finding_buttons, self.finding_detail]) if self.finding_buttons else W.VBox([])
+                           *self.finding_buttons,
+                           *([W.HTML(f"<i>... and {hidden} more (check() lists them)</i>")] if hidden else []),
+                           self.finding_detail]) if self.finding_buttons else W.VBox([])
         findings.add_class("mp-findings")
         self.group.observe(self._on_group, names="value")
         self.thread.observe(lambda _: self._refresh_unless_jumping(), names="value")
