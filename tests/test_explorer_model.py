@@ -128,3 +128,17 @@ def test_a_finding_jumps_to_its_thread_phase_and_line(racy):
 
 def test_a_run_without_findings_lists_none(model):
     assert model.findings() == [] and model.finding_lines() == set()
+
+
+def test_the_explorer_widget_jumps_on_a_click(racy):
+    from metal_puzzles.widgets import Explorer
+
+    ex = Explorer(racy.result, "racy")
+    (button,) = ex.finding_buttons
+    assert button.description.startswith("① race on s[0] in phase 1")
+    button.click()
+    assert (ex.group.value, ex.thread.value, ex.phase.value) == (0, 1, 1)
+    assert "line 9" in ex.step_label.value and "mp-current" in ex.source.value
+    assert "race: thread (1,0,0) of threadgroup (0,0,0) reads s[0]" in ex.finding_detail.value
+    assert "stroke-width: 2.5;" in ex.diagram.value  # the marks of the finding
+    assert "mp-finding-line" in ex.source.value
