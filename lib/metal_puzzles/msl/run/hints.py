@@ -73,12 +73,6 @@ def _size_text(size) -> str:
     return str(int(size[0])) if len(size) == 1 else "(" + ", ".join(str(int(s)) for s in size) + ")"
 
 
-def in_partial_group(ctx, lane: int) -> bool:
-    lanes = ctx.lanes
-    g = int(lanes.group[lane])
-    return tuple(int(s) for s in lanes.group_size[g]) != tuple(int(t) for t in lanes.tg)
-
-
 # ----------------------------------------------------------------------------- unsigned wrap-around
 @dataclass(frozen=True)
 class _Subtraction:
@@ -255,5 +249,5 @@ def _wrap(e: ast.Expr, text: str, at_least: int) -> str:
     return text
 
 
-__all__ = ["Audience", "WrapAroundExplainer", "wraparound_explainer", "partial_group_fix", "in_partial_group",
+__all__ = ["Audience", "WrapAroundExplainer", "wraparound_explainer", "partial_group_fix",
            "uninitialized_fix", "step_budget_advice", "unparse"]
