@@ -221,6 +221,16 @@ def test_check_command_prints_a_table(tmp_path, capsys):
     assert "Map" in out and "passed" in out and "missing" in out
 
 
+def test_check_command_exits_non_zero_when_a_puzzle_fails(tmp_path, capsys):
+    # As test runners do, so that a learner's own CI can use it.
+    wrong = "uint i = thread_position_in_grid.x;\nout[i] = a[i];"
+    nb = write_nb(tmp_path / "me.ipynb", [kernel_cell("map", solution("map")), kernel_cell("zip", wrong)])
+    assert main(["check", str(nb), "--workers", "1"]) == 1
+    assert "Zip" in capsys.readouterr().out
+    empty = write_nb(tmp_path / "empty.ipynb", [])
+    assert main(["check", str(empty), "--workers", "1"]) == 1  # nothing attempted is not a pass
+
+
 def test_grade_command_exit_status(tmp_path, capsys):
     assert main(["grade", str(tmp_path / "nothing"), "--out", str(tmp_path / "o")]) == 2
     nb = write_nb(tmp_path / "a.ipynb", [kernel_cell("map", solution("map"))])

@@ -138,7 +138,7 @@ def test_score_table_shows_the_budget(executed):
     nb = executed["solutions"]
     cell = next(c for c in nb.cells if c.id == "p14b-code")
     table = _stdout(cell)
-    assert "|            6 |             1 |" in table and "<- budget" in table
+    assert "\nbudget |            6 |             1 |" in table and "\nyours  |" in table
     assert get_puzzle("matmul_full").budget.global_reads == 6
 
 

@@ -285,3 +285,12 @@ uint local_i = thread_position_in_grid.x;
     assert not result
     out = capsys.readouterr().out
     assert "Failed: Map" in out and "Traceback" not in out
+
+
+def test_progress_table_is_reachable_after_the_notebook_imports():
+    # Once MetalProblem is imported, the package's submodules are loaded: progress() must still be
+    # the function, not a module of the same name.
+    import metal_puzzles
+
+    table = metal_puzzles.progress()
+    assert "Map" in str(table) and "<table" in table._repr_html_()

@@ -108,21 +108,27 @@ size, the last group along that side is **partial**: it has fewer threads.
 `problem.show()` runs your kernel on the visible test and prints the **score table**, for a
 finished Map for instance:
 
-|                 | Global Reads | Global Writes | Shared Reads | Shared Writes |
-|-----------------|-------------:|--------------:|-------------:|--------------:|
-| your kernel     |            1 |             1 |            0 |             0 |
-| the budget      |            1 |             1 |            0 |             0 |
+|        | Global Reads | Global Writes | Shared Reads | Shared Writes |
+|--------|-------------:|--------------:|-------------:|--------------:|
+| yours  |            1 |             1 |            0 |             0 |
+| budget |            1 |             1 |            0 |             0 |
 
-Each number is the largest count over all threads: how many elements one thread read or wrote in
-global memory (the input and output buffers) and in shared memory (`threadgroup` arrays). Local
-variables cost nothing. In the printed table the budget is the second row, marked `<- budget`
-(`-` means no limit).
+Each number in the row `yours` is the largest count over all threads: how many elements one thread
+read or wrote in global memory (the input and output buffers) and in shared memory (`threadgroup`
+arrays). Local variables cost nothing. The row `budget` is the most the puzzle allows (`-` means no
+limit).
 
 It then draws the run: a panel per threadgroup (the first four), with the inputs, the threadgroup
 memory as it stood after each barrier, and the outputs. Arrows run from the elements a value was
 computed from to the element it was written to, in the colour of the thread that wrote it, and the
 input elements the group read are shaded. A wrong diagram usually shows the bug at a glance: an arrow from the wrong
-cell, an output cell nobody wrote, a shared cell written by two threads.
+cell, an output cell nobody wrote, a shared cell written by two threads. What the sanitizer finds (see
+below) is drawn in red where it happened: a ring on the element two threads race for or that was read
+before anyone wrote it, dashed cells past the end of an array for the indices a thread reached outside
+it, ringed swatches for the threads involved, struck ones for threads that miss a barrier; each finding
+numbered and listed under its threadgroup. `show()` prints a line saying which marks the diagram has.
+Outside Jupyter, save the diagram `show()` returns with `.render_svg("name.svg")` or
+`.render_png("name.png")`.
 
 ## What `check()` says
 
@@ -136,9 +142,17 @@ grids), so an answer typed in by hand fails. It prints one verdict:
   your output above the spec's with the differing positions marked `^`, and the names of the other
   failing tests.
 
-Compile errors read like a compiler's: `source:3:19: error: expected ';' after expression`, then the
-line and a caret under the column. Line numbers count lines of the `source` string; it starts with a
-line break, so your first line of code is line 2.
+**The visible test is the contract.** Hidden tests change values and sizes, but keep the structure of
+the visible test: whether the last threadgroup is partial, whether there are spare threads, one
+threadgroup or several, square or not. A few hidden tests pose more than that (a partial threadgroup
+where the visible test has none, say); they still run, and if your kernel would fail them the verdict
+ends with a **Note** saying what would go wrong and why, without failing you. Where a puzzle wants you
+to handle a condition, its visible test shows it.
+
+Compile errors read like a compiler's: `source:3:19 (your cell, line 9): error: expected ';' after
+expression`, then the line and a caret under the column. Line numbers count lines of the `source`
+string (it starts with a line break, so your first line of code is line 2); the line in your cell
+follows in brackets.
 
 ## Reading a sanitizer finding
 
@@ -156,7 +170,10 @@ threadgroup, and the threadgroup's position in the grid), and what it did. The k
 them); `barrier-divergence` (some threads of a group reach a barrier that others skip);
 `uninitialized-read` (reading shared memory or an output nobody wrote); `unwritten-output` (an output
 element no thread wrote; on a GPU it would hold garbage); `division-by-zero`; and `step-budget` (a loop
-that does not end). Any finding fails the test, even when the output happens to be right.
+that does not end). Any finding fails the test, even when the output happens to be right. Where it can,
+the message also says why: an index of `4294967295` is `-1` in unsigned arithmetic, and the message
+names the subtraction that went below zero. `problem.explore()` lists the findings; click one to see
+its thread, its barrier phase and its line.
 
 ## Budgets
 

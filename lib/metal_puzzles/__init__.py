@@ -23,7 +23,7 @@ _PUBLIC = {
     "MetalProblem": "problem",
     "GradProblem": "problem",
     "explore": "problem",
-    "progress": "progress",
+    "progress": "session",
     "CompileError": "msl",
     "KernelRuntimeError": "msl",
     "SanitizerError": "msl",
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from .kernel import MetalKernel, SimulatedKernel, metal_kernel
     from .msl import CompileError, KernelRuntimeError, SanitizerError
     from .problem import GradProblem, MetalProblem, explore
-    from .progress import progress
+    from .session import progress
 
 
 def __getattr__(name: str) -> Any:

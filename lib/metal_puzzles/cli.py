@@ -32,7 +32,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_limits(g)
     im = sub.add_parser("images", help="regenerate the book's images (logo and puzzle diagrams)")
     im.add_argument("--out", default="imgs", help="directory to write into (default: imgs)")
-    c = sub.add_parser("check", help="check your own notebook and print a table of results")
+    c = sub.add_parser("check", help="check your own notebook and print a table of results (exit status 1 "
+                                     "when a puzzle in it fails, as test runners do)")
     c.add_argument("notebook")
     _add_limits(c)
     book.add_commands(sub)
@@ -93,8 +94,12 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         run = grade_submissions([args.notebook], config=config, limits=limits, workers=args.workers,
                                 seed=args.seed, progress=False)
-        print_check(run.students[0], run)
-        return 0
+        student = run.students[0]
+        print_check(student, run)
+        # Like a test runner: non-zero when a puzzle the notebook attempts fails (a missing one is not
+        # tried), or when it attempts none (an unreadable notebook, or not a Metal Puzzles one).
+        tried = [s for s in student.puzzles.values() if s.get("status") != "missing"]
+        return 0 if tried and all(s.get("passed") for s in tried) else 1
     return 2
 
 

@@ -17,18 +17,29 @@ from __future__ import annotations
 import math
 import os
 import tempfile
+import textwrap
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 from chalk import Diagram, text
+from chalk.backend.svg import render as render_svg_file
 from chalk.core import ApplyTransform, Compose
 from chalk.envelope import Envelope
 from chalk.shapes import Path
 from chalk.transform import P2, Affine, BoundingBox
 from colour import Color
 
+from .marks import (
+    FINDING_RED,
+    FindingSite,
+    Place,
+    drawn_place,
+    finding_sites,
+    marks_legend,
+    stray_accesses,
+)
 from .msl import RunResult
 from .msl.lang.types import AddressSpace
 from .msl.observe.trace import BarrierEvent, ElementAccess
@@ -52,6 +63,12 @@ CELL_OPACITY = 0.7  # how much a cell hides the arrows passing beneath it
 ARROW_W = 1.25  # arrow shaft width; also how tests recognise arrows in the SVG
 HEAD_LEN, HEAD_HALF = 7.0, 3.2
 LEGEND_LABEL = "thread_position_in_grid:"
+MARK_W = 2.5  # line width of the marks of findings; also how tests recognise them in the SVG
+GHOST_GAP = 26  # room between an array's end and the cells of its out-of-bounds accesses
+MAX_GHOSTS = 6  # out-of-bounds cells drawn per array (the rest are counted)
+NOTE_H = 16  # height of a line of a panel's list of findings
+MAX_NOTES = 8  # findings listed under a panel (all of them are marked)
+GHOST_FILL = "#fdecec"
 
 INK = "#222222"
 MUTED = "#8a8a8a"
@@ -77,8 +94,9 @@ def draw_run(result, title: str | None = None, max_groups: int = 4, only_group: 
         shown = [only_group]
     else:
         shown = list(range(min(n_groups, max(1, max_groups))))
-    panels = [_build_panel(result, g) for g in shown]
-    header = _header(result, title, len(shown), n_groups)
+    sites = finding_sites(result)
+    panels = [_build_panel(result, g, sites, first_group=shown[0]) for g in shown]
+    header = _header(result, title, shown, n_groups, sites)
     body, width, height = _arrange(panels, header.height)
     width = max(width, header.width)
     return RunDiagram(Affine.identity(), _group([*_paint_header(header), body], (0, 0, width, height)))
@@ -93,7 +111,7 @@ def to_svg(diagram: Diagram) -> str:
     fd, path = tempfile.mkstemp(suffix=".svg")
     os.close(fd)
     try:
-        diagram.render_svg(path, height=height, width=width)
+        render_svg_file(diagram, path, height, width)
         with open(path, encoding="utf-8") as f:
             svg = f.read()
     finally:
@@ -124,13 +142,27 @@ def save_png(diagram: Diagram, path: str, width: int | None = None) -> None:
 
 class RunDiagram(ApplyTransform):
     """A chalk diagram that shows itself in Jupyter at its natural size (chalk's default
-    rendering squeezes every diagram to 200 pixels high)."""
+    rendering squeezes every diagram to 200 pixels high), and saves itself the same way
+    outside Jupyter: ``render_svg(path)``, ``render_png(path)``."""
 
     def _repr_svg_(self) -> str:
         return to_svg(self)
 
     def _repr_html_(self) -> str:
         return to_svg(self)
+
+    def render_svg(self, path: str, height: int | None = None, width: int | None = None,
+                   draw_height: int | None = None) -> None:
+        """Write the diagram as an SVG file, at its natural size unless a size is given."""
+        if height is None and width is None:
+            save_svg(self, path)
+        else:
+            render_svg_file(self, path, height or 128, width, draw_height)
+
+    def render_png(self, path: str, height: int | None = None, width: int | None = None,
+                   draw_height: int | None = None) -> None:
+        """Write the diagram as a PNG file, ``width`` pixels wide (default: its natural size)."""
+        save_png(self, path, width)
 
 
 # ----------------------------------------------------------------------------- small helpers
@@ -220,6 +252,21 @@ def shared_snapshots(accesses: Iterable[ElementAccess], name: str) -> list[Snaps
 
 # ----------------------------------------------------------------------------- arrays as drawn
 @dataclass
+class Ghost:
+    """An element an access asked for outside its array: drawn as a dashed cell past the end,
+    labelled with its index."""
+
+    index: int
+    color: str  # the thread's colour, or red for several threads
+    number: int  # the finding it belongs to
+    gap_before: bool  # not right after the previous cell (or the array's end): a gap, then the cell
+
+    @property
+    def width(self) -> float:
+        return max(CELL, text_width(str(self.index), 10) * 1.15 + 12)
+
+
+@dataclass
 class ArrayView:
     """One array as drawn: a name (and a grey line saying what it is) left of a grid of cells.
     1D arrays carry their indices inside the cells and 2D ones only column numbers above, so the
@@ -244,6 +291,9 @@ class ArrayView:
     y: float = 0.0
     label_w: float = 0.0  # width of the name column, shared by the arrays of a panel
     cell: float = CELL
+    #: Accesses outside the array, drawn as cells past its end (see the marks layer).
+    ghosts: list[Ghost] = field(default_factory=list)
+    ghosts_hidden: int = 0  # out-of-bounds indices beyond MAX_GHOSTS
 
     @property
     def drawn(self) -> int:
@@ -274,8 +324,30 @@ class ArrayView:
         return self.cols * self.cell + BLOCK_GAP
 
     @property
+    def grid_right(self) -> float:
+        """x of the right edge of the grid of cells."""
+        return self.x + self.label_w + self.margin + self.blocks * self.block_w - BLOCK_GAP
+
+    @property
+    def ghost_w(self) -> float:
+        if not self.ghosts:
+            return 0.0
+        more = 10 + text_width(f"+{self.ghosts_hidden}", 10) if self.ghosts_hidden else 0.0
+        return GHOST_GAP + sum(g.width + (14 if g.gap_before else 2) for g in self.ghosts) + more
+
+    @property
     def width(self) -> float:
-        return self.label_w + self.margin + self.blocks * self.block_w - BLOCK_GAP
+        return self.label_w + self.margin + self.blocks * self.block_w - BLOCK_GAP + self.ghost_w
+
+    def ghost_box(self, k: int) -> tuple[float, float, float, float]:
+        """Where the k-th out-of-bounds cell sits: past the end of the grid's last row."""
+        x = self.grid_right + GHOST_GAP
+        for g in self.ghosts[:k]:
+            x += g.width + (14 if g.gap_before else 2)
+        if self.ghosts[k].gap_before:
+            x += 12
+        y = self.y + self.top + max(self.rows - 1, 0) * self.cell
+        return (x, y, x + self.ghosts[k].width, y + self.cell)
 
     @property
     def height(self) -> float:
@@ -348,6 +420,17 @@ class Arrow:
 
 
 @dataclass
+class PanelMarks:
+    """The findings layer of one panel: rings on elements, marked thread swatches and the list of
+    findings under the arrays. (Out-of-bounds cells belong to their arrays: ``ArrayView.ghosts``.)"""
+
+    rings: list[tuple[tuple, int, int]]  # (view key, element, finding number)
+    swatches: dict[int, tuple[int, bool]]  # lane -> (finding number, misses a barrier)
+    notes: list[str]  # one line per finding, numbered
+    notes_y: float = 0.0
+
+
+@dataclass
 class Panel:
     group: int
     title: str
@@ -357,6 +440,10 @@ class Panel:
     width: float = 0.0
     height: float = 0.0
     legend_rows: list[list[tuple[str, str, float, float]]] = field(default_factory=list)
+    #: The threads of the legend, in its order (lane ids).
+    legend_lanes: list[int] = field(default_factory=list)
+    #: The findings of this threadgroup, drawn over the diagram.
+    marks: PanelMarks | None = None
 
 
 def _lanes_of(result, group: int) -> np.ndarray:
@@ -452,18 +539,105 @@ def _legend(result, group: int) -> list[tuple[str, str]]:
     return [(_pos_text(lanes.pos[l], dims), thread_color(int(lanes.index_in_group[l]))) for l in members]
 
 
-def _build_panel(result, group: int) -> Panel:
+def _build_panel(result, group: int, sites: Sequence[FindingSite] = (), first_group: int = 0) -> Panel:
     accesses = group_accesses(result, group)
     colors = _lane_colors(result, group)
     shared, phases = _shared_sections(result, accesses, colors)
     sections = [_input_views(result, accesses), *shared, _output_views(result, accesses, colors)]
     panel = Panel(group, _panel_title(result, group), _legend(result, group), sections,
-                  trace_arrows(accesses, colors, result, phases))
+                  trace_arrows(accesses, colors, result, phases),
+                  legend_lanes=sorted(_lanes_of(result, group), key=lambda l: int(result.lanes.index_in_group[l])))
+    panel.marks = _panel_marks(result, group, sites, panel, phases, colors, first_group)
     _layout_panel(panel)
     _route_arrows(panel)
     _relayout_for_arrows(panel)
     _route_arrows(panel)
+    _layout_notes(panel)
     return panel
+
+
+# ----------------------------------------------------------------------------- findings: the marks layer
+def _shown_in(site: FindingSite, group: int, first_group: int) -> bool:
+    """A finding shows in the panels of its threads' threadgroups; one of the whole launch (an
+    output never written) in the first panel."""
+    return group in site.groups if site.groups else group == first_group
+
+
+def _snapshot_for(phases: dict[str, list[int]], name: str, phase: int | None) -> tuple | None:
+    """The view of a threadgroup array as a thread saw it in ``phase``: its latest snapshot up to
+    that phase (or the first one)."""
+    snaps = phases.get(name)
+    if not snaps:
+        return None
+    seen = [q for q in snaps if phase is None or q <= phase]
+    return ("tg", name, seen[-1] if seen else snaps[0])
+
+
+def _view_key(place: Place, name: str, phase: int | None, phases: dict[str, list[int]]) -> tuple | None:
+    if place == Place.THREADGROUP:
+        return _snapshot_for(phases, name, phase)
+    if place in (Place.INPUT, Place.OUTPUT):
+        return (place.value, name)
+    return None
+
+
+def _panel_marks(result, group: int, sites: Sequence[FindingSite], panel: Panel, phases: dict[str, list[int]],
+                 colors: dict[int, str], first_group: int) -> PanelMarks:
+    views = _views_by_key(panel)
+    mine = [s for s in sites if _shown_in(s, group, first_group)]
+    rings: list[tuple[tuple, int, int]] = []
+    swatches: dict[int, tuple[int, bool]] = {}
+    members = set(panel.legend_lanes)
+    for site in mine:
+        key = None if site.buffer is None else _view_key(site.place, site.buffer, site.phase, phases)
+        view = views.get(key) if key is not None else None
+        if view is not None and site.index is not None and 0 <= site.index < view.drawn:
+            rings.append((key, site.index, site.number))
+        struck = site.kind == "barrier-divergence"
+        involved = list(site.lanes) if struck or site.kind == "out-of-bounds" else \
+            [lane for lane in (site.lane, site.other_lane) if lane is not None]
+        for lane in involved:
+            if lane in members and lane not in swatches:
+                swatches[lane] = (site.number, struck)
+    _add_ghosts(result, group, mine, views, phases, colors)
+    notes = [s.label for s in mine[:MAX_NOTES]]
+    if len(mine) > MAX_NOTES:
+        notes.append(f"... and {len(mine) - MAX_NOTES} more findings (check() lists them)")
+    return PanelMarks(rings, swatches, notes)
+
+
+def _add_ghosts(result, group: int, sites: Sequence[FindingSite], views: dict[tuple, ArrayView],
+                phases: dict[str, list[int]], colors: dict[int, str]) -> None:
+    """Out-of-bounds accesses of this threadgroup's threads, as cells past the end of their arrays."""
+    numbers = {(s.buffer, s.line): s.number for s in sites if s.kind == "out-of-bounds"}
+    by_view: dict[tuple, dict[int, tuple[set[int], int]]] = defaultdict(dict)
+    for a in stray_accesses(result, group):
+        key = _view_key(drawn_place(a, result), a.buffer, a.phase, phases)
+        if key is None or key not in views:
+            continue
+        lanes, number = by_view[key].get(a.index, (set(), numbers.get((a.buffer, a.line), 0)))
+        lanes.add(a.lane)
+        by_view[key][a.index] = (lanes, number)
+    for key, cells in by_view.items():
+        view = views[key]
+        ordered = sorted(cells)
+        previous = view.size - 1
+        for index in ordered[:MAX_GHOSTS]:
+            lanes, number = cells[index]
+            color = colors.get(next(iter(lanes)), FINDING_RED) if len(lanes) == 1 else FINDING_RED
+            view.ghosts.append(Ghost(index, color, number, gap_before=index != previous + 1))
+            previous = index
+        view.ghosts_hidden = max(0, len(ordered) - MAX_GHOSTS)
+
+
+def _layout_notes(panel: Panel) -> None:
+    """The numbered list of the panel's findings, under its arrays."""
+    marks = panel.marks
+    if marks is None or not marks.notes:
+        return
+    marks.notes_y = panel.height - PANEL_PAD + 8
+    panel.height += len(marks.notes) * NOTE_H + 8
+    panel.width = max(panel.width, max(text_width(n, 10.5) for n in marks.notes) + 2 * PANEL_PAD)
 
 
 # ----------------------------------------------------------------------------- arrows: what came from where
@@ -741,7 +915,9 @@ class Header:
     height: float
 
 
-def _header(result, title: str | None, shown: int, n_groups: int) -> Header:
+def _header(result, title: str | None, groups: Sequence[int], n_groups: int,
+            sites: Sequence[FindingSite] = ()) -> Header:
+    shown = len(groups)
     title = title or result.kernel_name or "kernel"
     dims = _dims(result.grid)
     grid = "(" + ", ".join(str(int(x)) for x in result.grid[:max(dims, 1)]) + ")"
@@ -758,6 +934,11 @@ def _header(result, title: str | None, shown: int, n_groups: int) -> Header:
         if any(isinstance(e, BarrierEvent) for e in result.trace.events):
             lines.append(("phase n: what the threads did between their n-th and (n+1)-th "
                           "threadgroup_barrier", 11.0, MUTED))
+    if sites:
+        unseen = [s for s in sites if s.groups and not s.groups & set(groups)]
+        legend = marks_legend(list(sites)) + (f" ({len(unseen)} in threadgroups not shown)" if unseen else "")
+        for part in textwrap.wrap(legend, 125):
+            lines.append((part, 11.0, FINDING_RED))
     width = max(text_width(s, size) for s, size, _ in lines)
     height = sum(size + 8 for _, size, _ in lines) + 10
     return Header(lines, width, height)
@@ -906,6 +1087,88 @@ def _paint_legend(p: Panel) -> list[Diagram]:
     return out
 
 
+def _ring(box: Box, inset: float = 1.5) -> list[tuple[float, float]]:
+    x0, y0, x1, y1 = box
+    return [(x0 + inset, y0 + inset), (x1 - inset, y0 + inset), (x1 - inset, y1 - inset), (x0 + inset, y1 - inset),
+            (x0 + inset, y0 + inset)]
+
+
+def _badge_parts(number: int, x: float, y: float) -> list[Diagram]:
+    """A finding's number in a red disc centred on (x, y)."""
+    r = 6.5
+    disc = [(x + r * math.cos(k * math.pi / 8), y + r * math.sin(k * math.pi / 8)) for k in range(16)]
+    c = Color(FINDING_RED)
+    label = str(number)
+    return [_path([disc], closed=True).fill_color(c).line_color(c).line_width_local(0),
+            _text(label, x, y + 0.5, 8.5 if len(label) == 1 else 7.0, "#ffffff")]
+
+
+def _mark_line(points: list[list[tuple[float, float]]], dashed: bool = False) -> Diagram:
+    d = _path(points, closed=False).line_color(Color(FINDING_RED)).line_width_local(MARK_W)
+    return d.dashing([4.0, 3.0], 0) if dashed else d
+
+
+def _paint_marks(p: Panel, views: list[ArrayView]) -> list[Diagram]:
+    """The findings layer, over everything else: rings on elements, out-of-bounds cells with the
+    arrow that leaves the array, marked swatches, and the numbered list of findings."""
+    out: list[Diagram] = []
+    marks = p.marks
+    by_key = {v.key: v for v in views}
+    if marks is not None:
+        for key, element, number in marks.rings:
+            box = by_key[key].cell_box(element)
+            if box is not None:
+                out.append(_mark_line([_ring(box)]))
+                out += _badge_parts(number, box[2] - 1, box[1] + 1)
+    for v in views:
+        if not v.ghosts:
+            continue
+        boxes = [v.ghost_box(k) for k in range(len(v.ghosts))]
+        y_mid = (boxes[0][1] + boxes[0][3]) / 2
+        start, end = (v.grid_right + 3, y_mid), (boxes[0][0] - 2, y_mid)
+        out.append(_mark_line([[start, (end[0] - HEAD_LEN * 0.8, end[1])]]))
+        c = Color(FINDING_RED)
+        head = [(end[0], end[1]), (end[0] - HEAD_LEN, end[1] - HEAD_HALF), (end[0] - HEAD_LEN, end[1] + HEAD_HALF)]
+        out.append(_path([head], closed=True).fill_color(c).line_color(c).line_width_local(0))
+        out.append(_filled(boxes, GHOST_FILL))
+        out.append(_mark_line([_ring(b, 0.0) for b in boxes], dashed=True))
+        for k, (g, box) in enumerate(zip(v.ghosts, boxes, strict=True)):
+            if g.gap_before and k:
+                out.append(_text("\u2026", box[0] - 7, y_mid, 11, FINDING_RED))
+            out.append(_text(str(g.index), (box[0] + box[2]) / 2, y_mid + 1, 10.0,
+                             g.color if g.color != FINDING_RED else INK))
+            last_of_its_finding = k + 1 == len(v.ghosts) or v.ghosts[k + 1].number != g.number
+            if g.number and last_of_its_finding:
+                out += _badge_parts(g.number, box[2] - 1, box[1] + 1)
+        if v.ghosts_hidden:
+            out.append(_text(f"+{v.ghosts_hidden}", boxes[-1][2] + 6, y_mid, 10, FINDING_RED, "start"))
+    if marks is not None:
+        slots = [(x, y_row, w) for y_row, row in _legend_rows_y(p) for _, _, x, w in row]
+        for lane, (_number, struck) in marks.swatches.items():
+            if lane not in p.legend_lanes:
+                continue
+            k = p.legend_lanes.index(lane)
+            if k >= len(slots):
+                continue
+            x, y, w = slots[k]
+            box = (x - 2, y - 2, x + w + 2, y + 20)
+            out.append(_mark_line([_ring(box, 0.0)]))
+            if struck:
+                out.append(_mark_line([[(box[0], box[3]), (box[2], box[1])]]))
+        for k, note in enumerate(marks.notes):
+            out.append(_text(note, PANEL_PAD, marks.notes_y + (k + 0.5) * NOTE_H, 10.5, FINDING_RED, "start"))
+    return out
+
+
+def _legend_rows_y(p: Panel) -> list[tuple[float, list]]:
+    y = PANEL_PAD + 20
+    out = []
+    for row in p.legend_rows:
+        out.append((y, row))
+        y += 22
+    return out
+
+
 def _paint_panel(p: Panel) -> Diagram:
     """Layers, bottom to top: frame, arrow shafts, cell fills, arrow heads, cell borders and
     texts (so values stay readable where arrows cross them)."""
@@ -920,6 +1183,7 @@ def _paint_panel(p: Panel) -> Diagram:
     parts += heads
     for v in views:
         parts += _paint_view_foreground(v)
+    parts += _paint_marks(p, views)
     return _group(parts, (0, 0, p.width, p.height))
 
 

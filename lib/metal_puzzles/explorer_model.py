@@ -1,16 +1,32 @@
-"""The model behind the kernel explorer: what to highlight for a thread and a barrier phase, and
-what a thread's variables hold at each step. Pure Python + NumPy, so it is tested without a
-browser; ``widgets.py`` only lays it out."""
+"""The model behind the kernel explorer: what to highlight for a thread and a barrier phase,
+what a thread's variables hold at each step, and the run's findings with where each one
+happened (a click on one jumps there). Pure Python + NumPy, so it is tested without a browser;
+``widgets.py`` only lays it out."""
 
 from __future__ import annotations
 
 import copy
+from dataclasses import dataclass
 
 import numpy as np
 
+from .marks import FindingSite, finding_sites
 from .msl import RunResult
 from .msl.lang.types import AddressSpace
 from .msl.observe.trace import AccessEvent, BarrierEvent, ElementAccess
+from .msl.run.memory import AccessKind
+
+
+@dataclass(frozen=True)
+class Jump:
+    """Where the explorer goes to show a finding: a thread (threadgroup and index in it), a
+    barrier phase (None: all phases) and a step of the step-through at the finding's line."""
+
+    group: int
+    thread: int
+    phase: int | None
+    step: int | None
+    line: int | None
 
 
 class ExplorerModel:
@@ -24,6 +40,7 @@ class ExplorerModel:
         events = [e for e in result.trace.accesses() if e.space != AddressSpace.THREAD]
         phases = sorted({int(p) for e in events for p in np.unique(e.phase)})
         self.phases = phases or [0]
+        self.sites = finding_sites(result)
 
     # ------------------------------------------------------------------ threads
     def threads_in_group(self, group: int) -> int:
@@ -57,27 +74,60 @@ class ExplorerModel:
         return self.result.counts.max()
 
     def filtered_result(self, lane: int, phase: int | None = None) -> RunResult:
-        """A copy of the run whose trace keeps only this thread's accesses (to draw them alone)."""
+        """A copy of the run whose trace keeps only this thread's accesses (to draw them alone),
+        in one barrier phase or all of them. The writes of its threadgroup to threadgroup memory
+        up to that phase stay too, without their arrows: they make the snapshots the thread's
+        reads come from, so a later phase still shows that memory and the arrows out of it.
+        Findings and out-of-bounds accesses are the whole run's."""
+        group = int(self.result.lanes.group[lane])
         keep = []
         for e in self.result.trace.events:
             if isinstance(e, BarrierEvent):
                 keep.append(e)
                 continue
-            sel = e.lanes == lane
+            mine = e.lanes == lane
             if phase is not None:
-                sel &= e.phase == phase
-            if not sel.any():
-                continue
-            idx = np.flatnonzero(sel)
-            keep.append(AccessEvent(e.kind, e.buffer, e.space, e.lanes[idx], e.index[idx], e.group[idx],
-                                    e.phase[idx], e.line, e.file, e.seq,
-                                    None if e.sources is None else [e.sources[i] for i in idx],
-                                    None if e.values is None else e.values[idx]))
+                mine &= e.phase == phase
+            context = np.zeros_like(mine)
+            if e.space == AddressSpace.THREADGROUP and e.kind != AccessKind.READ:
+                context = (np.asarray(e.group) == group) & ~mine
+                if phase is not None:
+                    context &= e.phase <= phase
+            for sel, arrows in ((context, False), (mine, True)):
+                if sel.any():
+                    keep.append(_select(e, np.flatnonzero(sel), arrows))
         trace = copy.copy(self.result.trace)
         trace.events = keep
         out = copy.copy(self.result)
         out.trace = trace
         return out
+
+    # --------------------------------------------------------------- findings
+    def findings(self) -> list[FindingSite]:
+        """The run's findings, located (numbered as the diagram numbers them)."""
+        return self.sites
+
+    def jump(self, number: int) -> Jump:
+        """Where to go to see finding ``number``: its thread, its phase and its line."""
+        site = next(s for s in self.sites if s.number == number)
+        if site.lane is None:
+            return Jump(0, 0, None, None, site.line)
+        group = site.group if site.group is not None else 0
+        thread = int(np.searchsorted(self._lanes_by_group[group], site.lane))
+        phase = site.phase if site.phase in self.phases else None
+        return Jump(group, thread, phase, self.step_at(site.line, site.lane), site.line)
+
+    def step_at(self, line: int | None, lane: int) -> int | None:
+        """The first step at ``line`` in which ``lane`` is active (None: there is none)."""
+        for k, s in enumerate(self.result.steps or []):
+            if s.line == line and s.active[lane]:
+                return k
+        return None
+
+    def finding_lines(self) -> set[int]:
+        """Lines of the kernel's source where a finding happened."""
+        return {s.line for s in self.sites if s.line is not None and s.finding.pos is not None
+                and s.finding.pos.file == "source"}
 
     # ------------------------------------------------------------------ steps
     @property
@@ -95,6 +145,13 @@ class ExplorerModel:
         s = steps[min(max(index, 0), len(steps) - 1)]
         variables = {name: _fmt(v[lane]) for name, v in s.values.items()}
         return {"line": s.line, "active": bool(s.active[lane]), "variables": variables}
+
+
+def _select(e: AccessEvent, idx: np.ndarray, arrows: bool) -> AccessEvent:
+    """Some of an event's accesses; without ``arrows`` their provenance is dropped."""
+    sources = None if e.sources is None or not arrows else [e.sources[i] for i in idx]
+    return AccessEvent(e.kind, e.buffer, e.space, e.lanes[idx], e.index[idx], e.group[idx], e.phase[idx], e.line,
+                       e.file, e.seq, sources, None if e.values is None else e.values[idx])
 
 
 def _fmt(v) -> str:

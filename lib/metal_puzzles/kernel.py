@@ -8,16 +8,24 @@ converted here and nowhere else.
 
 from __future__ import annotations
 
+import ast
+import inspect
+import os
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from types import CodeType
 from typing import Any
 
 import mlx.core as mx
 import numpy as np
 
 from .metal_backend import METAL, MetalBackendKernel, resolve_backend
-from .msl import RunResult, simulate
+from .msl import ArgumentError, Audience, CompileError, KernelRuntimeError, RunResult, simulate
 from .msl.abi.signature import normalize_dtype_name
+
+#: What a kernel's author got wrong (not the simulator): raised without the simulator's own frames.
+KERNEL_ERRORS = (CompileError, KernelRuntimeError, ArgumentError)
 
 _MX_DTYPES = {
     "bool": mx.bool_, "int8": mx.int8, "uint8": mx.uint8, "int16": mx.int16, "uint16": mx.uint16,
@@ -60,6 +68,50 @@ def to_mlx(arr: np.ndarray, dtype: str) -> mx.array:
     return mx.array(arr)
 
 
+# ----------------------------------------------------------------------------- where the source was written
+@dataclass(frozen=True)
+class SourceOrigin:
+    """The function that made a kernel, so that an error in its ``source`` or ``header`` string
+    can also name the line in the learner's own code ('your cell, line 5') when the string is a
+    literal written there. Looked up only when an error needs it."""
+
+    code: CodeType
+
+    def where(self, text: str, line: int) -> str:
+        """' (your cell, line N)' for line ``line`` of ``text``, or '' when ``text`` is not a
+        literal of this function (built at run time, or defined elsewhere)."""
+        try:
+            tree = ast.parse(inspect.getsource(self.code).expandtabs())
+        except (OSError, TypeError, SyntaxError, ValueError):
+            return ""
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and node.value == text and node.end_lineno is not None:
+                # Line k of the string sits k - 1 lines below the line its literal opens on, as long
+                # as no escaped line break joins lines of the literal.
+                if node.end_lineno - node.lineno != text.count("\n"):
+                    return ""
+                at = self.code.co_firstlineno + node.lineno - 1 + line - 1
+                return f" ({_file_words(self.code.co_filename)}, line {at})"
+        return ""
+
+
+def _file_words(filename: str) -> str:
+    """'your cell' for a notebook cell, else the file's name."""
+    if "ipykernel_" in filename or filename.startswith("<ipython-input"):
+        return "your cell"
+    return os.path.basename(filename)
+
+
+def caller_origin() -> SourceOrigin | None:
+    """The nearest calling function outside this package (the learner's)."""
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_globals.get("__name__", "").startswith("metal_puzzles"):
+        frame = frame.f_back
+    if frame is None or frame.f_code.co_name == "<module>":
+        return None  # a literal at a module's top level is not "a function the learner wrote"
+    return SourceOrigin(frame.f_code)
+
+
 class SimulatedKernel:
     """What ``metal_kernel`` returns: call it like the object ``mx.fast.metal_kernel`` returns.
 
@@ -71,8 +123,10 @@ class SimulatedKernel:
 
     def __init__(self, name: str, input_names: Sequence[str], output_names: Sequence[str], source: str,
                  header: str = "", ensure_row_contiguous: bool = True, atomic_outputs: bool = False,
-                 compile_options: dict | None = None) -> None:
+                 compile_options: dict | None = None, origin: SourceOrigin | None = None) -> None:
         self.name = name
+        #: The function the source was written in, to point errors at the learner's own lines.
+        self.origin = origin
         self.input_names = list(input_names)
         self.output_names = list(output_names)
         self.source = source
@@ -89,6 +143,7 @@ class SimulatedKernel:
                  template: Sequence[tuple[str, Any]] | None = None, init_value: float | None = None,
                  verbose: bool = False, stream: Any = None, backend: str | None = None,
                  sanitize: str = "error", trace: bool | None = None, max_steps: int | None = None) -> list[mx.array]:
+        __tracebackhide__ = True  # IPython and pytest show the learner's frames, not ours
         if resolve_backend(backend) == METAL:
             return self._run_metal(inputs=inputs, output_shapes=output_shapes, output_dtypes=output_dtypes,
                                    grid=grid, threadgroup=threadgroup, template=template, init_value=init_value,
@@ -99,21 +154,40 @@ class SimulatedKernel:
         return [to_mlx(o, dtype_name(d)) for o, d in zip(result.outputs, output_dtypes, strict=True)]
 
     def run(self, *, inputs, output_shapes, output_dtypes, grid, threadgroup, template=None, init_value=None,
-            verbose=False, sanitize="error", trace=None, max_steps=None, steps=False) -> RunResult:
-        """Run on the simulator and return the full run record (outputs as NumPy arrays)."""
+            verbose=False, sanitize="error", trace=None, max_steps=None, steps=False,
+            audience: Audience = Audience.CALLER) -> RunResult:
+        """Run on the simulator and return the full run record (outputs as NumPy arrays).
+        ``audience`` is who reads the findings (a puzzle's learner cannot change the launch).
+
+        A kernel that does not compile, a bad launch or a run stopped by its findings raises the
+        simulator's error without the simulator's frames: the mistake is the kernel author's.
+        """
+        __tracebackhide__ = True
         self.last_call = dict(inputs=inputs, output_shapes=output_shapes, output_dtypes=output_dtypes, grid=grid,
                               threadgroup=threadgroup, template=template, init_value=init_value)
         arrays, overrides = zip(*(to_numpy(x) for x in inputs), strict=True) if inputs else ((), ())
         tmpl = [(n, v if isinstance(v, bool | int) else dtype_name(v)) for n, v in (template or [])]
-        result = simulate(
-            self.name, self.input_names, self.output_names, self.source, self.header,
-            inputs=list(arrays), output_shapes=[tuple(s) for s in output_shapes],
-            output_dtypes=[dtype_name(d) for d in output_dtypes], grid=tuple(grid), threadgroup=tuple(threadgroup),
-            template=tmpl, init_value=init_value, atomic_outputs=self.atomic_outputs,
-            ensure_row_contiguous=self.ensure_row_contiguous, verbose=verbose, input_dtypes=list(overrides),
-            sanitize=sanitize, trace=trace, max_steps=max_steps, steps=steps)
+        try:
+            result = simulate(
+                self.name, self.input_names, self.output_names, self.source, self.header,
+                inputs=list(arrays), output_shapes=[tuple(s) for s in output_shapes],
+                output_dtypes=[dtype_name(d) for d in output_dtypes], grid=tuple(grid),
+                threadgroup=tuple(threadgroup), template=tmpl, init_value=init_value,
+                atomic_outputs=self.atomic_outputs, ensure_row_contiguous=self.ensure_row_contiguous,
+                verbose=verbose, input_dtypes=list(overrides), sanitize=sanitize, trace=trace, max_steps=max_steps,
+                steps=steps, audience=audience)
+        except KERNEL_ERRORS as err:
+            raise self._in_learners_code(err).with_traceback(None) from None
         self.last_run = result
         return result
+
+    def _in_learners_code(self, err: Exception) -> Exception:
+        """A compile error that also names the line in the learner's code, when it can."""
+        if not isinstance(err, CompileError) or self.origin is None or err.pos.file not in ("source", "header"):
+            return err
+        text = self.source if err.pos.file == "source" else self.header
+        where = self.origin.where(text, err.pos.line)
+        return err.located(where) if where else err
 
     def replay(self, **options: Any) -> RunResult:
         """Run the last call again on the simulator, with other options (``trace=True``,
@@ -135,7 +209,7 @@ def metal_kernel(name: str, input_names: Sequence[str], output_names: Sequence[s
                  compile_options: dict | None = None) -> SimulatedKernel:
     """Drop-in for ``mx.fast.metal_kernel`` (MLX 0.32 arguments) running on the simulator."""
     return SimulatedKernel(name, input_names, output_names, source, header, ensure_row_contiguous,
-                           atomic_outputs, compile_options)
+                           atomic_outputs, compile_options, origin=caller_origin())
 
 
 @dataclass
@@ -154,15 +228,21 @@ class MetalKernel:
     ensure_row_contiguous: bool = True
     atomic_outputs: bool = False
     _kernel: SimulatedKernel | None = field(default=None, init=False, repr=False, compare=False)
+    #: The function that made this kernel (the learner's), for errors that name its lines.
+    _origin: SourceOrigin | None = field(default=None, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self._origin = caller_origin()
 
     @property
     def kernel(self) -> SimulatedKernel:
         if self._kernel is None:
-            self._kernel = metal_kernel(self.name, self.input_names, self.output_names, self.source, self.header,
-                                        self.ensure_row_contiguous, self.atomic_outputs)
+            self._kernel = SimulatedKernel(self.name, self.input_names, self.output_names, self.source, self.header,
+                                           self.ensure_row_contiguous, self.atomic_outputs, origin=self._origin)
         return self._kernel
 
     def __call__(self, *args: Any, **kwargs: Any):
+        __tracebackhide__ = True
         if not args and not kwargs:
             return self.kernel
         if args:

@@ -31,12 +31,32 @@ from .checking import (
     run_one,
 )
 from .draw import RunDiagram, draw_run
-from .kernel import MetalKernel, SimulatedKernel, dtype_name, to_numpy
+from .kernel import KERNEL_ERRORS, MetalKernel, SimulatedKernel, dtype_name, to_numpy
+from .marks import finding_sites, marks_legend
 from .metal_backend import metal_available
 from .msl import RunResult
-from .progress import record as record_progress
 from .puzzles import find_grad_puzzle, find_puzzle
+from .session import record as record_progress
 from .widgets import Explorer, explore_kernel, explore_run
+
+
+def _shows_rich_output() -> bool:
+    """Whether a returned diagram will be displayed: inside a Jupyter kernel, not a plain script
+    or a terminal."""
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover - IPython comes with the notebook extras
+        return False
+    shell = get_ipython()
+    return shell is not None and getattr(shell, "kernel", None) is not None
+
+
+class NotAKernelError(TypeError):
+    """The puzzle function returned something other than a ``MetalKernel``."""
+
+
+#: Mistakes in the learner's code that entry points report as text, not as a traceback.
+LEARNER_ERRORS = (*KERNEL_ERRORS, NotAKernelError)
 
 COLUMNS = (("global_reads", "Global Reads"), ("global_writes", "Global Writes"),
            ("shared_reads", "Shared Reads"), ("shared_writes", "Shared Writes"))
@@ -73,14 +93,18 @@ class MetalProblem:
         return LaunchOptions(self.output_dtype, self.init_value)
 
     def cases(self) -> list[Case]:
-        hidden = list(self.puzzle.hidden(np.random.default_rng(self.seed))) if self.puzzle else []
-        return [self.visible_case, *hidden]
+        """This problem's visible test (the contract) and the puzzle's hidden tests, each marked
+        with the conditions it poses beyond the visible test."""
+        if self.puzzle is None:
+            return [self.visible_case]
+        return self.puzzle.cases(self.seed, visible=self.visible_case)
 
     def kernel_for(self, case: Case) -> MetalKernel:
         """The learner's kernel for a case (the puzzle function is called with the case's inputs)."""
         kernel = self.fn(*[mx.array(x) for x in case.inputs])
         if not isinstance(kernel, MetalKernel):
-            raise TypeError(f"the puzzle function must return a MetalKernel, got {type(kernel).__name__}")
+            raise NotAKernelError(f"{getattr(self.fn, '__name__', 'the puzzle function')} must return a "
+                                  f"MetalKernel, but it returned {type(kernel).__name__}")
         return kernel
 
     def run_case(self, case: Case, trace: bool | None = None, steps: bool = False) -> RunResult:
@@ -89,17 +113,20 @@ class MetalProblem:
 
     # ------------------------------------------------------------------- show
     def score_table(self, result: RunResult) -> str:
+        """The score table: for each counter the largest count over threads ('yours') and, when the
+        puzzle sets one, its limit ('budget'; '-' for none)."""
         counts = result.counts.max()
         budget = self.puzzle.budget if self.puzzle else Budget()
         show_atomics = counts.get("atomics") or budget.atomics is not None
         cols = list(COLUMNS) + ([("atomics", "Atomics")] if show_atomics else [])
-        head = "| " + " | ".join(label for _, label in cols) + " |"
-        row = "| " + " | ".join(str(counts[k]).rjust(len(label)) for k, label in cols) + " |"
-        lines = [f"# {self.name}", "", "Score (Max Per Thread):", head, row]
-        if budget.limits():
-            limits = budget.limits()
-            lines.append("| " + " | ".join(str(limits.get(k, "-")).rjust(len(label)) for k, label in cols)
-                         + " |  <- budget")
+        limits = budget.limits()
+        rows = [("yours", counts)] + ([("budget", limits)] if limits else [])
+        width = max(len(name) for name, _ in rows)
+        head = " " * width + " | " + " | ".join(label for _, label in cols) + " |"
+        lines = [f"# {self.name}", "", "Score (Max Per Thread):", head]
+        for name, values in rows:
+            lines.append(name.ljust(width) + " | " + " | ".join(str(values.get(k, "-")).rjust(len(label))
+                                                                for k, label in cols) + " |")
         return "\n".join(lines)
 
     def show(self, max_groups: int = 4) -> RunDiagram | None:
@@ -117,11 +144,22 @@ class MetalProblem:
             for f in result.findings[:3]:
                 where = f" at line {f.pos.line}" if f.pos is not None else ""
                 print(f"  {f.kind}{where}: {f.message}")
-        return draw_run(result, title=self.name, max_groups=max_groups)
+            print(f"In the diagram, {marks_legend(finding_sites(result))}.")
+        diagram = draw_run(result, title=self.name, max_groups=max_groups)
+        if not _shows_rich_output():
+            name = "".join(c if c.isalnum() else "_" for c in self.name.lower()).strip("_") or "diagram"
+            print(f"\n(The diagram shows in Jupyter. Outside it, save what show() returns: "
+                  f"diagram = problem.show(); diagram.render_svg('{name}.svg') or diagram.render_png('{name}.png').)")
+        return diagram
 
-    def explore(self) -> Explorer:
-        """An interactive explorer of the visible test: threads, barrier phases, step-through, Check."""
-        result = self.run_case(self.visible_case, trace=True, steps=True)
+    def explore(self) -> Explorer | None:
+        """An interactive explorer of the visible test: threads, barrier phases, step-through, Check.
+        A kernel that does not compile gets its compiler error printed instead (and None)."""
+        try:
+            result = self.run_case(self.visible_case, trace=True, steps=True)
+        except LEARNER_ERRORS as err:
+            print(f"# {self.name}\n\n{err}")
+            return None
         return explore_run(result, self.name, check=lambda: self.check(quiet=True))
 
     # ------------------------------------------------------------------ check
@@ -190,10 +228,15 @@ class GradProblem:
         return result
 
 
-def explore(target: MetalProblem | MetalKernel | SimulatedKernel | RunResult, title: str = "") -> Explorer:
-    """Open the explorer on a problem's visible test, a kernel's last call, or a traced run."""
+def explore(target: MetalProblem | MetalKernel | SimulatedKernel | RunResult, title: str = "") -> Explorer | None:
+    """Open the explorer on a problem's visible test, a kernel's last call, or a traced run. A
+    kernel that does not compile gets its compiler error printed instead (and None)."""
     if isinstance(target, MetalProblem):
         return target.explore()
     if isinstance(target, MetalKernel | SimulatedKernel):
-        return explore_kernel(target)
+        try:
+            return explore_kernel(target)
+        except KERNEL_ERRORS as err:
+            print(err)
+            return None
     return explore_run(target, title)

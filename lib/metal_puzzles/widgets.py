@@ -1,5 +1,6 @@
 """The kernel explorer (ipywidgets): pick a thread and a barrier phase and see what it read and
-wrote; step through the kernel a statement at a time watching the thread's variables; check the
+wrote; step through the kernel a statement at a time watching the thread's variables; see the
+sanitizer's findings listed, and click one to go to its thread, phase and line; check the
 puzzle in place. Standard ipywidgets only, so it works in JupyterLab, Notebook 7 and VS Code."""
 
 from __future__ import annotations
@@ -14,7 +15,11 @@ from .checking import CheckResult
 from .draw import draw_run, to_svg
 from .explorer_model import ExplorerModel
 from .kernel import MetalKernel, SimulatedKernel
+from .marks import FINDING_RED
 from .msl import RunResult
+
+#: Findings the explorer lists as buttons (a runaway kernel can have a couple of hundred).
+MAX_FINDINGS_LISTED = 20
 
 _COUNTER_NAMES = (("global_reads", "global reads"), ("global_writes", "global writes"),
                   ("shared_reads", "shared reads"), ("shared_writes", "shared writes"), ("atomics", "atomics"))
@@ -60,9 +65,21 @@ class Explorer:
         self.check_button.add_class("mp-check")
         self.verdict = W.HTML()
         self.verdict.add_class("mp-verdict")
+        self._jumping = False  # a jump sets several controls; draw once, at the end
+        shown = m.findings()[:MAX_FINDINGS_LISTED]
+        self.finding_buttons = [self._finding_button(site.number, site.label) for site in shown]
+        hidden = len(m.findings()) - len(shown)
+        self.finding_detail = W.HTML()
+        self.finding_detail.add_class("mp-finding-detail")
+        findings = W.VBox([W.HTML(f"<b style='color:{FINDING_RED}'>Findings of the sanitizer</b> "
+                                  "(click one to go to its thread, phase and line)"),
+                           *self.finding_buttons,
+                           *([W.HTML(f"<i>... and {hidden} more (check() lists them)</i>")] if hidden else []),
+                           self.finding_detail]) if self.finding_buttons else W.VBox([])
+        findings.add_class("mp-findings")
         self.group.observe(self._on_group, names="value")
-        self.thread.observe(lambda _: self.refresh(), names="value")
-        self.phase.observe(lambda _: self.refresh(), names="value")
+        self.thread.observe(lambda _: self._refresh_unless_jumping(), names="value")
+        self.phase.observe(lambda _: self._refresh_unless_jumping(), names="value")
         self.back.on_click(lambda _: self.move(-1))
         self.forward.on_click(lambda _: self.move(1))
         self.check_button.on_click(lambda _: self.run_check())
@@ -70,7 +87,7 @@ class Explorer:
         stepper = W.VBox([W.HBox([self.back, self.forward, self.step_label]),
                           W.HBox([self.source, self.variables])])
         bottom = [self.check_button, self.verdict] if check is not None else []
-        self.widget = W.VBox([W.HTML(f"<b>{html.escape(title)}</b>"), controls, self.who,
+        self.widget = W.VBox([W.HTML(f"<b>{html.escape(title)}</b>"), controls, findings, self.who,
                               W.HBox([self.diagram, self.counts], layout=W.Layout(flex_flow="row wrap")),
                               stepper, *bottom])
         self.widget.add_class("mp-explorer")
@@ -87,6 +104,35 @@ class Explorer:
 
     def _on_group(self, _change) -> None:
         self.thread.max = max(self.model.threads_in_group(self.group.value) - 1, 0)
+        self._refresh_unless_jumping()
+
+    def _refresh_unless_jumping(self) -> None:
+        if not self._jumping:
+            self.refresh()
+
+    # --------------------------------------------------------------- findings
+    def _finding_button(self, number: int, label: str) -> W.Button:
+        button = W.Button(description=label, tooltip=label, layout=W.Layout(width="auto", max_width="100%"))
+        button.add_class("mp-finding")
+        button.on_click(lambda _: self.jump_to(number))
+        return button
+
+    def jump_to(self, number: int) -> None:
+        """Show finding ``number``: its thread, its barrier phase and its line in the step-through."""
+        target = self.model.jump(number)
+        self._jumping = True
+        try:
+            self.group.value = target.group
+            self.thread.max = max(self.model.threads_in_group(target.group) - 1, 0)
+            self.thread.value = target.thread
+            self.phase.value = -1 if target.phase is None else target.phase
+            if target.step is not None:
+                self.step_index = target.step
+        finally:
+            self._jumping = False
+        site = next(s for s in self.model.findings() if s.number == number)
+        self.finding_detail.value = (f"<div class='mp-finding-text' style='color:{FINDING_RED};white-space:pre-wrap'>"
+                                     f"{html.escape(str(site.finding.kind))}: {html.escape(site.finding.message)}</div>")
         self.refresh()
 
     def move(self, delta: int) -> None:
@@ -127,10 +173,13 @@ class Explorer:
         self.step_label.value = (f"<span class='mp-step-text'>step {self.step_index + 1} / {m.n_steps}: "
                                  f"line {info['line']}</span>")
         lines = []
+        flagged = m.finding_lines()
         for no, text in enumerate(m.source_lines(), start=1):
             cls = "mp-current" if no == info["line"] else ""
             style = "background:#ffe08a;" if cls else ""
-            lines.append(f"<div class='mp-line {cls}' style='{style}'><span style='color:#888'>{no:3d}</span> "
+            flag = (f"<span class='mp-finding-line' style='color:{FINDING_RED}' title='a finding happened on this "
+                    "line'>\u25cf</span>" if no in flagged else " ")
+            lines.append(f"<div class='mp-line {cls}' style='{style}'>{flag}<span style='color:#888'>{no:3d}</span> "
                          f"{html.escape(text)}</div>")
         self.source.value = "<pre style='margin:0'>" + "".join(lines) + "</pre>"
         heading = f"<div><b>variables of {html.escape(m.describe(self.lane))}</b></div>"

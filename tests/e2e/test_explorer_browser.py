@@ -28,7 +28,7 @@ from .pages import Lab, error_outputs, wait_for_kernel
 pytestmark = pytest.mark.e2e
 
 NOTEBOOK_NAME = "explorer_demo.ipynb"
-EXPLORERS_TIMEOUT = 240.0  # seconds: kernel start, imports of mlx and the simulator, two traced runs
+EXPLORERS_TIMEOUT = 240.0  # seconds: kernel start, imports of mlx and the simulator, three traced runs
 
 MAP_CELL = '''\
 import mlx.core as mx
@@ -73,8 +73,43 @@ running = MetalProblem("Running total", running_total_test, [mx.arange(4)], (4,)
                        spec=np.cumsum)
 running.explore()'''
 
-CELLS = (MAP_CELL, PROGRESS_CELL, LOOP_CELL)  # after a markdown title, so code cell k is page cell k + 1
+# A window sum that overwrites its slot before the neighbour has read it: a race in phase 1.
+RACY_CELL = '''\
+def racy_window_test(a):
+    source = """
+threadgroup float shared[4];
+uint i = thread_position_in_grid.x;
+uint li = thread_position_in_threadgroup.x;
+shared[li] = a[i];
+threadgroup_barrier(mem_flags::mem_threadgroup);
+float total = shared[li];
+shared[li] = 0;
+if (li > 0) {
+    total += shared[li - 1];
+}
+out[i] = total;
+"""
+    return MetalKernel(name="racy_window", input_names=["a"], output_names=["out"], source=source)
+
+
+racy = MetalProblem("Racy window", racy_window_test, [mx.arange(8)], (8,), (8, 1, 1), (4, 1, 1))
+racy.explore()'''
+
+# explore() on a kernel that does not compile: the compiler's error, no traceback.
+BROKEN_CELL = '''\
+def broken_test(a):
+    source = """
+uint i = thread_position_in_grid.x;
+out[i] = a[j];
+"""
+    return MetalKernel(name="broken", input_names=["a"], output_names=["out"], source=source)
+
+
+MetalProblem("Broken", broken_test, [mx.arange(4)], (4,), (4, 1, 1)).explore()'''
+
+CELLS = (MAP_CELL, PROGRESS_CELL, LOOP_CELL, RACY_CELL, BROKEN_CELL)  # after a markdown title: code cell k is page cell k + 1
 PROGRESS_CELL_INDEX = 2
+BROKEN_CELL_INDEX = 5
 
 
 def write_notebook(path: Path) -> None:
@@ -148,7 +183,7 @@ def lab(browser, jupyter_server: JupyterServer, artifacts_dir: Path) -> Iterator
         wait_for_kernel(lab, jupyter_server, NOTEBOOK_NAME, "metal-puzzles e2e")
         lab.shot("notebook-opened")
         _run_all_cells(page)
-        _wait_for_explorers(lab, 2)
+        _wait_for_explorers(lab, 3)
         wait_for_cells_run(lab)
         lab.shot("cells-run", lab.explorer(0))
         yield lab
@@ -364,3 +399,49 @@ def test_explorer_layout_keeps_everything_readable(lab: Lab) -> None:
     problems = readability_problems(ex)
     lab.shot("map-layout", ex.locator(".mp-who"))
     assert not problems, "the explorer is hard to read in a 1400 px wide JupyterLab:\n" + "\n".join(problems)
+
+
+def test_findings_are_listed_and_a_click_jumps_to_them(lab: Lab) -> None:
+    from playwright.sync_api import expect
+
+    ex = lab.explorer(2)
+    ex.scroll_into_view_if_needed()
+    findings = ex.locator(".mp-findings .mp-finding")
+    expect(findings).to_have_count(1)
+    expect(findings.first).to_contain_text("race on shared[0] in phase 1: thread 1 reads it (line 10) while "
+                                           "thread 0 writes it (line 8)")
+    expect(ex.locator(".mp-who")).to_have_text("thread (0,0,0) of threadgroup (0,0,0)")
+    # The line of the finding is flagged in the source.
+    expect(ex.locator(".mp-source .mp-line", has=lab.page.locator(".mp-finding-line"))).to_contain_text(
+        "total += shared[li - 1];")
+    # The diagram marks the race: the element and the two threads (the marks' line width).
+    assert ex.locator(".mp-diagram").inner_html().count("stroke-width: 2.5;") >= 1
+    lab.shot("racy-before-jump", ex)
+
+    findings.first.click()
+    expect(ex.locator(".mp-who")).to_have_text("thread (1,0,0) of threadgroup (0,0,0)")
+    expect(ex.locator(".mp-step-label")).to_contain_text("line 10")
+    selected = ex.locator(".mp-phase select").evaluate("s => s.options[s.selectedIndex].text")
+    assert selected.replace("\xa0", " ") == "phase 1"  # ipywidgets writes a non-breaking space
+    expect(ex.locator(".mp-source .mp-current")).to_contain_text("total += shared[li - 1];")
+    expect(ex.locator(".mp-finding-detail")).to_contain_text("race: thread (1,0,0) of threadgroup (0,0,0) reads "
+                                                             "shared[0]")
+    # The view of phase 1 still draws the threadgroup memory the thread reads, and its arrows.
+    diagram = ex.locator(".mp-diagram")
+    expect(diagram).to_contain_text("after phase 0")
+    expect(diagram).to_contain_text("race on shared[0]")
+    expect(ex.locator(".mp-counts .mp-accesses li")).to_have_text([
+        "line 7: read shared[1] (phase 1)", "line 8: write shared[1] (phase 1)", "line 10: read shared[0] (phase 1)",
+        "line 12: write out[1] (phase 1)"])
+    lab.shot("racy-after-jump", ex)
+
+
+def test_explore_of_a_kernel_that_does_not_compile_shows_the_compiler_error(lab: Lab) -> None:
+    from playwright.sync_api import expect
+
+    cell = lab.cell(BROKEN_CELL_INDEX)
+    cell.scroll_into_view_if_needed()
+    output = cell.locator(".jp-OutputArea-output")
+    expect(output).to_contain_text("source:3:12 (your cell, line 4): error: use of undeclared identifier 'j'")
+    assert not error_outputs(lab.page)
+    lab.shot("broken-explore", cell)

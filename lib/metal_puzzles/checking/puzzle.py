@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..kernel import MetalKernel
+from .contract import WorkExtent, mark_beyond
 
 COUNTER_LABELS = {
     "global_reads": "global reads",
@@ -51,6 +52,9 @@ class Case:
     grid: tuple[int, int, int]
     threadgroup: tuple[int, int, int] = (1, 1, 1)
     label: str = "visible test"
+    #: How this hidden test goes beyond the structure of the visible test, in words (see
+    #: ``contract``); empty when it keeps it. Such a test's failure is a note, not a failed verdict.
+    beyond: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -85,11 +89,17 @@ class Puzzle:
     #: Launch options the puzzle's kernel needs (scatter-adds: init_value=0, atomic_outputs=True).
     init_value: float | None = None
     atomic_outputs: bool = False
+    #: Work items along each grid dimension of a test, x first, when they are not the output's
+    #: elements (a reduction's input, pairs of a sparse product): what "more threads than
+    #: elements" compares with (see ``contract``).
+    work: WorkExtent | None = None
 
-    def cases(self, seed: int = 0) -> list[Case]:
-        """The visible test followed by the hidden tests (deterministic for a seed)."""
+    def cases(self, seed: int = 0, visible: Case | None = None) -> list[Case]:
+        """The visible test (by default the puzzle's own) followed by the hidden tests, each marked
+        with the ways it goes beyond the visible test's structure (deterministic for a seed)."""
         rng = np.random.default_rng(seed)
-        return [self.visible, *self.hidden(rng)]
+        visible = self.visible if visible is None else visible
+        return [visible, *mark_beyond(visible, self.hidden(rng), self.input_names, self.work)]
 
     @property
     def launch_options(self) -> LaunchOptions:

@@ -11,7 +11,7 @@ import mlx.core as mx
 import numpy as np
 
 from ..kernel import MetalKernel
-from ..msl import RunResult, SanitizeMode, SanitizerError, StopReason
+from ..msl import Audience, RunResult, SanitizeMode, SanitizerError, StopReason
 from .puzzle import Case, LaunchOptions, Puzzle
 from .verdict import CaseStatus, CheckResult, Outcome, classify, close
 
@@ -31,14 +31,15 @@ def run_case(kernel: MetalKernel, case: Case, options: LaunchOptions = DEFAULT_L
 
     Findings are collected in the run record, not raised or warned about (sanitize='warn' with
     warnings silenced), so the output can still be compared with the spec and the findings
-    reported beside it. ``trace`` and ``steps`` record what diagrams and the explorer show.
+    reported beside it. ``trace`` and ``steps`` record what diagrams and the explorer show. The
+    findings' hints are worded for a puzzle's learner, who writes the kernel but not its launch.
     """
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         return kernel.kernel.run(inputs=list(case.inputs), output_shapes=[case.output_shape],
                                  output_dtypes=[options.output_dtype], grid=case.grid, threadgroup=case.threadgroup,
                                  init_value=options.init_value, sanitize=SanitizeMode.WARN, trace=trace, steps=steps,
-                                 max_steps=max_steps or PUZZLE_MAX_STEPS)
+                                 max_steps=max_steps or PUZZLE_MAX_STEPS, audience=Audience.PUZZLE)
 
 
 def run_cases(run: Runner, spec: Callable, cases: Sequence[Case], *, rtol: float = 1e-5, atol: float = 1e-4,

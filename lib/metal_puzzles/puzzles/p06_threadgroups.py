@@ -13,9 +13,11 @@ def threadgroups_spec(a):
 
 
 def hidden(rng: np.random.Generator) -> list[Case]:
-    # Grids that are not a multiple of the group size end in a partial threadgroup.
+    # As in the visible test (the original notebook's launch), whole threadgroups and some threads
+    # with no element. The last two tests end in a partial threadgroup, which the visible test does
+    # not pose: their failures are notes that teach (threads_per_threadgroup is smaller there).
     cases = []
-    for n, grid, group in ((5, 8, 4), (9, 10, 4), (21, 21, 8), (3, 4, 2)):
+    for n, grid, group in ((5, 8, 4), (13, 16, 8), (9, 10, 4), (21, 22, 8)):
         a = randint(rng, (n,))
         label = f"hidden test: {n} random values, {grid} threads in groups of {group}"
         cases.append(Case((a,), (n,), (grid, 1, 1), (group, 1, 1), label))
@@ -35,7 +37,7 @@ PUZZLE = Puzzle(
     input_names=("a",),
     description="""\
 Add 10 to every element of `a` and store it in `out`. The grid still has more threads than
-elements, and it is now cut into **threadgroups** of 4 threads.
+elements (12 for 9), and it is now cut into **threadgroups** of 4 threads.
 
 A GPU runs a grid as a set of threadgroups. Threads of one group run on the same compute unit and
 can share fast memory and wait for one another (the next puzzles use that); threads of different
@@ -48,9 +50,11 @@ groups cannot. Inside a kernel, a thread knows:
 
 Together they give the thread's position in the whole grid, which is also what
 `thread_position_in_grid` reports directly. A caution for later puzzles: there is also
-`threads_per_threadgroup`, the size of *this* group. When the grid is not a multiple of the group
-size, the last group is partial and `threads_per_threadgroup` is smaller there, so multiplying the
-group index by it gives the wrong position in that group. Hidden tests include such grids.
+`threads_per_threadgroup`, the size of *this* group. When a grid is not a multiple of the group
+size (10 threads in groups of 4, say), the last group is **partial** and `threads_per_threadgroup`
+is 2 there, not 4: multiplying the group index by it gives the wrong position, and threads of
+the last group land on elements of the group before. `check()` notes it when your kernel would
+break on such a grid.
 
 Budget: each thread with an element reads 1 and writes 1 element of global memory.""",
     spec=threadgroups_spec,

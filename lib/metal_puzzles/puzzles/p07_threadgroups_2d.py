@@ -13,8 +13,11 @@ def threadgroups_2d_spec(a):
 
 
 def hidden(rng: np.random.Generator) -> list[Case]:
+    # Square matrices in whole threadgroups, as in the visible test; then two tests that pose more
+    # (a matrix that is not square, partial threadgroups), whose failures are notes.
     cases = []
-    for shape, grid, group in (((7, 7), (9, 9, 1), (3, 3, 1)), ((4, 6), (8, 5, 1), (3, 3, 1)),
+    for shape, grid, group in (((7, 7), (9, 9, 1), (3, 3, 1)), ((4, 4), (6, 6, 1), (3, 3, 1)),
+                               ((9, 9), (12, 12, 1), (4, 4, 1)), ((4, 6), (8, 5, 1), (3, 3, 1)),
                                ((10, 3), (4, 12, 1), (2, 4, 1))):
         a = randfloat(rng, shape)
         label = f"hidden test: {shape[0]}x{shape[1]} random matrix, grid {grid[0]}x{grid[1]} in {group[0]}x{group[1]} groups"
@@ -40,8 +43,9 @@ threadgroups, each smaller than the matrix in both directions, and the grid larg
 Every thread attribute from the last puzzle is a `uint3` with an `x`, `y` and `z` part, and the
 arithmetic works the same way in each direction. The template computes the column from the `x`
 parts; work out the row from the `y` parts. As in Map 2D, `x` picks the column and `y` the row of
-the row-major matrix. The visible matrix is square but the hidden ones are not: use `a_shape[0]`
-for the number of rows and `a_shape[1]` for the number of columns.
+the row-major matrix. The visible matrix is square; with `a_shape[0]` for the number of rows and
+`a_shape[1]` for the number of columns the kernel works for any shape (a note after the verdict
+says whether yours would).
 
 Budget: each thread with an element reads 1 and writes 1 element of global memory.""",
     spec=threadgroups_2d_spec,

@@ -17,9 +17,11 @@ def threadgroup_memory_spec(a):
 
 
 def hidden(rng: np.random.Generator) -> list[Case]:
-    # Threadgroups stay at 4 threads: the header fixes the shared array at 4 elements.
+    # Threadgroups stay at 4 threads: the header fixes the shared array at 4 elements. As in the
+    # visible test, every thread has an element and every threadgroup is whole; the last two tests
+    # pose more (spare threads, a partial threadgroup), and their failures are notes.
     cases = []
-    for n, grid in ((10, 12), (6, 6), (3, 4), (17, 20)):
+    for n, grid in ((12, 12), (4, 4), (20, 20), (10, 12), (6, 6)):
         a = randfloat(rng, (n,))
         label = f"hidden test: {n} random values, {grid} threads in groups of 4"
         cases.append(Case((a,), (n,), (grid, 1, 1), (4, 1, 1), label))

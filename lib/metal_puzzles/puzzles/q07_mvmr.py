@@ -14,7 +14,7 @@ import mlx.core as mx
 import numpy as np
 
 from ..checking import Budget, Case, Puzzle
-from ..checking.inputs import ceil_div, indices, padded, scalar, values
+from ..checking.inputs import ceil_div, indices, scalar, values
 
 MAX_C = 32  # threadgroup memory for one row of b (II.7b)
 SIMPLE_TG = (4, 2, 2)
@@ -49,24 +49,24 @@ def _shape_text(t: int, g: int, c: int, m: int) -> str:
     return f"T={t}, G={g}, C={c}, M={m}"
 
 
-# (Na, Nb, n, T, G, C, M, pad, what)
+# (Na, Nb, n, T, G, C, M, what). As in the visible test: a thread per (m, g, t), one threadgroup
+# across M and across G, whole threadgroups along T.
 _SIMPLE_SHAPES = (
-    (1, 1, 1, 1, 1, 1, 1, False, "a single thread"),
-    (3, 5, 4, 17, 2, 5, 3, True, "repeated indices, spare threads"),
-    (4, 6, 10, 30, 3, 4, 6, False, "some output rows receive nothing"),
-    (2, 2, 2, 12, 1, 16, 8, True, "long rows, spare threads"),
+    (1, 1, 1, 1, 1, 1, 1, "a single thread"),
+    (3, 5, 4, 18, 2, 5, 3, "repeated indices"),
+    (4, 6, 10, 30, 2, 4, 4, "some output rows receive nothing"),
+    (2, 2, 2, 12, 1, 16, 4, "long rows"),
 )
 
 
 def hidden_simple(rng: np.random.Generator) -> list[Case]:
     cases = []
-    for na, nb, n, t, g, c, m, pad, what in _SIMPLE_SHAPES:
+    for na, nb, n, t, g, c, m, what in _SIMPLE_SHAPES:
         inputs = mvmr_inputs(rng, na, nb, n, t, g, c, m)
-        grid = (padded(m, SIMPLE_TG[0]), padded(g, SIMPLE_TG[1]), padded(t, SIMPLE_TG[2])) if pad else (m, g, t)
-        cases.append(Case(inputs, (n, g, m), grid, SIMPLE_TG, f"hidden test: {_shape_text(t, g, c, m)}, {what}"))
-    inputs = mvmr_inputs(rng, 3, 3, 2, 9, 2, 3, 2, same_output=True)
-    cases.append(Case(inputs, (2, 2, 2), (2, 2, 9), SIMPLE_TG,
-                      "hidden test: T=9, G=2, C=3, M=2, every pair adds into output row 0"))
+        cases.append(Case(inputs, (n, g, m), (m, g, t), SIMPLE_TG, f"hidden test: {_shape_text(t, g, c, m)}, {what}"))
+    inputs = mvmr_inputs(rng, 3, 3, 2, 10, 2, 3, 2, same_output=True)
+    cases.append(Case(inputs, (2, 2, 2), (2, 2, 10), SIMPLE_TG,
+                      "hidden test: T=10, G=2, C=3, M=2, every pair adds into output row 0"))
     return cases
 
 
@@ -148,6 +148,12 @@ additions need atomics (`atomic_outputs=True`, as in II.3). Sizes: `a_shape` is
 `a` is `a[((p * G + g) * C + c) * M + m]`.
 """
 
+def pair_work(case: Case) -> tuple[int, int, int]:
+    """A thread per (m, g, t): the output's M and G, and the T pairs."""
+    _, g, m = case.output_shape
+    return (m, g, len(case.inputs[1]))
+
+
 SIMPLE = Puzzle(
     id="mvmr_simple",
     number="II.7a",
@@ -159,8 +165,7 @@ SIMPLE = Puzzle(
     description=_INTRO + """
 **MVMR** (matrix-vector multiply, reduce) first in its plainest form: one thread per
 `(t, g, m)`. `thread_position_in_grid` is `(m, g, t)`. The thread computes one dot product over
-`c` and adds it into `o` with one atomic. The grid may be padded past `M`, `G` and `T` in the
-hidden tests.
+`c` and adds it into `o` with one atomic. The grid has exactly one thread per `(m, g, t)`.
 
 Budget: 1 atomic operation and no plain writes per thread.""",
     spec=mvmr_spec,
@@ -174,6 +179,7 @@ uint t = thread_position_in_grid.z;
 // FILL ME IN (roughly 12 lines)
 """,
     budget=Budget(global_writes=0, atomics=1),
+    work=pair_work,
     init_value=0.0,
     atomic_outputs=True,
 )
@@ -214,6 +220,7 @@ uint t = threadgroup_position_in_grid.z;
 // FILL ME IN (roughly 14 lines)
 """,
     budget=Budget(global_reads=FAST_READS, global_writes=0, atomics=1),
+    work=pair_work,
     init_value=0.0,
     atomic_outputs=True,
 )

@@ -9,7 +9,7 @@ import inspect
 import numpy as np
 
 from ..checking import Budget, Case, Puzzle
-from ..checking.inputs import indices, padded, scalar, values
+from ..checking.inputs import indices, scalar, values
 from .q07_mvmr import mvmr_spec
 
 TG = (4, 2, 2)
@@ -26,23 +26,22 @@ def grid_for(t: int, g: int, c: int) -> tuple[int, int, int]:
     return (c, g, t)
 
 
-# (Na, Nb, n, T, G, C, M, pad, what)
+# (Na, Nb, n, T, G, C, M, what). As in the visible test: a thread per (c, g, t), one threadgroup
+# across C and across G, whole threadgroups along T.
 _SHAPES = (
-    (1, 1, 1, 1, 1, 1, 1, False, "a single thread"),
-    (3, 4, 6, 17, 2, 3, 5, True, "repeated indices, spare threads"),
-    (4, 9, 3, 25, 3, 5, 4, False, "some rows of db receive nothing"),
-    (2, 2, 2, 10, 1, 7, 16, True, "long rows of a, spare threads"),
+    (1, 1, 1, 1, 1, 1, 1, "a single thread"),
+    (3, 4, 6, 18, 2, 3, 5, "repeated indices"),
+    (4, 9, 3, 24, 2, 4, 4, "some rows of db receive nothing"),
+    (2, 2, 2, 10, 1, 4, 16, "long rows of a"),
 )
 
 
 def hidden(rng: np.random.Generator) -> list[Case]:
     cases = []
-    for na, nb, n, t, g, c, m, pad, what in _SHAPES:
+    for na, nb, n, t, g, c, m, what in _SHAPES:
         inputs = (values(rng, (na, g, c, m)), indices(rng, t, na), values(rng, (n, g, m)), indices(rng, t, n),
                   indices(rng, t, nb), scalar(nb))
         grid = grid_for(t, g, c)
-        if pad:
-            grid = (padded(c, TG[0]), padded(g, TG[1]), padded(t, TG[2]))
         cases.append(Case(inputs, (nb, g, c), grid, TG, f"hidden test: T={t}, G={g}, C={c}, M={m}, {what}"))
     return cases
 
@@ -88,7 +87,7 @@ it lies instead: for a fixed `(t, g, c)` the `M` values `a[a_idx[t], g, c, :]` s
 other.
 
 One thread per `(c, g, t)` (`thread_position_in_grid`), atomics into `db` (shape `(nb, G, C)`,
-starting at zero). The grid may be padded. Sizes: `a_shape` is `(Na, G, C, M)`, `dout_shape[0]`
+starting at zero), exactly one thread for each. Sizes: `a_shape` is `(Na, G, C, M)`, `dout_shape[0]`
 is `n`, `a_idx_shape[0]` is `T`.
 
 Budget: 1 atomic operation and no plain writes per thread.""",
@@ -103,6 +102,8 @@ uint t = thread_position_in_grid.z;
 // FILL ME IN (roughly 12 lines)
 """,
     budget=Budget(global_writes=0, atomics=1),
+    # A thread per (c, g, t).
+    work=lambda case: (case.output_shape[2], case.output_shape[1], len(case.inputs[1])),
     init_value=0.0,
     atomic_outputs=True,
 )

@@ -37,14 +37,14 @@ def _case(rng: np.random.Generator, rows: int, length: int, what: str) -> Case:
 
 def hidden(rng: np.random.Generator) -> list[Case]:
     return [_case(rng, 3, LONGEST, "several values per thread"), _case(rng, 2, 7, "shorter than a SIMD-group"),
-            _case(rng, 4, 64, "one value per thread"), _case(rng, 1, 33, "one value past the first SIMD-group")]
+            _case(rng, 4, 64, "one value per thread"), _case(rng, 2, 33, "one value past the first SIMD-group")]
 
 
-VISIBLE = Case(((np.arange(100) % 7).astype(np.float32).reshape(1, 100),), (1,), row_grid(1), (TG, 1, 1))
+VISIBLE = Case(((np.arange(200) % 7).astype(np.float32).reshape(2, 100),), (2,), row_grid(2), (TG, 1, 1))
 
 SETUP = """\
-x = (mx.arange(100) % 7).astype(mx.float32).reshape(1, 100)
-output_shape = (1,)"""
+x = (mx.arange(200) % 7).astype(mx.float32).reshape(2, 100)
+output_shape = (2,)"""
 
 READS = ceil_div(LONGEST, TG)
 
@@ -90,4 +90,6 @@ uint N = x_shape[1];
 // FILL ME IN (roughly 12 lines)
 """,
     budget=Budget(global_reads=READS, global_writes=1, shared_reads=2, shared_writes=1),
+    # A threadgroup of TG threads per row.
+    work=lambda case: (TG, case.output_shape[0]),
 )

@@ -64,28 +64,33 @@ def _hidden(backward: bool):
     return hidden
 
 
-_X = (np.arange(40) % 6).astype(np.float32).reshape(1, 40)
+_X = (np.arange(80) % 6).astype(np.float32).reshape(2, 40)
 _W = (1 + np.arange(40) % 3).astype(np.float32)
-FORWARD_VISIBLE = Case((_X, _W, (np.arange(40) % 4 / 4).astype(np.float32)), (1, 40), row_grid(1), (TG, 1, 1))
-BACKWARD_VISIBLE = Case((_X, _W, (np.arange(40) % 5 - 2).astype(np.float32).reshape(1, 40)), (1, 40), row_grid(1),
+FORWARD_VISIBLE = Case((_X, _W, (np.arange(40) % 4 / 4).astype(np.float32)), (2, 40), row_grid(2), (TG, 1, 1))
+BACKWARD_VISIBLE = Case((_X, _W, (np.arange(80) % 5 - 2).astype(np.float32).reshape(2, 40)), (2, 40), row_grid(2),
                         (TG, 1, 1))
 
 SETUP_FORWARD = """\
-x = (mx.arange(40) % 6).astype(mx.float32).reshape(1, 40)
+x = (mx.arange(80) % 6).astype(mx.float32).reshape(2, 40)
 w = (1 + mx.arange(40) % 3).astype(mx.float32)
 b = (mx.arange(40) % 4 / 4).astype(mx.float32)
-output_shape = (1, 40)"""
+output_shape = (2, 40)"""
 
 SETUP_BACKWARD = """\
-x = (mx.arange(40) % 6).astype(mx.float32).reshape(1, 40)
+x = (mx.arange(80) % 6).astype(mx.float32).reshape(2, 40)
 w = (1 + mx.arange(40) % 3).astype(mx.float32)
-g = (mx.arange(40) % 5 - 2).astype(mx.float32).reshape(1, 40)  # the gradient of the output
-output_shape = (1, 40)"""
+g = (mx.arange(80) % 5 - 2).astype(mx.float32).reshape(2, 40)  # the gradient of the output
+output_shape = (2, 40)"""
 
 _LAYOUT = """\
 One threadgroup of `TG = 64` threads (two SIMD-groups) per row: the grid is `(64, R, 1)`,
 `threadgroup_position_in_grid.y` is the row `r`, and thread `j` owns the row's elements
 `j, j + 64, ...` (`x_shape[1]` is the row length `N`; rows in the tests are 5 to 256 long)."""
+
+def row_work(case: Case) -> tuple[int, int]:
+    """A threadgroup of TG threads per row."""
+    return (TG, case.output_shape[0])
+
 
 FORWARD = Puzzle(
     id="layer_norm",
@@ -131,6 +136,7 @@ uint N = x_shape[1];
 // FILL ME IN (roughly 25 lines)
 """,
     budget=Budget(global_reads=5 * PER_THREAD, global_writes=PER_THREAD),
+    work=row_work,
     atol=1e-4,
     rtol=1e-4,
 )
@@ -179,6 +185,7 @@ uint N = x_shape[1];
 // FILL ME IN (roughly 35 lines)
 """,
     budget=Budget(global_reads=8 * PER_THREAD, global_writes=PER_THREAD),
+    work=row_work,
     atol=1e-4,
     rtol=1e-4,
 )

@@ -12,6 +12,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 
+class _ShownAlone:
+    """An error IPython shows as its message alone, without frames (``_render_traceback_`` is
+    IPython's hook): the mistake is in the kernel or its launch, and the frames would be the
+    simulator's own."""
+
+    def _render_traceback_(self) -> list[str]:
+        return f"{type(self).__name__}: {self}".split("\n")
+
+
 @dataclass(frozen=True)
 class Pos:
     """A position in one of the kernel's text files (1-based line and column)."""
@@ -44,9 +53,11 @@ class SourceRegistry:
         return lines[pos.line - 1]
 
 
-def render_diagnostic(pos: Pos, severity: str, message: str, registry: SourceRegistry | None) -> str:
-    """Format a diagnostic the way clang does: location, message, source line, caret."""
-    text = f"{pos}: {severity}: {message}"
+def render_diagnostic(pos: Pos, severity: str, message: str, registry: SourceRegistry | None,
+                      where: str = "") -> str:
+    """Format a diagnostic the way clang does: location, message, source line, caret. ``where``
+    follows the location (e.g. ' (your cell, line 5)': the same line in the learner's code)."""
+    text = f"{pos}{where}: {severity}: {message}"
     line = registry.line(pos) if registry is not None else None
     if line is not None:
         # Tabs would misplace the caret; expand them the same way in both lines.
@@ -56,14 +67,15 @@ def render_diagnostic(pos: Pos, severity: str, message: str, registry: SourceReg
     return text
 
 
-class CompileError(Exception):
+class CompileError(_ShownAlone, Exception):
     """A kernel that does not compile (or uses a construct the simulator does not support)."""
 
-    def __init__(self, message: str, pos: Pos, registry: SourceRegistry | None = None) -> None:
+    def __init__(self, message: str, pos: Pos, registry: SourceRegistry | None = None, where: str = "") -> None:
         self.message = message
         self.pos = pos
         self.registry = registry
-        super().__init__(render_diagnostic(pos, "error", message, registry))
+        self.where = where
+        super().__init__(render_diagnostic(pos, "error", message, registry, where))
 
     @property
     def file(self) -> str:
@@ -79,12 +91,16 @@ class CompileError(Exception):
 
     def with_registry(self, registry: SourceRegistry) -> CompileError:
         """Re-render with source text available (errors are raised deep inside the front end)."""
-        err = CompileError(self.message, self.pos, registry)
+        err = CompileError(self.message, self.pos, registry, self.where)
         err.__traceback__ = self.__traceback__
         return err
 
+    def located(self, where: str) -> CompileError:
+        """The same error, its location followed by ``where`` (the line in the learner's code)."""
+        return CompileError(self.message, self.pos, self.registry, where)
 
-class KernelRuntimeError(Exception):
+
+class KernelRuntimeError(_ShownAlone, Exception):
     """A failure while the kernel runs; names the thread and the source position."""
 
     def __init__(
@@ -105,7 +121,7 @@ class KernelRuntimeError(Exception):
         super().__init__(text)
 
 
-class ArgumentError(ValueError):
+class ArgumentError(_ShownAlone, ValueError):
     """Bad arguments to a kernel launch (shapes, dtypes, grid...)."""
 
 

@@ -20,6 +20,7 @@ import numpy as np
 from ..lang.errors import Pos
 from ..lang.types import AddressSpace
 from ..run.findings import FindingKind, RaceKind
+from ..run.hints import Audience, partial_group_fix, uninitialized_fix
 from ..run.memory import Memory
 
 
@@ -234,10 +235,9 @@ class Sanitizer:
         idx = self._element(ctx, mem, f, lane)
         what = {"threadgroup": "threadgroup memory that no thread has written yet",
                 "thread": "a thread-private array element that was never assigned",
-                "device": "an output element that no thread has written (the launch has no init_value)"}[mem.space]
-        fix = {"threadgroup": "write it first (and put a threadgroup_barrier between the write and this read)",
-               "thread": "initialise the array, e.g. 'float x[4] = {0};'",
-               "device": "write it before reading it, or launch with init_value"}[mem.space]
+                "device": "an output element that no thread has written"
+                + ("" if ctx.audience == Audience.PUZZLE else " (the launch has no init_value)")}[mem.space]
+        fix = uninitialized_fix(mem.space, ctx.audience)
         mask = np.zeros(ctx.n, dtype=bool)
         mask[lane] = True
         mask[lanes] = True
@@ -264,7 +264,10 @@ class Sanitizer:
         else:
             same_group = other >= 0 and ctx.lanes.group[other] == ctx.lanes.group[lane]
             where = "in the same barrier phase" if same_group else "in another threadgroup during the same dispatch"
-            if kind == "write-after-write":
+            misplaced = None if same_group else partial_group_fix(ctx)
+            if misplaced is not None:  # the thread's position is wrong, not its way of writing
+                fix = misplaced
+            elif kind == "write-after-write":
                 fix = "make each output element written by one thread, or use atomics (atomic_outputs=True)"
             elif same_group:
                 fix = ("several threads update one element: accumulate with atomics, or combine the values in "
@@ -287,9 +290,14 @@ class Sanitizer:
             if sh is None or sh.init.all():
                 continue
             missing = np.flatnonzero(~sh.init)
+            hint = partial_group_fix(ctx)
             shown = ", ".join(str(int(i)) for i in missing[:8]) + (", ..." if missing.size > 8 else "")
             ctx.report(FindingKind.UNWRITTEN_OUTPUT, None, None,
                        f"{missing.size} of the {sh.init.size} elements of output '{mem.name}' are never written "
                        f"(indices {shown}); a GPU would leave garbage there. Make sure some thread writes every "
-                       "element (for your own kernels, passing init_value to the call also fills them)",
+                       "element" + ("" if ctx.audience == Audience.PUZZLE else
+                                    " (for your own kernels, passing init_value to the call also fills them)")
+                       + ("; this launch ends in a partial threadgroup, where threads_per_threadgroup is smaller: "
+                          "positions computed from it go wrong there (dispatch_threads_per_threadgroup does not)"
+                          if hint else ""),
                        buffer=mem.name, index=int(missing[0]), count=int(missing.size))

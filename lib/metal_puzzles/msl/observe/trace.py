@@ -1,6 +1,7 @@
 """The run record's trace: which thread read or wrote which element, in which barrier phase,
 from which source line. Recorded only when asked (small launches), since it grows with every
-access."""
+access. Accesses outside their memory do not happen; they are kept apart (``out_of_bounds``),
+with the index each thread asked for, so that diagrams can draw where they went."""
 
 from __future__ import annotations
 
@@ -61,6 +62,8 @@ class BarrierEvent:
 class Recorder:
     def __init__(self, provenance: bool = True) -> None:
         self.events: list = []
+        #: Accesses outside their memory (the executor skips them): one event per statement.
+        self.strays: list[AccessEvent] = []
         self.seq = 0
         self.provenance = provenance
 
@@ -101,6 +104,27 @@ class Recorder:
         self.events.append(AccessEvent(kind, mem.name, mem.space, lanes, idx.astype(np.int64), group,
                                        ctx.phase[group].copy(), pos.line, pos.file, self.seq, sources, values))
         self.seq += 1
+
+    def out_of_bounds(self, kind, mem, lanes_mask, off, pos, ctx) -> None:
+        """Accesses of the lanes in ``lanes_mask`` at offsets ``off`` (within the lane's region of
+        ``mem``) that fall outside it."""
+        lanes = np.flatnonzero(lanes_mask)
+        off = np.asarray(off, dtype=np.int64)
+        idx = off[lanes] if off.ndim else np.full(lanes.size, int(off), dtype=np.int64)
+        group = ctx.lanes.group[lanes]
+        self.strays.append(AccessEvent(kind, mem.name, mem.space, lanes, idx, group, ctx.phase[group].copy(),
+                                       pos.line, pos.file, self.seq))
+        self.seq += 1
+
+    def out_of_bounds_accesses(self, *, group: int | None = None) -> list[ElementAccess]:
+        """Every access outside its memory, thread by thread, optionally only one threadgroup's."""
+        out = []
+        for e in self.strays:
+            for k in range(e.lanes.size):
+                if group is None or int(e.group[k]) == group:
+                    out.append(ElementAccess(e.kind, e.buffer, e.space, int(e.lanes[k]), int(e.group[k]),
+                                             int(e.index[k]), int(e.phase[k]), e.line, e.seq, frozenset(), None))
+        return out
 
     def barrier(self, ctx, mask, pos) -> None:
         groups = np.arange(ctx.lanes.n_groups) if mask is None else np.unique(ctx.lanes.group[mask])

@@ -28,7 +28,8 @@ from ..lang.types import (
     storage_scalar,
 )
 from ..lang.values import c_divmod, cast, round_bfloat, splat, zero
-from .findings import FindingKind
+from .findings import FindingKind, SanitizeMode
+from .hints import wraparound_explainer
 from .memory import Memory, Ptr
 from .runtime import Ctx, Frame, LoopState
 
@@ -599,10 +600,14 @@ class CodeGen:
         bt = e.base.ty
         bound = bt.n if isinstance(bt, ArrayType) else None
         pos = e.pos
+        # Most indices have no unsigned subtraction, and get no explainer.
+        explain = wraparound_explainer(e.index, pos, self.expr)
 
         def address(c, m):
             p = base(c, m)
             k = idx(c, m)
+            if explain is not None and c.sanitize != SanitizeMode.OFF:
+                explain(c, m, k if bound is None or stride == 1 else np.asarray(k, dtype=np.int64) * stride, p)
             if bound is not None and bound * stride != p.mem.region_size:
                 _check_subscript(c, p.mem, k, bound, m, pos, p.off, stride)
             if stride == 1:

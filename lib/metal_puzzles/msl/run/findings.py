@@ -73,6 +73,8 @@ class Finding:
     other_thread: dict | None = None
     #: Unwritten outputs: how many elements were never written.
     count: int | None = None
+    #: The barrier phase of the first thread's threadgroup when it happened (None: not one thread's doing).
+    phase: int | None = None
 
     @property
     def extra(self) -> dict[str, Any]:

@@ -13,6 +13,7 @@ import numpy as np
 from ..lang.errors import KernelRuntimeError, Pos
 from ..lang.types import AddressSpace
 from .findings import Finding, FindingKind, SanitizeMode, StopKernel, StopReason
+from .hints import Audience, step_budget_advice
 from .lanes import Lanes, fmt_triple
 from .memory import AccessKind, Memory, Ptr
 
@@ -51,6 +52,8 @@ def or_mask(a, b):
     return a | b
 
 
+_VERB = {AccessKind.READ: "reads", AccessKind.WRITE: "writes", AccessKind.ATOMIC: "atomically updates"}
+
 #: The per-thread counters of the score table, in its column order.
 COUNTERS = ("global_reads", "global_writes", "shared_reads", "shared_writes", "atomics")
 
@@ -58,8 +61,12 @@ COUNTERS = ("global_reads", "global_writes", "shared_reads", "shared_writes", "a
 class Ctx:
     """Mutable state of one launch."""
 
-    def __init__(self, lanes: Lanes, sanitize: SanitizeMode, max_steps: int, recorder=None) -> None:
+    def __init__(self, lanes: Lanes, sanitize: SanitizeMode, max_steps: int, recorder=None,
+                 audience: Audience = Audience.CALLER) -> None:
         self.lanes = lanes
+        self.audience = audience
+        #: Explanations of out-of-bounds indices, by the position of the access (see hints.py).
+        self.index_notes: dict[Pos, str] = {}
         self.n = lanes.n
         self.slots: list = []
         self.frame = Frame()
@@ -125,8 +132,8 @@ class Ctx:
         self.findings.append(Finding(
             FindingKind.STEP_BUDGET,
             f"the kernel ran more than {self.max_steps} steps (statements, calls and loop iterations, counted "
-            "once for all threads in lock-step); is there an endless loop or runaway recursion? (raise max_steps "
-            "if the kernel really needs more)", where))
+            "once for all threads in lock-step); is there an endless loop or runaway recursion? "
+            f"({step_budget_advice(self.audience)})", where))
         raise StopKernel(StopReason.STEP_BUDGET)
 
     # -------------------------------------------------------------- findings
@@ -140,12 +147,16 @@ class Ctx:
             return
         self._reported.add(key)
         threads = []
+        phase = None
         if lanes_mask is not None:
             ids = list(np.flatnonzero(lanes_mask)[:8])
             if first_lane is not None:
                 ids = [first_lane] + [i for i in ids if i != first_lane][:7]
             threads = [self.lanes.describe(int(i)) for i in ids]
-        self.findings.append(Finding(kind, message, pos, threads, buffer, index, **details))
+            phase = int(self.lane_phase[ids[0]]) if ids else None
+        if kind == FindingKind.OUT_OF_BOUNDS and pos in self.index_notes:
+            message = f"{message}: {self.index_notes[pos]}"
+        self.findings.append(Finding(kind, message, pos, threads, buffer, index, phase=phase, **details))
         if len(self.findings) > MAX_FINDINGS:
             raise StopKernel(StopReason.TOO_MANY_FINDINGS)
 
@@ -163,7 +174,7 @@ class Ctx:
         else:
             arr += mask * amount
 
-    def _check_bounds(self, mem: Memory, off, mask, width: int, pos: Pos, what: str):
+    def _check_bounds(self, mem: Memory, off, mask, width: int, pos: Pos, kind: AccessKind):
         """Return (offsets safe to index with, lanes that are out of bounds or None)."""
         limit = mem.region_size - width
         bad = (off < 0) | (off > limit)
@@ -175,8 +186,10 @@ class Ctx:
         if active_bad is not None and np.any(active_bad):
             lane = int(np.flatnonzero(active_bad)[0])
             idx = int(off[lane] if np.ndim(off) else off)
+            if self.recorder is not None:  # the access does not happen, but diagrams show where it went
+                self.recorder.out_of_bounds(kind, mem, active_bad, off, pos, self)
             self.report(FindingKind.OUT_OF_BOUNDS, pos, active_bad,
-                        f"{self.lanes.name(lane)} {what} {mem.name}[{idx}], outside the "
+                        f"{self.lanes.name(lane)} {_VERB[kind]} {mem.name}[{idx}], outside the "
                         f"{mem.region_size // max(width, 1) if width > 1 else mem.region_size} elements of "
                         f"'{mem.name}'" + (" (its threadgroup's copy)" if mem.space == AddressSpace.THREADGROUP else ""),
                         buffer=mem.name, index=idx)
@@ -189,9 +202,9 @@ class Ctx:
         """Read one scalar (width 1) or vector (width n) per active lane."""
         if mem.region_size < width:
             off_arr = off
-            safe, bad = self._check_bounds(mem, off_arr, mask, width, pos, "reads")
+            safe, bad = self._check_bounds(mem, off_arr, mask, width, pos, AccessKind.READ)
             return np.zeros((self.n, width) if width > 1 else self.n, dtype=mem.data.dtype)
-        safe, bad = self._check_bounds(mem, off, mask, width, pos, "reads")
+        safe, bad = self._check_bounds(mem, off, mask, width, pos, AccessKind.READ)
         base = mem.lane_base
         flat = safe if base is None else base + safe
         if width == 1:
@@ -214,7 +227,7 @@ class Ctx:
         return val
 
     def store(self, mem: Memory, off, val, mask, width: int, pos: Pos) -> None:
-        safe, bad = self._check_bounds(mem, off, mask, width, pos, "writes")
+        safe, bad = self._check_bounds(mem, off, mask, width, pos, AccessKind.WRITE)
         if bad is not None:
             mask = ~bad if mask is None else (mask & ~bad)
         base = mem.lane_base
@@ -282,7 +295,7 @@ class Ctx:
     def _atomic_target(self, p: Ptr, mask, pos: Pos):
         if p.mem is None:
             raise KernelRuntimeError("atomic operation through an uninitialised pointer", pos)
-        safe, bad = self._check_bounds(p.mem, p.off, mask, 1, pos, "atomically updates")
+        safe, bad = self._check_bounds(p.mem, p.off, mask, 1, pos, AccessKind.ATOMIC)
         if bad is not None:
             mask = ~bad if mask is None else (mask & ~bad)
         flat = safe if p.mem.lane_base is None else p.mem.lane_base + safe

@@ -1,4 +1,6 @@
-"""What the learner has achieved in this notebook session, puzzle by puzzle."""
+"""What the learner has achieved in this notebook session, puzzle by puzzle; ``progress()``
+shows it. (The module is not named after that function: importing a submodule binds its name on
+the package, which would hide ``metal_puzzles.progress()``.)"""
 
 from __future__ import annotations
 

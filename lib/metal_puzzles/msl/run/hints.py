@@ -1,0 +1,253 @@
+"""Hints: what a finding adds about its likely cause and its fix, beyond what happened.
+
+A finding says what a thread did (``reads shared[4294967295], outside the 8 elements``); the
+hint says why and what to change. Hints are made where findings are made (the executor, the
+sanitizer) from what those places know: the checked syntax tree of an index, the launch's
+threadgroups, the thread attributes the kernel uses, and who reads the findings (``Audience``):
+a caller of a kernel may change its launch (``init_value``, ``max_steps``), a learner solving a
+puzzle writes only the kernel and cannot.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import StrEnum
+
+import numpy as np
+
+from ..front import ast
+from ..front.ast import CastStyle
+from ..front.symbols import VarKind
+from ..lang.errors import Pos
+from ..lang.types import AddressSpace, ScalarType
+
+
+class Audience(StrEnum):
+    """Who reads a run's findings, which decides what a hint may suggest."""
+
+    CALLER = "caller"  # launches the kernel: may change init_value, max_steps, the grid
+    PUZZLE = "puzzle"  # writes a puzzle's kernel: the puzzle's tests fix the launch
+
+
+# ----------------------------------------------------------------------------- wording by audience
+def uninitialized_fix(space: AddressSpace, audience: Audience) -> str:
+    """How to avoid reading memory nobody wrote, by where the memory lives."""
+    if space == AddressSpace.THREADGROUP:
+        return "write it first (and put a threadgroup_barrier between the write and this read)"
+    if space == AddressSpace.THREAD:
+        return "initialise the array, e.g. 'float x[4] = {0};'"
+    if audience == Audience.PUZZLE:
+        return ("outputs start uninitialised in this puzzle (as on a GPU), so a thread must write an element "
+                "before any thread reads it; compute the value in a local variable or in threadgroup memory and "
+                "write it once")
+    return "write it before reading it, or launch with init_value"
+
+
+def step_budget_advice(audience: Audience) -> str:
+    if audience == Audience.PUZZLE:
+        return "every loop must end for every thread: check each loop's condition and step"
+    return "raise max_steps if the kernel really needs more"
+
+
+# ----------------------------------------------------------------------------- partial threadgroups
+def partial_group_fix(ctx) -> str | None:
+    """Why a kernel that computes positions from ``threads_per_threadgroup`` goes wrong on a launch
+    whose last threadgroup is partial, or None when that is not this kernel's situation."""
+    lanes = ctx.lanes
+    if "threads_per_threadgroup" not in ctx.attrs or lanes.uniform_groups:
+        return None
+    full = tuple(int(t) for t in lanes.tg)
+    partial = next(g for g in range(lanes.n_groups) if tuple(int(s) for s in lanes.group_size[g]) != full)
+    dims = 3 if lanes.grid[2] > 1 else 2 if lanes.grid[1] > 1 else 1
+    size, want = _size_text(lanes.group_size[partial][:dims]), _size_text(full[:dims])
+    return ("threads_per_threadgroup is the size of the thread's own threadgroup, and this launch ends in a "
+            f"partial threadgroup of {size} threads where the others have {want}: a position computed as "
+            "threadgroup_position_in_grid * threads_per_threadgroup + thread_position_in_threadgroup puts that "
+            "threadgroup's threads on elements another threadgroup also covers. Use "
+            "dispatch_threads_per_threadgroup (the threadgroup size the launch asked for) or "
+            "thread_position_in_grid")
+
+
+def _size_text(size) -> str:
+    return str(int(size[0])) if len(size) == 1 else "(" + ", ".join(str(int(s)) for s in size) + ")"
+
+
+# ----------------------------------------------------------------------------- unsigned wrap-around
+@dataclass(frozen=True)
+class _Subtraction:
+    """An unsigned subtraction inside an index, with its operands compiled to be evaluated again."""
+
+    text: str
+    left_text: str
+    right_text: str
+    type_name: str
+    bits: int
+    left: Callable
+    right: Callable
+
+
+class WrapAroundExplainer:
+    """Explains an out-of-bounds index that an unsigned subtraction made: ``local_i - 1`` with
+    ``local_i == 0`` is not -1 but 4294967295. Called with each evaluation of the index (while
+    findings are looked for); when a thread's index falls outside the memory and one of the
+    subtractions went below zero for that thread, the explanation is kept on the context, and
+    the out-of-bounds report at the same position adds it to its message."""
+
+    def __init__(self, pos: Pos, subtractions: list[_Subtraction]) -> None:
+        self.pos = pos
+        self.subtractions = subtractions
+
+    def __call__(self, ctx, mask, index, ptr) -> None:
+        if self.pos in ctx.index_notes or ptr.mem is None:
+            return
+        flat = np.asarray(ptr.off, dtype=np.int64) + np.asarray(index).astype(np.int64)
+        bad = (flat < 0) | (flat >= ptr.mem.region_size)
+        if np.ndim(bad) == 0:
+            bad = np.full(ctx.n, bool(bad))
+        if mask is not None:
+            bad = bad & mask
+        if not bad.any():
+            return
+        lane = int(np.flatnonzero(bad)[0])
+        for sub in self.subtractions:
+            left = _lane_value(sub.left(ctx, mask), lane)
+            right = _lane_value(sub.right(ctx, mask), lane)
+            if left is None or right is None or left >= right:
+                continue
+            wrapped = (left - right) % (1 << sub.bits)
+            values = _operands(sub, left, right)
+            ctx.index_notes[self.pos] = (
+                f"the index comes from '{sub.text}', which is unsigned ({sub.type_name}) arithmetic: "
+                f"{'with ' + values + ' it' if values else 'it'} wraps around to {wrapped} instead of going "
+                f"below zero. Test before subtracting (if ({sub.left_text} >= {sub.right_text})) or compute "
+                f"in a signed type (int({sub.left_text}) - {sub.right_text})")
+            return
+
+
+def _operands(sub: _Subtraction, left: int, right: int) -> str:
+    """The operands' values, as 'local_i = 0' (literals go without saying)."""
+    parts = [f"{text} = {value}" for text, value in ((sub.left_text, left), (sub.right_text, right))
+             if not _is_literal(text)]
+    return " and ".join(parts)
+
+
+def _is_literal(text: str) -> bool:
+    return text.rstrip("uUlL").isdigit()
+
+
+def _lane_value(v, lane: int) -> int | None:
+    a = np.asarray(v)
+    if a.ndim > 1:
+        return None
+    x = a[lane] if a.ndim == 1 else a
+    return int(x)
+
+
+def wraparound_explainer(index: ast.Expr, pos: Pos, compile_expr: Callable[[ast.Expr], Callable]
+                         ) -> WrapAroundExplainer | None:
+    """An explainer for an index expression that contains an unsigned subtraction whose operands
+    can be evaluated again without side effects (no memory reads, calls or assignments), or
+    None (most indices)."""
+    found: list[_Subtraction] = []
+    for node in _subtractions(index):
+        text_l, text_r = unparse(node.left), unparse(node.right)
+        if text_l is None or text_r is None or not (_pure(node.left) and _pure(node.right)):
+            continue
+        found.append(_Subtraction(f"{text_l} - {text_r}", text_l, text_r, str(node.op_ty), node.op_ty.bits,
+                                  compile_expr(node.left), compile_expr(node.right)))
+    return WrapAroundExplainer(pos, found) if found else None
+
+
+def _subtractions(e: ast.Expr):
+    """Unsigned integer subtractions in an expression, outermost first."""
+    if isinstance(e, ast.Binary):
+        ty = e.op_ty
+        if e.op == "-" and isinstance(ty, ScalarType) and ty.is_int and not ty.signed:
+            yield e
+        yield from _subtractions(e.left)
+        yield from _subtractions(e.right)
+    elif isinstance(e, ast.Unary | ast.Convert | ast.Cast):
+        yield from _subtractions(e.operand)
+    elif isinstance(e, ast.Ternary):
+        yield from _subtractions(e.then)
+        yield from _subtractions(e.other)
+
+
+_PURE_NAMES = (VarKind.LOCAL, VarKind.ATTR, VarKind.CONST)
+
+
+def _pure(e: ast.Expr) -> bool:
+    """Whether evaluating ``e`` again reads no memory, calls nothing and changes nothing."""
+    if isinstance(e, ast.IntLit | ast.FloatLit | ast.BoolLit):
+        return True
+    if isinstance(e, ast.Name):
+        sym = e.symbol
+        return sym is not None and sym.kind in _PURE_NAMES and not isinstance(sym.const_value, list)
+    if isinstance(e, ast.Member):
+        return _pure(e.base)
+    if isinstance(e, ast.Binary):
+        return _pure(e.left) and _pure(e.right)
+    if isinstance(e, ast.Unary):
+        return e.op in ("-", "+", "!", "~") and _pure(e.operand)
+    if isinstance(e, ast.Convert | ast.Cast):
+        return _pure(e.operand)
+    if isinstance(e, ast.Ternary):
+        return _pure(e.cond) and _pure(e.then) and _pure(e.other)
+    return False
+
+
+# Binding strength of C's binary operators, for parentheses when writing an expression back.
+_PRECEDENCE = {"*": 10, "/": 10, "%": 10, "+": 9, "-": 9, "<<": 8, ">>": 8, "<": 7, "<=": 7, ">": 7, ">=": 7,
+               "==": 6, "!=": 6, "&": 5, "^": 4, "|": 3, "&&": 2, "||": 1}
+
+
+def unparse(e: ast.Expr) -> str | None:
+    """The expression written back as MSL (implicit conversions left out), or None for forms a
+    hint does not quote."""
+    if isinstance(e, ast.IntLit):
+        return (hex(e.value) if e.radix == 16 else str(e.value)) + e.suffix
+    if isinstance(e, ast.FloatLit):
+        return f"{e.value:g}{e.suffix}"
+    if isinstance(e, ast.BoolLit):
+        return "true" if e.value else "false"
+    if isinstance(e, ast.Name):
+        return e.ident
+    if isinstance(e, ast.Member):
+        base = unparse(e.base)
+        return None if base is None else f"{base}{'->' if e.arrow else '.'}{e.name}"
+    if isinstance(e, ast.Convert):
+        return unparse(e.operand)
+    if isinstance(e, ast.Cast):
+        inner = unparse(e.operand)
+        if inner is None:
+            return None
+        name = e.type_spec.name
+        if e.style == CastStyle.FUNCTIONAL:
+            return f"{name}({inner})"
+        if e.style == CastStyle.C:
+            return f"({name}){_wrap(e.operand, inner, 11)}"
+        return f"{e.style}<{name}>({inner})"
+    if isinstance(e, ast.Unary):
+        inner = unparse(e.operand)
+        return None if inner is None else f"{e.op}{_wrap(e.operand, inner, 11)}"
+    if isinstance(e, ast.Binary):
+        left, right = unparse(e.left), unparse(e.right)
+        if left is None or right is None:
+            return None
+        p = _PRECEDENCE.get(e.op, 0)
+        return f"{_wrap(e.left, left, p)} {e.op} {_wrap(e.right, right, p + 1)}"
+    return None
+
+
+def _wrap(e: ast.Expr, text: str, at_least: int) -> str:
+    inner = e.operand if isinstance(e, ast.Convert) else e
+    if isinstance(inner, ast.Binary) and _PRECEDENCE.get(inner.op, 0) < at_least:
+        return f"({text})"
+    if isinstance(inner, ast.Ternary):
+        return f"({text})"
+    return text
+
+
+__all__ = ["Audience", "WrapAroundExplainer", "wraparound_explainer", "partial_group_fix",
+           "uninitialized_fix", "step_budget_advice", "unparse"]
