@@ -274,7 +274,7 @@ def check_source(puzzle, source: str, header: str | None = None, *, input_names:
             warnings.simplefilter("ignore", RuntimeWarning)
             return kernel.kernel.run(inputs=list(case.inputs), output_shapes=[case.output_shape],
                                      output_dtypes=[puzzle.output_dtype], grid=case.grid, threadgroup=case.threadgroup,
-                                     init_value=puzzle.init_value, sanitize="warn",
+                                     init_value=puzzle.init_value, sanitize="warn", trace=False,
                                      max_steps=max_steps or PUZZLE_MAX_STEPS)
 
     outcomes = run_cases(run, puzzle.spec, puzzle.cases(seed), rtol=puzzle.rtol, atol=puzzle.atol)

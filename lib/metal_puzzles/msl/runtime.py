@@ -203,13 +203,14 @@ class Ctx:
     def full(self):
         return np.ones(self.n, dtype=bool)
 
-    def step(self, pos: Pos) -> None:
+    def step(self, pos: Pos, cost: int = 1) -> None:
         """Count one step of lock-step work: a statement, a call or a loop iteration.
 
         Counting every statement and call (not only loop iterations) bounds all work a kernel can
-        do, including loop-free blow-ups such as a tree of calls or a chain of templates.
+        do, including loop-free blow-ups such as a tree of calls or a chain of templates. A step
+        with a long expression costs more than one (``cost``), so no step is unboundedly large.
         """
-        self.steps += 1
+        self.steps += cost
         if self.steps > self.max_steps:
             self.out_of_steps(pos)
 
@@ -221,7 +222,7 @@ class Ctx:
         where = st.pos if st is not None else pos
         self.report("step-budget", where, None,
                     f"the kernel ran more than {self.max_steps} steps (statements, calls and loop iterations, "
-                    "counted once for all threads in lock-step); is there an endless loop or runaway recursion? "
+                    "counted once for all threads in lock-step; a long expression counts as several); is there an endless loop or runaway recursion? "
                     "(raise max_steps if the kernel really needs more)")
         raise StopKernel()
 
