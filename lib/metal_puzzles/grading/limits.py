@@ -1,0 +1,23 @@
+"""The limits every grading task runs under."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+#: Memory per worker process (address space). Grading every reference solution needs about
+#: 330 MiB of address space (NumPy, MLX and the simulator); the rest is room for a kernel's data.
+DEFAULT_MEMORY_MIB = 1024
+
+
+@dataclass(frozen=True)
+class Limits:
+    wall_seconds: float = 60.0  # per kernel checked (all its tests together)
+    memory_bytes: int = DEFAULT_MEMORY_MIB * 2**20  # per worker process (RLIMIT_AS)
+    max_steps: int = 20_000  # simulator steps per launch
+    read_seconds: float = 30.0  # per notebook read and parsed
+    startup_seconds: float = 120.0  # for a worker to start (imports, warm-up); not a task's time
+
+    def seconds_for(self, task) -> float:
+        from .tasks import ReadTask
+
+        return self.read_seconds if isinstance(task, ReadTask) else self.wall_seconds
