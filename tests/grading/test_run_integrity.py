@@ -179,7 +179,8 @@ def test_full_disk_while_journalling_stops_cleanly_and_resumes(cls, tmp_path, ca
     assert not (out / "grades.csv").exists()
 
     monkeypatch.undo()
-    again = grade(capsys, [cls], out, "--resume")
+    # The folder spelled another way is the same class.
+    again = grade(capsys, [cls / ".." / cls.name], out, "--resume")
     assert again.status == 0, again.stderr
     assert "1 taken from the journal" in again.stdout
     same_as_clean(again, clean_run)

@@ -262,7 +262,7 @@ class _ClassGrading:
     def finish(self, st: Student) -> None:
         self._all(st, PuzzleStatus.MISSING, "not graded")  # defensive: every puzzle gets a row
         if self.journal is not None:
-            record = {"file": st.path, "sha256": st.submission.sha256, "complete": st.complete,
+            record = {"file": st.submission.key, "sha256": st.submission.sha256, "complete": st.complete,
                       "issues": st.notebook_issues, "puzzles": st.puzzles}
             try:
                 self.journal.append(record)
@@ -275,7 +275,7 @@ class _ClassGrading:
 def _reuse(st: Student, journal: Journal | None) -> bool:
     """Take a student's result from the journal of an interrupted run, if their file is unchanged
     and their grading completed (grader faults are tried again)."""
-    record = journal.records.get(st.path) if journal is not None else None
+    record = journal.records.get(st.submission.key) if journal is not None else None
     if record is None or not st.submission.readable or record.get("sha256") != st.submission.sha256:
         return False
     if not record.get("complete") or not isinstance(record.get("puzzles"), dict):

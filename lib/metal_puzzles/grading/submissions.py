@@ -44,6 +44,11 @@ class Submission:
     def readable(self) -> bool:
         return self.problem is None
 
+    @property
+    def key(self) -> str:
+        """The same file however the command line spelled its folder (for the journal)."""
+        return os.path.abspath(self.path)
+
 
 def _kind(mode: int) -> str:
     if stat.S_ISFIFO(mode):
