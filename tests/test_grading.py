@@ -172,13 +172,16 @@ def test_malformed_notebooks_are_reported_not_fatal(class_run):
 def test_csv_gradebook_field_by_field(class_run):
     run, out, _ = class_run
     rows = list(csv.reader(open(out / "grades.csv", encoding="utf-8")))
-    assert rows[0] == ["student", *[p.id for p in PUZZLES], "total"]
-    by_id = {r[0]: r for r in rows[1:]}
+    assert rows[0] == ["student", *[p.id for p in PUZZLES], "total", "status", "report"]
+    by_id = {r[0]: dict(zip(rows[0], r, strict=True)) for r in rows[1:]}
     assert len(by_id) == len(run.students)
-    mixed = dict(zip(rows[0], by_id["mixed"], strict=True))
+    mixed = by_id["mixed"]
     assert (mixed["map"], mixed["zip"], mixed["guard"], mixed["pooling"]) == ("1", "0", "0.5", "0")
-    assert mixed["total"] == "1.5"
-    assert by_id["solved"][-1] == str(len(PUZZLES))
+    assert mixed["total"] == "1.5" and mixed["status"] == "complete"
+    assert by_id["solved"]["total"] == str(len(PUZZLES))
+    # Every report file is named in the CSV, one per student, and exists.
+    reports = [r["report"] for r in by_id.values()]
+    assert len(set(reports)) == len(reports) and all((out / r).is_file() for r in reports)
 
 
 def test_json_record_field_by_field(class_run):
@@ -196,7 +199,8 @@ def test_json_record_field_by_field(class_run):
 
 def test_reports_say_what_to_fix(class_run):
     _, out, _ = class_run
-    text = (out / "reports" / "mixed.md").read_text(encoding="utf-8")
+    rows = list(csv.DictReader(open(out / "grades.csv", encoding="utf-8")))
+    text = (out / next(r["report"] for r in rows if r["student"] == "mixed")).read_text(encoding="utf-8")
     assert "| 1 | Map | passed | 1 / 1 |" in text
     assert "## 2. Zip: what to fix" in text and "wrong output" in text
 

@@ -1,22 +1,49 @@
 """The ``metal-puzzles`` command line: ``grade`` (instructors), ``check``, ``init``, ``lab`` and
-``notebook`` (learners)."""
+``notebook`` (learners), ``images`` (the book's authors)."""
 
 from __future__ import annotations
 
 import argparse
 import sys
+from enum import IntEnum
 from pathlib import Path
 
 from . import book
+from .grading.console import print_check, print_summary
+from .grading.grade import collect_notebooks, grade_submissions, load_mapping, new_seed
+from .grading.journal import Journal, JournalError, RunSettings
+from .grading.limits import DEFAULT_MEMORY_MIB, Limits
+from .grading.output import OutputError, prepare_out, write_outputs
+from .grading.points import PointsConfig
+from .grading.runner import RunnerStopped
+from .images import write_images
+from .version import __version__
+
+
+class ExitStatus(IntEnum):
+    OK = 0  # everything graded (check: every puzzle the notebook attempts passes)
+    INCOMPLETE = 1  # the run finished, but the grader failed on some puzzles (flagged, not scored)
+    FAILED = 1  # check: a puzzle the notebook attempts fails, or it attempts none (as test runners do)
+    USAGE = 2  # bad arguments, nothing to grade, or an unusable --out
+    STOPPED = 3  # the run stopped early (output not writable, workers cannot start); --resume carries on
+    INTERRUPTED = 130  # Ctrl-C; --resume carries on
 
 
 def _add_limits(p: argparse.ArgumentParser) -> None:
     p.add_argument("--workers", type=int, default=None, help="worker processes (default: all cores)")
-    p.add_argument("--timeout", type=float, default=60.0, help="wall-time limit per kernel, seconds (default 60)")
-    p.add_argument("--memory", type=int, default=3072, help="memory limit per worker, MiB (default 3072)")
-    p.add_argument("--max-steps", type=int, default=20_000, help="loop-iteration budget per launch (default 20000)")
+    p.add_argument("--timeout", type=float, default=60.0,
+                   help="wall-time limit per kernel, seconds (default 60; a worker's start-up is not counted)")
+    p.add_argument("--read-timeout", type=float, default=30.0,
+                   help="wall-time limit for reading one notebook, seconds (default 30)")
+    p.add_argument("--memory", type=int, default=DEFAULT_MEMORY_MIB,
+                   help=f"memory (address space) per worker process, MiB (default {DEFAULT_MEMORY_MIB})")
+    p.add_argument("--max-steps", type=int, default=20_000,
+                   help="simulator steps per launch: statements, calls, loop iterations (default 20000)")
+    p.add_argument("--max-notebook-size", type=float, default=64.0,
+                   help="larger notebook files are not read, MiB (default 64)")
     p.add_argument("--points", default=None, help="TOML file with points per puzzle and partial credit")
-    p.add_argument("--seed", type=int, default=0, help="seed of the hidden tests")
+    p.add_argument("--seed", type=int, default=None,
+                   help="seed of the hidden tests (default: a new random seed each run, recorded in the results)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -26,8 +53,12 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command")
     g = sub.add_parser("grade", help="grade a class's notebooks (their Python is never run)")
     g.add_argument("submissions", nargs="+", help="notebooks, or directories of notebooks")
-    g.add_argument("--out", required=True, help="directory for grades.csv, results.json and reports/")
+    g.add_argument("--out", required=True, help="directory for grades.csv, results.json, reports/ and the journal")
     g.add_argument("--mapping", default=None, help="CSV of 'notebook file name, student id' rows")
+    again = g.add_mutually_exclusive_group()
+    again.add_argument("--resume", action="store_true",
+                       help="carry on with the run journalled in --out (same seed; finished students are kept)")
+    again.add_argument("--force", action="store_true", help="replace the results already in --out")
     g.add_argument("--quiet", action="store_true", help="no progress bar")
     _add_limits(g)
     im = sub.add_parser("images", help="regenerate the book's images (logo and puzzle diagrams)")
@@ -40,67 +71,113 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _error(message: str) -> None:
+    print(f"metal-puzzles: {message}", file=sys.stderr)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.version:
-        from . import __version__
-
         print(__version__)
-        return 0
+        return ExitStatus.OK
     if args.command is None:
         build_parser().print_help()
-        return 0
+        return ExitStatus.OK
     if args.command in book.COMMANDS:
         return book.run_command(args)
     if args.command == "images":
-        from .images import write_images
-
         for path in write_images(args.out):
             print(path)
-        return 0
-    from .grading.grade import grade_submissions, print_check, print_summary, write_outputs
-    from .grading.points import PointsConfig
-    from .grading.pool import Limits
-
+        return ExitStatus.OK
     try:
         config = PointsConfig.load(args.points)
     except (OSError, ValueError) as exc:
-        print(f"metal-puzzles: cannot read the points file: {exc}", file=sys.stderr)
-        return 2
-    limits = Limits(wall_seconds=args.timeout, memory_bytes=args.memory * 2**20, max_steps=args.max_steps)
+        _error(f"cannot read the points file: {exc}")
+        return ExitStatus.USAGE
+    limits = Limits(wall_seconds=args.timeout, memory_bytes=args.memory * 2**20, max_steps=args.max_steps,
+                    read_seconds=args.read_timeout)
+    max_bytes = int(args.max_notebook_size * 2**20)
     if args.command == "grade":
-        from .grading.grade import collect_notebooks, load_mapping
-
-        files, problems = collect_notebooks(args.submissions)
-        for p in problems:
-            print(f"metal-puzzles: {p}", file=sys.stderr)
-        if not files:
-            print("metal-puzzles: no notebooks to grade", file=sys.stderr)
-            return 2
-        try:
-            mapping = load_mapping(args.mapping)
-        except OSError as exc:
-            print(f"metal-puzzles: cannot read the mapping file: {exc}", file=sys.stderr)
-            return 2
-        run = grade_submissions(args.submissions, config=config, mapping=mapping, limits=limits,
-                                workers=args.workers, seed=args.seed, progress=not args.quiet)
-        write_outputs(run, Path(args.out))
-        print_summary(run)
-        print(f"wrote {Path(args.out) / 'grades.csv'}, results.json and reports/ ({len(run.students)} students)")
-        return 0
+        return _grade(args, config, limits, max_bytes)
     if args.command == "check":
-        if not Path(args.notebook).exists():
-            print(f"metal-puzzles: {args.notebook}: no such file", file=sys.stderr)
-            return 2
+        return _check(args, config, limits, max_bytes)
+    return ExitStatus.USAGE
+
+
+def _grade(args, config: PointsConfig, limits: Limits, max_bytes: int) -> int:
+    out = Path(args.out)
+    collected = collect_notebooks(args.submissions, max_bytes)
+    files, problems = collected
+    for p in problems:
+        _error(p)
+    if not files:
+        _error("no notebooks to grade")
+        return ExitStatus.USAGE
+    try:
+        mapping = load_mapping(args.mapping)
+    except (OSError, UnicodeDecodeError) as exc:
+        _error(f"cannot read the mapping file: {exc}")
+        return ExitStatus.USAGE
+    try:
+        prepare_out(out, students=len(files), resume=args.resume, force=args.force)
+        if args.resume:
+            journal = Journal.resume(out)
+            mine = RunSettings(journal.settings.seed if args.seed is None else args.seed, limits.max_steps,
+                               __version__)
+            if mine != journal.settings:
+                raise JournalError(f"the journalled run used {journal.settings}, this one {mine}; resume "
+                                   "with the same settings, or start again with --force")
+        else:
+            seed = new_seed() if args.seed is None else args.seed
+            journal = Journal.create(out, RunSettings(seed, limits.max_steps, __version__))
+    except (OutputError, JournalError) as exc:
+        _error(str(exc))
+        return ExitStatus.USAGE
+    except OSError as exc:
+        _error(f"cannot write the journal in {out}: {exc.strerror or exc}")
+        return ExitStatus.USAGE
+    try:
+        run = grade_submissions(args.submissions, config=config, mapping=mapping, limits=limits,
+                                workers=args.workers, progress=not args.quiet, max_notebook_bytes=max_bytes,
+                                journal=journal, collected=collected)
+        write_outputs(run, out)
+    except KeyboardInterrupt:
+        _error(f"interrupted; {len(journal.records)} notebook(s) graded so far are kept in {journal.path}: "
+               "run the same command with --resume to carry on")
+        return ExitStatus.INTERRUPTED
+    except (OutputError, RunnerStopped) as exc:
+        _error(f"{exc}\nstopped; {len(journal.records)} notebook(s) graded so far are kept in {journal.path}: "
+               "fix the problem and run the same command with --resume to carry on")
+        return ExitStatus.STOPPED
+    print_summary(run)
+    reused = f", {run.reused} taken from the journal" if args.resume else ""
+    print(f"wrote {out / 'grades.csv'}, results.json and reports/ ({len(run.students)} students{reused}; "
+          f"hidden-test seed {run.seed})")
+    if not run.complete:
+        faults = sum(1 for st in run.students for s in st.puzzles.values() if s.get("status") == "grader-fault")
+        _error(f"grading did not complete: the grader failed on {faults} puzzle(s) (marked 'grader-fault', "
+               "not scored); run the same command with --resume to try them again")
+        return ExitStatus.INCOMPLETE
+    return ExitStatus.OK
+
+
+def _check(args, config: PointsConfig, limits: Limits, max_bytes: int) -> int:
+    if not Path(args.notebook).exists():
+        _error(f"{args.notebook}: no such file")
+        return ExitStatus.USAGE
+    try:
         run = grade_submissions([args.notebook], config=config, limits=limits, workers=args.workers,
-                                seed=args.seed, progress=False)
-        student = run.students[0]
-        print_check(student, run)
-        # Like a test runner: non-zero when a puzzle the notebook attempts fails (a missing one is not
-        # tried), or when it attempts none (an unreadable notebook, or not a Metal Puzzles one).
-        tried = [s for s in student.puzzles.values() if s.get("status") != "missing"]
-        return 0 if tried and all(s.get("passed") for s in tried) else 1
-    return 2
+                                seed=args.seed, progress=False, max_notebook_bytes=max_bytes)
+    except RunnerStopped as exc:
+        _error(str(exc))
+        return ExitStatus.STOPPED
+    student = run.students[0]
+    print_check(student, run)
+    if not run.complete:
+        return ExitStatus.INCOMPLETE
+    # A puzzle the notebook does not attempt is not a failure; attempting none is.
+    tried = [s for s in student.puzzles.values() if s.get("status") != "missing"]
+    return ExitStatus.OK if tried and all(s.get("passed") for s in tried) else ExitStatus.FAILED
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -6,18 +6,37 @@ For every ``MetalKernel(...)`` call we read its ``name``, ``input_names``, ``out
 held in a variable assigned a literal earlier in the same function or at the notebook's top
 level. Later definitions replace earlier ones, as they would when the notebook runs top to
 bottom. Anything else (a source built at run time) is recorded as missing, with the reason.
+
+A notebook is untrusted data: any field may have any JSON type, nesting may be deep, cells huge.
+Every structure is type-checked before use, cells and kernels larger than any real one are not
+parsed, and every failure to parse (invalid JSON, too deep, too large, not Python) becomes an
+issue of that notebook with its reason, never an exception. The grader runs this in a worker
+process under its memory and time limits (``tasks.ReadTask``), since parsing costs memory.
 """
 
 from __future__ import annotations
 
 import ast
 import json
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import nbformat
-
 _FIELDS = ("name", "input_names", "output_names", "source", "header")
+
+#: A code cell longer than this is not parsed. A cell with a kernel is a few KiB; parsing costs
+#: about 500 bytes of memory and 5 µs per character, so this bounds one cell to about 130 MiB
+#: and a second or two.
+MAX_CELL_CHARS = 256 * 2**10
+#: A kernel (source and header) longer than this is not graded: the simulator compiles at most
+#: 50,000 tokens, and the longest puzzle solution is about 3 KiB.
+MAX_KERNEL_CHARS = 128 * 2**10
+#: Issues kept per notebook; a notebook could otherwise make a list as long as itself.
+MAX_ISSUES = 30
+
+#: Failures of parsing untrusted data: too deep (RecursionError), too big (MemoryError, and the
+#: limit on digits in integers, a ValueError), malformed (ValueError, UnicodeError).
+PARSE_ERRORS = (RecursionError, MemoryError, ValueError, OverflowError, UnicodeError)
 
 
 @dataclass
@@ -39,60 +58,101 @@ class NotebookKernels:
     issues: list[str] = field(default_factory=list)
     readable: bool = True
     nbformat_version: str = ""
+    dropped_issues: int = 0
+
+    def note(self, issue: str) -> None:
+        if len(self.issues) < MAX_ISSUES:
+            self.issues.append(issue)
+        else:
+            self.dropped_issues += 1
+
+    def finish(self) -> None:
+        if self.dropped_issues:
+            self.issues.append(f"... and {self.dropped_issues} more issue(s) like these")
+            self.dropped_issues = 0
 
 
 class _Unresolved(Exception):
     pass
 
 
-def read_notebook_cells(path: Path, issues: list[str]) -> tuple[list[str], str] | None:
-    """The code cells' text, or None if the file cannot be read as a notebook at all."""
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        issues.append(f"cannot read the file: {exc.strerror or exc}")
-        return None
+def _type_name(value: object) -> str:
+    return {dict: "an object", list: "a list", str: "a string", bool: "a boolean", type(None): "null",
+            int: "a number", float: "a number"}.get(type(value), type(value).__name__)
+
+
+def _version(data: dict) -> str:
+    def part(v: object) -> str:
+        return str(v) if isinstance(v, int) and not isinstance(v, bool) and 0 <= v < 1000 else "?"
+    return f"{part(data.get('nbformat'))}.{part(data.get('nbformat_minor'))}"
+
+
+def decode_notebook(raw: bytes, result: NotebookKernels) -> dict | None:
+    """The notebook's JSON object, or None (with the reason noted) if it is not one."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        issues.append(f"the file is not valid UTF-8 (byte {exc.start}); undecodable bytes were replaced")
+        result.note(f"the file is not valid UTF-8 (byte {exc.start}); undecodable bytes were replaced")
         text = raw.decode("utf-8", errors="replace")
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        issues.append(f"not a notebook: invalid JSON at line {exc.lineno}, column {exc.colno} ({exc.msg})")
+        result.note(f"not a notebook: invalid JSON at line {exc.lineno}, column {exc.colno} ({exc.msg})")
+        return None
+    except RecursionError:
+        result.note("not a notebook: the JSON is nested too deeply to read")
+        return None
+    except MemoryError:
+        result.note("not a notebook: reading its JSON needs more memory than a grading worker has (--memory)")
+        return None
+    except PARSE_ERRORS as exc:
+        result.note(f"not a notebook: the JSON cannot be read ({type(exc).__name__}: {str(exc)[:120]})")
         return None
     if not isinstance(data, dict):
-        issues.append("not a notebook: the JSON document is not an object")
+        result.note(f"not a notebook: the JSON document is {_type_name(data)}, not an object")
         return None
-    version = f"{data.get('nbformat', '?')}.{data.get('nbformat_minor', '?')}"
-    try:
-        nb = nbformat.reads(text, as_version=4)
-        cells = [c.get("source", "") for c in nb.get("cells", []) if c.get("cell_type") == "code"]
-    except Exception as exc:  # nbformat rejects it; fall back to reading the cells ourselves
-        issues.append(f"notebook format {version} could not be converted by nbformat ({type(exc).__name__}); "
-                      "read its cells directly")
-        cells = _cells_by_hand(data)
-    if data.get("nbformat") != 4:
-        issues.append(f"notebook format {version} (converted to 4)")
-    sources = []
-    for c in cells:
-        if isinstance(c, list):
-            c = "".join(str(x) for x in c)
-        sources.append(c if isinstance(c, str) else "")
-    if not sources:
-        issues.append("the notebook has no code cells")
-    return sources, version
+    return data
 
 
-def _cells_by_hand(data: dict) -> list:
-    cells = data.get("cells")
-    if cells is None:  # nbformat 3 keeps cells in worksheets, code in 'input'
-        cells = [c for ws in data.get("worksheets", []) or [] for c in (ws.get("cells") or [])]
+def code_cells(data: dict, result: NotebookKernels) -> list[tuple[int, str]] | None:
+    """(code cell number, text) of every code cell, checking each field's type as it goes."""
+    version = result.nbformat_version = _version(data)
+    if "cells" in data or data.get("nbformat") == 4:
+        cells = data.get("cells")
+        where = "'cells'"
+    else:  # nbformat 3 keeps cells in worksheets, code in 'input'
+        result.note(f"notebook format {version} (older than 4; its worksheets' cells were read)")
+        worksheets = data.get("worksheets")
+        if not isinstance(worksheets, list):
+            result.note(f"not a notebook: no 'cells' list, and 'worksheets' is {_type_name(worksheets)}")
+            return None
+        cells = []
+        for ws in worksheets:
+            ws_cells = ws.get("cells") if isinstance(ws, dict) else None
+            if isinstance(ws_cells, list):
+                cells.extend(ws_cells)
+        where = "the worksheets' cells"
+    if not isinstance(cells, list):
+        result.note(f"not a notebook: {where} is {_type_name(cells)}, not a list")
+        return None
     out = []
-    for c in cells or []:
-        if isinstance(c, dict) and c.get("cell_type") == "code":
-            out.append(c.get("source", c.get("input", "")))
+    number = 0
+    for index, cell in enumerate(cells, start=1):
+        if not isinstance(cell, dict):
+            result.note(f"cell {index} is {_type_name(cell)}, not an object; skipped")
+            continue
+        if cell.get("cell_type") != "code":
+            continue
+        number += 1
+        source = cell.get("source", cell.get("input", ""))
+        if isinstance(source, list) and all(isinstance(x, str) for x in source):
+            source = "".join(source)
+        if not isinstance(source, str):
+            result.note(f"code cell {number}: its source is {_type_name(source)}, not text; skipped")
+            continue
+        out.append((number, source))
+    if not out:
+        result.note("the notebook has no code cells")
     return out
 
 
@@ -105,33 +165,65 @@ def _strip_magics(code: str) -> str:
     return "\n".join(lines)
 
 
-def extract_kernels(path: str | Path) -> NotebookKernels:
-    path = Path(path)
-    result = NotebookKernels(str(path))
-    read = read_notebook_cells(path, result.issues)
-    if read is None:
+def extract_kernels(path: str | Path, names: Collection[str] | None = None) -> NotebookKernels:
+    """The kernels of a notebook file (all of them, or those named ``names``)."""
+    return extract_from_bytes(Path(path).read_bytes(), str(path), names)
+
+
+def extract_from_bytes(raw: bytes, path: str, names: Collection[str] | None = None) -> NotebookKernels:
+    """The kernels of a notebook's bytes (all of them, or only those named ``names``: a notebook
+    may define any number of kernels, and the grader needs only the puzzles')."""
+    result = NotebookKernels(path)
+    data = decode_notebook(raw, result)
+    del raw
+    cells = code_cells(data, result) if data is not None else None
+    del data
+    if cells is None:
         result.readable = False
+        result.finish()
         return result
-    sources, result.nbformat_version = read
     module_scope: dict[str, ast.expr] = {}
-    for index, code in enumerate(sources, start=1):
+    wanted = set(names) if names is not None else None
+    for number, code in cells:
+        if len(code) > MAX_CELL_CHARS:
+            result.note(f"code cell {number} is {len(code) // 2**10} KiB, longer than the grader "
+                        f"reads ({MAX_CELL_CHARS // 2**10} KiB); skipped")
+            continue
         try:
             tree = ast.parse(_strip_magics(code))
         except SyntaxError as exc:
-            result.issues.append(f"code cell {index} is not valid Python (line {exc.lineno}: {exc.msg}); skipped")
+            result.note(f"code cell {number} is not valid Python (line {exc.lineno}: {exc.msg}); skipped")
             continue
-        except (ValueError, RecursionError, MemoryError) as exc:
-            result.issues.append(f"code cell {index} could not be parsed ({type(exc).__name__}); skipped")
+        except MemoryError:
+            result.note(f"code cell {number} needs more memory to parse than a grading worker has; skipped")
             continue
-        _Walker(result, index, module_scope).visit_body(tree.body, None)
+        except PARSE_ERRORS as exc:
+            result.note(f"code cell {number} could not be parsed ({type(exc).__name__}: "
+                        f"{str(exc)[:120] or 'too large or too deeply nested'}); skipped")
+            continue
+        try:
+            _Walker(result, number, module_scope, wanted).visit_body(tree.body, None)
+        except PARSE_ERRORS as exc:
+            result.note(f"code cell {number} is too deeply nested to read ({type(exc).__name__}); "
+                        "kernels after that point in it were skipped")
+        del tree  # one cell's syntax tree at a time
+    for k in result.kernels.values():
+        if k.source is not None and len(k.source) + len(k.header) > MAX_KERNEL_CHARS:
+            size = len(k.source) + len(k.header)
+            k.source, k.header = None, ""
+            k.problem = (f"its source is {size // 2**10} KiB, longer than the grader accepts "
+                         f"({MAX_KERNEL_CHARS // 2**10} KiB)")
+    result.finish()
     return result
 
 
 class _Walker:
-    def __init__(self, result: NotebookKernels, cell: int, module_scope: dict) -> None:
+    def __init__(self, result: NotebookKernels, cell: int, module_scope: dict,
+                 wanted: Collection[str] | None = None) -> None:
         self.result = result
         self.cell = cell
         self.module_scope = module_scope
+        self.wanted = wanted  # kernel names worth keeping (None: all)
 
     def visit_body(self, body: list[ast.stmt], local: dict | None) -> None:
         for stmt in body:
@@ -145,9 +237,9 @@ class _Walker:
         if isinstance(stmt, ast.Assign):
             for target in stmt.targets:
                 if isinstance(target, ast.Name):
-                    scope[target.id] = stmt.value
+                    scope[target.id] = _kept(stmt.value)
         elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.value is not None:
-            scope[stmt.target.id] = stmt.value
+            scope[stmt.target.id] = _kept(stmt.value)
         elif isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
             self.visit_body(stmt.body, {})
         elif isinstance(stmt, ast.ClassDef):
@@ -170,13 +262,15 @@ class _Walker:
             if kw.arg in _FIELDS:
                 args[kw.arg] = kw.value
         if "name" not in args:
-            self.result.issues.append(f"code cell {self.cell}, line {call.lineno}: MetalKernel(...) without a name")
+            self.result.note(f"code cell {self.cell}, line {call.lineno}: MetalKernel(...) without a name")
             return
         try:
             name = self.resolve(args["name"], local, str)
         except _Unresolved:
-            self.result.issues.append(f"code cell {self.cell}, line {call.lineno}: the kernel name is not a string "
-                                      "literal; this kernel cannot be graded")
+            self.result.note(f"code cell {self.cell}, line {call.lineno}: the kernel name is not a string "
+                             "literal; this kernel cannot be graded")
+            return
+        if self.wanted is not None and name not in self.wanted:
             return
         kernel = ExtractedKernel(name, None, "", cell=self.cell, line=call.lineno)
         for key in ("input_names", "output_names"):
@@ -219,6 +313,21 @@ class _Walker:
                     return self.resolve(scope[node.id], local if scope is local else None, kind, depth + 1)
             raise _Unresolved(f"the variable '{node.id}', which is never assigned a literal")
         raise _Unresolved("an expression")
+
+
+def _kept(value: ast.expr) -> ast.expr:
+    """What a variable's scope keeps of its value: the value if a kernel could use it (a string,
+    a short list of strings, another name), else a stand-in that resolves to "an expression" (so
+    that it still replaces an earlier value, without keeping a large syntax tree alive)."""
+    if isinstance(value, ast.Constant) and isinstance(value.value, str) or isinstance(value, ast.JoinedStr | ast.Name):
+        return value
+    if isinstance(value, ast.List | ast.Tuple) and len(value.elts) <= 64 and all(
+            isinstance(e, ast.Name) or isinstance(e, ast.Constant) and isinstance(e.value, str) for e in value.elts):
+        return value
+    return _NOT_A_LITERAL
+
+
+_NOT_A_LITERAL = ast.Constant(value=None)
 
 
 def _calls_in(stmt: ast.stmt):

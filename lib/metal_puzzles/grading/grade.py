@@ -1,57 +1,114 @@
-"""``metal-puzzles grade``: grade a class's notebooks; ``metal-puzzles check``: one learner's."""
+"""Grading a class: find the submissions, read each in a worker, check each kernel, journal each
+student as they finish, and score.
+
+This module is the grading logic only. Running tasks is a ``TaskRunner``'s job (``pool.py``
+here), writing files is ``output.py``'s, the journal is ``journal.py``'s.
+"""
 
 from __future__ import annotations
 
 import csv
-import json
+import secrets
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from enum import Enum
 from pathlib import Path
+from typing import Any
+
+from tqdm import tqdm
 
 from ..checking import GradPuzzle
 from ..puzzles import PUZZLES
-from .extract import NotebookKernels, extract_kernels
+from ..version import __version__
+from . import pool
+from .journal import Journal, RunSettings
+from .limits import Limits
+from .output import OutputError, write_outputs
 from .points import PointsConfig
-from .pool import Limits, run_tasks
+from .runner import Outcome, TaskOutcome, TaskRunner
+from .safe_text import report_file_name
+from .submissions import DEFAULT_MAX_NOTEBOOK_BYTES, Submission, collect_submissions
+from .tasks import CheckTask, GradTask, ReadTask, Task
+
+__all__ = ["GradeRun", "Student", "PuzzleStatus", "StudentStatus", "grade_submissions", "write_outputs",
+           "collect_notebooks", "load_mapping", "new_seed"]
+
+
+class PuzzleStatus(str, Enum):
+    """Statuses the grader gives a puzzle itself (the checker gives passed, wrong, ...)."""
+
+    MISSING = "missing"  # no kernel to grade (the notebook's fault)
+    ERROR = "error"  # stopped at a limit: time or memory (the kernel's fault)
+    GRADER_FAULT = "grader-fault"  # the grader failed; not scored, not the student's fault
+
+
+class StudentStatus(str, Enum):
+    COMPLETE = "complete"
+    INCOMPLETE = "incomplete"  # some puzzle had a grader fault
 
 
 @dataclass
 class Student:
+    seq: int
     id: str
-    path: str
-    notebook: NotebookKernels | None = None
-    issues: list[str] = field(default_factory=list)
+    submission: Submission
+    id_issues: list[str] = field(default_factory=list)  # about the id (duplicates)
+    notebook_issues: list[str] = field(default_factory=list)  # about the file and its content
     puzzles: dict[str, dict] = field(default_factory=dict)  # puzzle id -> summary (+ points)
+    report: str = ""  # the report's file name
+
+    @property
+    def path(self) -> str:
+        return self.submission.path
+
+    @property
+    def issues(self) -> list[str]:
+        return self.id_issues + self.notebook_issues
+
+    @property
+    def complete(self) -> bool:
+        return not any(s.get("status") == PuzzleStatus.GRADER_FAULT for s in self.puzzles.values())
+
+    @property
+    def status(self) -> str:
+        return (StudentStatus.COMPLETE if self.complete else StudentStatus.INCOMPLETE).value
 
     @property
     def total(self) -> float:
-        return round(sum(p.get("points", 0.0) for p in self.puzzles.values()), 4)
+        return round(sum(p.get("points") or 0.0 for p in self.puzzles.values()), 4)
 
 
 @dataclass
 class GradeRun:
     students: list[Student]
     config: PointsConfig
+    seed: int
+    settings: dict[str, Any] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)  # about the command's arguments
     seconds: float = 0.0
+    reused: int = 0  # students whose results came from the journal of an earlier run
 
     @property
     def max_total(self) -> float:
         return sum(self.config.max_points(p.id) for p in PUZZLES)
 
+    @property
+    def complete(self) -> bool:
+        return all(st.complete for st in self.students)
 
-def collect_notebooks(paths: Sequence[str | Path]) -> tuple[list[Path], list[str]]:
-    """Notebook files named on the command line, or found (recursively) in named directories."""
-    found: list[Path] = []
-    problems: list[str] = []
-    for p in map(Path, paths):
-        if p.is_dir():
-            found.extend(sorted(x for x in p.rglob("*.ipynb") if ".ipynb_checkpoints" not in x.parts))
-        elif p.exists():
-            found.append(p)
-        else:
-            problems.append(f"{p}: no such file or directory")
-    return found, problems
+
+def new_seed() -> int:
+    """A fresh seed for the hidden tests: unpredictable, so the hidden values cannot be rebuilt
+    from the installed package before the run."""
+    return secrets.randbelow(2**31)
+
+
+# ---------------------------------------------------------------------------- finding students
+def collect_notebooks(paths: Sequence[str | Path], max_bytes: int = DEFAULT_MAX_NOTEBOOK_BYTES
+                      ) -> tuple[list[Submission], list[str]]:
+    """The submissions named on the command line, or found (recursively) in named directories."""
+    return collect_submissions(paths, max_bytes)
 
 
 def load_mapping(path: str | Path | None) -> dict[str, str]:
@@ -66,11 +123,13 @@ def load_mapping(path: str | Path | None) -> dict[str, str]:
     return mapping
 
 
-def assign_ids(files: list[Path], mapping: dict[str, str]) -> list[Student]:
+def assign_ids(submissions: list[Submission], mapping: dict[str, str]) -> list[Student]:
     students = []
     seen: dict[str, int] = {}
-    for f in files:
-        sid = mapping.get(f.name) or mapping.get(str(f)) or f.stem
+    width = max(3, len(str(len(submissions))))
+    for seq, sub in enumerate(submissions, start=1):
+        f = Path(sub.path)
+        sid = mapping.get(f.name) or mapping.get(sub.path) or f.stem
         issues = []
         if sid in seen:
             seen[sid] += 1
@@ -79,204 +138,211 @@ def assign_ids(files: list[Path], mapping: dict[str, str]) -> list[Student]:
             sid = new
         else:
             seen[sid] = 1
-        students.append(Student(sid, str(f), issues=issues))
+        students.append(Student(seq, sid, sub, issues, report=report_file_name(seq, sid, width)))
     return students
 
 
-def build_tasks(students: list[Student], seed: int) -> list[dict]:
-    """One task per (student, kernel): the puzzles that share a kernel are checked together."""
-    tasks = []
-    for si, st in enumerate(students):
-        nb = st.notebook
-        by_kernel: dict[str, list[str]] = {}
-        for p in PUZZLES:
-            if isinstance(p, GradPuzzle):
-                tasks.extend(_grad_task(si, st, p, seed))
-                continue
-            by_kernel.setdefault(p.kernel_name, []).append(p.id)
-        for kname, pids in by_kernel.items():
-            k = nb.kernels.get(kname) if nb is not None else None
-            if k is None or k.source is None:
-                reason = ("the notebook could not be read" if nb is None or not nb.readable else
-                          f"no MetalKernel named '{kname}' was found" if k is None else k.problem)
-                for pid in pids:
-                    st.puzzles[pid] = {"status": "missing", "passed": False, "correct": False, "reason": reason,
-                                       "report": f"Not graded: {reason}.", "tests": []}
-                continue
-            tasks.append({"task_id": f"{si}:{kname}", "student": si, "puzzles": pids, "source": k.source,
-                          "header": k.header if k.header else None, "input_names": k.input_names,
-                          "output_names": k.output_names, "seed": seed})
+# ---------------------------------------------------------------------------- tasks
+def _not_graded(status: PuzzleStatus, reason: str) -> dict:
+    return {"status": status.value, "passed": False, "correct": False, "reason": reason,
+            "report": f"Not graded: {reason}.", "tests": []}
+
+
+def kernel_tasks(st: Student, nb, seed: int) -> list[Task]:
+    """One task per kernel (the puzzles that share a kernel are checked together) and one per
+    finale entry; puzzles without a kernel to grade are marked missing here."""
+    tasks: list[Task] = []
+    by_kernel: dict[str, list[str]] = {}
+    for p in PUZZLES:
+        if isinstance(p, GradPuzzle):
+            task = _grad_task(st, nb, p, seed)
+            if task is not None:
+                tasks.append(task)
+            continue
+        by_kernel.setdefault(p.kernel_name, []).append(p.id)
+    for kname, pids in by_kernel.items():
+        k = nb.kernels.get(kname)
+        if k is None or k.source is None:
+            reason = f"no MetalKernel named '{kname}' was found" if k is None else k.problem
+            for pid in pids:
+                st.puzzles[pid] = _not_graded(PuzzleStatus.MISSING, reason)
+            continue
+        tasks.append(CheckTask(f"{st.seq}:kernel:{kname}", st.seq, tuple(pids), k.source, k.header or None,
+                               k.input_names, k.output_names, seed))
     return tasks
 
 
-def _missing(st: Student, pid: str, reason: str) -> None:
-    st.puzzles[pid] = {"status": "missing", "passed": False, "correct": False, "reason": reason,
-                       "report": f"Not graded: {reason}.", "tests": []}
-
-
-def _grad_task(si: int, st: Student, puzzle, seed: int) -> list[dict]:
-    """The finale is Python the grader never runs: it grades the learner's kernels wired the
+def _grad_task(st: Student, nb, puzzle, seed: int) -> GradTask | None:
+    """A finale entry is the learner's Python wiring kernels into mx.custom_function; the grader
+    never runs that Python. It takes the learner's kernels from the notebook, wires them the
     reference way into mx.custom_function, and compares values and gradients."""
-    nb = st.notebook
-    if nb is None or not nb.readable:
-        _missing(st, puzzle.id, "the notebook could not be read")
-        return []
     kernels = {}
     for name in puzzle.kernels:
         k = nb.kernels.get(name)
         if k is None or k.source is None:
-            _missing(st, puzzle.id, f"it wires kernel '{name}', which " +
-                     ("was not found" if k is None else f"could not be read: {k.problem}"))
-            return []
+            st.puzzles[puzzle.id] = _not_graded(PuzzleStatus.MISSING, f"it wires kernel '{name}', which " +
+                                                ("was not found" if k is None else f"could not be read: {k.problem}"))
+            return None
         kernels[name] = {"source": k.source, "header": k.header or None, "input_names": k.input_names,
                          "output_names": k.output_names}
-    return [{"task_id": f"{si}:{puzzle.id}", "student": si, "puzzles": [puzzle.id], "grad": True,
-             "kernels": kernels, "seed": seed}]
+    return GradTask(f"{st.seq}:grad:{puzzle.id}", st.seq, puzzle.id, kernels, seed)
+
+
+def _kernel_names() -> tuple[str, ...]:
+    names = {p.kernel_name for p in PUZZLES if not isinstance(p, GradPuzzle)}
+    for p in PUZZLES:
+        if isinstance(p, GradPuzzle):
+            names.update(p.kernels)
+    return tuple(sorted(names))
+
+
+# ---------------------------------------------------------------------------- the run
+class _ClassGrading:
+    """The state of one run: which students wait for which tasks, and what to do with outcomes."""
+
+    def __init__(self, students: list[Student], seed: int, journal: Journal | None,
+                 on_student: Callable[[Student], None] | None) -> None:
+        self.by_seq = {st.seq: st for st in students}
+        self.seed = seed
+        self.journal = journal
+        self.on_student = on_student
+        self.waiting: dict[int, int] = {}  # student seq -> tasks not finished
+
+    def start(self, runner: TaskRunner, students: list[Student], max_bytes: int) -> None:
+        names = _kernel_names()
+        for st in students:
+            sub = st.submission
+            if not sub.readable:
+                st.notebook_issues.append(sub.problem)
+                self._all(st, PuzzleStatus.MISSING, "the notebook was not read")
+                self.finish(st)
+                continue
+            runner.submit(ReadTask(f"{st.seq}:read", st.seq, sub.real, sub.device, sub.inode, max_bytes, names))
+            self.waiting[st.seq] = 1
+
+    def handle(self, runner: TaskRunner, o: TaskOutcome) -> None:
+        st = self.by_seq[o.task.student]
+        if isinstance(o.task, ReadTask):
+            self._read(runner, st, o)
+        else:
+            self._checked(st, o)
+        self.waiting[st.seq] -= 1
+        if self.waiting[st.seq] == 0:
+            self.finish(st)
+
+    def _read(self, runner: TaskRunner, st: Student, o: TaskOutcome) -> None:
+        if o.outcome is Outcome.GRADER_FAULT:
+            self._all(st, PuzzleStatus.GRADER_FAULT, o.reason)
+            return
+        if o.outcome is Outcome.LIMIT:
+            st.notebook_issues.append(f"the notebook could not be read: reading it {o.reason}")
+            self._all(st, PuzzleStatus.MISSING, "the notebook could not be read")
+            return
+        nb = o.value
+        st.notebook_issues.extend(nb.issues)
+        if not nb.readable:
+            self._all(st, PuzzleStatus.MISSING, "the notebook could not be read")
+            return
+        for task in kernel_tasks(st, nb, self.seed):
+            runner.submit(task)
+            self.waiting[st.seq] += 1
+
+    def _checked(self, st: Student, o: TaskOutcome) -> None:
+        if o.outcome is Outcome.DONE:
+            st.puzzles.update(o.value)
+            return
+        status = PuzzleStatus.ERROR if o.outcome is Outcome.LIMIT else PuzzleStatus.GRADER_FAULT
+        reason = f"the kernel {o.reason}" if o.outcome is Outcome.LIMIT else o.reason
+        for pid in o.task.puzzles:
+            st.puzzles[pid] = _not_graded(status, reason)
+
+    def _all(self, st: Student, status: PuzzleStatus, reason: str) -> None:
+        for p in PUZZLES:
+            st.puzzles.setdefault(p.id, _not_graded(status, reason))
+
+    def finish(self, st: Student) -> None:
+        self._all(st, PuzzleStatus.MISSING, "not graded")  # defensive: every puzzle gets a row
+        if self.journal is not None:
+            record = {"file": st.submission.key, "sha256": st.submission.sha256, "complete": st.complete,
+                      "issues": st.notebook_issues, "puzzles": st.puzzles}
+            try:
+                self.journal.append(record)
+            except OSError as exc:
+                raise OutputError(f"cannot write the journal {self.journal.path}: {exc.strerror or exc}") from None
+        if self.on_student is not None:
+            self.on_student(st)
+
+
+def _reuse(st: Student, journal: Journal | None) -> bool:
+    """Take a student's result from the journal of an interrupted run, if their file is unchanged
+    and their grading completed (grader faults are tried again)."""
+    record = journal.records.get(st.submission.key) if journal is not None else None
+    if record is None or not st.submission.readable or record.get("sha256") != st.submission.sha256:
+        return False
+    if not record.get("complete") or not isinstance(record.get("puzzles"), dict):
+        return False
+    st.notebook_issues = list(record.get("issues") or [])
+    st.puzzles = {pid: dict(s) for pid, s in record["puzzles"].items()}
+    return True
+
+
+def score(st: Student, config: PointsConfig) -> None:
+    for p in PUZZLES:
+        s = st.puzzles[p.id]
+        # A grader fault is not the student's failure: no points either way until regraded.
+        s["points"] = None if s.get("status") == PuzzleStatus.GRADER_FAULT else config.score(p.id, s)
+        s["max_points"] = config.max_points(p.id)
 
 
 def grade_submissions(paths: Sequence[str | Path], *, config: PointsConfig | None = None,
                       mapping: dict[str, str] | None = None, limits: Limits | None = None,
-                      workers: int | None = None, seed: int = 0, progress: bool = True) -> GradeRun:
+                      workers: int | None = None, seed: int | None = None, progress: bool = True,
+                      max_notebook_bytes: int = DEFAULT_MAX_NOTEBOOK_BYTES, journal: Journal | None = None,
+                      runner: TaskRunner | None = None,
+                      collected: tuple[list[Submission], list[str]] | None = None) -> GradeRun:
+    """Grade every notebook under ``paths``.
+
+    ``seed`` picks the hidden tests (random when None; a resumed ``journal``'s own otherwise).
+    With a ``journal``, each student is recorded as they finish, and students it already holds
+    (unchanged, complete) are not graded again. ``runner`` defaults to worker processes here.
+    Raises ``OutputError`` if the journal cannot be written, ``RunnerStopped`` if no worker can
+    run; whatever was journalled stays. ``collected`` is what ``collect_notebooks`` returned for
+    ``paths``, when the caller has it already.
+    """
     start = time.monotonic()
     config = config or PointsConfig()
     limits = limits or Limits()
-    files, problems = collect_notebooks(paths)
-    students = assign_ids(files, mapping or {})
-    for st in students:
-        st.notebook = extract_kernels(st.path)
-        st.issues.extend(st.notebook.issues)
-    tasks = build_tasks(students, seed)
-    by_id = {t["task_id"]: t for t in tasks}
-    bar = _progress_bar(len(tasks)) if progress and tasks else None
-
-    def on_result(result: dict) -> None:
-        task = by_id[result["task_id"]]
-        st = students[task["student"]]
-        if "error" in result:
-            for pid in task["puzzles"]:
-                st.puzzles[pid] = {"status": "error", "passed": False, "correct": False, "reason": result["error"],
-                                   "report": f"Not graded: {result['error']}.", "tests": []}
-        else:
-            st.puzzles.update(result["puzzles"])
-        if bar is not None:
-            bar.update(1)
-
+    if journal is not None:
+        seed = journal.settings.seed
+    elif seed is None:
+        seed = new_seed()
+    submissions, problems = collected if collected is not None else collect_notebooks(paths, max_notebook_bytes)
+    students = assign_ids(submissions, mapping or {})
+    todo = [st for st in students if not _reuse(st, journal)]
+    bar = _progress_bar(len(todo)) if progress and todo else None
+    grading = _ClassGrading(students, seed, journal, (lambda st: bar.update(1)) if bar else None)
+    if runner is None:
+        runner = pool.ProcessPoolRunner(limits, workers)
     try:
-        run_tasks(tasks, limits, workers, on_result)
+        grading.start(runner, todo, max_notebook_bytes)
+        for outcome in runner.outcomes():
+            grading.handle(runner, outcome)
     finally:
+        runner.close()
         if bar is not None:
             bar.close()
     for st in students:
-        for p in PUZZLES:
-            summary = st.puzzles.get(p.id)
-            if summary is None:  # defensive: every puzzle gets a row
-                summary = st.puzzles[p.id] = {"status": "missing", "passed": False, "correct": False,
-                                              "reason": "not graded", "report": "Not graded.", "tests": []}
-            summary["points"] = config.score(p.id, summary)
-            summary["max_points"] = config.max_points(p.id)
-    run = GradeRun(students, config, time.monotonic() - start)
-    run.problems = problems  # type: ignore[attr-defined]
-    return run
+        score(st, config)
+    settings = asdict(RunSettings(seed, limits.max_steps, _version()))
+    settings.update(timeout_seconds=limits.wall_seconds, read_timeout_seconds=limits.read_seconds,
+                    memory_mib=limits.memory_bytes // 2**20, max_notebook_mib=max_notebook_bytes / 2**20)
+    return GradeRun(students, config, seed, settings, problems, time.monotonic() - start,
+                    reused=len(students) - len(todo))
+
+
+def _version() -> str:
+    return __version__
 
 
 def _progress_bar(total: int):
-    from tqdm import tqdm
-
-    return tqdm(total=total, desc="grading kernels", unit="kernel", leave=False)
-
-
-# ---------------------------------------------------------------------------- outputs
-def write_outputs(run: GradeRun, out: Path) -> None:
-    out.mkdir(parents=True, exist_ok=True)
-    ids = [p.id for p in PUZZLES]
-    with open(out / "grades.csv", "w", newline="", encoding="utf-8") as f:
-        w = csv.writer(f)
-        w.writerow(["student", *ids, "total"])
-        for st in run.students:
-            w.writerow([st.id, *[_num(st.puzzles[i]["points"]) for i in ids], _num(st.total)])
-    record = {
-        "puzzles": [{"id": p.id, "title": p.title, "kernel": p.kernel_name,
-                     "max_points": run.config.max_points(p.id)} for p in PUZZLES],
-        "rules": run.config.rules(),
-        "seconds": round(run.seconds, 2),
-        "students": [{"id": st.id, "file": st.path, "issues": st.issues, "total": st.total,
-                      "max_total": run.max_total,
-                      "puzzles": {pid: {k: v for k, v in s.items()} for pid, s in st.puzzles.items()}}
-                     for st in run.students],
-    }
-    with open(out / "results.json", "w", encoding="utf-8") as f:
-        json.dump(record, f, indent=1, default=str)
-    reports = out / "reports"
-    reports.mkdir(exist_ok=True)
-    for st in run.students:
-        (reports / f"{_safe(st.id)}.md").write_text(student_report(st, run), encoding="utf-8")
-
-
-def student_report(st: Student, run: GradeRun) -> str:
-    lines = [f"# Metal Puzzles: report for {st.id}", "", f"Notebook: `{st.path}`", "",
-             f"**Total: {_num(st.total)} / {_num(run.max_total)}**", "", run.config.rules(), ""]
-    if st.issues:
-        lines += ["## Notebook issues", ""] + [f"- {i}" for i in st.issues] + [""]
-    lines += ["| # | Puzzle | Result | Points |", "|---|---|---|---|"]
-    for p in PUZZLES:
-        s = st.puzzles[p.id]
-        lines.append(f"| {p.number} | {p.title} | {_status_text(s)} | {_num(s['points'])} / {_num(s['max_points'])} |")
-    lines.append("")
-    for p in PUZZLES:
-        s = st.puzzles[p.id]
-        if s.get("passed"):
-            continue
-        lines += [f"## {p.number}. {p.title}: what to fix", "", "```", s.get("report", ""), "```", ""]
-    return "\n".join(lines)
-
-
-def _status_text(s: dict) -> str:
-    return {"passed": "passed", "over-budget": "correct, over budget", "compile-error": "does not compile",
-            "wrong": "wrong output", "findings": "sanitizer findings", "runtime-error": "runtime error",
-            "missing": "missing", "error": "not graded"}.get(s.get("status", ""), s.get("status", ""))
-
-
-def _num(x: float) -> str:
-    return f"{x:g}"
-
-
-def _safe(name: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name) or "student"
-
-
-def print_summary(run: GradeRun, console=None) -> None:
-    from rich.console import Console
-    from rich.table import Table
-
-    console = console or Console()
-    table = Table(title=f"Metal Puzzles grades ({len(run.students)} notebooks, {run.seconds:.1f} s)")
-    table.add_column("student")
-    table.add_column("total", justify="right")
-    table.add_column("passed", justify="right")
-    table.add_column("notes")
-    for st in run.students:
-        passed = sum(1 for s in st.puzzles.values() if s.get("passed"))
-        table.add_row(st.id, f"{_num(st.total)}/{_num(run.max_total)}", f"{passed}/{len(PUZZLES)}",
-                      "; ".join(st.issues)[:80])
-    console.print(table)
-
-
-def print_check(st: Student, run: GradeRun, console=None) -> None:
-    from rich.console import Console
-    from rich.table import Table
-
-    console = console or Console()
-    table = Table(title=f"{st.path}: {_num(st.total)} / {_num(run.max_total)} points")
-    for col, just in (("#", "right"), ("puzzle", "left"), ("result", "left"), ("points", "right")):
-        table.add_column(col, justify=just)
-    for p in PUZZLES:
-        s = st.puzzles[p.id]
-        table.add_row(p.number, p.title, _status_text(s), f"{_num(s['points'])}/{_num(s['max_points'])}")
-    console.print(table)
-    for issue in st.issues:
-        console.print(f"[yellow]note:[/yellow] {issue}")
-    for p in PUZZLES:
-        s = st.puzzles[p.id]
-        if not s.get("passed") and s.get("status") != "missing":
-            console.rule(f"{p.number}. {p.title}")
-            console.print(s.get("report", ""), markup=False, highlight=False)
+    return tqdm(total=total, desc="grading notebooks", unit="notebook", leave=False)

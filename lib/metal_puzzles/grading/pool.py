@@ -1,30 +1,54 @@
-"""Worker processes that grade kernels with limits on wall time and memory.
+"""Worker processes on this machine that run grading tasks under limits (a ``TaskRunner``).
 
-A kernel that loops forever, allocates without bound or crashes the interpreter costs only its
-own task: the parent kills a worker that runs past the wall-time limit (or dies), records the
-task as failed with the reason, and starts a fresh worker for the remaining tasks.
+Each worker is a fresh interpreter (spawn) with an address-space limit (``RLIMIT_AS``). It
+imports and warms up everything first and says when it is ready; only then does it get a task,
+and a task's clock starts when the worker says it started it, so start-up never counts against
+a task's time. The parent kills a worker that runs past the task's limit (the submission's
+fault) and replaces it. A worker that dies otherwise (a signal we did not send, a crash, a
+broken pipe) is the grader's fault: the task is retried on a fresh worker, and reported as a
+grader fault only if every attempt fails. A worker that dies between tasks is just replaced.
 """
 
 from __future__ import annotations
 
 import multiprocessing as mp
 import os
+import signal
 import time
-from collections.abc import Callable, Iterable
+from collections import deque
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from enum import Enum
 from multiprocessing.connection import Connection, wait
-from typing import Any
 
 from .limits import Limits
-from .tasks import run_task
+from .runner import Outcome, RunnerStopped, TaskOutcome
+from .tasks import SubmissionLimit, Task, run_task, warm_up
+
+#: How often the parent looks at the workers when nothing arrives (seconds).
+_POLL_SECONDS = 0.2
+
+
+class _Message(str, Enum):
+    READY = "ready"
+    STARTED = "started"
+    DONE = "done"
+    LIMIT = "limit"
+    FAULT = "fault"
 
 
 def _worker_main(conn: Connection, limits: Limits) -> None:
+    # Ctrl-C is the parent's to handle: it stops the workers itself, and a worker dying of it
+    # first would look like a grader fault.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         import resource
 
         resource.setrlimit(resource.RLIMIT_AS, (limits.memory_bytes, limits.memory_bytes))
     except (ImportError, ValueError, OSError):  # not on this platform; the wall-time limit still applies
         pass
+    warm_up(limits)
+    conn.send((_Message.READY, os.getpid()))
     while True:
         try:
             task = conn.recv()
@@ -32,16 +56,51 @@ def _worker_main(conn: Connection, limits: Limits) -> None:
             return
         if task is None:
             return
+        conn.send((_Message.STARTED, task.task_id))
         try:
-            result = run_task(task, limits)
+            message = (_Message.DONE, task.task_id, run_task(task, limits))
+        except SubmissionLimit as exc:
+            message = (_Message.LIMIT, task.task_id, str(exc))
+        except Exception as exc:  # a bug in the grader or the simulator: the grader's fault
+            message = (_Message.FAULT, task.task_id, f"{type(exc).__name__}: {exc}")
+        try:
+            conn.send(message)
         except MemoryError:
-            result = {"task_id": task["task_id"], "error": "the kernel used more memory than allowed "
-                      f"({limits.memory_bytes // 2**20} MiB)"}
-        except RecursionError:
-            result = {"task_id": task["task_id"], "error": "the kernel is nested too deeply to compile"}
-        except Exception as exc:  # a bug in a kernel must never stop the grading run
-            result = {"task_id": task["task_id"], "error": f"internal error while grading: {type(exc).__name__}: {exc}"}
-        conn.send(result)
+            conn.send((_Message.LIMIT, task.task_id, "its result was too large to send back"))
+
+
+class _State(Enum):
+    STARTING = "starting"
+    IDLE = "idle"
+    BUSY = "busy"
+
+
+class EventKind(str, Enum):
+    STARTED = "started"  # a worker started a task
+    FINISHED = "finished"  # a worker finished a task and is idle
+
+
+@dataclass(frozen=True)
+class PoolEvent:
+    """What a worker just did, for observers (progress, tests that inject faults)."""
+
+    kind: EventKind
+    pid: int
+    task: Task
+
+
+@dataclass
+class _Queued:
+    """A task waiting for a worker: which attempt is next, and how many workers died after
+    receiving it but before starting it (a worker killed between tasks, say)."""
+
+    task: Task
+    attempt: int = 1
+    handoffs: int = 0
+
+
+#: Workers that may die holding a task they never started before that counts as a grader fault.
+_MAX_HANDOFFS = 3
 
 
 class _Worker:
@@ -50,8 +109,14 @@ class _Worker:
         self.proc = ctx.Process(target=_worker_main, args=(child, limits), daemon=True)
         self.proc.start()
         child.close()
-        self.task: dict | None = None
-        self.started = 0.0
+        self.state = _State.STARTING
+        self.since = time.monotonic()  # when it entered its state
+        self.job: _Queued | None = None
+        self.clock: float | None = None  # when the worker started the task
+
+    @property
+    def task(self) -> Task | None:
+        return self.job.task if self.job is not None else None
 
     def kill(self) -> None:
         if self.proc.is_alive():
@@ -59,63 +124,167 @@ class _Worker:
         self.proc.join(timeout=5)
         self.conn.close()
 
+    def how_it_died(self) -> str:
+        code = self.proc.exitcode
+        if code is not None and code < 0:
+            try:
+                return f"killed by signal {signal.Signals(-code).name}"
+            except ValueError:
+                return f"killed by signal {-code}"
+        return f"exited with status {code}"
 
-def run_tasks(tasks: Iterable[dict], limits: Limits, workers: int | None = None,
-              on_result: Callable[[dict], None] | None = None) -> list[dict]:
-    """Run every task in worker processes; results come back as dicts with the task's 'task_id'."""
-    pending = list(tasks)
-    pending.reverse()
-    total = len(pending)
-    n = max(1, min(workers or os.cpu_count() or 1, total or 1))
-    ctx = mp.get_context("spawn")
-    pool = [_Worker(ctx, limits) for _ in range(n)]
-    results: list[dict] = []
 
-    def finish(result: dict) -> None:
-        results.append(result)
-        if on_result is not None:
-            on_result(result)
+class ProcessPoolRunner:
+    """Run tasks in ``workers`` processes on this machine (see the module's docstring)."""
 
-    try:
-        while len(results) < total:
-            for w in pool:
-                if w.task is None and pending:
-                    w.task = pending.pop()
-                    w.started = time.monotonic()
-                    w.conn.send(w.task)
-            busy = [w for w in pool if w.task is not None]
-            ready = wait([w.conn for w in busy] + [w.proc.sentinel for w in busy], timeout=0.5)
-            now = time.monotonic()
-            for i, w in enumerate(pool):
-                if w.task is None:
-                    continue
-                if w.conn in ready:
-                    try:
-                        finish(w.conn.recv())
-                        w.task = None
-                        continue
-                    except (EOFError, OSError):
-                        pass
-                died = not w.proc.is_alive()
-                late = now - w.started > limits.wall_seconds
-                if died or late:
-                    reason = (f"the kernel ran longer than {limits.wall_seconds:g} s and was stopped" if late else
-                              f"the grading process died (exit code {w.proc.exitcode}): the kernel may have used "
-                              "too much memory, or the worker could not start")
-                    finish({"task_id": w.task["task_id"], "error": reason})
-                    w.kill()
-                    pool[i] = _Worker(ctx, limits)
-    finally:
-        for w in pool:
+    def __init__(self, limits: Limits, workers: int | None = None, *, retries: int = 2,
+                 on_event: Callable[[PoolEvent], None] | None = None, max_start_failures: int = 3) -> None:
+        self.limits = limits
+        self.size = max(1, workers or os.cpu_count() or 1)
+        self.retries = retries
+        self.on_event = on_event
+        self.max_start_failures = max_start_failures
+        self._ctx = mp.get_context("spawn")
+        self._pool: list[_Worker] = []
+        self._queue: deque[_Queued] = deque()
+        self._outstanding = 0
+        self._start_failures = 0
+        self._stopped: str | None = None  # why no worker can start, once that is clear
+
+    # ------------------------------------------------------------ TaskRunner
+    def submit(self, task: Task) -> None:
+        self._queue.append(_Queued(task))
+        self._outstanding += 1
+
+    def outcomes(self) -> Iterator[TaskOutcome]:
+        while self._outstanding:
+            self._grow()
+            self._dispatch()
+            for outcome in self._poll():
+                self._outstanding -= 1
+                yield outcome
+            if self._stopped is not None:  # after handing over what did finish
+                raise RunnerStopped(self._stopped)
+
+    def close(self) -> None:
+        for w in self._pool:
             try:
                 w.conn.send(None)
-            except (OSError, BrokenPipeError):
+            except (OSError, ValueError):
                 pass
-        for w in pool:
+        for w in self._pool:
             w.proc.join(timeout=2)
-            if w.proc.is_alive():
-                w.proc.kill()
-    return results
+            w.kill()
+        self._pool = []
 
+    def __enter__(self) -> ProcessPoolRunner:
+        return self
 
-__all__ = ["Limits", "run_tasks", "Any"]
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def worker_pids(self) -> list[int]:
+        return [w.proc.pid for w in self._pool if w.proc.pid is not None]
+
+    # ------------------------------------------------------------ internals
+    def _grow(self) -> None:
+        want = min(self.size, self._outstanding)
+        while len(self._pool) < want:
+            self._pool.append(_Worker(self._ctx, self.limits))
+
+    def _dispatch(self) -> None:
+        for w in self._pool:
+            if w.state is not _State.IDLE or not self._queue:
+                continue
+            job = self._queue.popleft()
+            try:
+                w.conn.send(job.task)
+            except (OSError, ValueError):  # it died between tasks: the task never reached it
+                self._queue.appendleft(job)
+                continue  # _poll sees the death and replaces it
+            w.state, w.job, w.clock = _State.BUSY, job, None
+            w.since = time.monotonic()
+
+    def _poll(self) -> list[TaskOutcome]:
+        wait([w.conn for w in self._pool] + [w.proc.sentinel for w in self._pool], timeout=_POLL_SECONDS)
+        out: list[TaskOutcome] = []
+        for i, w in enumerate(self._pool):
+            broken = self._drain(w, out)
+            now = time.monotonic()
+            if broken or not w.proc.is_alive():
+                self._drain(w, out)  # a message sent just before dying still counts
+                out.extend(self._died(w))
+                self._pool[i] = _Worker(self._ctx, self.limits)
+            elif w.state is _State.BUSY and w.clock is not None and now - w.clock > w.task.time_limit(self.limits):
+                w.kill()
+                limit = w.task.time_limit(self.limits)
+                out.append(TaskOutcome(w.task, Outcome.LIMIT, reason=f"ran longer than {limit:g} s and was stopped",
+                                       attempts=w.job.attempt))
+                self._pool[i] = _Worker(self._ctx, self.limits)
+            elif w.state is not _State.IDLE and w.clock is None and now - w.since > self.limits.startup_seconds:
+                w.kill()  # stuck starting up, or never started its task: treat as dead
+                out.extend(self._died(w))
+                self._pool[i] = _Worker(self._ctx, self.limits)
+        return out
+
+    def _drain(self, w: _Worker, out: list[TaskOutcome]) -> bool:
+        """Handle every message waiting from ``w``; True if its pipe is broken."""
+        try:
+            while w.conn.poll():
+                self._handle(w, w.conn.recv(), out)
+        except (EOFError, OSError, ValueError):
+            return True
+        return False
+
+    def _handle(self, w: _Worker, message: tuple, out: list[TaskOutcome]) -> None:
+        kind = message[0]
+        if kind == _Message.READY:
+            w.state, w.since = _State.IDLE, time.monotonic()
+            self._start_failures = 0
+            return
+        if w.task is None or message[1] != w.task.task_id:
+            return  # not about its current task (cannot happen with one task at a time)
+        if kind == _Message.STARTED:
+            w.clock = time.monotonic()
+            self._event(EventKind.STARTED, w, w.task)
+            return
+        task, attempt = w.task, w.job.attempt
+        if kind == _Message.DONE:
+            out.append(TaskOutcome(task, Outcome.DONE, value=message[2], attempts=attempt))
+        elif kind == _Message.LIMIT:
+            out.append(TaskOutcome(task, Outcome.LIMIT, reason=message[2], attempts=attempt))
+        else:  # an exception in the grader: deterministic, so not retried
+            out.append(TaskOutcome(task, Outcome.GRADER_FAULT, reason=f"the grader failed: {message[2]}",
+                                   attempts=attempt))
+        w.state, w.job, w.clock, w.since = _State.IDLE, None, None, time.monotonic()
+        self._event(EventKind.FINISHED, w, task)
+
+    def _died(self, w: _Worker) -> list[TaskOutcome]:
+        how = w.how_it_died() if not w.proc.is_alive() else "stopped answering"
+        state, job, started = w.state, w.job, w.clock is not None
+        w.kill()
+        if state is _State.STARTING:
+            self._start_failures += 1
+            if self._start_failures >= self.max_start_failures:
+                self._stopped = (f"grading worker processes cannot start ({how}); is the memory limit "
+                                 f"({self.limits.memory_bytes // 2**20} MiB) too low?")
+            return []
+        if state is _State.IDLE or job is None:
+            return []  # died between tasks: nothing was lost
+        if not started:  # it died before starting the task: no attempt was made
+            job.handoffs += 1
+            if job.handoffs <= _MAX_HANDOFFS:
+                self._queue.appendleft(job)
+                return []
+            return [TaskOutcome(job.task, Outcome.GRADER_FAULT, attempts=job.attempt - 1,
+                                reason=f"{job.handoffs} grading workers died before starting it (last: {how})")]
+        if job.attempt <= self.retries:
+            job.attempt += 1
+            self._queue.appendleft(job)
+            return []
+        return [TaskOutcome(job.task, Outcome.GRADER_FAULT, attempts=job.attempt,
+                            reason=f"the grading worker died on each of {job.attempt} attempts (last: {how})")]
+
+    def _event(self, kind: EventKind, w: _Worker, task: Task) -> None:
+        if self.on_event is not None:
+            self.on_event(PoolEvent(kind, w.proc.pid or 0, task))

@@ -1,50 +1,155 @@
-"""One grading task, run inside a worker: check one kernel against the puzzles that use it."""
+"""The units of grading work, and how a worker runs one.
+
+Three kinds of task, all plain picklable data, so any backend (worker processes here, a cluster
+later) can run them: reading a notebook (``ReadTask``), checking one kernel against the puzzles
+that use it (``CheckTask``), and checking a finale entry from the kernels it wires
+(``GradTask``). ``run_task`` runs one in the current process and returns its value; a failure
+that is the submission's (a kernel out of memory) raises ``SubmissionLimit``; anything else that
+escapes is the grader's fault.
+"""
 
 from __future__ import annotations
 
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
 from ..checking import CheckResult, check_kernel_sources, check_source
-from ..puzzles import get_puzzle
+from ..puzzles import get_puzzle, solution_source
+from .extract import extract_from_bytes
 from .limits import Limits
+from .submissions import open_regular, read_bounded
+
+#: Findings kept per test and characters kept per report: a kernel with a finding on every
+#: thread must not make a result (and the gradebook) as large as its launch.
+MAX_FINDINGS_PER_TEST = 10
+MAX_REPORT_CHARS = 20_000
 
 
-def run_task(task: dict, limits: Limits) -> dict:
-    """task: {'task_id', 'puzzles': [ids], 'source', 'header', 'input_names', 'output_names', 'seed'}."""
-    out = {"task_id": task["task_id"], "puzzles": {}}
-    if task.get("grad"):
-        (pid,) = task["puzzles"]
-        result = check_kernel_sources(get_puzzle(pid), task["kernels"], seed=task.get("seed", 0),
-                                      max_steps=limits.max_steps)
-        out["puzzles"][pid] = summarize(result)
-        return out
-    for pid in task["puzzles"]:
-        puzzle = get_puzzle(pid)
-        result = check_source(puzzle, task["source"], task["header"], input_names=task.get("input_names"),
-                              output_names=task.get("output_names"), seed=task.get("seed", 0),
-                              max_steps=limits.max_steps)
-        out["puzzles"][pid] = summarize(result)
+class SubmissionLimit(Exception):
+    """The submission exceeded a limit (memory, nesting) while its task ran: its own failure."""
+
+
+@dataclass(frozen=True)
+class ReadTask:
+    """Read one notebook file and extract the kernels named ``kernel_names``."""
+
+    task_id: str
+    student: int
+    path: str  # the resolved path, checked by ``submissions.examine``
+    device: int
+    inode: int
+    max_bytes: int
+    kernel_names: tuple[str, ...]
+
+    def time_limit(self, limits: Limits) -> float:
+        return limits.read_seconds
+
+
+@dataclass(frozen=True)
+class CheckTask:
+    """Check one kernel against every puzzle that uses it (visible and hidden tests)."""
+
+    task_id: str
+    student: int
+    puzzles: tuple[str, ...]
+    source: str
+    header: str | None
+    input_names: list[str] | None
+    output_names: list[str] | None
+    seed: int
+
+    def time_limit(self, limits: Limits) -> float:
+        return limits.wall_seconds
+
+
+@dataclass(frozen=True)
+class GradTask:
+    """Check a finale entry: the learner's kernels wired the reference way, values and gradients."""
+
+    task_id: str
+    student: int
+    puzzle: str
+    kernels: dict[str, dict[str, Any]] = field(default_factory=dict)
+    seed: int = 0
+
+    @property
+    def puzzles(self) -> tuple[str, ...]:
+        return (self.puzzle,)
+
+    def time_limit(self, limits: Limits) -> float:
+        return limits.wall_seconds
+
+
+Task = ReadTask | CheckTask | GradTask
+
+
+def run_task(task: Task, limits: Limits) -> Any:
+    """Run one task here. ReadTask -> NotebookKernels; the others -> {puzzle id: summary}."""
+    try:
+        if isinstance(task, ReadTask):
+            return _read(task)
+        if isinstance(task, CheckTask):
+            return _check(task, limits)
+        if isinstance(task, GradTask):
+            return _grad(task, limits)
+    except MemoryError:
+        raise SubmissionLimit(f"used more memory than allowed ({limits.memory_bytes // 2**20} MiB)") from None
+    except RecursionError:
+        raise SubmissionLimit("is nested too deeply to handle") from None
+    raise TypeError(f"not a grading task: {type(task).__name__}")
+
+
+def _read(task: ReadTask):
+    try:
+        fd = open_regular(task.path, task.device, task.inode, task.max_bytes)
+        try:
+            raw = read_bounded(fd, task.max_bytes)
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        raise SubmissionLimit(f"failed: {exc.strerror or exc}") from None
+    return extract_from_bytes(raw, task.path, task.kernel_names)
+
+
+def _check(task: CheckTask, limits: Limits) -> dict[str, dict]:
+    out = {}
+    for pid in task.puzzles:
+        result = check_source(get_puzzle(pid), task.source, task.header, input_names=task.input_names,
+                              output_names=task.output_names, seed=task.seed, max_steps=limits.max_steps)
+        out[pid] = summarize(result)
     return out
 
 
+def _grad(task: GradTask, limits: Limits) -> dict[str, dict]:
+    result = check_kernel_sources(get_puzzle(task.puzzle), task.kernels, seed=task.seed,
+                                  max_steps=limits.max_steps)
+    return {task.puzzle: summarize(result)}
+
+
 def summarize(result: CheckResult) -> dict:
-    """A JSON-ready record of a check: status, every test, finding and count."""
+    """A JSON-ready record of a check (a kernel puzzle's or a finale entry's): status, every test,
+    finding and count, the notes of tests beyond the visible test's structure, bounded in size."""
     tests = []
     for o in result.outcomes:
+        findings = list(o.findings)
         tests.append({
             "label": o.case.label,
             "grid": list(o.case.grid),
             "threadgroup": list(o.case.threadgroup),
             "status": o.status,
-            "error": o.error,
+            "error": _clip(o.error) if o.error else o.error,
             "counts_max": o.counts_max,
             "mismatches": None if o.mismatch is None else int(o.mismatch.sum()),
             # Conditions this test poses beyond the visible test's: its failure is a note, not a failure.
             "beyond_contract": list(o.case.beyond),
+            "findings_total": len(findings),
             "findings": [{
-                "kind": f.kind, "message": f.message,
+                "kind": f.kind, "message": _clip(f.message),
                 "line": f.pos.line if f.pos else None, "file": f.pos.file if f.pos else None,
                 "threads": [{k: list(v) for k, v in t.items()} for t in f.threads[:2]],
                 "buffer": f.buffer, "index": f.index,
-            } for f in o.findings],
+            } for f in findings[:MAX_FINDINGS_PER_TEST]],
         })
     return {
         "status": result.status,
@@ -55,6 +160,20 @@ def summarize(result: CheckResult) -> dict:
         "counts_max": result.counts_max,
         "budget": result.budget.limits(),
         "tests": tests,
-        "notes": result.notes,
-        "report": result.report(),
+        "notes": [_clip(n) for n in result.notes],
+        "report": _clip(result.report()),
     }
+
+
+def _clip(text: str) -> str:
+    if len(text) <= MAX_REPORT_CHARS:
+        return text
+    return text[:MAX_REPORT_CHARS] + f"\n... ({len(text) - MAX_REPORT_CHARS} more characters not shown)"
+
+
+def warm_up(limits: Limits) -> None:
+    """Import and exercise everything a task uses, so that a task's time limit measures the task
+    and not the worker's start (importing NumPy and MLX, compiling the simulator's prelude)."""
+    extract_from_bytes(b'{"cells": []}', "<warm-up>")
+    puzzle = get_puzzle("map")
+    _check(CheckTask("warm-up", -1, (puzzle.id,), solution_source(puzzle), puzzle.header, None, None, 0), limits)

@@ -34,8 +34,10 @@ class Macro:
 PREDEFINED = {"__METAL_VERSION__": "320", "__HAVE_BFLOAT__": "1", "__METAL__": "1"}
 
 
-#: Tokens the expansion of one file may produce (a real kernel produces a few thousand).
-MAX_EXPANSION_TOKENS = 200_000
+#: Tokens the preprocessor may handle for one kernel, header and source together, counting every
+#: step of macro expansion (the longest puzzle solution needs about 600). Every later stage of
+#: compiling costs time in proportion, so this bounds the time any source takes to compile.
+MAX_EXPANSION_TOKENS = 50_000
 
 
 class Preprocessor:
@@ -43,6 +45,9 @@ class Preprocessor:
         self.macros: dict[str, Macro] = {
             name: Macro(name, None, tokenize_line(value, "<predefined>", 0)) for name, value in PREDEFINED.items()
         }
+        # Expansion work so far, over every file and every nested expansion (a macro's arguments
+        # are expanded by nested calls): a count per call would let nesting or directives reset it.
+        self.work = 0
 
     # ----------------------------------------------------------------- driver
     def process(self, text: str, file: str) -> list[Token]:
@@ -196,14 +201,14 @@ class Preprocessor:
     def _expand(self, tokens: list[Token]) -> list[Token]:
         out: list[Token] = []
         stack = tokens[::-1]  # next token at the end
-        work = 0
         while stack:
             t = stack.pop()
-            work += 1
-            if work > MAX_EXPANSION_TOKENS:
+            self.work += 1
+            if self.work > MAX_EXPANSION_TOKENS:
                 # Macros that expand to exponentially many tokens would take the machine down.
-                raise CompileError(f"macro expansion produces more than {MAX_EXPANSION_TOKENS} tokens; "
-                                   "a macro probably expands into several copies of itself", t.pos)
+                raise CompileError(f"the kernel expands to more than {MAX_EXPANSION_TOKENS} tokens, more than "
+                                   "the simulator compiles; a macro probably expands into several copies of "
+                                   "itself", t.pos)
             macro = self.macros.get(t.text) if t.kind == "id" else None
             if macro is None or t.text in t.hide:
                 out.append(t)

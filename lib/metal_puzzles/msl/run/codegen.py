@@ -235,13 +235,25 @@ def binary_op(op: str, ty: Type, pos: Pos) -> Callable:
     return lambda c, m, x, y: f(x, y)
 
 
+#: Units of work one step pays for. A statement (or a loop's own condition and increment) costs
+#: one step per this many units, at least one: a long expression in a loop is as much work as many
+#: short statements, and must run out of budget as soon. A unit is an expression node, or an
+#: element of a thread-private array that a declaration fills.
+WORK_PER_STEP = 8
+
+
 class CodeGen:
     def __init__(self, functions: list[FuncInstance]) -> None:
         self.const_memories: dict[int, Memory] = {}
         self.functions = functions
+        self.work = 0  # units of work in the statement being compiled (see WORK_PER_STEP)
+
+    def _step_cost(self) -> int:
+        return 1 + self.work // WORK_PER_STEP
 
     # ======================================================================= exprs
     def expr(self, e: ast.Expr) -> Fn:
+        self.work += 1
         method = getattr(self, "x_" + type(e).__name__)
         return method(e)
 
@@ -738,14 +750,20 @@ class CodeGen:
     # ======================================================================= statements
     def stmt(self, s: ast.Stmt) -> tuple[Callable, bool]:
         method = getattr(self, "s_" + type(s).__name__)
-        f, jumps = method(s)
+        # Count this statement's own work; nested statements count theirs.
+        outer_work, self.work = self.work, 0
+        try:
+            f, jumps = method(s)
+            cost = self._step_cost()
+        finally:
+            self.work = outer_work
         # Blocks are not steps of their own; loops record a step at every iteration themselves.
         if f is None or isinstance(s, ast.Block | ast.For | ast.While | ast.DoWhile):
             return f, jumps
         pos = s.pos
 
         def stepped(c, m):
-            c.steps += 1  # Ctx.step inlined: this runs for every statement
+            c.steps += cost  # Ctx.step inlined: this runs for every statement
             if c.steps > c.max_steps:
                 c.out_of_steps(pos)
             # A step-through recorder, when attached, sees every statement before it runs.
@@ -881,6 +899,8 @@ class CodeGen:
         scalar = storage_scalar(sym.ty)
         init_items = _flatten_init(d.init) if d.init is not None else None
         init_fns = [self.expr(x) for x in init_items] if init_items else []
+        if d.init is not None:  # every run zero-fills the whole array
+            self.work += size
         offsets = _init_offsets(d.init, sym.ty) if d.init is not None else []
         name = sym.name
         pos = d.pos
@@ -919,6 +939,7 @@ class CodeGen:
 
     def _loop(self, s, init, cond, step, body, test_first=True):
         pos = s.pos
+        cost = self._step_cost()  # the loop's own condition and increment, paid every iteration
 
         def run_loop(c, m):
             if init is not None:
@@ -955,7 +976,7 @@ class CodeGen:
                     st.cont = None
                     if step is not None:
                         step(c, m)
-                    c.step(pos)
+                    c.step(pos, cost)
             finally:
                 c.loop = outer
         return run_loop

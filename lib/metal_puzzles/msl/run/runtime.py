@@ -112,13 +112,14 @@ class Ctx:
     def full(self):
         return np.ones(self.n, dtype=bool)
 
-    def step(self, pos: Pos) -> None:
+    def step(self, pos: Pos, cost: int = 1) -> None:
         """Count one step of lock-step work: a statement, a call or a loop iteration.
 
         Counting every statement and call (not only loop iterations) bounds all work a kernel can
-        do, including loop-free blow-ups such as a tree of calls or a chain of templates.
+        do, including loop-free blow-ups such as a tree of calls or a chain of templates. A step
+        with a long expression costs more than one (``cost``), so no step is unboundedly large.
         """
-        self.steps += 1
+        self.steps += cost
         if self.steps > self.max_steps:
             self.out_of_steps(pos)
 
@@ -132,7 +133,7 @@ class Ctx:
         self.findings.append(Finding(
             FindingKind.STEP_BUDGET,
             f"the kernel ran more than {self.max_steps} steps (statements, calls and loop iterations, counted "
-            "once for all threads in lock-step); is there an endless loop or runaway recursion? "
+            "once for all threads in lock-step; a long expression counts as several); is there an endless loop or runaway recursion? "
             f"({step_budget_advice(self.audience)})", where))
         raise StopKernel(StopReason.STEP_BUDGET)
 

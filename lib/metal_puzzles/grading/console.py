@@ -1,0 +1,49 @@
+"""What the grader prints on the terminal. Text from submissions goes through ``safe_text.markup``
+(rich would otherwise read ``[...]`` as markup, and a control character would act)."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+
+from ..puzzles import PUZZLES
+from .grade import GradeRun, PuzzleStatus, Student
+from .report import num, status_text
+from .safe_text import markup, printable
+
+
+def print_summary(run: GradeRun, console=None) -> None:
+    console = console or Console()
+    table = Table(title=f"Metal Puzzles grades ({len(run.students)} notebooks, {run.seconds:.1f} s, "
+                        f"hidden-test seed {run.seed})")
+    table.add_column("student")
+    table.add_column("total", justify="right")
+    table.add_column("passed", justify="right")
+    table.add_column("notes")
+    for st in run.students:
+        passed = sum(1 for s in st.puzzles.values() if s.get("passed"))
+        notes = "; ".join(st.issues)
+        if not st.complete:
+            notes = "GRADER FAULT: not all puzzles graded; " + notes
+        table.add_row(markup(st.id), f"{num(st.total)}/{num(run.max_total)}", f"{passed}/{len(PUZZLES)}",
+                      markup(notes[:120]))
+    console.print(table)
+
+
+def print_check(st: Student, run: GradeRun, console=None) -> None:
+    console = console or Console()
+    table = Table(title=f"{markup(st.path)}: {num(st.total)} / {num(run.max_total)} points")
+    for col, just in (("#", "right"), ("puzzle", "left"), ("result", "left"), ("points", "right")):
+        table.add_column(col, justify=just)
+    for p in PUZZLES:
+        s = st.puzzles[p.id]
+        table.add_row(p.number, p.title, markup(status_text(s)), f"{num(s['points'])}/{num(s['max_points'])}")
+    console.print(table)
+    console.print(f"hidden tests used seed {run.seed} (run again with --seed {run.seed} to repeat them)")
+    for issue in st.issues:
+        console.print(f"[yellow]note:[/yellow] {markup(issue)}")
+    for p in PUZZLES:
+        s = st.puzzles[p.id]
+        if not s.get("passed") and s.get("status") != PuzzleStatus.MISSING:
+            console.rule(f"{p.number}. {p.title}")
+            console.print(printable(s.get("report", ""), keep_newlines=True), markup=False, highlight=False)

@@ -1,0 +1,144 @@
+"""The output folder: checked before grading starts, written so that nothing is ever half-written.
+
+- ``prepare_out`` refuses an ``--out`` that is a file, cannot be created or written, or lacks the
+  space a class needs, before any grading. A folder that already holds a result set is refused
+  too, unless the run resumes it (``--resume``) or replaces it (``--force``: the whole previous
+  set is removed first, so no stale report stays beside new ones).
+- Every file is written to a temporary file in the same folder, synced, and renamed over the old
+  one; the reports are written to a fresh folder that replaces ``reports/`` in one rename. A
+  failure (a full disk) leaves the previous file in place, and the journal keeps every student.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .journal import JOURNAL_NAME
+from .report import REPORTS_DIR, gradebook_csv, results_json, student_report
+
+if TYPE_CHECKING:
+    from .grade import GradeRun
+
+GRADES_NAME = "grades.csv"
+RESULTS_NAME = "results.json"
+#: The files and folders of one result set (what ``--force`` removes).
+RESULT_SET = (GRADES_NAME, RESULTS_NAME, REPORTS_DIR, JOURNAL_NAME)
+
+#: Space to ask for before grading: a student's journal line, record and report together take
+#: up to a few hundred KiB when every kernel fails with findings (benchmarks/bench_hostile.py).
+BYTES_PER_STUDENT = 2**20
+BYTES_BASE = 16 * 2**20
+
+
+class OutputError(Exception):
+    """The output folder cannot be used or written; the message says what to do."""
+
+
+def _explain(exc: OSError) -> str:
+    return exc.strerror or str(exc)
+
+
+def prepare_out(out: Path, *, students: int, resume: bool = False, force: bool = False) -> None:
+    if out.exists() and not out.is_dir():
+        raise OutputError(f"--out {out} is a file, not a directory")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OutputError(f"cannot create the output directory {out}: {_explain(exc)}") from None
+    used = [name for name in RESULT_SET if os.path.lexists(out / name)]
+    if resume:
+        if not (out / JOURNAL_NAME).is_file():
+            raise OutputError(f"nothing to resume in {out}: it has no {JOURNAL_NAME}")
+    elif used and not force:
+        raise OutputError(f"{out} already holds the results of a run ({', '.join(used)}); pass --resume to "
+                          "carry on with that run, or --force to replace its results")
+    try:
+        fd, probe = tempfile.mkstemp(dir=out, prefix=".write-test-")
+        try:
+            os.write(fd, b"x")
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+            os.unlink(probe)
+    except OSError as exc:
+        raise OutputError(f"cannot write in {out}: {_explain(exc)}") from None
+    needed = BYTES_BASE + BYTES_PER_STUDENT * students
+    free = shutil.disk_usage(out).free
+    if free < needed:
+        raise OutputError(f"only {free / 2**20:.0f} MiB free in {out}; grading {students} notebook(s) needs "
+                          f"about {needed / 2**20:.0f} MiB")
+    if force and not resume:
+        remove_result_set(out)
+
+
+def remove_result_set(out: Path) -> None:
+    for name in RESULT_SET:
+        path = out / name
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        elif os.path.lexists(path):
+            path.unlink()
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Replace ``path`` with ``data`` all at once: the old content stays if anything fails."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def _text(s: str) -> bytes:
+    # Callers pass text made printable; backslashreplace is the last guard against a lone surrogate.
+    return s.encode("utf-8", errors="backslashreplace")
+
+
+def write_outputs(run: GradeRun, out: Path) -> None:
+    """Write the reports, results.json and grades.csv of ``run`` (each replaced all at once)."""
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        _write_reports(run, out)
+        atomic_write(out / RESULTS_NAME, _text(results_json(run)))
+        atomic_write(out / GRADES_NAME, _text(gradebook_csv(run)))
+    except OSError as exc:
+        raise OutputError(f"cannot write the results in {out}: {_explain(exc)}") from None
+
+
+def _write_reports(run: GradeRun, out: Path) -> None:
+    fresh = Path(tempfile.mkdtemp(dir=out, prefix=".reports-new-"))
+    try:
+        for st in run.students:
+            with open(fresh / st.report, "xb") as f:  # 'x': names are unique by construction
+                f.write(_text(student_report(st, run)))
+        for f in fresh.iterdir():
+            with open(f, "rb") as g:
+                os.fsync(g.fileno())
+        target = out / REPORTS_DIR
+        old = None
+        if os.path.lexists(target):
+            old = Path(tempfile.mkdtemp(dir=out, prefix=".reports-old-"))
+            os.replace(target, old / REPORTS_DIR)
+        try:
+            os.replace(fresh, target)
+        except OSError:
+            if old is not None:  # put the previous reports back
+                os.replace(old / REPORTS_DIR, target)
+                shutil.rmtree(old, ignore_errors=True)
+            raise
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(fresh, ignore_errors=True)
+        raise

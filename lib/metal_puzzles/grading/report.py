@@ -1,0 +1,81 @@
+"""What the grader writes, as text: the gradebook (CSV), the record (JSON), a report per student
+(Markdown). Everything that came from a submission goes through ``safe_text``."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from typing import TYPE_CHECKING
+
+from ..puzzles import PUZZLES
+from .safe_text import clean_strings, csv_cell, md_code_block, md_inline, printable
+
+if TYPE_CHECKING:
+    from .grade import GradeRun, Student
+
+REPORTS_DIR = "reports"
+
+
+def num(x: float | None) -> str:
+    return "" if x is None else f"{x:g}"
+
+
+def status_text(s: dict) -> str:
+    return {"passed": "passed", "over-budget": "correct, over budget", "compile-error": "does not compile",
+            "wrong": "wrong output", "findings": "sanitizer findings", "runtime-error": "runtime error",
+            "missing": "missing", "error": "stopped at a limit",
+            "grader-fault": "not graded (grader fault)"}.get(s.get("status", ""), printable(s.get("status", "")))
+
+
+def gradebook_csv(run: GradeRun) -> str:
+    """One row a student: id, points per puzzle (empty where the grader failed), total, whether
+    grading completed, and which report file is theirs."""
+    ids = [p.id for p in PUZZLES]
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(["student", *ids, "total", "status", "report"])
+    for st in run.students:
+        w.writerow([csv_cell(st.id), *[num(st.puzzles[i]["points"]) for i in ids], num(st.total),
+                    st.status, csv_cell(f"{REPORTS_DIR}/{st.report}")])
+    return buf.getvalue()
+
+
+def results_json(run: GradeRun) -> str:
+    record = {
+        "complete": run.complete,
+        "seed": run.seed,
+        "settings": run.settings,
+        "puzzles": [{"id": p.id, "title": p.title, "kernel": p.kernel_name,
+                     "max_points": run.config.max_points(p.id)} for p in PUZZLES],
+        "rules": run.config.rules(),
+        "seconds": round(run.seconds, 2),
+        "problems": run.problems,
+        "students": [{"id": st.id, "file": st.path, "report": f"{REPORTS_DIR}/{st.report}", "status": st.status,
+                      "sha256": st.submission.sha256, "issues": st.issues, "total": st.total,
+                      "max_total": run.max_total, "puzzles": st.puzzles}
+                     for st in run.students],
+    }
+    # Strings from submissions may hold lone surrogates; the file must be valid UTF-8 for any reader.
+    return json.dumps(clean_strings(record), indent=1, ensure_ascii=False, default=str)
+
+
+def student_report(st: Student, run: GradeRun) -> str:
+    lines = [f"# Metal Puzzles: report for {md_inline(st.id)}", "", f"Notebook: {md_inline(st.path)}", "",
+             f"**Total: {num(st.total)} / {num(run.max_total)}**", "", run.config.rules(), ""]
+    if not st.complete:
+        lines += ["**Grading did not complete**: the grader failed on the puzzles marked 'grader fault' "
+                  "(not your kernel's fault); they are not scored yet.", ""]
+    if st.issues:
+        lines += ["## Notebook issues", ""] + [f"- {md_inline(i)}" for i in st.issues] + [""]
+    lines += ["| # | Puzzle | Result | Points |", "|---|---|---|---|"]
+    for p in PUZZLES:
+        s = st.puzzles[p.id]
+        lines.append(f"| {p.number} | {p.title} | {status_text(s)} | {num(s['points'])} / {num(s['max_points'])} |")
+    lines.append("")
+    for p in PUZZLES:
+        s = st.puzzles[p.id]
+        if s.get("passed"):
+            continue
+        lines += [f"## {p.number}. {p.title}: what to fix", "", md_code_block(s.get("report", "")), ""]
+    return "\n".join(lines)

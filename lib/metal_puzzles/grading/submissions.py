@@ -1,0 +1,159 @@
+"""Finding the class's notebooks: only its own regular files, each checked before it is opened.
+
+A submissions folder is untrusted. A name ending in ``.ipynb`` may be a FIFO (opening it blocks),
+a device (``/dev/zero`` never ends), a socket, or a symbolic link to someone else's notebook or to
+a system file. So every candidate is examined with ``lstat``/``stat`` first, and only a regular
+file inside the submissions tree (after resolving links), no larger than the size cap, is ever
+opened, and then without following links and without blocking. Everything refused is still a
+submission, reported with its reason, so the student sees why they got nothing.
+
+Hard links and identical files are fine: each path is a submission of its own.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from .safe_text import printable
+
+#: Default cap on a notebook's size. Notebooks with every diagram's output stay well under it.
+DEFAULT_MAX_NOTEBOOK_BYTES = 64 * 2**20
+
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+_CHUNK = 2**20
+
+
+@dataclass(frozen=True)
+class Submission:
+    """One file found among the submissions: where it is, and either what to read or why not."""
+
+    path: str  # as found (may hold undecodable bytes as surrogate escapes)
+    real: str = ""  # the resolved path that is opened; empty when refused
+    size: int = 0
+    device: int = 0
+    inode: int = 0
+    sha256: str = ""  # of the content, so a resumed run knows an unchanged file
+    problem: str | None = None  # why it is not read (the student's problem), or None
+
+    @property
+    def readable(self) -> bool:
+        return self.problem is None
+
+    @property
+    def key(self) -> str:
+        """The same file however the command line spelled its folder (for the journal)."""
+        return os.path.abspath(self.path)
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    return "not a regular file"
+
+
+def _inside(path: str, root: str) -> bool:
+    try:
+        return os.path.commonpath([path, root]) == root
+    except ValueError:
+        return False
+
+
+def open_regular(real: str, device: int, inode: int, max_bytes: int) -> int:
+    """Open a file found earlier, refusing anything that changed into a non-regular file, another
+    file or a bigger one since (a race with the folder). Returns a file descriptor."""
+    fd = os.open(real, _OPEN_FLAGS)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(f"the file became {_kind(st.st_mode)} while grading")
+        if (st.st_dev, st.st_ino) != (device, inode):
+            raise OSError("the file was replaced while grading")
+        if st.st_size > max_bytes:
+            raise OSError(f"the file grew to {st.st_size} bytes while grading")
+        return fd
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_bounded(fd: int, max_bytes: int) -> bytes:
+    """At most ``max_bytes`` of a file; more than that is an error, not a truncation."""
+    chunks = []
+    total = 0
+    while True:
+        chunk = os.read(fd, min(_CHUNK, max_bytes + 1 - total))
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+        total += len(chunk)
+        if total > max_bytes:
+            raise OSError(f"the file is larger than {max_bytes} bytes")
+
+
+def examine(path: str, root: str | None, max_bytes: int) -> Submission:
+    """Decide whether one candidate may be read. ``root`` is the resolved submissions folder a
+    link must stay inside (None for a file named on the command line, which may be a link)."""
+    try:
+        lst = os.lstat(path)
+        real = os.path.realpath(path)
+        if stat.S_ISLNK(lst.st_mode) and root is not None and not _inside(real, root):
+            return Submission(path, problem="a symbolic link to a file outside the submissions folder; not read")
+        st = os.stat(real)
+    except OSError as exc:
+        return Submission(path, problem=f"cannot examine the file: {exc.strerror or exc}")
+    if not stat.S_ISREG(st.st_mode):
+        link = "a symbolic link to " if stat.S_ISLNK(lst.st_mode) else ""
+        return Submission(path, problem=f"{link}{_kind(st.st_mode)}, not a notebook file; not read")
+    if st.st_size > max_bytes:
+        return Submission(path, problem=f"the file is {st.st_size / 2**20:.1f} MiB, over the "
+                                        f"{max_bytes / 2**20:g} MiB limit per notebook; not read")
+    digest = hashlib.sha256()
+    try:
+        fd = open_regular(real, st.st_dev, st.st_ino, max_bytes)
+        try:
+            digest.update(read_bounded(fd, max_bytes))
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        return Submission(path, problem=f"cannot read the file: {exc.strerror or exc}")
+    return Submission(path, real, st.st_size, st.st_dev, st.st_ino, digest.hexdigest())
+
+
+def _walk(root: str) -> tuple[list[str], list[str]]:
+    """Every ``*.ipynb`` name under ``root`` that is not a directory, in a stable order, and the
+    links to directories found (not followed: a link to a file is examined like any candidate)."""
+    found, linked_dirs = [], []
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        linked_dirs.extend(os.path.join(dirpath, d) for d in dirnames if os.path.islink(os.path.join(dirpath, d)))
+        dirnames[:] = sorted(d for d in dirnames if d != ".ipynb_checkpoints")
+        found.extend(os.path.join(dirpath, f) for f in sorted(filenames) if f.endswith(".ipynb"))
+    return found, sorted(linked_dirs)
+
+
+def collect_submissions(paths: Sequence[str | Path], max_bytes: int = DEFAULT_MAX_NOTEBOOK_BYTES
+                        ) -> tuple[list[Submission], list[str]]:
+    """The submissions under the given files and folders, and problems with the arguments themselves."""
+    found: list[Submission] = []
+    problems: list[str] = []
+    for p in map(str, paths):
+        if os.path.isdir(p):
+            root = os.path.realpath(p)
+            files, linked_dirs = _walk(p)
+            found.extend(examine(f, root, max_bytes) for f in files)
+            problems.extend(f"{printable(d)}: a symbolic link to a directory; not followed" for d in linked_dirs)
+        elif os.path.lexists(p):
+            found.append(examine(p, None, max_bytes))
+        else:
+            problems.append(f"{printable(p)}: no such file or directory")
+    return found, problems
