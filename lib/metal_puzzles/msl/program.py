@@ -36,7 +36,7 @@ from .lang.types import (
     AtomicType,
     PointerType,
     Type,
-    element_count,
+    size_of,
     storage_scalar,
     vector,
 )
@@ -55,8 +55,10 @@ from .run.runtime import COUNTERS, Ctx
 MAX_THREADS_PER_THREADGROUP = 1024
 MAX_THREADGROUP_MEMORY = 32 * 1024
 DEFAULT_MAX_STEPS = 100_000
-#: Launches up to this many threads record a full trace unless told otherwise.
+#: Launches up to this many threads record a trace unless told otherwise ...
 AUTO_TRACE_THREADS = 1024
+#: ... of at most this many element accesses (``trace=True`` records everything).
+AUTO_TRACE_ACCESSES = 200_000
 #: Where template arguments come from, for diagnostics that point at one.
 TEMPLATE_POS = Pos("<template>", 0, 0)
 
@@ -127,9 +129,9 @@ class CompiledKernel:
         params = [(p.name, param_type(p), p.role) for p in self.generated.params]
         checked = ck.check_kernel(body, params)
         self.checked = checked
-        tg_bytes = sum(element_count(v.ty) * storage_scalar(v.ty).size for v in checked.threadgroup_arrays)
+        tg_bytes = sum(size_of(v.ty) for v in checked.threadgroup_arrays)
         if tg_bytes > MAX_THREADGROUP_MEMORY:
-            big = max(checked.threadgroup_arrays, key=lambda v: element_count(v.ty))
+            big = max(checked.threadgroup_arrays, key=lambda v: size_of(v.ty))
             raise CompileError(f"threadgroup memory of {tg_bytes} bytes exceeds the {MAX_THREADGROUP_MEMORY} bytes "
                                f"a threadgroup may use (largest: '{big.name}')", big.pos)
         cg = CodeGen(checked.functions)
@@ -151,14 +153,20 @@ class CompiledKernel:
             raise ArgumentError(f"threadgroup {tg} has {tg[0] * tg[1] * tg[2]} threads; Metal allows at most "
                                 f"{MAX_THREADS_PER_THREADGROUP} threads per threadgroup")
         lanes = _lanes(grid, tg)
-        if trace is None:
-            trace = lanes.n <= AUTO_TRACE_THREADS
-        recorder = Recorder() if trace else None
+        recorder = None
+        if trace is None and lanes.n <= AUTO_TRACE_THREADS:
+            # The automatic trace is bounded: a few threads looping long would record without end.
+            recorder = Recorder(limit=AUTO_TRACE_ACCESSES)
+        elif trace:
+            recorder = Recorder()
         ctx = Ctx(lanes, sanitize, max_steps or DEFAULT_MAX_STEPS, recorder)
         self._bind_inputs(ctx, inputs, input_dtypes, ensure_row_contiguous)
         outputs = self._bind_outputs(ctx, output_shapes, output_dtypes, init_value)
         self._bind_attributes(ctx, lanes, grid, tg)
         ctx.slots = [None] * self.checked.nslots
+        for var in self.checked.params:
+            if var.slot is not None:  # a buffer: the body holds its own copy of the pointer
+                ctx.slots[var.slot] = ctx.buffers[var.name]
         if steps:
             ctx.stepper = Stepper(self.checked.variables)
         if sanitize != SanitizeMode.OFF:
@@ -166,11 +174,8 @@ class CompiledKernel:
             for mem, _ in outputs:
                 ctx.sanitizer.watch(mem, initialized=init_value is not None)
         for var in self.checked.threadgroup_arrays:
-            size = element_count(var.ty)
-            scalar = storage_scalar(var.ty)
-            data = np.zeros(lanes.n_groups * size, dtype=scalar.dtype)
-            mem = Memory(var.name, AddressSpace.THREADGROUP, scalar, data, region_size=size, lane_region=lanes.group,
-                         counted=Counted.SHARED, writable=True)
+            mem = Memory(var.name, AddressSpace.THREADGROUP, storage_scalar(var.ty), size_of(var.ty),
+                         regions=lanes.n_groups, lane_region=lanes.group, counted=Counted.SHARED, writable=True)
             ctx.memories[var.name] = mem
             ctx.slots[var.slot] = Ptr(mem, np.int64(0))
             if ctx.sanitizer is not None:
@@ -189,7 +194,7 @@ class CompiledKernel:
         if ctx.sanitizer is not None and stopped != StopReason.STEP_BUDGET:
             ctx.sanitizer.finish(ctx, [mem for mem, _ in outputs], init_value)
         result = RunResult(
-            outputs=[mem.data.reshape(shape).copy() for mem, shape in outputs],
+            outputs=[mem.values().reshape(shape) for mem, shape in outputs],
             counts=_counts(ctx, lanes, grid),
             findings=ctx.findings,
             generated_source=self.generated.full_source,
@@ -221,18 +226,17 @@ class CompiledKernel:
             scalar = DTYPE_NAMES[dtype]
             arr = np.asarray(value)
             if arr.ndim == 0:
-                data = np.array([arr], dtype=scalar.dtype)
-                ctx.memories[name] = Memory(name, AddressSpace.CONSTANT, scalar, data, counted=Counted.GLOBAL)
+                ctx.memories[name] = Memory.of_values(name, AddressSpace.CONSTANT, scalar, [arr], counted=Counted.GLOBAL)
                 continue
             data, strides = _buffer_of(arr, scalar, row_contiguous)
             space = AddressSpace.CONSTANT if arr.size < MAX_CONSTANT_ARRAY_SIZE else AddressSpace.DEVICE
-            mem = Memory(name, space, scalar, data, counted=Counted.GLOBAL)
+            mem = Memory.of_values(name, space, scalar, data, counted=Counted.GLOBAL)
             ctx.memories[name] = mem
             ctx.buffers[name] = Ptr(mem, np.int64(0))
-            shape = np.array(arr.shape, dtype=np.int32)
-            ctx.buffers[name + "_shape"] = Ptr(Memory(name + "_shape", AddressSpace.CONSTANT, INT, shape), np.int64(0))
-            st = np.array(strides, dtype=np.int64)
-            ctx.buffers[name + "_strides"] = Ptr(Memory(name + "_strides", AddressSpace.CONSTANT, LONG, st), np.int64(0))
+            shape = Memory.of_values(name + "_shape", AddressSpace.CONSTANT, INT, np.array(arr.shape, dtype=np.int32))
+            ctx.buffers[name + "_shape"] = Ptr(shape, np.int64(0))
+            st = Memory.of_values(name + "_strides", AddressSpace.CONSTANT, LONG, np.array(strides, dtype=np.int64))
+            ctx.buffers[name + "_strides"] = Ptr(st, np.int64(0))
             ctx.scalars[name + "_ndim"] = np.int32(arr.ndim)
 
     def _bind_outputs(self, ctx: Ctx, shapes, dtypes, init_value):
@@ -246,7 +250,7 @@ class CompiledKernel:
                 data = np.full(size, init_value, dtype=scalar.dtype)
                 if scalar == BFLOAT:
                     data = np.asarray(round_bfloat(data), dtype=np.float32)
-            mem = Memory(name, AddressSpace.DEVICE, scalar, data, counted=Counted.GLOBAL, writable=True)
+            mem = Memory.of_values(name, AddressSpace.DEVICE, scalar, data, counted=Counted.GLOBAL, writable=True)
             ctx.memories[name] = mem
             ctx.buffers[name] = Ptr(mem, np.int64(0))
             out.append((mem, tuple(shape)))

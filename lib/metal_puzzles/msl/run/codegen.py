@@ -17,19 +17,20 @@ from ..lang.types import (
     BOOL,
     AddressSpace,
     ArrayType,
-    AtomicType,
     EnumType,
     PointerType,
     ScalarType,
     Type,
     VectorType,
     VoidType,
-    element_count,
+    size_of,
     storage_scalar,
+    unit_of,
+    units_in,
 )
 from ..lang.values import c_divmod, cast, round_bfloat, splat, zero
 from .findings import FindingKind
-from .memory import Memory, Ptr
+from .memory import Memory, Ptr, View, span_view, view_of
 from .runtime import Ctx, Frame, LoopState
 
 Fn = Callable[[Ctx, object], object]
@@ -114,18 +115,20 @@ class SlotLoc:
 
 
 class MemLoc:
-    __slots__ = ("mem", "off", "width", "pos", "ty")
+    """An object in memory: where it is (offset in units of its type) and how it is seen."""
 
-    def __init__(self, mem, off, width, pos, ty) -> None:
-        self.mem, self.off, self.width, self.pos, self.ty = mem, off, width, pos, ty
+    __slots__ = ("mem", "off", "view", "pos", "ty")
+
+    def __init__(self, mem, off, view: View, pos, ty) -> None:
+        self.mem, self.off, self.view, self.pos, self.ty = mem, off, view, pos, ty
 
     def load(self, ctx, m):
-        return ctx.load(self.mem, self.off, m, self.width, self.pos)
+        return ctx.load(self.mem, self.off, m, self.view, self.pos)
 
     def store(self, ctx, val, m):
         if not self.mem.writable:
             raise KernelRuntimeError(f"write to read-only memory '{self.mem.name}'", self.pos)
-        ctx.store(self.mem, self.off, val, m, self.width, self.pos)
+        ctx.store(self.mem, self.off, val, m, self.view, self.pos)
 
 
 class CompLoc:
@@ -145,11 +148,12 @@ class CompLoc:
     def store(self, ctx, val, m):
         base = self.base
         if isinstance(base, MemLoc):
+            one = view_of(base.ty.elem)
             if self.single:
-                ctx.store(base.mem, base.off + self.comps, val, m, 1, base.pos)
+                ctx.store(base.mem, base.off + self.comps, val, m, one, base.pos)
             else:
                 for j, k in enumerate(self.comps):
-                    ctx.store(base.mem, base.off + k, val[..., j], m, 1, base.pos)
+                    ctx.store(base.mem, base.off + k, val[..., j], m, one, base.pos)
             return
         old = base.peek(ctx, m) if isinstance(base, SlotLoc) else base.load(ctx, m)
         vary = np.ndim(old) > 1 or np.ndim(val) > (0 if self.single else 1) or np.ndim(self.comps) > 0 or m is not None
@@ -164,14 +168,13 @@ class CompLoc:
         base.store(ctx, new, m)
 
 
-def _thread_memory(c, k: int, name: str, scalar, size: int) -> Ptr:
-    """The thread-private memory behind slot k (one region of ``size`` elements per thread),
+def _thread_memory(c, k: int, name: str, ty: Type) -> Ptr:
+    """The thread-private memory behind slot k (one object of type ``ty`` per thread),
     allocated the first time its declaration runs in this frame."""
     p = c.slots[k]
     if p is None:
-        data = np.zeros(c.n * size, dtype=scalar.dtype)
-        mem = Memory(name, AddressSpace.THREAD, scalar, data, region_size=size, lane_region=np.arange(c.n),
-                     writable=True)
+        mem = Memory(name, AddressSpace.THREAD, storage_scalar(ty), size_of(ty), regions=c.n,
+                     lane_region=c.all_lanes, writable=True)
         if c.sanitizer is not None:
             c.sanitizer.watch(mem, initialized=False)
         p = c.slots[k] = Ptr(mem, np.int64(0))
@@ -284,12 +287,12 @@ class CodeGen:
             return lambda c, m: c.slots[k].load(c, m)
         if kind in (VarKind.TGVAR, VarKind.MEMVAR):
             k = sym.slot
-            width = _width(sym.ty)
+            view = view_of(sym.ty)
             pos = e.pos
 
             def read_tgvar(c, m):
                 p = c.slots[k]
-                return c.load(p.mem, p.off, m, width, pos)
+                return c.load(p.mem, p.off, m, view, pos)
             return read_tgvar
         if kind == VarKind.CONST:
             v = sym.const_value
@@ -306,15 +309,15 @@ class CodeGen:
         name = sym.name
         if kind == VarKind.ATTR:
             return lambda c, m: c.attrs[name]
-        if kind == VarKind.BUFFER:
-            return lambda c, m: c.buffers[name]
         if kind == VarKind.SCALAR_INPUT:
             role = sym.role
             pos = e.pos
             if role == "input":
+                view = view_of(sym.ty)
+
                 def read_scalar(c, m):
                     mem = c.memories[name]
-                    return c.load(mem, np.int64(0), m, 1, pos)
+                    return c.load(mem, np.int64(0), m, view, pos)
                 return read_scalar
             return lambda c, m: c.scalars[name]
         raise CompileError(f"cannot read '{sym.name}'", e.pos)
@@ -323,9 +326,9 @@ class CodeGen:
         key = id(sym)
         if key not in self.const_memories:
             flat = np.array(_flatten(sym.const_value, sym.ty), dtype=storage_scalar(sym.ty).dtype)
-            full = np.zeros(element_count(sym.ty), dtype=flat.dtype)
+            full = np.zeros(units_in(sym.ty), dtype=flat.dtype)
             full[: flat.size] = flat
-            self.const_memories[key] = Memory(sym.name, AddressSpace.CONSTANT, storage_scalar(sym.ty), full)
+            self.const_memories[key] = Memory.of_values(sym.name, AddressSpace.CONSTANT, storage_scalar(sym.ty), full)
         return self.const_memories[key]
 
     def x_Convert(self, e):
@@ -346,15 +349,12 @@ class CodeGen:
         src, dst = e.operand.ty, e.ty
         if isinstance(dst, VoidType):
             return inner
+        if e.style == CastStyle.AS_TYPE and isinstance(dst, PointerType):
+            return _pointer_cast(inner, src, dst, e.pos)
         if e.style == CastStyle.AS_TYPE:
             return lambda c, m: _bitcast(inner(c, m), src, dst)
         if isinstance(dst, PointerType):
-            s_store = storage_scalar(src.pointee)
-            d_store = storage_scalar(dst.pointee)
-            if s_store != d_store:
-                raise CompileError(f"reinterpreting '{src}' as '{dst}' is not supported by the simulator "
-                                   "(the element types differ); convert values with as_type<T>() instead", e.pos)
-            return inner
+            return _pointer_cast(inner, src, dst, e.pos)
         if isinstance(src, PointerType):
             raise CompileError("converting a pointer to a number is not supported", e.pos)
         if isinstance(src, EnumType):
@@ -402,11 +402,11 @@ class CodeGen:
         if op == "*":
             ptr = self.expr(e.operand)
             ty = e.ty
-            width = _width(ty)
             pos = e.pos
             if isinstance(ty, ArrayType):
                 return ptr
-            return lambda c, m: _deref(c, ptr(c, m), m, width, pos)
+            view = view_of(ty)
+            return lambda c, m: _deref(c, ptr(c, m), m, view, pos)
         f = self.expr(e.operand)
         if op == "-":
             if e.ty == BFLOAT:
@@ -427,7 +427,7 @@ class CodeGen:
         lv = self.lvalue(target)
         ty = target.ty
         if isinstance(ty, PointerType):
-            stride = element_count(ty.pointee)
+            stride = units_in(ty.pointee)
             delta = np.int64(stride if op == "++" else -stride)
 
             def ptr_step(c, m):
@@ -486,7 +486,7 @@ class CodeGen:
         a, b = self.expr(e.left), self.expr(e.right)
         op = e.op
         if isinstance(e.ty, PointerType):
-            stride = np.int64(element_count(e.ty.pointee))
+            stride = np.int64(units_in(e.ty.pointee))
             sign = -1 if op == "-" else 1
 
             def ptr_add(c, m):
@@ -494,7 +494,7 @@ class CodeGen:
                 k = b(c, m)
                 return Ptr(p.mem, p.off + sign * np.asarray(k, dtype=np.int64) * stride)
             return ptr_add
-        stride = np.int64(element_count(e.left.ty.pointee))
+        stride = np.int64(units_in(e.left.ty.pointee))
         if op == "-":
             return lambda c, m: (a(c, m).off - b(c, m).off) // stride
         f = _arith_fn(op, e.left.ty.pointee if False else ScalarType("long", "int", 64, True, 4))
@@ -513,7 +513,7 @@ class CodeGen:
             return assign
         op = e.op[:-1]
         if isinstance(tt, PointerType):
-            stride = np.int64(element_count(tt.pointee))
+            stride = np.int64(units_in(tt.pointee))
             sign = -1 if op == "-" else 1
 
             def ptr_compound(c, m):
@@ -583,19 +583,20 @@ class CodeGen:
         ty = e.ty
         if isinstance(ty, ArrayType):
             return lambda c, m: Ptr(*addr(c, m))
-        width = _width(ty)
+        view = view_of(ty)
         pos = e.pos
 
         def load(c, m):
             mem, off = addr(c, m)
-            return c.load(mem, off, m, width, pos)
+            return c.load(mem, off, m, view, pos)
         return load
 
     def _address(self, e: ast.Index):
         """(memory, offset) of an element of an array or pointer."""
         base = self.expr(e.base)
         idx = self.expr(e.index)
-        stride = np.int64(element_count(e.ty)) if not isinstance(e.ty, AtomicType) else np.int64(1)
+        stride = np.int64(units_in(e.ty))
+        unit = unit_of(e.ty)
         bt = e.base.ty
         bound = bt.n if isinstance(bt, ArrayType) else None
         pos = e.pos
@@ -603,8 +604,8 @@ class CodeGen:
         def address(c, m):
             p = base(c, m)
             k = idx(c, m)
-            if bound is not None and bound * stride != p.mem.region_size:
-                _check_subscript(c, p.mem, k, bound, m, pos, p.off, stride)
+            if bound is not None and bound * stride != p.mem.nbytes // unit:
+                _check_subscript(c, p.mem, k, bound, m, pos, p.off, stride, unit)
             if stride == 1:
                 return p.mem, p.off + k.astype(np.int64) if np.ndim(k) else p.off + np.int64(k)
             return p.mem, p.off + np.asarray(k, dtype=np.int64) * stride
@@ -684,12 +685,13 @@ class CodeGen:
                 return lambda c, m: c.slots[k]
             if sym.kind in (VarKind.TGVAR, VarKind.MEMVAR):
                 k = sym.slot
-                width = _width(sym.ty)
+                view = view_of(sym.ty)
                 ty = sym.ty
-                return lambda c, m: MemLoc(c.slots[k].mem, c.slots[k].off, width, e.pos, ty)
+                return lambda c, m: MemLoc(c.slots[k].mem, c.slots[k].off, view, e.pos, ty)
             if sym.kind == VarKind.SCALAR_INPUT:
                 name = sym.name
-                return lambda c, m: MemLoc(c.memories[name], np.int64(0), 1, e.pos, sym.ty)
+                view = view_of(sym.ty)
+                return lambda c, m: MemLoc(c.memories[name], np.int64(0), view, e.pos, sym.ty)
             raise CompileError(f"'{sym.name}' is not assignable", e.pos)
         if isinstance(e, ast.Index):
             if e.vector_index:
@@ -702,23 +704,25 @@ class CodeGen:
                     return CompLoc(base(c, m), _checked_component(c, idx(c, m), n, m, pos), True)
                 return vloc
             addr = self._address(e)
-            width = _width(e.ty)
+            view = view_of(e.ty)
             ty = e.ty
             pos = e.pos
 
             def mloc(c, m):
                 mem, off = addr(c, m)
-                return MemLoc(mem, off, width, pos, ty)
+                return MemLoc(mem, off, view, pos, ty)
             return mloc
         if isinstance(e, ast.Unary) and e.op == "*":
             ptr = self.expr(e.operand)
-            width = _width(e.ty)
+            view = view_of(e.ty)
             ty = e.ty
             pos = e.pos
 
             def dloc(c, m):
                 p = ptr(c, m)
-                return MemLoc(p.mem, p.off, width, pos, ty)
+                if p.mem is None:
+                    raise KernelRuntimeError("dereference of an uninitialised pointer", pos)
+                return MemLoc(p.mem, p.off, view, pos, ty)
             return dloc
         if isinstance(e, ast.Member):
             base = self.lvalue(e.base)
@@ -858,35 +862,35 @@ class CodeGen:
     def _memvar_decl(self, d: ast.Declarator, sym: Var):
         """A local whose address is taken: it lives in a one-element thread-private memory."""
         k = sym.slot
-        size = element_count(sym.ty)
-        scalar = storage_scalar(sym.ty)
+        ty = sym.ty
         init = self.expr(d.init) if d.init is not None else None
-        width = _width(sym.ty)
+        view = view_of(ty)
         name, pos = sym.name, d.pos
 
         def declare(c, m):
-            p = _thread_memory(c, k, name, scalar, size)
+            p = _thread_memory(c, k, name, ty)
             if init is not None:
-                c.store(p.mem, np.int64(0), init(c, m), m, width, pos)
+                c.store(p.mem, np.int64(0), init(c, m), m, view, pos)
         return declare
 
     def _array_decl(self, d: ast.Declarator, sym: Var):
         k = sym.slot
-        size = element_count(sym.ty)
-        scalar = storage_scalar(sym.ty)
+        ty = sym.ty
+        whole = span_view(ty)
         init_items = _flatten_init(d.init) if d.init is not None else None
         init_fns = [self.expr(x) for x in init_items] if init_items else []
         offsets = _init_offsets(d.init, sym.ty) if d.init is not None else []
+        item_views = [view_of(x.ty) for x in init_items] if init_items else []
         name = sym.name
         pos = d.pos
 
         def declare_array(c, m):
-            p = _thread_memory(c, k, name, scalar, size)
+            p = _thread_memory(c, k, name, ty)
             if d.init is not None:
                 # Aggregate initialization zero-fills the elements not listed.
-                c.store(p.mem, np.int64(0), np.zeros(size, dtype=scalar.dtype), m, size, pos) if size > 0 else None
-                for off, f, item in zip(offsets, init_fns, init_items, strict=True):
-                    c.store(p.mem, np.int64(off), f(c, m), m, _width(item.ty), pos)
+                c.store(p.mem, np.int64(0), np.zeros(whole.width, dtype=whole.dtype), m, whole, pos)
+                for off, f, view in zip(offsets, init_fns, item_views, strict=True):
+                    c.store(p.mem, np.int64(off), f(c, m), m, view, pos)
         return declare_array
 
     def s_If(self, s: ast.If):
@@ -1055,19 +1059,48 @@ def _zero_like(v):
     return np.zeros_like(v)
 
 
-def _width(ty: Type) -> int:
-    if isinstance(ty, VectorType):
-        return ty.n
-    return 1
-
-
-def _deref(c, p: Ptr, m, width, pos):
+def _deref(c, p: Ptr, m, view: View, pos):
     if p.mem is None:
         raise KernelRuntimeError("dereference of an uninitialised pointer", pos)
-    return c.load(p.mem, p.off, m, width, pos)
+    return c.load(p.mem, p.off, m, view, pos)
 
 
-def _check_subscript(c, mem, k, bound, m, pos, off=0, stride=1):
+def _pointer_cast(inner, src: PointerType, dst: PointerType, pos: Pos):
+    """A pointer seen as a pointer to another type: the same address, its offset counted in the
+    new type's units. A cast to a wider scalar must land on a multiple of its size."""
+    s_unit, d_unit = unit_of(src.pointee), unit_of(dst.pointee)
+    if s_unit == d_unit:
+        return inner
+    if s_unit > d_unit:
+        factor = np.int64(s_unit // d_unit)
+        return lambda c, m: _rescaled(inner(c, m), factor, 1)
+    factor = np.int64(d_unit // s_unit)
+
+    def narrow(c, m):
+        p = inner(c, m)
+        if p.mem is None:
+            return p
+        rest = p.off % factor
+        if np.any(rest):
+            bad = np.broadcast_to(rest != 0, (c.n,)) & (c.full() if m is None else m)
+            if bad.any():
+                lane = int(np.flatnonzero(bad)[0])
+                at = int(np.broadcast_to(p.off, (c.n,))[lane]) * s_unit
+                c.report(FindingKind.MISALIGNED, pos, bad,
+                         f"{c.lanes.name(lane)} casts a pointer to byte {at} of '{p.mem.name}' to '{dst}', which "
+                         f"needs {d_unit}-byte alignment (a misaligned access is undefined on the GPU)",
+                         buffer=p.mem.name, index=at // d_unit)
+        return _rescaled(p, 1, factor)
+    return narrow
+
+
+def _rescaled(p: Ptr, mul, div) -> Ptr:
+    if p.mem is None:
+        return p
+    return Ptr(p.mem, p.off * mul // div if div != 1 else p.off * mul)
+
+
+def _check_subscript(c, mem, k, bound, m, pos, off=0, stride=1, unit=None):
     bad = (k < 0) | (k >= bound)
     if np.ndim(bad) == 0:
         if bad:
@@ -1082,7 +1115,7 @@ def _check_subscript(c, mem, k, bound, m, pos, off=0, stride=1):
         flat = int((off[lane] if np.ndim(off) else off) + idx * stride)
         c.report(FindingKind.OUT_OF_BOUNDS, pos, bad_lanes,
                  f"{c.lanes.name(lane)} uses index {idx} on a dimension of size {bound} of '{mem.name}' "
-                 f"(element {flat} of its {mem.region_size}): check the loop bounds of this subscript",
+                 f"(element {flat} of its {mem.nbytes // (unit or mem.unit)}): check the loop bounds of this subscript",
                  buffer=mem.name, index=flat)
 
 
@@ -1145,7 +1178,7 @@ def _flatten(value, ty):
             if k < len(value):
                 out.extend(_flatten(value[k], ty.elem))
             else:
-                out.extend([0] * element_count(ty.elem))
+                out.extend([0] * units_in(ty.elem))
         return out
     return [value]
 
@@ -1162,7 +1195,7 @@ def _flatten_init(init) -> list:
 
 def _init_offsets(init, ty) -> list[int]:
     out = []
-    stride = element_count(ty.elem)
+    stride = units_in(ty.elem)
     for k, item in enumerate(init.items):
         if isinstance(item, ast.InitList):
             out.extend(k * stride + o for o in _init_offsets(item, ty.elem))

@@ -16,12 +16,22 @@ from ..lang.errors import Pos
 
 class FindingKind(StrEnum):
     OUT_OF_BOUNDS = "out-of-bounds"
+    MISALIGNED = "misaligned-access"
     RACE = "race"
     BARRIER_DIVERGENCE = "barrier-divergence"
     UNINITIALIZED_READ = "uninitialized-read"
     UNWRITTEN_OUTPUT = "unwritten-output"
     DIVISION_BY_ZERO = "division-by-zero"
     STEP_BUDGET = "step-budget"
+
+
+class Severity(StrEnum):
+    """How much a finding matters. Errors are what a GPU would get wrong; notes are true by the
+    letter of the language but harmless in practice (two threads storing the same value): notes
+    are shown, never raised, and never fail a check or a grade."""
+
+    ERROR = "error"
+    NOTE = "note"
 
 
 class RaceKind(StrEnum):
@@ -33,9 +43,9 @@ class RaceKind(StrEnum):
 
 
 class SanitizeMode(StrEnum):
-    """What happens to findings: 'error' raises SanitizerError after the run, 'warn' issues
-    Python warnings and returns the run, 'off' does not look for them (the step budget still
-    stops a runaway kernel)."""
+    """What happens to findings: 'error' raises SanitizerError after the run when there is an
+    error (notes never raise), 'warn' issues Python warnings and returns the run, 'off' does not
+    look for them (the step budget still stops a runaway kernel)."""
 
     ERROR = "error"
     WARN = "warn"
@@ -73,6 +83,11 @@ class Finding:
     other_thread: dict | None = None
     #: Unwritten outputs: how many elements were never written.
     count: int | None = None
+    severity: Severity = Severity.ERROR
+
+    @property
+    def is_error(self) -> bool:
+        return self.severity == Severity.ERROR
 
     @property
     def extra(self) -> dict[str, Any]:
@@ -83,4 +98,5 @@ class Finding:
 
     def __str__(self) -> str:
         where = f"{self.pos}: " if self.pos is not None else ""
-        return f"{where}{self.kind}: {self.message}"
+        note = " (note)" if self.severity == Severity.NOTE else ""
+        return f"{where}{self.kind}{note}: {self.message}"

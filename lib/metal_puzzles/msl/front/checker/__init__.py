@@ -8,7 +8,7 @@ from typing import Any
 
 from ...abi.signature import ParamRole
 from ...lang.errors import BUILTIN_POS, CompileError, Pos
-from ...lang.types import BOOL, INT, LONG, VOID, PointerType, Type
+from ...lang.types import BOOL, INT, LONG, VOID, AddressSpace, PointerType, Type
 from .. import ast
 from ..symbols import Var, VarKind
 from .calls import Calls
@@ -56,8 +56,14 @@ class Checker(TypeResolution, Declarations, Statements, Conversions, Expressions
         pvars = []
         for name, ty, role in params:
             if isinstance(ty, PointerType):
-                kind = VarKind.BUFFER
-            elif role == ParamRole.ATTRIBUTE:
+                # A pointer parameter is the body's own copy of the pointer (C++): it may be moved
+                # ('out += n;', 'x++'); what it points to keeps its constness.
+                var = Var(name, ty, VarKind.LOCAL, BUILTIN_POS, slot=self.new_slot(), mutable=True, role=role,
+                          space=AddressSpace.THREAD)
+                self.scope.names[name] = var
+                pvars.append(var)
+                continue
+            if role == ParamRole.ATTRIBUTE:
                 kind = VarKind.ATTR
             else:  # a 0-d input or an ndim, passed by constant reference
                 kind = VarKind.SCALAR_INPUT

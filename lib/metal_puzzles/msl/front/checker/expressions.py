@@ -19,6 +19,7 @@ from ...lang.types import (
     ArrayType,
     AtomicType,
     EnumType,
+    MemFlags,
     PointerType,
     ScalarType,
     Type,
@@ -42,9 +43,11 @@ SWIZZLE_SETS = ("xyzw", "rgba")
 
 #: Metal's enum constants, accepted with or without their 'mem_flags::' / 'metal::' prefixes.
 ENUM_CONSTANTS = {
-    "mem_flags::mem_none": (MEM_FLAGS, 0), "mem_flags::mem_device": (MEM_FLAGS, 1),
-    "mem_flags::mem_threadgroup": (MEM_FLAGS, 2), "mem_flags::mem_texture": (MEM_FLAGS, 4),
-    "mem_flags::mem_threadgroup_imageblock": (MEM_FLAGS, 8), "mem_flags::mem_object_data": (MEM_FLAGS, 16),
+    "mem_flags::mem_none": (MEM_FLAGS, MemFlags.NONE), "mem_flags::mem_device": (MEM_FLAGS, MemFlags.DEVICE),
+    "mem_flags::mem_threadgroup": (MEM_FLAGS, MemFlags.THREADGROUP),
+    "mem_flags::mem_texture": (MEM_FLAGS, MemFlags.TEXTURE),
+    "mem_flags::mem_threadgroup_imageblock": (MEM_FLAGS, MemFlags.THREADGROUP_IMAGEBLOCK),
+    "mem_flags::mem_object_data": (MEM_FLAGS, MemFlags.OBJECT_DATA),
     "memory_order_relaxed": (MEMORY_ORDER, 0), "memory_order::memory_order_relaxed": (MEMORY_ORDER, 0),
     "memory_order_seq_cst": (MEMORY_ORDER, 5), "memory_order_acquire": (MEMORY_ORDER, 2),
     "memory_order_release": (MEMORY_ORDER, 3), "memory_order_acq_rel": (MEMORY_ORDER, 4),
