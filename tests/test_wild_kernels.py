@@ -94,7 +94,7 @@ def _run_exp(kernel: Callable, a: mx.array, t: mx.Dtype, **kwargs) -> mx.array:
         threadgroup=(256, 1, 1),
         output_shapes=[a.shape],
         output_dtypes=[a.dtype],
-        **kwargs,
+        **{"sanitize": "error", **kwargs},
     )[0]
 
 
@@ -168,6 +168,7 @@ def test_kernel_sees_the_view_strides(name: str, row_contiguous: bool) -> None:
         threadgroup=(a.ndim, 1, 1),
         output_shapes=[(a.ndim,), (a.ndim,)],
         output_dtypes=[mx.int32, mx.int64],
+        sanitize="error",
     )
     view = memoryview(a)
     if row_contiguous:
@@ -284,8 +285,9 @@ grid_sample_kernel = metal_kernel(
 )
 
 
-def grid_sample_metal(x: mx.array, grid: mx.array) -> mx.array:
-    """Launch the fused forward kernel: one thread per output element, groups of 256."""
+def grid_sample_metal(x: mx.array, grid: mx.array, sanitize: str = "error") -> mx.array:
+    """Launch the fused forward kernel: one thread per output element, groups of 256. The tests
+    run it strictly (the drop-in's own default only warns), so a stray access fails them."""
     b, _, _, c = x.shape
     _, gh, gw, d = grid.shape
     assert d == 2
@@ -297,6 +299,7 @@ def grid_sample_metal(x: mx.array, grid: mx.array) -> mx.array:
         output_dtypes=[x.dtype],
         grid=(int(np.prod(out_shape)), 1, 1),
         threadgroup=(256, 1, 1),
+        sanitize=sanitize,
     )[0]
 
 
@@ -413,16 +416,23 @@ def test_grid_sample_forward_reports_the_guides_out_of_bounds_loads() -> None:
     reads = sorted((f.kind, f.buffer, f.index) for f in info.value.findings)
     assert reads == [("out-of-bounds", "x", i) for i in (-3, -2, -1)]
 
-    with pytest.warns(RuntimeWarning, match="out-of-bounds"):
-        (out,) = grid_sample_kernel(
-            inputs=[x, grid],
-            template=[("T", mx.float32)],
-            output_shapes=[(1, 1, 1, 1)],
-            output_dtypes=[mx.float32],
-            grid=(1, 1, 1),
-            threadgroup=(256, 1, 1),
-            sanitize="warn",
-        )
+    # The drop-in's default: the findings become warnings (each once per kernel object, however
+    # often it runs) and the GPU's masked result comes back.
+    fresh = metal_kernel(name="grid_sample", input_names=["x", "grid"], output_names=["out"],
+                         source=grid_sample_kernel.source, header=grid_sample_kernel.header)
+    with pytest.warns(RuntimeWarning, match="out-of-bounds") as caught:
+        for _ in range(2):
+            (out,) = fresh(
+                inputs=[x, grid],
+                template=[("T", mx.float32)],
+                output_shapes=[(1, 1, 1, 1)],
+                output_dtypes=[mx.float32],
+                grid=(1, 1, 1),
+                threadgroup=(256, 1, 1),
+            )
+    messages = [str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)]
+    assert len(messages) == 3, messages  # the three reads, warned about on the first call only
+    assert all("outside the" in m and "x[" in m for m in messages)
     # Only the bottom-right corner, x[0, 0, 0] = 1, is inside; its weight is 0.5 * 0.5.
     assert _np(out).tolist() == [[[[0.25]]]]
     _assert_close(out, grid_sample_ref(x, grid), FWD_F32)
@@ -578,6 +588,7 @@ def grid_sample_grad_metal(
         grid=(b * gh * gw * lanes, 1, 1),
         threadgroup=(256, 1, 1),
         init_value=0,
+        sanitize="error",
     )
     return x_grad, grid_grad
 

@@ -64,8 +64,12 @@ class SimulatedKernel:
     """What ``metal_kernel`` returns: call it like the object ``mx.fast.metal_kernel`` returns.
 
     Besides MLX's keyword arguments it takes ``backend`` ('simulator' or 'metal', default from
-    the METAL_PUZZLES_BACKEND environment variable, else 'simulator'), ``sanitize`` ('error',
-    'warn', 'off') and ``trace``. The last simulator run is kept in ``last_run`` (counts, trace,
+    the METAL_PUZZLES_BACKEND environment variable, else 'simulator'), ``sanitize`` and
+    ``trace``. ``sanitize='warn'`` (the default) shows what the sanitizer finds as Python
+    warnings, each finding once per kernel object however often it is called, and returns the
+    outputs as a GPU would: production kernels that run on GPUs keep running here. 'error'
+    raises SanitizerError on an error finding (what puzzles and the grader use; notes never
+    raise), 'off' does not look. The last simulator run is kept in ``last_run`` (counts, trace,
     findings) for diagrams; ``metal_puzzles.explore(kernel)`` opens the explorer on it.
     """
 
@@ -82,13 +86,14 @@ class SimulatedKernel:
         self.compile_options = compile_options
         self.last_run: RunResult | None = None
         self.last_call: dict | None = None
+        self._warned: set = set()  # findings already shown as warnings (once per kernel)
         self._metal: MetalBackendKernel | None = None
 
     def __call__(self, *, inputs: Sequence[Any], output_shapes: Sequence[Sequence[int]],
                  output_dtypes: Sequence[Any], grid: Sequence[int], threadgroup: Sequence[int],
                  template: Sequence[tuple[str, Any]] | None = None, init_value: float | None = None,
                  verbose: bool = False, stream: Any = None, backend: str | None = None,
-                 sanitize: str = "error", trace: bool | None = None, max_steps: int | None = None) -> list[mx.array]:
+                 sanitize: str = "warn", trace: bool | None = None, max_steps: int | None = None) -> list[mx.array]:
         if resolve_backend(backend) == METAL:
             return self._run_metal(inputs=inputs, output_shapes=output_shapes, output_dtypes=output_dtypes,
                                    grid=grid, threadgroup=threadgroup, template=template, init_value=init_value,
@@ -99,7 +104,7 @@ class SimulatedKernel:
         return [to_mlx(o, dtype_name(d)) for o, d in zip(result.outputs, output_dtypes, strict=True)]
 
     def run(self, *, inputs, output_shapes, output_dtypes, grid, threadgroup, template=None, init_value=None,
-            verbose=False, sanitize="error", trace=None, max_steps=None, steps=False) -> RunResult:
+            verbose=False, sanitize="warn", trace=None, max_steps=None, steps=False) -> RunResult:
         """Run on the simulator and return the full run record (outputs as NumPy arrays)."""
         self.last_call = dict(inputs=inputs, output_shapes=output_shapes, output_dtypes=output_dtypes, grid=grid,
                               threadgroup=threadgroup, template=template, init_value=init_value)
@@ -111,7 +116,7 @@ class SimulatedKernel:
             output_dtypes=[dtype_name(d) for d in output_dtypes], grid=tuple(grid), threadgroup=tuple(threadgroup),
             template=tmpl, init_value=init_value, atomic_outputs=self.atomic_outputs,
             ensure_row_contiguous=self.ensure_row_contiguous, verbose=verbose, input_dtypes=list(overrides),
-            sanitize=sanitize, trace=trace, max_steps=max_steps, steps=steps)
+            sanitize=sanitize, trace=trace, max_steps=max_steps, steps=steps, warned=self._warned)
         self.last_run = result
         return result
 

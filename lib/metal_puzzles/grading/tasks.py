@@ -38,7 +38,7 @@ def summarize(result: CheckResult) -> dict:
             "counts_max": o.counts_max,
             "mismatches": None if o.mismatch is None else int(o.mismatch.sum()),
             "findings": [{
-                "kind": f.kind, "message": f.message,
+                "kind": f.kind, "severity": f.severity, "message": f.message,
                 "line": f.pos.line if f.pos else None, "file": f.pos.file if f.pos else None,
                 "threads": [{k: list(v) for k, v in t.items()} for t in f.threads[:2]],
                 "buffer": f.buffer, "index": f.index,

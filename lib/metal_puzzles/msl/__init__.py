@@ -9,9 +9,10 @@ from .api import get_kernel, simulate
 from .lang.errors import ArgumentError, CompileError, KernelRuntimeError, Pos
 from .program import CompiledKernel
 from .record import Counts, RunResult, SanitizerError
-from .run.findings import Finding, FindingKind, SanitizeMode, StopReason
+from .run.findings import Finding, FindingKind, SanitizeMode, Severity, StopReason
 
 __all__ = [
     "simulate", "get_kernel", "CompileError", "KernelRuntimeError", "ArgumentError", "SanitizerError",
-    "RunResult", "Counts", "Finding", "FindingKind", "SanitizeMode", "StopReason", "CompiledKernel", "Pos",
+    "RunResult", "Counts", "Finding", "FindingKind", "SanitizeMode", "Severity", "StopReason", "CompiledKernel",
+    "Pos",
 ]

@@ -61,13 +61,17 @@ def simulate(name: str, input_names: Sequence[str], output_names: Sequence[str],
              template: Sequence[tuple[str, Any]] = (), init_value: float | None = None,
              atomic_outputs: bool = False, ensure_row_contiguous: bool = True, verbose: bool = False,
              input_dtypes: Sequence[Any] | None = None, sanitize: SanitizeMode | str = SanitizeMode.ERROR,
-             max_steps: int | None = None, trace: bool | None = None, steps: bool = False) -> RunResult:
+             max_steps: int | None = None, trace: bool | None = None, steps: bool = False,
+             warned: set | None = None) -> RunResult:
     """Run a Metal kernel body on the simulator.
 
     Arguments follow ``mx.fast.metal_kernel`` (construction and call merged), with NumPy arrays
-    for inputs. ``sanitize`` is 'error' (findings raise SanitizerError), 'warn' or 'off'.
-    ``trace`` records every access for diagrams (default: on for launches of up to 1024 threads);
-    ``steps`` records a step-through view (every statement, active threads, local variables).
+    for inputs. ``sanitize`` is 'error' (an error finding raises SanitizerError; notes are
+    warnings), 'warn' (every finding is a warning) or 'off'; ``warned`` is a set the caller keeps
+    to show each finding only once over several runs. ``trace`` records every access for
+    diagrams (default: for launches of up to 1024 threads, stopping after 200,000 element
+    accesses, see ``RunResult.trace``); ``steps`` records a step-through view (every statement,
+    active threads, local variables).
     """
     try:
         mode = SanitizeMode(sanitize)
@@ -108,7 +112,7 @@ def simulate(name: str, input_names: Sequence[str], output_names: Sequence[str],
     if verbose:
         print(verbose_text(name, kernel.generated))
     return kernel.launch(arrays, [d.dtype for d in descs], shapes, out_dtypes, grid, threadgroup, init_value,
-                         ensure_row_contiguous, mode, max_steps, trace, steps)
+                         ensure_row_contiguous, mode, max_steps, trace, steps, warned)
 
 
 _SUPPORTED = {"bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64", "float16",

@@ -47,7 +47,7 @@ from .observe.stepper import Stepper
 from .observe.trace import Recorder
 from .record import Counts, RunResult, SanitizerError
 from .run.codegen import CodeGen
-from .run.findings import FindingKind, SanitizeMode, StopKernel, StopReason
+from .run.findings import Finding, FindingKind, SanitizeMode, StopKernel, StopReason
 from .run.lanes import SIMD_WIDTH, Lanes
 from .run.memory import Counted, Memory, Ptr
 from .run.runtime import COUNTERS, Ctx
@@ -140,7 +140,8 @@ class CompiledKernel:
     # ------------------------------------------------------------------ launch
     def launch(self, inputs: Sequence[np.ndarray], input_dtypes: Sequence[str], output_shapes, output_dtypes,
                grid, threadgroup, init_value, ensure_row_contiguous: bool, sanitize: SanitizeMode,
-               max_steps: int | None, trace: bool | None, steps: bool = False) -> RunResult:
+               max_steps: int | None, trace: bool | None, steps: bool = False,
+               warned: set | None = None) -> RunResult:
         grid = _triple(grid, "grid")
         tg = _triple(threadgroup, "threadgroup")
         if any(g < 0 for g in grid):
@@ -211,11 +212,13 @@ class CompiledKernel:
             source=self.source,
             stopped=stopped,
         )
-        if ctx.findings and sanitize == SanitizeMode.ERROR:
-            raise SanitizerError(ctx.findings, result, self.registry)
-        if ctx.findings and sanitize == SanitizeMode.WARN:
-            for f in ctx.findings:
-                warnings.warn(str(f), RuntimeWarning, stacklevel=3)
+        errors = [f for f in ctx.findings if f.is_error]
+        if errors and sanitize == SanitizeMode.ERROR:
+            notes = [f for f in ctx.findings if not f.is_error]
+            raise SanitizerError(errors + notes, result, self.registry)
+        if ctx.findings and sanitize != SanitizeMode.OFF:
+            # 'warn' shows every finding; 'error' got here with notes only, which never raise.
+            warn_findings(ctx.findings, warned)
         elif stopped == StopReason.STEP_BUDGET:  # even unsanitized, a runaway kernel is an error
             raise SanitizerError([f for f in ctx.findings if f.kind == FindingKind.STEP_BUDGET], result,
                                  self.registry)
@@ -288,6 +291,18 @@ class CompiledKernel:
             if p.role == ParamRole.ATTRIBUTE:
                 v = values[p.name]
                 ctx.attrs[p.name] = v.astype(u) if isinstance(v, np.ndarray) else u(v)
+
+
+def warn_findings(findings: Sequence[Finding], warned: set | None) -> None:
+    """Issue each finding as a Python warning with its whole message. ``warned`` (kept by the
+    caller, e.g. a kernel object) holds the findings already shown, so each is shown once."""
+    for f in findings:
+        key = (f.kind, f.pos, f.buffer, f.severity)
+        if warned is not None:
+            if key in warned:
+                continue
+            warned.add(key)
+        warnings.warn(str(f), RuntimeWarning, stacklevel=4)
 
 
 def _array_shape(ty) -> tuple[int, ...]:

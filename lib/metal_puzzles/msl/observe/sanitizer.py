@@ -500,13 +500,17 @@ class Sanitizer:
             else:
                 fix = ("threads of different threadgroups cannot synchronise within a kernel: read only what this "
                        "thread wrote, use atomics, or split the work into two kernels")
-            message = f"{me} {verb} {mem.name}[{idx}], {earlier} {them} {where} (line {other_pos.line}): {fix}"
             weak = ctx.unordered_by.get(AddressSpace.THREADGROUP if mem.space == AddressSpace.THREADGROUP
                                         else AddressSpace.DEVICE)
-            if weak is not None and (mem.space == AddressSpace.THREADGROUP or same_group):
+            between = weak is not None and weak.file == pos.file and min(other_pos.line, pos.line) < weak.line < max(
+                other_pos.line, pos.line)
+            if between and (mem.space == AddressSpace.THREADGROUP or same_group):
+                # A barrier between the two lines ran, but its mem_flags do not order this memory.
                 flag = "mem_threadgroup" if mem.space == AddressSpace.THREADGROUP else "mem_device"
-                message += (f" (the barrier at line {weak.line} does not order {mem.space} memory: its mem_flags "
-                            f"lack {flag}, so it only synchronises execution for this memory)")
+                fix = (f"the barrier at line {weak.line} synchronises execution but does not order {mem.space} "
+                       f"memory (its mem_flags lack {flag}): use threadgroup_barrier(mem_flags::{flag}) between the "
+                       f"two accesses (line {other_pos.line} and line {pos.line})")
+            message = f"{me} {verb} {mem.name}[{idx}], {earlier} {them} {where} (line {other_pos.line}): {fix}"
         mask = np.zeros(ctx.n, dtype=bool)
         mask[lanes] = True
         ctx.report_first(FindingKind.RACE, pos, lane, mask, message, buffer=mem.name, index=idx, race=kind,
