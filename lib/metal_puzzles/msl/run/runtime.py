@@ -187,11 +187,13 @@ class Ctx:
             idx = int(off[lane] if np.ndim(off) else off)
             copy = " (its threadgroup's copy)" if mem.space == AddressSpace.THREADGROUP else ""
             if view.dtype == mem.data.dtype:
+                through = ""
                 elements = f"the {count // max(width, 1) if width > 1 else count} elements of '{mem.name}'"
-            else:  # a reinterpreting view: say what it sees
-                elements = f"the {count} '{view}' elements ({mem.nbytes} bytes) of '{mem.name}' seen as '{view}'"
+            else:  # a reinterpreting view: the index counts its elements
+                through = f" through a '{view}' view"
+                elements = f"the {count} '{view}' elements ({mem.nbytes} bytes) of '{mem.name}'"
             self.report(FindingKind.OUT_OF_BOUNDS, pos, active_bad,
-                        f"{self.lanes.name(lane)} {what} {mem.name}[{idx}], outside {elements}{copy}",
+                        f"{self.lanes.name(lane)} {what} {mem.name}[{idx}]{through}, outside {elements}{copy}",
                         buffer=mem.name, index=idx)
         else:
             active_bad = None

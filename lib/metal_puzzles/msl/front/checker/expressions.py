@@ -188,6 +188,9 @@ class Expressions(CheckerState):
 
     def require_modifiable(self, e: ast.Expr) -> None:
         start = start_pos(e)
+        if isinstance(e, ast.Name) and isinstance(e.symbol, Var) and e.symbol.kind == VarKind.SCALAR_INPUT:
+            raise CompileError(f"cannot assign to '{e.ident}': MLX passes it as a read-only reference "
+                               f"('const constant {e.ty}& {e.ident}'); copy it into a local variable first", start)
         if not e.lvalue:
             raise CompileError("expression is not assignable", start)
         if isinstance(e, ast.Name) and isinstance(e.symbol, Var) and not e.symbol.mutable:
@@ -408,6 +411,8 @@ class Expressions(CheckerState):
         operand = self.rvalue(self.expr(e.operand))
         src = operand.ty
         e.ty = ty
+        if e.style == CastStyle.AS_TYPE and isinstance(ty, PointerType) and isinstance(src, PointerType):
+            e.style = CastStyle.REINTERPRET  # as_type of a pointer: the same address, another pointee type
         if e.style == CastStyle.AS_TYPE:
             if not (is_arith(ty) and is_arith(src)) or size_of(ty) != size_of(src):
                 raise CompileError(f"as_type<{ty}> needs a value of the same size (got '{src}', "
@@ -418,7 +423,11 @@ class Expressions(CheckerState):
             if not isinstance(src, PointerType):
                 raise CompileError(f"cannot cast '{src}' to pointer type '{ty}'", e.pos)
             if src.space != ty.space:
-                raise CompileError(f"cannot cast between address spaces ('{src}' to '{ty}')", e.pos)
+                hint = ""
+                if src.space == AddressSpace.CONSTANT and ty.space == AddressSpace.DEVICE:
+                    hint = ("; MLX passes inputs with fewer than 8 elements as 'constant' pointers, so cast to "
+                            f"a 'constant' pointer (e.g. '{PointerType(ty.pointee, AddressSpace.CONSTANT, ty.const)}')")
+                raise CompileError(f"cannot cast between address spaces ('{src}' to '{ty}'){hint}", e.pos)
             e.operand = operand
             return e
         if isinstance(ty, VectorType) and isinstance(src, VectorType):
