@@ -176,7 +176,8 @@ class CompiledKernel:
                 ctx.sanitizer.watch(mem, initialized=init_value is not None)
         for var in self.checked.threadgroup_arrays:
             mem = Memory(var.name, AddressSpace.THREADGROUP, storage_scalar(var.ty), size_of(var.ty),
-                         regions=lanes.n_groups, lane_region=lanes.group, counted=Counted.SHARED, writable=True)
+                         regions=lanes.n_groups, lane_region=lanes.group, counted=Counted.SHARED, writable=True,
+                         ty=var.ty)
             ctx.memories[var.name] = mem
             ctx.slots[var.slot] = Ptr(mem, np.int64(0))
             if ctx.sanitizer is not None:

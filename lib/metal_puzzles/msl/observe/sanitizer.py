@@ -428,12 +428,20 @@ class Sanitizer:
         return bool(mine.tobytes() == np.ascontiguousarray(theirs).tobytes())
 
     # ------------------------------------------------------------- findings
-    def _element(self, ctx, mem: Memory, entry: int, lane: int) -> int:
-        """A granule as the index of the memory's element it lies in (within the lane's region)."""
+    def _byte(self, mem: Memory, entry: int, lane: int) -> int:
+        """A granule's first byte within the lane's region."""
         byte = entry * mem.shadow.granule
         if mem.lane_region is not None:
             byte -= int(mem.lane_region[lane]) * mem.region_bytes
-        return byte // mem.unit
+        return byte
+
+    def _element(self, ctx, mem: Memory, entry: int, lane: int) -> int:
+        """A granule as the index of the memory's element it lies in (within the lane's region)."""
+        return self._byte(mem, entry, lane) // mem.unit
+
+    def _place(self, mem: Memory, entry: int, lane: int) -> str:
+        """How a message names the place: 'buf[3]', or a struct member 'acc.lo'."""
+        return mem.place(self._byte(mem, entry, lane)) or f"{mem.name}[{self._element(None, mem, entry, lane)}]"
 
     def _uninit(self, ctx, mem: Memory, lanes, f: int, lane: int, pos: Pos) -> None:
         key = ("uninit", mem.name, pos)
@@ -447,11 +455,14 @@ class Sanitizer:
         fix = {"threadgroup": "write it first (and put a threadgroup_barrier between the write and this read)",
                "thread": "initialise the array, e.g. 'float x[4] = {0};'",
                "device": "write it before reading it, or launch with init_value"}[mem.space]
+        if mem.space == "thread" and mem.place(0) is not None:
+            what = "a member that was never assigned"
+            fix = "initialise the struct ('S s = {...};') or give the member a default value in the struct"
         mask = np.zeros(ctx.n, dtype=bool)
         mask[lane] = True
         mask[lanes] = True
         ctx.report_first(FindingKind.UNINITIALIZED_READ, pos, lane, mask,
-                         f"{ctx.lanes.name(int(lane))} reads {mem.name}[{idx}], {what}: {fix}",
+                         f"{ctx.lanes.name(int(lane))} reads {self._place(mem, f, lane)}, {what}: {fix}",
                          buffer=mem.name, index=idx)
 
     def _race(self, ctx, mem: Memory, kind: RaceKind, lane: int, other: int, f: int, pos: Pos, other_pos: Pos,
@@ -464,6 +475,7 @@ class Sanitizer:
             return
         self.reported.add(key)
         idx = self._element(ctx, mem, f, lane)
+        place = self._place(mem, f, lane)
         me = ctx.lanes.name(lane)
         them = ctx.lanes.name(other) if other >= 0 else "other threads"
         same_group = other >= 0 and ctx.lanes.group[other] == ctx.lanes.group[lane]
@@ -479,9 +491,9 @@ class Sanitizer:
                        "earlier": "atomically updated by"}[atomic]
             fix = ("an atomic and a plain access to one element race: access it only through atomic functions "
                    "(atomic_load_explicit / atomic_store_explicit for the plain ones), or order the two with a barrier")
-            message = f"{me} {verb} {mem.name}[{idx}], {earlier} {them} {where} (line {other_pos.line}): {fix}"
+            message = f"{me} {verb} {place}, {earlier} {them} {where} (line {other_pos.line}): {fix}"
         elif same_value:
-            message = (f"{me} writes {mem.name}[{idx}], also written by {them} {where} (line {other_pos.line}), "
+            message = (f"{me} writes {place}, also written by {them} {where} (line {other_pos.line}), "
                        "with the same value: a benign race (GPUs store whole elements, so the result is that "
                        "value either way); let one thread write it to make the kernel race-free")
         else:
@@ -510,7 +522,7 @@ class Sanitizer:
                 fix = (f"the barrier at line {weak.line} synchronises execution but does not order {mem.space} "
                        f"memory (its mem_flags lack {flag}): use threadgroup_barrier(mem_flags::{flag}) between the "
                        f"two accesses (line {other_pos.line} and line {pos.line})")
-            message = f"{me} {verb} {mem.name}[{idx}], {earlier} {them} {where} (line {other_pos.line}): {fix}"
+            message = f"{me} {verb} {place}, {earlier} {them} {where} (line {other_pos.line}): {fix}"
         mask = np.zeros(ctx.n, dtype=bool)
         mask[lanes] = True
         ctx.report_first(FindingKind.RACE, pos, lane, mask, message, buffer=mem.name, index=idx, race=kind,

@@ -28,9 +28,9 @@ from ..lang.types import (
     unit_of,
     units_in,
 )
-from ..lang.values import c_divmod, cast, round_bfloat, splat, zero
+from ..lang.values import c_divmod, cast, is_varying, round_bfloat, splat, type_ndim, zero
 from .findings import FindingKind
-from .memory import Memory, Ptr, View, span_view, view_of
+from .memory import Memory, Ptr, View, from_bytes, span_view, to_bytes, view_of
 from .runtime import Ctx, Frame, LoopState
 
 Fn = Callable[[Ctx, object], object]
@@ -58,13 +58,14 @@ def empty(m) -> bool:
     return m is not None and not m.any()
 
 
-def merge(m, new, old, vec: bool):
-    """Per-lane select: new where the mask is set, old elsewhere."""
+def merge(m, new, old, ndim: int):
+    """Per-lane select: new where the mask is set, old elsewhere (``ndim``: the value's axes
+    besides the lanes, see ``values.type_ndim``)."""
     if m is None:
         return new
     if isinstance(new, Ptr) or isinstance(old, Ptr):
         return merge_ptr(m, new, old)
-    return np.where(m[:, None] if vec else m, new, old)
+    return np.where(m.reshape(m.shape + (1,) * ndim) if ndim else m, new, old)
 
 
 def merge_ptr(m, new: Ptr, old):
@@ -174,7 +175,7 @@ def _thread_memory(c, k: int, name: str, ty: Type) -> Ptr:
     p = c.slots[k]
     if p is None:
         mem = Memory(name, AddressSpace.THREAD, storage_scalar(ty), size_of(ty), regions=c.n,
-                     lane_region=c.all_lanes, writable=True)
+                     lane_region=c.all_lanes, writable=True, ty=ty)
         if c.sanitizer is not None:
             c.sanitizer.watch(mem, initialized=False)
         p = c.slots[k] = Ptr(mem, np.int64(0))
@@ -541,7 +542,7 @@ class CodeGen:
 
     def x_Ternary(self, e):
         cond, a, b = self.expr(e.cond), self.expr(e.then), self.expr(e.other)
-        vec = isinstance(e.ty, VectorType)
+        vec = type_ndim(e.ty)
 
         def ternary(c, m):
             k = cond(c, m)
@@ -556,7 +557,7 @@ class CodeGen:
             x, y = a(c, mt), b(c, mf)
             if isinstance(x, Ptr):
                 return merge_ptr(k, x, y)
-            return np.where(k[:, None] if vec else k, x, y)
+            return np.where(k.reshape(k.shape + (1,) * vec) if vec else k, x, y)
         return ternary
 
     def x_Comma(self, e):
@@ -612,6 +613,8 @@ class CodeGen:
         return address
 
     def x_Member(self, e):
+        if e.field is not None:
+            return self._struct_member(e)
         base = self.expr(e.base)
         comps = e.comps
         if len(comps) == 1:
@@ -619,6 +622,60 @@ class CodeGen:
             return lambda c, m: base(c, m)[..., k]
         idx = np.array(comps)
         return lambda c, m: base(c, m)[..., idx]
+
+    def _struct_member(self, e: ast.Member):
+        """A struct member's value: read from memory where the struct is (only the member is
+        read and counted), or taken from the bytes of a struct value."""
+        field = e.field
+        if e.arrow or e.base.lvalue:
+            loc = self.lvalue(e)
+            if isinstance(field.ty, ArrayType):
+                return lambda c, m: _as_pointer(loc(c, m))
+            return lambda c, m: loc(c, m).load(c, m)
+        base = self.expr(e.base)
+        off, ty = field.offset, field.ty
+        return lambda c, m: from_bytes(base(c, m), off, ty)
+
+    def _member_loc(self, e: ast.Member):
+        """Where a struct member is: a place in the memory its struct is in."""
+        field = e.field
+        ty = field.ty
+        view = view_of(ty)
+        unit = unit_of(ty)
+        offset = field.offset
+        pos = e.pos
+        if e.arrow:
+            ptr = self.expr(e.base)
+
+            def through_pointer(c, m):
+                p = ptr(c, m)
+                if p.mem is None:
+                    raise KernelRuntimeError("member access through an uninitialised pointer", pos)
+                return MemLoc(p.mem, _member_offset(c, m, p.mem, p.off, offset, unit, pos), view, pos, ty)
+            return through_pointer
+        base = self.lvalue(e.base)
+        base_unit = unit_of(e.base.ty)
+
+        def member(c, m):
+            loc = base(c, m)
+            if not isinstance(loc, MemLoc):
+                raise KernelRuntimeError("this struct is not in memory", pos)
+            return MemLoc(loc.mem, _member_offset(c, m, loc.mem, loc.off * base_unit, offset, unit, pos), view, pos, ty)
+        return member
+
+    def x_StructInit(self, e: ast.StructInit):
+        size = e.ty.size
+        parts = [(off, self.expr(x), x.ty) for off, x in e.parts]
+
+        def build(c, m):
+            values = [(off, f(c, m), ty) for off, f, ty in parts]
+            varying = any(is_varying(v, ty) for _, v, ty in values)
+            blob = np.zeros((c.n, size) if varying else size, dtype=np.uint8)
+            for off, v, ty in values:
+                b = to_bytes(v, ty)
+                blob[..., off: off + b.shape[-1]] = b
+            return blob
+        return build
 
     def x_Call(self, e):
         target = e.target
@@ -638,6 +695,8 @@ class CodeGen:
         params = inst.params
         nslots = inst.nslots
         ret_void = isinstance(inst.ret, VoidType)
+        # Structs passed by value: copied into the callee's own thread memory.
+        copies = [(p.slot, p.name, p.ty, view_of(p.ty)) for p in params if p.kind == VarKind.MEMVAR]
 
         def call(c, m):
             c.step(e.pos)
@@ -647,6 +706,10 @@ class CodeGen:
             for p, v in zip(params, vals, strict=True):
                 slots[p.slot] = v
             c.slots, c.frame, c.loop = slots, Frame(), None
+            for k, name, ty, view in copies:
+                value, slots[k] = slots[k], None
+                mem = _thread_memory(c, k, name, ty).mem
+                c.store(mem, np.int64(0), value, m, view, e.pos)
             c.call_depth += 1
             if c.call_depth > 64:
                 raise KernelRuntimeError("call depth exceeded (recursion is not allowed in Metal)", e.pos)
@@ -675,7 +738,7 @@ class CodeGen:
             sym = e.symbol
             if sym.kind in (VarKind.LOCAL, VarKind.ARRAY):
                 k = sym.slot
-                vec = isinstance(sym.ty, VectorType)
+                vec = type_ndim(sym.ty)
                 if sym.maybe_uninit:
                     name, pos = sym.name, e.pos
                     return lambda c, m: SlotLoc(c.slots, k, vec, pos, name)
@@ -724,6 +787,8 @@ class CodeGen:
                     raise KernelRuntimeError("dereference of an uninitialised pointer", pos)
                 return MemLoc(p.mem, p.off, view, pos, ty)
             return dloc
+        if isinstance(e, ast.Member) and e.field is not None:
+            return self._member_loc(e)
         if isinstance(e, ast.Member):
             base = self.lvalue(e.base)
             comps = e.comps
@@ -804,7 +869,7 @@ class CodeGen:
                 fns.append(self._memvar_decl(d, sym))
                 continue
             k = sym.slot
-            vec = isinstance(sym.ty, VectorType)
+            vec = type_ndim(sym.ty)
             ty = sym.ty
             if d.init is None:
                 z = None if isinstance(ty, PointerType) else zero(ty)
@@ -993,7 +1058,7 @@ class CodeGen:
 
     def s_Return(self, s: ast.Return):
         val = self.expr(s.value) if s.value is not None else None
-        vec = s.value is not None and isinstance(s.value.ty, VectorType)
+        vec = type_ndim(s.value.ty) if s.value is not None else 0
 
         def ret(c, m):
             fr = c.frame
@@ -1092,6 +1157,29 @@ def _pointer_cast(inner, src: PointerType, dst: PointerType, pos: Pos):
                          buffer=p.mem.name, index=at // d_unit)
         return _rescaled(p, 1, factor)
     return narrow
+
+
+def _as_pointer(loc: MemLoc) -> Ptr:
+    return Ptr(loc.mem, loc.off)
+
+
+def _member_offset(c, m, mem, byte, offset: int, unit: int, pos: Pos):
+    """A member's offset in its own units, from its struct's byte offset; a struct placed where
+    its members are misaligned (e.g. cast from a byte pointer) is reported."""
+    byte = byte + offset
+    if unit == 1:
+        return byte
+    rest = byte % unit
+    if np.any(rest):
+        bad = np.broadcast_to(rest != 0, (c.n,)) & (c.full() if m is None else m)
+        if bad.any():
+            lane = int(np.flatnonzero(bad)[0])
+            at = int(np.broadcast_to(byte, (c.n,))[lane])
+            c.report(FindingKind.MISALIGNED, pos, bad,
+                     f"{c.lanes.name(lane)} accesses a member at byte {at} of '{mem.name}', which needs "
+                     f"{unit}-byte alignment (the struct is not at an aligned address)", buffer=mem.name,
+                     index=at // unit)
+    return byte // unit
 
 
 def _rescaled(p: Ptr, mul, div) -> Ptr:

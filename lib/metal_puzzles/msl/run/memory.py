@@ -192,6 +192,32 @@ def rescale(flat, unit: int, to_unit: int, n: int):
     return (flat * unit) // to_unit
 
 
+def to_bytes(value, ty: Type) -> np.ndarray:
+    """A register value of type ``ty`` as the bytes it occupies: (bytes,) for a uniform value,
+    (lanes, bytes) for a varying one. Padding (a float3's fourth scalar) is not included."""
+    view = view_of(ty)
+    raw = np.ascontiguousarray(view.encode(value), dtype=view.dtype)
+    if view.scalar is None:
+        return raw
+    if view.width == 1:
+        raw = raw[..., None]
+    return raw.view(np.uint8).reshape(raw.shape[:-1] + (view.width * view.unit,))
+
+
+def from_bytes(blob: np.ndarray, offset: int, ty: Type):
+    """The register value of type ``ty`` stored at ``offset`` in a struct's bytes."""
+    view = view_of(ty)
+    part = np.ascontiguousarray(blob[..., offset: offset + view.width * view.unit])
+    if view.scalar is None:
+        return part
+    raw = part.view(view.dtype)
+    if view.width == 1:
+        raw = raw[..., 0]
+        if raw.ndim == 0:
+            raw = raw[()]
+    return view.decode(raw)
+
+
 class Memory:
     """One addressable object: ``regions`` copies of ``nbytes`` bytes (one per threadgroup or per
     thread when ``lane_region`` maps each lane to its region; otherwise one shared region).
@@ -203,8 +229,10 @@ class Memory:
 
     def __init__(self, name: str, space: AddressSpace, scalar: ScalarType, nbytes: int, *, regions: int = 1,
                  lane_region: np.ndarray | None = None, counted: Counted | None = None,
-                 writable: bool = False) -> None:
+                 writable: bool = False, ty: Type | None = None) -> None:
         self.name = name
+        #: The declared type of each region's object, where it has members to name (structs).
+        self.ty = ty
         self.space = space
         self.scalar = scalar
         self.nbytes = nbytes
@@ -242,6 +270,27 @@ class Memory:
                 base = self.lane_region.astype(np.int64) * (self.region_bytes // size)
             got = self._typed[dtype] = (self.raw.view(dtype), base, self.nbytes // size)
         return got
+
+    def place(self, byte: int) -> str | None:
+        """The member a byte of a region lies in, as code names it ('acc.lo', 'part[3].hi'), for a
+        memory object holding structs; None otherwise."""
+        ty = self.ty
+        if ty is None or not isinstance(_innermost(ty), StructType):
+            return None
+        name = self.name
+        while True:
+            if isinstance(ty, ArrayType):
+                k = byte // size_of(ty.elem)
+                name += f"[{k}]"
+                byte -= k * size_of(ty.elem)
+                ty = ty.elem
+            elif isinstance(ty, StructType):
+                f = [x for x in ty.fields if x.offset <= byte][-1]
+                name += f".{f.name}"
+                byte -= f.offset
+                ty = f.ty
+            else:
+                return name
 
     def values(self) -> np.ndarray:
         """The declared elements as register values: (regions, elements), or (elements,) for one region."""

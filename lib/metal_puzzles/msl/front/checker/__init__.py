@@ -18,10 +18,11 @@ from .expressions import Expressions
 from .helpers import addressed_names
 from .state import CheckedKernel, CheckerState, FunctionContext, Library, Scope
 from .statements import Statements
+from .structs import Structs
 from .typenames import TypeResolution
 
 
-class Checker(TypeResolution, Declarations, Statements, Conversions, Expressions, Calls):
+class Checker(TypeResolution, Declarations, Statements, Conversions, Expressions, Calls, Structs):
     """Checks a kernel: the header's declarations first (``add_header``), template arguments
     (``bind_template``), then the body with the generated parameters (``check_kernel``)."""
 
@@ -34,6 +35,8 @@ class Checker(TypeResolution, Declarations, Statements, Conversions, Expressions
                 self.func_defs.setdefault(item.name, []).append(item)
             elif isinstance(item, ast.TypeAlias):
                 self._declare_alias(item)
+            elif isinstance(item, ast.StructDef):
+                self._declare_struct(item)
             elif isinstance(item, ast.GlobalDecl):
                 self._global_decl(item.decl)
             else:  # pragma: no cover - parser only produces the above

@@ -11,6 +11,7 @@ from ...lang.types import (
     AtomicType,
     PointerType,
     ScalarType,
+    StructType,
     VectorType,
     VoidType,
     element_count,
@@ -46,6 +47,8 @@ class Declarations(CheckerState):
                 if isinstance(ty.elem, ArrayType) and not any(isinstance(x, ast.InitList) for x in d.init.items):
                     d.init = regroup(d.init, ty)
                 value = self._const_array(d.init, ty)
+            elif isinstance(ty, StructType):
+                value = ["expr", self.initial_value(d.init, ty)]
             elif isinstance(ty, ScalarType):
                 init = self.expr(d.init)
                 try:
@@ -141,6 +144,18 @@ class Declarations(CheckerState):
                 except NotConstant:
                     var = Var(d.name, ty, VarKind.LOCAL, d.pos, slot=self.new_slot(), mutable=False)
                     d.init = init
+            elif isinstance(ty, StructType):
+                # Struct variables live in thread memory: members are places in it.
+                if spec.space in (AddressSpace.DEVICE, AddressSpace.CONSTANT):
+                    raise CompileError(f"'{spec.space}' variables must be pointers or references", d.pos)
+                var = Var(d.name, ty, VarKind.MEMVAR, d.pos, slot=self.new_slot(), mutable=not spec.const,
+                          space=AddressSpace.THREAD)
+                if d.init is not None:
+                    d.init = self.initial_value(d.init, ty)
+                elif self.has_defaults(ty):
+                    d.init = self.struct_init(None, ty, d.pos)
+                elif spec.const:
+                    raise CompileError(f"const variable '{d.name}' must be initialized", d.pos)
             else:
                 if isinstance(ty, VoidType | AtomicType):
                     raise CompileError(f"cannot declare a variable of type '{ty}'", d.pos)
@@ -166,6 +181,13 @@ class Declarations(CheckerState):
                         d.init = self.convert(init, ty, "initialization")
                 elif not var.mutable:
                     raise CompileError(f"const variable '{d.name}' must be initialized", d.pos)
+                if not var.mutable and isinstance(ty, ScalarType) and ty.is_int and d.init is not None:
+                    # A const integral variable initialized by a constant expression is one itself
+                    # (C++): usable as an array size. It still runs as a read-only local.
+                    try:
+                        var.const_value = cast_const(evaluate(d.init, self._const_lookup), ty)
+                    except NotConstant:
+                        pass
                 elif kind == VarKind.LOCAL:
                     var.maybe_uninit = True
             d.symbol = var
@@ -190,7 +212,7 @@ class Declarations(CheckerState):
             if isinstance(ty.elem, ArrayType):
                 items.append(self._array_init(item, ty.elem))
             else:
-                items.append(self.convert(self.expr(item), ty.elem, "initialization"))
+                items.append(self.initial_value(item, ty.elem))
         out = ast.InitList(init.pos, items)
         out.ty = ty
         return out

@@ -19,9 +19,11 @@ from ...lang.types import (
     ArrayType,
     AtomicType,
     EnumType,
+    MatrixType,
     MemFlags,
     PointerType,
     ScalarType,
+    StructType,
     Type,
     VectorType,
     VoidType,
@@ -105,6 +107,10 @@ class Expressions(CheckerState):
             if sym.kind in (VarKind.TGVAR, VarKind.MEMVAR, VarKind.LOCAL) and not sym.mutable:
                 e.const_mem = True
             return e
+        if isinstance(sym, tuple) and sym[0] == "member":
+            return self.member_name(e)
+        if isinstance(sym, tuple) and sym[0] == "method":
+            raise CompileError(f"'{name}' is a member function; did you forget the parentheses '()'?", e.pos)
         if isinstance(sym, tuple):
             raise CompileError(f"'{name}' is a type, not a value", e.pos)
         enum = ENUM_CONSTANTS.get(name.removeprefix("metal::")) or ENUM_CONSTANTS.get("mem_flags::" + name)
@@ -299,10 +305,11 @@ class Expressions(CheckerState):
         e.target = target
         tt = target.ty
         if isinstance(e.value, ast.InitList):
-            if isinstance(tt, VectorType):
-                e.value = self._construct(ast.Construct(e.value.pos, ast.TypeSpec(e.pos, str(tt)), e.value.items), tt)
+            if isinstance(tt, VectorType | StructType | MatrixType) and e.op == "=":
+                e.value = self.initial_value(e.value, tt)
             else:
-                raise CompileError("brace initializers can only be assigned to vectors", e.value.pos)
+                raise CompileError("brace initializers can only be assigned to vectors, matrices and structs",
+                                   e.value.pos)
         value = self.rvalue(self.expr(e.value))
         if e.op == "=":
             e.value = self.convert(value, tt, "assignment")
@@ -381,10 +388,12 @@ class Expressions(CheckerState):
         return e
 
     def e_Member(self, e: ast.Member) -> ast.Expr:
+        if e.arrow:
+            return self.struct_member(e)
         base = self.expr(e.base)
         bt = base.ty
-        if e.arrow:
-            raise CompileError("'->' needs a pointer to a struct; structs are not supported", e.pos)
+        if isinstance(bt, StructType):
+            return self.struct_member(e, base)
         if not isinstance(bt, VectorType):
             raise CompileError(f"member reference base type '{bt}' is not a vector or struct", e.pos)
         comps = []
@@ -453,6 +462,12 @@ class Expressions(CheckerState):
         return self._construct(e, ty)
 
     def _construct(self, e: ast.Construct, ty: Type) -> ast.Expr:
+        if isinstance(ty, StructType):
+            if len(e.args) == 1 and not isinstance(e.args[0], ast.InitList):
+                arg = self.expr(e.args[0])
+                if arg.ty == ty:
+                    return arg  # a copy
+            return self.struct_init(ast.InitList(e.pos, list(e.args)), ty, e.pos)
         args = [self.rvalue(self.expr(a)) for a in e.args]
         if isinstance(ty, ScalarType):
             if len(args) == 0:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from ...lang.errors import CompileError, Pos, did_you_mean
@@ -14,6 +15,7 @@ from ...lang.types import (
     AddressSpace,
     ArrayType,
     AtomicType,
+    EnumType,
     PointerType,
     ScalarType,
     Type,
@@ -66,6 +68,13 @@ class TypeResolution(CheckerState):
 
     def _resolve_base(self, spec: ast.TypeSpec) -> Type:
         name = spec.name
+        if name == "decltype":
+            # The type of the expression (a copy is checked: nothing of it is evaluated).
+            expr = self.rvalue(self.expr(copy.deepcopy(spec.args[0])))
+            if isinstance(expr.ty, VoidType | EnumType):
+                raise CompileError(f"decltype of an expression of type '{expr.ty}' cannot declare anything",
+                                   spec.pos)
+            return expr.ty
         found = self.scope.lookup(name)
         if isinstance(found, tuple) and found[0] == "type":
             return found[1]
