@@ -263,7 +263,7 @@ MEMORY_ORDER = EnumType("memory_order")
 VECTOR_ELEMS = ("bool", "char", "uchar", "short", "ushort", "int", "uint", "long", "ulong", "half", "bfloat", "float")
 
 
-_MATRIX_NAME = re.compile(r"(float|half|bfloat)([234])x([234])")
+_MATRIX_NAME = re.compile(r"(float|half)([234])x([234])")
 _SIMDGROUP_MATRIX_NAME = re.compile(r"simdgroup_(float|half|bfloat)8x8")
 
 

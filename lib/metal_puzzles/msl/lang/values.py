@@ -48,8 +48,8 @@ def cast(v, src: Type, dst: Type):
     """Convert a value between arithmetic types with C semantics."""
     if src == dst:
         return v
-    d = dst.elem if isinstance(dst, VectorType) else dst
-    s = src.elem if isinstance(src, VectorType) else src
+    d = dst.elem if isinstance(dst, VectorType | MatrixType) else dst
+    s = src.elem if isinstance(src, VectorType | MatrixType) else src
     assert isinstance(d, ScalarType) and isinstance(s, ScalarType)
     if d == BOOL:
         return np.not_equal(v, 0)

@@ -18,6 +18,7 @@ from ..lang.types import (
     AddressSpace,
     ArrayType,
     EnumType,
+    MatrixType,
     PointerType,
     ScalarType,
     Type,
@@ -29,6 +30,7 @@ from ..lang.types import (
     units_in,
 )
 from ..lang.values import c_divmod, cast, is_varying, round_bfloat, splat, type_ndim, zero
+from . import matrices
 from .findings import FindingKind
 from .memory import Memory, Ptr, View, from_bytes, span_view, to_bytes, view_of
 from .runtime import Ctx, Frame, LoopState
@@ -156,7 +158,7 @@ class CompLoc:
                 for j, k in enumerate(self.comps):
                     ctx.store(base.mem, base.off + k, val[..., j], m, one, base.pos)
             return
-        old = base.peek(ctx, m) if isinstance(base, SlotLoc) else base.load(ctx, m)
+        old = base.peek(ctx, m) if isinstance(base, SlotLoc | ColumnLoc) else base.load(ctx, m)
         vary = np.ndim(old) > 1 or np.ndim(val) > (0 if self.single else 1) or np.ndim(self.comps) > 0 or m is not None
         new = np.array(np.broadcast_to(old, (ctx.n, old.shape[-1])) if vary else old, copy=True)
         if self.single:
@@ -167,6 +169,42 @@ class CompLoc:
         else:
             new[..., self.comps] = val
         base.store(ctx, new, m)
+
+
+class ColumnLoc:
+    """A column of a matrix held in a register (slot or reference)."""
+
+    __slots__ = ("base", "k")
+
+    def __init__(self, base, k) -> None:
+        self.base, self.k = base, k
+
+    def load(self, ctx, m):
+        return _column(ctx, self.base.load(ctx, m), self.k)
+
+    def peek(self, ctx, m):
+        """The column's current value without counting as a read (to write some components)."""
+        return _column(ctx, self._whole(ctx, m), self.k)
+
+    def _whole(self, ctx, m):
+        return self.base.peek(ctx, m) if isinstance(self.base, SlotLoc) else self.base.load(ctx, m)
+
+    def store(self, ctx, val, m):
+        old = np.asarray(self._whole(ctx, m))
+        new = np.array(np.broadcast_to(old, (ctx.n,) + old.shape[-2:]), copy=True)
+        if np.ndim(self.k):
+            new[np.arange(ctx.n), self.k] = np.broadcast_to(val, (ctx.n, new.shape[-1]))
+        else:
+            new[:, self.k] = val
+        self.base.store(ctx, new, m)
+
+
+def _column(ctx, v, k):
+    v = np.asarray(v)
+    if np.ndim(k) == 0:
+        return v[..., k, :]
+    v = np.broadcast_to(v, (ctx.n,) + v.shape[-2:])
+    return v[np.arange(ctx.n), k]
 
 
 def _thread_memory(c, k: int, name: str, ty: Type) -> Ptr:
@@ -365,6 +403,8 @@ class CodeGen:
         return lambda c, m: cast(inner(c, m), src, dst)
 
     def x_Construct(self, e):
+        if isinstance(e.ty, MatrixType):
+            return self._matrix_construct(e)
         ty: VectorType = e.ty
         fns = [self.expr(a) for a in e.args]
         if e.splat:
@@ -386,6 +426,15 @@ class CodeGen:
                     cols.append(np.broadcast_to(p, (c.n, w)))
             return np.concatenate(cols, axis=1).astype(dtype, copy=False)
         return construct
+
+    def _matrix_construct(self, e):
+        ty: MatrixType = e.ty
+        fns = [self.expr(a) for a in e.args]
+        if e.splat:
+            f = fns[0]
+            return lambda c, m: matrices.diagonal(f(c, m), ty)
+        build = matrices.from_columns if isinstance(e.args[0].ty, VectorType) else matrices.from_scalars
+        return lambda c, m: build([f(c, m) for f in fns], ty)
 
     def x_Unary(self, e):
         op = e.op
@@ -461,6 +510,9 @@ class CodeGen:
         if isinstance(lt, PointerType) or isinstance(rt, PointerType):
             return self._pointer_binary(e)
         a, b = self.expr(e.left), self.expr(e.right)
+        if e.matrix_op is not None:
+            mf = matrices.binary(e.matrix_op, op)
+            return lambda c, m: mf(a(c, m), b(c, m))
         f = binary_op(op, e.op_ty, e.pos)
         return lambda c, m: f(c, m, a(c, m), b(c, m))
 
@@ -513,6 +565,12 @@ class CodeGen:
                 return v
             return assign
         op = e.op[:-1]
+        if isinstance(tt, MatrixType):  # the checker made the value 'a op b' in full
+            def matrix_compound(c, m):
+                v = val(c, m)
+                lv(c, m).store(c, v, m)
+                return v
+            return matrix_compound
         if isinstance(tt, PointerType):
             stride = np.int64(units_in(tt.pointee))
             sign = -1 if op == "-" else 1
@@ -571,6 +629,15 @@ class CodeGen:
         return comma
 
     def x_Index(self, e):
+        if e.matrix_index and e.base.memory:  # a matrix in memory: read that column only
+            loc = self._column_loc(e)
+            return lambda c, m: loc(c, m).load(c, m)
+        if e.matrix_index:
+            base = self.expr(e.base)
+            idx = self.expr(e.index)
+            cols = e.base.ty.cols
+            pos = e.pos
+            return lambda c, m: _column(c, base(c, m), _checked_component(c, idx(c, m), cols, m, pos))
         if e.vector_index:
             base = self.expr(e.base)
             idx = self.expr(e.index)
@@ -662,6 +729,25 @@ class CodeGen:
                 raise KernelRuntimeError("this struct is not in memory", pos)
             return MemLoc(loc.mem, _member_offset(c, m, loc.mem, loc.off * base_unit, offset, unit, pos), view, pos, ty)
         return member
+
+    def _column_loc(self, e: ast.Index):
+        """A matrix column as a place: in memory, the column's own vector; in a register, a
+        read-modify-write of the matrix."""
+        base = self.lvalue(e.base)
+        idx = self.expr(e.index)
+        mt: MatrixType = e.base.ty
+        col = mt.column
+        view = view_of(col)
+        stride = np.int64(units_in(col))
+        pos = e.pos
+
+        def column(c, m):
+            loc = base(c, m)
+            k = _checked_component(c, idx(c, m), mt.cols, m, pos)
+            if isinstance(loc, MemLoc):
+                return MemLoc(loc.mem, loc.off + np.asarray(k, dtype=np.int64) * stride, view, pos, col)
+            return ColumnLoc(loc, k)
+        return column
 
     def x_StructInit(self, e: ast.StructInit):
         size = e.ty.size
@@ -756,6 +842,8 @@ class CodeGen:
                 view = view_of(sym.ty)
                 return lambda c, m: MemLoc(c.memories[name], np.int64(0), view, e.pos, sym.ty)
             raise CompileError(f"'{sym.name}' is not assignable", e.pos)
+        if isinstance(e, ast.Index) and e.matrix_index:
+            return self._column_loc(e)
         if isinstance(e, ast.Index):
             if e.vector_index:
                 base = self.lvalue(e.base)

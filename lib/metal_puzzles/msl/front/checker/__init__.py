@@ -16,13 +16,14 @@ from .conversions import Conversions
 from .declarations import Declarations
 from .expressions import Expressions
 from .helpers import addressed_names
+from .matrices import Matrices
 from .state import CheckedKernel, CheckerState, FunctionContext, Library, Scope
 from .statements import Statements
 from .structs import Structs
 from .typenames import TypeResolution
 
 
-class Checker(TypeResolution, Declarations, Statements, Conversions, Expressions, Calls, Structs):
+class Checker(TypeResolution, Declarations, Statements, Conversions, Expressions, Calls, Structs, Matrices):
     """Checks a kernel: the header's declarations first (``add_header``), template arguments
     (``bind_template``), then the body with the generated parameters (``check_kernel``)."""
 

@@ -166,6 +166,8 @@ class Expressions(CheckerState):
             return e
         e.operand = self.rvalue(self.expr(e.operand))
         t = e.operand.ty
+        if isinstance(t, MatrixType):
+            return self.matrix_unary(e, t)
         if op == "!":
             if isinstance(t, VectorType):
                 e.operand = self.convert(e.operand, vector(BOOL, t.n), "'!'")
@@ -246,6 +248,8 @@ class Expressions(CheckerState):
         # Pointer arithmetic and comparison.
         if isinstance(lt, PointerType) or isinstance(rt, PointerType):
             return self._pointer_binary(e, l, r)
+        if isinstance(lt, MatrixType) or isinstance(rt, MatrixType):
+            return self.matrix_binary(e, l, r)
         if op in ("<<", ">>"):
             if not (is_arith(lt) and is_arith(rt)) or scalar_of(lt).is_float or scalar_of(rt).is_float:
                 raise CompileError(f"invalid operands to binary '{op}' ('{lt}' and '{rt}'): integers only", e.pos)
@@ -326,6 +330,13 @@ class Expressions(CheckerState):
         # Evaluate 'a op= b' as 'a = (type of a)(a op b)'.
         fake = ast.Binary(e.pos, op, typed_placeholder(target), value)
         fake = self.e_Binary(fake)
+        if isinstance(tt, MatrixType):
+            if fake.ty != tt:
+                raise CompileError(f"invalid compound assignment '{e.op}' to '{tt}' (the result is '{fake.ty}')",
+                                   e.pos)
+            e.value, e.op_ty = fake, None  # the whole 'a op b', with a read in place
+            e.ty = tt
+            return e
         e.op_ty = fake.op_ty
         e.value = fake.right
         if isinstance(tt, VectorType) and not isinstance(fake.ty, VectorType):
@@ -362,6 +373,8 @@ class Expressions(CheckerState):
         if not (isinstance(idx.ty, ScalarType) and idx.ty.kind in ("int", "bool")):
             raise CompileError(f"array subscript is not an integer (it is '{idx.ty}')", e.index.pos)
         bt = base.ty
+        if isinstance(bt, MatrixType):
+            return self.matrix_column(e, base, idx)
         if isinstance(bt, VectorType):
             e.base = base
             e.index = self.convert(idx, promote(idx.ty), "subscript")
@@ -439,6 +452,11 @@ class Expressions(CheckerState):
                 raise CompileError(f"cannot cast between address spaces ('{src}' to '{ty}'){hint}", e.pos)
             e.operand = operand
             return e
+        if isinstance(ty, MatrixType) and isinstance(src, MatrixType):
+            if (ty.cols, ty.rows) != (src.cols, src.rows):
+                raise CompileError(f"cannot cast '{src}' to '{ty}': the shapes differ", e.pos)
+            e.operand = operand
+            return e
         if isinstance(ty, VectorType) and isinstance(src, VectorType):
             if ty.n != src.n:
                 raise CompileError(f"cannot cast '{src}' to '{ty}': sizes differ", e.pos)
@@ -462,6 +480,8 @@ class Expressions(CheckerState):
         return self._construct(e, ty)
 
     def _construct(self, e: ast.Construct, ty: Type) -> ast.Expr:
+        if isinstance(ty, MatrixType):
+            return self.matrix_construct(e, ty)
         if isinstance(ty, StructType):
             if len(e.args) == 1 and not isinstance(e.args[0], ast.InitList):
                 arg = self.expr(e.args[0])
