@@ -14,9 +14,10 @@ QUALIFIERS = ("const", "volatile", "static", "constexpr", "inline", "METAL_FUNC"
 # Names that take explicit template arguments in expressions: f<T>(x).
 BUILTIN_TEMPLATE_NAMES = {
     "static_cast", "reinterpret_cast", "const_cast", "as_type", "numeric_limits", "metal::numeric_limits",
-    "vec", "atomic", "Limits", "metal::vec",
+    "vec", "atomic", "Limits", "metal::vec", "make_filled_simdgroup_matrix", "metal::make_filled_simdgroup_matrix",
 }
-TEMPLATE_TYPE_NAMES = {"vec", "atomic", "metal::vec", "metal::atomic", "array", "metal::array"}
+TEMPLATE_TYPE_NAMES = {"vec", "atomic", "metal::vec", "metal::atomic", "array", "metal::array", "simdgroup_matrix",
+                       "metal::simdgroup_matrix"}
 
 _COMMON_TYPES = {
     "float", "half", "bfloat", "int", "uint", "short", "ushort", "char", "uchar", "long", "ulong", "bool",

@@ -21,6 +21,7 @@ from ..lang.types import (
     MatrixType,
     PointerType,
     ScalarType,
+    SimdgroupMatrixType,
     Type,
     VectorType,
     VoidType,
@@ -28,6 +29,7 @@ from ..lang.types import (
     storage_scalar,
     unit_of,
     units_in,
+    vector,
 )
 from ..lang.values import c_divmod, cast, is_varying, round_bfloat, splat, type_ndim, zero
 from . import matrices
@@ -405,6 +407,10 @@ class CodeGen:
     def x_Construct(self, e):
         if isinstance(e.ty, MatrixType):
             return self._matrix_construct(e)
+        if isinstance(e.ty, SimdgroupMatrixType):  # every element one value: two per thread
+            f = self.expr(e.args[0])
+            pair = vector(e.ty.elem, 2)
+            return lambda c, m: splat(f(c, m), pair)
         ty: VectorType = e.ty
         fns = [self.expr(a) for a in e.args]
         if e.splat:
@@ -885,6 +891,8 @@ class CodeGen:
             return lambda c, m: CompLoc(base(c, m), key, single)
         if isinstance(e, ast.Convert) and e.kind in (ConvertKind.LOAD, ConvertKind.DECAY, ConvertKind.PTR):
             return self.lvalue(e.operand)
+        if isinstance(e, ast.Call) and e.lvalue:  # m.thread_elements(): this thread's part of the matrix
+            return self.lvalue(e.args[0])
         raise CompileError("expression is not assignable", e.pos)
 
     # ======================================================================= statements

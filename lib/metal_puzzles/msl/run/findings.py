@@ -19,6 +19,7 @@ class FindingKind(StrEnum):
     MISALIGNED = "misaligned-access"
     RACE = "race"
     BARRIER_DIVERGENCE = "barrier-divergence"
+    SIMDGROUP_DIVERGENCE = "simdgroup-divergence"  # a SIMD-group matrix operation not run by all 32 threads
     UNINITIALIZED_READ = "uninitialized-read"
     UNWRITTEN_OUTPUT = "unwritten-output"
     DIVISION_BY_ZERO = "division-by-zero"

@@ -19,7 +19,7 @@ from ...lang.types import (
 )
 from .. import ast
 from ..symbols import FuncInstance, Var, VarKind
-from .helpers import addressed_names
+from .helpers import addressed_names, designates_part_of
 from .state import CheckerState, FunctionContext, Scope
 
 
@@ -33,7 +33,12 @@ class Calls(CheckerState):
             if isinstance(base.ty, StructType):
                 return self.method_call(e, base, base.ty)
             if isinstance(base.ty, SimdgroupMatrixType) and e.func.name == "thread_elements" and not e.args:
-                return self.thread_elements(e, base)
+                # This thread's two elements: a vec<T, 2> that is a part of the matrix (assignable).
+                b = self.library.function("simdgroup_matrix.thread_elements")
+                e.target = b
+                e.ty = b.check(self, e, [base], None)
+                designates_part_of(e, base)
+                return e
             base = self.rvalue(base)
             if base.ty == SIMD_VOTE and e.func.name in ("all", "any") and not e.args:
                 b = self.library.function("simd_vote." + e.func.name)

@@ -23,6 +23,7 @@ from ...lang.types import (
     MemFlags,
     PointerType,
     ScalarType,
+    SimdgroupMatrixType,
     StructType,
     Type,
     VectorType,
@@ -482,6 +483,13 @@ class Expressions(CheckerState):
     def _construct(self, e: ast.Construct, ty: Type) -> ast.Expr:
         if isinstance(ty, MatrixType):
             return self.matrix_construct(e, ty)
+        if isinstance(ty, SimdgroupMatrixType):
+            if len(e.args) > 1:
+                raise CompileError(f"'{ty}(...)' takes one value to fill the matrix with", e.pos)
+            value = self.expr(e.args[0]) if e.args else self.expr(ast.IntLit(e.pos, 0))
+            e.args = [self.convert(self.rvalue(value), ty.elem, "matrix fill value")]
+            e.ty, e.splat = ty, True
+            return e
         if isinstance(ty, StructType):
             if len(e.args) == 1 and not isinstance(e.args[0], ast.InitList):
                 arg = self.expr(e.args[0])
