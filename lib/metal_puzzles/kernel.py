@@ -16,8 +16,8 @@ import mlx.core as mx
 import numpy as np
 
 from .metal_backend import METAL, MetalBackendKernel, resolve_backend
-from .msl import RunResult, simulate
-from .msl.abi.signature import normalize_dtype_name
+from .msl import ArgumentError, RunResult, simulate
+from .msl.abi.signature import check_names, normalize_dtype_name
 
 _MX_DTYPES = {
     "bool": mx.bool_, "int8": mx.int8, "uint8": mx.uint8, "int16": mx.int16, "uint16": mx.uint16,
@@ -76,6 +76,10 @@ class SimulatedKernel:
     def __init__(self, name: str, input_names: Sequence[str], output_names: Sequence[str], source: str,
                  header: str = "", ensure_row_contiguous: bool = True, atomic_outputs: bool = False,
                  compile_options: dict | None = None) -> None:
+        try:  # odd names fail here, when the kernel is made, as they would make MLX's signature invalid
+            check_names(input_names, output_names)
+        except ValueError as exc:
+            raise ArgumentError(str(exc)) from None
         self.name = name
         self.input_names = list(input_names)
         self.output_names = list(output_names)
@@ -159,6 +163,12 @@ class MetalKernel:
     ensure_row_contiguous: bool = True
     atomic_outputs: bool = False
     _kernel: SimulatedKernel | None = field(default=None, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        try:  # as metal_kernel(...) does: odd names are an error when the kernel is made
+            check_names(self.input_names, self.output_names)
+        except ValueError as exc:
+            raise ArgumentError(str(exc)) from None
 
     @property
     def kernel(self) -> SimulatedKernel:

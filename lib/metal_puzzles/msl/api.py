@@ -8,7 +8,13 @@ from typing import Any
 
 import numpy as np
 
-from .abi.signature import InputDesc, describe_input, normalize_dtype_name, verbose_text
+from .abi.signature import (
+    InputDesc,
+    check_names,
+    describe_input,
+    normalize_dtype_name,
+    verbose_text,
+)
 from .lang.errors import ArgumentError
 from .program import CompiledKernel
 from .record import RunResult
@@ -77,6 +83,10 @@ def simulate(name: str, input_names: Sequence[str], output_names: Sequence[str],
         mode = SanitizeMode(sanitize)
     except ValueError:
         raise ArgumentError(f"sanitize must be 'error', 'warn' or 'off', not {sanitize!r}") from None
+    try:
+        check_names(input_names, output_names)
+    except ValueError as exc:
+        raise ArgumentError(str(exc)) from None
     input_names = list(input_names)
     output_names = list(output_names)
     if len(inputs) != len(input_names):

@@ -3,8 +3,10 @@ kernel instance (source, header, argument types, template), then ``launch`` runs
 
 from __future__ import annotations
 
+import sys
 import warnings
 from collections.abc import Sequence
+from contextlib import contextmanager
 from functools import lru_cache
 from typing import Any
 
@@ -21,9 +23,11 @@ from .abi.signature import (
     build_signature,
     normalize_dtype_name,
 )
+from .front import ast
 from .front.checker import Checker
 from .front.parser import Parser
 from .front.preprocessor import Preprocessor
+from .front.whole_kernel import refuse_kernel_function, starts_a_kernel_function
 from .lang.errors import ArgumentError, CompileError, KernelRuntimeError, Pos, SourceRegistry
 from .lang.types import (
     BFLOAT,
@@ -59,6 +63,10 @@ DEFAULT_MAX_STEPS = 100_000
 AUTO_TRACE_THREADS = 1024
 #: ... of at most this many element accesses (``trace=True`` records everything).
 AUTO_TRACE_ACCESSES = 200_000
+#: Operations and statements nest at most this deep in a kernel's syntax tree ...
+MAX_TREE_DEPTH = 160
+#: ... which the checker and code generator walk recursively with at least this much stack.
+COMPILE_RECURSION_LIMIT = 4000
 #: Where template arguments come from, for diagnostics that point at one.
 TEMPLATE_POS = Pos("<template>", 0, 0)
 
@@ -100,10 +108,11 @@ class CompiledKernel:
         except ValueError as exc:
             raise ArgumentError(str(exc)) from None
         try:
-            self._compile(template)
+            with _deep_stack():
+                self._compile(template)
         except CompileError as err:
             raise err.with_registry(self.registry) from None
-        except RecursionError:
+        except RecursionError:  # a last resort: the nesting checks below should come first
             raise CompileError("the kernel is nested too deeply for the simulator to compile",
                                Pos("source", 1, 1), self.registry) from None
 
@@ -116,9 +125,18 @@ class CompiledKernel:
         header_p = Parser(pp.process(self.header, "header"), type_names=prelude_p.type_names,
                           template_names=prelude_p.template_names)
         header = header_p.parse_translation_unit()
-        body_p = Parser(pp.process(self.source, "source"), type_names=header_p.type_names,
-                        template_names=header_p.template_names)
+        body_tokens = pp.process(self.source, "source")
+        if starts_a_kernel_function(body_tokens):
+            refuse_kernel_function(body_tokens, header_p.type_names, header_p.template_names, self.input_names,
+                                   self.output_names)
+        body_p = Parser(body_tokens, type_names=header_p.type_names, template_names=header_p.template_names)
         body = body_p.parse_body()
+        for tree in (header, body):
+            deep = ast.too_deep(tree, MAX_TREE_DEPTH)
+            if deep is not None:
+                raise CompileError(f"the kernel is nested too deeply here (more than {MAX_TREE_DEPTH} levels of "
+                                   "operations or statements inside each other); split the expression, e.g. into "
+                                   "partial sums in variables", deep.pos)
 
         ck = Checker(STANDARD_LIBRARY)
         for tname, value in template:
@@ -322,6 +340,18 @@ def _triple(v, what: str) -> tuple[int, int, int]:
     if len(t) != 3:
         raise ArgumentError(f"{what} must have three dimensions (x, y, z), got {v!r}")
     return t  # type: ignore[return-value]
+
+
+@contextmanager
+def _deep_stack():
+    """Room on the Python stack for the front end's recursion over nested code (bounded by
+    MAX_NESTING and MAX_TREE_DEPTH)."""
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(old, COMPILE_RECURSION_LIMIT))
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(old)
 
 
 @lru_cache(maxsize=64)

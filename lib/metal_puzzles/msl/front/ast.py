@@ -322,6 +322,8 @@ class Param(Node):
     name: str | None
     type_spec: TypeSpec
     default: Expr | None = None
+    #: The attribute written after it ('buffer', 'thread_position_in_grid'...), if any.
+    attribute: str | None = None
 
 
 @dataclass(eq=False)
@@ -379,6 +381,17 @@ def children(node: Node):
             for item in value:
                 if isinstance(item, Node):
                     yield item
+
+
+def too_deep(node: Node, limit: int) -> Node | None:
+    """The first node nested more than ``limit`` levels deep (depth first), or None."""
+    stack = [(node, 0)]
+    while stack:
+        n, depth = stack.pop()
+        if depth > limit:
+            return n
+        stack.extend((child, depth + 1) for child in children(n))
+    return None
 
 
 def walk(node: Node, into_loops: bool = True):

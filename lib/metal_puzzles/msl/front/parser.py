@@ -32,9 +32,14 @@ _BINARY_PRECEDENCE = [
 ]
 
 
+#: Parentheses, operators and blocks nest at most this deep (recursive descent uses the stack).
+MAX_NESTING = 64
+
+
 class Parser:
     def __init__(self, tokens: list[Token], type_names: set[str] | None = None,
                  template_names: set[str] | None = None) -> None:
+        self.depth = 0
         end = tokens[-1].pos if tokens else Pos("source", 1, 1)
         self.toks = tokens + [Token("eof", "", Pos(end.file, end.line, end.col + 1))]
         self.i = 0
@@ -257,11 +262,16 @@ class Parser:
             elif t.is_op(close):
                 depth -= 1
 
-    def _skip_attributes(self) -> None:
+    def _skip_attributes(self) -> str | None:
+        """Skip [[...]] attributes; return the first one's name ('buffer' for [[buffer(0)]])."""
+        first = None
         while self.tok.is_op("[") and self.peek().is_op("["):
             self.advance()
+            if first is None and self.peek().kind == "id":
+                first = self.peek().text
             self._skip_balanced("[", "]")
             self.expect("]")
+        return first
 
     # -------------------------------------------------------------- statements
     def parse_body(self) -> ast.Block:
@@ -282,7 +292,20 @@ class Parser:
         self.advance()
         return ast.Block(start, stmts)
 
+    def _nest(self) -> None:
+        self.depth += 1
+        if self.depth > MAX_NESTING:
+            raise CompileError(f"the kernel is nested too deeply here (more than {MAX_NESTING} levels of "
+                               "parentheses, operators or blocks); split the expression or the block", self.tok.pos)
+
     def parse_statement(self) -> ast.Stmt:
+        self._nest()
+        try:
+            return self._statement()
+        finally:
+            self.depth -= 1
+
+    def _statement(self) -> ast.Stmt:
         t = self.tok
         self._skip_attributes()
         if t.is_op("{"):
@@ -486,6 +509,13 @@ class Parser:
         return left
 
     def parse_unary(self) -> ast.Expr:
+        self._nest()
+        try:
+            return self._unary()
+        finally:
+            self.depth -= 1
+
+    def _unary(self) -> ast.Expr:
         t = self.tok
         if t.kind == "op" and t.text in ("-", "+", "!", "~", "*", "&", "++", "--"):
             self.advance()
@@ -815,12 +845,13 @@ class Parser:
             name = None
             if self.tok.kind == "id":
                 name = self.advance().text
-            while self.accept("["):
+            while self.tok.is_op("[") and not self.peek().is_op("["):
+                self.advance()
                 spec.array_dims.append(None if self.tok.is_op("]") else self.parse_expression())
                 self.expect("]")
-            self._skip_attributes()
+            attribute = self._skip_attributes()
             default = self.parse_assignment() if self.accept("=") else None
-            params.append(ast.Param(start, name, spec, default))
+            params.append(ast.Param(start, name, spec, default, attribute))
             if self.accept(","):
                 continue
             self.expect(")", "to close the parameter list")

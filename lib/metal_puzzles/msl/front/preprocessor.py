@@ -47,7 +47,7 @@ class Preprocessor:
     # ----------------------------------------------------------------- driver
     def process(self, text: str, file: str) -> list[Token]:
         """Preprocess one file's text and return its tokens (no EOF token)."""
-        lines = strip_comments(text).split("\n")
+        lines = strip_comments(text, file).split("\n")
         out: list[Token] = []
         pending: list[Token] = []
         # Conditional stack entries: [this branch active, some branch taken, parent active]
