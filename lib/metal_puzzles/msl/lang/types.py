@@ -412,11 +412,6 @@ def units_in(t: Type) -> int:
     return size_of(t) // unit_of(t)
 
 
-def element_count(t: Type) -> int:
-    """Number of scalar storage slots an object of type t occupies (its size in units)."""
-    return units_in(t)
-
-
 def storage_scalar(t: Type) -> ScalarType:
     """The scalar type a memory object of (array of) t stores (bytes for structs)."""
     while isinstance(t, ArrayType):

@@ -311,9 +311,3 @@ class Ptr:
 
     def moved(self, delta) -> Ptr:
         return Ptr(self.mem, self.off + delta)
-
-
-def units_of_bytes(ty: Type) -> tuple[int, int]:
-    """(bytes per unit, units per object) of a pointee type, for pointer arithmetic."""
-    unit = unit_of(ty)
-    return unit, size_of(ty) // unit

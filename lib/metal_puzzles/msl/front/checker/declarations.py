@@ -14,8 +14,7 @@ from ...lang.types import (
     StructType,
     VectorType,
     VoidType,
-    element_count,
-    storage_scalar,
+    size_of,
 )
 from .. import ast
 from ..constexpr import NotConstant, evaluate
@@ -126,9 +125,9 @@ class Declarations(CheckerState):
                     if d.init is not None:
                         raise CompileError("threadgroup variables cannot have an initializer", d.init.pos)
                     self.threadgroup_arrays.append(var)
-                if space == AddressSpace.THREAD and element_count(ty) * storage_scalar(ty).size > MAX_THREAD_ARRAY_BYTES:
+                if space == AddressSpace.THREAD and size_of(ty) > MAX_THREAD_ARRAY_BYTES:
                     raise CompileError(
-                        f"thread-private array '{d.name}' takes {element_count(ty) * storage_scalar(ty).size} bytes "
+                        f"thread-private array '{d.name}' takes {size_of(ty)} bytes "
                         f"per thread; the simulator allows {MAX_THREAD_ARRAY_BYTES // 1024} KiB (a GPU thread's private "
                         "memory is small): use threadgroup or device memory for large data", d.pos)
                 if d.init is not None:
