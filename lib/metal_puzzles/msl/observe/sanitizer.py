@@ -194,6 +194,8 @@ class Sanitizer:
         the accesses now (by ``lanes``). ``many_simds``: the earlier accesses came from several
         SIMD-groups, so a SIMD-group barrier orders only some of them (never relied on)."""
         un = other_phase == phase
+        if not sh.device and sph is None:
+            return un  # one threadgroup's memory, no SIMD-group barriers: the phase says it all
         safe = np.where(other >= 0, other, 0)
         if sh.device:
             un = un | (ctx.lanes.group[safe] != ctx.lanes.group[lanes])

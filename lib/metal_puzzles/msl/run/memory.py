@@ -16,7 +16,7 @@ size rescales the offset once, where the cast happens.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import cache
 
@@ -101,10 +101,11 @@ class View:
     def __str__(self) -> str:
         return "uchar" if self.scalar is None else self.scalar.name
 
-    @property
-    def identity(self) -> bool:
-        """Stored scalars are the register value as they are (no decoding)."""
-        return self.scalar != BFLOAT and self.matrix is None
+    #: Stored scalars are the register value as they are (no decoding): set from the fields.
+    identity: bool = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "identity", self.scalar != BFLOAT and self.matrix is None)
 
     def decode(self, raw):
         """Stored scalars (one per lane, or (lanes, width)) to a register value."""
