@@ -1,9 +1,8 @@
 """The MSL kernel variants of benchmarks/gpu_evidence/ compute what their NumPy references say.
 
 Each variant runs in the simulator at its model size (the launch that measure.py profiles on the
-NVIDIA GPU), with the sanitizer on, so a race or an out-of-bounds access fails too. The variant
-that needs simdgroup_matrix is skipped only while the simulator rejects that type; the probe below
-runs again every time, so the test checks it as soon as the feature lands.
+NVIDIA GPU), with the sanitizer on, so a race or an out-of-bounds access fails too. Every variant
+runs, the simdgroup_matrix one included.
 """
 
 from __future__ import annotations
@@ -16,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from metal_puzzles.msl import CompileError, simulate
+from metal_puzzles.msl import simulate
 
 EVIDENCE = Path(__file__).resolve().parents[1] / "benchmarks" / "gpu_evidence"
 
@@ -31,25 +30,6 @@ def _load(name: str):
 
 V = _load("variants")
 
-_PROBE = """
-    simdgroup_float8x8 m;
-    simdgroup_load(m, a, 8);
-    simdgroup_store(m, out, 8);
-"""
-
-
-def simdgroup_matrix_unsupported() -> str | None:
-    """Why the simulator cannot run simdgroup_matrix code yet, or None once it can."""
-    try:
-        simulate("probe", ["a"], ["out"], _PROBE, inputs=[np.arange(64, dtype=np.float32)],
-                 output_shapes=[(64,)], output_dtypes=["float32"], grid=(32, 1, 1), threadgroup=(32, 1, 1))
-    except CompileError as e:
-        if "simdgroup" in str(e):
-            return f"the simulator does not support simdgroup_matrix yet ({str(e).splitlines()[0]})"
-        raise
-    return None
-
-
 def _simulate(case):
     v = case.variant
     return simulate(v.name, v.input_names, v.output_names, v.source, v.header, inputs=case.inputs,
@@ -59,10 +39,6 @@ def _simulate(case):
 
 @pytest.mark.parametrize("variant", V.VARIANTS, ids=lambda v: v.name)
 def test_variant_matches_reference_at_model_size(variant):
-    if variant.needs_simdgroup_matrix:
-        reason = simdgroup_matrix_unsupported()
-        if reason:
-            pytest.skip(reason)
     case = variant.case(V.Size.MODEL, seed=11)
     result = _simulate(case)
     assert V.mismatch(case, result.outputs) is None

@@ -22,7 +22,7 @@ import numpy as np
 
 from .metal_backend import METAL, MetalBackendKernel, resolve_backend
 from .msl import ArgumentError, Audience, CompileError, KernelRuntimeError, RunResult, simulate
-from .msl.abi.signature import normalize_dtype_name
+from .msl.abi.signature import check_names, normalize_dtype_name
 
 #: What a kernel's author got wrong (not the simulator): raised without the simulator's own frames.
 KERNEL_ERRORS = (CompileError, KernelRuntimeError, ArgumentError)
@@ -116,14 +116,22 @@ class SimulatedKernel:
     """What ``metal_kernel`` returns: call it like the object ``mx.fast.metal_kernel`` returns.
 
     Besides MLX's keyword arguments it takes ``backend`` ('simulator' or 'metal', default from
-    the METAL_PUZZLES_BACKEND environment variable, else 'simulator'), ``sanitize`` ('error',
-    'warn', 'off') and ``trace``. The last simulator run is kept in ``last_run`` (counts, trace,
+    the METAL_PUZZLES_BACKEND environment variable, else 'simulator'), ``sanitize`` and
+    ``trace``. ``sanitize='warn'`` (the default) shows what the sanitizer finds as Python
+    warnings, each finding once per kernel object however often it is called, and returns the
+    outputs as a GPU would: production kernels that run on GPUs keep running here. 'error'
+    raises SanitizerError on an error finding (what puzzles and the grader use; notes never
+    raise), 'off' does not look. The last simulator run is kept in ``last_run`` (counts, trace,
     findings) for diagrams; ``metal_puzzles.explore(kernel)`` opens the explorer on it.
     """
 
     def __init__(self, name: str, input_names: Sequence[str], output_names: Sequence[str], source: str,
                  header: str = "", ensure_row_contiguous: bool = True, atomic_outputs: bool = False,
                  compile_options: dict | None = None, origin: SourceOrigin | None = None) -> None:
+        try:  # odd names fail here, when the kernel is made, as they would make MLX's signature invalid
+            check_names(input_names, output_names)
+        except ValueError as exc:
+            raise ArgumentError(str(exc)) from None
         self.name = name
         #: The function the source was written in, to point errors at the learner's own lines.
         self.origin = origin
@@ -136,13 +144,14 @@ class SimulatedKernel:
         self.compile_options = compile_options
         self.last_run: RunResult | None = None
         self.last_call: dict | None = None
+        self._warned: set = set()  # findings already shown as warnings (once per kernel)
         self._metal: MetalBackendKernel | None = None
 
     def __call__(self, *, inputs: Sequence[Any], output_shapes: Sequence[Sequence[int]],
                  output_dtypes: Sequence[Any], grid: Sequence[int], threadgroup: Sequence[int],
                  template: Sequence[tuple[str, Any]] | None = None, init_value: float | None = None,
                  verbose: bool = False, stream: Any = None, backend: str | None = None,
-                 sanitize: str = "error", trace: bool | None = None, max_steps: int | None = None) -> list[mx.array]:
+                 sanitize: str = "warn", trace: bool | None = None, max_steps: int | None = None) -> list[mx.array]:
         __tracebackhide__ = True  # IPython and pytest show the learner's frames, not ours
         if resolve_backend(backend) == METAL:
             return self._run_metal(inputs=inputs, output_shapes=output_shapes, output_dtypes=output_dtypes,
@@ -154,7 +163,7 @@ class SimulatedKernel:
         return [to_mlx(o, dtype_name(d)) for o, d in zip(result.outputs, output_dtypes, strict=True)]
 
     def run(self, *, inputs, output_shapes, output_dtypes, grid, threadgroup, template=None, init_value=None,
-            verbose=False, sanitize="error", trace=None, max_steps=None, steps=False,
+            verbose=False, sanitize="warn", trace=None, max_steps=None, steps=False,
             audience: Audience = Audience.CALLER) -> RunResult:
         """Run on the simulator and return the full run record (outputs as NumPy arrays).
         ``audience`` is who reads the findings (a puzzle's learner cannot change the launch).
@@ -175,7 +184,7 @@ class SimulatedKernel:
                 threadgroup=tuple(threadgroup), template=tmpl, init_value=init_value,
                 atomic_outputs=self.atomic_outputs, ensure_row_contiguous=self.ensure_row_contiguous,
                 verbose=verbose, input_dtypes=list(overrides), sanitize=sanitize, trace=trace, max_steps=max_steps,
-                steps=steps, audience=audience)
+                steps=steps, audience=audience, warned=self._warned)
         except KERNEL_ERRORS as err:
             raise self._in_learners_code(err).with_traceback(None) from None
         self.last_run = result
@@ -232,6 +241,10 @@ class MetalKernel:
     _origin: SourceOrigin | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        try:  # as metal_kernel(...) does: odd names are an error when the kernel is made
+            check_names(self.input_names, self.output_names)
+        except ValueError as exc:
+            raise ArgumentError(str(exc)) from None
         self._origin = caller_origin()
 
     @property

@@ -420,7 +420,58 @@ class Kernel:
     # Fill outputs with zeros first (both sides). The reducer sets it: deleting a store
     # would otherwise leave an element uninitialised.
     zero_outputs: bool = False
+    # Declarations the body uses (structs and their helper functions), valid MSL and C++.
+    header: str = ""
 
+
+# ----------------------------------------------------------------------------------------
+# Structs in the header
+
+
+@dataclass
+class StructDef:
+    """A struct the header declares, with a by-value and a by-reference helper function."""
+
+    name: str
+    fields: list[tuple[str, CType | StructDef, int]]  # (name, type, array length or 0)
+    bump: str = ""  # S bump(S s, int k): a copy with one scalar member changed
+    twice: str = ""  # void twice(thread S& s): doubles one scalar member in place
+
+
+def make_structs(rng: random.Random, prefix: str) -> tuple[str, list[StructDef]]:
+    """One or two structs of scalar, array and (for the second) struct members, laid out by
+    C's rules on both sides, and helpers that take them by value and by reference."""
+    defs: list[StructDef] = []
+    lines: list[str] = []
+    for k in range(rng.randint(1, 2)):
+        name = f"{prefix}S{k}"
+        fields: list[tuple[str, CType | StructDef, int]] = []
+        for j in range(rng.randint(2, 4)):
+            ctype = rng.choice(VALUE_TYPES)
+            length = rng.choice((2, 3)) if rng.random() < 0.25 else 0
+            fields.append((f"f{j}", ctype, length))
+        if defs and rng.random() < 0.6:
+            fields.insert(rng.randint(0, len(fields)), ("in", defs[-1], 0))
+        d = StructDef(name, fields, bump=f"{name}_bump", twice=f"{name}_twice")
+        members = "; ".join(f"{t.name} {f}" + (f"[{n}]" if n else "") for f, t, n in fields)
+        lines.append(f"struct {name} {{ {members}; }};")
+        scalars = [(f, t) for f, t, n in fields if isinstance(t, CType) and not n]
+        f, t = scalars[0] if scalars else (None, None)
+        change = f"s.{f} = s.{f} + ({t.name})k; " if f else ""
+        lines.append(f"inline {name} {d.bump}({name} s, int k) {{ {change}return s; }}")
+        f, t = scalars[-1] if scalars else (None, None)
+        double = f"s.{f} = s.{f} * ({t.name})2;" if f else ""
+        lines.append(f"inline void {d.twice}(thread {name}& s) {{ {double} }}")
+        defs.append(d)
+    return "\n".join(lines) + "\n", defs
+
+
+def _size_of(t: CType) -> int:
+    return max(t.bits // 8, 1)
+
+
+# Element types a buffer may be read as through a pointer cast (bool: not every byte is one).
+VIEW_TYPES = (CHAR, UCHAR, SHORT, USHORT, INT, UINT, FLOAT, LONG, ULONG)
 
 # ----------------------------------------------------------------------------------------
 # The generator
@@ -436,8 +487,10 @@ class BodyGenerator:
 
     MAX_DEPTH = 3
 
-    def __init__(self, rng: random.Random, n_threads: int, inputs: list[Buffer]) -> None:
+    def __init__(self, rng: random.Random, n_threads: int, inputs: list[Buffer],
+                 structs: Sequence[StructDef] = ()) -> None:
         self.rng = rng
+        self.structs = list(structs)
         self.n = n_threads
         self.inputs = inputs
         self.tid = "tid"
@@ -514,10 +567,20 @@ class BodyGenerator:
             options.append((3.0, lambda: self.buffer_read(rng.choice(bufs), avoid)))
         if scalars:
             options.append((1.0, lambda: (lambda b: Leaf(b.name, b.ctype))(rng.choice(scalars))))
+        if not want_float and self.structs:
+            options.append((0.3, lambda: Leaf(f"sizeof({rng.choice(self.structs).name})", ULONG)))
+            members = [v for v in self.visible() if "." in v.name and not v.names & avoid]
+            if members:
+                options.append((0.6, lambda: self.member_byte(rng.choice(members))))
         if not want_float and self.tid not in avoid:
             options.append((1.0, lambda: Leaf(self.tid, UINT, frozenset({self.tid}))))
             options.append((0.4, lambda: Leaf(rng.choice(THREAD_ATTRIBUTES), UINT)))
         return _weighted(rng, options)
+
+    def member_byte(self, v: Var) -> Expr:
+        """One byte of a struct member's object representation, read through a uchar pointer."""
+        k = self.rng.randrange(_size_of(v.ctype))
+        return Leaf(f"((thread uchar*)&{v.name})[{k}]", UCHAR, frozenset({v.name}))
 
     def in_range_index(self, length: int, avoid: frozenset[str]) -> Expr:
         """An index in [0, length): a literal, a masked or a reduced expression."""
@@ -820,6 +883,86 @@ class BodyGenerator:
             return
         self.scopes[-1].append(var)
 
+    def declare_view(self) -> None:
+        """``const device U* bN = (const device U*)inK;`` — a buffer read as another element type
+        no wider than its own (so every element of the view is aligned)."""
+        rng = self.rng
+        bufs = [b for b in self.inputs if not b.scalar]
+        if not bufs:
+            self.declare()
+            return
+        buf = rng.choice(bufs)
+        size = _size_of(buf.ctype)
+        view = rng.choice([t for t in VIEW_TYPES if _size_of(t) <= size])
+        var = Var(self.fresh("b"), view, False, "bufptr", length=self.n * size // _size_of(view))
+        cast = rng.choice((f"(const device {view.name}*){buf.name}",
+                           f"reinterpret_cast<const device {view.name}*>({buf.name})"))
+        self.emit(f"const device {view.name}* {var.name} = {cast};")
+        self.scopes[-1].append(var)
+
+    def _struct_members(self, name: str, d: StructDef, const: bool) -> list[Var]:
+        out: list[Var] = []
+        for f, t, n in d.fields:
+            member = f"{name}.{f}"
+            if isinstance(t, StructDef):
+                out += self._struct_members(member, t, const)
+            elif n:
+                out.append(Var(member, t, not const, "array", length=n))
+            else:
+                out.append(Var(member, t, not const))
+        return out
+
+    def _struct_value(self, d: StructDef) -> Callable[[bool], str]:
+        """A brace initializer for ``d``: every member (or the first few) converted explicitly,
+        so no narrowing conversion happens in the braces."""
+        rng = self.rng
+        count = len(d.fields) if rng.random() < 0.7 else rng.randint(0, len(d.fields))
+        parts: list[Callable[[bool], str]] = []
+        for _, t, n in d.fields[:count]:
+            if isinstance(t, StructDef):
+                parts.append(self._struct_value(t))
+            elif n:
+                items = [Cast("c", self.value_for(t, 1), t) for _ in range(rng.randint(1, n))]
+                parts.append(lambda c, items=items: "{" + ", ".join(e.render(2, c) for e in items) + "}")
+            else:
+                e = Cast(rng.choice(("c", "func")), self.value_for(t, rng.randint(0, 2)), t)
+                parts.append(lambda c, e=e: e.render(2, c))
+        return lambda c: "{" + ", ".join(p(c) for p in parts) + "}"
+
+    def declare_struct(self) -> None:
+        """``S sN = {...};``, a copy ``S sN = sM;``, or a copy changed by a by-value helper."""
+        rng = self.rng
+        existing = self.visible("struct")
+        name = self.fresh("s")
+        if existing and rng.random() < 0.5:
+            src = rng.choice(existing)
+            d = next(x for x in self.structs if x.name == src.pointee)
+            if rng.random() < 0.5:
+                self.emit(f"{d.name} {name} = {src.name};")
+            else:
+                self.emit(f"{d.name} {name} = {d.bump}({src.name}, {rng.randint(-3, 3)});")
+        else:
+            d = rng.choice(self.structs)
+            value = self._struct_value(d)
+            self.emit_fn(lambda c: f"{d.name} {name} = {value(c)};")
+        self.scopes[-1].append(Var(name, UCHAR, False, "struct", pointee=d.name))
+        self.scopes[-1] += self._struct_members(name, d, False)
+
+    def struct_update(self) -> None:
+        """``sN = sM;`` (same struct), or ``S_twice(sN);`` through a reference."""
+        rng = self.rng
+        existing = self.visible("struct")
+        if not existing:
+            self.declare_struct()
+            return
+        target = rng.choice(existing)
+        d = next(x for x in self.structs if x.name == target.pointee)
+        same = [v for v in existing if v.pointee == d.name and v is not target]
+        if same and rng.random() < 0.5:
+            self.emit(f"{target.name} = {rng.choice(same).name};")
+        else:
+            self.emit(f"{d.twice}({target.name});")
+
     def assign(self) -> None:
         t = self.target()
         if t is None:
@@ -1036,6 +1179,10 @@ class BodyGenerator:
             table.append((0.3, self.early_return))
         if self.loop_depth > 0:
             table.append((1.0, self.jump))
+        table.append((0.3, self.declare_view))
+        if self.structs:
+            table.append((0.8, self.declare_struct))
+            table.append((0.4, self.struct_update))
         rng.choices([f for _, f in table], [w for w, _ in table])[0]()
 
     def block_statement(self) -> None:
@@ -1091,6 +1238,24 @@ def _store(
     kernel_stores[(buf.name, slot)] = gen.lines[-1].strip()
 
 
+def _store_bytes(gen: BodyGenerator, buf: Buffer, value: Expr, kernel_stores: dict[tuple[str, int], str]) -> None:
+    """Slot j of this thread written piece by piece through narrower views of the buffer:
+    ``ulong wN = value;`` then its 8 bytes as uchar, ushort or uint stores (little-endian)."""
+    rng = gen.rng
+    slot = buf.slots
+    buf.slots += 1
+    word = gen.fresh("w")
+    gen.emit_expr_stmt(f"ulong {word} = {{}};", Cast("c", value, ULONG) if value.ctype != ULONG else value)
+    byte = 0
+    while byte < 8:
+        width = rng.choice([w for w in (1, 2, 4) if byte % w == 0 and byte + w <= 8])
+        view = {1: UCHAR, 2: USHORT, 4: UINT}[width]
+        where = f"({gen.tid} * @{buf.name}@ + {slot}) * {8 // width} + {byte // width}"
+        gen.emit(f"((device {view.name}*){buf.name})[{where}] = {view.name}({word} >> {8 * byte});")
+        byte += width
+    kernel_stores[(buf.name, slot)] = f"{word} = {value.render()} (stored byte by byte)"
+
+
 def _prefill(gen: BodyGenerator, outputs: list[Buffer], stores: dict[tuple[str, int], str]) -> None:
     """Write every output slot first; then the body may ``return`` early, and some slots
     become accumulators the body reads and updates in device memory."""
@@ -1124,7 +1289,8 @@ def generate_kernel(seed: int, index: int) -> Kernel:
     narrow = rng.choice(INT_TYPES)
     outputs = [Buffer("out_u", ULONG), Buffer("out_f", FLOAT), Buffer("out_n", narrow)]
 
-    gen = BodyGenerator(rng, n, inputs)
+    header, structs = make_structs(rng, f"k{index}") if rng.random() < 0.3 else ("", [])
+    gen = BodyGenerator(rng, n, inputs, structs)
     tid_decl = rng.choice(("uint", "const uint", "uint"))
     gen.emit(f"{tid_decl} {gen.tid} = thread_position_in_grid.x;")
     stores: dict[tuple[str, int], str] = {}
@@ -1147,6 +1313,8 @@ def generate_kernel(seed: int, index: int) -> Kernel:
         _store(gen, outputs[1], gen.expr("float", gen.depth()), stores)
     for _ in range(rng.randint(1, 3)):
         _store(gen, outputs[2], gen.expr("int", gen.depth()), stores)
+    if rng.random() < 0.3:
+        _store_bytes(gen, outputs[0], gen.expr("int", gen.depth()), stores)
 
     def patch(lines: list[str]) -> str:
         text = "\n".join(lines) + "\n"
@@ -1173,4 +1341,5 @@ def generate_kernel(seed: int, index: int) -> Kernel:
             for b in inputs
         ],
         stores=stores,
+        header=header,
     )

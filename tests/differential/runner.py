@@ -51,6 +51,9 @@ CXX_FLAGS = [
     # gives +0.0 (i == 0). -frounding-math turns that folding (and any inexact constant
     # folding) off; the program still runs in round-to-nearest, so results are plain IEEE.
     "-frounding-math",
+    # Kernels read buffers through pointers of other element types (MSL allows it); C++'s
+    # strict aliasing rule would make that undefined.
+    "-fno-strict-aliasing",
     "-w",
 ]
 UBSAN_FLAGS = ["-fsanitize=undefined,float-cast-overflow", "-fno-sanitize-recover=all"]
@@ -95,6 +98,7 @@ def _cxx_driver(k: Kernel) -> str:
 def cxx_program(kernels: Sequence[Kernel], check: bool = False) -> str:
     """One C++ translation unit holding every kernel and a driver for all of them."""
     parts = ['#include "shim.h"\n']
+    parts += [k.header for k in kernels if k.header]
     parts += [_cxx_function(k, check) for k in kernels]
     parts.append("int main() {")
     parts += [_cxx_driver(k) for k in kernels]
@@ -161,6 +165,7 @@ def run_simulator(k: Kernel) -> list[np.ndarray]:
         [b.name for b in k.inputs],
         [b.name for b in k.outputs],
         k.body,
+        k.header,
         inputs=list(k.input_data),
         output_shapes=[(k.n_threads * b.slots,) for b in k.outputs],
         output_dtypes=[b.ctype.dtype for b in k.outputs],
@@ -215,6 +220,8 @@ class Mismatch:
                 )
                 lines.append(f"  thread inputs: {vals}")
         if with_source:
+            if k.header:
+                lines += ["  header:", *[f"     | {line}" for line in k.header.splitlines()]]
             numbered = [f"  {i + 1:3d}| {line}" for i, line in enumerate(k.body.splitlines())]
             lines += ["  source:", *numbered]
         return "\n".join(lines)

@@ -61,7 +61,9 @@ def test_scalar_to_vector_is_a_splat() -> None:
 def test_symbols_of_parameters_and_locals() -> None:
     checked = check("threadgroup float tile[8]; int k; k = 1;")
     kinds = {v.name: v.kind for v in checked.params}
-    assert kinds == {"a": VarKind.BUFFER, "out": VarKind.BUFFER, "thread_position_in_grid": VarKind.ATTR}
+    # Buffer parameters are the body's own (movable) copies of the pointers MLX passes.
+    assert kinds == {"a": VarKind.LOCAL, "out": VarKind.LOCAL, "thread_position_in_grid": VarKind.ATTR}
+    assert all(v.mutable and v.slot is not None for v in checked.params if v.name in ("a", "out"))
     assert [v.name for v in checked.threadgroup_arrays] == ["tile"]
     k = next(v for v in checked.variables if v.name == "k")
     assert k.kind == VarKind.LOCAL and k.maybe_uninit

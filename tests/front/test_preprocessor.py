@@ -50,3 +50,11 @@ def test_exponential_macro_is_stopped() -> None:
     with pytest.raises(CompileError, match=str(MAX_EXPANSION_TOKENS)) as err:
         Preprocessor().process(defs + "float y = A29;", "source")
     assert err.value.line == 31  # the use of the macro, not its definition
+
+
+def test_pragma_operator_is_dropped_like_a_pragma_line() -> None:
+    """_Pragma("...") (MLX's MLX_MTL_PRAGMA_UNROLL) only hints the compiler: it leaves no tokens."""
+    from metal_puzzles.msl.front.preprocessor import Preprocessor
+
+    toks = Preprocessor().process('#define UNROLL _Pragma("clang loop unroll(full)")\nUNROLL for (;;) {}', "source")
+    assert [t.text for t in toks] == ["for", "(", ";", ";", ")", "{", "}"]

@@ -80,6 +80,7 @@ def launch(
     sanitize: str = "error",
     max_steps: int | None = None,
     template: Sequence[tuple[str, Any]] = (),
+    warned: set | None = None,
 ) -> RunResult:
     """Run ``source`` on the simulator. Outputs default to one float32 ``out`` of ``grid[0]``
     elements; ``init_value`` defaults to 0 so that only kernels about uninitialised outputs
@@ -89,6 +90,8 @@ def launch(
     kwargs: dict[str, Any] = {}
     if max_steps is not None:
         kwargs["max_steps"] = max_steps
+    if warned is not None:
+        kwargs["warned"] = warned
     return simulate(
         "sanitizer_probe",
         list(inputs),

@@ -63,6 +63,20 @@ def test_warn_mode_returns_findings_and_warns() -> None:
     assert {f.index for f in res.findings} <= {8, 9}
 
 
+def test_warn_mode_shows_each_finding_once_per_caller_set() -> None:
+    """A caller that keeps a ``warned`` set (the drop-in keeps one per kernel) sees each finding
+    as a warning once, however often the kernel runs; the run records keep them all."""
+    seen: set = set()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        first = _oob_read(sanitize="warn", warned=seen)
+        second = _oob_read(sanitize="warn", warned=seen)
+    assert first.findings and len(second.findings) == len(first.findings)
+    assert len([w for w in caught if issubclass(w.category, RuntimeWarning)]) == len(first.findings)
+    for w in caught:  # the whole message: position, kind and the finding's sentence
+        assert str(w.message).startswith("source:") and "outside the 8 elements of 'a'" in str(w.message)
+
+
 def test_off_mode_reports_nothing() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")

@@ -16,6 +16,7 @@ import mlx.core as mx
 import numpy as np
 
 from ..kernel import MetalKernel
+from ..msl import ArgumentError
 from .inputs import values
 from .puzzle import Case, Puzzle
 from .verdict import CaseStatus, CheckResult, Outcome, Subject, classify
@@ -139,8 +140,12 @@ def check_kernel_sources(puzzle: GradPuzzle, kernels: Mapping[str, Any], *, seed
     for owner in puzzle.kernel_puzzles:
         k = kernels[owner.kernel_name]
         fields = k if isinstance(k, Mapping) else vars(k)
-        made[owner.kernel_name] = owner.kernel(fields.get("source"), fields.get("header") or None,
-                                               input_names=fields.get("input_names"),
-                                               output_names=fields.get("output_names"))
+        try:
+            made[owner.kernel_name] = owner.kernel(fields.get("source"), fields.get("header") or None,
+                                                   input_names=fields.get("input_names"),
+                                                   output_names=fields.get("output_names"))
+        except ArgumentError as exc:  # names MLX could not declare: the kernel cannot be made
+            return CheckResult(puzzle.title, [Outcome(puzzle.visible, CaseStatus.COMPILE_ERROR, error=str(exc))],
+                               subject=Subject.GRADIENT)
     op = puzzle.wire(made, sanitize="error", max_steps=max_steps)
     return run_grad_checks(puzzle, op, seed)

@@ -32,10 +32,13 @@ def launch(kernel: KernelLike, inputs: Sequence[Any], output_shape: Sequence[int
     """Run a puzzle kernel once and return its output as an ``mx.array``.
 
     ``options`` reach the kernel call (``sanitize``, ``max_steps``, ``backend``, ``trace``; no
-    access trace unless asked, since nobody draws these runs). Empty launches (a zero-sized grid
-    or output) return zeros without running anything, as a GPU would.
+    access trace unless asked, since nobody draws these runs). A puzzle's kernel is strict: a
+    sanitizer finding raises unless ``sanitize`` says otherwise (the drop-in alone only warns).
+    Empty launches (a zero-sized grid or output) return zeros without running anything, as a
+    GPU would.
     """
     options.setdefault("trace", False)
+    options.setdefault("sanitize", "error")
     arrays = [x if isinstance(x, mx.array) else mx.array(x) for x in inputs]
     shape = tuple(int(s) for s in output_shape)
     if min(grid) == 0 or 0 in shape:

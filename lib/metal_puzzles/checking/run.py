@@ -11,7 +11,7 @@ import mlx.core as mx
 import numpy as np
 
 from ..kernel import MetalKernel
-from ..msl import Audience, RunResult, SanitizeMode, SanitizerError, StopReason
+from ..msl import ArgumentError, Audience, RunResult, SanitizeMode, SanitizerError, StopReason
 from .puzzle import Case, LaunchOptions, Puzzle
 from .verdict import CaseStatus, CheckResult, Outcome, classify, close
 
@@ -80,7 +80,7 @@ def run_one(run: Runner, spec: Callable, case: Case, rtol: float, atol: float) -
                       counts_max=result.counts.max(), run=result, stopped=result.stopped, rtol=rtol, atol=atol)
     if yours.shape != expected.shape or not close(yours, expected, rtol, atol).all():
         outcome.status = CaseStatus.WRONG
-    if outcome.findings:
+    if any(f.is_error for f in outcome.findings):  # notes (benign races) never fail a test
         outcome.status = CaseStatus.FINDINGS
     return outcome
 
@@ -97,7 +97,11 @@ def check_source(puzzle: Puzzle, source: str, header: str | None = None, *, inpu
                  output_names: Sequence[str] | None = None, seed: int = 0, max_steps: int | None = None) -> CheckResult:
     """Check a kernel body (and header) against a catalogue puzzle, without a notebook: what the
     grader and the tests use. ``header`` defaults to the puzzle's own header."""
-    kernel = puzzle.kernel(source, header, input_names=input_names, output_names=output_names)
+    try:
+        kernel = puzzle.kernel(source, header, input_names=input_names, output_names=output_names)
+    except ArgumentError as exc:  # names MLX could not declare: the kernel cannot be made
+        return CheckResult(puzzle.title, [Outcome(puzzle.cases(seed)[0], CaseStatus.COMPILE_ERROR, error=str(exc))],
+                           puzzle.budget)
     options = puzzle.launch_options
     outcomes = run_cases(lambda case: run_case(kernel, case, options, max_steps=max_steps), puzzle.spec,
                          puzzle.cases(seed), rtol=puzzle.rtol, atol=puzzle.atol)

@@ -288,14 +288,15 @@ def describe_outcome(o: Outcome, head: str | None = None) -> list[str]:
     if o.status == CaseStatus.RUNTIME_ERROR:
         return [head + " the kernel stopped with an error.", o.error or ""]
     lines = []
-    if o.findings:
+    errors = [f for f in o.findings if f.is_error]
+    if errors:
         lines.append(head + " the sanitizer found a problem a GPU would hide:")
-        for f in o.findings[:3]:
+        for f in errors[:3]:
             where = f"line {f.pos.line}: " if f.pos is not None and f.pos.file == "source" else (
                 f"{f.pos.file} line {f.pos.line}: " if f.pos is not None else "")
             lines.append(f"  {f.kind}: {where}{f.message}")
-        if len(o.findings) > 3:
-            lines.append(f"  ... and {len(o.findings) - 3} more")
+        if len(errors) > 3:
+            lines.append(f"  ... and {len(errors) - 3} more")
         head = "Output:"
     if o.yours is not None and o.expected is not None:
         if o.yours.shape != o.expected.shape:
@@ -303,9 +304,11 @@ def describe_outcome(o: Outcome, head: str | None = None) -> list[str]:
         elif o.mismatch is not None and o.mismatch.any():
             lines.append(f"{head} wrong output at {int(o.mismatch.sum())} of {o.mismatch.size} positions.")
             lines += format_comparison(o.yours, o.expected, o.mismatch)
-        elif o.findings:
+        elif errors:
             lines.append("The output happens to match the spec on this test, but the problem above would show on "
                          "other sizes or hardware.")
+    lines += [f"Note: {f.kind}: " + (f"line {f.pos.line}: " if f.pos is not None else "") + f.message
+              for f in o.findings if not f.is_error][:2]
     return lines
 
 
@@ -314,10 +317,11 @@ def _describe_comparison(o: Outcome) -> list[str]:
     if o.status in (CaseStatus.COMPILE_ERROR, CaseStatus.RUNTIME_ERROR):
         return [head + (" a kernel does not compile." if o.status == CaseStatus.COMPILE_ERROR else " it raised an error."),
                 o.error or ""]
-    if o.findings:
+    errors = [f for f in o.findings if f.is_error]
+    if errors:
         return [head + " the sanitizer found a problem in a kernel:",
                 *[f"  {f.kind}: " + (f"line {f.pos.line}: " if f.pos is not None else "") + f.message
-                  for f in o.findings[:3]]]
+                  for f in errors[:3]]]
     if o.yours is not None and o.expected is not None and o.yours.shape != o.expected.shape:
         return [f"{head} shape {o.yours.shape}, but the reference's is {o.expected.shape}."]
     mismatch = o.mismatch

@@ -145,7 +145,7 @@ def summarize(result: CheckResult) -> dict:
             "beyond_contract": list(o.case.beyond),
             "findings_total": len(findings),
             "findings": [{
-                "kind": f.kind, "message": _clip(f.message),
+                "kind": f.kind, "severity": f.severity, "message": _clip(f.message),
                 "line": f.pos.line if f.pos else None, "file": f.pos.file if f.pos else None,
                 "threads": [{k: list(v) for k, v in t.items()} for t in f.threads[:2]],
                 "buffer": f.buffer, "index": f.index,

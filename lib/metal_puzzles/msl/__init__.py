@@ -9,11 +9,11 @@ from .api import get_kernel, simulate
 from .lang.errors import ArgumentError, CompileError, KernelRuntimeError, Pos
 from .program import CompiledKernel
 from .record import Counts, RunResult, SanitizerError
-from .run.findings import Finding, FindingKind, RaceKind, SanitizeMode, StopReason
+from .run.findings import Finding, FindingKind, RaceKind, SanitizeMode, Severity, StopReason
 from .run.hints import Audience
 
 __all__ = [
     "simulate", "get_kernel", "CompileError", "KernelRuntimeError", "ArgumentError", "SanitizerError",
-    "RunResult", "Counts", "Finding", "FindingKind", "SanitizeMode", "StopReason", "CompiledKernel", "Pos",
-    "RaceKind", "Audience",
+    "RunResult", "Counts", "Finding", "FindingKind", "SanitizeMode", "Severity", "StopReason", "CompiledKernel",
+    "Pos", "RaceKind", "Audience",
 ]

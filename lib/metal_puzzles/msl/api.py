@@ -8,7 +8,13 @@ from typing import Any
 
 import numpy as np
 
-from .abi.signature import InputDesc, describe_input, normalize_dtype_name, verbose_text
+from .abi.signature import (
+    InputDesc,
+    check_names,
+    describe_input,
+    normalize_dtype_name,
+    verbose_text,
+)
 from .lang.errors import ArgumentError
 from .program import CompiledKernel
 from .record import RunResult
@@ -63,20 +69,26 @@ def simulate(name: str, input_names: Sequence[str], output_names: Sequence[str],
              atomic_outputs: bool = False, ensure_row_contiguous: bool = True, verbose: bool = False,
              input_dtypes: Sequence[Any] | None = None, sanitize: SanitizeMode | str = SanitizeMode.ERROR,
              max_steps: int | None = None, trace: bool | None = None, steps: bool = False,
-             audience: Audience = Audience.CALLER) -> RunResult:
+             audience: Audience = Audience.CALLER, warned: set | None = None) -> RunResult:
     """Run a Metal kernel body on the simulator.
 
     Arguments follow ``mx.fast.metal_kernel`` (construction and call merged), with NumPy arrays
-    for inputs. ``sanitize`` is 'error' (findings raise SanitizerError), 'warn' or 'off'.
-    ``trace`` records every access for diagrams (default: on for launches of up to 1024 threads);
-    ``steps`` records a step-through view (every statement, active threads, local variables).
-    ``audience`` says who reads the findings, for the fixes their hints suggest (a puzzle's
-    learner cannot change the launch).
+    for inputs. ``sanitize`` is 'error' (an error finding raises SanitizerError; notes are
+    warnings), 'warn' (every finding is a warning) or 'off'; ``warned`` is a set the caller keeps
+    to show each finding only once over several runs. ``trace`` records every access for
+    diagrams (default: for launches of up to 1024 threads, stopping after 200,000 element
+    accesses, see ``RunResult.trace``); ``steps`` records a step-through view (every statement,
+    active threads, local variables). ``audience`` says who reads the findings, for the fixes
+    their hints suggest (a puzzle's learner cannot change the launch).
     """
     try:
         mode = SanitizeMode(sanitize)
     except ValueError:
         raise ArgumentError(f"sanitize must be 'error', 'warn' or 'off', not {sanitize!r}") from None
+    try:
+        check_names(input_names, output_names)
+    except ValueError as exc:
+        raise ArgumentError(str(exc)) from None
     input_names = list(input_names)
     output_names = list(output_names)
     if len(inputs) != len(input_names):
@@ -112,7 +124,7 @@ def simulate(name: str, input_names: Sequence[str], output_names: Sequence[str],
     if verbose:
         print(verbose_text(name, kernel.generated))
     return kernel.launch(arrays, [d.dtype for d in descs], shapes, out_dtypes, grid, threadgroup, init_value,
-                         ensure_row_contiguous, mode, max_steps, trace, steps, Audience(audience))
+                         ensure_row_contiguous, mode, max_steps, trace, steps, Audience(audience), warned)
 
 
 _SUPPORTED = {"bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64", "float16",

@@ -3,8 +3,10 @@ kernel instance (source, header, argument types, template), then ``launch`` runs
 
 from __future__ import annotations
 
+import sys
 import warnings
 from collections.abc import Sequence
+from contextlib import contextmanager
 from functools import lru_cache
 from typing import Any
 
@@ -21,9 +23,11 @@ from .abi.signature import (
     build_signature,
     normalize_dtype_name,
 )
+from .front import ast
 from .front.checker import Checker
 from .front.parser import Parser
 from .front.preprocessor import Preprocessor
+from .front.whole_kernel import refuse_kernel_function, starts_a_kernel_function
 from .lang.errors import ArgumentError, CompileError, KernelRuntimeError, Pos, SourceRegistry
 from .lang.types import (
     BFLOAT,
@@ -36,7 +40,7 @@ from .lang.types import (
     AtomicType,
     PointerType,
     Type,
-    element_count,
+    size_of,
     storage_scalar,
     vector,
 )
@@ -47,7 +51,7 @@ from .observe.stepper import Stepper
 from .observe.trace import Recorder
 from .record import Counts, RunResult, SanitizerError
 from .run.codegen import CodeGen
-from .run.findings import FindingKind, SanitizeMode, StopKernel, StopReason
+from .run.findings import Finding, FindingKind, SanitizeMode, StopKernel, StopReason
 from .run.hints import Audience
 from .run.lanes import SIMD_WIDTH, Lanes
 from .run.memory import Counted, Memory, Ptr
@@ -56,8 +60,14 @@ from .run.runtime import COUNTERS, Ctx
 MAX_THREADS_PER_THREADGROUP = 1024
 MAX_THREADGROUP_MEMORY = 32 * 1024
 DEFAULT_MAX_STEPS = 100_000
-#: Launches up to this many threads record a full trace unless told otherwise.
+#: Launches up to this many threads record a trace unless told otherwise ...
 AUTO_TRACE_THREADS = 1024
+#: ... of at most this many element accesses (``trace=True`` records everything).
+AUTO_TRACE_ACCESSES = 200_000
+#: Operations and statements nest at most this deep in a kernel's syntax tree ...
+MAX_TREE_DEPTH = 160
+#: ... which the checker and code generator walk recursively with at least this much stack.
+COMPILE_RECURSION_LIMIT = 4000
 #: Where template arguments come from, for diagnostics that point at one.
 TEMPLATE_POS = Pos("<template>", 0, 0)
 
@@ -99,10 +109,11 @@ class CompiledKernel:
         except ValueError as exc:
             raise ArgumentError(str(exc)) from None
         try:
-            self._compile(template)
+            with _deep_stack():
+                self._compile(template)
         except CompileError as err:
             raise err.with_registry(self.registry) from None
-        except RecursionError:
+        except RecursionError:  # a last resort: the nesting checks below should come first
             raise CompileError("the kernel is nested too deeply for the simulator to compile",
                                Pos("source", 1, 1), self.registry) from None
 
@@ -115,9 +126,18 @@ class CompiledKernel:
         header_p = Parser(pp.process(self.header, "header"), type_names=prelude_p.type_names,
                           template_names=prelude_p.template_names)
         header = header_p.parse_translation_unit()
-        body_p = Parser(pp.process(self.source, "source"), type_names=header_p.type_names,
-                        template_names=header_p.template_names)
+        body_tokens = pp.process(self.source, "source")
+        if starts_a_kernel_function(body_tokens):
+            refuse_kernel_function(body_tokens, header_p.type_names, header_p.template_names, self.input_names,
+                                   self.output_names)
+        body_p = Parser(body_tokens, type_names=header_p.type_names, template_names=header_p.template_names)
         body = body_p.parse_body()
+        for tree in (header, body):
+            deep = ast.too_deep(tree, MAX_TREE_DEPTH)
+            if deep is not None:
+                raise CompileError(f"the kernel is nested too deeply here (more than {MAX_TREE_DEPTH} levels of "
+                                   "operations or statements inside each other); split the expression, e.g. into "
+                                   "partial sums in variables", deep.pos)
 
         ck = Checker(STANDARD_LIBRARY)
         for tname, value in template:
@@ -128,9 +148,9 @@ class CompiledKernel:
         params = [(p.name, param_type(p), p.role) for p in self.generated.params]
         checked = ck.check_kernel(body, params)
         self.checked = checked
-        tg_bytes = sum(element_count(v.ty) * storage_scalar(v.ty).size for v in checked.threadgroup_arrays)
+        tg_bytes = sum(size_of(v.ty) for v in checked.threadgroup_arrays)
         if tg_bytes > MAX_THREADGROUP_MEMORY:
-            big = max(checked.threadgroup_arrays, key=lambda v: element_count(v.ty))
+            big = max(checked.threadgroup_arrays, key=lambda v: size_of(v.ty))
             raise CompileError(f"threadgroup memory of {tg_bytes} bytes exceeds the {MAX_THREADGROUP_MEMORY} bytes "
                                f"a threadgroup may use (largest: '{big.name}')", big.pos)
         cg = CodeGen(checked.functions)
@@ -140,7 +160,7 @@ class CompiledKernel:
     def launch(self, inputs: Sequence[np.ndarray], input_dtypes: Sequence[str], output_shapes, output_dtypes,
                grid, threadgroup, init_value, ensure_row_contiguous: bool, sanitize: SanitizeMode,
                max_steps: int | None, trace: bool | None, steps: bool = False,
-               audience: Audience = Audience.CALLER) -> RunResult:
+               audience: Audience = Audience.CALLER, warned: set | None = None) -> RunResult:
         grid = _triple(grid, "grid")
         tg = _triple(threadgroup, "threadgroup")
         if any(g < 0 for g in grid):
@@ -153,14 +173,20 @@ class CompiledKernel:
             raise ArgumentError(f"threadgroup {tg} has {tg[0] * tg[1] * tg[2]} threads; Metal allows at most "
                                 f"{MAX_THREADS_PER_THREADGROUP} threads per threadgroup")
         lanes = _lanes(grid, tg)
-        if trace is None:
-            trace = lanes.n <= AUTO_TRACE_THREADS
-        recorder = Recorder() if trace else None
+        recorder = None
+        if trace is None and lanes.n <= AUTO_TRACE_THREADS:
+            # The automatic trace is bounded: a few threads looping long would record without end.
+            recorder = Recorder(limit=AUTO_TRACE_ACCESSES)
+        elif trace:
+            recorder = Recorder()
         ctx = Ctx(lanes, sanitize, max_steps or DEFAULT_MAX_STEPS, recorder, audience)
         self._bind_inputs(ctx, inputs, input_dtypes, ensure_row_contiguous)
         outputs = self._bind_outputs(ctx, output_shapes, output_dtypes, init_value)
         self._bind_attributes(ctx, lanes, grid, tg)
         ctx.slots = [None] * self.checked.nslots
+        for var in self.checked.params:
+            if var.slot is not None:  # a buffer: the body holds its own copy of the pointer
+                ctx.slots[var.slot] = ctx.buffers[var.name]
         if steps:
             ctx.stepper = Stepper(self.checked.variables)
         if sanitize != SanitizeMode.OFF:
@@ -168,11 +194,9 @@ class CompiledKernel:
             for mem, _ in outputs:
                 ctx.sanitizer.watch(mem, initialized=init_value is not None)
         for var in self.checked.threadgroup_arrays:
-            size = element_count(var.ty)
-            scalar = storage_scalar(var.ty)
-            data = np.zeros(lanes.n_groups * size, dtype=scalar.dtype)
-            mem = Memory(var.name, AddressSpace.THREADGROUP, scalar, data, region_size=size, lane_region=lanes.group,
-                         counted=Counted.SHARED, writable=True)
+            mem = Memory(var.name, AddressSpace.THREADGROUP, storage_scalar(var.ty), size_of(var.ty),
+                         regions=lanes.n_groups, lane_region=lanes.group, counted=Counted.SHARED, writable=True,
+                         ty=var.ty)
             ctx.memories[var.name] = mem
             ctx.slots[var.slot] = Ptr(mem, np.int64(0))
             if ctx.sanitizer is not None:
@@ -191,7 +215,7 @@ class CompiledKernel:
         if ctx.sanitizer is not None and stopped != StopReason.STEP_BUDGET:
             ctx.sanitizer.finish(ctx, [mem for mem, _ in outputs], init_value)
         result = RunResult(
-            outputs=[mem.data.reshape(shape).copy() for mem, shape in outputs],
+            outputs=[mem.values().reshape(shape) for mem, shape in outputs],
             counts=_counts(ctx, lanes, grid),
             findings=ctx.findings,
             generated_source=self.generated.full_source,
@@ -208,11 +232,13 @@ class CompiledKernel:
             source=self.source,
             stopped=stopped,
         )
-        if ctx.findings and sanitize == SanitizeMode.ERROR:
-            raise SanitizerError(ctx.findings, result, self.registry)
-        if ctx.findings and sanitize == SanitizeMode.WARN:
-            for f in ctx.findings:
-                warnings.warn(str(f), RuntimeWarning, stacklevel=3)
+        errors = [f for f in ctx.findings if f.is_error]
+        if errors and sanitize == SanitizeMode.ERROR:
+            notes = [f for f in ctx.findings if not f.is_error]
+            raise SanitizerError(errors + notes, result, self.registry)
+        if ctx.findings and sanitize != SanitizeMode.OFF:
+            # 'warn' shows every finding; 'error' got here with notes only, which never raise.
+            warn_findings(ctx.findings, warned)
         elif stopped == StopReason.STEP_BUDGET:  # even unsanitized, a runaway kernel is an error
             raise SanitizerError([f for f in ctx.findings if f.kind == FindingKind.STEP_BUDGET], result,
                                  self.registry)
@@ -223,18 +249,17 @@ class CompiledKernel:
             scalar = DTYPE_NAMES[dtype]
             arr = np.asarray(value)
             if arr.ndim == 0:
-                data = np.array([arr], dtype=scalar.dtype)
-                ctx.memories[name] = Memory(name, AddressSpace.CONSTANT, scalar, data, counted=Counted.GLOBAL)
+                ctx.memories[name] = Memory.of_values(name, AddressSpace.CONSTANT, scalar, [arr], counted=Counted.GLOBAL)
                 continue
             data, strides = _buffer_of(arr, scalar, row_contiguous)
             space = AddressSpace.CONSTANT if arr.size < MAX_CONSTANT_ARRAY_SIZE else AddressSpace.DEVICE
-            mem = Memory(name, space, scalar, data, counted=Counted.GLOBAL)
+            mem = Memory.of_values(name, space, scalar, data, counted=Counted.GLOBAL)
             ctx.memories[name] = mem
             ctx.buffers[name] = Ptr(mem, np.int64(0))
-            shape = np.array(arr.shape, dtype=np.int32)
-            ctx.buffers[name + "_shape"] = Ptr(Memory(name + "_shape", AddressSpace.CONSTANT, INT, shape), np.int64(0))
-            st = np.array(strides, dtype=np.int64)
-            ctx.buffers[name + "_strides"] = Ptr(Memory(name + "_strides", AddressSpace.CONSTANT, LONG, st), np.int64(0))
+            shape = Memory.of_values(name + "_shape", AddressSpace.CONSTANT, INT, np.array(arr.shape, dtype=np.int32))
+            ctx.buffers[name + "_shape"] = Ptr(shape, np.int64(0))
+            st = Memory.of_values(name + "_strides", AddressSpace.CONSTANT, LONG, np.array(strides, dtype=np.int64))
+            ctx.buffers[name + "_strides"] = Ptr(st, np.int64(0))
             ctx.scalars[name + "_ndim"] = np.int32(arr.ndim)
 
     def _bind_outputs(self, ctx: Ctx, shapes, dtypes, init_value):
@@ -248,7 +273,7 @@ class CompiledKernel:
                 data = np.full(size, init_value, dtype=scalar.dtype)
                 if scalar == BFLOAT:
                     data = np.asarray(round_bfloat(data), dtype=np.float32)
-            mem = Memory(name, AddressSpace.DEVICE, scalar, data, counted=Counted.GLOBAL, writable=True)
+            mem = Memory.of_values(name, AddressSpace.DEVICE, scalar, data, counted=Counted.GLOBAL, writable=True)
             ctx.memories[name] = mem
             ctx.buffers[name] = Ptr(mem, np.int64(0))
             out.append((mem, tuple(shape)))
@@ -288,6 +313,18 @@ class CompiledKernel:
                 ctx.attrs[p.name] = v.astype(u) if isinstance(v, np.ndarray) else u(v)
 
 
+def warn_findings(findings: Sequence[Finding], warned: set | None) -> None:
+    """Issue each finding as a Python warning with its whole message. ``warned`` (kept by the
+    caller, e.g. a kernel object) holds the findings already shown, so each is shown once."""
+    for f in findings:
+        key = (f.kind, f.pos, f.buffer, f.severity)
+        if warned is not None:
+            if key in warned:
+                continue
+            warned.add(key)
+        warnings.warn(str(f), RuntimeWarning, stacklevel=4)
+
+
 def _array_shape(ty) -> tuple[int, ...]:
     dims = []
     while isinstance(ty, ArrayType):
@@ -304,6 +341,18 @@ def _triple(v, what: str) -> tuple[int, int, int]:
     if len(t) != 3:
         raise ArgumentError(f"{what} must have three dimensions (x, y, z), got {v!r}")
     return t  # type: ignore[return-value]
+
+
+@contextmanager
+def _deep_stack():
+    """Room on the Python stack for the front end's recursion over nested code (bounded by
+    MAX_NESTING and MAX_TREE_DEPTH)."""
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(old, COMPILE_RECURSION_LIMIT))
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(old)
 
 
 @lru_cache(maxsize=64)

@@ -55,6 +55,17 @@ class RunResult:
     #: Why the kernel did not run to its end (None: it did).
     stopped: StopReason | None = None
 
+    @property
+    def trace_truncated(self) -> bool:
+        """The automatic trace stopped recording before the kernel ended (it keeps a bounded
+        number of accesses; launch with trace=True for all of them)."""
+        return self.trace is not None and self.trace.truncated
+
+    @property
+    def errors(self) -> list[Finding]:
+        """The findings that are errors (not notes)."""
+        return [f for f in self.findings if f.is_error]
+
 
 class SanitizerError(KernelRuntimeError):
     """The run produced findings (out-of-bounds access, race, ...) and the mode is 'error', or it

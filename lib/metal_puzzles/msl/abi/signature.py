@@ -24,12 +24,15 @@ Everything here is pure Python + NumPy; dtypes are NumPy-style names (``'float32
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
 import numpy as np
+
+from ..lang.types import lookup_builtin_type
 
 #: Inputs with fewer elements than this are passed in the ``constant`` address space.
 MAX_CONSTANT_ARRAY_SIZE = 8
@@ -83,6 +86,7 @@ _MSL_TYPE_NAMES: dict[str, str] = {
 }
 
 _INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _ERR = "[metal_kernel]"
 
 TemplateValue = str | int | bool
@@ -368,6 +372,50 @@ def check_output_names(output_names: Sequence[str]) -> None:
         raise ValueError(f"{_ERR} A kernel needs at least one output name.")
 
 
+#: Words a parameter cannot be named: C++'s keywords and the Metal Shading Language's own.
+RESERVED_WORDS = frozenset("""
+    alignas alignof and and_eq asm auto bitand bitor bool break case catch char char16_t char32_t class compl
+    const const_cast constexpr continue decltype default delete do double dynamic_cast else enum explicit export
+    extern false float for friend goto if inline int long mutable namespace new noexcept not not_eq nullptr
+    operator or or_eq private protected public register reinterpret_cast return short signed sizeof static
+    static_assert static_cast struct switch template this thread_local throw true try typedef typeid typename
+    union unsigned using virtual void volatile wchar_t while xor xor_eq
+    kernel vertex fragment device constant threadgroup thread threadgroup_imageblock ray_data object_data
+    half bfloat uchar ushort uint ulong size_t ptrdiff_t as_type metal
+""".split())
+
+
+def check_names(input_names: Sequence[str], output_names: Sequence[str]) -> None:
+    """The input and output names become the generated kernel's parameter names: each must be an
+    identifier, not a reserved word or type name, distinct from the others, from the thread
+    attributes and from the shape/strides/ndim parameters MLX may add for an input."""
+    attributes = {name for name, _ in METAL_ATTRIBUTES}
+    seen: dict[str, str] = {}
+    metadata = {f"{name}_{suffix}": name for name in input_names if isinstance(name, str)
+                for suffix in ("shape", "strides", "ndim")}
+    for role, names in (("input", input_names), ("output", output_names)):
+        if isinstance(names, str):
+            raise ValueError(f"{_ERR} {role}_names must be a list of names, not the string {names!r}")
+        for name in names:
+            what = f"{role} name {name!r}"
+            if not isinstance(name, str) or not _IDENTIFIER.fullmatch(name):
+                raise ValueError(f"{_ERR} {what} is not an identifier (letters, digits and '_', not starting with "
+                                 "a digit): MLX declares a kernel parameter with each input and output name")
+            if name in RESERVED_WORDS or lookup_builtin_type(name) is not None:
+                raise ValueError(f"{_ERR} {what} is a reserved word or type name of the Metal Shading Language and "
+                                 "cannot name a kernel parameter; choose another name")
+            if name in seen:
+                again = f"appears twice in {role}_names" if seen[name] == role else f"is also an {seen[name]} name"
+                raise ValueError(f"{_ERR} {what} {again}: every input and output needs a name of its own")
+            if name in attributes:
+                raise ValueError(f"{_ERR} {what} is the name of the thread attribute MLX passes when the body "
+                                 f"mentions it ([[{name}]]); choose another name")
+            if name in metadata and metadata[name] != name:
+                raise ValueError(f"{_ERR} {what} clashes with the '{name}' parameter MLX generates for input "
+                                 f"'{metadata[name]}' when the body mentions it; choose another name")
+            seen[name] = role
+
+
 def _check_count(argument: str, actual: int, expected: int) -> None:
     if actual != expected:
         raise ValueError(
@@ -467,6 +515,7 @@ def build_signature(
     (no outputs, count mismatches, bad template values, dtypes Metal has no name for).
     """
     check_output_names(output_names)
+    check_names(input_names, output_names)
     _check_count("inputs", len(inputs), len(input_names))
     _check_count("output_dtypes", len(output_dtypes), len(output_names))
     for expected, desc in zip(input_names, inputs, strict=True):

@@ -111,6 +111,18 @@ class Binary(Expr):
     right: Expr
     # Set by the checker: the type both operands are converted to before the operation.
     op_ty: Any = field(default=None, init=False, repr=False)
+    #: Set by the checker when a matrix is involved: what kind of product or sum it is.
+    matrix_op: MatrixOp | None = field(default=None, init=False, repr=False)
+
+
+class MatrixOp(StrEnum):
+    """The operations matrices take part in."""
+
+    MAT_VEC = "matrix * vector"
+    VEC_MAT = "vector * matrix"
+    MAT_MAT = "matrix * matrix"
+    SCALE = "matrix with scalar"  # m * s, s * m, m / s (componentwise)
+    ELEMENTWISE = "matrix with matrix"  # m + n, m - n
 
 
 @dataclass(eq=False)
@@ -168,6 +180,8 @@ class Index(Expr):
     index: Expr
     #: Set by the checker: a subscript of a vector value (v[i]), not of memory.
     vector_index: bool = field(default=False, init=False, repr=False)
+    #: Set by the checker: a column of a matrix value (m[i]).
+    matrix_index: bool = field(default=False, init=False, repr=False)
 
 
 @dataclass(eq=False)
@@ -178,6 +192,8 @@ class Member(Expr):
     #: Set by the checker: the vector components the swizzle selects, and whether one repeats.
     comps: list[int] = field(default_factory=list, init=False, repr=False)
     dup_swizzle: bool = field(default=False, init=False, repr=False)
+    #: Set by the checker for a struct member: the field (types.StructField).
+    field: Any = field(default=None, init=False, repr=False)
 
 
 @dataclass(eq=False)
@@ -188,6 +204,14 @@ class Comma(Expr):
 @dataclass(eq=False)
 class InitList(Expr):
     items: list[Expr]
+
+
+@dataclass(eq=False)
+class StructInit(Expr):
+    """A struct value built by the checker from an initializer list and default member
+    initializers: each part is (byte offset, converted expression); other bytes are zero."""
+
+    parts: list[tuple[int, Expr]]
 
 
 @dataclass(eq=False)
@@ -298,6 +322,8 @@ class Param(Node):
     name: str | None
     type_spec: TypeSpec
     default: Expr | None = None
+    #: The attribute written after it ('buffer', 'thread_position_in_grid'...), if any.
+    attribute: str | None = None
 
 
 @dataclass(eq=False)
@@ -315,6 +341,8 @@ class FuncDef(Node):
     body: Block | None
     template_params: list[TemplateParam] = field(default_factory=list)
     is_kernel: bool = False
+    #: A member function declared 'const' (it may not change its object).
+    const_method: bool = False
 
 
 @dataclass(eq=False)
@@ -331,9 +359,12 @@ class TypeAlias(Node):
 
 @dataclass(eq=False)
 class StructDef(Node):
+    """``struct Name { members; member functions };`` in the header. A member's declarator
+    carries its default member initializer, if any."""
+
     name: str
     fields: list[Declarator]
-    template_params: list[TemplateParam] = field(default_factory=list)
+    methods: list[FuncDef] = field(default_factory=list)
 
 
 @dataclass(eq=False)
@@ -350,6 +381,17 @@ def children(node: Node):
             for item in value:
                 if isinstance(item, Node):
                     yield item
+
+
+def too_deep(node: Node, limit: int) -> Node | None:
+    """The first node nested more than ``limit`` levels deep (depth first), or None."""
+    stack = [(node, 0)]
+    while stack:
+        n, depth = stack.pop()
+        if depth > limit:
+            return n
+        stack.extend((child, depth + 1) for child in children(n))
+    return None
 
 
 def walk(node: Node, into_loops: bool = True):

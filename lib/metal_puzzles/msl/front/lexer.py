@@ -47,10 +47,11 @@ _TOKEN_RE = re.compile(
 )
 
 
-def strip_comments(text: str) -> str:
+def strip_comments(text: str, file: str = "source") -> str:
     """Blank out comments, keeping every other character (and every newline) in place.
 
-    Keeping positions lets a token's column be read straight off the original line.
+    Keeping positions lets a token's column be read straight off the original line. A ``/*``
+    with no ``*/`` after it is an error at the ``/*`` (it would swallow the rest of the file).
     """
     out = []
     i, n = 0, len(text)
@@ -63,7 +64,11 @@ def strip_comments(text: str) -> str:
             i = j
         elif c == "/" and i + 1 < n and text[i + 1] == "*":
             j = text.find("*/", i + 2)
-            j = n if j < 0 else j + 2
+            if j < 0:
+                line = text.count("\n", 0, i) + 1
+                col = i - (text.rfind("\n", 0, i) + 1) + 1
+                raise CompileError("unterminated /* comment (no */ closes it)", Pos(file, line, col))
+            j += 2
             out.append("".join(ch if ch == "\n" else " " for ch in text[i:j]))
             i = j
         elif c in "\"'":

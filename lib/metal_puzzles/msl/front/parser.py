@@ -14,9 +14,10 @@ QUALIFIERS = ("const", "volatile", "static", "constexpr", "inline", "METAL_FUNC"
 # Names that take explicit template arguments in expressions: f<T>(x).
 BUILTIN_TEMPLATE_NAMES = {
     "static_cast", "reinterpret_cast", "const_cast", "as_type", "numeric_limits", "metal::numeric_limits",
-    "vec", "atomic", "Limits", "metal::vec",
+    "vec", "atomic", "Limits", "metal::vec", "make_filled_simdgroup_matrix", "metal::make_filled_simdgroup_matrix",
 }
-TEMPLATE_TYPE_NAMES = {"vec", "atomic", "metal::vec", "metal::atomic", "array", "metal::array"}
+TEMPLATE_TYPE_NAMES = {"vec", "atomic", "metal::vec", "metal::atomic", "array", "metal::array", "simdgroup_matrix",
+                       "metal::simdgroup_matrix"}
 
 _COMMON_TYPES = {
     "float", "half", "bfloat", "int", "uint", "short", "ushort", "char", "uchar", "long", "ulong", "bool",
@@ -31,9 +32,14 @@ _BINARY_PRECEDENCE = [
 ]
 
 
+#: Parentheses, operators and blocks nest at most this deep (recursive descent uses the stack).
+MAX_NESTING = 64
+
+
 class Parser:
     def __init__(self, tokens: list[Token], type_names: set[str] | None = None,
                  template_names: set[str] | None = None) -> None:
+        self.depth = 0
         end = tokens[-1].pos if tokens else Pos("source", 1, 1)
         self.toks = tokens + [Token("eof", "", Pos(end.file, end.line, end.col + 1))]
         self.i = 0
@@ -106,7 +112,7 @@ class Parser:
         return "::".join(parts), n
 
     def is_type_name(self, name: str) -> bool:
-        if name == "auto":
+        if name in ("auto", "decltype"):
             return True
         if name in self.type_names or name in TEMPLATE_TYPE_NAMES:
             return True
@@ -126,6 +132,8 @@ class Parser:
         t = self.tok
         if t.kind != "id":
             return False
+        if t.text == "decltype":
+            return True
         if t.text in ADDRESS_SPACES or t.text in QUALIFIERS or t.text in ("unsigned", "signed"):
             return True
         name, n = self._qualified_name_at(0)
@@ -204,6 +212,16 @@ class Parser:
                     return {"char": "uchar", "short": "ushort", "int": "uint", "long": "ulong"}[base], []
                 return base, []
             return ("uint" if sign == "unsigned" else "int"), []
+        if t.text == "decltype":
+            # decltype(expr): the type of an expression, worked out by the checker.
+            self.advance()
+            self.expect("(", "after 'decltype'")
+            expr = self.parse_expression()
+            self.expect(")", "to close decltype")
+            return "decltype", [expr]
+        if t.text == "struct" and self.peek().kind == "id":  # an elaborated 'struct Name'
+            self.advance()
+            t = self.tok
         name, n = self._qualified_name_at(0)
         if n == 0:
             self.error_expected("a type")
@@ -244,11 +262,16 @@ class Parser:
             elif t.is_op(close):
                 depth -= 1
 
-    def _skip_attributes(self) -> None:
+    def _skip_attributes(self) -> str | None:
+        """Skip [[...]] attributes; return the first one's name ('buffer' for [[buffer(0)]])."""
+        first = None
         while self.tok.is_op("[") and self.peek().is_op("["):
             self.advance()
+            if first is None and self.peek().kind == "id":
+                first = self.peek().text
             self._skip_balanced("[", "]")
             self.expect("]")
+        return first
 
     # -------------------------------------------------------------- statements
     def parse_body(self) -> ast.Block:
@@ -269,7 +292,20 @@ class Parser:
         self.advance()
         return ast.Block(start, stmts)
 
+    def _nest(self) -> None:
+        self.depth += 1
+        if self.depth > MAX_NESTING:
+            raise CompileError(f"the kernel is nested too deeply here (more than {MAX_NESTING} levels of "
+                               "parentheses, operators or blocks); split the expression or the block", self.tok.pos)
+
     def parse_statement(self) -> ast.Stmt:
+        self._nest()
+        try:
+            return self._statement()
+        finally:
+            self.depth -= 1
+
+    def _statement(self) -> ast.Stmt:
         t = self.tok
         self._skip_attributes()
         if t.is_op("{"):
@@ -351,8 +387,12 @@ class Parser:
                 return ast.Return(t.pos, value)
             if kw in ("goto",):
                 raise CompileError("'goto' is not supported by the simulator", t.pos)
+            if kw == "struct" and self.peek().kind == "id" and self.peek().text in self.type_names \
+                    and not self.peek(2).is_op("{"):
+                return self.parse_declaration()  # 'struct Name x;' names a struct declared in the header
             if kw in ("struct", "class", "union", "enum"):
-                raise CompileError(f"'{kw}' definitions inside a kernel body are not supported", t.pos)
+                raise CompileError(f"'{kw}' definitions inside a kernel body are not supported; define the type "
+                                   "in the header", t.pos)
             if kw == "using" or kw == "typedef":
                 item = self.parse_alias()
                 return ast.Empty(item.pos) if item is None else _AliasStmt(item)
@@ -469,6 +509,13 @@ class Parser:
         return left
 
     def parse_unary(self) -> ast.Expr:
+        self._nest()
+        try:
+            return self._unary()
+        finally:
+            self.depth -= 1
+
+    def _unary(self) -> ast.Expr:
         t = self.tok
         if t.kind == "op" and t.text in ("-", "+", "!", "~", "*", "&", "++", "--"):
             self.advance()
@@ -637,6 +684,9 @@ class Parser:
             self.expect(";", "after the alias")
             self.type_names.add(name.text)
             return ast.TypeAlias(name.pos, name.text, spec)
+        if self.tok.kind == "id" and self.tok.text == "struct" and (self.peek().is_op("{") or self.peek(2).is_op("{")):
+            raise CompileError("'typedef struct { ... } Name;' is not supported by the simulator; define the "
+                               "struct as 'struct Name { ... };' (C++ needs no typedef)", self.tok.pos)
         spec = self.parse_type_spec()  # typedef
         name = self.expect_ident("a typedef name")
         self.expect(";", "after the typedef")
@@ -653,8 +703,11 @@ class Parser:
             return self.parse_alias()
         if t.kind == "id" and t.text == "namespace":
             raise CompileError("namespaces in the header are not supported by the simulator", t.pos)
-        if t.kind == "id" and t.text in ("struct", "class", "union", "enum"):
-            raise CompileError(f"'{t.text}' definitions are not supported by the simulator yet", t.pos)
+        if t.kind == "id" and t.text == "struct":
+            return self.parse_struct()
+        if t.kind == "id" and t.text in ("class", "union", "enum"):
+            raise CompileError(f"'{t.text}' definitions are not supported by the simulator (a 'struct' with "
+                               "members and member functions is)", t.pos)
         if t.kind == "id" and t.text == "static_assert":
             self.advance()
             self._skip_balanced("(", ")")
@@ -664,6 +717,9 @@ class Parser:
         saved_types = set(self.type_names)
         if self.accept_word("template"):
             template_params = self.parse_template_params()
+            if self.tok.kind == "id" and self.tok.text in ("struct", "class"):
+                raise CompileError(f"{self.tok.text} templates are not supported by the simulator (plain structs "
+                                   "and function templates are)", self.tok.pos)
         is_kernel = False
         while self.tok.is_op("[") and self.peek().is_op("["):
             if self.peek(2).text == "kernel":
@@ -701,6 +757,80 @@ class Parser:
         self.i = start_i
         return ast.GlobalDecl(t.pos, self.parse_declaration())
 
+    def parse_struct(self) -> ast.StructDef | None:
+        """``struct Name { members and member functions };``"""
+        start = self.advance()  # 'struct'
+        name = self.expect_ident("a struct name")
+        if self.accept(";"):
+            self.type_names.add(name.text)
+            return None  # a forward declaration
+        if self.tok.is_op(":"):
+            raise CompileError("struct inheritance is not supported by the simulator", self.tok.pos)
+        self.expect("{", "to open the struct definition")
+        self.type_names.add(name.text)  # usable inside, e.g. as a member function's return type
+        fields: list[ast.Declarator] = []
+        methods: list[ast.FuncDef] = []
+        while not self.accept("}"):
+            t = self.tok
+            if t.kind == "eof":
+                raise CompileError(f"expected '}}' to close struct '{name.text}'", start.pos)
+            if self.accept(";"):
+                continue
+            if t.kind == "id" and t.text in ("public", "private", "protected") and self.peek().is_op(":"):
+                self.advance()
+                self.advance()
+                continue
+            if t.kind == "id" and t.text in ("static", "template", "friend", "virtual", "using", "typedef"):
+                raise CompileError(f"'{t.text}' inside a struct is not supported by the simulator (data members "
+                                   "and member functions are)", t.pos)
+            if t.kind == "id" and t.text == name.text and self.peek().is_op("("):
+                raise CompileError(f"constructors are not supported by the simulator; initialize '{name.text}' "
+                                   f"with braces instead ('{name.text} x = {{...}};') and give members default "
+                                   "values in their declarations", t.pos)
+            if t.is_op("~"):
+                raise CompileError("destructors are not supported by the simulator", t.pos)
+            self._skip_attributes()
+            spec = self.parse_type_spec()
+            if self.tok.kind == "id" and self.tok.text == "operator":
+                raise CompileError("operator overloading is not supported by the simulator", self.tok.pos)
+            if self.tok.kind == "id" and self.peek().is_op("("):
+                fname = self.advance()
+                self.advance()
+                params = self._parse_params()
+                const_method = False
+                while self.tok.kind == "id" and self.tok.text in ("const", "noexcept", "thread", "device",
+                                                                  "constant", "threadgroup"):
+                    const_method = const_method or self.advance().text == "const"
+                body = self.parse_block()
+                methods.append(ast.FuncDef(fname.pos, fname.text, spec, params, body, const_method=const_method))
+                continue
+            first = True
+            while True:
+                member_spec = spec if first else ast.TypeSpec(spec.pos, spec.name, spec.args, spec.const, spec.space)
+                if not first:
+                    self._parse_pointer_parts(member_spec)
+                first = False
+                mname = self.expect_ident("a member name")
+                member_spec = ast.TypeSpec(member_spec.pos, member_spec.name, member_spec.args, member_spec.const,
+                                           member_spec.space, list(member_spec.pointers), member_spec.reference, [])
+                while self.accept("["):
+                    member_spec.array_dims.append(self.parse_expression())
+                    self.expect("]", "to close the array size")
+                init = None
+                if self.accept("="):
+                    init = self.parse_initializer()
+                elif self.tok.is_op("{"):
+                    init = self.parse_initializer()
+                fields.append(ast.Declarator(mname.pos, mname.text, member_spec, init))
+                if not self.accept(","):
+                    break
+            self.expect(";", "after the member declaration")
+        if self.tok.kind == "id":
+            raise CompileError("declaring variables in a struct definition is not supported; declare them "
+                               "separately", self.tok.pos)
+        self.expect(";", "after the struct definition")
+        return ast.StructDef(name.pos, name.text, fields, methods)
+
     def _parse_params(self) -> list[ast.Param]:
         params: list[ast.Param] = []
         if self.accept(")"):
@@ -715,12 +845,13 @@ class Parser:
             name = None
             if self.tok.kind == "id":
                 name = self.advance().text
-            while self.accept("["):
+            while self.tok.is_op("[") and not self.peek().is_op("["):
+                self.advance()
                 spec.array_dims.append(None if self.tok.is_op("]") else self.parse_expression())
                 self.expect("]")
-            self._skip_attributes()
+            attribute = self._skip_attributes()
             default = self.parse_assignment() if self.accept("=") else None
-            params.append(ast.Param(start, name, spec, default))
+            params.append(ast.Param(start, name, spec, default, attribute))
             if self.accept(","):
                 continue
             self.expect(")", "to close the parameter list")

@@ -18,7 +18,7 @@ from .lexer import Token, strip_comments, tokenize_line
 KNOWN_SYSTEM_HEADERS = {
     "metal_stdlib", "metal_math", "metal_atomic", "metal_simdgroup", "metal_integer",
     "metal_compute", "metal_common", "metal_geometric", "metal_relational", "metal_numeric",
-    "metal_types", "metal_pack", "metal_limits", "simd/simd.h",
+    "metal_types", "metal_pack", "metal_limits", "simd/simd.h", "metal_simdgroup_matrix",
 }
 
 
@@ -52,7 +52,7 @@ class Preprocessor:
     # ----------------------------------------------------------------- driver
     def process(self, text: str, file: str) -> list[Token]:
         """Preprocess one file's text and return its tokens (no EOF token)."""
-        lines = strip_comments(text).split("\n")
+        lines = strip_comments(text, file).split("\n")
         out: list[Token] = []
         pending: list[Token] = []
         # Conditional stack entries: [this branch active, some branch taken, parent active]
@@ -80,7 +80,7 @@ class Preprocessor:
         if conds:
             raise CompileError("unterminated conditional directive (missing #endif)", Pos(file, len(lines), 1))
         out.extend(self._expand(pending))
-        return out
+        return _drop_pragma_operators(out)
 
     # ------------------------------------------------------------- directives
     def _directive(self, toks, pos, conds, active, file, lineno, col) -> bool:
@@ -297,3 +297,19 @@ class Preprocessor:
                 raise CompileError(f"pasting '{left.text}' and '{right.text}' does not give a valid token", use.pos)
             out[k - 1 : k + 2] = [Token(pasted[0].kind, pasted[0].text, use.pos, hide)]
         return out
+
+
+def _drop_pragma_operators(tokens: list[Token]) -> list[Token]:
+    """Remove ``_Pragma("...")`` (the operator form of #pragma, often in macros such as MLX's
+    MLX_MTL_PRAGMA_UNROLL): like #pragma lines, it only hints the compiler."""
+    out: list[Token] = []
+    i = 0
+    while i < len(tokens):
+        t = tokens[i]
+        if (t.kind == "id" and t.text == "_Pragma" and i + 3 < len(tokens) and tokens[i + 1].is_op("(")
+                and tokens[i + 2].kind == "str" and tokens[i + 3].is_op(")")):
+            i += 4
+            continue
+        out.append(t)
+        i += 1
+    return out

@@ -14,11 +14,10 @@ from ..lang.types import AddressSpace, Type
 class VarKind(StrEnum):
     """Where a named object lives, which decides how the executor reads and writes it."""
 
-    LOCAL = "local"  # thread-private scalar, vector or pointer in a frame slot (a register)
+    LOCAL = "local"  # thread-private scalar, vector or pointer in a frame slot (a register); buffer parameters too
     ARRAY = "array"  # thread-private or threadgroup array, in a Memory object
     TGVAR = "tgvar"  # a threadgroup scalar or vector (one per threadgroup)
     MEMVAR = "memvar"  # a local whose address is taken: it lives in thread-private memory
-    BUFFER = "buffer"  # a kernel input/output buffer parameter (pointer to device/constant memory)
     SCALAR_INPUT = "scalar_input"  # a 0-d input passed by constant reference
     ATTR = "attr"  # a thread attribute such as thread_position_in_grid
     CONST = "const"  # a compile-time constant (template value, constant global with a known value)

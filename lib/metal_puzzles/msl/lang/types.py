@@ -3,8 +3,9 @@ plus C's integer promotions and usual arithmetic conversions."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from enum import StrEnum
+import re
+from dataclasses import dataclass, field
+from enum import IntFlag, StrEnum
 from functools import cache
 
 import numpy as np
@@ -159,6 +160,83 @@ class ArrayType(Type):
 
 
 @dataclass(frozen=True)
+class MatrixType(Type):
+    """``floatCxR`` / ``halfCxR``: C columns of R-vectors, column-major (``m[i]`` is column i)."""
+
+    elem: ScalarType
+    cols: int
+    rows: int
+
+    def __str__(self) -> str:
+        return f"{self.elem.name}{self.cols}x{self.rows}"
+
+    @property
+    def column(self) -> VectorType:
+        return vector(self.elem, self.rows)
+
+
+@cache
+def matrix(elem: ScalarType, cols: int, rows: int) -> MatrixType:
+    return MatrixType(elem, cols, rows)
+
+
+@dataclass(frozen=True)
+class SimdgroupMatrixType(Type):
+    """``simdgroup_matrix<T, 8, 8>``: one 8x8 matrix per SIMD-group, held as two elements in each
+    of its 32 threads (``thread_elements()``)."""
+
+    elem: ScalarType
+    cols: int = 8
+    rows: int = 8
+
+    def __str__(self) -> str:
+        return f"simdgroup_{self.elem.name}{self.cols}x{self.rows}"
+
+
+@dataclass(frozen=True)
+class StructField:
+    name: str
+    ty: Type
+    offset: int  # in bytes from the start of the struct
+
+
+@dataclass(frozen=True, eq=False)
+class StructType(Type):
+    """A ``struct`` declared in the header. Compared by identity, as C++ types are by name.
+
+    ``methods`` maps a member function's name to its definitions (syntax trees the checker
+    instantiates with an implicit ``this``)."""
+
+    name: str
+    fields: tuple[StructField, ...]
+    size: int
+    align: int
+    methods: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
+
+    def __str__(self) -> str:
+        return self.name
+
+    def field_named(self, name: str) -> StructField | None:
+        return next((f for f in self.fields if f.name == name), None)
+
+
+def layout_struct(name: str, members: list[tuple[str, Type]], methods: dict | None = None) -> StructType:
+    """Lay members out as Metal (and C) do: each at the next multiple of its alignment, the
+    struct's size rounded up to its largest member alignment."""
+    offset = 0
+    align = 1
+    fields = []
+    for fname, ty in members:
+        a = align_of(ty)
+        offset = -(-offset // a) * a
+        fields.append(StructField(fname, ty, offset))
+        offset += size_of(ty)
+        align = max(align, a)
+    size = max(-(-offset // align) * align, 1)
+    return StructType(name, tuple(fields), size, align, methods if methods is not None else {})
+
+
+@dataclass(frozen=True)
 class EnumType(Type):
     """Metal's small enums used as arguments (mem_flags, memory_order)."""
 
@@ -168,10 +246,25 @@ class EnumType(Type):
         return self.name
 
 
+class MemFlags(IntFlag):
+    """``mem_flags``: which memory a barrier orders besides synchronising execution."""
+
+    NONE = 0
+    DEVICE = 1
+    THREADGROUP = 2
+    TEXTURE = 4
+    THREADGROUP_IMAGEBLOCK = 8
+    OBJECT_DATA = 16
+
+
 MEM_FLAGS = EnumType("mem_flags")
 MEMORY_ORDER = EnumType("memory_order")
 
 VECTOR_ELEMS = ("bool", "char", "uchar", "short", "ushort", "int", "uint", "long", "ulong", "half", "bfloat", "float")
+
+
+_MATRIX_NAME = re.compile(r"(float|half)([234])x([234])")
+_SIMDGROUP_MATRIX_NAME = re.compile(r"simdgroup_(float|half|bfloat)8x8")
 
 
 def lookup_builtin_type(name: str) -> Type | None:
@@ -184,6 +277,13 @@ def lookup_builtin_type(name: str) -> Type | None:
         return VOID
     if name == "simd_vote":
         return SIMD_VOTE
+    m = _MATRIX_NAME.fullmatch(name)
+    if m is not None:
+        elem = SCALARS[SCALAR_ALIASES.get(m.group(1), m.group(1))]
+        return matrix(elem, int(m.group(2)), int(m.group(3)))
+    m = _SIMDGROUP_MATRIX_NAME.fullmatch(name)
+    if m is not None:
+        return SimdgroupMatrixType(SCALARS[m.group(1)])
     packed = name.startswith("packed_")
     base = name.removeprefix("packed_")
     if base and base[-1] in "234":
@@ -259,30 +359,67 @@ def size_of(t: Type) -> int:
         return t.elem.size
     if isinstance(t, PointerType):
         return 8
+    if isinstance(t, MatrixType):
+        return t.cols * size_of(t.column)
+    if isinstance(t, StructType):
+        return t.size
+    if isinstance(t, SimdgroupMatrixType):
+        return 2 * t.elem.size  # what one thread holds
     raise TypeError(f"sizeof({t})")
 
 
-def element_count(t: Type) -> int:
-    """Number of scalar storage slots an object of type t occupies in simulator memory."""
+def align_of(t: Type) -> int:
+    """alignof in bytes: a scalar's size; 2-vectors twice the element, 3- and 4-vectors four
+    times (packed vectors only the element's); arrays their element's; structs their largest
+    member's; matrices their column's."""
     if isinstance(t, ScalarType):
-        return 1
-    if isinstance(t, AtomicType):
-        return 1
+        return t.size
     if isinstance(t, VectorType):
-        return t.stride
+        if t.packed:
+            return t.elem.size
+        return t.elem.size * (2 if t.n == 2 else 4)
     if isinstance(t, ArrayType):
-        return t.n * element_count(t.elem)
-    raise TypeError(f"no storage layout for {t}")
+        return align_of(t.elem)
+    if isinstance(t, AtomicType):
+        return t.elem.size
+    if isinstance(t, PointerType):
+        return 8
+    if isinstance(t, MatrixType):
+        return align_of(t.column)
+    if isinstance(t, StructType):
+        return t.align
+    if isinstance(t, SimdgroupMatrixType):
+        return 2 * t.elem.size
+    raise TypeError(f"alignof({t})")
+
+
+def unit_of(t: Type) -> int:
+    """The bytes a pointer to t counts its offset in: the size of t's scalars (one byte for a
+    struct, whose members mix scalar types). Pointer arithmetic moves by ``units_in(t)``."""
+    if isinstance(t, ScalarType):
+        return t.size
+    if isinstance(t, VectorType | AtomicType | MatrixType | SimdgroupMatrixType):
+        return t.elem.size
+    if isinstance(t, ArrayType):
+        return unit_of(t.elem)
+    if isinstance(t, StructType):
+        return 1
+    raise TypeError(f"no memory layout for {t}")
+
+
+def units_in(t: Type) -> int:
+    """How many addressing units (see ``unit_of``) an object of type t occupies."""
+    return size_of(t) // unit_of(t)
 
 
 def storage_scalar(t: Type) -> ScalarType:
-    """The scalar type a memory object of (array of) t stores."""
+    """The scalar type a memory object of (array of) t stores (bytes for structs)."""
     while isinstance(t, ArrayType):
         t = t.elem
-    if isinstance(t, VectorType):
+    if isinstance(t, VectorType | AtomicType | MatrixType | SimdgroupMatrixType):
         return t.elem
-    if isinstance(t, AtomicType):
-        return t.elem
+    if isinstance(t, StructType):
+        return UCHAR
     assert isinstance(t, ScalarType), t
     return t
 

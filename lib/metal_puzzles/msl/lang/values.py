@@ -9,11 +9,26 @@ from __future__ import annotations
 
 import numpy as np
 
-from .types import BFLOAT, BOOL, ScalarType, Type, VectorType
+from .types import (
+    BFLOAT,
+    BOOL,
+    MatrixType,
+    ScalarType,
+    SimdgroupMatrixType,
+    StructType,
+    Type,
+    VectorType,
+)
 
 
 def type_ndim(ty: Type) -> int:
-    return 1 if isinstance(ty, VectorType) else 0
+    """Axes a value of ``ty`` has besides the lanes: a vector's components (or a SIMD-group
+    matrix's two elements in this thread, or a struct's bytes), a matrix's columns and rows."""
+    if isinstance(ty, VectorType | SimdgroupMatrixType | StructType):
+        return 1
+    if isinstance(ty, MatrixType):
+        return 2
+    return 0
 
 
 def is_varying(v, ty: Type) -> bool:
@@ -33,8 +48,8 @@ def cast(v, src: Type, dst: Type):
     """Convert a value between arithmetic types with C semantics."""
     if src == dst:
         return v
-    d = dst.elem if isinstance(dst, VectorType) else dst
-    s = src.elem if isinstance(src, VectorType) else src
+    d = dst.elem if isinstance(dst, VectorType | MatrixType) else dst
+    s = src.elem if isinstance(src, VectorType | MatrixType) else src
     assert isinstance(d, ScalarType) and isinstance(s, ScalarType)
     if d == BOOL:
         return np.not_equal(v, 0)
@@ -71,6 +86,12 @@ def splat(v, ty: VectorType, varying_n: int | None = None):
 def zero(ty: Type):
     if isinstance(ty, VectorType):
         return np.zeros(ty.n, dtype=ty.elem.dtype)
+    if isinstance(ty, SimdgroupMatrixType):
+        return np.zeros(2, dtype=ty.elem.dtype)
+    if isinstance(ty, MatrixType):
+        return np.zeros((ty.cols, ty.rows), dtype=ty.elem.dtype)
+    if isinstance(ty, StructType):
+        return np.zeros(ty.size, dtype=np.uint8)
     assert isinstance(ty, ScalarType)
     return ty.dtype.type(0)
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..lang.types import Type
-from . import atomics, integer, math, simd, sync  # noqa: F401  (each registers its builtins)
+from . import atomics, integer, math, matrix, simd, simdgroup_matrix, sync  # noqa: F401  (each registers its builtins)
 from .base import BUILTINS, Builtin
 from .constants import NUMERIC_LIMITS, lookup_constant
 

@@ -1,4 +1,5 @@
-"""Barriers: ``threadgroup_barrier`` and ``simdgroup_barrier``."""
+"""Barriers: ``threadgroup_barrier`` and ``simdgroup_barrier``, each with the ``mem_flags`` that say
+which memory it orders (``mem_none``: execution only)."""
 
 from __future__ import annotations
 
@@ -6,14 +7,18 @@ from ..lang.errors import CompileError
 from ..lang.types import (
     MEM_FLAGS,
     VOID,
+    MemFlags,
 )
-from .base import Builtin, nargs, register
+from .base import Builtin, register
 
 
 # ============================================================================ barriers
 class Barrier(Builtin):
     def check(self, ck, call, args, targs):
-        nargs(call, args, (0, 1))
+        if len(args) != 1:
+            raise CompileError(f"'{self.name}' takes one mem_flags argument saying which memory it orders "
+                               "(mem_flags::mem_threadgroup, mem_flags::mem_device, both with '|', or "
+                               "mem_flags::mem_none for execution only)", call.pos)
         for a in args:
             if a.ty != MEM_FLAGS:
                 raise CompileError(f"'{self.name}' takes mem_flags (e.g. mem_flags::mem_threadgroup), "
@@ -23,8 +28,10 @@ class Barrier(Builtin):
 
     def emit(self, cg, call, fns):
         pos = call.pos
-        simd = self.name == "simdgroup_barrier"
-        return lambda c, m: c.barrier(m, pos, simd)
+        flags = fns[0] if fns else (lambda c, m: MemFlags.NONE)
+        if self.name == "simdgroup_barrier":
+            return lambda c, m: c.simd_barrier(m, pos, MemFlags(int(flags(c, m))))
+        return lambda c, m: c.barrier(m, pos, MemFlags(int(flags(c, m))))
 
 
 register(Barrier("threadgroup_barrier"))

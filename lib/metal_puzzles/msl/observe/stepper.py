@@ -57,9 +57,8 @@ def _lane_values(ctx, var: Var, v):
         if mem is None:
             return None
         if var.kind in (VarKind.ARRAY, VarKind.MEMVAR) and mem.space == AddressSpace.THREAD:
-            size = mem.region_size
-            return np.array(mem.data.reshape(n, size), copy=True) if var.kind == VarKind.ARRAY else \
-                np.array(mem.data.reshape(n, size)[:, 0], copy=True)
+            rows = mem.values().reshape(mem.regions, -1)
+            return rows if var.kind == VarKind.ARRAY else rows[:, 0].copy()
         if var.kind in (VarKind.ARRAY, VarKind.TGVAR):
             return None  # threadgroup arrays are drawn, not listed per thread
         off = np.broadcast_to(np.asarray(v.off), (n,))

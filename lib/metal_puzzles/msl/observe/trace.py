@@ -60,14 +60,21 @@ class BarrierEvent:
 
 
 class Recorder:
-    def __init__(self, provenance: bool = True) -> None:
+    """Records every access of a launch. With a ``limit`` (the automatic trace of small launches)
+    it stops once that many element accesses are recorded and says so in ``truncated``: a
+    few threads looping long would otherwise record without end."""
+
+    def __init__(self, provenance: bool = True, limit: int | None = None) -> None:
         self.events: list = []
         #: Accesses outside their memory (the executor skips them): one event per statement.
         self.strays: list[AccessEvent] = []
         self.seq = 0
         self.provenance = provenance
+        self.limit = limit
+        self.recorded = 0  # element accesses recorded
+        self.truncated = False
 
-    def track(self, ctx, mem, val, flat, mask, width):
+    def track(self, ctx, mem, val, flat, mask):
         """Attach provenance atoms to values just loaded from ``mem``."""
         n = ctx.n
         first = np.broadcast_to(np.asarray(flat), (n,))
@@ -94,6 +101,12 @@ class Recorder:
             if v.ndim == 0 or v.shape[0] != n:
                 v = np.broadcast_to(v, (n,) + v.shape)
             values = v[lanes].reshape(-1)
+        if self.limit is not None and self.recorded + idx.size > self.limit:
+            # Stop here: detach from the launch, so nothing more is recorded or tracked.
+            self.truncated = True
+            ctx.recorder = None
+            return
+        self.recorded += idx.size
         width = idx.shape[1] if idx.ndim > 1 else 1
         if width > 1:  # vector accesses: one entry per component
             lanes = np.repeat(lanes, width)

@@ -17,20 +17,25 @@ from ..lang.types import (
     BOOL,
     AddressSpace,
     ArrayType,
-    AtomicType,
     EnumType,
+    MatrixType,
     PointerType,
     ScalarType,
+    SimdgroupMatrixType,
     Type,
     VectorType,
     VoidType,
-    element_count,
+    size_of,
     storage_scalar,
+    unit_of,
+    units_in,
+    vector,
 )
-from ..lang.values import c_divmod, cast, round_bfloat, splat, zero
+from ..lang.values import c_divmod, cast, is_varying, round_bfloat, splat, type_ndim, zero
+from . import matrices
 from .findings import FindingKind, SanitizeMode
 from .hints import wraparound_explainer
-from .memory import Memory, Ptr
+from .memory import Memory, Ptr, View, from_bytes, span_view, to_bytes, view_of
 from .runtime import Ctx, Frame, LoopState
 
 Fn = Callable[[Ctx, object], object]
@@ -58,13 +63,14 @@ def empty(m) -> bool:
     return m is not None and not m.any()
 
 
-def merge(m, new, old, vec: bool):
-    """Per-lane select: new where the mask is set, old elsewhere."""
+def merge(m, new, old, ndim: int):
+    """Per-lane select: new where the mask is set, old elsewhere (``ndim``: the value's axes
+    besides the lanes, see ``values.type_ndim``)."""
     if m is None:
         return new
     if isinstance(new, Ptr) or isinstance(old, Ptr):
         return merge_ptr(m, new, old)
-    return np.where(m[:, None] if vec else m, new, old)
+    return np.where(m.reshape(m.shape + (1,) * ndim) if ndim else m, new, old)
 
 
 def merge_ptr(m, new: Ptr, old):
@@ -115,18 +121,20 @@ class SlotLoc:
 
 
 class MemLoc:
-    __slots__ = ("mem", "off", "width", "pos", "ty")
+    """An object in memory: where it is (offset in units of its type) and how it is seen."""
 
-    def __init__(self, mem, off, width, pos, ty) -> None:
-        self.mem, self.off, self.width, self.pos, self.ty = mem, off, width, pos, ty
+    __slots__ = ("mem", "off", "view", "pos", "ty")
+
+    def __init__(self, mem, off, view: View, pos, ty) -> None:
+        self.mem, self.off, self.view, self.pos, self.ty = mem, off, view, pos, ty
 
     def load(self, ctx, m):
-        return ctx.load(self.mem, self.off, m, self.width, self.pos)
+        return ctx.load(self.mem, self.off, m, self.view, self.pos)
 
     def store(self, ctx, val, m):
         if not self.mem.writable:
             raise KernelRuntimeError(f"write to read-only memory '{self.mem.name}'", self.pos)
-        ctx.store(self.mem, self.off, val, m, self.width, self.pos)
+        ctx.store(self.mem, self.off, val, m, self.view, self.pos)
 
 
 class CompLoc:
@@ -146,13 +154,14 @@ class CompLoc:
     def store(self, ctx, val, m):
         base = self.base
         if isinstance(base, MemLoc):
+            one = view_of(base.ty.elem)
             if self.single:
-                ctx.store(base.mem, base.off + self.comps, val, m, 1, base.pos)
+                ctx.store(base.mem, base.off + self.comps, val, m, one, base.pos)
             else:
                 for j, k in enumerate(self.comps):
-                    ctx.store(base.mem, base.off + k, val[..., j], m, 1, base.pos)
+                    ctx.store(base.mem, base.off + k, val[..., j], m, one, base.pos)
             return
-        old = base.peek(ctx, m) if isinstance(base, SlotLoc) else base.load(ctx, m)
+        old = base.peek(ctx, m) if isinstance(base, SlotLoc | ColumnLoc) else base.load(ctx, m)
         vary = np.ndim(old) > 1 or np.ndim(val) > (0 if self.single else 1) or np.ndim(self.comps) > 0 or m is not None
         new = np.array(np.broadcast_to(old, (ctx.n, old.shape[-1])) if vary else old, copy=True)
         if self.single:
@@ -165,14 +174,49 @@ class CompLoc:
         base.store(ctx, new, m)
 
 
-def _thread_memory(c, k: int, name: str, scalar, size: int) -> Ptr:
-    """The thread-private memory behind slot k (one region of ``size`` elements per thread),
+class ColumnLoc:
+    """A column of a matrix held in a register (slot or reference)."""
+
+    __slots__ = ("base", "k")
+
+    def __init__(self, base, k) -> None:
+        self.base, self.k = base, k
+
+    def load(self, ctx, m):
+        return _column(ctx, self.base.load(ctx, m), self.k)
+
+    def peek(self, ctx, m):
+        """The column's current value without counting as a read (to write some components)."""
+        return _column(ctx, self._whole(ctx, m), self.k)
+
+    def _whole(self, ctx, m):
+        return self.base.peek(ctx, m) if isinstance(self.base, SlotLoc) else self.base.load(ctx, m)
+
+    def store(self, ctx, val, m):
+        old = np.asarray(self._whole(ctx, m))
+        new = np.array(np.broadcast_to(old, (ctx.n,) + old.shape[-2:]), copy=True)
+        if np.ndim(self.k):
+            new[np.arange(ctx.n), self.k] = np.broadcast_to(val, (ctx.n, new.shape[-1]))
+        else:
+            new[:, self.k] = val
+        self.base.store(ctx, new, m)
+
+
+def _column(ctx, v, k):
+    v = np.asarray(v)
+    if np.ndim(k) == 0:
+        return v[..., k, :]
+    v = np.broadcast_to(v, (ctx.n,) + v.shape[-2:])
+    return v[np.arange(ctx.n), k]
+
+
+def _thread_memory(c, k: int, name: str, ty: Type) -> Ptr:
+    """The thread-private memory behind slot k (one object of type ``ty`` per thread),
     allocated the first time its declaration runs in this frame."""
     p = c.slots[k]
     if p is None:
-        data = np.zeros(c.n * size, dtype=scalar.dtype)
-        mem = Memory(name, AddressSpace.THREAD, scalar, data, region_size=size, lane_region=np.arange(c.n),
-                     writable=True)
+        mem = Memory(name, AddressSpace.THREAD, storage_scalar(ty), size_of(ty), regions=c.n,
+                     lane_region=c.all_lanes, writable=True, ty=ty)
         if c.sanitizer is not None:
             c.sanitizer.watch(mem, initialized=False)
         p = c.slots[k] = Ptr(mem, np.int64(0))
@@ -297,12 +341,12 @@ class CodeGen:
             return lambda c, m: c.slots[k].load(c, m)
         if kind in (VarKind.TGVAR, VarKind.MEMVAR):
             k = sym.slot
-            width = _width(sym.ty)
+            view = view_of(sym.ty)
             pos = e.pos
 
             def read_tgvar(c, m):
                 p = c.slots[k]
-                return c.load(p.mem, p.off, m, width, pos)
+                return c.load(p.mem, p.off, m, view, pos)
             return read_tgvar
         if kind == VarKind.CONST:
             v = sym.const_value
@@ -319,15 +363,15 @@ class CodeGen:
         name = sym.name
         if kind == VarKind.ATTR:
             return lambda c, m: c.attrs[name]
-        if kind == VarKind.BUFFER:
-            return lambda c, m: c.buffers[name]
         if kind == VarKind.SCALAR_INPUT:
             role = sym.role
             pos = e.pos
             if role == "input":
+                view = view_of(sym.ty)
+
                 def read_scalar(c, m):
                     mem = c.memories[name]
-                    return c.load(mem, np.int64(0), m, 1, pos)
+                    return c.load(mem, np.int64(0), m, view, pos)
                 return read_scalar
             return lambda c, m: c.scalars[name]
         raise CompileError(f"cannot read '{sym.name}'", e.pos)
@@ -336,9 +380,9 @@ class CodeGen:
         key = id(sym)
         if key not in self.const_memories:
             flat = np.array(_flatten(sym.const_value, sym.ty), dtype=storage_scalar(sym.ty).dtype)
-            full = np.zeros(element_count(sym.ty), dtype=flat.dtype)
+            full = np.zeros(units_in(sym.ty), dtype=flat.dtype)
             full[: flat.size] = flat
-            self.const_memories[key] = Memory(sym.name, AddressSpace.CONSTANT, storage_scalar(sym.ty), full)
+            self.const_memories[key] = Memory.of_values(sym.name, AddressSpace.CONSTANT, storage_scalar(sym.ty), full)
         return self.const_memories[key]
 
     def x_Convert(self, e):
@@ -359,15 +403,12 @@ class CodeGen:
         src, dst = e.operand.ty, e.ty
         if isinstance(dst, VoidType):
             return inner
+        if e.style == CastStyle.AS_TYPE and isinstance(dst, PointerType):
+            return _pointer_cast(inner, src, dst, e.pos)
         if e.style == CastStyle.AS_TYPE:
             return lambda c, m: _bitcast(inner(c, m), src, dst)
         if isinstance(dst, PointerType):
-            s_store = storage_scalar(src.pointee)
-            d_store = storage_scalar(dst.pointee)
-            if s_store != d_store:
-                raise CompileError(f"reinterpreting '{src}' as '{dst}' is not supported by the simulator "
-                                   "(the element types differ); convert values with as_type<T>() instead", e.pos)
-            return inner
+            return _pointer_cast(inner, src, dst, e.pos)
         if isinstance(src, PointerType):
             raise CompileError("converting a pointer to a number is not supported", e.pos)
         if isinstance(src, EnumType):
@@ -377,6 +418,12 @@ class CodeGen:
         return lambda c, m: cast(inner(c, m), src, dst)
 
     def x_Construct(self, e):
+        if isinstance(e.ty, MatrixType):
+            return self._matrix_construct(e)
+        if isinstance(e.ty, SimdgroupMatrixType):  # every element one value: two per thread
+            f = self.expr(e.args[0])
+            pair = vector(e.ty.elem, 2)
+            return lambda c, m: splat(f(c, m), pair)
         ty: VectorType = e.ty
         fns = [self.expr(a) for a in e.args]
         if e.splat:
@@ -399,6 +446,15 @@ class CodeGen:
             return np.concatenate(cols, axis=1).astype(dtype, copy=False)
         return construct
 
+    def _matrix_construct(self, e):
+        ty: MatrixType = e.ty
+        fns = [self.expr(a) for a in e.args]
+        if e.splat:
+            f = fns[0]
+            return lambda c, m: matrices.diagonal(f(c, m), ty)
+        build = matrices.from_columns if isinstance(e.args[0].ty, VectorType) else matrices.from_scalars
+        return lambda c, m: build([f(c, m) for f in fns], ty)
+
     def x_Unary(self, e):
         op = e.op
         if op in ("++", "--"):
@@ -415,11 +471,11 @@ class CodeGen:
         if op == "*":
             ptr = self.expr(e.operand)
             ty = e.ty
-            width = _width(ty)
             pos = e.pos
             if isinstance(ty, ArrayType):
                 return ptr
-            return lambda c, m: _deref(c, ptr(c, m), m, width, pos)
+            view = view_of(ty)
+            return lambda c, m: _deref(c, ptr(c, m), m, view, pos)
         f = self.expr(e.operand)
         if op == "-":
             if e.ty == BFLOAT:
@@ -440,7 +496,7 @@ class CodeGen:
         lv = self.lvalue(target)
         ty = target.ty
         if isinstance(ty, PointerType):
-            stride = element_count(ty.pointee)
+            stride = units_in(ty.pointee)
             delta = np.int64(stride if op == "++" else -stride)
 
             def ptr_step(c, m):
@@ -473,6 +529,9 @@ class CodeGen:
         if isinstance(lt, PointerType) or isinstance(rt, PointerType):
             return self._pointer_binary(e)
         a, b = self.expr(e.left), self.expr(e.right)
+        if e.matrix_op is not None:
+            mf = matrices.binary(e.matrix_op, op)
+            return lambda c, m: mf(a(c, m), b(c, m))
         f = binary_op(op, e.op_ty, e.pos)
         return lambda c, m: f(c, m, a(c, m), b(c, m))
 
@@ -499,7 +558,7 @@ class CodeGen:
         a, b = self.expr(e.left), self.expr(e.right)
         op = e.op
         if isinstance(e.ty, PointerType):
-            stride = np.int64(element_count(e.ty.pointee))
+            stride = np.int64(units_in(e.ty.pointee))
             sign = -1 if op == "-" else 1
 
             def ptr_add(c, m):
@@ -507,7 +566,7 @@ class CodeGen:
                 k = b(c, m)
                 return Ptr(p.mem, p.off + sign * np.asarray(k, dtype=np.int64) * stride)
             return ptr_add
-        stride = np.int64(element_count(e.left.ty.pointee))
+        stride = np.int64(units_in(e.left.ty.pointee))
         if op == "-":
             return lambda c, m: (a(c, m).off - b(c, m).off) // stride
         f = _arith_fn(op, e.left.ty.pointee if False else ScalarType("long", "int", 64, True, 4))
@@ -525,8 +584,14 @@ class CodeGen:
                 return v
             return assign
         op = e.op[:-1]
+        if isinstance(tt, MatrixType):  # the checker made the value 'a op b' in full
+            def matrix_compound(c, m):
+                v = val(c, m)
+                lv(c, m).store(c, v, m)
+                return v
+            return matrix_compound
         if isinstance(tt, PointerType):
-            stride = np.int64(element_count(tt.pointee))
+            stride = np.int64(units_in(tt.pointee))
             sign = -1 if op == "-" else 1
 
             def ptr_compound(c, m):
@@ -554,7 +619,7 @@ class CodeGen:
 
     def x_Ternary(self, e):
         cond, a, b = self.expr(e.cond), self.expr(e.then), self.expr(e.other)
-        vec = isinstance(e.ty, VectorType)
+        vec = type_ndim(e.ty)
 
         def ternary(c, m):
             k = cond(c, m)
@@ -569,7 +634,7 @@ class CodeGen:
             x, y = a(c, mt), b(c, mf)
             if isinstance(x, Ptr):
                 return merge_ptr(k, x, y)
-            return np.where(k[:, None] if vec else k, x, y)
+            return np.where(k.reshape(k.shape + (1,) * vec) if vec else k, x, y)
         return ternary
 
     def x_Comma(self, e):
@@ -583,6 +648,15 @@ class CodeGen:
         return comma
 
     def x_Index(self, e):
+        if e.matrix_index and e.base.memory:  # a matrix in memory: read that column only
+            loc = self._column_loc(e)
+            return lambda c, m: loc(c, m).load(c, m)
+        if e.matrix_index:
+            base = self.expr(e.base)
+            idx = self.expr(e.index)
+            cols = e.base.ty.cols
+            pos = e.pos
+            return lambda c, m: _column(c, base(c, m), _checked_component(c, idx(c, m), cols, m, pos))
         if e.vector_index:
             base = self.expr(e.base)
             idx = self.expr(e.index)
@@ -596,19 +670,20 @@ class CodeGen:
         ty = e.ty
         if isinstance(ty, ArrayType):
             return lambda c, m: Ptr(*addr(c, m))
-        width = _width(ty)
+        view = view_of(ty)
         pos = e.pos
 
         def load(c, m):
             mem, off = addr(c, m)
-            return c.load(mem, off, m, width, pos)
+            return c.load(mem, off, m, view, pos)
         return load
 
     def _address(self, e: ast.Index):
         """(memory, offset) of an element of an array or pointer."""
         base = self.expr(e.base)
         idx = self.expr(e.index)
-        stride = np.int64(element_count(e.ty)) if not isinstance(e.ty, AtomicType) else np.int64(1)
+        stride = np.int64(units_in(e.ty))
+        unit = unit_of(e.ty)
         bt = e.base.ty
         bound = bt.n if isinstance(bt, ArrayType) else None
         pos = e.pos
@@ -619,15 +694,18 @@ class CodeGen:
             p = base(c, m)
             k = idx(c, m)
             if explain is not None and c.sanitize != SanitizeMode.OFF:
-                explain(c, m, k if bound is None or stride == 1 else np.asarray(k, dtype=np.int64) * stride, p)
-            if bound is not None and bound * stride != p.mem.region_size:
-                _check_subscript(c, p.mem, k, bound, m, pos, p.off, stride)
+                explain(c, m, k if bound is None or stride == 1 else np.asarray(k, dtype=np.int64) * stride, p,
+                        p.mem.nbytes // unit if p.mem is not None else 0)
+            if bound is not None and bound * stride != p.mem.nbytes // unit:
+                _check_subscript(c, p.mem, k, bound, m, pos, p.off, stride, unit)
             if stride == 1:
                 return p.mem, p.off + k.astype(np.int64) if np.ndim(k) else p.off + np.int64(k)
             return p.mem, p.off + np.asarray(k, dtype=np.int64) * stride
         return address
 
     def x_Member(self, e):
+        if e.field is not None:
+            return self._struct_member(e)
         base = self.expr(e.base)
         comps = e.comps
         if len(comps) == 1:
@@ -635,6 +713,79 @@ class CodeGen:
             return lambda c, m: base(c, m)[..., k]
         idx = np.array(comps)
         return lambda c, m: base(c, m)[..., idx]
+
+    def _struct_member(self, e: ast.Member):
+        """A struct member's value: read from memory where the struct is (only the member is
+        read and counted), or taken from the bytes of a struct value."""
+        field = e.field
+        if e.arrow or e.base.lvalue:
+            loc = self.lvalue(e)
+            if isinstance(field.ty, ArrayType):
+                return lambda c, m: _as_pointer(loc(c, m))
+            return lambda c, m: loc(c, m).load(c, m)
+        base = self.expr(e.base)
+        off, ty = field.offset, field.ty
+        return lambda c, m: from_bytes(base(c, m), off, ty)
+
+    def _member_loc(self, e: ast.Member):
+        """Where a struct member is: a place in the memory its struct is in."""
+        field = e.field
+        ty = field.ty
+        view = view_of(ty)
+        unit = unit_of(ty)
+        offset = field.offset
+        pos = e.pos
+        if e.arrow:
+            ptr = self.expr(e.base)
+
+            def through_pointer(c, m):
+                p = ptr(c, m)
+                if p.mem is None:
+                    raise KernelRuntimeError("member access through an uninitialised pointer", pos)
+                return MemLoc(p.mem, _member_offset(c, m, p.mem, p.off, offset, unit, pos), view, pos, ty)
+            return through_pointer
+        base = self.lvalue(e.base)
+        base_unit = unit_of(e.base.ty)
+
+        def member(c, m):
+            loc = base(c, m)
+            if not isinstance(loc, MemLoc):
+                raise KernelRuntimeError("this struct is not in memory", pos)
+            return MemLoc(loc.mem, _member_offset(c, m, loc.mem, loc.off * base_unit, offset, unit, pos), view, pos, ty)
+        return member
+
+    def _column_loc(self, e: ast.Index):
+        """A matrix column as a place: in memory, the column's own vector; in a register, a
+        read-modify-write of the matrix."""
+        base = self.lvalue(e.base)
+        idx = self.expr(e.index)
+        mt: MatrixType = e.base.ty
+        col = mt.column
+        view = view_of(col)
+        stride = np.int64(units_in(col))
+        pos = e.pos
+
+        def column(c, m):
+            loc = base(c, m)
+            k = _checked_component(c, idx(c, m), mt.cols, m, pos)
+            if isinstance(loc, MemLoc):
+                return MemLoc(loc.mem, loc.off + np.asarray(k, dtype=np.int64) * stride, view, pos, col)
+            return ColumnLoc(loc, k)
+        return column
+
+    def x_StructInit(self, e: ast.StructInit):
+        size = e.ty.size
+        parts = [(off, self.expr(x), x.ty) for off, x in e.parts]
+
+        def build(c, m):
+            values = [(off, f(c, m), ty) for off, f, ty in parts]
+            varying = any(is_varying(v, ty) for _, v, ty in values)
+            blob = np.zeros((c.n, size) if varying else size, dtype=np.uint8)
+            for off, v, ty in values:
+                b = to_bytes(v, ty)
+                blob[..., off: off + b.shape[-1]] = b
+            return blob
+        return build
 
     def x_Call(self, e):
         target = e.target
@@ -654,6 +805,8 @@ class CodeGen:
         params = inst.params
         nslots = inst.nslots
         ret_void = isinstance(inst.ret, VoidType)
+        # Structs passed by value: copied into the callee's own thread memory.
+        copies = [(p.slot, p.name, p.ty, view_of(p.ty)) for p in params if p.kind == VarKind.MEMVAR]
 
         def call(c, m):
             c.step(e.pos)
@@ -663,6 +816,10 @@ class CodeGen:
             for p, v in zip(params, vals, strict=True):
                 slots[p.slot] = v
             c.slots, c.frame, c.loop = slots, Frame(), None
+            for k, name, ty, view in copies:
+                value, slots[k] = slots[k], None
+                mem = _thread_memory(c, k, name, ty).mem
+                c.store(mem, np.int64(0), value, m, view, e.pos)
             c.call_depth += 1
             if c.call_depth > 64:
                 raise KernelRuntimeError("call depth exceeded (recursion is not allowed in Metal)", e.pos)
@@ -691,7 +848,7 @@ class CodeGen:
             sym = e.symbol
             if sym.kind in (VarKind.LOCAL, VarKind.ARRAY):
                 k = sym.slot
-                vec = isinstance(sym.ty, VectorType)
+                vec = type_ndim(sym.ty)
                 if sym.maybe_uninit:
                     name, pos = sym.name, e.pos
                     return lambda c, m: SlotLoc(c.slots, k, vec, pos, name)
@@ -701,13 +858,16 @@ class CodeGen:
                 return lambda c, m: c.slots[k]
             if sym.kind in (VarKind.TGVAR, VarKind.MEMVAR):
                 k = sym.slot
-                width = _width(sym.ty)
+                view = view_of(sym.ty)
                 ty = sym.ty
-                return lambda c, m: MemLoc(c.slots[k].mem, c.slots[k].off, width, e.pos, ty)
+                return lambda c, m: MemLoc(c.slots[k].mem, c.slots[k].off, view, e.pos, ty)
             if sym.kind == VarKind.SCALAR_INPUT:
                 name = sym.name
-                return lambda c, m: MemLoc(c.memories[name], np.int64(0), 1, e.pos, sym.ty)
+                view = view_of(sym.ty)
+                return lambda c, m: MemLoc(c.memories[name], np.int64(0), view, e.pos, sym.ty)
             raise CompileError(f"'{sym.name}' is not assignable", e.pos)
+        if isinstance(e, ast.Index) and e.matrix_index:
+            return self._column_loc(e)
         if isinstance(e, ast.Index):
             if e.vector_index:
                 base = self.lvalue(e.base)
@@ -719,24 +879,28 @@ class CodeGen:
                     return CompLoc(base(c, m), _checked_component(c, idx(c, m), n, m, pos), True)
                 return vloc
             addr = self._address(e)
-            width = _width(e.ty)
+            view = view_of(e.ty)
             ty = e.ty
             pos = e.pos
 
             def mloc(c, m):
                 mem, off = addr(c, m)
-                return MemLoc(mem, off, width, pos, ty)
+                return MemLoc(mem, off, view, pos, ty)
             return mloc
         if isinstance(e, ast.Unary) and e.op == "*":
             ptr = self.expr(e.operand)
-            width = _width(e.ty)
+            view = view_of(e.ty)
             ty = e.ty
             pos = e.pos
 
             def dloc(c, m):
                 p = ptr(c, m)
-                return MemLoc(p.mem, p.off, width, pos, ty)
+                if p.mem is None:
+                    raise KernelRuntimeError("dereference of an uninitialised pointer", pos)
+                return MemLoc(p.mem, p.off, view, pos, ty)
             return dloc
+        if isinstance(e, ast.Member) and e.field is not None:
+            return self._member_loc(e)
         if isinstance(e, ast.Member):
             base = self.lvalue(e.base)
             comps = e.comps
@@ -745,6 +909,8 @@ class CodeGen:
             return lambda c, m: CompLoc(base(c, m), key, single)
         if isinstance(e, ast.Convert) and e.kind in (ConvertKind.LOAD, ConvertKind.DECAY, ConvertKind.PTR):
             return self.lvalue(e.operand)
+        if isinstance(e, ast.Call) and e.lvalue:  # m.thread_elements(): this thread's part of the matrix
+            return self.lvalue(e.args[0])
         raise CompileError("expression is not assignable", e.pos)
 
     # ======================================================================= statements
@@ -823,7 +989,7 @@ class CodeGen:
                 fns.append(self._memvar_decl(d, sym))
                 continue
             k = sym.slot
-            vec = isinstance(sym.ty, VectorType)
+            vec = type_ndim(sym.ty)
             ty = sym.ty
             if d.init is None:
                 z = None if isinstance(ty, PointerType) else zero(ty)
@@ -881,37 +1047,37 @@ class CodeGen:
     def _memvar_decl(self, d: ast.Declarator, sym: Var):
         """A local whose address is taken: it lives in a one-element thread-private memory."""
         k = sym.slot
-        size = element_count(sym.ty)
-        scalar = storage_scalar(sym.ty)
+        ty = sym.ty
         init = self.expr(d.init) if d.init is not None else None
-        width = _width(sym.ty)
+        view = view_of(ty)
         name, pos = sym.name, d.pos
 
         def declare(c, m):
-            p = _thread_memory(c, k, name, scalar, size)
+            p = _thread_memory(c, k, name, ty)
             if init is not None:
-                c.store(p.mem, np.int64(0), init(c, m), m, width, pos)
+                c.store(p.mem, np.int64(0), init(c, m), m, view, pos)
         return declare
 
     def _array_decl(self, d: ast.Declarator, sym: Var):
         k = sym.slot
-        size = element_count(sym.ty)
-        scalar = storage_scalar(sym.ty)
+        ty = sym.ty
+        whole = span_view(ty)
         init_items = _flatten_init(d.init) if d.init is not None else None
         init_fns = [self.expr(x) for x in init_items] if init_items else []
         if d.init is not None:  # every run zero-fills the whole array
-            self.work += size
+            self.work += whole.width
         offsets = _init_offsets(d.init, sym.ty) if d.init is not None else []
+        item_views = [view_of(x.ty) for x in init_items] if init_items else []
         name = sym.name
         pos = d.pos
 
         def declare_array(c, m):
-            p = _thread_memory(c, k, name, scalar, size)
+            p = _thread_memory(c, k, name, ty)
             if d.init is not None:
                 # Aggregate initialization zero-fills the elements not listed.
-                c.store(p.mem, np.int64(0), np.zeros(size, dtype=scalar.dtype), m, size, pos) if size > 0 else None
-                for off, f, item in zip(offsets, init_fns, init_items, strict=True):
-                    c.store(p.mem, np.int64(off), f(c, m), m, _width(item.ty), pos)
+                c.store(p.mem, np.int64(0), np.zeros(whole.width, dtype=whole.dtype), m, whole, pos)
+                for off, f, view in zip(offsets, init_fns, item_views, strict=True):
+                    c.store(p.mem, np.int64(off), f(c, m), m, view, pos)
         return declare_array
 
     def s_If(self, s: ast.If):
@@ -1015,7 +1181,7 @@ class CodeGen:
 
     def s_Return(self, s: ast.Return):
         val = self.expr(s.value) if s.value is not None else None
-        vec = s.value is not None and isinstance(s.value.ty, VectorType)
+        vec = type_ndim(s.value.ty) if s.value is not None else 0
 
         def ret(c, m):
             fr = c.frame
@@ -1081,19 +1247,71 @@ def _zero_like(v):
     return np.zeros_like(v)
 
 
-def _width(ty: Type) -> int:
-    if isinstance(ty, VectorType):
-        return ty.n
-    return 1
-
-
-def _deref(c, p: Ptr, m, width, pos):
+def _deref(c, p: Ptr, m, view: View, pos):
     if p.mem is None:
         raise KernelRuntimeError("dereference of an uninitialised pointer", pos)
-    return c.load(p.mem, p.off, m, width, pos)
+    return c.load(p.mem, p.off, m, view, pos)
 
 
-def _check_subscript(c, mem, k, bound, m, pos, off=0, stride=1):
+def _pointer_cast(inner, src: PointerType, dst: PointerType, pos: Pos):
+    """A pointer seen as a pointer to another type: the same address, its offset counted in the
+    new type's units. A cast to a wider scalar must land on a multiple of its size."""
+    s_unit, d_unit = unit_of(src.pointee), unit_of(dst.pointee)
+    if s_unit == d_unit:
+        return inner
+    if s_unit > d_unit:
+        factor = np.int64(s_unit // d_unit)
+        return lambda c, m: _rescaled(inner(c, m), factor, 1)
+    factor = np.int64(d_unit // s_unit)
+
+    def narrow(c, m):
+        p = inner(c, m)
+        if p.mem is None:
+            return p
+        rest = p.off % factor
+        if np.any(rest):
+            bad = np.broadcast_to(rest != 0, (c.n,)) & (c.full() if m is None else m)
+            if bad.any():
+                lane = int(np.flatnonzero(bad)[0])
+                at = int(np.broadcast_to(p.off, (c.n,))[lane]) * s_unit
+                c.report(FindingKind.MISALIGNED, pos, bad,
+                         f"{c.lanes.name(lane)} casts a pointer to byte {at} of '{p.mem.name}' to '{dst}', which "
+                         f"needs {d_unit}-byte alignment (a misaligned access is undefined on the GPU)",
+                         buffer=p.mem.name, index=at // d_unit)
+        return _rescaled(p, 1, factor)
+    return narrow
+
+
+def _as_pointer(loc: MemLoc) -> Ptr:
+    return Ptr(loc.mem, loc.off)
+
+
+def _member_offset(c, m, mem, byte, offset: int, unit: int, pos: Pos):
+    """A member's offset in its own units, from its struct's byte offset; a struct placed where
+    its members are misaligned (e.g. cast from a byte pointer) is reported."""
+    byte = byte + offset
+    if unit == 1:
+        return byte
+    rest = byte % unit
+    if np.any(rest):
+        bad = np.broadcast_to(rest != 0, (c.n,)) & (c.full() if m is None else m)
+        if bad.any():
+            lane = int(np.flatnonzero(bad)[0])
+            at = int(np.broadcast_to(byte, (c.n,))[lane])
+            c.report(FindingKind.MISALIGNED, pos, bad,
+                     f"{c.lanes.name(lane)} accesses a member at byte {at} of '{mem.name}', which needs "
+                     f"{unit}-byte alignment (the struct is not at an aligned address)", buffer=mem.name,
+                     index=at // unit)
+    return byte // unit
+
+
+def _rescaled(p: Ptr, mul, div) -> Ptr:
+    if p.mem is None:
+        return p
+    return Ptr(p.mem, p.off * mul // div if div != 1 else p.off * mul)
+
+
+def _check_subscript(c, mem, k, bound, m, pos, off=0, stride=1, unit=None):
     bad = (k < 0) | (k >= bound)
     if np.ndim(bad) == 0:
         if bad:
@@ -1108,7 +1326,7 @@ def _check_subscript(c, mem, k, bound, m, pos, off=0, stride=1):
         flat = int((off[lane] if np.ndim(off) else off) + idx * stride)
         c.report(FindingKind.OUT_OF_BOUNDS, pos, bad_lanes,
                  f"{c.lanes.name(lane)} uses index {idx} on a dimension of size {bound} of '{mem.name}' "
-                 f"(element {flat} of its {mem.region_size}): check the loop bounds of this subscript",
+                 f"(element {flat} of its {mem.nbytes // (unit or mem.unit)}): check the loop bounds of this subscript",
                  buffer=mem.name, index=flat)
 
 
@@ -1171,7 +1389,7 @@ def _flatten(value, ty):
             if k < len(value):
                 out.extend(_flatten(value[k], ty.elem))
             else:
-                out.extend([0] * element_count(ty.elem))
+                out.extend([0] * units_in(ty.elem))
         return out
     return [value]
 
@@ -1188,7 +1406,7 @@ def _flatten_init(init) -> list:
 
 def _init_offsets(init, ty) -> list[int]:
     out = []
-    stride = element_count(ty.elem)
+    stride = units_in(ty.elem)
     for k, item in enumerate(init.items):
         if isinstance(item, ast.InitList):
             out.extend(k * stride + o for o in _init_offsets(item, ty.elem))

@@ -16,12 +16,23 @@ from ..lang.errors import Pos
 
 class FindingKind(StrEnum):
     OUT_OF_BOUNDS = "out-of-bounds"
+    MISALIGNED = "misaligned-access"
     RACE = "race"
     BARRIER_DIVERGENCE = "barrier-divergence"
+    SIMDGROUP_DIVERGENCE = "simdgroup-divergence"  # a SIMD-group matrix operation not run by all 32 threads
     UNINITIALIZED_READ = "uninitialized-read"
     UNWRITTEN_OUTPUT = "unwritten-output"
     DIVISION_BY_ZERO = "division-by-zero"
     STEP_BUDGET = "step-budget"
+
+
+class Severity(StrEnum):
+    """How much a finding matters. Errors are what a GPU would get wrong; notes are true by the
+    letter of the language but harmless in practice (two threads storing the same value): notes
+    are shown, never raised, and never fail a check or a grade."""
+
+    ERROR = "error"
+    NOTE = "note"
 
 
 class RaceKind(StrEnum):
@@ -33,9 +44,9 @@ class RaceKind(StrEnum):
 
 
 class SanitizeMode(StrEnum):
-    """What happens to findings: 'error' raises SanitizerError after the run, 'warn' issues
-    Python warnings and returns the run, 'off' does not look for them (the step budget still
-    stops a runaway kernel)."""
+    """What happens to findings: 'error' raises SanitizerError after the run when there is an
+    error (notes never raise), 'warn' issues Python warnings and returns the run, 'off' does not
+    look for them (the step budget still stops a runaway kernel)."""
 
     ERROR = "error"
     WARN = "warn"
@@ -75,6 +86,11 @@ class Finding:
     count: int | None = None
     #: The barrier phase of the first thread's threadgroup when it happened (None: not one thread's doing).
     phase: int | None = None
+    severity: Severity = Severity.ERROR
+
+    @property
+    def is_error(self) -> bool:
+        return self.severity == Severity.ERROR
 
     @property
     def extra(self) -> dict[str, Any]:
@@ -85,4 +101,5 @@ class Finding:
 
     def __str__(self) -> str:
         where = f"{self.pos}: " if self.pos is not None else ""
-        return f"{where}{self.kind}: {self.message}"
+        note = " (note)" if self.severity == Severity.NOTE else ""
+        return f"{where}{self.kind}{note}: {self.message}"

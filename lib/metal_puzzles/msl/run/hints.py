@@ -98,11 +98,12 @@ class WrapAroundExplainer:
         self.pos = pos
         self.subtractions = subtractions
 
-    def __call__(self, ctx, mask, index, ptr) -> None:
+    def __call__(self, ctx, mask, index, ptr, units: int) -> None:
+        """``units``: the length of the pointer's memory in the units its offset counts."""
         if self.pos in ctx.index_notes or ptr.mem is None:
             return
         flat = np.asarray(ptr.off, dtype=np.int64) + np.asarray(index).astype(np.int64)
-        bad = (flat < 0) | (flat >= ptr.mem.region_size)
+        bad = (flat < 0) | (flat >= units)
         if np.ndim(bad) == 0:
             bad = np.full(ctx.n, bool(bad))
         if mask is not None:

@@ -11,11 +11,11 @@ from __future__ import annotations
 import numpy as np
 
 from ..lang.errors import KernelRuntimeError, Pos
-from ..lang.types import AddressSpace
-from .findings import Finding, FindingKind, SanitizeMode, StopKernel, StopReason
+from ..lang.types import AddressSpace, MemFlags
+from .findings import Finding, FindingKind, SanitizeMode, Severity, StopKernel, StopReason
 from .hints import Audience, step_budget_advice
 from .lanes import Lanes, fmt_triple
-from .memory import AccessKind, Memory, Ptr
+from .memory import AccessKind, Memory, Ptr, View, rescale, view_of
 
 #: A run stops once it has this many findings: enough to say what is wrong.
 MAX_FINDINGS = 200
@@ -77,7 +77,14 @@ class Ctx:
         self.steps = 0
         self.findings: list[Finding] = []
         self.recorder = recorder
-        self.phase = np.zeros(lanes.n_groups, dtype=np.int64)  # barrier phase per threadgroup
+        self.phase = np.zeros(lanes.n_groups, dtype=np.int64)  # barriers passed, per threadgroup
+        # Memory phases per threadgroup: barriers that ordered threadgroup / device memory.
+        self.tg_phase = np.zeros(lanes.n_groups, dtype=np.int64)
+        self.dev_phase = np.zeros(lanes.n_groups, dtype=np.int64)
+        # Per SIMD-group, once a simdgroup_barrier ordered that memory: {space: (n_simds,) phases}.
+        self.simd_phase: dict[AddressSpace, np.ndarray] = {}
+        # The last barrier that left a memory space unordered (for the sanitizer's advice).
+        self.unordered_by: dict[AddressSpace, Pos] = {}
         self.memories: dict[str, Memory] = {}
         self.call_depth = 0
         self.attrs: dict[str, object] = {}
@@ -89,8 +96,8 @@ class Ctx:
         self.root_frame = self.frame
         self._reported: set = set()
         self.barrier_count = 0  # barriers executed so far (any threadgroup)
-        self.sync_epoch = 0  # barriers that every threadgroup took: all of them are in a new phase
-        self.lane_phase = np.zeros(self.n, dtype=np.int64)  # barrier phase of each lane's threadgroup
+        self.sync_epoch = 0  # threadgroup-ordering barriers every threadgroup took
+        self.lane_phase = np.zeros(self.n, dtype=np.int64)  # threadgroup-memory phase of each lane's group
         self.all_lanes = np.arange(self.n)
         self.barrier_hooks: list = []
 
@@ -139,11 +146,12 @@ class Ctx:
 
     # -------------------------------------------------------------- findings
     def report(self, kind: FindingKind, pos: Pos | None, lanes_mask, message: str, buffer: str | None = None,
-               index: int | None = None, first_lane: int | None = None, **details) -> None:
-        """Record a finding (once per kind, place and buffer), naming up to 8 of its threads."""
+               index: int | None = None, first_lane: int | None = None, severity: Severity = Severity.ERROR,
+               **details) -> None:
+        """Record a finding (once per kind, place, buffer and severity), naming up to 8 of its threads."""
         if self.sanitize == SanitizeMode.OFF:
             return
-        key = (kind, pos, buffer)
+        key = (kind, pos, buffer, severity)
         if key in self._reported:
             return
         self._reported.add(key)
@@ -157,7 +165,8 @@ class Ctx:
             phase = int(self.lane_phase[ids[0]]) if ids else None
         if kind == FindingKind.OUT_OF_BOUNDS and pos in self.index_notes:
             message = f"{message}: {self.index_notes[pos]}"
-        self.findings.append(Finding(kind, message, pos, threads, buffer, index, phase=phase, **details))
+        self.findings.append(Finding(kind, message, pos, threads, buffer, index, phase=phase, severity=severity,
+                                     **details))
         if len(self.findings) > MAX_FINDINGS:
             raise StopKernel(StopReason.TOO_MANY_FINDINGS)
 
@@ -175,9 +184,11 @@ class Ctx:
         else:
             arr += mask * amount
 
-    def _check_bounds(self, mem: Memory, off, mask, width: int, pos: Pos, kind: AccessKind):
-        """Return (offsets safe to index with, lanes that are out of bounds or None)."""
-        limit = mem.region_size - width
+    def _check_bounds(self, mem: Memory, off, mask, view: View, count: int, pos: Pos, kind: AccessKind):
+        """Return (offsets safe to index with, lanes that are out of bounds or None). Offsets
+        and ``count`` (the region's length) are in units of the view's scalar."""
+        width = view.width
+        limit = count - width
         bad = (off < 0) | (off > limit)
         if not np.any(bad):
             return off, None
@@ -188,80 +199,91 @@ class Ctx:
             lane = int(np.flatnonzero(active_bad)[0])
             idx = int(off[lane] if np.ndim(off) else off)
             if self.recorder is not None:  # the access does not happen, but diagrams show where it went
-                self.recorder.out_of_bounds(kind, mem, active_bad, off, pos, self)
+                native = off if view.unit == mem.unit else (np.asarray(off, dtype=np.int64) * view.unit) // mem.unit
+                self.recorder.out_of_bounds(kind, mem, active_bad, native, pos, self)
+            copy = " (its threadgroup's copy)" if mem.space == AddressSpace.THREADGROUP else ""
+            if view.dtype == mem.data.dtype:
+                through = ""
+                elements = f"the {count // max(width, 1) if width > 1 else count} elements of '{mem.name}'"
+            else:  # a reinterpreting view: the index counts its elements
+                through = f" through a '{view}' view"
+                elements = f"the {count} '{view}' elements ({mem.nbytes} bytes) of '{mem.name}'"
             self.report(FindingKind.OUT_OF_BOUNDS, pos, active_bad,
-                        f"{self.lanes.name(lane)} {_VERB[kind]} {mem.name}[{idx}], outside the "
-                        f"{mem.region_size // max(width, 1) if width > 1 else mem.region_size} elements of "
-                        f"'{mem.name}'" + (" (its threadgroup's copy)" if mem.space == AddressSpace.THREADGROUP else ""),
+                        f"{self.lanes.name(lane)} {_VERB[kind]} {mem.name}[{idx}]{through}, outside {elements}{copy}",
                         buffer=mem.name, index=idx)
         else:
             active_bad = None
         safe = np.where(bad, 0, off) if np.ndim(off) else (0 if bad else off)
         return safe, active_bad
 
-    def load(self, mem: Memory, off, mask, width: int, pos: Pos):
-        """Read one scalar (width 1) or vector (width n) per active lane."""
-        if mem.region_size < width:
-            off_arr = off
-            safe, bad = self._check_bounds(mem, off_arr, mask, width, pos, AccessKind.READ)
-            return np.zeros((self.n, width) if width > 1 else self.n, dtype=mem.data.dtype)
-        safe, bad = self._check_bounds(mem, off, mask, width, pos, AccessKind.READ)
-        base = mem.lane_base
-        flat = safe if base is None else base + safe
-        if width == 1:
-            val = mem.data[flat]
-        else:
-            val = mem.data[np.asarray(flat)[..., None] + np.arange(width)]
-        if bad is not None:
-            val = np.where(bad if width == 1 else bad[:, None], np.zeros_like(val), val)
-        if mem.counted is not None:
-            self.count(mem.counted.reads, mask, width)
-        if mem.shadow is not None:
-            m = mask if bad is None else (~bad if mask is None else mask & ~bad)
-            self.sanitizer.on_read(self, mem, flat if width == 1 else np.asarray(flat)[..., None] + np.arange(width),
-                                   m, pos)
-        if self.recorder is not None:
-            self.recorder.access(AccessKind.READ, mem, mask, flat if width == 1 else np.asarray(flat)[..., None] + np.arange(width),
-                                 pos, self, None)
-            if self.recorder.provenance and mem.counted is not None:
-                val = self.recorder.track(self, mem, val, flat, mask, width)
-        return val
-
-    def store(self, mem: Memory, off, val, mask, width: int, pos: Pos) -> None:
-        safe, bad = self._check_bounds(mem, off, mask, width, pos, AccessKind.WRITE)
-        if bad is not None:
-            mask = ~bad if mask is None else (mask & ~bad)
-        base = mem.lane_base
-        flat = safe if base is None else base + safe
-        data = mem.data
+    def load(self, mem: Memory, off, mask, view: View, pos: Pos):
+        """Read one value per active lane through ``view`` (a scalar, a vector's components, a
+        matrix's columns or a struct's bytes, stored consecutively from ``off``)."""
+        data, base, count = mem.typed(view.dtype)
+        width = view.width
+        if count < width:
+            self._check_bounds(mem, off, mask, view, count, pos, AccessKind.READ)
+            return view.decode(np.zeros((self.n, width) if width > 1 else self.n, dtype=data.dtype))
+        safe, bad = self._check_bounds(mem, off, mask, view, count, pos, AccessKind.READ)
+        first = flat = safe if base is None else base + safe
         if width > 1:
             flat = np.asarray(flat)[..., None] + np.arange(width)
+        val = data[flat]
+        if bad is not None:
+            val = np.where(bad if width == 1 else bad[:, None], np.zeros_like(val), val)
+        if not view.identity:
+            val = view.decode(val)
+        if mem.counted is not None:
+            self.count(mem.counted.reads, mask, view.count)
+        if mem.shadow is not None:
+            m = mask if bad is None else (~bad if mask is None else mask & ~bad)
+            self.sanitizer.on_read(self, mem, flat, view, m, pos)
+        if self.recorder is not None:
+            native = rescale(flat, view.unit, mem.unit, self.n)
+            self.recorder.access(AccessKind.READ, mem, mask, native, pos, self, None)
+            if self.recorder is not None and self.recorder.provenance and mem.counted is not None:
+                if view.unit != mem.unit:
+                    first = (np.asarray(first) * view.unit) // mem.unit
+                val = self.recorder.track(self, mem, val, first, mask)
+        return val
+
+    def store(self, mem: Memory, off, val, mask, view: View, pos: Pos) -> None:
+        """Write one value per active lane through ``view`` (see ``load``)."""
+        data, base, count = mem.typed(view.dtype)
+        width = view.width
+        safe, bad = self._check_bounds(mem, off, mask, view, count, pos, AccessKind.WRITE)
+        if bad is not None:
+            mask = ~bad if mask is None else (mask & ~bad)
+        flat = safe if base is None else base + safe
+        if width > 1:
+            flat = np.asarray(flat)[..., None] + np.arange(width)
+        raw = val if view.identity else view.encode(val)
+        if mem.shadow is not None:
+            # Before the write: a race between two writes of the same value is told apart by the bits.
+            self.sanitizer.on_write(self, mem, flat, view, mask, pos, raw)
         if mask is None:
-            if np.ndim(flat) == (1 if width > 1 else 0) and np.ndim(val) > (1 if width > 1 else 0):
+            if np.ndim(flat) == (1 if width > 1 else 0) and np.ndim(raw) > (1 if width > 1 else 0):
                 # Every lane writes one element: the last lane wins (a race the sanitizer reports).
-                data[flat] = val[-1]
+                data[flat] = raw[-1]
             else:
-                data[flat] = val
+                data[flat] = raw
         else:
             if np.ndim(flat) == (1 if width > 1 else 0):
                 flat = np.broadcast_to(flat, (self.n,) + np.shape(flat))
-            if np.ndim(val) <= (1 if width > 1 else 0):
-                data[flat[mask]] = val
+            if np.ndim(raw) <= (1 if width > 1 else 0):
+                data[flat[mask]] = raw
             else:
-                data[flat[mask]] = val[mask]
+                data[flat[mask]] = raw[mask]
         if mem.counted is not None:
-            self.count(mem.counted.writes, mask, width)
+            self.count(mem.counted.writes, mask, view.count)
         if self.recorder is not None:
-            self.recorder.access(AccessKind.WRITE, mem, mask, flat, pos, self, val)
-        if mem.shadow is not None:
-            self.sanitizer.on_write(self, mem, flat, mask, pos)
+            self.recorder.access(AccessKind.WRITE, mem, mask, rescale(flat, view.unit, mem.unit, self.n), pos, self, val)
 
     # ------------------------------------------------------------- barriers
-    def barrier(self, mask, pos: Pos, simd: bool = False) -> None:
-        """threadgroup_barrier: in lock-step every live thread is already here; what remains is
-        to check that all of them are (barrier divergence) and to open a new phase."""
-        if simd:
-            return
+    def barrier(self, mask, pos: Pos, flags: MemFlags) -> None:
+        """threadgroup_barrier(flags): in lock-step every live thread is already here; what remains
+        is to check that all of them are (barrier divergence) and to open a new phase of the
+        memory the flags order (mem_none synchronises execution only)."""
         lanes = self.lanes
         if mask is None:
             groups = slice(None)
@@ -284,33 +306,58 @@ class Ctx:
             groups = np.unique(lanes.group[mask])
         self.phase[groups] += 1
         self.barrier_count += 1
-        if isinstance(groups, slice) or len(groups) == lanes.n_groups:
-            self.sync_epoch += 1
-        self.lane_phase = self.phase[lanes.group]
+        if flags & MemFlags.THREADGROUP:
+            self.tg_phase[groups] += 1
+            if isinstance(groups, slice) or len(groups) == lanes.n_groups:
+                self.sync_epoch += 1
+            self.lane_phase = self.tg_phase[lanes.group]
+        else:
+            self.unordered_by[AddressSpace.THREADGROUP] = pos
+        if flags & MemFlags.DEVICE:
+            self.dev_phase[groups] += 1
+        else:
+            self.unordered_by[AddressSpace.DEVICE] = pos
         for hook in self.barrier_hooks:
             hook(self, mask, pos)
         if self.recorder is not None:
             self.recorder.barrier(self, mask, pos)
 
+    def simd_barrier(self, mask, pos: Pos, flags: MemFlags) -> None:
+        """simdgroup_barrier(flags): orders the flagged memory among the threads of each SIMD-group
+        that reaches it (threads of other SIMD-groups stay unordered)."""
+        simds = self.lanes.simd_global if mask is None else self.lanes.simd_global[mask]
+        simds = np.unique(simds)
+        for space, flag in ((AddressSpace.THREADGROUP, MemFlags.THREADGROUP), (AddressSpace.DEVICE, MemFlags.DEVICE)):
+            if flags & flag:
+                phases = self.simd_phase.get(space)
+                if phases is None:
+                    phases = self.simd_phase[space] = np.zeros(max(self.lanes.n_simds, 1), dtype=np.int64)
+                phases[simds] += 1
+            else:
+                self.unordered_by[space] = pos
+
     # --------------------------------------------------------------- atomics
-    def _atomic_target(self, p: Ptr, mask, pos: Pos):
+    def _atomic_target(self, p: Ptr, mask, pos: Pos, view: View):
         if p.mem is None:
             raise KernelRuntimeError("atomic operation through an uninitialised pointer", pos)
-        safe, bad = self._check_bounds(p.mem, p.off, mask, 1, pos, AccessKind.ATOMIC)
+        data, base, count = p.mem.typed(view.dtype)
+        safe, bad = self._check_bounds(p.mem, p.off, mask, view, count, pos, AccessKind.ATOMIC)
         if bad is not None:
             mask = ~bad if mask is None else (mask & ~bad)
-        flat = safe if p.mem.lane_base is None else p.mem.lane_base + safe
+        flat = safe if base is None else base + safe
         flat = np.broadcast_to(flat, (self.n,))
         lanes = np.arange(self.n) if mask is None else np.flatnonzero(mask)
-        return p.mem, flat, lanes, mask
+        return p.mem, data, flat, lanes, mask
 
     def atomic(self, p: Ptr, mask, op: str, value, pos: Pos, elem, want_old: bool):
         """One atomic read-modify-write per active lane, applied in lane order (one of the orders a
         GPU may pick), returning each lane's old value."""
-        mem, flat, lanes, mask = self._atomic_target(p, mask, pos)
-        data = mem.data
+        view = view_of(elem)
+        mem, data, flat, lanes, mask = self._atomic_target(p, mask, pos, view)
         self.count("atomics", mask)
         old = np.zeros(self.n, dtype=data.dtype)
+        if mem.shadow is not None:
+            self.sanitizer.on_atomic(self, mem, flat, view, lanes, pos, writes=op != "load")
         if op == "load":
             old[lanes] = data[flat[lanes]]
             return old
@@ -318,9 +365,7 @@ class Ctx:
         addr = flat[lanes]
         v = vals[lanes]
         if self.recorder is not None:
-            self.recorder.access(AccessKind.ATOMIC, mem, mask, flat, pos, self, value)
-        if mem.shadow is not None:
-            self.sanitizer.on_atomic(self, mem, flat, lanes)
+            self.recorder.access(AccessKind.ATOMIC, mem, mask, rescale(flat, view.unit, mem.unit, self.n), pos, self, value)
         ufunc = {"add": np.add, "sub": np.subtract, "min": np.minimum, "max": np.maximum,
                  "and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor}.get(op)
         if ufunc is not None and not want_old:
@@ -343,9 +388,11 @@ class Ctx:
         return old
 
     def atomic_cas(self, p: Ptr, mask, expected, desired, pos: Pos, elem):
-        mem, flat, lanes, mask = self._atomic_target(p, mask, pos)
-        data = mem.data
+        view = view_of(elem)
+        mem, data, flat, lanes, mask = self._atomic_target(p, mask, pos, view)
         self.count("atomics", mask)
+        if mem.shadow is not None:
+            self.sanitizer.on_atomic(self, mem, flat, view, lanes, pos, writes=True)
         exp = np.broadcast_to(np.asarray(expected, dtype=data.dtype), (self.n,))
         des = np.broadcast_to(np.asarray(desired, dtype=data.dtype), (self.n,))
         ok = np.zeros(self.n, dtype=bool)
@@ -366,15 +413,9 @@ class Ctx:
             keep = np.ones(remaining.size, dtype=bool)
             keep[first] = False
             remaining = remaining[keep]
-        if mem.shadow is not None:
-            self.sanitizer.on_atomic(self, mem, flat, lanes)
         if self.recorder is not None:
-            self.recorder.access(AccessKind.ATOMIC, mem, mask, flat, pos, self, desired)
+            self.recorder.access(AccessKind.ATOMIC, mem, mask, rescale(flat, view.unit, mem.unit, self.n), pos, self, desired)
         return ok, old
-
-    def pointer_flat(self, p: Ptr):
-        mem = p.mem
-        return p.off if mem.lane_base is None else mem.lane_base + p.off
 
 
 __all__ = ["Ctx", "Frame", "LoopState"]

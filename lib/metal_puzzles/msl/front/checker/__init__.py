@@ -8,7 +8,7 @@ from typing import Any
 
 from ...abi.signature import ParamRole
 from ...lang.errors import BUILTIN_POS, CompileError, Pos
-from ...lang.types import BOOL, INT, LONG, VOID, PointerType, Type
+from ...lang.types import BOOL, INT, LONG, VOID, AddressSpace, PointerType, Type
 from .. import ast
 from ..symbols import Var, VarKind
 from .calls import Calls
@@ -16,12 +16,14 @@ from .conversions import Conversions
 from .declarations import Declarations
 from .expressions import Expressions
 from .helpers import addressed_names
+from .matrices import Matrices
 from .state import CheckedKernel, CheckerState, FunctionContext, Library, Scope
 from .statements import Statements
+from .structs import Structs
 from .typenames import TypeResolution
 
 
-class Checker(TypeResolution, Declarations, Statements, Conversions, Expressions, Calls):
+class Checker(TypeResolution, Declarations, Statements, Conversions, Expressions, Calls, Structs, Matrices):
     """Checks a kernel: the header's declarations first (``add_header``), template arguments
     (``bind_template``), then the body with the generated parameters (``check_kernel``)."""
 
@@ -34,6 +36,8 @@ class Checker(TypeResolution, Declarations, Statements, Conversions, Expressions
                 self.func_defs.setdefault(item.name, []).append(item)
             elif isinstance(item, ast.TypeAlias):
                 self._declare_alias(item)
+            elif isinstance(item, ast.StructDef):
+                self._declare_struct(item)
             elif isinstance(item, ast.GlobalDecl):
                 self._global_decl(item.decl)
             else:  # pragma: no cover - parser only produces the above
@@ -56,8 +60,14 @@ class Checker(TypeResolution, Declarations, Statements, Conversions, Expressions
         pvars = []
         for name, ty, role in params:
             if isinstance(ty, PointerType):
-                kind = VarKind.BUFFER
-            elif role == ParamRole.ATTRIBUTE:
+                # A pointer parameter is the body's own copy of the pointer (C++): it may be moved
+                # ('out += n;', 'x++'); what it points to keeps its constness.
+                var = Var(name, ty, VarKind.LOCAL, BUILTIN_POS, slot=self.new_slot(), mutable=True, role=role,
+                          space=AddressSpace.THREAD)
+                self.scope.names[name] = var
+                pvars.append(var)
+                continue
+            if role == ParamRole.ATTRIBUTE:
                 kind = VarKind.ATTR
             else:  # a 0-d input or an ndim, passed by constant reference
                 kind = VarKind.SCALAR_INPUT

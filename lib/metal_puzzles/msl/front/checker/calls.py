@@ -12,19 +12,34 @@ from ...lang.types import (
     AddressSpace,
     ArrayType,
     PointerType,
+    SimdgroupMatrixType,
+    StructType,
     Type,
     VectorType,
 )
 from .. import ast
 from ..symbols import FuncInstance, Var, VarKind
-from .helpers import addressed_names
+from .helpers import addressed_names, designates_part_of
 from .state import CheckerState, FunctionContext, Scope
 
 
 class Calls(CheckerState):
     def e_Call(self, e: ast.Call) -> ast.Expr:
         if isinstance(e.func, ast.Member):
-            base = self.rvalue(self.expr(e.func.base))
+            target = e.func.base
+            if e.func.arrow and not (isinstance(target, ast.Name) and target.ident == "this"):
+                target = ast.Unary(e.func.pos, "*", target)
+            base = self.expr(target)
+            if isinstance(base.ty, StructType):
+                return self.method_call(e, base, base.ty)
+            if isinstance(base.ty, SimdgroupMatrixType) and e.func.name == "thread_elements" and not e.args:
+                # This thread's two elements: a vec<T, 2> that is a part of the matrix (assignable).
+                b = self.library.function("simdgroup_matrix.thread_elements")
+                e.target = b
+                e.ty = b.check(self, e, [base], None)
+                designates_part_of(e, base)
+                return e
+            base = self.rvalue(base)
             if base.ty == SIMD_VOTE and e.func.name in ("all", "any") and not e.args:
                 b = self.library.function("simd_vote." + e.func.name)
                 e.func = ast.Name(e.func.pos, "simd_vote." + e.func.name)
@@ -39,6 +54,8 @@ class Calls(CheckerState):
         sym = self.scope.lookup(name)
         if isinstance(sym, Var):
             raise CompileError(f"'{name}' is a variable, not a function", e.pos)
+        if isinstance(sym, tuple) and sym[0] == "method":
+            return self.member_function_call(e)
         plain = name.removeprefix("metal::")
         defs = self.func_defs.get(name) or self.func_defs.get(plain)
         if defs:
@@ -152,6 +169,24 @@ class Calls(CheckerState):
             if isinstance(a1, ast.Name) and a1.ident in tparams and a1.ident not in binding:
                 binding[a1.ident] = t.n
 
+    def param_var(self, p: ast.Param) -> Var:
+        """A function parameter as a variable of the function being instantiated (in scope)."""
+        pty = self.resolve_type(p.type_spec)
+        if isinstance(pty, ArrayType):
+            pty = PointerType(pty.elem, p.type_spec.space or AddressSpace.THREAD, p.type_spec.const)
+        if p.type_spec.reference:
+            var = Var(p.name or "_", pty, VarKind.REF, p.pos, slot=self.new_slot(), mutable=not p.type_spec.const)
+            var.space = p.type_spec.space or AddressSpace.THREAD
+        elif isinstance(pty, StructType):
+            # A struct passed by value is the callee's own copy, in its thread memory like any struct variable.
+            var = Var(p.name or "_", pty, VarKind.MEMVAR, p.pos, slot=self.new_slot(), mutable=not p.type_spec.const,
+                      space=AddressSpace.THREAD)
+        else:
+            var = Var(p.name or "_", pty, VarKind.LOCAL, p.pos, slot=self.new_slot(), mutable=not p.type_spec.const)
+        if p.name:
+            self.scope.names[p.name] = var
+        return var
+
     def _instantiate(self, fd: ast.FuncDef, binding: dict, pos: Pos) -> FuncInstance:
         key = (id(fd), tuple(sorted((k, str(v)) for k, v in binding.items())))
         if fd.name in self.instantiating:
@@ -169,19 +204,7 @@ class Calls(CheckerState):
                 self.scope.names[k] = Var(k, INT, VarKind.CONST, fd.pos, const_value=int(v), mutable=False)
         ret = self.resolve_type(fd.ret)
         self.func = FunctionContext(ret)
-        params = []
-        for p in fd.params:
-            pty = self.resolve_type(p.type_spec)
-            if isinstance(pty, ArrayType):
-                pty = PointerType(pty.elem, p.type_spec.space or AddressSpace.THREAD, p.type_spec.const)
-            if p.type_spec.reference:
-                var = Var(p.name or "_", pty, VarKind.REF, p.pos, slot=self.new_slot(), mutable=not p.type_spec.const)
-                var.space = p.type_spec.space or AddressSpace.THREAD
-            else:
-                var = Var(p.name or "_", pty, VarKind.LOCAL, p.pos, slot=self.new_slot(), mutable=not p.type_spec.const)
-            if p.name:
-                self.scope.names[p.name] = var
-            params.append(var)
+        params = [self.param_var(p) for p in fd.params]
         inst = FuncInstance(fd.name, params, ret, body, pos=fd.pos)
         self.instances[key] = inst
         self.instantiating.append(fd.name)

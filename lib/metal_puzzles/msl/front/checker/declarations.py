@@ -11,10 +11,10 @@ from ...lang.types import (
     AtomicType,
     PointerType,
     ScalarType,
+    StructType,
     VectorType,
     VoidType,
-    element_count,
-    storage_scalar,
+    size_of,
 )
 from .. import ast
 from ..constexpr import NotConstant, evaluate
@@ -46,6 +46,8 @@ class Declarations(CheckerState):
                 if isinstance(ty.elem, ArrayType) and not any(isinstance(x, ast.InitList) for x in d.init.items):
                     d.init = regroup(d.init, ty)
                 value = self._const_array(d.init, ty)
+            elif isinstance(ty, StructType):
+                value = ["expr", self.initial_value(d.init, ty)]
             elif isinstance(ty, ScalarType):
                 init = self.expr(d.init)
                 try:
@@ -123,9 +125,9 @@ class Declarations(CheckerState):
                     if d.init is not None:
                         raise CompileError("threadgroup variables cannot have an initializer", d.init.pos)
                     self.threadgroup_arrays.append(var)
-                if space == AddressSpace.THREAD and element_count(ty) * storage_scalar(ty).size > MAX_THREAD_ARRAY_BYTES:
+                if space == AddressSpace.THREAD and size_of(ty) > MAX_THREAD_ARRAY_BYTES:
                     raise CompileError(
-                        f"thread-private array '{d.name}' takes {element_count(ty) * storage_scalar(ty).size} bytes "
+                        f"thread-private array '{d.name}' takes {size_of(ty)} bytes "
                         f"per thread; the simulator allows {MAX_THREAD_ARRAY_BYTES // 1024} KiB (a GPU thread's private "
                         "memory is small): use threadgroup or device memory for large data", d.pos)
                 if d.init is not None:
@@ -141,6 +143,18 @@ class Declarations(CheckerState):
                 except NotConstant:
                     var = Var(d.name, ty, VarKind.LOCAL, d.pos, slot=self.new_slot(), mutable=False)
                     d.init = init
+            elif isinstance(ty, StructType):
+                # Struct variables live in thread memory: members are places in it.
+                if spec.space in (AddressSpace.DEVICE, AddressSpace.CONSTANT):
+                    raise CompileError(f"'{spec.space}' variables must be pointers or references", d.pos)
+                var = Var(d.name, ty, VarKind.MEMVAR, d.pos, slot=self.new_slot(), mutable=not spec.const,
+                          space=AddressSpace.THREAD)
+                if d.init is not None:
+                    d.init = self.initial_value(d.init, ty)
+                elif self.has_defaults(ty):
+                    d.init = self.struct_init(None, ty, d.pos)
+                elif spec.const:
+                    raise CompileError(f"const variable '{d.name}' must be initialized", d.pos)
             else:
                 if isinstance(ty, VoidType | AtomicType):
                     raise CompileError(f"cannot declare a variable of type '{ty}'", d.pos)
@@ -166,6 +180,13 @@ class Declarations(CheckerState):
                         d.init = self.convert(init, ty, "initialization")
                 elif not var.mutable:
                     raise CompileError(f"const variable '{d.name}' must be initialized", d.pos)
+                if not var.mutable and isinstance(ty, ScalarType) and ty.is_int and d.init is not None:
+                    # A const integral variable initialized by a constant expression is one itself
+                    # (C++): usable as an array size. It still runs as a read-only local.
+                    try:
+                        var.const_value = cast_const(evaluate(d.init, self._const_lookup), ty)
+                    except NotConstant:
+                        pass
                 elif kind == VarKind.LOCAL:
                     var.maybe_uninit = True
             d.symbol = var
@@ -190,7 +211,7 @@ class Declarations(CheckerState):
             if isinstance(ty.elem, ArrayType):
                 items.append(self._array_init(item, ty.elem))
             else:
-                items.append(self.convert(self.expr(item), ty.elem, "initialization"))
+                items.append(self.initial_value(item, ty.elem))
         out = ast.InitList(init.pos, items)
         out.ty = ty
         return out

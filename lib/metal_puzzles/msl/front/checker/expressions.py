@@ -19,8 +19,12 @@ from ...lang.types import (
     ArrayType,
     AtomicType,
     EnumType,
+    MatrixType,
+    MemFlags,
     PointerType,
     ScalarType,
+    SimdgroupMatrixType,
+    StructType,
     Type,
     VectorType,
     VoidType,
@@ -42,9 +46,11 @@ SWIZZLE_SETS = ("xyzw", "rgba")
 
 #: Metal's enum constants, accepted with or without their 'mem_flags::' / 'metal::' prefixes.
 ENUM_CONSTANTS = {
-    "mem_flags::mem_none": (MEM_FLAGS, 0), "mem_flags::mem_device": (MEM_FLAGS, 1),
-    "mem_flags::mem_threadgroup": (MEM_FLAGS, 2), "mem_flags::mem_texture": (MEM_FLAGS, 4),
-    "mem_flags::mem_threadgroup_imageblock": (MEM_FLAGS, 8), "mem_flags::mem_object_data": (MEM_FLAGS, 16),
+    "mem_flags::mem_none": (MEM_FLAGS, MemFlags.NONE), "mem_flags::mem_device": (MEM_FLAGS, MemFlags.DEVICE),
+    "mem_flags::mem_threadgroup": (MEM_FLAGS, MemFlags.THREADGROUP),
+    "mem_flags::mem_texture": (MEM_FLAGS, MemFlags.TEXTURE),
+    "mem_flags::mem_threadgroup_imageblock": (MEM_FLAGS, MemFlags.THREADGROUP_IMAGEBLOCK),
+    "mem_flags::mem_object_data": (MEM_FLAGS, MemFlags.OBJECT_DATA),
     "memory_order_relaxed": (MEMORY_ORDER, 0), "memory_order::memory_order_relaxed": (MEMORY_ORDER, 0),
     "memory_order_seq_cst": (MEMORY_ORDER, 5), "memory_order_acquire": (MEMORY_ORDER, 2),
     "memory_order_release": (MEMORY_ORDER, 3), "memory_order_acq_rel": (MEMORY_ORDER, 4),
@@ -102,6 +108,10 @@ class Expressions(CheckerState):
             if sym.kind in (VarKind.TGVAR, VarKind.MEMVAR, VarKind.LOCAL) and not sym.mutable:
                 e.const_mem = True
             return e
+        if isinstance(sym, tuple) and sym[0] == "member":
+            return self.member_name(e)
+        if isinstance(sym, tuple) and sym[0] == "method":
+            raise CompileError(f"'{name}' is a member function; did you forget the parentheses '()'?", e.pos)
         if isinstance(sym, tuple):
             raise CompileError(f"'{name}' is a type, not a value", e.pos)
         enum = ENUM_CONSTANTS.get(name.removeprefix("metal::")) or ENUM_CONSTANTS.get("mem_flags::" + name)
@@ -157,6 +167,8 @@ class Expressions(CheckerState):
             return e
         e.operand = self.rvalue(self.expr(e.operand))
         t = e.operand.ty
+        if isinstance(t, MatrixType):
+            return self.matrix_unary(e, t)
         if op == "!":
             if isinstance(t, VectorType):
                 e.operand = self.convert(e.operand, vector(BOOL, t.n), "'!'")
@@ -185,6 +197,9 @@ class Expressions(CheckerState):
 
     def require_modifiable(self, e: ast.Expr) -> None:
         start = start_pos(e)
+        if isinstance(e, ast.Name) and isinstance(e.symbol, Var) and e.symbol.kind == VarKind.SCALAR_INPUT:
+            raise CompileError(f"cannot assign to '{e.ident}': MLX passes it as a read-only reference "
+                               f"('const constant {e.ty}& {e.ident}'); copy it into a local variable first", start)
         if not e.lvalue:
             raise CompileError("expression is not assignable", start)
         if isinstance(e, ast.Name) and isinstance(e.symbol, Var) and not e.symbol.mutable:
@@ -234,6 +249,8 @@ class Expressions(CheckerState):
         # Pointer arithmetic and comparison.
         if isinstance(lt, PointerType) or isinstance(rt, PointerType):
             return self._pointer_binary(e, l, r)
+        if isinstance(lt, MatrixType) or isinstance(rt, MatrixType):
+            return self.matrix_binary(e, l, r)
         if op in ("<<", ">>"):
             if not (is_arith(lt) and is_arith(rt)) or scalar_of(lt).is_float or scalar_of(rt).is_float:
                 raise CompileError(f"invalid operands to binary '{op}' ('{lt}' and '{rt}'): integers only", e.pos)
@@ -293,10 +310,11 @@ class Expressions(CheckerState):
         e.target = target
         tt = target.ty
         if isinstance(e.value, ast.InitList):
-            if isinstance(tt, VectorType):
-                e.value = self._construct(ast.Construct(e.value.pos, ast.TypeSpec(e.pos, str(tt)), e.value.items), tt)
+            if isinstance(tt, VectorType | StructType | MatrixType) and e.op == "=":
+                e.value = self.initial_value(e.value, tt)
             else:
-                raise CompileError("brace initializers can only be assigned to vectors", e.value.pos)
+                raise CompileError("brace initializers can only be assigned to vectors, matrices and structs",
+                                   e.value.pos)
         value = self.rvalue(self.expr(e.value))
         if e.op == "=":
             e.value = self.convert(value, tt, "assignment")
@@ -313,6 +331,13 @@ class Expressions(CheckerState):
         # Evaluate 'a op= b' as 'a = (type of a)(a op b)'.
         fake = ast.Binary(e.pos, op, typed_placeholder(target), value)
         fake = self.e_Binary(fake)
+        if isinstance(tt, MatrixType):
+            if fake.ty != tt:
+                raise CompileError(f"invalid compound assignment '{e.op}' to '{tt}' (the result is '{fake.ty}')",
+                                   e.pos)
+            e.value, e.op_ty = fake, None  # the whole 'a op b', with a read in place
+            e.ty = tt
+            return e
         e.op_ty = fake.op_ty
         e.value = fake.right
         if isinstance(tt, VectorType) and not isinstance(fake.ty, VectorType):
@@ -349,6 +374,8 @@ class Expressions(CheckerState):
         if not (isinstance(idx.ty, ScalarType) and idx.ty.kind in ("int", "bool")):
             raise CompileError(f"array subscript is not an integer (it is '{idx.ty}')", e.index.pos)
         bt = base.ty
+        if isinstance(bt, MatrixType):
+            return self.matrix_column(e, base, idx)
         if isinstance(bt, VectorType):
             e.base = base
             e.index = self.convert(idx, promote(idx.ty), "subscript")
@@ -375,10 +402,12 @@ class Expressions(CheckerState):
         return e
 
     def e_Member(self, e: ast.Member) -> ast.Expr:
+        if e.arrow:
+            return self.struct_member(e)
         base = self.expr(e.base)
         bt = base.ty
-        if e.arrow:
-            raise CompileError("'->' needs a pointer to a struct; structs are not supported", e.pos)
+        if isinstance(bt, StructType):
+            return self.struct_member(e, base)
         if not isinstance(bt, VectorType):
             raise CompileError(f"member reference base type '{bt}' is not a vector or struct", e.pos)
         comps = []
@@ -405,6 +434,8 @@ class Expressions(CheckerState):
         operand = self.rvalue(self.expr(e.operand))
         src = operand.ty
         e.ty = ty
+        if e.style == CastStyle.AS_TYPE and isinstance(ty, PointerType) and isinstance(src, PointerType):
+            e.style = CastStyle.REINTERPRET  # as_type of a pointer: the same address, another pointee type
         if e.style == CastStyle.AS_TYPE:
             if not (is_arith(ty) and is_arith(src)) or size_of(ty) != size_of(src):
                 raise CompileError(f"as_type<{ty}> needs a value of the same size (got '{src}', "
@@ -415,7 +446,16 @@ class Expressions(CheckerState):
             if not isinstance(src, PointerType):
                 raise CompileError(f"cannot cast '{src}' to pointer type '{ty}'", e.pos)
             if src.space != ty.space:
-                raise CompileError(f"cannot cast between address spaces ('{src}' to '{ty}')", e.pos)
+                hint = ""
+                if src.space == AddressSpace.CONSTANT and ty.space == AddressSpace.DEVICE:
+                    hint = ("; MLX passes inputs with fewer than 8 elements as 'constant' pointers, so cast to "
+                            f"a 'constant' pointer (e.g. '{PointerType(ty.pointee, AddressSpace.CONSTANT, ty.const)}')")
+                raise CompileError(f"cannot cast between address spaces ('{src}' to '{ty}'){hint}", e.pos)
+            e.operand = operand
+            return e
+        if isinstance(ty, MatrixType) and isinstance(src, MatrixType):
+            if (ty.cols, ty.rows) != (src.cols, src.rows):
+                raise CompileError(f"cannot cast '{src}' to '{ty}': the shapes differ", e.pos)
             e.operand = operand
             return e
         if isinstance(ty, VectorType) and isinstance(src, VectorType):
@@ -441,6 +481,21 @@ class Expressions(CheckerState):
         return self._construct(e, ty)
 
     def _construct(self, e: ast.Construct, ty: Type) -> ast.Expr:
+        if isinstance(ty, MatrixType):
+            return self.matrix_construct(e, ty)
+        if isinstance(ty, SimdgroupMatrixType):
+            if len(e.args) > 1:
+                raise CompileError(f"'{ty}(...)' takes one value to fill the matrix with", e.pos)
+            value = self.expr(e.args[0]) if e.args else self.expr(ast.IntLit(e.pos, 0))
+            e.args = [self.convert(self.rvalue(value), ty.elem, "matrix fill value")]
+            e.ty, e.splat = ty, True
+            return e
+        if isinstance(ty, StructType):
+            if len(e.args) == 1 and not isinstance(e.args[0], ast.InitList):
+                arg = self.expr(e.args[0])
+                if arg.ty == ty:
+                    return arg  # a copy
+            return self.struct_init(ast.InitList(e.pos, list(e.args)), ty, e.pos)
         args = [self.rvalue(self.expr(a)) for a in e.args]
         if isinstance(ty, ScalarType):
             if len(args) == 0:

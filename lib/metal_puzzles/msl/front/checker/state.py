@@ -80,3 +80,5 @@ class CheckerState:
         self.instantiating: list[str] = []
         # Names whose address is taken ('&x'): such locals live in thread memory, not registers.
         self.addressed: set[str] = set()
+        # The header's structs, with their definitions (default member initializers, member functions).
+        self.structs: dict = {}

@@ -98,7 +98,7 @@ class Statements(CheckerState):
                         raise CompileError("a kernel returns nothing: use 'return;' and write results to an "
                                            "output buffer", s.value.pos)
                     raise CompileError("void function should not return a value", s.value.pos)
-                s.value = self.convert(self.expr(s.value), ret, "return")
+                s.value = self.initial_value(s.value, ret)
         elif isinstance(s, ast.Empty):
             pass
         elif isinstance(s, AliasStmt):

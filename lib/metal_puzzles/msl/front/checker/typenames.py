@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from ...lang.errors import CompileError, Pos, did_you_mean
@@ -14,8 +15,10 @@ from ...lang.types import (
     AddressSpace,
     ArrayType,
     AtomicType,
+    EnumType,
     PointerType,
     ScalarType,
+    SimdgroupMatrixType,
     Type,
     VoidType,
     lookup_builtin_type,
@@ -66,6 +69,13 @@ class TypeResolution(CheckerState):
 
     def _resolve_base(self, spec: ast.TypeSpec) -> Type:
         name = spec.name
+        if name == "decltype":
+            # The type of the expression (a copy is checked: nothing of it is evaluated).
+            expr = self.rvalue(self.expr(copy.deepcopy(spec.args[0])))
+            if isinstance(expr.ty, VoidType | EnumType):
+                raise CompileError(f"decltype of an expression of type '{expr.ty}' cannot declare anything",
+                                   spec.pos)
+            return expr.ty
         found = self.scope.lookup(name)
         if isinstance(found, tuple) and found[0] == "type":
             return found[1]
@@ -78,6 +88,15 @@ class TypeResolution(CheckerState):
             if not isinstance(elem, ScalarType) or n not in (2, 3, 4):
                 raise CompileError(f"invalid vector type vec<{elem}, {n}>", spec.pos)
             return vector(elem, n)
+        if plain == "simdgroup_matrix":
+            if len(spec.args) != 3:
+                raise CompileError("simdgroup_matrix<T, 8, 8> takes a type and two sizes", spec.pos)
+            elem = self.resolve_type(spec.args[0])
+            dims = [self.const_int(a, "matrix size") for a in spec.args[1:]]
+            if not (isinstance(elem, ScalarType) and elem.name in ("float", "half", "bfloat")) or dims != [8, 8]:
+                raise CompileError(f"simdgroup matrices are 8x8 of float, half or bfloat, not <{elem}, "
+                                   f"{dims[0]}, {dims[1]}>", spec.pos)
+            return SimdgroupMatrixType(elem)
         if plain == "atomic":
             if len(spec.args) != 1:
                 raise CompileError("atomic<T> takes one type", spec.pos)

@@ -1,0 +1,242 @@
+"""Structs declared in the header: their layout, brace initialization (with default member
+initializers), member access (``.`` and ``->``) and member functions (called with an implicit
+``this`` reference; inside them, member names refer to ``this``'s fields)."""
+
+from __future__ import annotations
+
+import copy
+
+from ...lang.errors import CompileError, Pos, did_you_mean
+from ...lang.types import (
+    AddressSpace,
+    ArrayType,
+    AtomicType,
+    MatrixType,
+    PointerType,
+    SimdgroupMatrixType,
+    StructType,
+    Type,
+    VectorType,
+    VoidType,
+    layout_struct,
+    size_of,
+)
+from .. import ast
+from ..symbols import FuncInstance, Var, VarKind
+from .helpers import addressed_names, designates_part_of, regroup
+from .state import CheckerState, FunctionContext, Scope
+
+#: Scope entries that stand for ``this->name`` inside a member function.
+MEMBER = "member"
+METHOD = "method"
+
+
+class Structs(CheckerState):
+    # ------------------------------------------------------------------ declaration
+    def _declare_struct(self, item: ast.StructDef) -> None:
+        if isinstance(self.scope.lookup(item.name), tuple):
+            raise CompileError(f"redefinition of type '{item.name}'", item.pos)
+        members: list[tuple[str, Type]] = []
+        seen: set[str] = set()
+        for d in item.fields:
+            if d.name in seen:
+                raise CompileError(f"duplicate member '{d.name}' in struct '{item.name}'", d.pos)
+            seen.add(d.name)
+            if d.type_spec.reference:
+                raise CompileError("reference members are not supported by the simulator", d.pos)
+            ty = self.resolve_type(d.type_spec)
+            if isinstance(ty, PointerType):
+                raise CompileError(f"pointer member '{d.name}': structs holding pointers are not supported by the "
+                                   "simulator (pass the buffer and an index instead)", d.pos)
+            if isinstance(ty, VoidType | SimdgroupMatrixType):
+                raise CompileError(f"a struct member cannot have type '{ty}'", d.pos)
+            if d.type_spec.space is not None:
+                raise CompileError("struct members take the address space of their struct; drop "
+                                   f"'{d.type_spec.space}'", d.pos)
+            members.append((d.name, ty))
+        for m in item.methods:
+            if m.name in seen:
+                raise CompileError(f"member function '{m.name}' has the name of a data member", m.pos)
+        st = layout_struct(item.name, members)
+        self.structs[st] = item
+        self.scope.names[item.name] = ("type", st)
+
+    # ------------------------------------------------------------------ initialization
+    def struct_init(self, init: ast.InitList | None, st: StructType, pos: Pos) -> ast.StructInit:
+        """A struct value from a brace list (one item per member, in order; missing members take
+        their default member initializer, else zero)."""
+        items = list(init.items) if init is not None else []
+        if len(items) > len(st.fields):
+            raise CompileError(f"too many initializers for struct '{st.name}' ({len(items)} for "
+                               f"{len(st.fields)} members)", init.pos if init is not None else pos)
+        defaults = {d.name: d.init for d in self.structs[st].fields}
+        parts: list[tuple[int, ast.Expr]] = []
+        for k, f in enumerate(st.fields):
+            if k < len(items):
+                parts += self._member_parts(items[k], f.ty, f.offset)
+            elif defaults.get(f.name) is not None:
+                # Each use checks a fresh copy: checking annotates the tree in place.
+                parts += self._member_parts(copy.deepcopy(defaults[f.name]), f.ty, f.offset)
+        out = ast.StructInit(pos, parts)
+        out.ty = st
+        return out
+
+    def has_defaults(self, st: StructType) -> bool:
+        return any(d.init is not None for d in self.structs[st].fields) or any(
+            isinstance(f.ty, StructType) and self.has_defaults(f.ty) for f in st.fields)
+
+    def _member_parts(self, item: ast.Expr, ty: Type, offset: int) -> list[tuple[int, ast.Expr]]:
+        if isinstance(ty, StructType):
+            if isinstance(item, ast.InitList):
+                return [(offset + o, e) for o, e in self.struct_init(item, ty, item.pos).parts]
+            return [(offset, self.convert(self.expr(item), ty, "initialization"))]
+        if isinstance(ty, ArrayType):
+            if not isinstance(item, ast.InitList):
+                raise CompileError(f"array member of type '{ty}' needs a {{...}} initializer", item.pos)
+            if isinstance(ty.elem, ArrayType) and item.items and not any(isinstance(x, ast.InitList)
+                                                                       for x in item.items):
+                item = regroup(item, ty)
+            if len(item.items) > ty.n:
+                raise CompileError(f"too many initializers for an array of {ty.n}", item.pos)
+            step = size_of(ty.elem)
+            out = []
+            for j, sub in enumerate(item.items):
+                out += self._member_parts(sub, ty.elem, offset + j * step)
+            return out
+        if isinstance(ty, AtomicType):
+            raise CompileError("atomic members cannot be initialized; use atomic_store_explicit", item.pos)
+        return [(offset, self.initial_value(item, ty))]
+
+    def initial_value(self, item: ast.Expr, ty: Type) -> ast.Expr:
+        """A scalar, vector or matrix (or struct) value from an initializer, braces or not."""
+        if isinstance(item, ast.InitList):
+            if isinstance(ty, StructType):
+                return self.struct_init(item, ty, item.pos)
+            if isinstance(ty, VectorType | MatrixType):
+                return self.convert(self._construct(ast.Construct(item.pos, ast.TypeSpec(item.pos, str(ty)),
+                                                                  item.items), ty), ty, "initialization")
+            if len(item.items) == 1:
+                return self.convert(self.expr(item.items[0]), ty, "initialization")
+            if not item.items:
+                return self.convert(self.expr(ast.IntLit(item.pos, 0)), ty, "initialization")
+            raise CompileError(f"too many initializers for '{ty}'", item.pos)
+        return self.convert(item if item.ty is not None else self.expr(item), ty, "initialization")
+
+    # ------------------------------------------------------------------ member access
+    def struct_member(self, e: ast.Member, base: ast.Expr | None = None) -> ast.Expr:
+        """``s.name`` on a struct (``base``: ``s``, already checked), or ``p->name`` on a pointer
+        to one."""
+        if e.arrow and isinstance(e.base, ast.Name) and e.base.ident == "this":
+            e.arrow = False  # 'this' is a reference here: this->x is this.x
+        if e.arrow:
+            base = self.rvalue(self.expr(e.base))
+            bt = base.ty
+            if not (isinstance(bt, PointerType) and isinstance(bt.pointee, StructType)):
+                raise CompileError(f"member reference type '{bt}' is not a pointer to a struct; use '.'", e.pos)
+            st = bt.pointee
+            f = self._field(st, e)
+            e.base, e.field, e.ty = base, f, f.ty
+            e.lvalue = e.memory = True
+            e.space = bt.space
+            e.const_mem = bt.const
+            return e
+        if base is None:
+            base = self.expr(e.base)
+        st = base.ty
+        if not isinstance(st, StructType):
+            raise CompileError(f"member reference base type '{st}' is not a struct", e.pos)
+        f = self._field(st, e)
+        e.base, e.field, e.ty = base, f, f.ty
+        designates_part_of(e, base)
+        if isinstance(base, ast.Name) and isinstance(base.symbol, Var) and not base.symbol.mutable:
+            e.const_mem = True
+        if isinstance(f.ty, ArrayType) and not base.lvalue:
+            raise CompileError(f"indexing the array member '{e.name}' of a temporary struct is not supported; "
+                               "store the struct in a variable first", e.pos)
+        if isinstance(f.ty, ArrayType) and e.space is None:
+            e.space = AddressSpace.THREAD
+        return e
+
+    @staticmethod
+    def _field(st: StructType, e: ast.Member):
+        f = st.field_named(e.name)
+        if f is None:
+            raise CompileError(f"no member named '{e.name}' in struct '{st.name}'"
+                               + did_you_mean(e.name, [x.name for x in st.fields]), e.pos)
+        return f
+
+    # ------------------------------------------------------------------ member functions
+    def method_call(self, e: ast.Call, base: ast.Expr, st: StructType) -> ast.Expr:
+        name = e.func.name
+        defs = [m for m in self.structs[st].methods if m.name == name]
+        if not defs:
+            raise CompileError(f"no member function named '{name}' in struct '{st.name}'"
+                               + did_you_mean(name, [m.name for m in self.structs[st].methods]), e.func.pos)
+        args = [self.expr(a) for a in e.args]
+        fd = next((m for m in defs if len(m.params) >= len(args) >= sum(p.default is None for p in m.params)), None)
+        if fd is None:
+            raise CompileError(f"no matching member function for call to '{name}' with {len(args)} argument(s)",
+                               e.pos)
+        if not base.lvalue:
+            raise CompileError(f"calling '{name}' on a temporary struct is not supported; store it in a variable "
+                               "first", e.pos)
+        if not fd.const_method:
+            if base.const_mem:
+                raise CompileError(f"'{name}' changes its object, which is read-only here (declare it 'const' if "
+                                   "it does not change the struct)", e.pos)
+        inst = self._instantiate_method(st, fd, e.pos)
+        converted: list[ast.Expr] = [base]
+        for p, a in zip(inst.params[1:], args, strict=False):
+            if p.kind == VarKind.REF:
+                if not a.lvalue:
+                    raise CompileError(f"cannot bind a temporary to reference parameter '{p.name}'", a.pos)
+                converted.append(a)
+            else:
+                converted.append(self.convert(a, p.ty, f"argument '{p.name}' of '{name}'"))
+        for p, fp in list(zip(inst.params[1:], fd.params, strict=False))[len(args):]:
+            converted.append(self.convert(self.expr(copy.deepcopy(fp.default)), p.ty, "default argument"))
+        e.args = converted
+        e.target = inst
+        e.ty = inst.ret
+        return e
+
+    def _instantiate_method(self, st: StructType, fd: ast.FuncDef, pos: Pos) -> FuncInstance:
+        key = (id(fd), id(st))
+        if key in self.instances:
+            return self.instances[key]
+        qualified = f"{st.name}::{fd.name}"
+        if qualified in self.instantiating:
+            raise CompileError(f"recursive call to '{qualified}': Metal does not support recursion", pos)
+        body = copy.deepcopy(fd.body)
+        saved_scope, saved_func, saved_addr = self.scope, self.func, self.addressed
+        self.addressed = addressed_names(body)
+        self.scope = Scope(self.globals)
+        for f in st.fields:
+            self.scope.names[f.name] = (MEMBER, f)
+        for m in self.structs[st].methods:
+            self.scope.names[m.name] = (METHOD, m.name)
+        ret = self.resolve_type(fd.ret)
+        self.func = FunctionContext(ret)
+        this = Var("this", st, VarKind.REF, fd.pos, slot=self.new_slot(), mutable=not fd.const_method,
+                   space=AddressSpace.THREAD)
+        self.scope.names["this"] = this
+        params = [this] + [self.param_var(p) for p in fd.params]
+        inst = FuncInstance(qualified, params, ret, body, pos=fd.pos)
+        self.instances[key] = inst
+        self.instantiating.append(qualified)
+        try:
+            self.stmt_block_contents(body)
+        finally:
+            self.instantiating.pop()
+        inst.nslots = self.func.nslots
+        self.scope, self.func, self.addressed = saved_scope, saved_func, saved_addr
+        return inst
+
+    def member_name(self, e: ast.Name) -> ast.Expr:
+        """A member's name inside a member function: ``this``'s field."""
+        return self.expr(ast.Member(e.pos, ast.Name(e.pos, "this"), e.ident))
+
+    def member_function_call(self, e: ast.Call) -> ast.Expr:
+        """A call of another member function inside a member function: on ``this``."""
+        e.func = ast.Member(e.func.pos, ast.Name(e.func.pos, "this"), e.func.ident)
+        return self.expr(e)

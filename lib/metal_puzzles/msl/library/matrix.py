@@ -1,0 +1,26 @@
+"""Matrix functions: ``transpose``."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..lang.errors import CompileError
+from ..lang.types import MatrixType, matrix
+from .base import Builtin, nargs, register
+
+
+class Transpose(Builtin):
+    def check(self, ck, call, args, targs):
+        nargs(call, args, 1)
+        a = ck.rvalue(args[0])
+        if not isinstance(a.ty, MatrixType):
+            raise CompileError(f"'transpose' takes a matrix, got '{a.ty}'", a.pos)
+        call.args = [a]
+        return matrix(a.ty.elem, a.ty.rows, a.ty.cols)
+
+    def emit(self, cg, call, fns):
+        (a,) = fns
+        return lambda c, m: np.swapaxes(np.asarray(a(c, m)), -1, -2).copy()
+
+
+register(Transpose("transpose"))

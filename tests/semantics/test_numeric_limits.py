@@ -1,0 +1,42 @@
+"""``metal::numeric_limits<T>`` as kernels use it: max, min, lowest, epsilon, infinity and
+quiet_NaN for float, half and bfloat (also through a template type), and the integer types'
+ranges. Expected values are NumPy's ``finfo`` / ``iinfo`` (bfloat's from its 8-bit mantissa)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from .conftest import out0
+
+F32, F16 = np.finfo(np.float32), np.finfo(np.float16)
+
+
+@pytest.mark.parametrize(("expr", "want"), [
+    ("numeric_limits<float>::max()", F32.max),
+    ("-numeric_limits<float>::infinity()", -np.inf),
+    ("metal::numeric_limits<float>::lowest()", -F32.max),
+    ("numeric_limits<float>::min()", F32.tiny),
+    ("numeric_limits<float>::epsilon()", F32.eps),
+    ("numeric_limits<half>::max()", F16.max),
+    ("numeric_limits<half>::epsilon()", F16.eps),
+    ("numeric_limits<T>::infinity()", np.inf),  # T = half, a template type
+    ("numeric_limits<bfloat>::epsilon()", 2.0 ** -7),
+    ("numeric_limits<bfloat>::max()", (2 - 2.0 ** -7) * 2.0 ** 127),
+])
+def test_float_limits(expr: str, want: float) -> None:
+    got = out0(f"out[0] = float({expr});", template=[("T", "float16")])
+    assert got[0] == np.float32(want)
+
+
+def test_quiet_nan_is_nan() -> None:
+    assert np.isnan(out0("out[0] = numeric_limits<float>::quiet_NaN();")[0])
+
+
+@pytest.mark.parametrize(("ty", "dtype"), [("int", np.int32), ("uint", np.uint32), ("short", np.int16),
+                                           ("uchar", np.uint8), ("long", np.int64), ("ulong", np.uint64)])
+def test_integer_ranges(ty: str, dtype) -> None:
+    info = np.iinfo(dtype)
+    got = out0(f"out[0] = numeric_limits<{ty}>::min(); out[1] = numeric_limits<{ty}>::max(); "
+               f"out[2] = numeric_limits<{ty}>::lowest();", out=((3,), np.dtype(dtype).name))
+    assert got.tolist() == [info.min, info.max, info.min]
