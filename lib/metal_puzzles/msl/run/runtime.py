@@ -78,6 +78,7 @@ class Ctx:
         self.scalars: dict[str, object] = {}
         self.sanitizer = None  # sanitizer.Sanitizer when findings are checked
         self.stepper = None  # stepper.Stepper when a step-through record is asked for
+        self.cost = None  # observe.cost.CostRecorder when a cost profile is asked for
         self.local_init: dict = {}  # (id(frame slots), slot) -> lanes whose variable holds a value
         self.root_frame = self.frame
         self._reported: set = set()
@@ -194,6 +195,8 @@ class Ctx:
         safe, bad = self._check_bounds(mem, off, mask, width, pos, "reads")
         base = mem.lane_base
         flat = safe if base is None else base + safe
+        if self.cost is not None:
+            self.cost.access(AccessKind.READ, mem, flat, mask, width, pos)
         if width == 1:
             val = mem.data[flat]
         else:
@@ -219,6 +222,8 @@ class Ctx:
             mask = ~bad if mask is None else (mask & ~bad)
         base = mem.lane_base
         flat = safe if base is None else base + safe
+        if self.cost is not None:
+            self.cost.access(AccessKind.WRITE, mem, flat, mask, width, pos)
         data = mem.data
         if width > 1:
             flat = np.asarray(flat)[..., None] + np.arange(width)
@@ -296,6 +301,8 @@ class Ctx:
         mem, flat, lanes, mask = self._atomic_target(p, mask, pos)
         data = mem.data
         self.count("atomics", mask)
+        if self.cost is not None:
+            self.cost.access(AccessKind.ATOMIC, mem, flat, mask, 1, pos)
         old = np.zeros(self.n, dtype=data.dtype)
         if op == "load":
             old[lanes] = data[flat[lanes]]
@@ -332,6 +339,8 @@ class Ctx:
         mem, flat, lanes, mask = self._atomic_target(p, mask, pos)
         data = mem.data
         self.count("atomics", mask)
+        if self.cost is not None:
+            self.cost.access(AccessKind.ATOMIC, mem, flat, mask, 1, pos)
         exp = np.broadcast_to(np.asarray(expected, dtype=data.dtype), (self.n,))
         des = np.broadcast_to(np.asarray(desired, dtype=data.dtype), (self.n,))
         ok = np.zeros(self.n, dtype=bool)
