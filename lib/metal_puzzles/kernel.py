@@ -65,8 +65,9 @@ class SimulatedKernel:
 
     Besides MLX's keyword arguments it takes ``backend`` ('simulator' or 'metal', default from
     the METAL_PUZZLES_BACKEND environment variable, else 'simulator'), ``sanitize`` ('error',
-    'warn', 'off') and ``trace``. The last simulator run is kept in ``last_run`` (counts, trace,
-    findings) for diagrams; ``metal_puzzles.explore(kernel)`` opens the explorer on it.
+    'warn', 'off'), ``trace`` and ``cost`` (a cost profile on a GPU model). The last simulator
+    run is kept in ``last_run`` (counts, trace, findings, cost profile) for diagrams;
+    ``metal_puzzles.explore(kernel)`` opens the explorer on it.
     """
 
     def __init__(self, name: str, input_names: Sequence[str], output_names: Sequence[str], source: str,
@@ -88,19 +89,23 @@ class SimulatedKernel:
                  output_dtypes: Sequence[Any], grid: Sequence[int], threadgroup: Sequence[int],
                  template: Sequence[tuple[str, Any]] | None = None, init_value: float | None = None,
                  verbose: bool = False, stream: Any = None, backend: str | None = None,
-                 sanitize: str = "error", trace: bool | None = None, max_steps: int | None = None) -> list[mx.array]:
+                 sanitize: str = "error", trace: bool | None = None, max_steps: int | None = None,
+                 cost: Any = None) -> list[mx.array]:
         if resolve_backend(backend) == METAL:
             return self._run_metal(inputs=inputs, output_shapes=output_shapes, output_dtypes=output_dtypes,
                                    grid=grid, threadgroup=threadgroup, template=template, init_value=init_value,
                                    verbose=verbose, stream=stream)
         result = self.run(inputs=inputs, output_shapes=output_shapes, output_dtypes=output_dtypes, grid=grid,
                           threadgroup=threadgroup, template=template, init_value=init_value, verbose=verbose,
-                          sanitize=sanitize, trace=trace, max_steps=max_steps)
+                          sanitize=sanitize, trace=trace, max_steps=max_steps, cost=cost)
         return [to_mlx(o, dtype_name(d)) for o, d in zip(result.outputs, output_dtypes, strict=True)]
 
     def run(self, *, inputs, output_shapes, output_dtypes, grid, threadgroup, template=None, init_value=None,
-            verbose=False, sanitize="error", trace=None, max_steps=None, steps=False) -> RunResult:
-        """Run on the simulator and return the full run record (outputs as NumPy arrays)."""
+            verbose=False, sanitize="error", trace=None, max_steps=None, steps=False, cost=None) -> RunResult:
+        """Run on the simulator and return the full run record (outputs as NumPy arrays).
+
+        ``cost`` asks for a cost profile in ``RunResult.cost`` (True: the default GPU model,
+        Apple M1; or a model's name such as 'M3 Max' or 'H100')."""
         self.last_call = dict(inputs=inputs, output_shapes=output_shapes, output_dtypes=output_dtypes, grid=grid,
                               threadgroup=threadgroup, template=template, init_value=init_value)
         arrays, overrides = zip(*(to_numpy(x) for x in inputs), strict=True) if inputs else ((), ())
@@ -111,7 +116,7 @@ class SimulatedKernel:
             output_dtypes=[dtype_name(d) for d in output_dtypes], grid=tuple(grid), threadgroup=tuple(threadgroup),
             template=tmpl, init_value=init_value, atomic_outputs=self.atomic_outputs,
             ensure_row_contiguous=self.ensure_row_contiguous, verbose=verbose, input_dtypes=list(overrides),
-            sanitize=sanitize, trace=trace, max_steps=max_steps, steps=steps)
+            sanitize=sanitize, trace=trace, max_steps=max_steps, steps=steps, cost=cost)
         self.last_run = result
         return result
 

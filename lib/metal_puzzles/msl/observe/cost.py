@@ -42,7 +42,7 @@ from ..lang.types import AddressSpace
 from ..run.lanes import Lanes
 from ..run.memory import AccessKind, Counted, Memory
 from ..run.ops import OpKind
-from .gpu_models import GpuModel
+from .gpu_models import GpuModel, MemoryModel
 from .roofline import REGISTERS_UNKNOWN, Occupancy, TimeEstimate, Workload, estimate_time, occupancy
 
 #: Where a line of code is: (file, line), file being 'source', 'header' or the MLX utilities.
@@ -179,11 +179,36 @@ class CostFigures:
     load_segments: WorstAccess  # segments per SIMD-group device load, worst request
     store_segments: WorstAccess  # segments per SIMD-group device store, worst request
     bank_conflict: WorstAccess  # n-way conflict of the worst threadgroup-memory pass (1: none)
-    simd_efficiency: float  # active lanes over issued lanes, whole kernel
+    active_lanes: int  # lanes active in the statements SIMD-groups executed
+    issued_lanes: int  # 32 per statement a SIMD-group executed
     reads_per_element: float  # device elements loaded over distinct device elements loaded
     occupancy: float  # resident SIMD-groups over the most a core holds
     occupancy_limit: str
     barriers: int  # threadgroup barriers one threadgroup passes (the most of any threadgroup)
+
+    @property
+    def simd_efficiency(self) -> float:
+        """Active lanes over issued lanes (over every run these figures sum up)."""
+        return self.active_lanes / self.issued_lanes if self.issued_lanes else 1.0
+
+
+def worst_figures(figures: Sequence[CostFigures]) -> CostFigures | None:
+    """Several runs' figures as one, for a verdict over several tests: the worst of each (most
+    segments, conflicts, reads and barriers, least occupancy), except SIMD efficiency, which is
+    over all the runs' statements together (so a tiny test's idle lanes weigh what they cost)."""
+    if not figures:
+        return None
+
+    def most(get) -> WorstAccess:
+        return max((get(f) for f in figures), key=lambda w: w.value)
+
+    least_occupied = min(figures, key=lambda f: f.occupancy)
+    return CostFigures(
+        load_segments=most(lambda f: f.load_segments), store_segments=most(lambda f: f.store_segments),
+        bank_conflict=most(lambda f: f.bank_conflict), active_lanes=sum(f.active_lanes for f in figures),
+        issued_lanes=sum(f.issued_lanes for f in figures),
+        reads_per_element=max(f.reads_per_element for f in figures), occupancy=least_occupied.occupancy,
+        occupancy_limit=least_occupied.occupancy_limit, barriers=max(f.barriers for f in figures))
 
 
 # ============================================================================ the profile
@@ -211,6 +236,10 @@ class CostProfile:
     barriers_per_threadgroup: int
     source_lines: Sequence[str] = ()
     caveats: str = MODEL_NOTE
+    #: Where each threadgroup array lies in threadgroup memory: (first byte, element size).
+    threadgroup_layout: Mapping[str, tuple[int, int]] = field(default_factory=dict)
+    #: The element size of each device buffer the kernel accessed, bytes.
+    item_sizes: Mapping[str, int] = field(default_factory=dict)
 
     @property
     def reads_per_element(self) -> float:
@@ -238,7 +267,8 @@ class CostProfile:
             load_segments=worst(lambda c: c.loads.max_segments),
             store_segments=worst(lambda c: c.stores.max_segments),
             bank_conflict=worst(lambda c: c.threadgroup.max_ways),
-            simd_efficiency=self.kernel.simd_efficiency,
+            active_lanes=self.kernel.active_lanes,
+            issued_lanes=32 * self.kernel.simd_issues,
             reads_per_element=self.reads_per_element,
             occupancy=self.occupancy.fraction,
             occupancy_limit=str(self.occupancy.limited_by),
@@ -311,6 +341,26 @@ def _bytes(n: int) -> str:
     return f"{n} B"
 
 
+# ============================================================================ one SIMD-group's access
+def segments_touched(elements: np.ndarray, item_size: int, segment_bytes: int) -> int:
+    """Distinct segments one SIMD-group touches reading or writing these elements of a buffer."""
+    return int(np.unique(np.asarray(elements) * item_size // segment_bytes).size)
+
+
+def conflict_ways(words: np.ndarray, simd_lanes: np.ndarray, access_bytes: int, memory: MemoryModel) -> int:
+    """The worst n-way bank conflict of one SIMD-group's threadgroup access: ``words`` the
+    bank-width words touched, ``simd_lanes`` the lane (0-31) touching each, ``access_bytes`` what
+    one lane accesses (wide accesses are served in phases, as ``CostRecorder`` counts them)."""
+    words = np.asarray(words)
+    simd_lanes = np.asarray(simd_lanes)
+    per_phase = min(memory.simd_width, max(1, memory.banks * memory.bank_width // max(access_bytes, memory.bank_width)))
+    worst = 0
+    for phase in np.unique(simd_lanes // per_phase):
+        distinct = np.unique(words[simd_lanes // per_phase == phase])
+        worst = max(worst, int(np.bincount(distinct % memory.banks).max()))
+    return worst
+
+
 # ============================================================================ the recorder
 def _distinct(keys: np.ndarray, bound: int) -> np.ndarray:
     """The distinct values of ``keys`` (all in ``[0, bound)``), sorted. Keys built from lanes in
@@ -367,6 +417,7 @@ class CostRecorder:
         self._last_mask: np.ndarray | None = None
         self._last_stats = (0, 0)
         self.tg_base: dict[str, int] = {}  # byte offset of each threadgroup array
+        self.tg_item: dict[str, int] = {}
         self.tg_bytes = 0
         #: Device elements touched, per (buffer, kind of access), and each buffer's element size.
         self.touched: dict[tuple[str, AccessKind], np.ndarray] = {}
@@ -384,6 +435,7 @@ class CostRecorder:
                 # Arrays are laid out in declaration order, each aligned to 16 bytes.
                 offset = -(-offset // 16) * 16
                 self.tg_base[mem.name] = offset
+                self.tg_item[mem.name] = mem.scalar.size
                 offset += mem.region_size * mem.scalar.size
         self.tg_bytes = offset
 
@@ -549,7 +601,9 @@ class CostRecorder:
             estimate=estimate_time(work, self.gpu), workload=work, threadgroups=self.lanes.n_groups,
             threads=self.lanes.n, unique_bytes_read=read, unique_bytes_written=written,
             barriers_per_threadgroup=int(self.barriers_per_group.max(initial=0)),
-            source_lines=tuple(source.split("\n")))
+            source_lines=tuple(source.split("\n")),
+            threadgroup_layout={k: (v, self.tg_item[k]) for k, v in self.tg_base.items()},
+            item_sizes=dict(self.item_size))
 
     def _unique_bytes(self, kind: AccessKind) -> int:
         return sum(int(mark.sum()) * self.item_size[name] for (name, k), mark in self.touched.items() if k == kind)
