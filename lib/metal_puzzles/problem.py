@@ -17,6 +17,7 @@ import mlx.core as mx
 import numpy as np
 
 from .checking import (
+    COST_LABELS,
     Budget,
     Case,
     CheckResult,
@@ -30,10 +31,12 @@ from .checking import (
     run_grad_checks,
     run_one,
 )
+from .cost_diagram import ColourBy, draw_access_map
 from .draw import RunDiagram, draw_run
 from .kernel import MetalKernel, SimulatedKernel, dtype_name, to_numpy
 from .metal_backend import metal_available
 from .msl import RunResult
+from .msl.observe.cost import CostFigures, CostProfile
 from .progress import record as record_progress
 from .puzzles import find_grad_puzzle, find_puzzle
 from .widgets import Explorer, explore_kernel, explore_run
@@ -69,8 +72,13 @@ class MetalProblem:
         return Case(arrays, self.output_shape, self.grid, self.threadgroup, "visible test")
 
     @property
+    def budget(self) -> Budget:
+        return self.puzzle.budget if self.puzzle else Budget()
+
+    @property
     def launch_options(self) -> LaunchOptions:
-        return LaunchOptions(self.output_dtype, self.init_value)
+        return LaunchOptions(self.output_dtype, self.init_value, self.budget.uses_cost,
+                             self.puzzle.threadgroup_constant if self.puzzle else None)
 
     def cases(self) -> list[Case]:
         hidden = list(self.puzzle.hidden(np.random.default_rng(self.seed))) if self.puzzle else []
@@ -83,9 +91,10 @@ class MetalProblem:
             raise TypeError(f"the puzzle function must return a MetalKernel, got {type(kernel).__name__}")
         return kernel
 
-    def run_case(self, case: Case, trace: bool | None = None, steps: bool = False) -> RunResult:
-        """Run the learner's kernel on one case, collecting sanitizer findings instead of raising."""
-        return run_case(self.kernel_for(case), case, self.launch_options, trace=trace, steps=steps)
+    def run_case(self, case: Case, trace: bool | None = None, steps: bool = False, cost=None) -> RunResult:
+        """Run the learner's kernel on one case, collecting sanitizer findings instead of raising
+        (``cost``: a cost profile, by default when the puzzle's budget needs one)."""
+        return run_case(self.kernel_for(case), case, self.launch_options, trace=trace, steps=steps, cost=cost)
 
     # ------------------------------------------------------------------- show
     def score_table(self, result: RunResult) -> str:
@@ -102,9 +111,33 @@ class MetalProblem:
                          + " |  <- budget")
         return "\n".join(lines)
 
-    def show(self, max_groups: int = 4) -> RunDiagram | None:
-        """Print the score table of the visible test and return the diagram of what each thread did."""
-        outcome = run_one(lambda c: self.run_case(c, trace=True), self.spec or (lambda *a: a[0]),
+    def cost_table(self, result: RunResult) -> str:
+        """The cost model's figures for a run (worst SIMD-group access), with the budget's."""
+        profile = result.cost
+        figures = profile.figures()
+        limits = self.budget.cost_limits()
+        labels = [(k, label[0].upper() + label[1:]) for k, label in COST_LABELS.items()]
+        head = "| " + " | ".join(label for _, label in labels) + " |"
+        row = "| " + " | ".join(_cost_value(k, figures).rjust(len(label)) for k, label in labels) + " |"
+        lines = [f"Cost on a model of an Apple GPU ({profile.gpu.name}; the worst SIMD-group access; "
+                 "problem.profile() for every line):", head, row]
+        if limits:
+            lines.append("| " + " | ".join((_cost_limit(k, limits[k]) if k in limits else "-").rjust(len(label))
+                                           for k, label in labels) + " |  <- budget")
+        lines.append(f"Time (a roofline model): {profile.estimate.describe()}.")
+        return "\n".join(lines)
+
+    def show(self, max_groups: int = 4, colour_by: ColourBy | str | None = None,
+             cost: bool | None = None) -> RunDiagram | None:
+        """Print the score table of the visible test and return the diagram of what each thread did.
+
+        When the puzzle's budget uses the cost model (Part III), or with ``cost=True``, a cost
+        table follows the score table. ``colour_by='segment'`` or ``'bank'`` draws the access
+        map instead of the run diagram: each SIMD-group's accesses coloured by the memory segment
+        or threadgroup-memory bank they fall in (Part III puzzles draw both by default).
+        """
+        with_cost = bool(cost) if cost is not None else (self.budget.uses_cost or colour_by is not None)
+        outcome = run_one(lambda c: self.run_case(c, trace=True, cost=with_cost), self.spec or (lambda *a: a[0]),
                           self.visible_case, 1e-5, 1e-4)
         if outcome.run is None:
             print(f"# {self.name}\n\n{outcome.error or 'the kernel did not run'}")
@@ -112,16 +145,30 @@ class MetalProblem:
         result = outcome.run
         self.last_run = result
         print(self.score_table(result))
+        if result.cost is not None:
+            print()
+            print(self.cost_table(result))
         if result.findings:
             print("\nThe sanitizer found problems (run check() for details):")
             for f in result.findings[:3]:
                 where = f" at line {f.pos.line}" if f.pos is not None else ""
                 print(f"  {f.kind}{where}: {f.message}")
+        if result.cost is not None and (colour_by is not None or self.budget.uses_cost):
+            return draw_access_map(result, colour_by, title=self.name)
         return draw_run(result, title=self.name, max_groups=max_groups)
 
+    def profile(self, gpu: str | None = None) -> CostProfile:
+        """Print and return the cost profile of the visible test, line by line, on a GPU model
+        (default: the Apple M1; also 'M3 Max', 'M4 Pro', 'H100', ...)."""
+        result = self.run_case(self.visible_case, trace=False, cost=gpu or True)
+        self.last_run = result
+        print(result.cost.text())
+        return result.cost
+
     def explore(self) -> Explorer:
-        """An interactive explorer of the visible test: threads, barrier phases, step-through, Check."""
-        result = self.run_case(self.visible_case, trace=True, steps=True)
+        """An interactive explorer of the visible test: threads, barrier phases, step-through,
+        the cost model's figures per line, Check."""
+        result = self.run_case(self.visible_case, trace=True, steps=True, cost=True)
         return explore_run(result, self.name, check=lambda: self.check(quiet=True))
 
     # ------------------------------------------------------------------ check
@@ -131,7 +178,7 @@ class MetalProblem:
             raise ValueError(f"MetalProblem {self.name!r} has no spec to check against")
         tol = dict(rtol=self.puzzle.rtol, atol=self.puzzle.atol) if self.puzzle else {}
         outcomes = run_cases(self.run_case, self.spec, self.cases(), **tol)
-        result = CheckResult(self.name, outcomes, self.puzzle.budget if self.puzzle else Budget())
+        result = CheckResult(self.name, outcomes, self.budget)
         result.gpu_note = self._gpu_comparison(outcomes)
         if self.puzzle is not None:
             record_progress(self.puzzle.id, result)
@@ -156,6 +203,24 @@ class MetalProblem:
         same = np.allclose(np.asarray(gpu), outcomes[0].yours, rtol=1e-4, atol=1e-4)
         return "On the GPU: the result agrees with the simulator." if same else \
             "On the GPU: the result differs from the simulator's (a race or uninitialised memory?)."
+
+
+def _cost_value(key: str, f: CostFigures) -> str:
+    value = {"max_load_segments": f.load_segments.value, "max_store_segments": f.store_segments.value,
+             "max_bank_conflict": f.bank_conflict.value, "min_simd_efficiency": f.simd_efficiency,
+             "max_reads_per_element": f.reads_per_element, "min_occupancy": f.occupancy,
+             "max_barriers": f.barriers}[key]
+    return _cost_limit(key, value)
+
+
+def _cost_limit(key: str, value: float) -> str:
+    if key in ("min_simd_efficiency", "min_occupancy"):
+        return f"{value:.0%}"
+    if key == "max_bank_conflict":
+        return f"{value:g}-way" if value else "-"
+    if key == "max_reads_per_element":
+        return f"{value:.3g}"
+    return f"{value:g}"
 
 
 class GradProblem:
