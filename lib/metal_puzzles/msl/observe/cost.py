@@ -51,7 +51,9 @@ LineKey = tuple[str, int]
 MODEL_NOTE = ("This is a model, not a measurement: segments and bank conflicts are counted per SIMD-group "
               "from the simulator's addresses with the parameters of the GPU model; caches absorb part "
               "of the extra traffic on real GPUs; the Metal compiler may merge, vectorise or remove "
-              "accesses; Apple's threadgroup-memory banks and partial-line transfers are not public. "
+              "accesses; Apple's threadgroup-memory banks and partial-line transfers are not public. Arguments in "
+              "the constant address space (scalars, inputs under 8 elements) are left to the constant cache "
+              "and not counted. "
               "Barriers and atomics are counted, not priced. " + REGISTERS_UNKNOWN[0].upper() + REGISTERS_UNKNOWN[1:] + ".")
 
 
