@@ -22,6 +22,17 @@ def check(pid: str, source: str, header: str | None = None):
     return check_source(get_puzzle(pid), source, header)
 
 
+def test_part_three_closes_the_book_in_order():
+    from metal_puzzles.puzzles import PUZZLES, find_puzzle
+
+    assert PUZZLES[-len(part3.PART_III):] == part3.PART_III
+    assert [p.number for p in part3.PART_III] == [f"III.{k}" for k in range(1, 7)]
+    assert len({p.id for p in PUZZLES}) == len(PUZZLES)
+    for p in part3.PART_III:
+        assert p.part == 4 and find_puzzle(p.title) is p
+        assert set(part3.SOLUTION_FILES) == set(part3.NOTEBOOK_SETUP) == set(part3.KERNEL_FUNCTIONS)
+
+
 @pytest.mark.parametrize("pid", PART_III_IDS)
 def test_the_reference_solution_passes_within_its_cost_budget(pid):
     p = get_puzzle(pid)
