@@ -210,14 +210,14 @@ def main(argv=None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         d = Path(tmp)
         if not args.skip_time:
-            text, _ = exponential_notebook(EXPONENTIAL)
+            text, kinds = exponential_notebook(EXPONENTIAL)
             nb = d / "exponential-only" / "exponential.ipynb"
             nb.parent.mkdir()
             nb.write_text(text)
             start = time.perf_counter()
             run = _grade([nb.parent], limits, args.workers, 64 * MiB)
             statuses = Counter(s["status"] for s in run.students[0].puzzles.values())
-            print(f"\nnotebook of 28 kernels, each a call tree, a template chain or doubling macros: graded in "
+            print(f"\nnotebook of {len(kinds)} kernels, each a call tree, a template chain or doubling macros: graded in "
                   f"{time.perf_counter() - start:.1f} s ({dict(statuses)})")
             text, shapes = exponential_notebook()
             nb = d / "exponential" / "exponential.ipynb"

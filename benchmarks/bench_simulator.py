@@ -115,7 +115,7 @@ def map_error(a: np.ndarray, got: np.ndarray) -> str | None:
 # ----------------------------------------------------------------------------- our simulator
 
 
-def run_matmul_ours(a: np.ndarray, b: np.ndarray, sanitize: str = "error") -> np.ndarray:
+def run_matmul_ours(a: np.ndarray, b: np.ndarray, sanitize: str = "error", cost: bool = False) -> np.ndarray:
     """Run the tiled matmul on the MSL simulator; returns c as an n x n float32 array."""
     from metal_puzzles.msl import simulate
 
@@ -128,20 +128,24 @@ def run_matmul_ours(a: np.ndarray, b: np.ndarray, sanitize: str = "error") -> np
         "tiled_matmul", ["a", "b"], ["c"], MATMUL_SOURCE, MATMUL_HEADER,
         inputs=[a, b], output_shapes=[(n, n)], output_dtypes=["float32"],
         grid=(padded, padded, 1), threadgroup=(TILE, TILE, 1), template=[("N", n)],
-        sanitize=sanitize,
+        sanitize=sanitize, cost=cost,
     )
+    if cost and res.cost is None:
+        raise RuntimeError("asked for a cost profile and got none")
     return res.outputs[0]
 
 
-def run_map_ours(a: np.ndarray, sanitize: str = "error") -> np.ndarray:
+def run_map_ours(a: np.ndarray, sanitize: str = "error", cost: bool = False) -> np.ndarray:
     """Run ``out[i] = a[i] + 10`` on the MSL simulator, one thread per element."""
     from metal_puzzles.msl import simulate
 
     res = simulate(
         "map_add_ten", ["a"], ["out"], MAP_SOURCE,
         inputs=[a], output_shapes=[a.shape], output_dtypes=["float32"],
-        grid=(a.size, 1, 1), threadgroup=(MAP_THREADGROUP, 1, 1), sanitize=sanitize,
+        grid=(a.size, 1, 1), threadgroup=(MAP_THREADGROUP, 1, 1), sanitize=sanitize, cost=cost,
     )
+    if cost and res.cost is None:
+        raise RuntimeError("asked for a cost profile and got none")
     return res.outputs[0]
 
 
@@ -507,6 +511,25 @@ class Bench:
                                   "-", f"{on.steady / off.steady:.2f}x cost"))
         self.rows.extend(print_rows)
 
+    def cost_profile_cost(self) -> None:
+        """The same workloads without and with a cost profile (cost=True: the instrumented
+        variant of the kernel, segments, banks, SIMD efficiency, arithmetic by kind)."""
+        a64, b64 = matmul_inputs(64)
+        a256, b256 = matmul_inputs(256)
+        m = np.random.default_rng(3).uniform(-1, 1, 1 << 20).astype(np.float32)
+        workloads = [
+            ("matmul 64x64", lambda c: run_matmul_ours(a64, b64, self.args.sanitize, c)),
+            ("matmul 256x256", lambda c: run_matmul_ours(a256, b256, self.args.sanitize, c)),
+            ("map 2^20", lambda c: run_map_ours(m, self.args.sanitize, c)),
+        ]
+        for name, run in workloads:
+            off = self.ours(f"{name} cost=False", lambda run=run: run(False), self.args.repeats)
+            on = self.ours(f"{name} cost=True", lambda run=run: run(True), self.args.repeats)
+            if off is None or on is None:
+                continue
+            self.rows.append(Row(f"{name}: cost profile off / on", f"{fmt_s(off.steady)} / {fmt_s(on.steady)}",
+                                 "-", f"{on.steady / off.steady:.2f}x cost"))
+
     def memory(self) -> list[MemResult]:
         results = [measure_memory(1 << p) for p in self.args.mem_powers]
         for m in results:
@@ -561,6 +584,7 @@ def main(argv: list[str] | None = None) -> int:
     bench.matmul(256, nb64)
     bench.map_1m()
     bench.sanitizer_cost()
+    bench.cost_profile_cost()
     mem = bench.memory()
     print(render_table(bench.rows))
     print_memory_detail(mem)

@@ -42,6 +42,13 @@ def test_matmul_check_rejects_a_wrong_answer(bench):
     assert "max |c - a@b|" in bench.matmul_error(a, b, c)
 
 
+def test_cost_profiled_runs_give_the_same_results(bench):
+    a, b = bench.matmul_inputs(16)
+    assert bench.matmul_error(a, b, bench.run_matmul_ours(a, b, cost=True)) is None
+    m = np.linspace(-3, 3, 300, dtype=np.float32)
+    assert bench.map_error(m, bench.run_map_ours(m, cost=True)) is None
+
+
 def test_map_matches_numpy_with_partial_threadgroup(bench):
     a = np.linspace(-3, 3, 300, dtype=np.float32)  # 300 = one full and one partial group of 256
     out = bench.run_map_ours(a)

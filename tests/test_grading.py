@@ -15,7 +15,7 @@ from metal_puzzles.grading.extract import extract_kernels
 from metal_puzzles.grading.grade import grade_submissions, write_outputs
 from metal_puzzles.grading.points import PointsConfig
 from metal_puzzles.grading.pool import Limits
-from metal_puzzles.puzzles import PUZZLES, get_puzzle, solution_source
+from metal_puzzles.puzzles import PUZZLES, get_puzzle, solution_header, solution_source
 
 LIMITS = Limits(wall_seconds=60, max_steps=20_000)
 # The finale entries are Python wiring kernels together; the grader grades them from those kernels.
@@ -53,7 +53,7 @@ def solved_cells() -> list[str]:
     for p in KERNEL_PUZZLES:
         if p.kernel_name not in seen:
             seen.add(p.kernel_name)
-            cells.append(kernel_cell(p.kernel_name, solution(p.id), p.header))
+            cells.append(kernel_cell(p.kernel_name, solution(p.id), solution_header(p)))
     return cells
 
 

@@ -18,6 +18,7 @@ from nbclient import NotebookClient
 from metal_puzzles.grading.extract import extract_kernels
 from metal_puzzles.puzzles import PUZZLES, get_puzzle
 from metal_puzzles.puzzles.part1 import PART_I, solution_source
+from metal_puzzles.puzzles.part3 import PART_III
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -132,6 +133,15 @@ def test_show_draws_a_diagram(executed):
         assert "image/svg+xml" in kinds, cell_id
     demo = next(c for c in nb.cells if c.id == "signature-demo")
     assert "const constant float* x" in _stdout(demo) and "device float* y" in _stdout(demo)
+
+
+def test_part_three_shows_the_cost_table_and_the_occupancy_answer_is_in_the_header(built, executed):
+    for state in ("templates", "solutions"):
+        for p in PART_III:
+            out = _stdout(next(c for c in executed[state].cells if c.id == f"p{p.number}-code".replace(".", "-")))
+            assert "Cost on a model of an Apple GPU" in out and "<- budget" in out, (state, p.id)
+    solved = extract_kernels(built["solutions"]).kernels["lookup_table"]
+    assert "constant uint TG = 1024;" in solved.header
 
 
 def test_score_table_shows_the_budget(executed):

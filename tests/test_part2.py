@@ -23,6 +23,7 @@ from metal_puzzles.puzzles.part2 import (
     solution_path,
     solution_source,
 )
+from metal_puzzles.puzzles.part3 import PART_III
 from metal_puzzles.puzzles.q07_mvmr import MAX_C
 
 BOOK = [
@@ -79,7 +80,7 @@ def kinds(result) -> set[str]:
 # ----------------------------------------------------------------------------- the catalogue
 def test_part_two_follows_part_one_in_order():
     assert [(p.number, p.title, p.id, p.kernel_name) for p in PART_II] == BOOK
-    assert PUZZLES[-len(PART_II):] == PART_II
+    assert PUZZLES[-len(PART_II) - len(PART_III):-len(PART_III)] == PART_II  # Part III follows
     assert len({p.id for p in PUZZLES}) == len(PUZZLES)
     for p in PART_II:
         assert p.part == (3 if p.id in BONUS_IDS else 2)

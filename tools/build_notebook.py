@@ -39,7 +39,26 @@ PACKAGED_NOTEBOOK = ROOT / "lib" / "metal_puzzles" / "notebooks" / "puzzles.ipyn
 COLAB_BRANCH = "main"
 
 from metal_puzzles.checking import GradPuzzle  # noqa: E402
-from metal_puzzles.puzzles import PUZZLES, Puzzle, part1  # noqa: E402
+from metal_puzzles.puzzles import PUZZLES, Puzzle, part1, part2, part3, solution_header  # noqa: E402
+
+PART_III_INTRO = """\
+Every kernel so far was judged on what each thread reads and writes. Part III judges what a GPU
+spends: the simulator sees every lane's address and mask, and prices each run on a **model** of
+an Apple GPU (the M1's published and measured parameters; the model says what it assumes):
+
+- **segments**: a SIMD-group's 32 device-memory accesses are served in 128-byte segments; 32
+  neighbouring floats cost one, 32 floats a row apart cost 32;
+- **bank conflicts**: threadgroup memory is split into 32 banks; lanes that need different words
+  of one bank wait for each other;
+- **SIMD efficiency**: the share of a SIMD-group's 32 lanes doing work in the statements it runs;
+- **barriers**, **occupancy** (how many SIMD-groups a GPU core keeps in flight) and **reads per
+  element**, and a roofline estimate of the time, naming what bounds it.
+
+Each template here is a *correct* kernel that is slow; the budget says, in those terms, what to
+fix. `problem.show()` prints a cost table beside the score table, `problem.show(colour_by=
+"segment")` or `"bank"` draws which segments and banks each SIMD-group touches, and
+`problem.profile()` prints the cost of every line. (On NVIDIA hardware the same counting rules
+match Nsight Compute's counters; `benchmarks/gpu_evidence` has the comparison.)"""
 
 PART_TITLES = {
     1: ("Part I: Fundamentals", "From one thread per element to tiled matrix multiplication: guards, "
@@ -48,6 +67,7 @@ PART_TITLES = {
         "reductions, and the kernels of a sparse convolution with their gradients."),
     3: ("Bonus: SIMD-groups and layer norm", "Reductions with SIMD-group functions, and layer norm "
         "forward and backward as MLX's own kernels do them."),
+    4: ("Part III: Performance", PART_III_INTRO),
 }
 
 INTRO = """\
@@ -260,15 +280,8 @@ def spec_name(puzzle: Puzzle) -> str:
 
 
 def _part_tables() -> list:
-    """Modules holding the per-puzzle notebook tables (part1, and part2 once it exists)."""
-    modules = [part1]
-    try:
-        from metal_puzzles.puzzles import part2
-    except ImportError:
-        pass
-    else:
-        modules.append(part2)
-    return modules
+    """Modules holding the per-puzzle notebook tables."""
+    return [part1, part2, part3]
 
 
 def _lookup(table: str, puzzle: Puzzle):
@@ -309,11 +322,12 @@ def _string_block(name: str, text: str) -> list[str]:
     return [f'    {name} = """', *body.rstrip("\n").split("\n"), '"""', ""]
 
 
-def test_function(puzzle: Puzzle, source: str) -> str:
+def test_function(puzzle: Puzzle, source: str, header: str | None = None) -> str:
+    header = puzzle.header if header is None else header
     args = ", ".join(f"{n}: mx.array" for n in puzzle.input_names)
     lines = [f"def {kernel_function(puzzle)}({args}):"]
-    if puzzle.header:
-        lines += _string_block("header", puzzle.header)
+    if header:
+        lines += _string_block("header", header)
     lines += _string_block("source", source)
     lines += [
         "    kernel = MetalKernel(",
@@ -321,7 +335,7 @@ def test_function(puzzle: Puzzle, source: str) -> str:
         f"        input_names={list(puzzle.input_names)!r},".replace("'", '"'),
         f"        output_names={list(puzzle.output_names)!r},".replace("'", '"'),
     ]
-    if puzzle.header:
+    if header:
         lines.append("        header=header,")
     lines.append("        source=source,")
     if puzzle.atomic_outputs:
@@ -347,13 +361,13 @@ def problem_call(puzzle: Puzzle) -> str:
     ])
 
 
-def puzzle_code(puzzle: Puzzle, source: str, define_kernel: bool) -> str:
+def puzzle_code(puzzle: Puzzle, source: str, define_kernel: bool, header: str | None = None) -> str:
     """The puzzle's main code cell. Entries sharing a kernel with the previous entry reuse its
     spec and test function, as the original notebook's second tests do."""
     if isinstance(puzzle, GradPuzzle):
         return source.rstrip("\n")  # the finale's cell is Python written by the learner, verbatim
     if define_kernel:
-        head = "\n\n\n".join([puzzle.spec_source, test_function(puzzle, source), setup_code(puzzle)])
+        head = "\n\n\n".join([puzzle.spec_source, test_function(puzzle, source, header), setup_code(puzzle)])
     else:
         head = f"# The same kernel as above ({kernel_function(puzzle)}), on a new test.\n{setup_code(puzzle)}"
     return head + "\n\n" + problem_call(puzzle)
@@ -392,7 +406,7 @@ def _cell_id(puzzle: Puzzle, what: str) -> str:
 
 
 def build(puzzles: list[Puzzle], source_for: Callable[[Puzzle], str],
-          repository: str | None = None) -> NotebookNode:
+          header_for: Callable[[Puzzle], str] | None = None, repository: str | None = None) -> NotebookNode:
     repository = repository or repository_url()
     nb = nbformat.v4.new_notebook()
     nb.metadata = {
@@ -412,7 +426,8 @@ def build(puzzles: list[Puzzle], source_for: Callable[[Puzzle], str],
         define = (p.kernel_name, kernel_function(p)) != previous_kernel
         previous_kernel = (p.kernel_name, kernel_function(p))
         cells.append(_md(_cell_id(p, "text"), puzzle_text(p)))
-        cells.append(_code(_cell_id(p, "code"), puzzle_code(p, source_for(p), define)))
+        header = header_for(p) if header_for is not None and not isinstance(p, GradPuzzle) else None
+        cells.append(_code(_cell_id(p, "code"), puzzle_code(p, source_for(p), define, header)))
         cells.append(_code(_cell_id(p, "check"), "problem.check()"))
     nb.cells = cells
     nbformat.validate(nb)
@@ -425,7 +440,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="notebook to write (default: puzzles.ipynb and its packaged copy)")
     parser.add_argument("--solutions", action="store_true", help="fill in the reference solutions")
     args = parser.parse_args(argv)
-    nb = build(list(PUZZLES), reference_source if args.solutions else template_source)
+    nb = build(list(PUZZLES), reference_source if args.solutions else template_source,
+               solution_header if args.solutions else None)
     if args.output is not None:
         outputs = [Path(args.output)]
     elif args.solutions:

@@ -13,6 +13,7 @@ import numpy as np
 from .marks import FindingSite, finding_sites
 from .msl import RunResult
 from .msl.lang.types import AddressSpace
+from .msl.observe.cost import conflict_ways, segments_touched
 from .msl.observe.trace import AccessEvent, BarrierEvent, ElementAccess
 from .msl.run.memory import AccessKind
 
@@ -128,6 +129,69 @@ class ExplorerModel:
         """Lines of the kernel's source where a finding happened."""
         return {s.line for s in self.sites if s.line is not None and s.finding.pos is not None
                 and s.finding.pos.file == "source"}
+
+    # ------------------------------------------------------------------ cost
+    @property
+    def has_cost(self) -> bool:
+        """Whether the run carries a cost profile (launched with cost=...)."""
+        return self.result.cost is not None
+
+    def cost_lines(self) -> list[dict]:
+        """The cost model's figures per source line: SIMD efficiency, segments per SIMD-group
+        load and store (average and worst), the worst bank conflict, barriers."""
+        cost = self.result.cost
+        if cost is None:
+            return []
+        rows = []
+        for (file, line), c in cost.lines.items():
+            if file != "source":
+                continue
+            rows.append({
+                "line": line,
+                "code": cost.source_lines[line - 1].strip() if 0 < line <= len(cost.source_lines) else "",
+                "simd_efficiency": c.simd_efficiency if c.simd_issues else None,
+                "load_segments": (c.loads.segments_per_request, c.loads.max_segments) if c.loads.requests else None,
+                "store_segments": (c.stores.segments_per_request, c.stores.max_segments) if c.stores.requests else None,
+                "bank_ways": c.threadgroup.max_ways if c.threadgroup.requests else None,
+                "barriers": c.barriers,
+            })
+        return rows
+
+    def simd_group_costs(self, lane: int) -> list[dict]:
+        """What the SIMD-group of one thread paid at each place it touched memory (its worst
+        execution there): segments for device memory, the n-way conflict for threadgroup memory."""
+        cost = self.result.cost
+        if cost is None:
+            return []
+        lanes = self.result.lanes
+        sg = int(lanes.simd_global[lane])
+        memory = cost.gpu.memory
+        worst: dict[tuple, dict] = {}
+        for e in self.result.trace.accesses():
+            if e.space in (AddressSpace.THREAD, AddressSpace.CONSTANT) or e.file != "source":
+                continue
+            sel = lanes.simd_global[e.lanes] == sg
+            if not sel.any():
+                continue
+            who, elements = e.lanes[sel], e.index[sel]
+            if e.space == AddressSpace.THREADGROUP:
+                base, item = cost.threadgroup_layout.get(e.buffer, (0, 4))
+                per_lane = len(elements) // max(np.unique(who).size, 1)
+                value = conflict_ways((base + elements * item) // memory.bank_width, lanes.simd_lane[who],
+                                      per_lane * item, memory)
+                what = "bank conflict (ways)"
+            else:
+                item = cost.item_sizes.get(e.buffer)
+                if item is None:
+                    continue
+                value = segments_touched(elements, item, memory.segment_bytes)
+                what = "segments"
+            key = (e.line, e.buffer, str(e.kind))
+            row = {"line": e.line, "buffer": e.buffer, "kind": str(e.kind), "what": what, "value": value,
+                   "active_lanes": int(np.unique(who).size)}
+            if key not in worst or value > worst[key]["value"]:
+                worst[key] = row
+        return [worst[k] for k in sorted(worst)]
 
     # ------------------------------------------------------------------ steps
     @property

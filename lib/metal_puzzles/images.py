@@ -12,14 +12,21 @@ from chalk import hcat, rectangle, text, vcat
 from colour import Color
 
 from .checking import GradPuzzle, Puzzle, run_case
+from .cost_diagram import draw_access_map
 from .draw import draw_run, text_width, thread_color, to_svg
 from .puzzles import PUZZLES, solution_kernel
 
 
 def puzzle_svg(puzzle: Puzzle) -> str:
-    """The diagram of the puzzle's visible test, run with its reference solution."""
+    """The diagram of the puzzle's visible test, run with its reference solution: what every
+    thread did or, for a puzzle budgeted in the cost model's terms (Part III), the access map
+    (which segments and banks each SIMD-group touched)."""
+    title = f"{puzzle.number}. {puzzle.title}"
+    if puzzle.budget.uses_cost:
+        run = run_case(solution_kernel(puzzle), puzzle.visible, puzzle.launch_options, trace=True, cost=True)
+        return to_svg(draw_access_map(run, title=title))
     run = run_case(solution_kernel(puzzle), puzzle.visible, puzzle.launch_options, trace=True)
-    return to_svg(draw_run(run, title=f"{puzzle.number}. {puzzle.title}"))
+    return to_svg(draw_run(run, title=title))
 
 
 def logo_svg() -> str:

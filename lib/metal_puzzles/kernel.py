@@ -116,13 +116,14 @@ class SimulatedKernel:
     """What ``metal_kernel`` returns: call it like the object ``mx.fast.metal_kernel`` returns.
 
     Besides MLX's keyword arguments it takes ``backend`` ('simulator' or 'metal', default from
-    the METAL_PUZZLES_BACKEND environment variable, else 'simulator'), ``sanitize`` and
-    ``trace``. ``sanitize='warn'`` (the default) shows what the sanitizer finds as Python
-    warnings, each finding once per kernel object however often it is called, and returns the
-    outputs as a GPU would: production kernels that run on GPUs keep running here. 'error'
-    raises SanitizerError on an error finding (what puzzles and the grader use; notes never
-    raise), 'off' does not look. The last simulator run is kept in ``last_run`` (counts, trace,
-    findings) for diagrams; ``metal_puzzles.explore(kernel)`` opens the explorer on it.
+    the METAL_PUZZLES_BACKEND environment variable, else 'simulator'), ``sanitize``, ``trace``
+    and ``cost`` (a cost profile on a GPU model). ``sanitize='warn'`` (the default) shows what
+    the sanitizer finds as Python warnings, each finding once per kernel object however often it
+    is called, and returns the outputs as a GPU would: production kernels that run on GPUs keep
+    running here. 'error' raises SanitizerError on an error finding (what puzzles and the grader
+    use; notes never raise), 'off' does not look. The last simulator run is kept in ``last_run``
+    (counts, trace, findings, cost profile) for diagrams; ``metal_puzzles.explore(kernel)`` opens
+    the explorer on it.
     """
 
     def __init__(self, name: str, input_names: Sequence[str], output_names: Sequence[str], source: str,
@@ -151,7 +152,8 @@ class SimulatedKernel:
                  output_dtypes: Sequence[Any], grid: Sequence[int], threadgroup: Sequence[int],
                  template: Sequence[tuple[str, Any]] | None = None, init_value: float | None = None,
                  verbose: bool = False, stream: Any = None, backend: str | None = None,
-                 sanitize: str = "warn", trace: bool | None = None, max_steps: int | None = None) -> list[mx.array]:
+                 sanitize: str = "warn", trace: bool | None = None, max_steps: int | None = None,
+                 cost: Any = None) -> list[mx.array]:
         __tracebackhide__ = True  # IPython and pytest show the learner's frames, not ours
         if resolve_backend(backend) == METAL:
             return self._run_metal(inputs=inputs, output_shapes=output_shapes, output_dtypes=output_dtypes,
@@ -159,14 +161,16 @@ class SimulatedKernel:
                                    verbose=verbose, stream=stream)
         result = self.run(inputs=inputs, output_shapes=output_shapes, output_dtypes=output_dtypes, grid=grid,
                           threadgroup=threadgroup, template=template, init_value=init_value, verbose=verbose,
-                          sanitize=sanitize, trace=trace, max_steps=max_steps)
+                          sanitize=sanitize, trace=trace, max_steps=max_steps, cost=cost)
         return [to_mlx(o, dtype_name(d)) for o, d in zip(result.outputs, output_dtypes, strict=True)]
 
     def run(self, *, inputs, output_shapes, output_dtypes, grid, threadgroup, template=None, init_value=None,
-            verbose=False, sanitize="warn", trace=None, max_steps=None, steps=False,
+            verbose=False, sanitize="warn", trace=None, max_steps=None, steps=False, cost=None,
             audience: Audience = Audience.CALLER) -> RunResult:
         """Run on the simulator and return the full run record (outputs as NumPy arrays).
         ``audience`` is who reads the findings (a puzzle's learner cannot change the launch).
+        ``cost`` asks for a cost profile in ``RunResult.cost`` (True: the default GPU model,
+        Apple M1; or a model's name such as 'M3 Max' or 'H100').
 
         A kernel that does not compile, a bad launch or a run stopped by its findings raises the
         simulator's error without the simulator's frames: the mistake is the kernel author's.
@@ -184,7 +188,7 @@ class SimulatedKernel:
                 threadgroup=tuple(threadgroup), template=tmpl, init_value=init_value,
                 atomic_outputs=self.atomic_outputs, ensure_row_contiguous=self.ensure_row_contiguous,
                 verbose=verbose, input_dtypes=list(overrides), sanitize=sanitize, trace=trace, max_steps=max_steps,
-                steps=steps, audience=audience, warned=self._warned)
+                steps=steps, audience=audience, warned=self._warned, cost=cost)
         except KERNEL_ERRORS as err:
             raise self._in_learners_code(err).with_traceback(None) from None
         self.last_run = result

@@ -17,6 +17,7 @@ import mlx.core as mx
 import numpy as np
 
 from .checking import (
+    COST_LABELS,
     Budget,
     Case,
     CheckResult,
@@ -30,11 +31,13 @@ from .checking import (
     run_grad_checks,
     run_one,
 )
+from .cost_diagram import ColourBy, draw_access_map
 from .draw import RunDiagram, draw_run
 from .kernel import KERNEL_ERRORS, MetalKernel, SimulatedKernel, dtype_name, to_numpy
 from .marks import finding_sites, marks_legend
 from .metal_backend import metal_available
 from .msl import RunResult
+from .msl.observe.cost import CostFigures, CostProfile
 from .puzzles import find_grad_puzzle, find_puzzle
 from .session import record as record_progress
 from .widgets import Explorer, explore_kernel, explore_run
@@ -89,8 +92,13 @@ class MetalProblem:
         return Case(arrays, self.output_shape, self.grid, self.threadgroup, "visible test")
 
     @property
+    def budget(self) -> Budget:
+        return self.puzzle.budget if self.puzzle else Budget()
+
+    @property
     def launch_options(self) -> LaunchOptions:
-        return LaunchOptions(self.output_dtype, self.init_value)
+        return LaunchOptions(self.output_dtype, self.init_value, self.budget.uses_cost,
+                             self.puzzle.threadgroup_constant if self.puzzle else None)
 
     def cases(self) -> list[Case]:
         """This problem's visible test (the contract) and the puzzle's hidden tests, each marked
@@ -107,9 +115,10 @@ class MetalProblem:
                                   f"MetalKernel, but it returned {type(kernel).__name__}")
         return kernel
 
-    def run_case(self, case: Case, trace: bool | None = None, steps: bool = False) -> RunResult:
-        """Run the learner's kernel on one case, collecting sanitizer findings instead of raising."""
-        return run_case(self.kernel_for(case), case, self.launch_options, trace=trace, steps=steps)
+    def run_case(self, case: Case, trace: bool | None = None, steps: bool = False, cost=None) -> RunResult:
+        """Run the learner's kernel on one case, collecting sanitizer findings instead of raising
+        (``cost``: a cost profile, by default when the puzzle's budget needs one)."""
+        return run_case(self.kernel_for(case), case, self.launch_options, trace=trace, steps=steps, cost=cost)
 
     # ------------------------------------------------------------------- show
     def score_table(self, result: RunResult) -> str:
@@ -129,9 +138,33 @@ class MetalProblem:
                                                                 for k, label in cols) + " |")
         return "\n".join(lines)
 
-    def show(self, max_groups: int = 4) -> RunDiagram | None:
-        """Print the score table of the visible test and return the diagram of what each thread did."""
-        outcome = run_one(lambda c: self.run_case(c, trace=True), self.spec or (lambda *a: a[0]),
+    def cost_table(self, result: RunResult) -> str:
+        """The cost model's figures for a run (worst SIMD-group access), with the budget's."""
+        profile = result.cost
+        figures = profile.figures()
+        limits = self.budget.cost_limits()
+        labels = [(k, label[0].upper() + label[1:]) for k, label in COST_LABELS.items()]
+        head = "| " + " | ".join(label for _, label in labels) + " |"
+        row = "| " + " | ".join(_cost_value(k, figures).rjust(len(label)) for k, label in labels) + " |"
+        lines = [f"Cost on a model of an Apple GPU ({profile.gpu.name}; the worst SIMD-group access; "
+                 "problem.profile() for every line):", head, row]
+        if limits:
+            lines.append("| " + " | ".join((_cost_limit(k, limits[k]) if k in limits else "-").rjust(len(label))
+                                           for k, label in labels) + " |  <- budget")
+        lines.append(f"Time (a roofline model): {profile.estimate.describe()}.")
+        return "\n".join(lines)
+
+    def show(self, max_groups: int = 4, colour_by: ColourBy | str | None = None,
+             cost: bool | None = None) -> RunDiagram | None:
+        """Print the score table of the visible test and return the diagram of what each thread did.
+
+        When the puzzle's budget uses the cost model (Part III), or with ``cost=True``, a cost
+        table follows the score table. ``colour_by='segment'`` or ``'bank'`` draws the access
+        map instead of the run diagram: each SIMD-group's accesses coloured by the memory segment
+        or threadgroup-memory bank they fall in (Part III puzzles draw both by default).
+        """
+        with_cost = bool(cost) if cost is not None else (self.budget.uses_cost or colour_by is not None)
+        outcome = run_one(lambda c: self.run_case(c, trace=True, cost=with_cost), self.spec or (lambda *a: a[0]),
                           self.visible_case, 1e-5, 1e-4)
         if outcome.run is None:
             print(f"# {self.name}\n\n{outcome.error or 'the kernel did not run'}")
@@ -139,24 +172,44 @@ class MetalProblem:
         result = outcome.run
         self.last_run = result
         print(self.score_table(result))
+        if result.cost is not None:
+            print()
+            print(self.cost_table(result))
         if result.findings:
             print("\nThe sanitizer found problems (run check() for details):")
             for f in result.findings[:3]:
                 where = f" at line {f.pos.line}" if f.pos is not None else ""
                 print(f"  {f.kind}{where}: {f.message}")
             print(f"In the diagram, {marks_legend(finding_sites(result))}.")
-        diagram = draw_run(result, title=self.name, max_groups=max_groups)
+        if result.cost is not None and (colour_by is not None or self.budget.uses_cost):
+            diagram = draw_access_map(result, colour_by, title=self.name)
+        else:
+            diagram = draw_run(result, title=self.name, max_groups=max_groups)
         if not _shows_rich_output():
             name = "".join(c if c.isalnum() else "_" for c in self.name.lower()).strip("_") or "diagram"
             print(f"\n(The diagram shows in Jupyter. Outside it, save what show() returns: "
                   f"diagram = problem.show(); diagram.render_svg('{name}.svg') or diagram.render_png('{name}.png').)")
         return diagram
 
-    def explore(self) -> Explorer | None:
-        """An interactive explorer of the visible test: threads, barrier phases, step-through, Check.
-        A kernel that does not compile gets its compiler error printed instead (and None)."""
+    def profile(self, gpu: str | None = None) -> CostProfile | None:
+        """Print and return the cost profile of the visible test, line by line, on a GPU model
+        (default: the Apple M1; also 'M3 Max', 'M4 Pro', 'H100', ...). A kernel that does not
+        compile gets its compiler error printed instead (and None)."""
         try:
-            result = self.run_case(self.visible_case, trace=True, steps=True)
+            result = self.run_case(self.visible_case, trace=False, cost=gpu or True)
+        except LEARNER_ERRORS as err:
+            print(f"# {self.name}\n\n{err}")
+            return None
+        self.last_run = result
+        print(result.cost.text())
+        return result.cost
+
+    def explore(self) -> Explorer | None:
+        """An interactive explorer of the visible test: threads, barrier phases, step-through,
+        the cost model's figures per line, Check. A kernel that does not compile gets its
+        compiler error printed instead (and None)."""
+        try:
+            result = self.run_case(self.visible_case, trace=True, steps=True, cost=True)
         except LEARNER_ERRORS as err:
             print(f"# {self.name}\n\n{err}")
             return None
@@ -169,7 +222,7 @@ class MetalProblem:
             raise ValueError(f"MetalProblem {self.name!r} has no spec to check against")
         tol = dict(rtol=self.puzzle.rtol, atol=self.puzzle.atol) if self.puzzle else {}
         outcomes = run_cases(self.run_case, self.spec, self.cases(), **tol)
-        result = CheckResult(self.name, outcomes, self.puzzle.budget if self.puzzle else Budget())
+        result = CheckResult(self.name, outcomes, self.budget)
         result.gpu_note = self._gpu_comparison(outcomes)
         if self.puzzle is not None:
             record_progress(self.puzzle.id, result)
@@ -194,6 +247,24 @@ class MetalProblem:
         same = np.allclose(np.asarray(gpu), outcomes[0].yours, rtol=1e-4, atol=1e-4)
         return "On the GPU: the result agrees with the simulator." if same else \
             "On the GPU: the result differs from the simulator's (a race or uninitialised memory?)."
+
+
+def _cost_value(key: str, f: CostFigures) -> str:
+    value = {"max_load_segments": f.load_segments.value, "max_store_segments": f.store_segments.value,
+             "max_bank_conflict": f.bank_conflict.value, "min_simd_efficiency": f.simd_efficiency,
+             "max_reads_per_element": f.reads_per_element, "min_occupancy": f.occupancy,
+             "max_barriers": f.barriers}[key]
+    return _cost_limit(key, value)
+
+
+def _cost_limit(key: str, value: float) -> str:
+    if key in ("min_simd_efficiency", "min_occupancy"):
+        return f"{value:.0%}"
+    if key == "max_bank_conflict":
+        return f"{value:g}-way" if value else "-"
+    if key == "max_reads_per_element":
+        return f"{value:.3g}"
+    return f"{value:g}"
 
 
 class GradProblem:

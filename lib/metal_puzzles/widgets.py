@@ -50,6 +50,8 @@ class Explorer:
         self.counts = W.HTML()
         self.counts.add_class("mp-counts")
         self.counts.layout.min_width = "280px"
+        self.cost = W.HTML()  # the cost model's figures, when the run carries a profile
+        self.cost.add_class("mp-cost")
         self.step_index = 0
         self.back = W.Button(description="\u25c0 step back")
         self.forward = W.Button(description="step \u25b6")
@@ -89,7 +91,7 @@ class Explorer:
         bottom = [self.check_button, self.verdict] if check is not None else []
         self.widget = W.VBox([W.HTML(f"<b>{html.escape(title)}</b>"), controls, findings, self.who,
                               W.HBox([self.diagram, self.counts], layout=W.Layout(flex_flow="row wrap")),
-                              stepper, *bottom])
+                              self.cost, stepper, *bottom])
         self.widget.add_class("mp-explorer")
         self.refresh()
 
@@ -145,12 +147,37 @@ class Explorer:
         self.who.value = f"<span>{html.escape(self.model.describe(lane))}</span>"
         self.diagram.value = self._diagram_svg(lane)
         self.counts.value = self._counts_html(lane)
+        self.cost.value = self._cost_html(lane)
         self.refresh_steps()
 
     def _diagram_svg(self, lane: int) -> str:
         filtered = self.model.filtered_result(lane, self.selected_phase)
         group = int(self.model.result.lanes.group[lane])
         return to_svg(draw_run(filtered, title=self.title, max_groups=self.model.n_groups, only_group=group))
+
+    def _cost_html(self, lane: int) -> str:
+        """Per line, the cost model's figures; and what this thread's SIMD-group paid at each access."""
+        m = self.model
+        if not m.has_cost:
+            return ""
+
+        def seg(v) -> str:
+            return "" if v is None else f"{v[0]:.3g} (max {v[1]})"
+
+        lines = "".join(
+            f"<tr><td>{r['line']}</td><td><code>{html.escape(r['code'])}</code></td>"
+            f"<td>{'' if r['simd_efficiency'] is None else format(r['simd_efficiency'], '.0%')}</td>"
+            f"<td>{seg(r['load_segments'])}</td><td>{seg(r['store_segments'])}</td>"
+            f"<td>{'' if r['bank_ways'] is None else str(r['bank_ways']) + '-way'}</td>"
+            f"<td>{r['barriers'] or ''}</td></tr>" for r in m.cost_lines())
+        mine = "".join(f"<li>line {r['line']}: {r['kind']} {html.escape(r['buffer'])}: {r['value']} {r['what']} "
+                       f"({r['active_lanes']} lanes active)</li>" for r in m.simd_group_costs(lane))
+        gpu = html.escape(m.result.cost.gpu.name)
+        return (f"<details class='mp-cost-details' open><summary>Cost model ({gpu}; a model, not a measurement)"
+                "</summary><table class='mp-cost-table'><tr><th>line</th><th>code</th><th>SIMD eff.</th>"
+                "<th>segments / load</th><th>segments / store</th><th>bank conflict</th><th>barriers</th></tr>"
+                f"{lines}</table><p>This thread's SIMD-group (worst execution of each access):</p>"
+                f"<ul class='mp-simd-costs'>{mine}</ul></details>")
 
     def _counts_html(self, lane: int) -> str:
         mine = self.model.counts(lane)

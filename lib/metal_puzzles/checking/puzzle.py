@@ -4,11 +4,12 @@ make and launch its kernel. The catalogue (``metal_puzzles.puzzles``) is a list 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 
 from ..kernel import MetalKernel
+from ..msl.observe.cost import CostFigures
 from .contract import WorkExtent, mark_beyond
 
 COUNTER_LABELS = {
@@ -20,18 +21,67 @@ COUNTER_LABELS = {
 }
 
 
+#: The cost-model figures a budget can limit (Part III), as the cost table labels them.
+COST_LABELS = {
+    "max_load_segments": "load segments",  # per SIMD-group load, worst access
+    "max_store_segments": "store segments",
+    "max_bank_conflict": "bank conflict",  # n-way, worst access
+    "min_simd_efficiency": "SIMD efficiency",
+    "max_reads_per_element": "reads per element",
+    "min_occupancy": "occupancy",
+    "max_barriers": "barriers",  # per threadgroup
+}
+
+
 @dataclass(frozen=True)
 class Budget:
-    """Maximum per-thread counts a solution may use (None: no limit)."""
+    """What a solution may spend (None: no limit): per-thread counts (Parts I and II) and, for
+    Part III, figures of the cost model (``msl.observe.cost``) on the default GPU model, worst
+    over the tests."""
 
     global_reads: int | None = None
     global_writes: int | None = None
     shared_reads: int | None = None
     shared_writes: int | None = None
     atomics: int | None = None
+    #: Distinct memory segments one SIMD-group device load (store) may touch, worst access.
+    max_load_segments: int | None = None
+    max_store_segments: int | None = None
+    #: The worst n-way threadgroup-memory bank conflict allowed (1: none).
+    max_bank_conflict: int | None = None
+    #: Active lanes over issued lanes, whole kernel (0 to 1).
+    min_simd_efficiency: float | None = None
+    #: Device loads over distinct device elements loaded (1.0: every element read once).
+    max_reads_per_element: float | None = None
+    #: Resident SIMD-groups over the most a GPU core holds (0 to 1).
+    min_occupancy: float | None = None
+    #: Threadgroup barriers a threadgroup passes.
+    max_barriers: int | None = None
 
     def limits(self) -> dict[str, int]:
-        return {k: v for k, v in vars(self).items() if v is not None}
+        """The per-thread count limits (the score table's columns)."""
+        return {k: v for k, v in vars(self).items() if v is not None and k not in COST_LABELS}
+
+    def cost_limits(self) -> dict[str, float]:
+        """The cost-model limits (the cost table's columns)."""
+        return {f.name: getattr(self, f.name) for f in fields(self)
+                if f.name in COST_LABELS and getattr(self, f.name) is not None}
+
+    @property
+    def uses_cost(self) -> bool:
+        """Whether checking this budget needs a cost profile of every test."""
+        return bool(self.cost_limits())
+
+    def exceeded_cost(self, figures: CostFigures | None) -> list[str]:
+        """Learner-facing sentences for every cost figure over budget, each saying what to do."""
+        if figures is None:
+            return []
+        out = []
+        for key, limit in self.cost_limits().items():
+            sentence = _COST_SENTENCES[key](figures, limit)
+            if sentence is not None:
+                out.append(sentence)
+        return out
 
     def exceeded(self, counts_max: dict[str, int]) -> list[str]:
         """Learner-facing sentences for every counter over budget."""
@@ -41,6 +91,74 @@ class Budget:
             if used > limit:
                 out.append(f"uses {used} {COUNTER_LABELS[key]} per thread; this puzzle needs at most {limit}")
         return out
+
+
+def _at(line: int | None) -> str:
+    return f" (line {line})" if line is not None else ""
+
+
+def _segments(what: str, verb: str):
+    def sentence(f: CostFigures, limit: float) -> str | None:
+        worst = f.load_segments if what == "load" else f.store_segments
+        if worst.value <= limit:
+            return None
+        return (f"touches {worst.value:g} memory segments per SIMD-group {what}{_at(worst.line)}; this puzzle "
+                f"allows at most {limit:g}: neighbouring threads should {verb} neighbouring addresses, so that a "
+                "SIMD-group's 32 accesses fall in few segments")
+    return sentence
+
+
+def _banks(f: CostFigures, limit: float) -> str | None:
+    worst = f.bank_conflict
+    if worst.value <= limit:
+        return None
+    allowed = "none" if limit <= 1 else f"at most {limit:g}-way"
+    return (f"has a {worst.value:g}-way bank conflict in threadgroup memory{_at(worst.line)}: {worst.value:g} lanes "
+            f"of a SIMD-group wait on one bank; this puzzle allows {allowed}: the lanes of a SIMD-group should "
+            "address different banks (pad each row of a tile by one element)")
+
+
+def _simd(f: CostFigures, limit: float) -> str | None:
+    if f.simd_efficiency >= limit:
+        return None
+    return (f"keeps {f.simd_efficiency:.0%} of its SIMD-group lanes busy; this puzzle needs at least {limit:.0%}: "
+            "the 32 threads of a SIMD-group run in lock-step, so a branch they disagree on runs both sides "
+            "with lanes idle; give each SIMD-group threads that take the same branch")
+
+
+def _reads(f: CostFigures, limit: float) -> str | None:
+    if f.reads_per_element <= limit + 1e-9:
+        return None
+    return (f"reads each input element {f.reads_per_element:.3g} times from device memory; this puzzle allows "
+            f"{limit:g}: keep what a thread has read in registers (or threadgroup memory) instead of reading it "
+            "again in a later pass")
+
+
+def _occupancy(f: CostFigures, limit: float) -> str | None:
+    if f.occupancy >= limit - 1e-9:
+        return None
+    return (f"keeps {f.occupancy:.0%} of a GPU core's SIMD-groups resident (limited by {f.occupancy_limit}); "
+            f"this puzzle needs at least {limit:.0%}: a core shares its threadgroup memory among the threadgroups "
+            "it runs, so fewer, larger threadgroups (or less threadgroup memory each) keep more threads in "
+            "flight to hide memory latency")
+
+
+def _barriers(f: CostFigures, limit: float) -> str | None:
+    if f.barriers <= limit:
+        return None
+    return (f"makes each threadgroup wait at {f.barriers} barriers; this puzzle allows {limit:g}: reduce within "
+            "each SIMD-group with simd_sum (no barrier needed), then combine the SIMD-groups' results once")
+
+
+_COST_SENTENCES = {
+    "max_load_segments": _segments("load", "read"),
+    "max_store_segments": _segments("store", "write"),
+    "max_bank_conflict": _banks,
+    "min_simd_efficiency": _simd,
+    "max_reads_per_element": _reads,
+    "min_occupancy": _occupancy,
+    "max_barriers": _barriers,
+}
 
 
 @dataclass(frozen=True)
@@ -60,10 +178,14 @@ class Case:
 @dataclass(frozen=True)
 class LaunchOptions:
     """How a puzzle's kernel is launched besides the case: its output dtype and, for kernels that
-    accumulate (scatter-adds), the value outputs start from."""
+    accumulate (scatter-adds), the value outputs start from; whether each test also records a
+    cost profile (Part III budgets); and, for a puzzle whose threadgroup size is the learner's
+    choice, the header constant holding it."""
 
     output_dtype: str = "float32"
     init_value: float | None = None
+    cost: bool = False
+    threadgroup_constant: str | None = None
 
 
 @dataclass(frozen=True)
@@ -93,6 +215,9 @@ class Puzzle:
     #: elements (a reduction's input, pairs of a sparse product): what "more threads than
     #: elements" compares with (see ``contract``).
     work: WorkExtent | None = None
+    #: A header constant (e.g. 'TG') that sets the width of every test's threadgroups: the
+    #: threadgroup size is then the learner's choice (Part III, occupancy).
+    threadgroup_constant: str | None = None
 
     def cases(self, seed: int = 0, visible: Case | None = None) -> list[Case]:
         """The visible test (by default the puzzle's own) followed by the hidden tests, each marked
@@ -103,7 +228,7 @@ class Puzzle:
 
     @property
     def launch_options(self) -> LaunchOptions:
-        return LaunchOptions(self.output_dtype, self.init_value)
+        return LaunchOptions(self.output_dtype, self.init_value, self.budget.uses_cost, self.threadgroup_constant)
 
     def kernel(self, source: str, header: str | None = None, *, input_names: Sequence[str] | None = None,
                output_names: Sequence[str] | None = None) -> MetalKernel:

@@ -4,14 +4,25 @@ comparison of each run with the spec."""
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from collections.abc import Callable, Sequence
+from functools import lru_cache
 
 import mlx.core as mx
 import numpy as np
 
 from ..kernel import MetalKernel
-from ..msl import ArgumentError, Audience, RunResult, SanitizeMode, SanitizerError, StopReason
+from ..msl import (
+    ArgumentError,
+    Audience,
+    CompileError,
+    RunResult,
+    SanitizeMode,
+    SanitizerError,
+    StopReason,
+    simulate,
+)
 from .puzzle import Case, LaunchOptions, Puzzle
 from .verdict import CaseStatus, CheckResult, Outcome, classify, close
 
@@ -26,20 +37,51 @@ DEFAULT_LAUNCH = LaunchOptions()
 
 
 def run_case(kernel: MetalKernel, case: Case, options: LaunchOptions = DEFAULT_LAUNCH, *,
-             trace: bool | None = False, steps: bool = False, max_steps: int | None = None) -> RunResult:
+             trace: bool | None = False, steps: bool = False, max_steps: int | None = None,
+             cost=None) -> RunResult:
     """Launch a puzzle's kernel on one test case in the simulator.
 
     Findings are collected in the run record, not raised or warned about (sanitize='warn' with
     warnings silenced), so the output can still be compared with the spec and the findings
-    reported beside it. ``trace`` and ``steps`` record what diagrams and the explorer show. The
-    findings' hints are worded for a puzzle's learner, who writes the kernel but not its launch.
+    reported beside it. ``trace`` and ``steps`` record what diagrams and the explorer show;
+    ``cost`` a cost profile (default: when the puzzle's budget needs one, on the default GPU).
+    The findings' hints are worded for a puzzle's learner, who writes the kernel but not its launch.
     """
+    case = launched_case(kernel, case, options)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         return kernel.kernel.run(inputs=list(case.inputs), output_shapes=[case.output_shape],
                                  output_dtypes=[options.output_dtype], grid=case.grid, threadgroup=case.threadgroup,
                                  init_value=options.init_value, sanitize=SanitizeMode.WARN, trace=trace, steps=steps,
-                                 max_steps=max_steps or PUZZLE_MAX_STEPS, audience=Audience.PUZZLE)
+                                 max_steps=max_steps or PUZZLE_MAX_STEPS, audience=Audience.PUZZLE,
+                                 cost=options.cost if cost is None else cost)
+
+
+def launched_case(kernel: MetalKernel, case: Case, options: LaunchOptions) -> Case:
+    """The case as it is launched: for a puzzle whose threadgroup size is the learner's choice,
+    with threadgroups as wide as the kernel's header says."""
+    if options.threadgroup_constant is None:
+        return case
+    width = header_constant(kernel.header, options.threadgroup_constant)
+    if not 0 < width <= 1024:
+        raise ArgumentError(f"{options.threadgroup_constant} = {width} in the header: a threadgroup holds 1 to 1024 "
+                            "threads")
+    return dataclasses.replace(case, threadgroup=(width, 1, 1))
+
+
+@lru_cache(maxsize=64)
+def header_constant(header: str, name: str) -> int:
+    """The value of an integer constant of a kernel header, read by compiling a one-line kernel
+    that stores it (so #define, constant globals and expressions all work as in the kernel)."""
+    try:
+        run = simulate("header_constant", [], ["out"], f"out[0] = long({name});", header, inputs=[],
+                       output_shapes=[(1,)], output_dtypes=["int64"], grid=(1, 1, 1), threadgroup=(1, 1, 1),
+                       trace=False)
+    except CompileError as err:
+        first = str(err).splitlines()[0]
+        raise ArgumentError(f"this puzzle launches threadgroups of {name} threads, so the header must define the "
+                            f"constant {name} (for example 'constant uint {name} = 256;'): {first}") from None
+    return int(run.outputs[0][0])
 
 
 def run_cases(run: Runner, spec: Callable, cases: Sequence[Case], *, rtol: float = 1e-5, atol: float = 1e-4,
@@ -77,7 +119,8 @@ def run_one(run: Runner, spec: Callable, case: Case, rtol: float, atol: float) -
         return outcome
     yours = np.asarray(result.outputs[0])
     outcome = Outcome(case, CaseStatus.PASS, yours=yours, expected=expected, findings=list(result.findings),
-                      counts_max=result.counts.max(), run=result, stopped=result.stopped, rtol=rtol, atol=atol)
+                      counts_max=result.counts.max(), run=result, stopped=result.stopped, rtol=rtol, atol=atol,
+                      cost=result.cost.figures() if result.cost is not None else None)
     if yours.shape != expected.shape or not close(yours, expected, rtol, atol).all():
         outcome.status = CaseStatus.WRONG
     if any(f.is_error for f in outcome.findings):  # notes (benign races) never fail a test

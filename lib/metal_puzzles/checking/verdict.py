@@ -20,6 +20,7 @@ from ..msl import (
     SanitizerError,
     StopReason,
 )
+from ..msl.observe.cost import CostFigures, worst_figures
 from .puzzle import Budget, Case
 
 
@@ -72,6 +73,8 @@ class Outcome:
     quantity: str | None = None
     rtol: float = 1e-5
     atol: float = 1e-4
+    #: The cost model's figures for this test (when the puzzle's budget uses them).
+    cost: CostFigures | None = None
 
     @property
     def ok(self) -> bool:
@@ -133,8 +136,13 @@ class CheckResult:
         return out
 
     @property
+    def cost_figures(self) -> CostFigures | None:
+        """The cost model's figures, worst over the tests (None when no test recorded them)."""
+        return worst_figures([o.cost for o in self.outcomes if o.cost is not None])
+
+    @property
     def over_budget(self) -> list[str]:
-        return self.budget.exceeded(self.counts_max)
+        return self.budget.exceeded(self.counts_max) + self.budget.exceeded_cost(self.cost_figures)
 
     @property
     def within_budget(self) -> bool:

@@ -16,6 +16,7 @@ from .abi.signature import (
     verbose_text,
 )
 from .lang.errors import ArgumentError
+from .observe.gpu_models import DEFAULT_GPU, GpuModel, gpu_model
 from .program import CompiledKernel
 from .record import RunResult
 from .run.findings import SanitizeMode
@@ -69,7 +70,8 @@ def simulate(name: str, input_names: Sequence[str], output_names: Sequence[str],
              atomic_outputs: bool = False, ensure_row_contiguous: bool = True, verbose: bool = False,
              input_dtypes: Sequence[Any] | None = None, sanitize: SanitizeMode | str = SanitizeMode.ERROR,
              max_steps: int | None = None, trace: bool | None = None, steps: bool = False,
-             audience: Audience = Audience.CALLER, warned: set | None = None) -> RunResult:
+             audience: Audience = Audience.CALLER, warned: set | None = None,
+             cost: GpuModel | str | bool | None = None) -> RunResult:
     """Run a Metal kernel body on the simulator.
 
     Arguments follow ``mx.fast.metal_kernel`` (construction and call merged), with NumPy arrays
@@ -79,7 +81,9 @@ def simulate(name: str, input_names: Sequence[str], output_names: Sequence[str],
     diagrams (default: for launches of up to 1024 threads, stopping after 200,000 element
     accesses, see ``RunResult.trace``); ``steps`` records a step-through view (every statement,
     active threads, local variables). ``audience`` says who reads the findings, for the fixes
-    their hints suggest (a puzzle's learner cannot change the launch).
+    their hints suggest (a puzzle's learner cannot change the launch). ``cost`` records a cost
+    profile (``RunResult.cost``) on a GPU model: True for the default (Apple M1), a model's name
+    ('M3 Max', 'H100') or a ``GpuModel``; runs without it pay nothing.
     """
     try:
         mode = SanitizeMode(sanitize)
@@ -124,7 +128,17 @@ def simulate(name: str, input_names: Sequence[str], output_names: Sequence[str],
     if verbose:
         print(verbose_text(name, kernel.generated))
     return kernel.launch(arrays, [d.dtype for d in descs], shapes, out_dtypes, grid, threadgroup, init_value,
-                         ensure_row_contiguous, mode, max_steps, trace, steps, Audience(audience), warned)
+                         ensure_row_contiguous, mode, max_steps, trace, steps, Audience(audience), warned,
+                         cost_model(cost))
+
+
+def cost_model(cost: GpuModel | str | bool | None) -> GpuModel | None:
+    """The GPU model a ``cost=`` argument asks for (None: no profile)."""
+    if cost is None or cost is False:
+        return None
+    if cost is True:
+        return DEFAULT_GPU
+    return gpu_model(cost)
 
 
 _SUPPORTED = {"bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64", "float16",

@@ -46,6 +46,8 @@ from .lang.types import (
 )
 from .lang.values import round_bfloat
 from .library import STANDARD_LIBRARY
+from .observe.cost import CostRecorder
+from .observe.gpu_models import GpuModel
 from .observe.sanitizer import Sanitizer
 from .observe.stepper import Stepper
 from .observe.trace import Recorder
@@ -155,12 +157,20 @@ class CompiledKernel:
                                f"a threadgroup may use (largest: '{big.name}')", big.pos)
         cg = CodeGen(checked.functions)
         self.body, _ = cg.stmt(checked.body)
+        self._costed_body = None  # the instrumented variant, compiled the first time a profile is asked for
+
+    def costed_body(self):
+        """The kernel compiled with cost instrumentation (see ``CodeGen``)."""
+        if self._costed_body is None:
+            self._costed_body, _ = CodeGen(self.checked.functions, cost=True).stmt(self.checked.body)
+        return self._costed_body
 
     # ------------------------------------------------------------------ launch
     def launch(self, inputs: Sequence[np.ndarray], input_dtypes: Sequence[str], output_shapes, output_dtypes,
                grid, threadgroup, init_value, ensure_row_contiguous: bool, sanitize: SanitizeMode,
                max_steps: int | None, trace: bool | None, steps: bool = False,
-               audience: Audience = Audience.CALLER, warned: set | None = None) -> RunResult:
+               audience: Audience = Audience.CALLER, warned: set | None = None,
+               cost: GpuModel | None = None) -> RunResult:
         grid = _triple(grid, "grid")
         tg = _triple(threadgroup, "threadgroup")
         if any(g < 0 for g in grid):
@@ -201,11 +211,16 @@ class CompiledKernel:
             ctx.slots[var.slot] = Ptr(mem, np.int64(0))
             if ctx.sanitizer is not None:
                 ctx.sanitizer.watch(mem, initialized=False)
+        cost_recorder = None
+        if cost is not None:
+            cost_recorder = CostRecorder(lanes, cost)
+            cost_recorder.attach(ctx)
+        body = self.body if cost_recorder is None else self.costed_body()
         stopped = None
         if lanes.n:
             try:
                 with np.errstate(all="ignore"):
-                    self.body(ctx, None)
+                    body(ctx, None)
             except StopKernel as stop:
                 stopped = stop.reason
             except KernelRuntimeError as err:
@@ -231,6 +246,7 @@ class CompiledKernel:
             steps=ctx.stepper.steps if ctx.stepper is not None else None,
             source=self.source,
             stopped=stopped,
+            cost=None if cost_recorder is None else cost_recorder.profile(tg[0] * tg[1] * tg[2], self.source),
         )
         errors = [f for f in ctx.findings if f.is_error]
         if errors and sanitize == SanitizeMode.ERROR:

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .lang.errors import KernelRuntimeError, SourceRegistry
+from .observe.cost import CostProfile
 from .observe.stepper import Step
 from .observe.trace import Recorder
 from .run.findings import Finding, StopReason
@@ -54,6 +55,9 @@ class RunResult:
     source: str = ""
     #: Why the kernel did not run to its end (None: it did).
     stopped: StopReason | None = None
+    #: The cost profile (when launched with cost=...): SIMD efficiency, segments, bank conflicts,
+    #: occupancy and a roofline time on a GPU model, per source line and per kernel.
+    cost: CostProfile | None = None
 
     @property
     def trace_truncated(self) -> bool:

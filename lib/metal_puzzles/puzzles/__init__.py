@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from ..checking import Budget, Case, GradPuzzle, Puzzle
 from ..kernel import MetalKernel
-from . import finale, part1, part2
+from . import finale, part1, part2, part3
 from .part1 import PART_I
 from .part2 import PART_II
+from .part3 import PART_III
 
-PUZZLES: list[Puzzle] = [*PART_I, *PART_II]
+PUZZLES: list[Puzzle] = [*PART_I, *PART_II, *PART_III]
 
 
 def _key(s: str) -> str:
@@ -35,16 +36,29 @@ def get_puzzle(name: str) -> Puzzle:
     return p
 
 
+def _part_of(puzzle: Puzzle):
+    for part, puzzles in ((part1, PART_I), (part2, PART_II), (part3, PART_III)):
+        if any(p is puzzle for p in puzzles):
+            return part
+    raise KeyError(f"puzzle {puzzle.id!r} is not in the catalogue")
+
+
 def solution_source(puzzle: Puzzle) -> str:
     """The reference solution of any puzzle of the book: a kernel body, or for a finale entry
     the whole notebook cell."""
-    part = part1 if any(p is puzzle for p in PART_I) else part2
-    return part.solution_source(puzzle)
+    return _part_of(puzzle).solution_source(puzzle)
+
+
+def solution_header(puzzle: Puzzle) -> str:
+    """The header the reference solution runs with (the puzzle's own, except where the answer
+    is a header constant, as in the occupancy puzzle)."""
+    part = _part_of(puzzle)
+    return part.solution_header(puzzle) if hasattr(part, "solution_header") else puzzle.header
 
 
 def solution_kernel(puzzle: Puzzle) -> MetalKernel:
-    """The puzzle's kernel with its reference solution as the body."""
-    return puzzle.kernel(solution_source(puzzle))
+    """The puzzle's kernel with its reference solution as the body (and header)."""
+    return puzzle.kernel(solution_source(puzzle), solution_header(puzzle))
 
 
 def find_grad_puzzle(name: str) -> GradPuzzle:
@@ -56,4 +70,4 @@ def find_grad_puzzle(name: str) -> GradPuzzle:
 
 
 __all__ = ["PUZZLES", "Puzzle", "Case", "Budget", "GradPuzzle", "find_puzzle", "get_puzzle", "find_grad_puzzle",
-           "solution_source", "solution_kernel", "finale", "part1", "part2"]
+           "solution_source", "solution_header", "solution_kernel", "finale", "part1", "part2", "part3"]

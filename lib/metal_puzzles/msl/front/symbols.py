@@ -52,4 +52,3 @@ class FuncInstance:
     body: Any  # ast.Block
     nslots: int = 0
     pos: Pos | None = None
-    compiled: Any = None  # filled by the executor

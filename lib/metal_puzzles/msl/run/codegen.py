@@ -36,6 +36,7 @@ from . import matrices
 from .findings import FindingKind, SanitizeMode
 from .hints import wraparound_explainer
 from .memory import Memory, Ptr, View, from_bytes, span_view, to_bytes, view_of
+from .ops import OpKind, binary_kind, builtin_kind, elem_of
 from .runtime import Ctx, Frame, LoopState
 
 Fn = Callable[[Ctx, object], object]
@@ -287,13 +288,41 @@ WORK_PER_STEP = 8
 
 
 class CodeGen:
-    def __init__(self, functions: list[FuncInstance]) -> None:
+    """Compiles a checked kernel into closures.
+
+    With ``cost=True`` it compiles the instrumented variant the cost model runs: every statement
+    and loop iteration, and every arithmetic operation, also reports to ``ctx.cost`` (the cost
+    recorder). The plain variant contains none of those calls, so a run that does not ask for a
+    cost profile pays nothing for it.
+    """
+
+    def __init__(self, functions: list[FuncInstance], *, cost: bool = False) -> None:
         self.const_memories: dict[int, Memory] = {}
         self.functions = functions
+        self.cost = cost
         self.work = 0  # units of work in the statement being compiled (see WORK_PER_STEP)
+        # Compiled header-function bodies of this variant (each variant compiles its own).
+        self.bodies: dict[int, object] = {}
 
     def _step_cost(self) -> int:
         return 1 + self.work // WORK_PER_STEP
+
+    def counted(self, fn: Fn, kind: OpKind | None, per_lane: int, pos: Pos) -> Fn:
+        """``fn`` itself, or in the instrumented variant ``fn`` preceded by reporting one
+        arithmetic instruction of ``kind`` (``per_lane`` operations for each active lane: the
+        vector width, or the steps of a SIMD-group reduction)."""
+        if not self.cost or kind is None:
+            return fn
+
+        def costed(c, m):
+            c.cost.op(kind, per_lane, m, pos)
+            return fn(c, m)
+        return costed
+
+    def _binary_counted(self, fn: Fn, op: str, ty: Type, pos: Pos, right: ast.Expr | None = None) -> Fn:
+        if not self.cost:
+            return fn
+        return self.counted(fn, binary_kind(op, ty, _constant_int(right)), elem_of(ty)[1], pos)
 
     # ======================================================================= exprs
     def expr(self, e: ast.Expr) -> Fn:
@@ -519,7 +548,7 @@ class CodeGen:
                 new = rnd(new)
             loc.store(c, new, m)
             return new if prefix else old
-        return step
+        return self._binary_counted(step, "+", ty, pos)
 
     def x_Binary(self, e):
         op = e.op
@@ -533,7 +562,7 @@ class CodeGen:
             mf = matrices.binary(e.matrix_op, op)
             return lambda c, m: mf(a(c, m), b(c, m))
         f = binary_op(op, e.op_ty, e.pos)
-        return lambda c, m: f(c, m, a(c, m), b(c, m))
+        return self._binary_counted(lambda c, m: f(c, m, a(c, m), b(c, m)), op, e.op_ty, e.pos, e.right)
 
     def _logical(self, e):
         a, b = self.expr(e.left), self.expr(e.right)
@@ -615,7 +644,7 @@ class CodeGen:
             new = cast(res, op_ty, cur_t)
             loc.store(c, new, m)
             return new
-        return compound
+        return self._binary_counted(compound, op, op_ty, e.pos, e.value)
 
     def x_Ternary(self, e):
         cond, a, b = self.expr(e.cond), self.expr(e.then), self.expr(e.other)
@@ -792,16 +821,23 @@ class CodeGen:
         if isinstance(target, FuncInstance):
             return self._call_function(e, target)
         arg_fns = [self.expr(a) if not _is_lvalue_arg(target, i) else self.lvalue(a) for i, a in enumerate(e.args)]
-        return target.emit(self, e, arg_fns)
+        fn = target.emit(self, e, arg_fns)
+        if self.cost:
+            found = builtin_kind(target.name, e.arg_ty if e.arg_ty is not None else e.ty)
+            if found is not None:
+                kind, steps = found
+                fn = self.counted(fn, kind, steps * elem_of(e.arg_ty if e.arg_ty is not None else e.ty)[1], e.pos)
+        return fn
 
     def _call_function(self, e, inst: FuncInstance):
         arg_fns = []
         for p, a in zip(inst.params, e.args, strict=True):
             arg_fns.append(self.lvalue(a) if p.kind == VarKind.REF else self.expr(a))
-        if inst.compiled is None:
-            inst.compiled = "compiling"
-            body, _ = self.stmt(inst.body)
-            inst.compiled = body
+        key = id(inst)
+        bodies = self.bodies
+        if key not in bodies:
+            bodies[key] = None  # compiling (a recursive call finds it here; Metal has no recursion)
+            bodies[key], _ = self.stmt(inst.body)
         params = inst.params
         nslots = inst.nslots
         ret_void = isinstance(inst.ret, VoidType)
@@ -824,7 +860,7 @@ class CodeGen:
             if c.call_depth > 64:
                 raise KernelRuntimeError("call depth exceeded (recursion is not allowed in Metal)", e.pos)
             try:
-                inst.compiled(c, m)
+                bodies[key](c, m)
                 result = c.frame.ret_val
             finally:
                 c.slots, c.frame, c.loop = saved
@@ -936,7 +972,16 @@ class CodeGen:
             if c.stepper is not None:
                 c.stepper.before(c, pos, m)
             f(c, m)
-        return stepped, jumps
+
+        def stepped_costed(c, m):
+            c.steps += cost
+            if c.steps > c.max_steps:
+                c.out_of_steps(pos)
+            if c.stepper is not None:
+                c.stepper.before(c, pos, m)
+            c.cost.statement(pos, m)  # which lanes of each SIMD-group execute it
+            f(c, m)
+        return (stepped_costed if self.cost else stepped), jumps
 
     def s_Block(self, s: ast.Block):
         parts = [self.stmt(x) for x in s.stmts]
@@ -1106,6 +1151,7 @@ class CodeGen:
     def _loop(self, s, init, cond, step, body, test_first=True):
         pos = s.pos
         cost = self._step_cost()  # the loop's own condition and increment, paid every iteration
+        costed = self.cost  # the instrumented variant counts every iteration as a statement
 
         def run_loop(c, m):
             if init is not None:
@@ -1129,6 +1175,8 @@ class CodeGen:
                     st.cont = None
                     if c.stepper is not None:
                         c.stepper.before(c, pos, m)
+                    if costed:
+                        c.cost.statement(pos, m)
                     if body is not None:
                         body(c, m)
                     # Lanes that broke out or returned leave the loop; 'continue' lanes rejoin.
@@ -1235,6 +1283,18 @@ class CodeGen:
 
     def s_Case(self, s):  # pragma: no cover - handled by s_Switch
         raise CompileError("'case' outside of a switch", s.pos)
+
+
+def _constant_int(e: ast.Expr | None) -> int | None:
+    """The value of an integer literal or named integer constant (through conversions), else None."""
+    while isinstance(e, ast.Convert | ast.Cast):
+        e = e.operand
+    if isinstance(e, ast.IntLit):
+        return e.value
+    if isinstance(e, ast.Name) and e.symbol is not None and e.symbol.kind == VarKind.CONST:
+        v = e.symbol.const_value
+        return v if isinstance(v, int) and not isinstance(v, bool) else None
+    return None
 
 
 def _or(c, a, m):

@@ -92,6 +92,7 @@ class Ctx:
         self.scalars: dict[str, object] = {}
         self.sanitizer = None  # sanitizer.Sanitizer when findings are checked
         self.stepper = None  # stepper.Stepper when a step-through record is asked for
+        self.cost = None  # observe.cost.CostRecorder when a cost profile is asked for
         self.local_init: dict = {}  # (id(frame slots), slot) -> lanes whose variable holds a value
         self.root_frame = self.frame
         self._reported: set = set()
@@ -226,6 +227,8 @@ class Ctx:
             return view.decode(np.zeros((self.n, width) if width > 1 else self.n, dtype=data.dtype))
         safe, bad = self._check_bounds(mem, off, mask, view, count, pos, AccessKind.READ)
         first = flat = safe if base is None else base + safe
+        if self.cost is not None:
+            self.cost.access(AccessKind.READ, mem, first, mask, width, view.unit, base, pos)
         if width > 1:
             flat = np.asarray(flat)[..., None] + np.arange(width)
         val = data[flat]
@@ -255,6 +258,8 @@ class Ctx:
         if bad is not None:
             mask = ~bad if mask is None else (mask & ~bad)
         flat = safe if base is None else base + safe
+        if self.cost is not None:
+            self.cost.access(AccessKind.WRITE, mem, flat, mask, width, view.unit, base, pos)
         if width > 1:
             flat = np.asarray(flat)[..., None] + np.arange(width)
         raw = val if view.identity else view.encode(val)
@@ -355,6 +360,8 @@ class Ctx:
         view = view_of(elem)
         mem, data, flat, lanes, mask = self._atomic_target(p, mask, pos, view)
         self.count("atomics", mask)
+        if self.cost is not None:
+            self.cost.access(AccessKind.ATOMIC, mem, flat, mask, 1, view.unit, p.mem.typed(view.dtype)[1], pos)
         old = np.zeros(self.n, dtype=data.dtype)
         if mem.shadow is not None:
             self.sanitizer.on_atomic(self, mem, flat, view, lanes, pos, writes=op != "load")
@@ -393,6 +400,8 @@ class Ctx:
         self.count("atomics", mask)
         if mem.shadow is not None:
             self.sanitizer.on_atomic(self, mem, flat, view, lanes, pos, writes=True)
+        if self.cost is not None:
+            self.cost.access(AccessKind.ATOMIC, mem, flat, mask, 1, view.unit, p.mem.typed(view.dtype)[1], pos)
         exp = np.broadcast_to(np.asarray(expected, dtype=data.dtype), (self.n,))
         des = np.broadcast_to(np.asarray(desired, dtype=data.dtype), (self.n,))
         ok = np.zeros(self.n, dtype=bool)

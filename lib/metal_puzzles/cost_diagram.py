@@ -1,0 +1,271 @@
+"""The access map: what one SIMD-group's accesses cost, drawn. A companion of ``draw.py``'s run
+diagram for Part III, from a run recorded with both a trace and a cost profile.
+
+For every place in the kernel that touches memory (a source line, a buffer, load or store) it
+picks the SIMD-group whose access there cost the most and draws:
+
+* a strip of its 32 lanes, each coloured by the **segment** (device memory) or the **bank**
+  (threadgroup memory) its address falls in;
+* the memory itself: for device memory one row per segment the SIMD-group touched (a row holds
+  one segment's elements), for threadgroup memory one row per 32 words (a column is a bank),
+  with the touched elements in the same colours.
+
+One colour for all 32 lanes of a device access means one segment (coalesced); one colour for all
+lanes of a threadgroup access with different words means they queue on one bank (a conflict).
+"""
+
+from __future__ import annotations
+
+import colorsys
+from collections import defaultdict
+from dataclasses import dataclass
+from enum import StrEnum
+
+import numpy as np
+from chalk import Diagram, text
+from chalk.core import Compose
+from chalk.envelope import Envelope
+from chalk.shapes import Path
+from chalk.transform import P2, Affine, BoundingBox
+from colour import Color
+
+from .draw import RunDiagram, text_width
+from .msl import RunResult
+from .msl.lang.types import AddressSpace
+from .msl.observe.cost import conflict_ways, segments_touched
+from .msl.observe.trace import AccessEvent
+from .msl.run.memory import AccessKind
+
+
+class ColourBy(StrEnum):
+    """What the access map colours: device accesses by segment, threadgroup accesses by bank."""
+
+    SEGMENT = "segment"
+    BANK = "bank"
+
+
+CELL = 14  # one element of memory
+LANE = 22  # one lane of the strip
+LABEL_W = 92  # the column of row labels
+SITE_GAP = 26
+PAD = 12
+MAX_ROWS = 32  # memory rows drawn per site
+INK = "#222222"
+MUTED = "#8a8a8a"
+UNTOUCHED = "#f2f2f2"
+GRID = "#c8c8c8"
+WIDTH = 32
+
+
+def colours(n: int) -> list[str]:
+    """``n`` colours far apart on the hue circle, alternating in lightness so neighbours differ."""
+    out = []
+    for k in range(n):
+        hue = (k * 0.61803398875) % 1.0
+        light = 0.55 if k % 2 == 0 else 0.70
+        r, g, b = colorsys.hls_to_rgb(hue, light, 0.65)
+        out.append(Color(rgb=(r, g, b)).hex_l)
+    return out
+
+
+PALETTE = colours(WIDTH)
+
+
+@dataclass
+class Site:
+    """One SIMD-group's access at one place of the kernel, as drawn."""
+
+    line: int
+    buffer: str
+    kind: AccessKind
+    space: AddressSpace
+    simd: int
+    group: int
+    lanes: np.ndarray  # lane of the SIMD-group (0-31) of each element touched
+    elements: np.ndarray  # element index within the buffer (threadgroup memory: the group's copy)
+    keys: np.ndarray  # segment (device) or word (threadgroup) of each element
+    cost: int  # segments touched, or the n-way conflict
+    caption: str
+
+
+def draw_access_map(result: RunResult, colour_by: ColourBy | str | None = None, title: str | None = None,
+                    max_sites: int = 8) -> RunDiagram:
+    """The access map of a run recorded with ``trace=True`` and ``cost=...``: device accesses
+    coloured by segment, threadgroup accesses by bank (``colour_by`` keeps one of the two)."""
+    if result.trace is None or result.cost is None:
+        raise ValueError("the access map needs a run recorded with trace=True and cost=True")
+    only = None if colour_by is None else ColourBy(colour_by)
+    sites = [s for s in _sites(result) if only is None
+             or (only == ColourBy.SEGMENT) == (s.space != AddressSpace.THREADGROUP)][:max_sites]
+    m = result.cost.gpu.memory
+    head = [(title or result.kernel_name, 18.0, INK),
+            (f"the costliest SIMD-group at each access, on the {result.cost.gpu.name} model: device memory in "
+             f"segments of {m.segment_bytes} B, threadgroup memory in {m.banks} banks of {m.bank_width} B", 11.0, MUTED),
+            ("device: one row per segment touched, lanes coloured by segment; threadgroup: rows of "
+             f"{m.banks} words, a column is a bank, lanes coloured by bank", 11.0, MUTED)]
+    profile = result.cost
+    head.append((f"whole kernel: SIMD efficiency {profile.kernel.simd_efficiency:.0%}, "
+                 f"{profile.barriers_per_threadgroup} barrier(s) per threadgroup; occupancy "
+                 f"{profile.occupancy.describe()}", 11.0, INK))
+    if not sites:
+        head.append(("no access of this kind was recorded", 11.0, MUTED))
+    parts: list[Diagram] = []
+    y = PAD
+    for s, size, colour in head:
+        parts.append(_text(s, PAD, y + size / 2, size, colour))
+        y += size + 8
+    width = max(text_width(s, size) for s, size, _ in head) + 2 * PAD
+    for site in sites:
+        y += SITE_GAP / 2
+        drawn, w, h = _paint_site(result, site, y)
+        parts += drawn
+        width = max(width, w)
+        y += h + SITE_GAP / 2
+    box = (0.0, 0.0, width, y + PAD)
+    env = Envelope.from_bounding_box(BoundingBox([P2(box[0], box[1]), P2(box[2], box[3])]))
+    return RunDiagram(Affine.identity(), Compose(env, parts))
+
+
+# ----------------------------------------------------------------------------- choosing the sites
+def _sites(result: RunResult) -> list[Site]:
+    """For each (line, buffer, kind), the SIMD-group execution that cost the most."""
+    lanes = result.lanes
+    cost = result.cost
+    m = cost.gpu.memory
+    best: dict[tuple, Site] = {}
+    for e in result.trace.accesses():
+        if e.space == AddressSpace.THREAD or e.file != "source" or e.space == AddressSpace.CONSTANT:
+            continue
+        simd = lanes.simd_global[e.lanes]
+        key = (e.line, e.buffer, e.kind)
+        for sg in np.unique(simd):
+            sel = simd == sg
+            site = _site(result, e, int(sg), sel, m)
+            if site is not None and (key not in best or site.cost > best[key].cost):
+                best[key] = site
+    return [best[k] for k in sorted(best, key=lambda k: (k[0], k[1], str(k[2])))]
+
+
+def _site(result: RunResult, e: AccessEvent, sg: int, sel: np.ndarray, m) -> Site | None:
+    lanes = result.lanes
+    who = e.lanes[sel]
+    elements = e.index[sel]
+    simd_lane = lanes.simd_lane[who]
+    group = int(lanes.group[who[0]])
+    verb = {AccessKind.READ: "load from", AccessKind.WRITE: "store to", AccessKind.ATOMIC: "atomic on"}[e.kind]
+    where = f"SIMD-group {int(lanes.simd_in_group[who[0]])} of threadgroup {_triple(lanes.group_pos[group])}"
+    if e.space == AddressSpace.THREADGROUP:
+        base, item = result.cost.threadgroup_layout.get(e.buffer, (0, 4))
+        words = (base + elements * item) // m.bank_width
+        ways = conflict_ways(words, simd_lane, len(elements) // max(np.unique(who).size, 1) * item, m)
+        bank = int(np.bincount(words % m.banks).argmax())
+        what = ("no bank conflict" if ways <= 1 else
+                f"a {ways}-way bank conflict: {ways} lanes need different words of one bank (bank {bank})")
+        return Site(e.line, e.buffer, e.kind, e.space, sg, group, simd_lane, elements, words, ways,
+                    f"line {e.line}: {verb} {e.buffer} (threadgroup memory), {where}: {what}")
+    item = result.cost.item_sizes.get(e.buffer)
+    if item is None:
+        return None
+    segments = elements * item // m.segment_bytes
+    n = segments_touched(elements, item, m.segment_bytes)
+    useful = int(np.unique(elements).size) * item
+    what = f"{n} segment{'s' if n != 1 else ''} of {m.segment_bytes} B for {useful} useful bytes"
+    return Site(e.line, e.buffer, e.kind, e.space, sg, group, simd_lane, elements, segments, n,
+                f"line {e.line}: {verb} {e.buffer}, {where}: {what}")
+
+
+def _triple(p) -> str:
+    return "(" + ",".join(str(int(v)) for v in p) + ")"
+
+
+# ----------------------------------------------------------------------------- painting
+def _paint_site(result: RunResult, site: Site, y0: float) -> tuple[list[Diagram], float, float]:
+    m = result.cost.gpu.memory
+    parts = [_text(site.caption, PAD, y0 + 7, 12.0, INK)]
+    y = y0 + 20
+    device = site.space != AddressSpace.THREADGROUP
+    # Colours: device segments by order of first touch; threadgroup words by bank.
+    if device:
+        order = {k: i for i, k in enumerate(dict.fromkeys(site.keys.tolist()))}
+        colour_of = {k: PALETTE[i % len(PALETTE)] for k, i in order.items()}
+    else:
+        colour_of = {k: PALETTE[k % m.banks % len(PALETTE)] for k in site.keys.tolist()}
+    # The lane strip.
+    parts.append(_text("lanes", PAD, y + LANE / 2, 11.0, MUTED))
+    lane_key = {}
+    for lane, key in zip(site.lanes.tolist(), site.keys.tolist(), strict=True):
+        lane_key.setdefault(lane, key)
+    fills: dict[str, list] = defaultdict(list)
+    boxes = []
+    for lane in range(WIDTH):
+        x = PAD + LABEL_W + lane * LANE
+        b = (x, y, x + LANE - 2, y + LANE - 2)
+        boxes.append(b)
+        fills[colour_of[lane_key[lane]] if lane in lane_key else UNTOUCHED].append(b)
+        parts.append(_text(str(lane), x + (LANE - 2) / 2 - text_width(str(lane), 8) / 2, y + (LANE - 2) / 2, 8.0,
+                           INK if lane in lane_key else MUTED))
+    parts[1:1] = [_filled(bs, f) for f, bs in fills.items()]
+    y += LANE + 8
+    # The memory: one row per segment (device) or per bank-width row of words (threadgroup).
+    if device:
+        per_row = max(1, m.segment_bytes // result.cost.item_sizes.get(site.buffer, 4))
+        rows = sorted(set(site.keys.tolist()))
+        row_of = {k: r for r, k in enumerate(rows)}
+        cells = {(row_of[k], e % per_row): colour_of[k] for e, k in zip(site.elements.tolist(), site.keys.tolist(),
+                                                                         strict=True)}
+        labels = [f"{site.buffer}[{k * per_row}]" for k in rows]
+        columns = per_row
+        note = f"each row is one {m.segment_bytes}-byte segment ({per_row} elements)"
+    else:
+        rows = sorted({k // m.banks for k in site.keys.tolist()})
+        row_of = {k: r for r, k in enumerate(rows)}
+        cells = {(row_of[w // m.banks], w % m.banks): colour_of[w] for w in site.keys.tolist()}
+        labels = [f"word {r * m.banks}" for r in rows]
+        columns = m.banks
+        note = f"each row is {m.banks} words of threadgroup memory; column k is bank k"
+    shown = rows[:MAX_ROWS]
+    parts.append(_text(note, PAD + LABEL_W, y + 6, 10.0, MUTED))
+    y += 14
+    fills = defaultdict(list)
+    outline = []
+    for r, _ in enumerate(shown):
+        parts.append(_text(labels[r], PAD, y + r * CELL + CELL / 2, 9.0, MUTED))
+        for c in range(columns):
+            x = PAD + LABEL_W + c * CELL
+            b = (x, y + r * CELL, x + CELL, y + (r + 1) * CELL)
+            fills[cells.get((r, c), UNTOUCHED)].append(b)
+            outline.append(b)
+    parts += [_filled(bs, f) for f, bs in fills.items()]
+    parts.append(_outlined(outline, GRID, 0.5))
+    y += len(shown) * CELL
+    if len(rows) > len(shown):
+        parts.append(_text(f"... and {len(rows) - len(shown)} more rows", PAD + LABEL_W, y + 8, 10.0, MUTED))
+        y += 16
+    width = PAD + LABEL_W + max(WIDTH * LANE, columns * CELL) + PAD
+    width = max(width, PAD + text_width(site.caption, 12.0) + PAD)
+    return parts, width, y - y0
+
+
+def _text(s: str, x: float, y: float, size: float, colour: str = INK) -> Diagram:
+    """Text starting at x, centred on y (chalk centres text, so it is shifted by its width)."""
+    c = Color(colour)
+    return text(s, size).fill_color(c).line_color(c).line_width_local(0).translate(x + text_width(s, size) / 2, y)
+
+
+def _rects(boxes, closed: bool) -> Path:
+    """Rectangles as one path: closed to be filled, or as open polylines to be outlined only
+    (a closed path would also be filled, hiding what lies beneath)."""
+    path = Path.empty()
+    for x0, y0, x1, y1 in boxes:
+        corners = [P2(x0, y0), P2(x1, y0), P2(x1, y1), P2(x0, y1)]
+        path = path + Path.from_points(corners if closed else [*corners, P2(x0, y0)], closed)
+    return path
+
+
+def _filled(boxes, fill: str) -> Diagram:
+    c = Color(fill)
+    return _rects(boxes, True).stroke().fill_color(c).line_color(c).line_width_local(0)
+
+
+def _outlined(boxes, line: str, width: float) -> Diagram:
+    return _rects(boxes, False).stroke().line_color(Color(line)).line_width_local(width)

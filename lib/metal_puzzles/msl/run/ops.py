@@ -1,0 +1,112 @@
+"""What kind of arithmetic an operator or a builtin call is, for the cost model.
+
+The code generator asks this once per expression, at compile time, when it builds the
+instrumented variant of a kernel (``CodeGen(..., cost=True)``); the cost recorder then counts
+each kind per SIMD-group. The kinds are the rows of the throughput tables GPU vendors and
+microbenchmarks publish (see ``observe/gpu_models.py``): fused multiply-adds, plain adds and
+multiplies, divisions, transcendental ("special") functions, integer work, SIMD-group
+communication.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from ..lang.types import ScalarType, Type, VectorType
+
+
+class OpKind(StrEnum):
+    """A class of arithmetic instruction with one throughput."""
+
+    FLOAT_ADD = "float add"  # +, - (and compound assignments, ++, --)
+    FLOAT_MUL = "float mul"
+    FLOAT_FMA = "float fma"  # fma(), mad(): two floating-point operations in one instruction
+    FLOAT_DIV = "float div"  # /, divide(), fmod
+    FLOAT_SPECIAL = "float special"  # exp, log, sqrt, rsqrt, sin, pow, tanh...: the special-function unit
+    FLOAT_OTHER = "float other"  # comparisons, min/max, abs, floor, clamp...
+    INT_ADD = "int add"  # +, -, comparisons, bitwise, shifts, min/max
+    INT_MUL = "int mul"
+    INT_DIV = "int div"  # / and %: no hardware divider, a routine of multiplies
+    SIMD = "simd"  # one SIMD-group shuffle or broadcast step (a simd_sum is several)
+
+    @property
+    def flops(self) -> int:
+        """Floating-point operations one lane's instruction of this kind counts for (FMA = 2;
+        comparisons and min/max are not counted, as FLOP counts conventionally do not)."""
+        return _FLOPS.get(self, 0)
+
+
+_FLOPS = {OpKind.FLOAT_ADD: 1, OpKind.FLOAT_MUL: 1, OpKind.FLOAT_FMA: 2, OpKind.FLOAT_DIV: 1,
+          OpKind.FLOAT_SPECIAL: 1}
+
+_FLOAT_BINARY = {"+": OpKind.FLOAT_ADD, "-": OpKind.FLOAT_ADD, "*": OpKind.FLOAT_MUL, "/": OpKind.FLOAT_DIV}
+_INT_BINARY = {"*": OpKind.INT_MUL, "/": OpKind.INT_DIV, "%": OpKind.INT_DIV}
+_COMPARE = {"==", "!=", "<", ">", "<=", ">="}
+
+_SPECIAL = {
+    "sqrt", "rsqrt", "exp", "exp2", "exp10", "log", "log2", "log10", "sin", "cos", "tan", "asin", "acos",
+    "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "pow", "powr", "atan2", "log1p", "expm1",
+    "cbrt", "sinpi", "cospi", "tanpi", "sincos", "normalize", "length", "distance",
+}
+_FMA = {"fma", "mad"}
+_FLOAT_DIVISION = {"divide", "fmod"}
+#: SIMD-group and quad-group functions: a reduction or scan over 32 lanes is log2(32) = 5 steps.
+_SIMD_STEPS = 5
+#: An 8x8 by 8x8 SIMD-group matrix product is 8 * 8 * 8 = 512 multiply-adds shared by 32 lanes.
+_MATRIX_FMAS_PER_LANE = 8 * 8 * 8 // 32
+
+
+def elem_of(ty: Type) -> tuple[ScalarType | None, int]:
+    """The element type and the number of components of a value's type (1 for scalars)."""
+    if isinstance(ty, VectorType):
+        return ty.elem, ty.n
+    if isinstance(ty, ScalarType):
+        return ty, 1
+    return None, 1
+
+
+def binary_kind(op: str, operand_ty: Type, divisor: int | None = None) -> OpKind | None:
+    """The kind of ``x op y`` computed in ``operand_ty`` (None: not arithmetic, e.g. on pointers).
+
+    ``divisor`` is ``y`` when it is a compile-time constant: compilers turn an integer division
+    or remainder by a constant power of two into a shift or a mask, and by another constant into
+    a multiply and a shift; only a division by a run-time value needs the division routine.
+    """
+    elem, _ = elem_of(operand_ty)
+    if elem is None or elem.name == "bool":
+        return None
+    if elem.is_float:
+        if op in _FLOAT_BINARY:
+            return _FLOAT_BINARY[op]
+        return OpKind.FLOAT_OTHER if op in _COMPARE else None
+    if op in ("/", "%") and divisor is not None and divisor > 0:
+        return OpKind.INT_ADD if divisor & (divisor - 1) == 0 else OpKind.INT_MUL
+    return _INT_BINARY.get(op, OpKind.INT_ADD)
+
+
+def builtin_kind(name: str, arg_ty: Type | None) -> tuple[OpKind, int] | None:
+    """The kind of a builtin function call and how many instructions of that kind one call is
+    (a SIMD-group reduction is several shuffle steps); None for builtins that are not arithmetic
+    (barriers, atomics, attributes of the launch)."""
+    if name in ("simdgroup_multiply", "simdgroup_multiply_accumulate"):
+        return OpKind.FLOAT_FMA, _MATRIX_FMAS_PER_LANE
+    if name.startswith(("simd_", "quad_")):
+        if name in ("simd_is_first", "simd_active_threads_mask", "simd_ballot"):
+            return OpKind.SIMD, 1
+        steps = _SIMD_STEPS if any(w in name for w in ("sum", "prod", "max", "min", "and", "or", "xor",
+                                                        "all", "any")) else 1
+        return OpKind.SIMD, steps
+    elem, _ = elem_of(arg_ty) if arg_ty is not None else (None, 1)
+    if name in _FMA:
+        return (OpKind.FLOAT_FMA, 1) if elem is None or elem.is_float else (OpKind.INT_MUL, 1)
+    if name in _FLOAT_DIVISION:
+        return OpKind.FLOAT_DIV, 1
+    if name in _SPECIAL:
+        return OpKind.FLOAT_SPECIAL, 1
+    if name in ("dot", "cross"):
+        return OpKind.FLOAT_FMA, 1
+    if name.startswith(("atomic", "threadgroup_barrier", "simdgroup_barrier", "as_type")):
+        return None
+    if elem is None:
+        return None
+    return (OpKind.FLOAT_OTHER, 1) if elem.is_float else (OpKind.INT_ADD, 1)
