@@ -205,13 +205,19 @@ class Calls(CheckerState):
         ret = self.resolve_type(fd.ret)
         self.func = FunctionContext(ret)
         params = [self.param_var(p) for p in fd.params]
-        inst = FuncInstance(fd.name, params, ret, body, pos=fd.pos)
+        return self._check_instance(key, fd.name, params, ret, body, fd.pos, (saved_scope, saved_func, saved_addr))
+
+    def _check_instance(self, key, name: str, params: list[Var], ret: Type, body: ast.Block, pos: Pos,
+                        saved: tuple) -> FuncInstance:
+        """Check a function body in the scope prepared for it, record the instance under ``key``
+        (first, so that the body's own calls find it), and give back the caller's scope ``saved``."""
+        inst = FuncInstance(name, params, ret, body, pos=pos)
         self.instances[key] = inst
-        self.instantiating.append(fd.name)
+        self.instantiating.append(name)
         try:
             self.stmt_block_contents(body)
         finally:
             self.instantiating.pop()
         inst.nslots = self.func.nslots
-        self.scope, self.func, self.addressed = saved_scope, saved_func, saved_addr
+        self.scope, self.func, self.addressed = saved
         return inst

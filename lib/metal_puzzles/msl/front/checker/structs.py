@@ -221,16 +221,7 @@ class Structs(CheckerState):
                    space=AddressSpace.THREAD)
         self.scope.names["this"] = this
         params = [this] + [self.param_var(p) for p in fd.params]
-        inst = FuncInstance(qualified, params, ret, body, pos=fd.pos)
-        self.instances[key] = inst
-        self.instantiating.append(qualified)
-        try:
-            self.stmt_block_contents(body)
-        finally:
-            self.instantiating.pop()
-        inst.nslots = self.func.nslots
-        self.scope, self.func, self.addressed = saved_scope, saved_func, saved_addr
-        return inst
+        return self._check_instance(key, qualified, params, ret, body, fd.pos, (saved_scope, saved_func, saved_addr))
 
     def member_name(self, e: ast.Name) -> ast.Expr:
         """A member's name inside a member function: ``this``'s field."""
