@@ -151,8 +151,9 @@ def _grade(args, config: PointsConfig, limits: Limits, max_bytes: int) -> int:
         return ExitStatus.STOPPED
     print_summary(run)
     reused = f", {run.reused} taken from the journal" if args.resume else ""
-    print(f"wrote {out / 'grades.csv'}, results.json and reports/ ({len(run.students)} students{reused}; "
+    print(f"wrote {out / 'grades.csv'}, results.json, cost.json and reports/ ({len(run.students)} students{reused}; "
           f"hidden-test seed {run.seed})")
+    print(run.cost.summary())
     if not run.complete:
         faults = sum(1 for st in run.students for s in st.puzzles.values() if s.get("status") == "grader-fault")
         _error(f"grading did not complete: the grader failed on {faults} puzzle(s) (marked 'grader-fault', "
