@@ -4,11 +4,13 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from enum import IntEnum
 from pathlib import Path
 
 from . import book
+from .grading.cluster import ClusterError
 from .grading.console import print_check, print_summary
 from .grading.grade import collect_notebooks, grade_submissions, load_mapping, new_seed
 from .grading.journal import Journal, JournalError, RunSettings
@@ -60,6 +62,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="carry on with the run journalled in --out (same seed; finished students are kept)")
     again.add_argument("--force", action="store_true", help="replace the results already in --out")
     g.add_argument("--quiet", action="store_true", help="no progress bar")
+    g.add_argument("--cluster", default=None, metavar="local[:N] | tcp://HOST:PORT",
+                   help="grade on a Dask cluster: a LocalCluster of N worker processes (default: --workers or all "
+                        "cores), or the scheduler at that address (needs metal-puzzles[cluster])")
     _add_limits(g)
     im = sub.add_parser("images", help="regenerate the book's images (logo and puzzle diagrams)")
     im.add_argument("--out", default="imgs", help="directory to write into (default: imgs)")
@@ -137,9 +142,17 @@ def _grade(args, config: PointsConfig, limits: Limits, max_bytes: int) -> int:
         _error(f"cannot write the journal in {out}: {exc.strerror or exc}")
         return ExitStatus.USAGE
     try:
+        runner, runner_name = _cluster_runner(args.cluster, args.workers, limits)
+    except ClusterError as exc:
+        _error(str(exc))
+        return ExitStatus.USAGE
+    except RunnerStopped as exc:
+        _error(f"{exc}\nnothing was graded; run the same command with --resume once the cluster is up")
+        return ExitStatus.STOPPED
+    try:
         run = grade_submissions(args.submissions, config=config, mapping=mapping, limits=limits,
                                 workers=args.workers, progress=not args.quiet, max_notebook_bytes=max_bytes,
-                                journal=journal, collected=collected)
+                                journal=journal, collected=collected, runner=runner, runner_name=runner_name)
         write_outputs(run, out)
     except KeyboardInterrupt:
         _error(f"interrupted; {len(journal.records)} notebook(s) graded so far are kept in {journal.path}: "
@@ -160,6 +173,17 @@ def _grade(args, config: PointsConfig, limits: Limits, max_bytes: int) -> int:
                "not scored); run the same command with --resume to try them again")
         return ExitStatus.INCOMPLETE
     return ExitStatus.OK
+
+
+def _cluster_runner(spec: str | None, workers: int | None, limits: Limits):
+    """The Dask runner ``--cluster`` asks for, and its name for the cost report; (None, None)
+    without ``--cluster`` (the local pool; Dask is not imported at all)."""
+    if spec is None:
+        return None, None
+    from .grading.cluster import ClusterSpec, DaskRunner
+
+    parsed = ClusterSpec.parse(spec, workers or os.cpu_count() or 1)
+    return DaskRunner(parsed, limits), parsed.describe()
 
 
 def _check(args, config: PointsConfig, limits: Limits, max_bytes: int) -> int:

@@ -43,6 +43,8 @@ class ReadTask:
     inode: int
     max_bytes: int
     kernel_names: tuple[str, ...]
+    #: The file's bytes, read by the caller (a cluster's workers cannot open our files); None: read here.
+    data: bytes | None = None
 
     def time_limit(self, limits: Limits) -> float:
         return limits.read_seconds
@@ -114,15 +116,21 @@ def run_task(task: Task, limits: Limits) -> Any:
     raise TypeError(f"not a grading task: {type(task).__name__}")
 
 
-def _read(task: ReadTask):
+def read_notebook_bytes(task: ReadTask) -> bytes:
+    """The notebook's bytes, from the very file ``submissions.examine`` checked, at most
+    ``max_bytes``; raises ``SubmissionLimit`` if it cannot be read."""
     try:
         fd = open_regular(task.path, task.device, task.inode, task.max_bytes)
         try:
-            raw = read_bounded(fd, task.max_bytes)
+            return read_bounded(fd, task.max_bytes)
         finally:
             os.close(fd)
     except OSError as exc:
         raise SubmissionLimit(f"failed: {exc.strerror or exc}") from None
+
+
+def _read(task: ReadTask):
+    raw = task.data if task.data is not None else read_notebook_bytes(task)
     return extract_from_bytes(raw, task.path, task.kernel_names)
 
 
