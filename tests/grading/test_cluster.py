@@ -22,7 +22,6 @@ from metal_puzzles.puzzles import get_puzzle
 
 from .conftest import MAP_OK, SEED, ZIP_WRONG, grade, grade_quietly, kernel_cell, solution, write_nb
 
-
 KERNELS = ("map", "zip", "guard", "map_2d", "broadcast")
 ENDLESS = "uint i = thread_position_in_grid.x;\nwhile (true) { i++; }\nout[0] = i;\n"
 
