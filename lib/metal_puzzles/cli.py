@@ -66,6 +66,18 @@ def build_parser() -> argparse.ArgumentParser:
                    help="grade on a Dask cluster: a LocalCluster of N worker processes (default: --workers or all "
                         "cores), or the scheduler at that address (needs metal-puzzles[cluster])")
     _add_limits(g)
+    a = sub.add_parser("autograder", help="build a Gradescope autograder zip (it grades as 'grade' does)")
+    a.add_argument("--out", default="autograder.zip", help="the zip to write (default: autograder.zip)")
+    a.add_argument("--points", default=None, help="TOML file with points per puzzle and partial credit")
+    a.add_argument("--wheel", default=None,
+                   help="the metal-puzzles wheel to install on Gradescope (default: one of the installed package)")
+    a.add_argument("--seed", type=int, default=None,
+                   help="seed of the hidden tests, the same for every submission (default: a new random seed)")
+    r = sub.add_parser("autograder-run", help="what the autograder zip's run_autograder runs on Gradescope: grade "
+                                              "ROOT/submission/, write ROOT/results/results.json")
+    r.add_argument("--root", default=None,
+                   help="the autograder folder (default: $METAL_PUZZLES_AUTOGRADER_ROOT, or /autograder)")
+    r.add_argument("--workers", type=int, default=None, help="worker processes (default: all cores)")
     im = sub.add_parser("images", help="regenerate the book's images (logo and puzzle diagrams)")
     im.add_argument("--out", default="imgs", help="directory to write into (default: imgs)")
     c = sub.add_parser("check", help="check your own notebook and print a table of results (exit status 1 "
@@ -90,6 +102,15 @@ def main(argv: list[str] | None = None) -> int:
         return ExitStatus.OK
     if args.command in book.COMMANDS:
         return book.run_command(args)
+    if args.command == "autograder":
+        return _autograder(args)
+    if args.command == "autograder-run":
+        from .grading.gradescope import AutograderPaths, run_autograder
+
+        results = run_autograder(AutograderPaths.from_environment(args.root), workers=args.workers)
+        print(f"score {results['score']:g}; {sum(t['status'] == 'passed' for t in results['tests'])} of "
+              f"{len(results['tests'])} puzzles passed")
+        return ExitStatus.OK
     if args.command == "images":
         for path in write_images(args.out):
             print(path)
@@ -172,6 +193,20 @@ def _grade(args, config: PointsConfig, limits: Limits, max_bytes: int) -> int:
         _error(f"grading did not complete: the grader failed on {faults} puzzle(s) (marked 'grader-fault', "
                "not scored); run the same command with --resume to try them again")
         return ExitStatus.INCOMPLETE
+    return ExitStatus.OK
+
+
+def _autograder(args) -> int:
+    from .grading.gradescope import AutograderError, build_autograder
+
+    out = Path(args.out)
+    try:
+        wheel = build_autograder(out, points=Path(args.points) if args.points else None,
+                                 wheel=Path(args.wheel) if args.wheel else None, seed=args.seed)
+    except (AutograderError, OSError, ValueError) as exc:
+        _error(f"cannot build the autograder: {exc}")
+        return ExitStatus.USAGE
+    print(f"wrote {out} (installs {wheel}); upload it as the assignment's autograder on Gradescope")
     return ExitStatus.OK
 
 

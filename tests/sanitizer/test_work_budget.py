@@ -10,9 +10,9 @@ from __future__ import annotations
 import warnings
 
 import pytest
-from metal_puzzles.msl.front.preprocessor import MAX_EXPANSION_TOKENS, Preprocessor
 
 from metal_puzzles.msl import CompileError
+from metal_puzzles.msl.front.preprocessor import MAX_EXPANSION_TOKENS, Preprocessor
 
 from .conftest import launch
 
