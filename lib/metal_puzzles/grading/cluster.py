@@ -20,7 +20,10 @@ per Dask task:
   ``distributed.scheduler.allowed-failures`` workers (``KilledWorker``: a grader fault here).
 
 Notebooks are read here and sent to the workers as bytes (a remote worker cannot open our
-files); at most a few reads are in flight at once, so the class is never all in memory.
+files); at most a few reads are in flight at once, so the class is never all in memory. A
+student's kernel checks go to Dask in batches of up to ``BATCH`` (each check still runs and is
+limited on its own in the sandbox): a check takes tens of milliseconds, and a Dask task per check
+would spend about as much again in scheduling and messages.
 
 Dask is an optional extra: this module imports it only when a ``DaskRunner`` is made.
 """
@@ -43,6 +46,9 @@ from .tasks import ReadTask, SubmissionLimit, Task, read_notebook_bytes
 INSTALL_HINT = "pip install 'metal-puzzles[cluster]' (it adds dask[distributed])"
 #: Reads in flight per Dask worker thread: enough to keep workers busy, few enough to bound memory.
 READS_PER_THREAD = 2
+#: Kernel checks per Dask task: large enough to make Dask's cost per task small beside the checks,
+#: small enough that a student's 30 checks still spread over several workers.
+BATCH = 8
 
 
 class ClusterError(Exception):
@@ -97,17 +103,17 @@ def _distributed():
 _SANDBOXES = threading.local()
 
 
-def run_in_sandbox(task: Task, limits: Limits, retries: int) -> TaskOutcome:
-    """Run one grading task in this worker thread's sandboxed process (started on first use)."""
+def run_in_sandbox(tasks: list[Task], limits: Limits, retries: int) -> list[TaskOutcome]:
+    """Run grading tasks, one after the other, in this worker thread's sandboxed process (started
+    on first use): one outcome each, as the local pool gives them."""
     pool = getattr(_SANDBOXES, "pool", None)
     if pool is None or pool.limits != limits or pool.retries != retries:
         if pool is not None:
             pool.close()
         pool = _SANDBOXES.pool = ProcessPoolRunner(limits, workers=1, retries=retries)
-    pool.submit(task)
-    for outcome in pool.outcomes():  # RunnerStopped (no sandbox can start) goes back to the client
-        return outcome
-    raise AssertionError("the sandbox pool returned no outcome")  # pragma: no cover
+    for task in tasks:
+        pool.submit(task)
+    return list(pool.outcomes())  # RunnerStopped (no sandbox can start) goes back to the client
 
 
 def _worker_facts() -> dict:
@@ -124,7 +130,7 @@ class DaskRunner:
     """
 
     def __init__(self, spec: ClusterSpec, limits: Limits, *, retries: int = 2,
-                 call: Callable[[Task, Limits, int], TaskOutcome] = run_in_sandbox) -> None:
+                 call: Callable[[list[Task], Limits, int], list[TaskOutcome]] = run_in_sandbox) -> None:
         distributed = _distributed()
         import dask
 
@@ -135,9 +141,10 @@ class DaskRunner:
         self.cluster = None
         try:
             if spec.local:
-                # Workers must be allowed children (their sandboxes); their own memory stays small,
-                # the sandboxes have their own limit.
-                with dask.config.set({"distributed.worker.daemon": False}):
+                # Workers must be allowed children (their sandboxes). Their statistical profiler is
+                # off: it samples every 10 ms, CPU the checks need on a small machine.
+                with dask.config.set({"distributed.worker.daemon": False,
+                                      "distributed.worker.profile.enabled": False}):
                     self.cluster = distributed.LocalCluster(
                         n_workers=spec.workers, threads_per_worker=1, processes=True, dashboard_address=None,
                         silence_logs=50)
@@ -153,8 +160,9 @@ class DaskRunner:
             self.close()
             raise
         self._done = distributed.as_completed()
-        self._tasks: dict[str, Task] = {}  # Dask key -> task
+        self._tasks: dict[str, list[Task]] = {}  # Dask key -> its tasks
         self._reads: deque[ReadTask] = deque()  # reads not sent yet
+        self._batch: list[Task] = []  # kernel checks not sent yet
         self._ready: deque[TaskOutcome] = deque()  # outcomes known here (a file that cannot be read)
         self._reads_out = 0
         self._outstanding = 0
@@ -184,15 +192,17 @@ class DaskRunner:
         if isinstance(task, ReadTask):
             self._reads.append(task)  # read and sent when there is room (``_top_up``)
         else:
-            self._send(task, priority=1)  # students already read finish first
+            self._batch.append(task)
+            if len(self._batch) >= BATCH:
+                self._flush()
 
     def outcomes(self) -> Iterator[TaskOutcome]:
         while self._outstanding:
+            self._flush()
             self._top_up()
-            if self._ready:
-                outcome = self._ready.popleft()
-            else:
-                outcome = self._collect(next(self._done))
+            if not self._ready:
+                self._ready.extend(self._collect(next(self._done)))
+            outcome = self._ready.popleft()
             if isinstance(outcome.task, ReadTask):
                 self._reads_out -= 1
             self._outstanding -= 1
@@ -215,11 +225,16 @@ class DaskRunner:
         self.close()
 
     # ------------------------------------------------------------ internals
-    def _send(self, task: Task, priority: int) -> None:
-        key = f"metal-puzzles-{task.task_id}-{uuid.uuid4().hex}"
-        future = self.client.submit(self.call, task, self.limits, self.retries, key=key, pure=False,
+    def _flush(self) -> None:
+        if self._batch:
+            self._send(self._batch, priority=1)  # students already read finish first
+            self._batch = []
+
+    def _send(self, tasks: list[Task], priority: int) -> None:
+        key = f"metal-puzzles-{tasks[0].task_id}-{uuid.uuid4().hex}"
+        future = self.client.submit(self.call, tasks, self.limits, self.retries, key=key, pure=False,
                                     priority=priority)
-        self._tasks[key] = task
+        self._tasks[key] = tasks
         self._done.add(future)
 
     def _top_up(self) -> None:
@@ -231,10 +246,10 @@ class DaskRunner:
             except SubmissionLimit as exc:  # as the worker would have said it
                 self._ready.append(TaskOutcome(task, Outcome.LIMIT, reason=str(exc)))
                 continue
-            self._send(replace(task, data=data), priority=0)
+            self._send([replace(task, data=data)], priority=0)
 
-    def _collect(self, future) -> TaskOutcome:
-        task = self._tasks.pop(future.key)
+    def _collect(self, future) -> list[TaskOutcome]:
+        tasks = self._tasks.pop(future.key)
         try:
             if future.status == "finished":
                 return future.result()
@@ -244,6 +259,7 @@ class DaskRunner:
         if isinstance(exc, RunnerStopped):
             raise RunnerStopped(f"on {self.spec.describe()}: {exc}")
         if type(exc).__name__ == "KilledWorker":
-            return TaskOutcome(task, Outcome.GRADER_FAULT, attempts=0,
-                               reason="the Dask workers running it died on every attempt")
-        return TaskOutcome(task, Outcome.GRADER_FAULT, reason=f"the grader failed: {type(exc).__name__}: {exc}")
+            return [TaskOutcome(task, Outcome.GRADER_FAULT, attempts=0,
+                                reason="the Dask workers running it died on every attempt") for task in tasks]
+        return [TaskOutcome(task, Outcome.GRADER_FAULT, reason=f"the grader failed: {type(exc).__name__}: {exc}")
+                for task in tasks]
