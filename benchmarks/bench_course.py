@@ -90,6 +90,8 @@ def main(argv=None) -> int:
         d = Path(tmp) / "class"
         d.mkdir()
         write_class(d, args.students, args.shared)
+        load_before = " ".join(Path("/proc/loadavg").read_text().split()[:3]) if Path("/proc/loadavg").exists() \
+            else "unknown"
         startup = worker_startup_seconds(Path(tmp))
         runner, name, cluster_start = make_runner(args.runner, args.workers)
         workers = args.workers if runner is None else runner.threads
@@ -110,14 +112,18 @@ def main(argv=None) -> int:
     print(f"  worker time {cost.worker_seconds:.1f} s = {cost.worker_seconds / n:.2f} s per notebook "
           f"(reading {cost.read_seconds:.2f} s in all); after start-up, workers were busy {efficiency:.0%} "
           f"of the time ({workers} worker(s))")
+    print(f"  worker CPU time {cost.worker_cpu_seconds:.1f} s = {cost.worker_cpu_seconds / n:.2f} s per notebook "
+          f"(wall / CPU = {cost.worker_seconds / max(cost.worker_cpu_seconds, 1e-9):.2f}: above 1, the machine's "
+          f"other load took cores from the workers); load average before the run: {load_before}")
     print(f"  a sandboxed worker starts in {startup:.1f} s (spawn, imports, warm-up; once per worker)")
     top = sorted(cost.seconds_per_puzzle.items(), key=lambda kv: -kv[1])[:8]
     print("  worker time by puzzle (top 8): " + ", ".join(f"{pid} {s:.1f} s" for pid, s in top))
-    # Extrapolation: the worker time a notebook of this class costs, at the efficiency measured,
-    # plus one worker start; grading is embarrassingly parallel (students are independent).
-    per_notebook = cost.worker_seconds / n
-    print(f"  {COURSE:,} students like these (extrapolated: {per_notebook:.2f} worker-s per notebook, "
-          f"{efficiency:.0%} efficiency, + one worker start):")
+    # Extrapolation: the CPU time a notebook of this class costs (on cores of their own, which a
+    # cluster's workers have), at the efficiency measured, plus one worker start; grading is
+    # embarrassingly parallel (students are independent).
+    per_notebook = cost.worker_cpu_seconds / n
+    print(f"  {COURSE:,} students like these (extrapolated: {per_notebook:.2f} CPU-s per notebook, "
+          f"{efficiency:.0%} efficiency, + one worker start), on N workers with a core each:")
     for n_workers in (2, 16, 64, 256):
         seconds = COURSE * per_notebook / (n_workers * efficiency) + startup
         print(f"    {n_workers:>4} workers: {seconds / 60:7.1f} min")

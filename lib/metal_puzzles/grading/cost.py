@@ -24,7 +24,9 @@ class RunCost:
     were (same puzzles, source, header, names and seed); ``runs`` how many attempts workers made
     at them (retries of a dead worker's task included) and ``shared`` how many checks took the
     result of an identical one instead of running. Compilations and compile-cache hits are the
-    workers' own counts. Seconds per puzzle are worker time; a kernel checked for several puzzles
+    workers' own counts. Worker seconds are wall time in tasks; worker CPU seconds what the tasks
+    cost on cores of their own (on a busy machine, the wall time is longer). Seconds per puzzle
+    are worker wall time; a kernel checked for several puzzles
     (those that share a kernel) has its time split evenly between them.
     """
 
@@ -41,6 +43,7 @@ class RunCost:
     compile_cache_hits: int = 0
     wall_seconds: float = 0.0
     worker_seconds: float = 0.0
+    worker_cpu_seconds: float = 0.0
     read_seconds: float = 0.0
     seconds_per_puzzle: dict[str, float] = field(default_factory=dict)
 
@@ -56,6 +59,7 @@ class RunCost:
         self.compiles += o.cost.compiles
         self.compile_cache_hits += o.cost.cache_hits
         self.worker_seconds += o.cost.seconds
+        self.worker_cpu_seconds += o.cost.cpu_seconds
         if is_read:
             self.read_seconds += o.cost.seconds
             return
@@ -70,11 +74,11 @@ class RunCost:
         return (f"cost: {self.graded} notebook(s) graded on {self.runner}; {self.kernel_checks} kernel checks, "
                 f"{self.unique_kernels} unique, {self.runs} run, {self.shared} shared; {self.compiles} "
                 f"compilations, {self.compile_cache_hits} cache hits; {self.wall_seconds:.1f} s wall, "
-                f"{self.worker_seconds:.1f} s in workers")
+                f"{self.worker_seconds:.1f} s in workers ({self.worker_cpu_seconds:.1f} s CPU)")
 
     def to_json(self) -> str:
         record = asdict(self)
-        for key in ("wall_seconds", "worker_seconds", "read_seconds"):
+        for key in ("wall_seconds", "worker_seconds", "worker_cpu_seconds", "read_seconds"):
             record[key] = round(record[key], 3)
         record["seconds_per_puzzle"] = {k: round(v, 3) for k, v in sorted(self.seconds_per_puzzle.items(),
                                                                            key=lambda kv: -kv[1])}

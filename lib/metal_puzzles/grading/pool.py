@@ -59,7 +59,7 @@ def _worker_main(conn: Connection, limits: Limits) -> None:
             return
         conn.send((_Message.STARTED, task.task_id))
         compiles, hits = compile_cache_stats()
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         try:
             message = (_Message.DONE, task.task_id, run_task(task, limits))
         except SubmissionLimit as exc:
@@ -67,7 +67,8 @@ def _worker_main(conn: Connection, limits: Limits) -> None:
         except Exception as exc:  # a bug in the grader or the simulator: the grader's fault
             message = (_Message.FAULT, task.task_id, f"{type(exc).__name__}: {exc}")
         now_compiles, now_hits = compile_cache_stats()
-        cost = TaskCost(time.perf_counter() - start, now_compiles - compiles, now_hits - hits)
+        cost = TaskCost(time.perf_counter() - start, time.process_time() - cpu, now_compiles - compiles,
+                        now_hits - hits)
         try:
             conn.send((*message, cost))
         except MemoryError:

@@ -34,7 +34,8 @@ class Outcome(str, Enum):
 class TaskCost:
     """What running a task took in its worker (for the run's cost report, never for grades)."""
 
-    seconds: float = 0.0
+    seconds: float = 0.0  # wall time
+    cpu_seconds: float = 0.0  # the worker's CPU time: what it costs on a core of its own
     compiles: int = 0  # kernel instances compiled
     cache_hits: int = 0  # compilations the worker's compile cache saved
 
