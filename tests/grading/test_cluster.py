@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -129,3 +130,22 @@ def test_grading_without_cluster_never_imports_dask(tmp_path):
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_resume_on_the_cluster_carries_on_the_journalled_run(course, tmp_path, capsys):
+    """Half the class graded on the cluster, the rest added and --resume'd there: the grades are
+    the local run's, and the first half came from the journal."""
+    d, local = course
+    part = tmp_path / "class"
+    part.mkdir()
+    for name in ("solved.ipynb", "hostile.ipynb"):
+        shutil.copy(d / "class" / name, part / name)
+    first = grade(capsys, [part], tmp_path / "out", "--seed", SEED, "--cluster", "local:2")
+    assert first.status == 0, first.stderr
+    for nb in (d / "class").iterdir():
+        shutil.copy(nb, part / nb.name)
+    again = grade(capsys, [part], tmp_path / "out", "--resume", "--cluster", "local:2")
+    assert again.status == 0, again.stderr
+    assert "2 taken from the journal" in again.stdout
+    assert (again.out / "grades.csv").read_bytes() == (local.out / "grades.csv").read_bytes()
+    assert json.loads((again.out / "cost.json").read_text())["graded"] == 3
