@@ -19,8 +19,9 @@ from pathlib import Path
 import pytest
 
 from metal_puzzles.cli import main
-from metal_puzzles.grading.gradescope import _repack
+from metal_puzzles.grading.gradescope import _installed_distribution, _repack
 from metal_puzzles.puzzles import PUZZLES
+from metal_puzzles.version import __version__
 
 from .conftest import KERNEL_PUZZLES, MAP_OK, ZIP_WRONG, kernel_cell, solution, write_nb
 
@@ -97,7 +98,7 @@ def test_the_zip_holds_what_gradescope_runs(autograder_zip):
     assert {"setup.sh", "run_autograder", "points.toml"} <= names and len(wheels) == 1
     assert wheels[0].endswith(".whl") and "metal_puzzles-" in wheels[0]
     assert modes["setup.sh"] & 0o111 and modes["run_autograder"] & 0o111
-    assert settings == {"seed": 11, "version": metadata.version("metal-puzzles")}
+    assert settings == {"seed": 11, "version": __version__}
     assert "pip install" in setup and "wheels/" in setup
 
 
@@ -187,3 +188,12 @@ def test_an_installed_package_repacks_into_the_same_wheel(autograder_zip, tmp_pa
         for name in a.namelist():
             if not name.endswith("RECORD"):
                 assert a.read(name) == b.read(name), name
+
+
+def test_the_wheel_comes_from_the_installed_package_not_a_checkouts_egg_info(monkeypatch):
+    # A source checkout's lib/ holds metal_puzzles.egg-info (setuptools' notes, no RECORD); with
+    # lib/ first on sys.path importlib.metadata finds it first, and it cannot make a wheel.
+    lib = Path(__file__).resolve().parents[2] / "lib"
+    monkeypatch.syspath_prepend(str(lib))
+    dist = _installed_distribution()
+    assert dist.read_text("RECORD") is not None and dist.version == __version__

@@ -126,7 +126,7 @@ def _add(z: zipfile.ZipFile, name: str, data: bytes, executable: bool = False) -
 def package_wheel(into: Path) -> Path:
     """A wheel of the installed metal-puzzles: built from its source tree when it is installed
     from one (editable), repacked from its installed files otherwise."""
-    dist = metadata.distribution("metal-puzzles")
+    dist = _installed_distribution()
     direct = dist.read_text("direct_url.json")
     info = json.loads(direct) if direct else {}
     if info.get("dir_info", {}).get("editable") and info.get("url", "").startswith("file://"):
@@ -139,6 +139,15 @@ def package_wheel(into: Path) -> Path:
                                   f"({done.stderr.strip()[-500:]}); build one and pass it with --wheel")
         return wheels[0]
     return _repack(dist, into)
+
+
+def _installed_distribution() -> metadata.Distribution:
+    """The metal-puzzles that pip installed (its .dist-info has a RECORD), not the .egg-info a
+    source checkout holds beside the code (found first when that folder is on sys.path)."""
+    installed = [d for d in metadata.distributions(name="metal-puzzles") if d.read_text("RECORD") is not None]
+    if not installed:
+        raise AutograderError("no pip-installed metal-puzzles was found to build a wheel from; pass --wheel")
+    return installed[0]
 
 
 def _repack(dist: metadata.Distribution, into: Path) -> Path:
