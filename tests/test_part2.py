@@ -13,6 +13,7 @@ import pytest
 from metal_puzzles import MetalKernel, MetalProblem
 from metal_puzzles.checking import check_kernel_sources, check_source
 from metal_puzzles.grading.tasks import summarize
+from metal_puzzles.msl import StopReason
 from metal_puzzles.puzzles import PUZZLES, Puzzle, find_puzzle, get_puzzle
 from metal_puzzles.puzzles.part2 import (
     KERNEL_FUNCTIONS,
@@ -697,3 +698,18 @@ def test_layer_norm_reusing_the_slots_without_a_barrier_races():
 def test_layer_norm_backward_without_the_variance_path_is_wrong():
     source = _edit("layer_norm_backward", "- mean_wg - xhat * mean_wgx)", "- mean_wg)")
     assert not check("layer_norm_backward", source).correct
+
+
+def test_finale_stops_after_a_kernel_that_does_not_finish():
+    # The forward kernel with an endless loop: its first comparison spends the whole step budget,
+    # and every later comparison and test is reported as not run instead of spending it again.
+    src = solution_source(get_puzzle("segment_sum"))
+    endless = src.replace("for (", "for (;;) {} for (", 1)
+    assert endless != src
+    result = check_kernel_sources(get_puzzle("segment_sum_autodiff"),
+                                  _reference_kernels("segment_sum_autodiff", segment_sum=endless), max_steps=2_000)
+    first, *rest = result.outcomes
+    assert first.stopped == StopReason.STEP_BUDGET and not result.passed
+    assert rest and all(o.status == "runtime-error" and o.error.startswith("not run") for o in rest)
+    cases = get_puzzle("segment_sum_autodiff").cases(0)
+    assert {o.case.label for o in rest} >= {c.label for c in cases[1:]}  # every later test is accounted for

@@ -4,11 +4,13 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from enum import IntEnum
 from pathlib import Path
 
 from . import book
+from .grading.cluster import ClusterError
 from .grading.console import print_check, print_summary
 from .grading.grade import collect_notebooks, grade_submissions, load_mapping, new_seed
 from .grading.journal import Journal, JournalError, RunSettings
@@ -60,7 +62,22 @@ def build_parser() -> argparse.ArgumentParser:
                        help="carry on with the run journalled in --out (same seed; finished students are kept)")
     again.add_argument("--force", action="store_true", help="replace the results already in --out")
     g.add_argument("--quiet", action="store_true", help="no progress bar")
+    g.add_argument("--cluster", default=None, metavar="local[:N] | tcp://HOST:PORT",
+                   help="grade on a Dask cluster: a LocalCluster of N worker processes (default: --workers or all "
+                        "cores), or the scheduler at that address (needs metal-puzzles[cluster])")
     _add_limits(g)
+    a = sub.add_parser("autograder", help="build a Gradescope autograder zip (it grades as 'grade' does)")
+    a.add_argument("--out", default="autograder.zip", help="the zip to write (default: autograder.zip)")
+    a.add_argument("--points", default=None, help="TOML file with points per puzzle and partial credit")
+    a.add_argument("--wheel", default=None,
+                   help="the metal-puzzles wheel to install on Gradescope (default: one of the installed package)")
+    a.add_argument("--seed", type=int, default=None,
+                   help="seed of the hidden tests, the same for every submission (default: a new random seed)")
+    r = sub.add_parser("autograder-run", help="what the autograder zip's run_autograder runs on Gradescope: grade "
+                                              "ROOT/submission/, write ROOT/results/results.json")
+    r.add_argument("--root", default=None,
+                   help="the autograder folder (default: $METAL_PUZZLES_AUTOGRADER_ROOT, or /autograder)")
+    r.add_argument("--workers", type=int, default=None, help="worker processes (default: all cores)")
     im = sub.add_parser("images", help="regenerate the book's images (logo and puzzle diagrams)")
     im.add_argument("--out", default="imgs", help="directory to write into (default: imgs)")
     c = sub.add_parser("check", help="check your own notebook and print a table of results (exit status 1 "
@@ -85,6 +102,15 @@ def main(argv: list[str] | None = None) -> int:
         return ExitStatus.OK
     if args.command in book.COMMANDS:
         return book.run_command(args)
+    if args.command == "autograder":
+        return _autograder(args)
+    if args.command == "autograder-run":
+        from .grading.gradescope import AutograderPaths, run_autograder
+
+        results = run_autograder(AutograderPaths.from_environment(args.root), workers=args.workers)
+        print(f"score {results['score']:g}; {sum(t['status'] == 'passed' for t in results['tests'])} of "
+              f"{len(results['tests'])} puzzles passed")
+        return ExitStatus.OK
     if args.command == "images":
         for path in write_images(args.out):
             print(path)
@@ -137,9 +163,17 @@ def _grade(args, config: PointsConfig, limits: Limits, max_bytes: int) -> int:
         _error(f"cannot write the journal in {out}: {exc.strerror or exc}")
         return ExitStatus.USAGE
     try:
+        runner, runner_name = _cluster_runner(args.cluster, args.workers, limits)
+    except ClusterError as exc:
+        _error(str(exc))
+        return ExitStatus.USAGE
+    except RunnerStopped as exc:
+        _error(f"{exc}\nnothing was graded; run the same command with --resume once the cluster is up")
+        return ExitStatus.STOPPED
+    try:
         run = grade_submissions(args.submissions, config=config, mapping=mapping, limits=limits,
                                 workers=args.workers, progress=not args.quiet, max_notebook_bytes=max_bytes,
-                                journal=journal, collected=collected)
+                                journal=journal, collected=collected, runner=runner, runner_name=runner_name)
         write_outputs(run, out)
     except KeyboardInterrupt:
         _error(f"interrupted; {len(journal.records)} notebook(s) graded so far are kept in {journal.path}: "
@@ -151,14 +185,40 @@ def _grade(args, config: PointsConfig, limits: Limits, max_bytes: int) -> int:
         return ExitStatus.STOPPED
     print_summary(run)
     reused = f", {run.reused} taken from the journal" if args.resume else ""
-    print(f"wrote {out / 'grades.csv'}, results.json and reports/ ({len(run.students)} students{reused}; "
+    print(f"wrote {out / 'grades.csv'}, results.json, cost.json and reports/ ({len(run.students)} students{reused}; "
           f"hidden-test seed {run.seed})")
+    print(run.cost.summary())
     if not run.complete:
         faults = sum(1 for st in run.students for s in st.puzzles.values() if s.get("status") == "grader-fault")
         _error(f"grading did not complete: the grader failed on {faults} puzzle(s) (marked 'grader-fault', "
                "not scored); run the same command with --resume to try them again")
         return ExitStatus.INCOMPLETE
     return ExitStatus.OK
+
+
+def _autograder(args) -> int:
+    from .grading.gradescope import AutograderError, build_autograder
+
+    out = Path(args.out)
+    try:
+        wheel = build_autograder(out, points=Path(args.points) if args.points else None,
+                                 wheel=Path(args.wheel) if args.wheel else None, seed=args.seed)
+    except (AutograderError, OSError, ValueError) as exc:
+        _error(f"cannot build the autograder: {exc}")
+        return ExitStatus.USAGE
+    print(f"wrote {out} (installs {wheel}); upload it as the assignment's autograder on Gradescope")
+    return ExitStatus.OK
+
+
+def _cluster_runner(spec: str | None, workers: int | None, limits: Limits):
+    """The Dask runner ``--cluster`` asks for, and its name for the cost report; (None, None)
+    without ``--cluster`` (the local pool; Dask is not imported at all)."""
+    if spec is None:
+        return None, None
+    from .grading.cluster import ClusterSpec, DaskRunner
+
+    parsed = ClusterSpec.parse(spec, workers or os.cpu_count() or 1)
+    return DaskRunner(parsed, limits), parsed.describe()
 
 
 def _check(args, config: PointsConfig, limits: Limits, max_bytes: int) -> int:

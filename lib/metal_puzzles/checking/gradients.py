@@ -16,7 +16,7 @@ import mlx.core as mx
 import numpy as np
 
 from ..kernel import MetalKernel
-from ..msl import ArgumentError
+from ..msl import ArgumentError, SanitizerError, StopReason
 from .inputs import values
 from .puzzle import Case, Puzzle
 from .verdict import CaseStatus, CheckResult, Outcome, Subject, classify
@@ -97,13 +97,21 @@ def grad_outcomes(puzzle: GradPuzzle, op: Callable, case: Case, rng: np.random.G
           for i, name in enumerate(names)],
     ]
     outcomes = []
-    for quantity, yours_fn, expected_fn in checks:
+    for n, (quantity, yours_fn, expected_fn) in enumerate(checks):
         expected = _evaluate(expected_fn)
         try:
             yours = _evaluate(yours_fn)
         except Exception as exc:  # learner code may raise anything; it becomes a verdict
             status, message, findings = classify(exc)
-            outcomes.append(Outcome(case, status, error=message, findings=findings, quantity=quantity))
+            outcome = Outcome(case, status, error=message, findings=findings, quantity=quantity)
+            if isinstance(exc, SanitizerError) and exc.result is not None:
+                outcome.stopped = exc.result.stopped
+            outcomes.append(outcome)
+            if outcome.stopped == StopReason.STEP_BUDGET:
+                # As for kernel tests (``run_cases``): a kernel that does not finish would spend its
+                # whole step budget on every comparison; the verdict is known, the rest is not run.
+                outcomes.extend(_not_run(case, q) for q, _, _ in checks[n + 1:])
+                break
             continue
         if quantity == "values":
             yours, expected = yours[0], expected[0]
@@ -111,13 +119,23 @@ def grad_outcomes(puzzle: GradPuzzle, op: Callable, case: Case, rng: np.random.G
     return outcomes
 
 
+def _not_run(case: Case, quantity: str = "every comparison") -> Outcome:
+    return Outcome(case, CaseStatus.RUNTIME_ERROR, quantity=quantity,
+                   error="not run: the kernel did not finish an earlier test (see its step-budget finding)")
+
+
 def run_grad_checks(puzzle: GradPuzzle, op: Callable, seed: int = 0) -> CheckResult:
-    """The verdict on a differentiable function: every comparison on every test."""
+    """The verdict on a differentiable function: every comparison on every test (those after a
+    kernel that did not finish are marked not run)."""
     rng = np.random.default_rng(seed + 1)
     outcomes: list[Outcome] = []
-    for case in puzzle.cases(seed):
+    cases = puzzle.cases(seed)
+    for i, case in enumerate(cases):
         outcomes.extend(grad_outcomes(puzzle, op, case, rng))
         if outcomes and outcomes[-1].status == CaseStatus.COMPILE_ERROR:
+            break
+        if any(o.stopped == StopReason.STEP_BUDGET for o in outcomes):
+            outcomes.extend(_not_run(rest) for rest in cases[i + 1:])
             break
     return CheckResult(puzzle.title, outcomes, subject=Subject.GRADIENT)
 

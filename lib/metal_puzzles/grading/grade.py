@@ -22,6 +22,7 @@ from ..checking import GradPuzzle
 from ..puzzles import PUZZLES
 from ..version import __version__
 from . import pool
+from .cost import RunCost
 from .journal import Journal, RunSettings
 from .limits import Limits
 from .output import OutputError, write_outputs
@@ -29,7 +30,7 @@ from .points import PointsConfig
 from .runner import Outcome, TaskOutcome, TaskRunner
 from .safe_text import report_file_name
 from .submissions import DEFAULT_MAX_NOTEBOOK_BYTES, Submission, collect_submissions
-from .tasks import CheckTask, GradTask, ReadTask, Task
+from .tasks import CheckTask, GradTask, ReadTask, Task, content_key
 
 __all__ = ["GradeRun", "Student", "PuzzleStatus", "StudentStatus", "grade_submissions", "write_outputs",
            "collect_notebooks", "load_mapping", "new_seed"]
@@ -88,6 +89,7 @@ class GradeRun:
     problems: list[str] = field(default_factory=list)  # about the command's arguments
     seconds: float = 0.0
     reused: int = 0  # students whose results came from the journal of an earlier run
+    cost: RunCost = field(default_factory=RunCost)
 
     @property
     def max_total(self) -> float:
@@ -198,15 +200,25 @@ def _kernel_names() -> tuple[str, ...]:
 
 # ---------------------------------------------------------------------------- the run
 class _ClassGrading:
-    """The state of one run: which students wait for which tasks, and what to do with outcomes."""
+    """The state of one run: which students wait for which tasks, and what to do with outcomes.
+
+    Identical kernel checks are run once: students converge on the same answers (and copy them),
+    and a check's result depends only on its content (``tasks.content_key``) and the run's
+    settings. The first student's task runs; a later student with the same content waits for it,
+    or takes its result at once if it has finished. Grader faults are not shared with students
+    who come later: their check is run again.
+    """
 
     def __init__(self, students: list[Student], seed: int, journal: Journal | None,
-                 on_student: Callable[[Student], None] | None) -> None:
+                 on_student: Callable[[Student], None] | None, cost: RunCost) -> None:
         self.by_seq = {st.seq: st for st in students}
         self.seed = seed
         self.journal = journal
         self.on_student = on_student
+        self.cost = cost
         self.waiting: dict[int, int] = {}  # student seq -> tasks not finished
+        self.running: dict[str, list[int]] = {}  # content key -> students waiting for that check
+        self.finished: dict[str, TaskOutcome] = {}  # content key -> its outcome, to share
 
     def start(self, runner: TaskRunner, students: list[Student], max_bytes: int) -> None:
         names = _kernel_names()
@@ -221,14 +233,42 @@ class _ClassGrading:
             self.waiting[st.seq] = 1
 
     def handle(self, runner: TaskRunner, o: TaskOutcome) -> None:
-        st = self.by_seq[o.task.student]
+        self.cost.record(o)
         if isinstance(o.task, ReadTask):
+            st = self.by_seq[o.task.student]
             self._read(runner, st, o)
-        else:
+            self._done_one(st)
+            return
+        key = content_key(o.task)
+        if o.outcome is not Outcome.GRADER_FAULT:
+            self.finished[key] = o
+        for seq in self.running.pop(key, [o.task.student]):
+            st = self.by_seq[seq]
             self._checked(st, o)
+            self._done_one(st)
+
+    def _done_one(self, st: Student) -> None:
         self.waiting[st.seq] -= 1
         if self.waiting[st.seq] == 0:
             self.finish(st)
+
+    def _check(self, runner: TaskRunner, st: Student, task: CheckTask | GradTask) -> None:
+        """Have ``task`` checked for ``st``, or share an identical check's result."""
+        self.cost.kernel_checks += 1
+        key = content_key(task)
+        done = self.finished.get(key)
+        if done is not None:
+            self.cost.shared += 1
+            self._checked(st, done)
+            return
+        self.waiting[st.seq] += 1
+        if key in self.running:
+            self.cost.shared += 1
+            self.running[key].append(st.seq)
+            return
+        self.cost.unique_kernels += 1
+        self.running[key] = [st.seq]
+        runner.submit(task)
 
     def _read(self, runner: TaskRunner, st: Student, o: TaskOutcome) -> None:
         if o.outcome is Outcome.GRADER_FAULT:
@@ -244,12 +284,12 @@ class _ClassGrading:
             self._all(st, PuzzleStatus.MISSING, "the notebook could not be read")
             return
         for task in kernel_tasks(st, nb, self.seed):
-            runner.submit(task)
-            self.waiting[st.seq] += 1
+            self._check(runner, st, task)
 
     def _checked(self, st: Student, o: TaskOutcome) -> None:
         if o.outcome is Outcome.DONE:
-            st.puzzles.update(o.value)
+            # Copies: a shared result is scored per student (``score`` writes into it).
+            st.puzzles.update({pid: dict(summary) for pid, summary in o.value.items()})
             return
         status = PuzzleStatus.ERROR if o.outcome is Outcome.LIMIT else PuzzleStatus.GRADER_FAULT
         reason = f"the kernel {o.reason}" if o.outcome is Outcome.LIMIT else o.reason
@@ -299,7 +339,8 @@ def grade_submissions(paths: Sequence[str | Path], *, config: PointsConfig | Non
                       workers: int | None = None, seed: int | None = None, progress: bool = True,
                       max_notebook_bytes: int = DEFAULT_MAX_NOTEBOOK_BYTES, journal: Journal | None = None,
                       runner: TaskRunner | None = None,
-                      collected: tuple[list[Submission], list[str]] | None = None) -> GradeRun:
+                      collected: tuple[list[Submission], list[str]] | None = None,
+                      runner_name: str | None = None) -> GradeRun:
     """Grade every notebook under ``paths``.
 
     ``seed`` picks the hidden tests (random when None; a resumed ``journal``'s own otherwise).
@@ -307,7 +348,8 @@ def grade_submissions(paths: Sequence[str | Path], *, config: PointsConfig | Non
     (unchanged, complete) are not graded again. ``runner`` defaults to worker processes here.
     Raises ``OutputError`` if the journal cannot be written, ``RunnerStopped`` if no worker can
     run; whatever was journalled stays. ``collected`` is what ``collect_notebooks`` returned for
-    ``paths``, when the caller has it already.
+    ``paths``, when the caller has it already; ``runner_name`` says what ``runner`` is in the cost
+    report.
     """
     start = time.monotonic()
     config = config or PointsConfig()
@@ -320,9 +362,12 @@ def grade_submissions(paths: Sequence[str | Path], *, config: PointsConfig | Non
     students = assign_ids(submissions, mapping or {})
     todo = [st for st in students if not _reuse(st, journal)]
     bar = _progress_bar(len(todo)) if progress and todo else None
-    grading = _ClassGrading(students, seed, journal, (lambda st: bar.update(1)) if bar else None)
     if runner is None:
         runner = pool.ProcessPoolRunner(limits, workers)
+        runner_name = f"{runner.size} local worker process(es)"
+    cost = RunCost(runner=runner_name or type(runner).__name__, students=len(students), graded=len(todo),
+                   puzzles=len(PUZZLES))
+    grading = _ClassGrading(students, seed, journal, (lambda st: bar.update(1)) if bar else None, cost)
     try:
         grading.start(runner, todo, max_notebook_bytes)
         for outcome in runner.outcomes():
@@ -336,8 +381,9 @@ def grade_submissions(paths: Sequence[str | Path], *, config: PointsConfig | Non
     settings = asdict(RunSettings(seed, limits.max_steps, _version()))
     settings.update(timeout_seconds=limits.wall_seconds, read_timeout_seconds=limits.read_seconds,
                     memory_mib=limits.memory_bytes // 2**20, max_notebook_mib=max_notebook_bytes / 2**20)
-    return GradeRun(students, config, seed, settings, problems, time.monotonic() - start,
-                    reused=len(students) - len(todo))
+    cost.wall_seconds = time.monotonic() - start
+    return GradeRun(students, config, seed, settings, problems, cost.wall_seconds,
+                    reused=len(students) - len(todo), cost=cost)
 
 
 def _version() -> str:

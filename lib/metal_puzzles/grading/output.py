@@ -18,6 +18,7 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .cost import COST_NAME
 from .journal import JOURNAL_NAME
 from .report import REPORTS_DIR, gradebook_csv, results_json, student_report
 
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
 GRADES_NAME = "grades.csv"
 RESULTS_NAME = "results.json"
 #: The files and folders of one result set (what ``--force`` removes).
-RESULT_SET = (GRADES_NAME, RESULTS_NAME, REPORTS_DIR, JOURNAL_NAME)
+RESULT_SET = (GRADES_NAME, RESULTS_NAME, COST_NAME, REPORTS_DIR, JOURNAL_NAME)
 
 #: Space to ask for before grading: a student's journal line, record and report together take
 #: up to a few hundred KiB when every kernel fails with findings (benchmarks/bench_hostile.py).
@@ -106,11 +107,13 @@ def _text(s: str) -> bytes:
 
 
 def write_outputs(run: GradeRun, out: Path) -> None:
-    """Write the reports, results.json and grades.csv of ``run`` (each replaced all at once)."""
+    """Write the reports, results.json, cost.json and grades.csv of ``run`` (each replaced all at
+    once)."""
     try:
         out.mkdir(parents=True, exist_ok=True)
         _write_reports(run, out)
         atomic_write(out / RESULTS_NAME, _text(results_json(run)))
+        atomic_write(out / COST_NAME, _text(run.cost.to_json()))
         atomic_write(out / GRADES_NAME, _text(gradebook_csv(run)))
     except OSError as exc:
         raise OutputError(f"cannot write the results in {out}: {_explain(exc)}") from None

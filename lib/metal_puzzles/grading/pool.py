@@ -21,8 +21,9 @@ from dataclasses import dataclass
 from enum import Enum
 from multiprocessing.connection import Connection, wait
 
+from ..msl import compile_cache_stats
 from .limits import Limits
-from .runner import Outcome, RunnerStopped, TaskOutcome
+from .runner import Outcome, RunnerStopped, TaskCost, TaskOutcome
 from .tasks import SubmissionLimit, Task, run_task, warm_up
 
 #: How often the parent looks at the workers when nothing arrives (seconds).
@@ -57,16 +58,21 @@ def _worker_main(conn: Connection, limits: Limits) -> None:
         if task is None:
             return
         conn.send((_Message.STARTED, task.task_id))
+        compiles, hits = compile_cache_stats()
+        start, cpu = time.perf_counter(), time.process_time()
         try:
             message = (_Message.DONE, task.task_id, run_task(task, limits))
         except SubmissionLimit as exc:
             message = (_Message.LIMIT, task.task_id, str(exc))
         except Exception as exc:  # a bug in the grader or the simulator: the grader's fault
             message = (_Message.FAULT, task.task_id, f"{type(exc).__name__}: {exc}")
+        now_compiles, now_hits = compile_cache_stats()
+        cost = TaskCost(time.perf_counter() - start, time.process_time() - cpu, now_compiles - compiles,
+                        now_hits - hits)
         try:
-            conn.send(message)
+            conn.send((*message, cost))
         except MemoryError:
-            conn.send((_Message.LIMIT, task.task_id, "its result was too large to send back"))
+            conn.send((_Message.LIMIT, task.task_id, "its result was too large to send back", cost))
 
 
 class _State(Enum):
@@ -248,14 +254,14 @@ class ProcessPoolRunner:
             w.clock = time.monotonic()
             self._event(EventKind.STARTED, w, w.task)
             return
-        task, attempt = w.task, w.job.attempt
+        task, attempt, cost = w.task, w.job.attempt, message[3]
         if kind == _Message.DONE:
-            out.append(TaskOutcome(task, Outcome.DONE, value=message[2], attempts=attempt))
+            out.append(TaskOutcome(task, Outcome.DONE, value=message[2], attempts=attempt, cost=cost))
         elif kind == _Message.LIMIT:
-            out.append(TaskOutcome(task, Outcome.LIMIT, reason=message[2], attempts=attempt))
+            out.append(TaskOutcome(task, Outcome.LIMIT, reason=message[2], attempts=attempt, cost=cost))
         else:  # an exception in the grader: deterministic, so not retried
             out.append(TaskOutcome(task, Outcome.GRADER_FAULT, reason=f"the grader failed: {message[2]}",
-                                   attempts=attempt))
+                                   attempts=attempt, cost=cost))
         w.state, w.job, w.clock, w.since = _State.IDLE, None, None, time.monotonic()
         self._event(EventKind.FINISHED, w, task)
 

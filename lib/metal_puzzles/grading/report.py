@@ -53,7 +53,10 @@ def results_json(run: GradeRun) -> str:
         "problems": run.problems,
         "students": [{"id": st.id, "file": st.path, "report": f"{REPORTS_DIR}/{st.report}", "status": st.status,
                       "sha256": st.submission.sha256, "issues": st.issues, "total": st.total,
-                      "max_total": run.max_total, "puzzles": st.puzzles}
+                      "max_total": run.max_total,
+                      # In catalogue order, not the order checks finished in: the file is the same
+                      # whatever ran where (one machine or a cluster, any number of workers).
+                      "puzzles": {p.id: st.puzzles[p.id] for p in PUZZLES}}
                      for st in run.students],
     }
     # Strings from submissions may hold lone surrogates; the file must be valid UTF-8 for any reader.

@@ -8,7 +8,8 @@ runs each task under the limits and guarantees:
 - a task that exceeds its time or memory limit yields ``Outcome.LIMIT`` (the submission's fault);
 - a task whose worker dies for any other reason is retried on a fresh worker, and yields
   ``Outcome.GRADER_FAULT`` only if every attempt failed (the grader's fault, never scored);
-- a worker's start-up is not counted against any task's time limit.
+- a worker's start-up is not counted against any task's time limit;
+- an outcome carries the task's ``TaskCost`` when its worker reported one.
 
 Another backend (a cluster) implements the same protocol with the same guarantees.
 """
@@ -30,12 +31,23 @@ class Outcome(str, Enum):
 
 
 @dataclass(frozen=True)
+class TaskCost:
+    """What running a task took in its worker (for the run's cost report, never for grades)."""
+
+    seconds: float = 0.0  # wall time
+    cpu_seconds: float = 0.0  # the worker's CPU time: what it costs on a core of its own
+    compiles: int = 0  # kernel instances compiled
+    cache_hits: int = 0  # compilations the worker's compile cache saved
+
+
+@dataclass(frozen=True)
 class TaskOutcome:
     task: Task
     outcome: Outcome
     value: Any = None
     reason: str = ""
     attempts: int = 1
+    cost: TaskCost | None = None  # None when the worker did not report it (stopped at the time limit, died)
 
 
 class RunnerStopped(Exception):

@@ -10,8 +10,10 @@ escapes is the grader's fault.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ..checking import CheckResult, check_kernel_sources, check_source
@@ -41,6 +43,8 @@ class ReadTask:
     inode: int
     max_bytes: int
     kernel_names: tuple[str, ...]
+    #: The file's bytes, read by the caller (a cluster's workers cannot open our files); None: read here.
+    data: bytes | None = None
 
     def time_limit(self, limits: Limits) -> float:
         return limits.read_seconds
@@ -83,6 +87,18 @@ class GradTask:
 
 Task = ReadTask | CheckTask | GradTask
 
+#: Fields that say whose task it is, not what it computes.
+_IDENTITY_FIELDS = ("task_id", "student")
+
+
+def content_key(task: CheckTask | GradTask) -> str:
+    """What a kernel task's result depends on (besides the run's limits, the same for every task
+    of a run): its puzzles, sources, headers, names and seed. Two tasks with the same key give the
+    same result, so a run checks each key once and shares the result."""
+    fields = {k: v for k, v in asdict(task).items() if k not in _IDENTITY_FIELDS}
+    text = json.dumps([type(task).__name__, fields], sort_keys=True, ensure_ascii=True, default=list)
+    return hashlib.sha256(text.encode("ascii")).hexdigest()
+
 
 def run_task(task: Task, limits: Limits) -> Any:
     """Run one task here. ReadTask -> NotebookKernels; the others -> {puzzle id: summary}."""
@@ -100,15 +116,21 @@ def run_task(task: Task, limits: Limits) -> Any:
     raise TypeError(f"not a grading task: {type(task).__name__}")
 
 
-def _read(task: ReadTask):
+def read_notebook_bytes(task: ReadTask) -> bytes:
+    """The notebook's bytes, from the very file ``submissions.examine`` checked, at most
+    ``max_bytes``; raises ``SubmissionLimit`` if it cannot be read."""
     try:
         fd = open_regular(task.path, task.device, task.inode, task.max_bytes)
         try:
-            raw = read_bounded(fd, task.max_bytes)
+            return read_bounded(fd, task.max_bytes)
         finally:
             os.close(fd)
     except OSError as exc:
         raise SubmissionLimit(f"failed: {exc.strerror or exc}") from None
+
+
+def _read(task: ReadTask):
+    raw = task.data if task.data is not None else read_notebook_bytes(task)
     return extract_from_bytes(raw, task.path, task.kernel_names)
 
 

@@ -5,7 +5,7 @@ thread of the grid executed in lock-step, exact C/Metal semantics, per-thread ac
 an optional access trace and a sanitizer's findings.
 """
 
-from .api import get_kernel, simulate
+from .api import compile_cache_stats, get_kernel, simulate
 from .lang.errors import ArgumentError, CompileError, KernelRuntimeError, Pos
 from .program import CompiledKernel
 from .record import Counts, RunResult, SanitizerError
@@ -13,7 +13,7 @@ from .run.findings import Finding, FindingKind, RaceKind, SanitizeMode, Severity
 from .run.hints import Audience
 
 __all__ = [
-    "simulate", "get_kernel", "CompileError", "KernelRuntimeError", "ArgumentError", "SanitizerError",
-    "RunResult", "Counts", "Finding", "FindingKind", "SanitizeMode", "Severity", "StopReason", "CompiledKernel",
-    "Pos", "RaceKind", "Audience",
+    "simulate", "get_kernel", "compile_cache_stats", "CompileError", "KernelRuntimeError", "ArgumentError",
+    "SanitizerError", "RunResult", "Counts", "Finding", "FindingKind", "SanitizeMode", "Severity", "StopReason",
+    "CompiledKernel", "Pos", "RaceKind", "Audience",
 ]

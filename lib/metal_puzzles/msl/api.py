@@ -24,6 +24,14 @@ from .run.hints import Audience
 
 _CACHE: OrderedDict[tuple, CompiledKernel] = OrderedDict()
 _CACHE_SIZE = 256
+#: Kernel instances compiled, and compilations saved by the cache, in this process (for cost reports).
+_COMPILES = 0
+_CACHE_HITS = 0
+
+
+def compile_cache_stats() -> tuple[int, int]:
+    """(kernel instances compiled, compilations the cache saved) so far in this process."""
+    return _COMPILES, _CACHE_HITS
 
 
 def _template_key(template) -> tuple:
@@ -49,16 +57,19 @@ def _normalize_template(template) -> list[tuple[str, Any]]:
 def get_kernel(name, input_names, output_names, source, header, descs: Sequence[InputDesc],
                output_dtypes: Sequence[str], template, atomic_outputs) -> CompiledKernel:
     """Compile (or fetch from the cache) the kernel instance for these argument types."""
+    global _COMPILES, _CACHE_HITS
     key = (name, tuple(input_names), tuple(output_names), source, header, bool(atomic_outputs),
            tuple((d.dtype, d.ndim == 0, d.size < 8) for d in descs), tuple(output_dtypes), _template_key(template))
     k = _CACHE.get(key)
     if k is None:
+        _COMPILES += 1
         k = CompiledKernel(name, input_names, output_names, source, header, descs, output_dtypes,
                            _normalize_template(template), atomic_outputs)
         _CACHE[key] = k
         if len(_CACHE) > _CACHE_SIZE:
             _CACHE.popitem(last=False)
     else:
+        _CACHE_HITS += 1
         _CACHE.move_to_end(key)
     return k
 
