@@ -30,6 +30,8 @@ _BINARY_PRECEDENCE = [
     ("||",), ("&&",), ("|",), ("^",), ("&",), ("==", "!="), ("<", ">", "<=", ">="),
     ("<<", ">>"), ("+", "-"), ("*", "/", "%"),
 ]
+#: Each binary operator's precedence: its index in _BINARY_PRECEDENCE (higher binds tighter).
+_BINARY_LEVEL = {op: level for level, ops in enumerate(_BINARY_PRECEDENCE) for op in ops}
 
 
 #: Parentheses, operators and blocks nest at most this deep (recursive descent uses the stack).
@@ -496,17 +498,18 @@ class Parser:
         return cond
 
     def parse_binary(self, level: int, no_gt: bool = False) -> ast.Expr:
-        if level == len(_BINARY_PRECEDENCE):
-            return self.parse_unary()
-        ops = _BINARY_PRECEDENCE[level]
-        left = self.parse_binary(level + 1, no_gt)
-        while self.tok.kind == "op" and self.tok.text in ops:
-            if no_gt and self.tok.text in (">", ">>"):
-                break
+        """Binary operators of precedence ``level`` (an index into _BINARY_PRECEDENCE) or tighter,
+        all left-associative. Precedence climbing: one call per operator, not one per level for
+        every operand (an operand alone used to cost ten nested calls)."""
+        left = self.parse_unary()
+        while True:
+            t = self.tok
+            op_level = _BINARY_LEVEL.get(t.text) if t.kind == "op" else None
+            if op_level is None or op_level < level or (no_gt and t.text in (">", ">>")):
+                return left
             op = self.advance()
-            right = self.parse_binary(level + 1, no_gt)
+            right = self.parse_binary(op_level + 1, no_gt)
             left = ast.Binary(op.pos, op.text, left, right)
-        return left
 
     def parse_unary(self) -> ast.Expr:
         self._nest()
