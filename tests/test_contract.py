@@ -76,7 +76,7 @@ def test_hidden_cases_are_marked_against_the_visible_one():
 
 # ----------------------------------------------------------------------------- verdicts
 TPT_MAP = """
-uint i = threadgroup_position_in_grid.x * threads_per_threadgroup.x + thread_position_in_threadgroup.x;
+uint i = threads_per_threadgroup.x * threadgroup_position_in_grid.x + thread_position_in_threadgroup.x;
 if (i < a_shape[0]) {
     out[i] = a[i] + 10;
 }

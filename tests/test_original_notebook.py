@@ -17,7 +17,7 @@ from metal_puzzles import MetalKernel, MetalProblem
 from metal_puzzles.checking import CheckResult
 
 # The original's shared position line, as its templates write it.
-POSITION = "uint i = threadgroup_position_in_grid.x * threads_per_threadgroup.x + thread_position_in_threadgroup.x;"
+POSITION = "uint i = threads_per_threadgroup.x * threadgroup_position_in_grid.x + thread_position_in_threadgroup.x;"
 THREADGROUP_MEM_SIZE = 8
 
 
@@ -49,18 +49,22 @@ def conv_spec(a: mx.array, b: mx.array):
     return out
 
 
+def _block_sums(a: mx.array) -> mx.array:
+    """Sums of consecutive blocks of THREADGROUP_MEM_SIZE along the last axis (a short last block
+    counts what it has)."""
+    n = a.shape[-1]
+    blocks = -(-n // THREADGROUP_MEM_SIZE)
+    widths = [(0, 0)] * (a.ndim - 1) + [(0, blocks * THREADGROUP_MEM_SIZE - n)]
+    padded = mx.pad(a, widths)
+    return padded.reshape(*a.shape[:-1], blocks, THREADGROUP_MEM_SIZE).sum(axis=-1)
+
+
 def prefix_sum_spec(a: mx.array):
-    out = mx.zeros((a.shape[0] + THREADGROUP_MEM_SIZE - 1) // THREADGROUP_MEM_SIZE)
-    for j, i in enumerate(range(0, a.shape[-1], THREADGROUP_MEM_SIZE)):
-        out[j] = a[i : i + THREADGROUP_MEM_SIZE].sum()
-    return out
+    return _block_sums(a)
 
 
 def axis_sum_spec(a: mx.array):
-    out = mx.zeros((a.shape[0], (a.shape[1] + THREADGROUP_MEM_SIZE - 1) // THREADGROUP_MEM_SIZE))
-    for j, i in enumerate(range(0, a.shape[-1], THREADGROUP_MEM_SIZE)):
-        out[..., j] = a[..., i : i + THREADGROUP_MEM_SIZE].sum(-1)
-    return out
+    return _block_sums(a)
 
 
 def matmul_spec(a: mx.array, b: mx.array):
@@ -235,8 +239,8 @@ if (local_i == 0) {{
 }}
 """,
     "matmul": f"""
-threadgroup float a_shared[THREADGROUP_MEM_SIZE][THREADGROUP_MEM_SIZE];
-threadgroup float b_shared[THREADGROUP_MEM_SIZE][THREADGROUP_MEM_SIZE];
+threadgroup float tile_a[THREADGROUP_MEM_SIZE][THREADGROUP_MEM_SIZE];
+threadgroup float tile_b[THREADGROUP_MEM_SIZE][THREADGROUP_MEM_SIZE];
 
 {POSITION}
 uint j = threadgroup_position_in_grid.y * threads_per_threadgroup.y + thread_position_in_threadgroup.y;
@@ -246,11 +250,11 @@ uint local_j = thread_position_in_threadgroup.y;
 uint size = a_shape[0];
 float total = 0;
 for (uint tile = 0; tile < size; tile += THREADGROUP_MEM_SIZE) {{
-    a_shared[local_j][local_i] = (j < size && tile + local_i < size) ? a[j * size + tile + local_i] : 0;
-    b_shared[local_j][local_i] = (i < size && tile + local_j < size) ? b[(tile + local_j) * size + i] : 0;
+    tile_a[local_j][local_i] = (j < size && tile + local_i < size) ? a[j * size + tile + local_i] : 0;
+    tile_b[local_j][local_i] = (i < size && tile + local_j < size) ? b[(tile + local_j) * size + i] : 0;
     threadgroup_barrier(mem_flags::mem_threadgroup);
     for (uint k = 0; k < THREADGROUP_MEM_SIZE; k++) {{
-        total += a_shared[local_j][k] * b_shared[k][local_i];
+        total += tile_a[local_j][k] * tile_b[k][local_i];
     }}
     threadgroup_barrier(mem_flags::mem_threadgroup);
 }}

@@ -79,7 +79,8 @@ def test_the_pooling_mistake_in_a_puzzle():
 
 # ----------------------------------------------------------------------------- partial threadgroups
 TPT = kernel("""
-    uint i = threadgroup_position_in_grid.x * threads_per_threadgroup.x + thread_position_in_threadgroup.x;
+    uint group = threadgroup_position_in_grid.x;
+    uint i = group * threads_per_threadgroup.x + thread_position_in_threadgroup.x;
     if (i < a_shape[0]) {
         out[i] = a[i] + 10;
     }
