@@ -24,7 +24,6 @@ import numpy as np
 from .msl import Finding, FindingKind, RaceKind, RunResult
 from .msl.lang.types import AddressSpace
 from .msl.observe.trace import ElementAccess
-from .msl.run.memory import AccessKind
 
 #: The colour of findings in diagrams and in the explorer.
 FINDING_RED = "#d1242f"
@@ -165,7 +164,7 @@ def _summary(f: Finding, threads: _Threads, lane, other, line, other_line, stray
         return (f"race on {element}{'' if apart else phase}: {who} {mine} it (line {line}) while {them} "
                 f"{theirs} it (line {other_line}), {why}")
     if f.kind == FindingKind.OUT_OF_BOUNDS:
-        verb = next((_VERBS[a.kind] for a in strays if a.lane == lane and a.line == line and a.buffer == f.buffer),
+        verb = next((a.kind.verb for a in strays if a.lane == lane and a.line == line and a.buffer == f.buffer),
                     "accesses")
         return f"out of bounds: {who} {verb} {element}{at}"
     if f.kind == FindingKind.UNINITIALIZED_READ:
@@ -183,7 +182,6 @@ def _summary(f: Finding, threads: _Threads, lane, other, line, other_line, stray
     return f"{f.kind}{at}"
 
 
-_VERBS = {AccessKind.READ: "reads", AccessKind.WRITE: "writes", AccessKind.ATOMIC: "atomically updates"}
 
 
 def stray_accesses(result: RunResult, group: int | None = None) -> list[ElementAccess]:

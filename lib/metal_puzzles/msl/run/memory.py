@@ -67,6 +67,11 @@ class AccessKind(StrEnum):
     WRITE = "write"
     ATOMIC = "atomic"  # a read-modify-write
 
+    @property
+    def verb(self) -> str:
+        """What a thread does with this access, as messages say it ('thread 3 reads a[9]')."""
+        return {AccessKind.READ: "reads", AccessKind.WRITE: "writes", AccessKind.ATOMIC: "atomically updates"}[self]
+
 
 def memory_dtype(scalar: ScalarType) -> np.dtype:
     """How a scalar is stored: its own dtype, except bfloat, whose bits are kept as uint16."""

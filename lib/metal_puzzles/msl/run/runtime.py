@@ -52,8 +52,6 @@ def or_mask(a, b):
     return a | b
 
 
-_VERB = {AccessKind.READ: "reads", AccessKind.WRITE: "writes", AccessKind.ATOMIC: "atomically updates"}
-
 #: The per-thread counters of the score table, in its column order.
 COUNTERS = ("global_reads", "global_writes", "shared_reads", "shared_writes", "atomics")
 
@@ -210,7 +208,7 @@ class Ctx:
                 through = f" through a '{view}' view"
                 elements = f"the {count} '{view}' elements ({mem.nbytes} bytes) of '{mem.name}'"
             self.report(FindingKind.OUT_OF_BOUNDS, pos, active_bad,
-                        f"{self.lanes.name(lane)} {_VERB[kind]} {mem.name}[{idx}]{through}, outside {elements}{copy}",
+                        f"{self.lanes.name(lane)} {kind.verb} {mem.name}[{idx}]{through}, outside {elements}{copy}",
                         buffer=mem.name, index=idx)
         else:
             active_bad = None
