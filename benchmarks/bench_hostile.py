@@ -163,30 +163,37 @@ class TreeMemory:
         self.peak_rss_sum = 0
         self.hwm: dict[int, int] = {}
         self._stop = threading.Event()
+        self._pids: list[int] = []
         self._thread = threading.Thread(target=self._run, daemon=True)
 
     def _run(self) -> None:
-        pids = _tree_pids(os.getpid())
-        last_scan = time.monotonic()
+        last_scan = 0.0
         while not self._stop.is_set():
             if time.monotonic() - last_scan > 0.2:  # workers come and go
-                pids, last_scan = _tree_pids(os.getpid()), time.monotonic()
-            total = 0
-            for pid in pids:
-                st = _status(pid)
-                total += st.get("VmRSS", 0)
-                if "VmHWM" in st:
-                    self.hwm[pid] = max(self.hwm.get(pid, 0), st["VmHWM"])
-            self.peak_rss_sum = max(self.peak_rss_sum, total)
+                self._pids, last_scan = _tree_pids(os.getpid()), time.monotonic()
+            self._sample()
             self._stop.wait(self.period)
 
+    def _sample(self) -> None:
+        total = 0
+        for pid in self._pids:
+            st = _status(pid)
+            total += st.get("VmRSS", 0)
+            if "VmHWM" in st:
+                self.hwm[pid] = max(self.hwm.get(pid, 0), st["VmHWM"])
+        self.peak_rss_sum = max(self.peak_rss_sum, total)
+
     def __enter__(self) -> TreeMemory:
+        self._pids = _tree_pids(os.getpid())
         self._thread.start()
         return self
 
     def __exit__(self, *exc) -> None:
         self._stop.set()
         self._thread.join()
+        # One last sample: a block shorter than the sampling period is still measured.
+        self._pids = _tree_pids(os.getpid())
+        self._sample()
 
     def report(self) -> str:
         return (f"peak summed RSS {self.peak_rss_sum / 1024:.0f} MiB, sum of per-process peaks "

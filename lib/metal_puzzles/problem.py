@@ -21,6 +21,7 @@ from .checking import (
     Budget,
     Case,
     CheckResult,
+    ErrorModel,
     GradPuzzle,
     LaunchOptions,
     Outcome,
@@ -165,7 +166,7 @@ class MetalProblem:
         """
         with_cost = bool(cost) if cost is not None else (self.budget.uses_cost or colour_by is not None)
         outcome = run_one(lambda c: self.run_case(c, trace=True, cost=with_cost), self.spec or (lambda *a: a[0]),
-                          self.visible_case, 1e-5, 1e-4)
+                          self.visible_case, **self._tolerance())
         if outcome.run is None:
             print(f"# {self.name}\n\n{outcome.error or 'the kernel did not run'}")
             return None
@@ -215,13 +216,19 @@ class MetalProblem:
             return None
         return explore_run(result, self.name, check=lambda: self.check(quiet=True))
 
+    def _tolerance(self) -> dict:
+        """How close the kernel must come to the spec: the catalogue puzzle's error model, or for a
+        problem of the learner's own, the spec as written within fixed tolerances."""
+        if self.puzzle is None:
+            return dict(rtol=1e-5, atol=1e-4, model=ErrorModel.FIXED)
+        return dict(rtol=self.puzzle.rtol, atol=self.puzzle.atol, model=self.puzzle.error_model)
+
     # ------------------------------------------------------------------ check
     def check(self, quiet: bool = False) -> CheckResult:
         """Run the visible and hidden tests; print a verdict; return a result (truthy when passed)."""
         if self.spec is None:
             raise ValueError(f"MetalProblem {self.name!r} has no spec to check against")
-        tol = dict(rtol=self.puzzle.rtol, atol=self.puzzle.atol) if self.puzzle else {}
-        outcomes = run_cases(self.run_case, self.spec, self.cases(), **tol)
+        outcomes = run_cases(self.run_case, self.spec, self.cases(), **self._tolerance())
         result = CheckResult(self.name, outcomes, self.budget)
         result.gpu_note = self._gpu_comparison(outcomes)
         if self.puzzle is not None:

@@ -11,6 +11,7 @@ import numpy as np
 from ..kernel import MetalKernel
 from ..msl.observe.cost import CostFigures
 from .contract import WorkExtent, mark_beyond
+from .tolerance import ErrorModel
 
 COUNTER_LABELS = {
     "global_reads": "global reads",
@@ -208,6 +209,8 @@ class Puzzle:
     spec_source: str = ""  # the spec's Python source as shown to the learner
     atol: float = 1e-4
     rtol: float = 1e-5
+    #: What float32 can promise for the spec's computation (see ``tolerance``); atol/rtol are the floor.
+    error_model: ErrorModel = ErrorModel.EXACT_SUMS
     #: Launch options the puzzle's kernel needs (scatter-adds: init_value=0, atomic_outputs=True).
     init_value: float | None = None
     atomic_outputs: bool = False

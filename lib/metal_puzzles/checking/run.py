@@ -9,10 +9,9 @@ import warnings
 from collections.abc import Callable, Sequence
 from functools import lru_cache
 
-import mlx.core as mx
 import numpy as np
 
-from ..kernel import MetalKernel
+from ..kernel import KERNEL_ERRORS, MetalKernel
 from ..msl import (
     ArgumentError,
     Audience,
@@ -24,7 +23,8 @@ from ..msl import (
     simulate,
 )
 from .puzzle import Case, LaunchOptions, Puzzle
-from .verdict import CaseStatus, CheckResult, Outcome, classify, close
+from .tolerance import ErrorModel, compare_with_spec
+from .verdict import CaseStatus, CheckResult, Outcome, classify
 
 #: Lock-step steps (statements, calls and loop iterations, once for all threads) a puzzle's kernel
 #: may run per test. Every reference solution needs fewer than 100; an endless loop or a runaway
@@ -85,12 +85,13 @@ def header_constant(header: str, name: str) -> int:
 
 
 def run_cases(run: Runner, spec: Callable, cases: Sequence[Case], *, rtol: float = 1e-5, atol: float = 1e-4,
-              stop_on_compile_error: bool = True) -> list[Outcome]:
+              stop_on_compile_error: bool = True, model: ErrorModel = ErrorModel.FIXED) -> list[Outcome]:
     """Run every case and compare it with the spec. ``run`` launches the learner's kernel on one
-    case (usually ``run_case`` with the kernel bound)."""
+    case (usually ``run_case`` with the kernel bound); ``model`` says how close float32 can come
+    (see ``tolerance``), with ``atol``/``rtol`` as the floor."""
     outcomes: list[Outcome] = []
     for case in cases:
-        outcome = run_one(run, spec, case, rtol, atol)
+        outcome = run_one(run, spec, case, rtol, atol, model)
         outcomes.append(outcome)
         if outcome.status == CaseStatus.COMPILE_ERROR and stop_on_compile_error:
             break
@@ -104,15 +105,19 @@ def run_cases(run: Runner, spec: Callable, cases: Sequence[Case], *, rtol: float
     return outcomes
 
 
-def run_one(run: Runner, spec: Callable, case: Case, rtol: float, atol: float) -> Outcome:
+def run_one(run: Runner, spec: Callable, case: Case, rtol: float, atol: float,
+            model: ErrorModel = ErrorModel.FIXED) -> Outcome:
     """Run one case and judge it."""
-    expected = expected_output(spec, case)
+    comparison = compare_with_spec(spec, case.inputs, case.output_shape, model, atol, rtol)
+    expected = comparison.expected
     try:
         result = run(case)
-    except Exception as exc:  # a kernel that does not compile or stops is that test's verdict
+    except KERNEL_ERRORS as exc:  # a kernel that does not compile or stops is that test's verdict
+        # Anything else escaping the simulator is a bug of ours, never the learner's: it propagates
+        # (the grader reports it as a grader fault and leaves the puzzle unscored).
         status, message, findings = classify(exc)
         outcome = Outcome(case, status, expected=expected, findings=findings, rtol=rtol, atol=atol,
-                          error=None if findings else message)
+                          allowed=comparison.allowed, error=None if findings else message)
         if isinstance(exc, SanitizerError) and exc.result is not None:  # the record of the stopped run
             outcome.counts_max = exc.result.counts.max()
             outcome.stopped = exc.result.stopped
@@ -120,20 +125,12 @@ def run_one(run: Runner, spec: Callable, case: Case, rtol: float, atol: float) -
     yours = np.asarray(result.outputs[0])
     outcome = Outcome(case, CaseStatus.PASS, yours=yours, expected=expected, findings=list(result.findings),
                       counts_max=result.counts.max(), run=result, stopped=result.stopped, rtol=rtol, atol=atol,
-                      cost=result.cost.figures() if result.cost is not None else None)
-    if yours.shape != expected.shape or not close(yours, expected, rtol, atol).all():
+                      allowed=comparison.allowed, cost=result.cost.figures() if result.cost is not None else None)
+    if yours.shape != expected.shape or comparison.mismatch(yours).any():
         outcome.status = CaseStatus.WRONG
     if any(f.is_error for f in outcome.findings):  # notes (benign races) never fail a test
         outcome.status = CaseStatus.FINDINGS
     return outcome
-
-
-def expected_output(spec: Callable, case: Case) -> np.ndarray:
-    """The spec's output for a case, in float64, shaped as the case's output."""
-    out = spec(*[mx.array(x) for x in case.inputs])
-    if np.size(out) == int(np.prod(case.output_shape)):
-        return np.asarray(out, dtype=np.float64).reshape(case.output_shape)
-    return np.asarray(out, dtype=np.float64)
 
 
 def check_source(puzzle: Puzzle, source: str, header: str | None = None, *, input_names: Sequence[str] | None = None,
@@ -147,5 +144,5 @@ def check_source(puzzle: Puzzle, source: str, header: str | None = None, *, inpu
                            puzzle.budget)
     options = puzzle.launch_options
     outcomes = run_cases(lambda case: run_case(kernel, case, options, max_steps=max_steps), puzzle.spec,
-                         puzzle.cases(seed), rtol=puzzle.rtol, atol=puzzle.atol)
+                         puzzle.cases(seed), rtol=puzzle.rtol, atol=puzzle.atol, model=puzzle.error_model)
     return CheckResult(puzzle.title, outcomes, puzzle.budget)

@@ -22,6 +22,7 @@ from ..msl import (
 )
 from ..msl.observe.cost import CostFigures, worst_figures
 from .puzzle import Budget, Case
+from .tolerance import mismatch
 
 
 class CaseStatus(StrEnum):
@@ -73,6 +74,8 @@ class Outcome:
     quantity: str | None = None
     rtol: float = 1e-5
     atol: float = 1e-4
+    #: The error allowed at each element (see ``tolerance``); None: ``atol``/``rtol`` alone.
+    allowed: np.ndarray | None = None
     #: The cost model's figures for this test (when the puzzle's budget uses them).
     cost: CostFigures | None = None
 
@@ -84,6 +87,8 @@ class Outcome:
     def mismatch(self) -> np.ndarray | None:
         if self.yours is None or self.expected is None or self.yours.shape != self.expected.shape:
             return None
+        if self.allowed is not None:
+            return mismatch(self.yours, self.expected, self.allowed)
         return ~close(self.yours, self.expected, self.rtol, self.atol)
 
 

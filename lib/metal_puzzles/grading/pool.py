@@ -259,9 +259,12 @@ class ProcessPoolRunner:
             out.append(TaskOutcome(task, Outcome.DONE, value=message[2], attempts=attempt, cost=cost))
         elif kind == _Message.LIMIT:
             out.append(TaskOutcome(task, Outcome.LIMIT, reason=message[2], attempts=attempt, cost=cost))
-        else:  # an exception in the grader: deterministic, so not retried
-            out.append(TaskOutcome(task, Outcome.GRADER_FAULT, reason=f"the grader failed: {message[2]}",
-                                   attempts=attempt, cost=cost))
+        elif attempt <= self.retries:  # an exception in the grader: never the student's; try again
+            w.job.attempt += 1
+            self._queue.appendleft(w.job)
+        else:
+            out.append(TaskOutcome(task, Outcome.GRADER_FAULT, attempts=attempt, cost=cost,
+                                   reason=f"the grader failed on each of {attempt} attempts: {message[2]}"))
         w.state, w.job, w.clock, w.since = _State.IDLE, None, None, time.monotonic()
         self._event(EventKind.FINISHED, w, task)
 

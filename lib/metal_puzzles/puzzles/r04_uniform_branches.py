@@ -7,7 +7,7 @@ import inspect
 import mlx.core as mx
 import numpy as np
 
-from ..checking import Budget, Case, Puzzle
+from ..checking import Budget, Case, ErrorModel, Puzzle
 from ..checking.inputs import padded, values
 
 STEPS = 16
@@ -101,4 +101,7 @@ and 1 write of device memory per thread.""",
     template=TEMPLATE,
     budget=Budget(global_reads=1, global_writes=1, min_simd_efficiency=0.8, max_load_segments=2,
                   max_store_segments=2),
+    # Sixteen rounds of squaring leave the grid of quarters: the error float32 can promise
+    # comes from the recurrence's conditioning, not from exact sums.
+    error_model=ErrorModel.CONDITIONED,
 )

@@ -7,7 +7,7 @@ import inspect
 import mlx.core as mx
 import numpy as np
 
-from ..checking import Budget, Case, Puzzle
+from ..checking import Budget, Case, ErrorModel, Puzzle
 from ..checking.inputs import ceil_div, values
 
 TG = 256
@@ -119,6 +119,7 @@ most {PER_THREAD} reads and {PER_THREAD} writes of device memory per thread.""",
     hidden=hidden,
     template=TEMPLATE,
     budget=Budget(global_reads=PER_THREAD, global_writes=PER_THREAD, max_reads_per_element=1.0),
-    rtol=1e-4,
-    atol=1e-6,
+    rtol=1e-5,
+    atol=1e-7,
+    error_model=ErrorModel.CONDITIONED,
 )
