@@ -59,9 +59,10 @@ The author tested it on 8 elements, where it is right. On 10, `check()` fails.
 
 **The method.**
 
-1. Run the cell and read the findings: the elements nobody wrote, and the note about elements
-   written twice. In the diagram, whose colour are the arrows into those elements, and which
-   threadgroup does each writer belong to?
+1. Run the cell and read the findings: the elements nobody wrote, and the note about an
+   element written twice. In the diagram, find the threads that wrote it twice: which
+   threadgroup does each belong to, and which elements did the last threadgroup's threads
+   reach for?
 2. Open `problem.explore()`, choose the first thread of the last threadgroup and, on the line
    that computes `i`, look at the value of every variable the line uses. Do the same for the
    first thread of an earlier threadgroup. Which value differs that you expected to be the same?
