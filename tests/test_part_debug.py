@@ -11,7 +11,14 @@ import pytest
 
 from metal_puzzles.checking import CaseStatus, PuzzleStatus, check_source, run_case
 from metal_puzzles.msl.run.findings import FindingKind
-from metal_puzzles.puzzles import PUZZLES, find_puzzle, get_puzzle, part1, part_debug, solution_source
+from metal_puzzles.puzzles import (
+    PUZZLES,
+    find_puzzle,
+    get_puzzle,
+    part1,
+    part_debug,
+    solution_source,
+)
 
 IDS = [p.id for p in part_debug.PART_DEBUG]
 
