@@ -151,3 +151,31 @@ def test_fixes_that_hide_the_bug_fail(pid):
     assert old in p.template
     result = check_source(p, p.template.replace(old, new))
     assert not result.passed and result.outcomes[0].status == status, result.report()
+
+
+@pytest.mark.parametrize("pid", IDS)
+def test_the_explorer_leads_to_the_planted_finding(pid):
+    """The method the text teaches works on the template: the explorer lists the planted finding,
+    and a click on it goes to a thread of the launch at the finding's line."""
+    from metal_puzzles.explorer_model import ExplorerModel
+
+    p = get_puzzle(pid)
+    model = ExplorerModel(run_case(p.kernel(p.template), p.visible, p.launch_options, trace=True, steps=True))
+    site = next(s for s in model.findings() if s.finding.kind == PLANTED[pid])
+    jump = model.jump(site.number)
+    assert jump.line == site.line
+    if site.lane is None:  # a finding about the whole launch (an unwritten output): no thread to show;
+        # the note the text sends the learner to instead names a thread of the partial last group.
+        race = next(s for s in model.findings() if s.finding.kind == FindingKind.RACE)
+        last = model.n_groups - 1
+        assert last in (race.group, int(model.result.lanes.group[race.other_lane]))
+        return
+    assert model.lane(jump.group, jump.thread) == site.lane
+    if PLANTED[pid] == FindingKind.BARRIER_DIVERGENCE:
+        # The thread named is one that never arrives: it has no step at the barrier's line, while
+        # a thread of its threadgroup waits there (the text sends the learner to compare the two).
+        assert jump.step is None
+        waiting = [model.lane(jump.group, t) for t in range(model.threads_in_group(jump.group))]
+        assert any(model.step_at(site.line, lane) is not None for lane in waiting)
+    else:
+        assert jump.step is not None and model.step(jump.step, site.lane)["line"] == site.line
