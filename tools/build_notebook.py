@@ -39,7 +39,15 @@ PACKAGED_NOTEBOOK = ROOT / "lib" / "metal_puzzles" / "notebooks" / "puzzles.ipyn
 COLAB_BRANCH = "main"
 
 from metal_puzzles.checking import GradPuzzle  # noqa: E402
-from metal_puzzles.puzzles import PUZZLES, Puzzle, part1, part2, part3, solution_header  # noqa: E402
+from metal_puzzles.puzzles import (  # noqa: E402
+    PUZZLES,
+    Puzzle,
+    part1,
+    part2,
+    part3,
+    part_debug,
+    solution_header,
+)
 
 PART_III_INTRO = """\
 Every kernel so far was judged on what each thread reads and writes. Part III judges what a GPU
@@ -60,6 +68,31 @@ fix. `problem.show()` prints a cost table beside the score table, `problem.show(
 `problem.profile()` prints the cost of every line. (On NVIDIA hardware the same counting rules
 match Nsight Compute's counters; `benchmarks/gpu_evidence` has the comparison.)"""
 
+DEBUG_INTRO = """\
+Every kernel in this part is finished: it compiles, it runs, and most of them print the right
+numbers on the visible test. Each is wrong in one way that a GPU hides (on real hardware it
+would give the right answer today and a wrong one on another size, another machine or another
+day), and `check()` fails it. Your job is the detective's: find the bug, then fix it with as
+small a change as you can. The source is the buggy kernel itself; there is no `// FILL ME IN`.
+
+The bugs are of the kinds Part I warned about. What is new is the method, which is the same
+for every case:
+
+1. **Read the finding whole.** Run the cell: under the diagram, `show()` lists what the
+   sanitizer found, one line each: the kind, the line of your source, the thread (its position
+   in its threadgroup and the threadgroup's position in the grid), the element and, for a race,
+   the other thread and its line. Each is numbered and drawn where it happened.
+2. **Look at the diagram.** Red marks sit on the elements and threads the findings name. Ask
+   which thread you expected to touch that element, and which one did.
+3. **Open the explorer.** `problem.explore()` lists the findings; click one and it shows that
+   thread at that line, at that moment, with its variables. Step back to see how it got there,
+   switch to the other thread the finding names, and step through it too.
+4. **Say the bug in one sentence** before changing anything: "thread X reads Y before thread Z
+   has written it, because ...". Then fix it, run the cell, and run `check()`.
+
+The sanitizer's hints sometimes name the cure; the point is to see *why* it is the cure, with
+your own eyes, in the explorer. Budgets are as in Part I."""
+
 PART_TITLES = {
     1: ("Part I: Fundamentals", "From one thread per element to tiled matrix multiplication: guards, "
         "threadgroups, threadgroup memory and barriers, reductions."),
@@ -68,6 +101,7 @@ PART_TITLES = {
     3: ("Bonus: SIMD-groups and layer norm", "Reductions with SIMD-group functions, and layer norm "
         "forward and backward as MLX's own kernels do them."),
     4: ("Part III: Performance", PART_III_INTRO),
+    part_debug.DEBUG_PART: ("Debugging: detective puzzles", DEBUG_INTRO),
 }
 
 INTRO = """\
@@ -77,7 +111,9 @@ INTRO = """\
 
 Learn GPU programming by writing **Metal compute kernels** for [MLX](https://github.com/ml-explore/mlx),
 one puzzle at a time. Part I climbs the ladder of Sasha Rush's GPU-Puzzles, by way of the original
-Metal-Puzzles notebook: from one thread per element up to a tiled matrix multiplication.
+Metal-Puzzles notebook: from one thread per element up to a tiled matrix multiplication. A part of
+detective puzzles follows it: finished kernels with a hidden bug each, to find with the simulator's
+findings and the explorer.
 
 Every kernel in this notebook runs on a simulator of the Metal Shading Language, so it works on any
 machine. The simulator counts what every thread reads and writes, draws it, and catches the mistakes a
@@ -281,7 +317,7 @@ def spec_name(puzzle: Puzzle) -> str:
 
 def _part_tables() -> list:
     """Modules holding the per-puzzle notebook tables."""
-    return [part1, part2, part3]
+    return [part1, part_debug, part2, part3]
 
 
 def _lookup(table: str, puzzle: Puzzle):
