@@ -126,3 +126,15 @@ def test_mismatch_matches_nan_with_nan_and_infinities_by_sign() -> None:
 def test_gamma_is_higham_s() -> None:
     assert gamma(1) == pytest.approx(U32 / (1 - U32))
     assert gamma(100) == pytest.approx(100 * U32, rel=1e-5)
+
+
+def test_the_sweep_benchmark_runs_and_reports_each_kernel() -> None:
+    import subprocess
+    import sys
+
+    script = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_seed_sweep.py"
+    done = subprocess.run([sys.executable, str(script), "--seeds", "2", "--puzzle", "dot_product"],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "dot_product" in done.stdout and "sequential_fma" in done.stdout
+    assert "0 correct kernel(s) failed some seed; 0 wrong kernel(s) passed some seed" in done.stdout
