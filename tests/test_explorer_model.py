@@ -380,3 +380,36 @@ def test_threadgroup_memory_per_step_follows_the_loop():
     assert m.memory_at(barrier_step)["shared"].tolist() == (x * x).tolist()
     assert m.memory_at(0)["shared"].tolist() == [None] * 8
     assert m.memory_at(m.last_step)["out"].tolist() == m.result.outputs[0].tolist()
+
+
+def test_the_cost_model_prices_no_stand_in_for_an_out_of_bounds_read():
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        r = simulate("k", ["a"], ["out"], "uint i = thread_position_in_grid.x;\nfloat x = out[i];\nif (i < 4) out[i] = x + a[i];\n",
+                     inputs=[np.arange(4, dtype=np.float32)], output_shapes=[(4,)], output_dtypes=["float32"],
+                     grid=(8, 1, 1), threadgroup=(8, 1, 1), sanitize="warn", cost=True)
+    loads = r.cost.lines[("source", 2)].loads
+    # The four threads in bounds asked for 16 bytes of out (device memory; the input is in constant
+    # memory, which the model does not price); the four past the end read nothing (not out[0]).
+    assert loads.bytes_requested == 16
+    assert int(r.counts.global_reads[7]) == 1  # but they tried
+
+
+def test_the_explorer_benchmark_runs_its_model_figures():
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_explorer.py"
+    spec = importlib.util.spec_from_file_location("bench_explorer", path)
+    bench = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = bench
+    try:
+        spec.loader.exec_module(bench)
+        x = np.arange(8, dtype=np.float32)
+        figures = dict(bench.model_figures(run(DOT_NO_INNER_BARRIER, [x, x], (1,), (8, 1, 1), (8, 1, 1)).result, 1))
+    finally:
+        sys.modules.pop(spec.name, None)
+    assert "a finding jump (where, variables there)" in figures and all(ms >= 0 for ms in figures.values())
