@@ -413,3 +413,22 @@ def test_the_explorer_benchmark_runs_its_model_figures():
     finally:
         sys.modules.pop(spec.name, None)
     assert "a finding jump (where, variables there)" in figures and all(ms >= 0 for ms in figures.values())
+
+
+OOB_IN_A_CONDITION = """
+uint i = thread_position_in_grid.x;
+uint k = i;
+while (k < 6 && a[k] >= 0) {
+    k += 2;
+}
+out[i] = k;
+"""
+
+
+def test_an_out_of_bounds_read_in_a_loop_condition_lands_on_the_loop_step():
+    m = run(OOB_IN_A_CONDITION, [np.arange(4, dtype=np.float32)], (2,), (2, 1, 1), (2, 1, 1))
+    (oob,) = [s for s in m.findings() if s.kind == "out-of-bounds"]
+    jump = m.jump(oob.number)
+    lane = m.lane(jump.group, jump.thread)
+    step = m.step(jump.step, lane)
+    assert (oob.line, step["line"], step["variables"]["k"]) == (4, 4, "4")  # the condition saw a[4]

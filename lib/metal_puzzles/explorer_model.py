@@ -250,6 +250,12 @@ class ExplorerModel:
         site = self._site(number)
         step = site.finding.step
         if step is not None and step < self.n_steps:
+            steps = self.result.steps or []
+            if steps[step].line != site.line and step + 1 < len(steps) and steps[step + 1].line == site.line:
+                # A loop's condition, increment or initialiser runs before the loop records its
+                # step (with the lanes that go on): the finding is that step's, where the loop's
+                # variables hold the values the condition saw.
+                return step + 1
             return step
         if step is None and site.lane is not None:  # a run recorded before findings carried steps
             return self.step_at(site.line, site.lane)
