@@ -432,3 +432,30 @@ def test_an_out_of_bounds_read_in_a_loop_condition_lands_on_the_loop_step():
     lane = m.lane(jump.group, jump.thread)
     step = m.step(jump.step, lane)
     assert (oob.line, step["line"], step["variables"]["k"]) == (4, 4, "4")  # the condition saw a[4]
+
+
+GUARDED = """
+uint i = thread_position_in_grid.x;
+if (i < 4) {
+    out[i] = a[i] + 10;
+}
+"""
+
+
+def test_a_spare_thread_says_where_it_sat_out():
+    m = run(GUARDED, [np.arange(4, dtype=np.float32)], (4,), (8, 1, 1), (8, 1, 1))
+    spare = m.skipped(m.lane(0, 6))
+    assert spare is not None and spare.guard_line == 3 and m.step(spare.step, m.lane(0, 6))["line"] == 4
+    assert m.skipped(m.lane(0, 2)) is None  # it read and wrote
+    # A thread that went out of bounds did something (it tried): it is not idle.
+    assert run(GUARD_MISSING, [np.arange(4, dtype=np.float32)], (4,), (8, 1, 1), (8, 1, 1)).skipped(5) is None
+
+
+def test_a_click_on_a_cell_finds_the_threads_that_touched_it():
+    m = run(SHARED_SHIFT, [np.arange(8, dtype=np.float32)], (8,), (8, 1, 1), (4, 1, 1))
+    # s[2] of threadgroup 1: thread 2 wrote it at line 5, thread 1 read and wrote it at line 7,
+    # thread 2 read it at line 8.
+    assert m.threads_touching("s", 2, group=1) == [m.lane(1, 1), m.lane(1, 2)]
+    assert m.threads_touching("s", 4, group=1) == [m.lane(1, 3)]  # past the end, as it asked
+    assert m.threads_touching("s", 2, group=1, step=m.step_at(7, m.lane(1, 1))) == [m.lane(1, 2)]
+    assert m.threads_touching("a", 6) == [m.lane(1, 2)]

@@ -37,6 +37,15 @@ class Jump:
     line: int | None
 
 
+@dataclass(frozen=True)
+class Skipped:
+    """Why a thread that touched no memory did nothing: the first step at which it sat out
+    (inactive), and the line of the statement that left it out (the guard it failed)."""
+
+    step: int
+    guard_line: int | None
+
+
 class ExplorerModel:
     def __init__(self, result: RunResult) -> None:
         if result.trace is None:
@@ -124,6 +133,39 @@ class ExplorerModel:
         for a in self.accesses(lane, phase):
             out[a.kind if a.in_bounds else "out_of_bounds"].add((a.buffer, a.index))
         return out
+
+    def threads_touching(self, buffer: str, index: int, group: int | None = None, phase: int | None = None,
+                         step: int | None = None) -> list[int]:
+        """The lanes that accessed element ``index`` of ``buffer`` (out-of-bounds accesses at the
+        index they computed included), optionally before step ``step`` or in one barrier phase:
+        what a click on a cell of the diagram selects. Threadgroup memory is one copy per
+        threadgroup: ``group`` picks whose (device memory ignores it)."""
+        trace = self.result.trace
+        found: set[int] = set()
+        for e in [*trace.accesses(buffer=buffer), *(x for x in trace.strays if x.buffer == buffer)]:
+            if step is not None and e.step >= step:
+                continue
+            sel = e.index == index
+            if phase is not None:
+                sel &= e.phase == phase
+            if group is not None and e.space == AddressSpace.THREADGROUP:
+                sel &= np.asarray(e.group) == group
+            found.update(int(k) for k in np.unique(e.lanes[sel]))
+        return sorted(found)
+
+    def skipped(self, lane: int) -> Skipped | None:
+        """For a thread that touched no memory (a guard's spare thread, say): where it sat out,
+        and the guard that left it out. None for a thread that accessed memory (out of bounds
+        included) or when the run kept no step-through record."""
+        in_bounds, strays = self._events_of(lane)
+        steps = self.result.steps or []
+        if in_bounds or strays or not steps:
+            return None
+        for k, s in enumerate(steps):
+            if not s.active[lane]:
+                guard = next((steps[j].line for j in range(k - 1, -1, -1) if steps[j].active[lane]), None)
+                return Skipped(k, guard)
+        return None
 
     def counts(self, lane: int) -> dict[str, int]:
         linear = int(self.result.lanes.grid_linear[lane])
