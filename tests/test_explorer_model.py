@@ -459,3 +459,19 @@ def test_a_click_on_a_cell_finds_the_threads_that_touched_it():
     assert m.threads_touching("s", 4, group=1) == [m.lane(1, 3)]  # past the end, as it asked
     assert m.threads_touching("s", 2, group=1, step=m.step_at(7, m.lane(1, 1))) == [m.lane(1, 2)]
     assert m.threads_touching("a", 6) == [m.lane(1, 2)]
+
+
+def test_an_out_of_bounds_atomic_is_counted_and_shown_where_it_aimed():
+    import warnings
+
+    src = ("uint i = thread_position_in_grid.x;\n"
+           "atomic_fetch_add_explicit((device atomic_uint*)out + i, 1u, memory_order_relaxed);\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        r = simulate("k", [], ["out"], src, inputs=[], output_shapes=[(4,)], output_dtypes=["uint32"],
+                     grid=(6, 1, 1), threadgroup=(6, 1, 1), trace=True, steps=True, sanitize="warn")
+    m = ExplorerModel(r)
+    assert [(a.kind, a.index, a.in_bounds) for a in m.accesses(5)] == [("atomic", 5, False)]
+    assert m.counts(5)["atomics"] == 1 and m.counts(2)["atomics"] == 1
+    assert m.memory_at(m.last_step)["out"].tolist() == [1, 1, 1, 1]
+    assert m.memory_at(1)["out"].tolist() == [0, 0, 0, 0]  # before the atomic line ran
