@@ -125,7 +125,9 @@ def test_threads_that_miss_a_barrier_are_struck_in_their_threadgroup():
     assert marks(panel0) == 0
     # Threads 6 and 7: a ring and a strike each.
     assert marks(panel1) == 4
-    assert "① barrier divergence at line 5 in phase 0: thread 6, thread 7 never reach the barrier" in texts(panel1)
+    # Named as every text names threads: grid position = position of threadgroup (Lanes.label).
+    assert ("① barrier divergence at line 5 in phase 0: thread 6 = 2 of threadgroup 1, thread 7 = 3 of "
+            "threadgroup 1 never reach the barrier") in texts(panel1)
 
 
 def test_findings_of_threadgroups_not_drawn_are_counted():

@@ -44,6 +44,7 @@ from .msl import RunResult
 from .msl.lang.types import AddressSpace
 from .msl.observe.trace import BarrierEvent, ElementAccess
 from .msl.run.memory import AccessKind
+from .svg_text import svg_text
 
 # ----------------------------------------------------------------------------- constants
 CELL = 34  # side of one array element, in pixels
@@ -108,14 +109,16 @@ def to_svg(diagram: Diagram) -> str:
     pad = 1.05  # chalk's renderer adds 5% around the diagram
     width = max(1, math.ceil(env.width * pad))
     height = max(1, math.ceil(env.height * pad))
-    fd, path = tempfile.mkstemp(suffix=".svg")
-    os.close(fd)
-    try:
-        render_svg_file(diagram, path, height, width)
-        with open(path, encoding="utf-8") as f:
-            svg = f.read()
-    finally:
-        os.unlink(path)
+    svg = svg_text(diagram, height, width)  # chalk's bytes, without its slow backend
+    if svg is None:  # a shape the fast writer does not know: chalk's backend writes it
+        fd, path = tempfile.mkstemp(suffix=".svg")
+        os.close(fd)
+        try:
+            render_svg_file(diagram, path, height, width)
+            with open(path, encoding="utf-8") as f:
+                svg = f.read()
+        finally:
+            os.unlink(path)
     # A viewBox lets notebooks scale a wide diagram down to the page instead of cropping it.
     return svg.replace("<svg ", f'<svg viewBox="0 0 {width} {height}" ', 1)
 

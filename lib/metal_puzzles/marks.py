@@ -113,8 +113,6 @@ class _Threads:
 
     def __init__(self, result: RunResult) -> None:
         self.lanes = result.lanes
-        grid = result.grid
-        self.dims = 3 if grid[2] > 1 else 2 if grid[1] > 1 else 1
 
     @cached_property
     def by_grid(self) -> dict[tuple[int, ...], int]:
@@ -125,8 +123,7 @@ class _Threads:
         return None if thread is None else self.by_grid.get(tuple(thread["grid"]))
 
     def name(self, lane: int) -> str:
-        p = self.lanes.pos[lane][: self.dims]
-        return "thread " + (str(int(p[0])) if self.dims == 1 else "(" + ", ".join(str(int(v)) for v in p) + ")")
+        return self.lanes.label(lane)
 
 
 def finding_sites(result: RunResult) -> list[FindingSite]:

@@ -192,6 +192,8 @@ class CompiledKernel:
         ctx = Ctx(lanes, sanitize, max_steps or DEFAULT_MAX_STEPS, recorder, audience)
         self._bind_inputs(ctx, inputs, input_dtypes, ensure_row_contiguous)
         outputs = self._bind_outputs(ctx, output_shapes, output_dtypes, init_value)
+        # What the outputs held before the kernel ran (the explorer replays writes onto it).
+        initial_outputs = [mem.values().reshape(shape).copy() for mem, shape in outputs] if steps else []
         self._bind_attributes(ctx, lanes, grid, tg)
         ctx.slots = [None] * self.checked.nslots
         for var in self.checked.params:
@@ -227,6 +229,8 @@ class CompiledKernel:
                 if err.pos is not None and not str(err).startswith(str(err.pos)):
                     raise KernelRuntimeError(err.message, err.pos, err.thread, self.registry) from None
                 raise
+        if ctx.stepper is not None and stopped is None:
+            ctx.stepper.finish(ctx)  # the end step: what the last statement left
         if ctx.sanitizer is not None and stopped != StopReason.STEP_BUDGET:
             ctx.sanitizer.finish(ctx, [mem for mem, _ in outputs], init_value)
         result = RunResult(
@@ -244,6 +248,7 @@ class CompiledKernel:
             inputs=list(inputs),
             threadgroup_shapes={v.name: _array_shape(v.ty) for v in self.checked.threadgroup_arrays},
             steps=ctx.stepper.steps if ctx.stepper is not None else None,
+            initial_outputs=initial_outputs,
             source=self.source,
             stopped=stopped,
             cost=None if cost_recorder is None else cost_recorder.profile(tg[0] * tg[1] * tg[2], self.source),

@@ -52,6 +52,9 @@ class RunResult:
     threadgroup_shapes: dict[str, tuple[int, ...]] = field(default_factory=dict)
     #: Step-through record (when launched with steps=True): one Step before each statement.
     steps: list[Step] | None = None
+    #: The outputs' contents before the kernel ran (kept with a step-through record, so that the
+    #: memory at any step can be rebuilt from the trace's writes).
+    initial_outputs: list[np.ndarray] = field(default_factory=list)
     source: str = ""
     #: Why the kernel did not run to its end (None: it did).
     stopped: StopReason | None = None

@@ -1,6 +1,13 @@
 """Step-through record: before every statement the kernel executes (in lock-step), which threads
 are active and what each of the kernel's local variables holds — what a learner needs to watch
-a loop, a guard or a reduction unfold one statement at a time."""
+a loop, a guard or a reduction unfold one statement at a time. After the kernel's last statement
+one more step, the end, holds what the variables were left with, so that stepping can show the
+effect of the last line.
+
+Steps are numbered in execution order from 0. The number of the statement running now
+(``Stepper.current``) is what findings and trace events carry to be found again on their exact
+line and loop iteration; it keeps counting past the record's limit, so a number past the
+record's end is never mistaken for a recorded step."""
 
 from __future__ import annotations
 
@@ -17,10 +24,11 @@ MAX_STEPS_RECORDED = 4000
 
 @dataclass
 class Step:
-    line: int
+    line: int | None  # None: the end step, after the last statement
     file: str
     active: np.ndarray  # bool per lane
     values: dict[str, np.ndarray]  # variable name -> per-lane value (lane axis first)
+    end: bool = False  # the state after the kernel's last statement
 
 
 class Stepper:
@@ -28,14 +36,34 @@ class Stepper:
         self.variables = variables
         self.steps: list[Step] = []
         self.truncated = False
+        #: Statements begun so far (recorded or not).
+        self.begun = 0
+
+    @property
+    def current(self) -> int | None:
+        """The number of the statement running now (None before the first one)."""
+        return self.begun - 1 if self.begun else None
 
     def before(self, ctx, pos, mask) -> None:
         if ctx.call_depth or pos.file not in ("source",):
             return  # only the kernel body's own statements
+        self.begun += 1
         if len(self.steps) >= MAX_STEPS_RECORDED:
             self.truncated = True
             return
         active = np.ones(ctx.n, dtype=bool) if mask is None else mask.copy()
+        self.steps.append(Step(pos.line, pos.file, active, self._values(ctx)))
+
+    def finish(self, ctx) -> None:
+        """Record the end step: every thread done, its variables as the kernel left them. A
+        truncated record gets none (its last recorded step is not the kernel's last)."""
+        self.begun += 1
+        if len(self.steps) >= MAX_STEPS_RECORDED:
+            self.truncated = True
+            return
+        self.steps.append(Step(None, "source", np.ones(ctx.n, dtype=bool), self._values(ctx), end=True))
+
+    def _values(self, ctx) -> dict[str, np.ndarray]:
         values = {}
         slots = ctx.slots
         for var in self.variables:
@@ -47,7 +75,7 @@ class Stepper:
             shown = _lane_values(ctx, var, v)
             if shown is not None:
                 values[var.name] = shown
-        self.steps.append(Step(pos.line, pos.file, active, values))
+        return values
 
 
 def _lane_values(ctx, var: Var, v):

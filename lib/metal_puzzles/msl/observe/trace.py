@@ -1,7 +1,9 @@
 """The run record's trace: which thread read or wrote which element, in which barrier phase,
 from which source line. Recorded only when asked (small launches), since it grows with every
 access. Accesses outside their memory do not happen; they are kept apart (``out_of_bounds``),
-with the index each thread asked for, so that diagrams can draw where they went."""
+with the index each thread asked for, so that diagrams can draw where they went: the in-bounds
+events never hold a stand-in for them. Every event carries the step-through record's number of
+the statement that made it (when a record is kept), so the memory at any step can be rebuilt."""
 
 from __future__ import annotations
 
@@ -31,6 +33,8 @@ class AccessEvent:
     # For writes: per access, the memory elements (buffer, threadgroup or -1, index) the value came from.
     sources: list | None = None
     values: np.ndarray | None = None
+    #: The step-through record's number of the statement that made it (-1: no record kept).
+    step: int = -1
 
 
 @dataclass(frozen=True)
@@ -49,6 +53,8 @@ class ElementAccess:
     seq: int  # order of the statement in lock-step execution
     sources: frozenset  # for writes: the elements the value came from
     value: object  # for writes: the value written
+    step: int = -1  # the step-through record's number of the statement (-1: no record kept)
+    in_bounds: bool = True  # False: outside its memory, so it did not happen (index as the thread computed it)
 
 
 @dataclass
@@ -115,7 +121,8 @@ class Recorder:
                 sources = [s for s in sources for _ in range(width)]
         group = ctx.lanes.group[lanes]
         self.events.append(AccessEvent(kind, mem.name, mem.space, lanes, idx.astype(np.int64), group,
-                                       ctx.phase[group].copy(), pos.line, pos.file, self.seq, sources, values))
+                                       ctx.phase[group].copy(), pos.line, pos.file, self.seq, sources, values,
+                                       _step(ctx)))
         self.seq += 1
 
     def out_of_bounds(self, kind, mem, lanes_mask, off, pos, ctx) -> None:
@@ -126,18 +133,14 @@ class Recorder:
         idx = off[lanes] if off.ndim else np.full(lanes.size, int(off), dtype=np.int64)
         group = ctx.lanes.group[lanes]
         self.strays.append(AccessEvent(kind, mem.name, mem.space, lanes, idx, group, ctx.phase[group].copy(),
-                                       pos.line, pos.file, self.seq))
+                                       pos.line, pos.file, self.seq, step=_step(ctx)))
         self.seq += 1
 
-    def out_of_bounds_accesses(self, *, group: int | None = None) -> list[ElementAccess]:
-        """Every access outside its memory, thread by thread, optionally only one threadgroup's."""
-        out = []
-        for e in self.strays:
-            for k in range(e.lanes.size):
-                if group is None or int(e.group[k]) == group:
-                    out.append(ElementAccess(e.kind, e.buffer, e.space, int(e.lanes[k]), int(e.group[k]),
-                                             int(e.index[k]), int(e.phase[k]), e.line, e.seq, frozenset(), None))
-        return out
+    def out_of_bounds_accesses(self, *, group: int | None = None, lane: int | None = None,
+                               phase: int | None = None) -> list[ElementAccess]:
+        """Every access outside its memory, thread by thread (``in_bounds`` False), optionally only
+        one threadgroup's, one thread's or one barrier phase's."""
+        return flatten_events(self.strays, group, lane, phase, in_bounds=False)
 
     def barrier(self, ctx, mask, pos) -> None:
         groups = np.arange(ctx.lanes.n_groups) if mask is None else np.unique(ctx.lanes.group[mask])
@@ -149,23 +152,43 @@ class Recorder:
                 and (kind is None or e.kind == kind) and (buffer is None or e.buffer == buffer)]
 
     def element_accesses(self, *, group: int | None = None, lane: int | None = None, phase: int | None = None,
-                         thread_private: bool = False) -> list[ElementAccess]:
+                         thread_private: bool = False, attempted: bool = False) -> list[ElementAccess]:
         """Every element access in execution order, optionally only one threadgroup's, one thread's or
-        one barrier phase's. Accesses to thread-private memory are left out unless asked for."""
-        out = []
-        for e in self.accesses():
-            if e.space == AddressSpace.THREAD and not thread_private:
-                continue
-            sel = np.ones(e.lanes.shape, dtype=bool)
-            if group is not None:
-                sel &= np.asarray(e.group) == group
-            if lane is not None:
-                sel &= e.lanes == lane
-            if phase is not None:
-                sel &= e.phase == phase
-            for k in np.flatnonzero(sel):
-                out.append(ElementAccess(
-                    e.kind, e.buffer, e.space, int(e.lanes[k]), int(e.group[k]), int(e.index[k]), int(e.phase[k]),
-                    e.line, e.seq, e.sources[k] if e.sources is not None else frozenset(),
-                    e.values[k] if e.values is not None else None))
+        one barrier phase's. Accesses to thread-private memory are left out unless asked for. With
+        ``attempted``, the accesses that fell outside their memory are listed too, in their place
+        in execution order, at the index the thread computed (``in_bounds`` False)."""
+        events = [e for e in self.accesses() if thread_private or e.space != AddressSpace.THREAD]
+        out = flatten_events(events, group, lane, phase, in_bounds=True)
+        if attempted and self.strays:
+            out += self.out_of_bounds_accesses(group=group, lane=lane, phase=phase)
+            out.sort(key=lambda a: a.seq)  # stable: one statement's accesses keep their order
         return out
+
+
+def _step(ctx) -> int:
+    """The step-through record's number of the statement running now (-1: no record kept)."""
+    current = ctx.current_step()
+    return -1 if current is None else current
+
+
+def flatten_events(events: list[AccessEvent], group: int | None, lane: int | None, phase: int | None,
+                   in_bounds: bool) -> list[ElementAccess]:
+    """Events as element accesses, thread by thread, optionally filtered."""
+    out = []
+    for e in events:
+        if lane is not None:  # the common case of the explorer: one thread among many
+            sel = np.flatnonzero(e.lanes == lane)
+            if sel.size == 0:
+                continue
+        else:
+            sel = np.arange(e.lanes.size)
+        if group is not None:
+            sel = sel[np.asarray(e.group)[sel] == group]
+        if phase is not None:
+            sel = sel[e.phase[sel] == phase]
+        for k in sel:
+            out.append(ElementAccess(
+                e.kind, e.buffer, e.space, int(e.lanes[k]), int(e.group[k]), int(e.index[k]), int(e.phase[k]),
+                e.line, e.seq, e.sources[k] if e.sources is not None else frozenset(),
+                e.values[k] if e.values is not None else None, e.step, in_bounds))
+    return out

@@ -87,6 +87,10 @@ class Finding:
     #: The barrier phase of the first thread's threadgroup when it happened (None: not one thread's doing).
     phase: int | None = None
     severity: Severity = Severity.ERROR
+    #: The index in the run's step-through record of the statement that made it (its line and
+    #: loop iteration; None when the run kept no record). Findings made after the kernel ended
+    #: (outputs never written) have the record's end step.
+    step: int | None = None
 
     @property
     def is_error(self) -> bool:

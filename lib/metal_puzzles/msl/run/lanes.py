@@ -90,7 +90,31 @@ class Lanes:
         d = self.describe(lane)
         return f"thread {fmt_triple(d['local'])} of threadgroup {fmt_triple(d['group'])}"
 
+    @cached_property
+    def dims(self) -> int:
+        """How many axes the grid uses (1, 2 or 3): the axes a thread's name shows."""
+        return 3 if self.grid[2] > 1 else 2 if self.grid[1] > 1 else 1
+
+    def label(self, lane: int) -> str:
+        """The one name of a thread for learners, in verdicts, diagrams and the explorer alike:
+        its grid position (``thread_position_in_grid``, what diagrams write on its swatch), then,
+        when the launch has several threadgroups, its position in its threadgroup and that
+        threadgroup's position: "thread 7 = 3 of threadgroup 1", "thread (5,2) = (1,2) of
+        threadgroup (1,0)". With one threadgroup the two positions agree: "thread 7"."""
+        me = "thread " + fmt_position(self.pos[lane], self.dims)
+        if self.n_groups == 1:
+            return me
+        local = fmt_position(self.local[lane], self.dims)
+        group = fmt_position(self.group_pos[self.group[lane]], self.dims)
+        return f"{me} = {local} of threadgroup {group}"
+
 
 def fmt_triple(t) -> str:
     """(x,y,z) as the messages write a thread or threadgroup position."""
     return "(" + ",".join(str(v) for v in t) + ")"
+
+
+def fmt_position(p, dims: int) -> str:
+    """A position on the axes the grid uses: "7" in one dimension, "(5,2)" in two."""
+    values = [str(int(v)) for v in list(p)[:dims]]
+    return values[0] if dims == 1 else "(" + ",".join(values) + ")"

@@ -140,8 +140,13 @@ class Ctx:
             FindingKind.STEP_BUDGET,
             f"the kernel ran more than {self.max_steps} steps (statements, calls and loop iterations, counted "
             "once for all threads in lock-step; a long expression counts as several); is there an endless loop or runaway recursion? "
-            f"({step_budget_advice(self.audience)})", where))
+            f"({step_budget_advice(self.audience)})", where, step=self.current_step()))
         raise StopKernel(StopReason.STEP_BUDGET)
+
+    def current_step(self) -> int | None:
+        """The index, in the step-through record, of the statement running now (None without a
+        record): what puts a finding or an access on its exact line and loop iteration."""
+        return None if self.stepper is None else self.stepper.current
 
     # -------------------------------------------------------------- findings
     def report(self, kind: FindingKind, pos: Pos | None, lanes_mask, message: str, buffer: str | None = None,
@@ -165,7 +170,7 @@ class Ctx:
         if kind == FindingKind.OUT_OF_BOUNDS and pos in self.index_notes:
             message = f"{message}: {self.index_notes[pos]}"
         self.findings.append(Finding(kind, message, pos, threads, buffer, index, phase=phase, severity=severity,
-                                     **details))
+                                     step=self.current_step(), **details))
         if len(self.findings) > MAX_FINDINGS:
             raise StopKernel(StopReason.TOO_MANY_FINDINGS)
 
@@ -224,9 +229,13 @@ class Ctx:
             self._check_bounds(mem, off, mask, view, count, pos, AccessKind.READ)
             return view.decode(np.zeros((self.n, width) if width > 1 else self.n, dtype=data.dtype))
         safe, bad = self._check_bounds(mem, off, mask, view, count, pos, AccessKind.READ)
+        # The lanes whose read happens: an out-of-bounds lane reads nothing (its index stands in
+        # as 0 only to keep the gather vectorised), so neither the cost model, the sanitizer nor
+        # the trace may see it at that stand-in; the trace keeps it apart, at the index it asked for.
+        done = mask if bad is None else (~bad if mask is None else mask & ~bad)
         first = flat = safe if base is None else base + safe
         if self.cost is not None:
-            self.cost.access(AccessKind.READ, mem, first, mask, width, view.unit, base, pos)
+            self.cost.access(AccessKind.READ, mem, first, done, width, view.unit, base, pos)
         if width > 1:
             flat = np.asarray(flat)[..., None] + np.arange(width)
         val = data[flat]
@@ -234,18 +243,17 @@ class Ctx:
             val = np.where(bad if width == 1 else bad[:, None], np.zeros_like(val), val)
         if not view.identity:
             val = view.decode(val)
-        if mem.counted is not None:
+        if mem.counted is not None:  # counts say what each thread attempted, out of bounds included
             self.count(mem.counted.reads, mask, view.count)
         if mem.shadow is not None:
-            m = mask if bad is None else (~bad if mask is None else mask & ~bad)
-            self.sanitizer.on_read(self, mem, flat, view, m, pos)
+            self.sanitizer.on_read(self, mem, flat, view, done, pos)
         if self.recorder is not None:
             native = rescale(flat, view.unit, mem.unit, self.n)
-            self.recorder.access(AccessKind.READ, mem, mask, native, pos, self, None)
+            self.recorder.access(AccessKind.READ, mem, done, native, pos, self, None)
             if self.recorder is not None and self.recorder.provenance and mem.counted is not None:
                 if view.unit != mem.unit:
                     first = (np.asarray(first) * view.unit) // mem.unit
-                val = self.recorder.track(self, mem, val, first, mask)
+                val = self.recorder.track(self, mem, val, first, done)
         return val
 
     def store(self, mem: Memory, off, val, mask, view: View, pos: Pos) -> None:
@@ -253,6 +261,7 @@ class Ctx:
         data, base, count = mem.typed(view.dtype)
         width = view.width
         safe, bad = self._check_bounds(mem, off, mask, view, count, pos, AccessKind.WRITE)
+        attempted = mask  # the counts include the writes that fell outside the buffer
         if bad is not None:
             mask = ~bad if mask is None else (mask & ~bad)
         flat = safe if base is None else base + safe
@@ -278,7 +287,7 @@ class Ctx:
             else:
                 data[flat[mask]] = raw[mask]
         if mem.counted is not None:
-            self.count(mem.counted.writes, mask, view.count)
+            self.count(mem.counted.writes, attempted, view.count)
         if self.recorder is not None:
             self.recorder.access(AccessKind.WRITE, mem, mask, rescale(flat, view.unit, mem.unit, self.n), pos, self, val)
 
@@ -345,6 +354,7 @@ class Ctx:
             raise KernelRuntimeError("atomic operation through an uninitialised pointer", pos)
         data, base, count = p.mem.typed(view.dtype)
         safe, bad = self._check_bounds(p.mem, p.off, mask, view, count, pos, AccessKind.ATOMIC)
+        self.count("atomics", mask)  # what each thread attempted, out of bounds included
         if bad is not None:
             mask = ~bad if mask is None else (mask & ~bad)
         flat = safe if base is None else base + safe
@@ -357,7 +367,6 @@ class Ctx:
         GPU may pick), returning each lane's old value."""
         view = view_of(elem)
         mem, data, flat, lanes, mask = self._atomic_target(p, mask, pos, view)
-        self.count("atomics", mask)
         if self.cost is not None:
             self.cost.access(AccessKind.ATOMIC, mem, flat, mask, 1, view.unit, p.mem.typed(view.dtype)[1], pos)
         old = np.zeros(self.n, dtype=data.dtype)
@@ -395,7 +404,6 @@ class Ctx:
     def atomic_cas(self, p: Ptr, mask, expected, desired, pos: Pos, elem):
         view = view_of(elem)
         mem, data, flat, lanes, mask = self._atomic_target(p, mask, pos, view)
-        self.count("atomics", mask)
         if mem.shadow is not None:
             self.sanitizer.on_atomic(self, mem, flat, view, lanes, pos, writes=True)
         if self.cost is not None:
