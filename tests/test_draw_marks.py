@@ -32,7 +32,7 @@ def texts(svg: str) -> list[str]:
 
 def marks(svg: str) -> int:
     """Strokes drawn with the width of the findings layer."""
-    return svg.count(f"stroke-width: {MARK_W};")
+    return svg.count(f'stroke-width="{MARK_W:g}"')
 
 
 def dashed(svg: str) -> int:

@@ -15,8 +15,6 @@ and the PNG.
 from __future__ import annotations
 
 import math
-import os
-import tempfile
 import textwrap
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
@@ -44,6 +42,7 @@ from .msl import RunResult
 from .msl.lang.types import AddressSpace
 from .msl.observe.trace import BarrierEvent, ElementAccess
 from .msl.run.memory import AccessKind
+from .svg_text import diagram_svg
 
 # ----------------------------------------------------------------------------- constants
 CELL = 34  # side of one array element, in pixels
@@ -103,21 +102,17 @@ def draw_run(result, title: str | None = None, max_groups: int = 4, only_group: 
 
 
 def to_svg(diagram: Diagram) -> str:
-    """SVG text of a diagram at its natural size (one diagram unit = one pixel)."""
-    env = diagram.get_envelope()
-    pad = 1.05  # chalk's renderer adds 5% around the diagram
-    width = max(1, math.ceil(env.width * pad))
-    height = max(1, math.ceil(env.height * pad))
-    fd, path = tempfile.mkstemp(suffix=".svg")
-    os.close(fd)
-    try:
-        render_svg_file(diagram, path, height, width)
-        with open(path, encoding="utf-8") as f:
-            svg = f.read()
-    finally:
-        os.unlink(path)
-    # A viewBox lets notebooks scale a wide diagram down to the page instead of cropping it.
-    return svg.replace("<svg ", f'<svg viewBox="0 0 {width} {height}" ', 1)
+    """SVG text of a diagram at its natural size (one diagram unit = one pixel), written compactly
+    (``svg_text``): a book diagram is tens of kilobytes, not megabytes."""
+    return diagram_svg(diagram)
+
+
+def scrolling_html(svg: str) -> str:
+    """The SVG for a notebook page: at its natural size inside a box that scrolls sideways when
+    the page is narrower, so that text keeps its size instead of the whole diagram shrinking."""
+    body = svg[svg.index("<svg"):]
+    body = body.replace("<svg ", '<svg style="max-width:none;display:block" ', 1)
+    return f'<div style="overflow-x:auto;max-width:100%">{body}</div>'
 
 
 def save_svg(diagram: Diagram, path: str) -> None:
@@ -142,14 +137,16 @@ def save_png(diagram: Diagram, path: str, width: int | None = None) -> None:
 
 class RunDiagram(ApplyTransform):
     """A chalk diagram that shows itself in Jupyter at its natural size (chalk's default
-    rendering squeezes every diagram to 200 pixels high), and saves itself the same way
-    outside Jupyter: ``render_svg(path)``, ``render_png(path)``."""
+    rendering squeezes every diagram to 200 pixels high; a page narrower than the diagram
+    scrolls it sideways), and saves itself the same way outside Jupyter: ``render_svg(path)``,
+    ``render_png(path)``."""
 
-    def _repr_svg_(self) -> str:
-        return to_svg(self)
+    def _repr_mimebundle_(self, include=None, exclude=None) -> dict[str, str]:
+        # HTML alone: the same picture again as image/svg+xml would double a notebook's size.
+        return {"text/html": scrolling_html(to_svg(self)), "text/plain": repr(self)}
 
-    def _repr_html_(self) -> str:
-        return to_svg(self)
+    def __repr__(self) -> str:
+        return "<diagram: show it in Jupyter, or save it with render_svg(path) or render_png(path)>"
 
     def render_svg(self, path: str, height: int | None = None, width: int | None = None,
                    draw_height: int | None = None) -> None:
