@@ -177,7 +177,7 @@ def test_show_prints_the_cost_table_and_draws_the_access_map(capsys):
     out = capsys.readouterr().out
     assert "Cost on a model of an Apple GPU (M1" in out
     yours, budget = [line for line in out.splitlines() if "-way" in line]
-    assert "32-way" in yours and "1-way" in budget and budget.endswith("<- budget")
+    assert "32-way" in yours and "1-way" in budget and budget.startswith("budget |")
     assert "a 32-way bank conflict" in diagram._repr_mimebundle_()["text/html"]
     profile = problem.profile("H100")
     assert profile.gpu.name == "H100" and "This is a model" in capsys.readouterr().out
