@@ -38,7 +38,7 @@ from .marks import (
     marks_legend,
     stray_accesses,
 )
-from .msl import RunResult
+from .msl import FindingKind, RunResult
 from .msl.lang.types import AddressSpace
 from .msl.observe.trace import BarrierEvent, ElementAccess
 from .msl.run.memory import AccessKind
@@ -75,10 +75,11 @@ GRID_LINE = "#555555"
 READ_FILL = "#fff1b8"  # input elements this threadgroup read
 SHARED_WRITE_FILL = "#e4e4e4"  # written by several threads of the group (a race, or atomics)
 PANEL_LINE = "#c8c8c8"
-# Distinct colours for lines on white; neighbouring threads get contrasting hues.
-PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf",
-           "#393b79", "#637939", "#843c39", "#7b4173", "#3182bd", "#e6550d", "#31a354", "#756bb1",
-           "#636363", "#8c6d31", "#d6616b", "#6b6ecf")
+# Distinct colours for lines on white; neighbouring threads get contrasting hues. None is a red:
+# red is the findings' colour (marks.FINDING_RED), and a thread drawn in it would read as a finding.
+PALETTE = ("#1f77b4", "#bcbd22", "#2ca02c", "#ff7f0e", "#9467bd", "#8c6d31", "#e377c2", "#17becf",
+           "#393b79", "#637939", "#3a7d7c", "#7b4173", "#3182bd", "#bd9e39", "#31a354", "#756bb1",
+           "#636363", "#a55194", "#5254a3", "#6b6ecf")
 
 
 # ----------------------------------------------------------------------------- public API
@@ -111,8 +112,8 @@ def scrolling_html(svg: str) -> str:
     """The SVG for a notebook page: at its natural size inside a box that scrolls sideways when
     the page is narrower, so that text keeps its size instead of the whole diagram shrinking."""
     body = svg[svg.index("<svg"):]
-    body = body.replace("<svg ", '<svg style="max-width:none;display:block" ', 1)
-    return f'<div style="overflow-x:auto;max-width:100%">{body}</div>'
+    body = body.replace("<svg ", "<svg style='max-width:none;display:block' ", 1)
+    return f"<div style='overflow-x:auto;max-width:100%'>{body}</div>"
 
 
 def save_svg(diagram: Diagram, path: str) -> None:
@@ -147,6 +148,14 @@ class RunDiagram(ApplyTransform):
 
     def __repr__(self) -> str:
         return "<diagram: show it in Jupyter, or save it with render_svg(path) or render_png(path)>"
+
+    # chalk's own notebook forms (a diagram squeezed to 200 px high, as SVG and again as HTML):
+    # None tells IPython to leave them out, so the notebook keeps the one form above.
+    def _repr_svg_(self) -> None:  # type: ignore[override]
+        return None
+
+    def _repr_html_(self) -> None:  # type: ignore[override]
+        return None
 
     def render_svg(self, path: str, height: int | None = None, width: int | None = None,
                    draw_height: int | None = None) -> None:
@@ -416,12 +425,23 @@ class Arrow:
     points: list[tuple[float, float]] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class Ring:
+    """A finding's ring on one drawn element; ``badged``: this ring carries the finding's number
+    (an output's unwritten elements are all ringed, the first one numbered)."""
+
+    key: tuple  # the view
+    element: int
+    number: int
+    badged: bool = True
+
+
 @dataclass
 class PanelMarks:
     """The findings layer of one panel: rings on elements, marked thread swatches and the list of
     findings under the arrays. (Out-of-bounds cells belong to their arrays: ``ArrayView.ghosts``.)"""
 
-    rings: list[tuple[tuple, int, int]]  # (view key, element, finding number)
+    rings: list[Ring]
     swatches: dict[int, tuple[int, bool]]  # lane -> (finding number, misses a barrier)
     notes: list[str]  # one line per finding, numbered
     notes_y: float = 0.0
@@ -478,7 +498,8 @@ def _shape_text(shape: Sequence[int]) -> str:
     return "(" + ", ".join(str(int(s)) for s in shape) + ("," if len(shape) == 1 else "") + ")"
 
 
-def _output_views(result, accesses: list[ElementAccess], colors: dict[int, str]) -> list[ArrayView]:
+def _output_views(result, accesses: list[ElementAccess], colors: dict[int, str],
+                  unwritten: dict[str, set[int]]) -> list[ArrayView]:
     writers: dict[str, dict[int, set[int]]] = defaultdict(lambda: defaultdict(set))
     for a in accesses:
         if a.kind != AccessKind.READ and a.space == AddressSpace.DEVICE:
@@ -489,8 +510,25 @@ def _output_views(result, accesses: list[ElementAccess], colors: dict[int, str])
         w = writers.get(name, {})
         fills = {i: _fill_for(lanes, colors) for i, lanes in w.items()}
         note = f"output {_shape_text(arr.shape)}"
-        views.append(make_view(("out", name), name, note, arr.shape, arr, fills, touched=set(w)))
+        view = make_view(("out", name), name, note, arr.shape, arr, fills, touched=set(w))
+        for i in unwritten.get(name, ()):
+            if i < view.drawn:  # no thread wrote it: its "value" is whatever the memory held
+                view.texts[i] = ""
+        views.append(view)
     return views
+
+
+def unwritten_elements(result, sites: Sequence[FindingSite]) -> dict[str, set[int]]:
+    """The elements of each output that the sanitizer found no thread of the launch wrote."""
+    names = {s.buffer for s in sites if s.kind == FindingKind.UNWRITTEN_OUTPUT and s.buffer is not None}
+    if not names or result.trace is None:
+        return {}
+    written: dict[str, set[int]] = {name: set() for name in names}
+    for a in result.trace.element_accesses():
+        if a.buffer in written and a.kind != AccessKind.READ and a.space == AddressSpace.DEVICE:
+            written[a.buffer].add(a.index)
+    sizes = {name: int(np.asarray(arr).size) for name, arr in zip(result.output_names, result.outputs, strict=False)}
+    return {name: set(range(sizes.get(name, 0))) - done for name, done in written.items()}
 
 
 def _shared_names(result, accesses: list[ElementAccess]) -> list[str]:
@@ -540,11 +578,12 @@ def _build_panel(result, group: int, sites: Sequence[FindingSite] = (), first_gr
     accesses = group_accesses(result, group)
     colors = _lane_colors(result, group)
     shared, phases = _shared_sections(result, accesses, colors)
-    sections = [_input_views(result, accesses), *shared, _output_views(result, accesses, colors)]
+    unwritten = unwritten_elements(result, sites)
+    sections = [_input_views(result, accesses), *shared, _output_views(result, accesses, colors, unwritten)]
     panel = Panel(group, _panel_title(result, group), _legend(result, group), sections,
                   trace_arrows(accesses, colors, result, phases),
                   legend_lanes=sorted(_lanes_of(result, group), key=lambda l: int(result.lanes.index_in_group[l])))
-    panel.marks = _panel_marks(result, group, sites, panel, phases, colors, first_group)
+    panel.marks = _panel_marks(result, group, sites, panel, phases, colors, first_group, unwritten)
     _layout_panel(panel)
     _route_arrows(panel)
     _relayout_for_arrows(panel)
@@ -579,17 +618,20 @@ def _view_key(place: Place, name: str, phase: int | None, phases: dict[str, list
 
 
 def _panel_marks(result, group: int, sites: Sequence[FindingSite], panel: Panel, phases: dict[str, list[int]],
-                 colors: dict[int, str], first_group: int) -> PanelMarks:
+                 colors: dict[int, str], first_group: int, unwritten: dict[str, set[int]]) -> PanelMarks:
     views = _views_by_key(panel)
     mine = [s for s in sites if _shown_in(s, group, first_group)]
-    rings: list[tuple[tuple, int, int]] = []
+    rings: list[Ring] = []
     swatches: dict[int, tuple[int, bool]] = {}
     members = set(panel.legend_lanes)
     for site in mine:
         key = None if site.buffer is None else _view_key(site.place, site.buffer, site.phase, phases)
         view = views.get(key) if key is not None else None
-        if view is not None and site.index is not None and 0 <= site.index < view.drawn:
-            rings.append((key, site.index, site.number))
+        if view is not None and site.kind == FindingKind.UNWRITTEN_OUTPUT:
+            missing = sorted(i for i in unwritten.get(site.buffer, ()) if i < view.drawn)
+            rings += [Ring(key, i, site.number, badged=k == 0) for k, i in enumerate(missing)]
+        elif view is not None and site.index is not None and 0 <= site.index < view.drawn:
+            rings.append(Ring(key, site.index, site.number))
         struck = site.kind == "barrier-divergence"
         involved = list(site.lanes) if struck or site.kind == "out-of-bounds" else \
             [lane for lane in (site.lane, site.other_lane) if lane is not None]
@@ -1090,9 +1132,20 @@ def _ring(box: Box, inset: float = 1.5) -> list[tuple[float, float]]:
             (x0 + inset, y0 + inset)]
 
 
+BADGE_R = 6.5  # radius of a finding's numbered disc
+
+
+def badge_spot(box: Box, k: int) -> tuple[float, float]:
+    """Where the ``k``-th badge on a cell goes: the first on its top right corner, the next ones
+    beside it to the left, then a row lower, so that no badge covers another."""
+    step = 2 * BADGE_R + 1
+    per_row = max(1, int((box[2] - box[0]) // step))
+    return box[2] - 1 - (k % per_row) * step, box[1] + 1 + (k // per_row) * step
+
+
 def _badge_parts(number: int, x: float, y: float) -> list[Diagram]:
     """A finding's number in a red disc centred on (x, y)."""
-    r = 6.5
+    r = BADGE_R
     disc = [(x + r * math.cos(k * math.pi / 8), y + r * math.sin(k * math.pi / 8)) for k in range(16)]
     c = Color(FINDING_RED)
     label = str(number)
@@ -1112,11 +1165,19 @@ def _paint_marks(p: Panel, views: list[ArrayView]) -> list[Diagram]:
     marks = p.marks
     by_key = {v.key: v for v in views}
     if marks is not None:
-        for key, element, number in marks.rings:
-            box = by_key[key].cell_box(element)
-            if box is not None:
+        badges_on: dict[tuple, int] = defaultdict(int)  # badges already on a cell
+        ringed: set[tuple] = set()
+        for ring in marks.rings:
+            box = by_key[ring.key].cell_box(ring.element)
+            if box is None:
+                continue
+            cell = (ring.key, ring.element)
+            if cell not in ringed:
                 out.append(_mark_line([_ring(box)]))
-                out += _badge_parts(number, box[2] - 1, box[1] + 1)
+                ringed.add(cell)
+            if ring.badged:
+                out += _badge_parts(ring.number, *badge_spot(box, badges_on[cell]))
+                badges_on[cell] += 1
     for v in views:
         if not v.ghosts:
             continue

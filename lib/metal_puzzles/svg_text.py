@@ -26,8 +26,8 @@ MARGIN = 0.025
 #: Stroke width of a shape that sets none, as chalk computes it for a drawing of this size.
 _CHALK_LW = 0.1 * 15 / 500
 
-TEXT_DEFAULTS = ('font-family="sans-serif" font-weight="bold" text-anchor="middle" '
-                 'dominant-baseline="middle"')
+TEXT_DEFAULTS = ("font-family='sans-serif' font-weight='bold' text-anchor='middle' "
+                 "dominant-baseline='middle'")
 
 
 def num(x: float) -> str:
@@ -133,7 +133,7 @@ class _Writer:
         scale = math.sqrt(abs(a * e - b * d)) or 1.0
         size = (shape.font_size or 12.0) * scale
         fill = style.fill_color_.hex_l if style.fill_color_ is not None else "#ffffff"
-        self.parts.append(f'<text x="{num(c)}" y="{num(f)}" font-size="{num(size)}" fill="{fill}">'
+        self.parts.append(f"<text x='{num(c)}' y='{num(f)}' font-size='{num(size)}' fill='{fill}'>"
                           f"{escape(shape.text, quote=False)}</text>")
 
     def path(self, shape: Path, t: Affine, style: Style) -> None:
@@ -161,19 +161,21 @@ class _Writer:
             if loc_trail.trail.closed:
                 commands.append("Z")
                 closed = True
-        attrs = [f'd="{"".join(commands)}"']
+        attrs = [f"d='{''.join(commands)}'"]
         if closed:
-            attrs.append(f'fill="{style.fill_color_.hex_l if style.fill_color_ is not None else "#ffffff"}"')
+            fill = style.fill_color_.hex_l if style.fill_color_ is not None else "#ffffff"
+            attrs.append(f"fill='{fill}'")
             if style.fill_opacity_ is not None:
-                attrs.append(f'fill-opacity="{style.fill_opacity_:g}"')
+                attrs.append(f"fill-opacity='{style.fill_opacity_:g}'")
         else:
-            attrs.append('fill="none"')
+            attrs.append("fill='none'")
         width = self.stroke_width(style)
         if width > 0:
             colour = style.line_color_.hex_l if style.line_color_ is not None else "#000000"
-            attrs.append(f'stroke="{colour}" stroke-width="{width:g}"')
+            attrs.append(f"stroke='{colour}' stroke-width='{width:g}'")
             if style.dashing_ is not None:
-                attrs.append(f'stroke-dasharray="{" ".join(f"{x:g}" for x in style.dashing_[0])}"')
+                dashes = " ".join(f"{x:g}" for x in style.dashing_[0])
+                attrs.append(f"stroke-dasharray='{dashes}'")
         self.parts.append(f"<path {' '.join(attrs)}/>")
 
 
@@ -188,11 +190,12 @@ def diagram_svg(diagram) -> str:
     shift = Affine.translation(V2((width - env.width) / 2 - left, (height - env.height) / 2 - top))
     writer = _Writer(output_size=max(width, height))
     writer.walk(diagram, shift, Style.root(output_size=max(width, height)))
-    return (f'<?xml version="1.0" encoding="utf-8" ?>\n'
-            f'<svg xmlns="http://www.w3.org/2000/svg" version="1.1" width="{width}" height="{height}" '
-            f'viewBox="0 0 {width} {height}">'
-            f'<rect width="{width}" height="{height}" fill="#ffffff"/>'
-            f'<g {TEXT_DEFAULTS}>{"".join(writer.parts)}</g></svg>\n')
+    # Attributes in single quotes: JSON, the notebook's format, escapes every double quote.
+    return ('<?xml version="1.0" encoding="utf-8" ?>\n'
+            f"<svg xmlns='http://www.w3.org/2000/svg' version='1.1' width='{width}' height='{height}' "
+            f"viewBox='0 0 {width} {height}'>"
+            f"<rect width='{width}' height='{height}' fill='#ffffff'/>"
+            f"<g {TEXT_DEFAULTS}>{''.join(writer.parts)}</g></svg>\n")
 
 
 __all__ = ["diagram_svg", "num", "MARGIN"]
