@@ -286,3 +286,37 @@ def test_arrays_of_three_or_more_dimensions_are_drawn_as_labelled_blocks():
     first, second = v.cell_box(0), v.cell_box(12)  # x[0,0,0] and x[1,0,0]
     assert first[1] == second[1] and second[0] > first[0] + 4 * v.cell  # same row, next block
     assert v.row_of(13) == 0 and v.row_of(17) == 1
+
+
+# ----------------------------------------------------------------------------- arrows through simd_* functions
+SIMD_SUM = """uint i = thread_position_in_grid.x;
+float total = simd_sum(a[i]);
+if (simd_is_first()) out[i / 32] = total;"""
+
+SHUFFLE_AND_SCAN = """uint i = thread_position_in_grid.x;
+float v = simd_shuffle_down(a[i], 1u);
+float p = simd_prefix_exclusive_sum(a[i]);
+out[i] = v + p;"""
+
+
+def simd_run(src: str, n: int, out: int):
+    return simulate("k", ["a"], ["out"], src, inputs=[np.arange(n, dtype=F32)], output_shapes=[(out,)],
+                    output_dtypes=["float32"], grid=(n, 1, 1), threadgroup=(n, 1, 1), trace=True)
+
+
+def written_sources(r) -> dict[int, list[int]]:
+    return {a.index: sorted(s[2] for s in a.sources) for a in r.trace.element_accesses()
+            if a.kind != "read" and a.buffer == "out"}
+
+
+def test_simd_sum_keeps_an_arrow_from_every_lane_it_summed():
+    r = simd_run(SIMD_SUM, 64, 2)
+    assert written_sources(r) == {0: list(range(32)), 1: list(range(32, 64))}
+    assert arrow_count(to_svg(draw_run(r))) == 64  # each SIMD-group's first lane: 32 arrows
+
+
+def test_shuffles_and_scans_carry_the_lanes_they_read():
+    r = simd_run(SHUFFLE_AND_SCAN, 8, 8)
+    # Lane k reads lane k+1 (the last lane keeps its own value) and sums the lanes before it.
+    expected = {k: sorted(set(range(k)) | {min(k + 1, 7)}) for k in range(8)}
+    assert written_sources(r) == expected

@@ -42,7 +42,7 @@ from .msl import FindingKind, RunResult
 from .msl.lang.types import AddressSpace
 from .msl.observe.trace import BarrierEvent, ElementAccess
 from .msl.run.memory import AccessKind
-from .svg_text import diagram_svg
+from .svg_text import CubicPath, diagram_svg
 
 # ----------------------------------------------------------------------------- constants
 CELL = 34  # side of one array element, in pixels
@@ -422,7 +422,8 @@ class Arrow:
     color: str
     source: tuple[tuple, int]  # (view key, element)
     target: tuple[tuple, int]
-    points: list[tuple[float, float]] = field(default_factory=list)
+    points: list[tuple[float, float]] = field(default_factory=list)  # the curve, sampled
+    curve: tuple[tuple[float, float], ...] = ()  # the same as a cubic Bézier: start, controls, end
 
 
 @dataclass(frozen=True)
@@ -905,12 +906,17 @@ def _route_arrows(panel: Panel) -> None:
             spot[(slot, lane)] = (_edge_x(end, j, len(order)), y)
     for k, e in enumerate(ends):
         lane = panel.arrows[k].lane
-        panel.arrows[k].points = [] if e is None else _curve(spot[(e[0].slot, lane)], spot[(e[1].slot, lane)], e[2])
+        arrow = panel.arrows[k]
+        arrow.curve = () if e is None else _bezier(spot[(e[0].slot, lane)], spot[(e[1].slot, lane)], e[2])
+        arrow.points = _sampled(arrow.curve) if arrow.curve else []
     panel.arrows = [a for a in panel.arrows if a.points]
 
 
-def _curve(p0: tuple[float, float], p3: tuple[float, float], mode: str, steps: int = 18) -> list[tuple[float, float]]:
-    """A cubic Bézier that leaves and enters vertically, sampled as a polyline."""
+Point = tuple[float, float]
+
+
+def _bezier(p0: Point, p3: Point, mode: str) -> tuple[Point, Point, Point, Point]:
+    """A cubic Bézier that leaves and enters vertically: start, two control points, end."""
     (x0, y0), (x3, y3) = p0, p3
     if mode == "same":
         lift = 16 + 0.15 * abs(x3 - x0)
@@ -918,6 +924,12 @@ def _curve(p0: tuple[float, float], p3: tuple[float, float], mode: str, steps: i
     else:
         d = (y3 - y0) / 2
         c1, c2 = (x0, y0 + d), (x3, y3 - d)
+    return p0, c1, c2, p3
+
+
+def _sampled(curve: tuple[Point, Point, Point, Point], steps: int = 18) -> list[Point]:
+    """The curve as a polyline (for layout, arrow heads and chalk's own backends)."""
+    (x0, y0), c1, c2, (x3, y3) = curve
     pts = []
     for i in range(steps + 1):
         t = i / steps
@@ -1081,7 +1093,7 @@ def _paint_view_foreground(v: ArrayView) -> list[Diagram]:
     return out
 
 
-def _arrow_parts(a: Arrow) -> tuple[list[tuple[float, float]], list[tuple[float, float]], list[tuple[float, float]]]:
+def _arrow_parts(a: Arrow) -> tuple[list[Point], list[Point], list[Point]]:
     """Shaft polyline, head triangle and start dot of one arrow."""
     pts = a.points
     (xa, ya), (xb, yb) = pts[-2], pts[-1]
@@ -1104,7 +1116,10 @@ def _paint_arrows(arrows: list[Arrow]) -> tuple[list[Diagram], list[Diagram]]:
     marks: dict[str, list[list[tuple[float, float]]]] = defaultdict(list)
     for a in sorted(arrows, key=lambda a: a.lane):
         shaft, head, dot = _arrow_parts(a)
-        shafts.append(_path([shaft], closed=False).line_color(Color(a.color)).line_width_local(ARROW_W))
+        shape = Path.from_points([P2(x, y) for x, y in shaft])
+        if a.curve:  # the SVG writer draws the curve itself; the shaft ends where the polyline does
+            shape = CubicPath(shape.loc_trails, curve=(*a.curve[:3], shaft[-1]))
+        shafts.append(shape.stroke().line_color(Color(a.color)).line_width_local(ARROW_W))
         marks[a.color] += [head, dot]
     heads = []
     for color, shapes in marks.items():

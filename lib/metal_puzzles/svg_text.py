@@ -14,12 +14,13 @@ line segments, circular arcs and text); the diagram keeps its natural size: one 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from html import escape
 
 from chalk.core import ApplyName, ApplyStyle, ApplyTransform, Compose, Empty, Primitive
 from chalk.shapes import ArcSegment, Path, Spacer, Text
 from chalk.style import Style, WidthType
-from chalk.transform import V2, Affine
+from chalk.transform import P2, V2, Affine
 
 #: Room around the diagram, as a fraction of each side (chalk's renderer uses the same).
 MARGIN = 0.025
@@ -28,6 +29,15 @@ _CHALK_LW = 0.1 * 15 / 500
 
 TEXT_DEFAULTS = ("font-family='sans-serif' font-weight='bold' text-anchor='middle' "
                  "dominant-baseline='middle'")
+
+
+@dataclass
+class CubicPath(Path):
+    """A path that is one cubic Bézier curve (start, two control points, end). chalk's own
+    backends draw its ``loc_trails``, the curve sampled as a polyline; this writer writes the curve
+    itself, four points instead of a score."""
+
+    curve: tuple[tuple[float, float], ...] = ()
 
 
 def num(x: float) -> str:
@@ -119,7 +129,9 @@ class _Writer:
 
     def primitive(self, p: Primitive, t: Affine, style: Style) -> None:
         shape = p.shape
-        if isinstance(shape, Text):
+        if isinstance(shape, CubicPath) and len(shape.curve) == 4:
+            self.cubic(shape, t, style)
+        elif isinstance(shape, Text):
             self.text(shape, t, style)
         elif isinstance(shape, Path):
             self.path(shape, t, style)
@@ -135,6 +147,30 @@ class _Writer:
         fill = style.fill_color_.hex_l if style.fill_color_ is not None else "#ffffff"
         self.parts.append(f"<text x='{num(c)}' y='{num(f)}' font-size='{num(size)}' fill='{fill}'>"
                           f"{escape(shape.text, quote=False)}</text>")
+
+    def cubic(self, shape: CubicPath, t: Affine, style: Style) -> None:
+        start, *rest = (_tenths(q.x, q.y) for q in (t * P2(x, y) for x, y in shape.curve))
+        steps = " ".join(f"{_tenth_str(x - start[0])} {_tenth_str(y - start[1])}" for x, y in rest)
+        self.parts.append(f"<path d='M{_tenth_str(start[0])} {_tenth_str(start[1])}c{steps}' "
+                          f"{self.stroke_attrs(style, closed=False)}/>")
+
+    def stroke_attrs(self, style: Style, closed: bool) -> str:
+        attrs = []
+        if closed:
+            fill = style.fill_color_.hex_l if style.fill_color_ is not None else "#ffffff"
+            attrs.append(f"fill='{fill}'")
+            if style.fill_opacity_ is not None:
+                attrs.append(f"fill-opacity='{style.fill_opacity_:g}'")
+        else:
+            attrs.append("fill='none'")
+        width = self.stroke_width(style)
+        if width > 0:
+            colour = style.line_color_.hex_l if style.line_color_ is not None else "#000000"
+            attrs.append(f"stroke='{colour}' stroke-width='{width:g}'")
+            if style.dashing_ is not None:
+                dashes = " ".join(f"{x:g}" for x in style.dashing_[0])
+                attrs.append(f"stroke-dasharray='{dashes}'")
+        return " ".join(attrs)
 
     def path(self, shape: Path, t: Affine, style: Style) -> None:
         a, b, _, d, e, _ = t[:6]
@@ -161,22 +197,7 @@ class _Writer:
             if loc_trail.trail.closed:
                 commands.append("Z")
                 closed = True
-        attrs = [f"d='{''.join(commands)}'"]
-        if closed:
-            fill = style.fill_color_.hex_l if style.fill_color_ is not None else "#ffffff"
-            attrs.append(f"fill='{fill}'")
-            if style.fill_opacity_ is not None:
-                attrs.append(f"fill-opacity='{style.fill_opacity_:g}'")
-        else:
-            attrs.append("fill='none'")
-        width = self.stroke_width(style)
-        if width > 0:
-            colour = style.line_color_.hex_l if style.line_color_ is not None else "#000000"
-            attrs.append(f"stroke='{colour}' stroke-width='{width:g}'")
-            if style.dashing_ is not None:
-                dashes = " ".join(f"{x:g}" for x in style.dashing_[0])
-                attrs.append(f"stroke-dasharray='{dashes}'")
-        self.parts.append(f"<path {' '.join(attrs)}/>")
+        self.parts.append(f"<path d='{''.join(commands)}' {self.stroke_attrs(style, closed)}/>")
 
 
 def diagram_svg(diagram) -> str:
@@ -198,4 +219,4 @@ def diagram_svg(diagram) -> str:
             f"<g {TEXT_DEFAULTS}>{''.join(writer.parts)}</g></svg>\n")
 
 
-__all__ = ["diagram_svg", "num", "MARGIN"]
+__all__ = ["diagram_svg", "num", "MARGIN", "CubicPath"]
