@@ -55,7 +55,7 @@ def test_colouring_by_segment_keeps_device_accesses_only():
 
 
 def test_the_access_map_stays_legible_at_a_laptops_width_and_lanes_sit_over_their_banks():
-    from metal_puzzles.cost_diagram import LANE, LABEL_W, MIN_TEXT, PAD
+    from metal_puzzles.cost_diagram import LABEL_W, LANE, MIN_TEXT, PAD
 
     svg = to_svg(draw_access_map(traced("tiled_transpose"), ColourBy.BANK))
     width = int(re.search(r"<svg[^>]* width='(\d+)'", svg).group(1))
