@@ -320,3 +320,11 @@ def test_shuffles_and_scans_carry_the_lanes_they_read():
     # Lane k reads lane k+1 (the last lane keeps its own value) and sums the lanes before it.
     expected = {k: sorted(set(range(k)) | {min(k + 1, 7)}) for k in range(8)}
     assert written_sources(r) == expected
+
+
+def test_a_small_diagram_is_not_widened_by_its_explanations():
+    svg = to_svg(draw_run(map_run(), title="Map"))
+    width = int(re.search(r"<svg[^>]* width='(\d+)'", svg).group(1))
+    assert width <= 620  # the header's explanations wrap (unwrapped they made it 888 px)
+    words = " ".join(texts(svg))
+    assert "in the colour of the thread that wrote it" in words

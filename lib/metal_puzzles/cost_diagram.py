@@ -29,7 +29,7 @@ from chalk.shapes import Path
 from chalk.transform import P2, Affine, BoundingBox
 from colour import Color
 
-from .draw import RunDiagram, text_width
+from .draw import RunDiagram, text_width, wrap_to_width
 from .msl import RunResult
 from .msl.lang.types import AddressSpace
 from .msl.observe.cost import conflict_ways, segments_touched
@@ -183,18 +183,6 @@ def _triple(p) -> str:
 
 
 # ----------------------------------------------------------------------------- painting
-def wrap_to_width(s: str, size: float, max_w: float) -> list[str]:
-    """A line of text broken at spaces into lines at most ``max_w`` pixels wide (a word longer
-    than that keeps a line of its own)."""
-    lines: list[str] = []
-    for word in s.split(" "):
-        if lines and text_width(lines[-1] + " " + word, size) <= max_w:
-            lines[-1] += " " + word
-        else:
-            lines.append(word)
-    return lines or [""]
-
-
 def _paint_site(result: RunResult, site: Site, y0: float) -> tuple[list[Diagram], float, float]:
     m = result.cost.gpu.memory
     parts = []

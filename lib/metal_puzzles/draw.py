@@ -15,7 +15,6 @@ and the PNG.
 from __future__ import annotations
 
 import math
-import textwrap
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -58,6 +57,7 @@ PANEL_PAD = 14
 PANEL_GAP = 24
 MAX_SECTION_W = 900  # arrays of a section wrap onto a new line past this width
 MAX_DIAGRAM_W = 1500  # panels go side by side while the diagram stays narrower than this
+MIN_HEADER_W = 560  # the header's explanations wrap at the panels' width, or at this for narrow ones
 CELL_OPACITY = 0.7  # how much a cell hides the arrows passing beneath it
 ARROW_W = 1.25  # arrow shaft width; also how tests recognise arrows in the SVG
 HEAD_LEN, HEAD_HALF = 7.0, 3.2
@@ -96,7 +96,8 @@ def draw_run(result, title: str | None = None, max_groups: int = 4, only_group: 
         shown = list(range(min(n_groups, max(1, max_groups))))
     sites = finding_sites(result)
     panels = [_build_panel(result, g, sites, first_group=shown[0]) for g in shown]
-    header = _header(result, title, shown, n_groups, sites)
+    header = _header(result, title, shown, n_groups, sites,
+                     wrap_w=max(MIN_HEADER_W, max((p.width for p in panels), default=0.0)))
     body, width, height = _arrange(panels, header.height)
     width = max(width, header.width)
     return RunDiagram(Affine.identity(), _group([*_paint_header(header), body], (0, 0, width, height)))
@@ -966,8 +967,22 @@ class Header:
     height: float
 
 
+def wrap_to_width(s: str, size: float, max_w: float) -> list[str]:
+    """A line of text broken at spaces into lines at most ``max_w`` pixels wide (a word longer
+    than that keeps a line of its own)."""
+    lines: list[str] = []
+    for word in s.split(" "):
+        if lines and text_width(lines[-1] + " " + word, size) <= max_w:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return lines or [""]
+
+
 def _header(result, title: str | None, groups: Sequence[int], n_groups: int,
-            sites: Sequence[FindingSite] = ()) -> Header:
+            sites: Sequence[FindingSite] = (), wrap_w: float = MAX_SECTION_W) -> Header:
+    """The diagram's title, launch facts and what its arrows and marks mean; the explanations
+    wrap at ``wrap_w`` so that they never make a diagram wider than its panels."""
     shown = len(groups)
     title = title or result.kernel_name or "kernel"
     dims = _dims(result.grid)
@@ -980,16 +995,16 @@ def _header(result, title: str | None, groups: Sequence[int], n_groups: int,
     if result.trace is None:
         lines.append(("no trace was recorded: arrays only", 11.0, MUTED))
     else:
-        lines.append(("an arrow runs from each element a value was computed from to the element it was "
-                      "written to, in the colour of the thread that wrote it", 11.0, MUTED))
+        lines += [(part, 11.0, MUTED) for part in wrap_to_width(
+            "an arrow runs from each element a value was computed from to the element it was "
+            "written to, in the colour of the thread that wrote it", 11.0, wrap_w)]
         if any(isinstance(e, BarrierEvent) for e in result.trace.events):
-            lines.append(("phase n: what the threads did between their n-th and (n+1)-th "
-                          "threadgroup_barrier", 11.0, MUTED))
+            lines += [(part, 11.0, MUTED) for part in wrap_to_width(
+                "phase n: what the threads did between their n-th and (n+1)-th threadgroup_barrier", 11.0, wrap_w)]
     if sites:
         unseen = [s for s in sites if s.groups and not s.groups & set(groups)]
         legend = marks_legend(list(sites)) + (f" ({len(unseen)} in threadgroups not shown)" if unseen else "")
-        for part in textwrap.wrap(legend, 125):
-            lines.append((part, 11.0, FINDING_RED))
+        lines += [(part, 11.0, FINDING_RED) for part in wrap_to_width(legend, 11.0, wrap_w)]
     width = max(text_width(s, size) for s, size, _ in lines)
     height = sum(size + 8 for _, size, _ in lines) + 10
     return Header(lines, width, height)
@@ -1261,4 +1276,4 @@ def _paint_panel(p: Panel) -> Diagram:
 
 
 __all__ = ["draw_run", "to_svg", "save_svg", "save_png", "RunDiagram", "trace_arrows", "group_accesses",
-           "shared_snapshots", "fmt_value", "text_width", "Arrow", "Snapshot", "ArrayView"]
+           "shared_snapshots", "fmt_value", "text_width", "wrap_to_width", "Arrow", "Snapshot", "ArrayView"]
