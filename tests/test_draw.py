@@ -328,3 +328,12 @@ def test_a_small_diagram_is_not_widened_by_its_explanations():
     assert width <= 620  # the header's explanations wrap (unwrapped they made it 888 px)
     words = " ".join(texts(svg))
     assert "in the colour of the thread that wrote it" in words
+
+
+def test_left_aligned_text_starts_at_its_edge_whatever_the_readers_font():
+    svg = to_svg(draw_run(map_run(), title="Map"))
+    # The header's lines are anchored at their start (not centred on an estimate of their
+    # width), so they line up in a browser whose font is narrower or wider than the estimate.
+    header = re.findall(r"<text x='([\d.]+)'[^>]* text-anchor='start'>(Map|grid [^<]*|an arrow runs[^<]*)</text>", svg)
+    assert [t[:4] for _, t in header] == ["Map", "grid", "an a"]
+    assert len({x for x, _ in header}) == 1

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 import numpy as np
-from chalk import Diagram, text
+from chalk import Diagram
 from chalk.core import Compose
 from chalk.envelope import Envelope
 from chalk.shapes import Path
@@ -35,6 +35,7 @@ from .msl.lang.types import AddressSpace
 from .msl.observe.cost import conflict_ways, segments_touched
 from .msl.observe.trace import AccessEvent
 from .msl.run.memory import AccessKind
+from .svg_text import Anchor, anchored_text
 
 
 class ColourBy(StrEnum):
@@ -212,8 +213,8 @@ def _paint_site(result: RunResult, site: Site, y0: float) -> tuple[list[Diagram]
         b = (x, y, x + LANE - 2, y + LANE - 2)
         boxes.append(b)
         fills[colour_of[lane_key[lane]] if lane in lane_key else UNTOUCHED].append(b)
-        parts.append(_text(str(lane), x + (LANE - 2) / 2 - text_width(str(lane), MIN_TEXT) / 2, y + (LANE - 2) / 2,
-                           MIN_TEXT, INK if lane in lane_key else MUTED))
+        parts.append(_text(str(lane), x + (LANE - 2) / 2, y + (LANE - 2) / 2, MIN_TEXT,
+                           INK if lane in lane_key else MUTED, Anchor.MIDDLE))
     parts[strip_at:strip_at] = [_filled(bs, f) for f, bs in fills.items()]
     y += LANE + 8
     # The memory: one row per segment (device) or per bank-width row of words (threadgroup).
@@ -259,10 +260,12 @@ def _paint_site(result: RunResult, site: Site, y0: float) -> tuple[list[Diagram]
     return parts, width, y - y0
 
 
-def _text(s: str, x: float, y: float, size: float, colour: str = INK) -> Diagram:
-    """Text starting at x, centred on y (chalk centres text, so it is shifted by its width)."""
+def _text(s: str, x: float, y: float, size: float, colour: str = INK, anchor: Anchor = Anchor.START) -> Diagram:
+    """Text starting at x (or centred on it), centred on y."""
     c = Color(colour)
-    return text(s, size).fill_color(c).line_color(c).line_width_local(0).translate(x + text_width(s, size) / 2, y)
+    half = text_width(s, size) / 2
+    centre = x + half if anchor == Anchor.START else x
+    return anchored_text(s, size, anchor, half).fill_color(c).line_color(c).line_width_local(0).translate(centre, y)
 
 
 def _rects(boxes, closed: bool) -> Path:

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-from chalk import Diagram, text
+from chalk import Diagram
 from chalk.backend.svg import render as render_svg_file
 from chalk.core import ApplyTransform, Compose
 from chalk.envelope import Envelope
@@ -41,7 +41,7 @@ from .msl import FindingKind, RunResult
 from .msl.lang.types import AddressSpace
 from .msl.observe.trace import BarrierEvent, ElementAccess
 from .msl.run.memory import AccessKind
-from .svg_text import CubicPath, diagram_svg
+from .svg_text import Anchor, CubicPath, anchored_text, diagram_svg
 
 # ----------------------------------------------------------------------------- constants
 CELL = 34  # side of one array element, in pixels
@@ -1024,12 +1024,14 @@ def _group(parts: list[Diagram], box: Box) -> Diagram:
 
 def _text(s: str, x: float, y: float, size: float, color: str = INK, anchor: str = "middle") -> Diagram:
     """Text centred on (x, y), or starting (anchor='start') or ending ('end') at x."""
+    half = text_width(s, size) / 2
     if anchor == "start":
-        x += text_width(s, size) / 2
+        x += half
     elif anchor == "end":
-        x -= text_width(s, size) / 2
+        x -= half
     c = Color(color)
-    return text(s, size).fill_color(c).line_color(c).line_width_local(0).translate(x, y)
+    return anchored_text(s, size, Anchor(anchor), half).fill_color(c).line_color(c).line_width_local(0) \
+        .translate(x, y)
 
 
 def _path(point_lists: list[list[tuple[float, float]]], closed: bool) -> Diagram:

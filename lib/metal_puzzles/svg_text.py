@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from enum import StrEnum
 from html import escape
 
 from chalk.core import ApplyName, ApplyStyle, ApplyTransform, Compose, Empty, Primitive
@@ -29,6 +30,30 @@ _CHALK_LW = 0.1 * 15 / 500
 
 TEXT_DEFAULTS = ("font-family='sans-serif' font-weight='bold' text-anchor='middle' "
                  "dominant-baseline='middle'")
+
+
+class Anchor(StrEnum):
+    """Which point of a text its position names (SVG's text-anchor)."""
+
+    START = "start"
+    MIDDLE = "middle"
+    END = "end"
+
+
+@dataclass
+class AnchoredText(Text):
+    """Text placed by its start or its end. chalk only centres text, so the layout centres it on an
+    estimate of its width (``half_width`` from the true end); this writer puts the end back and
+    anchors the text there, so that a left-aligned label starts exactly where it should whatever
+    the width of the reader's font."""
+
+    anchor: Anchor = Anchor.MIDDLE
+    half_width: float = 0.0
+
+
+def anchored_text(s: str, size: float, anchor: Anchor, half_width: float):
+    """A chalk text primitive that remembers its anchor (see ``AnchoredText``)."""
+    return Primitive.from_shape(AnchoredText(s, size, anchor, half_width))
 
 
 @dataclass
@@ -145,7 +170,11 @@ class _Writer:
         scale = math.sqrt(abs(a * e - b * d)) or 1.0
         size = (shape.font_size or 12.0) * scale
         fill = style.fill_color_.hex_l if style.fill_color_ is not None else "#ffffff"
-        self.parts.append(f"<text x='{num(c)}' y='{num(f)}' font-size='{num(size)}' fill='{fill}'>"
+        anchor = ""
+        if isinstance(shape, AnchoredText) and shape.anchor != Anchor.MIDDLE:
+            c += (-1 if shape.anchor == Anchor.START else 1) * shape.half_width * scale
+            anchor = f" text-anchor='{shape.anchor}'"
+        self.parts.append(f"<text x='{num(c)}' y='{num(f)}' font-size='{num(size)}' fill='{fill}'{anchor}>"
                           f"{escape(shape.text, quote=False)}</text>")
 
     def cubic(self, shape: CubicPath, t: Affine, style: Style) -> None:
@@ -219,4 +248,4 @@ def diagram_svg(diagram) -> str:
             f"<g {TEXT_DEFAULTS}>{''.join(writer.parts)}</g></svg>\n")
 
 
-__all__ = ["diagram_svg", "num", "MARGIN", "CubicPath"]
+__all__ = ["diagram_svg", "num", "MARGIN", "CubicPath", "AnchoredText", "Anchor", "anchored_text"]
