@@ -337,3 +337,16 @@ def test_left_aligned_text_starts_at_its_edge_whatever_the_readers_font():
     header = re.findall(r"<text x='([\d.]+)'[^>]* text-anchor='start'>(Map|grid [^<]*|an arrow runs[^<]*)</text>", svg)
     assert [t[:4] for _, t in header] == ["Map", "grid", "an a"]
     assert len({x for x, _ in header}) == 1
+
+
+def test_values_are_never_written_smaller_than_the_minimum_size():
+    from metal_puzzles.draw import MIN_CELL_FONT
+
+    r = simulate("mm", ["a", "b"], ["out"], MATMUL, inputs=[np.arange(64, dtype=F32).reshape(8, 8) * 100,
+                                                            np.arange(64, dtype=F32).reshape(8, 8)],
+                 output_shapes=[(8, 8)], output_dtypes=["float32"], grid=(9, 9, 1), threadgroup=(3, 3, 1),
+                 trace=True)
+    svg = to_svg(draw_run(r))
+    assert any(len(t) >= 6 for t in texts(svg))  # six-digit products
+    sizes = [float(v) for v in re.findall(r"font-size='([\d.]+)'", svg)]
+    assert min(sizes) >= min(MIN_CELL_FONT, 7.5)  # 7.5: the small index in a 1D cell's corner

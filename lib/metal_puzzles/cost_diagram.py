@@ -45,9 +45,9 @@ class ColourBy(StrEnum):
     BANK = "bank"
 
 
-LANE = 22  # one lane of the strip, and one column of memory under it (lane k sits over bank k)
+LANE = 19  # one lane of the strip, and one column of memory under it (lane k sits over bank k)
 CELL = 14  # the height of one row of memory
-LABEL_W = 92  # the column of row labels
+LABEL_W = 72  # the column of row labels (at least)
 SITE_GAP = 26
 PAD = 12
 MIN_TEXT = 9.0  # no text smaller than this (the diagram scrolls sideways rather than shrinking)
@@ -200,23 +200,6 @@ def _paint_site(result: RunResult, site: Site, y0: float) -> tuple[list[Diagram]
         colour_of = {k: PALETTE[i % len(PALETTE)] for k, i in order.items()}
     else:
         colour_of = {k: PALETTE[k % m.banks % len(PALETTE)] for k in site.keys.tolist()}
-    # The lane strip.
-    parts.append(_text("lanes", PAD, y + LANE / 2, 11.0, MUTED))
-    strip_at = len(parts)  # the strip's fills go under its numbers
-    lane_key = {}
-    for lane, key in zip(site.lanes.tolist(), site.keys.tolist(), strict=True):
-        lane_key.setdefault(lane, key)
-    fills: dict[str, list] = defaultdict(list)
-    boxes = []
-    for lane in range(WIDTH):
-        x = PAD + LABEL_W + lane * LANE
-        b = (x, y, x + LANE - 2, y + LANE - 2)
-        boxes.append(b)
-        fills[colour_of[lane_key[lane]] if lane in lane_key else UNTOUCHED].append(b)
-        parts.append(_text(str(lane), x + (LANE - 2) / 2, y + (LANE - 2) / 2, MIN_TEXT,
-                           INK if lane in lane_key else MUTED, Anchor.MIDDLE))
-    parts[strip_at:strip_at] = [_filled(bs, f) for f, bs in fills.items()]
-    y += LANE + 8
     # The memory: one row per segment (device) or per bank-width row of words (threadgroup).
     if device:
         per_row = max(1, m.segment_bytes // result.cost.item_sizes.get(site.buffer, 4))
@@ -235,7 +218,26 @@ def _paint_site(result: RunResult, site: Site, y0: float) -> tuple[list[Diagram]
         columns = m.banks
         note = f"each row is {m.banks} words of threadgroup memory; column k is bank k"
     shown = rows[:MAX_ROWS]
-    parts.append(_text(note, PAD + LABEL_W, y + 6, 10.0, MUTED))
+    # The row labels' column: wide enough for the longest label.
+    label_w = max(LABEL_W, max((text_width(t, MIN_TEXT) for t in labels[:MAX_ROWS]), default=0.0) + 8)
+    # The lane strip.
+    parts.append(_text("lanes", PAD, y + LANE / 2, 11.0, MUTED))
+    strip_at = len(parts)  # the strip's fills go under its numbers
+    lane_key = {}
+    for lane, key in zip(site.lanes.tolist(), site.keys.tolist(), strict=True):
+        lane_key.setdefault(lane, key)
+    fills: dict[str, list] = defaultdict(list)
+    boxes = []
+    for lane in range(WIDTH):
+        x = PAD + label_w + lane * LANE
+        b = (x, y, x + LANE - 2, y + LANE - 2)
+        boxes.append(b)
+        fills[colour_of[lane_key[lane]] if lane in lane_key else UNTOUCHED].append(b)
+        parts.append(_text(str(lane), x + (LANE - 2) / 2, y + (LANE - 2) / 2, MIN_TEXT,
+                           INK if lane in lane_key else MUTED, Anchor.MIDDLE))
+    parts[strip_at:strip_at] = [_filled(bs, f) for f, bs in fills.items()]
+    y += LANE + 8
+    parts.append(_text(note, PAD + label_w, y + 6, 10.0, MUTED))
     y += 14
     fills = defaultdict(list)
     outline = []
@@ -245,7 +247,7 @@ def _paint_site(result: RunResult, site: Site, y0: float) -> tuple[list[Diagram]
     for r, _ in enumerate(shown):
         parts.append(_text(labels[r], PAD, y + r * CELL + CELL / 2, MIN_TEXT, MUTED))
         for c in range(columns):
-            x = PAD + LABEL_W + c * col_w
+            x = PAD + label_w + c * col_w
             b = (x, y + r * CELL, x + col_w - (2 if col_w == LANE else 0), y + (r + 1) * CELL)
             fills[cells.get((r, c), UNTOUCHED)].append(b)
             outline.append(b)
@@ -253,9 +255,9 @@ def _paint_site(result: RunResult, site: Site, y0: float) -> tuple[list[Diagram]
     parts.append(_outlined(outline, GRID, 0.5))
     y += len(shown) * CELL
     if len(rows) > len(shown):
-        parts.append(_text(f"... and {len(rows) - len(shown)} more rows", PAD + LABEL_W, y + 8, 10.0, MUTED))
+        parts.append(_text(f"... and {len(rows) - len(shown)} more rows", PAD + label_w, y + 8, 10.0, MUTED))
         y += 16
-    width = PAD + LABEL_W + max(WIDTH * LANE, columns * col_w) + PAD
+    width = PAD + label_w + max(WIDTH * LANE, columns * col_w) + PAD
     width = max([width, *(PAD + text_width(line, 12.0) + PAD for line in caption)])
     return parts, width, y - y0
 

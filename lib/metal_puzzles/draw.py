@@ -46,6 +46,7 @@ from .svg_text import Anchor, CubicPath, anchored_text, diagram_svg
 # ----------------------------------------------------------------------------- constants
 CELL = 34  # side of one array element, in pixels
 SMALL_CELL = 28  # used instead when a panel would be too wide (big 2D arrays)
+MIN_CELL_FONT = 8.5  # a value is never written smaller: its array's cells widen instead
 MAX_PANEL_W = 720  # beyond this width a panel switches to SMALL_CELL
 WRAP = 32  # a 1D array longer than this wraps onto several rows
 MAX_CELLS = 512  # an array with more elements shows only its first rows
@@ -820,6 +821,8 @@ def _layout_panel(panel: Panel) -> None:
     if sections_width() + 2 * PANEL_PAD > MAX_PANEL_W:
         for v in views:
             v.cell = SMALL_CELL
+    for v in views:  # cells wide enough for their values at the smallest legible size
+        v.cell = max([v.cell, *(text_width(t, MIN_CELL_FONT) + 6 for t in v.texts)])
     sections_w = sections_width()
     legend_w = max(560.0, min(MAX_SECTION_W, sections_w))
     y = _layout_legend(panel, x0, y, legend_w) + 12
