@@ -73,6 +73,11 @@ def num(x: float) -> str:
     return "0" if s == "-0" else s
 
 
+def _scale(t: Affine) -> float:
+    a, b, _, d, e, _ = t[:6]
+    return math.sqrt(abs(a * e - b * d)) or 1.0
+
+
 def _tenths(x: float, y: float) -> tuple[int, int]:
     """A point in whole tenths of a pixel: relative steps between rounded points add up exactly."""
     return round(x * 10), round(y * 10)
@@ -166,8 +171,8 @@ class _Writer:
             raise TypeError(f"cannot write a {type(shape).__name__} shape as SVG")
 
     def text(self, shape: Text, t: Affine, style: Style) -> None:
-        a, b, c, d, e, f = t[:6]
-        scale = math.sqrt(abs(a * e - b * d)) or 1.0
+        c, f = t[2], t[5]  # where the text's centre lands
+        scale = _scale(t)
         size = (shape.font_size or 12.0) * scale
         fill = style.fill_color_.hex_l if style.fill_color_ is not None else "#ffffff"
         anchor = ""
@@ -181,9 +186,11 @@ class _Writer:
         start, *rest = (_tenths(q.x, q.y) for q in (t * P2(x, y) for x, y in shape.curve))
         steps = " ".join(f"{_tenth_str(x - start[0])} {_tenth_str(y - start[1])}" for x, y in rest)
         self.parts.append(f"<path d='M{_tenth_str(start[0])} {_tenth_str(start[1])}c{steps}' "
-                          f"{self.stroke_attrs(style, closed=False)}/>")
+                          f"{self.stroke_attrs(style, closed=False, scale=_scale(t))}/>")
 
-    def stroke_attrs(self, style: Style, closed: bool) -> str:
+    def stroke_attrs(self, style: Style, closed: bool, scale: float = 1.0) -> str:
+        """Fill and stroke; a line width is in the shape's own units, so it scales with the shape
+        (as it does in chalk's backend, where it sits inside the scaled group)."""
         attrs = []
         if closed:
             fill = style.fill_color_.hex_l if style.fill_color_ is not None else "#ffffff"
@@ -192,7 +199,7 @@ class _Writer:
                 attrs.append(f"fill-opacity='{style.fill_opacity_:g}'")
         else:
             attrs.append("fill='none'")
-        width = self.stroke_width(style)
+        width = round(self.stroke_width(style) * scale, 3)
         if width > 0:
             colour = style.line_color_.hex_l if style.line_color_ is not None else "#000000"
             attrs.append(f"stroke='{colour}' stroke-width='{width:g}'")
@@ -202,8 +209,7 @@ class _Writer:
         return " ".join(attrs)
 
     def path(self, shape: Path, t: Affine, style: Style) -> None:
-        a, b, _, d, e, _ = t[:6]
-        scale = math.sqrt(abs(a * e - b * d)) or 1.0
+        scale = _scale(t)
         commands = []
         closed = False
         for loc_trail in shape.loc_trails:
@@ -226,7 +232,7 @@ class _Writer:
             if loc_trail.trail.closed:
                 commands.append("Z")
                 closed = True
-        self.parts.append(f"<path d='{''.join(commands)}' {self.stroke_attrs(style, closed)}/>")
+        self.parts.append(f"<path d='{''.join(commands)}' {self.stroke_attrs(style, closed, scale)}/>")
 
 
 def diagram_svg(diagram) -> str:
