@@ -3,6 +3,8 @@ and the explorer's cost figures per line and per SIMD-group."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from metal_puzzles.checking import run_case
@@ -22,6 +24,11 @@ if (y < rows && x < cols) {
 """
 
 
+def words(svg: str) -> str:
+    """The diagram's texts as one line (captions wrap onto several lines of the drawing)."""
+    return " ".join(re.findall(r"<text[^>]*>([^<]*)</text>", svg))
+
+
 def traced(pid: str, source: str | None = None, **kw):
     p = get_puzzle(pid)
     kernel = solution_kernel(p) if source is None else p.kernel(source)
@@ -29,22 +36,40 @@ def traced(pid: str, source: str | None = None, **kw):
 
 
 def test_the_naive_transposes_store_is_drawn_as_32_segments():
-    svg = to_svg(draw_access_map(traced("tiled_transpose", NAIVE), title="naive"))
+    svg = words(to_svg(draw_access_map(traced("tiled_transpose", NAIVE), title="naive")))
     assert "line 7: store to out, SIMD-group 0 of threadgroup (0,0,0): 32 segments of 128 B for 128 useful bytes" in svg
     assert "line 7: load from a, SIMD-group 0 of threadgroup (0,0,0): 1 segment of 128 B" in svg
 
 
 def test_the_tiles_column_read_is_drawn_as_a_32_way_conflict_and_the_padded_one_as_none():
-    tiled = to_svg(draw_access_map(traced("tiled_transpose"), ColourBy.BANK))
+    tiled = words(to_svg(draw_access_map(traced("tiled_transpose"), ColourBy.BANK)))
     assert "a 32-way bank conflict: 32 lanes need different words of one bank (bank 0)" in tiled
     assert "segment of 128 B" not in tiled  # colour_by='bank' keeps threadgroup accesses only
-    padded = to_svg(draw_access_map(traced("padded_transpose"), "bank"))
+    padded = words(to_svg(draw_access_map(traced("padded_transpose"), "bank")))
     assert "bank conflict" not in padded.replace("no bank conflict", "")
 
 
 def test_colouring_by_segment_keeps_device_accesses_only():
-    svg = to_svg(draw_access_map(traced("tiled_transpose"), "segment"))
+    svg = words(to_svg(draw_access_map(traced("tiled_transpose"), "segment")))
     assert "threadgroup memory)" not in svg and "store to out" in svg
+
+
+def test_the_access_map_stays_legible_at_a_laptops_width_and_lanes_sit_over_their_banks():
+    from metal_puzzles.cost_diagram import LABEL_W, LANE, MIN_TEXT, PAD
+
+    svg = to_svg(draw_access_map(traced("tiled_transpose"), ColourBy.BANK))
+    width = int(re.search(r"<svg[^>]* width='(\d+)'", svg).group(1))
+    assert width <= 900  # captions wrap instead of widening the map (it was 1,234 px)
+    sizes = [float(v) for v in re.findall(r"font-size='([\d.]+)'", svg)]
+    assert min(sizes) >= MIN_TEXT
+    # The lane numbers 0..31 are centred over the columns of the banks 0..31.
+    left = PAD + LABEL_W + (width - (2 * PAD + LABEL_W + 32 * LANE)) / 2  # the SVG's margin, both sides alike
+    lane_x = {int(t): float(x) for x, t in re.findall(r"<text x='([\d.]+)'[^>]*font-size='9'[^>]*>(\d+)</text>", svg)}
+    for lane in (0, 1, 17, 31):
+        assert abs(lane_x[lane] - (left + lane * LANE + (LANE - 2) / 2)) < 1.5, lane
+    bank_cells = re.findall(rf"M([\d.]+) [\d.]+l{LANE - 2} 0 0 14", svg)
+    columns = sorted({round(float(x) - left) for x in bank_cells})
+    assert columns[:3] == [0, LANE, 2 * LANE] and len(columns) == 32
 
 
 def test_the_access_map_needs_a_trace_and_a_profile():

@@ -64,7 +64,7 @@ def matmul_run():
 
 def arrow_count(svg: str) -> int:
     """Arrow shafts are the only paths drawn with the arrow line width."""
-    return svg.count(f"stroke-width: {ARROW_W};")
+    return svg.count(f"stroke-width='{ARROW_W:g}'")
 
 
 def texts(svg: str) -> list[str]:
@@ -175,11 +175,23 @@ def test_max_groups_limits_the_panels():
 
 def test_notebook_rendering_is_natural_size_svg():
     d = draw_run(map_run())
-    svg = d._repr_svg_()
+    svg = to_svg(d)
     assert svg.lstrip().startswith("<?xml") and "<svg" in svg
-    width = int(re.search(r'<svg[^>]* width="(\d+)"', svg).group(1))
+    width = int(re.search(r"<svg[^>]* width='(\d+)'", svg).group(1))
     assert width > 400  # not squeezed to chalk's default 200-pixel-high preview
-    assert 'viewBox="0 0 ' in svg
+    assert "viewBox='0 0 " in svg
+
+
+def test_notebook_shows_the_diagram_once_as_html_that_scrolls_instead_of_shrinking():
+    from IPython.core.interactiveshell import InteractiveShell
+
+    bundle, _ = InteractiveShell.instance().display_formatter.format(draw_run(map_run()))
+    # One copy of the picture: an image/svg+xml twin (or chalk's own forms) would double the
+    # notebook's size.
+    assert set(bundle) == {"text/html", "text/plain"}
+    page = bundle["text/html"]
+    assert page.startswith("<div style='overflow-x:auto") and "<?xml" not in page
+    assert re.search(r"<svg style='max-width:none[^']*'[^>]* width='\d+'", page)
 
 
 def test_png_render(tmp_path):
@@ -274,3 +286,67 @@ def test_arrays_of_three_or_more_dimensions_are_drawn_as_labelled_blocks():
     first, second = v.cell_box(0), v.cell_box(12)  # x[0,0,0] and x[1,0,0]
     assert first[1] == second[1] and second[0] > first[0] + 4 * v.cell  # same row, next block
     assert v.row_of(13) == 0 and v.row_of(17) == 1
+
+
+# ----------------------------------------------------------------------------- arrows through simd_* functions
+SIMD_SUM = """uint i = thread_position_in_grid.x;
+float total = simd_sum(a[i]);
+if (simd_is_first()) out[i / 32] = total;"""
+
+SHUFFLE_AND_SCAN = """uint i = thread_position_in_grid.x;
+float v = simd_shuffle_down(a[i], 1u);
+float p = simd_prefix_exclusive_sum(a[i]);
+out[i] = v + p;"""
+
+
+def simd_run(src: str, n: int, out: int):
+    return simulate("k", ["a"], ["out"], src, inputs=[np.arange(n, dtype=F32)], output_shapes=[(out,)],
+                    output_dtypes=["float32"], grid=(n, 1, 1), threadgroup=(n, 1, 1), trace=True)
+
+
+def written_sources(r) -> dict[int, list[int]]:
+    return {a.index: sorted(s[2] for s in a.sources) for a in r.trace.element_accesses()
+            if a.kind != "read" and a.buffer == "out"}
+
+
+def test_simd_sum_keeps_an_arrow_from_every_lane_it_summed():
+    r = simd_run(SIMD_SUM, 64, 2)
+    assert written_sources(r) == {0: list(range(32)), 1: list(range(32, 64))}
+    assert arrow_count(to_svg(draw_run(r))) == 64  # each SIMD-group's first lane: 32 arrows
+
+
+def test_shuffles_and_scans_carry_the_lanes_they_read():
+    r = simd_run(SHUFFLE_AND_SCAN, 8, 8)
+    # Lane k reads lane k+1 (the last lane keeps its own value) and sums the lanes before it.
+    expected = {k: sorted(set(range(k)) | {min(k + 1, 7)}) for k in range(8)}
+    assert written_sources(r) == expected
+
+
+def test_a_small_diagram_is_not_widened_by_its_explanations():
+    svg = to_svg(draw_run(map_run(), title="Map"))
+    width = int(re.search(r"<svg[^>]* width='(\d+)'", svg).group(1))
+    assert width <= 620  # the header's explanations wrap (unwrapped they made it 888 px)
+    words = " ".join(texts(svg))
+    assert "in the colour of the thread that wrote it" in words
+
+
+def test_left_aligned_text_starts_at_its_edge_whatever_the_readers_font():
+    svg = to_svg(draw_run(map_run(), title="Map"))
+    # The header's lines are anchored at their start (not centred on an estimate of their
+    # width), so they line up in a browser whose font is narrower or wider than the estimate.
+    header = re.findall(r"<text x='([\d.]+)'[^>]* text-anchor='start'>(Map|grid [^<]*|an arrow runs[^<]*)</text>", svg)
+    assert [t[:4] for _, t in header] == ["Map", "grid", "an a"]
+    assert len({x for x, _ in header}) == 1
+
+
+def test_values_are_never_written_smaller_than_the_minimum_size():
+    from metal_puzzles.draw import MIN_CELL_FONT
+
+    r = simulate("mm", ["a", "b"], ["out"], MATMUL, inputs=[np.arange(64, dtype=F32).reshape(8, 8) * 100,
+                                                            np.arange(64, dtype=F32).reshape(8, 8)],
+                 output_shapes=[(8, 8)], output_dtypes=["float32"], grid=(9, 9, 1), threadgroup=(3, 3, 1),
+                 trace=True)
+    svg = to_svg(draw_run(r))
+    assert any(len(t) >= 6 for t in texts(svg))  # six-digit products
+    sizes = [float(v) for v in re.findall(r"font-size='([\d.]+)'", svg)]
+    assert min(sizes) >= min(MIN_CELL_FONT, 7.5)  # 7.5: the small index in a 1D cell's corner

@@ -32,7 +32,7 @@ def texts(svg: str) -> list[str]:
 
 def marks(svg: str) -> int:
     """Strokes drawn with the width of the findings layer."""
-    return svg.count(f"stroke-width: {MARK_W};")
+    return svg.count(f"stroke-width='{MARK_W:g}'")
 
 
 def dashed(svg: str) -> int:
@@ -172,3 +172,67 @@ def test_a_long_list_of_findings_is_cut_short_under_the_panel():
     t = texts(to_svg(draw_run(r)))
     assert sum(line.startswith(("①", "②", "③", "④", "⑤", "⑥", "⑦", "⑧", "⑨", "⑩")) for line in t) == 8
     assert "... and 2 more findings (check() lists them)" in t
+
+
+# ----------------------------------------------------------------------------- marks that do not hide each other
+RACE_ON_AN_UNINITIALISED_ELEMENT = """threadgroup float s[8];
+uint li = thread_position_in_threadgroup.x;
+float t = s[1];
+s[li] = a[li];
+out[li] = t;"""
+
+SHORT_WRITE = "uint i = thread_position_in_grid.x;\nif (i < 5) out[i] = a[i] + 10;"
+
+
+def red_discs(svg: str) -> list[tuple[float, float]]:
+    """Centres of the findings' numbered discs: red filled, unstroked paths of many points."""
+    centres = []
+    for d in re.findall(rf"<path d='([^']*)' fill='{FINDING_RED}'/>", svg):
+        for sub in d.split("M")[1:]:
+            nums = [float(v) for v in re.findall(r"-?\d+(?:\.\d+)?", sub)]
+            x, y = nums[0], nums[1]
+            points = [(x, y)]
+            for dx, dy in zip(nums[2::2], nums[3::2], strict=True):
+                x, y = x + dx, y + dy
+                points.append((x, y))
+            if len(points) >= 12:  # a disc (heads are triangles)
+                centres.append((sum(p[0] for p in points) / len(points), sum(p[1] for p in points) / len(points)))
+    return centres
+
+
+def test_two_findings_on_one_element_get_two_badges_that_do_not_overlap():
+    r = run(RACE_ON_AN_UNINITIALISED_ELEMENT, 8, 8, 8)
+    sites = finding_sites(r)
+    assert {(s.kind, s.buffer, s.index) for s in sites} == {("uninitialized-read", "s", 1), ("race", "s", 1)}
+    discs = red_discs(to_svg(draw_run(r)))
+    assert len(discs) == 2
+    (x0, y0), (x1, y1) = discs
+    assert np.hypot(x1 - x0, y1 - y0) >= 2 * 6.5  # side by side, neither covers the other
+
+
+def test_every_unwritten_output_element_is_ringed_and_shows_no_value():
+    r = run(SHORT_WRITE, 8, 8, 8)
+    (site,) = finding_sites(r)
+    assert site.kind == "unwritten-output" and site.finding.count == 3
+    svg = to_svg(draw_run(r))
+    assert marks(svg) == 3  # out[5], out[6], out[7]
+    assert len(red_discs(svg)) == 1  # one number for the one finding
+    # "0" is a[0]'s value, the index of a[0] and of out[0] and thread 0's swatch: no unwritten
+    # cell claims to hold 0.
+    assert texts(svg).count("0") == 4
+    assert [t for t in texts(svg) if t in ("10", "14")] == ["10", "14"]  # written cells keep values
+
+
+def test_no_thread_colour_is_mistaken_for_the_findings_red():
+    import colorsys
+
+    from metal_puzzles.draw import PALETTE
+
+    def hls(colour: str) -> tuple[float, float, float]:
+        return colorsys.rgb_to_hls(*(int(colour[k:k + 2], 16) / 255 for k in (1, 3, 5)))
+
+    red_hue = hls(FINDING_RED)[0]
+    for colour in PALETTE:
+        hue, _, saturation = hls(colour)
+        apart = min(abs(hue - red_hue), 1 - abs(hue - red_hue)) * 360
+        assert apart >= 25 or saturation < 0.2, f"thread colour {colour} is {apart:.0f} degrees from red"

@@ -69,7 +69,7 @@ def test_a_later_phase_still_shows_threadgroup_memory_and_its_arrows(model):
     svg = to_svg(draw_run(model.filtered_result(lane, phase=1), only_group=1))
     assert ">s<" in svg and "after phase 0" in svg  # the threadgroup-memory row is drawn
     # Arrows from s[2] and s[1] into out[6]: the thread's two reads in phase 1.
-    assert svg.count(f"stroke-width: {ARROW_W};") == 2
+    assert svg.count(f"stroke-width='{ARROW_W:g}'") == 2
 
 
 def test_step_through_shows_variables_and_inactive_threads(model):
@@ -142,7 +142,7 @@ def test_the_explorer_widget_jumps_on_a_click(racy):
     assert (ex.group.value, ex.thread.value, ex.phase.value) == (0, 1, 1)
     assert "line 9" in ex.step_label.value and "mp-current" in ex.source.value
     assert "race: thread (1,0,0) of threadgroup (0,0,0) reads s[0]" in ex.finding_detail.value
-    assert "stroke-width: 2.5;" in ex.diagram.value  # the marks of the finding
+    assert "stroke-width='2.5'" in ex.diagram.value  # the marks of the finding
     assert "mp-finding-line" in ex.source.value
 
 

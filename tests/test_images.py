@@ -1,5 +1,6 @@
 """The committed images in imgs/ are exactly what `metal-puzzles images` draws today."""
 
+import re
 from pathlib import Path
 
 import pytest
@@ -28,3 +29,23 @@ def test_no_leftover_images(fresh):
 def test_diagrams_show_the_solution_run(fresh):
     svg = fresh["1_map.svg"]
     assert "1. Map" in svg and "<svg" in svg
+
+
+def test_the_book_stays_light(fresh):
+    # An executed book holds one of these per puzzle (what show() draws is the same picture):
+    # they were 0.2-1.6 MB each and 10.5 MB in all; benchmarks/bench_notebook_size.py measures
+    # the executed book itself (2.7 MB, from 40 MB).
+    sizes = {name: len(svg.encode("utf-8")) for name, svg in fresh.items()}
+    assert sum(sizes.values()) < 3_000_000, sizes
+    heaviest = max(sizes, key=sizes.get)
+    assert sizes[heaviest] < 500_000, (heaviest, sizes[heaviest])
+    # The Part III access maps: a few tens of kilobytes each.
+    assert all(size < 150_000 for name, size in sizes.items() if name.startswith("III_")), sizes
+
+
+def test_diagrams_are_compact_svg(fresh):
+    svg = fresh["9_pooling.svg"]
+    assert "matrix(" not in svg and "vector-effect" not in svg  # no per-shape transforms or styles
+    coordinates = " ".join(re.findall(r"(?:d|x|y)='([^']*)'", svg))
+    assert coordinates and not re.search(r"\d\.\d\d", coordinates)  # to a tenth of a pixel
+    assert svg.count("<path") < 120  # arrows, cells of one colour, marks: few elements

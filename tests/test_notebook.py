@@ -67,6 +67,19 @@ def _stdout(cell) -> str:
     return "".join(o.get("text", "") for o in cell.outputs if o.output_type == "stream" and o.name == "stdout")
 
 
+def _shown(cell) -> str:
+    """What a cell printed and the text form of what it displayed (show()'s tables are displayed
+    as HTML tables in Jupyter, with this text beside them)."""
+    shown = [o.get("text", "") if o.output_type == "stream" else o.get("data", {}).get("text/plain", "")
+             for o in cell.outputs if o.output_type in ("stream", "display_data")]
+    return "\n".join(shown)
+
+
+def _tables(cell) -> list[str]:
+    return [o.data["text/html"] for o in cell.outputs
+            if o.output_type == "display_data" and "mp-table" in o.get("data", {}).get("text/html", "")]
+
+
 def _errors(nb) -> list[str]:
     return [f"{c.id}: {o.ename}: {o.evalue}" for c in nb.cells if c.cell_type == "code"
             for o in c.outputs if o.output_type == "error"]
@@ -115,7 +128,8 @@ def test_templates_run_without_a_traceback_and_every_check_fails(executed):
     for cell_id, cell in _cells(nb, "-check").items():
         assert _stdout(cell).startswith("Failed:"), cell_id
     for cell_id, cell in _kernel_cells(nb).items():
-        assert "Score (Max Per Thread):" in _stdout(cell), cell_id
+        assert "Score (Max Per Thread):" in _shown(cell), cell_id
+        assert any("<table>" in t and "Global Reads</th>" in t for t in _tables(cell)), cell_id
 
 
 def test_solutions_pass_every_check(executed):
@@ -129,8 +143,8 @@ def test_solutions_pass_every_check(executed):
 def test_show_draws_a_diagram(executed):
     nb = executed["solutions"]
     for cell_id, cell in _kernel_cells(nb).items():
-        kinds = {k for o in cell.outputs if o.output_type == "execute_result" for k in o.data}
-        assert "image/svg+xml" in kinds, cell_id
+        pages = [o.data.get("text/html", "") for o in cell.outputs if o.output_type == "execute_result"]
+        assert any("<svg" in page for page in pages), cell_id
     demo = next(c for c in nb.cells if c.id == "signature-demo")
     assert "const constant float* x" in _stdout(demo) and "device float* y" in _stdout(demo)
 
@@ -138,8 +152,10 @@ def test_show_draws_a_diagram(executed):
 def test_part_three_shows_the_cost_table_and_the_occupancy_answer_is_in_the_header(built, executed):
     for state in ("templates", "solutions"):
         for p in PART_III:
-            out = _stdout(next(c for c in executed[state].cells if c.id == f"p{p.number}-code".replace(".", "-")))
-            assert "Cost on a model of an Apple GPU" in out and "<- budget" in out, (state, p.id)
+            cell = next(c for c in executed[state].cells if c.id == f"p{p.number}-code".replace(".", "-"))
+            out = _shown(cell)
+            assert "Cost on a model of an Apple GPU" in out and "\nbudget |" in out, (state, p.id)
+            assert sum("<table>" in t for t in _tables(cell)) == 2, (state, p.id)  # score and cost
     solved = extract_kernels(built["solutions"]).kernels["lookup_table"]
     assert "constant uint TG = 1024;" in solved.header
 
@@ -147,7 +163,7 @@ def test_part_three_shows_the_cost_table_and_the_occupancy_answer_is_in_the_head
 def test_score_table_shows_the_budget(executed):
     nb = executed["solutions"]
     cell = next(c for c in nb.cells if c.id == "p14b-code")
-    table = _stdout(cell)
+    table = _shown(cell)
     assert "\nbudget |            6 |             1 |" in table and "\nyours  |" in table
     assert get_puzzle("matmul_full").budget.global_reads == 6
 

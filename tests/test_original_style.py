@@ -52,7 +52,7 @@ def test_map_with_the_default_threadgroup(capsys):
     diagram = problem.show()
     shown = capsys.readouterr().out
     assert shown.startswith("# Map") and "Score (Max Per Thread):" in shown
-    assert "<svg" in diagram._repr_svg_()
+    assert "<svg" in diagram._repr_mimebundle_()["text/html"]
     result = problem.check()
     assert result
     assert capsys.readouterr().out.startswith("Passed: Map")

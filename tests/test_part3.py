@@ -4,6 +4,8 @@ what to change."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -177,8 +179,10 @@ def test_show_prints_the_cost_table_and_draws_the_access_map(capsys):
     out = capsys.readouterr().out
     assert "Cost on a model of an Apple GPU (M1" in out
     yours, budget = [line for line in out.splitlines() if "-way" in line]
-    assert "32-way" in yours and "1-way" in budget and budget.endswith("<- budget")
-    assert "a 32-way bank conflict" in diagram._repr_svg_()
+    assert "32-way" in yours and "1-way" in budget and budget.startswith("budget |")
+    page = diagram._repr_mimebundle_()["text/html"]
+    words = " ".join(re.findall(r"<text[^>]*>([^<]*)</text>", page))  # captions wrap onto several lines
+    assert "a 32-way bank conflict" in words
     profile = problem.profile("H100")
     assert profile.gpu.name == "H100" and "This is a model" in capsys.readouterr().out
 

@@ -1,67 +1,32 @@
-"""The fast SVG writer writes the bytes chalk's backend writes (and steps aside when it cannot)."""
+"""The compact SVG writer (svg_text): what it writes for chalk shapes."""
 
-import math
-import warnings
+from __future__ import annotations
 
-import numpy as np
-import pytest
-from chalk import circle
+import re
 
-from metal_puzzles.draw import draw_run, to_svg
-from metal_puzzles.msl import simulate
-from metal_puzzles.svg_text import svg_text
+from chalk import rectangle
+from chalk.shapes import Path
+from chalk.transform import P2
+from colour import Color
 
-
-def chalk_svg(diagram, tmp_path) -> tuple[str, int, int]:
-    from chalk.backend.svg import render
-
-    env = diagram.get_envelope()
-    width, height = max(1, math.ceil(env.width * 1.05)), max(1, math.ceil(env.height * 1.05))
-    path = tmp_path / "chalk.svg"
-    render(diagram, str(path), height, width)
-    return path.read_text(encoding="utf-8"), height, width
+from metal_puzzles.svg_text import CubicPath, diagram_svg, num
 
 
-def traced(source, n_out, grid, tg, **kw):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        return simulate("k", ["a"], ["out"], source, inputs=[np.arange(4, dtype=np.float32)],
-                        output_shapes=[(n_out,)], output_dtypes=["float32"], grid=grid, threadgroup=tg, trace=True,
-                        sanitize="warn", **kw)
+def test_numbers_are_rounded_to_a_tenth_without_trailing_zeros():
+    assert [num(v) for v in (12.0, 3.26, -0.04, -1.55, 1e-9)] == ["12", "3.3", "0", "-1.6", "0"]
 
 
-RACY = """
-threadgroup float s[4];
-uint i = thread_position_in_grid.x;
-s[i % 4] = a[i % 4];
-out[i] = s[(i + 1) % 4] + a[i];
-"""
+def test_a_line_width_scales_with_its_shape_as_in_chalk():
+    square = rectangle(1, 1).line_width_local(0.1).line_color(Color("red")).scale(10)
+    svg = diagram_svg(square)
+    assert "stroke-width='1'" in svg and "stroke='#ff0000'" in svg
+    # The square's corners are folded into absolute coordinates: 10 px sides, no transform.
+    assert re.search(r"d='M[\d.]+ [\d.]+l10 0 0 10 -10 0 0 -10Z'", svg) and "transform" not in svg
 
 
-@pytest.mark.parametrize("source, n_out, grid, title", [
-    ("uint i = thread_position_in_grid.x;\nout[i] = a[i] + 10;\n", 4, 8, "out of bounds & <marks>"),
-    (RACY, 4, 4, "a race \"quoted\""),
-])
-def test_the_same_bytes_as_chalk(source, n_out, grid, title, tmp_path):
-    diagram = draw_run(traced(source, n_out, (grid, 1, 1), (grid, 1, 1)), title=title)
-    want, height, width = chalk_svg(diagram, tmp_path)
-    got = svg_text(diagram, height, width)
-    assert got == want
-    assert "stroke-dasharray" in got or "race" in got  # the findings' layer was written too
-
-
-def test_the_access_map_too(tmp_path):
-    from metal_puzzles.cost_diagram import draw_access_map
-
-    run = traced("uint i = thread_position_in_grid.x;\nif (i < 4) out[i] = a[i];\n", 4, (32, 1, 1), (32, 1, 1),
-                 cost=True)
-    diagram = draw_access_map(run)
-    want, height, width = chalk_svg(diagram, tmp_path)
-    assert svg_text(diagram, height, width) == want
-
-
-def test_a_shape_it_does_not_know_goes_to_chalk(tmp_path):
-    diagram = circle(10.0)  # arcs
-    want, height, width = chalk_svg(diagram, tmp_path)
-    assert svg_text(diagram, height, width) is None
-    assert to_svg(diagram).replace(f'viewBox="0 0 {width} {height}" ', "") == want
+def test_points_on_a_straight_line_are_one_step_and_a_curve_is_one_bezier():
+    line = Path.from_points([P2(0, 0), P2(1, 1), P2(2, 2), P2(40, 40)]).stroke().line_width_local(1)
+    assert "l40 40'" in diagram_svg(line)
+    sampled = Path.from_points([P2(0, 0), P2(5, 20), P2(30, 40)])
+    curve = CubicPath(sampled.loc_trails, curve=((0, 0), (0, 20), (30, 20), (30, 40))).stroke().line_width_local(1)
+    assert re.search(r"d='M[\d.]+ [\d.]+c0 20 30 20 30 40'", diagram_svg(curve))

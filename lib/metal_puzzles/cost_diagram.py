@@ -22,19 +22,20 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 import numpy as np
-from chalk import Diagram, text
+from chalk import Diagram
 from chalk.core import Compose
 from chalk.envelope import Envelope
 from chalk.shapes import Path
 from chalk.transform import P2, Affine, BoundingBox
 from colour import Color
 
-from .draw import RunDiagram, text_width
+from .draw import RunDiagram, text_width, wrap_to_width
 from .msl import RunResult
 from .msl.lang.types import AddressSpace
 from .msl.observe.cost import conflict_ways, segments_touched
 from .msl.observe.trace import AccessEvent
 from .msl.run.memory import AccessKind
+from .svg_text import Anchor, anchored_text
 
 
 class ColourBy(StrEnum):
@@ -44,11 +45,12 @@ class ColourBy(StrEnum):
     BANK = "bank"
 
 
-CELL = 14  # one element of memory
-LANE = 22  # one lane of the strip
-LABEL_W = 92  # the column of row labels
+LANE = 19  # one lane of the strip, and one column of memory under it (lane k sits over bank k)
+CELL = 14  # the height of one row of memory
+LABEL_W = 72  # the column of row labels (at least)
 SITE_GAP = 26
 PAD = 12
+MIN_TEXT = 9.0  # no text smaller than this (the diagram scrolls sideways rather than shrinking)
 MAX_ROWS = 32  # memory rows drawn per site
 INK = "#222222"
 MUTED = "#8a8a8a"
@@ -111,6 +113,9 @@ def draw_access_map(result: RunResult, colour_by: ColourBy | str | None = None, 
         head.append(("no access of this kind was recorded", 11.0, MUTED))
     parts: list[Diagram] = []
     y = PAD
+    # Lines wrap to the width of the memory grid, so no caption makes the diagram wider than it.
+    text_w = LABEL_W + WIDTH * LANE
+    head = [(line, size, colour) for s, size, colour in head for line in wrap_to_width(s, size, text_w)]
     for s, size, colour in head:
         parts.append(_text(s, PAD, y + size / 2, size, colour))
         y += size + 8
@@ -181,8 +186,13 @@ def _triple(p) -> str:
 # ----------------------------------------------------------------------------- painting
 def _paint_site(result: RunResult, site: Site, y0: float) -> tuple[list[Diagram], float, float]:
     m = result.cost.gpu.memory
-    parts = [_text(site.caption, PAD, y0 + 7, 12.0, INK)]
-    y = y0 + 20
+    parts = []
+    y = y0
+    caption = wrap_to_width(site.caption, 12.0, LABEL_W + WIDTH * LANE)
+    for line in caption:
+        parts.append(_text(line, PAD, y + 7, 12.0, INK))
+        y += 18
+    y += 2
     device = site.space != AddressSpace.THREADGROUP
     # Colours: device segments by order of first touch; threadgroup words by bank.
     if device:
@@ -190,22 +200,6 @@ def _paint_site(result: RunResult, site: Site, y0: float) -> tuple[list[Diagram]
         colour_of = {k: PALETTE[i % len(PALETTE)] for k, i in order.items()}
     else:
         colour_of = {k: PALETTE[k % m.banks % len(PALETTE)] for k in site.keys.tolist()}
-    # The lane strip.
-    parts.append(_text("lanes", PAD, y + LANE / 2, 11.0, MUTED))
-    lane_key = {}
-    for lane, key in zip(site.lanes.tolist(), site.keys.tolist(), strict=True):
-        lane_key.setdefault(lane, key)
-    fills: dict[str, list] = defaultdict(list)
-    boxes = []
-    for lane in range(WIDTH):
-        x = PAD + LABEL_W + lane * LANE
-        b = (x, y, x + LANE - 2, y + LANE - 2)
-        boxes.append(b)
-        fills[colour_of[lane_key[lane]] if lane in lane_key else UNTOUCHED].append(b)
-        parts.append(_text(str(lane), x + (LANE - 2) / 2 - text_width(str(lane), 8) / 2, y + (LANE - 2) / 2, 8.0,
-                           INK if lane in lane_key else MUTED))
-    parts[1:1] = [_filled(bs, f) for f, bs in fills.items()]
-    y += LANE + 8
     # The memory: one row per segment (device) or per bank-width row of words (threadgroup).
     if device:
         per_row = max(1, m.segment_bytes // result.cost.item_sizes.get(site.buffer, 4))
@@ -224,32 +218,56 @@ def _paint_site(result: RunResult, site: Site, y0: float) -> tuple[list[Diagram]
         columns = m.banks
         note = f"each row is {m.banks} words of threadgroup memory; column k is bank k"
     shown = rows[:MAX_ROWS]
-    parts.append(_text(note, PAD + LABEL_W, y + 6, 10.0, MUTED))
+    # The row labels' column: wide enough for the longest label.
+    label_w = max(LABEL_W, max((text_width(t, MIN_TEXT) for t in labels[:MAX_ROWS]), default=0.0) + 8)
+    # The lane strip.
+    parts.append(_text("lanes", PAD, y + LANE / 2, 11.0, MUTED))
+    strip_at = len(parts)  # the strip's fills go under its numbers
+    lane_key = {}
+    for lane, key in zip(site.lanes.tolist(), site.keys.tolist(), strict=True):
+        lane_key.setdefault(lane, key)
+    fills: dict[str, list] = defaultdict(list)
+    boxes = []
+    for lane in range(WIDTH):
+        x = PAD + label_w + lane * LANE
+        b = (x, y, x + LANE - 2, y + LANE - 2)
+        boxes.append(b)
+        fills[colour_of[lane_key[lane]] if lane in lane_key else UNTOUCHED].append(b)
+        parts.append(_text(str(lane), x + (LANE - 2) / 2, y + (LANE - 2) / 2, MIN_TEXT,
+                           INK if lane in lane_key else MUTED, Anchor.MIDDLE))
+    parts[strip_at:strip_at] = [_filled(bs, f) for f, bs in fills.items()]
+    y += LANE + 8
+    parts.append(_text(note, PAD + label_w, y + 6, 10.0, MUTED))
     y += 14
     fills = defaultdict(list)
     outline = []
+    # A column under its lane (its bank, for threadgroup memory); rows of more elements than
+    # lanes (a segment of 2-byte elements) are drawn narrower.
+    col_w = LANE if columns <= WIDTH else CELL
     for r, _ in enumerate(shown):
-        parts.append(_text(labels[r], PAD, y + r * CELL + CELL / 2, 9.0, MUTED))
+        parts.append(_text(labels[r], PAD, y + r * CELL + CELL / 2, MIN_TEXT, MUTED))
         for c in range(columns):
-            x = PAD + LABEL_W + c * CELL
-            b = (x, y + r * CELL, x + CELL, y + (r + 1) * CELL)
+            x = PAD + label_w + c * col_w
+            b = (x, y + r * CELL, x + col_w - (2 if col_w == LANE else 0), y + (r + 1) * CELL)
             fills[cells.get((r, c), UNTOUCHED)].append(b)
             outline.append(b)
     parts += [_filled(bs, f) for f, bs in fills.items()]
     parts.append(_outlined(outline, GRID, 0.5))
     y += len(shown) * CELL
     if len(rows) > len(shown):
-        parts.append(_text(f"... and {len(rows) - len(shown)} more rows", PAD + LABEL_W, y + 8, 10.0, MUTED))
+        parts.append(_text(f"... and {len(rows) - len(shown)} more rows", PAD + label_w, y + 8, 10.0, MUTED))
         y += 16
-    width = PAD + LABEL_W + max(WIDTH * LANE, columns * CELL) + PAD
-    width = max(width, PAD + text_width(site.caption, 12.0) + PAD)
+    width = PAD + label_w + max(WIDTH * LANE, columns * col_w) + PAD
+    width = max([width, *(PAD + text_width(line, 12.0) + PAD for line in caption)])
     return parts, width, y - y0
 
 
-def _text(s: str, x: float, y: float, size: float, colour: str = INK) -> Diagram:
-    """Text starting at x, centred on y (chalk centres text, so it is shifted by its width)."""
+def _text(s: str, x: float, y: float, size: float, colour: str = INK, anchor: Anchor = Anchor.START) -> Diagram:
+    """Text starting at x (or centred on it), centred on y."""
     c = Color(colour)
-    return text(s, size).fill_color(c).line_color(c).line_width_local(0).translate(x + text_width(s, size) / 2, y)
+    half = text_width(s, size) / 2
+    centre = x + half if anchor == Anchor.START else x
+    return anchored_text(s, size, anchor, half).fill_color(c).line_color(c).line_width_local(0).translate(centre, y)
 
 
 def _rects(boxes, closed: bool) -> Path:

@@ -15,15 +15,12 @@ and the PNG.
 from __future__ import annotations
 
 import math
-import os
-import tempfile
-import textwrap
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-from chalk import Diagram, text
+from chalk import Diagram
 from chalk.backend.svg import render as render_svg_file
 from chalk.core import ApplyTransform, Compose
 from chalk.envelope import Envelope
@@ -40,15 +37,16 @@ from .marks import (
     marks_legend,
     stray_accesses,
 )
-from .msl import RunResult
+from .msl import FindingKind, RunResult
 from .msl.lang.types import AddressSpace
 from .msl.observe.trace import BarrierEvent, ElementAccess
 from .msl.run.memory import AccessKind
-from .svg_text import svg_text
+from .svg_text import Anchor, CubicPath, anchored_text, diagram_svg
 
 # ----------------------------------------------------------------------------- constants
 CELL = 34  # side of one array element, in pixels
 SMALL_CELL = 28  # used instead when a panel would be too wide (big 2D arrays)
+MIN_CELL_FONT = 8.5  # a value is never written smaller: its array's cells widen instead
 MAX_PANEL_W = 720  # beyond this width a panel switches to SMALL_CELL
 WRAP = 32  # a 1D array longer than this wraps onto several rows
 MAX_CELLS = 512  # an array with more elements shows only its first rows
@@ -60,6 +58,7 @@ PANEL_PAD = 14
 PANEL_GAP = 24
 MAX_SECTION_W = 900  # arrays of a section wrap onto a new line past this width
 MAX_DIAGRAM_W = 1500  # panels go side by side while the diagram stays narrower than this
+MIN_HEADER_W = 560  # the header's explanations wrap at the panels' width, or at this for narrow ones
 CELL_OPACITY = 0.7  # how much a cell hides the arrows passing beneath it
 ARROW_W = 1.25  # arrow shaft width; also how tests recognise arrows in the SVG
 HEAD_LEN, HEAD_HALF = 7.0, 3.2
@@ -77,10 +76,11 @@ GRID_LINE = "#555555"
 READ_FILL = "#fff1b8"  # input elements this threadgroup read
 SHARED_WRITE_FILL = "#e4e4e4"  # written by several threads of the group (a race, or atomics)
 PANEL_LINE = "#c8c8c8"
-# Distinct colours for lines on white; neighbouring threads get contrasting hues.
-PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf",
-           "#393b79", "#637939", "#843c39", "#7b4173", "#3182bd", "#e6550d", "#31a354", "#756bb1",
-           "#636363", "#8c6d31", "#d6616b", "#6b6ecf")
+# Distinct colours for lines on white; neighbouring threads get contrasting hues. None is a red:
+# red is the findings' colour (marks.FINDING_RED), and a thread drawn in it would read as a finding.
+PALETTE = ("#1f77b4", "#bcbd22", "#2ca02c", "#ff7f0e", "#9467bd", "#8c6d31", "#e377c2", "#17becf",
+           "#393b79", "#637939", "#3a7d7c", "#7b4173", "#3182bd", "#bd9e39", "#31a354", "#756bb1",
+           "#636363", "#a55194", "#5254a3", "#6b6ecf")
 
 
 # ----------------------------------------------------------------------------- public API
@@ -97,30 +97,25 @@ def draw_run(result, title: str | None = None, max_groups: int = 4, only_group: 
         shown = list(range(min(n_groups, max(1, max_groups))))
     sites = finding_sites(result)
     panels = [_build_panel(result, g, sites, first_group=shown[0]) for g in shown]
-    header = _header(result, title, shown, n_groups, sites)
+    header = _header(result, title, shown, n_groups, sites,
+                     wrap_w=max(MIN_HEADER_W, max((p.width for p in panels), default=0.0)))
     body, width, height = _arrange(panels, header.height)
     width = max(width, header.width)
     return RunDiagram(Affine.identity(), _group([*_paint_header(header), body], (0, 0, width, height)))
 
 
 def to_svg(diagram: Diagram) -> str:
-    """SVG text of a diagram at its natural size (one diagram unit = one pixel)."""
-    env = diagram.get_envelope()
-    pad = 1.05  # chalk's renderer adds 5% around the diagram
-    width = max(1, math.ceil(env.width * pad))
-    height = max(1, math.ceil(env.height * pad))
-    svg = svg_text(diagram, height, width)  # chalk's bytes, without its slow backend
-    if svg is None:  # a shape the fast writer does not know: chalk's backend writes it
-        fd, path = tempfile.mkstemp(suffix=".svg")
-        os.close(fd)
-        try:
-            render_svg_file(diagram, path, height, width)
-            with open(path, encoding="utf-8") as f:
-                svg = f.read()
-        finally:
-            os.unlink(path)
-    # A viewBox lets notebooks scale a wide diagram down to the page instead of cropping it.
-    return svg.replace("<svg ", f'<svg viewBox="0 0 {width} {height}" ', 1)
+    """SVG text of a diagram at its natural size (one diagram unit = one pixel), written compactly
+    (``svg_text``): a book diagram is tens of kilobytes, not megabytes."""
+    return diagram_svg(diagram)
+
+
+def scrolling_html(svg: str) -> str:
+    """The SVG for a notebook page: at its natural size inside a box that scrolls sideways when
+    the page is narrower, so that text keeps its size instead of the whole diagram shrinking."""
+    body = svg[svg.index("<svg"):]
+    body = body.replace("<svg ", "<svg style='max-width:none;display:block' ", 1)
+    return f"<div style='overflow-x:auto;max-width:100%'>{body}</div>"
 
 
 def save_svg(diagram: Diagram, path: str) -> None:
@@ -145,14 +140,24 @@ def save_png(diagram: Diagram, path: str, width: int | None = None) -> None:
 
 class RunDiagram(ApplyTransform):
     """A chalk diagram that shows itself in Jupyter at its natural size (chalk's default
-    rendering squeezes every diagram to 200 pixels high), and saves itself the same way
-    outside Jupyter: ``render_svg(path)``, ``render_png(path)``."""
+    rendering squeezes every diagram to 200 pixels high; a page narrower than the diagram
+    scrolls it sideways), and saves itself the same way outside Jupyter: ``render_svg(path)``,
+    ``render_png(path)``."""
 
-    def _repr_svg_(self) -> str:
-        return to_svg(self)
+    def _repr_mimebundle_(self, include=None, exclude=None) -> dict[str, str]:
+        # HTML alone: the same picture again as image/svg+xml would double a notebook's size.
+        return {"text/html": scrolling_html(to_svg(self)), "text/plain": repr(self)}
 
-    def _repr_html_(self) -> str:
-        return to_svg(self)
+    def __repr__(self) -> str:
+        return "<diagram: show it in Jupyter, or save it with render_svg(path) or render_png(path)>"
+
+    # chalk's own notebook forms (a diagram squeezed to 200 px high, as SVG and again as HTML):
+    # None tells IPython to leave them out, so the notebook keeps the one form above.
+    def _repr_svg_(self) -> None:  # type: ignore[override]
+        return None
+
+    def _repr_html_(self) -> None:  # type: ignore[override]
+        return None
 
     def render_svg(self, path: str, height: int | None = None, width: int | None = None,
                    draw_height: int | None = None) -> None:
@@ -419,7 +424,19 @@ class Arrow:
     color: str
     source: tuple[tuple, int]  # (view key, element)
     target: tuple[tuple, int]
-    points: list[tuple[float, float]] = field(default_factory=list)
+    points: list[tuple[float, float]] = field(default_factory=list)  # the curve, sampled
+    curve: tuple[tuple[float, float], ...] = ()  # the same as a cubic Bézier: start, controls, end
+
+
+@dataclass(frozen=True)
+class Ring:
+    """A finding's ring on one drawn element; ``badged``: this ring carries the finding's number
+    (an output's unwritten elements are all ringed, the first one numbered)."""
+
+    key: tuple  # the view
+    element: int
+    number: int
+    badged: bool = True
 
 
 @dataclass
@@ -427,7 +444,7 @@ class PanelMarks:
     """The findings layer of one panel: rings on elements, marked thread swatches and the list of
     findings under the arrays. (Out-of-bounds cells belong to their arrays: ``ArrayView.ghosts``.)"""
 
-    rings: list[tuple[tuple, int, int]]  # (view key, element, finding number)
+    rings: list[Ring]
     swatches: dict[int, tuple[int, bool]]  # lane -> (finding number, misses a barrier)
     notes: list[str]  # one line per finding, numbered
     notes_y: float = 0.0
@@ -484,7 +501,8 @@ def _shape_text(shape: Sequence[int]) -> str:
     return "(" + ", ".join(str(int(s)) for s in shape) + ("," if len(shape) == 1 else "") + ")"
 
 
-def _output_views(result, accesses: list[ElementAccess], colors: dict[int, str]) -> list[ArrayView]:
+def _output_views(result, accesses: list[ElementAccess], colors: dict[int, str],
+                  unwritten: dict[str, set[int]]) -> list[ArrayView]:
     writers: dict[str, dict[int, set[int]]] = defaultdict(lambda: defaultdict(set))
     for a in accesses:
         if a.kind != AccessKind.READ and a.space == AddressSpace.DEVICE:
@@ -495,8 +513,25 @@ def _output_views(result, accesses: list[ElementAccess], colors: dict[int, str])
         w = writers.get(name, {})
         fills = {i: _fill_for(lanes, colors) for i, lanes in w.items()}
         note = f"output {_shape_text(arr.shape)}"
-        views.append(make_view(("out", name), name, note, arr.shape, arr, fills, touched=set(w)))
+        view = make_view(("out", name), name, note, arr.shape, arr, fills, touched=set(w))
+        for i in unwritten.get(name, ()):
+            if i < view.drawn:  # no thread wrote it: its "value" is whatever the memory held
+                view.texts[i] = ""
+        views.append(view)
     return views
+
+
+def unwritten_elements(result, sites: Sequence[FindingSite]) -> dict[str, set[int]]:
+    """The elements of each output that the sanitizer found no thread of the launch wrote."""
+    names = {s.buffer for s in sites if s.kind == FindingKind.UNWRITTEN_OUTPUT and s.buffer is not None}
+    if not names or result.trace is None:
+        return {}
+    written: dict[str, set[int]] = {name: set() for name in names}
+    for a in result.trace.element_accesses():
+        if a.buffer in written and a.kind != AccessKind.READ and a.space == AddressSpace.DEVICE:
+            written[a.buffer].add(a.index)
+    sizes = {name: int(np.asarray(arr).size) for name, arr in zip(result.output_names, result.outputs, strict=False)}
+    return {name: set(range(sizes.get(name, 0))) - done for name, done in written.items()}
 
 
 def _shared_names(result, accesses: list[ElementAccess]) -> list[str]:
@@ -546,11 +581,12 @@ def _build_panel(result, group: int, sites: Sequence[FindingSite] = (), first_gr
     accesses = group_accesses(result, group)
     colors = _lane_colors(result, group)
     shared, phases = _shared_sections(result, accesses, colors)
-    sections = [_input_views(result, accesses), *shared, _output_views(result, accesses, colors)]
+    unwritten = unwritten_elements(result, sites)
+    sections = [_input_views(result, accesses), *shared, _output_views(result, accesses, colors, unwritten)]
     panel = Panel(group, _panel_title(result, group), _legend(result, group), sections,
                   trace_arrows(accesses, colors, result, phases),
                   legend_lanes=sorted(_lanes_of(result, group), key=lambda l: int(result.lanes.index_in_group[l])))
-    panel.marks = _panel_marks(result, group, sites, panel, phases, colors, first_group)
+    panel.marks = _panel_marks(result, group, sites, panel, phases, colors, first_group, unwritten)
     _layout_panel(panel)
     _route_arrows(panel)
     _relayout_for_arrows(panel)
@@ -585,17 +621,20 @@ def _view_key(place: Place, name: str, phase: int | None, phases: dict[str, list
 
 
 def _panel_marks(result, group: int, sites: Sequence[FindingSite], panel: Panel, phases: dict[str, list[int]],
-                 colors: dict[int, str], first_group: int) -> PanelMarks:
+                 colors: dict[int, str], first_group: int, unwritten: dict[str, set[int]]) -> PanelMarks:
     views = _views_by_key(panel)
     mine = [s for s in sites if _shown_in(s, group, first_group)]
-    rings: list[tuple[tuple, int, int]] = []
+    rings: list[Ring] = []
     swatches: dict[int, tuple[int, bool]] = {}
     members = set(panel.legend_lanes)
     for site in mine:
         key = None if site.buffer is None else _view_key(site.place, site.buffer, site.phase, phases)
         view = views.get(key) if key is not None else None
-        if view is not None and site.index is not None and 0 <= site.index < view.drawn:
-            rings.append((key, site.index, site.number))
+        if view is not None and site.kind == FindingKind.UNWRITTEN_OUTPUT:
+            missing = sorted(i for i in unwritten.get(site.buffer, ()) if i < view.drawn)
+            rings += [Ring(key, i, site.number, badged=k == 0) for k, i in enumerate(missing)]
+        elif view is not None and site.index is not None and 0 <= site.index < view.drawn:
+            rings.append(Ring(key, site.index, site.number))
         struck = site.kind == "barrier-divergence"
         involved = list(site.lanes) if struck or site.kind == "out-of-bounds" else \
             [lane for lane in (site.lane, site.other_lane) if lane is not None]
@@ -782,6 +821,8 @@ def _layout_panel(panel: Panel) -> None:
     if sections_width() + 2 * PANEL_PAD > MAX_PANEL_W:
         for v in views:
             v.cell = SMALL_CELL
+    for v in views:  # cells wide enough for their values at the smallest legible size
+        v.cell = max([v.cell, *(text_width(t, MIN_CELL_FONT) + 6 for t in v.texts)])
     sections_w = sections_width()
     legend_w = max(560.0, min(MAX_SECTION_W, sections_w))
     y = _layout_legend(panel, x0, y, legend_w) + 12
@@ -869,12 +910,17 @@ def _route_arrows(panel: Panel) -> None:
             spot[(slot, lane)] = (_edge_x(end, j, len(order)), y)
     for k, e in enumerate(ends):
         lane = panel.arrows[k].lane
-        panel.arrows[k].points = [] if e is None else _curve(spot[(e[0].slot, lane)], spot[(e[1].slot, lane)], e[2])
+        arrow = panel.arrows[k]
+        arrow.curve = () if e is None else _bezier(spot[(e[0].slot, lane)], spot[(e[1].slot, lane)], e[2])
+        arrow.points = _sampled(arrow.curve) if arrow.curve else []
     panel.arrows = [a for a in panel.arrows if a.points]
 
 
-def _curve(p0: tuple[float, float], p3: tuple[float, float], mode: str, steps: int = 18) -> list[tuple[float, float]]:
-    """A cubic Bézier that leaves and enters vertically, sampled as a polyline."""
+Point = tuple[float, float]
+
+
+def _bezier(p0: Point, p3: Point, mode: str) -> tuple[Point, Point, Point, Point]:
+    """A cubic Bézier that leaves and enters vertically: start, two control points, end."""
     (x0, y0), (x3, y3) = p0, p3
     if mode == "same":
         lift = 16 + 0.15 * abs(x3 - x0)
@@ -882,6 +928,12 @@ def _curve(p0: tuple[float, float], p3: tuple[float, float], mode: str, steps: i
     else:
         d = (y3 - y0) / 2
         c1, c2 = (x0, y0 + d), (x3, y3 - d)
+    return p0, c1, c2, p3
+
+
+def _sampled(curve: tuple[Point, Point, Point, Point], steps: int = 18) -> list[Point]:
+    """The curve as a polyline (for layout, arrow heads and chalk's own backends)."""
+    (x0, y0), c1, c2, (x3, y3) = curve
     pts = []
     for i in range(steps + 1):
         t = i / steps
@@ -918,8 +970,22 @@ class Header:
     height: float
 
 
+def wrap_to_width(s: str, size: float, max_w: float) -> list[str]:
+    """A line of text broken at spaces into lines at most ``max_w`` pixels wide (a word longer
+    than that keeps a line of its own)."""
+    lines: list[str] = []
+    for word in s.split(" "):
+        if lines and text_width(lines[-1] + " " + word, size) <= max_w:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return lines or [""]
+
+
 def _header(result, title: str | None, groups: Sequence[int], n_groups: int,
-            sites: Sequence[FindingSite] = ()) -> Header:
+            sites: Sequence[FindingSite] = (), wrap_w: float = MAX_SECTION_W) -> Header:
+    """The diagram's title, launch facts and what its arrows and marks mean; the explanations
+    wrap at ``wrap_w`` so that they never make a diagram wider than its panels."""
     shown = len(groups)
     title = title or result.kernel_name or "kernel"
     dims = _dims(result.grid)
@@ -932,16 +998,16 @@ def _header(result, title: str | None, groups: Sequence[int], n_groups: int,
     if result.trace is None:
         lines.append(("no trace was recorded: arrays only", 11.0, MUTED))
     else:
-        lines.append(("an arrow runs from each element a value was computed from to the element it was "
-                      "written to, in the colour of the thread that wrote it", 11.0, MUTED))
+        lines += [(part, 11.0, MUTED) for part in wrap_to_width(
+            "an arrow runs from each element a value was computed from to the element it was "
+            "written to, in the colour of the thread that wrote it", 11.0, wrap_w)]
         if any(isinstance(e, BarrierEvent) for e in result.trace.events):
-            lines.append(("phase n: what the threads did between their n-th and (n+1)-th "
-                          "threadgroup_barrier", 11.0, MUTED))
+            lines += [(part, 11.0, MUTED) for part in wrap_to_width(
+                "phase n: what the threads did between their n-th and (n+1)-th threadgroup_barrier", 11.0, wrap_w)]
     if sites:
         unseen = [s for s in sites if s.groups and not s.groups & set(groups)]
         legend = marks_legend(list(sites)) + (f" ({len(unseen)} in threadgroups not shown)" if unseen else "")
-        for part in textwrap.wrap(legend, 125):
-            lines.append((part, 11.0, FINDING_RED))
+        lines += [(part, 11.0, FINDING_RED) for part in wrap_to_width(legend, 11.0, wrap_w)]
     width = max(text_width(s, size) for s, size, _ in lines)
     height = sum(size + 8 for _, size, _ in lines) + 10
     return Header(lines, width, height)
@@ -961,12 +1027,14 @@ def _group(parts: list[Diagram], box: Box) -> Diagram:
 
 def _text(s: str, x: float, y: float, size: float, color: str = INK, anchor: str = "middle") -> Diagram:
     """Text centred on (x, y), or starting (anchor='start') or ending ('end') at x."""
+    half = text_width(s, size) / 2
     if anchor == "start":
-        x += text_width(s, size) / 2
+        x += half
     elif anchor == "end":
-        x -= text_width(s, size) / 2
+        x -= half
     c = Color(color)
-    return text(s, size).fill_color(c).line_color(c).line_width_local(0).translate(x, y)
+    return anchored_text(s, size, Anchor(anchor), half).fill_color(c).line_color(c).line_width_local(0) \
+        .translate(x, y)
 
 
 def _path(point_lists: list[list[tuple[float, float]]], closed: bool) -> Diagram:
@@ -1045,7 +1113,7 @@ def _paint_view_foreground(v: ArrayView) -> list[Diagram]:
     return out
 
 
-def _arrow_parts(a: Arrow) -> tuple[list[tuple[float, float]], list[tuple[float, float]], list[tuple[float, float]]]:
+def _arrow_parts(a: Arrow) -> tuple[list[Point], list[Point], list[Point]]:
     """Shaft polyline, head triangle and start dot of one arrow."""
     pts = a.points
     (xa, ya), (xb, yb) = pts[-2], pts[-1]
@@ -1068,7 +1136,10 @@ def _paint_arrows(arrows: list[Arrow]) -> tuple[list[Diagram], list[Diagram]]:
     marks: dict[str, list[list[tuple[float, float]]]] = defaultdict(list)
     for a in sorted(arrows, key=lambda a: a.lane):
         shaft, head, dot = _arrow_parts(a)
-        shafts.append(_path([shaft], closed=False).line_color(Color(a.color)).line_width_local(ARROW_W))
+        shape = Path.from_points([P2(x, y) for x, y in shaft])
+        if a.curve:  # the SVG writer draws the curve itself; the shaft ends where the polyline does
+            shape = CubicPath(shape.loc_trails, curve=(*a.curve[:3], shaft[-1]))
+        shafts.append(shape.stroke().line_color(Color(a.color)).line_width_local(ARROW_W))
         marks[a.color] += [head, dot]
     heads = []
     for color, shapes in marks.items():
@@ -1096,9 +1167,20 @@ def _ring(box: Box, inset: float = 1.5) -> list[tuple[float, float]]:
             (x0 + inset, y0 + inset)]
 
 
+BADGE_R = 6.5  # radius of a finding's numbered disc
+
+
+def badge_spot(box: Box, k: int) -> tuple[float, float]:
+    """Where the ``k``-th badge on a cell goes: the first on its top right corner, the next ones
+    beside it to the left, then a row lower, so that no badge covers another."""
+    step = 2 * BADGE_R + 1
+    per_row = max(1, int((box[2] - box[0]) // step))
+    return box[2] - 1 - (k % per_row) * step, box[1] + 1 + (k // per_row) * step
+
+
 def _badge_parts(number: int, x: float, y: float) -> list[Diagram]:
     """A finding's number in a red disc centred on (x, y)."""
-    r = 6.5
+    r = BADGE_R
     disc = [(x + r * math.cos(k * math.pi / 8), y + r * math.sin(k * math.pi / 8)) for k in range(16)]
     c = Color(FINDING_RED)
     label = str(number)
@@ -1118,11 +1200,19 @@ def _paint_marks(p: Panel, views: list[ArrayView]) -> list[Diagram]:
     marks = p.marks
     by_key = {v.key: v for v in views}
     if marks is not None:
-        for key, element, number in marks.rings:
-            box = by_key[key].cell_box(element)
-            if box is not None:
+        badges_on: dict[tuple, int] = defaultdict(int)  # badges already on a cell
+        ringed: set[tuple] = set()
+        for ring in marks.rings:
+            box = by_key[ring.key].cell_box(ring.element)
+            if box is None:
+                continue
+            cell = (ring.key, ring.element)
+            if cell not in ringed:
                 out.append(_mark_line([_ring(box)]))
-                out += _badge_parts(number, box[2] - 1, box[1] + 1)
+                ringed.add(cell)
+            if ring.badged:
+                out += _badge_parts(ring.number, *badge_spot(box, badges_on[cell]))
+                badges_on[cell] += 1
     for v in views:
         if not v.ghosts:
             continue
@@ -1191,4 +1281,4 @@ def _paint_panel(p: Panel) -> Diagram:
 
 
 __all__ = ["draw_run", "to_svg", "save_svg", "save_png", "RunDiagram", "trace_arrows", "group_accesses",
-           "shared_snapshots", "fmt_value", "text_width", "Arrow", "Snapshot", "ArrayView"]
+           "shared_snapshots", "fmt_value", "text_width", "wrap_to_width", "Arrow", "Snapshot", "ArrayView"]

@@ -41,6 +41,8 @@ from .msl import RunResult
 from .msl.observe.cost import CostFigures, CostProfile
 from .puzzles import find_grad_puzzle, find_puzzle
 from .session import record as record_progress
+from .tables import Table, show_table
+from .tables import row as table_row
 from .widgets import Explorer, explore_kernel, explore_run
 
 
@@ -122,38 +124,37 @@ class MetalProblem:
         return run_case(self.kernel_for(case), case, self.launch_options, trace=trace, steps=steps, cost=cost)
 
     # ------------------------------------------------------------------- show
-    def score_table(self, result: RunResult) -> str:
+    def score_table(self, result: RunResult) -> Table:
         """The score table: for each counter the largest count over threads ('yours') and, when the
-        puzzle sets one, its limit ('budget'; '-' for none)."""
+        puzzle sets one, its limit ('budget'; '-' for none). ``str()`` of it is the text."""
         counts = result.counts.max()
         budget = self.puzzle.budget if self.puzzle else Budget()
         show_atomics = counts.get("atomics") or budget.atomics is not None
         cols = list(COLUMNS) + ([("atomics", "Atomics")] if show_atomics else [])
         limits = budget.limits()
-        rows = [("yours", counts)] + ([("budget", limits)] if limits else [])
-        width = max(len(name) for name, _ in rows)
-        head = " " * width + " | " + " | ".join(label for _, label in cols) + " |"
-        lines = [f"# {self.name}", "", "Score (Max Per Thread):", head]
-        for name, values in rows:
-            lines.append(name.ljust(width) + " | " + " | ".join(str(values.get(k, "-")).rjust(len(label))
-                                                                for k, label in cols) + " |")
-        return "\n".join(lines)
+        over = [k for k, (key, _) in enumerate(cols) if key in limits and counts.get(key, 0) > limits[key]]
+        rows = [table_row("yours", [str(counts.get(key, "-")) for key, _ in cols], over)]
+        if limits:
+            rows.append(table_row("budget", [str(limits.get(key, "-")) for key, _ in cols]))
+        return Table(tuple(label for _, label in cols), tuple(rows),
+                     above=(f"# {self.name}", "", "Score (Max Per Thread):"))
 
-    def cost_table(self, result: RunResult) -> str:
+    def cost_table(self, result: RunResult) -> Table:
         """The cost model's figures for a run (worst SIMD-group access), with the budget's."""
         profile = result.cost
         figures = profile.figures()
         limits = self.budget.cost_limits()
-        labels = [(k, label[0].upper() + label[1:]) for k, label in COST_LABELS.items()]
-        head = "| " + " | ".join(label for _, label in labels) + " |"
-        row = "| " + " | ".join(_cost_value(k, figures).rjust(len(label)) for k, label in labels) + " |"
-        lines = [f"Cost on a model of an Apple GPU ({profile.gpu.name}; the worst SIMD-group access; "
-                 "problem.profile() for every line):", head, row]
+        keys = list(COST_LABELS)
+        values = {k: _cost_figure(k, figures) for k in keys}
+        over = [n for n, k in enumerate(keys) if k in limits and
+                (values[k] < limits[k] if k.startswith("min_") else values[k] > limits[k])]
+        rows = [table_row("yours", [_cost_limit(k, values[k]) for k in keys], over)]
         if limits:
-            lines.append("| " + " | ".join((_cost_limit(k, limits[k]) if k in limits else "-").rjust(len(label))
-                                           for k, label in labels) + " |  <- budget")
-        lines.append(f"Time (a roofline model): {profile.estimate.describe()}.")
-        return "\n".join(lines)
+            rows.append(table_row("budget", [_cost_limit(k, limits[k]) if k in limits else "-" for k in keys]))
+        return Table(tuple(label[0].upper() + label[1:] for label in COST_LABELS.values()), tuple(rows),
+                     above=(f"Cost on a model of an Apple GPU ({profile.gpu.name}; the worst SIMD-group access; "
+                            "problem.profile() for every line):",),
+                     below=(f"Time (a roofline model): {profile.estimate.describe()}.",))
 
     def show(self, max_groups: int = 4, colour_by: ColourBy | str | None = None,
              cost: bool | None = None) -> RunDiagram | None:
@@ -172,10 +173,12 @@ class MetalProblem:
             return None
         result = outcome.run
         self.last_run = result
-        print(self.score_table(result))
+        rich = _shows_rich_output()
+        show_table(self.score_table(result), rich)
         if result.cost is not None:
-            print()
-            print(self.cost_table(result))
+            if not rich:
+                print()
+            show_table(self.cost_table(result), rich)
         if result.findings:
             print("\nThe sanitizer found problems (run check() for details):")
             for f in result.findings[:3]:
@@ -186,7 +189,7 @@ class MetalProblem:
             diagram = draw_access_map(result, colour_by, title=self.name)
         else:
             diagram = draw_run(result, title=self.name, max_groups=max_groups)
-        if not _shows_rich_output():
+        if not rich:
             name = "".join(c if c.isalnum() else "_" for c in self.name.lower()).strip("_") or "diagram"
             print(f"\n(The diagram shows in Jupyter. Outside it, save what show() returns: "
                   f"diagram = problem.show(); diagram.render_svg('{name}.svg') or diagram.render_png('{name}.png').)")
@@ -256,12 +259,11 @@ class MetalProblem:
             "On the GPU: the result differs from the simulator's (a race or uninitialised memory?)."
 
 
-def _cost_value(key: str, f: CostFigures) -> str:
-    value = {"max_load_segments": f.load_segments.value, "max_store_segments": f.store_segments.value,
+def _cost_figure(key: str, f: CostFigures) -> float:
+    return {"max_load_segments": f.load_segments.value, "max_store_segments": f.store_segments.value,
              "max_bank_conflict": f.bank_conflict.value, "min_simd_efficiency": f.simd_efficiency,
              "max_reads_per_element": f.reads_per_element, "min_occupancy": f.occupancy,
              "max_barriers": f.barriers}[key]
-    return _cost_limit(key, value)
 
 
 def _cost_limit(key: str, value: float) -> str:

@@ -1,136 +1,257 @@
-"""SVG text of a chalk diagram, written as strings.
+"""Compact SVG text for chalk diagrams.
 
-chalk's own SVG backend builds an svgwrite element per node, validates every attribute and
-serialises the tree through ElementTree: for the diagram of a 1024-thread threadgroup (a few
-thousand shapes) that takes seconds, longer than drawing the diagram itself. This writer walks
-the same tree and writes the same bytes (``tests/test_images.py`` compares every image of the
-book with its committed copy), several times faster. A shape it does not know (LaTeX, images,
-arrow heads: none of which the diagrams use) makes ``svg_text`` return None, and the caller
-falls back to chalk's backend.
+chalk's own SVG backend writes every shape inside two nested groups with a full transform
+matrix, full-precision coordinates and a long inline style, which made a book diagram 1-2 MB
+and an executed notebook tens of megabytes. This writer walks the same diagram tree and writes
+what a browser needs: transforms folded into the coordinates, numbers rounded to a tenth of a
+pixel (a diagram unit is one pixel, so nothing visible moves), presentation attributes instead
+of style strings, and the text defaults set once on the root group.
+
+It paints exactly what chalk's backend paints for the shapes our diagrams use (paths made of
+line segments, circular arcs and text); the diagram keeps its natural size: one unit, one pixel.
 """
 
 from __future__ import annotations
 
-from chalk.backend.svg import tx_to_svg
+import math
+from dataclasses import dataclass
+from enum import StrEnum
+from html import escape
+
 from chalk.core import ApplyName, ApplyStyle, ApplyTransform, Compose, Empty, Primitive
-from chalk.shapes import Path, Segment, Spacer, Text
-from chalk.style import Style
-from chalk.transform import unit_x, unit_y
-from chalk.types import Diagram
+from chalk.shapes import ArcSegment, Path, Spacer, Text
+from chalk.style import Style, WidthType
+from chalk.transform import P2, V2, Affine
 
-#: What chalk's backend writes before the diagram: the XML declaration, the root element's
-#: attributes (svgwrite sorts them) and the arrow marker it always defines.
-_HEAD = ('<?xml version="1.0" encoding="utf-8" ?>\n<svg baseProfile="full" height="{height}" version="1.1" '
-         'width="{width}" xmlns="http://www.w3.org/2000/svg" xmlns:ev="http://www.w3.org/2001/xml-events" '
-         'xmlns:xlink="http://www.w3.org/1999/xlink"><defs><marker id="arrow" markerHeight="3.5" markerWidth="5" '
-         'orient="auto" refX="5.0" refY="1.7"><polygon points="0,0 5,1.75 0,3.5" /></marker></defs>'
-         '<g style="fill:white;">')
-_TAIL = "</g></svg>"
-_PAD = 0.05  # chalk's renderer leaves 5% around the diagram
+#: Room around the diagram, as a fraction of each side (chalk's renderer uses the same).
+MARGIN = 0.025
+#: Stroke width of a shape that sets none, as chalk computes it for a drawing of this size.
+_CHALK_LW = 0.1 * 15 / 500
+
+TEXT_DEFAULTS = ("font-family='sans-serif' font-weight='bold' text-anchor='middle' "
+                 "dominant-baseline='middle'")
 
 
-class _Unsupported(Exception):
-    """A node or shape this writer does not know: chalk's backend writes the diagram instead."""
+class Anchor(StrEnum):
+    """Which point of a text its position names (SVG's text-anchor)."""
+
+    START = "start"
+    MIDDLE = "middle"
+    END = "end"
 
 
-def svg_text(diagram: Diagram, height: int, width: int) -> str | None:
-    """The SVG document chalk's ``render(diagram, path, height, width)`` would write, or None
-    when the diagram holds a shape this writer does not know."""
-    envelope = diagram.get_envelope()
-    if envelope.width - width <= envelope.height - height:
-        alpha = height / ((1 + _PAD) * envelope.height)
-    else:
-        alpha = width / ((1 + _PAD) * envelope.width)
-    placed = diagram.center_xy().pad(1 + _PAD).scale(alpha)
-    e = placed.get_envelope()
-    placed = placed.translate(e(-unit_x), e(-unit_y))
-    out: list[str] = [_HEAD.format(height=height, width=width)]
-    try:
-        _write(placed, Style.root(output_size=max(height, width)), out)
-    except _Unsupported:
-        return None
-    out.append(_TAIL)
-    return "".join(out)
+@dataclass
+class AnchoredText(Text):
+    """Text placed by its start or its end. chalk only centres text, so the layout centres it on an
+    estimate of its width (``half_width`` from the true end); this writer puts the end back and
+    anchors the text there, so that a left-aligned label starts exactly where it should whatever
+    the width of the reader's font."""
+
+    anchor: Anchor = Anchor.MIDDLE
+    half_width: float = 0.0
 
 
-def _write(d: Diagram, style: Style, out: list[str]) -> None:
-    if isinstance(d, Primitive):
-        merged = d.style.merge(style)
-        out.append(f'<g style="{_attr(merged.to_svg() or ";")}" transform="{tx_to_svg(d.transform)}">')
-        _shape(d.shape, out)
-        out.append("</g>")
-    elif isinstance(d, Compose):
-        if not d.diagrams:
-            out.append("<g />")
+def anchored_text(s: str, size: float, anchor: Anchor, half_width: float):
+    """A chalk text primitive that remembers its anchor (see ``AnchoredText``)."""
+    return Primitive.from_shape(AnchoredText(s, size, anchor, half_width))
+
+
+@dataclass
+class CubicPath(Path):
+    """A path that is one cubic Bézier curve (start, two control points, end). chalk's own
+    backends draw its ``loc_trails``, the curve sampled as a polyline; this writer writes the curve
+    itself, four points instead of a score."""
+
+    curve: tuple[tuple[float, float], ...] = ()
+
+
+def num(x: float) -> str:
+    """A coordinate rounded to a tenth of a pixel, without trailing zeros ('12', '3.5', '-0.2')."""
+    s = f"{x:.1f}"
+    if s.endswith(".0"):
+        s = s[:-2]
+    return "0" if s == "-0" else s
+
+
+def _scale(t: Affine) -> float:
+    a, b, _, d, e, _ = t[:6]
+    return math.sqrt(abs(a * e - b * d)) or 1.0
+
+
+def _tenths(x: float, y: float) -> tuple[int, int]:
+    """A point in whole tenths of a pixel: relative steps between rounded points add up exactly."""
+    return round(x * 10), round(y * 10)
+
+
+def _tenth_str(v: int) -> str:
+    return num(v / 10)
+
+
+#: How far (in tenths of a pixel) a simplified polyline may pass from a point it leaves out.
+SIMPLIFY_TOLERANCE = 2.5
+
+
+def _simplify(points: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Douglas-Peucker: the fewest of the points such that every point left out lies within
+    SIMPLIFY_TOLERANCE of the line drawn (an arrow sampled as a curve that is nearly straight
+    becomes one or two steps, a curve keeps its shape to a quarter of a pixel)."""
+    if len(points) < 3:
+        return points
+    (x0, y0), (x1, y1) = points[0], points[-1]
+    length = math.hypot(x1 - x0, y1 - y0)
+    worst, far = -1.0, 0
+    for k in range(1, len(points) - 1):
+        px, py = points[k]
+        if length == 0:
+            dist = math.hypot(px - x0, py - y0)
+        else:
+            dist = abs((x1 - x0) * (y0 - py) - (x0 - px) * (y1 - y0)) / length
+        if dist > worst:
+            worst, far = dist, k
+    if worst <= SIMPLIFY_TOLERANCE:
+        return [points[0], points[-1]]
+    left = _simplify(points[:far + 1])
+    return left[:-1] + _simplify(points[far:])
+
+
+def _flush_lines(commands: list[str], here: tuple[int, int], run: list[tuple[int, int]]) -> tuple[int, int]:
+    """Write a polyline as relative steps, simplified (``_simplify``)."""
+    points = [here]
+    for q in run:
+        if q != points[-1]:
+            points.append(q)
+    kept = _simplify(points)
+    steps = [f"{_tenth_str(q[0] - p[0])} {_tenth_str(q[1] - p[1])}" for p, q in zip(kept, kept[1:], strict=False)]
+    if steps:
+        commands.append("l" + " ".join(steps))
+    run.clear()
+    return kept[-1]
+
+
+class _Writer:
+    def __init__(self, output_size: float) -> None:
+        self.output_size = output_size
+        self.parts: list[str] = []
+
+    def walk(self, d, t: Affine, style: Style) -> None:
+        # A style applied further out wins over one applied further in, as in chalk's backend.
+        if isinstance(d, Primitive):
+            self.primitive(d, t * d.transform, d.style.merge(style))
+        elif isinstance(d, Compose):
+            for child in d.diagrams:
+                self.walk(child, t, style)
+        elif isinstance(d, ApplyTransform):
+            self.walk(d.diagram, t * d.transform, style)
+        elif isinstance(d, ApplyStyle):
+            self.walk(d.diagram, t, d.style.merge(style))
+        elif isinstance(d, ApplyName):
+            self.walk(d.diagram, t, style)
+        elif isinstance(d, Empty):
             return
-        out.append("<g>")
-        for part in d.diagrams:
-            _write(part, style, out)
-        out.append("</g>")
-    elif isinstance(d, ApplyTransform):
-        out.append(f'<g transform="{tx_to_svg(d.transform)}">')
-        _write(d.diagram, style, out)
-        out.append("</g>")
-    elif isinstance(d, ApplyStyle):
-        _write(d.diagram, d.style.merge(style), out)
-    elif isinstance(d, ApplyName):
-        out.append("<g>")
-        _write(d.diagram, style, out)
-        out.append("</g>")
-    elif isinstance(d, Empty):
-        out.append("<g />")
-    else:
-        raise _Unsupported(type(d).__name__)
+        else:  # pragma: no cover - a chalk node kind our diagrams do not make
+            raise TypeError(f"cannot write a {type(d).__name__} as SVG")
 
+    def stroke_width(self, style: Style) -> float:
+        if style.line_width_ is None:
+            return _CHALK_LW * self.output_size
+        kind, width = style.line_width_
+        return width * self.output_size * 15 / 500 if kind == WidthType.NORMALIZED else width
 
-def _shape(shape, out: list[str]) -> None:
-    if isinstance(shape, Path):
+    def primitive(self, p: Primitive, t: Affine, style: Style) -> None:
+        shape = p.shape
+        if isinstance(shape, CubicPath) and len(shape.curve) == 4:
+            self.cubic(shape, t, style)
+        elif isinstance(shape, Text):
+            self.text(shape, t, style)
+        elif isinstance(shape, Path):
+            self.path(shape, t, style)
+        elif isinstance(shape, Spacer):
+            return
+        else:  # pragma: no cover
+            raise TypeError(f"cannot write a {type(shape).__name__} shape as SVG")
+
+    def text(self, shape: Text, t: Affine, style: Style) -> None:
+        c, f = t[2], t[5]  # where the text's centre lands
+        scale = _scale(t)
+        size = (shape.font_size or 12.0) * scale
+        fill = style.fill_color_.hex_l if style.fill_color_ is not None else "#ffffff"
+        anchor = ""
+        if isinstance(shape, AnchoredText) and shape.anchor != Anchor.MIDDLE:
+            c += (-1 if shape.anchor == Anchor.START else 1) * shape.half_width * scale
+            anchor = f" text-anchor='{shape.anchor}'"
+        self.parts.append(f"<text x='{num(c)}' y='{num(f)}' font-size='{num(size)}' fill='{fill}'{anchor}>"
+                          f"{escape(shape.text, quote=False)}</text>")
+
+    def cubic(self, shape: CubicPath, t: Affine, style: Style) -> None:
+        start, *rest = (_tenths(q.x, q.y) for q in (t * P2(x, y) for x, y in shape.curve))
+        steps = " ".join(f"{_tenth_str(x - start[0])} {_tenth_str(y - start[1])}" for x, y in rest)
+        self.parts.append(f"<path d='M{_tenth_str(start[0])} {_tenth_str(start[1])}c{steps}' "
+                          f"{self.stroke_attrs(style, closed=False, scale=_scale(t))}/>")
+
+    def stroke_attrs(self, style: Style, closed: bool, scale: float = 1.0) -> str:
+        """Fill and stroke; a line width is in the shape's own units, so it scales with the shape
+        (as it does in chalk's backend, where it sits inside the scaled group)."""
+        attrs = []
+        if closed:
+            fill = style.fill_color_.hex_l if style.fill_color_ is not None else "#ffffff"
+            attrs.append(f"fill='{fill}'")
+            if style.fill_opacity_ is not None:
+                attrs.append(f"fill-opacity='{style.fill_opacity_:g}'")
+        else:
+            attrs.append("fill='none'")
+        width = round(self.stroke_width(style) * scale, 3)
+        if width > 0:
+            colour = style.line_color_.hex_l if style.line_color_ is not None else "#000000"
+            attrs.append(f"stroke='{colour}' stroke-width='{width:g}'")
+            if style.dashing_ is not None:
+                dashes = " ".join(f"{x:g}" for x in style.dashing_[0])
+                attrs.append(f"stroke-dasharray='{dashes}'")
+        return " ".join(attrs)
+
+    def path(self, shape: Path, t: Affine, style: Style) -> None:
+        scale = _scale(t)
         commands = []
+        closed = False
         for loc_trail in shape.loc_trails:
-            p = loc_trail.location
-            commands.append(f"M {p.x} {p.y}")
-            for seg, q in loc_trail.located_segments():
-                if not isinstance(seg, Segment):  # arcs: chalk's backend writes them
-                    raise _Unsupported("arc")
-                end = seg.q + q
-                commands.append(f"L {end.x} {end.y}")
+            start = t * loc_trail.location
+            here = _tenths(start.x, start.y)
+            commands.append(f"M{_tenth_str(here[0])} {_tenth_str(here[1])}")
+            run: list[tuple[int, int]] = []  # the line segments' end points since the last arc
+            for seg, p in loc_trail.located_segments():
+                q = t * (seg.q + p)
+                if isinstance(seg, ArcSegment):
+                    here = _flush_lines(commands, here, run)
+                    large = 1 if abs(seg.dangle) > 180 else 0
+                    sweep = 1 if seg.t.determinant * seg.dangle > 0 else 0
+                    commands.append(f"A{num(seg.r_x * scale)} {num(seg.r_y * scale)} {num(seg.rot)} {large} "
+                                    f"{sweep} {num(q.x)} {num(q.y)}")
+                    here = _tenths(q.x, q.y)
+                else:
+                    run.append(_tenths(q.x, q.y))
+            _flush_lines(commands, here, run)
             if loc_trail.trail.closed:
                 commands.append("Z")
-        extra = "" if shape.loc_trails[0].trail.closed else "fill:none;"
-        out.append(f'<path d="{_attr(" ".join(commands))}" style="vector-effect: non-scaling-stroke;{extra}" />')
-    elif isinstance(shape, Text):
-        dx = -(shape.get_bounding_box().width / 2)
-        style = ("text-align:center; text-anchor:middle; dominant-baseline:middle;&#10;"
-                 "                      font-family:sans-serif; font-weight: bold;&#10;"
-                 f"                      font-size:{shape.font_size}px;&#10;"
-                 "                      vector-effect: non-scaling-stroke;")
-        out.append(f'<text style="{style}" transform="translate({dx}, 0)">{_text(shape.text)}</text>')
-    elif isinstance(shape, Spacer):
-        out.append("<g />")
-    else:
-        raise _Unsupported(type(shape).__name__)
+                closed = True
+        self.parts.append(f"<path d='{''.join(commands)}' {self.stroke_attrs(style, closed, scale)}/>")
 
 
-def _text(s: str) -> str:
-    """Character data as ElementTree escapes it."""
-    if "&" in s:
-        s = s.replace("&", "&amp;")
-    if "<" in s:
-        s = s.replace("<", "&lt;")
-    if ">" in s:
-        s = s.replace(">", "&gt;")
-    return s
+def diagram_svg(diagram) -> str:
+    """SVG text of a chalk diagram at its natural size (one diagram unit = one pixel), with a
+    viewBox so that a page may still scale it."""
+    env = diagram.get_envelope()
+    width = max(1, math.ceil(env.width * (1 + 2 * MARGIN)))
+    height = max(1, math.ceil(env.height * (1 + 2 * MARGIN)))
+    left = -env(V2(-1, 0))  # the envelope gives the extent in a direction: minus the leftmost x
+    top = -env(V2(0, -1))
+    shift = Affine.translation(V2((width - env.width) / 2 - left, (height - env.height) / 2 - top))
+    writer = _Writer(output_size=max(width, height))
+    writer.walk(diagram, shift, Style.root(output_size=max(width, height)))
+    # Attributes in single quotes: JSON, the notebook's format, escapes every double quote.
+    return ('<?xml version="1.0" encoding="utf-8" ?>\n'
+            f"<svg xmlns='http://www.w3.org/2000/svg' version='1.1' width='{width}' height='{height}' "
+            f"viewBox='0 0 {width} {height}'>"
+            f"<rect width='{width}' height='{height}' fill='#ffffff'/>"
+            f"<g {TEXT_DEFAULTS}>{''.join(writer.parts)}</g></svg>\n")
 
 
-def _attr(s: str) -> str:
-    """An attribute value as ElementTree escapes it."""
-    s = _text(s)
-    if '"' in s:
-        s = s.replace('"', "&quot;")
-    if "\n" in s:
-        s = s.replace("\n", "&#10;")
-    if "\r" in s:
-        s = s.replace("\r", "&#13;")
-    if "\t" in s:
-        s = s.replace("\t", "&#09;")
-    return s
+__all__ = ["diagram_svg", "num", "MARGIN", "CubicPath", "AnchoredText", "Anchor", "anchored_text"]

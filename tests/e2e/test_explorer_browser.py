@@ -415,7 +415,7 @@ def test_findings_are_listed_and_a_click_jumps_to_them(lab: Lab) -> None:
     expect(ex.locator(".mp-source .mp-line", has=lab.page.locator(".mp-finding-line"))).to_contain_text(
         "total += shared[li - 1];")
     # The diagram marks the race: the element and the two threads (the marks' line width).
-    assert ex.locator(".mp-diagram").inner_html().count("stroke-width: 2.5;") >= 1
+    assert ex.locator(".mp-diagram").inner_html().count("stroke-width='2.5'") >= 1
     lab.shot("racy-before-jump", ex)
 
     findings.first.click()

@@ -49,6 +49,41 @@ def _scatter_rows(c, rows, table):
     return out
 
 
+def _with_provenance(c, v, m, result, width: int, scan: str | None = "all", src_lane=None):
+    """``result`` carrying where its values came from, when the operand ``v`` is a traced value (a
+    provenance-tracking array of the observer, recognised by its per-lane ``prov`` sets: the library
+    does not import the observers). A reduction's result comes from every active lane of the
+    group; an inclusive scan's from the lanes up to this one, an exclusive one's from those
+    before it; a shuffle's (``src_lane`` given) from the lane it reads."""
+    prov = getattr(v, "prov", None)
+    if (prov is None or not isinstance(result, np.ndarray) or result.ndim == 0 or result.shape[0] != c.n
+            or prov.shape[0] != c.n):
+        return result
+    if src_lane is not None:
+        carried = prov[src_lane]
+    else:
+        table = c.lanes.simd_table if width == SIMD_WIDTH else c.lanes.quad_table()
+        valid = table >= 0
+        if m is not None:
+            valid = valid & np.asarray(m)[np.where(valid, table, 0)]
+        carried = np.empty(c.n, dtype=object)
+        for row, ok in zip(table, valid, strict=True):
+            seen: frozenset = frozenset()
+            for lane, active in zip(row, ok, strict=True):
+                if lane < 0:
+                    continue
+                before = seen
+                if active:
+                    seen = seen | prov[lane]
+                carried[lane] = before if scan == "exclusive" else seen
+            if scan == "all":
+                for lane in row[row >= 0]:
+                    carried[lane] = seen
+    out = result.view(type(v))
+    out.prov = carried
+    return out
+
+
 def _lane_group_index(c, width):
     if width == SIMD_WIDTH:
         return c.lanes.simd_global, c.lanes.simd_lane
@@ -107,7 +142,7 @@ class SimdReduce(Builtin):
                         shifted[:, 1:] = res_rows[:, :-1]
                         shifted[:, 0] = ident
                         res_rows = shifted
-                    return _scatter_rows(c, res_rows, table)
+                    return _with_provenance(c, v, m, _scatter_rows(c, res_rows, table), width, scan)
                 if op == "sum":
                     res = _sequential(rows, np.add, rnd)
                 elif op == "product":
@@ -123,7 +158,7 @@ class SimdReduce(Builtin):
                 else:
                     res = np.any(rows, axis=1)
             gidx, _ = _lane_group_index(c, width)
-            return res[gidx]
+            return _with_provenance(c, v, m, res[gidx], width)
         return reduce_fn
 
 
@@ -183,7 +218,8 @@ class SimdShuffle(Builtin):
         kind, width = self.kind, self.width
 
         def shuffle(c, m):
-            v = np.asarray(fns[0](c, m))
+            traced = fns[0](c, m)
+            v = np.asarray(traced)
             k = np.asarray(fns[1](c, m)).astype(np.int64) if len(fns) > 1 else np.int64(0)
             gidx, lane = _lane_group_index(c, width)
             table = c.lanes.simd_table if width == SIMD_WIDTH else c.lanes.quad_table()
@@ -219,7 +255,7 @@ class SimdShuffle(Builtin):
             full = np.broadcast_to(v, (c.n,) + v.shape[1:]) if (np.ndim(v) and v.shape[0] == c.n and
                                                                    np.ndim(v) > len(_shape(call.ty))) else \
                 np.broadcast_to(v, (c.n,) + v.shape)
-            return full[src_lane]
+            return _with_provenance(c, traced, m, full[src_lane], width, src_lane=src_lane)
         return shuffle
 
 
