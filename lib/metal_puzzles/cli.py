@@ -12,7 +12,8 @@ from pathlib import Path
 from . import book
 from .grading.cluster import ClusterError
 from .grading.console import print_check, print_summary
-from .grading.grade import collect_notebooks, grade_submissions, load_mapping, new_seed
+from .grading.grade import collect_notebooks, grade_submissions, new_seed
+from .grading.ids import TWICE, MappingError, assign_ids, load_mapping
 from .grading.journal import Journal, JournalError, RunSettings
 from .grading.limits import DEFAULT_MEMORY_MIB, Limits
 from .grading.output import OutputError, prepare_out, write_outputs
@@ -141,8 +142,14 @@ def _grade(args, config: PointsConfig, limits: Limits, max_bytes: int) -> int:
         return ExitStatus.USAGE
     try:
         mapping = load_mapping(args.mapping)
-    except (OSError, UnicodeDecodeError) as exc:
-        _error(f"cannot read the mapping file: {exc}")
+    except MappingError as exc:
+        _error(str(exc))
+        return ExitStatus.USAGE
+    _, id_problems = assign_ids(files, mapping)
+    for p in id_problems:
+        _error(f"--mapping: {p}")
+    if any(p.startswith(TWICE) for p in id_problems):
+        _error("a student id must name one notebook: fix the mapping file")
         return ExitStatus.USAGE
     try:
         prepare_out(out, students=len(files), resume=args.resume, force=args.force)

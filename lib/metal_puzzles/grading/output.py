@@ -16,14 +16,11 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from .cost import COST_NAME
 from .journal import JOURNAL_NAME
 from .report import REPORTS_DIR, gradebook_csv, results_json, student_report
-
-if TYPE_CHECKING:
-    from .grade import GradeRun
+from .results import GradeRun
 
 GRADES_NAME = "grades.csv"
 RESULTS_NAME = "results.json"
