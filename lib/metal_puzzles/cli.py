@@ -17,7 +17,7 @@ from .grading.grade import collect_notebooks, grade_submissions, new_seed
 from .grading.ids import TWICE, MappingError, assign_ids, load_mapping
 from .grading.journal import Journal, JournalError, RunSettings
 from .grading.limits import DEFAULT_MEMORY_MIB, Limits
-from .grading.output import OutputError, prepare_out, write_outputs
+from .grading.output import OutputError, check_apart, prepare_out, write_outputs
 from .grading.points import PointsConfig
 from .grading.runner import RunnerStopped
 from .images import write_images
@@ -103,7 +103,8 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--wheel", default=None,
                    help="the metal-puzzles wheel to install on Gradescope (default: one of the installed package)")
     a.add_argument("--seed", type=seed_value, default=None,
-                   help="seed of the hidden tests, the same for every submission (default: a new random seed)")
+                   help="the zip's secret, for a repeatable build (default: a new random secret); each submission's "
+                        "hidden tests are seeded from the secret and the notebook's content")
     r = sub.add_parser("autograder-run", help="what the autograder zip's run_autograder runs on Gradescope: grade "
                                               "ROOT/submission/, write ROOT/results/results.json")
     r.add_argument("--root", default=None,
@@ -182,6 +183,7 @@ def _grade(args, config: PointsConfig, limits: Limits, max_bytes: int) -> int:
         _error("a student id must name one notebook: fix the mapping file")
         return ExitStatus.USAGE
     try:
+        check_apart(out, args.submissions, [f.path for f in files])
         prepare_out(out, students=len(files), resume=args.resume, force=args.force)
         if args.resume:
             journal = Journal.resume(out)

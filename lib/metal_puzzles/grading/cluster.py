@@ -41,7 +41,7 @@ from ..version import __version__
 from .limits import Limits
 from .pool import ProcessPoolRunner
 from .runner import Outcome, RunnerStopped, TaskOutcome
-from .tasks import ReadTask, SubmissionLimit, Task, read_notebook_bytes
+from .tasks import NotebookChanged, ReadTask, SubmissionLimit, Task, read_notebook_bytes
 
 INSTALL_HINT = "pip install 'metal-puzzles[cluster]' (it adds dask[distributed] and cryptography)"
 #: Reads in flight per Dask worker thread: enough to keep workers busy, few enough to bound memory.
@@ -258,6 +258,9 @@ class DaskRunner:
                 data = read_notebook_bytes(task)
             except SubmissionLimit as exc:  # as the worker would have said it
                 self._ready.append(TaskOutcome(task, Outcome.LIMIT, reason=str(exc)))
+                continue
+            except NotebookChanged as exc:  # not graded now; --resume grades it again
+                self._ready.append(TaskOutcome(task, Outcome.GRADER_FAULT, reason=str(exc)))
                 continue
             self._send([replace(task, data=data)], priority=0)
 

@@ -143,7 +143,8 @@ class _ClassGrading:
                 self._all(st, PuzzleStatus.MISSING, "the notebook was not read")
                 self.finish(st)
                 continue
-            runner.submit(ReadTask(f"{st.seq}:read", st.seq, sub.real, sub.device, sub.inode, max_bytes, names))
+            runner.submit(ReadTask(f"{st.seq}:read", st.seq, sub.real, sub.device, sub.inode, max_bytes, names,
+                                   sha256=sub.sha256))
             self.waiting[st.seq] = 1
 
     def handle(self, runner: TaskRunner, o: TaskOutcome) -> None:

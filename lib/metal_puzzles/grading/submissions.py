@@ -72,15 +72,17 @@ def _inside(path: str, root: str) -> bool:
         return False
 
 
-def open_regular(real: str, device: int, inode: int, max_bytes: int) -> int:
-    """Open a file found earlier, refusing anything that changed into a non-regular file, another
-    file or a bigger one since (a race with the folder). Returns a file descriptor."""
+def open_regular(real: str, device: int, inode: int, max_bytes: int, *, same_file: bool = True) -> int:
+    """Open a file found earlier, refusing anything that changed into a non-regular file or a
+    bigger one since (a race with the folder), and, with ``same_file``, another file at that
+    path (a caller that checks the content instead passes False: an editor or a sync tool
+    replaces a file with a copy of the same content). Returns a file descriptor."""
     fd = os.open(real, _OPEN_FLAGS)
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             raise OSError(f"the file became {_kind(st.st_mode)} while grading")
-        if (st.st_dev, st.st_ino) != (device, inode):
+        if same_file and (st.st_dev, st.st_ino) != (device, inode):
             raise OSError("the file was replaced while grading")
         if st.st_size > max_bytes:
             raise OSError(f"the file grew to {st.st_size} bytes while grading")

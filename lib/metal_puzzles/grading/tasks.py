@@ -32,6 +32,11 @@ class SubmissionLimit(Exception):
     """The submission exceeded a limit (memory, nesting) while its task ran: its own failure."""
 
 
+class NotebookChanged(Exception):
+    """The notebook's content is not what the run found: it is not graded now (neither the
+    student's failure nor a result to keep), and --resume grades it again."""
+
+
 @dataclass(frozen=True)
 class ReadTask:
     """Read one notebook file and extract the kernels named ``kernel_names``."""
@@ -45,6 +50,8 @@ class ReadTask:
     kernel_names: tuple[str, ...]
     #: The file's bytes, read by the caller (a cluster's workers cannot open our files); None: read here.
     data: bytes | None = None
+    #: The content's hash when the run found it: what is read must be that content.
+    sha256: str = ""
 
     def time_limit(self, limits: Limits) -> float:
         return limits.read_seconds
@@ -120,13 +127,18 @@ def read_notebook_bytes(task: ReadTask) -> bytes:
     """The notebook's bytes, from the very file ``submissions.examine`` checked, at most
     ``max_bytes``; raises ``SubmissionLimit`` if it cannot be read."""
     try:
-        fd = open_regular(task.path, task.device, task.inode, task.max_bytes)
+        fd = open_regular(task.path, task.device, task.inode, task.max_bytes, same_file=not task.sha256)
         try:
-            return read_bounded(fd, task.max_bytes)
+            data = read_bounded(fd, task.max_bytes)
         finally:
             os.close(fd)
     except OSError as exc:
         raise SubmissionLimit(f"failed: {exc.strerror or exc}") from None
+    # The same content under a new inode (a copy put back) is the same submission.
+    if task.sha256 and hashlib.sha256(data).hexdigest() != task.sha256:
+        raise NotebookChanged("the notebook changed while the class was graded; run the same command with "
+                              "--resume to grade it as it is now")
+    return data
 
 
 def _read(task: ReadTask):
