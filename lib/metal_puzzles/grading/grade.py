@@ -19,6 +19,7 @@ from ..checking import GradPuzzle
 from ..puzzles import PUZZLES
 from ..version import __version__
 from . import pool
+from .bounds import bound_issues
 from .cost import RunCost
 from .ids import assign_ids, load_mapping
 from .journal import Journal, RunSettings
@@ -194,7 +195,7 @@ class _ClassGrading:
             self._all(st, PuzzleStatus.MISSING, "the notebook could not be read")
             return
         nb = o.value
-        st.notebook_issues.extend(nb.issues)
+        st.notebook_issues.extend(bound_issues(nb.issues))
         if not nb.readable:
             self._all(st, PuzzleStatus.MISSING, "the notebook could not be read")
             return

@@ -18,6 +18,7 @@ from typing import Any
 
 from ..checking import CheckResult, check_kernel_sources, check_source
 from ..puzzles import get_puzzle, solution_source
+from .bounds import bound_summary
 from .extract import extract_from_bytes
 from .limits import Limits
 from .submissions import open_regular, read_bounded
@@ -185,7 +186,7 @@ def summarize(result: CheckResult) -> dict:
                 "buffer": f.buffer, "index": f.index,
             } for f in findings[:MAX_FINDINGS_PER_TEST]],
         })
-    return {
+    summary = {
         "status": result.status,
         "passed": result.passed,
         "correct": result.correct,
@@ -197,6 +198,7 @@ def summarize(result: CheckResult) -> dict:
         "notes": [_clip(n) for n in result.notes],
         "report": _clip(result.report()),
     }
+    return bound_summary(summary)
 
 
 def _clip(text: str) -> str:
