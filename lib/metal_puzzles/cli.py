@@ -257,6 +257,10 @@ def _cluster_runner(spec: str | None, workers: int | None, limits: Limits):
     from .grading.cluster import ClusterSpec, DaskRunner
 
     parsed = ClusterSpec.parse(spec, workers or os.cpu_count() or 1)
+    if parsed.address is not None and parsed.address.startswith("tcp://"):
+        _error(f"warning: {parsed.address} is unencrypted and unauthenticated: anyone who can reach the scheduler "
+               "can run code on its workers (and read the class's notebooks); use it only on a network of your own, "
+               "or a tls:// scheduler (README: Grading a class)")
     return DaskRunner(parsed, limits), parsed.describe()
 
 

@@ -110,6 +110,7 @@ def test_an_unreachable_scheduler_stops_the_run_with_its_address(tmp_path, capsy
     write_nb(tmp_path / "a.ipynb", [kernel_cell("map", MAP_OK)])
     g = grade(capsys, [tmp_path / "a.ipynb"], tmp_path / "out", "--cluster", "tcp://127.0.0.1:9")
     assert g.status == 3 and "tcp://127.0.0.1:9" in g.stderr
+    assert "unencrypted and unauthenticated" in g.stderr  # what a tcp:// cluster needs is said
 
 
 def test_without_dask_cluster_says_what_to_install(tmp_path, capsys, monkeypatch):

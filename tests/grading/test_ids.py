@@ -98,6 +98,10 @@ def test_names_that_are_not_quite_notebooks_are_graded_or_reported(tmp_path) -> 
     assert by_name["frank.IPYNB"].readable and by_name["dave.ipynb "].readable
     assert "does not end in '.ipynb'" in by_name["carol.ipynb.zip"].problem
     assert set(_ids(tmp_path)) == {"frank", "dave", "carol"}
+    subs, _ = collect_submissions([tmp_path])
+    assigned, _ = assign_ids(subs, {})
+    issues = {a.id: " ".join(a.issues) for a in assigned}
+    assert "is not spelt" in issues["frank"] and "is not spelt" in issues["dave"]
 
 
 def test_a_thousand_nested_folders_are_walked(tmp_path) -> None:

@@ -116,8 +116,12 @@ def assign_ids(submissions: list[Submission], mapping: dict[str, str]) -> tuple[
     per_folder = Counter(folders)
     wanted: list[str] = []
     notes: list[list[str]] = []
-    for stem, folder, mid in zip(stems, folders, mapped, strict=True):
+    for sub, stem, folder, mid in zip(submissions, stems, folders, mapped, strict=True):
         issues = []
+        name = Path(sub.path).name
+        if sub.readable and name != f"{stem}.ipynb":
+            issues.append(f"the file name {printable(name, limit=200)!r} is not spelt '<name>.ipynb'; it was read "
+                          "as a notebook anyway")
         if mid is not None:
             wanted.append(mid)
         else:
