@@ -102,7 +102,8 @@ def class_run(tmp_path_factory):
     latin = write_nb(d / "latin1.ipynb", [kernel_cell("map", map_ok) + "# caf\u00e9\n"])
     latin.write_bytes(latin.read_bytes().replace("caf\u00e9".encode(), b"caf\xe9"))
     (d / "sub").mkdir()
-    write_nb(d / "sub" / "solved.ipynb", [kernel_cell("map", map_ok)])  # same stem: duplicate student id
+    # Alone in its folder: a folder per student, named after the folder (duplicates: tests/grading/test_ids.py)
+    write_nb(d / "sub" / "solved.ipynb", [kernel_cell("map", map_ok)])
     endless = "uint i = thread_position_in_grid.x;\nwhile (i < 10) { i = i * 1; }\nout[i] = 1;\n"
     write_nb(d / "endless.ipynb", [kernel_cell("map", endless)])
     run = grade_submissions([d], limits=LIMITS, progress=False)
@@ -162,8 +163,8 @@ def test_malformed_notebooks_are_reported_not_fatal(class_run):
     assert rt.puzzles["map"]["status"] == "missing" and "built when the notebook runs" in rt.puzzles["map"]["reason"]
     latin = student(run, "latin1")
     assert any("UTF-8" in i for i in latin.issues) and latin.puzzles["map"]["passed"]
-    dup = student(run, "solved (2)")
-    assert any("duplicate student id" in i for i in dup.issues) and dup.puzzles["map"]["passed"]
+    own_folder = student(run, "sub")
+    assert any("name of the folder" in i for i in own_folder.issues) and own_folder.puzzles["map"]["passed"]
     endless = student(run, "endless")
     assert endless.puzzles["map"]["status"] == "findings"
     assert any(f["kind"] == "step-budget" for t in endless.puzzles["map"]["tests"] for f in t["findings"])

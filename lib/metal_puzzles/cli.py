@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 from enum import IntEnum
@@ -12,10 +13,11 @@ from pathlib import Path
 from . import book
 from .grading.cluster import ClusterError
 from .grading.console import print_check, print_summary
-from .grading.grade import collect_notebooks, grade_submissions, load_mapping, new_seed
+from .grading.grade import collect_notebooks, grade_submissions, new_seed
+from .grading.ids import TWICE, MappingError, assign_ids, load_mapping
 from .grading.journal import Journal, JournalError, RunSettings
 from .grading.limits import DEFAULT_MEMORY_MIB, Limits
-from .grading.output import OutputError, prepare_out, write_outputs
+from .grading.output import OutputError, check_apart, prepare_out, write_outputs
 from .grading.points import PointsConfig
 from .grading.runner import RunnerStopped
 from .images import write_images
@@ -31,20 +33,49 @@ class ExitStatus(IntEnum):
     INTERRUPTED = 130  # Ctrl-C; --resume carries on
 
 
+#: Seeds NumPy's generators accept: the hidden tests' seed is one.
+MAX_SEED = 2**32 - 1
+
+
+def positive_int(text: str) -> int:
+    """An argument that counts something: a whole number of at least 1 (argparse reports a
+    ValueError as 'invalid positive_int value', naming the option)."""
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of at least 1")
+    return value
+
+
+def positive_number(text: str) -> float:
+    """A limit in seconds or MiB: a finite number above 0 (0, a negative, nan or inf would
+    remove the limit or fail every task)."""
+    value = float(text)
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a finite number above 0")
+    return value
+
+
+def seed_value(text: str) -> int:
+    value = int(text)
+    if not 0 <= value <= MAX_SEED:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number from 0 to {MAX_SEED}")
+    return value
+
+
 def _add_limits(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--workers", type=int, default=None, help="worker processes (default: all cores)")
-    p.add_argument("--timeout", type=float, default=60.0,
+    p.add_argument("--workers", type=positive_int, default=None, help="worker processes (default: all cores)")
+    p.add_argument("--timeout", type=positive_number, default=60.0,
                    help="wall-time limit per kernel, seconds (default 60; a worker's start-up is not counted)")
-    p.add_argument("--read-timeout", type=float, default=30.0,
+    p.add_argument("--read-timeout", type=positive_number, default=30.0,
                    help="wall-time limit for reading one notebook, seconds (default 30)")
-    p.add_argument("--memory", type=int, default=DEFAULT_MEMORY_MIB,
+    p.add_argument("--memory", type=positive_int, default=DEFAULT_MEMORY_MIB,
                    help=f"memory (address space) per worker process, MiB (default {DEFAULT_MEMORY_MIB})")
-    p.add_argument("--max-steps", type=int, default=20_000,
+    p.add_argument("--max-steps", type=positive_int, default=20_000,
                    help="simulator steps per launch: statements, calls, loop iterations (default 20000)")
-    p.add_argument("--max-notebook-size", type=float, default=64.0,
+    p.add_argument("--max-notebook-size", type=positive_number, default=64.0,
                    help="larger notebook files are not read, MiB (default 64)")
     p.add_argument("--points", default=None, help="TOML file with points per puzzle and partial credit")
-    p.add_argument("--seed", type=int, default=None,
+    p.add_argument("--seed", type=seed_value, default=None,
                    help="seed of the hidden tests (default: a new random seed each run, recorded in the results)")
 
 
@@ -71,13 +102,14 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--points", default=None, help="TOML file with points per puzzle and partial credit")
     a.add_argument("--wheel", default=None,
                    help="the metal-puzzles wheel to install on Gradescope (default: one of the installed package)")
-    a.add_argument("--seed", type=int, default=None,
-                   help="seed of the hidden tests, the same for every submission (default: a new random seed)")
+    a.add_argument("--seed", type=seed_value, default=None,
+                   help="the zip's secret, for a repeatable build (default: a new random secret); each submission's "
+                        "hidden tests are seeded from the secret and the notebook's content")
     r = sub.add_parser("autograder-run", help="what the autograder zip's run_autograder runs on Gradescope: grade "
                                               "ROOT/submission/, write ROOT/results/results.json")
     r.add_argument("--root", default=None,
                    help="the autograder folder (default: $METAL_PUZZLES_AUTOGRADER_ROOT, or /autograder)")
-    r.add_argument("--workers", type=int, default=None, help="worker processes (default: all cores)")
+    r.add_argument("--workers", type=positive_int, default=None, help="worker processes (default: all cores)")
     im = sub.add_parser("images", help="regenerate the book's images (logo and puzzle diagrams)")
     im.add_argument("--out", default="imgs", help="directory to write into (default: imgs)")
     c = sub.add_parser("check", help="check your own notebook and print a table of results (exit status 1 "
@@ -141,10 +173,17 @@ def _grade(args, config: PointsConfig, limits: Limits, max_bytes: int) -> int:
         return ExitStatus.USAGE
     try:
         mapping = load_mapping(args.mapping)
-    except (OSError, UnicodeDecodeError) as exc:
-        _error(f"cannot read the mapping file: {exc}")
+    except MappingError as exc:
+        _error(str(exc))
+        return ExitStatus.USAGE
+    _, id_problems = assign_ids(files, mapping)
+    for p in id_problems:
+        _error(f"--mapping: {p}")
+    if any(p.startswith(TWICE) for p in id_problems):
+        _error("a student id must name one notebook: fix the mapping file")
         return ExitStatus.USAGE
     try:
+        check_apart(out, args.submissions, [f.path for f in files])
         prepare_out(out, students=len(files), resume=args.resume, force=args.force)
         if args.resume:
             journal = Journal.resume(out)
@@ -218,6 +257,10 @@ def _cluster_runner(spec: str | None, workers: int | None, limits: Limits):
     from .grading.cluster import ClusterSpec, DaskRunner
 
     parsed = ClusterSpec.parse(spec, workers or os.cpu_count() or 1)
+    if parsed.address is not None and parsed.address.startswith("tcp://"):
+        _error(f"warning: {parsed.address} is unencrypted and unauthenticated: anyone who can reach the scheduler "
+               "can run code on its workers (and read the class's notebooks); use it only on a network of your own, "
+               "or a tls:// scheduler (README: Grading a class)")
     return DaskRunner(parsed, limits), parsed.describe()
 
 

@@ -110,6 +110,7 @@ def test_an_unreachable_scheduler_stops_the_run_with_its_address(tmp_path, capsy
     write_nb(tmp_path / "a.ipynb", [kernel_cell("map", MAP_OK)])
     g = grade(capsys, [tmp_path / "a.ipynb"], tmp_path / "out", "--cluster", "tcp://127.0.0.1:9")
     assert g.status == 3 and "tcp://127.0.0.1:9" in g.stderr
+    assert "unencrypted and unauthenticated" in g.stderr  # what a tcp:// cluster needs is said
 
 
 def test_without_dask_cluster_says_what_to_install(tmp_path, capsys, monkeypatch):
@@ -149,3 +150,24 @@ def test_resume_on_the_cluster_carries_on_the_journalled_run(course, tmp_path, c
     assert "2 taken from the journal" in again.stdout
     assert (again.out / "grades.csv").read_bytes() == (local.out / "grades.csv").read_bytes()
     assert json.loads((again.out / "cost.json").read_text())["graded"] == 3
+
+
+def test_a_local_cluster_refuses_a_client_without_the_runs_credentials():
+    """Second red team: ``--cluster local:N`` listens on 127.0.0.1; any local user's client could
+    run code on its workers. Every connection must present the run's temporary certificate."""
+    import distributed
+
+    runner = DaskRunner(ClusterSpec(workers=1), Limits())
+    try:
+        address = runner.cluster.scheduler_address
+        assert address.startswith("tls://127.0.0.1:")
+        plain = "tcp://" + address.removeprefix("tls://")
+        # No TLS at all; TLS with a certificate of the attacker's own (not signed by the run's CA).
+        for attempt, security in ((plain, None), (address, distributed.Security.temporary())):
+            with pytest.raises((OSError, TimeoutError)):
+                distributed.Client(attempt, security=security, timeout=3)
+        workers = runner.client.scheduler_info()["workers"]
+        assert workers and all(w.startswith("tls://") for w in workers)
+        assert runner.client.submit(sum, [1, 2]).result() == 3  # the run's own client works
+    finally:
+        runner.close()

@@ -98,7 +98,7 @@ def test_the_zip_holds_what_gradescope_runs(autograder_zip):
     assert {"setup.sh", "run_autograder", "points.toml"} <= names and len(wheels) == 1
     assert wheels[0].endswith(".whl") and "metal_puzzles-" in wheels[0]
     assert modes["setup.sh"] & 0o111 and modes["run_autograder"] & 0o111
-    assert settings == {"seed": 11, "version": __version__}
+    assert settings == {"secret": "11", "version": __version__}
     assert "pip install" in setup and "wheels/" in setup
 
 
@@ -198,3 +198,26 @@ def test_the_wheel_comes_from_the_installed_package_not_a_checkouts_egg_info(mon
     monkeypatch.syspath_prepend(str(lib))
     dist = _installed_distribution()
     assert dist.read_text("RECORD") is not None and dist.version == __version__
+
+
+def test_feedback_on_a_hidden_test_keeps_its_data_hidden(autograder_zip, tmp_path):
+    """Second red team: the failing hidden test's expected array was printed, and with one seed per
+    zip a kernel hard-coding it passed on a later submission."""
+    unpack(autograder_zip, tmp_path)
+    visible_only = "uint i = thread_position_in_grid.x;\nout[i] = (a_shape[0] == 4) ? a[i] + 10 : a[i];\n"
+    write_nb(tmp_path / "submission" / "puzzles.ipynb", [kernel_cell("map", visible_only)])
+    out = run_autograder(tmp_path)["tests"][0]["output"]
+    assert out.startswith("Result: wrong output.") and "hidden test" in out and "stay hidden" in out
+    assert "Spec" not in out and "Yours" not in out
+
+
+def test_a_submission_beside_thousands_of_files_gets_a_bounded_summary(autograder_zip, tmp_path):
+    unpack(autograder_zip, tmp_path)
+    sub = tmp_path / "submission"
+    write_nb(sub / "puzzles.ipynb", [kernel_cell("map", MAP_OK)])
+    (sub / "junk").mkdir()
+    for n in range(3000):
+        (sub / "junk" / f"{'x' * 100}{n}.ipynb").write_text("{}")
+    results = run_autograder(tmp_path)
+    assert results["score"] == 3.0
+    assert len(results["output"]) < 10_000 and "and 2990 more" in results["output"]

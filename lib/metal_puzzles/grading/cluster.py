@@ -41,9 +41,9 @@ from ..version import __version__
 from .limits import Limits
 from .pool import ProcessPoolRunner
 from .runner import Outcome, RunnerStopped, TaskOutcome
-from .tasks import ReadTask, SubmissionLimit, Task, read_notebook_bytes
+from .tasks import NotebookChanged, ReadTask, SubmissionLimit, Task, read_notebook_bytes
 
-INSTALL_HINT = "pip install 'metal-puzzles[cluster]' (it adds dask[distributed])"
+INSTALL_HINT = "pip install 'metal-puzzles[cluster]' (it adds dask[distributed] and cryptography)"
 #: Reads in flight per Dask worker thread: enough to keep workers busy, few enough to bound memory.
 READS_PER_THREAD = 2
 #: Kernel checks per Dask task: large enough to make Dask's cost per task small beside the checks,
@@ -87,6 +87,19 @@ class ClusterSpec:
             raise ClusterError(f"--cluster {text}: expected 'local', 'local:N' or a scheduler address such as "
                                "tcp://HOST:PORT")
         return cls(address=text)
+
+
+def _temporary_credentials(distributed):
+    """Mutual TLS for a LocalCluster: a key and a self-signed certificate made for this run, held
+    in memory and handed to the workers it starts. Its scheduler and workers listen on
+    127.0.0.1, where any local user could connect and run code in them (and so in the grader's
+    name); with these, a connection without the run's certificate is refused. The dashboard is
+    off for the same reason."""
+    try:
+        return distributed.Security.temporary()
+    except ImportError:
+        raise ClusterError(f"--cluster local needs the cryptography package for its TLS credentials: "
+                           f"{INSTALL_HINT}") from None
 
 
 def _distributed():
@@ -147,8 +160,8 @@ class DaskRunner:
                                       "distributed.worker.profile.enabled": False}):
                     self.cluster = distributed.LocalCluster(
                         n_workers=spec.workers, threads_per_worker=1, processes=True, dashboard_address=None,
-                        silence_logs=50)
-                self.client = distributed.Client(self.cluster)
+                        silence_logs=50, protocol="tls://", security=_temporary_credentials(distributed))
+                self.client = distributed.Client(self.cluster)  # the cluster's credentials
             else:
                 self.client = distributed.Client(spec.address, timeout=30)
         except (OSError, TimeoutError) as exc:
@@ -245,6 +258,9 @@ class DaskRunner:
                 data = read_notebook_bytes(task)
             except SubmissionLimit as exc:  # as the worker would have said it
                 self._ready.append(TaskOutcome(task, Outcome.LIMIT, reason=str(exc)))
+                continue
+            except NotebookChanged as exc:  # not graded now; --resume grades it again
+                self._ready.append(TaskOutcome(task, Outcome.GRADER_FAULT, reason=str(exc)))
                 continue
             self._send([replace(task, data=data)], priority=0)
 

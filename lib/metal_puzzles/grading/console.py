@@ -7,8 +7,8 @@ from rich.console import Console
 from rich.table import Table
 
 from ..puzzles import PUZZLES
-from .grade import GradeRun, PuzzleStatus, Student
 from .report import num, status_text
+from .results import GradeRun, PuzzleStatus, Student
 from .safe_text import markup, printable
 
 

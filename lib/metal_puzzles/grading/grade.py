@@ -7,14 +7,11 @@ here), writing files is ``output.py``'s, the journal is ``journal.py``'s.
 
 from __future__ import annotations
 
-import csv
 import secrets
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
-from enum import Enum
+from dataclasses import asdict
 from pathlib import Path
-from typing import Any
 
 from tqdm import tqdm
 
@@ -22,11 +19,14 @@ from ..checking import GradPuzzle
 from ..puzzles import PUZZLES
 from ..version import __version__
 from . import pool
+from .bounds import bound_issues
 from .cost import RunCost
+from .ids import assign_ids, load_mapping
 from .journal import Journal, RunSettings
 from .limits import Limits
 from .output import OutputError, write_outputs
 from .points import PointsConfig
+from .results import GradeRun, PuzzleStatus, Student, StudentStatus
 from .runner import Outcome, TaskOutcome, TaskRunner
 from .safe_text import report_file_name
 from .submissions import DEFAULT_MAX_NOTEBOOK_BYTES, Submission, collect_submissions
@@ -34,70 +34,6 @@ from .tasks import CheckTask, GradTask, ReadTask, Task, content_key
 
 __all__ = ["GradeRun", "Student", "PuzzleStatus", "StudentStatus", "grade_submissions", "write_outputs",
            "collect_notebooks", "load_mapping", "new_seed"]
-
-
-class PuzzleStatus(str, Enum):
-    """Statuses the grader gives a puzzle itself (the checker gives passed, wrong, ...)."""
-
-    MISSING = "missing"  # no kernel to grade (the notebook's fault)
-    ERROR = "error"  # stopped at a limit: time or memory (the kernel's fault)
-    GRADER_FAULT = "grader-fault"  # the grader failed; not scored, not the student's fault
-
-
-class StudentStatus(str, Enum):
-    COMPLETE = "complete"
-    INCOMPLETE = "incomplete"  # some puzzle had a grader fault
-
-
-@dataclass
-class Student:
-    seq: int
-    id: str
-    submission: Submission
-    id_issues: list[str] = field(default_factory=list)  # about the id (duplicates)
-    notebook_issues: list[str] = field(default_factory=list)  # about the file and its content
-    puzzles: dict[str, dict] = field(default_factory=dict)  # puzzle id -> summary (+ points)
-    report: str = ""  # the report's file name
-
-    @property
-    def path(self) -> str:
-        return self.submission.path
-
-    @property
-    def issues(self) -> list[str]:
-        return self.id_issues + self.notebook_issues
-
-    @property
-    def complete(self) -> bool:
-        return not any(s.get("status") == PuzzleStatus.GRADER_FAULT for s in self.puzzles.values())
-
-    @property
-    def status(self) -> str:
-        return (StudentStatus.COMPLETE if self.complete else StudentStatus.INCOMPLETE).value
-
-    @property
-    def total(self) -> float:
-        return round(sum(p.get("points") or 0.0 for p in self.puzzles.values()), 4)
-
-
-@dataclass
-class GradeRun:
-    students: list[Student]
-    config: PointsConfig
-    seed: int
-    settings: dict[str, Any] = field(default_factory=dict)
-    problems: list[str] = field(default_factory=list)  # about the command's arguments
-    seconds: float = 0.0
-    reused: int = 0  # students whose results came from the journal of an earlier run
-    cost: RunCost = field(default_factory=RunCost)
-
-    @property
-    def max_total(self) -> float:
-        return sum(self.config.max_points(p.id) for p in PUZZLES)
-
-    @property
-    def complete(self) -> bool:
-        return all(st.complete for st in self.students)
 
 
 def new_seed() -> int:
@@ -113,35 +49,14 @@ def collect_notebooks(paths: Sequence[str | Path], max_bytes: int = DEFAULT_MAX_
     return collect_submissions(paths, max_bytes)
 
 
-def load_mapping(path: str | Path | None) -> dict[str, str]:
-    """A CSV file of 'file name, student id' rows (a header row is allowed)."""
-    if path is None:
-        return {}
-    mapping = {}
-    with open(path, newline="", encoding="utf-8") as f:
-        for row in csv.reader(f):
-            if len(row) >= 2 and row[0].strip() and row[0].strip().lower() not in ("file", "filename", "notebook"):
-                mapping[row[0].strip()] = row[1].strip()
-    return mapping
-
-
-def assign_ids(submissions: list[Submission], mapping: dict[str, str]) -> list[Student]:
-    students = []
-    seen: dict[str, int] = {}
+def students_of(submissions: list[Submission], mapping: dict[str, str]) -> tuple[list[Student], list[str]]:
+    """A student per submission, each with a unique id (``ids.assign_ids``), and problems with
+    the mapping."""
+    assigned, problems = assign_ids(submissions, mapping)
     width = max(3, len(str(len(submissions))))
-    for seq, sub in enumerate(submissions, start=1):
-        f = Path(sub.path)
-        sid = mapping.get(f.name) or mapping.get(sub.path) or f.stem
-        issues = []
-        if sid in seen:
-            seen[sid] += 1
-            new = f"{sid} ({seen[sid]})"
-            issues.append(f"duplicate student id '{sid}' (also used by another notebook); graded as '{new}'")
-            sid = new
-        else:
-            seen[sid] = 1
-        students.append(Student(seq, sid, sub, issues, report=report_file_name(seq, sid, width)))
-    return students
+    students = [Student(seq, a.id, sub, list(a.issues), report=report_file_name(seq, a.id, width))
+                for seq, (sub, a) in enumerate(zip(submissions, assigned, strict=True), start=1)]
+    return students, problems
 
 
 # ---------------------------------------------------------------------------- tasks
@@ -229,7 +144,8 @@ class _ClassGrading:
                 self._all(st, PuzzleStatus.MISSING, "the notebook was not read")
                 self.finish(st)
                 continue
-            runner.submit(ReadTask(f"{st.seq}:read", st.seq, sub.real, sub.device, sub.inode, max_bytes, names))
+            runner.submit(ReadTask(f"{st.seq}:read", st.seq, sub.real, sub.device, sub.inode, max_bytes, names,
+                                   sha256=sub.sha256))
             self.waiting[st.seq] = 1
 
     def handle(self, runner: TaskRunner, o: TaskOutcome) -> None:
@@ -279,7 +195,7 @@ class _ClassGrading:
             self._all(st, PuzzleStatus.MISSING, "the notebook could not be read")
             return
         nb = o.value
-        st.notebook_issues.extend(nb.issues)
+        st.notebook_issues.extend(bound_issues(nb.issues))
         if not nb.readable:
             self._all(st, PuzzleStatus.MISSING, "the notebook could not be read")
             return
@@ -359,7 +275,8 @@ def grade_submissions(paths: Sequence[str | Path], *, config: PointsConfig | Non
     elif seed is None:
         seed = new_seed()
     submissions, problems = collected if collected is not None else collect_notebooks(paths, max_notebook_bytes)
-    students = assign_ids(submissions, mapping or {})
+    students, id_problems = students_of(submissions, mapping or {})
+    problems = problems + id_problems
     todo = [st for st in students if not _reuse(st, journal)]
     bar = _progress_bar(len(todo)) if progress and todo else None
     if runner is None:

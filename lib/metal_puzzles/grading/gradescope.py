@@ -10,8 +10,10 @@ notebook in ``/autograder/submission/`` exactly as ``grade`` would and writes
 The zip holds ``setup.sh`` (makes a virtual environment and installs the package from the wheel
 in the zip, with its dependencies from PyPI: the wheel, not our repository, because Gradescope's
 machines need not reach it), ``run_autograder``, the wheel, the points file and the settings of
-the build (the hidden tests' seed, chosen when the zip is built so that every student of the
-assignment gets the same hidden tests, and the version).
+the build (a secret chosen when the zip is built, and the version). Each submission's hidden
+tests are seeded from the secret and the notebook's content (``submission_seed``): a changed
+notebook gets new hidden tests, and feedback on a hidden test never shows its data
+(``feedback.py``), so resubmitting cannot converge on them.
 
 ``METAL_PUZZLES_AUTOGRADER_ROOT`` replaces ``/autograder`` (to run and test it elsewhere). No
 submission can make ``autograder-run`` fail to write a results.json: whatever goes wrong is a
@@ -20,8 +22,10 @@ score of 0 with the reason.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import secrets
 import subprocess
 import sys
 import tempfile
@@ -32,14 +36,16 @@ from enum import Enum
 from importlib import metadata
 from pathlib import Path
 
+from ..checking import GradPuzzle
 from ..puzzles import PUZZLES
 from ..version import __version__
-from .grade import GradeRun, PuzzleStatus, Student, grade_submissions, new_seed
+from .feedback import feedback
+from .grade import GradeRun, PuzzleStatus, Student, grade_submissions
 from .limits import Limits
 from .output import atomic_write
 from .points import PointsConfig
 from .report import num, status_text
-from .safe_text import printable
+from .safe_text import clip, printable
 from .submissions import collect_submissions
 
 ROOT_VARIABLE = "METAL_PUZZLES_AUTOGRADER_ROOT"
@@ -53,6 +59,10 @@ VENV_DIR = "venv"
 PREFERRED_NOTEBOOK = "puzzles.ipynb"
 #: Characters of a test's output: Gradescope shows it whole, and a report is at most this long.
 MAX_OUTPUT_CHARS = 20_000
+#: Notes (files not graded, problems) listed in a submission's summary, and characters of each:
+#: a submission of 3,000 files must not make a summary of hundreds of thousands of characters.
+MAX_NOTES = 10
+MAX_NOTE_CHARS = 300
 
 
 class Visibility(str, Enum):
@@ -101,7 +111,9 @@ def build_autograder(out: Path, *, points: Path | None = None, wheel: Path | Non
                      seed: int | None = None) -> Path:
     """Write the autograder zip to ``out``; returns the wheel's name inside it."""
     PointsConfig.load(points)  # refuse a bad points file now, not on every submission
-    settings = {"seed": new_seed() if seed is None else seed, "version": __version__}
+    # The secret the hidden tests' seeds are drawn from (``submission_seed``); --seed makes it
+    # repeatable, for tests and for an instructor who wants to rebuild the same zip.
+    settings = {"secret": secrets.token_hex(32) if seed is None else str(seed), "version": __version__}
     with tempfile.TemporaryDirectory() as tmp:
         wheel = wheel or package_wheel(Path(tmp))
         if not wheel.is_file():
@@ -234,14 +246,20 @@ def _grade(paths: AutograderPaths, config: PointsConfig, limits: Limits, workers
         return failed_results("no notebook (.ipynb file) was found in your submission: submit your puzzles.ipynb",
                               config)
     chosen = min(readable or submissions, key=lambda s: (Path(s.path).name != PREFERRED_NOTEBOOK, s.path))
-    notes = [printable(p) for p in problems]
+    notes = [printable(p, limit=MAX_NOTE_CHARS) for p in problems[:MAX_NOTES]]
+    if len(problems) > MAX_NOTES:
+        notes.append(f"... and {len(problems) - MAX_NOTES} more problems with the files.")
     others = [s for s in submissions if s is not chosen]
     if others:
+        named = ", ".join(printable(os.path.relpath(s.path, paths.submission), limit=MAX_NOTE_CHARS)
+                          for s in others[:MAX_NOTES])
+        more = f" and {len(others) - MAX_NOTES} more" if len(others) > MAX_NOTES else ""
         notes.append(f"Your submission holds {len(submissions)} notebooks; graded "
-                     f"{printable(os.path.relpath(chosen.path, paths.submission))}, not "
-                     + ", ".join(printable(os.path.relpath(s.path, paths.submission)) for s in others) + ".")
+                     f"{printable(os.path.relpath(chosen.path, paths.submission), limit=MAX_NOTE_CHARS)}, not "
+                     f"{named}{more}.")
+    seed = submission_seed(_secret(settings), chosen.sha256)
     run = grade_submissions([chosen.path], config=config, limits=limits, workers=workers,
-                            seed=int(settings["seed"]), progress=False, collected=([chosen], []))
+                            seed=seed, progress=False, collected=([chosen], []))
     return gradescope_results(run, run.students[0], notes)
 
 
@@ -255,21 +273,42 @@ def gradescope_results(run: GradeRun, st: Student, notes: list[str]) -> dict:
         if s.get("status") == PuzzleStatus.GRADER_FAULT:
             verdict += " (not your kernel's fault: resubmit, or tell your instructor)"
         text = f"Result: {verdict}."
-        if not s.get("passed") and s.get("report"):
-            text += "\n\nWhat to fix:\n" + s["report"]
+        fix = feedback(s, visible_known=not isinstance(p, GradPuzzle)) if not s.get("passed") else ""
+        if fix:
+            text += "\n\nWhat to fix:\n" + fix
         tests.append(_test(p, float(s.get("points") or 0.0), float(s["max_points"]), status, text))
     summary = [f"Metal Puzzles: {num(st.total)} / {num(run.max_total)} points.", run.config.rules()]
-    summary += [printable(i) for i in st.issues] + notes
+    summary += [printable(i, limit=MAX_NOTE_CHARS) for i in st.issues[:MAX_NOTES]] + notes[:MAX_NOTES]
+    if len(st.issues) + len(notes) > 2 * MAX_NOTES:
+        summary.append("(more notes not shown)")
     if not st.complete:
         summary.append("Grading did not complete: the grader failed on the puzzles marked so (not your kernels' "
                        "fault); resubmit to have them graded.")
     return {
         "score": float(st.total),
-        "output": "\n".join(summary),
+        "output": clip("\n".join(summary), MAX_OUTPUT_CHARS),
         "visibility": Visibility.VISIBLE.value,
         "stdout_visibility": Visibility.HIDDEN.value,
         "tests": tests,
     }
+
+
+def _secret(settings: dict) -> str:
+    """The zip's secret (a zip built before secrets had a seed: that seed is the secret)."""
+    secret = settings.get("secret", settings.get("seed"))
+    if not isinstance(secret, str | int) or isinstance(secret, bool) or secret == "":
+        raise ValueError(f"{SETTINGS_NAME} has no 'secret'")
+    return str(secret)
+
+
+def submission_seed(secret: str, content_sha256: str) -> int:
+    """The hidden tests' seed for one submission: a hash of the zip's secret and the notebook's
+    content. Students cannot compute it (the secret is only in the autograder); the same
+    notebook always gets the same tests (a regrade agrees); any change to the notebook, such as
+    pasting in values from earlier feedback, gets new ones, so resubmissions cannot converge on
+    the hidden tests."""
+    digest = hashlib.sha256(f"metal-puzzles hidden tests\0{secret}\0{content_sha256}".encode()).digest()
+    return int.from_bytes(digest[:4], "big")
 
 
 def _test(p, score: float, max_score: float, status: TestStatus, output: str) -> dict:

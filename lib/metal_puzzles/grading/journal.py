@@ -15,6 +15,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from ..puzzles import PUZZLES
+
 JOURNAL_NAME = "journal.jsonl"
 FORMAT = 1
 
@@ -31,6 +33,38 @@ class RunSettings:
     max_steps: int
     version: str
     format: int = FORMAT
+
+
+def _whole(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _shown(value: object) -> str:
+    text = json.dumps(value, ensure_ascii=True, default=str)
+    return text if len(text) <= 200 else text[:200] + "..."
+
+
+def student_record_problem(entry: object) -> str | None:
+    """What makes ``entry`` not a student record as ``append`` writes them, or None. A resumed
+    run reuses these records as grades: a damaged or foreign one must stop it, not crash it or
+    be taken for a student's result."""
+    if not isinstance(entry, dict) or entry.get("type") != "student":
+        return f"expected an object with \"type\": \"student\", got {_shown(entry)}"
+    expected = {"file": str, "sha256": str, "complete": bool, "issues": list, "puzzles": dict}
+    for key, kind in expected.items():
+        if not isinstance(entry.get(key), kind):
+            return f"'{key}' must be {kind.__name__}, got {_shown(entry.get(key))}"
+    if not all(isinstance(i, str) for i in entry["issues"]):
+        return "'issues' must be a list of strings"
+    known = {p.id for p in PUZZLES}
+    for pid, summary in entry["puzzles"].items():
+        if pid not in known:
+            return f"{_shown(pid)} is not a puzzle of this book"
+        if not isinstance(summary, dict) or not isinstance(summary.get("status"), str):
+            return f"the result of {pid!r} must be an object with a 'status', got {_shown(summary)}"
+    if entry["complete"] and set(entry["puzzles"]) != known:
+        return "a complete record must hold every puzzle"
+    return None
 
 
 class Journal:
@@ -58,23 +92,35 @@ class Journal:
         *lines, _tail = data.split(b"\n")  # the tail after the last newline is a line cut short
         good_bytes = 0
         entries = []
-        for line in lines:
+        for number, line in enumerate(lines, start=1):
             try:
                 entries.append(json.loads(line))
             except ValueError:
-                break  # a damaged line: it and everything after it are dropped
+                if number == 1:
+                    raise JournalError(f"{path} does not start with a run record; it is not a grading journal"
+                                       ) from None
+                # A crash cuts only the last line short (the tail without a newline); a whole line
+                # that is not JSON was damaged some other way, and what follows it cannot be trusted.
+                raise JournalError(f"{path}: line {number} is damaged (not JSON); start again with --force"
+                                   ) from None
             good_bytes += len(line) + 1
         header = entries[0] if entries else None
         if not isinstance(header, dict) or header.get("type") != "run":
             raise JournalError(f"{path} does not start with a run record; it is not a grading journal")
         if header.get("format") != FORMAT:
             raise JournalError(f"{path} has journal format {header.get('format')!r}; this grader writes {FORMAT}")
-        try:
-            settings = RunSettings(int(header["seed"]), int(header["max_steps"]), str(header["version"]))
-        except (KeyError, TypeError, ValueError) as exc:
-            raise JournalError(f"{path}: the run record is incomplete ({exc})") from None
-        records = {e["file"]: e for e in entries[1:]
-                   if isinstance(e, dict) and e.get("type") == "student" and isinstance(e.get("file"), str)}
+        seed, steps, version = header.get("seed"), header.get("max_steps"), header.get("version")
+        if not (_whole(seed) and _whole(steps) and steps > 0 and isinstance(version, str)):
+            raise JournalError(f"{path}: line 1, the run record, needs a whole 'seed', a positive 'max_steps' and a "
+                               f"'version' string; it has {_shown(header)}")
+        settings = RunSettings(seed, steps, version)
+        records = {}
+        for line, entry in enumerate(entries[1:], start=2):
+            problem = student_record_problem(entry)
+            if problem is not None:
+                raise JournalError(f"{path}: line {line} is not a student record of this grader ({problem}); "
+                                   "start again with --force")
+            records[entry["file"]] = entry
         if good_bytes < len(data):
             os.truncate(path, good_bytes)
         return cls(path, settings, records)

@@ -16,14 +16,12 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from .cost import COST_NAME
 from .journal import JOURNAL_NAME
 from .report import REPORTS_DIR, gradebook_csv, results_json, student_report
-
-if TYPE_CHECKING:
-    from .grade import GradeRun
+from .results import GradeRun
+from .safe_text import printable
 
 GRADES_NAME = "grades.csv"
 RESULTS_NAME = "results.json"
@@ -42,6 +40,33 @@ class OutputError(Exception):
 
 def _explain(exc: OSError) -> str:
     return exc.strerror or str(exc)
+
+
+def check_apart(out: Path, submissions: list[str], files: list[str]) -> None:
+    """Refuse an ``--out`` inside a submissions folder (results written among, and ``--force``
+    removing, a student's own files: their ``reports/`` folder, say), or one whose result-set
+    names hold a submission. Raises ``OutputError``."""
+    target = os.path.realpath(out)
+    for sub in submissions:
+        if os.path.isdir(sub):
+            root = os.path.realpath(sub)
+            if target == root or _within(target, root):
+                raise OutputError(f"--out {printable(out)} is inside the submissions folder {printable(sub)}: grading would write among "
+                                  "(and --force remove) the students' files; choose a folder outside it")
+    owned = [os.path.join(target, name) for name in RESULT_SET]
+    for f in files:
+        real = os.path.realpath(f)
+        if any(real == o or _within(real, o) for o in owned):
+            raise OutputError(f"the submission {printable(f)} lies in what --out {printable(out)} uses for its results; "
+                              "choose another "
+                              "--out")
+
+
+def _within(path: str, root: str) -> bool:
+    try:
+        return os.path.commonpath([path, root]) == root
+    except ValueError:
+        return False
 
 
 def prepare_out(out: Path, *, students: int, resume: bool = False, force: bool = False) -> None:

@@ -12,10 +12,14 @@ Example::
 
 from __future__ import annotations
 
+import difflib
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import tomllib
+
+from ..puzzles import PUZZLES
 
 
 @dataclass
@@ -44,13 +48,54 @@ class PointsConfig:
 
     @classmethod
     def load(cls, path: str | Path | None) -> PointsConfig:
+        """Read a points file. Raises ``PointsError`` (a ValueError) naming what is wrong: a
+        puzzle that is not in the book, a value that is not a finite number of at least 0, a
+        section that is not a table, a key it does not know."""
         if path is None:
             return cls()
         with open(path, "rb") as f:
             data = tomllib.load(f)
-        points = dict(data.get("points", {}))
-        default = float(points.pop("default", 1.0))
-        over = float(data.get("partial", {}).get("over_budget", 0.5))
-        if not 0 <= over <= 1:
-            raise ValueError(f"partial.over_budget must be between 0 and 1, got {over}")
-        return cls(default, {k: float(v) for k, v in points.items()}, over)
+        unknown = sorted(set(data) - {"points", "partial"})
+        if unknown:
+            raise PointsError(f"{path}: unknown key(s) {', '.join(map(repr, unknown))}; a points file has "
+                              "[points] and [partial] tables")
+        points = _table(data, "points", path)
+        partial = _table(data, "partial", path)
+        known = {p.id for p in PUZZLES}
+        for key in points:
+            if key != "default" and key not in known:
+                close = difflib.get_close_matches(key, sorted(known), n=1)
+                hint = f" (did you mean {close[0]!r}?)" if close else ""
+                raise PointsError(f"{path}: [points] {key!r} is not a puzzle of the book{hint}")
+        if set(partial) - {"over_budget"}:
+            raise PointsError(f"{path}: [partial] knows only 'over_budget', not "
+                              f"{', '.join(map(repr, sorted(set(partial) - {'over_budget'})))}")
+        values = {k: _points(path, f"[points] {k}", v) for k, v in points.items()}
+        default = values.pop("default", 1.0)
+        over = _points(path, "[partial] over_budget", partial.get("over_budget", 0.5))
+        if over > 1:
+            raise PointsError(f"{path}: [partial] over_budget must be between 0 and 1, got {over:g}")
+        return cls(default, values, over)
+
+
+class PointsError(ValueError):
+    """The points file cannot be used; the message names the file and the entry."""
+
+
+def _table(data: dict, name: str, path: str | Path) -> dict:
+    value = data.get(name, {})
+    if not isinstance(value, dict):
+        raise PointsError(f"{path}: {name!r} must be a table ([{name}] with one entry a line), "
+                          f"not {type(value).__name__} {value!r}")
+    return value
+
+
+def _points(path: str | Path, what: str, value: object) -> float:
+    """A number of points or a fraction: finite and at least 0 (a nan or an inf would make every
+    total, and results.json, meaningless)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise PointsError(f"{path}: {what} must be a number, not {type(value).__name__} {value!r}")
+    number = float(value)
+    if not math.isfinite(number) or number < 0:
+        raise PointsError(f"{path}: {what} must be a finite number of at least 0, got {value!r}")
+    return number

@@ -6,13 +6,10 @@ from __future__ import annotations
 import csv
 import io
 import json
-from typing import TYPE_CHECKING
 
 from ..puzzles import PUZZLES
+from .results import GradeRun, Student
 from .safe_text import clean_strings, csv_cell, md_code_block, md_inline, printable
-
-if TYPE_CHECKING:
-    from .grade import GradeRun, Student
 
 REPORTS_DIR = "reports"
 
@@ -51,6 +48,8 @@ def results_json(run: GradeRun) -> str:
         "rules": run.config.rules(),
         "seconds": round(run.seconds, 2),
         "problems": run.problems,
+        # Which file each id was given to (ids are unique: ``ids.assign_ids``).
+        "ids": {st.id: st.path for st in run.students},
         "students": [{"id": st.id, "file": st.path, "report": f"{REPORTS_DIR}/{st.report}", "status": st.status,
                       "sha256": st.submission.sha256, "issues": st.issues, "total": st.total,
                       "max_total": run.max_total,

@@ -38,17 +38,26 @@ def _escape_char(ch: str) -> str:
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
-def printable(text: object, *, keep_newlines: bool = False) -> str:
+def printable(text: object, *, keep_newlines: bool = False, limit: int | None = None) -> str:
     """``text`` with every character that does not print (controls, bidirectional overrides,
     lone surrogates, bytes that were not UTF-8) written as a backslash escape. The result
     always encodes as UTF-8 and shows every character without acting on the terminal.
 
-    ``keep_newlines`` keeps newlines and tabs (for multi-line text such as a kernel's report)."""
-    s = str(text)
+    ``keep_newlines`` keeps newlines and tabs (for multi-line text such as a kernel's report);
+    ``limit`` keeps that many characters of the text and says how many more there were."""
+    s = clip(str(text), limit) if limit is not None else str(text)
     if s.isprintable():
         return s
     keep = "\n\t" if keep_newlines else ""
     return "".join(ch if ch.isprintable() or ch in keep else _escape_char(ch) for ch in s)
+
+
+def clip(text: str, limit: int) -> str:
+    """At most ``limit`` characters of ``text``, then how many were left out (so a name or
+    message from a submission cannot make a record, a report or a line any size it likes)."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... ({len(text) - limit} more characters)"
 
 
 def clean_strings(value: object) -> object:

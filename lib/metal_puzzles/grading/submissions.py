@@ -16,7 +16,7 @@ import hashlib
 import os
 import stat
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .safe_text import printable
@@ -39,6 +39,9 @@ class Submission:
     inode: int = 0
     sha256: str = ""  # of the content, so a resumed run knows an unchanged file
     problem: str | None = None  # why it is not read (the student's problem), or None
+    #: The path below the submissions folder it was found in ('/'-separated; the name alone
+    #: for a file named on the command line): what ids and the mapping go by.
+    relative: str = ""
 
     @property
     def readable(self) -> bool:
@@ -69,15 +72,17 @@ def _inside(path: str, root: str) -> bool:
         return False
 
 
-def open_regular(real: str, device: int, inode: int, max_bytes: int) -> int:
-    """Open a file found earlier, refusing anything that changed into a non-regular file, another
-    file or a bigger one since (a race with the folder). Returns a file descriptor."""
+def open_regular(real: str, device: int, inode: int, max_bytes: int, *, same_file: bool = True) -> int:
+    """Open a file found earlier, refusing anything that changed into a non-regular file or a
+    bigger one since (a race with the folder), and, with ``same_file``, another file at that
+    path (a caller that checks the content instead passes False: an editor or a sync tool
+    replaces a file with a copy of the same content). Returns a file descriptor."""
     fd = os.open(real, _OPEN_FLAGS)
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             raise OSError(f"the file became {_kind(st.st_mode)} while grading")
-        if (st.st_dev, st.st_ino) != (device, inode):
+        if same_file and (st.st_dev, st.st_ino) != (device, inode):
             raise OSError("the file was replaced while grading")
         if st.st_size > max_bytes:
             raise OSError(f"the file grew to {st.st_size} bytes while grading")
@@ -130,30 +135,91 @@ def examine(path: str, root: str | None, max_bytes: int) -> Submission:
     return Submission(path, real, st.st_size, st.st_dev, st.st_ino, digest.hexdigest())
 
 
-def _walk(root: str) -> tuple[list[str], list[str]]:
-    """Every ``*.ipynb`` name under ``root`` that is not a directory, in a stable order, and the
-    links to directories found (not followed: a link to a file is examined like any candidate)."""
-    found, linked_dirs = [], []
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-        linked_dirs.extend(os.path.join(dirpath, d) for d in dirnames if os.path.islink(os.path.join(dirpath, d)))
-        dirnames[:] = sorted(d for d in dirnames if d != ".ipynb_checkpoints")
-        found.extend(os.path.join(dirpath, f) for f in sorted(filenames) if f.endswith(".ipynb"))
-    return found, sorted(linked_dirs)
+NOTEBOOK_SUFFIX = ".ipynb"
+
+
+def notebook_stem(name: str) -> str:
+    """A notebook file's name without its suffix, however it is spelt (``frank.IPYNB``,
+    ``'dave.ipynb '``, ``carol.ipynb.zip`` -> frank, dave, carol)."""
+    lower = name.lower()
+    at = lower.rfind(NOTEBOOK_SUFFIX)
+    return (name[:at] if at > 0 else name).strip() or name
+
+
+def _name_kind(name: str) -> str | None:
+    """'notebook' for a notebook's name (the suffix in any case, stray spaces around it),
+    'misnamed' for a name that holds '.ipynb' but is something else (``carol.ipynb.zip``),
+    None for any other file."""
+    lower = name.strip().lower()
+    if lower.endswith(NOTEBOOK_SUFFIX) and len(lower) > len(NOTEBOOK_SUFFIX):
+        return "notebook"
+    return "misnamed" if NOTEBOOK_SUFFIX in lower else None
+
+
+def _walk(root: str) -> tuple[list[str], list[str], list[str]]:
+    """Every notebook-like name under ``root`` that is not a directory, in a stable order
+    (depth first, names sorted), the links to directories found (not followed: a link to a file
+    is examined like any candidate) and folders that could not be listed.
+
+    A stack, not recursion: a folder nested a thousand deep is walked like any other."""
+    found: list[str] = []
+    linked_dirs: list[str] = []
+    unreadable: list[str] = []
+    stack = [root]
+    while stack:
+        folder = stack.pop()
+        try:
+            with os.scandir(folder) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError as exc:
+            unreadable.append(f"{printable(folder, limit=300)}: cannot list the folder ({exc.strerror or exc}); "
+                              "its notebooks were not graded")
+            continue
+        subdirs = []
+        for e in entries:
+            try:
+                is_dir = e.is_dir(follow_symlinks=False)
+                if is_dir or (e.is_symlink() and e.is_dir()):
+                    if not is_dir:
+                        linked_dirs.append(e.path)
+                    elif e.name != ".ipynb_checkpoints":
+                        subdirs.append(e.path)
+                    continue
+            except OSError:
+                pass  # examined below like any candidate, which says what is wrong with it
+            if _name_kind(e.name) is not None:
+                found.append(e.path)
+        stack.extend(reversed(subdirs))  # the first folder is walked first
+    return found, sorted(linked_dirs), unreadable
+
+
+def _misnamed(path: str) -> Submission:
+    name = os.path.basename(path)
+    return Submission(path, problem=f"the file name {printable(name, limit=300)!r} does not end in '.ipynb', so it "
+                                    "was not read as a notebook: submit the notebook file itself, named "
+                                    "something.ipynb")
 
 
 def collect_submissions(paths: Sequence[str | Path], max_bytes: int = DEFAULT_MAX_NOTEBOOK_BYTES
                         ) -> tuple[list[Submission], list[str]]:
-    """The submissions under the given files and folders, and problems with the arguments themselves."""
+    """The submissions under the given files and folders, and problems with the arguments themselves.
+
+    A file whose name holds '.ipynb' but ends otherwise (``carol.ipynb.zip``) is a submission
+    too, not read, with the reason: a student is never dropped from the gradebook without a word."""
     found: list[Submission] = []
     problems: list[str] = []
     for p in map(str, paths):
         if os.path.isdir(p):
             root = os.path.realpath(p)
-            files, linked_dirs = _walk(p)
-            found.extend(examine(f, root, max_bytes) for f in files)
-            problems.extend(f"{printable(d)}: a symbolic link to a directory; not followed" for d in linked_dirs)
+            files, linked_dirs, unreadable = _walk(p)
+            for f in files:
+                sub = examine(f, root, max_bytes) if _name_kind(os.path.basename(f)) == "notebook" else _misnamed(f)
+                found.append(replace(sub, relative=Path(os.path.relpath(f, p)).as_posix()))
+            problems.extend(f"{printable(d, limit=300)}: a symbolic link to a directory; not followed"
+                            for d in linked_dirs)
+            problems.extend(unreadable)
         elif os.path.lexists(p):
-            found.append(examine(p, None, max_bytes))
+            found.append(replace(examine(p, None, max_bytes), relative=os.path.basename(p)))
         else:
-            problems.append(f"{printable(p)}: no such file or directory")
+            problems.append(f"{printable(p, limit=300)}: no such file or directory")
     return found, problems

@@ -18,6 +18,7 @@ from typing import Any
 
 from ..checking import CheckResult, check_kernel_sources, check_source
 from ..puzzles import get_puzzle, solution_source
+from .bounds import bound_summary
 from .extract import extract_from_bytes
 from .limits import Limits
 from .submissions import open_regular, read_bounded
@@ -30,6 +31,11 @@ MAX_REPORT_CHARS = 20_000
 
 class SubmissionLimit(Exception):
     """The submission exceeded a limit (memory, nesting) while its task ran: its own failure."""
+
+
+class NotebookChanged(Exception):
+    """The notebook's content is not what the run found: it is not graded now (neither the
+    student's failure nor a result to keep), and --resume grades it again."""
 
 
 @dataclass(frozen=True)
@@ -45,6 +51,8 @@ class ReadTask:
     kernel_names: tuple[str, ...]
     #: The file's bytes, read by the caller (a cluster's workers cannot open our files); None: read here.
     data: bytes | None = None
+    #: The content's hash when the run found it: what is read must be that content.
+    sha256: str = ""
 
     def time_limit(self, limits: Limits) -> float:
         return limits.read_seconds
@@ -120,13 +128,18 @@ def read_notebook_bytes(task: ReadTask) -> bytes:
     """The notebook's bytes, from the very file ``submissions.examine`` checked, at most
     ``max_bytes``; raises ``SubmissionLimit`` if it cannot be read."""
     try:
-        fd = open_regular(task.path, task.device, task.inode, task.max_bytes)
+        fd = open_regular(task.path, task.device, task.inode, task.max_bytes, same_file=not task.sha256)
         try:
-            return read_bounded(fd, task.max_bytes)
+            data = read_bounded(fd, task.max_bytes)
         finally:
             os.close(fd)
     except OSError as exc:
         raise SubmissionLimit(f"failed: {exc.strerror or exc}") from None
+    # The same content under a new inode (a copy put back) is the same submission.
+    if task.sha256 and hashlib.sha256(data).hexdigest() != task.sha256:
+        raise NotebookChanged("the notebook changed while the class was graded; run the same command with "
+                              "--resume to grade it as it is now")
+    return data
 
 
 def _read(task: ReadTask):
@@ -173,7 +186,7 @@ def summarize(result: CheckResult) -> dict:
                 "buffer": f.buffer, "index": f.index,
             } for f in findings[:MAX_FINDINGS_PER_TEST]],
         })
-    return {
+    summary = {
         "status": result.status,
         "passed": result.passed,
         "correct": result.correct,
@@ -185,6 +198,7 @@ def summarize(result: CheckResult) -> dict:
         "notes": [_clip(n) for n in result.notes],
         "report": _clip(result.report()),
     }
+    return bound_summary(summary)
 
 
 def _clip(text: str) -> str:

@@ -23,7 +23,12 @@ from .run.findings import SanitizeMode
 from .run.hints import Audience
 
 _CACHE: OrderedDict[tuple, CompiledKernel] = OrderedDict()
+#: Bounds on the compile cache: kernels, and the tokens they were compiled from (about a kilobyte
+#: of compiled code a token, so about 100 MiB). A count alone let a notebook of large dead-code
+#: kernels fill a grading worker's memory for the students after it.
 _CACHE_SIZE = 256
+_CACHE_TOKEN_BUDGET = 100_000
+_cache_tokens = 0
 #: Kernel instances compiled, and compilations saved by the cache, in this process (for cost reports).
 _COMPILES = 0
 _CACHE_HITS = 0
@@ -32,6 +37,11 @@ _CACHE_HITS = 0
 def compile_cache_stats() -> tuple[int, int]:
     """(kernel instances compiled, compilations the cache saved) so far in this process."""
     return _COMPILES, _CACHE_HITS
+
+
+def compile_cache_size() -> tuple[int, int]:
+    """(kernels in the compile cache, the tokens they were compiled from) now."""
+    return len(_CACHE), _cache_tokens
 
 
 def _template_key(template) -> tuple:
@@ -57,7 +67,7 @@ def _normalize_template(template) -> list[tuple[str, Any]]:
 def get_kernel(name, input_names, output_names, source, header, descs: Sequence[InputDesc],
                output_dtypes: Sequence[str], template, atomic_outputs) -> CompiledKernel:
     """Compile (or fetch from the cache) the kernel instance for these argument types."""
-    global _COMPILES, _CACHE_HITS
+    global _COMPILES, _CACHE_HITS, _cache_tokens
     key = (name, tuple(input_names), tuple(output_names), source, header, bool(atomic_outputs),
            tuple((d.dtype, d.ndim == 0, d.size < 8) for d in descs), tuple(output_dtypes), _template_key(template))
     k = _CACHE.get(key)
@@ -66,8 +76,11 @@ def get_kernel(name, input_names, output_names, source, header, descs: Sequence[
         k = CompiledKernel(name, input_names, output_names, source, header, descs, output_dtypes,
                            _normalize_template(template), atomic_outputs)
         _CACHE[key] = k
-        if len(_CACHE) > _CACHE_SIZE:
-            _CACHE.popitem(last=False)
+        _cache_tokens += k.tokens
+        # Least recently used first; the kernel just compiled stays even if it alone is over budget.
+        while len(_CACHE) > 1 and (len(_CACHE) > _CACHE_SIZE or _cache_tokens > _CACHE_TOKEN_BUDGET):
+            _, old = _CACHE.popitem(last=False)
+            _cache_tokens -= old.tokens
     else:
         _CACHE_HITS += 1
         _CACHE.move_to_end(key)

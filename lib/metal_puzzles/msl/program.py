@@ -103,6 +103,7 @@ class CompiledKernel:
         self.source = source
         self.header = header
         self.registry = SourceRegistry()
+        self.tokens = 0  # set by _compile
         self.registry.add("source", source)
         self.registry.add("header", header)
         try:
@@ -125,10 +126,13 @@ class CompiledKernel:
         pp = Preprocessor()
         prelude_p = Parser(list(_prelude_tokens()), type_names=set(type_names))
         prelude = prelude_p.parse_translation_unit()
-        header_p = Parser(pp.process(self.header, "header"), type_names=prelude_p.type_names,
-                          template_names=prelude_p.template_names)
+        header_tokens = pp.process(self.header, "header")
+        header_p = Parser(header_tokens, type_names=prelude_p.type_names, template_names=prelude_p.template_names)
         header = header_p.parse_translation_unit()
         body_tokens = pp.process(self.source, "source")
+        # What the compiled kernel weighs in a cache: its code grows with the tokens it was
+        # compiled from (after macros), about a kilobyte of trees and closures a token.
+        self.tokens = len(header_tokens) + len(body_tokens)
         if starts_a_kernel_function(body_tokens):
             refuse_kernel_function(body_tokens, header_p.type_names, header_p.template_names, self.input_names,
                                    self.output_names)

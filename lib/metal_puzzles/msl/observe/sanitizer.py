@@ -75,7 +75,11 @@ class Shadow:
             else:
                 self.pending: list[tuple] = []
                 self.pending_epoch = -1
+                # Built from ``pending`` on the first write that needs it, then extended with each
+                # read queued after (``reader_folded`` of them are in it): a phase that alternates
+                # reads and writes costs each read once, not once per later write.
                 self.reader_table: tuple | None = None
+                self.reader_folded = 0
 
     def _mark_padding(self, mem: Memory) -> None:
         """Bytes after each region's declared end exist only for alignment: never uninitialised."""
@@ -144,6 +148,9 @@ class Sanitizer:
         self.positions: list[Pos] = []
         self._pos_ids: dict[Pos, int] = {}
         self.reported: set[tuple] = set()
+        #: Queued threadgroup reads folded into reader tables so far: at most one fold per read
+        #: (what keeps a phase of many read-then-write updates linear; a test counts it).
+        self.reads_folded = 0
 
     def pos_id(self, pos: Pos) -> int:
         k = self._pos_ids.get(pos)
@@ -246,8 +253,8 @@ class Sanitizer:
         if sh.pending_epoch != ctx.sync_epoch:
             sh.pending = []
             sh.pending_epoch = ctx.sync_epoch
+            sh.reader_table = None
         sh.pending.append((f, lanes, self.pos_id(pos), phase, sph))
-        sh.reader_table = None
 
     def _device_read(self, ctx, sh: Shadow, lanes, f, pos: Pos, phase, sph) -> None:
         old = sh.r_lane[f]
@@ -272,14 +279,14 @@ class Sanitizer:
         unordered readers?, readers in several SIMD-groups?, position, phase, SIMD phase)."""
         if sh.reader_table is None:
             size = sh.w_lane.size
+            sh.reader_table = (np.full(size, _NONE, dtype=np.int64), np.zeros(size, dtype=bool),
+                               np.zeros(size, dtype=bool), np.zeros(size, dtype=np.int32),
+                               np.full(size, _NONE, dtype=np.int64), np.zeros(size, dtype=np.int64))
+            sh.reader_folded = 0
+        if sh.reader_folded < len(sh.pending):
             simd = ctx.lanes.simd_global
-            reader = np.full(size, _NONE, dtype=np.int64)
-            where = np.zeros(size, dtype=np.int32)
-            when = np.full(size, _NONE, dtype=np.int64)
-            multi = np.zeros(size, dtype=bool)
-            msimd = np.zeros(size, dtype=bool)
-            rsph = np.zeros(size, dtype=np.int64)
-            for f, lanes, pid, phase, sph in sh.pending:
+            reader, multi, msimd, where, when, rsph = sh.reader_table
+            for f, lanes, pid, phase, sph in sh.pending[sh.reader_folded:]:
                 prev = reader[f]
                 same = (prev >= 0) & (when[f] == phase)
                 prev_simd = simd[np.where(prev >= 0, prev, 0)]
@@ -299,7 +306,8 @@ class Sanitizer:
                 dup = reader[f] != lanes  # two lanes of this access read one granule
                 multi[f[dup]] = True
                 msimd[f[dup & (simd[reader[f]] != cur_simd)]] = True
-            sh.reader_table = (reader, multi, msimd, where, when, rsph)
+            self.reads_folded += len(sh.pending) - sh.reader_folded
+            sh.reader_folded = len(sh.pending)
         return sh.reader_table
 
     def _plain_readers(self, ctx, sh: Shadow, lanes, f, phase, sph):

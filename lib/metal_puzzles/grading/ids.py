@@ -1,0 +1,159 @@
+"""Student ids: from the instructor's mapping file, or from the notebook's name, always unique.
+
+The rules, in order (they are the README's too):
+
+1. A file the ``--mapping`` names gets the id the mapping gives it. Those ids are taken first,
+   so an unmapped file cannot claim one (``A001.ipynb`` does not become the mapped ``A001``).
+2. Any other file gets its name without ``.ipynb``, except the only notebook of a sub-folder of
+   the submissions, which gets the folder's path (a folder per student, as a course site's
+   download makes them: ``alice/puzzles.ipynb`` -> ``alice``).
+3. An id already taken by any other file gets the first free `` (N)`` suffix, checked against
+   every id of the class (so ``alice (2).ipynb`` and a second ``alice`` never share one).
+
+Every id given differently from the file's own name says so in the student's issues, and
+results.json maps every id to its file.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from .safe_text import clip, printable
+from .submissions import Submission, notebook_stem
+
+#: First cells of a header row (compared case-insensitively); any other first row is data.
+_HEADER_WORDS = frozenset({"file", "filename", "file name", "notebook", "path", "submission"})
+#: Bytes of a mapping file read at most: a class's mapping is a few KiB.
+MAX_MAPPING_BYTES = 16 * 2**20
+
+
+#: How a problem of one id given to several notebooks starts (the command refuses to grade).
+TWICE = "the mapping gives the id"
+#: Characters of an id: a name, not a document.
+MAX_ID_CHARS = 200
+
+
+class MappingError(Exception):
+    """The mapping file cannot be used; the message names the file and line."""
+
+
+@dataclass(frozen=True)
+class IdAssignment:
+    """An id for one submission, and why it is not simply the file's name (if it is not)."""
+
+    id: str
+    issues: list[str] = field(default_factory=list)
+
+
+def load_mapping(path: str | Path | None) -> dict[str, str]:
+    """A CSV of 'notebook file name, student id' rows, as a spreadsheet saves it: a header row or
+    none, a byte-order mark or none, commas, semicolons or tabs. Raises ``MappingError``."""
+    if path is None:
+        return {}
+    try:
+        with open(path, "rb") as f:
+            raw = f.read(MAX_MAPPING_BYTES + 1)
+    except OSError as exc:
+        raise MappingError(f"cannot read the mapping file {printable(path)}: {exc.strerror or exc}") from None
+    if len(raw) > MAX_MAPPING_BYTES:
+        raise MappingError(f"the mapping file {printable(path)} is larger than {MAX_MAPPING_BYTES >> 20} MiB")
+    try:
+        text = raw.decode("utf-8-sig")  # Excel's "CSV UTF-8" starts with a byte-order mark
+    except UnicodeDecodeError as exc:
+        raise MappingError(f"the mapping file {printable(path)} is not UTF-8 text (byte {exc.start}); save it "
+                           "as 'CSV UTF-8'") from None
+    delimiter = _delimiter(text)
+    mapping: dict[str, str] = {}
+    where: dict[str, int] = {}
+    for line, row in enumerate(csv.reader(io.StringIO(text), delimiter=delimiter), start=1):
+        cells = [c.strip() for c in row]
+        if not any(cells):
+            continue
+        if line == 1 and cells[0].lower() in _HEADER_WORDS:
+            continue
+        if len(cells) < 2 or not cells[0] or not cells[1]:
+            raise MappingError(f"{printable(path)}, line {line}: expected 'notebook file, student id', got "
+                               f"{printable(row, limit=200)}")
+        name, sid = cells[0], cells[1]
+        if len(sid) > MAX_ID_CHARS:
+            raise MappingError(f"{printable(path)}, line {line}: the student id is {len(sid)} characters long; "
+                               f"at most {MAX_ID_CHARS} are allowed")
+        if name in mapping and mapping[name] != sid:
+            raise MappingError(f"{printable(path)}, line {line}: {printable(name, limit=200)} is mapped twice "
+                               f"(also on line {where[name]})")
+        mapping[name] = sid
+        where[name] = line
+    if not mapping:
+        raise MappingError(f"the mapping file {printable(path)} holds no 'notebook file, student id' rows")
+    return mapping
+
+
+def _delimiter(text: str) -> str:
+    first = next((ln for ln in text.splitlines() if ln.strip()), "")
+    counts = {d: first.count(d) for d in (",", ";", "\t")}
+    best = max(counts, key=lambda d: counts[d])
+    return best if counts[best] else ","
+
+
+def _mapped_id(sub: Submission, mapping: dict[str, str]) -> str | None:
+    for key in (sub.relative, Path(sub.path).name, sub.path):
+        if key in mapping:
+            return mapping[key]
+    return None
+
+
+def assign_ids(submissions: list[Submission], mapping: dict[str, str]) -> tuple[list[IdAssignment], list[str]]:
+    """An id per submission (in order), unique over the class, and problems with the mapping
+    itself (ids given to two files, entries that match no file)."""
+    problems: list[str] = []
+    mapped = [_mapped_id(sub, mapping) for sub in submissions]
+    stems = [notebook_stem(Path(sub.path).name) for sub in submissions]
+    folders = [str(PurePosixPath(sub.relative).parent) for sub in submissions]
+    per_folder = Counter(folders)
+    wanted: list[str] = []
+    notes: list[list[str]] = []
+    for sub, stem, folder, mid in zip(submissions, stems, folders, mapped, strict=True):
+        issues = []
+        name = Path(sub.path).name
+        if sub.readable and name != f"{stem}.ipynb":
+            issues.append(f"the file name {printable(name, limit=200)!r} is not spelt '<name>.ipynb'; it was read "
+                          "as a notebook anyway")
+        if mid is not None:
+            wanted.append(mid)
+        else:
+            if folder not in ("", ".") and per_folder[folder] == 1:
+                wanted.append(clip(folder, MAX_ID_CHARS))
+                issues.append(f"the id is the name of the folder that holds the notebook {printable(stem, limit=200)!r}")
+            else:
+                wanted.append(clip(stem, MAX_ID_CHARS))
+            if mapping:
+                issues.append("the file is not in the --mapping file; its id comes from its name")
+        notes.append(issues)
+    used_by_mapping = Counter(m for m in mapped if m is not None)
+    problems += [f"{TWICE} {printable(sid, limit=200)!r} to {n} notebooks"
+                 for sid, n in used_by_mapping.items() if n > 1]
+    matched = {k for sub in submissions for k in (sub.relative, Path(sub.path).name, sub.path)}
+    problems += [f"the mapping names {printable(name, limit=200)!r}, which is not among the submissions"
+                 for name in mapping if name not in matched]
+    # Mapped ids are reserved first: they are the instructor's word, file names are not.
+    order = sorted(range(len(submissions)), key=lambda i: mapped[i] is None)
+    taken: set[str] = set()
+    reserved = Counter(wanted)
+    ids: list[str] = [""] * len(submissions)
+    for i in order:
+        sid = wanted[i]
+        if sid in taken:
+            n = 2
+            while f"{sid} ({n})" in taken or f"{sid} ({n})" in reserved:
+                n += 1
+            new = f"{sid} ({n})"
+            notes[i].append(f"duplicate student id {printable(sid, limit=200)!r} (also used by another notebook); "
+                            f"graded as {printable(new, limit=200)!r}")
+            sid = new
+        taken.add(sid)
+        ids[i] = sid
+    return [IdAssignment(sid, issues) for sid, issues in zip(ids, notes, strict=True)], problems

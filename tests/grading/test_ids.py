@@ -1,0 +1,145 @@
+"""Second red team, ids and files: every student id is unique whatever the files are called,
+results.json maps each id to its file, and no file that looks like a notebook vanishes."""
+
+from __future__ import annotations
+
+import csv
+import os
+from pathlib import Path
+
+import pytest
+
+from metal_puzzles.grading.ids import MappingError, assign_ids, load_mapping
+from metal_puzzles.grading.submissions import collect_submissions
+
+from .conftest import MAP_OK, grade, kernel_cell, write_nb
+
+
+def _ok() -> list[str]:
+    return [kernel_cell("map", MAP_OK)]
+
+
+def _ids(root: Path, mapping: dict[str, str] | None = None) -> dict[str, str]:
+    subs, _ = collect_submissions([root])
+    assigned, _ = assign_ids(subs, mapping or {})
+    return {a.id: s.relative for s, a in zip(subs, assigned, strict=True)}
+
+
+def test_a_suffixed_name_and_a_duplicate_never_share_an_id(tmp_path) -> None:
+    (tmp_path / "sub").mkdir()
+    for name in ("alice.ipynb", "alice (2).ipynb", "sub/alice.ipynb"):
+        write_nb(tmp_path / name, [])
+    write_nb(tmp_path / "sub" / "alice (2).ipynb", [])  # two notebooks: not a student's own folder
+    ids = _ids(tmp_path)
+    assert len(ids) == 4
+    assert ids["alice"] == "alice.ipynb" and ids["alice (2)"] == "alice (2).ipynb"
+
+
+def test_two_copies_of_one_name_and_its_suffixed_form(tmp_path) -> None:
+    for d in ("a", "b"):
+        (tmp_path / d).mkdir()
+        write_nb(tmp_path / d / "x.ipynb", [])
+        write_nb(tmp_path / d / "y.ipynb", [])  # two notebooks a folder: ids cannot be the folder's
+    write_nb(tmp_path / "x (2).ipynb", [])
+    ids = _ids(tmp_path)
+    assert len(ids) == 5 and ids["x (2)"] == "x (2).ipynb"
+
+
+def test_per_student_folders_are_named_after_the_folder(tmp_path) -> None:
+    for who in ("alice", "bob"):
+        (tmp_path / who).mkdir()
+        write_nb(tmp_path / who / "puzzles.ipynb", [])
+    assert _ids(tmp_path) == {"alice": "alice/puzzles.ipynb", "bob": "bob/puzzles.ipynb"}
+
+
+def test_an_unmapped_file_cannot_take_a_mapped_id(tmp_path) -> None:
+    write_nb(tmp_path / "A001.ipynb", [])  # sorts first, but the mapping's id wins
+    write_nb(tmp_path / "alice.ipynb", [])
+    subs, _ = collect_submissions([tmp_path])
+    assigned, _ = assign_ids(subs, {"alice.ipynb": "A001"})
+    by_file = {s.relative: a for s, a in zip(subs, assigned, strict=True)}
+    assert by_file["alice.ipynb"].id == "A001"
+    assert by_file["A001.ipynb"].id == "A001 (2)"
+    assert any("not in the --mapping" in i for i in by_file["A001.ipynb"].issues)
+
+
+@pytest.mark.parametrize("text", [
+    "\ufeffalice.ipynb,A001\r\nbob.ipynb,A002\r\n",  # Excel's CSV UTF-8: a BOM, no header
+    "\ufeffFile;Student\r\nalice.ipynb;A001\r\nbob.ipynb;A002\r\n",  # a header, semicolons
+    "alice.ipynb\tA001\nbob.ipynb\tA002\n",  # tabs
+])
+def test_a_spreadsheets_mapping_is_read(tmp_path, text) -> None:
+    path = tmp_path / "ids.csv"
+    path.write_bytes(text.encode("utf-8"))
+    assert load_mapping(path) == {"alice.ipynb": "A001", "bob.ipynb": "A002"}
+
+
+@pytest.mark.parametrize("text, says", [
+    ("", "holds no"),
+    ("alice.ipynb\n", "line 1"),
+    ("alice.ipynb,A1\nalice.ipynb,A2\n", "mapped twice"),
+    ("alice.ipynb," + "x" * 500 + "\n", "characters long"),
+])
+def test_a_mapping_it_cannot_use_is_refused_with_where(tmp_path, text, says) -> None:
+    path = tmp_path / "ids.csv"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(MappingError, match=says):
+        load_mapping(path)
+
+
+def test_names_that_are_not_quite_notebooks_are_graded_or_reported(tmp_path) -> None:
+    write_nb(tmp_path / "frank.IPYNB", [])
+    write_nb(tmp_path / "dave.ipynb ", [])
+    (tmp_path / "carol.ipynb.zip").write_bytes(b"PK\x05\x06" + bytes(18))
+    (tmp_path / "notes.txt").write_text("not a submission")
+    subs, _ = collect_submissions([tmp_path])
+    by_name = {os.path.basename(s.path): s for s in subs}
+    assert set(by_name) == {"frank.IPYNB", "dave.ipynb ", "carol.ipynb.zip"}
+    assert by_name["frank.IPYNB"].readable and by_name["dave.ipynb "].readable
+    assert "does not end in '.ipynb'" in by_name["carol.ipynb.zip"].problem
+    assert set(_ids(tmp_path)) == {"frank", "dave", "carol"}
+    subs, _ = collect_submissions([tmp_path])
+    assigned, _ = assign_ids(subs, {})
+    issues = {a.id: " ".join(a.issues) for a in assigned}
+    assert "is not spelt" in issues["frank"] and "is not spelt" in issues["dave"]
+
+
+def test_a_thousand_nested_folders_are_walked(tmp_path) -> None:
+    deep = str(tmp_path)
+    for _ in range(1100):  # one level at a time: makedirs itself recurses
+        deep = os.path.join(deep, "d")
+        os.mkdir(deep)
+    write_nb(Path(deep) / "deep.ipynb", [])
+    try:
+        subs, problems = collect_submissions([tmp_path])
+        assert problems == [] and [Path(s.path).name for s in subs] == ["deep.ipynb"] and subs[0].readable
+    finally:  # bottom up, one level at a time: pytest's own clean-up (shutil.rmtree) recurses too
+        os.unlink(os.path.join(deep, "deep.ipynb"))
+        while deep != str(tmp_path):
+            os.rmdir(deep)
+            deep = os.path.dirname(deep)
+
+
+def test_the_class_gets_unique_ids_mapped_to_files_and_totals_that_match(capsys, tmp_path) -> None:
+    d = tmp_path / "class"
+    (d / "sub").mkdir(parents=True)
+    (d / "frank").mkdir()
+    for name in ("alice.ipynb", "alice (2).ipynb", "sub/alice.ipynb", "frank/puzzles.ipynb"):
+        write_nb(d / name, _ok())
+    (d / "carol.ipynb.zip").write_bytes(b"zip")
+    g = grade(capsys, [d], tmp_path / "out", "--seed", "3")
+    assert g.status == 0, g.stderr
+    with open(g.out / "grades.csv", newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    results = g.results()
+    ids = [r["student"] for r in rows]
+    assert len(ids) == len(set(ids)) == 5
+    assert sorted(results["ids"]) == sorted(ids)
+    assert {Path(p).relative_to(d).as_posix() for p in results["ids"].values()} == {
+        "alice.ipynb", "alice (2).ipynb", "sub/alice.ipynb", "frank/puzzles.ipynb", "carol.ipynb.zip"}
+    for r in rows:
+        st = g.student(r["student"])
+        assert float(r["total"]) == st["total"] == sum(p["points"] for p in st["puzzles"].values())
+        assert f"Total: {r['total']} /" in g.report(r["student"])
+    assert "does not end in '.ipynb'" in " ".join(g.student("carol")["issues"])
+    assert g.student("frank")["total"] == 1.0  # graded as the folder's notebook

@@ -1,0 +1,84 @@
+"""Second red team (issue 20): a correct kernel with thousands of threadgroup updates in one
+phase must not cost the sanitizer quadratic time. Each update reads then writes; the
+write-after-read check needs the phase's readers, and the table of them is now extended with
+each new read instead of rebuilt from every read of the phase on every write. The work is
+counted (reads folded into tables), not timed: benchmarks/bench_sanitizer_updates.py times it."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from metal_puzzles.msl.observe import sanitizer as sanitizer_module
+
+from .conftest import check_race, clean, expect_one_kind, f32, findings_of, kernel, line_of, t1
+
+UPDATES = 2500
+
+
+@pytest.fixture()
+def sanitizers(monkeypatch) -> list:
+    """Every Sanitizer made while the test runs (one per launch)."""
+    made = []
+    real = sanitizer_module.Sanitizer.__init__
+
+    def spy(self) -> None:
+        real(self)
+        made.append(self)
+
+    monkeypatch.setattr(sanitizer_module.Sanitizer, "__init__", spy)
+    return made
+
+
+def test_race_free_updates_fold_each_read_once(sanitizers) -> None:
+    src = kernel(f"""
+        uint t = thread_position_in_threadgroup.x;
+        threadgroup float s[32];
+        s[t] = 0.0f;
+        for (int k = 0; k < {UPDATES}; k++) {{
+            s[t] += a[t];
+        }}
+        out[t] = s[t];
+    """)
+    res = clean(src, {"a": f32(np.ones(32))}, grid=(32, 1, 1), tg=(32, 1, 1), init_value=None,
+                max_steps=10 * UPDATES)
+    np.testing.assert_array_equal(res.outputs[0], np.full(32, UPDATES, dtype=np.float32))
+    assert len(sanitizers) == 1
+    # One fold per read: rebuilding the table on each write folded about UPDATES**2 / 2.
+    assert sanitizers[0].reads_folded == UPDATES
+
+
+def test_a_race_after_many_folded_reads_is_still_found(sanitizers) -> None:
+    """The readers of ``r`` are folded in over many writes to ``s``; the write to a neighbour's
+    ``r`` slot at the end, in the same phase, is still a write-after-read."""
+    src = kernel("""
+        uint gid = thread_position_in_grid.x;
+        uint t = thread_position_in_threadgroup.x;
+        threadgroup float r[8];
+        threadgroup float s[8];
+        r[t] = a[gid];
+        s[t] = 0.0f;
+        threadgroup_barrier(mem_flags::mem_threadgroup);
+        for (int k = 0; k < 50; k++) {
+            s[t] += r[t];  // @R
+        }
+        r[(t + 1) % 8] = 1.0f;  // @W
+        out[gid] = s[t];
+    """)
+    found = findings_of(src, {"a": f32(np.arange(8))}, grid=(8, 1, 1), tg=(8, 1, 1))
+    f = expect_one_kind(found, "race", line_of(src, "@W"), t1(0, 8), "r", 1)
+    check_race(f, "write-after-read", line_of(src, "@R"), t1(1, 8))
+    assert sanitizers[0].reads_folded <= 2 * 50 * 8  # each read of r and s at most once
+
+
+def test_the_benchmark_runs_small() -> None:
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_sanitizer_updates.py"
+    spec = importlib.util.spec_from_file_location("bench_sanitizer_updates", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    seen: list = []
+    np.testing.assert_array_equal(bench.run(20, seen), np.full(bench.THREADS, 20, dtype=np.float32))
+    assert [s.reads_folded for s in seen] == [20]
