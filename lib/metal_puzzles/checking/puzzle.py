@@ -10,6 +10,7 @@ import numpy as np
 
 from ..kernel import MetalKernel
 from ..msl.observe.cost import CostFigures
+from .case import Case
 from .contract import WorkExtent, mark_beyond
 
 COUNTER_LABELS = {
@@ -159,20 +160,6 @@ _COST_SENTENCES = {
     "min_occupancy": _occupancy,
     "max_barriers": _barriers,
 }
-
-
-@dataclass(frozen=True)
-class Case:
-    """One launch of a puzzle's kernel: inputs, output shape, grid and threadgroup."""
-
-    inputs: tuple[np.ndarray, ...]
-    output_shape: tuple[int, ...]
-    grid: tuple[int, int, int]
-    threadgroup: tuple[int, int, int] = (1, 1, 1)
-    label: str = "visible test"
-    #: How this hidden test goes beyond the structure of the visible test, in words (see
-    #: ``contract``); empty when it keeps it. Such a test's failure is a note, not a failed verdict.
-    beyond: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
