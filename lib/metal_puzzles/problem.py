@@ -25,18 +25,20 @@ from .checking import (
     LaunchOptions,
     Outcome,
     Puzzle,
+    finding_text,
     grad_outcomes,
     run_case,
     run_cases,
     run_grad_checks,
     run_one,
 )
+from .checking.wording import plural, wrap
 from .cost_diagram import ColourBy, draw_access_map
 from .draw import RunDiagram, draw_run
 from .kernel import KERNEL_ERRORS, MetalKernel, SimulatedKernel, dtype_name, to_numpy
 from .marks import finding_sites, marks_legend
 from .metal_backend import metal_available
-from .msl import RunResult
+from .msl import Finding, RunResult
 from .msl.observe.cost import CostFigures, CostProfile
 from .puzzles import find_grad_puzzle, find_puzzle
 from .session import record as record_progress
@@ -176,11 +178,8 @@ class MetalProblem:
             print()
             print(self.cost_table(result))
         if result.findings:
-            print("\nThe sanitizer found problems (run check() for details):")
-            for f in result.findings[:3]:
-                where = f" at line {f.pos.line}" if f.pos is not None else ""
-                print(f"  {f.kind}{where}: {f.message}")
-            print(f"In the diagram, {marks_legend(finding_sites(result))}.")
+            print("\n" + "\n".join(findings_summary(result.findings)))
+            print("\n".join(wrap(f"In the diagram, {marks_legend(finding_sites(result))}.")))
         if result.cost is not None and (colour_by is not None or self.budget.uses_cost):
             diagram = draw_access_map(result, colour_by, title=self.name)
         else:
@@ -247,6 +246,21 @@ class MetalProblem:
         same = np.allclose(np.asarray(gpu), outcomes[0].yours, rtol=1e-4, atol=1e-4)
         return "On the GPU: the result agrees with the simulator." if same else \
             "On the GPU: the result differs from the simulator's (a race or uninitialised memory?)."
+
+
+def findings_summary(findings: list[Finding], shown: int = 3) -> list[str]:
+    """What show() says about the visible test's findings: errors point to check(), which lists
+    them for every test; notes (which never fail a check) say that check() lists them too."""
+    errors = [f for f in findings if f.is_error]
+    if errors:
+        head = "The sanitizer found problems (check() says what to fix):"
+    else:
+        head = ("The sanitizer has a note (it does not fail check(), which lists it too):" if len(findings) == 1
+                else "The sanitizer has notes (they do not fail check(), which lists them too):")
+    lines = [head, *[line for f in findings[:shown] for line in wrap(finding_text(f), "  ")]]
+    if len(findings) > shown:
+        lines.append(f"  ... and {plural(len(findings) - shown, 'more finding')}")
+    return lines
 
 
 def _cost_value(key: str, f: CostFigures) -> str:

@@ -10,11 +10,20 @@ from .gradients import GradPuzzle, check_kernel_sources, grad_outcomes, run_grad
 from .launch import as_kernel, launch
 from .puzzle import COST_LABELS, COUNTER_LABELS, Budget, Case, LaunchOptions, Puzzle
 from .run import PUZZLE_MAX_STEPS, check_source, expected_output, run_case, run_cases, run_one
-from .verdict import CaseStatus, CheckResult, Outcome, PuzzleStatus, Subject, describe_outcome
+from .verdict import (
+    CaseStatus,
+    CheckResult,
+    Outcome,
+    PuzzleStatus,
+    Subject,
+    describe_outcome,
+    finding_text,
+)
 
 __all__ = [
     "Puzzle", "Case", "Budget", "LaunchOptions", "COUNTER_LABELS", "COST_LABELS", "GradPuzzle",
     "run_case", "run_cases", "run_one", "expected_output", "check_source", "check_kernel_sources",
     "run_grad_checks", "grad_outcomes", "launch", "as_kernel", "PUZZLE_MAX_STEPS",
     "CheckResult", "Outcome", "CaseStatus", "PuzzleStatus", "Subject", "describe_outcome",
+    "finding_text",
 ]

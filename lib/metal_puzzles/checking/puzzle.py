@@ -3,6 +3,7 @@ make and launch its kernel. The catalogue (``metal_puzzles.puzzles``) is a list 
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields
 
@@ -211,7 +212,8 @@ class Puzzle:
         with the ways it goes beyond the visible test's structure (deterministic for a seed)."""
         rng = np.random.default_rng(seed)
         visible = self.visible if visible is None else visible
-        return [visible, *mark_beyond(visible, self.hidden(rng), self.input_names, self.work)]
+        hidden = _distinct_labels(self.hidden(rng))
+        return [visible, *mark_beyond(visible, hidden, self.input_names, self.work)]
 
     @property
     def launch_options(self) -> LaunchOptions:
@@ -223,3 +225,15 @@ class Puzzle:
         return MetalKernel(self.kernel_name, list(input_names or self.input_names),
                            list(output_names or self.output_names), source,
                            self.header if header is None else header, atomic_outputs=self.atomic_outputs)
+
+
+def _distinct_labels(cases: Sequence[Case]) -> list[Case]:
+    """The cases, a repeated label (two draws of one shape) told apart by its draw number, so
+    that a report never lists what reads as one test twice."""
+    seen: dict[str, int] = {}
+    out = []
+    for case in cases:
+        seen[case.label] = seen.get(case.label, 0) + 1
+        count = seen[case.label]
+        out.append(case if count == 1 else dataclasses.replace(case, label=f"{case.label} (draw {count})"))
+    return out

@@ -183,6 +183,8 @@ def summarize(result: CheckResult) -> dict:
         "budget": result.budget.limits(),
         "tests": tests,
         "notes": [_clip(n) for n in result.notes],
+        # What the sanitizer notes (benign races): never counted, but shown by show() and check().
+        "sanitizer_notes": [_clip(n) for n in result.sanitizer_notes],
         "report": _clip(result.report()),
     }
 

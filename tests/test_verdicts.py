@@ -1,0 +1,148 @@
+"""Verdicts tell one story (issue 22): what show() notes, check(), the grader's report and
+results.json say too; the advice fits the accesses; the English is right (plurals, one list
+separator, lines broken between words). Each test uses a learner's kernel from the issue."""
+
+from __future__ import annotations
+
+import csv
+import json
+import textwrap
+
+import mlx.core as mx
+import nbformat
+
+from metal_puzzles import MetalKernel, MetalProblem
+from metal_puzzles.checking import check_source
+from metal_puzzles.checking.wording import REPORT_WIDTH, plural, wrap
+from metal_puzzles.grading.grade import grade_submissions, write_outputs
+from metal_puzzles.grading.pool import Limits
+from metal_puzzles.grading.tasks import summarize
+from metal_puzzles.puzzles import PUZZLES, get_puzzle
+
+# Map 2D with the flat-index mistake the book warns about: a thread past the last column lands
+# on the next row's first element and writes the value its owner writes (a benign race).
+MAP_2D_FLAT_GUARD = """\
+uint col = thread_position_in_grid.x;
+uint row = thread_position_in_grid.y;
+uint n = a_shape[0];
+if (row * n + col < n * n) {
+    out[row * n + col] = a[row * n + col] + 10;
+}
+"""
+
+
+def map_2d_problem(source: str) -> MetalProblem:
+    def map_2d_test(a):
+        return MetalKernel(name="map_2D", input_names=["a"], output_names=["out"], source=source)
+    return MetalProblem("Map 2D", map_2d_test, [mx.arange(4).reshape((2, 2))], (2, 2), grid=(3, 3, 1),
+                        threadgroup=(3, 3, 1))
+
+
+def test_a_note_show_prints_is_listed_by_check(capsys):
+    problem = map_2d_problem(MAP_2D_FLAT_GUARD)
+    problem.show()
+    shown = capsys.readouterr().out
+    assert "benign race" in shown and "check(), which lists it too" in shown
+    assert "for details" not in shown  # no pointer to details that check() would not give
+    result = problem.check()
+    printed = capsys.readouterr().out
+    assert result.passed and printed.startswith("Passed: Map 2D is correct on all 4 tests")
+    assert "Note from the sanitizer (not counted against the verdict):" in printed
+    assert "benign race" in printed and "line 5" in printed
+    assert len(result.sanitizer_notes) == 1  # the same race on three tests is one note
+
+
+def test_the_grader_record_and_report_carry_the_notes(tmp_path):
+    summary = summarize(check_source(get_puzzle("map_2d"), MAP_2D_FLAT_GUARD))
+    assert summary["passed"] and any("benign race" in n for n in summary["sanitizer_notes"])
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(
+        f"k = MetalKernel('map_2D', ['a'], ['out'], {MAP_2D_FLAT_GUARD!r})\n")]
+    nbformat.write(nb, str(tmp_path / "learner.ipynb"))
+    run = grade_submissions([tmp_path], limits=Limits(wall_seconds=60, max_steps=20_000), progress=False)
+    out = tmp_path / "out"
+    write_outputs(run, out)
+    data = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    record = data["students"][0]["puzzles"]["map_2d"]
+    assert record["passed"] and any("benign race" in n for n in record["sanitizer_notes"])
+    rows = list(csv.DictReader(open(out / "grades.csv", encoding="utf-8")))
+    report = (out / rows[0]["report"]).read_text(encoding="utf-8")
+    assert "## 4. Map 2D: notes (not counted)" in report and "benign race" in report
+
+
+def test_counts_take_the_right_plural():
+    assert plural(1, "test") == "1 test" and plural(2, "test") == "2 tests" and plural(0, "test") == "0 tests"
+    # Prefix Sum (Simple)'s hidden test of a single value.
+    labels = [c.label for p in PUZZLES for c in p.cases(0)]
+    assert not [label for label in labels if " 1 random values" in label or " 1 values" in label]
+
+
+def test_no_hidden_test_is_listed_twice():
+    for p in PUZZLES:
+        labels = [c.label for c in p.cases(0)]
+        assert len(labels) == len(set(labels)), (p.number, labels)
+
+
+def test_one_separator_in_also_failing():
+    # Dot Product summed without a barrier: several tests fail; labels hold commas, so the list
+    # is separated by semicolons alone.
+    source = """\
+threadgroup float cache[THREADGROUP_MEM_SIZE];
+uint i = thread_position_in_grid.x;
+cache[i] = a[i] * b[i];
+if (i == 0) {
+    float s = 0;
+    for (uint k = 0; k < THREADGROUP_MEM_SIZE; k++) { s += cache[k]; }
+    out[0] = s;
+}
+"""
+    report = check_source(get_puzzle("dot_product"), source).report()
+    also = next(line for line in report.splitlines() if line.startswith("Also failing:"))
+    assert ", ..." not in also and "; " in also
+
+
+def test_a_condition_is_said_once():
+    # Occupancy's hidden test labelled '... a partial last threadgroup' poses just that.
+    p = get_puzzle("occupancy") if any(q.id == "occupancy" for q in PUZZLES) else next(
+        q for q in PUZZLES if q.number == "III.5")
+    from metal_puzzles.checking.verdict import CaseStatus, Outcome, _note_line
+    case = next(c for c in p.cases(0) if c.beyond and c.beyond[0] in c.label)
+    line = _note_line(Outcome(case, CaseStatus.WRONG))
+    assert line.count("a partial last threadgroup") == 1, line
+
+
+def test_long_report_lines_break_between_words():
+    result = check_source(get_puzzle("map_2d"), MAP_2D_FLAT_GUARD)
+    (note,) = result.sanitizer_notes
+    lines = result.report().splitlines()
+    start = lines.index(next(line for line in lines if line.startswith("- race:")))
+    block = lines[start:start + len(wrap("- " + note))]
+    assert all(len(line) <= REPORT_WIDTH for line in lines)
+    assert len(block) > 1 and " ".join(line.strip() for line in block) == "- " + note  # no word cut
+    assert wrap("429496 / 7295 " * 20, width=30) == textwrap.wrap("429496 / 7295 " * 20, width=30,
+                                                                   subsequent_indent="  ", break_long_words=False,
+                                                                   break_on_hyphens=False)
+
+
+def _simulated(source: str, n: int, group: int):
+    import warnings
+
+    import numpy as np
+
+    from metal_puzzles.msl import simulate
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return simulate("k", ["a"], ["out"], source, inputs=[np.arange(n, dtype=np.float32)], output_shapes=[(n,)],
+                        output_dtypes=["float32"], grid=(n, 1, 1), threadgroup=(group, 1, 1), sanitize="warn")
+
+
+def test_marks_count_threads_in_the_right_plural():
+    from metal_puzzles.marks import finding_sites
+    # Two threads read past the end: 'and 1 other thread'.
+    two = finding_sites(_simulated("uint i = thread_position_in_grid.x;\nout[i] = a[i + 2];\n", 8, 8))
+    assert any("(and 1 other thread)" in s.summary for s in two), [s.summary for s in two]
+    # Thread 7 alone skips the barrier: it 'never reaches' it.
+    source = ("uint i = thread_position_in_grid.x;\nif (i < 7) {\n    threadgroup_barrier(mem_flags::mem_threadgroup);\n"
+              "}\nout[i] = a[i];\n")
+    one = finding_sites(_simulated(source, 8, 8))
+    assert any("never reaches the barrier" in s.summary for s in one), [s.summary for s in one]
