@@ -146,3 +146,63 @@ def test_marks_count_threads_in_the_right_plural():
               "}\nout[i] = a[i];\n")
     one = finding_sites(_simulated(source, 8, 8))
     assert any("never reaches the barrier" in s.summary for s in one), [s.summary for s in one]
+
+
+# Prefix Sum (Simple) with the two barrier mistakes of a scan: one statement reading and writing
+# shared memory, and a loop whose body ends without a barrier.
+SCAN_ONE_STATEMENT = """\
+threadgroup float cache[THREADGROUP_MEM_SIZE];
+uint i = thread_position_in_grid.x;
+uint local_i = thread_position_in_threadgroup.x;
+cache[local_i] = a[i];
+threadgroup_barrier(mem_flags::mem_threadgroup);
+for (uint offset = 1; offset < THREADGROUP_MEM_SIZE; offset *= 2) {
+    if (local_i >= offset) {
+        cache[local_i] += cache[local_i - offset];
+    }
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+}
+if (local_i == THREADGROUP_MEM_SIZE - 1) {
+    out[threadgroup_position_in_grid.x] = cache[local_i];
+}
+"""
+
+SCAN_NO_BARRIER_AT_LOOP_END = """\
+threadgroup float cache[THREADGROUP_MEM_SIZE];
+uint i = thread_position_in_grid.x;
+uint local_i = thread_position_in_threadgroup.x;
+cache[local_i] = a[i];
+threadgroup_barrier(mem_flags::mem_threadgroup);
+for (uint offset = 1; offset < THREADGROUP_MEM_SIZE; offset *= 2) {
+    float v = 0;
+    if (local_i >= offset) {
+        v = cache[local_i - offset];
+    }
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    cache[local_i] += v;
+}
+threadgroup_barrier(mem_flags::mem_threadgroup);
+if (local_i == THREADGROUP_MEM_SIZE - 1) {
+    out[threadgroup_position_in_grid.x] = cache[local_i];
+}
+"""
+
+
+def first_race(source: str, pid: str = "prefix_sum_simple"):
+    result = check_source(get_puzzle(pid), source)
+    return next(f for f in result.findings if f.kind == "race")
+
+
+def test_one_statement_race_says_register_barrier_write():
+    race = first_race(SCAN_ONE_STATEMENT)
+    assert race.pos.line == race.other_pos.line == 8
+    assert "read into a register, barrier, then write" in race.message
+    assert "between the two accesses (line 8 and line 8)" not in race.message
+    assert "cache[1] (and 5 more elements)" in race.message  # offset 1: threads 1 to 6 overwrite what 2 to 7 read
+
+
+def test_loop_carried_race_says_barrier_at_the_end_of_the_loop_body():
+    race = first_race(SCAN_NO_BARRIER_AT_LOOP_END)
+    assert (race.other_pos.line, race.pos.line) == (12, 9)
+    assert "at the end of the loop body, before the next iteration's reads" in race.message
+    assert "(and 5 more elements)" in race.message
