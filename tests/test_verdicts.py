@@ -206,3 +206,44 @@ def test_loop_carried_race_says_barrier_at_the_end_of_the_loop_body():
     assert (race.other_pos.line, race.pos.line) == (12, 9)
     assert "at the end of the loop body, before the next iteration's reads" in race.message
     assert "(and 5 more elements)" in race.message
+
+
+# ----------------------------------------------------------------------------- the book's text (item 10)
+ROOT = __import__("pathlib").Path(__file__).resolve().parents[1]
+
+
+def book_markdown() -> str:
+    nb = nbformat.read(str(ROOT / "lib" / "metal_puzzles" / "notebooks" / "puzzles.ipynb"), as_version=4)
+    return "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+
+
+def test_the_readme_counts_the_catalogue():
+    import re
+    from collections import Counter
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    parts = Counter(p.part for p in PUZZLES)
+    match = re.search(r"The book has (\d+) entries: (\d+) in Part I, (\d+) in Part II .*?, (\d+) in the bonus "
+                      r"section\s+and (\d+) in Part III", readme, re.S)
+    assert match, "README's count of the book's entries"
+    assert [int(g) for g in match.groups()] == [len(PUZZLES), parts[1], parts[2], parts[3], parts[4]]
+    assert "**Bonus, SIMD-groups and layer norm**" in readme and "33 puzzles" not in readme
+
+
+def test_the_book_says_outputs_have_no_shape_and_what_part_iii_templates_are():
+    text = book_markdown()
+    assert "outputs get no `out_shape`" in text
+    assert "is a *correct* kernel that is slow" not in text  # III.1 to III.7 all start from FILL ME IN
+    assert all("FILL ME IN" in p.template for p in PUZZLES if p.part == 4)
+    assert all(not check_source(p, p.template).correct for p in PUZZLES if p.number in ("III.1", "III.7"))
+
+
+def test_show_after_a_compile_error_says_it_returns_none(capsys):
+    problem = map_2d_problem("uint col = thread_position_in_grid.x\nout[col] = a[col];\n")
+    assert problem.show() is None
+    out = capsys.readouterr().out
+    assert "error" in out and "show() returns None" in out
+
+
+def test_explore_outside_jupyter_says_it_needs_jupyter(capsys):
+    map_2d_problem(MAP_2D_FLAT_GUARD).explore()
+    assert "explore() is interactive and needs Jupyter" in capsys.readouterr().out

@@ -56,6 +56,13 @@ def _shows_rich_output() -> bool:
     return shell is not None and getattr(shell, "kernel", None) is not None
 
 
+def _say_explorer_needs_jupyter() -> None:
+    """Outside Jupyter the explorer's widgets show nothing: say so instead of returning silently."""
+    if not _shows_rich_output():
+        print("explore() is interactive and needs Jupyter (JupyterLab, Notebook 7 or VS Code's notebooks); "
+              "outside it, show() prints the score table and returns a diagram to save, and check() the verdict.")
+
+
 class NotAKernelError(TypeError):
     """The puzzle function returned something other than a ``MetalKernel``."""
 
@@ -170,6 +177,8 @@ class MetalProblem:
                           self.visible_case, 1e-5, 1e-4)
         if outcome.run is None:
             print(f"# {self.name}\n\n{outcome.error or 'the kernel did not run'}")
+            if not _shows_rich_output():  # the save-the-diagram recipe printed elsewhere needs a diagram
+                print("\n(No diagram: the kernel did not run, so show() returns None.)")
             return None
         result = outcome.run
         self.last_run = result
@@ -212,6 +221,7 @@ class MetalProblem:
         except LEARNER_ERRORS as err:
             print(f"# {self.name}\n\n{err}")
             return None
+        _say_explorer_needs_jupyter()
         return explore_run(result, self.name, check=lambda: self.check(quiet=True))
 
     # ------------------------------------------------------------------ check
@@ -318,6 +328,7 @@ def explore(target: MetalProblem | MetalKernel | SimulatedKernel | RunResult, ti
     kernel that does not compile gets its compiler error printed instead (and None)."""
     if isinstance(target, MetalProblem):
         return target.explore()
+    _say_explorer_needs_jupyter()
     if isinstance(target, MetalKernel | SimulatedKernel):
         try:
             return explore_kernel(target)
