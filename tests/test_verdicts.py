@@ -10,6 +10,7 @@ import textwrap
 
 import mlx.core as mx
 import nbformat
+import pytest
 
 from metal_puzzles import MetalKernel, MetalProblem
 from metal_puzzles.checking import check_source
@@ -247,3 +248,33 @@ def test_show_after_a_compile_error_says_it_returns_none(capsys):
 def test_explore_outside_jupyter_says_it_needs_jupyter(capsys):
     map_2d_problem(MAP_2D_FLAT_GUARD).explore()
     assert "explore() is interactive and needs Jupyter" in capsys.readouterr().out
+
+
+# ----------------------------------------------------------------------------- shapes (item 5)
+def test_a_shape_mismatch_in_the_finale_names_the_cause():
+    # II.10a with None for the index arrays' cotangents, the mistake the book's text warns about.
+    import sys
+    sys.path.insert(0, str(ROOT / "tests"))
+    from test_part2 import notebook_scope, solution
+    scope = notebook_scope()
+    exec(solution("mvmr_autodiff").replace(
+        "return da, mx.zeros_like(a_idx), db, mx.zeros_like(b_idx), mx.zeros_like(o_idx), None",
+        "return da, None, db, None, None, None"), scope)
+    report = " ".join(scope["problem"].check(quiet=True).report().split())
+    assert "shape (4, 2, 2), but the reference's is (3, 2, 3)" in report
+    assert "is the shape of the cotangent" in report
+    assert "mx.zeros_like(...) for each index array" in report and "a None in place of an array shifts" in report
+
+
+def test_an_outputs_shape_is_not_suggested_as_another_name():
+    # VVOR-style kernel asking for its output's shape: the fix is the rule, not 'dy_shape'.
+    import numpy as np
+
+    from metal_puzzles.msl import CompileError, simulate
+    source = "uint i = thread_position_in_grid.x;\nif (i < dx_shape[0]) {\n    dx[i] = dy[i];\n}\n"
+    with pytest.raises(CompileError) as err:
+        simulate("k", ["dy"], ["dx"], source, inputs=[np.ones(4, np.float32)], output_shapes=[(4,)],
+                 output_dtypes=["float32"], grid=(4, 1, 1), threadgroup=(4, 1, 1))
+    message = str(err.value)
+    assert "did you mean 'dy_shape'" not in message
+    assert "'dx' is an output, and outputs get no _shape" in message

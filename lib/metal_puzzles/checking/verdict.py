@@ -375,7 +375,8 @@ def _describe_comparison(o: Outcome) -> list[str]:
         return [head + " the sanitizer found a problem in a kernel:",
                 *[line for f in errors[:3] for line in wrap(finding_text(f), "  ")]]
     if o.yours is not None and o.expected is not None and o.yours.shape != o.expected.shape:
-        return [f"{head} shape {o.yours.shape}, but the reference's is {o.expected.shape}."]
+        return [f"{head} shape {o.yours.shape}, but the reference's is {o.expected.shape}.",
+                *(wrap(o.error) if o.error else [])]
     mismatch = o.mismatch
     if mismatch is not None:
         where = [tuple(int(i) for i in p) for p in np.argwhere(mismatch)[:4]]
