@@ -278,3 +278,32 @@ def test_an_outputs_shape_is_not_suggested_as_another_name():
     message = str(err.value)
     assert "did you mean 'dy_shape'" not in message
     assert "'dx' is an output, and outputs get no _shape" in message
+
+
+# ----------------------------------------------------------------------------- endless loops (item 3)
+ENDLESS_MAP = "uint i = thread_position_in_grid.x;\nwhile (i < 10) { i = i * 1; }\nout[i] = 1;\n"
+
+
+def map_problem(source: str) -> MetalProblem:
+    def map_test(a):
+        return MetalKernel(name="map", input_names=["a"], output_names=["out"], source=source)
+    return MetalProblem("Map", map_test, [mx.arange(4)], (4,), grid=(4, 1, 1), threadgroup=(4, 1, 1))
+
+
+def test_an_endless_loop_names_a_thread_its_line_and_values():
+    result = check_source(get_puzzle("map"), ENDLESS_MAP)
+    (finding,) = [f for f in result.outcomes[0].findings if f.kind == "step-budget"]
+    assert finding.threads and finding.threads[0]["grid"] == (0, 0, 0)
+    assert "thread (0,0,0) of threadgroup (0,0,0) (and 3 other threads) is still in the loop at line 2" in finding.message
+    assert "its variables last held i = 0" in finding.message
+    report = " ".join(result.report().split())
+    assert "Budget:" not in report and "not compared: the kernel did not finish" in report
+    assert result.counts_max == {}  # nothing counted from a run that did not finish
+
+
+def test_show_of_an_endless_loop_prints_no_counts_and_marks_the_thread(capsys):
+    diagram = map_problem(ENDLESS_MAP).show()
+    out = capsys.readouterr().out
+    assert "Score (Max Per Thread)" not in out and "No score table: the kernel did not finish" in out
+    assert "a ringed swatch marks a thread involved" in " ".join(out.split())
+    assert "thread 0 never leaves the loop at line 2" in diagram._repr_svg_()

@@ -181,7 +181,7 @@ def _summary(f: Finding, threads: _Threads, lane, other, line, other_line, stray
     if f.kind == FindingKind.DIVISION_BY_ZERO:
         return f"division by zero: {who}{at}"
     if f.kind == FindingKind.STEP_BUDGET:
-        return f"the kernel did not finish{at}"
+        return f"{who} never leaves the loop{at}" if lane is not None else f"the kernel did not finish{at}"
     return f"{f.kind}{at}"
 
 

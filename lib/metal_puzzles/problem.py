@@ -182,8 +182,12 @@ class MetalProblem:
             return None
         result = outcome.run
         self.last_run = result
-        print(self.score_table(result))
-        if result.cost is not None:
+        if result.stopped is not None:  # counts and costs of an unfinished run would mislead
+            print(f"# {self.name}\n\nNo score table: the kernel did not finish ({result.stopped}), so its counts "
+                  "would measure an unfinished run.")
+        else:
+            print(self.score_table(result))
+        if result.cost is not None and result.stopped is None:
             print()
             print(self.cost_table(result))
         if result.findings:

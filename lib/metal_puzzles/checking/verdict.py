@@ -146,8 +146,12 @@ class CheckResult:
 
     @property
     def counts_max(self) -> dict[str, int]:
+        """The largest count of each counter over threads and tests; a run that did not finish
+        counts nothing (its counts would judge an unfinished kernel against the budget)."""
         out: dict[str, int] = {}
         for o in self.counted:
+            if o.stopped is not None:
+                continue
             for k, v in o.counts_max.items():
                 out[k] = max(out.get(k, 0), v)
         return out
@@ -352,7 +356,9 @@ def describe_outcome(o: Outcome, head: str | None = None) -> list[str]:
         if len(errors) > 3:
             lines.append(f"  ... and {plural(len(errors) - 3, 'more problem')}")
         head = "Output:"
-    if o.yours is not None and o.expected is not None:
+    if o.stopped is not None:
+        lines.append(f"{head} not compared: the kernel did not finish, so its output is incomplete.")
+    elif o.yours is not None and o.expected is not None:
         if o.yours.shape != o.expected.shape:
             lines.append(f"{head} output shape {o.yours.shape} differs from the spec's {o.expected.shape}.")
         elif o.mismatch is not None and o.mismatch.any():

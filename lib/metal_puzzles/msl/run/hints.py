@@ -44,6 +44,27 @@ def uninitialized_fix(space: AddressSpace, audience: Audience) -> str:
     return "write it before reading it, or launch with init_value"
 
 
+def lane_values(variables, slots: list, lane: int, n: int, limit: int = 6) -> str:
+    """One thread's scalar local variables as 'i = 0, total = 3.5' (the first ``limit``), read
+    from the frame's slots; pointers, arrays and vectors are left out."""
+    parts = []
+    for var in variables:
+        if var.kind != VarKind.LOCAL or var.slot is None or var.slot >= len(slots) or slots[var.slot] is None:
+            continue
+        arr = np.asarray(slots[var.slot]) if not hasattr(slots[var.slot], "mem") else None
+        if arr is None or arr.dtype == object or arr.ndim > 1 or (arr.ndim == 1 and arr.shape[0] != n):
+            continue
+        value = arr[lane] if arr.ndim == 1 else arr
+        if value.dtype.kind == "b":
+            text = "true" if value else "false"
+        else:
+            text = str(int(value)) if value.dtype.kind in "iu" else f"{float(value):g}"
+        parts.append(f"{var.name} = {text}")
+        if len(parts) == limit:
+            break
+    return ", ".join(parts)
+
+
 def step_budget_advice(audience: Audience) -> str:
     if audience == Audience.PUZZLE:
         return "every loop must end for every thread: check each loop's condition and step"
@@ -298,4 +319,4 @@ def _wrap(e: ast.Expr, text: str, at_least: int) -> str:
 
 
 __all__ = ["Audience", "RaceShape", "race_shape", "threadgroup_race_fix", "more_elements", "WrapAroundExplainer", "wraparound_explainer", "partial_group_fix",
-           "uninitialized_fix", "step_budget_advice", "unparse"]
+           "uninitialized_fix", "step_budget_advice", "lane_values", "unparse"]
