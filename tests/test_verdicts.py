@@ -307,3 +307,18 @@ def test_show_of_an_endless_loop_prints_no_counts_and_marks_the_thread(capsys):
     assert "Score (Max Per Thread)" not in out and "No score table: the kernel did not finish" in out
     assert "a ringed swatch marks a thread involved" in " ".join(out.split())
     assert "thread 0 never leaves the loop at line 2" in diagram._repr_svg_()
+
+
+# ----------------------------------------------------------------------------- over budget (item 4)
+GUARD_READ_TWICE = ("uint i = thread_position_in_grid.x;\nif (i < a_shape[0]) {\n  float x = a[i];\n"
+                    "  out[i] = x + a[i] - x + 10;\n}\n")
+
+
+def test_over_budget_names_the_thread_and_its_reads():
+    result = check_source(get_puzzle("guard"), GUARD_READ_TWICE)
+    assert result.correct and not result.within_budget
+    (sentence,) = result.over_budget
+    assert sentence.startswith("uses 2 global reads per thread; this puzzle needs at most 1")
+    # Two reads listed, as counted (a_shape, a parameter MLX adds, is not a counted read).
+    assert "reads a[0] (line 3) and a[0] (line 4)" in sentence and "a_shape" not in sentence
+    assert summarize(result)["over_budget"] == [sentence]  # the grader's record says the same

@@ -236,6 +236,7 @@ class MetalProblem:
         tol = dict(rtol=self.puzzle.rtol, atol=self.puzzle.atol) if self.puzzle else {}
         outcomes = run_cases(self.run_case, self.spec, self.cases(), **tol)
         result = CheckResult(self.name, outcomes, self.budget)
+        result.explain_counts(lambda case: self.run_case(case, trace=True))
         result.gpu_note = self._gpu_comparison(outcomes)
         if self.puzzle is not None:
             record_progress(self.puzzle.id, result)

@@ -85,13 +85,18 @@ class Budget:
                 out.append(sentence)
         return out
 
-    def exceeded(self, counts_max: dict[str, int]) -> list[str]:
-        """Learner-facing sentences for every counter over budget."""
+    def exceeded_counters(self, counts_max: dict[str, int]) -> list[str]:
+        """The counters over budget (keys of ``COUNTER_LABELS``)."""
+        return [key for key, limit in self.limits().items() if counts_max.get(key, 0) > limit]
+
+    def exceeded(self, counts_max: dict[str, int], details: dict[str, str] | None = None) -> list[str]:
+        """Learner-facing sentences for every counter over budget; ``details`` says, per counter,
+        which thread made which of those accesses (``budget_detail``)."""
         out = []
-        for key, limit in self.limits().items():
-            used = counts_max.get(key, 0)
-            if used > limit:
-                out.append(f"uses {used} {COUNTER_LABELS[key]} per thread; this puzzle needs at most {limit}")
+        for key in self.exceeded_counters(counts_max):
+            detail = (details or {}).get(key)
+            out.append(f"uses {counts_max[key]} {COUNTER_LABELS[key]} per thread; this puzzle needs at most "
+                       f"{self.limits()[key]}" + (f" ({detail})" if detail else ""))
         return out
 
 

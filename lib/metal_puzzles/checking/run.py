@@ -148,4 +148,6 @@ def check_source(puzzle: Puzzle, source: str, header: str | None = None, *, inpu
     options = puzzle.launch_options
     outcomes = run_cases(lambda case: run_case(kernel, case, options, max_steps=max_steps), puzzle.spec,
                          puzzle.cases(seed), rtol=puzzle.rtol, atol=puzzle.atol)
-    return CheckResult(puzzle.title, outcomes, puzzle.budget)
+    result = CheckResult(puzzle.title, outcomes, puzzle.budget)
+    result.explain_counts(lambda case: run_case(kernel, case, options, trace=True, max_steps=max_steps))
+    return result

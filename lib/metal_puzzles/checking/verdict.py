@@ -4,6 +4,7 @@ puzzles are checked test by test, the finale's gradient puzzles comparison by co
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -21,6 +22,7 @@ from ..msl import (
     StopReason,
 )
 from ..msl.observe.cost import CostFigures, worst_figures
+from .budget_detail import count_details
 from .puzzle import Budget, Case
 from .wording import plural, wrap
 
@@ -103,6 +105,8 @@ class CheckResult:
     gpu_note: str | None = None
     printed: bool = False  # check() already printed the report
     subject: Subject = Subject.KERNEL
+    #: Per counter over budget, the worst thread's accesses of that kind ('thread 2 reads a[2] (line 3), ...').
+    count_details: dict[str, str] = field(default_factory=dict)
 
     @property
     def counted(self) -> list[Outcome]:
@@ -163,7 +167,16 @@ class CheckResult:
 
     @property
     def over_budget(self) -> list[str]:
-        return self.budget.exceeded(self.counts_max) + self.budget.exceeded_cost(self.cost_figures)
+        return (self.budget.exceeded(self.counts_max, self.count_details)
+                + self.budget.exceeded_cost(self.cost_figures))
+
+    def explain_counts(self, traced: Callable[[Case], RunResult]) -> None:
+        """Fill ``count_details`` for the counters over budget, running the tests where they peak
+        again with a trace (``traced``)."""
+        over = self.budget.exceeded_counters(self.counts_max)
+        if over:
+            pairs = [(o.case, o.counts_max) for o in self.counted if o.stopped is None]
+            self.count_details = count_details(over, pairs, traced)
 
     @property
     def within_budget(self) -> bool:
