@@ -322,3 +322,32 @@ def test_over_budget_names_the_thread_and_its_reads():
     # Two reads listed, as counted (a_shape, a parameter MLX adds, is not a counted read).
     assert "reads a[0] (line 3) and a[0] (line 4)" in sentence and "a_shape" not in sentence
     assert summarize(result)["over_budget"] == [sentence]  # the grader's record says the same
+
+
+def test_show_and_check_give_one_simd_efficiency(capsys):
+    # III.4 with the template's own hint, i = t: correct, but every SIMD-group runs both loops.
+    p = get_puzzle("uniform_branches")
+    source = p.template.replace("uint i = 0;", "uint i = t;")
+
+    def uniform_branches_test(a):
+        return MetalKernel(name="uniform_branches", input_names=["a"], output_names=["out"], source=source,
+                           header=p.header)
+    a = (mx.arange(128) % 8 - 4).astype(mx.float32) / 2
+    problem = MetalProblem("Uniform Branches", uniform_branches_test, [a], (128,), grid=p.visible.grid,
+                           threadgroup=p.visible.threadgroup)
+    problem.show()
+    shown = capsys.readouterr().out
+    row = next(line for line in shown.splitlines() if line.startswith("|") and "%" in line)
+    shown_simd = [cell.strip() for cell in row.strip("|").split("|")][3]
+    result = problem.check(quiet=True)
+    (sentence,) = [s for s in result.over_budget if "SIMD-group lanes busy" in s]
+    assert sentence.startswith(f"keeps {shown_simd} of its SIMD-group lanes busy on the visible test"), (shown_simd,
+                                                                                                      sentence)
+
+
+def test_simdgroup_matmul_reads_advice_fits_the_puzzle():
+    from metal_puzzles.puzzles.r07_simdgroup_matmul import LANE_BY_LANE
+    result = check_source(get_puzzle("simdgroup_matmul"), LANE_BY_LANE)
+    (sentence,) = result.over_budget
+    assert "later pass" not in sentence
+    assert "simdgroup_load(m, p, n)" in sentence and "row length" in sentence

@@ -59,10 +59,13 @@ class Budget:
     min_occupancy: float | None = None
     #: Threadgroup barriers a threadgroup passes.
     max_barriers: int | None = None
+    #: What to do about too many reads per element in this puzzle, when the general advice (keep
+    #: values in registers instead of reading them again in a later pass) does not fit.
+    reads_advice: str | None = None
 
     def limits(self) -> dict[str, int]:
         """The per-thread count limits (the score table's columns)."""
-        return {k: v for k, v in vars(self).items() if v is not None and k not in COST_LABELS}
+        return {k: v for k, v in vars(self).items() if v is not None and k in COUNTER_LABELS}
 
     def cost_limits(self) -> dict[str, float]:
         """The cost-model limits (the cost table's columns)."""
@@ -74,13 +77,19 @@ class Budget:
         """Whether checking this budget needs a cost profile of every test."""
         return bool(self.cost_limits())
 
-    def exceeded_cost(self, figures: CostFigures | None) -> list[str]:
-        """Learner-facing sentences for every cost figure over budget, each saying what to do."""
+    def exceeded_cost(self, figures: CostFigures | None, simd_test: str | None = None) -> list[str]:
+        """Learner-facing sentences for every cost figure over budget, each saying what to do
+        (``simd_test``: the test whose SIMD efficiency ``figures`` holds, named in its sentence)."""
         if figures is None:
             return []
         out = []
         for key, limit in self.cost_limits().items():
-            sentence = _COST_SENTENCES[key](figures, limit)
+            if key == "min_simd_efficiency":
+                sentence = _simd(figures, limit, simd_test)
+            elif key == "max_reads_per_element":
+                sentence = _reads(figures, limit, self.reads_advice)
+            else:
+                sentence = _COST_SENTENCES[key](figures, limit)
             if sentence is not None:
                 out.append(sentence)
         return out
@@ -125,20 +134,21 @@ def _banks(f: CostFigures, limit: float) -> str | None:
             "address different banks (pad each row of a tile by one element)")
 
 
-def _simd(f: CostFigures, limit: float) -> str | None:
+def _simd(f: CostFigures, limit: float, test: str | None = None) -> str | None:
     if f.simd_efficiency >= limit:
         return None
-    return (f"keeps {f.simd_efficiency:.0%} of its SIMD-group lanes busy; this puzzle needs at least {limit:.0%}: "
+    on = f" on the {test}" if test == "visible test" else f" on {test}" if test else ""
+    return (f"keeps {f.simd_efficiency:.0%} of its SIMD-group lanes busy{on}; this puzzle needs at least {limit:.0%}: "
             "the 32 threads of a SIMD-group run in lock-step, so a branch they disagree on runs both sides "
             "with lanes idle; give each SIMD-group threads that take the same branch")
 
 
-def _reads(f: CostFigures, limit: float) -> str | None:
+def _reads(f: CostFigures, limit: float, advice: str | None = None) -> str | None:
     if f.reads_per_element <= limit + 1e-9:
         return None
     return (f"reads each input element {f.reads_per_element:.3g} times from device memory; this puzzle allows "
-            f"{limit:g}: keep what a thread has read in registers (or threadgroup memory) instead of reading it "
-            "again in a later pass")
+            f"{limit:g}: " + (advice or "keep what a thread has read in registers (or threadgroup memory) instead "
+                                        "of reading it again in a later pass"))
 
 
 def _occupancy(f: CostFigures, limit: float) -> str | None:

@@ -4,6 +4,7 @@ puzzles are checked test by test, the finale's gradient puzzles comparison by co
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -162,13 +163,26 @@ class CheckResult:
 
     @property
     def cost_figures(self) -> CostFigures | None:
-        """The cost model's figures, worst over the tests (None when no test recorded them)."""
-        return worst_figures([o.cost for o in self.outcomes if o.cost is not None])
+        """The cost model's figures, worst over the tests that count (None when none recorded
+        them). SIMD efficiency is the worst test's own (active over issued lanes of that run),
+        the figure show() prints for the visible test: one definition everywhere."""
+        costed = [o for o in self.counted if o.cost is not None]
+        figures = worst_figures([o.cost for o in costed])
+        if figures is None:
+            return None
+        least = min(costed, key=lambda o: o.cost.simd_efficiency).cost
+        return dataclasses.replace(figures, active_lanes=least.active_lanes, issued_lanes=least.issued_lanes)
+
+    @property
+    def simd_worst_test(self) -> str | None:
+        """The label of the test with the least SIMD efficiency (what the budget sentence names)."""
+        costed = [o for o in self.counted if o.cost is not None]
+        return min(costed, key=lambda o: o.cost.simd_efficiency).case.label if costed else None
 
     @property
     def over_budget(self) -> list[str]:
         return (self.budget.exceeded(self.counts_max, self.count_details)
-                + self.budget.exceeded_cost(self.cost_figures))
+                + self.budget.exceeded_cost(self.cost_figures, simd_test=self.simd_worst_test))
 
     def explain_counts(self, traced: Callable[[Case], RunResult]) -> None:
         """Fill ``count_details`` for the counters over budget, running the tests where they peak
