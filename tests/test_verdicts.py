@@ -299,6 +299,9 @@ def test_an_endless_loop_names_a_thread_its_line_and_values():
     report = " ".join(result.report().split())
     assert "Budget:" not in report and "not compared: the kernel did not finish" in report
     assert result.counts_max == {}  # nothing counted from a run that did not finish
+    assert "Also failing" not in report and "(3 more tests not run: the kernel did not finish this one" in report
+    record = summarize(result)
+    assert record["counts_max"] == {} and record["tests"][0]["counts_max"] is None
 
 
 def test_show_of_an_endless_loop_prints_no_counts_and_marks_the_thread(capsys):

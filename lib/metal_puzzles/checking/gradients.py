@@ -134,7 +134,7 @@ def misplaced_gradient_cause(shape: tuple[int, ...], shapes: dict[str, tuple[int
 
 
 def _not_run(case: Case, quantity: str = "every comparison") -> Outcome:
-    return Outcome(case, CaseStatus.RUNTIME_ERROR, quantity=quantity,
+    return Outcome(case, CaseStatus.RUNTIME_ERROR, quantity=quantity, not_run=True,
                    error="not run: the kernel did not finish an earlier test (see its step-budget finding)")
 
 

@@ -99,7 +99,7 @@ def run_cases(run: Runner, spec: Callable, cases: Sequence[Case], *, rtol: float
             # the verdict is already known, so the remaining tests are not run.
             for rest in cases[len(outcomes):]:
                 outcomes.append(Outcome(rest, CaseStatus.RUNTIME_ERROR, error="not run: the kernel did not finish "
-                                        "an earlier test (see its step-budget finding)"))
+                                        "an earlier test (see its step-budget finding)", not_run=True))
             break
     return outcomes
 

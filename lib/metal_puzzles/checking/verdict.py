@@ -79,6 +79,8 @@ class Outcome:
     atol: float = 1e-4
     #: The cost model's figures for this test (when the puzzle's budget uses them).
     cost: CostFigures | None = None
+    #: Not run: the kernel did not finish an earlier test, so this one would not either.
+    not_run: bool = False
 
     @property
     def ok(self) -> bool:
@@ -252,8 +254,13 @@ def _kernel_report(r: CheckResult) -> list[str]:
     else:
         bad = [o for o in counted if not o.ok]
         lines = [f"Failed: {r.title} fails {len(bad)} of {tests}.", "", *describe_outcome(bad[0])]
-        if len(bad) > 1:
-            lines += wrap("Also failing: " + _listing([o.case.label for o in bad[1:]]) + ".")
+        ran = [o for o in bad[1:] if not o.not_run]
+        if ran:
+            lines += wrap("Also failing: " + _listing([o.case.label for o in ran]) + ".")
+        skipped = len(bad) - 1 - len(ran)
+        if skipped:
+            lines += wrap(f"({plural(skipped, 'more test')} not run: the kernel did not finish this one, so "
+                          f"{'they' if skipped > 1 else 'it'} would not either.)")
         if r.over_budget and not any(o.stopped == StopReason.STEP_BUDGET for o in r.outcomes):
             # A run that did not finish has no counts to judge: its budget would be a side effect.
             lines += wrap("Budget: it " + "; it ".join(r.over_budget) + ".")

@@ -161,7 +161,8 @@ def summarize(result: CheckResult) -> dict:
             "threadgroup": list(o.case.threadgroup),
             "status": o.status,
             "error": _clip(o.error) if o.error else o.error,
-            "counts_max": o.counts_max,
+            # A run that did not finish has no counts worth judging (issue 22).
+            "counts_max": None if o.stopped is not None else o.counts_max,
             "mismatches": None if o.mismatch is None else int(o.mismatch.sum()),
             # Conditions this test poses beyond the visible test's: its failure is a note, not a failure.
             "beyond_contract": list(o.case.beyond),
