@@ -937,7 +937,7 @@ def _header(result, title: str | None, groups: Sequence[int], n_groups: int,
     if sites:
         unseen = [s for s in sites if s.groups and not s.groups & set(groups)]
         legend = marks_legend(list(sites)) + (f" ({len(unseen)} in threadgroups not shown)" if unseen else "")
-        for part in textwrap.wrap(legend, 125):
+        for part in textwrap.wrap(legend, 125, break_long_words=False, break_on_hyphens=False):
             lines.append((part, 11.0, FINDING_RED))
     width = max(text_width(s, size) for s, size, _ in lines)
     height = sum(size + 8 for _, size, _ in lines) + 10

@@ -199,8 +199,9 @@ class MetalProblem:
             diagram = draw_run(result, title=self.name, max_groups=max_groups)
         if not _shows_rich_output():
             name = "".join(c if c.isalnum() else "_" for c in self.name.lower()).strip("_") or "diagram"
-            print(f"\n(The diagram shows in Jupyter. Outside it, save what show() returns: "
-                  f"diagram = problem.show(); diagram.render_svg('{name}.svg') or diagram.render_png('{name}.png').)")
+            # The recipe on a line of its own, whole, so that it can be copied (and is never wrapped).
+            print("\n(The diagram shows in Jupyter. Outside it, save what show() returns:\n"
+                  f"    diagram = problem.show(); diagram.render_svg('{name}.svg') or diagram.render_png('{name}.png'))")
         return diagram
 
     def profile(self, gpu: str | None = None) -> CostProfile | None:
