@@ -86,16 +86,34 @@ def test_init_into_a_folder_named_like_an_option(tmp_path, monkeypatch):
     assert (tmp_path / "-odd name" / "puzzles.ipynb").is_file()
 
 
-def test_jupyter_options_before_the_folder_are_a_clear_error(capsys):
-    assert main(["lab", "--", "--port", "8899"]) == 2
-    assert "metal-puzzles lab . --port 8899" in capsys.readouterr().err
+@pytest.mark.parametrize("argv", [["lab", "--port", "8899"], ["lab", "--", "--port", "8899"],
+                                  ["lab", "--fresh", "--port", "8899"], ["lab", ".", "--port", "8899"]])
+def test_jupyter_options_without_a_folder_go_to_jupyter(argv, tmp_path, monkeypatch):
+    # 'metal-puzzles lab --port 8899' (issue 22): the current folder, and the options for Jupyter.
+    monkeypatch.chdir(tmp_path)
+    opened = []
+    monkeypatch.setattr(book, "open_in_jupyter", lambda ui, notebook, extra: opened.append((ui, notebook, extra)) or 0)
+    assert main(argv) == 0
+    ((ui, notebook, extra),) = opened
+    assert ui is JupyterUI.LAB and notebook.resolve() == tmp_path / "puzzles.ipynb" and extra == ["--port", "8899"]
+
+
+def test_the_link_jupyter_prints_opens_the_book():
+    notebook = Path("/somewhere/puzzles.ipynb")
+    lab = book.jupyter_command(JupyterUI.LAB, notebook, as_root=False)
+    assert "--LabApp.default_url=/lab/tree/puzzles.ipynb" in lab
+    classic = book.jupyter_command(JupyterUI.NOTEBOOK, notebook, as_root=False)
+    assert "--JupyterNotebookApp.default_url=/notebooks/puzzles.ipynb" in classic
+    own = book.jupyter_command(JupyterUI.LAB, notebook, ["--LabApp.default_url=/lab"], as_root=False)
+    assert [o for o in own if "default_url" in o] == ["--LabApp.default_url=/lab"]  # the learner's choice wins
 
 
 @pytest.mark.parametrize("ui", list(JupyterUI))
 def test_jupyter_command_runs_this_environment_and_allows_root(ui):
     notebook = Path("/somewhere/puzzles.ipynb")
     as_root = book.jupyter_command(ui, notebook, ["--no-browser"], as_root=True)
-    assert as_root == [sys.executable, "-m", ui.module, "puzzles.ipynb", "--allow-root", "--no-browser"]
+    assert as_root == [sys.executable, "-m", ui.module, "puzzles.ipynb", "--allow-root",
+                       f"--{ui.app_class}.default_url={ui.page('puzzles.ipynb')}", "--no-browser"]
     assert "--allow-root" not in book.jupyter_command(ui, notebook, as_root=False)
 
 

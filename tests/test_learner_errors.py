@@ -153,5 +153,7 @@ def test_show_of_a_failing_kernel_says_what_the_marks_mean(capsys):
 
     MetalProblem("Guard", guardless, [mx.arange(4)], (4,), grid=(8, 1, 1), threadgroup=(8, 1, 1)).show()
     out = capsys.readouterr().out
-    marks = [line for line in out.splitlines() if line.startswith("In the diagram, red marks")]
+    # One paragraph (broken between words, as every long line show() prints) says what the marks mean.
+    paragraphs = [" ".join(p.split()) for p in out.replace("\n  ", " ").splitlines()]
+    marks = [p for p in paragraphs if p.startswith("In the diagram, red marks")]
     assert len(marks) == 1 and "dashed cells labelled with the indices accessed out of bounds" in marks[0]

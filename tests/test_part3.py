@@ -67,7 +67,7 @@ def test_hidden_tests_keep_the_visible_tests_shape(pid):
 def over_budget(pid: str, source: str, header: str | None = None) -> str:
     result = check(pid, source, header)
     assert result.status == PuzzleStatus.OVER_BUDGET, result.report()
-    return result.report()
+    return " ".join(result.report().split())  # reports break long lines between words
 
 
 NAIVE_TRANSPOSE = """
@@ -121,7 +121,8 @@ def test_one_element_per_thread_in_order_diverges():
     template = get_puzzle("uniform_branches").template
     naive = template.replace("uint i = 0;", "uint i = t;")
     report = over_budget("uniform_branches", naive)
-    assert "it keeps 50% of its SIMD-group lanes busy; this puzzle needs at least 80%" in report
+    # The visible test's own figure, as show() prints it (issue 22: one number, one definition).
+    assert "it keeps 55% of its SIMD-group lanes busy on the visible test; this puzzle needs at least 80%" in report
     assert "give each SIMD-group threads that take the same branch" in report
 
 

@@ -62,8 +62,9 @@ an Apple GPU (the M1's published and measured parameters; the model says what it
 - **barriers**, **occupancy** (how many SIMD-groups a GPU core keeps in flight) and **reads per
   element**, and a roofline estimate of the time, naming what bounds it.
 
-Each template here is a *correct* kernel that is slow; the budget says, in those terms, what to
-fix. `problem.show()` prints a cost table beside the score table, `problem.show(colour_by=
+Each template here leaves the heart of the kernel to you (`// FILL ME IN`); its comments describe
+the slow way, which would be correct, and the budget says, in those terms, what a fast kernel
+spends. `problem.show()` prints a cost table beside the score table, `problem.show(colour_by=
 "segment")` or `"bank"` draws which segments and banks each SIMD-group touches, and
 `problem.profile()` prints the cost of every line. (On NVIDIA hardware the same counting rules
 match Nsight Compute's counters; `benchmarks/gpu_evidence` has the comparison.)"""
@@ -143,7 +144,8 @@ a function whose signature it writes for you:
 - one parameter per input: `const device T* a` for an array (`const constant T* a` when it has fewer
   than 8 elements, which reads the same way), with `T` its element type (`int` for `mx.arange(4)`,
   `float` for `mx.ones(4)`);
-- one per output: `device float* out`;
+- one per output: `device float* out` (outputs get no `out_shape`: only inputs have `_shape`,
+  `_strides` and `_ndim`, so a kernel takes an output's size from an input's shape or a constant);
 - a parameter for each thread attribute the body mentions (`thread_position_in_grid`,
   `thread_position_in_threadgroup`, `threadgroup_position_in_grid`, ...), and `a_shape`,
   `a_strides`, `a_ndim` when the body mentions them.
@@ -184,7 +186,9 @@ before anyone wrote it, dashed cells past the end of an array for the indices a 
 it, ringed swatches for the threads involved, struck ones for threads that miss a barrier; each finding
 numbered and listed under its threadgroup. `show()` prints a line saying which marks the diagram has.
 Outside Jupyter, save the diagram `show()` returns with `.render_svg("name.svg")` or
-`.render_png("name.png")`.
+`.render_png("name.png")`. A kernel that does not compile has no run to draw: `show()` prints the
+compiler's error and returns `None`. The explorer (`problem.explore()`) is interactive and needs
+Jupyter.
 
 ## What `check()` says
 
@@ -202,7 +206,9 @@ grids), so an answer typed in by hand fails. It prints one verdict:
 the visible test: whether the last threadgroup is partial, whether there are spare threads, one
 threadgroup or several, square or not. A few hidden tests pose more than that (a partial threadgroup
 where the visible test has none, say); they still run, and if your kernel would fail them the verdict
-ends with a **Note** saying what would go wrong and why, without failing you. Where a puzzle wants you
+ends with a **Note** saying what would go wrong and why, without failing you. Notes from the
+sanitizer (two threads storing one value, a benign race) are listed under the verdict the same way:
+worth fixing, never failing. Where a puzzle wants you
 to handle a condition, its visible test shows it.
 
 Compile errors read like a compiler's: `source:3:19 (your cell, line 9): error: expected ';' after

@@ -43,6 +43,16 @@ class JupyterUI(Enum):
     def title(self) -> str:
         return {JupyterUI.LAB: "JupyterLab", JupyterUI.NOTEBOOK: "Jupyter Notebook"}[self]
 
+    @property
+    def app_class(self) -> str:
+        """The server extension's configurable class, whose ``default_url`` is the page that the
+        link Jupyter prints opens (and where '/' redirects)."""
+        return {JupyterUI.LAB: "LabApp", JupyterUI.NOTEBOOK: "JupyterNotebookApp"}[self]
+
+    def page(self, notebook_name: str) -> str:
+        """The server path of a notebook opened in this front end (not its file tree)."""
+        return {JupyterUI.LAB: f"/lab/tree/{notebook_name}", JupyterUI.NOTEBOOK: f"/notebooks/{notebook_name}"}[self]
+
 
 class InitOutcome(Enum):
     WROTE = "wrote"  # a new notebook was written
@@ -133,8 +143,32 @@ def jupyter_command(ui: JupyterUI, notebook: Path, extra: list[str] | None = Non
     notebook's folder. Jupyter refuses to run as root unless told it may (containers and cloud
     machines run as root), so it is told."""
     as_root = running_as_root() if as_root is None else as_root
-    return [sys.executable, "-m", ui.module, notebook.name, *(["--allow-root"] if as_root else []),
-            *(extra or [])]
+    extra = list(extra or [])
+    # The link Jupyter prints goes to its default page: make that the book, unless told otherwise.
+    to_book = [] if any("default_url" in option for option in extra) else [
+        f"--{ui.app_class}.default_url={ui.page(notebook.name)}"]
+    return [sys.executable, "-m", ui.module, notebook.name, *(["--allow-root"] if as_root else []), *to_book, *extra]
+
+
+#: ``lab``'s and ``notebook``'s own options; every other option is Jupyter's.
+OWN_OPTIONS = ("--fresh", "-h", "--help")
+
+
+def folder_first(command: str, args: list[str]) -> list[str]:
+    """The arguments of ``lab`` or ``notebook`` with the folder before Jupyter's options, as the
+    parser reads them: ``lab --port 8899`` means the current folder ('.') and ``--port 8899`` for
+    Jupyter. A folder can only come before the first Jupyter option (whose value, like 8899, is
+    not a folder); ``lab -- --port 8899`` passes the options too."""
+    own: list[str] = []
+    rest = list(args)
+    while rest and rest[0] in OWN_OPTIONS:
+        own.append(rest.pop(0))
+    if rest[:1] == ["--"]:
+        rest.pop(0)
+    if rest and not rest[0].startswith("-"):
+        return [command, *own, *rest]  # a folder first: the parser already reads this right
+    return [command, *own, ".", *rest]
+
 
 
 def open_in_jupyter(ui: JupyterUI, notebook: Path, extra: list[str] | None = None) -> int:
@@ -167,15 +201,13 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
         p.add_argument("directory", nargs="?", default=".", help="where (default: the current folder)")
         p.add_argument("--fresh", action="store_true", help=fresh_help)
         p.add_argument("jupyter_args", nargs=argparse.REMAINDER,
-                       help=f"options for {ui.title}, after the folder (for example: . --no-browser --port 8899)")
+                       help=f"options for {ui.title}, after the folder if one is given (for example: "
+                            "--no-browser --port 8899)")
 
 
 def run_command(args: argparse.Namespace) -> int:
     """Carry out ``init``, ``lab`` or ``notebook``; 2 with a message on stderr when it cannot."""
     try:
-        if args.command != "init" and args.directory.startswith("-"):  # how argparse reads `lab -- --port 8899`
-            raise BookError(f"options for Jupyter go after the folder: metal-puzzles {args.command} . "
-                            f"{' '.join([args.directory, *args.jupyter_args])}")
         result = init_book(args.directory, fresh=args.fresh)
         if args.command == "init":
             print(describe(result), flush=True)

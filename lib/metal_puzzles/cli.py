@@ -125,6 +125,9 @@ def _error(message: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] and argv[0] in (ui.value for ui in book.JupyterUI):  # Jupyter's options need no folder
+        argv = book.folder_first(argv[0], argv[1:])
     args = build_parser().parse_args(argv)
     if args.version:
         print(__version__)

@@ -141,7 +141,9 @@ def finding_sites(result: RunResult) -> list[FindingSite]:
         other_line = f.other_pos.line if f.other_pos is not None else None
         summary = _summary(f, threads, lane, other, line, other_line, strays)
         if len(lanes) > 1 and f.kind in (FindingKind.OUT_OF_BOUNDS, FindingKind.UNINITIALIZED_READ):
-            summary += f" (and {len(lanes) - 1}{'+' if len(f.threads) >= 8 else ''} other threads)"
+            others = len(lanes) - 1
+            summary += (f" (and {others}{'+' if len(f.threads) >= 8 else ''} other "
+                        f"thread{'' if others == 1 and len(f.threads) < 8 else 's'})")
         sites.append(FindingSite(number, f, lane, group, other, f.phase, line, other_line,
                                  place_of(result, f.buffer), f.buffer, f.index, lanes, summary, other_group))
     return sites
@@ -169,13 +171,14 @@ def _summary(f: Finding, threads: _Threads, lane, other, line, other_line, stray
     if f.kind == FindingKind.BARRIER_DIVERGENCE:
         missing = ", ".join(threads.name(k) for k in (threads.lane(t) for t in f.threads) if k is not None)
         more = " (and others)" if len(f.threads) >= 8 else ""
-        return f"barrier divergence{at}{phase}: {missing}{more} never reach the barrier"
+        one = len(f.threads) == 1
+        return f"barrier divergence{at}{phase}: {missing}{more} never {'reaches' if one else 'reach'} the barrier"
     if f.kind == FindingKind.UNWRITTEN_OUTPUT:
         return f"{f.count} element{'s' if f.count != 1 else ''} of {f.buffer} never written, from {element} on"
     if f.kind == FindingKind.DIVISION_BY_ZERO:
         return f"division by zero: {who}{at}"
     if f.kind == FindingKind.STEP_BUDGET:
-        return f"the kernel did not finish{at}"
+        return f"{who} never leaves the loop{at}" if lane is not None else f"the kernel did not finish{at}"
     return f"{f.kind}{at}"
 
 

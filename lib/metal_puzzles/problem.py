@@ -26,18 +26,20 @@ from .checking import (
     LaunchOptions,
     Outcome,
     Puzzle,
+    finding_text,
     grad_outcomes,
     run_case,
     run_cases,
     run_grad_checks,
     run_one,
 )
+from .checking.wording import plural, wrap
 from .cost_diagram import ColourBy, draw_access_map
 from .draw import RunDiagram, draw_run
 from .kernel import KERNEL_ERRORS, MetalKernel, SimulatedKernel, dtype_name, to_numpy
 from .marks import finding_sites, marks_legend
 from .metal_backend import metal_available
-from .msl import RunResult
+from .msl import Finding, RunResult
 from .msl.observe.cost import CostFigures, CostProfile
 from .puzzles import find_grad_puzzle, find_puzzle
 from .session import record as record_progress
@@ -55,6 +57,13 @@ def _shows_rich_output() -> bool:
         return False
     shell = get_ipython()
     return shell is not None and getattr(shell, "kernel", None) is not None
+
+
+def _say_explorer_needs_jupyter() -> None:
+    """Outside Jupyter the explorer's widgets show nothing: say so instead of returning silently."""
+    if not _shows_rich_output():
+        print("explore() is interactive and needs Jupyter (JupyterLab, Notebook 7 or VS Code's notebooks); "
+              "outside it, show() prints the score table and returns a diagram to save, and check() the verdict.")
 
 
 class NotAKernelError(TypeError):
@@ -170,29 +179,33 @@ class MetalProblem:
                           self.visible_case, **self._tolerance())
         if outcome.run is None:
             print(f"# {self.name}\n\n{outcome.error or 'the kernel did not run'}")
+            if not _shows_rich_output():  # the save-the-diagram recipe printed elsewhere needs a diagram
+                print("\n(No diagram: the kernel did not run, so show() returns None.)")
             return None
         result = outcome.run
         self.last_run = result
         rich = _shows_rich_output()
-        show_table(self.score_table(result), rich)
-        if result.cost is not None:
+        if result.stopped is not None:  # counts and costs of an unfinished run would mislead
+            print(f"# {self.name}\n\nNo score table: the kernel did not finish ({result.stopped}), so its counts "
+                  "would measure an unfinished run.")
+        else:
+            show_table(self.score_table(result), rich)
+        if result.cost is not None and result.stopped is None:
             if not rich:
                 print()
             show_table(self.cost_table(result), rich)
         if result.findings:
-            print("\nThe sanitizer found problems (run check() for details):")
-            for f in result.findings[:3]:
-                where = f" at line {f.pos.line}" if f.pos is not None else ""
-                print(f"  {f.kind}{where}: {f.message}")
-            print(f"In the diagram, {marks_legend(finding_sites(result))}.")
+            print("\n" + "\n".join(findings_summary(result.findings)))
+            print("\n".join(wrap(f"In the diagram, {marks_legend(finding_sites(result))}.")))
         if result.cost is not None and (colour_by is not None or self.budget.uses_cost):
             diagram = draw_access_map(result, colour_by, title=self.name)
         else:
             diagram = draw_run(result, title=self.name, max_groups=max_groups)
         if not rich:
             name = "".join(c if c.isalnum() else "_" for c in self.name.lower()).strip("_") or "diagram"
-            print(f"\n(The diagram shows in Jupyter. Outside it, save what show() returns: "
-                  f"diagram = problem.show(); diagram.render_svg('{name}.svg') or diagram.render_png('{name}.png').)")
+            # The recipe on a line of its own, whole, so that it can be copied (and is never wrapped).
+            print("\n(The diagram shows in Jupyter. Outside it, save what show() returns:\n"
+                  f"    diagram = problem.show(); diagram.render_svg('{name}.svg') or diagram.render_png('{name}.png'))")
         return diagram
 
     def profile(self, gpu: str | None = None) -> CostProfile | None:
@@ -217,6 +230,7 @@ class MetalProblem:
         except LEARNER_ERRORS as err:
             print(f"# {self.name}\n\n{err}")
             return None
+        _say_explorer_needs_jupyter()
         return explore_run(result, self.name, check=lambda: self.check(quiet=True))
 
     def _tolerance(self) -> dict:
@@ -233,6 +247,7 @@ class MetalProblem:
             raise ValueError(f"MetalProblem {self.name!r} has no spec to check against")
         outcomes = run_cases(self.run_case, self.spec, self.cases(), **self._tolerance())
         result = CheckResult(self.name, outcomes, self.budget)
+        result.explain_counts(lambda case: self.run_case(case, trace=True))
         result.gpu_note = self._gpu_comparison(outcomes)
         if self.puzzle is not None:
             record_progress(self.puzzle.id, result)
@@ -257,6 +272,21 @@ class MetalProblem:
         same = np.allclose(np.asarray(gpu), outcomes[0].yours, rtol=1e-4, atol=1e-4)
         return "On the GPU: the result agrees with the simulator." if same else \
             "On the GPU: the result differs from the simulator's (a race or uninitialised memory?)."
+
+
+def findings_summary(findings: list[Finding], shown: int = 3) -> list[str]:
+    """What show() says about the visible test's findings: errors point to check(), which lists
+    them for every test; notes (which never fail a check) say that check() lists them too."""
+    errors = [f for f in findings if f.is_error]
+    if errors:
+        head = "The sanitizer found problems (check() says what to fix):"
+    else:
+        head = ("The sanitizer has a note (it does not fail check(), which lists it too):" if len(findings) == 1
+                else "The sanitizer has notes (they do not fail check(), which lists them too):")
+    lines = [head, *[line for f in findings[:shown] for line in wrap(finding_text(f), "  ")]]
+    if len(findings) > shown:
+        lines.append(f"  ... and {plural(len(findings) - shown, 'more finding')}")
+    return lines
 
 
 def _cost_figure(key: str, f: CostFigures) -> float:
@@ -313,6 +343,7 @@ def explore(target: MetalProblem | MetalKernel | SimulatedKernel | RunResult, ti
     kernel that does not compile gets its compiler error printed instead (and None)."""
     if isinstance(target, MetalProblem):
         return target.explore()
+    _say_explorer_needs_jupyter()
     if isinstance(target, MetalKernel | SimulatedKernel):
         try:
             return explore_kernel(target)

@@ -21,12 +21,10 @@ import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import TYPE_CHECKING
 
 import numpy as np
 
-if TYPE_CHECKING:  # the puzzle model marks its cases with this module
-    from .puzzle import Case
+from .case import Case
 
 AXES = "xyz"
 

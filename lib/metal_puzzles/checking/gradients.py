@@ -115,12 +115,26 @@ def grad_outcomes(puzzle: GradPuzzle, op: Callable, case: Case, rng: np.random.G
             continue
         if quantity == "values":
             yours, expected = yours[0], expected[0]
-        outcomes.append(_compare(case, quantity, yours, expected, puzzle.rtol, puzzle.atol))
+        outcome = _compare(case, quantity, yours, expected, puzzle.rtol, puzzle.atol)
+        if quantity != "values" and outcome.yours is not None and outcome.yours.shape != outcome.expected.shape:
+            shapes = {"the cotangent (the output)": tuple(expected_value.shape)} | {
+                f"'{name}'": tuple(np.shape(x)) for name, x in zip(puzzle.arg_names, case.inputs, strict=False)}
+            outcome.error = misplaced_gradient_cause(outcome.yours.shape, shapes)
+        outcomes.append(outcome)
     return outcomes
 
 
+def misplaced_gradient_cause(shape: tuple[int, ...], shapes: dict[str, tuple[int, ...]]) -> str:
+    """Why a gradient has another shape than its argument: the vjp's gradients out of place."""
+    like = next((what for what, s in shapes.items() if s == tuple(shape)), None)
+    return ((f"{tuple(shape)} is the shape of {like}. " if like else "")
+            + "A gradient of the wrong shape usually means the vjp's gradients are out of place: it must return "
+            "one per argument, in order, with mx.zeros_like(...) for each index array and None only for an "
+            "argument that is not an array (such as n); a None in place of an array shifts the gradients after it.")
+
+
 def _not_run(case: Case, quantity: str = "every comparison") -> Outcome:
-    return Outcome(case, CaseStatus.RUNTIME_ERROR, quantity=quantity,
+    return Outcome(case, CaseStatus.RUNTIME_ERROR, quantity=quantity, not_run=True,
                    error="not run: the kernel did not finish an earlier test (see its step-budget finding)")
 
 

@@ -3,6 +3,7 @@ make and launch its kernel. The catalogue (``metal_puzzles.puzzles``) is a list 
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields
 
@@ -10,6 +11,7 @@ import numpy as np
 
 from ..kernel import MetalKernel
 from ..msl.observe.cost import CostFigures
+from .case import Case
 from .contract import WorkExtent, mark_beyond
 from .tolerance import ErrorModel
 
@@ -58,10 +60,13 @@ class Budget:
     min_occupancy: float | None = None
     #: Threadgroup barriers a threadgroup passes.
     max_barriers: int | None = None
+    #: What to do about too many reads per element in this puzzle, when the general advice (keep
+    #: values in registers instead of reading them again in a later pass) does not fit.
+    reads_advice: str | None = None
 
     def limits(self) -> dict[str, int]:
         """The per-thread count limits (the score table's columns)."""
-        return {k: v for k, v in vars(self).items() if v is not None and k not in COST_LABELS}
+        return {k: v for k, v in vars(self).items() if v is not None and k in COUNTER_LABELS}
 
     def cost_limits(self) -> dict[str, float]:
         """The cost-model limits (the cost table's columns)."""
@@ -73,24 +78,35 @@ class Budget:
         """Whether checking this budget needs a cost profile of every test."""
         return bool(self.cost_limits())
 
-    def exceeded_cost(self, figures: CostFigures | None) -> list[str]:
-        """Learner-facing sentences for every cost figure over budget, each saying what to do."""
+    def exceeded_cost(self, figures: CostFigures | None, simd_test: str | None = None) -> list[str]:
+        """Learner-facing sentences for every cost figure over budget, each saying what to do
+        (``simd_test``: the test whose SIMD efficiency ``figures`` holds, named in its sentence)."""
         if figures is None:
             return []
         out = []
         for key, limit in self.cost_limits().items():
-            sentence = _COST_SENTENCES[key](figures, limit)
+            if key == "min_simd_efficiency":
+                sentence = _simd(figures, limit, simd_test)
+            elif key == "max_reads_per_element":
+                sentence = _reads(figures, limit, self.reads_advice)
+            else:
+                sentence = _COST_SENTENCES[key](figures, limit)
             if sentence is not None:
                 out.append(sentence)
         return out
 
-    def exceeded(self, counts_max: dict[str, int]) -> list[str]:
-        """Learner-facing sentences for every counter over budget."""
+    def exceeded_counters(self, counts_max: dict[str, int]) -> list[str]:
+        """The counters over budget (keys of ``COUNTER_LABELS``)."""
+        return [key for key, limit in self.limits().items() if counts_max.get(key, 0) > limit]
+
+    def exceeded(self, counts_max: dict[str, int], details: dict[str, str] | None = None) -> list[str]:
+        """Learner-facing sentences for every counter over budget; ``details`` says, per counter,
+        which thread made which of those accesses (``budget_detail``)."""
         out = []
-        for key, limit in self.limits().items():
-            used = counts_max.get(key, 0)
-            if used > limit:
-                out.append(f"uses {used} {COUNTER_LABELS[key]} per thread; this puzzle needs at most {limit}")
+        for key in self.exceeded_counters(counts_max):
+            detail = (details or {}).get(key)
+            out.append(f"uses {counts_max[key]} {COUNTER_LABELS[key]} per thread; this puzzle needs at most "
+                       f"{self.limits()[key]}" + (f" ({detail})" if detail else ""))
         return out
 
 
@@ -119,20 +135,21 @@ def _banks(f: CostFigures, limit: float) -> str | None:
             "address different banks (pad each row of a tile by one element)")
 
 
-def _simd(f: CostFigures, limit: float) -> str | None:
+def _simd(f: CostFigures, limit: float, test: str | None = None) -> str | None:
     if f.simd_efficiency >= limit:
         return None
-    return (f"keeps {f.simd_efficiency:.0%} of its SIMD-group lanes busy; this puzzle needs at least {limit:.0%}: "
+    on = f" on the {test}" if test == "visible test" else f" on {test}" if test else ""
+    return (f"keeps {f.simd_efficiency:.0%} of its SIMD-group lanes busy{on}; this puzzle needs at least {limit:.0%}: "
             "the 32 threads of a SIMD-group run in lock-step, so a branch they disagree on runs both sides "
             "with lanes idle; give each SIMD-group threads that take the same branch")
 
 
-def _reads(f: CostFigures, limit: float) -> str | None:
+def _reads(f: CostFigures, limit: float, advice: str | None = None) -> str | None:
     if f.reads_per_element <= limit + 1e-9:
         return None
     return (f"reads each input element {f.reads_per_element:.3g} times from device memory; this puzzle allows "
-            f"{limit:g}: keep what a thread has read in registers (or threadgroup memory) instead of reading it "
-            "again in a later pass")
+            f"{limit:g}: " + (advice or "keep what a thread has read in registers (or threadgroup memory) instead "
+                                        "of reading it again in a later pass"))
 
 
 def _occupancy(f: CostFigures, limit: float) -> str | None:
@@ -160,20 +177,6 @@ _COST_SENTENCES = {
     "min_occupancy": _occupancy,
     "max_barriers": _barriers,
 }
-
-
-@dataclass(frozen=True)
-class Case:
-    """One launch of a puzzle's kernel: inputs, output shape, grid and threadgroup."""
-
-    inputs: tuple[np.ndarray, ...]
-    output_shape: tuple[int, ...]
-    grid: tuple[int, int, int]
-    threadgroup: tuple[int, int, int] = (1, 1, 1)
-    label: str = "visible test"
-    #: How this hidden test goes beyond the structure of the visible test, in words (see
-    #: ``contract``); empty when it keeps it. Such a test's failure is a note, not a failed verdict.
-    beyond: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -227,7 +230,8 @@ class Puzzle:
         with the ways it goes beyond the visible test's structure (deterministic for a seed)."""
         rng = np.random.default_rng(seed)
         visible = self.visible if visible is None else visible
-        return [visible, *mark_beyond(visible, self.hidden(rng), self.input_names, self.work)]
+        hidden = _distinct_labels(self.hidden(rng))
+        return [visible, *mark_beyond(visible, hidden, self.input_names, self.work)]
 
     @property
     def launch_options(self) -> LaunchOptions:
@@ -239,3 +243,15 @@ class Puzzle:
         return MetalKernel(self.kernel_name, list(input_names or self.input_names),
                            list(output_names or self.output_names), source,
                            self.header if header is None else header, atomic_outputs=self.atomic_outputs)
+
+
+def _distinct_labels(cases: Sequence[Case]) -> list[Case]:
+    """The cases, a repeated label (two draws of one shape) told apart by its draw number, so
+    that a report never lists what reads as one test twice."""
+    seen: dict[str, int] = {}
+    out = []
+    for case in cases:
+        seen[case.label] = seen.get(case.label, 0) + 1
+        count = seen[case.label]
+        out.append(case if count == 1 else dataclasses.replace(case, label=f"{case.label} (draw {count})"))
+    return out

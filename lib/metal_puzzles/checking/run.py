@@ -100,7 +100,7 @@ def run_cases(run: Runner, spec: Callable, cases: Sequence[Case], *, rtol: float
             # the verdict is already known, so the remaining tests are not run.
             for rest in cases[len(outcomes):]:
                 outcomes.append(Outcome(rest, CaseStatus.RUNTIME_ERROR, error="not run: the kernel did not finish "
-                                        "an earlier test (see its step-budget finding)"))
+                                        "an earlier test (see its step-budget finding)", not_run=True))
             break
     return outcomes
 
@@ -145,4 +145,6 @@ def check_source(puzzle: Puzzle, source: str, header: str | None = None, *, inpu
     options = puzzle.launch_options
     outcomes = run_cases(lambda case: run_case(kernel, case, options, max_steps=max_steps), puzzle.spec,
                          puzzle.cases(seed), rtol=puzzle.rtol, atol=puzzle.atol, model=puzzle.error_model)
-    return CheckResult(puzzle.title, outcomes, puzzle.budget)
+    result = CheckResult(puzzle.title, outcomes, puzzle.budget)
+    result.explain_counts(lambda case: run_case(kernel, case, options, trace=True, max_steps=max_steps))
+    return result

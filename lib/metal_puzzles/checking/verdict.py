@@ -4,6 +4,8 @@ puzzles are checked test by test, the finale's gradient puzzles comparison by co
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -21,8 +23,10 @@ from ..msl import (
     StopReason,
 )
 from ..msl.observe.cost import CostFigures, worst_figures
+from .budget_detail import count_details
 from .puzzle import Budget, Case
 from .tolerance import mismatch
+from .wording import plural, wrap
 
 
 class CaseStatus(StrEnum):
@@ -78,6 +82,8 @@ class Outcome:
     allowed: np.ndarray | None = None
     #: The cost model's figures for this test (when the puzzle's budget uses them).
     cost: CostFigures | None = None
+    #: Not run: the kernel did not finish an earlier test, so this one would not either.
+    not_run: bool = False
 
     @property
     def ok(self) -> bool:
@@ -107,6 +113,8 @@ class CheckResult:
     gpu_note: str | None = None
     printed: bool = False  # check() already printed the report
     subject: Subject = Subject.KERNEL
+    #: Per counter over budget, the worst thread's accesses of that kind ('thread 2 reads a[2] (line 3), ...').
+    count_details: dict[str, str] = field(default_factory=dict)
 
     @property
     def counted(self) -> list[Outcome]:
@@ -124,6 +132,22 @@ class CheckResult:
         return [_note_line(o) for o in self.beyond_failures]
 
     @property
+    def sanitizer_notes(self) -> list[str]:
+        """The sanitizer's notes (harmless by the letter of the language, such as two threads
+        storing one value), one per place in the kernel over every test: they never fail a
+        check, but a learner who saw one in show() finds it here too."""
+        seen: set[tuple] = set()
+        out: list[str] = []
+        for o in self.outcomes:
+            for f in o.findings:
+                key = (f.kind, f.pos, f.other_pos)
+                if f.is_error or key in seen:
+                    continue
+                seen.add(key)
+                out.append(finding_text(f))
+        return out
+
+    @property
     def compile_error(self) -> str | None:
         return next((o.error for o in self.outcomes if o.status == CaseStatus.COMPILE_ERROR), None)
 
@@ -134,20 +158,46 @@ class CheckResult:
 
     @property
     def counts_max(self) -> dict[str, int]:
+        """The largest count of each counter over threads and tests; a run that did not finish
+        counts nothing (its counts would judge an unfinished kernel against the budget)."""
         out: dict[str, int] = {}
         for o in self.counted:
+            if o.stopped is not None:
+                continue
             for k, v in o.counts_max.items():
                 out[k] = max(out.get(k, 0), v)
         return out
 
     @property
     def cost_figures(self) -> CostFigures | None:
-        """The cost model's figures, worst over the tests (None when no test recorded them)."""
-        return worst_figures([o.cost for o in self.outcomes if o.cost is not None])
+        """The cost model's figures, worst over the tests that count (None when none recorded
+        them). SIMD efficiency is the worst test's own (active over issued lanes of that run),
+        the figure show() prints for the visible test: one definition everywhere."""
+        costed = [o for o in self.counted if o.cost is not None]
+        figures = worst_figures([o.cost for o in costed])
+        if figures is None:
+            return None
+        least = min(costed, key=lambda o: o.cost.simd_efficiency).cost
+        return dataclasses.replace(figures, active_lanes=least.active_lanes, issued_lanes=least.issued_lanes)
+
+    @property
+    def simd_worst_test(self) -> str | None:
+        """The label of the test with the least SIMD efficiency (what the budget sentence names)."""
+        costed = [o for o in self.counted if o.cost is not None]
+        return min(costed, key=lambda o: o.cost.simd_efficiency).case.label if costed else None
 
     @property
     def over_budget(self) -> list[str]:
-        return self.budget.exceeded(self.counts_max) + self.budget.exceeded_cost(self.cost_figures)
+        return (self.budget.exceeded(self.counts_max, self.count_details)
+                + self.budget.exceeded_cost(self.cost_figures, simd_test=self.simd_worst_test))
+
+    def explain_counts(self, traced: Callable[[Case], RunResult]) -> None:
+        """Fill ``count_details`` for the counters over budget, running the tests where they peak
+        again with a trace (``traced``)."""
+        over = self.budget.exceeded_counters(self.counts_max)
+        if over:
+            pairs = [(o.case, o.counts_max) for o in self.counted if o.stopped is None]
+            self.count_details = count_details(over, pairs, traced)
 
     @property
     def within_budget(self) -> bool:
@@ -198,23 +248,34 @@ class CheckResult:
 
 def _kernel_report(r: CheckResult) -> list[str]:
     counted = r.counted
-    n = len(counted)
+    tests = plural(len(counted), "test")
     if r.passed:
-        lines = [f"Passed: {r.title} is correct on all {n} tests and within budget."]
+        lines = [f"Passed: {r.title} is correct on {'all ' if len(counted) > 1 else ''}{tests} and within budget."]
     elif r.compile_error is not None:
         return [f"Failed: {r.title} does not compile.", "", r.compile_error]
     elif r.correct:
-        lines = [f"Almost: {r.title} is correct on all {n} tests, but over budget:",
-                 *[f"  - it {s}" for s in r.over_budget]]
+        lines = [f"Almost: {r.title} is correct on {'all ' if len(counted) > 1 else ''}{tests}, but over budget:",
+                 *[line for s in r.over_budget for line in wrap(f"- it {s}", "  ")]]
     else:
         bad = [o for o in counted if not o.ok]
-        lines = [f"Failed: {r.title} fails {len(bad)} of {n} tests.", "", *describe_outcome(bad[0])]
-        if len(bad) > 1:
-            others = ", ".join(o.case.label for o in bad[1:4]) + (", ..." if len(bad) > 4 else "")
-            lines.append(f"Also failing: {others}.")
-        if r.over_budget:
-            lines.append("Budget: it " + "; it ".join(r.over_budget) + ".")
-    return lines + _notes_section(r)
+        lines = [f"Failed: {r.title} fails {len(bad)} of {tests}.", "", *describe_outcome(bad[0])]
+        ran = [o for o in bad[1:] if not o.not_run]
+        if ran:
+            lines += wrap("Also failing: " + _listing([o.case.label for o in ran]) + ".")
+        skipped = len(bad) - 1 - len(ran)
+        if skipped:
+            lines += wrap(f"({plural(skipped, 'more test')} not run: the kernel did not finish this one, so "
+                          f"{'they' if skipped > 1 else 'it'} would not either.)")
+        if r.over_budget and not any(o.stopped == StopReason.STEP_BUDGET for o in r.outcomes):
+            # A run that did not finish has no counts to judge: its budget would be a side effect.
+            lines += wrap("Budget: it " + "; it ".join(r.over_budget) + ".")
+    return lines + _notes_section(r) + _sanitizer_notes_section(r)
+
+
+def _listing(items: list[str], shown: int = 3) -> str:
+    """'a; b; c; and 2 more': one separator (labels themselves hold commas)."""
+    head = "; ".join(items[:shown])
+    return head + (f"; and {len(items) - shown} more" if len(items) > shown else "")
 
 
 def _notes_section(r: CheckResult) -> list[str]:
@@ -222,28 +283,54 @@ def _notes_section(r: CheckResult) -> list[str]:
     beyond = r.beyond_failures
     if not beyond:
         return []
+    n = len(beyond)
     if not r.correct:  # the failure to fix is above; these would mostly repeat it
-        n = len(beyond)
-        return [f"({n} more hidden test{'s' if n > 1 else ''}, posing more than the visible test does, also "
-                f"fail{'s' if n == 1 else ''}; {'they do' if n > 1 else 'it does'} not count.)"]
+        they = "they do" if n > 1 else "it does"
+        return wrap(f"({plural(n, 'more hidden test')}, posing more than the visible test does, also "
+                    f"{'fail' if n > 1 else 'fails'}; {they} not count.)")
     lead = "correct for this puzzle as its visible test poses it. "
-    lines = ["", f"Note: {lead}Hidden tests that pose more than the visible test does still ran, without "
-             f"counting; {len(beyond)} would fail:"]
+    lines = [""] + wrap(f"Note: {lead}Hidden tests that pose more than the visible test does still ran, without "
+                        f"counting; {n} would fail:")
     first = beyond[0]
-    lines.append(f"- {_note_line(first)}" + (":" if first.findings or first.error else "."))
-    detail = [f"{f.kind}: " + (f"line {f.pos.line}: " if f.pos is not None else "") + f.message
-              for f in first.findings[:1]] or ([first.error.splitlines()[0]] if first.error else [])
-    lines += ["    " + line for line in detail]
-    lines += [f"- {_note_line(o)}." for o in beyond[1:4]]
-    if len(beyond) > 4:
-        lines.append(f"- and {len(beyond) - 4} more.")
+    lines += wrap(f"- {_note_line(first)}" + (":" if first.findings or first.error else "."))
+    detail = [finding_text(f) for f in first.findings[:1]] or ([first.error.splitlines()[0]] if first.error else [])
+    lines += [line for text in detail for line in wrap(text, "    ")]
+    lines += [line for o in beyond[1:4] for line in wrap(f"- {_note_line(o)}.")]
+    if n > 4:
+        lines.append(f"- and {n - 4} more.")
     return lines
+
+
+def _sanitizer_notes_section(r: CheckResult) -> list[str]:
+    """The sanitizer's notes, under every verdict: show() prints them too, and they are worth
+    fixing even though they never fail a check."""
+    notes = r.sanitizer_notes
+    if not notes:
+        return []
+    head = "Note from the sanitizer" if len(notes) == 1 else "Notes from the sanitizer"
+    return ["", f"{head} (not counted against the verdict):",
+            *[line for text in notes[:3] for line in wrap(f"- {text}")],
+            *([f"- and {plural(len(notes) - 3, 'more note')}."] if len(notes) > 3 else [])]
+
+
+def finding_text(f: Finding) -> str:
+    """A finding as one sentence of a report: 'race: line 6: thread (2,0,0) ... race-free'."""
+    if f.pos is None:
+        where = ""
+    elif f.pos.file == "source":
+        where = f"line {f.pos.line}: "
+    else:
+        where = f"{f.pos.file} line {f.pos.line}: "
+    return f"{f.kind}: {where}{f.message}"
 
 
 def _note_line(o: Outcome) -> str:
     """'on <test> (<what it poses>), it would <go wrong>' for a failed test beyond the contract."""
     case = o.case
-    return f"on {case.label.removeprefix('hidden test: ')} ({'; '.join(case.beyond)}), {_what_goes_wrong(o)}"
+    label = case.label.removeprefix("hidden test: ")
+    # A label may already say what the test poses: say each condition once.
+    poses = [b for b in case.beyond if b not in label]
+    return f"on {label}{' (' + '; '.join(poses) + ')' if poses else ''}, {_what_goes_wrong(o)}"
 
 
 def _what_goes_wrong(o: Outcome) -> str:
@@ -283,12 +370,12 @@ def _finding_verb(f: Finding) -> str:
 def _gradient_report(r: CheckResult) -> list[str]:
     n = len(r.outcomes)
     if r.passed:
-        return [f"Passed: {r.title} matches the dense reference in values, vjps and gradients ({n} comparisons)."]
+        return [f"Passed: {r.title} matches the dense reference in values, vjps and gradients "
+                f"({plural(n, 'comparison')})."]
     bad = [o for o in r.outcomes if not o.ok]
-    lines = [f"Failed: {r.title} fails {len(bad)} of {n} comparisons.", "", *_describe_comparison(bad[0])]
+    lines = [f"Failed: {r.title} fails {len(bad)} of {plural(n, 'comparison')}.", "", *_describe_comparison(bad[0])]
     if len(bad) > 1:
-        others = "; ".join(f"{o.case.label}: {o.quantity}" for o in bad[1:4])
-        lines.append(f"Also failing: {others}" + (f"; and {len(bad) - 4} more." if len(bad) > 4 else "."))
+        lines += wrap("Also failing: " + _listing([f"{o.case.label}: {o.quantity}" for o in bad[1:]]) + ".")
     return lines
 
 
@@ -304,24 +391,22 @@ def describe_outcome(o: Outcome, head: str | None = None) -> list[str]:
     errors = [f for f in o.findings if f.is_error]
     if errors:
         lines.append(head + " the sanitizer found a problem a GPU would hide:")
-        for f in errors[:3]:
-            where = f"line {f.pos.line}: " if f.pos is not None and f.pos.file == "source" else (
-                f"{f.pos.file} line {f.pos.line}: " if f.pos is not None else "")
-            lines.append(f"  {f.kind}: {where}{f.message}")
+        lines += [line for f in errors[:3] for line in wrap(finding_text(f), "  ")]
         if len(errors) > 3:
-            lines.append(f"  ... and {len(errors) - 3} more")
+            lines.append(f"  ... and {plural(len(errors) - 3, 'more problem')}")
         head = "Output:"
-    if o.yours is not None and o.expected is not None:
+    if o.stopped is not None:
+        lines.append(f"{head} not compared: the kernel did not finish, so its output is incomplete.")
+    elif o.yours is not None and o.expected is not None:
         if o.yours.shape != o.expected.shape:
             lines.append(f"{head} output shape {o.yours.shape} differs from the spec's {o.expected.shape}.")
         elif o.mismatch is not None and o.mismatch.any():
             lines.append(f"{head} wrong output at {int(o.mismatch.sum())} of {o.mismatch.size} positions.")
             lines += format_comparison(o.yours, o.expected, o.mismatch)
         elif errors:
-            lines.append("The output happens to match the spec on this test, but the problem above would show on "
-                         "other sizes or hardware.")
-    lines += [f"Note: {f.kind}: " + (f"line {f.pos.line}: " if f.pos is not None else "") + f.message
-              for f in o.findings if not f.is_error][:2]
+            lines += wrap("The output happens to match the spec on this test, but the problem above would show on "
+                          "other sizes or hardware.")
+    # The sanitizer's notes are listed once, under the verdict (``CheckResult.sanitizer_notes``).
     return lines
 
 
@@ -333,10 +418,10 @@ def _describe_comparison(o: Outcome) -> list[str]:
     errors = [f for f in o.findings if f.is_error]
     if errors:
         return [head + " the sanitizer found a problem in a kernel:",
-                *[f"  {f.kind}: " + (f"line {f.pos.line}: " if f.pos is not None else "") + f.message
-                  for f in errors[:3]]]
+                *[line for f in errors[:3] for line in wrap(finding_text(f), "  ")]]
     if o.yours is not None and o.expected is not None and o.yours.shape != o.expected.shape:
-        return [f"{head} shape {o.yours.shape}, but the reference's is {o.expected.shape}."]
+        return [f"{head} shape {o.yours.shape}, but the reference's is {o.expected.shape}.",
+                *(wrap(o.error) if o.error else [])]
     mismatch = o.mismatch
     if mismatch is not None:
         where = [tuple(int(i) for i in p) for p in np.argwhere(mismatch)[:4]]

@@ -78,6 +78,9 @@ def student_report(st: Student, run: GradeRun) -> str:
     for p in PUZZLES:
         s = st.puzzles[p.id]
         if s.get("passed"):
+            # A passed puzzle's report is worth reading only for its notes (check() prints them too).
+            if s.get("sanitizer_notes") or s.get("notes"):
+                lines += [f"## {p.number}. {p.title}: notes (not counted)", "", md_code_block(s.get("report", "")), ""]
             continue
         lines += [f"## {p.number}. {p.title}: what to fix", "", md_code_block(s.get("report", "")), ""]
     return "\n".join(lines)

@@ -174,7 +174,8 @@ def summarize(result: CheckResult) -> dict:
             "threadgroup": list(o.case.threadgroup),
             "status": o.status,
             "error": _clip(o.error) if o.error else o.error,
-            "counts_max": o.counts_max,
+            # A run that did not finish has no counts worth judging (issue 22).
+            "counts_max": None if o.stopped is not None else o.counts_max,
             "mismatches": None if o.mismatch is None else int(o.mismatch.sum()),
             # Conditions this test poses beyond the visible test's: its failure is a note, not a failure.
             "beyond_contract": list(o.case.beyond),
@@ -196,6 +197,8 @@ def summarize(result: CheckResult) -> dict:
         "budget": result.budget.limits(),
         "tests": tests,
         "notes": [_clip(n) for n in result.notes],
+        # What the sanitizer notes (benign races): never counted, but shown by show() and check().
+        "sanitizer_notes": [_clip(n) for n in result.sanitizer_notes],
         "report": _clip(result.report()),
     }
     return bound_summary(summary)

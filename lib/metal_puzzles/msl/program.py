@@ -203,6 +203,7 @@ class CompiledKernel:
         for var in self.checked.params:
             if var.slot is not None:  # a buffer: the body holds its own copy of the pointer
                 ctx.slots[var.slot] = ctx.buffers[var.name]
+        ctx.variables = self.checked.variables
         if steps:
             ctx.stepper = Stepper(self.checked.variables)
         if sanitize != SanitizeMode.OFF:

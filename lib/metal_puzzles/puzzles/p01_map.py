@@ -4,6 +4,7 @@ import numpy as np
 
 from ..checking import Budget, Case, Puzzle
 from ..checking.inputs import arange, randint
+from ..checking.wording import plural
 
 
 def spec(a):
@@ -15,7 +16,7 @@ def hidden(rng: np.random.Generator) -> list[Case]:
     cases = []
     for n in (1, 7, 32):
         a = randint(rng, (n,))
-        cases.append(Case((a,), (n,), (n, 1, 1), (min(n, 32), 1, 1), f"hidden test: {n} random values"))
+        cases.append(Case((a,), (n,), (n, 1, 1), (min(n, 32), 1, 1), f"hidden test: {plural(n, 'random value')}"))
     return cases
 
 

@@ -6,6 +6,7 @@ import numpy as np
 
 from ..checking import Budget, Case, Puzzle
 from ..checking.inputs import arange, randint
+from ..checking.wording import plural
 
 
 def zip_spec(a, b):
@@ -17,7 +18,7 @@ def hidden(rng: np.random.Generator) -> list[Case]:
     # One threadgroup with a thread per position, as in the visible test.
     for n, group in ((1, 1), (6, 6), (29, 32)):
         a, b = randint(rng, (n,)), randint(rng, (n,))
-        label = f"hidden test: {n} random pairs, threadgroups of {group}"
+        label = f"hidden test: {plural(n, 'random pair')}, threadgroups of {group}"
         cases.append(Case((a, b), (n,), (n, 1, 1), (group, 1, 1), label))
     return cases
 

@@ -6,6 +6,7 @@ import numpy as np
 
 from ..checking import Budget, Case, Puzzle
 from ..checking.inputs import arange, randint
+from ..checking.wording import plural
 
 
 def guard_spec(a):
@@ -18,7 +19,7 @@ def hidden(rng: np.random.Generator) -> list[Case]:
     cases = []
     for n, grid, group in ((1, 4, 4), (5, 8, 8), (13, 16, 16), (30, 64, 64)):
         a = randint(rng, (n,))
-        label = f"hidden test: {n} random values, {grid} threads"
+        label = f"hidden test: {plural(n, 'random value')}, {plural(grid, 'thread')}"
         cases.append(Case((a,), (n,), (grid, 1, 1), (group, 1, 1), label))
     return cases
 

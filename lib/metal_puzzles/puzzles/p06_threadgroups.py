@@ -6,6 +6,7 @@ import numpy as np
 
 from ..checking import Budget, Case, Puzzle
 from ..checking.inputs import arange, randint
+from ..checking.wording import plural
 
 
 def threadgroups_spec(a):
@@ -19,7 +20,7 @@ def hidden(rng: np.random.Generator) -> list[Case]:
     cases = []
     for n, grid, group in ((5, 8, 4), (13, 16, 8), (9, 10, 4), (21, 22, 8)):
         a = randint(rng, (n,))
-        label = f"hidden test: {n} random values, {grid} threads in groups of {group}"
+        label = f"hidden test: {plural(n, 'random value')}, {plural(grid, 'thread')} in groups of {group}"
         cases.append(Case((a,), (n,), (grid, 1, 1), (group, 1, 1), label))
     return cases
 

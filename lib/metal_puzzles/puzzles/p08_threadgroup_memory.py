@@ -6,6 +6,7 @@ import numpy as np
 
 from ..checking import Budget, Case, Puzzle
 from ..checking.inputs import randfloat
+from ..checking.wording import plural
 
 HEADER = """\
 constant uint THREADGROUP_MEM_SIZE = 4;
@@ -23,7 +24,7 @@ def hidden(rng: np.random.Generator) -> list[Case]:
     cases = []
     for n, grid in ((12, 12), (4, 4), (20, 20), (10, 12), (6, 6)):
         a = randfloat(rng, (n,))
-        label = f"hidden test: {n} random values, {grid} threads in groups of 4"
+        label = f"hidden test: {plural(n, 'random value')}, {plural(grid, 'thread')} in groups of 4"
         cases.append(Case((a,), (n,), (grid, 1, 1), (4, 1, 1), label))
     return cases
 

@@ -7,6 +7,7 @@ import numpy as np
 
 from ..checking import Budget, Case, Puzzle
 from ..checking.inputs import arange, randint
+from ..checking.wording import plural
 
 HEADER = """\
 constant uint THREADGROUP_MEM_SIZE = 8;
@@ -26,7 +27,7 @@ def hidden(rng: np.random.Generator) -> list[Case]:
     cases = []
     for n, grid in ((8, 8), (7, 7), (3, 3), (5, 8), (2, 4)):
         a = randint(rng, (n,))
-        label = f"hidden test: {n} random values, one threadgroup of {grid}"
+        label = f"hidden test: {plural(n, 'random value')}, one threadgroup of {grid}"
         cases.append(Case((a,), (n,), (grid, 1, 1), (grid, 1, 1), label))
     return cases
 

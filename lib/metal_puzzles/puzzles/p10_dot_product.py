@@ -7,6 +7,7 @@ import numpy as np
 from ..checking import Budget, Case, Puzzle
 from ..checking.contract import input_extent
 from ..checking.inputs import randfloat
+from ..checking.wording import plural
 
 HEADER = """\
 constant uint THREADGROUP_MEM_SIZE = 8;
@@ -24,7 +25,7 @@ def hidden(rng: np.random.Generator) -> list[Case]:
     cases = []
     for n, grid in ((8, 8), (8, 8), (5, 8), (3, 4)):
         a, b = randfloat(rng, (n,)), randfloat(rng, (n,))
-        label = f"hidden test: {n} random pairs, one threadgroup of {grid}"
+        label = f"hidden test: {plural(n, 'random pair')}, one threadgroup of {grid}"
         cases.append(Case((a, b), (1,), (grid, 1, 1), (grid, 1, 1), label))
     return cases
 

@@ -8,6 +8,7 @@ import numpy as np
 from ..checking import Budget, Case, Puzzle
 from ..checking.contract import input_extent
 from ..checking.inputs import arange, randint
+from ..checking.wording import plural
 
 HEADER = """\
 constant uint THREADGROUP_MEM_SIZE = 8;
@@ -27,7 +28,7 @@ def prefix_sum_spec(a):
 
 def _case(rng: np.random.Generator, n: int, grid: int, what: str) -> Case:
     blocks = (n + THREADGROUP_MEM_SIZE - 1) // THREADGROUP_MEM_SIZE
-    label = f"hidden test: {what}, {n} random values, {grid} threads in groups of 8"
+    label = f"hidden test: {what}, {plural(n, 'random value')}, {plural(grid, 'thread')} in groups of 8"
     return Case((randint(rng, (n,)),), (blocks,), (grid, 1, 1), (8, 1, 1), label)
 
 

@@ -1,5 +1,5 @@
-"""Part III of the book: performance. The kernels are correct from the start (each template is
-the slow version); the budgets are stated in the cost model's terms: memory segments per
+"""Part III of the book: performance. Each template leaves the heart of the kernel to the learner
+and describes the slow, correct way in its comments; the budgets are stated in the cost model's terms: memory segments per
 SIMD-group access, bank conflicts, SIMD efficiency, barriers, occupancy, reads per element.
 
 As in ``part1`` and ``part2``, this module also knows where each reference solution lives (and,

@@ -13,6 +13,7 @@ import numpy as np
 
 from ..checking import Budget, Case, Puzzle
 from ..checking.inputs import padded, values
+from ..checking.wording import plural
 
 BLOCK = 8
 
@@ -60,8 +61,8 @@ def _grid(n: int) -> tuple[int, int, int]:
 
 def _label(n: int) -> str:
     grid = _grid(n)[0]
-    tail = f", the last {grid - n} of {grid} threads idle" if grid > n else f" in {grid // BLOCK} whole blocks"
-    return f"hidden test: {n} random values{tail}"
+    tail = f", the last {grid - n} of {plural(grid, 'thread')} idle" if grid > n else f" in {grid // BLOCK} whole blocks"
+    return f"hidden test: {plural(n, 'random value')}{tail}"
 
 
 _SIZES = (8, 1, 29, 37, 64, 3)

@@ -6,6 +6,7 @@ import numpy as np
 
 from ..checking import Budget, Case, Puzzle
 from ..checking.inputs import indices, padded, values
+from ..checking.wording import plural
 
 TG = (4, 4, 1)
 
@@ -19,7 +20,7 @@ def _case(rng: np.random.Generator, rows: int, channels: int, count: int) -> Cas
     x = values(rng, (rows, channels))
     idx = indices(rng, count, rows)
     grid = (padded(channels, TG[0]), padded(count, TG[1]), 1)
-    label = f"hidden test: {count} random rows of {rows}x{channels}, repeats and any order"
+    label = f"hidden test: {plural(count, 'random row')} of {rows}x{channels}, repeats and any order"
     return Case((x, idx), (count, channels), grid, TG, label)
 
 

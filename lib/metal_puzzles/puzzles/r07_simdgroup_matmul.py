@@ -97,5 +97,8 @@ load the 8 x 8 blocks of `a` (rows of your tile, columns `k` to `k + 7`) and of 
     visible=VISIBLE,
     hidden=hidden,
     template=TEMPLATE,
-    budget=Budget(max_reads_per_element=LONGEST // TILE),
+    budget=Budget(max_reads_per_element=LONGEST // TILE, reads_advice=(
+        "load each 8 x 8 block of a and b once per step of k with simdgroup_load(m, p, n), whose stride n is the "
+        "matrix's row length (a smaller stride loads overlapping rows, read again and again), and "
+        "multiply-accumulate whole blocks instead of reading a row and a column for each element")),
 )

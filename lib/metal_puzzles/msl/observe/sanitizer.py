@@ -31,7 +31,13 @@ import numpy as np
 from ..lang.errors import Pos
 from ..lang.types import AddressSpace
 from ..run.findings import FindingKind, RaceKind, Severity
-from ..run.hints import Audience, partial_group_fix, uninitialized_fix
+from ..run.hints import (
+    Audience,
+    more_elements,
+    partial_group_fix,
+    threadgroup_race_fix,
+    uninitialized_fix,
+)
 from ..run.memory import Memory, View, rescale
 
 _NONE = np.int64(-1)
@@ -238,7 +244,7 @@ class Sanitizer:
             if raw.any():
                 k = int(np.flatnonzero(raw)[0])
                 self._race(ctx, mem, RaceKind.READ_AFTER_WRITE, int(lanes[k]), int(wl[k]), int(f[k]), pos,
-                           self.positions[sh.w_pos[f[k]]], lanes[raw])
+                           self.positions[sh.w_pos[f[k]]], lanes[raw], entries=f[raw])
         if sh.a_lane is not None:
             al = sh.a_lane[f]
             hit = (al >= 0) & ((al != lanes) | sh.a_multi[f]) & sh.a_write[f] & self._unordered(
@@ -246,7 +252,7 @@ class Sanitizer:
             if hit.any():
                 k = int(np.flatnonzero(hit)[0])
                 self._race(ctx, mem, RaceKind.READ_AFTER_WRITE, int(lanes[k]), int(al[k]), int(f[k]), pos,
-                           self.positions[sh.a_pos[f[k]]], lanes[hit], atomic="earlier")
+                           self.positions[sh.a_pos[f[k]]], lanes[hit], entries=f[hit], atomic="earlier")
         if sh.device:
             self._device_read(ctx, sh, lanes, f, pos, phase, sph)
             return
@@ -341,7 +347,7 @@ class Sanitizer:
                 k = int(np.flatnonzero(waw)[0])
                 same = self._same_value(ctx, mem, flat, view, raw, lanes[waw], None)
                 self._race(ctx, mem, RaceKind.WRITE_AFTER_WRITE, int(lanes[k]), int(wl[k]), int(f[k]), pos,
-                           self.positions[sh.w_pos[f[k]]], lanes[waw], same_value=same)
+                           self.positions[sh.w_pos[f[k]]], lanes[waw], entries=f[waw], same_value=same)
             war, rl, r_pos = self._plain_readers(ctx, sh, lanes, f, phase, sph)
             if war is not None and war.any():
                 k = int(np.flatnonzero(war)[0])
@@ -349,7 +355,7 @@ class Sanitizer:
                 if other == int(lanes[k]):
                     other = -1  # several readers; the recorded one is this thread
                 self._race(ctx, mem, RaceKind.WRITE_AFTER_READ, int(lanes[k]), other, int(f[k]), pos,
-                           self.positions[r_pos[f[k]]], lanes[war])
+                           self.positions[r_pos[f[k]]], lanes[war], entries=f[war])
             if sh.a_lane is not None:
                 al = sh.a_lane[f]
                 hit = (al >= 0) & ((al != lanes) | sh.a_multi[f]) & self._unordered(
@@ -357,7 +363,7 @@ class Sanitizer:
                 if hit.any():
                     k = int(np.flatnonzero(hit)[0])
                     self._race(ctx, mem, RaceKind.WRITE_AFTER_WRITE, int(lanes[k]), int(al[k]), int(f[k]), pos,
-                               self.positions[sh.a_pos[f[k]]], lanes[hit], atomic="earlier")
+                               self.positions[sh.a_pos[f[k]]], lanes[hit], entries=f[hit], atomic="earlier")
             sh.w_lane[f] = lanes
             # Two lanes of this very statement writing one granule: the survivor differs from a writer.
             clash = sh.w_lane[f] != lanes
@@ -366,7 +372,7 @@ class Sanitizer:
                 survivor = sh.w_lane[f[clash]]
                 same = self._same_value(ctx, mem, flat, view, raw, lanes[clash], survivor)
                 self._race(ctx, mem, RaceKind.WRITE_AFTER_WRITE, int(lanes[k]), int(sh.w_lane[f[k]]), int(f[k]), pos,
-                           pos, lanes[clash], same_value=same)
+                           pos, lanes[clash], entries=f[clash], same_value=same)
             sh.w_phase[f] = phase
             if sph is not None:
                 sh.w_sph[f] = sph
@@ -400,14 +406,14 @@ class Sanitizer:
         if hit.any():
             k = int(np.flatnonzero(hit)[0])
             self._race(ctx, mem, RaceKind.WRITE_AFTER_WRITE if writes else RaceKind.READ_AFTER_WRITE, int(lanes[k]),
-                       int(wl[k]), int(f[k]), pos, self.positions[sh.w_pos[f[k]]], lanes[hit], atomic="now")
+                       int(wl[k]), int(f[k]), pos, self.positions[sh.w_pos[f[k]]], lanes[hit], entries=f[hit], atomic="now")
         if writes:
             war, rl, r_pos = self._plain_readers(ctx, sh, lanes, f, phase, sph)
             if war is not None and war.any():
                 k = int(np.flatnonzero(war)[0])
                 other = int(rl[k])
                 self._race(ctx, mem, RaceKind.WRITE_AFTER_READ, int(lanes[k]), other if other != int(lanes[k]) else -1,
-                           int(f[k]), pos, self.positions[r_pos[f[k]]], lanes[war], atomic="now")
+                           int(f[k]), pos, self.positions[r_pos[f[k]]], lanes[war], entries=f[war], atomic="now")
         old = sh.a_lane[f]
         current = (old >= 0) & self._unordered(ctx, sh, old, sh.a_phase[f], None if sph is None else sh.a_sph[f],
                                                lanes, phase, sph)
@@ -476,7 +482,7 @@ class Sanitizer:
                          buffer=mem.name, index=idx)
 
     def _race(self, ctx, mem: Memory, kind: RaceKind, lane: int, other: int, f: int, pos: Pos, other_pos: Pos,
-              lanes, *, same_value: bool = False, atomic: str | None = None) -> None:
+              lanes, *, entries=None, same_value: bool = False, atomic: str | None = None) -> None:
         """Report a race. ``atomic``: 'now' when this access is the atomic one, 'earlier' when the
         other was; ``same_value``: both writes store the same bits (a benign race, a note)."""
         severity = Severity.NOTE if same_value else Severity.ERROR
@@ -486,6 +492,8 @@ class Sanitizer:
         self.reported.add(key)
         idx = self._element(ctx, mem, f, lane)
         place = self._place(mem, f, lane)
+        if entries is not None:  # how many elements (distinct places in memory) race the same way
+            place += more_elements(int(np.unique(np.asarray(entries) * mem.shadow.granule // mem.unit).size))
         me = ctx.lanes.name(lane)
         them = ctx.lanes.name(other) if other >= 0 else "other threads"
         same_group = other >= 0 and ctx.lanes.group[other] == ctx.lanes.group[lane]
@@ -516,9 +524,7 @@ class Sanitizer:
                        "write-after-write": "also written by"}[kind]
             misplaced = None if same_group or mem.space == AddressSpace.THREADGROUP else partial_group_fix(ctx)
             if mem.space == AddressSpace.THREADGROUP:
-                fix = ("add threadgroup_barrier(mem_flags::mem_threadgroup) between the two accesses (line "
-                       f"{other_pos.line} and line {pos.line})" if other_pos != pos else
-                       "make each thread write its own element")
+                fix = threadgroup_race_fix(pos, other_pos, later_writes=kind != RaceKind.READ_AFTER_WRITE)
             elif misplaced is not None:  # the thread's position is wrong, not its way of writing
                 fix = misplaced
             elif kind == "write-after-write":

@@ -1157,7 +1157,7 @@ class CodeGen:
             if init is not None:
                 init(c, m)
             outer = c.loop
-            st = LoopState(pos, outer)
+            st = LoopState(pos, outer, m)
             c.loop = st
             first = True
             try:
@@ -1190,6 +1190,7 @@ class CodeGen:
                     st.cont = None
                     if step is not None:
                         step(c, m)
+                    st.active = m
                     c.step(pos, cost)
             finally:
                 c.loop = outer

@@ -44,10 +44,78 @@ def uninitialized_fix(space: AddressSpace, audience: Audience) -> str:
     return "write it before reading it, or launch with init_value"
 
 
+def lane_values(variables, slots: list, lane: int, n: int, limit: int = 6) -> str:
+    """One thread's scalar local variables as 'i = 0, total = 3.5' (the first ``limit``), read
+    from the frame's slots; pointers, arrays and vectors are left out."""
+    parts = []
+    for var in variables:
+        if var.kind != VarKind.LOCAL or var.slot is None or var.slot >= len(slots) or slots[var.slot] is None:
+            continue
+        arr = np.asarray(slots[var.slot]) if not hasattr(slots[var.slot], "mem") else None
+        if arr is None or arr.dtype == object or arr.ndim > 1 or (arr.ndim == 1 and arr.shape[0] != n):
+            continue
+        value = arr[lane] if arr.ndim == 1 else arr
+        if value.dtype.kind == "b":
+            text = "true" if value else "false"
+        else:
+            text = str(int(value)) if value.dtype.kind in "iu" else f"{float(value):g}"
+        parts.append(f"{var.name} = {text}")
+        if len(parts) == limit:
+            break
+    return ", ".join(parts)
+
+
 def step_budget_advice(audience: Audience) -> str:
     if audience == Audience.PUZZLE:
         return "every loop must end for every thread: check each loop's condition and step"
     return "raise max_steps if the kernel really needs more"
+
+
+# ----------------------------------------------------------------------------- threadgroup races
+class RaceShape(StrEnum):
+    """Where a threadgroup-memory race's two accesses are, which decides where the barrier goes."""
+
+    SAME_ACCESS = "same access"  # two threads at one access (one write each to one element)
+    ONE_STATEMENT = "one statement"  # one statement reads and writes threadgroup memory
+    ACROSS_ITERATIONS = "across iterations"  # the earlier access is further down: a previous loop iteration
+    IN_ORDER = "in order"  # an earlier line, then this one
+
+
+def race_shape(pos: Pos, other_pos: Pos) -> RaceShape:
+    """``other_pos`` is the earlier of the two accesses in time, ``pos`` the later one."""
+    if other_pos == pos:
+        return RaceShape.SAME_ACCESS
+    if other_pos.file == pos.file and other_pos.line == pos.line:
+        return RaceShape.ONE_STATEMENT
+    if other_pos.file == pos.file and other_pos.line > pos.line:
+        # It ran first yet stands further down the code: the loop went round in between.
+        return RaceShape.ACROSS_ITERATIONS
+    return RaceShape.IN_ORDER
+
+
+def threadgroup_race_fix(pos: Pos, other_pos: Pos, later_writes: bool = True) -> str:
+    """Where the barrier a threadgroup-memory race lacks goes, by where its accesses are;
+    ``later_writes``: whether the later access (at ``pos``) is a write."""
+    barrier = "threadgroup_barrier(mem_flags::mem_threadgroup)"
+    shape = race_shape(pos, other_pos)
+    if shape == RaceShape.SAME_ACCESS:
+        return "make each thread write its own element"
+    if shape == RaceShape.ONE_STATEMENT:
+        return (f"line {pos.line} reads and writes threadgroup memory in one statement, so one thread may "
+                "overwrite an element another thread is still reading: read into a register, barrier, then "
+                f"write (for example 'float v = ...; {barrier}; ... = v;')")
+    if shape == RaceShape.ACROSS_ITERATIONS:
+        return (f"line {other_pos.line} ran in an earlier iteration of the loop and line {pos.line} in the next "
+                f"one, with no barrier between: put a {barrier} at the end of the loop body, before the next "
+                f"iteration's {'writes' if later_writes else 'reads'}")
+    return f"add {barrier} between the two accesses (line {other_pos.line}, then line {pos.line})"
+
+
+def more_elements(count: int) -> str:
+    """' (and 5 more elements)' when a race spans ``count`` elements, '' for one."""
+    if count <= 1:
+        return ""
+    return f" (and {count - 1} more element{'s' if count > 2 else ''})"
 
 
 # ----------------------------------------------------------------------------- partial threadgroups
@@ -250,5 +318,5 @@ def _wrap(e: ast.Expr, text: str, at_least: int) -> str:
     return text
 
 
-__all__ = ["Audience", "WrapAroundExplainer", "wraparound_explainer", "partial_group_fix",
-           "uninitialized_fix", "step_budget_advice", "unparse"]
+__all__ = ["Audience", "RaceShape", "race_shape", "threadgroup_race_fix", "more_elements", "WrapAroundExplainer", "wraparound_explainer", "partial_group_fix",
+           "uninitialized_fix", "step_budget_advice", "lane_values", "unparse"]

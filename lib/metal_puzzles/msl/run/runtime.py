@@ -13,7 +13,7 @@ import numpy as np
 from ..lang.errors import KernelRuntimeError, Pos
 from ..lang.types import AddressSpace, MemFlags
 from .findings import Finding, FindingKind, SanitizeMode, Severity, StopKernel, StopReason
-from .hints import Audience, step_budget_advice
+from .hints import Audience, lane_values, step_budget_advice
 from .lanes import Lanes, fmt_triple
 from .memory import AccessKind, Memory, Ptr, View, rescale, view_of
 
@@ -32,14 +32,15 @@ class Frame:
 
 
 class LoopState:
-    __slots__ = ("brk", "cont", "is_switch", "outer", "pos")
+    __slots__ = ("active", "brk", "cont", "is_switch", "outer", "pos")
 
-    def __init__(self, pos: Pos | None = None, outer: LoopState | None = None) -> None:
+    def __init__(self, pos: Pos | None = None, outer: LoopState | None = None, active=None) -> None:
         self.brk = None
         self.cont = None
         self.is_switch = False
         self.outer = outer
         self.pos = pos  # where the loop (or switch) starts, for step-budget findings
+        self.active = active  # lanes still in the loop (None: all), for step-budget findings
 
 
 def _bits_dtype(dt):
@@ -99,6 +100,8 @@ class Ctx:
         self.lane_phase = np.zeros(self.n, dtype=np.int64)  # threadgroup-memory phase of each lane's group
         self.all_lanes = np.arange(self.n)
         self.barrier_hooks: list = []
+        #: The kernel's local variables (front.symbols.Var), for findings that quote a thread's values.
+        self.variables: list = []
 
     # ----------------------------------------------------------------- masks
     def live(self, mask):
@@ -135,12 +138,26 @@ class Ctx:
         while st is not None and (st.is_switch or st.pos is None):
             st = st.outer
         where = st.pos if st is not None else pos
+        counted = ("statements, calls and loop iterations, counted once for all threads in lock-step; a long "
+                   "expression counts as several")
+        threads = []
+        if st is None:
+            message = (f"the kernel ran more than {self.max_steps} steps ({counted}); is there runaway recursion? "
+                       f"({step_budget_advice(self.audience)})")
+        else:
+            # Name one thread still looping, and what its variables last held: what to look at.
+            looping = np.flatnonzero(st.active) if st.active is not None else self.all_lanes
+            lane = int(looping[0]) if looping.size else 0
+            threads = [self.lanes.describe(lane)]
+            values = lane_values(self.variables, self.slots, lane, self.n)
+            others = looping.size - 1
+            message = (f"{self.lanes.name(lane)}" + (f" (and {others} other thread{'s' if others != 1 else ''})"
+                                                    if others > 0 else "")
+                       + f" is still in the loop at line {where.line} after {self.max_steps} steps ({counted})"
+                       + (f"; its variables last held {values}" if values else "")
+                       + f": is the loop endless? ({step_budget_advice(self.audience)})")
         # Reported in every sanitize mode: the run did not finish, whatever else is looked for.
-        self.findings.append(Finding(
-            FindingKind.STEP_BUDGET,
-            f"the kernel ran more than {self.max_steps} steps (statements, calls and loop iterations, counted "
-            "once for all threads in lock-step; a long expression counts as several); is there an endless loop or runaway recursion? "
-            f"({step_budget_advice(self.audience)})", where, step=self.current_step()))
+        self.findings.append(Finding(FindingKind.STEP_BUDGET, message, where, threads, step=self.current_step()))
         raise StopKernel(StopReason.STEP_BUDGET)
 
     def current_step(self) -> int | None:

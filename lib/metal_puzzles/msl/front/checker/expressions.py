@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ...abi.signature import METAL_ATTRIBUTES
+from ...abi.signature import METAL_ATTRIBUTES, ParamRole
 from ...lang.errors import CompileError, Pos, did_you_mean
 from ...lang.types import (
     BOOL,
@@ -127,8 +127,22 @@ class Expressions(CheckerState):
             return e
         if self.library.function(name) is not None or name in self.func_defs:
             raise CompileError(f"'{name}' is a function; did you forget the parentheses '()'?", e.pos)
+        owner = self._output_of(name)
+        if owner is not None:  # 'dx_shape' for an output dx: no near name fits, the cause is the rule
+            raise CompileError(f"use of undeclared identifier '{name}': '{owner}' is an output, and outputs get no "
+                               f"{name[len(owner):]} (only inputs have _shape, _strides and _ndim); take the size "
+                               "from an input's shape or from a constant", e.pos)
         raise CompileError(f"use of undeclared identifier '{name}'" + did_you_mean(name, self._value_candidates()),
                            e.pos)
+
+    def _output_of(self, name: str) -> str | None:
+        """The output whose _shape, _strides or _ndim ``name`` asks for, or None."""
+        for suffix in ("_shape", "_strides", "_ndim"):
+            if name.endswith(suffix):
+                owner = self.scope.lookup(name.removesuffix(suffix))
+                if isinstance(owner, Var) and owner.role == ParamRole.OUTPUT:
+                    return owner.name
+        return None
 
     def _value_candidates(self) -> set[str]:
         names = {k for k, v in self._all_scope_items() if isinstance(v, Var)}
