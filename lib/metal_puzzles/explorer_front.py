@@ -48,7 +48,9 @@ KEYBOARD_GUARD_HTML = (
 # - the code listing and the diagram scroll sideways instead of wrapping mid-identifier or
 #   shrinking (JupyterLab gives an SVG max-width: 100%, which shrank a wide diagram's text to 3 px);
 # - the diagram's panel is at most a screen tall, so the step controls and code stay in view;
-# - tables get real column alignment and visible headers.
+# - tables get real column alignment and visible headers;
+# - an ipywidgets box is a flex box, whose children are as wide as their content unless given
+#   min-width: 0: without it a wide table or listing pushes out of the explorer and is cut off.
 STYLE_HTML = f"""<style>
 .{ROOT_CLASS} .mp-main {{ display: flex; flex-flow: row wrap; gap: 12px; align-items: flex-start; }}
 .{ROOT_CLASS} .mp-left {{ flex: 0 1 auto; min-width: 320px; max-width: 100%; }}
@@ -56,7 +58,7 @@ STYLE_HTML = f"""<style>
 .{ROOT_CLASS} .mp-source {{ overflow-x: auto; max-width: 100%; }}
 .{ROOT_CLASS} .mp-source pre {{ white-space: pre; margin: 0; font-size: 12px; line-height: 1.35; }}
 .{ROOT_CLASS} .mp-line {{ white-space: pre; }}
-.{ROOT_CLASS} .mp-diagram {{ overflow: auto; max-height: 62vh; max-width: 100%; border: 1px solid #ddd; }}
+.{ROOT_CLASS} .mp-diagram {{ overflow: auto; max-height: 58vh; max-width: 100%; border: 1px solid #ddd; }}
 .{ROOT_CLASS} .mp-diagram svg {{ max-width: none !important; height: auto; display: block; }}
 .{ROOT_CLASS} .mp-variables table, .{ROOT_CLASS} table.mp-cost-table, .{ROOT_CLASS} table.mp-count-table {{
   border-collapse: collapse; }}
@@ -64,9 +66,13 @@ STYLE_HTML = f"""<style>
 .{ROOT_CLASS} .mp-count-table td, .{ROOT_CLASS} .mp-count-table th {{
   padding: 1px 8px; text-align: left; border-bottom: 1px solid #eee; white-space: nowrap; }}
 .{ROOT_CLASS} .mp-cost-table th, .{ROOT_CLASS} .mp-count-table th {{ font-weight: bold; background: #f4f4f4; }}
+.{ROOT_CLASS} .mp-cost, .{ROOT_CLASS} .mp-counts, .{ROOT_CLASS} .mp-source,
+.{ROOT_CLASS} .mp-diagram, .{ROOT_CLASS} .widget-html-content {{ min-width: 0; max-width: 100%; }}
 .{ROOT_CLASS} .mp-cost-scroll {{ overflow-x: auto; max-width: 100%; }}
 .{ROOT_CLASS} .mp-accesses {{ margin: 2px 0; padding-left: 18px; max-height: 9em; overflow-y: auto; }}
 .{ROOT_CLASS} .mp-accesses li {{ white-space: nowrap; }}
-.{ROOT_CLASS} .mp-picker .widget-toggle-buttons .widget-toggle-button {{ padding: 0 2px; font-size: 11px; }}
+.{ROOT_CLASS} .mp-picker .widget-toggle-button {{ padding: 0 2px; font-size: 11px; height: 22px; }}
+.{ROOT_CLASS} .mp-picker .widget-toggle-buttons {{ margin: 1px 0; }}
+.{ROOT_CLASS} .mp-finding-text {{ font-size: 12px; }}
 .{ROOT_CLASS} .mp-idle {{ color: #8a5a00; }}
 </style>"""

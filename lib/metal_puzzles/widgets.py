@@ -177,14 +177,17 @@ class Explorer:
         self.refresh()
 
     def _lay_out(self, title: str, findings: W.Widget, with_check: bool) -> W.VBox:
-        controls = W.HBox([self.group, self.thread, self.phase], layout=W.Layout(flex_flow="row wrap"))
+        controls = W.HBox([self.group, self.thread, self.phase, self.picker.widget],
+                          layout=W.Layout(flex_flow="row wrap", align_items="center"))
         controls.add_class("mp-controls")
         stepper = W.HBox([self.back, self.forward, self.step_slider, self.step_label],
                          layout=W.Layout(flex_flow="row wrap", align_items="center"))
         stepper.add_class("mp-stepper")
-        left = W.VBox([stepper, self.source, self.variables])
+        # The diagram alone on the right, level with the step controls, so that it, the code and
+        # the controls share the screen; what the thread did sits under its variables.
+        left = W.VBox([stepper, self.source, self.variables, self.who, self.accesses])
         left.add_class("mp-left")
-        right = W.VBox([self.who, self.accesses, self.diagram])
+        right = W.VBox([self.diagram])
         right.add_class("mp-right")
         main = W.Box([left, right])
         main.add_class("mp-main")
@@ -198,7 +201,7 @@ class Explorer:
         self.details = details
         bottom = [W.HBox([self.check_button, self.verdict])] if with_check else []
         root = W.VBox([W.HTML(STYLE_HTML + KEYBOARD_GUARD_HTML + f"<b>{html.escape(title)}</b>"), controls,
-                       self.picker.widget, findings, main, details, *bottom])
+                       findings, main, details, *bottom])
         root.add_class(ROOT_CLASS)
         return root
 
@@ -296,9 +299,7 @@ class Explorer:
             f"<td>{r['barriers'] or ''}</td></tr>" for r in m.cost_lines())
         mine = "".join(f"<li>line {r['line']}: {r['kind']} {html.escape(r['buffer'])}: {r['value']} {r['what']} "
                        f"({r['active_lanes']} lanes active)</li>" for r in m.simd_group_costs(lane))
-        gpu = html.escape(m.result.cost.gpu.name)
-        return (f"<div class='mp-cost-scroll'><div>Cost model ({gpu}; a model, not a measurement)</div>"
-                "<table class='mp-cost-table'><tr><th>line</th><th>code</th><th>SIMD eff.</th>"
+        return ("<div class='mp-cost-scroll'><table class='mp-cost-table'><tr><th>line</th><th>code</th><th>SIMD eff.</th>"
                 "<th>segments / load</th><th>segments / store</th><th>bank conflict</th><th>barriers</th></tr>"
                 f"{lines}</table><p>This thread's SIMD-group (worst execution of each access):</p>"
                 f"<ul class='mp-simd-costs'>{mine}</ul></div>")
@@ -348,8 +349,9 @@ class Explorer:
         self.step_slider.value = self.step_index + 1
         self.back.disabled = self.step_index == 0
         self.forward.disabled = self.step_index >= m.n_steps - 1
-        self.step_label.value = (f"<span class='mp-step-text'>step {self.step_index + 1} / {m.n_steps}: "
-                                 f"line {info['line']}</span>")
+        # A record may end with a step after the last statement (no line): the state the kernel left.
+        where = "after the last line" if info["line"] is None else f"line {info['line']}"
+        self.step_label.value = f"<span class='mp-step-text'>step {self.step_index + 1} / {m.n_steps}: {where}</span>"
         lines = []
         flagged = m.finding_lines()
         for no, text in enumerate(m.source_lines(), start=1):
