@@ -39,6 +39,22 @@ _GUARD_SCRIPT = (
     "})(this, 50)"
 )
 
+# The code listing is at most half a screen tall and scrolls; when a step or a finding moves the
+# highlighted line out of its view, this brings the line back to the upper third of the listing.
+# It scrolls the listing only, never the page, so a notebook whose explorers render at once does
+# not jump about.
+_SHOW_CURRENT_LINE_SCRIPT = (
+    "var box = this.closest('.mp-source');"
+    " var line = box && box.querySelector('.mp-current');"
+    " if (line) { var l = line.getBoundingClientRect(), b = box.getBoundingClientRect();"
+    "   if (l.top < b.top || l.bottom > b.bottom) { box.scrollTop += l.top - b.top - b.height / 3; } }"
+)
+
+SHOW_CURRENT_LINE_HTML = (
+    f'<img class="mp-show-current-line" src="data:," alt="" style="display:none" '
+    f'onerror="{_SHOW_CURRENT_LINE_SCRIPT}">'
+)
+
 KEYBOARD_GUARD_HTML = (
     f'<img class="mp-keyboard-guard" src="data:," alt="" style="display:none" onerror="{_GUARD_SCRIPT}">'
 )
@@ -47,7 +63,9 @@ KEYBOARD_GUARD_HTML = (
 # - the two columns wrap below each other when the output area is narrow, rather than squeeze;
 # - the code listing and the diagram scroll sideways instead of wrapping mid-identifier or
 #   shrinking (JupyterLab gives an SVG max-width: 100%, which shrank a wide diagram's text to 3 px);
-# - the diagram's panel is at most a screen tall, so the step controls and code stay in view;
+# - the diagram's panel and the code listing are at most about half a screen tall, so the
+#   step controls, the code and the diagram share one screen;
+# - a thread's variables sit side by side (name, value; name, value): a line or two, not a column;
 # - tables get real column alignment and visible headers;
 # - an ipywidgets box is a flex box, whose children are as wide as their content unless given
 #   min-width: 0: without it a wide table or listing pushes out of the explorer and is cut off.
@@ -55,11 +73,14 @@ STYLE_HTML = f"""<style>
 .{ROOT_CLASS} .mp-main {{ display: flex; flex-flow: row wrap; gap: 12px; align-items: flex-start; }}
 .{ROOT_CLASS} .mp-left {{ flex: 0 1 auto; min-width: 320px; max-width: 100%; }}
 .{ROOT_CLASS} .mp-right {{ flex: 1 1 420px; min-width: 320px; max-width: 100%; }}
-.{ROOT_CLASS} .mp-source {{ overflow-x: auto; max-width: 100%; }}
+.{ROOT_CLASS} .mp-source {{ overflow: auto; max-width: 100%; max-height: 45vh; }}
 .{ROOT_CLASS} .mp-source pre {{ white-space: pre; margin: 0; font-size: 12px; line-height: 1.35; }}
 .{ROOT_CLASS} .mp-line {{ white-space: pre; }}
 .{ROOT_CLASS} .mp-diagram {{ overflow: auto; max-height: 58vh; max-width: 100%; border: 1px solid #ddd; }}
 .{ROOT_CLASS} .mp-diagram svg {{ max-width: none !important; height: auto; display: block; }}
+.{ROOT_CLASS} .mp-var-table, .{ROOT_CLASS} .mp-var-table tbody {{ display: flex; flex-flow: row wrap; }}
+.{ROOT_CLASS} .mp-var-table tr {{ display: flex; margin-right: 14px; }}
+.{ROOT_CLASS} .mp-var-table td.mp-value {{ font-family: var(--jp-code-font-family, monospace); }}
 .{ROOT_CLASS} .mp-variables table, .{ROOT_CLASS} table.mp-cost-table, .{ROOT_CLASS} table.mp-count-table {{
   border-collapse: collapse; }}
 .{ROOT_CLASS} .mp-variables td, .{ROOT_CLASS} .mp-cost-table td, .{ROOT_CLASS} .mp-cost-table th,

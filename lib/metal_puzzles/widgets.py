@@ -13,7 +13,7 @@ from IPython.display import display
 
 from .checking import CheckResult
 from .draw import draw_run, to_svg
-from .explorer_front import KEYBOARD_GUARD_HTML, ROOT_CLASS, STYLE_HTML
+from .explorer_front import KEYBOARD_GUARD_HTML, ROOT_CLASS, SHOW_CURRENT_LINE_HTML, STYLE_HTML
 from .explorer_model import ExplorerModel
 from .kernel import MetalKernel, SimulatedKernel
 from .marks import FINDING_RED
@@ -184,8 +184,9 @@ class Explorer:
                          layout=W.Layout(flex_flow="row wrap", align_items="center"))
         stepper.add_class("mp-stepper")
         # The diagram alone on the right, level with the step controls, so that it, the code and
-        # the controls share the screen; what the thread did sits under its variables.
-        left = W.VBox([stepper, self.source, self.variables, self.who, self.accesses])
+        # the controls share the screen; the variables (one or two lines) between the step
+        # controls and the code; what the thread did under the code.
+        left = W.VBox([stepper, self.variables, self.source, self.who, self.accesses])
         left.add_class("mp-left")
         right = W.VBox([self.diagram])
         right.add_class("mp-right")
@@ -361,7 +362,7 @@ class Explorer:
                     "line'>\u25cf</span>" if no in flagged else " ")
             lines.append(f"<div class='mp-line {cls}' style='{style}'>{flag}<span style='color:#888'>{no:3d}</span> "
                          f"{html.escape(text)}</div>")
-        self.source.value = "<pre>" + "".join(lines) + "</pre>"
+        self.source.value = "<pre>" + "".join(lines) + "</pre>" + SHOW_CURRENT_LINE_HTML
         heading = f"<div><b>variables of {html.escape(m.describe(self.lane))}</b></div>"
         if not info["active"]:
             self.variables.value = heading + "<div class='mp-inactive'><i>this thread is inactive at this step</i></div>"

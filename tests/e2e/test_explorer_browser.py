@@ -121,7 +121,8 @@ guard = MetalProblem("Guard", guard_test, [mx.arange(4)], (4,), (8, 1, 1), (8, 1
 guard.explore()'''
 
 # Dot Product with a tree reduction and no barrier inside the loop: at s = 2 thread 0 reads
-# shared[2], which thread 2 wrote at s = 4 with no barrier between.
+# shared[2], which thread 2 wrote at s = 4 with no barrier between. Thirty comment lines make
+# the listing taller than its box, so the last line is out of view until a step goes there.
 DOT_CELL = '''\
 def dot_test(a, b):
     source = """
@@ -135,6 +136,36 @@ for (uint s = 4; s > 0; s /= 2) {
         shared[local_i] += shared[local_i + s];
     }
 }
+//  1: room to make the listing longer than its half screen
+//  2: room to make the listing longer than its half screen
+//  3: room to make the listing longer than its half screen
+//  4: room to make the listing longer than its half screen
+//  5: room to make the listing longer than its half screen
+//  6: room to make the listing longer than its half screen
+//  7: room to make the listing longer than its half screen
+//  8: room to make the listing longer than its half screen
+//  9: room to make the listing longer than its half screen
+// 10: room to make the listing longer than its half screen
+// 11: room to make the listing longer than its half screen
+// 12: room to make the listing longer than its half screen
+// 13: room to make the listing longer than its half screen
+// 14: room to make the listing longer than its half screen
+// 15: room to make the listing longer than its half screen
+// 16: room to make the listing longer than its half screen
+// 17: room to make the listing longer than its half screen
+// 18: room to make the listing longer than its half screen
+// 19: room to make the listing longer than its half screen
+// 20: room to make the listing longer than its half screen
+// 21: room to make the listing longer than its half screen
+// 22: room to make the listing longer than its half screen
+// 23: room to make the listing longer than its half screen
+// 24: room to make the listing longer than its half screen
+// 25: room to make the listing longer than its half screen
+// 26: room to make the listing longer than its half screen
+// 27: room to make the listing longer than its half screen
+// 28: room to make the listing longer than its half screen
+// 29: room to make the listing longer than its half screen
+// 30: room to make the listing longer than its half screen
 if (local_i == 0) {
     out[0] = shared[0];
 }
@@ -757,3 +788,35 @@ def test_a_900px_window_clips_no_text(lab: Lab) -> None:
     finally:
         lab.page.set_viewport_size(before)
     assert not problems, "the explorer at 900 px:\n" + "\n".join(problems)
+
+
+def test_the_listing_scrolls_to_the_line_of_the_step(lab: Lab, small_screen) -> None:
+    """End on the step slider goes to the last step, far down a listing taller than its box: the
+    listing scrolls so that the highlighted line is in view (and on the screen)."""
+    from playwright.sync_api import expect
+
+    width, height = small_screen
+    ex = lab.explorer(DOT)
+    _scroll_to_top_of(ex)
+    source = ex.locator(".mp-source")
+    assert source.evaluate("e => e.scrollHeight > e.clientHeight"), "the listing fits: nothing to scroll"
+    step = _handle(ex, "mp-step")
+    step.click()
+    lab.page.keyboard.press("End")
+    total = int(_STEP_LABEL.search(ex.locator(".mp-step-label").inner_text()).group(2))
+    expect(ex.locator(".mp-step-label")).to_have_text(re.compile(rf"^step {total} / {total}: "))
+    if "after the last line" in ex.locator(".mp-step-label").inner_text():
+        # A record that ends with the state after the last statement has no line there: one back.
+        lab.page.keyboard.press("ArrowLeft")
+        expect(ex.locator(".mp-step-label")).to_have_text(re.compile(rf"^step {total - 1} / {total}: line"))
+    current = ex.locator(".mp-source .mp-current")
+    expect(current).to_contain_text("out[0] = shared[0];")
+    expect(current).to_be_in_viewport()
+    line, frame = current.bounding_box(), source.bounding_box()
+    assert frame["y"] <= line["y"] and line["y"] + line["height"] <= frame["y"] + frame["height"] + 0.5
+    assert _within(line, width, height)
+    lab.shot("listing-scrolled-to-last-step", ex)
+    step.click()
+    lab.page.keyboard.press("Home")  # and back to the top
+    expect(ex.locator(".mp-step-label")).to_have_text(re.compile(rf"^step 1 / {total}: "))
+    expect(ex.locator(".mp-source .mp-current")).to_be_in_viewport()
