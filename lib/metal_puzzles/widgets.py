@@ -273,15 +273,24 @@ class Explorer:
         lane = self.lane
         self.who.value = f"<span>{html.escape(self.model.describe(lane))}</span>"
         self.accesses.value = self._accesses_html(lane)
-        self.diagram.value = self._diagram_svg(lane)
         self.counts.value = self._counts_html(lane)
         self.cost.value = self._cost_html(lane)
         self.refresh_steps()
+        # Last: the diagram is the slowest to draw and the largest message (megabytes for a
+        # 1,024-thread threadgroup); the texts above must not wait for it, or show the thread
+        # before while it travels.
+        self.diagram.value = self._diagram_svg(lane)
 
     def _diagram_svg(self, lane: int) -> str:
+        """The diagram of one thread's accesses, in a wrapper that says whose and which phase
+        (``data-shows``): the diagram arrives last and is large, and a reader of the page (a
+        browser test) can tell the diagram of the selection from the one before."""
         filtered = self.model.filtered_result(lane, self.selected_phase)
         group = int(self.model.result.lanes.group[lane])
-        return to_svg(draw_run(filtered, title=self.title, max_groups=self.model.n_groups, only_group=group))
+        svg = to_svg(draw_run(filtered, title=self.title, max_groups=self.model.n_groups, only_group=group))
+        phase = "all phases" if self.selected_phase is None else f"phase {self.selected_phase}"
+        shows = html.escape(f"{self.model.describe(lane)}, {phase}", quote=True)
+        return f"<div class='mp-diagram-view' data-shows='{shows}'>{svg}</div>"
 
     def _cost_html(self, lane: int) -> str:
         """Per line, the cost model's figures; and what this thread's SIMD-group paid at each access."""

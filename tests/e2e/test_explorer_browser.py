@@ -177,17 +177,20 @@ dot = MetalProblem("Dot Product", dot_test, [mx.arange(8, dtype=mx.float32), mx.
                    (1,), (8, 1, 1), (8, 1, 1))
 dot.explore()'''
 
-# One threadgroup of 1,024 threads (the most Metal allows).
+# One threadgroup of 1,024 threads (the most Metal allows) over 1,000 elements: a correct guard
+# leaves the last 24 threads idle.
 WIDE_CELL = '''\
 def wide_test(a):
     source = """
 uint i = thread_position_in_grid.x;
-out[i] = a[i] * 2;
+if (i < 1000) {
+    out[i] = a[i] * 2;
+}
 """
     return MetalKernel(name="wide", input_names=["a"], output_names=["out"], source=source)
 
 
-wide = MetalProblem("Wide", wide_test, [mx.arange(1024, dtype=mx.float32)], (1024,), (1024, 1, 1), (1024, 1, 1),
+wide = MetalProblem("Wide", wide_test, [mx.arange(1000, dtype=mx.float32)], (1000,), (1024, 1, 1), (1024, 1, 1),
                     spec=lambda a: a * 2)
 wide.explore()'''
 
@@ -339,6 +342,14 @@ def step_until_line(lab: Lab, explorer, text: str, max_steps: int = 40) -> None:
 COUNTS, COST = ("counts of this thread's accesses", ".mp-counts"), ("cost model (", ".mp-cost")
 
 
+def expect_diagram_of(explorer, shows: str) -> None:
+    """Until the diagram drawn is the one of ``shows`` (thread and phase): the explorer sends the
+    diagram last, after the texts, so a test that reads them may still see the diagram before."""
+    from playwright.sync_api import expect
+
+    expect(explorer.locator(".mp-diagram .mp-diagram-view")).to_have_attribute("data-shows", shows)
+
+
 def open_section(explorer, section: tuple[str, str]) -> None:
     """Open a collapsed section of the explorer (an ipywidgets Accordion: COUNTS or COST) by a
     click on its title, and wait until its content is shown."""
@@ -378,6 +389,7 @@ def test_map_explorer_threads_steps_and_check(lab: Lab) -> None:
     expect(ex.locator(".mp-thread .widget-readout")).to_have_text("2")
     expect(accesses).to_have_text(["line 3: read a[2] (phase 0)", "line 3: write out[2] (phase 0)"])
     expect(ex.locator(".mp-counts .mp-mine")).to_have_text(["1", "1", "0", "0", "0"])
+    expect_diagram_of(ex, "thread (2,0,0) of threadgroup (0,0,0), all phases")
     assert ex.locator(".mp-diagram").inner_html() != diagram_before, "the diagram did not follow the thread"
     lab.shot("map-thread-2", ex)
 
@@ -703,6 +715,7 @@ def _one_screen_problems(ex, width: int, height: int) -> list[str]:
 def test_one_screen_at_1400x900_shows_controls_code_and_diagram(lab: Lab, small_screen) -> None:
     width, height = small_screen
     ex = _click_dot_race(lab)
+    expect_diagram_of(ex, "thread (0,0,0) of threadgroup (0,0,0), phase 1")
     _scroll_to_top_of(ex)
     problems = _one_screen_problems(ex, width, height)
     lab.shot("one-screen-dot")
@@ -722,12 +735,22 @@ def test_a_1024_thread_threadgroup_is_picked_by_simd_group_and_lane_on_one_scree
     ex.locator(".mp-lane-buttons button", has_text=re.compile(r"^5$")).click()
     expect(ex.locator(".mp-who")).to_have_text("thread (101,0,0) of threadgroup (0,0,0)")
     expect(ex.locator(".mp-thread .widget-readout")).to_have_text("101")
-    expect(ex.locator(".mp-accesses li")).to_have_text(["line 3: read a[101] (phase 0)",
-                                                        "line 3: write out[101] (phase 0)"])
+    expect(ex.locator(".mp-accesses li")).to_have_text(["line 4: read a[101] (phase 0)",
+                                                        "line 4: write out[101] (phase 0)"])
+    expect_diagram_of(ex, "thread (101,0,0) of threadgroup (0,0,0), all phases")
     _scroll_to_top_of(ex)
     problems = _one_screen_problems(ex, width, height)
     lab.shot("wide-thread-101")
     assert not problems, "\n".join(problems)
+
+    # The last thread is a spare one: it says that it did nothing, and why.
+    ex.locator(".mp-simd-buttons button", has_text=re.compile(r"^31$")).click()
+    expect(ex.locator(".mp-who")).to_have_text("thread (997,0,0) of threadgroup (0,0,0)")
+    ex.locator(".mp-lane-buttons button", has_text=re.compile(r"^31$")).click()
+    expect(ex.locator(".mp-who")).to_have_text("thread (1023,0,0) of threadgroup (0,0,0)")
+    expect(ex.locator(".mp-idle")).to_have_text("this thread did nothing: the condition on line 3 (if (i < 1000) {) "
+                                                "is false for it, so it skipped the statements that touch memory")
+    lab.shot("wide-thread-1023-idle", ex)
 
 
 # How an element is drawn against its natural size: an SVG's rendered width over its own width
@@ -811,7 +834,7 @@ def test_the_listing_scrolls_to_the_line_of_the_step(lab: Lab, small_screen) -> 
         expect(ex.locator(".mp-step-label")).to_have_text(re.compile(rf"^step {total - 1} / {total}: line"))
     current = ex.locator(".mp-source .mp-current")
     expect(current).to_contain_text("out[0] = shared[0];")
-    expect(current).to_be_in_viewport()
+    expect(current).to_be_in_viewport(ratio=1)
     line, frame = current.bounding_box(), source.bounding_box()
     assert frame["y"] <= line["y"] and line["y"] + line["height"] <= frame["y"] + frame["height"] + 0.5
     assert _within(line, width, height)
