@@ -61,7 +61,7 @@ KEYBOARD_GUARD_HTML = (
 
 # Scoped to the explorer. Why each rule:
 # - the two columns wrap below each other when the output area is narrow, rather than squeeze;
-#   the left one is at most 640 px, so a long line of text there cannot push the diagram below;
+#   the left one is at most 560 px, so a long line of text there cannot push the diagram below;
 # - the code listing and the diagram scroll sideways instead of wrapping mid-identifier or
 #   shrinking (JupyterLab gives an SVG max-width: 100%, which shrank a wide diagram's text to 3 px);
 # - the diagram's panel and the code listing are at most about half a screen tall, so the
@@ -72,8 +72,8 @@ KEYBOARD_GUARD_HTML = (
 #   min-width: 0: without it a wide table or listing pushes out of the explorer and is cut off.
 STYLE_HTML = f"""<style>
 .{ROOT_CLASS} .mp-main {{ display: flex; flex-flow: row wrap; gap: 12px; align-items: flex-start; }}
-.{ROOT_CLASS} .mp-left {{ flex: 0 1 auto; min-width: 320px; max-width: min(100%, 640px); }}
-.{ROOT_CLASS} .mp-right {{ flex: 1 1 420px; min-width: 320px; max-width: 100%; }}
+.{ROOT_CLASS} .mp-left {{ flex: 0 1 auto; min-width: 320px; max-width: min(100%, 560px); }}
+.{ROOT_CLASS} .mp-right {{ flex: 1 1 340px; min-width: 320px; max-width: 100%; }}
 .{ROOT_CLASS} .mp-source {{ overflow: auto; max-width: 100%; max-height: 45vh; }}
 .{ROOT_CLASS} .mp-source pre {{ white-space: pre; margin: 0; font-size: 12px; line-height: 1.35; }}
 .{ROOT_CLASS} .mp-line {{ white-space: pre; }}

@@ -750,7 +750,11 @@ def test_a_1024_thread_threadgroup_is_picked_by_simd_group_and_lane_on_one_scree
     expect(ex.locator(".mp-who")).to_have_text("thread (1023,0,0) of threadgroup (0,0,0)")
     expect(ex.locator(".mp-idle")).to_have_text("this thread did nothing: the condition on line 3 (if (i < 1000) {) "
                                                 "is false for it, so it skipped the statements that touch memory")
+    expect_diagram_of(ex, "thread (1023,0,0) of threadgroup (0,0,0), all phases")
+    _scroll_to_top_of(ex)
+    problems = _one_screen_problems(ex, width, height)
     lab.shot("wide-thread-1023-idle", ex)
+    assert not problems, "\n".join(problems)
 
 
 # How an element is drawn against its natural size: an SVG's rendered width over its own width
