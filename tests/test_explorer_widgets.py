@@ -61,6 +61,7 @@ def test_a_large_threadgroup_is_picked_by_simd_group_and_lane(wide):
     picker = wide.picker
     assert picker.threads is None, "1,024 thread buttons: the wall of swatches the picker replaces"
     assert len(picker.simd_groups.options) == 32 and len(picker.lanes.options) == 32
+    assert picker.simd_groups.tooltips[3] == "threads 96 to 127"  # what a SIMD-group button stands for
     picker.simd_groups.value = 3
     picker.lanes.value = 5
     assert wide.thread.value == 3 * 32 + 5

@@ -61,17 +61,22 @@ class ThreadPicker:
         style = {"button_width": "30px", "description_width": "initial"}
         if not self.by_simd_group:
             self.threads = W.ToggleButtons(options=[(str(t), t) for t in range(n_threads)], value=0,
-                                           description="thread", style=style)
+                                           description="thread", style=style,
+                                           tooltips=[f"thread {t} of the threadgroup" for t in range(n_threads)])
             self.threads.add_class("mp-thread-buttons")
             self.threads.observe(self._picked, names="value")
             self.simd_groups = self.lanes = None
             self.widget.children = [self.threads]
             return
         n_simd = -(-n_threads // SIMD_WIDTH)
-        self.simd_groups = W.ToggleButtons(options=[(str(g), g) for g in range(n_simd)], value=0,
-                                           description="SIMD-group", style=style)
-        self.lanes = W.ToggleButtons(options=[(str(lane), lane) for lane in range(SIMD_WIDTH)], value=0,
-                                     description="lane", style=style)
+        last = n_threads - 1
+        self.simd_groups = W.ToggleButtons(
+            options=[(str(g), g) for g in range(n_simd)], value=0, description="SIMD-group", style=style,
+            tooltips=[f"threads {g * SIMD_WIDTH} to {min((g + 1) * SIMD_WIDTH - 1, last)}" for g in range(n_simd)])
+        self.lanes = W.ToggleButtons(
+            options=[(str(lane), lane) for lane in range(SIMD_WIDTH)], value=0, description="lane", style=style,
+            tooltips=[f"lane {lane} of the SIMD-group (thread = SIMD-group x {SIMD_WIDTH} + lane)"
+                      for lane in range(SIMD_WIDTH)])
         self.simd_groups.add_class("mp-simd-buttons")
         self.lanes.add_class("mp-lane-buttons")
         self.simd_groups.observe(self._picked, names="value")
