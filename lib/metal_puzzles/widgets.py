@@ -13,50 +13,143 @@ from IPython.display import display
 
 from .checking import CheckResult
 from .draw import draw_run, to_svg
+from .explorer_front import KEYBOARD_GUARD_HTML, ROOT_CLASS, SHOW_CURRENT_LINE_HTML, STYLE_HTML
 from .explorer_model import ExplorerModel
 from .kernel import MetalKernel, SimulatedKernel
 from .marks import FINDING_RED
 from .msl import RunResult
+from .msl.run.lanes import SIMD_WIDTH
 
 #: Findings the explorer lists as buttons (a runaway kernel can have a couple of hundred).
 MAX_FINDINGS_LISTED = 20
+
+#: Accesses of the thread listed under its name (the diagram draws them all).
+MAX_ACCESSES_LISTED = 40
+
+#: Up to this many threads a threadgroup's threads are one row of buttons; a larger threadgroup
+#: is picked by SIMD-group and lane (two rows of at most 32 buttons instead of 1,024).
+MAX_THREAD_BUTTONS = 64
 
 _COUNTER_NAMES = (("global_reads", "global reads"), ("global_writes", "global writes"),
                   ("shared_reads", "shared reads"), ("shared_writes", "shared writes"), ("atomics", "atomics"))
 
 
+class ThreadPicker:
+    """The threads of a threadgroup as buttons to click: one button per thread in a small
+    threadgroup, or a SIMD-group row and a lane row in a large one. ``on_pick`` gets the thread's
+    index in its threadgroup."""
+
+    def __init__(self, n_threads: int, on_pick: Callable[[int], None]) -> None:
+        self.on_pick = on_pick
+        self.widget = W.VBox([])
+        self.widget.add_class("mp-picker")
+        self.n_threads = 0
+        self._setting = False  # select() moves the buttons without calling on_pick back
+        self.threads: W.ToggleButtons | None = None
+        self.simd_groups: W.ToggleButtons | None = None
+        self.lanes: W.ToggleButtons | None = None
+        self.resize(n_threads)
+
+    @property
+    def by_simd_group(self) -> bool:
+        return self.n_threads > MAX_THREAD_BUTTONS
+
+    def resize(self, n_threads: int) -> None:
+        if n_threads == self.n_threads:
+            return
+        self.n_threads = n_threads
+        style = {"button_width": "30px", "description_width": "initial"}
+        if not self.by_simd_group:
+            self.threads = W.ToggleButtons(options=[(str(t), t) for t in range(n_threads)], value=0,
+                                           description="thread", style=style,
+                                           tooltips=[f"thread {t} of the threadgroup" for t in range(n_threads)])
+            self.threads.add_class("mp-thread-buttons")
+            self.threads.observe(self._picked, names="value")
+            self.simd_groups = self.lanes = None
+            self.widget.children = [self.threads]
+            return
+        n_simd = -(-n_threads // SIMD_WIDTH)
+        last = n_threads - 1
+        self.simd_groups = W.ToggleButtons(
+            options=[(str(g), g) for g in range(n_simd)], value=0, description="SIMD-group", style=style,
+            tooltips=[f"threads {g * SIMD_WIDTH} to {min((g + 1) * SIMD_WIDTH - 1, last)}" for g in range(n_simd)])
+        self.lanes = W.ToggleButtons(
+            options=[(str(lane), lane) for lane in range(SIMD_WIDTH)], value=0, description="lane", style=style,
+            tooltips=[f"lane {lane} of the SIMD-group (thread = SIMD-group x {SIMD_WIDTH} + lane)"
+                      for lane in range(SIMD_WIDTH)])
+        self.simd_groups.add_class("mp-simd-buttons")
+        self.lanes.add_class("mp-lane-buttons")
+        self.simd_groups.observe(self._picked, names="value")
+        self.lanes.observe(self._picked, names="value")
+        self.threads = None
+        self.widget.children = [self.simd_groups, self.lanes]
+
+    @property
+    def value(self) -> int:
+        if self.threads is not None:
+            return self.threads.value
+        return self.simd_groups.value * SIMD_WIDTH + self.lanes.value
+
+    def select(self, thread: int) -> None:
+        """Show ``thread`` as the picked one (the slider moved)."""
+        self._setting = True
+        try:
+            if self.threads is not None:
+                self.threads.value = thread
+            else:
+                self.simd_groups.value, self.lanes.value = divmod(thread, SIMD_WIDTH)
+        finally:
+            self._setting = False
+
+    def _picked(self, _change) -> None:
+        if not self._setting:
+            self.on_pick(min(self.value, self.n_threads - 1))
+
+
 class Explorer:
     """Build with a traced, stepped run (``MetalProblem.explore()`` does this for you) and,
-    for a Check button, a function that checks the kernel and returns its verdict."""
+    for a Check button, a function that checks the kernel and returns its verdict.
+
+    Layout, meant to fit one screen at 1400x900: the thread and phase controls with the step
+    buttons on top; then the code and the thread's variables beside the diagram (they wrap below
+    each other in a narrow window); counts and the cost model collapsed underneath."""
 
     def __init__(self, result: RunResult, title: str = "", check: Callable[[], CheckResult] | None = None) -> None:
         self.model = ExplorerModel(result)
         self.title = title
         self.check = check
         m = self.model
+        self._jumping = False  # a jump or a picker click sets several controls; draw once, at the end
         self.group = W.IntSlider(0, 0, max(m.n_groups - 1, 0), description="threadgroup",
                                  style={"description_width": "initial"}, continuous_update=False)
         self.thread = W.IntSlider(0, 0, max(m.threads_in_group(0) - 1, 0), description="thread",
                                   continuous_update=False)
         self.phase = W.Dropdown(options=[("all phases", -1)] + [(f"phase {p}", p) for p in m.phases],
-                                value=-1, description="phase")
+                                value=-1, description="phase", layout=W.Layout(width="190px"))
         self.group.add_class("mp-group")
         self.thread.add_class("mp-thread")
         self.phase.add_class("mp-phase")
-        self.who = W.HTML(_tag="div")
+        self.picker = ThreadPicker(m.threads_in_group(0), self._on_pick)
+        self.who = W.HTML()
         self.who.add_class("mp-who")
+        self.accesses = W.HTML()
+        self.accesses.add_class("mp-accesses-box")
         self.diagram = W.HTML()
         self.diagram.add_class("mp-diagram")
         self.counts = W.HTML()
         self.counts.add_class("mp-counts")
-        self.counts.layout.min_width = "280px"
         self.cost = W.HTML()  # the cost model's figures, when the run carries a profile
         self.cost.add_class("mp-cost")
         self.step_index = 0
-        self.back = W.Button(description="\u25c0 step back")
-        self.forward = W.Button(description="step \u25b6")
+        self.back = W.Button(description="\u25c0 step back", layout=W.Layout(width="auto"))
+        self.forward = W.Button(description="step \u25b6", layout=W.Layout(width="auto"))
         self.back.add_class("mp-back")
         self.forward.add_class("mp-forward")
+        # The same position as the buttons, on a slider: the keyboard steps with its arrow keys.
+        self.step_slider = W.IntSlider(1, 1, max(m.n_steps, 1), description="step", readout=False,
+                                       continuous_update=False, layout=W.Layout(width="220px"),
+                                       style={"description_width": "initial"})
+        self.step_slider.add_class("mp-step")
         self.step_label = W.HTML()
         self.step_label.add_class("mp-step-label")
         self.source = W.HTML()
@@ -67,33 +160,56 @@ class Explorer:
         self.check_button.add_class("mp-check")
         self.verdict = W.HTML()
         self.verdict.add_class("mp-verdict")
-        self._jumping = False  # a jump sets several controls; draw once, at the end
         shown = m.findings()[:MAX_FINDINGS_LISTED]
         self.finding_buttons = [self._finding_button(site.number, site.label) for site in shown]
         hidden = len(m.findings()) - len(shown)
         self.finding_detail = W.HTML()
         self.finding_detail.add_class("mp-finding-detail")
         findings = W.VBox([W.HTML(f"<b style='color:{FINDING_RED}'>Findings of the sanitizer</b> "
-                                  "(click one to go to its thread, phase and line)"),
+                                  "(click one to go to its thread, phase, line and step)"),
                            *self.finding_buttons,
                            *([W.HTML(f"<i>... and {hidden} more (check() lists them)</i>")] if hidden else []),
                            self.finding_detail]) if self.finding_buttons else W.VBox([])
         findings.add_class("mp-findings")
         self.group.observe(self._on_group, names="value")
-        self.thread.observe(lambda _: self._refresh_unless_jumping(), names="value")
+        self.thread.observe(self._on_thread, names="value")
         self.phase.observe(lambda _: self._refresh_unless_jumping(), names="value")
         self.back.on_click(lambda _: self.move(-1))
         self.forward.on_click(lambda _: self.move(1))
+        self.step_slider.observe(self._on_step_slider, names="value")
         self.check_button.on_click(lambda _: self.run_check())
-        controls = W.HBox([self.group, self.thread, self.phase])
-        stepper = W.VBox([W.HBox([self.back, self.forward, self.step_label]),
-                          W.HBox([self.source, self.variables])])
-        bottom = [self.check_button, self.verdict] if check is not None else []
-        self.widget = W.VBox([W.HTML(f"<b>{html.escape(title)}</b>"), controls, findings, self.who,
-                              W.HBox([self.diagram, self.counts], layout=W.Layout(flex_flow="row wrap")),
-                              self.cost, stepper, *bottom])
-        self.widget.add_class("mp-explorer")
+        self.widget = self._lay_out(title, findings, check is not None)
         self.refresh()
+
+    def _lay_out(self, title: str, findings: W.Widget, with_check: bool) -> W.VBox:
+        controls = W.HBox([self.group, self.thread, self.phase, self.picker.widget],
+                          layout=W.Layout(flex_flow="row wrap", align_items="center"))
+        controls.add_class("mp-controls")
+        stepper = W.HBox([self.back, self.forward, self.step_slider, self.step_label],
+                         layout=W.Layout(flex_flow="row wrap", align_items="center"))
+        stepper.add_class("mp-stepper")
+        # The diagram alone on the right, level with the step controls, so that it, the code and
+        # the controls share the screen; the variables (one or two lines) between the step
+        # controls and the code; what the thread did under the code.
+        left = W.VBox([stepper, self.variables, self.source, self.who, self.accesses])
+        left.add_class("mp-left")
+        right = W.VBox([self.diagram])
+        right.add_class("mp-right")
+        main = W.Box([left, right])
+        main.add_class("mp-main")
+        # Counts and the cost model matter once the kernel is correct: closed until asked for.
+        details = W.Accordion([self.counts, self.cost] if self.model.has_cost else [self.counts],
+                              selected_index=None)
+        details.set_title(0, "counts of this thread's accesses")
+        if self.model.has_cost:
+            details.set_title(1, f"cost model ({self.model.result.cost.gpu.name}; a model, not a measurement)")
+        details.add_class("mp-details")
+        self.details = details
+        bottom = [W.HBox([self.check_button, self.verdict])] if with_check else []
+        root = W.VBox([W.HTML(STYLE_HTML + KEYBOARD_GUARD_HTML + f"<b>{html.escape(title)}</b>"), controls,
+                       findings, main, details, *bottom])
+        root.add_class(ROOT_CLASS)
+        return root
 
     # ------------------------------------------------------------------ state
     @property
@@ -105,8 +221,23 @@ class Explorer:
         return None if self.phase.value == -1 else self.phase.value
 
     def _on_group(self, _change) -> None:
-        self.thread.max = max(self.model.threads_in_group(self.group.value) - 1, 0)
+        n = self.model.threads_in_group(self.group.value)
+        self.thread.max = max(n - 1, 0)
+        self.picker.resize(n)
         self._refresh_unless_jumping()
+
+    def _on_thread(self, _change) -> None:
+        self.picker.select(self.thread.value)
+        self._refresh_unless_jumping()
+
+    def _on_pick(self, thread: int) -> None:
+        """A click on a thread's button: the slider follows (and redraws)."""
+        self.thread.value = min(max(thread, 0), self.thread.max)
+
+    def _on_step_slider(self, change) -> None:
+        if change["new"] - 1 != self.step_index:
+            self.step_index = change["new"] - 1
+            self.refresh_steps()
 
     def _refresh_unless_jumping(self) -> None:
         if not self._jumping:
@@ -120,7 +251,8 @@ class Explorer:
         return button
 
     def jump_to(self, number: int) -> None:
-        """Show finding ``number``: its thread, its barrier phase and its line in the step-through."""
+        """Show finding ``number``: its thread, its barrier phase, and the step of the
+        step-through where it happened (the model says which: one call, ``ExplorerModel.jump``)."""
         target = self.model.jump(number)
         self._jumping = True
         try:
@@ -145,15 +277,25 @@ class Explorer:
     def refresh(self) -> None:
         lane = self.lane
         self.who.value = f"<span>{html.escape(self.model.describe(lane))}</span>"
-        self.diagram.value = self._diagram_svg(lane)
+        self.accesses.value = self._accesses_html(lane)
         self.counts.value = self._counts_html(lane)
         self.cost.value = self._cost_html(lane)
         self.refresh_steps()
+        # Last: the diagram is the slowest to draw and the largest message (megabytes for a
+        # 1,024-thread threadgroup); the texts above must not wait for it, or show the thread
+        # before while it travels.
+        self.diagram.value = self._diagram_svg(lane)
 
     def _diagram_svg(self, lane: int) -> str:
+        """The diagram of one thread's accesses, in a wrapper that says whose and which phase
+        (``data-shows``): the diagram arrives last and is large, and a reader of the page (a
+        browser test) can tell the diagram of the selection from the one before."""
         filtered = self.model.filtered_result(lane, self.selected_phase)
         group = int(self.model.result.lanes.group[lane])
-        return to_svg(draw_run(filtered, title=self.title, max_groups=self.model.n_groups, only_group=group))
+        svg = to_svg(draw_run(filtered, title=self.title, max_groups=self.model.n_groups, only_group=group))
+        phase = "all phases" if self.selected_phase is None else f"phase {self.selected_phase}"
+        shows = html.escape(f"{self.model.describe(lane)}, {phase}", quote=True)
+        return f"<div class='mp-diagram-view' data-shows='{shows}'>{svg}</div>"
 
     def _cost_html(self, lane: int) -> str:
         """Per line, the cost model's figures; and what this thread's SIMD-group paid at each access."""
@@ -172,24 +314,46 @@ class Explorer:
             f"<td>{r['barriers'] or ''}</td></tr>" for r in m.cost_lines())
         mine = "".join(f"<li>line {r['line']}: {r['kind']} {html.escape(r['buffer'])}: {r['value']} {r['what']} "
                        f"({r['active_lanes']} lanes active)</li>" for r in m.simd_group_costs(lane))
-        gpu = html.escape(m.result.cost.gpu.name)
-        return (f"<details class='mp-cost-details' open><summary>Cost model ({gpu}; a model, not a measurement)"
-                "</summary><table class='mp-cost-table'><tr><th>line</th><th>code</th><th>SIMD eff.</th>"
+        return ("<div class='mp-cost-scroll'><table class='mp-cost-table'><tr><th>line</th><th>code</th><th>SIMD eff.</th>"
                 "<th>segments / load</th><th>segments / store</th><th>bank conflict</th><th>barriers</th></tr>"
                 f"{lines}</table><p>This thread's SIMD-group (worst execution of each access):</p>"
-                f"<ul class='mp-simd-costs'>{mine}</ul></details>")
+                f"<ul class='mp-simd-costs'>{mine}</ul></div>")
 
     def _counts_html(self, lane: int) -> str:
         mine = self.model.counts(lane)
         top = self.model.counts_max()
         rows = "".join(f"<tr><td>{label}</td><td class='mp-mine'>{mine[k]}</td><td>{top[k]}</td></tr>"
                        for k, label in _COUNTER_NAMES)
+        return f"<table class='mp-count-table'><tr><th></th><th>this thread</th><th>max</th></tr>{rows}</table>"
+
+    def _accesses_html(self, lane: int) -> str:
+        """What the thread read and wrote, in order; for a thread that touched nothing, why."""
         accesses = self.model.accesses(lane, self.selected_phase)
+        if not accesses:
+            return f"<div class='mp-idle'>{self._idle_reason(lane)}</div>"
         listing = "".join(f"<li>line {a.line}: {a.kind} {html.escape(a.buffer)}[{a.index}] (phase {a.phase})</li>"
-                          for a in accesses[:40])
-        more = f"<li>... {len(accesses) - 40} more</li>" if len(accesses) > 40 else ""
-        return (f"<table class='mp-count-table'><tr><th></th><th>this thread</th><th>max</th></tr>{rows}</table>"
-                f"<ul class='mp-accesses'>{listing}{more}</ul>")
+                          for a in accesses[:MAX_ACCESSES_LISTED])
+        more = (f"<li>... {len(accesses) - MAX_ACCESSES_LISTED} more</li>"
+                if len(accesses) > MAX_ACCESSES_LISTED else "")
+        return f"<ul class='mp-accesses'>{listing}{more}</ul>"
+
+    def _idle_reason(self, lane: int) -> str:
+        """Why a thread touched no memory (in the phase shown): the spare thread of a guard is
+        switched off at the guard's condition, which is the statement before it went inactive."""
+        if self.selected_phase is not None and self.model.accesses(lane):
+            return f"this thread did nothing in phase {self.selected_phase}"
+        m = self.model
+        source = m.source_lines()
+        was_active = m.step(0, lane)["active"] if m.n_steps else False
+        for k in range(1, m.n_steps):
+            active = m.step(k, lane)["active"]
+            if was_active and not active:
+                line = m.step(k - 1, lane)["line"]
+                code = source[line - 1].strip() if line is not None and 0 < line <= len(source) else ""
+                return (f"this thread did nothing: the condition on line {line} (<code>{html.escape(code)}</code>) "
+                        "is false for it, so it skipped the statements that touch memory")
+            was_active = active
+        return "this thread did nothing: it read and wrote no device or threadgroup memory"
 
     def refresh_steps(self) -> None:
         m = self.model
@@ -197,8 +361,12 @@ class Explorer:
             self.step_label.value = "no step-through record"
             return
         info = m.step(self.step_index, self.lane)
-        self.step_label.value = (f"<span class='mp-step-text'>step {self.step_index + 1} / {m.n_steps}: "
-                                 f"line {info['line']}</span>")
+        self.step_slider.value = self.step_index + 1
+        self.back.disabled = self.step_index == 0
+        self.forward.disabled = self.step_index >= m.n_steps - 1
+        # A record may end with a step after the last statement (no line): the state the kernel left.
+        where = "after the last line" if info["line"] is None else f"line {info['line']}"
+        self.step_label.value = f"<span class='mp-step-text'>step {self.step_index + 1} / {m.n_steps}: {where}</span>"
         lines = []
         flagged = m.finding_lines()
         for no, text in enumerate(m.source_lines(), start=1):
@@ -208,7 +376,7 @@ class Explorer:
                     "line'>\u25cf</span>" if no in flagged else " ")
             lines.append(f"<div class='mp-line {cls}' style='{style}'>{flag}<span style='color:#888'>{no:3d}</span> "
                          f"{html.escape(text)}</div>")
-        self.source.value = "<pre style='margin:0'>" + "".join(lines) + "</pre>"
+        self.source.value = "<pre>" + "".join(lines) + "</pre>" + SHOW_CURRENT_LINE_HTML
         heading = f"<div><b>variables of {html.escape(m.describe(self.lane))}</b></div>"
         if not info["active"]:
             self.variables.value = heading + "<div class='mp-inactive'><i>this thread is inactive at this step</i></div>"

@@ -28,7 +28,7 @@ from .pages import Lab, error_outputs, wait_for_kernel
 pytestmark = pytest.mark.e2e
 
 NOTEBOOK_NAME = "explorer_demo.ipynb"
-EXPLORERS_TIMEOUT = 240.0  # seconds: kernel start, imports of mlx and the simulator, three traced runs
+EXPLORERS_TIMEOUT = 360.0  # seconds: kernel start, imports of mlx and the simulator, six traced runs
 
 MAP_CELL = '''\
 import mlx.core as mx
@@ -107,9 +107,99 @@ out[i] = a[j];
 
 MetalProblem("Broken", broken_test, [mx.arange(4)], (4,), (4, 1, 1)).explore()'''
 
-CELLS = (MAP_CELL, PROGRESS_CELL, LOOP_CELL, RACY_CELL, BROKEN_CELL)  # after a markdown title: code cell k is page cell k + 1
+# The Guard puzzle without its guard: 8 threads over 4 elements, threads 4 to 7 read and write past the end.
+GUARD_CELL = '''\
+def guard_test(a):
+    source = """
+uint local_i = thread_position_in_grid.x;
+out[local_i] = a[local_i] + 10;
+"""
+    return MetalKernel(name="guard", input_names=["a"], output_names=["out"], source=source)
+
+
+guard = MetalProblem("Guard", guard_test, [mx.arange(4)], (4,), (8, 1, 1), (8, 1, 1))
+guard.explore()'''
+
+# Dot Product with a tree reduction and no barrier inside the loop: at s = 2 thread 0 reads
+# shared[2], which thread 2 wrote at s = 4 with no barrier between. Thirty comment lines make
+# the listing taller than its box, so the last line is out of view until a step goes there.
+DOT_CELL = '''\
+def dot_test(a, b):
+    source = """
+threadgroup float shared[8];
+uint i = thread_position_in_grid.x;
+uint local_i = thread_position_in_threadgroup.x;
+shared[local_i] = a[i] * b[i];
+threadgroup_barrier(mem_flags::mem_threadgroup);
+for (uint s = 4; s > 0; s /= 2) {
+    if (local_i < s) {
+        shared[local_i] += shared[local_i + s];
+    }
+}
+//  1: room to make the listing longer than its half screen
+//  2: room to make the listing longer than its half screen
+//  3: room to make the listing longer than its half screen
+//  4: room to make the listing longer than its half screen
+//  5: room to make the listing longer than its half screen
+//  6: room to make the listing longer than its half screen
+//  7: room to make the listing longer than its half screen
+//  8: room to make the listing longer than its half screen
+//  9: room to make the listing longer than its half screen
+// 10: room to make the listing longer than its half screen
+// 11: room to make the listing longer than its half screen
+// 12: room to make the listing longer than its half screen
+// 13: room to make the listing longer than its half screen
+// 14: room to make the listing longer than its half screen
+// 15: room to make the listing longer than its half screen
+// 16: room to make the listing longer than its half screen
+// 17: room to make the listing longer than its half screen
+// 18: room to make the listing longer than its half screen
+// 19: room to make the listing longer than its half screen
+// 20: room to make the listing longer than its half screen
+// 21: room to make the listing longer than its half screen
+// 22: room to make the listing longer than its half screen
+// 23: room to make the listing longer than its half screen
+// 24: room to make the listing longer than its half screen
+// 25: room to make the listing longer than its half screen
+// 26: room to make the listing longer than its half screen
+// 27: room to make the listing longer than its half screen
+// 28: room to make the listing longer than its half screen
+// 29: room to make the listing longer than its half screen
+// 30: room to make the listing longer than its half screen
+if (local_i == 0) {
+    out[0] = shared[0];
+}
+"""
+    return MetalKernel(name="dot_product", input_names=["a", "b"], output_names=["out"], source=source)
+
+
+dot = MetalProblem("Dot Product", dot_test, [mx.arange(8, dtype=mx.float32), mx.arange(8, dtype=mx.float32)],
+                   (1,), (8, 1, 1), (8, 1, 1))
+dot.explore()'''
+
+# One threadgroup of 1,024 threads (the most Metal allows) over 1,000 elements: a correct guard
+# leaves the last 24 threads idle.
+WIDE_CELL = '''\
+def wide_test(a):
+    source = """
+uint i = thread_position_in_grid.x;
+if (i < 1000) {
+    out[i] = a[i] * 2;
+}
+"""
+    return MetalKernel(name="wide", input_names=["a"], output_names=["out"], source=source)
+
+
+wide = MetalProblem("Wide", wide_test, [mx.arange(1000, dtype=mx.float32)], (1000,), (1024, 1, 1), (1024, 1, 1),
+                    spec=lambda a: a * 2)
+wide.explore()'''
+
+# After a markdown title: code cell k is page cell k + 1.
+CELLS = (MAP_CELL, PROGRESS_CELL, LOOP_CELL, RACY_CELL, BROKEN_CELL, GUARD_CELL, DOT_CELL, WIDE_CELL)
 PROGRESS_CELL_INDEX = 2
 BROKEN_CELL_INDEX = 5
+# Explorers in page order (the broken kernel's cell draws none).
+MAP, LOOP, RACY, GUARD, DOT, WIDE = range(6)
 
 
 def write_notebook(path: Path) -> None:
@@ -160,7 +250,7 @@ def _run_all_cells(page) -> None:
 
 @pytest.fixture(scope="module")
 def lab(browser, jupyter_server: JupyterServer, artifacts_dir: Path) -> Iterator[Lab]:
-    """The demo notebook open in JupyterLab or Notebook 7 with all its cells run and both
+    """The demo notebook open in JupyterLab or Notebook 7 with all its cells run and all its
     explorers drawn."""
     from playwright.sync_api import expect
 
@@ -183,9 +273,9 @@ def lab(browser, jupyter_server: JupyterServer, artifacts_dir: Path) -> Iterator
         wait_for_kernel(lab, jupyter_server, NOTEBOOK_NAME, "metal-puzzles e2e")
         lab.shot("notebook-opened")
         _run_all_cells(page)
-        _wait_for_explorers(lab, 3)
+        _wait_for_explorers(lab, len(range(MAP, WIDE + 1)))
         wait_for_cells_run(lab)
-        lab.shot("cells-run", lab.explorer(0))
+        lab.shot("cells-run", lab.explorer(MAP))
         yield lab
     except BaseException:
         lab.shot_quietly("FAILED-setup")
@@ -249,16 +339,50 @@ def step_until_line(lab: Lab, explorer, text: str, max_steps: int = 40) -> None:
     pytest.fail(f"stepping never reached line {target} ({text!r}); stopped at {label.inner_text()!r}")
 
 
+COUNTS, COST = ("counts of this thread's accesses", ".mp-counts"), ("cost model (", ".mp-cost")
+
+
+def expect_diagram_of(explorer, shows: str) -> None:
+    """Until the diagram drawn is the one of ``shows`` (thread and phase): the explorer sends the
+    diagram last, after the texts, so a test that reads them may still see the diagram before."""
+    from playwright.sync_api import expect
+
+    expect(explorer.locator(".mp-diagram .mp-diagram-view")).to_have_attribute("data-shows", shows)
+
+
+def open_section(explorer, section: tuple[str, str]) -> None:
+    """Open a collapsed section of the explorer (an ipywidgets Accordion: COUNTS or COST) by a
+    click on its title, and wait until its content is shown."""
+    from playwright.sync_api import expect
+
+    title, content = section
+    details = explorer.locator(".mp-details")
+    if details.locator(content).is_visible():
+        return
+    header = details.get_by_text(re.compile("^" + re.escape(title))).first
+    header.scroll_into_view_if_needed()
+    header.click()
+    expect(details.locator(content)).to_be_visible()
+
+
+def variable(explorer, name: str):
+    """The cell that shows a variable's value in the variables table."""
+    return explorer.locator(".mp-variables tr", has=explorer.page.locator(f"td:text-is('{name}')")).locator("td").nth(1)
+
+
 # -------------------------------------------------------------------------------- tests
 def test_map_explorer_threads_steps_and_check(lab: Lab) -> None:
     from playwright.sync_api import expect
 
-    ex = lab.explorer(0)
-    who, accesses = ex.locator(".mp-who"), ex.locator(".mp-counts .mp-accesses li")
+    ex = lab.explorer(MAP)
+    who, accesses = ex.locator(".mp-who"), ex.locator(".mp-accesses li")
     expect(who).to_have_text("thread (0,0,0) of threadgroup (0,0,0)")
     expect(accesses).to_have_text(["line 3: read a[0] (phase 0)", "line 3: write out[0] (phase 0)"])
     expect(ex.locator(".mp-diagram svg")).to_have_count(1)
-    expect(ex.locator(".mp-step-label")).to_have_text("step 1 / 2: line 2")
+    # Two statements, and (when the record keeps it) a last step after them: what the kernel left.
+    label = ex.locator(".mp-step-label")
+    expect(label).to_have_text(re.compile(r"^step 1 / [23]: line 2$"))
+    total = int(_STEP_LABEL.search(label.inner_text()).group(2))
     expect(ex.locator(".mp-source .mp-current")).to_contain_text("uint i = thread_position_in_grid.x;")
     diagram_before = ex.locator(".mp-diagram").inner_html()
 
@@ -268,21 +392,28 @@ def test_map_explorer_threads_steps_and_check(lab: Lab) -> None:
     expect(ex.locator(".mp-thread .widget-readout")).to_have_text("2")
     expect(accesses).to_have_text(["line 3: read a[2] (phase 0)", "line 3: write out[2] (phase 0)"])
     expect(ex.locator(".mp-counts .mp-mine")).to_have_text(["1", "1", "0", "0", "0"])
+    expect_diagram_of(ex, "thread (2,0,0) of threadgroup (0,0,0), all phases")
     assert ex.locator(".mp-diagram").inner_html() != diagram_before, "the diagram did not follow the thread"
     lab.shot("map-thread-2", ex)
 
     # One step forward: the next line is highlighted and thread 2 has i = 2.
     ex.locator(".mp-forward").click()
-    expect(ex.locator(".mp-step-label")).to_have_text("step 2 / 2: line 3")
+    expect(label).to_have_text(f"step 2 / {total}: line 3")
     expect(ex.locator(".mp-source .mp-current")).to_have_count(1)
     expect(ex.locator(".mp-source .mp-current")).to_contain_text("out[i] = a[i] + 10;")
     expect(ex.locator(".mp-variables td")).to_have_text(["i", "2"])
     lab.shot("map-step-forward", ex)
+    if total == 3:
+        ex.locator(".mp-forward").click()
+        expect(label).to_have_text("step 3 / 3: after the last line")
+        expect(ex.locator(".mp-source .mp-current")).to_have_count(0)
 
-    # Stepping past the end stays on the last step; stepping back returns to the first.
-    ex.locator(".mp-forward").click()
-    ex.locator(".mp-back").click()
-    expect(ex.locator(".mp-step-label")).to_have_text("step 1 / 2: line 2")
+    # At the last step there is nowhere further to go (step is disabled); back returns to the first.
+    expect(ex.locator(".mp-forward")).to_be_disabled()
+    for step in range(total - 1, 0, -1):
+        ex.locator(".mp-back").click()
+        expect(label).to_have_text(re.compile(rf"^step {step} / {total}: "))
+    expect(label).to_have_text(f"step 1 / {total}: line 2")
     expect(ex.locator(".mp-source .mp-current")).to_contain_text("uint i = thread_position_in_grid.x;")
     lab.shot("map-step-back", ex)
 
@@ -301,8 +432,8 @@ def test_progress_table_follows_check(lab: Lab) -> None:
     map_state = cell.locator(".mp-progress tr", has=lab.page.locator("td:text-is('Map')")).locator(".mp-state")
     expect(map_state).to_have_text("not tried")
     if lab.page.locator(".mp-verdict", has_text="Passed").count() == 0:
-        lab.explorer(0).locator(".mp-check").click()
-        expect(lab.explorer(0).locator(".mp-verdict")).to_contain_text("Passed", timeout=60_000)
+        lab.explorer(MAP).locator(".mp-check").click()
+        expect(lab.explorer(MAP).locator(".mp-verdict")).to_contain_text("Passed", timeout=60_000)
     # Run the progress cell again (select it, Shift+Enter): Map is now solved within budget.
     cell.locator(".jp-InputPrompt").click()
     lab.page.keyboard.press("Shift+Enter")
@@ -314,11 +445,11 @@ def test_progress_table_follows_check(lab: Lab) -> None:
 def test_loop_explorer_shows_inactive_thread_and_failed_check(lab: Lab) -> None:
     from playwright.sync_api import expect
 
-    ex = lab.explorer(1)
+    ex = lab.explorer(LOOP)
     ex.scroll_into_view_if_needed()
     expect(ex.locator(".mp-who")).to_have_text("thread (0,0,0) of threadgroup (0,0,0)")
     # Thread 0 reads nothing: its only access is the write of out[0].
-    expect(ex.locator(".mp-counts .mp-accesses li")).to_have_text(["line 7: write out[0] (phase 0)"])
+    expect(ex.locator(".mp-accesses li")).to_have_text(["line 7: write out[0] (phase 0)"])
 
     # At the loop body thread 0 (j < 0 never holds) sits idle while the others add.
     step_until_line(lab, ex, "total += a[j];")
@@ -332,7 +463,7 @@ def test_loop_explorer_shows_inactive_thread_and_failed_check(lab: Lab) -> None:
     expect(ex.locator(".mp-variables")).not_to_contain_text("inactive")
     expect(ex.locator(".mp-variables tr", has=lab.page.locator("td:text-is('i')")).locator("td").nth(1)).to_have_text("3")
     expect(ex.locator(".mp-variables tr", has=lab.page.locator("td:text-is('j')")).locator("td").nth(1)).to_have_text("0")
-    expect(ex.locator(".mp-counts .mp-accesses li")).to_have_text([
+    expect(ex.locator(".mp-accesses li")).to_have_text([
         "line 5: read a[0] (phase 0)", "line 5: read a[1] (phase 0)", "line 5: read a[2] (phase 0)",
         "line 7: write out[3] (phase 0)"])
     lab.shot("loop-thread-3-active", ex)
@@ -382,7 +513,7 @@ def readability_problems(explorer) -> list[str]:
         if seen["visible"] < 0.99:
             problems.append(f"a count in the counts table ({seen['text']!r}) is {1 - seen['visible']:.0%} "
                             "hidden (scrolled out of its row)")
-    for item in explorer.locator(".mp-counts .mp-accesses li").all():
+    for item in explorer.locator(".mp-accesses li").all():
         seen = item.evaluate(_READABILITY_JS)
         if seen["visible"] < 0.99 or seen["lines"] > 1:
             problems.append(f"the access {seen['text']!r} is squeezed into {seen['width']} px: "
@@ -395,7 +526,8 @@ def readability_problems(explorer) -> list[str]:
 
 
 def test_explorer_layout_keeps_everything_readable(lab: Lab) -> None:
-    ex = lab.explorer(0)
+    ex = lab.explorer(MAP)
+    open_section(ex, COUNTS)
     problems = readability_problems(ex)
     lab.shot("map-layout", ex.locator(".mp-who"))
     assert not problems, "the explorer is hard to read in a 1400 px wide JupyterLab:\n" + "\n".join(problems)
@@ -404,12 +536,13 @@ def test_explorer_layout_keeps_everything_readable(lab: Lab) -> None:
 def test_findings_are_listed_and_a_click_jumps_to_them(lab: Lab) -> None:
     from playwright.sync_api import expect
 
-    ex = lab.explorer(2)
+    ex = lab.explorer(RACY)
     ex.scroll_into_view_if_needed()
     findings = ex.locator(".mp-findings .mp-finding")
     expect(findings).to_have_count(1)
-    expect(findings.first).to_contain_text("race on shared[0] in phase 1: thread 1 reads it (line 10) while "
-                                           "thread 0 writes it (line 8)")
+    # (The threads' names may carry their place in the threadgroup: "thread 1 = 1 of threadgroup 0".)
+    expect(findings.first).to_contain_text(re.compile(r"race on shared\[0\] in phase 1: thread 1\b[^,]* reads it "
+                                                      r"\(line 10\) while thread 0\b[^,]* writes it \(line 8\)"))
     expect(ex.locator(".mp-who")).to_have_text("thread (0,0,0) of threadgroup (0,0,0)")
     # The line of the finding is flagged in the source.
     expect(ex.locator(".mp-source .mp-line", has=lab.page.locator(".mp-finding-line"))).to_contain_text(
@@ -430,7 +563,7 @@ def test_findings_are_listed_and_a_click_jumps_to_them(lab: Lab) -> None:
     diagram = ex.locator(".mp-diagram")
     expect(diagram).to_contain_text("after phase 0")
     expect(diagram).to_contain_text("race on shared[0]")
-    expect(ex.locator(".mp-counts .mp-accesses li")).to_have_text([
+    expect(ex.locator(".mp-accesses li")).to_have_text([
         "line 7: read shared[1] (phase 1)", "line 8: write shared[1] (phase 1)", "line 10: read shared[0] (phase 1)",
         "line 12: write out[1] (phase 1)"])
     lab.shot("racy-after-jump", ex)
@@ -445,3 +578,282 @@ def test_explore_of_a_kernel_that_does_not_compile_shows_the_compiler_error(lab:
     expect(output).to_contain_text("source:3:12 (your cell, line 4): error: use of undeclared identifier 'j'")
     assert not error_outputs(lab.page)
     lab.shot("broken-explore", cell)
+
+
+def _handle(explorer, slider_class: str):
+    return explorer.locator(f".{slider_class} .noUi-handle").first
+
+
+def _active_cell_index(page) -> int:
+    return page.evaluate("() => Array.from(document.querySelectorAll('.jp-Notebook .jp-Cell'))"
+                         ".findIndex(c => c.classList.contains('jp-mod-active'))")
+
+
+def test_keys_move_the_sliders_and_step_without_the_notebook_taking_them(lab: Lab) -> None:
+    """ArrowRight, End, Home and ArrowLeft on a focused slider handle move the slider, and the
+    notebook keeps its active cell (in Notebook 7 these keys used to move to other cells)."""
+    from playwright.sync_api import expect
+
+    ex = lab.explorer(GUARD)
+    who, label = ex.locator(".mp-who"), ex.locator(".mp-step-label")
+    ex.scroll_into_view_if_needed()
+    pick_on_slider(ex.locator(".mp-thread"), 0)
+    expect(who).to_have_text("thread (0,0,0) of threadgroup (0,0,0)")
+    handle = _handle(ex, "mp-thread")
+    handle.click()  # a click puts the notebook in command mode, where its shortcuts listen
+    expect(handle).to_be_focused()
+    cell_before = _active_cell_index(lab.page)
+    lab.page.keyboard.press("ArrowRight")
+    expect(who).to_have_text("thread (1,0,0) of threadgroup (0,0,0)")
+    lab.page.keyboard.press("End")
+    expect(who).to_have_text("thread (7,0,0) of threadgroup (0,0,0)")
+    expect(ex.locator(".mp-thread-buttons button.mod-active")).to_have_text("7")
+    lab.page.keyboard.press("Home")
+    expect(who).to_have_text("thread (0,0,0) of threadgroup (0,0,0)")
+    expect(handle).to_be_focused()
+    assert _active_cell_index(lab.page) == cell_before, "the notebook moved to another cell"
+    lab.shot("keys-thread-slider", ex)
+
+    # The step slider: the same keys step forward, to the end and back.
+    step = _handle(ex, "mp-step")
+    step.click()
+    expect(step).to_be_focused()
+    total = int(_STEP_LABEL.search(label.inner_text()).group(2))
+    lab.page.keyboard.press("Home")
+    expect(label).to_have_text(re.compile(rf"^step 1 / {total}: line 2$"))
+    lab.page.keyboard.press("ArrowRight")
+    expect(label).to_have_text(f"step 2 / {total}: line 3")
+    expect(ex.locator(".mp-source .mp-current")).to_contain_text("out[local_i] = a[local_i] + 10;")
+    expect(variable(ex, "local_i")).to_have_text("0")
+    lab.page.keyboard.press("ArrowLeft")
+    expect(label).to_have_text(f"step 1 / {total}: line 2")
+    assert _active_cell_index(lab.page) == cell_before, "the notebook moved to another cell"
+    lab.shot("keys-step-slider", ex)
+
+
+def test_guard_finding_click_shows_the_out_of_bounds_thread_line_and_value(lab: Lab) -> None:
+    from playwright.sync_api import expect
+
+    ex = lab.explorer(GUARD)
+    ex.scroll_into_view_if_needed()
+    finding = ex.locator(".mp-findings .mp-finding").first
+    expect(finding).to_contain_text("out of bounds: thread 4 reads a[4] at line 3")
+    finding.click()
+    expect(ex.locator(".mp-who")).to_have_text("thread (4,0,0) of threadgroup (0,0,0)")
+    expect(ex.locator(".mp-thread-buttons button.mod-active")).to_have_text("4")
+    expect(ex.locator(".mp-step-label")).to_contain_text("line 3")
+    expect(ex.locator(".mp-source .mp-current")).to_contain_text("out[local_i] = a[local_i] + 10;")
+    expect(variable(ex, "local_i")).to_have_text("4")
+    lab.shot("guard-finding", ex)
+
+
+@pytest.mark.xfail(strict=True, reason="needs issue 21 item 1 (the trace records the index a thread computed), "
+                                       "which the explorer-model branch brings; remove this mark when merged")
+def test_guard_a_spare_thread_shows_its_own_out_of_bounds_accesses(lab: Lab) -> None:
+    from playwright.sync_api import expect
+
+    ex = lab.explorer(GUARD)
+    ex.scroll_into_view_if_needed()
+    ex.locator(".mp-thread-buttons button", has_text=re.compile(r"^5$")).click()
+    expect(ex.locator(".mp-who")).to_have_text("thread (5,0,0) of threadgroup (0,0,0)")
+    lab.shot("guard-thread-5", ex)
+    expect(ex.locator(".mp-accesses li")).to_have_text(["line 3: read a[5] (phase 0)", "line 3: write out[5] (phase 0)"],
+                                                       timeout=5_000)
+
+
+def _click_dot_race(lab: Lab):
+    from playwright.sync_api import expect
+
+    ex = lab.explorer(DOT)
+    ex.scroll_into_view_if_needed()
+    finding = ex.locator(".mp-findings .mp-finding").first
+    expect(finding).to_contain_text("race on shared[2] in phase 1: thread 0 reads it (line 9)")
+    finding.click()
+    expect(ex.locator(".mp-finding-detail")).to_contain_text("race")
+    expect(ex.locator(".mp-who")).to_have_text("thread (0,0,0) of threadgroup (0,0,0)")
+    expect(ex.locator(".mp-step-label")).to_contain_text("line 9")
+    expect(ex.locator(".mp-source .mp-current")).to_contain_text("shared[local_i] += shared[local_i + s];")
+    return ex
+
+
+def test_dot_product_race_click_shows_the_thread_and_the_line(lab: Lab) -> None:
+    from playwright.sync_api import expect
+
+    ex = _click_dot_race(lab)
+    expect(variable(ex, "local_i")).to_have_text("0")
+    lab.shot("dot-race-finding", ex)
+
+
+@pytest.mark.xfail(strict=True, reason="needs issue 21 item 2 (the step of a finding), which the explorer-model "
+                                       "branch brings; remove this mark when merged")
+def test_dot_product_race_click_lands_on_the_racing_iteration(lab: Lab) -> None:
+    from playwright.sync_api import expect
+
+    ex = _click_dot_race(lab)
+    expect(variable(ex, "s")).to_have_text("2", timeout=5_000)  # the read at s = 2, not the first pass at s = 4
+
+
+def _within(box: dict | None, width: int, height: int) -> bool:
+    return box is not None and box["x"] >= 0 and box["y"] >= 0 and box["x"] + box["width"] <= width + 0.5 \
+        and box["y"] + box["height"] <= height + 0.5
+
+
+def _scroll_to_top_of(explorer) -> None:
+    explorer.evaluate("e => e.scrollIntoView({block: 'start'})")
+
+
+@pytest.fixture
+def small_screen(lab: Lab) -> Iterator[tuple[int, int]]:
+    """The page at 1400x900 for one test, then back to the fixture's size."""
+    before = lab.page.viewport_size
+    lab.page.set_viewport_size({"width": 1400, "height": 900})
+    try:
+        yield 1400, 900
+    finally:
+        lab.page.set_viewport_size(before)
+
+
+def _one_screen_problems(ex, width: int, height: int) -> list[str]:
+    problems = []
+    for what in (".mp-controls", ".mp-stepper", ".mp-source", ".mp-diagram", ".mp-variables", ".mp-source .mp-current"):
+        box = ex.locator(what).first.bounding_box()
+        if not _within(box, width, height):
+            problems.append(f"{what} is not within the {width}x{height} screen: {box}")
+    return problems
+
+
+def test_one_screen_at_1400x900_shows_controls_code_and_diagram(lab: Lab, small_screen) -> None:
+    width, height = small_screen
+    ex = _click_dot_race(lab)
+    expect_diagram_of(ex, "thread (0,0,0) of threadgroup (0,0,0), phase 1")
+    _scroll_to_top_of(ex)
+    problems = _one_screen_problems(ex, width, height)
+    lab.shot("one-screen-dot")
+    assert not problems, "\n".join(problems)
+
+
+def test_a_1024_thread_threadgroup_is_picked_by_simd_group_and_lane_on_one_screen(lab: Lab, small_screen) -> None:
+    from playwright.sync_api import expect
+
+    width, height = small_screen
+    ex = lab.explorer(WIDE)
+    expect(ex.locator(".mp-simd-buttons button")).to_have_count(32)
+    expect(ex.locator(".mp-lane-buttons button")).to_have_count(32)
+    _scroll_to_top_of(ex)
+    ex.locator(".mp-simd-buttons button", has_text=re.compile(r"^3$")).click()
+    expect(ex.locator(".mp-who")).to_have_text("thread (96,0,0) of threadgroup (0,0,0)")
+    ex.locator(".mp-lane-buttons button", has_text=re.compile(r"^5$")).click()
+    expect(ex.locator(".mp-who")).to_have_text("thread (101,0,0) of threadgroup (0,0,0)")
+    expect(ex.locator(".mp-thread .widget-readout")).to_have_text("101")
+    expect(ex.locator(".mp-accesses li")).to_have_text(["line 4: read a[101] (phase 0)",
+                                                        "line 4: write out[101] (phase 0)"])
+    expect_diagram_of(ex, "thread (101,0,0) of threadgroup (0,0,0), all phases")
+    _scroll_to_top_of(ex)
+    problems = _one_screen_problems(ex, width, height)
+    lab.shot("wide-thread-101")
+    assert not problems, "\n".join(problems)
+
+    # The last thread is a spare one: it says that it did nothing, and why.
+    ex.locator(".mp-simd-buttons button", has_text=re.compile(r"^31$")).click()
+    expect(ex.locator(".mp-who")).to_have_text("thread (997,0,0) of threadgroup (0,0,0)")
+    ex.locator(".mp-lane-buttons button", has_text=re.compile(r"^31$")).click()
+    expect(ex.locator(".mp-who")).to_have_text("thread (1023,0,0) of threadgroup (0,0,0)")
+    expect(ex.locator(".mp-idle")).to_have_text("this thread did nothing: the condition on line 3 (if (i < 1000) {) "
+                                                "is false for it, so it skipped the statements that touch memory")
+    expect_diagram_of(ex, "thread (1023,0,0) of threadgroup (0,0,0), all phases")
+    _scroll_to_top_of(ex)
+    problems = _one_screen_problems(ex, width, height)
+    lab.shot("wide-thread-1023-idle", ex)
+    assert not problems, "\n".join(problems)
+
+
+# How an element is drawn against its natural size: an SVG's rendered width over its own width
+# attribute (below 1: the page shrank it, and its text with it).
+_SVG_SCALE_JS = "svg => svg.getBoundingClientRect().width / svg.width.baseVal.value"
+
+
+def _scrollers_outside(explorer, selectors: tuple[str, ...]) -> list[str]:
+    """Boxes that scroll what does not fit, but are themselves wider than the explorer (so the
+    explorer cuts off their right end, and their scroll bar with it)."""
+    frame = explorer.bounding_box()
+    problems = []
+    for what in selectors:
+        box = explorer.locator(what).first.bounding_box()
+        if box["x"] < frame["x"] - 0.5 or box["x"] + box["width"] > frame["x"] + frame["width"] + 0.5:
+            problems.append(f"{what} ({box['width']:.0f} px) does not fit in the explorer "
+                            f"({frame['width']:.0f} px): its right end is cut off")
+    return problems
+
+
+def test_a_900px_window_clips_no_text(lab: Lab) -> None:
+    from playwright.sync_api import expect
+
+    before = lab.page.viewport_size
+    lab.page.set_viewport_size({"width": 900, "height": 900})
+    try:
+        ex = lab.explorer(DOT)
+        open_section(ex, COUNTS)
+        _scroll_to_top_of(ex)
+        problems = readability_problems(ex)
+        for line in ex.locator(".mp-source .mp-line").all():
+            seen = line.evaluate(_READABILITY_JS)
+            if seen["lines"] > 1:
+                problems.append(f"the code line {seen['text']!r} wraps onto {seen['lines']} lines")
+        scale = ex.locator(".mp-diagram svg").evaluate(_SVG_SCALE_JS)
+        if scale < 0.99:
+            problems.append(f"the diagram is shrunk to {scale:.0%} of its size (its text with it)")
+        for what in (".mp-diagram", ".mp-source"):
+            overflow = ex.locator(what).evaluate("e => getComputedStyle(e).overflowX")
+            if overflow not in ("auto", "scroll"):
+                problems.append(f"{what} cuts off what does not fit (overflow-x: {overflow}) instead of scrolling")
+        # The cost table: inside a box that scrolls, inside the explorer; every header over its column.
+        open_section(ex, COST)
+        problems += _scrollers_outside(ex, (".mp-diagram", ".mp-source", ".mp-cost-scroll"))
+        frame = ex.bounding_box()
+        if frame["x"] + frame["width"] > 900:
+            problems.append(f"the explorer runs past the window's right edge ({frame['x'] + frame['width']:.0f} px)")
+        table = ex.locator(".mp-cost-table")
+        expect(table).to_be_visible()
+        headers = table.locator("tr").first.locator("th").all()
+        cells = table.locator("tr").nth(1).locator("td").all()
+        assert len(headers) == len(cells) >= 5
+        for th, td in zip(headers, cells, strict=True):
+            h, c = th.bounding_box(), td.bounding_box()
+            if abs(h["x"] - c["x"]) > 0.5 or abs(h["width"] - c["width"]) > 0.5:
+                problems.append(f"the header {th.inner_text()!r} is not over its column")
+        lab.shot("narrow-900", ex)
+    finally:
+        lab.page.set_viewport_size(before)
+    assert not problems, "the explorer at 900 px:\n" + "\n".join(problems)
+
+
+def test_the_listing_scrolls_to_the_line_of_the_step(lab: Lab, small_screen) -> None:
+    """End on the step slider goes to the last step, far down a listing taller than its box: the
+    listing scrolls so that the highlighted line is in view (and on the screen)."""
+    from playwright.sync_api import expect
+
+    width, height = small_screen
+    ex = lab.explorer(DOT)
+    _scroll_to_top_of(ex)
+    source = ex.locator(".mp-source")
+    assert source.evaluate("e => e.scrollHeight > e.clientHeight"), "the listing fits: nothing to scroll"
+    step = _handle(ex, "mp-step")
+    step.click()
+    lab.page.keyboard.press("End")
+    total = int(_STEP_LABEL.search(ex.locator(".mp-step-label").inner_text()).group(2))
+    expect(ex.locator(".mp-step-label")).to_have_text(re.compile(rf"^step {total} / {total}: "))
+    if "after the last line" in ex.locator(".mp-step-label").inner_text():
+        # A record that ends with the state after the last statement has no line there: one back.
+        lab.page.keyboard.press("ArrowLeft")
+        expect(ex.locator(".mp-step-label")).to_have_text(re.compile(rf"^step {total - 1} / {total}: line"))
+    current = ex.locator(".mp-source .mp-current")
+    expect(current).to_contain_text("out[0] = shared[0];")
+    expect(current).to_be_in_viewport(ratio=1)
+    line, frame = current.bounding_box(), source.bounding_box()
+    assert frame["y"] <= line["y"] and line["y"] + line["height"] <= frame["y"] + frame["height"] + 0.5
+    assert _within(line, width, height)
+    lab.shot("listing-scrolled-to-last-step", ex)
+    step.click()
+    lab.page.keyboard.press("Home")  # and back to the top
+    expect(ex.locator(".mp-step-label")).to_have_text(re.compile(rf"^step 1 / {total}: "))
+    expect(ex.locator(".mp-source .mp-current")).to_be_in_viewport()
