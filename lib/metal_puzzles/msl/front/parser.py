@@ -59,7 +59,9 @@ class Parser:
 
     def advance(self) -> Token:
         t = self.toks[self.i]
-        self.i += 1
+        # The end of input is never passed: an error reported after it still has a token to point at.
+        if t.kind != "eof":
+            self.i += 1
         return t
 
     def accept(self, *ops: str) -> Token | None:
@@ -397,7 +399,8 @@ class Parser:
                                    "in the header", t.pos)
             if kw == "using" or kw == "typedef":
                 item = self.parse_alias()
-                return ast.Empty(item.pos) if item is None else _AliasStmt(item)
+                # 'using namespace metal;' and 'using metal::max;' declare no alias: nothing to run.
+                return ast.Empty(t.pos) if item is None else _AliasStmt(item)
             if self.looks_like_declaration():
                 return self.parse_declaration()
             nxt = self.peek()
@@ -803,7 +806,9 @@ class Parser:
                 const_method = False
                 while self.tok.kind == "id" and self.tok.text in ("const", "noexcept", "thread", "device",
                                                                   "constant", "threadgroup"):
-                    const_method = const_method or self.advance().text == "const"
+                    # Advance first: 'const const' must not stop the loop from moving on.
+                    qualifier = self.advance().text
+                    const_method = const_method or qualifier == "const"
                 body = self.parse_block()
                 methods.append(ast.FuncDef(fname.pos, fname.text, spec, params, body, const_method=const_method))
                 continue
