@@ -33,8 +33,11 @@ VALID_SOURCES = [
     ("struct P { float x; float y; float dot(P o) const { return x * o.x + y * o.y; } };\n"
      "constant float K[3] = {1.0f, 2.0f, 3.0f};",
      "P p = {a[0], a[1]}; out[0] = p.dot(p) + K[2];"),
-    ("inline float f(float v) { return v - 1.0f; }\ntypedef float real;",
-     "real r = f(a[0]); switch (int(r)) { case 0: out[0] = 1; break; default: out[0] = r; }"),
+    ("namespace ns { inline float f(float v) { return v - 1.0f; } }\ntypedef float real;",
+     "real r = ns::f(a[0]); switch (int(r)) { case 0: out[0] = 1; break; default: out[0] = r; }"),
+    ("namespace c10 { namespace metal { template <typename T> T mx(T a, T b) { return ::metal::max(a, b); }\n"
+     "struct Acc { float s; float get() const { return s; } }; } }",
+     "using namespace c10::metal; Acc acc = {mx(a[0], a[1])}; out[0] = ::c10::metal::mx(acc.get(), 1.0f);"),
     ("", "threadgroup float tg[4]; tg[thread_position_in_threadgroup.x] = a[0];\n"
          "threadgroup_barrier(mem_flags::mem_threadgroup); float4 v = float4(tg[0]); out[0] = v.x ? v.y : -v.z;"),
 ]

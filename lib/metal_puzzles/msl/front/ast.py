@@ -316,6 +316,16 @@ class Empty(Stmt):
     pass
 
 
+@dataclass(eq=False)
+class UsingNamespace(Stmt):
+    """``using namespace X;``: X's names are found unqualified, in the namespace the directive
+    is written in (a kernel body's directive is in the global namespace). ``target`` is X as
+    written; the checker resolves it from ``namespace``, as C++ does."""
+
+    target: str
+    namespace: tuple[str, ...] = ()
+
+
 # --------------------------------------------------------------------------- top level
 @dataclass(eq=False)
 class Param(Node):
@@ -343,11 +353,15 @@ class FuncDef(Node):
     is_kernel: bool = False
     #: A member function declared 'const' (it may not change its object).
     const_method: bool = False
+    #: The namespace it is declared in (its ``name`` is qualified with it): names in its body are
+    #: looked up from there outwards.
+    namespace: tuple[str, ...] = ()
 
 
 @dataclass(eq=False)
 class GlobalDecl(Node):
     decl: Decl
+    namespace: tuple[str, ...] = ()  # its declarators' names are qualified with it
 
 
 @dataclass(eq=False)
@@ -355,6 +369,7 @@ class TypeAlias(Node):
     name: str
     type_spec: TypeSpec
     template_params: list[TemplateParam] = field(default_factory=list)
+    namespace: tuple[str, ...] = ()  # ``name`` is qualified with it
 
 
 @dataclass(eq=False)
@@ -365,6 +380,7 @@ class StructDef(Node):
     name: str
     fields: list[Declarator]
     methods: list[FuncDef] = field(default_factory=list)
+    namespace: tuple[str, ...] = ()  # ``name`` is qualified with it
 
 
 @dataclass(eq=False)

@@ -48,6 +48,9 @@ class Parser:
         # Names that denote types (typedefs, template parameters) besides builtins.
         self.type_names: set[str] = set(type_names or ())
         self.template_names: set[str] = set(template_names or ()) | BUILTIN_TEMPLATE_NAMES
+        # The namespace being parsed ('namespace a { namespace b {' gives ('a', 'b')): names declared
+        # here are qualified with it.
+        self.namespace: tuple[str, ...] = ()
 
     # ------------------------------------------------------------------ helpers
     @property
@@ -101,10 +104,12 @@ class Parser:
 
     # --------------------------------------------------------------- type names
     def _qualified_name_at(self, k: int) -> tuple[str, int]:
-        """Read a possibly ::-qualified identifier starting at token offset k; return (name, length)."""
+        """Read a possibly ::-qualified identifier starting at token offset k; return (name, length).
+        A name written from the global namespace ('::metal::max') keeps its leading '::'."""
         parts = []
         n = 0
-        if self.peek(k).is_op("::"):
+        rooted = self.peek(k).is_op("::") and self.peek(k + 1).kind == "id"
+        if rooted:
             n += 1
         while self.peek(k + n).kind == "id":
             parts.append(self.peek(k + n).text)
@@ -113,9 +118,11 @@ class Parser:
                 n += 1
                 continue
             break
-        return "::".join(parts), n
+        name = "::".join(parts)
+        return ("::" + name if rooted else name), n
 
     def is_type_name(self, name: str) -> bool:
+        name = name.removeprefix("::")
         if name in ("auto", "decltype"):
             return True
         if name in self.type_names or name in TEMPLATE_TYPE_NAMES:
@@ -125,6 +132,8 @@ class Parser:
 
     def starts_type(self, k: int = 0) -> bool:
         t = self.peek(k)
+        if t.is_op("::"):
+            return self.is_type_name(self._qualified_name_at(k)[0])
         if t.kind != "id":
             return False
         if t.text in ADDRESS_SPACES or t.text in QUALIFIERS or t.text in ("unsigned", "signed", "typename"):
@@ -134,7 +143,7 @@ class Parser:
 
     def looks_like_declaration(self) -> bool:
         t = self.tok
-        if t.kind != "id":
+        if t.kind != "id" and not t.is_op("::"):
             return False
         if t.text == "decltype":
             return True
@@ -204,7 +213,7 @@ class Parser:
 
     def _parse_base_type(self) -> tuple[str, list]:
         t = self.tok
-        if t.kind != "id":
+        if t.kind != "id" and not (t.is_op("::") and self.peek().kind == "id"):
             self.error_expected("a type")
         if t.text in ("unsigned", "signed"):
             sign = self.advance().text
@@ -235,7 +244,8 @@ class Parser:
         if name in ("short", "long") and self.tok.kind == "id" and self.tok.text == "int":
             self.advance()
         args: list = []
-        if self.tok.is_op("<") and (name in TEMPLATE_TYPE_NAMES or name in self.template_names):
+        bare = name.removeprefix("::")
+        if self.tok.is_op("<") and (bare in TEMPLATE_TYPE_NAMES or bare in self.template_names):
             args = self.parse_template_args()
         return name, args
 
@@ -399,8 +409,10 @@ class Parser:
                                    "in the header", t.pos)
             if kw == "using" or kw == "typedef":
                 item = self.parse_alias()
-                # 'using namespace metal;' and 'using metal::max;' declare no alias: nothing to run.
-                return ast.Empty(t.pos) if item is None else _AliasStmt(item)
+                if item is None or isinstance(item, ast.UsingNamespace):
+                    # 'using metal::max;' declares no alias, 'using namespace metal;' widens lookup.
+                    return ast.Empty(t.pos) if item is None else item
+                return _AliasStmt(item)
             if self.looks_like_declaration():
                 return self.parse_declaration()
             nxt = self.peek()
@@ -408,6 +420,8 @@ class Parser:
                 # 'flaot x = 1;' : two identifiers in a row can only be a declaration.
                 names = set(self.type_names) | _COMMON_TYPES
                 raise CompileError(f"unknown type name '{kw}'" + did_you_mean(kw, names), t.pos)
+        if t.is_op("::") and self.looks_like_declaration():
+            return self.parse_declaration()  # '::ns::Type x = ...;'
         expr = self.parse_expression()
         self.expect(";", "after expression")
         return ast.ExprStmt(t.pos, expr)
@@ -603,7 +617,7 @@ class Parser:
                 value = ord(bytes(body, "utf-8").decode("unicode_escape")) if body else 0
                 return ast.IntLit(t.pos, value, "", 0)
             raise CompileError("string literals are not supported in kernels", t.pos)
-        if t.kind == "id":
+        if t.kind == "id" or (t.is_op("::") and self.peek().kind == "id"):
             if t.text in ("true", "false"):
                 self.advance()
                 return ast.BoolLit(t.pos, t.text == "true")
@@ -629,7 +643,8 @@ class Parser:
                 self.error_expected("'(' after the type name (a functional cast)")
             self.i += n
             targs = None
-            if self.tok.is_op("<") and (name in self.template_names or name.split("::")[-1] in self.template_names):
+            if self.tok.is_op("<") and (name.removeprefix("::") in self.template_names
+                                        or name.split("::")[-1] in self.template_names):
                 targs = self.parse_template_args()
                 # numeric_limits<float>::max  — a qualified name after template args
                 while self.tok.is_op("::") and self.peek().kind == "id":
@@ -641,12 +656,78 @@ class Parser:
     # --------------------------------------------------------------- top level
     def parse_translation_unit(self) -> ast.TranslationUnit:
         start = self.tok.pos
+        return ast.TranslationUnit(start, self._parse_declarations(None))
+
+    def _parse_declarations(self, opened: Token | None) -> list[ast.Node]:
+        """Top-level declarations up to the end of input, or up to the '}' closing the namespace
+        opened at ``opened``. Namespace blocks are flattened: their items carry qualified names."""
         items: list[ast.Node] = []
-        while self.tok.kind != "eof":
+        while True:
+            if opened is not None and self.accept("}"):
+                return items
+            if self.tok.kind == "eof":
+                if opened is None:
+                    return items
+                raise CompileError("expected '}' to close this namespace", opened.pos)
+            if self.tok.text == "namespace" or (self.tok.text == "inline" and self.peek().text == "namespace"):
+                items.extend(self.parse_namespace())
+                continue
             item = self.parse_top_level()
             if item is not None:
-                items.append(item)
-        return ast.TranslationUnit(start, items)
+                items.append(self._qualify(item))
+
+    def parse_namespace(self) -> list[ast.Node]:
+        """``namespace a { ... }``, ``namespace a::b { ... }``; an anonymous or inline namespace's
+        names are found from the enclosing one, so they stay in it."""
+        inline = self.accept_word("inline") is not None
+        self.advance()  # 'namespace'
+        path: tuple[str, ...] = ()
+        if self.tok.kind == "id":
+            name, n = self._qualified_name_at(0)
+            path = () if inline else tuple(name.split("::"))
+            self.i += n
+        if self.tok.is_op("="):
+            raise CompileError("namespace aliases ('namespace x = y;') are not supported by the simulator",
+                               self.tok.pos)
+        opened = self.expect("{", "to open the namespace")
+        self._nest()
+        saved = self.namespace
+        self.namespace = saved + path
+        try:
+            return self._parse_declarations(opened)
+        finally:
+            self.namespace = saved
+            self.depth -= 1
+
+    def _qualify(self, item: ast.Node) -> ast.Node:
+        """Give an item declared inside a namespace its qualified name, and make the parser know
+        the name by every suffix it can be written with ('a::b::T', 'b::T', 'T')."""
+        ns = self.namespace
+        if not ns:
+            return item
+        prefix = "::".join(ns) + "::"
+        if isinstance(item, ast.FuncDef):
+            item.name = prefix + item.name
+            item.namespace = ns
+            if item.template_params:
+                _add_suffixes(self.template_names, item.name)
+        elif isinstance(item, ast.StructDef):
+            item.name = prefix + item.name
+            item.namespace = ns
+            for method in item.methods:
+                method.namespace = ns
+            _add_suffixes(self.type_names, item.name)
+        elif isinstance(item, ast.TypeAlias):
+            item.name = prefix + item.name
+            item.namespace = ns
+            _add_suffixes(self.type_names, item.name)
+            if item.template_params:
+                _add_suffixes(self.template_names, item.name)
+        elif isinstance(item, ast.GlobalDecl):
+            item.namespace = ns
+            for d in item.decl.declarators:
+                d.name = prefix + d.name
+        return item
 
     def parse_template_params(self) -> list[ast.TemplateParam]:
         self.expect("<", "after 'template'")
@@ -670,15 +751,16 @@ class Parser:
         self.expect(">", "to close the template parameter list")
         return params
 
-    def parse_alias(self) -> ast.TypeAlias | None:
+    def parse_alias(self) -> ast.TypeAlias | ast.UsingNamespace | None:
         t = self.advance()
         if t.text == "using":
             if self.accept_word("namespace"):
-                self._qualified_name_at(0)
-                _, n = self._qualified_name_at(0)
+                target, n = self._qualified_name_at(0)
+                if not n:
+                    self.error_expected("a namespace name after 'using namespace'")
                 self.i += n
                 self.expect(";", "after 'using namespace'")
-                return None
+                return ast.UsingNamespace(t.pos, target, self.namespace)
             name = self.expect_ident("an alias name")
             if not self.accept("="):
                 # 'using metal::foo;' declarations just bring names in scope.
@@ -735,8 +817,9 @@ class Parser:
             is_kernel = True
         if self.tok.kind == "id" and self.tok.text in ("using", "typedef") and template_params:
             alias = self.parse_alias()
-            if alias is not None:
-                alias.template_params = template_params
+            if not isinstance(alias, ast.TypeAlias):
+                raise CompileError("expected an alias template ('template <typename T> using Name = ...;')", t.pos)
+            alias.template_params = template_params
             return alias
         start_i = self.i
         spec = self.parse_type_spec()
@@ -864,6 +947,12 @@ class Parser:
                 continue
             self.expect(")", "to close the parameter list")
             return params
+
+
+def _add_suffixes(names: set[str], qualified: str) -> None:
+    parts = qualified.split("::")
+    for k in range(len(parts)):
+        names.add("::".join(parts[k:]))
 
 
 class _AliasStmt(ast.Stmt):

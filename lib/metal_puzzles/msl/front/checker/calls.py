@@ -51,16 +51,16 @@ class Calls(CheckerState):
         if not isinstance(e.func, ast.Name):
             raise CompileError("only named functions can be called", e.pos)
         name = e.func.ident
-        sym = self.scope.lookup(name)
+        sym = self.lookup_name(name)
         if isinstance(sym, Var):
             raise CompileError(f"'{name}' is a variable, not a function", e.pos)
         if isinstance(sym, tuple) and sym[0] == "method":
             return self.member_function_call(e)
-        plain = name.removeprefix("metal::")
-        defs = self.func_defs.get(name) or self.func_defs.get(plain)
+        plain = name.removeprefix("::").removeprefix("metal::")
+        defs = self.find_function(name) or self.func_defs.get(plain)
         if defs:
             return self._call_header_function(e, defs)
-        b = self.library.function(name)
+        b = self.library.function(name.removeprefix("::"))
         if b is None:
             cands = set(self.func_defs) | self.library.function_names()
             raise CompileError(f"use of undeclared function '{name}'" + did_you_mean(plain, cands), e.func.pos)
@@ -195,17 +195,22 @@ class Calls(CheckerState):
             return self.instances[key]
         body = copy.deepcopy(fd.body)
         saved_scope, saved_func, saved_addr = self.scope, self.func, self.addressed
-        self.addressed = addressed_names(body)
-        self.scope = Scope(self.globals)
-        for k, v in binding.items():
-            if isinstance(v, Type):
-                self.scope.names[k] = ("type", v)
-            else:
-                self.scope.names[k] = Var(k, INT, VarKind.CONST, fd.pos, const_value=int(v), mutable=False)
-        ret = self.resolve_type(fd.ret)
-        self.func = FunctionContext(ret)
-        params = [self.param_var(p) for p in fd.params]
-        return self._check_instance(key, fd.name, params, ret, body, fd.pos, (saved_scope, saved_func, saved_addr))
+        saved_namespace = self.enter_namespace(fd.namespace)
+        try:
+            self.addressed = addressed_names(body)
+            self.scope = Scope(self.globals)
+            for k, v in binding.items():
+                if isinstance(v, Type):
+                    self.scope.names[k] = ("type", v)
+                else:
+                    self.scope.names[k] = Var(k, INT, VarKind.CONST, fd.pos, const_value=int(v), mutable=False)
+            ret = self.resolve_type(fd.ret)
+            self.func = FunctionContext(ret)
+            params = [self.param_var(p) for p in fd.params]
+            return self._check_instance(key, fd.name, params, ret, body, fd.pos,
+                                        (saved_scope, saved_func, saved_addr))
+        finally:
+            self.namespace = saved_namespace
 
     def _check_instance(self, key, name: str, params: list[Var], ret: Type, body: ast.Block, pos: Pos,
                         saved: tuple) -> FuncInstance:

@@ -94,9 +94,9 @@ class Expressions(CheckerState):
 
     def e_Name(self, e: ast.Name) -> ast.Expr:
         name = e.ident
-        sym = self.scope.lookup(name)
-        if sym is None and name.startswith("metal::"):
-            sym = self.scope.lookup(name.removeprefix("metal::"))
+        sym = self.lookup_name(name)
+        if sym is None and name.removeprefix("::").startswith("metal::"):
+            sym = self.scope.lookup(name.removeprefix("::").removeprefix("metal::"))
         if isinstance(sym, Var):
             e.symbol = sym
             e.ty = sym.ty
@@ -114,6 +114,7 @@ class Expressions(CheckerState):
             raise CompileError(f"'{name}' is a member function; did you forget the parentheses '()'?", e.pos)
         if isinstance(sym, tuple):
             raise CompileError(f"'{name}' is a type, not a value", e.pos)
+        name = name.removeprefix("::")  # what is left are the library's names: '::metal::x' is 'metal::x'
         enum = ENUM_CONSTANTS.get(name.removeprefix("metal::")) or ENUM_CONSTANTS.get("mem_flags::" + name)
         if enum is not None:
             e.ty = enum[0]
@@ -125,7 +126,7 @@ class Expressions(CheckerState):
             e.ty = ty
             e.symbol = Var(name, ty, VarKind.CONST, e.pos, const_value=value, mutable=False)
             return e
-        if self.library.function(name) is not None or name in self.func_defs:
+        if self.library.function(name) is not None or self.find_function(name) is not None:
             raise CompileError(f"'{name}' is a function; did you forget the parentheses '()'?", e.pos)
         raise CompileError(f"use of undeclared identifier '{name}'" + did_you_mean(name, self._value_candidates()),
                            e.pos)

@@ -82,3 +82,8 @@ class CheckerState:
         self.addressed: set[str] = set()
         # The header's structs, with their definitions (default member initializers, member functions).
         self.structs: dict = {}
+        # Namespaces: the one being checked, every one the header declares ('a', 'a::b'), and
+        # the namespaces 'using namespace' makes visible in each.
+        self.namespace: tuple[str, ...] = ()
+        self.namespaces: set[str] = set()
+        self.using: dict[tuple[str, ...], list[str]] = {}

@@ -209,6 +209,15 @@ class Structs(CheckerState):
             raise CompileError(f"recursive call to '{qualified}': Metal does not support recursion", pos)
         body = copy.deepcopy(fd.body)
         saved_scope, saved_func, saved_addr = self.scope, self.func, self.addressed
+        saved_namespace = self.enter_namespace(fd.namespace)
+        try:
+            return self._instantiate_method_body(st, fd, body, key, qualified,
+                                                 (saved_scope, saved_func, saved_addr))
+        finally:
+            self.namespace = saved_namespace
+
+    def _instantiate_method_body(self, st: StructType, fd: ast.FuncDef, body: ast.Block, key: tuple,
+                                 qualified: str, saved: tuple) -> FuncInstance:
         self.addressed = addressed_names(body)
         self.scope = Scope(self.globals)
         for f in st.fields:
@@ -221,7 +230,7 @@ class Structs(CheckerState):
                    space=AddressSpace.THREAD)
         self.scope.names["this"] = this
         params = [this] + [self.param_var(p) for p in fd.params]
-        return self._check_instance(key, qualified, params, ret, body, fd.pos, (saved_scope, saved_func, saved_addr))
+        return self._check_instance(key, qualified, params, ret, body, fd.pos, saved)
 
     def member_name(self, e: ast.Name) -> ast.Expr:
         """A member's name inside a member function: ``this``'s field."""

@@ -76,10 +76,10 @@ class TypeResolution(CheckerState):
                 raise CompileError(f"decltype of an expression of type '{expr.ty}' cannot declare anything",
                                    spec.pos)
             return expr.ty
-        found = self.scope.lookup(name)
+        found = self.lookup_name(name)
         if isinstance(found, tuple) and found[0] == "type":
             return found[1]
-        plain = name.removeprefix("metal::")
+        plain = name.removeprefix("::").removeprefix("metal::")
         if plain in ("vec",):
             if len(spec.args) != 2:
                 raise CompileError("vec<T, N> takes a type and a size", spec.pos)
@@ -131,7 +131,7 @@ class TypeResolution(CheckerState):
         return int(value)
 
     def _const_lookup(self, name: str, pos: Pos) -> Any:
-        sym = self.scope.lookup(name)
+        sym = self.lookup_name(name)
         if isinstance(sym, Var) and sym.const_value is not None and not isinstance(sym.const_value, list):
             v = sym.const_value
             return float(v) if isinstance(v, float) else int(v)
