@@ -23,6 +23,10 @@ To do that the generator tracks C's types (integer promotion, usual arithmetic
 conversions, literal types) — only so it can pick the right guard or mask. The simulator's
 own semantics are what is under test, so nothing here computes values. ``render(check=True)``
 wraps each node in ``chk<T>(...)`` so g++ can confirm the tracked types (see ``shim.h``).
+
+Some kernels declare structs and helper functions in the header; half of those headers put
+them inside nested namespaces, which the body names qualified (``k3ns::detail::k3S0``,
+sometimes ``::k3ns::detail::k3S0``).
 """
 
 from __future__ import annotations
@@ -463,7 +467,25 @@ def make_structs(rng: random.Random, prefix: str) -> tuple[str, list[StructDef]]
         double = f"s.{f} = s.{f} * ({t.name})2;" if f else ""
         lines.append(f"inline void {d.twice}(thread {name}& s) {{ {double} }}")
         defs.append(d)
+    if rng.random() < 0.5:
+        return _in_namespace(rng, prefix, lines, defs), defs
     return "\n".join(lines) + "\n", defs
+
+
+def _in_namespace(rng: random.Random, prefix: str, lines: list[str], defs: list[StructDef]) -> str:
+    """Declare the structs and helpers inside nested namespaces (written as nested blocks or as
+    'namespace a::b'); the body then names them qualified, sometimes from the global namespace
+    ('::a::b::S'). Inside the namespace they name each other unqualified, as headers do."""
+    outer, inner = f"{prefix}ns", "detail"
+    if rng.random() < 0.5:
+        text = f"namespace {outer} {{\nnamespace {inner} {{\n" + "\n".join(lines) + "\n}\n}\n"
+    else:
+        text = f"namespace {outer}::{inner} {{\n" + "\n".join(lines) + "\n}\n"
+    root = "::" if rng.random() < 0.5 else ""
+    for d in defs:
+        qualify = f"{root}{outer}::{inner}::"
+        d.name, d.bump, d.twice = qualify + d.name, qualify + d.bump, qualify + d.twice
+    return text
 
 
 def _size_of(t: CType) -> int:
