@@ -317,6 +317,15 @@ class Empty(Stmt):
 
 
 @dataclass(eq=False)
+class StaticAssert(Stmt):
+    """``static_assert(condition, "message");`` at namespace or block scope: checked when the
+    checker reaches it (in a function template, for each instance)."""
+
+    condition: Expr
+    message: str = ""
+
+
+@dataclass(eq=False)
 class UsingNamespace(Stmt):
     """``using namespace X;``: X's names are found unqualified, in the namespace the directive
     is written in (a kernel body's directive is in the global namespace). ``target`` is X as
@@ -338,9 +347,12 @@ class Param(Node):
 
 @dataclass(eq=False)
 class TemplateParam(Node):
-    name: str
+    name: str  # an unnamed parameter ('typename = enable_if_t<...>') gets a name no code can write
     kind: str  # 'type' or a value type name such as 'int', 'bool', 'uint'
     default: Any = None
+    #: A value parameter's type as written ('enable_if_t<is_integral_v<T>, int> = 0'): forming it
+    #: is part of deducing the function's template arguments (a failure drops the candidate).
+    type_spec: TypeSpec | None = None
 
 
 @dataclass(eq=False)

@@ -18,6 +18,15 @@ BUILTIN_TEMPLATE_NAMES = {
 }
 TEMPLATE_TYPE_NAMES = {"vec", "atomic", "metal::vec", "metal::atomic", "array", "metal::array", "simdgroup_matrix",
                        "metal::simdgroup_matrix"}
+# <metal_type_traits>: the traits that name types, and those that give values ('is_same_v<T, U>',
+# 'is_same<T, U>::value'); their meaning is the checker's and the library's.
+TYPE_TRAIT_TYPES = ("enable_if_t", "conditional_t")
+TYPE_TRAIT_VALUES = ("is_same", "is_floating_point", "is_integral", "is_signed", "is_unsigned", "is_arithmetic",
+                     "is_scalar", "is_vector", "is_pointer")
+for _name in TYPE_TRAIT_TYPES:
+    TEMPLATE_TYPE_NAMES |= {_name, "metal::" + _name}
+for _name in TYPE_TRAIT_VALUES:
+    BUILTIN_TEMPLATE_NAMES |= {_name, _name + "_v", "metal::" + _name, "metal::" + _name + "_v"}
 
 _COMMON_TYPES = {
     "float", "half", "bfloat", "int", "uint", "short", "ushort", "char", "uchar", "long", "ulong", "bool",
@@ -399,6 +408,8 @@ class Parser:
                 value = None if self.tok.is_op(";") else self.parse_expression()
                 self.expect(";", "after the return statement")
                 return ast.Return(t.pos, value)
+            if kw == "static_assert":
+                return self.parse_static_assert()
             if kw in ("goto",):
                 raise CompileError("'goto' is not supported by the simulator", t.pos)
             if kw == "struct" and self.peek().kind == "id" and self.peek().text in self.type_names \
@@ -425,6 +436,19 @@ class Parser:
         expr = self.parse_expression()
         self.expect(";", "after expression")
         return ast.ExprStmt(t.pos, expr)
+
+    def parse_static_assert(self) -> ast.StaticAssert:
+        start = self.advance().pos  # 'static_assert'
+        self.expect("(", "after 'static_assert'")
+        condition = self.parse_assignment()
+        message = ""
+        if self.accept(","):
+            if self.tok.kind != "str":
+                self.error_expected("a string literal as the static_assert message")
+            message = self.advance().text[1:-1]
+        self.expect(")", "to close static_assert")
+        self.expect(";", "after static_assert")
+        return ast.StaticAssert(start, condition, message)
 
     def parse_condition(self) -> ast.Expr:
         # 'if (T x = e)' declarations in conditions are rare in kernels; not supported.
@@ -734,18 +758,20 @@ class Parser:
         params = []
         while not self.tok.is_op(">"):
             t = self.tok
+            # An unnamed parameter only constrains the template ('typename = enable_if_t<...>').
+            unnamed = f"<template parameter {len(params) + 1}>"
             if self.accept_word("typename", "class"):
-                name = self.expect_ident("a template parameter name")
+                name = self.advance().text if self.tok.kind == "id" else unnamed
                 default = None
                 if self.accept("="):
                     default = self.parse_type_spec()
-                params.append(ast.TemplateParam(t.pos, name.text, "type", default))
-                self.type_names.add(name.text)
+                params.append(ast.TemplateParam(t.pos, name, "type", default))
+                self.type_names.add(name)
             else:
                 spec = self.parse_type_spec()
-                name = self.expect_ident("a template parameter name")
+                name = self.advance().text if self.tok.kind == "id" else unnamed
                 default = self.parse_ternary(no_gt=True) if self.accept("=") else None
-                params.append(ast.TemplateParam(t.pos, name.text, spec.name, default))
+                params.append(ast.TemplateParam(t.pos, name, spec.name, default, spec))
             if not self.accept(","):
                 break
         self.expect(">", "to close the template parameter list")
@@ -797,10 +823,7 @@ class Parser:
             raise CompileError(f"'{t.text}' definitions are not supported by the simulator (a 'struct' with "
                                "members and member functions is)", t.pos)
         if t.kind == "id" and t.text == "static_assert":
-            self.advance()
-            self._skip_balanced("(", ")")
-            self.expect(";")
-            return None
+            return self.parse_static_assert()
         template_params: list[ast.TemplateParam] = []
         saved_types = set(self.type_names)
         if self.accept_word("template"):

@@ -1012,6 +1012,9 @@ class CodeGen:
     def s_UsingNamespace(self, s):  # the checker has widened name lookup: nothing runs
         return None, False
 
+    def s_StaticAssert(self, s):  # checked at compile time: nothing runs
+        return None, False
+
     def s__AliasStmt(self, s):
         return None, False
 

@@ -52,6 +52,8 @@ class Checker(TypeResolution, Declarations, Statements, Conversions, Expressions
             self._global_decl(item.decl)
         elif isinstance(item, ast.UsingNamespace):
             self.use_namespace(item)
+        elif isinstance(item, ast.StaticAssert):
+            self.static_assert(item)
         else:  # pragma: no cover - parser only produces the above
             raise CompileError("unsupported declaration in header", item.pos)
 

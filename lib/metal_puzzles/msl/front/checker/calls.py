@@ -21,6 +21,7 @@ from .. import ast
 from ..symbols import FuncInstance, Var, VarKind
 from .helpers import addressed_names, designates_part_of
 from .state import CheckerState, FunctionContext, Scope
+from .typenames import SubstitutionFailure
 
 
 class Calls(CheckerState):
@@ -145,13 +146,41 @@ class Calls(CheckerState):
         if tparams:
             for p, a in zip(fd.params, args, strict=False):
                 self._match(p.type_spec, self.rvalue(a).ty, tparams, binding)
+            self._complete_binding(fd, binding, pos)
+        return binding
+
+    def _complete_binding(self, fd: ast.FuncDef, binding: dict, pos: Pos) -> None:
+        """Default template arguments, worked out in order from the arguments before them (and
+        from the template's namespace); then the signature must form with the binding: an
+        'enable_if_t' that names no type in a parameter's type, a value parameter's type or the
+        return type makes the template no candidate (SFINAE)."""
+        saved_scope = self.scope
+        saved_namespace = self.enter_namespace(fd.namespace)
+        self.scope = Scope(self.globals)
+        try:
             for tp in fd.template_params:
                 if tp.name not in binding:
                     if tp.default is None:
                         raise CompileError(f"could not deduce template argument '{tp.name}'", pos)
                     binding[tp.name] = (self.resolve_type(tp.default) if tp.kind == "type"
                                         else self.const_int(tp.default, "template argument"))
-        return binding
+                self._bind_template_param(tp.name, binding[tp.name], fd.pos)
+                if tp.type_spec is not None:
+                    self.resolve_type(tp.type_spec)
+            for spec in [p.type_spec for p in fd.params] + [fd.ret]:
+                try:
+                    self.resolve_type(spec)
+                except SubstitutionFailure:
+                    raise
+                except CompileError:
+                    pass  # reported where the chosen function is instantiated
+        finally:
+            self.scope = saved_scope
+            self.namespace = saved_namespace
+
+    def _bind_template_param(self, name: str, value: Any, pos: Pos) -> None:
+        self.scope.names[name] = (("type", value) if isinstance(value, Type)
+                                  else Var(name, INT, VarKind.CONST, pos, const_value=int(value), mutable=False))
 
     def _match(self, spec: ast.TypeSpec, actual: Type, tparams: dict, binding: dict) -> None:
         t = actual

@@ -105,6 +105,8 @@ class Statements(CheckerState):
             self._declare_alias(s.alias)
         elif isinstance(s, ast.UsingNamespace):
             self.use_namespace(s)
+        elif isinstance(s, ast.StaticAssert):
+            self.static_assert(s)
         else:  # pragma: no cover
             raise CompileError(f"unsupported statement {type(s).__name__}", s.pos)
 

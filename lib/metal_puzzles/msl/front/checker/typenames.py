@@ -12,6 +12,7 @@ from ...lang.types import (
     INT,
     SCALARS,
     UINT,
+    VOID,
     AddressSpace,
     ArrayType,
     AtomicType,
@@ -29,6 +30,11 @@ from ..constexpr import NotConstant, evaluate
 from ..symbols import Var
 from .helpers import flatten_items
 from .state import CheckerState
+
+
+class SubstitutionFailure(CompileError):
+    """A type that cannot be formed for a template's arguments (``enable_if_t<false>``): in a
+    function template's signature it removes that template from the candidates (SFINAE)."""
 
 
 class TypeResolution(CheckerState):
@@ -80,6 +86,8 @@ class TypeResolution(CheckerState):
         if isinstance(found, tuple) and found[0] == "type":
             return found[1]
         plain = name.removeprefix("::").removeprefix("metal::")
+        if plain in ("enable_if_t", "conditional_t"):
+            return self._type_trait(plain, spec)
         if plain in ("vec",):
             if len(spec.args) != 2:
                 raise CompileError("vec<T, N> takes a type and a size", spec.pos)
@@ -109,6 +117,30 @@ class TypeResolution(CheckerState):
             return t
         raise CompileError(f"unknown type name '{name}'" + did_you_mean(name, self._type_candidates()), spec.pos)
 
+    def static_assert(self, s: ast.StaticAssert) -> None:
+        """Evaluate the condition now; false is a compile error with the assertion's message."""
+        if not self.const_int(s.condition, "static_assert condition"):
+            detail = f": {s.message}" if s.message else ""
+            raise CompileError(f"static assertion failed{detail}", s.pos)
+
+    def _type_trait(self, trait: str, spec: ast.TypeSpec) -> Type:
+        """``enable_if_t<B, T = void>`` is T when B holds, else no type (a substitution failure:
+        the function template whose signature names it is not a candidate);
+        ``conditional_t<B, T, F>`` is T or F."""
+        arity = (1, 2) if trait == "enable_if_t" else (3,)
+        if len(spec.args) not in arity:
+            raise CompileError(f"'{trait}' takes {' or '.join(map(str, arity))} template arguments, "
+                               f"{len(spec.args)} given", spec.pos)
+        for arg in spec.args[1:]:
+            if not isinstance(arg, ast.TypeSpec):
+                raise CompileError(f"'{trait}' takes a type after its condition", arg.pos)
+        holds = self.const_int(spec.args[0], f"condition of '{trait}'")
+        if trait == "conditional_t":
+            return self.resolve_type(spec.args[1] if holds else spec.args[2])
+        if not holds:
+            raise SubstitutionFailure("'enable_if_t' condition is false, so it names no type", spec.pos)
+        return self.resolve_type(spec.args[1]) if len(spec.args) == 2 else VOID
+
     def _type_candidates(self) -> set[str]:
         names = {k for k, v in self._all_scope_items() if isinstance(v, tuple)}
         return names | set(SCALARS) | {f"{e}{n}" for e in ("float", "half", "int", "uint") for n in (2, 3, 4)}
@@ -123,14 +155,23 @@ class TypeResolution(CheckerState):
         if isinstance(expr, ast.TypeSpec):
             raise CompileError(f"expected a constant for the {what}, found a type", expr.pos)
         try:
-            value = evaluate(expr, self._const_lookup)
+            value = evaluate(expr, self._const_lookup, self._const_size_of)
         except NotConstant:
             raise CompileError(f"{what} must be a compile-time constant", expr.pos) from None
         if isinstance(value, float):
             raise CompileError(f"{what} must be an integer", expr.pos)
         return int(value)
 
-    def _const_lookup(self, name: str, pos: Pos) -> Any:
+    def _const_size_of(self, e: ast.SizeOf) -> int:
+        # The checker's sizeof on a copy: the expression stays unchecked for its own later check.
+        return self.expr(copy.deepcopy(e)).value
+
+    def _const_lookup(self, name: str, pos: Pos, template_args: Any = None) -> Any:
+        if template_args is not None:  # a trait such as is_same_v<T, float>, or Limits<T>::max
+            const = self.library.constant(name.removeprefix("::"), template_args, self)
+            if const is None:
+                raise NotConstant(name)
+            return const[1] if isinstance(const[1], float) else int(const[1])
         sym = self.lookup_name(name)
         if isinstance(sym, Var) and sym.const_value is not None and not isinstance(sym.const_value, list):
             v = sym.const_value
