@@ -118,3 +118,34 @@ def test_default_template_arguments_follow_earlier_ones() -> None:
 def test_trait_mistakes_are_compile_errors(body: str, message: str) -> None:
     with pytest.raises(CompileError, match=message):
         one(body)
+
+
+OPMATH = """
+namespace c10 { namespace metal {
+// The type arithmetic on T is done in: float for the 16-bit floats, T itself otherwise.
+template <typename T> using opmath_t = conditional_t<is_same_v<T, half> || is_same_v<T, bfloat>, float, T>;
+template <typename T, int N = 2> using vec_t = vec<T, N>;
+template <typename T> opmath_t<T> add(T a, T b) { return opmath_t<T>(a) + opmath_t<T>(b); }
+} }
+"""
+
+
+def test_alias_templates_with_traits_and_defaults() -> None:
+    got = out0("using namespace c10::metal; out[0] = sizeof(opmath_t<half>); out[1] = sizeof(c10::metal::opmath_t<short>);"
+               "out[2] = sizeof(vec_t<float>) + sizeof(vec_t<half, 4>);"
+               "out[3] = is_same_v<opmath_t<bfloat>, float> && is_same_v<vec_t<int, 3>, int3>;",
+               out=((4,), "float32"), header=OPMATH)
+    assert got.tolist() == [4.0, 2.0, 16.0, 1.0]
+
+
+def test_alias_template_as_a_return_type_keeps_precision() -> None:
+    # 60000 + 60000 overflows half (max 65504) but not float, the opmath type of half.
+    assert one("out[0] = c10::metal::add(half(60000.0h), half(60000.0h));", header=OPMATH) == 120000.0
+    assert one("out[0] = float(c10::metal::add(half(1.0h), half(2.0h)) / 2);", header=OPMATH) == 1.5
+
+
+def test_alias_template_argument_mistakes() -> None:
+    with pytest.raises(CompileError, match="alias template 'c10::metal::vec_t' takes 2 template argument"):
+        one("c10::metal::vec_t<float, 2, 3> v; out[0] = 1.0f;", header=OPMATH)
+    with pytest.raises(CompileError, match="needs a value for 'T'"):
+        one("c10::metal::opmath_t<> v = 1; out[0] = 1.0f;", header=OPMATH)

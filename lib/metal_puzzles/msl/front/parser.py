@@ -843,6 +843,9 @@ class Parser:
             if not isinstance(alias, ast.TypeAlias):
                 raise CompileError("expected an alias template ('template <typename T> using Name = ...;')", t.pos)
             alias.template_params = template_params
+            self.template_names.add(alias.name)
+            # The parameters name types only inside the alias.
+            self.type_names = saved_types | {n for n in self.type_names if n not in {p.name for p in template_params}}
             return alias
         start_i = self.i
         spec = self.parse_type_spec()

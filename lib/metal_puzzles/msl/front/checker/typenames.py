@@ -27,9 +27,9 @@ from ...lang.types import (
 )
 from .. import ast
 from ..constexpr import NotConstant, evaluate
-from ..symbols import Var
+from ..symbols import Var, VarKind
 from .helpers import flatten_items
-from .state import CheckerState
+from .state import CheckerState, Scope
 
 
 class SubstitutionFailure(CompileError):
@@ -37,11 +37,53 @@ class SubstitutionFailure(CompileError):
     function template's signature it removes that template from the candidates (SFINAE)."""
 
 
+#: The scope entry of an alias template ('template <typename T> using opmath_t = ...;').
+ALIAS_TEMPLATE = "alias template"
+
+
 class TypeResolution(CheckerState):
     def _declare_alias(self, item: ast.TypeAlias) -> None:
         if item.template_params:
-            raise CompileError("alias templates are not supported", item.pos)
+            # Resolved at each use, with its arguments ('opmath_t<half>').
+            self.scope.names[item.name] = (ALIAS_TEMPLATE, item)
+            return
         self.scope.names[item.name] = ("type", self.resolve_type(item.type_spec))
+
+    def _alias_instance(self, alias: ast.TypeAlias, spec: ast.TypeSpec) -> Type:
+        """The type an alias template names for the arguments written in ``spec`` (missing
+        trailing arguments take their defaults, which may use the earlier ones)."""
+        params = alias.template_params
+        if len(spec.args) > len(params):
+            raise CompileError(f"alias template '{alias.name}' takes {len(params)} template argument(s), "
+                               f"{len(spec.args)} given", spec.pos)
+        values: list[Any] = []
+        for k, p in enumerate(params):
+            arg = spec.args[k] if k < len(spec.args) else None
+            if arg is None and p.default is None:
+                raise CompileError(f"alias template '{alias.name}' needs a value for '{p.name}'", spec.pos)
+            if arg is not None:  # the caller's arguments, in the caller's scope
+                values.append(self._template_argument(p, arg, alias.name))
+            else:
+                values.append(None)
+        saved_scope, saved_namespace = self.scope, self.namespace
+        self.scope, self.namespace = Scope(self.globals), alias.namespace
+        try:
+            for p, value in zip(params, values, strict=True):
+                if value is None:  # a default, in the alias's own scope with the earlier arguments
+                    value = self._template_argument(p, p.default, alias.name)
+                self.scope.names[p.name] = (("type", value) if isinstance(value, Type)
+                                            else Var(p.name, INT, VarKind.CONST, alias.pos, const_value=int(value),
+                                                     mutable=False))
+            return self.resolve_type(alias.type_spec)
+        finally:
+            self.scope, self.namespace = saved_scope, saved_namespace
+
+    def _template_argument(self, param: ast.TemplateParam, arg: Any, template: str) -> Type | int:
+        if param.kind == "type":
+            if not isinstance(arg, ast.TypeSpec):
+                raise CompileError(f"template parameter '{param.name}' of '{template}' is a type", arg.pos)
+            return self.resolve_type(arg)
+        return self.const_int(arg, f"template argument '{param.name}' of '{template}'")
 
     def resolve_type(self, spec: ast.TypeSpec, default_space: AddressSpace = AddressSpace.THREAD, init: Any = None) -> Type:
         base = self._resolve_base(spec)
@@ -85,6 +127,8 @@ class TypeResolution(CheckerState):
         found = self.lookup_name(name)
         if isinstance(found, tuple) and found[0] == "type":
             return found[1]
+        if isinstance(found, tuple) and found[0] == ALIAS_TEMPLATE:
+            return self._alias_instance(found[1], spec)
         plain = name.removeprefix("::").removeprefix("metal::")
         if plain in ("enable_if_t", "conditional_t"):
             return self._type_trait(plain, spec)
