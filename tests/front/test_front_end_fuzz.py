@@ -38,6 +38,12 @@ VALID_SOURCES = [
     ("namespace c10 { namespace metal { template <typename T> T mx(T a, T b) { return ::metal::max(a, b); }\n"
      "struct Acc { float s; float get() const { return s; } }; } }",
      "using namespace c10::metal; Acc acc = {mx(a[0], a[1])}; out[0] = ::c10::metal::mx(acc.get(), 1.0f);"),
+    ("template <typename T, typename = metal::enable_if_t<metal::is_floating_point_v<T>>> T half_of(T v) "
+     "{ static_assert(sizeof(T) >= 2, \"wide\"); return v / T(2); }\n"
+     "template <typename T> using acc_t = metal::conditional_t<metal::is_same_v<T, half>, float, T>;\n"
+     "struct V { float x; V operator+(V o) const { V r = {x + o.x}; return r; } float operator[](int k) const "
+     "{ return x; } };\ninline V operator*(float s, V v) { V r = {s * v.x}; return r; }",
+     "V v = {a[0]}; V w = 2.0f * (v + v); acc_t<half> h = half_of(w[0]); out[0] = h;"),
     ("", "threadgroup float tg[4]; tg[thread_position_in_threadgroup.x] = a[0];\n"
          "threadgroup_barrier(mem_flags::mem_threadgroup); float4 v = float4(tg[0]); out[0] = v.x ? v.y : -v.z;"),
 ]

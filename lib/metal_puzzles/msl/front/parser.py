@@ -34,6 +34,9 @@ _COMMON_TYPES = {
     "size_t", "int32_t", "uint32_t", "int64_t", "uint64_t", "auto",
 }
 
+#: Operators a struct may overload (besides '[]'), as the simulator runs them.
+OVERLOADABLE_OPERATORS = ("+", "-", "*", "/", "%", "^", "&", "|", "~", "!", "<", ">", "<=", ">=", "==", "!=",
+                          "<<", ">>", "+=", "-=", "*=", "/=", "%=", "^=", "&=", "|=", "<<=", ">>=")
 _ASSIGN_OPS = ("=", "+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "&=", "|=", "^=")
 _BINARY_PRECEDENCE = [
     ("||",), ("&&",), ("|",), ("^",), ("&",), ("==", "!="), ("<", ">", "<=", ">="),
@@ -850,6 +853,8 @@ class Parser:
         start_i = self.i
         spec = self.parse_type_spec()
         # A function has '(' after its name; anything else is a global variable.
+        if self.tok.text == "operator" and self.tok.kind == "id":
+            self._operator_name()
         if self.tok.kind == "id" and self.peek().is_op("("):
             name = self.advance()
             self.advance()
@@ -907,7 +912,7 @@ class Parser:
             self._skip_attributes()
             spec = self.parse_type_spec()
             if self.tok.kind == "id" and self.tok.text == "operator":
-                raise CompileError("operator overloading is not supported by the simulator", self.tok.pos)
+                self._operator_name()
             if self.tok.kind == "id" and self.peek().is_op("("):
                 fname = self.advance()
                 self.advance()
@@ -947,6 +952,21 @@ class Parser:
                                "separately", self.tok.pos)
         self.expect(";", "after the struct definition")
         return ast.StructDef(name.pos, name.text, fields, methods)
+
+    def _operator_name(self) -> None:
+        """Read 'operator+' (or 'operator[]', 'operator+=', ...) as one identifier token, the
+        function's name, so that what follows parses as any function's parameters."""
+        start = self.advance()  # 'operator'
+        t = self.tok
+        if t.is_op("[") and self.peek().is_op("]"):
+            self.advance()
+            symbol = "[]"
+        elif t.kind == "op" and t.text in OVERLOADABLE_OPERATORS:
+            symbol = t.text
+        else:
+            raise CompileError("the simulator supports overloading the arithmetic, bitwise, comparison, compound "
+                               "assignment, unary and '[]' operators, not this one", t.pos)
+        self.toks[self.i] = Token("id", "operator" + symbol, start.pos)
 
     def _parse_params(self) -> list[ast.Param]:
         params: list[ast.Param] = []

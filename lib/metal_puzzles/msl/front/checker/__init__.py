@@ -18,6 +18,7 @@ from .expressions import Expressions
 from .helpers import addressed_names
 from .matrices import Matrices
 from .namespaces import NamespaceLookup
+from .operators import OperatorOverloads
 from .state import CheckedKernel, CheckerState, FunctionContext, Library, Scope
 from .statements import Statements
 from .structs import Structs
@@ -25,7 +26,7 @@ from .typenames import TypeResolution
 
 
 class Checker(TypeResolution, Declarations, Statements, Conversions, Expressions, Calls, Structs, Matrices,
-              NamespaceLookup):
+              NamespaceLookup, OperatorOverloads):
     """Checks a kernel: the header's declarations first (``add_header``), template arguments
     (``bind_template``), then the body with the generated parameters (``check_kernel``)."""
 

@@ -75,7 +75,8 @@ class Calls(CheckerState):
         return e
 
     def _call_header_function(self, e: ast.Call, defs: list[ast.FuncDef]) -> ast.Expr:
-        args = [self.expr(a) for a in e.args]
+        # An overloaded operator's operands come checked already (checking is not repeatable).
+        args = [a if a.ty is not None else self.expr(a) for a in e.args]
         explicit = [self.resolve_type(t) if isinstance(t, ast.TypeSpec) else self.const_int(t, "template argument")
                     for t in (e.func.template_args or [])]
         errors = []

@@ -156,6 +156,9 @@ class Expressions(CheckerState):
             e.ty = PointerType(e.operand.ty, space, const)
             return e
         if op == "*":
+            if isinstance(e.operand, ast.Name) and e.operand.ident == "this":
+                # The simulator binds 'this' to the object itself (a reference): '*this' is that object.
+                return self.expr(e.operand)
             e.operand = self.rvalue(self.expr(e.operand))
             t = e.operand.ty
             if not isinstance(t, PointerType):
@@ -166,7 +169,10 @@ class Expressions(CheckerState):
             e.space = t.space
             e.const_mem = t.const
             return e
-        e.operand = self.rvalue(self.expr(e.operand))
+        operand = self.expr(e.operand)
+        if isinstance(operand.ty, StructType):
+            return self.overloaded_operator(e.pos, op, [operand])
+        e.operand = self.rvalue(operand)
         t = e.operand.ty
         if isinstance(t, MatrixType):
             return self.matrix_unary(e, t)
@@ -233,8 +239,10 @@ class Expressions(CheckerState):
 
     def e_Binary(self, e: ast.Binary) -> ast.Expr:
         op = e.op
-        l = self.rvalue(self.expr(e.left))
-        r = self.rvalue(self.expr(e.right))
+        l, r = self.expr(e.left), self.expr(e.right)
+        if isinstance(l.ty, StructType) or isinstance(r.ty, StructType):
+            return self.overloaded_operator(e.pos, op, [l, r])
+        l, r = self.rvalue(l), self.rvalue(r)
         lt, rt = l.ty, r.ty
         if isinstance(lt, EnumType) and lt == rt and op in ("|", "&"):
             e.left, e.right = l, r
@@ -316,7 +324,10 @@ class Expressions(CheckerState):
             else:
                 raise CompileError("brace initializers can only be assigned to vectors, matrices and structs",
                                    e.value.pos)
-        value = self.rvalue(self.expr(e.value))
+        value = self.expr(e.value)
+        if isinstance(tt, StructType) and e.op != "=":
+            return self.overloaded_operator(e.pos, e.op, [target, value])
+        value = self.rvalue(value)
         if e.op == "=":
             e.value = self.convert(value, tt, "assignment")
             e.ty = tt
@@ -371,6 +382,8 @@ class Expressions(CheckerState):
 
     def e_Index(self, e: ast.Index) -> ast.Expr:
         base = self.expr(e.base)
+        if isinstance(base.ty, StructType):
+            return self.overloaded_operator(e.pos, "[]", [base, self.expr(e.index)])
         idx = self.rvalue(self.expr(e.index))
         if not (isinstance(idx.ty, ScalarType) and idx.ty.kind in ("int", "bool")):
             raise CompileError(f"array subscript is not an integer (it is '{idx.ty}')", e.index.pos)

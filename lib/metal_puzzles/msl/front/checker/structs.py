@@ -172,7 +172,7 @@ class Structs(CheckerState):
         if not defs:
             raise CompileError(f"no member function named '{name}' in struct '{st.name}'"
                                + did_you_mean(name, [m.name for m in self.structs[st].methods]), e.func.pos)
-        args = [self.expr(a) for a in e.args]
+        args = [a if a.ty is not None else self.expr(a) for a in e.args]  # operator operands come checked
         fd = next((m for m in defs if len(m.params) >= len(args) >= sum(p.default is None for p in m.params)), None)
         if fd is None:
             raise CompileError(f"no matching member function for call to '{name}' with {len(args)} argument(s)",
