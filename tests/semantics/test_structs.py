@@ -245,7 +245,7 @@ def test_calling_a_changing_member_function_on_a_const_struct_is_refused() -> No
     ("struct S { float a; };", "S s = {1.0f}; out[0] = s.b;", "no member named 'b' in struct 'S'"),
     ("struct S { float a; };", "S s = {1.0f, 2.0f}; out[0] = s.a;", "too many initializers for struct 'S'"),
     ("struct S { float a; S(float x) { a = x; } };", "out[0] = 0;", "constructors are not supported"),
-    ("template <typename T> struct S { T a; };", "out[0] = 0;", "struct templates are not supported"),
+    ("template <typename T> class S { T a; };", "out[0] = 0;", "class templates are not supported"),
     ("struct S { device float* p; };", "out[0] = 0;", "structs holding pointers are not supported"),
     ("struct S { float a; float operator()(S o) { return a; } };", "out[0] = 0;",
      "the simulator supports overloading the arithmetic"),

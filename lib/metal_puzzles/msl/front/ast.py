@@ -48,6 +48,8 @@ class TypeSpec(Node):
     pointers: list[tuple[AddressSpace | None, bool]] = field(default_factory=list)  # per '*': (space, const)
     reference: bool = False
     array_dims: list[Any] = field(default_factory=list)  # Expr or None (unsized)
+    #: A member type of the (template) struct named: 'typename OpMath<T>::type' is OpMath, [T], ['type'].
+    member: list[str] = field(default_factory=list)
 
 
 # --------------------------------------------------------------------------- expressions
@@ -393,6 +395,17 @@ class StructDef(Node):
     fields: list[Declarator]
     methods: list[FuncDef] = field(default_factory=list)
     namespace: tuple[str, ...] = ()  # ``name`` is qualified with it
+    #: A struct template's parameters (empty for a plain struct and an explicit specialisation).
+    template_params: list[TemplateParam] = field(default_factory=list)
+    #: A specialisation's arguments as written ('template <> struct S<half>': [half]); None for
+    #: a plain struct or a primary template.
+    specialization: list[Any] | None = None
+    #: Member types ('using type = float;', 'typedef T type;') and static constant members
+    #: ('static constexpr int value = 4;'), reached as 'S::type' and 'S<T>::value'.
+    member_types: list[TypeAlias] = field(default_factory=list)
+    static_members: list[Declarator] = field(default_factory=list)
+    #: An instance of a struct template: its template parameters' values (types or integers).
+    binding: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(eq=False)

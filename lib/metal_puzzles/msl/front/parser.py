@@ -194,14 +194,14 @@ class Parser:
                 self._skip_balanced("(", ")")
             else:
                 break
-        name, args = self._parse_base_type()
+        name, args, member = self._parse_base_type()
         while self.tok.kind == "id" and self.tok.text in ("const", "volatile") + ADDRESS_SPACES:
             t = self.advance()
             if t.text == "const":
                 const = True
             elif t.text in ADDRESS_SPACES:
                 space = _address_space(t)
-        spec = ast.TypeSpec(start, name, args, const, space)
+        spec = ast.TypeSpec(start, name, args, const, space, member=member)
         self._parse_pointer_parts(spec)
         return spec
 
@@ -223,7 +223,9 @@ class Parser:
             else:
                 break
 
-    def _parse_base_type(self) -> tuple[str, list]:
+    def _parse_base_type(self) -> tuple[str, list, list[str]]:
+        """The base type's name, its template arguments and, after them, a member type path
+        ('OpMath<T>::type' gives 'OpMath', [T], ['type'])."""
         t = self.tok
         if t.kind != "id" and not (t.is_op("::") and self.peek().kind == "id"):
             self.error_expected("a type")
@@ -235,15 +237,15 @@ class Parser:
                     self.advance()
                 if sign == "unsigned":
                     return {"char": "uchar", "short": "ushort", "int": "uint", "long": "ulong"}[base], []
-                return base, []
-            return ("uint" if sign == "unsigned" else "int"), []
+                return base, [], []
+            return ("uint" if sign == "unsigned" else "int"), [], []
         if t.text == "decltype":
             # decltype(expr): the type of an expression, worked out by the checker.
             self.advance()
             self.expect("(", "after 'decltype'")
             expr = self.parse_expression()
             self.expect(")", "to close decltype")
-            return "decltype", [expr]
+            return "decltype", [expr], []
         if t.text == "struct" and self.peek().kind == "id":  # an elaborated 'struct Name'
             self.advance()
             t = self.tok
@@ -256,10 +258,14 @@ class Parser:
         if name in ("short", "long") and self.tok.kind == "id" and self.tok.text == "int":
             self.advance()
         args: list = []
+        member: list[str] = []
         bare = name.removeprefix("::")
         if self.tok.is_op("<") and (bare in TEMPLATE_TYPE_NAMES or bare in self.template_names):
             args = self.parse_template_args()
-        return name, args
+            while self.tok.is_op("::") and self.peek().kind == "id":
+                self.advance()
+                member.append(self.advance().text)
+        return name, args, member
 
     def parse_template_args(self) -> list:
         self.expect("<")
@@ -472,12 +478,12 @@ class Parser:
             if first:
                 spec = base
             else:
-                spec = ast.TypeSpec(base.pos, base.name, base.args, base.const, base.space)
+                spec = ast.TypeSpec(base.pos, base.name, base.args, base.const, base.space, member=base.member)
                 self._parse_pointer_parts(spec)
             first = False
             name_tok = self.expect_ident("a variable name")
             spec = ast.TypeSpec(spec.pos, spec.name, spec.args, spec.const, spec.space,
-                                list(spec.pointers), spec.reference, [])
+                                list(spec.pointers), spec.reference, [], spec.member)
             while self.accept("["):
                 if self.accept("]"):
                     spec.array_dims.append(None)
@@ -494,7 +500,7 @@ class Parser:
                 # Direct initialization: float x(1.0f);
                 p = self.advance().pos
                 args = self.parse_call_args()
-                init = ast.Construct(p, ast.TypeSpec(spec.pos, spec.name, spec.args), args)
+                init = ast.Construct(p, ast.TypeSpec(spec.pos, spec.name, spec.args, member=spec.member), args)
             declarators.append(ast.Declarator(name_tok.pos, name_tok.text, spec, init))
             if self.accept(","):
                 continue
@@ -661,7 +667,11 @@ class Parser:
             name, n = self._qualified_name_at(0)
             if self.is_type_name(name) and name not in ("vec", "atomic"):
                 # Functional cast / constructor: float(x), float4(a, b), uint2{1, 2}
-                spec = self.parse_type_spec()
+                type_name, args, member = self._parse_base_type()
+                if member and not self.tok.is_op("(", "{"):
+                    # 'S<T>::value': without 'typename' a member of a template's instance is a value.
+                    return ast.Name(t.pos, f"{type_name}<>::{'::'.join(member)}", args)
+                spec = ast.TypeSpec(t.pos, type_name, args, member=member)
                 if self.accept("("):
                     return ast.Construct(t.pos, spec, self.parse_call_args())
                 if self.tok.is_op("{"):
@@ -744,6 +754,8 @@ class Parser:
             for method in item.methods:
                 method.namespace = ns
             _add_suffixes(self.type_names, item.name)
+            if item.template_params or item.specialization is not None:
+                _add_suffixes(self.template_names, item.name)
         elif isinstance(item, ast.TypeAlias):
             item.name = prefix + item.name
             item.namespace = ns
@@ -831,9 +843,15 @@ class Parser:
         saved_types = set(self.type_names)
         if self.accept_word("template"):
             template_params = self.parse_template_params()
-            if self.tok.kind == "id" and self.tok.text in ("struct", "class"):
-                raise CompileError(f"{self.tok.text} templates are not supported by the simulator (plain structs "
-                                   "and function templates are)", self.tok.pos)
+            if self.tok.kind == "id" and self.tok.text == "class":
+                raise CompileError("class templates are not supported by the simulator (struct templates are)",
+                                   self.tok.pos)
+            if self.tok.kind == "id" and self.tok.text == "struct":
+                try:
+                    return self.parse_struct(template_params)
+                finally:
+                    self.type_names = saved_types | {n for n in self.type_names
+                                                     if n not in {p.name for p in template_params}}
         is_kernel = False
         while self.tok.is_op("[") and self.peek().is_op("["):
             if self.peek(2).text == "kernel":
@@ -877,10 +895,16 @@ class Parser:
         self.i = start_i
         return ast.GlobalDecl(t.pos, self.parse_declaration())
 
-    def parse_struct(self) -> ast.StructDef | None:
-        """``struct Name { members and member functions };``"""
+    def parse_struct(self, template_params: list[ast.TemplateParam] | None = None) -> ast.StructDef | None:
+        """``struct Name { members and member functions };``, a struct template
+        (``template <typename T> struct Name``) or a specialisation of one
+        (``template <> struct Name<half>``, ``template <typename T> struct Name<vec<T, 2>>``)."""
         start = self.advance()  # 'struct'
         name = self.expect_ident("a struct name")
+        is_template = template_params is not None
+        if is_template:
+            self.template_names.add(name.text)
+        specialization = self.parse_template_args() if is_template and self.tok.is_op("<") else None
         if self.accept(";"):
             self.type_names.add(name.text)
             return None  # a forward declaration
@@ -890,6 +914,8 @@ class Parser:
         self.type_names.add(name.text)  # usable inside, e.g. as a member function's return type
         fields: list[ast.Declarator] = []
         methods: list[ast.FuncDef] = []
+        member_types: list[ast.TypeAlias] = []
+        static_members: list[ast.Declarator] = []
         while not self.accept("}"):
             t = self.tok
             if t.kind == "eof":
@@ -899,6 +925,22 @@ class Parser:
             if t.kind == "id" and t.text in ("public", "private", "protected") and self.peek().is_op(":"):
                 self.advance()
                 self.advance()
+                continue
+            if t.kind == "id" and t.text in ("using", "typedef") and not self.peek().text == "namespace":
+                alias = self.parse_alias()
+                if isinstance(alias, ast.TypeAlias):
+                    member_types.append(alias)
+                    _add_suffixes(self.type_names, f"{name.text}::{alias.name}")
+                continue
+            if t.kind == "id" and t.text == "static" and any(self.peek(k).text in ("constexpr", "const")
+                                                             for k in (1, 2)):
+                decl = self.parse_declaration()
+                for d in decl.declarators:
+                    if d.init is None:
+                        raise CompileError(f"static member '{d.name}' needs an initializer here (the simulator "
+                                           "has no out-of-class definitions)", d.pos)
+                    d.type_spec.const = True
+                static_members.extend(decl.declarators)
                 continue
             if t.kind == "id" and t.text in ("static", "template", "friend", "virtual", "using", "typedef"):
                 raise CompileError(f"'{t.text}' inside a struct is not supported by the simulator (data members "
@@ -928,13 +970,15 @@ class Parser:
                 continue
             first = True
             while True:
-                member_spec = spec if first else ast.TypeSpec(spec.pos, spec.name, spec.args, spec.const, spec.space)
+                member_spec = spec if first else ast.TypeSpec(spec.pos, spec.name, spec.args, spec.const, spec.space,
+                                                                 member=spec.member)
                 if not first:
                     self._parse_pointer_parts(member_spec)
                 first = False
                 mname = self.expect_ident("a member name")
                 member_spec = ast.TypeSpec(member_spec.pos, member_spec.name, member_spec.args, member_spec.const,
-                                           member_spec.space, list(member_spec.pointers), member_spec.reference, [])
+                                           member_spec.space, list(member_spec.pointers), member_spec.reference, [],
+                                           member_spec.member)
                 while self.accept("["):
                     member_spec.array_dims.append(self.parse_expression())
                     self.expect("]", "to close the array size")
@@ -951,7 +995,9 @@ class Parser:
             raise CompileError("declaring variables in a struct definition is not supported; declare them "
                                "separately", self.tok.pos)
         self.expect(";", "after the struct definition")
-        return ast.StructDef(name.pos, name.text, fields, methods)
+        return ast.StructDef(name.pos, name.text, fields, methods, template_params=list(template_params or []),
+                             specialization=specialization, member_types=member_types,
+                             static_members=static_members)
 
     def _operator_name(self) -> None:
         """Read 'operator+' (or 'operator[]', 'operator+=', ...) as one identifier token, the

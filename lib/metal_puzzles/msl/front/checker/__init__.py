@@ -21,12 +21,13 @@ from .namespaces import NamespaceLookup
 from .operators import OperatorOverloads
 from .state import CheckedKernel, CheckerState, FunctionContext, Library, Scope
 from .statements import Statements
+from .struct_templates import StructTemplates
 from .structs import Structs
 from .typenames import TypeResolution
 
 
 class Checker(TypeResolution, Declarations, Statements, Conversions, Expressions, Calls, Structs, Matrices,
-              NamespaceLookup, OperatorOverloads):
+              NamespaceLookup, OperatorOverloads, StructTemplates):
     """Checks a kernel: the header's declarations first (``add_header``), template arguments
     (``bind_template``), then the body with the generated parameters (``check_kernel``)."""
 
@@ -48,7 +49,10 @@ class Checker(TypeResolution, Declarations, Statements, Conversions, Expressions
         elif isinstance(item, ast.TypeAlias):
             self._declare_alias(item)
         elif isinstance(item, ast.StructDef):
-            self._declare_struct(item)
+            if item.template_params or item.specialization is not None:
+                self.declare_struct_template(item)
+            else:
+                self._declare_struct(item)
         elif isinstance(item, ast.GlobalDecl):
             self._global_decl(item.decl)
         elif isinstance(item, ast.UsingNamespace):

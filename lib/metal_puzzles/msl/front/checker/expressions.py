@@ -95,6 +95,8 @@ class Expressions(CheckerState):
     def e_Name(self, e: ast.Name) -> ast.Expr:
         name = e.ident
         sym = self.lookup_name(name)
+        if sym is None and e.template_args is not None:
+            sym = self.template_struct_constant(name, e.template_args, e.pos)
         if sym is None and name.removeprefix("::").startswith("metal::"):
             sym = self.scope.lookup(name.removeprefix("::").removeprefix("metal::"))
         if isinstance(sym, Var):

@@ -87,3 +87,7 @@ class CheckerState:
         self.namespace: tuple[str, ...] = ()
         self.namespaces: set[str] = set()
         self.using: dict[tuple[str, ...], list[str]] = {}
+        # Struct templates by qualified name (struct_templates.StructTemplate), and each struct's
+        # member types and static constants by name.
+        self.struct_templates: dict[str, Any] = {}
+        self.struct_members: dict[Any, dict[str, Any]] = {}

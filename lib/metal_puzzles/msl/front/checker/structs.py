@@ -38,6 +38,22 @@ class Structs(CheckerState):
             raise CompileError(f"redefinition of type '{item.name}'", item.pos)
         members: list[tuple[str, Type]] = []
         seen: set[str] = set()
+        saved_scope = self.scope
+        self.scope = Scope(saved_scope)  # member types and constants, seen by the data members
+        try:
+            named = self.resolve_struct_members(item, self.scope)
+            self._declare_fields(item, members, seen)
+        finally:
+            self.scope = saved_scope
+        for m in item.methods:
+            if m.name in seen:
+                raise CompileError(f"member function '{m.name}' has the name of a data member", m.pos)
+        st = layout_struct(item.name, members)
+        self.structs[st] = item
+        self.scope.names[item.name] = ("type", st)
+        self.record_struct_members(item, st, named)
+
+    def _declare_fields(self, item: ast.StructDef, members: list[tuple[str, Type]], seen: set[str]) -> None:
         for d in item.fields:
             if d.name in seen:
                 raise CompileError(f"duplicate member '{d.name}' in struct '{item.name}'", d.pos)
@@ -54,12 +70,6 @@ class Structs(CheckerState):
                 raise CompileError("struct members take the address space of their struct; drop "
                                    f"'{d.type_spec.space}'", d.pos)
             members.append((d.name, ty))
-        for m in item.methods:
-            if m.name in seen:
-                raise CompileError(f"member function '{m.name}' has the name of a data member", m.pos)
-        st = layout_struct(item.name, members)
-        self.structs[st] = item
-        self.scope.names[item.name] = ("type", st)
 
     # ------------------------------------------------------------------ initialization
     def struct_init(self, init: ast.InitList | None, st: StructType, pos: Pos) -> ast.StructInit:
@@ -224,6 +234,7 @@ class Structs(CheckerState):
             self.scope.names[f.name] = (MEMBER, f)
         for m in self.structs[st].methods:
             self.scope.names[m.name] = (METHOD, m.name)
+        self.struct_members_scope(st, self.scope)
         ret = self.resolve_type(fd.ret)
         self.func = FunctionContext(ret)
         this = Var("this", st, VarKind.REF, fd.pos, slot=self.new_slot(), mutable=not fd.const_method,

@@ -37,6 +37,9 @@ class SubstitutionFailure(CompileError):
     function template's signature it removes that template from the candidates (SFINAE)."""
 
 
+#: The scope entry of a struct template's name (struct_templates.py).
+STRUCT_TEMPLATE = "struct template"
+
 #: The scope entry of an alias template ('template <typename T> using opmath_t = ...;').
 ALIAS_TEMPLATE = "alias template"
 
@@ -129,6 +132,16 @@ class TypeResolution(CheckerState):
             return found[1]
         if isinstance(found, tuple) and found[0] == ALIAS_TEMPLATE:
             return self._alias_instance(found[1], spec)
+        if isinstance(found, tuple) and found[0] == STRUCT_TEMPLATE:
+            if not spec.args:
+                raise CompileError(f"struct template '{name}' needs template arguments ('{name}<...>')", spec.pos)
+            st = self.struct_instance(found[1], spec.args, spec.pos)
+            if not spec.member:
+                return st
+            entry = self.static_member_entry(st, spec.member, spec.pos)
+            if not (isinstance(entry, tuple) and entry[0] == "type"):
+                raise CompileError(f"'{st.name}::{spec.member[0]}' is a constant, not a type", spec.pos)
+            return entry[1]
         plain = name.removeprefix("::").removeprefix("metal::")
         if plain in ("enable_if_t", "conditional_t"):
             return self._type_trait(plain, spec)
@@ -166,6 +179,20 @@ class TypeResolution(CheckerState):
         if not self.const_int(s.condition, "static_assert condition"):
             detail = f": {s.message}" if s.message else ""
             raise CompileError(f"static assertion failed{detail}", s.pos)
+
+    def template_struct_constant(self, name: str, template_args: Any, pos: Pos) -> Var | None:
+        """``S<T>::value``: a static constant of a struct template's instance, or None when
+        ``name`` is no such thing."""
+        if "<>::" not in name:
+            return None
+        base, member = name.split("<>::", 1)
+        key = self.template_struct_named(base)
+        if key is None:
+            return None
+        entry = self.static_member_entry(self.struct_instance(key, template_args, pos), member.split("::"), pos)
+        if not isinstance(entry, Var):
+            raise CompileError(f"'{base}<...>::{member}' is a type, not a value", pos)
+        return entry
 
     def _type_trait(self, trait: str, spec: ast.TypeSpec) -> Type:
         """``enable_if_t<B, T = void>`` is T when B holds, else no type (a substitution failure:
@@ -212,6 +239,11 @@ class TypeResolution(CheckerState):
 
     def _const_lookup(self, name: str, pos: Pos, template_args: Any = None) -> Any:
         if template_args is not None:  # a trait such as is_same_v<T, float>, or Limits<T>::max
+            member = self.template_struct_constant(name, template_args, pos)
+            if member is not None:
+                if member.const_value is None:
+                    raise NotConstant(name)
+                return member.const_value
             const = self.library.constant(name.removeprefix("::"), template_args, self)
             if const is None:
                 raise NotConstant(name)
