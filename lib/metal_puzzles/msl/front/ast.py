@@ -370,6 +370,8 @@ class FuncDef(Node):
     #: The namespace it is declared in (its ``name`` is qualified with it): names in its body are
     #: looked up from there outwards.
     namespace: tuple[str, ...] = ()
+    #: Declared 'constexpr': a call with constant arguments may appear where C++ needs a constant.
+    constexpr: bool = False
 
 
 @dataclass(eq=False)

@@ -21,16 +21,18 @@ def _c_div(a: int, b: int) -> int:
 
 
 def evaluate(expr: ast.Expr, lookup: Callable[..., object] | None = None,
-             size_of: Callable[[ast.SizeOf], int] | None = None) -> int | float | bool:
+             size_of: Callable[[ast.SizeOf], int] | None = None,
+             call: Callable[[ast.Call], object] | None = None) -> int | float | bool:
     """Evaluate an integral (or float) constant expression over Python numbers.
 
     Only used where C requires a constant (sizes, #if), so the values are small and the
     subtleties of wrap-around do not arise; the runtime executor handles those. ``lookup(name,
     pos)`` gives a name's value; a name with template arguments (``is_same_v<T, float>``) is
     looked up as ``lookup(name, pos, template_args)``. ``size_of`` gives a ``sizeof``'s value
-    (it needs the types, which only the checker knows).
+    (it needs the types, which only the checker knows), ``call`` a call of a ``constexpr``
+    function.
     """
-    ev = lambda e: evaluate(e, lookup, size_of)  # noqa: E731
+    ev = lambda e: evaluate(e, lookup, size_of, call)  # noqa: E731
     if isinstance(expr, ast.IntLit):
         return expr.value
     if isinstance(expr, ast.FloatLit):
@@ -84,6 +86,8 @@ def evaluate(expr: ast.Expr, lookup: Callable[..., object] | None = None,
         return ev(expr.operand)
     if isinstance(expr, ast.SizeOf) and size_of is not None:
         return size_of(expr)
+    if isinstance(expr, ast.Call) and call is not None:
+        return call(expr)
     raise NotConstant(type(expr).__name__)
 
 

@@ -889,7 +889,9 @@ class Parser:
             for p in template_params:
                 if p.name not in saved_types:
                     self.type_names.discard(p.name)
-            return ast.FuncDef(name.pos, name.text, spec, params, body, template_params, is_kernel)
+            constexpr = any(tok.text == "constexpr" for tok in self.toks[start_i:self.i])
+            return ast.FuncDef(name.pos, name.text, spec, params, body, template_params, is_kernel,
+                               constexpr=constexpr)
         if template_params:
             raise CompileError("variable templates are not supported", t.pos)
         self.i = start_i

@@ -12,12 +12,14 @@ from ...lang.types import (
     AddressSpace,
     ArrayType,
     PointerType,
+    ScalarType,
     SimdgroupMatrixType,
     StructType,
     Type,
     VectorType,
 )
 from .. import ast
+from ..constexpr import NotConstant
 from ..symbols import FuncInstance, Var, VarKind
 from .helpers import addressed_names, designates_part_of
 from .state import CheckerState, FunctionContext, Scope
@@ -59,6 +61,10 @@ class Calls(CheckerState):
             return self.member_function_call(e)
         plain = name.removeprefix("::").removeprefix("metal::")
         defs = self.find_function(name) or self.func_defs.get(plain)
+        if defs and any(d.constexpr for d in defs):
+            folded = self._fold_constexpr_call(e)
+            if folded is not None:
+                return folded
         if defs:
             return self._call_header_function(e, defs)
         b = self.library.function(name.removeprefix("::"))
@@ -73,6 +79,31 @@ class Calls(CheckerState):
         e.target = b
         e.ty = b.check(self, e, args, e.func.template_args)
         return e
+
+    def _fold_constexpr_call(self, e: ast.Call) -> ast.Expr | None:
+        """A constexpr function called with constant arguments is its value, computed now (as C++
+        compilers do; it also lets a recursive constexpr function run, which Metal could not)."""
+        try:
+            value = self._const_call(e)
+        except NotConstant:
+            return None
+        fd = next(d for d in self.find_function(e.func.ident) if d.constexpr and len(d.params) == len(e.args))
+        saved_namespace = self.enter_namespace(fd.namespace)
+        try:
+            ty = self.resolve_type(fd.ret)
+        finally:
+            self.namespace = saved_namespace
+        if not isinstance(ty, ScalarType):
+            return None
+        lit: ast.Expr
+        if ty.is_bool:
+            lit = ast.BoolLit(e.pos, bool(value))
+        elif ty.is_float:
+            lit = ast.FloatLit(e.pos, float(value))
+        else:
+            lit = ast.IntLit(e.pos, int(value))
+        lit.ty = ty
+        return lit
 
     def _call_header_function(self, e: ast.Call, defs: list[ast.FuncDef]) -> ast.Expr:
         # An overloaded operator's operands come checked already (checking is not repeatable).

@@ -91,3 +91,5 @@ class CheckerState:
         # member types and static constants by name.
         self.struct_templates: dict[str, Any] = {}
         self.struct_members: dict[Any, dict[str, Any]] = {}
+        # The constexpr functions being evaluated, innermost last (their nesting is bounded).
+        self.constexpr_calls: list[str] = []

@@ -19,7 +19,7 @@ from typing import Any
 from ...lang.errors import CompileError, Pos
 from ...lang.types import INT, StructType, Type
 from .. import ast
-from ..constexpr import NotConstant, evaluate
+from ..constexpr import NotConstant
 from ..symbols import Var, VarKind
 from .helpers import cast_const
 from .state import CheckerState, Scope
@@ -74,7 +74,7 @@ class StructTemplates(CheckerState):
             for d in item.static_members:
                 ty = self.resolve_type(d.type_spec)
                 try:
-                    value = cast_const(evaluate(d.init, self._const_lookup, self._const_size_of), ty)
+                    value = cast_const(self._const_value(d.init), ty)
                 except NotConstant:
                     raise CompileError(f"static member '{d.name}' must be initialized by a constant expression",
                                        d.init.pos) from None

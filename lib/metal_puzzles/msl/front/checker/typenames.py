@@ -28,7 +28,7 @@ from ...lang.types import (
 from .. import ast
 from ..constexpr import NotConstant, evaluate
 from ..symbols import Var, VarKind
-from .helpers import flatten_items
+from .helpers import cast_const, flatten_items
 from .state import CheckerState, Scope
 
 
@@ -36,6 +36,9 @@ class SubstitutionFailure(CompileError):
     """A type that cannot be formed for a template's arguments (``enable_if_t<false>``): in a
     function template's signature it removes that template from the candidates (SFINAE)."""
 
+
+#: How deeply constexpr function calls may nest while evaluated (C++ compilers allow ~512).
+MAX_CONSTEXPR_DEPTH = 256
 
 #: The scope entry of a struct template's name (struct_templates.py).
 STRUCT_TEMPLATE = "struct template"
@@ -226,12 +229,45 @@ class TypeResolution(CheckerState):
         if isinstance(expr, ast.TypeSpec):
             raise CompileError(f"expected a constant for the {what}, found a type", expr.pos)
         try:
-            value = evaluate(expr, self._const_lookup, self._const_size_of)
+            value = evaluate(expr, self._const_lookup, self._const_size_of, self._const_call)
         except NotConstant:
             raise CompileError(f"{what} must be a compile-time constant", expr.pos) from None
         if isinstance(value, float):
             raise CompileError(f"{what} must be an integer", expr.pos)
         return int(value)
+
+    def _const_call(self, e: ast.Call) -> int | float:
+        """A call of a (non-template) ``constexpr`` function whose body is ``return expr;`` (C++11's
+        form), evaluated with its arguments' values; anything else is not a constant here."""
+        if not isinstance(e.func, ast.Name) or e.func.template_args:
+            raise NotConstant("call")
+        defs = [d for d in (self.find_function(e.func.ident) or []) if d.constexpr and not d.template_params
+                and len(d.params) == len(e.args)]
+        if len(defs) != 1:
+            raise NotConstant("call")
+        fd = defs[0]
+        body = fd.body.stmts if fd.body is not None else []
+        if len(body) != 1 or not isinstance(body[0], ast.Return) or body[0].value is None:
+            raise NotConstant("call")
+        if len(self.constexpr_calls) >= MAX_CONSTEXPR_DEPTH:
+            raise CompileError(f"constexpr evaluation of '{fd.name}' nests more than {MAX_CONSTEXPR_DEPTH} calls "
+                               "deep", e.pos)
+        args = [self._const_value(a) for a in e.args]
+        saved_scope, saved_namespace = self.scope, self.enter_namespace(fd.namespace)
+        self.scope = Scope(self.globals)
+        self.constexpr_calls.append(fd.name)
+        try:
+            for p, value in zip(fd.params, args, strict=True):
+                ty = self.resolve_type(p.type_spec)
+                self.scope.names[p.name or "_"] = Var(p.name or "_", ty, VarKind.CONST, p.pos,
+                                                      const_value=cast_const(value, ty), mutable=False)
+            return cast_const(self._const_value(body[0].value), self.resolve_type(fd.ret))
+        finally:
+            self.constexpr_calls.pop()
+            self.scope, self.namespace = saved_scope, saved_namespace
+
+    def _const_value(self, expr: ast.Expr) -> int | float:
+        return evaluate(expr, self._const_lookup, self._const_size_of, self._const_call)
 
     def _const_size_of(self, e: ast.SizeOf) -> int:
         # The checker's sizeof on a copy: the expression stays unchecked for its own later check.
