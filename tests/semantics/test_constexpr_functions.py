@@ -6,6 +6,7 @@ recursion at run time). Values worked out by hand.
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from metal_puzzles.msl import CompileError
@@ -60,3 +61,28 @@ def test_runaway_constexpr_recursion_is_a_compile_error() -> None:
     header = "constexpr int forever(int n) { return forever(n + 1); }"
     with pytest.raises(CompileError, match="nests more than 256 calls"):
         one("int a[forever(0)]; out[0] = 0;", header=header)
+
+
+VARIABLES = """
+namespace c10 { namespace metal {
+template <typename T> constexpr T pi_v = T(3.14159265358979);
+template <int N> constexpr constant int pow2 = 1 << N;
+template <typename T, int Extra = 0> constexpr int bits_v = int(sizeof(T)) * 8 + Extra;
+} }
+"""
+
+
+def test_variable_templates_one_constant_per_argument_list() -> None:
+    got = out0("using namespace c10::metal; out[0] = pi_v<float>;"
+               "out[1] = float(pi_v<int>) + float(pi_v<half>);"      # 3 + 3.140625 (pi rounded to half)
+               "int a[pow2<3>]; out[2] = sizeof(a);"                   # 8 ints
+               "out[3] = bits_v<half> + bits_v<uint, 1> * 100;",       # 16 + 33 * 100
+               out=((4,), "float32"), header=VARIABLES)
+    assert got.tolist() == [float(np.float32(3.14159265358979)), 6.140625, 32.0, 3316.0]
+
+
+def test_variable_template_mistakes() -> None:
+    with pytest.raises(CompileError, match="needs template arguments"):
+        one("out[0] = c10::metal::pi_v;", header=VARIABLES)
+    with pytest.raises(CompileError, match="takes 2 template argument"):
+        one("out[0] = c10::metal::bits_v<int, 1, 2>;", header=VARIABLES)

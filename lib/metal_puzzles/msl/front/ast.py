@@ -378,6 +378,8 @@ class FuncDef(Node):
 class GlobalDecl(Node):
     decl: Decl
     namespace: tuple[str, ...] = ()  # its declarators' names are qualified with it
+    #: A variable template's parameters ('template <typename T> constexpr T pi_v = T(3.14159);').
+    template_params: list[TemplateParam] = field(default_factory=list)
 
 
 @dataclass(eq=False)

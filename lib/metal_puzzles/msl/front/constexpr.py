@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..lang.errors import CompileError, Pos
+from ..lang.types import ScalarType
 from . import ast
 from .lexer import Token
 from .parser import Parser
@@ -78,6 +79,8 @@ def evaluate(expr: ast.Expr, lookup: Callable[..., object] | None = None,
         if operand is None:
             raise NotConstant("constructor")
         v = ev(operand)
+        if isinstance(expr.ty, ScalarType):  # checked: the type as resolved ('T(x)' in a template)
+            return float(v) if expr.ty.is_float else int(v)
         name = expr.type_spec.name
         if name in ("float", "half", "bfloat"):
             return float(v)

@@ -766,6 +766,8 @@ class Parser:
             item.namespace = ns
             for d in item.decl.declarators:
                 d.name = prefix + d.name
+                if item.template_params:
+                    _add_suffixes(self.template_names, d.name)
         return item
 
     def parse_template_params(self) -> list[ast.TemplateParam]:
@@ -892,10 +894,14 @@ class Parser:
             constexpr = any(tok.text == "constexpr" for tok in self.toks[start_i:self.i])
             return ast.FuncDef(name.pos, name.text, spec, params, body, template_params, is_kernel,
                                constexpr=constexpr)
-        if template_params:
-            raise CompileError("variable templates are not supported", t.pos)
         self.i = start_i
-        return ast.GlobalDecl(t.pos, self.parse_declaration())
+        decl = self.parse_declaration()
+        if template_params:
+            if len(decl.declarators) != 1:
+                raise CompileError("a variable template declares one variable", decl.declarators[1].pos)
+            self.template_names.add(decl.declarators[0].name)
+            self.type_names = saved_types | {n for n in self.type_names if n not in {p.name for p in template_params}}
+        return ast.GlobalDecl(t.pos, decl, template_params=template_params)
 
     def parse_struct(self, template_params: list[ast.TemplateParam] | None = None) -> ast.StructDef | None:
         """``struct Name { members and member functions };``, a struct template

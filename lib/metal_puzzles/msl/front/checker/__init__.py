@@ -23,7 +23,7 @@ from .state import CheckedKernel, CheckerState, FunctionContext, Library, Scope
 from .statements import Statements
 from .struct_templates import StructTemplates
 from .structs import Structs
-from .typenames import TypeResolution
+from .typenames import VARIABLE_TEMPLATE, TypeResolution
 
 
 class Checker(TypeResolution, Declarations, Statements, Conversions, Expressions, Calls, Structs, Matrices,
@@ -53,6 +53,8 @@ class Checker(TypeResolution, Declarations, Statements, Conversions, Expressions
                 self.declare_struct_template(item)
             else:
                 self._declare_struct(item)
+        elif isinstance(item, ast.GlobalDecl) and item.template_params:
+            self.globals.names[item.decl.declarators[0].name] = (VARIABLE_TEMPLATE, item)
         elif isinstance(item, ast.GlobalDecl):
             self._global_decl(item.decl)
         elif isinstance(item, ast.UsingNamespace):

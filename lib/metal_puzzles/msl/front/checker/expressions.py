@@ -41,6 +41,7 @@ from ..ast import CastStyle
 from ..symbols import Var, VarKind
 from .helpers import designates_part_of, start_pos, typed_placeholder
 from .state import CheckerState
+from .typenames import VARIABLE_TEMPLATE
 
 SWIZZLE_SETS = ("xyzw", "rgba")
 
@@ -95,6 +96,8 @@ class Expressions(CheckerState):
     def e_Name(self, e: ast.Name) -> ast.Expr:
         name = e.ident
         sym = self.lookup_name(name)
+        if isinstance(sym, tuple) and sym[0] == VARIABLE_TEMPLATE:
+            sym = self.variable_instance(sym[1], e.template_args, e.pos)
         if sym is None and e.template_args is not None:
             sym = self.template_struct_constant(name, e.template_args, e.pos)
         if sym is None and name.removeprefix("::").startswith("metal::"):

@@ -93,3 +93,5 @@ class CheckerState:
         self.struct_members: dict[Any, dict[str, Any]] = {}
         # The constexpr functions being evaluated, innermost last (their nesting is bounded).
         self.constexpr_calls: list[str] = []
+        # Variable template instances, by (template, argument values).
+        self.variable_instances: dict[tuple, Any] = {}

@@ -40,6 +40,9 @@ class SubstitutionFailure(CompileError):
 #: How deeply constexpr function calls may nest while evaluated (C++ compilers allow ~512).
 MAX_CONSTEXPR_DEPTH = 256
 
+#: The scope entry of a variable template's name ('pi_v' of 'template <typename T> constexpr T pi_v = ...').
+VARIABLE_TEMPLATE = "variable template"
+
 #: The scope entry of a struct template's name (struct_templates.py).
 STRUCT_TEMPLATE = "struct template"
 
@@ -81,6 +84,40 @@ class TypeResolution(CheckerState):
                                             else Var(p.name, INT, VarKind.CONST, alias.pos, const_value=int(value),
                                                      mutable=False))
             return self.resolve_type(alias.type_spec)
+        finally:
+            self.scope, self.namespace = saved_scope, saved_namespace
+
+    def variable_instance(self, item: ast.GlobalDecl, args: Any, pos: Pos) -> Var:
+        """The constant a variable template gives for these template arguments (one per list)."""
+        declarator = item.decl.declarators[0]
+        if args is None:
+            raise CompileError(f"variable template '{declarator.name}' needs template arguments", pos)
+        params = item.template_params
+        if len(args) > len(params):
+            raise CompileError(f"variable template '{declarator.name}' takes {len(params)} template argument(s), "
+                               f"{len(args)} given", pos)
+        values = [self._template_argument(p, a, declarator.name) for p, a in zip(params, args, strict=False)]
+        saved_scope, saved_namespace = self.scope, self.enter_namespace(item.namespace)
+        self.scope = Scope(self.globals)
+        try:
+            for k, p in enumerate(params):
+                if k >= len(values):
+                    if p.default is None:
+                        raise CompileError(f"variable template '{declarator.name}' needs a value for '{p.name}'",
+                                           pos)
+                    values.append(self._template_argument(p, p.default, declarator.name))
+                value = values[k]
+                self.scope.names[p.name] = (("type", value) if isinstance(value, Type)
+                                            else Var(p.name, INT, VarKind.CONST, pos, const_value=int(value),
+                                                     mutable=False))
+            key = (id(item), tuple(values))
+            if key not in self.variable_instances:
+                decl = copy.deepcopy(item.decl)
+                name = f"{declarator.name}<{', '.join(str(v) for v in values)}>"
+                decl.declarators[0].name = name
+                self._global_decl(decl)
+                self.variable_instances[key] = self.scope.names[name]
+            return self.variable_instances[key]
         finally:
             self.scope, self.namespace = saved_scope, saved_namespace
 
@@ -274,6 +311,12 @@ class TypeResolution(CheckerState):
         return self.expr(copy.deepcopy(e)).value
 
     def _const_lookup(self, name: str, pos: Pos, template_args: Any = None) -> Any:
+        found = self.lookup_name(name)
+        if isinstance(found, tuple) and found[0] == VARIABLE_TEMPLATE:
+            var = self.variable_instance(found[1], template_args, pos)
+            if var.const_value is None or isinstance(var.const_value, list):
+                raise NotConstant(name)
+            return var.const_value
         if template_args is not None:  # a trait such as is_same_v<T, float>, or Limits<T>::max
             member = self.template_struct_constant(name, template_args, pos)
             if member is not None:
