@@ -8,6 +8,7 @@ floating point; ``bool`` is integral and unsigned; the scalar traits are false f
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from metal_puzzles.msl import CompileError
@@ -149,3 +150,34 @@ def test_alias_template_argument_mistakes() -> None:
         one("c10::metal::vec_t<float, 2, 3> v; out[0] = 1.0f;", header=OPMATH)
     with pytest.raises(CompileError, match="needs a value for 'T'"):
         one("c10::metal::opmath_t<> v = 1; out[0] = 1.0f;", header=OPMATH)
+
+
+# Helpers in the style of PyTorch's c10/metal headers (written afresh): overload sets chosen by
+# a variable template trait through 'enable_if_t<..., bool> = true', NaN-propagating wrappers
+# over '::metal::' builtins, and a return type computed with decltype.
+TORCH_STYLE = """
+namespace ops {
+template <typename T> constexpr constant bool is_cplx_v = metal::is_same_v<T, float2> || metal::is_same_v<T, half2>;
+template <typename T> metal::enable_if_t<metal::is_floating_point_v<T>, T> nan_max(T a, T b) {
+    return ::metal::isunordered(a, b) ? NAN : ::metal::max(a, b);
+}
+template <typename T, typename U, metal::enable_if_t<metal::is_integral_v<T> && metal::is_integral_v<U>, bool> = true>
+inline decltype(T(0) + U(0)) floor_div(T x, U y) {
+    const auto q = x / y;
+    return (x < 0) == (y < 0) ? q : (x % y != 0) ? q - 1 : q;
+}
+template <typename T, typename U, metal::enable_if_t<!is_cplx_v<T> && !is_cplx_v<U>, bool> = true>
+inline T convert(const U from) { return static_cast<T>(from); }
+template <typename T, typename U, metal::enable_if_t<is_cplx_v<T> && !is_cplx_v<U>, bool> = true>
+inline T convert(const U from) { return T(float(from), 0.0f); }
+}
+"""
+
+
+def test_torch_style_overload_sets() -> None:
+    got = out0("out[0] = ops::nan_max(1.0f, NAN); out[1] = ops::nan_max(2.0f, -3.0f);"
+               "out[2] = ops::floor_div(-7, 2); out[3] = ops::floor_div(7, 2); out[4] = sizeof(ops::floor_div(1, 2l));"
+               "out[5] = ops::convert<float>(3); out[6] = ops::convert<float2>(2).x + 10.0f * ops::convert<float2>(2).y;",
+               out=((7,), "float32"), header=TORCH_STYLE)
+    assert np.isnan(got[0])
+    assert got[1:].tolist() == [2.0, -4.0, 3.0, 8.0, 3.0, 2.0]
