@@ -44,6 +44,13 @@ VALID_SOURCES = [
      "struct V { float x; V operator+(V o) const { V r = {x + o.x}; return r; } float operator[](int k) const "
      "{ return x; } };\ninline V operator*(float s, V v) { V r = {s * v.x}; return r; }",
      "V v = {a[0]}; V w = 2.0f * (v + v); acc_t<half> h = half_of(w[0]); out[0] = h;"),
+    ("namespace u { template <typename T> struct Op { using type = T; static constexpr int rank = 0; };\n"
+     "template <> struct Op<half> { using type = float; static constexpr int rank = 1; };\n"
+     "template <typename T> struct Op<vec<T, 2>> { using type = float2; static constexpr int rank = 2; };\n"
+     "template <typename T, int N = 2> struct Box { T v[N]; T first() const { return v[0]; } };\n"
+     "constexpr int twice(int n) { return 2 * n; }\ntemplate <int N> constexpr constant int pow2 = 1 << N; }",
+     "using namespace u; typename Op<half>::type f = a[0]; Box<float, twice(1)> b = {{f, 1.0f}};"
+     " float arr[pow2<2> + Op<int2>::rank]; arr[0] = b.first(); out[0] = arr[0];"),
     ("", "threadgroup float tg[4]; tg[thread_position_in_threadgroup.x] = a[0];\n"
          "threadgroup_barrier(mem_flags::mem_threadgroup); float4 v = float4(tg[0]); out[0] = v.x ? v.y : -v.z;"),
 ]
@@ -64,13 +71,15 @@ def _tokens(text: str) -> list[str]:
     return out
 
 
-def _mutate(tokens: list[str], rng: random.Random) -> list[str]:
+def _mutate(tokens: list[str], rng: random.Random, vocabulary: list[str]) -> list[str]:
+    """Drop, repeat, swap or replace a few tokens, cut the text short, or splice in a token or
+    a short run of tokens from any of the valid sources."""
     toks = list(tokens)
     for _ in range(rng.randint(1, 3)):
         if not toks:
             break
         k = rng.randrange(len(toks))
-        action = rng.randrange(5)
+        action = rng.randrange(7)
         if action == 0:
             del toks[k]
         elif action == 1:
@@ -79,6 +88,11 @@ def _mutate(tokens: list[str], rng: random.Random) -> list[str]:
             toks[k], toks[k + 1] = toks[k + 1], toks[k]
         elif action == 3:
             toks[k] = rng.choice(ODD_TOKENS)
+        elif action == 4:
+            toks[k] = rng.choice(vocabulary)
+        elif action == 5:
+            start = rng.randrange(len(vocabulary))
+            toks[k:k] = vocabulary[start:start + rng.randint(2, 6)]
         else:
             toks = toks[:k] if rng.random() < 0.3 else toks[:k] + [rng.choice(ODD_TOKENS)] + toks[k:]
     return toks
@@ -92,14 +106,15 @@ def _compile(header: str, body: str) -> None:
 
 def _cases() -> list[tuple[str, str]]:
     rng = random.Random(SEED)
+    vocabulary = [t for header, body in VALID_SOURCES for t in _tokens(header) + _tokens(body)]
     cases = []
     for header, body in VALID_SOURCES:
         header_toks, body_toks = _tokens(header), _tokens(body)
         for _ in range(MUTANTS_PER_SEED_SOURCE):
             if header_toks and rng.random() < 0.4:
-                cases.append((" ".join(_mutate(header_toks, rng)), body))
+                cases.append((" ".join(_mutate(header_toks, rng, vocabulary)), body))
             else:
-                cases.append((header, " ".join(_mutate(body_toks, rng))))
+                cases.append((header, " ".join(_mutate(body_toks, rng, vocabulary))))
     return cases
 
 

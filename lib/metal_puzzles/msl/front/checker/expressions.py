@@ -569,6 +569,8 @@ class Expressions(CheckerState):
             t = self.resolve_type(e.target)
         else:
             t = self.expr(e.target).ty
+        if isinstance(t, VoidType | EnumType):  # no object of such a type has a size
+            raise CompileError(f"invalid application of 'sizeof' to '{t}'", e.pos)
         lit = ast.IntLit(e.pos, size_of(t), "ul")
         lit.ty = ULONG
         return lit
