@@ -83,3 +83,7 @@ def test_plain_struct_member_type_and_constant() -> None:
 def test_struct_template_mistakes_are_compile_errors(header: str, body: str, message: str) -> None:
     with pytest.raises(CompileError, match=message):
         one(body, header=header)
+
+
+def test_a_body_statement_may_start_with_typename() -> None:
+    assert one("typename c10::metal::OpMath<half>::type s = 1.5f; out[0] = s * 2.0f;", header=HEADER) == 3.0

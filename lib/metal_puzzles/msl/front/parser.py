@@ -157,7 +157,7 @@ class Parser:
         t = self.tok
         if t.kind != "id" and not t.is_op("::"):
             return False
-        if t.text == "decltype":
+        if t.text in ("decltype", "typename"):  # 'typename S<T>::type x = ...;'
             return True
         if t.text in ADDRESS_SPACES or t.text in QUALIFIERS or t.text in ("unsigned", "signed"):
             return True
