@@ -62,6 +62,8 @@ class NamespaceLookup(CheckerState):
     def lookup_name(self, name: str) -> Any:
         """What ``name`` denotes (a variable, a ``("type", T)`` entry, a member...): block scopes
         first, then declarations at namespace scope from the current namespace outwards."""
+        if not self.namespace and not self.using and "::" not in name:
+            return self.scope.lookup(name)  # the common case: one chain of scopes ending at the globals
         scope = self.scope
         if "::" not in name:
             while scope is not None and scope is not self.globals:
@@ -75,6 +77,8 @@ class NamespaceLookup(CheckerState):
 
     def find_function(self, name: str) -> list[ast.FuncDef] | None:
         """The header functions ``name`` names (an overload set of one namespace), or None."""
+        if not self.namespace and not self.using and "::" not in name:
+            return self.func_defs.get(name)
         for cand in self.qualified_candidates(name):
             defs = self.func_defs.get(cand)
             if defs:
