@@ -98,3 +98,11 @@ def test_namespace_mistakes_are_located_compile_errors(header: str, message: str
     with pytest.raises(CompileError, match=message) as info:
         one("out[0] = 1.0f;", header=header)
     assert (info.value.pos.line, info.value.pos.col) == (line, col)
+
+
+def test_anonymous_and_inline_namespaces_are_found_from_the_enclosing_one() -> None:
+    header = """
+    namespace { inline float hidden(float x) { return x + 1.0f; } }
+    namespace lib { inline namespace v2 { inline float f(float x) { return 2.0f * x; } } }
+    """
+    assert one("out[0] = hidden(1.0f) + lib::f(3.0f);", header=header) == 8.0

@@ -181,3 +181,9 @@ def test_torch_style_overload_sets() -> None:
                out=((7,), "float32"), header=TORCH_STYLE)
     assert np.isnan(got[0])
     assert got[1:].tolist() == [2.0, -4.0, 3.0, 8.0, 3.0, 2.0]
+
+
+def test_variadic_templates_are_a_located_compile_error() -> None:
+    with pytest.raises(CompileError, match="variadic templates") as info:
+        one("out[0] = 1.0f;", header="template <typename F, typename... Args> float g(F f) { return 1.0f; }")
+    assert (info.value.pos.line, info.value.pos.col) == (1, 31)

@@ -777,6 +777,10 @@ class Parser:
             t = self.tok
             # An unnamed parameter only constrains the template ('typename = enable_if_t<...>').
             unnamed = f"<template parameter {len(params) + 1}>"
+            if (self.tok.text in ("typename", "class") and self.peek().is_op("...")) or self.tok.is_op("..."):
+                where = self.peek() if self.peek().is_op("...") else self.tok
+                raise CompileError("variadic templates ('typename... Args') are not supported by the simulator",
+                                   where.pos)
             if self.accept_word("typename", "class"):
                 name = self.advance().text if self.tok.kind == "id" else unnamed
                 default = None
