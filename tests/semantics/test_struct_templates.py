@@ -87,3 +87,15 @@ def test_struct_template_mistakes_are_compile_errors(header: str, body: str, mes
 
 def test_a_body_statement_may_start_with_typename() -> None:
     assert one("typename c10::metal::OpMath<half>::type s = 1.5f; out[0] = s * 2.0f;", header=HEADER) == 3.0
+
+
+def test_two_matching_partial_specialisations_are_a_compile_error() -> None:
+    header = """
+    template <typename T, typename U> struct Pick { static constexpr int k = 0; };
+    template <typename T> struct Pick<T, int> { static constexpr int k = 1; };
+    template <typename T> struct Pick<float, T> { static constexpr int k = 2; };
+    """
+    assert one("out[0] = Pick<half, int>::k + 10 * Pick<float, uint>::k + 100 * Pick<int, int>::k;",
+               header=header) == 1.0 + 20.0 + 100.0
+    with pytest.raises(CompileError, match=r"more than one partial specialisation of 'Pick' matches <float, int>"):
+        one("out[0] = Pick<float, int>::k;", header=header)

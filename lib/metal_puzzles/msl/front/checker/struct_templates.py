@@ -3,7 +3,8 @@ types or constants (``using type = float;``, ``static constexpr int value = 4;``
 
 A use such as ``OpMath<half>`` instantiates the template once per argument list: an explicit
 specialisation written for exactly those arguments wins, then a partial specialisation whose
-pattern matches them (``template <typename T> struct S<vec<T, 2>>``), then the primary
+pattern matches them (``template <typename T> struct S<vec<T, 2>>``; two that match are an
+error: the simulator does not rank them by how specialised they are), then the primary
 template (its defaults fill missing arguments, seeing the earlier ones). The instance is an
 ordinary struct named ``OpMath<half>`` whose members and member functions see the template
 parameters' values. ``S::type``, ``S<T>::type`` (a type) and ``S<T>::value`` (a constant)
@@ -150,12 +151,18 @@ class StructTemplates(CheckerState):
 
     def _choose_definition(self, template: StructTemplate, values: list[Any],
                            pos: Pos) -> tuple[ast.StructDef, dict[str, Any]]:
-        explicit = [s for s in template.specializations if not s.template_params]
-        partial = [s for s in template.specializations if s.template_params]
-        for spec in explicit + partial:
-            binding = self._specialization_binding(spec, values)
-            if binding is not None:
-                return spec, binding
+        for spec in template.specializations:
+            if not spec.template_params and self._specialization_binding(spec, values) is not None:
+                return spec, {}
+        partial = [(spec, binding) for spec in template.specializations if spec.template_params
+                   for binding in [self._specialization_binding(spec, values)] if binding is not None]
+        if len(partial) > 1:
+            shown = ", ".join(str(v) for v in values)
+            raise CompileError(f"more than one partial specialisation of '{template.primary.name}' matches "
+                               f"<{shown}> (lines {', '.join(str(s.pos.line) for s, _ in partial)}); the simulator "
+                               "does not rank partial specialisations", pos)
+        if partial:
+            return partial[0]
         names = [p.name for p in template.primary.template_params]
         return template.primary, dict(zip(names, values, strict=True))
 
