@@ -23,6 +23,11 @@ To do that the generator tracks C's types (integer promotion, usual arithmetic
 conversions, literal types) — only so it can pick the right guard or mask. The simulator's
 own semantics are what is under test, so nothing here computes values. ``render(check=True)``
 wraps each node in ``chk<T>(...)`` so g++ can confirm the tracked types (see ``shim.h``).
+
+Some kernels declare structs and helper functions in the header; some of those structs are
+instances of struct templates (with an explicit specialisation that must be the one chosen),
+and half of those headers put them inside nested namespaces, which the body names qualified (``k3ns::detail::k3S0``,
+sometimes ``::k3ns::detail::k3S0``).
 """
 
 from __future__ import annotations
@@ -454,7 +459,13 @@ def make_structs(rng: random.Random, prefix: str) -> tuple[str, list[StructDef]]
             fields.insert(rng.randint(0, len(fields)), ("in", defs[-1], 0))
         d = StructDef(name, fields, bump=f"{name}_bump", twice=f"{name}_twice")
         members = "; ".join(f"{t.name} {f}" + (f"[{n}]" if n else "") for f, t, n in fields)
-        lines.append(f"struct {name} {{ {members}; }};")
+        if rng.random() < 0.4 and isinstance(fields[0][1], CType):
+            # A struct template instance: its first member's type is the parameter.
+            lines.extend(_struct_template(rng, name, fields))
+            d.name = f"{name}<{fields[0][1].name}>"
+            name = d.name
+        else:
+            lines.append(f"struct {name} {{ {members}; }};")
         scalars = [(f, t) for f, t, n in fields if isinstance(t, CType) and not n]
         f, t = scalars[0] if scalars else (None, None)
         change = f"s.{f} = s.{f} + ({t.name})k; " if f else ""
@@ -463,7 +474,39 @@ def make_structs(rng: random.Random, prefix: str) -> tuple[str, list[StructDef]]
         double = f"s.{f} = s.{f} * ({t.name})2;" if f else ""
         lines.append(f"inline void {d.twice}(thread {name}& s) {{ {double} }}")
         defs.append(d)
+    if rng.random() < 0.5:
+        return _in_namespace(rng, prefix, lines, defs), defs
     return "\n".join(lines) + "\n", defs
+
+
+def _struct_template(rng: random.Random, name: str, fields: list[tuple[str, CType | StructDef, int]]) -> list[str]:
+    """Declare struct ``name`` as a template over its first member's type: either the primary
+    template itself, or a primary with other members and an explicit specialisation for that
+    type that has the real ones (so picking the wrong definition cannot go unnoticed)."""
+    first, ctype, length = fields[0]
+    rest = [f"{t.name} {f}" + (f"[{n}]" if n else "") for f, t, n in fields[1:]]
+    generic = "; ".join([f"T {first}" + (f"[{length}]" if length else "")] + rest)
+    if rng.random() < 0.5:
+        return [f"template <typename T> struct {name} {{ {generic}; }};"]
+    concrete = "; ".join([f"{ctype.name} {first}" + (f"[{length}]" if length else "")] + rest)
+    return [f"template <typename T> struct {name} {{ T decoy[5]; }};",
+            f"template <> struct {name}<{ctype.name}> {{ {concrete}; }};"]
+
+
+def _in_namespace(rng: random.Random, prefix: str, lines: list[str], defs: list[StructDef]) -> str:
+    """Declare the structs and helpers inside nested namespaces (written as nested blocks or as
+    'namespace a::b'); the body then names them qualified, sometimes from the global namespace
+    ('::a::b::S'). Inside the namespace they name each other unqualified, as headers do."""
+    outer, inner = f"{prefix}ns", "detail"
+    if rng.random() < 0.5:
+        text = f"namespace {outer} {{\nnamespace {inner} {{\n" + "\n".join(lines) + "\n}\n}\n"
+    else:
+        text = f"namespace {outer}::{inner} {{\n" + "\n".join(lines) + "\n}\n"
+    root = "::" if rng.random() < 0.5 else ""
+    for d in defs:
+        qualify = f"{root}{outer}::{inner}::"
+        d.name, d.bump, d.twice = qualify + d.name, qualify + d.bump, qualify + d.twice
+    return text
 
 
 def _size_of(t: CType) -> int:

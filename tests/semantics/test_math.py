@@ -16,7 +16,7 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
-from .conftest import one, run
+from .conftest import one, out0, run
 
 EXACT = [
     ("floor(-1.5f)", -2.0),
@@ -335,3 +335,13 @@ def test_frexp_and_modf_out_parameters() -> None:
     """frexp(8) = 0.5 * 2**4; modf(-2.5) = -0.5 with integral part -2."""
     src = "int e; float m = frexp(8.0f, e); float ip; float f = modf(-2.5f, ip); out[0] = m; out[1] = e; out[2] = f; out[3] = ip;"
     assert run(src, out=((4,), "float32")).outputs[0].tolist() == [0.5, 4.0, -0.5, -2.0]
+
+
+def test_isunordered_and_isordered_say_whether_either_argument_is_nan() -> None:
+    # Pairs (x, y): ordered unless one of them is NaN; infinities are ordered.
+    got = out0("float n = NAN; float i = INFINITY;"
+               "out[0] = isunordered(1.0f, 2.0f); out[1] = isunordered(n, 2.0f); out[2] = metal::isunordered(1.0f, n);"
+               "out[3] = isunordered(i, -i); out[4] = isordered(1.0f, i); out[5] = isordered(n, n);"
+               "out[6] = all(isunordered(float2(1.0f, n), float2(2.0f)) == bool2(false, true));",
+               out=((7,), "float32"))
+    assert got.tolist() == [0.0, 1.0, 1.0, 0.0, 1.0, 0.0, 1.0]

@@ -48,6 +48,8 @@ class TypeSpec(Node):
     pointers: list[tuple[AddressSpace | None, bool]] = field(default_factory=list)  # per '*': (space, const)
     reference: bool = False
     array_dims: list[Any] = field(default_factory=list)  # Expr or None (unsized)
+    #: A member type of the (template) struct named: 'typename OpMath<T>::type' is OpMath, [T], ['type'].
+    member: list[str] = field(default_factory=list)
 
 
 # --------------------------------------------------------------------------- expressions
@@ -316,6 +318,25 @@ class Empty(Stmt):
     pass
 
 
+@dataclass(eq=False)
+class StaticAssert(Stmt):
+    """``static_assert(condition, "message");`` at namespace or block scope: checked when the
+    checker reaches it (in a function template, for each instance)."""
+
+    condition: Expr
+    message: str = ""
+
+
+@dataclass(eq=False)
+class UsingNamespace(Stmt):
+    """``using namespace X;``: X's names are found unqualified, in the namespace the directive
+    is written in (a kernel body's directive is in the global namespace). ``target`` is X as
+    written; the checker resolves it from ``namespace``, as C++ does."""
+
+    target: str
+    namespace: tuple[str, ...] = ()
+
+
 # --------------------------------------------------------------------------- top level
 @dataclass(eq=False)
 class Param(Node):
@@ -328,9 +349,12 @@ class Param(Node):
 
 @dataclass(eq=False)
 class TemplateParam(Node):
-    name: str
+    name: str  # an unnamed parameter ('typename = enable_if_t<...>') gets a name no code can write
     kind: str  # 'type' or a value type name such as 'int', 'bool', 'uint'
     default: Any = None
+    #: A value parameter's type as written ('enable_if_t<is_integral_v<T>, int> = 0'): forming it
+    #: is part of deducing the function's template arguments (a failure drops the candidate).
+    type_spec: TypeSpec | None = None
 
 
 @dataclass(eq=False)
@@ -343,11 +367,19 @@ class FuncDef(Node):
     is_kernel: bool = False
     #: A member function declared 'const' (it may not change its object).
     const_method: bool = False
+    #: The namespace it is declared in (its ``name`` is qualified with it): names in its body are
+    #: looked up from there outwards.
+    namespace: tuple[str, ...] = ()
+    #: Declared 'constexpr': a call with constant arguments may appear where C++ needs a constant.
+    constexpr: bool = False
 
 
 @dataclass(eq=False)
 class GlobalDecl(Node):
     decl: Decl
+    namespace: tuple[str, ...] = ()  # its declarators' names are qualified with it
+    #: A variable template's parameters ('template <typename T> constexpr T pi_v = T(3.14159);').
+    template_params: list[TemplateParam] = field(default_factory=list)
 
 
 @dataclass(eq=False)
@@ -355,6 +387,7 @@ class TypeAlias(Node):
     name: str
     type_spec: TypeSpec
     template_params: list[TemplateParam] = field(default_factory=list)
+    namespace: tuple[str, ...] = ()  # ``name`` is qualified with it
 
 
 @dataclass(eq=False)
@@ -365,6 +398,18 @@ class StructDef(Node):
     name: str
     fields: list[Declarator]
     methods: list[FuncDef] = field(default_factory=list)
+    namespace: tuple[str, ...] = ()  # ``name`` is qualified with it
+    #: A struct template's parameters (empty for a plain struct and an explicit specialisation).
+    template_params: list[TemplateParam] = field(default_factory=list)
+    #: A specialisation's arguments as written ('template <> struct S<half>': [half]); None for
+    #: a plain struct or a primary template.
+    specialization: list[Any] | None = None
+    #: Member types ('using type = float;', 'typedef T type;') and static constant members
+    #: ('static constexpr int value = 4;'), reached as 'S::type' and 'S<T>::value'.
+    member_types: list[TypeAlias] = field(default_factory=list)
+    static_members: list[Declarator] = field(default_factory=list)
+    #: An instance of a struct template: its template parameters' values (types or integers).
+    binding: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(eq=False)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..lang.errors import CompileError, Pos
+from ..lang.types import ScalarType
 from . import ast
 from .lexer import Token
 from .parser import Parser
@@ -20,13 +21,19 @@ def _c_div(a: int, b: int) -> int:
     return q if (a >= 0) == (b >= 0) else -q
 
 
-def evaluate(expr: ast.Expr, lookup: Callable[[str, Pos], object] | None = None) -> int | float | bool:
+def evaluate(expr: ast.Expr, lookup: Callable[..., object] | None = None,
+             size_of: Callable[[ast.SizeOf], int] | None = None,
+             call: Callable[[ast.Call], object] | None = None) -> int | float | bool:
     """Evaluate an integral (or float) constant expression over Python numbers.
 
     Only used where C requires a constant (sizes, #if), so the values are small and the
-    subtleties of wrap-around do not arise; the runtime executor handles those.
+    subtleties of wrap-around do not arise; the runtime executor handles those. ``lookup(name,
+    pos)`` gives a name's value; a name with template arguments (``is_same_v<T, float>``) is
+    looked up as ``lookup(name, pos, template_args)``. ``size_of`` gives a ``sizeof``'s value
+    (it needs the types, which only the checker knows), ``call`` a call of a ``constexpr``
+    function.
     """
-    ev = lambda e: evaluate(e, lookup)  # noqa: E731
+    ev = lambda e: evaluate(e, lookup, size_of, call)  # noqa: E731
     if isinstance(expr, ast.IntLit):
         return expr.value
     if isinstance(expr, ast.FloatLit):
@@ -36,6 +43,8 @@ def evaluate(expr: ast.Expr, lookup: Callable[[str, Pos], object] | None = None)
     if isinstance(expr, ast.Name):
         if lookup is None:
             raise NotConstant(expr.ident)
+        if expr.template_args is not None:
+            return lookup(expr.ident, expr.pos, expr.template_args)
         return lookup(expr.ident, expr.pos)
     if isinstance(expr, ast.Unary):
         v = ev(expr.operand)
@@ -70,12 +79,18 @@ def evaluate(expr: ast.Expr, lookup: Callable[[str, Pos], object] | None = None)
         if operand is None:
             raise NotConstant("constructor")
         v = ev(operand)
+        if isinstance(expr.ty, ScalarType):  # checked: the type as resolved ('T(x)' in a template)
+            return float(v) if expr.ty.is_float else int(v)
         name = expr.type_spec.name
         if name in ("float", "half", "bfloat"):
             return float(v)
         return int(v)
     if isinstance(expr, ast.Convert):
         return ev(expr.operand)
+    if isinstance(expr, ast.SizeOf) and size_of is not None:
+        return size_of(expr)
+    if isinstance(expr, ast.Call) and call is not None:
+        return call(expr)
     raise NotConstant(type(expr).__name__)
 
 

@@ -18,6 +18,15 @@ BUILTIN_TEMPLATE_NAMES = {
 }
 TEMPLATE_TYPE_NAMES = {"vec", "atomic", "metal::vec", "metal::atomic", "array", "metal::array", "simdgroup_matrix",
                        "metal::simdgroup_matrix"}
+# <metal_type_traits>: the traits that name types, and those that give values ('is_same_v<T, U>',
+# 'is_same<T, U>::value'); their meaning is the checker's and the library's.
+TYPE_TRAIT_TYPES = ("enable_if_t", "conditional_t")
+TYPE_TRAIT_VALUES = ("is_same", "is_floating_point", "is_integral", "is_signed", "is_unsigned", "is_arithmetic",
+                     "is_scalar", "is_vector", "is_pointer")
+for _name in TYPE_TRAIT_TYPES:
+    TEMPLATE_TYPE_NAMES |= {_name, "metal::" + _name}
+for _name in TYPE_TRAIT_VALUES:
+    BUILTIN_TEMPLATE_NAMES |= {_name, _name + "_v", "metal::" + _name, "metal::" + _name + "_v"}
 
 _COMMON_TYPES = {
     "float", "half", "bfloat", "int", "uint", "short", "ushort", "char", "uchar", "long", "ulong", "bool",
@@ -25,6 +34,9 @@ _COMMON_TYPES = {
     "size_t", "int32_t", "uint32_t", "int64_t", "uint64_t", "auto",
 }
 
+#: Operators a struct may overload (besides '[]'), as the simulator runs them.
+OVERLOADABLE_OPERATORS = ("+", "-", "*", "/", "%", "^", "&", "|", "~", "!", "<", ">", "<=", ">=", "==", "!=",
+                          "<<", ">>", "+=", "-=", "*=", "/=", "%=", "^=", "&=", "|=", "<<=", ">>=")
 _ASSIGN_OPS = ("=", "+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "&=", "|=", "^=")
 _BINARY_PRECEDENCE = [
     ("||",), ("&&",), ("|",), ("^",), ("&",), ("==", "!="), ("<", ">", "<=", ">="),
@@ -48,6 +60,9 @@ class Parser:
         # Names that denote types (typedefs, template parameters) besides builtins.
         self.type_names: set[str] = set(type_names or ())
         self.template_names: set[str] = set(template_names or ()) | BUILTIN_TEMPLATE_NAMES
+        # The namespace being parsed ('namespace a { namespace b {' gives ('a', 'b')): names declared
+        # here are qualified with it.
+        self.namespace: tuple[str, ...] = ()
 
     # ------------------------------------------------------------------ helpers
     @property
@@ -59,7 +74,9 @@ class Parser:
 
     def advance(self) -> Token:
         t = self.toks[self.i]
-        self.i += 1
+        # The end of input is never passed: an error reported after it still has a token to point at.
+        if t.kind != "eof":
+            self.i += 1
         return t
 
     def accept(self, *ops: str) -> Token | None:
@@ -99,10 +116,12 @@ class Parser:
 
     # --------------------------------------------------------------- type names
     def _qualified_name_at(self, k: int) -> tuple[str, int]:
-        """Read a possibly ::-qualified identifier starting at token offset k; return (name, length)."""
+        """Read a possibly ::-qualified identifier starting at token offset k; return (name, length).
+        A name written from the global namespace ('::metal::max') keeps its leading '::'."""
         parts = []
         n = 0
-        if self.peek(k).is_op("::"):
+        rooted = self.peek(k).is_op("::") and self.peek(k + 1).kind == "id"
+        if rooted:
             n += 1
         while self.peek(k + n).kind == "id":
             parts.append(self.peek(k + n).text)
@@ -111,9 +130,11 @@ class Parser:
                 n += 1
                 continue
             break
-        return "::".join(parts), n
+        name = "::".join(parts)
+        return ("::" + name if rooted else name), n
 
     def is_type_name(self, name: str) -> bool:
+        name = name.removeprefix("::")
         if name in ("auto", "decltype"):
             return True
         if name in self.type_names or name in TEMPLATE_TYPE_NAMES:
@@ -123,6 +144,8 @@ class Parser:
 
     def starts_type(self, k: int = 0) -> bool:
         t = self.peek(k)
+        if t.is_op("::"):
+            return self.is_type_name(self._qualified_name_at(k)[0])
         if t.kind != "id":
             return False
         if t.text in ADDRESS_SPACES or t.text in QUALIFIERS or t.text in ("unsigned", "signed", "typename"):
@@ -132,9 +155,9 @@ class Parser:
 
     def looks_like_declaration(self) -> bool:
         t = self.tok
-        if t.kind != "id":
+        if t.kind != "id" and not t.is_op("::"):
             return False
-        if t.text == "decltype":
+        if t.text in ("decltype", "typename"):  # 'typename S<T>::type x = ...;'
             return True
         if t.text in ADDRESS_SPACES or t.text in QUALIFIERS or t.text in ("unsigned", "signed"):
             return True
@@ -171,14 +194,14 @@ class Parser:
                 self._skip_balanced("(", ")")
             else:
                 break
-        name, args = self._parse_base_type()
+        name, args, member = self._parse_base_type()
         while self.tok.kind == "id" and self.tok.text in ("const", "volatile") + ADDRESS_SPACES:
             t = self.advance()
             if t.text == "const":
                 const = True
             elif t.text in ADDRESS_SPACES:
                 space = _address_space(t)
-        spec = ast.TypeSpec(start, name, args, const, space)
+        spec = ast.TypeSpec(start, name, args, const, space, member=member)
         self._parse_pointer_parts(spec)
         return spec
 
@@ -200,9 +223,11 @@ class Parser:
             else:
                 break
 
-    def _parse_base_type(self) -> tuple[str, list]:
+    def _parse_base_type(self) -> tuple[str, list, list[str]]:
+        """The base type's name, its template arguments and, after them, a member type path
+        ('OpMath<T>::type' gives 'OpMath', [T], ['type'])."""
         t = self.tok
-        if t.kind != "id":
+        if t.kind != "id" and not (t.is_op("::") and self.peek().kind == "id"):
             self.error_expected("a type")
         if t.text in ("unsigned", "signed"):
             sign = self.advance().text
@@ -212,15 +237,15 @@ class Parser:
                     self.advance()
                 if sign == "unsigned":
                     return {"char": "uchar", "short": "ushort", "int": "uint", "long": "ulong"}[base], []
-                return base, []
-            return ("uint" if sign == "unsigned" else "int"), []
+                return base, [], []
+            return ("uint" if sign == "unsigned" else "int"), [], []
         if t.text == "decltype":
             # decltype(expr): the type of an expression, worked out by the checker.
             self.advance()
             self.expect("(", "after 'decltype'")
             expr = self.parse_expression()
             self.expect(")", "to close decltype")
-            return "decltype", [expr]
+            return "decltype", [expr], []
         if t.text == "struct" and self.peek().kind == "id":  # an elaborated 'struct Name'
             self.advance()
             t = self.tok
@@ -233,9 +258,14 @@ class Parser:
         if name in ("short", "long") and self.tok.kind == "id" and self.tok.text == "int":
             self.advance()
         args: list = []
-        if self.tok.is_op("<") and (name in TEMPLATE_TYPE_NAMES or name in self.template_names):
+        member: list[str] = []
+        bare = name.removeprefix("::")
+        if self.tok.is_op("<") and (bare in TEMPLATE_TYPE_NAMES or bare in self.template_names):
             args = self.parse_template_args()
-        return name, args
+            while self.tok.is_op("::") and self.peek().kind == "id":
+                self.advance()
+                member.append(self.advance().text)
+        return name, args, member
 
     def parse_template_args(self) -> list:
         self.expect("<")
@@ -387,6 +417,8 @@ class Parser:
                 value = None if self.tok.is_op(";") else self.parse_expression()
                 self.expect(";", "after the return statement")
                 return ast.Return(t.pos, value)
+            if kw == "static_assert":
+                return self.parse_static_assert()
             if kw in ("goto",):
                 raise CompileError("'goto' is not supported by the simulator", t.pos)
             if kw == "struct" and self.peek().kind == "id" and self.peek().text in self.type_names \
@@ -397,7 +429,10 @@ class Parser:
                                    "in the header", t.pos)
             if kw == "using" or kw == "typedef":
                 item = self.parse_alias()
-                return ast.Empty(item.pos) if item is None else _AliasStmt(item)
+                if item is None or isinstance(item, ast.UsingNamespace):
+                    # 'using metal::max;' declares no alias, 'using namespace metal;' widens lookup.
+                    return ast.Empty(t.pos) if item is None else item
+                return _AliasStmt(item)
             if self.looks_like_declaration():
                 return self.parse_declaration()
             nxt = self.peek()
@@ -405,9 +440,24 @@ class Parser:
                 # 'flaot x = 1;' : two identifiers in a row can only be a declaration.
                 names = set(self.type_names) | _COMMON_TYPES
                 raise CompileError(f"unknown type name '{kw}'" + did_you_mean(kw, names), t.pos)
+        if t.is_op("::") and self.looks_like_declaration():
+            return self.parse_declaration()  # '::ns::Type x = ...;'
         expr = self.parse_expression()
         self.expect(";", "after expression")
         return ast.ExprStmt(t.pos, expr)
+
+    def parse_static_assert(self) -> ast.StaticAssert:
+        start = self.advance().pos  # 'static_assert'
+        self.expect("(", "after 'static_assert'")
+        condition = self.parse_assignment()
+        message = ""
+        if self.accept(","):
+            if self.tok.kind != "str":
+                self.error_expected("a string literal as the static_assert message")
+            message = self.advance().text[1:-1]
+        self.expect(")", "to close static_assert")
+        self.expect(";", "after static_assert")
+        return ast.StaticAssert(start, condition, message)
 
     def parse_condition(self) -> ast.Expr:
         # 'if (T x = e)' declarations in conditions are rare in kernels; not supported.
@@ -428,12 +478,12 @@ class Parser:
             if first:
                 spec = base
             else:
-                spec = ast.TypeSpec(base.pos, base.name, base.args, base.const, base.space)
+                spec = ast.TypeSpec(base.pos, base.name, base.args, base.const, base.space, member=base.member)
                 self._parse_pointer_parts(spec)
             first = False
             name_tok = self.expect_ident("a variable name")
             spec = ast.TypeSpec(spec.pos, spec.name, spec.args, spec.const, spec.space,
-                                list(spec.pointers), spec.reference, [])
+                                list(spec.pointers), spec.reference, [], spec.member)
             while self.accept("["):
                 if self.accept("]"):
                     spec.array_dims.append(None)
@@ -450,7 +500,7 @@ class Parser:
                 # Direct initialization: float x(1.0f);
                 p = self.advance().pos
                 args = self.parse_call_args()
-                init = ast.Construct(p, ast.TypeSpec(spec.pos, spec.name, spec.args), args)
+                init = ast.Construct(p, ast.TypeSpec(spec.pos, spec.name, spec.args, member=spec.member), args)
             declarators.append(ast.Declarator(name_tok.pos, name_tok.text, spec, init))
             if self.accept(","):
                 continue
@@ -600,7 +650,7 @@ class Parser:
                 value = ord(bytes(body, "utf-8").decode("unicode_escape")) if body else 0
                 return ast.IntLit(t.pos, value, "", 0)
             raise CompileError("string literals are not supported in kernels", t.pos)
-        if t.kind == "id":
+        if t.kind == "id" or (t.is_op("::") and self.peek().kind == "id"):
             if t.text in ("true", "false"):
                 self.advance()
                 return ast.BoolLit(t.pos, t.text == "true")
@@ -617,7 +667,11 @@ class Parser:
             name, n = self._qualified_name_at(0)
             if self.is_type_name(name) and name not in ("vec", "atomic"):
                 # Functional cast / constructor: float(x), float4(a, b), uint2{1, 2}
-                spec = self.parse_type_spec()
+                type_name, args, member = self._parse_base_type()
+                if member and not self.tok.is_op("(", "{"):
+                    # 'S<T>::value': without 'typename' a member of a template's instance is a value.
+                    return ast.Name(t.pos, f"{type_name}<>::{'::'.join(member)}", args)
+                spec = ast.TypeSpec(t.pos, type_name, args, member=member)
                 if self.accept("("):
                     return ast.Construct(t.pos, spec, self.parse_call_args())
                 if self.tok.is_op("{"):
@@ -626,7 +680,8 @@ class Parser:
                 self.error_expected("'(' after the type name (a functional cast)")
             self.i += n
             targs = None
-            if self.tok.is_op("<") and (name in self.template_names or name.split("::")[-1] in self.template_names):
+            if self.tok.is_op("<") and (name.removeprefix("::") in self.template_names
+                                        or name.split("::")[-1] in self.template_names):
                 targs = self.parse_template_args()
                 # numeric_limits<float>::max  — a qualified name after template args
                 while self.tok.is_op("::") and self.peek().kind == "id":
@@ -638,44 +693,121 @@ class Parser:
     # --------------------------------------------------------------- top level
     def parse_translation_unit(self) -> ast.TranslationUnit:
         start = self.tok.pos
+        return ast.TranslationUnit(start, self._parse_declarations(None))
+
+    def _parse_declarations(self, opened: Token | None) -> list[ast.Node]:
+        """Top-level declarations up to the end of input, or up to the '}' closing the namespace
+        opened at ``opened``. Namespace blocks are flattened: their items carry qualified names."""
         items: list[ast.Node] = []
-        while self.tok.kind != "eof":
+        while True:
+            if opened is not None and self.accept("}"):
+                return items
+            if self.tok.kind == "eof":
+                if opened is None:
+                    return items
+                raise CompileError("expected '}' to close this namespace", opened.pos)
+            if self.tok.text == "namespace" or (self.tok.text == "inline" and self.peek().text == "namespace"):
+                items.extend(self.parse_namespace())
+                continue
             item = self.parse_top_level()
             if item is not None:
-                items.append(item)
-        return ast.TranslationUnit(start, items)
+                items.append(self._qualify(item))
+
+    def parse_namespace(self) -> list[ast.Node]:
+        """``namespace a { ... }``, ``namespace a::b { ... }``; an anonymous or inline namespace's
+        names are found from the enclosing one, so they stay in it."""
+        inline = self.accept_word("inline") is not None
+        self.advance()  # 'namespace'
+        path: tuple[str, ...] = ()
+        if self.tok.kind == "id":
+            name, n = self._qualified_name_at(0)
+            path = () if inline else tuple(name.split("::"))
+            self.i += n
+        if self.tok.is_op("="):
+            raise CompileError("namespace aliases ('namespace x = y;') are not supported by the simulator",
+                               self.tok.pos)
+        opened = self.expect("{", "to open the namespace")
+        self._nest()
+        saved = self.namespace
+        self.namespace = saved + path
+        try:
+            return self._parse_declarations(opened)
+        finally:
+            self.namespace = saved
+            self.depth -= 1
+
+    def _qualify(self, item: ast.Node) -> ast.Node:
+        """Give an item declared inside a namespace its qualified name, and make the parser know
+        the name by every suffix it can be written with ('a::b::T', 'b::T', 'T')."""
+        ns = self.namespace
+        if not ns:
+            return item
+        prefix = "::".join(ns) + "::"
+        if isinstance(item, ast.FuncDef):
+            item.name = prefix + item.name
+            item.namespace = ns
+            if item.template_params:
+                _add_suffixes(self.template_names, item.name)
+        elif isinstance(item, ast.StructDef):
+            item.name = prefix + item.name
+            item.namespace = ns
+            for method in item.methods:
+                method.namespace = ns
+            _add_suffixes(self.type_names, item.name)
+            if item.template_params or item.specialization is not None:
+                _add_suffixes(self.template_names, item.name)
+        elif isinstance(item, ast.TypeAlias):
+            item.name = prefix + item.name
+            item.namespace = ns
+            _add_suffixes(self.type_names, item.name)
+            if item.template_params:
+                _add_suffixes(self.template_names, item.name)
+        elif isinstance(item, ast.GlobalDecl):
+            item.namespace = ns
+            for d in item.decl.declarators:
+                d.name = prefix + d.name
+                if item.template_params:
+                    _add_suffixes(self.template_names, d.name)
+        return item
 
     def parse_template_params(self) -> list[ast.TemplateParam]:
         self.expect("<", "after 'template'")
         params = []
         while not self.tok.is_op(">"):
             t = self.tok
+            # An unnamed parameter only constrains the template ('typename = enable_if_t<...>').
+            unnamed = f"<template parameter {len(params) + 1}>"
+            if (self.tok.text in ("typename", "class") and self.peek().is_op("...")) or self.tok.is_op("..."):
+                where = self.peek() if self.peek().is_op("...") else self.tok
+                raise CompileError("variadic templates ('typename... Args') are not supported by the simulator",
+                                   where.pos)
             if self.accept_word("typename", "class"):
-                name = self.expect_ident("a template parameter name")
+                name = self.advance().text if self.tok.kind == "id" else unnamed
                 default = None
                 if self.accept("="):
                     default = self.parse_type_spec()
-                params.append(ast.TemplateParam(t.pos, name.text, "type", default))
-                self.type_names.add(name.text)
+                params.append(ast.TemplateParam(t.pos, name, "type", default))
+                self.type_names.add(name)
             else:
                 spec = self.parse_type_spec()
-                name = self.expect_ident("a template parameter name")
+                name = self.advance().text if self.tok.kind == "id" else unnamed
                 default = self.parse_ternary(no_gt=True) if self.accept("=") else None
-                params.append(ast.TemplateParam(t.pos, name.text, spec.name, default))
+                params.append(ast.TemplateParam(t.pos, name, spec.name, default, spec))
             if not self.accept(","):
                 break
         self.expect(">", "to close the template parameter list")
         return params
 
-    def parse_alias(self) -> ast.TypeAlias | None:
+    def parse_alias(self) -> ast.TypeAlias | ast.UsingNamespace | None:
         t = self.advance()
         if t.text == "using":
             if self.accept_word("namespace"):
-                self._qualified_name_at(0)
-                _, n = self._qualified_name_at(0)
+                target, n = self._qualified_name_at(0)
+                if not n:
+                    self.error_expected("a namespace name after 'using namespace'")
                 self.i += n
                 self.expect(";", "after 'using namespace'")
-                return None
+                return ast.UsingNamespace(t.pos, target, self.namespace)
             name = self.expect_ident("an alias name")
             if not self.accept("="):
                 # 'using metal::foo;' declarations just bring names in scope.
@@ -712,17 +844,20 @@ class Parser:
             raise CompileError(f"'{t.text}' definitions are not supported by the simulator (a 'struct' with "
                                "members and member functions is)", t.pos)
         if t.kind == "id" and t.text == "static_assert":
-            self.advance()
-            self._skip_balanced("(", ")")
-            self.expect(";")
-            return None
+            return self.parse_static_assert()
         template_params: list[ast.TemplateParam] = []
         saved_types = set(self.type_names)
         if self.accept_word("template"):
             template_params = self.parse_template_params()
-            if self.tok.kind == "id" and self.tok.text in ("struct", "class"):
-                raise CompileError(f"{self.tok.text} templates are not supported by the simulator (plain structs "
-                                   "and function templates are)", self.tok.pos)
+            if self.tok.kind == "id" and self.tok.text == "class":
+                raise CompileError("class templates are not supported by the simulator (struct templates are)",
+                                   self.tok.pos)
+            if self.tok.kind == "id" and self.tok.text == "struct":
+                try:
+                    return self.parse_struct(template_params)
+                finally:
+                    self.type_names = saved_types | {n for n in self.type_names
+                                                     if n not in {p.name for p in template_params}}
         is_kernel = False
         while self.tok.is_op("[") and self.peek().is_op("["):
             if self.peek(2).text == "kernel":
@@ -732,12 +867,18 @@ class Parser:
             is_kernel = True
         if self.tok.kind == "id" and self.tok.text in ("using", "typedef") and template_params:
             alias = self.parse_alias()
-            if alias is not None:
-                alias.template_params = template_params
+            if not isinstance(alias, ast.TypeAlias):
+                raise CompileError("expected an alias template ('template <typename T> using Name = ...;')", t.pos)
+            alias.template_params = template_params
+            self.template_names.add(alias.name)
+            # The parameters name types only inside the alias.
+            self.type_names = saved_types | {n for n in self.type_names if n not in {p.name for p in template_params}}
             return alias
         start_i = self.i
         spec = self.parse_type_spec()
         # A function has '(' after its name; anything else is a global variable.
+        if self.tok.text == "operator" and self.tok.kind == "id":
+            self._operator_name()
         if self.tok.kind == "id" and self.peek().is_op("("):
             name = self.advance()
             self.advance()
@@ -754,16 +895,28 @@ class Parser:
             for p in template_params:
                 if p.name not in saved_types:
                     self.type_names.discard(p.name)
-            return ast.FuncDef(name.pos, name.text, spec, params, body, template_params, is_kernel)
-        if template_params:
-            raise CompileError("variable templates are not supported", t.pos)
+            constexpr = any(tok.text == "constexpr" for tok in self.toks[start_i:self.i])
+            return ast.FuncDef(name.pos, name.text, spec, params, body, template_params, is_kernel,
+                               constexpr=constexpr)
         self.i = start_i
-        return ast.GlobalDecl(t.pos, self.parse_declaration())
+        decl = self.parse_declaration()
+        if template_params:
+            if len(decl.declarators) != 1:
+                raise CompileError("a variable template declares one variable", decl.declarators[1].pos)
+            self.template_names.add(decl.declarators[0].name)
+            self.type_names = saved_types | {n for n in self.type_names if n not in {p.name for p in template_params}}
+        return ast.GlobalDecl(t.pos, decl, template_params=template_params)
 
-    def parse_struct(self) -> ast.StructDef | None:
-        """``struct Name { members and member functions };``"""
+    def parse_struct(self, template_params: list[ast.TemplateParam] | None = None) -> ast.StructDef | None:
+        """``struct Name { members and member functions };``, a struct template
+        (``template <typename T> struct Name``) or a specialisation of one
+        (``template <> struct Name<half>``, ``template <typename T> struct Name<vec<T, 2>>``)."""
         start = self.advance()  # 'struct'
         name = self.expect_ident("a struct name")
+        is_template = template_params is not None
+        if is_template:
+            self.template_names.add(name.text)
+        specialization = self.parse_template_args() if is_template and self.tok.is_op("<") else None
         if self.accept(";"):
             self.type_names.add(name.text)
             return None  # a forward declaration
@@ -773,6 +926,8 @@ class Parser:
         self.type_names.add(name.text)  # usable inside, e.g. as a member function's return type
         fields: list[ast.Declarator] = []
         methods: list[ast.FuncDef] = []
+        member_types: list[ast.TypeAlias] = []
+        static_members: list[ast.Declarator] = []
         while not self.accept("}"):
             t = self.tok
             if t.kind == "eof":
@@ -782,6 +937,22 @@ class Parser:
             if t.kind == "id" and t.text in ("public", "private", "protected") and self.peek().is_op(":"):
                 self.advance()
                 self.advance()
+                continue
+            if t.kind == "id" and t.text in ("using", "typedef") and not self.peek().text == "namespace":
+                alias = self.parse_alias()
+                if isinstance(alias, ast.TypeAlias):
+                    member_types.append(alias)
+                    _add_suffixes(self.type_names, f"{name.text}::{alias.name}")
+                continue
+            if t.kind == "id" and t.text == "static" and any(self.peek(k).text in ("constexpr", "const")
+                                                             for k in (1, 2)):
+                decl = self.parse_declaration()
+                for d in decl.declarators:
+                    if d.init is None:
+                        raise CompileError(f"static member '{d.name}' needs an initializer here (the simulator "
+                                           "has no out-of-class definitions)", d.pos)
+                    d.type_spec.const = True
+                static_members.extend(decl.declarators)
                 continue
             if t.kind == "id" and t.text in ("static", "template", "friend", "virtual", "using", "typedef"):
                 raise CompileError(f"'{t.text}' inside a struct is not supported by the simulator (data members "
@@ -795,7 +966,7 @@ class Parser:
             self._skip_attributes()
             spec = self.parse_type_spec()
             if self.tok.kind == "id" and self.tok.text == "operator":
-                raise CompileError("operator overloading is not supported by the simulator", self.tok.pos)
+                self._operator_name()
             if self.tok.kind == "id" and self.peek().is_op("("):
                 fname = self.advance()
                 self.advance()
@@ -803,19 +974,23 @@ class Parser:
                 const_method = False
                 while self.tok.kind == "id" and self.tok.text in ("const", "noexcept", "thread", "device",
                                                                   "constant", "threadgroup"):
-                    const_method = const_method or self.advance().text == "const"
+                    # Advance first: 'const const' must not stop the loop from moving on.
+                    qualifier = self.advance().text
+                    const_method = const_method or qualifier == "const"
                 body = self.parse_block()
                 methods.append(ast.FuncDef(fname.pos, fname.text, spec, params, body, const_method=const_method))
                 continue
             first = True
             while True:
-                member_spec = spec if first else ast.TypeSpec(spec.pos, spec.name, spec.args, spec.const, spec.space)
+                member_spec = spec if first else ast.TypeSpec(spec.pos, spec.name, spec.args, spec.const, spec.space,
+                                                                 member=spec.member)
                 if not first:
                     self._parse_pointer_parts(member_spec)
                 first = False
                 mname = self.expect_ident("a member name")
                 member_spec = ast.TypeSpec(member_spec.pos, member_spec.name, member_spec.args, member_spec.const,
-                                           member_spec.space, list(member_spec.pointers), member_spec.reference, [])
+                                           member_spec.space, list(member_spec.pointers), member_spec.reference, [],
+                                           member_spec.member)
                 while self.accept("["):
                     member_spec.array_dims.append(self.parse_expression())
                     self.expect("]", "to close the array size")
@@ -832,7 +1007,24 @@ class Parser:
             raise CompileError("declaring variables in a struct definition is not supported; declare them "
                                "separately", self.tok.pos)
         self.expect(";", "after the struct definition")
-        return ast.StructDef(name.pos, name.text, fields, methods)
+        return ast.StructDef(name.pos, name.text, fields, methods, template_params=list(template_params or []),
+                             specialization=specialization, member_types=member_types,
+                             static_members=static_members)
+
+    def _operator_name(self) -> None:
+        """Read 'operator+' (or 'operator[]', 'operator+=', ...) as one identifier token, the
+        function's name, so that what follows parses as any function's parameters."""
+        start = self.advance()  # 'operator'
+        t = self.tok
+        if t.is_op("[") and self.peek().is_op("]"):
+            self.advance()
+            symbol = "[]"
+        elif t.kind == "op" and t.text in OVERLOADABLE_OPERATORS:
+            symbol = t.text
+        else:
+            raise CompileError("the simulator supports overloading the arithmetic, bitwise, comparison, compound "
+                               "assignment, unary and '[]' operators, not this one", t.pos)
+        self.toks[self.i] = Token("id", "operator" + symbol, start.pos)
 
     def _parse_params(self) -> list[ast.Param]:
         params: list[ast.Param] = []
@@ -859,6 +1051,12 @@ class Parser:
                 continue
             self.expect(")", "to close the parameter list")
             return params
+
+
+def _add_suffixes(names: set[str], qualified: str) -> None:
+    parts = qualified.split("::")
+    for k in range(len(parts)):
+        names.add("::".join(parts[k:]))
 
 
 class _AliasStmt(ast.Stmt):

@@ -20,6 +20,7 @@ from ..lang.types import (
     Type,
 )
 from .base import Builtin, nargs
+from .type_traits import lookup_trait
 
 
 # ============================================================================ numeric limits
@@ -103,4 +104,4 @@ def lookup_constant(name: str, targs, ck) -> tuple[Type, object] | None:
             else:
                 value = _limit(ty, {"finite_max": "max", "finite_min": "min"}.get(member, member), None)
             return ty, value
-    return None
+    return lookup_trait(name, targs, ck)

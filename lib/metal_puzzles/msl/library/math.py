@@ -134,6 +134,11 @@ for _n, _f in FLOAT_TERNARY.items():
     register(Elementwise(_n, 3, _f, floats_only=True))
 for _n, _f in FLOAT_PREDICATES.items():
     register(Elementwise(_n, 1, _f, floats_only=True, result="bool"))
+# Two-argument predicates: whether either argument is NaN (comparisons with it are unordered).
+FLOAT_PAIR_PREDICATES = {"isunordered": lambda x, y: np.isnan(x) | np.isnan(y),
+                         "isordered": lambda x, y: ~(np.isnan(x) | np.isnan(y))}
+for _n, _f in FLOAT_PAIR_PREDICATES.items():
+    register(Elementwise(_n, 2, _f, floats_only=True, result="bool"))
 register(Elementwise("min", 2, _min))
 register(Elementwise("max", 2, _max))
 register(Elementwise("clamp", 3, _clamp_any))

@@ -17,31 +17,52 @@ from .declarations import Declarations
 from .expressions import Expressions
 from .helpers import addressed_names
 from .matrices import Matrices
+from .namespaces import NamespaceLookup
+from .operators import OperatorOverloads
 from .state import CheckedKernel, CheckerState, FunctionContext, Library, Scope
 from .statements import Statements
+from .struct_templates import StructTemplates
 from .structs import Structs
-from .typenames import TypeResolution
+from .typenames import VARIABLE_TEMPLATE, TypeResolution
 
 
-class Checker(TypeResolution, Declarations, Statements, Conversions, Expressions, Calls, Structs, Matrices):
+class Checker(TypeResolution, Declarations, Statements, Conversions, Expressions, Calls, Structs, Matrices,
+              NamespaceLookup, OperatorOverloads, StructTemplates):
     """Checks a kernel: the header's declarations first (``add_header``), template arguments
     (``bind_template``), then the body with the generated parameters (``check_kernel``)."""
 
     def add_header(self, tu: ast.TranslationUnit) -> None:
         for item in tu.items:
-            if isinstance(item, ast.FuncDef):
-                if item.is_kernel:
-                    raise CompileError("kernel functions cannot be defined in the header; the kernel body is "
-                                       "the 'source' string", item.pos)
-                self.func_defs.setdefault(item.name, []).append(item)
-            elif isinstance(item, ast.TypeAlias):
-                self._declare_alias(item)
-            elif isinstance(item, ast.StructDef):
+            self.declare_namespace(getattr(item, "namespace", ()))
+        for item in tu.items:
+            # Declarations are checked from their own namespace (a global's initializer, an alias).
+            self.namespace = getattr(item, "namespace", ())
+            self._add_header_item(item)
+        self.namespace = ()
+
+    def _add_header_item(self, item: ast.Node) -> None:
+        if isinstance(item, ast.FuncDef):
+            if item.is_kernel:
+                raise CompileError("kernel functions cannot be defined in the header; the kernel body is "
+                                   "the 'source' string", item.pos)
+            self.func_defs.setdefault(item.name, []).append(item)
+        elif isinstance(item, ast.TypeAlias):
+            self._declare_alias(item)
+        elif isinstance(item, ast.StructDef):
+            if item.template_params or item.specialization is not None:
+                self.declare_struct_template(item)
+            else:
                 self._declare_struct(item)
-            elif isinstance(item, ast.GlobalDecl):
-                self._global_decl(item.decl)
-            else:  # pragma: no cover - parser only produces the above
-                raise CompileError("unsupported declaration in header", item.pos)
+        elif isinstance(item, ast.GlobalDecl) and item.template_params:
+            self.globals.names[item.decl.declarators[0].name] = (VARIABLE_TEMPLATE, item)
+        elif isinstance(item, ast.GlobalDecl):
+            self._global_decl(item.decl)
+        elif isinstance(item, ast.UsingNamespace):
+            self.use_namespace(item)
+        elif isinstance(item, ast.StaticAssert):
+            self.static_assert(item)
+        else:  # pragma: no cover - parser only produces the above
+            raise CompileError("unsupported declaration in header", item.pos)
 
     def bind_template(self, name: str, value: Any, pos: Pos) -> None:
         if isinstance(value, Type):

@@ -12,15 +12,18 @@ from ...lang.types import (
     AddressSpace,
     ArrayType,
     PointerType,
+    ScalarType,
     SimdgroupMatrixType,
     StructType,
     Type,
     VectorType,
 )
 from .. import ast
+from ..constexpr import NotConstant
 from ..symbols import FuncInstance, Var, VarKind
 from .helpers import addressed_names, designates_part_of
 from .state import CheckerState, FunctionContext, Scope
+from .typenames import SubstitutionFailure
 
 
 class Calls(CheckerState):
@@ -51,16 +54,20 @@ class Calls(CheckerState):
         if not isinstance(e.func, ast.Name):
             raise CompileError("only named functions can be called", e.pos)
         name = e.func.ident
-        sym = self.scope.lookup(name)
+        sym = self.lookup_name(name)
         if isinstance(sym, Var):
             raise CompileError(f"'{name}' is a variable, not a function", e.pos)
         if isinstance(sym, tuple) and sym[0] == "method":
             return self.member_function_call(e)
-        plain = name.removeprefix("metal::")
-        defs = self.func_defs.get(name) or self.func_defs.get(plain)
+        plain = name.removeprefix("::").removeprefix("metal::")
+        defs = self.find_function(name) or self.func_defs.get(plain)
+        if defs and any(d.constexpr for d in defs):
+            folded = self._fold_constexpr_call(e)
+            if folded is not None:
+                return folded
         if defs:
             return self._call_header_function(e, defs)
-        b = self.library.function(name)
+        b = self.library.function(name.removeprefix("::"))
         if b is None:
             cands = set(self.func_defs) | self.library.function_names()
             raise CompileError(f"use of undeclared function '{name}'" + did_you_mean(plain, cands), e.func.pos)
@@ -73,8 +80,34 @@ class Calls(CheckerState):
         e.ty = b.check(self, e, args, e.func.template_args)
         return e
 
+    def _fold_constexpr_call(self, e: ast.Call) -> ast.Expr | None:
+        """A constexpr function called with constant arguments is its value, computed now (as C++
+        compilers do; it also lets a recursive constexpr function run, which Metal could not)."""
+        try:
+            value = self._const_call(e)
+        except NotConstant:
+            return None
+        fd = next(d for d in self.find_function(e.func.ident) if d.constexpr and len(d.params) == len(e.args))
+        saved_namespace = self.enter_namespace(fd.namespace)
+        try:
+            ty = self.resolve_type(fd.ret)
+        finally:
+            self.namespace = saved_namespace
+        if not isinstance(ty, ScalarType):
+            return None
+        lit: ast.Expr
+        if ty.is_bool:
+            lit = ast.BoolLit(e.pos, bool(value))
+        elif ty.is_float:
+            lit = ast.FloatLit(e.pos, float(value))
+        else:
+            lit = ast.IntLit(e.pos, int(value))
+        lit.ty = ty
+        return lit
+
     def _call_header_function(self, e: ast.Call, defs: list[ast.FuncDef]) -> ast.Expr:
-        args = [self.expr(a) for a in e.args]
+        # An overloaded operator's operands come checked already (checking is not repeatable).
+        args = [a if a.ty is not None else self.expr(a) for a in e.args]
         explicit = [self.resolve_type(t) if isinstance(t, ast.TypeSpec) else self.const_int(t, "template argument")
                     for t in (e.func.template_args or [])]
         errors = []
@@ -145,13 +178,41 @@ class Calls(CheckerState):
         if tparams:
             for p, a in zip(fd.params, args, strict=False):
                 self._match(p.type_spec, self.rvalue(a).ty, tparams, binding)
+            self._complete_binding(fd, binding, pos)
+        return binding
+
+    def _complete_binding(self, fd: ast.FuncDef, binding: dict, pos: Pos) -> None:
+        """Default template arguments, worked out in order from the arguments before them (and
+        from the template's namespace); then the signature must form with the binding: an
+        'enable_if_t' that names no type in a parameter's type, a value parameter's type or the
+        return type makes the template no candidate (SFINAE)."""
+        saved_scope = self.scope
+        saved_namespace = self.enter_namespace(fd.namespace)
+        self.scope = Scope(self.globals)
+        try:
             for tp in fd.template_params:
                 if tp.name not in binding:
                     if tp.default is None:
                         raise CompileError(f"could not deduce template argument '{tp.name}'", pos)
                     binding[tp.name] = (self.resolve_type(tp.default) if tp.kind == "type"
                                         else self.const_int(tp.default, "template argument"))
-        return binding
+                self._bind_template_param(tp.name, binding[tp.name], fd.pos)
+                if tp.type_spec is not None:
+                    self.resolve_type(tp.type_spec)
+            for spec in [p.type_spec for p in fd.params] + [fd.ret]:
+                try:
+                    self.resolve_type(spec)
+                except SubstitutionFailure:
+                    raise
+                except CompileError:
+                    pass  # reported where the chosen function is instantiated
+        finally:
+            self.scope = saved_scope
+            self.namespace = saved_namespace
+
+    def _bind_template_param(self, name: str, value: Any, pos: Pos) -> None:
+        self.scope.names[name] = (("type", value) if isinstance(value, Type)
+                                  else Var(name, INT, VarKind.CONST, pos, const_value=int(value), mutable=False))
 
     def _match(self, spec: ast.TypeSpec, actual: Type, tparams: dict, binding: dict) -> None:
         t = actual
@@ -195,17 +256,22 @@ class Calls(CheckerState):
             return self.instances[key]
         body = copy.deepcopy(fd.body)
         saved_scope, saved_func, saved_addr = self.scope, self.func, self.addressed
-        self.addressed = addressed_names(body)
-        self.scope = Scope(self.globals)
-        for k, v in binding.items():
-            if isinstance(v, Type):
-                self.scope.names[k] = ("type", v)
-            else:
-                self.scope.names[k] = Var(k, INT, VarKind.CONST, fd.pos, const_value=int(v), mutable=False)
-        ret = self.resolve_type(fd.ret)
-        self.func = FunctionContext(ret)
-        params = [self.param_var(p) for p in fd.params]
-        return self._check_instance(key, fd.name, params, ret, body, fd.pos, (saved_scope, saved_func, saved_addr))
+        saved_namespace = self.enter_namespace(fd.namespace)
+        try:
+            self.addressed = addressed_names(body)
+            self.scope = Scope(self.globals)
+            for k, v in binding.items():
+                if isinstance(v, Type):
+                    self.scope.names[k] = ("type", v)
+                else:
+                    self.scope.names[k] = Var(k, INT, VarKind.CONST, fd.pos, const_value=int(v), mutable=False)
+            ret = self.resolve_type(fd.ret)
+            self.func = FunctionContext(ret)
+            params = [self.param_var(p) for p in fd.params]
+            return self._check_instance(key, fd.name, params, ret, body, fd.pos,
+                                        (saved_scope, saved_func, saved_addr))
+        finally:
+            self.namespace = saved_namespace
 
     def _check_instance(self, key, name: str, params: list[Var], ret: Type, body: ast.Block, pos: Pos,
                         saved: tuple) -> FuncInstance:

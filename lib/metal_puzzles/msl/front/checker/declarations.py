@@ -17,7 +17,7 @@ from ...lang.types import (
     size_of,
 )
 from .. import ast
-from ..constexpr import NotConstant, evaluate
+from ..constexpr import NotConstant
 from ..symbols import Var, VarKind
 from .helpers import cast_const, regroup
 from .state import CheckerState
@@ -51,7 +51,7 @@ class Declarations(CheckerState):
             elif isinstance(ty, ScalarType):
                 init = self.expr(d.init)
                 try:
-                    v = evaluate(self.convert(init, ty, "initialization"), self._const_lookup)
+                    v = self._const_value(self.convert(init, ty, "initialization"))
                 except NotConstant:
                     raise CompileError(f"initializer of constant '{d.name}' is not a compile-time constant",
                                        d.init.pos) from None
@@ -75,7 +75,7 @@ class Declarations(CheckerState):
             else:
                 e = self.convert(self.expr(item), ty.elem, "initialization")
                 try:
-                    out.append(cast_const(evaluate(e, self._const_lookup), ty.elem))
+                    out.append(cast_const(self._const_value(e), ty.elem))
                 except NotConstant:
                     raise CompileError("array constant elements must be compile-time constants", item.pos) from None
         return out
@@ -138,7 +138,7 @@ class Declarations(CheckerState):
                     raise CompileError(f"constant '{d.name}' must be initialized", d.pos)
                 init = self.convert(self.expr(d.init), ty, "initialization")
                 try:
-                    value = cast_const(evaluate(init, self._const_lookup), ty)
+                    value = cast_const(self._const_value(init), ty)
                     var = Var(d.name, ty, VarKind.CONST, d.pos, const_value=value, mutable=False)
                 except NotConstant:
                     var = Var(d.name, ty, VarKind.LOCAL, d.pos, slot=self.new_slot(), mutable=False)
@@ -184,7 +184,7 @@ class Declarations(CheckerState):
                     # A const integral variable initialized by a constant expression is one itself
                     # (C++): usable as an array size. It still runs as a read-only local.
                     try:
-                        var.const_value = cast_const(evaluate(d.init, self._const_lookup), ty)
+                        var.const_value = cast_const(self._const_value(d.init), ty)
                     except NotConstant:
                         pass
                 elif kind == VarKind.LOCAL:

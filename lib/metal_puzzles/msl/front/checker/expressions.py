@@ -41,6 +41,7 @@ from ..ast import CastStyle
 from ..symbols import Var, VarKind
 from .helpers import designates_part_of, start_pos, typed_placeholder
 from .state import CheckerState
+from .typenames import VARIABLE_TEMPLATE
 
 SWIZZLE_SETS = ("xyzw", "rgba")
 
@@ -94,9 +95,13 @@ class Expressions(CheckerState):
 
     def e_Name(self, e: ast.Name) -> ast.Expr:
         name = e.ident
-        sym = self.scope.lookup(name)
-        if sym is None and name.startswith("metal::"):
-            sym = self.scope.lookup(name.removeprefix("metal::"))
+        sym = self.lookup_name(name)
+        if isinstance(sym, tuple) and sym[0] == VARIABLE_TEMPLATE:
+            sym = self.variable_instance(sym[1], e.template_args, e.pos)
+        if sym is None and e.template_args is not None:
+            sym = self.template_struct_constant(name, e.template_args, e.pos)
+        if sym is None and name.removeprefix("::").startswith("metal::"):
+            sym = self.scope.lookup(name.removeprefix("::").removeprefix("metal::"))
         if isinstance(sym, Var):
             e.symbol = sym
             e.ty = sym.ty
@@ -114,6 +119,7 @@ class Expressions(CheckerState):
             raise CompileError(f"'{name}' is a member function; did you forget the parentheses '()'?", e.pos)
         if isinstance(sym, tuple):
             raise CompileError(f"'{name}' is a type, not a value", e.pos)
+        name = name.removeprefix("::")  # what is left are the library's names: '::metal::x' is 'metal::x'
         enum = ENUM_CONSTANTS.get(name.removeprefix("metal::")) or ENUM_CONSTANTS.get("mem_flags::" + name)
         if enum is not None:
             e.ty = enum[0]
@@ -125,7 +131,7 @@ class Expressions(CheckerState):
             e.ty = ty
             e.symbol = Var(name, ty, VarKind.CONST, e.pos, const_value=value, mutable=False)
             return e
-        if self.library.function(name) is not None or name in self.func_defs:
+        if self.library.function(name) is not None or self.find_function(name) is not None:
             raise CompileError(f"'{name}' is a function; did you forget the parentheses '()'?", e.pos)
         owner = self._output_of(name)
         if owner is not None:  # 'dx_shape' for an output dx: no near name fits, the cause is the rule
@@ -169,6 +175,9 @@ class Expressions(CheckerState):
             e.ty = PointerType(e.operand.ty, space, const)
             return e
         if op == "*":
+            if isinstance(e.operand, ast.Name) and e.operand.ident == "this":
+                # The simulator binds 'this' to the object itself (a reference): '*this' is that object.
+                return self.expr(e.operand)
             e.operand = self.rvalue(self.expr(e.operand))
             t = e.operand.ty
             if not isinstance(t, PointerType):
@@ -179,7 +188,10 @@ class Expressions(CheckerState):
             e.space = t.space
             e.const_mem = t.const
             return e
-        e.operand = self.rvalue(self.expr(e.operand))
+        operand = self.expr(e.operand)
+        if isinstance(operand.ty, StructType):
+            return self.overloaded_operator(e.pos, op, [operand])
+        e.operand = self.rvalue(operand)
         t = e.operand.ty
         if isinstance(t, MatrixType):
             return self.matrix_unary(e, t)
@@ -246,8 +258,10 @@ class Expressions(CheckerState):
 
     def e_Binary(self, e: ast.Binary) -> ast.Expr:
         op = e.op
-        l = self.rvalue(self.expr(e.left))
-        r = self.rvalue(self.expr(e.right))
+        l, r = self.expr(e.left), self.expr(e.right)
+        if isinstance(l.ty, StructType) or isinstance(r.ty, StructType):
+            return self.overloaded_operator(e.pos, op, [l, r])
+        l, r = self.rvalue(l), self.rvalue(r)
         lt, rt = l.ty, r.ty
         if isinstance(lt, EnumType) and lt == rt and op in ("|", "&"):
             e.left, e.right = l, r
@@ -329,7 +343,10 @@ class Expressions(CheckerState):
             else:
                 raise CompileError("brace initializers can only be assigned to vectors, matrices and structs",
                                    e.value.pos)
-        value = self.rvalue(self.expr(e.value))
+        value = self.expr(e.value)
+        if isinstance(tt, StructType) and e.op != "=":
+            return self.overloaded_operator(e.pos, e.op, [target, value])
+        value = self.rvalue(value)
         if e.op == "=":
             e.value = self.convert(value, tt, "assignment")
             e.ty = tt
@@ -384,6 +401,8 @@ class Expressions(CheckerState):
 
     def e_Index(self, e: ast.Index) -> ast.Expr:
         base = self.expr(e.base)
+        if isinstance(base.ty, StructType):
+            return self.overloaded_operator(e.pos, "[]", [base, self.expr(e.index)])
         idx = self.rvalue(self.expr(e.index))
         if not (isinstance(idx.ty, ScalarType) and idx.ty.kind in ("int", "bool")):
             raise CompileError(f"array subscript is not an integer (it is '{idx.ty}')", e.index.pos)
@@ -564,6 +583,8 @@ class Expressions(CheckerState):
             t = self.resolve_type(e.target)
         else:
             t = self.expr(e.target).ty
+        if isinstance(t, VoidType | EnumType):  # no object of such a type has a size
+            raise CompileError(f"invalid application of 'sizeof' to '{t}'", e.pos)
         lit = ast.IntLit(e.pos, size_of(t), "ul")
         lit.ty = ULONG
         return lit

@@ -82,3 +82,16 @@ class CheckerState:
         self.addressed: set[str] = set()
         # The header's structs, with their definitions (default member initializers, member functions).
         self.structs: dict = {}
+        # Namespaces: the one being checked, every one the header declares ('a', 'a::b'), and
+        # the namespaces 'using namespace' makes visible in each.
+        self.namespace: tuple[str, ...] = ()
+        self.namespaces: set[str] = set()
+        self.using: dict[tuple[str, ...], list[str]] = {}
+        # Struct templates by qualified name (struct_templates.StructTemplate), and each struct's
+        # member types and static constants by name.
+        self.struct_templates: dict[str, Any] = {}
+        self.struct_members: dict[Any, dict[str, Any]] = {}
+        # The constexpr functions being evaluated, innermost last (their nesting is bounded).
+        self.constexpr_calls: list[str] = []
+        # Variable template instances, by (template, argument values).
+        self.variable_instances: dict[tuple, Any] = {}

@@ -103,6 +103,10 @@ class Statements(CheckerState):
             pass
         elif isinstance(s, AliasStmt):
             self._declare_alias(s.alias)
+        elif isinstance(s, ast.UsingNamespace):
+            self.use_namespace(s)
+        elif isinstance(s, ast.StaticAssert):
+            self.static_assert(s)
         else:  # pragma: no cover
             raise CompileError(f"unsupported statement {type(s).__name__}", s.pos)
 

@@ -38,6 +38,22 @@ class Structs(CheckerState):
             raise CompileError(f"redefinition of type '{item.name}'", item.pos)
         members: list[tuple[str, Type]] = []
         seen: set[str] = set()
+        saved_scope = self.scope
+        self.scope = Scope(saved_scope)  # member types and constants, seen by the data members
+        try:
+            named = self.resolve_struct_members(item, self.scope)
+            self._declare_fields(item, members, seen)
+        finally:
+            self.scope = saved_scope
+        for m in item.methods:
+            if m.name in seen:
+                raise CompileError(f"member function '{m.name}' has the name of a data member", m.pos)
+        st = layout_struct(item.name, members)
+        self.structs[st] = item
+        self.scope.names[item.name] = ("type", st)
+        self.record_struct_members(item, st, named)
+
+    def _declare_fields(self, item: ast.StructDef, members: list[tuple[str, Type]], seen: set[str]) -> None:
         for d in item.fields:
             if d.name in seen:
                 raise CompileError(f"duplicate member '{d.name}' in struct '{item.name}'", d.pos)
@@ -54,12 +70,6 @@ class Structs(CheckerState):
                 raise CompileError("struct members take the address space of their struct; drop "
                                    f"'{d.type_spec.space}'", d.pos)
             members.append((d.name, ty))
-        for m in item.methods:
-            if m.name in seen:
-                raise CompileError(f"member function '{m.name}' has the name of a data member", m.pos)
-        st = layout_struct(item.name, members)
-        self.structs[st] = item
-        self.scope.names[item.name] = ("type", st)
 
     # ------------------------------------------------------------------ initialization
     def struct_init(self, init: ast.InitList | None, st: StructType, pos: Pos) -> ast.StructInit:
@@ -172,7 +182,7 @@ class Structs(CheckerState):
         if not defs:
             raise CompileError(f"no member function named '{name}' in struct '{st.name}'"
                                + did_you_mean(name, [m.name for m in self.structs[st].methods]), e.func.pos)
-        args = [self.expr(a) for a in e.args]
+        args = [a if a.ty is not None else self.expr(a) for a in e.args]  # operator operands come checked
         fd = next((m for m in defs if len(m.params) >= len(args) >= sum(p.default is None for p in m.params)), None)
         if fd is None:
             raise CompileError(f"no matching member function for call to '{name}' with {len(args)} argument(s)",
@@ -209,19 +219,29 @@ class Structs(CheckerState):
             raise CompileError(f"recursive call to '{qualified}': Metal does not support recursion", pos)
         body = copy.deepcopy(fd.body)
         saved_scope, saved_func, saved_addr = self.scope, self.func, self.addressed
+        saved_namespace = self.enter_namespace(fd.namespace)
+        try:
+            return self._instantiate_method_body(st, fd, body, key, qualified,
+                                                 (saved_scope, saved_func, saved_addr))
+        finally:
+            self.namespace = saved_namespace
+
+    def _instantiate_method_body(self, st: StructType, fd: ast.FuncDef, body: ast.Block, key: tuple,
+                                 qualified: str, saved: tuple) -> FuncInstance:
         self.addressed = addressed_names(body)
         self.scope = Scope(self.globals)
         for f in st.fields:
             self.scope.names[f.name] = (MEMBER, f)
         for m in self.structs[st].methods:
             self.scope.names[m.name] = (METHOD, m.name)
+        self.struct_members_scope(st, self.scope)
         ret = self.resolve_type(fd.ret)
         self.func = FunctionContext(ret)
         this = Var("this", st, VarKind.REF, fd.pos, slot=self.new_slot(), mutable=not fd.const_method,
                    space=AddressSpace.THREAD)
         self.scope.names["this"] = this
         params = [this] + [self.param_var(p) for p in fd.params]
-        return self._check_instance(key, qualified, params, ret, body, fd.pos, (saved_scope, saved_func, saved_addr))
+        return self._check_instance(key, qualified, params, ret, body, fd.pos, saved)
 
     def member_name(self, e: ast.Name) -> ast.Expr:
         """A member's name inside a member function: ``this``'s field."""

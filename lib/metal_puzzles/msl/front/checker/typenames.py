@@ -12,6 +12,7 @@ from ...lang.types import (
     INT,
     SCALARS,
     UINT,
+    VOID,
     AddressSpace,
     ArrayType,
     AtomicType,
@@ -26,16 +27,106 @@ from ...lang.types import (
 )
 from .. import ast
 from ..constexpr import NotConstant, evaluate
-from ..symbols import Var
-from .helpers import flatten_items
-from .state import CheckerState
+from ..symbols import Var, VarKind
+from .helpers import cast_const, flatten_items
+from .state import CheckerState, Scope
+
+
+class SubstitutionFailure(CompileError):
+    """A type that cannot be formed for a template's arguments (``enable_if_t<false>``): in a
+    function template's signature it removes that template from the candidates (SFINAE)."""
+
+
+#: How deeply constexpr function calls may nest while evaluated (C++ compilers allow ~512).
+MAX_CONSTEXPR_DEPTH = 256
+
+#: The scope entry of a variable template's name ('pi_v' of 'template <typename T> constexpr T pi_v = ...').
+VARIABLE_TEMPLATE = "variable template"
+
+#: The scope entry of a struct template's name (struct_templates.py).
+STRUCT_TEMPLATE = "struct template"
+
+#: The scope entry of an alias template ('template <typename T> using opmath_t = ...;').
+ALIAS_TEMPLATE = "alias template"
 
 
 class TypeResolution(CheckerState):
     def _declare_alias(self, item: ast.TypeAlias) -> None:
         if item.template_params:
-            raise CompileError("alias templates are not supported", item.pos)
+            # Resolved at each use, with its arguments ('opmath_t<half>').
+            self.scope.names[item.name] = (ALIAS_TEMPLATE, item)
+            return
         self.scope.names[item.name] = ("type", self.resolve_type(item.type_spec))
+
+    def _alias_instance(self, alias: ast.TypeAlias, spec: ast.TypeSpec) -> Type:
+        """The type an alias template names for the arguments written in ``spec`` (missing
+        trailing arguments take their defaults, which may use the earlier ones)."""
+        params = alias.template_params
+        if len(spec.args) > len(params):
+            raise CompileError(f"alias template '{alias.name}' takes {len(params)} template argument(s), "
+                               f"{len(spec.args)} given", spec.pos)
+        values: list[Any] = []
+        for k, p in enumerate(params):
+            arg = spec.args[k] if k < len(spec.args) else None
+            if arg is None and p.default is None:
+                raise CompileError(f"alias template '{alias.name}' needs a value for '{p.name}'", spec.pos)
+            if arg is not None:  # the caller's arguments, in the caller's scope
+                values.append(self._template_argument(p, arg, alias.name))
+            else:
+                values.append(None)
+        saved_scope, saved_namespace = self.scope, self.namespace
+        self.scope, self.namespace = Scope(self.globals), alias.namespace
+        try:
+            for p, value in zip(params, values, strict=True):
+                if value is None:  # a default, in the alias's own scope with the earlier arguments
+                    value = self._template_argument(p, p.default, alias.name)
+                self.scope.names[p.name] = (("type", value) if isinstance(value, Type)
+                                            else Var(p.name, INT, VarKind.CONST, alias.pos, const_value=int(value),
+                                                     mutable=False))
+            return self.resolve_type(alias.type_spec)
+        finally:
+            self.scope, self.namespace = saved_scope, saved_namespace
+
+    def variable_instance(self, item: ast.GlobalDecl, args: Any, pos: Pos) -> Var:
+        """The constant a variable template gives for these template arguments (one per list)."""
+        declarator = item.decl.declarators[0]
+        if args is None:
+            raise CompileError(f"variable template '{declarator.name}' needs template arguments", pos)
+        params = item.template_params
+        if len(args) > len(params):
+            raise CompileError(f"variable template '{declarator.name}' takes {len(params)} template argument(s), "
+                               f"{len(args)} given", pos)
+        values = [self._template_argument(p, a, declarator.name) for p, a in zip(params, args, strict=False)]
+        saved_scope, saved_namespace = self.scope, self.enter_namespace(item.namespace)
+        self.scope = Scope(self.globals)
+        try:
+            for k, p in enumerate(params):
+                if k >= len(values):
+                    if p.default is None:
+                        raise CompileError(f"variable template '{declarator.name}' needs a value for '{p.name}'",
+                                           pos)
+                    values.append(self._template_argument(p, p.default, declarator.name))
+                value = values[k]
+                self.scope.names[p.name] = (("type", value) if isinstance(value, Type)
+                                            else Var(p.name, INT, VarKind.CONST, pos, const_value=int(value),
+                                                     mutable=False))
+            key = (id(item), tuple(values))
+            if key not in self.variable_instances:
+                decl = copy.deepcopy(item.decl)
+                name = f"{declarator.name}<{', '.join(str(v) for v in values)}>"
+                decl.declarators[0].name = name
+                self._global_decl(decl)
+                self.variable_instances[key] = self.scope.names[name]
+            return self.variable_instances[key]
+        finally:
+            self.scope, self.namespace = saved_scope, saved_namespace
+
+    def _template_argument(self, param: ast.TemplateParam, arg: Any, template: str) -> Type | int:
+        if param.kind == "type":
+            if not isinstance(arg, ast.TypeSpec):
+                raise CompileError(f"template parameter '{param.name}' of '{template}' is a type", arg.pos)
+            return self.resolve_type(arg)
+        return self.const_int(arg, f"template argument '{param.name}' of '{template}'")
 
     def resolve_type(self, spec: ast.TypeSpec, default_space: AddressSpace = AddressSpace.THREAD, init: Any = None) -> Type:
         base = self._resolve_base(spec)
@@ -76,10 +167,24 @@ class TypeResolution(CheckerState):
                 raise CompileError(f"decltype of an expression of type '{expr.ty}' cannot declare anything",
                                    spec.pos)
             return expr.ty
-        found = self.scope.lookup(name)
+        found = self.lookup_name(name)
         if isinstance(found, tuple) and found[0] == "type":
             return found[1]
-        plain = name.removeprefix("metal::")
+        if isinstance(found, tuple) and found[0] == ALIAS_TEMPLATE:
+            return self._alias_instance(found[1], spec)
+        if isinstance(found, tuple) and found[0] == STRUCT_TEMPLATE:
+            if not spec.args:
+                raise CompileError(f"struct template '{name}' needs template arguments ('{name}<...>')", spec.pos)
+            st = self.struct_instance(found[1], spec.args, spec.pos)
+            if not spec.member:
+                return st
+            entry = self.static_member_entry(st, spec.member, spec.pos)
+            if not (isinstance(entry, tuple) and entry[0] == "type"):
+                raise CompileError(f"'{st.name}::{spec.member[0]}' is a constant, not a type", spec.pos)
+            return entry[1]
+        plain = name.removeprefix("::").removeprefix("metal::")
+        if plain in ("enable_if_t", "conditional_t"):
+            return self._type_trait(plain, spec)
         if plain in ("vec",):
             if len(spec.args) != 2:
                 raise CompileError("vec<T, N> takes a type and a size", spec.pos)
@@ -109,6 +214,44 @@ class TypeResolution(CheckerState):
             return t
         raise CompileError(f"unknown type name '{name}'" + did_you_mean(name, self._type_candidates()), spec.pos)
 
+    def static_assert(self, s: ast.StaticAssert) -> None:
+        """Evaluate the condition now; false is a compile error with the assertion's message."""
+        if not self.const_int(s.condition, "static_assert condition"):
+            detail = f": {s.message}" if s.message else ""
+            raise CompileError(f"static assertion failed{detail}", s.pos)
+
+    def template_struct_constant(self, name: str, template_args: Any, pos: Pos) -> Var | None:
+        """``S<T>::value``: a static constant of a struct template's instance, or None when
+        ``name`` is no such thing."""
+        if "<>::" not in name:
+            return None
+        base, member = name.split("<>::", 1)
+        key = self.template_struct_named(base)
+        if key is None:
+            return None
+        entry = self.static_member_entry(self.struct_instance(key, template_args, pos), member.split("::"), pos)
+        if not isinstance(entry, Var):
+            raise CompileError(f"'{base}<...>::{member}' is a type, not a value", pos)
+        return entry
+
+    def _type_trait(self, trait: str, spec: ast.TypeSpec) -> Type:
+        """``enable_if_t<B, T = void>`` is T when B holds, else no type (a substitution failure:
+        the function template whose signature names it is not a candidate);
+        ``conditional_t<B, T, F>`` is T or F."""
+        arity = (1, 2) if trait == "enable_if_t" else (3,)
+        if len(spec.args) not in arity:
+            raise CompileError(f"'{trait}' takes {' or '.join(map(str, arity))} template arguments, "
+                               f"{len(spec.args)} given", spec.pos)
+        for arg in spec.args[1:]:
+            if not isinstance(arg, ast.TypeSpec):
+                raise CompileError(f"'{trait}' takes a type after its condition", arg.pos)
+        holds = self.const_int(spec.args[0], f"condition of '{trait}'")
+        if trait == "conditional_t":
+            return self.resolve_type(spec.args[1] if holds else spec.args[2])
+        if not holds:
+            raise SubstitutionFailure("'enable_if_t' condition is false, so it names no type", spec.pos)
+        return self.resolve_type(spec.args[1]) if len(spec.args) == 2 else VOID
+
     def _type_candidates(self) -> set[str]:
         names = {k for k, v in self._all_scope_items() if isinstance(v, tuple)}
         return names | set(SCALARS) | {f"{e}{n}" for e in ("float", "half", "int", "uint") for n in (2, 3, 4)}
@@ -123,15 +266,68 @@ class TypeResolution(CheckerState):
         if isinstance(expr, ast.TypeSpec):
             raise CompileError(f"expected a constant for the {what}, found a type", expr.pos)
         try:
-            value = evaluate(expr, self._const_lookup)
+            value = evaluate(expr, self._const_lookup, self._const_size_of, self._const_call)
         except NotConstant:
             raise CompileError(f"{what} must be a compile-time constant", expr.pos) from None
         if isinstance(value, float):
             raise CompileError(f"{what} must be an integer", expr.pos)
         return int(value)
 
-    def _const_lookup(self, name: str, pos: Pos) -> Any:
-        sym = self.scope.lookup(name)
+    def _const_call(self, e: ast.Call) -> int | float:
+        """A call of a (non-template) ``constexpr`` function whose body is ``return expr;`` (C++11's
+        form), evaluated with its arguments' values; anything else is not a constant here."""
+        if not isinstance(e.func, ast.Name) or e.func.template_args:
+            raise NotConstant("call")
+        defs = [d for d in (self.find_function(e.func.ident) or []) if d.constexpr and not d.template_params
+                and len(d.params) == len(e.args)]
+        if len(defs) != 1:
+            raise NotConstant("call")
+        fd = defs[0]
+        body = fd.body.stmts if fd.body is not None else []
+        if len(body) != 1 or not isinstance(body[0], ast.Return) or body[0].value is None:
+            raise NotConstant("call")
+        if len(self.constexpr_calls) >= MAX_CONSTEXPR_DEPTH:
+            raise CompileError(f"constexpr evaluation of '{fd.name}' nests more than {MAX_CONSTEXPR_DEPTH} calls "
+                               "deep", e.pos)
+        args = [self._const_value(a) for a in e.args]
+        saved_scope, saved_namespace = self.scope, self.enter_namespace(fd.namespace)
+        self.scope = Scope(self.globals)
+        self.constexpr_calls.append(fd.name)
+        try:
+            for p, value in zip(fd.params, args, strict=True):
+                ty = self.resolve_type(p.type_spec)
+                self.scope.names[p.name or "_"] = Var(p.name or "_", ty, VarKind.CONST, p.pos,
+                                                      const_value=cast_const(value, ty), mutable=False)
+            return cast_const(self._const_value(body[0].value), self.resolve_type(fd.ret))
+        finally:
+            self.constexpr_calls.pop()
+            self.scope, self.namespace = saved_scope, saved_namespace
+
+    def _const_value(self, expr: ast.Expr) -> int | float:
+        return evaluate(expr, self._const_lookup, self._const_size_of, self._const_call)
+
+    def _const_size_of(self, e: ast.SizeOf) -> int:
+        # The checker's sizeof on a copy: the expression stays unchecked for its own later check.
+        return self.expr(copy.deepcopy(e)).value
+
+    def _const_lookup(self, name: str, pos: Pos, template_args: Any = None) -> Any:
+        found = self.lookup_name(name)
+        if isinstance(found, tuple) and found[0] == VARIABLE_TEMPLATE:
+            var = self.variable_instance(found[1], template_args, pos)
+            if var.const_value is None or isinstance(var.const_value, list):
+                raise NotConstant(name)
+            return var.const_value
+        if template_args is not None:  # a trait such as is_same_v<T, float>, or Limits<T>::max
+            member = self.template_struct_constant(name, template_args, pos)
+            if member is not None:
+                if member.const_value is None:
+                    raise NotConstant(name)
+                return member.const_value
+            const = self.library.constant(name.removeprefix("::"), template_args, self)
+            if const is None:
+                raise NotConstant(name)
+            return const[1] if isinstance(const[1], float) else int(const[1])
+        sym = self.lookup_name(name)
         if isinstance(sym, Var) and sym.const_value is not None and not isinstance(sym.const_value, list):
             v = sym.const_value
             return float(v) if isinstance(v, float) else int(v)
