@@ -22,6 +22,7 @@ import numpy as np
 
 from .metal_backend import METAL, MetalBackendKernel, resolve_backend
 from .msl import ArgumentError, Audience, CompileError, KernelRuntimeError, RunResult, simulate
+from .msl.program import NO_STEP_BUDGET
 from .msl.abi.signature import check_names, normalize_dtype_name
 
 #: What a kernel's author got wrong (not the simulator): raised without the simulator's own frames.
@@ -177,9 +178,10 @@ class SimulatedKernel:
         """
         __tracebackhide__ = True
         self.last_call = dict(inputs=inputs, output_shapes=output_shapes, output_dtypes=output_dtypes, grid=grid,
-                              threadgroup=threadgroup, template=template, init_value=init_value)
+                              threadgroup=threadgroup, template=template, init_value=init_value, max_steps=max_steps)
         arrays, overrides = zip(*(to_numpy(x) for x in inputs), strict=True) if inputs else ((), ())
-        tmpl = [(n, v if isinstance(v, bool | int) else dtype_name(v)) for n, v in (template or [])]
+        # MLX dtypes become names here; any other value is checked by the simulator as MLX checks it.
+        tmpl = [(n, dtype_name(v) if isinstance(v, mx.Dtype) else v) for n, v in (template or [])]
         try:
             result = simulate(
                 self.name, self.input_names, self.output_names, self.source, self.header,
@@ -187,10 +189,13 @@ class SimulatedKernel:
                 output_dtypes=[dtype_name(d) for d in output_dtypes], grid=tuple(grid),
                 threadgroup=tuple(threadgroup), template=tmpl, init_value=init_value,
                 atomic_outputs=self.atomic_outputs, ensure_row_contiguous=self.ensure_row_contiguous,
-                verbose=verbose, input_dtypes=list(overrides), sanitize=sanitize, trace=trace, max_steps=max_steps,
+                verbose=verbose, input_dtypes=list(overrides), sanitize=sanitize, trace=trace,
+                max_steps=NO_STEP_BUDGET if max_steps is None else max_steps,
                 steps=steps, audience=audience, warned=self._warned, cost=cost)
         except KERNEL_ERRORS as err:
             raise self._in_learners_code(err).with_traceback(None) from None
+        except KeyboardInterrupt:
+            raise KeyboardInterrupt(interrupted_message(self.name, max_steps)) from None
         self.last_run = result
         return result
 
@@ -215,6 +220,14 @@ class SimulatedKernel:
                                              self.header, self.ensure_row_contiguous, self.atomic_outputs)
         call = {k: v for k, v in call.items() if v is not None or k in ("init_value",)}
         return self._metal(**call)
+
+
+def interrupted_message(name: str, max_steps: int | None) -> str:
+    """What Ctrl-C during a simulated run says: the kernel was stopped by hand, and how to bound it."""
+    budget = ("it had no step budget (max_steps=None, the drop-in's default, runs a kernel to its end as a GPU "
+              "does)" if max_steps is None else f"it had a budget of {max_steps} steps")
+    return (f"the simulated kernel '{name}' was interrupted before it finished; {budget}. A kernel that loops "
+            "forever can be stopped with an error instead by passing max_steps=N (e.g. 100000)")
 
 
 def metal_kernel(name: str, input_names: Sequence[str], output_names: Sequence[str], source: str,

@@ -13,6 +13,7 @@ from .abi.signature import (
     check_names,
     describe_input,
     normalize_dtype_name,
+    template_value,
     verbose_text,
 )
 from .lang.errors import ArgumentError
@@ -35,23 +36,14 @@ def compile_cache_stats() -> tuple[int, int]:
 
 
 def _template_key(template) -> tuple:
-    out = []
-    for name, value in template:
-        if isinstance(value, bool | int):
-            out.append((name, type(value).__name__, value))
-        else:
-            out.append((name, "dtype", normalize_dtype_name(value)))
-    return tuple(out)
+    return tuple((name, type(value).__name__, value) for name, value in _normalize_template(template))
 
 
 def _normalize_template(template) -> list[tuple[str, Any]]:
-    out = []
-    for name, value in template:
-        if isinstance(value, bool | int):
-            out.append((name, value))
-        else:
-            out.append((name, normalize_dtype_name(value)))
-    return out
+    try:
+        return [(name, template_value(value)) for name, value in template]
+    except ValueError as exc:  # a float or an unknown name: what MLX refuses
+        raise ArgumentError(str(exc)) from None
 
 
 def get_kernel(name, input_names, output_names, source, header, descs: Sequence[InputDesc],

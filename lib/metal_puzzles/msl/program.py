@@ -62,6 +62,8 @@ from .run.runtime import COUNTERS, Ctx
 MAX_THREADS_PER_THREADGROUP = 1024
 MAX_THREADGROUP_MEMORY = 32 * 1024
 DEFAULT_MAX_STEPS = 100_000
+#: A step budget no kernel reaches: the drop-in runs production kernels to their end, as a GPU does.
+NO_STEP_BUDGET = sys.maxsize
 #: Launches up to this many threads record a trace unless told otherwise ...
 AUTO_TRACE_THREADS = 1024
 #: ... of at most this many element accesses (``trace=True`` records everything).
