@@ -22,8 +22,8 @@ import numpy as np
 
 from .metal_backend import METAL, MetalBackendKernel, resolve_backend
 from .msl import ArgumentError, Audience, CompileError, KernelRuntimeError, RunResult, simulate
-from .msl.program import NO_STEP_BUDGET
 from .msl.abi.signature import check_names, normalize_dtype_name
+from .msl.program import NO_STEP_BUDGET
 
 #: What a kernel's author got wrong (not the simulator): raised without the simulator's own frames.
 KERNEL_ERRORS = (CompileError, KernelRuntimeError, ArgumentError)

@@ -318,8 +318,8 @@ def _buffer_memory(kernel: str, p: ShaderParam, value: np.ndarray, dtype: str | 
         if p.binding == Binding.CONSTANT_VALUE and value.ndim == 0:
             return _constant_scalar(kernel, p, value, given, space)
         if given != wanted:
-            raise ArgumentError(f"kernel '{kernel}': argument {p.index} ('{p.name}', {_written(p)}) is a {given} "
-                                f"array; the kernel reads {scalar} ({wanted}) elements: pass a {wanted} array")
+            raise ArgumentError(f"kernel '{kernel}': argument {p.index} ('{p.name}', {_written(p)}) holds {given} "
+                                f"elements; the kernel reads {scalar} ({wanted}): pass a {wanted} array")
         return Memory.of_values(p.name, space, scalar, value.reshape(-1), counted=Counted.GLOBAL,
                                 writable=p.writable, ty=ArrayType(elem, max(1, value.size // _components(elem))))
     raw = np.ascontiguousarray(value).reshape(-1).view(np.uint8)
