@@ -25,8 +25,7 @@ from .kernel import KERNEL_ERRORS, interrupted_message
 from .msl import ArgumentError, Audience, RunResult
 from .msl.api import cost_model
 from .msl.lang.types import size_of
-from .msl.program import NO_STEP_BUDGET
-from .msl.run.findings import SanitizeMode
+from .msl.program import NO_STEP_BUDGET, sanitize_mode
 from .msl.shader import LaunchGeometry, ShaderKernel, ShaderLibrary
 
 #: PyTorch's ``arg_casts`` names and the NumPy dtype each converts a Python number to.
@@ -80,7 +79,7 @@ class ShaderKernelFunction:
         self.last_call = dict(args=args, threads=threads, group_size=group_size, arg_casts=arg_casts,
                               threadgroup_memory=threadgroup_memory, max_steps=max_steps)
         try:
-            mode = SanitizeMode(sanitize)
+            mode = sanitize_mode(sanitize)
             bound = [_bind(k, a, _cast_for(arg_casts, k)) for k, a in enumerate(args)]
             self._check_count(len(args))
             geometry = _geometry(threads, group_size, args, self.kernel.max_total_threads)

@@ -18,7 +18,7 @@ from .abi.signature import (
 )
 from .lang.errors import ArgumentError
 from .observe.gpu_models import DEFAULT_GPU, GpuModel, gpu_model
-from .program import CompiledKernel
+from .program import CompiledKernel, sanitize_mode
 from .record import RunResult
 from .run.findings import SanitizeMode
 from .run.hints import Audience
@@ -88,10 +88,7 @@ def simulate(name: str, input_names: Sequence[str], output_names: Sequence[str],
     profile (``RunResult.cost``) on a GPU model: True for the default (Apple M1), a model's name
     ('M3 Max', 'H100') or a ``GpuModel``; runs without it pay nothing.
     """
-    try:
-        mode = SanitizeMode(sanitize)
-    except ValueError:
-        raise ArgumentError(f"sanitize must be 'error', 'warn' or 'off', not {sanitize!r}") from None
+    mode = sanitize_mode(sanitize)
     try:
         check_names(input_names, output_names)
     except ValueError as exc:

@@ -152,11 +152,7 @@ class CompiledKernel:
         params = [(p.name, param_type(p), p.role) for p in self.generated.params]
         checked = ck.check_kernel(body, params)
         self.checked = checked
-        tg_bytes = sum(size_of(v.ty) for v in checked.threadgroup_arrays)
-        if tg_bytes > MAX_THREADGROUP_MEMORY:
-            big = max(checked.threadgroup_arrays, key=lambda v: size_of(v.ty))
-            raise CompileError(f"threadgroup memory of {tg_bytes} bytes exceeds the {MAX_THREADGROUP_MEMORY} bytes "
-                               f"a threadgroup may use (largest: '{big.name}')", big.pos)
+        check_threadgroup_memory(checked.threadgroup_arrays)
         cg = CodeGen(checked.functions)
         self.body, _ = cg.stmt(checked.body)
         self._costed_body = None  # the instrumented variant, compiled the first time a profile is asked for
@@ -296,6 +292,24 @@ def attribute_values(lanes: Lanes, grid, tg) -> dict[str, object]:
         "dispatch_quadgroups_per_threadgroup": np.int64(-(-tg_total // 4)),
     }
     return values
+
+
+def check_threadgroup_memory(arrays) -> None:
+    """The threadgroup arrays a kernel declares fit in a threadgroup's memory (else a compile
+    error at the largest)."""
+    tg_bytes = sum(size_of(v.ty) for v in arrays)
+    if tg_bytes > MAX_THREADGROUP_MEMORY:
+        big = max(arrays, key=lambda v: size_of(v.ty))
+        raise CompileError(f"threadgroup memory of {tg_bytes} bytes exceeds the {MAX_THREADGROUP_MEMORY} bytes "
+                           f"a threadgroup may use (largest: '{big.name}')", big.pos)
+
+
+def sanitize_mode(value: SanitizeMode | str) -> SanitizeMode:
+    """A ``sanitize=`` argument as a mode, or the error that lists the modes."""
+    try:
+        return SanitizeMode(value)
+    except ValueError:
+        raise ArgumentError(f"sanitize must be 'error', 'warn' or 'off', not {value!r}") from None
 
 
 def start_run(checked, lanes: Lanes, sanitize: SanitizeMode, max_steps: int | None, trace: bool | None,

@@ -10,7 +10,7 @@ sanitizer, counts, trace, step-through, cost model and step budget work the same
 from __future__ import annotations
 
 import difflib
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -47,8 +47,10 @@ from .program import (
     attribute_values,
     bind_parameters,
     bind_threadgroup_arrays,
+    check_threadgroup_memory,
     conclude,
     execute,
+    sanitize_mode,
     start_run,
 )
 from .record import RunResult
@@ -139,10 +141,7 @@ class ShaderKernel:
         declared = [_declared(ck, p, attribute) for p, attribute in zip(func.params, function.attributes, strict=True)]
         self.params: list[ShaderParam] = describe_params(host_name, declared)
         self.checked = ck.check_kernel(func.body, [(p.name, p.ty, _role(p)) for p in self.params])
-        tg_bytes = sum(size_of(v.ty) for v in self.checked.threadgroup_arrays)
-        if tg_bytes > MAX_THREADGROUP_MEMORY:
-            raise CompileError(f"threadgroup memory of {tg_bytes} bytes exceeds the {MAX_THREADGROUP_MEMORY} bytes "
-                               "a threadgroup may use", func.pos)
+        check_threadgroup_memory(self.checked.threadgroup_arrays)
         self.body, _ = CodeGen(self.checked.functions).stmt(self.checked.body)
         self._costed_body = None
 
@@ -164,13 +163,17 @@ class ShaderKernel:
     # ------------------------------------------------------------------ launch
     def launch(self, values: Mapping[int, np.ndarray], geometry: LaunchGeometry, *,
                dtypes: Mapping[int, str] | None = None, threadgroup_memory: Mapping[int, int] | None = None,
-               sanitize: SanitizeMode = SanitizeMode.ERROR, max_steps: int | None = None,
+               unset: Collection[int] = (),
+               sanitize: SanitizeMode | str = SanitizeMode.ERROR, max_steps: int | None = None,
                trace: bool | None = None, steps: bool = False, audience: Audience = Audience.CALLER,
                warned: set | None = None, cost: GpuModel | None = None) -> RunResult:
         """Run the kernel with ``values[i]`` bound to ``[[buffer(i)]]`` (``dtypes[i]`` names a
         dtype NumPy lacks, 'bfloat16' for float32 arrays holding bfloat values) and
-        ``threadgroup_memory[i]`` bytes at ``[[threadgroup(i)]]``. The run record's outputs are
-        the final contents of the writable (device, non-const) buffers, in index order."""
+        ``threadgroup_memory[i]`` bytes at ``[[threadgroup(i)]]``. ``unset`` lists buffers whose
+        contents the host never set (allocated empty): reading them before a write is an
+        uninitialised read, and elements no thread writes are reported. The run record's outputs
+        are the final contents of the writable (device, non-const) buffers, in index order."""
+        sanitize = sanitize_mode(sanitize)
         dtypes = dict(dtypes or {})
         threadgroup_memory = dict(threadgroup_memory or {})
         grid, tg = self._check_geometry(geometry)
@@ -189,8 +192,8 @@ class ShaderKernel:
                 ctx.buffers[p.name] = Ptr(mem, np.int64(0))
             if p.writable:
                 written.append((p, mem))
-                if ctx.sanitizer is not None:  # the host's data: initialised, but races are watched
-                    ctx.sanitizer.watch(mem, initialized=True)
+                if ctx.sanitizer is not None:  # the host's data (unless unset); races are watched
+                    ctx.sanitizer.watch(mem, initialized=p.index not in unset)
             else:
                 read.append((p, np.asarray(values[p.index])))
         for p in self.threadgroup_params:
@@ -208,7 +211,7 @@ class ShaderKernel:
         body = self.body if cost_recorder is None else self.costed_body()
         stopped = execute(ctx, body, self.library.registry)
         if ctx.sanitizer is not None and stopped != StopReason.STEP_BUDGET:
-            ctx.sanitizer.finish(ctx, [], None)
+            ctx.sanitizer.finish(ctx, [mem for p, mem in written if p.index in unset], None)
         tg_shapes = {v.name: _array_shape(v.ty) for v in self.checked.threadgroup_arrays}
         result = RunResult(
             outputs=[mem.values() for _, mem in written],
