@@ -211,7 +211,7 @@ def test_a_shader_that_does_not_compile_raises_with_the_line() -> None:
     lib = compile_shader("kernel void k(device float* a [[buffer(0)]], uint i [[thread_position_in_grid]]) {\n"
                          "  a[i] = undefined_name;\n}")
     with pytest.raises(CompileError, match="source:2"):
-        lib.k  # kernels compile when first asked for, as pipelines are made on first use
+        _ = lib.k  # kernels compile when first asked for, as pipelines are made on first use
 
 
 def test_running_a_shader_never_imports_torch() -> None:
