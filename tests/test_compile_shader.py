@@ -214,12 +214,12 @@ def test_a_shader_that_does_not_compile_raises_with_the_line() -> None:
         _ = lib.k  # kernels compile when first asked for, as pipelines are made on first use
 
 
-def test_running_a_shader_never_imports_torch() -> None:
-    """Arrays come through the protocols (DLPack, __array__): torch is never needed or loaded."""
+def test_running_a_shader_imports_neither_torch_nor_mlx() -> None:
+    """Arrays come through the protocols (DLPack, __array__): a PyTorch developer needs neither."""
     code = ("import sys, numpy as np, metal_puzzles as mp\n"
             "lib = mp.compile_shader('kernel void k(device float* a, uint i [[thread_position_in_grid]]) { a[i] = 1; }')\n"
             "a = np.zeros(4, np.float32); lib.k(a); assert a.tolist() == [1, 1, 1, 1]\n"
-            "print('torch' in sys.modules)")
+            "print('torch' in sys.modules, 'mlx' in sys.modules)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "False"
+    assert done.stdout.strip() == "False False"

@@ -23,7 +23,7 @@ import numpy as np
 from .metal_backend import METAL, MetalBackendKernel, resolve_backend
 from .msl import ArgumentError, Audience, CompileError, KernelRuntimeError, RunResult, simulate
 from .msl.abi.signature import check_names, normalize_dtype_name
-from .msl.program import NO_STEP_BUDGET
+from .msl.program import NO_STEP_BUDGET, interrupted_message
 
 #: What a kernel's author got wrong (not the simulator): raised without the simulator's own frames.
 KERNEL_ERRORS = (CompileError, KernelRuntimeError, ArgumentError)
@@ -220,14 +220,6 @@ class SimulatedKernel:
                                              self.header, self.ensure_row_contiguous, self.atomic_outputs)
         call = {k: v for k, v in call.items() if v is not None or k in ("init_value",)}
         return self._metal(**call)
-
-
-def interrupted_message(name: str, max_steps: int | None) -> str:
-    """What Ctrl-C during a simulated run says: the kernel was stopped by hand, and how to bound it."""
-    budget = ("it had no step budget (max_steps=None, the drop-in's default, runs a kernel to its end as a GPU "
-              "does)" if max_steps is None else f"it had a budget of {max_steps} steps")
-    return (f"the simulated kernel '{name}' was interrupted before it finished; {budget}. A kernel that loops "
-            "forever can be stopped with an error instead by passing max_steps=N (e.g. 100000)")
 
 
 def metal_kernel(name: str, input_names: Sequence[str], output_names: Sequence[str], source: str,

@@ -9,26 +9,28 @@ int64, a list or tuple as an array of those (``arg_casts`` converts them as PyTo
 ``threads`` defaults to the first array's element count; without ``group_size`` a 1-D launch
 uses min(threads, the kernel's maximum threadgroup size) and a 2-D or 3-D one that maximum
 along x. Arrays may be NumPy arrays, ``mx.array`` or anything with ``__dlpack__`` or
-``__array__`` (a CPU ``torch.Tensor``): torch itself is never imported.
+``__array__`` (a CPU ``torch.Tensor``): neither torch nor MLX is imported here.
 """
 
 from __future__ import annotations
 
 import difflib
+import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import mlx.core as mx
 import numpy as np
 
-from .kernel import KERNEL_ERRORS, interrupted_message
-from .msl import ArgumentError, Audience, RunResult
+from .msl import ArgumentError, Audience, CompileError, KernelRuntimeError, RunResult
 from .msl.api import cost_model
 from .msl.lang.types import size_of
-from .msl.program import NO_STEP_BUDGET, sanitize_mode
+from .msl.program import NO_STEP_BUDGET, interrupted_message, sanitize_mode
 from .msl.shader import LaunchGeometry, ShaderKernel, ShaderLibrary
 
 #: PyTorch's ``arg_casts`` names and the NumPy dtype each converts a Python number to.
+#: What a shader's author got wrong (not the simulator): raised without the simulator's own frames.
+KERNEL_ERRORS = (CompileError, KernelRuntimeError, ArgumentError)
+
 ARG_CASTS = {"fp16": "float16", "bf16": "bfloat16", "int32": "int32", "int16": "int16", "int8": "int8",
              "uint8": "uint8"}
 
@@ -172,9 +174,9 @@ class _Bound:
         target = self.target
         if target is None:
             raise ArgumentError("the kernel writes into an argument that is a Python number or list; pass an array")
-        if isinstance(target, mx.array):
-            new = mx.array(values.reshape(target.shape))
-            target[...] = new.astype(target.dtype)
+        mx = _mlx()
+        if mx is not None and isinstance(target, mx.array):
+            target[...] = mx.array(values.reshape(target.shape)).astype(target.dtype)
             return
         view = _writable_view(target)
         flat = values.reshape(-1)
@@ -187,7 +189,8 @@ class _Bound:
 def _bind(index: int, arg: Any, cast: str | None) -> _Bound:
     if isinstance(arg, np.ndarray):
         return _Bound(arg, None, arg)
-    if isinstance(arg, mx.array):
+    mx = _mlx()
+    if mx is not None and isinstance(arg, mx.array):
         if arg.dtype == mx.bfloat16:
             return _Bound(np.array(arg.astype(mx.float32)), "bfloat16", arg)
         return _Bound(np.array(arg), None, arg)
@@ -206,6 +209,12 @@ def _bind(index: int, arg: Any, cast: str | None) -> _Bound:
         return _Bound(_host_view(index, arg), None, arg)
     raise ArgumentError(f"argument {index} has type {type(arg).__name__}: a kernel takes arrays (NumPy, MLX, CPU "
                         "tensors), Python numbers and lists or tuples of numbers")
+
+
+def _mlx() -> Any:
+    """MLX's array module if the program loaded it (an mx.array exists only then): compile_shader
+    itself needs neither MLX nor torch."""
+    return sys.modules.get("mlx.core")
 
 
 def _number(values: np.ndarray, cast: str | None) -> _Bound:

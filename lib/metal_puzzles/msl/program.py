@@ -294,6 +294,14 @@ def attribute_values(lanes: Lanes, grid, tg) -> dict[str, object]:
     return values
 
 
+def interrupted_message(name: str, max_steps: int | None) -> str:
+    """What Ctrl-C during a simulated run says: the kernel was stopped by hand, and how to bound it."""
+    budget = ("it had no step budget (max_steps=None, the drop-in's default, runs a kernel to its end as a GPU "
+              "does)" if max_steps is None else f"it had a budget of {max_steps} steps")
+    return (f"the simulated kernel '{name}' was interrupted before it finished; {budget}. A kernel that loops "
+            "forever can be stopped with an error instead by passing max_steps=N (e.g. 100000)")
+
+
 def check_threadgroup_memory(arrays) -> None:
     """The threadgroup arrays a kernel declares fit in a threadgroup's memory (else a compile
     error at the largest)."""
