@@ -223,3 +223,14 @@ def test_running_a_shader_imports_neither_torch_nor_mlx() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "False False"
+
+
+def test_explore_opens_the_explorer_on_a_shader_kernels_last_call(lib) -> None:
+    from metal_puzzles import explore
+    from metal_puzzles.widgets import Explorer
+
+    a = np.zeros(8, np.float32)
+    lib.full(a, 1.5)
+    explorer = explore(lib.full)
+    assert isinstance(explorer, Explorer)
+    np.testing.assert_array_equal(a, np.full(8, 1.5))  # exploring ran the kernel again without writing

@@ -320,7 +320,10 @@ def _buffer_memory(kernel: str, p: ShaderParam, value: np.ndarray, dtype: str | 
         wanted = _NAME_OF_SCALAR.get(scalar)
         if p.binding == Binding.CONSTANT_VALUE and value.ndim == 0:
             return _constant_scalar(kernel, p, value, given, space)
-        if given != wanted:
+        if given != wanted and _same_integer_bits(given, scalar):
+            # int32 data in a uint* buffer: the GPU reads the same bits as the other signedness.
+            value = np.ascontiguousarray(value).view(scalar.dtype)
+        elif given != wanted:
             raise ArgumentError(f"kernel '{kernel}': argument {p.index} ('{p.name}', {_written(p)}) holds {given} "
                                 f"elements; the kernel reads {scalar} ({wanted}): pass a {wanted} array")
         return Memory.of_values(p.name, space, scalar, value.reshape(-1), counted=Counted.GLOBAL,
@@ -350,6 +353,11 @@ def _constant_scalar(kernel: str, p: ShaderParam, value: np.ndarray, given: str,
     mem = Memory(p.name, space, scalar, scalar.size, counted=Counted.GLOBAL)
     mem.raw[: scalar.size] = raw
     return mem
+
+
+def _same_integer_bits(given: str, scalar: ScalarType) -> bool:
+    source = DTYPE_NAMES.get(given)
+    return (source is not None and source.kind == "int" and scalar.kind == "int" and source.size == scalar.size)
 
 
 def _components(elem: Type) -> int:
