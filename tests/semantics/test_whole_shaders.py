@@ -222,6 +222,25 @@ def test_templated_kernels_instantiated_with_host_names_and_macros() -> None:
     np.testing.assert_array_equal(res.outputs[0], expected)
 
 
+def test_each_instantiation_is_checked_on_its_own_copy_of_the_kernel() -> None:
+    """Compiling the float instantiation first must not leave float types in the half one."""
+    src = """
+    template <typename T>
+    kernel void mix_k(device const T* a [[buffer(0)]], device T* out [[buffer(1)]], uint i [[thread_position_in_grid]]) {
+      const float x = float(a[i]);
+      out[i] = T(x * 0.5f + 1.0f);
+    }
+    template [[host_name("mix_float")]] kernel void mix_k<float>(device const float*, device float*, uint);
+    template [[host_name("mix_half")]] kernel void mix_k<half>(device const half*, device half*, uint);
+    """
+    lib = ShaderLibrary(src)
+    geometry = LaunchGeometry((4, 1, 1), (4, 1, 1))
+    lib.kernel("mix_float").launch({0: f32(4), 1: np.zeros(4, np.float32)}, geometry)
+    half = np.arange(4, dtype=np.float16)
+    res = lib.kernel("mix_half").launch({0: half, 1: np.zeros(4, np.float16)}, geometry)
+    np.testing.assert_array_equal(res.outputs[0], (half.astype(np.float32) * 0.5 + 1).astype(np.float16))
+
+
 def test_a_template_without_an_instantiation_is_no_kernel_and_names_are_suggested() -> None:
     lib = ShaderLibrary(TEMPLATED)
     with pytest.raises(ArgumentError, match="did you mean 'scale_half'"):

@@ -9,6 +9,8 @@ sanitizer, counts, trace, step-through, cost model and step budget work the same
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import difflib
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
@@ -20,7 +22,14 @@ from .abi.signature import ParamRole
 from .front import ast
 from .front.checker import Checker
 from .front.preprocessor import Preprocessor
-from .front.shader_unit import Instantiation, KernelFunction, ShaderUnit, parse_shader
+from .front.shader_unit import (
+    Instantiation,
+    KernelFunction,
+    ShaderUnit,
+    declares_kernel,
+    parse_shader,
+    top_level_items,
+)
 from .lang.errors import ArgumentError, CompileError, SourceRegistry
 from .lang.types import (
     DTYPE_NAMES,
@@ -130,13 +139,14 @@ class ShaderKernel:
         self.host_name = host_name
         self.library = library
         self.max_total_threads = function.max_total_threads or MAX_THREADS_PER_THREADGROUP
-        func = function.func
+        # The checker writes its findings into the syntax tree: each instantiation checks its own copy.
+        func = copy.deepcopy(function.func)
         too_deep = ast.too_deep(func.body, MAX_TREE_DEPTH)
         if too_deep is not None:
             raise CompileError(f"the kernel is nested too deeply here (more than {MAX_TREE_DEPTH} levels)",
                                too_deep.pos)
         ck = Checker(STANDARD_LIBRARY)
-        ck.add_header(library.unit.helpers)
+        ck.add_header(copy.deepcopy(library.unit.helpers))
         _bind_template_arguments(ck, func, instantiation)
         declared = [_declared(ck, p, attribute) for p, attribute in zip(func.params, function.attributes, strict=True)]
         self.params: list[ShaderParam] = describe_params(host_name, declared)
@@ -379,3 +389,72 @@ def _attribute_value(value, ty: Type):
         v = v[..., :width] if width > 1 else v[..., 0]
     return v.astype(elem.dtype)  # type: ignore[union-attr]
 
+
+
+# ---------------------------------------------------------------------------- arrays by parameter name
+def declares_kernels(source: str) -> bool:
+    """Whether a source defines kernel functions (a whole shader) rather than being a kernel body."""
+    try:
+        tokens = Preprocessor().process(source, SHADER_FILE)
+    except CompileError:
+        return False
+    return any(declares_kernel(item) for item in top_level_items(tokens))
+
+
+def choose_kernel(library: ShaderLibrary, name: str, first_dtype: str | None) -> ShaderKernel:
+    """The kernel a named launch means: the one with that host name; else the only kernel; else
+    the instantiation for the first input's type, named as PyTorch's shaders name them
+    (``name_float``, ``name_half``, ``name_bfloat``)."""
+    names = library.kernel_names
+    if name in names:
+        return library.kernel(name)
+    if len(names) == 1:
+        return library.kernel(names[0])
+    if first_dtype is not None:
+        typed = f"{name}_{DTYPE_NAMES[first_dtype]}"
+        if typed in names:
+            return library.kernel(typed)
+    return library.kernel(name)  # the error names the kernels there are
+
+
+def run_by_names(library: ShaderLibrary, name: str, inputs: Mapping[str, np.ndarray],
+                 input_dtypes: Mapping[str, str], outputs: Mapping[str, tuple[tuple[int, ...], str]],
+                 geometry: LaunchGeometry, init_value: float | None, **options) -> RunResult:
+    """Launch a whole shader's kernel with arrays bound to the parameters of the same names
+    (wherever their buffer indices are); outputs start filled with ``init_value`` (unset without
+    one, as a kernel body's outputs are) and come back in the order given, in their shapes."""
+    first = next(iter(input_dtypes.values()), None)
+    kernel = choose_kernel(library, name, first)
+    by_name = {p.name: p for p in kernel.buffers}
+    values: dict[int, np.ndarray] = {}
+    dtypes: dict[int, str] = {}
+    unset: list[int] = []
+    for array_name, value in inputs.items():
+        p = _named(kernel, by_name, array_name)
+        values[p.index] = value  # type: ignore[index]
+        dtypes[p.index] = input_dtypes[array_name]  # type: ignore[index]
+    for array_name, (shape, dtype) in outputs.items():
+        p = _named(kernel, by_name, array_name)
+        size = int(np.prod(shape, dtype=np.int64))
+        storage = np.float32 if dtype == "bfloat16" else dtype
+        values[p.index] = np.full(size, 0 if init_value is None else init_value, dtype=storage)  # type: ignore[index]
+        dtypes[p.index] = dtype  # type: ignore[index]
+        if init_value is None:
+            unset.append(p.index)  # type: ignore[arg-type]
+    missing = [p.name for p in kernel.buffers if p.index not in values]
+    if missing:
+        raise ArgumentError(f"kernel '{kernel.host_name}' has buffer parameter(s) {missing} that no input or output "
+                            f"name binds (inputs {list(inputs)}, outputs {list(outputs)})")
+    result = kernel.launch(values, geometry, dtypes=dtypes, unset=unset, **options)
+    written = dict(zip(result.output_names, result.outputs, strict=True))
+    order = [n for n in outputs if n in written]
+    shaped = [written[n].reshape(outputs[n][0]) for n in order]
+    return dataclasses.replace(result, outputs=shaped, output_names=order)
+
+
+def _named(kernel: ShaderKernel, by_name: Mapping[str, ShaderParam], array_name: str) -> ShaderParam:
+    p = by_name.get(array_name)
+    if p is None:
+        raise ArgumentError(f"kernel '{kernel.host_name}' has no buffer parameter named '{array_name}' (its buffers: "
+                            f"{', '.join(by_name) or 'none'})")
+    return p

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 from ..checking import Budget, Case, GradPuzzle, Puzzle
 from ..kernel import MetalKernel
-from . import finale, part1, part2, part3
+from . import finale, part1, part2, part3, part4
 from .part1 import PART_I
 from .part2 import PART_II
 from .part3 import PART_III
+from .part4 import PART_IV
 
-PUZZLES: list[Puzzle] = [*PART_I, *PART_II, *PART_III]
+PUZZLES: list[Puzzle] = [*PART_I, *PART_II, *PART_III, *PART_IV]
 
 
 def _key(s: str) -> str:
@@ -37,7 +38,7 @@ def get_puzzle(name: str) -> Puzzle:
 
 
 def _part_of(puzzle: Puzzle):
-    for part, puzzles in ((part1, PART_I), (part2, PART_II), (part3, PART_III)):
+    for part, puzzles in ((part1, PART_I), (part2, PART_II), (part3, PART_III), (part4, PART_IV)):
         if any(p is puzzle for p in puzzles):
             return part
     raise KeyError(f"puzzle {puzzle.id!r} is not in the catalogue")
@@ -70,4 +71,4 @@ def find_grad_puzzle(name: str) -> GradPuzzle:
 
 
 __all__ = ["PUZZLES", "Puzzle", "Case", "Budget", "GradPuzzle", "find_puzzle", "get_puzzle", "find_grad_puzzle",
-           "solution_source", "solution_header", "solution_kernel", "finale", "part1", "part2", "part3"]
+           "solution_source", "solution_header", "solution_kernel", "finale", "part1", "part2", "part3", "part4"]

@@ -64,8 +64,8 @@ def parse_shader(tokens: list[Token], type_names: set[str], template_names: set[
     helper_tokens: list[Token] = []
     kernel_items: list[list[Token]] = []
     instantiation_items: list[list[Token]] = []
-    for item in _top_level_items(tokens):
-        if not _declares_kernel(item):
+    for item in top_level_items(tokens):
+        if not declares_kernel(item):
             helper_tokens.extend(item)
         elif item[0].text == "template" and not (len(item) > 1 and item[1].is_op("<")):
             instantiation_items.append(item)
@@ -91,7 +91,7 @@ def parse_shader(tokens: list[Token], type_names: set[str], template_names: set[
 
 
 # ------------------------------------------------------------------------------ top-level items
-def _top_level_items(tokens: list[Token]) -> list[list[Token]]:
+def top_level_items(tokens: list[Token]) -> list[list[Token]]:
     """Declarations at file scope: each ends at a ';' outside brackets, or at the '}' closing a
     function body (a '}' followed by ';' ends a struct, which goes on to the ';')."""
     items: list[list[Token]] = []
@@ -131,7 +131,7 @@ def _head(item: list[Token]) -> list[Token]:
     return item
 
 
-def _declares_kernel(item: list[Token]) -> bool:
+def declares_kernel(item: list[Token]) -> bool:
     return any(t.kind == "id" and t.text == "kernel" for t in _head(item))
 
 
