@@ -39,7 +39,7 @@ PACKAGED_NOTEBOOK = ROOT / "lib" / "metal_puzzles" / "notebooks" / "puzzles.ipyn
 COLAB_BRANCH = "main"
 
 from metal_puzzles.checking import GradPuzzle  # noqa: E402
-from metal_puzzles.puzzles import PUZZLES, Puzzle, part1, part2, part3, solution_header  # noqa: E402
+from metal_puzzles.puzzles import PUZZLES, Puzzle, part1, part2, part3, part4, solution_header  # noqa: E402
 
 PART_III_INTRO = """\
 Every kernel so far was judged on what each thread reads and writes. Part III judges what a GPU
@@ -60,6 +60,16 @@ fix. `problem.show()` prints a cost table beside the score table, `problem.show(
 `problem.profile()` prints the cost of every line. (On NVIDIA hardware the same counting rules
 match Nsight Compute's counters; `benchmarks/gpu_evidence` has the comparison.)"""
 
+PART_IV_INTRO = """\
+Until now you wrote kernel *bodies* and MLX wrote each signature. Shader files, porting guides and
+PyTorch's `torch.mps.compile_shader` have **whole kernel functions**: the kernel declares its own
+parameters, each buffer at an index (`device float* o [[buffer(5)]]`), numbers by constant
+reference (`constant float& weight [[buffer(3)]]`), and the thread attributes it wants as
+parameters with names and types of its own (`uint row [[thread_position_in_grid]]`). Here the
+`source` is the whole shader, and `MetalKernel` binds each input and output to the buffer
+parameter of the same name. Outside the book, `metal_puzzles.compile_shader(source)` runs such
+a file as PyTorch does, with NumPy, MLX or CPU torch arrays."""
+
 PART_TITLES = {
     1: ("Part I: Fundamentals", "From one thread per element to tiled matrix multiplication: guards, "
         "threadgroups, threadgroup memory and barriers, reductions."),
@@ -68,6 +78,7 @@ PART_TITLES = {
     3: ("Bonus: SIMD-groups and layer norm", "Reductions with SIMD-group functions, and layer norm "
         "forward and backward as MLX's own kernels do them."),
     4: ("Part III: Performance", PART_III_INTRO),
+    5: ("Part IV: Whole shaders", PART_IV_INTRO),
 }
 
 INTRO = """\
@@ -281,7 +292,7 @@ def spec_name(puzzle: Puzzle) -> str:
 
 def _part_tables() -> list:
     """Modules holding the per-puzzle notebook tables."""
-    return [part1, part2, part3]
+    return [part1, part2, part3, part4]
 
 
 def _lookup(table: str, puzzle: Puzzle):

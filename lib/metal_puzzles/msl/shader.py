@@ -408,12 +408,16 @@ def choose_kernel(library: ShaderLibrary, name: str, first_dtype: str | None) ->
     names = library.kernel_names
     if name in names:
         return library.kernel(name)
-    if len(names) == 1:
-        return library.kernel(names[0])
     if first_dtype is not None:
         typed = f"{name}_{DTYPE_NAMES[first_dtype]}"
         if typed in names:
             return library.kernel(typed)
+        if any(n.startswith(name + "_") for n in names):
+            raise ArgumentError(f"the shader has no kernel '{typed}' for {first_dtype} inputs (kernels: "
+                                f"{', '.join(names)}): instantiate the template for {DTYPE_NAMES[first_dtype]} with "
+                                f'[[host_name("{typed}")]]')
+    if len(names) == 1:
+        return library.kernel(names[0])
     return library.kernel(name)  # the error names the kernels there are
 
 

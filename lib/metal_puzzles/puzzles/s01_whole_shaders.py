@@ -16,7 +16,6 @@ import numpy as np
 
 from ..checking import Budget, Case, Puzzle
 from ..checking.inputs import indices, values
-from .q07_mvmr import mvmr_spec
 
 #: Threads per threadgroup of the MVMR launches: rows are rarely a multiple of it, so the last
 #: threadgroup is partial, as real launches are.
@@ -24,8 +23,10 @@ MVMR_GROUP = 16
 
 
 def mvmr_dims_spec(a, a_idx, b, b_idx, o_idx, dims):
-    # dims = [T, G, C, M, n]: the sizes the kernel reads from its dims buffer.
-    return mvmr_spec(a, a_idx, b, b_idx, o_idx, int(dims[4]))
+    # II.7's MVMR; dims = [T, G, C, M, n] holds the sizes the kernel reads (n: output rows).
+    products = mx.einsum("tgc,tgcm->tgm", b[b_idx], a[a_idx])
+    o = mx.zeros((int(dims[4]), a.shape[1], a.shape[3]), dtype=a.dtype)
+    return o.at[o_idx].add(products)
 
 
 def _mvmr_case(a, a_idx, b, b_idx, o_idx, n: int, label: str = "visible test") -> Case:
@@ -180,7 +181,8 @@ kernel void lerp(device const T* start [[buffer(0)]],
 
 // One line per type, as PyTorch's shaders register them (host names lerp_float, lerp_half, ...).
 #define REGISTER_LERP(T) template [[host_name("lerp_" #T)]] kernel void lerp<T>(device const T*, device const T*, device T*, constant float&, constant uint&, uint);
-// FILL ME IN: REGISTER_LERP for float, half and bfloat
+REGISTER_LERP(float)
+// FILL ME IN: REGISTER_LERP for half and bfloat
 """
 
 LERP_SETUP = """\
@@ -209,7 +211,7 @@ template [[host_name("lerp_float")]] kernel void lerp<float>(device const float*
 Usually a macro writes those lines, `#T` turning the type into the name's suffix. Write the body
 of `lerp` (linear interpolation, `start + weight * (end - start)`, computed in `float` as
 PyTorch's *opmath* type and converted to `T` when stored; threads past `numel` do nothing) and
-register it for `float`, `half` and `bfloat`. `weight` and `numel` come by constant reference,
+register it for `half` and `bfloat` beside `float`. `weight` and `numel` come by constant reference,
 as `compile_shader` passes Python numbers. The launch picks the instantiation named after the
 inputs' type: `lerp_float` for the visible test, `lerp_half` for two hidden ones.
 
