@@ -94,3 +94,19 @@ def test_the_grader_reads_a_whole_shader_from_a_notebook_without_running_it(tmp_
     found = extract_kernels(path).kernels[p.kernel_name]
     assert found.source == solution_source(p)
     assert check_source(p, found.source, input_names=found.input_names, output_names=found.output_names).passed
+
+
+def test_a_header_beside_a_whole_shader_keeps_each_files_lines() -> None:
+    header = "constant float SCALE = 2.0f;\n"
+    source = ("kernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {\n"
+              "  out[i] = SCALE * float(i);\n"
+              "  out[i + 8] = 1.0f;\n"
+              "}\n")
+    kernel = MetalKernel(name="k", input_names=[], output_names=["out"], source=source, header=header)
+    result = kernel.kernel.run(inputs=[], output_shapes=[(8,)], output_dtypes=[mx.float32], grid=(8, 1, 1),
+                               threadgroup=(8, 1, 1), sanitize="off")
+    np.testing.assert_array_equal(result.outputs[0], np.arange(8) * 2.0)
+    with pytest.warns(RuntimeWarning, match="out-of-bounds"):
+        result = kernel.kernel.run(inputs=[], output_shapes=[(8,)], output_dtypes=[mx.float32], grid=(8, 1, 1),
+                                   threadgroup=(8, 1, 1), sanitize="warn")
+    assert (result.findings[0].pos.file, result.findings[0].pos.line) == ("source", 3)

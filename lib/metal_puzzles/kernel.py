@@ -217,7 +217,7 @@ class SimulatedKernel:
         """A whole kernel function (header and source together form the shader): each input and
         output is bound to the buffer parameter of its name."""
         if self._shader is None:
-            self._shader = ShaderLibrary(self.header + "\n" + self.source if self.header else self.source)
+            self._shader = ShaderLibrary(self.source, self.header)
         inputs = {n: np.asarray(a) for n, a in zip(self.input_names, arrays, strict=True)}
         dtypes = {n: o or dtype_name(np.asarray(a).dtype) for n, a, o in zip(self.input_names, arrays, overrides,
                                                                              strict=True)}

@@ -71,6 +71,7 @@ from .run.runtime import Ctx
 
 #: The file name positions in a shader carry (what errors, marks and the explorer quote).
 SHADER_FILE = "source"
+HEADER_FILE = "header"
 
 _NAME_OF_SCALAR = {scalar: name for name, scalar in DTYPE_NAMES.items()}
 
@@ -78,13 +79,16 @@ _NAME_OF_SCALAR = {scalar: name for name, scalar in DTYPE_NAMES.items()}
 class ShaderLibrary:
     """A compiled shader source: its kernels by host name, each compiled when first asked for."""
 
-    def __init__(self, source: str) -> None:
+    def __init__(self, source: str, header: str = "") -> None:
         self.source = source
         self.registry = SourceRegistry()
         self.registry.add(SHADER_FILE, source)
+        self.registry.add(HEADER_FILE, header)
+        # A header (the book's MetalKernel may have one) goes first; '#line' keeps each file's own lines.
+        text = f'#line 1 "{HEADER_FILE}"\n{header}\n#line 1 "{SHADER_FILE}"\n{source}' if header else source
         try:
             with _deep_stack():
-                tokens = Preprocessor().process(source, SHADER_FILE)
+                tokens = Preprocessor().process(text, SHADER_FILE)
                 self.unit: ShaderUnit = parse_shader(tokens, set(), set())
         except CompileError as err:
             raise err.with_registry(self.registry) from None
