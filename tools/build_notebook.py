@@ -45,6 +45,7 @@ from metal_puzzles.puzzles import (  # noqa: E402
     part1,
     part2,
     part3,
+    part4,
     part_debug,
     solution_header,
 )
@@ -94,6 +95,17 @@ for every case:
 The sanitizer's hints sometimes name the cure; the point is to see *why* it is the cure, with
 your own eyes, in the explorer. Budgets are as in Part I."""
 
+
+PART_IV_INTRO = """\
+Until now you wrote kernel *bodies* and MLX wrote each signature. Shader files, porting guides and
+PyTorch's `torch.mps.compile_shader` have **whole kernel functions**: the kernel declares its own
+parameters, each buffer at an index (`device float* o [[buffer(5)]]`), numbers by constant
+reference (`constant float& weight [[buffer(3)]]`), and the thread attributes it wants as
+parameters with names and types of its own (`uint row [[thread_position_in_grid]]`). Here the
+`source` is the whole shader, and `MetalKernel` binds each input and output to the buffer
+parameter of the same name. Outside the book, `metal_puzzles.compile_shader(source)` runs such
+a file as PyTorch does, with NumPy, MLX or CPU torch arrays."""
+
 PART_TITLES = {
     1: ("Part I: Fundamentals", "From one thread per element to tiled matrix multiplication: guards, "
         "threadgroups, threadgroup memory and barriers, reductions."),
@@ -103,6 +115,7 @@ PART_TITLES = {
         "forward and backward as MLX's own kernels do them."),
     4: ("Part III: Performance", PART_III_INTRO),
     part_debug.DEBUG_PART: ("Debugging: detective puzzles", DEBUG_INTRO),
+    part4.WHOLE_SHADERS_PART: ("Part IV: Whole shaders", PART_IV_INTRO),
 }
 
 INTRO = """\
@@ -323,7 +336,7 @@ def spec_name(puzzle: Puzzle) -> str:
 
 def _part_tables() -> list:
     """Modules holding the per-puzzle notebook tables."""
-    return [part1, part_debug, part2, part3]
+    return [part1, part_debug, part2, part3, part4]
 
 
 def _lookup(table: str, puzzle: Puzzle):

@@ -18,6 +18,7 @@ from .version import __version__
 #: Public name -> the module that defines it.
 _PUBLIC = {
     "metal_kernel": "kernel",
+    "compile_shader": "shader_library",
     "MetalKernel": "kernel",
     "SimulatedKernel": "kernel",
     "MetalProblem": "problem",
@@ -29,7 +30,7 @@ _PUBLIC = {
     "SanitizerError": "msl",
 }
 
-__all__ = ["metal_kernel", "MetalKernel", "SimulatedKernel", "MetalProblem", "GradProblem", "explore", "progress",
+__all__ = ["metal_kernel", "compile_shader", "MetalKernel", "SimulatedKernel", "MetalProblem", "GradProblem", "explore", "progress",
            "CompileError", "KernelRuntimeError", "SanitizerError", "__version__"]
 
 if TYPE_CHECKING:
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
     from .msl import CompileError, KernelRuntimeError, SanitizerError
     from .problem import GradProblem, MetalProblem, explore
     from .session import progress
+    from .shader_library import compile_shader
 
 
 def __getattr__(name: str) -> Any:

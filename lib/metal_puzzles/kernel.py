@@ -23,6 +23,9 @@ import numpy as np
 from .metal_backend import METAL, MetalBackendKernel, resolve_backend
 from .msl import ArgumentError, Audience, CompileError, KernelRuntimeError, RunResult, simulate
 from .msl.abi.signature import check_names, normalize_dtype_name
+from .msl.api import cost_model
+from .msl.program import NO_STEP_BUDGET, interrupted_message
+from .msl.shader import LaunchGeometry, ShaderLibrary, declares_kernels, run_by_names
 
 #: What a kernel's author got wrong (not the simulator): raised without the simulator's own frames.
 KERNEL_ERRORS = (CompileError, KernelRuntimeError, ArgumentError)
@@ -128,7 +131,8 @@ class SimulatedKernel:
 
     def __init__(self, name: str, input_names: Sequence[str], output_names: Sequence[str], source: str,
                  header: str = "", ensure_row_contiguous: bool = True, atomic_outputs: bool = False,
-                 compile_options: dict | None = None, origin: SourceOrigin | None = None) -> None:
+                 compile_options: dict | None = None, origin: SourceOrigin | None = None,
+                 whole_shaders: bool = False) -> None:
         try:  # odd names fail here, when the kernel is made, as they would make MLX's signature invalid
             check_names(input_names, output_names)
         except ValueError as exc:
@@ -147,6 +151,9 @@ class SimulatedKernel:
         self.last_call: dict | None = None
         self._warned: set = set()  # findings already shown as warnings (once per kernel)
         self._metal: MetalBackendKernel | None = None
+        #: The book's MetalKernel also takes a whole kernel function (MLX's drop-in refuses one, as MLX does).
+        self.whole_shaders = whole_shaders
+        self._shader: ShaderLibrary | None = None
 
     def __call__(self, *, inputs: Sequence[Any], output_shapes: Sequence[Sequence[int]],
                  output_dtypes: Sequence[Any], grid: Sequence[int], threadgroup: Sequence[int],
@@ -177,22 +184,47 @@ class SimulatedKernel:
         """
         __tracebackhide__ = True
         self.last_call = dict(inputs=inputs, output_shapes=output_shapes, output_dtypes=output_dtypes, grid=grid,
-                              threadgroup=threadgroup, template=template, init_value=init_value)
+                              threadgroup=threadgroup, template=template, init_value=init_value, max_steps=max_steps)
         arrays, overrides = zip(*(to_numpy(x) for x in inputs), strict=True) if inputs else ((), ())
-        tmpl = [(n, v if isinstance(v, bool | int) else dtype_name(v)) for n, v in (template or [])]
+        # MLX dtypes become names here; any other value is checked by the simulator as MLX checks it.
+        tmpl = [(n, dtype_name(v) if isinstance(v, mx.Dtype) else v) for n, v in (template or [])]
         try:
+            if self.whole_shaders and declares_kernels(self.source):
+                result = self._run_shader(arrays, overrides, output_shapes, output_dtypes, grid, threadgroup,
+                                          init_value, sanitize=sanitize, trace=trace, steps=steps, audience=audience,
+                                          max_steps=NO_STEP_BUDGET if max_steps is None else max_steps,
+                                          warned=self._warned, cost=cost_model(cost))
+                self.last_run = result
+                return result
             result = simulate(
                 self.name, self.input_names, self.output_names, self.source, self.header,
                 inputs=list(arrays), output_shapes=[tuple(s) for s in output_shapes],
                 output_dtypes=[dtype_name(d) for d in output_dtypes], grid=tuple(grid),
                 threadgroup=tuple(threadgroup), template=tmpl, init_value=init_value,
                 atomic_outputs=self.atomic_outputs, ensure_row_contiguous=self.ensure_row_contiguous,
-                verbose=verbose, input_dtypes=list(overrides), sanitize=sanitize, trace=trace, max_steps=max_steps,
+                verbose=verbose, input_dtypes=list(overrides), sanitize=sanitize, trace=trace,
+                max_steps=NO_STEP_BUDGET if max_steps is None else max_steps,
                 steps=steps, audience=audience, warned=self._warned, cost=cost)
         except KERNEL_ERRORS as err:
             raise self._in_learners_code(err).with_traceback(None) from None
+        except KeyboardInterrupt:
+            raise KeyboardInterrupt(interrupted_message(self.name, max_steps)) from None
         self.last_run = result
         return result
+
+    def _run_shader(self, arrays, overrides, output_shapes, output_dtypes, grid, threadgroup, init_value,
+                    **options: Any) -> RunResult:
+        """A whole kernel function (header and source together form the shader): each input and
+        output is bound to the buffer parameter of its name."""
+        if self._shader is None:
+            self._shader = ShaderLibrary(self.source, self.header)
+        inputs = {n: np.asarray(a) for n, a in zip(self.input_names, arrays, strict=True)}
+        dtypes = {n: o or dtype_name(np.asarray(a).dtype) for n, a, o in zip(self.input_names, arrays, overrides,
+                                                                             strict=True)}
+        outputs = {n: (tuple(s), dtype_name(d)) for n, s, d in zip(self.output_names, output_shapes, output_dtypes,
+                                                                  strict=True)}
+        return run_by_names(self._shader, self.name, inputs, dtypes, outputs,
+                            LaunchGeometry(tuple(grid), tuple(threadgroup)), init_value, **options)
 
     def _in_learners_code(self, err: Exception) -> Exception:
         """A compile error that also names the line in the learner's code, when it can."""
@@ -255,7 +287,8 @@ class MetalKernel:
     def kernel(self) -> SimulatedKernel:
         if self._kernel is None:
             self._kernel = SimulatedKernel(self.name, self.input_names, self.output_names, self.source, self.header,
-                                           self.ensure_row_contiguous, self.atomic_outputs, origin=self._origin)
+                                           self.ensure_row_contiguous, self.atomic_outputs, origin=self._origin,
+                                           whole_shaders=True)
         return self._kernel
 
     def __call__(self, *args: Any, **kwargs: Any):

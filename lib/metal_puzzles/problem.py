@@ -43,6 +43,7 @@ from .msl import Finding, RunResult
 from .msl.observe.cost import CostFigures, CostProfile
 from .puzzles import find_grad_puzzle, find_puzzle
 from .session import record as record_progress
+from .shader_library import ShaderKernelFunction
 from .tables import Table, show_table
 from .tables import row as table_row
 from .widgets import Explorer, explore_kernel, explore_run
@@ -338,13 +339,14 @@ class GradProblem:
         return result
 
 
-def explore(target: MetalProblem | MetalKernel | SimulatedKernel | RunResult, title: str = "") -> Explorer | None:
+def explore(target: MetalProblem | MetalKernel | SimulatedKernel | ShaderKernelFunction | RunResult,
+            title: str = "") -> Explorer | None:
     """Open the explorer on a problem's visible test, a kernel's last call, or a traced run. A
     kernel that does not compile gets its compiler error printed instead (and None)."""
     if isinstance(target, MetalProblem):
         return target.explore()
     _say_explorer_needs_jupyter()
-    if isinstance(target, MetalKernel | SimulatedKernel):
+    if isinstance(target, MetalKernel | SimulatedKernel | ShaderKernelFunction):
         try:
             return explore_kernel(target)
         except KERNEL_ERRORS as err:

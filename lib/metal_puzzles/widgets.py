@@ -19,6 +19,7 @@ from .kernel import MetalKernel, SimulatedKernel
 from .marks import FINDING_RED
 from .msl import RunResult
 from .msl.run.lanes import SIMD_WIDTH
+from .shader_library import ShaderKernelFunction
 
 #: Findings the explorer lists as buttons (a runaway kernel can have a couple of hundred).
 MAX_FINDINGS_LISTED = 20
@@ -407,7 +408,8 @@ def explore_run(result: RunResult, title: str = "", check: Callable[[], CheckRes
     return Explorer(result, title, check)
 
 
-def explore_kernel(kernel: SimulatedKernel | MetalKernel) -> Explorer:
-    """Explore a kernel's last call (run again with a trace and a step-through record)."""
+def explore_kernel(kernel: SimulatedKernel | MetalKernel | ShaderKernelFunction) -> Explorer:
+    """Explore a kernel's last call (run again with a trace and a step-through record); a whole
+    shader's kernel (``compile_shader``) replays without writing into the caller's arrays."""
     simulated = kernel.kernel if isinstance(kernel, MetalKernel) else kernel
     return Explorer(simulated.replay(sanitize="warn", trace=True, steps=True), title=simulated.name)

@@ -4,6 +4,11 @@ Every planted bug is a small kernel whose offending line carries a marker commen
 ``// @BUG``; ``line_of`` turns the marker into the 1-based line number the finding must name,
 so the kernels can be edited without renumbering assertions.
 
+Every test runs twice, through both ABIs (the ``kernel_abi`` fixture): as an MLX body, and as
+the whole kernel function MLX would generate for it, compiled as a shader of its own (with
+``#line`` directives, so that findings name the same lines). The planted bugs must be found the
+same way both times.
+
 ``findings_of`` runs a kernel in the default ``sanitize="error"`` mode and returns the
 findings of the ``SanitizerError`` it must raise; ``clean`` runs a kernel that must raise
 nothing and returns its result. ``check_finding`` compares one finding with the expected
@@ -15,6 +20,7 @@ Tests import these with ``from .conftest import ...`` (the suite is a package).
 
 from __future__ import annotations
 
+import dataclasses
 import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -24,6 +30,14 @@ import numpy as np
 import pytest
 
 from metal_puzzles.msl import Finding, RunResult, SanitizerError, simulate
+from metal_puzzles.msl.abi.prelude import PRELUDE
+from metal_puzzles.msl.abi.signature import (
+    ParamRole,
+    build_signature,
+    describe_input,
+    template_value,
+)
+from metal_puzzles.msl.shader import LaunchGeometry, ShaderLibrary
 
 Dim3 = tuple[int, int, int]
 OutSpec = tuple[tuple[int, ...], str]
@@ -67,6 +81,18 @@ def t2(x: int, y: int, tg: tuple[int, int]) -> T:
     return T((x, y, 0), (x // tg[0], y // tg[1], 0), (x % tg[0], y % tg[1], 0))
 
 
+#: The two ways a kernel reaches the simulator: an MLX body, or a whole kernel function.
+ABIS = ("mlx-body", "whole-kernel")
+_current_abi = [ABIS[0]]
+
+
+@pytest.fixture(autouse=True, params=ABIS)
+def kernel_abi(request: pytest.FixtureRequest) -> Any:
+    _current_abi[0] = request.param
+    yield request.param
+    _current_abi[0] = ABIS[0]
+
+
 def launch(
     source: str,
     inputs: Mapping[str, Any] | None = None,
@@ -92,6 +118,9 @@ def launch(
         kwargs["max_steps"] = max_steps
     if warned is not None:
         kwargs["warned"] = warned
+    if _current_abi[0] == "whole-kernel":
+        return _launch_whole_kernel(source, header, inputs, outs, grid, tg, init_value, atomic, sanitize,
+                                    list(template), kwargs)
     return simulate(
         "sanitizer_probe",
         list(inputs),
@@ -109,6 +138,46 @@ def launch(
         sanitize=sanitize,
         **kwargs,
     )
+
+
+def _launch_whole_kernel(source: str, header: str, inputs: dict[str, Any], outs: dict[str, OutSpec], grid: Dim3,
+                         tg: Dim3, init_value: float | None, atomic: bool, sanitize: str, template: list,
+                         kwargs: dict[str, Any]) -> RunResult:
+    """The kernel MLX would generate for this call, run as a whole shader with each buffer bound
+    at its index (outputs the host never filled are 'unset', as MLX's are without init_value)."""
+    descs = [describe_input(name, value) for name, value in inputs.items()]
+    out_dtypes = [dtype for _, dtype in outs.values()]
+    generated = build_signature("sanitizer_probe", list(inputs), list(outs), source, header, descs, out_dtypes,
+                                [(n, template_value(v)) for n, v in template], atomic)
+    shader = (f'#line 1 "<mlx utils>"\n{PRELUDE}\n#line 1 "header"\n{header}\n{generated.signature}'
+              f'#line 1 "source"\n{source}\n}}\n{generated.instantiation_line}')
+    kernel = ShaderLibrary(shader).kernel(generated.kernel_name)
+    values: dict[int, np.ndarray] = {}
+    unset = []
+    arrays = {name: np.asarray(value) for name, value in inputs.items()}
+    for index, param in enumerate(p for p in generated.params if p.role != ParamRole.ATTRIBUTE):
+        if param.role == ParamRole.INPUT:
+            values[index] = arrays[param.name].astype(desc_dtype(descs, param.name))
+        elif param.role == ParamRole.SHAPE:
+            values[index] = np.array(arrays[param.of].shape, dtype=np.int32)
+        elif param.role == ParamRole.STRIDES:
+            shape = arrays[param.of].shape
+            values[index] = np.array([int(np.prod(shape[k + 1:])) for k in range(len(shape))], dtype=np.int64)
+        elif param.role == ParamRole.NDIM:
+            values[index] = np.asarray(np.int32(arrays[param.of].ndim))
+        else:
+            shape, dtype = outs[param.name]
+            fill = 0 if init_value is None else init_value
+            values[index] = np.full(int(np.prod(shape)), fill, dtype=dtype)
+            if init_value is None:
+                unset.append(index)
+    result = kernel.launch(values, LaunchGeometry(grid, tg), unset=unset, sanitize=sanitize, **kwargs)
+    shapes = [shape for shape, _ in outs.values()]
+    return dataclasses.replace(result, outputs=[o.reshape(s) for o, s in zip(result.outputs, shapes, strict=True)])
+
+
+def desc_dtype(descs: Sequence[Any], name: str) -> str:
+    return next(d.dtype for d in descs if d.name == name)
 
 
 def findings_of(source: str, *args: Any, **kwargs: Any) -> list[Finding]:

@@ -695,3 +695,19 @@ def test_return_from_helper_is_not_a_kernel_return_before_barrier() -> None:
     res = clean(src, {"a": a}, {"out": ((8,), "float32")}, grid=(8, 1, 1), tg=(4, 1, 1),
                 init_value=None, header=header)
     np.testing.assert_array_equal(res.outputs[0], np.maximum(a, 0).reshape(2, 4)[:, ::-1].reshape(-1))
+
+
+def test_copying_a_struct_with_interior_padding_reads_no_padding() -> None:
+    """`struct G { float phi; float3 d; }` has 12 bytes of alignment between phi and d; copying a
+    fully assigned G reads them, but padding is never data a kernel reads (issue 23, item 5)."""
+    header = "struct G { float phi; float3 d; };"
+    src = kernel("""
+        uint i = thread_position_in_grid.x;
+        G g;
+        g.phi = float(i);
+        g.d = float3(2.0f);
+        G h = g;
+        out[i] = h.phi + h.d.z;
+    """)
+    res = clean(src, {}, {"out": ((4,), "float32")}, grid=(4, 1, 1), tg=(4, 1, 1), header=header, init_value=None)
+    np.testing.assert_array_equal(res.outputs[0], np.arange(4) + 2.0)

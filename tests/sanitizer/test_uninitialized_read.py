@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from metal_puzzles.msl import FindingKind
+
 from .conftest import ANY, expect_one_kind, f32, findings_of, i32, kernel, line_of, t1, t2
 
 UNINIT = "uninitialized-read"
@@ -189,3 +191,19 @@ def test_thread_local_array_read_through_pointer() -> None:
     """)
     found = findings_of(src, {"a": f32(np.arange(8))}, grid=(8, 1, 1), tg=(4, 1, 1))
     expect_one_kind(found, UNINIT, line_of(src, "@BUG"), t1(0, 4), "r", 1)
+
+
+def test_copying_a_struct_with_an_unassigned_member_is_still_reported() -> None:
+    """The twin of the padding false alarm: a member that is never assigned is read by the copy."""
+    header = "struct G { float phi; float3 d; };"
+    src = kernel("""
+        uint i = thread_position_in_grid.x;
+        G g;
+        g.d = float3(2.0f);
+        G h = g; // @BUG
+        out[i] = h.d.x;
+    """)
+    found = findings_of(src, {}, {"out": ((4,), "float32")}, grid=(4, 1, 1), tg=(4, 1, 1), header=header)
+    assert [f.kind for f in found] == [FindingKind.UNINITIALIZED_READ]
+    assert found[0].pos.line == line_of(src, "@BUG")
+    assert "g.phi" in found[0].message

@@ -21,6 +21,9 @@ class Case:
     #: How this hidden test goes beyond the structure of the visible test, in words (see
     #: ``contract``); empty when it keeps it. Such a test's failure is a note, not a failed verdict.
     beyond: tuple[str, ...] = ()
+    #: The output's dtype when this test's differs from the puzzle's (a kernel templated over
+    #: float and half is tested in both).
+    output_dtype: str | None = None
 
 
 __all__ = ["Case"]

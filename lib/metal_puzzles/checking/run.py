@@ -51,7 +51,8 @@ def run_case(kernel: MetalKernel, case: Case, options: LaunchOptions = DEFAULT_L
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         return kernel.kernel.run(inputs=list(case.inputs), output_shapes=[case.output_shape],
-                                 output_dtypes=[options.output_dtype], grid=case.grid, threadgroup=case.threadgroup,
+                                 output_dtypes=[case.output_dtype or options.output_dtype], grid=case.grid,
+                                 threadgroup=case.threadgroup,
                                  init_value=options.init_value, sanitize=SanitizeMode.WARN, trace=trace, steps=steps,
                                  max_steps=max_steps or PUZZLE_MAX_STEPS, audience=Audience.PUZZLE,
                                  cost=options.cost if cost is None else cost)

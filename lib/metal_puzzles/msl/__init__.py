@@ -2,7 +2,8 @@
 
 ``simulate`` runs a kernel body the way ``mx.fast.metal_kernel`` would on a GPU, with every
 thread of the grid executed in lock-step, exact C/Metal semantics, per-thread access counts,
-an optional access trace and a sanitizer's findings.
+an optional access trace and a sanitizer's findings. ``ShaderLibrary`` does the same for a whole
+shader (kernel functions with their own signatures), launched with arrays at buffer indices.
 """
 
 from .api import compile_cache_stats, get_kernel, simulate
@@ -11,9 +12,10 @@ from .program import CompiledKernel
 from .record import Counts, RunResult, SanitizerError
 from .run.findings import Finding, FindingKind, RaceKind, SanitizeMode, Severity, StopReason
 from .run.hints import Audience
+from .shader import LaunchGeometry, ShaderKernel, ShaderLibrary
 
 __all__ = [
     "simulate", "get_kernel", "compile_cache_stats", "CompileError", "KernelRuntimeError", "ArgumentError",
     "SanitizerError", "RunResult", "Counts", "Finding", "FindingKind", "SanitizeMode", "Severity", "StopReason",
-    "CompiledKernel", "Pos", "RaceKind", "Audience",
+    "CompiledKernel", "Pos", "RaceKind", "Audience", "ShaderLibrary", "ShaderKernel", "LaunchGeometry",
 ]

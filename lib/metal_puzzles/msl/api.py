@@ -13,11 +13,12 @@ from .abi.signature import (
     check_names,
     describe_input,
     normalize_dtype_name,
+    template_value,
     verbose_text,
 )
 from .lang.errors import ArgumentError
 from .observe.gpu_models import DEFAULT_GPU, GpuModel, gpu_model
-from .program import CompiledKernel
+from .program import CompiledKernel, sanitize_mode
 from .record import RunResult
 from .run.findings import SanitizeMode
 from .run.hints import Audience
@@ -45,23 +46,14 @@ def compile_cache_size() -> tuple[int, int]:
 
 
 def _template_key(template) -> tuple:
-    out = []
-    for name, value in template:
-        if isinstance(value, bool | int):
-            out.append((name, type(value).__name__, value))
-        else:
-            out.append((name, "dtype", normalize_dtype_name(value)))
-    return tuple(out)
+    return tuple((name, type(value).__name__, value) for name, value in _normalize_template(template))
 
 
 def _normalize_template(template) -> list[tuple[str, Any]]:
-    out = []
-    for name, value in template:
-        if isinstance(value, bool | int):
-            out.append((name, value))
-        else:
-            out.append((name, normalize_dtype_name(value)))
-    return out
+    try:
+        return [(name, template_value(value)) for name, value in template]
+    except ValueError as exc:  # a float or an unknown name: what MLX refuses
+        raise ArgumentError(str(exc)) from None
 
 
 def get_kernel(name, input_names, output_names, source, header, descs: Sequence[InputDesc],
@@ -109,10 +101,7 @@ def simulate(name: str, input_names: Sequence[str], output_names: Sequence[str],
     profile (``RunResult.cost``) on a GPU model: True for the default (Apple M1), a model's name
     ('M3 Max', 'H100') or a ``GpuModel``; runs without it pay nothing.
     """
-    try:
-        mode = SanitizeMode(sanitize)
-    except ValueError:
-        raise ArgumentError(f"sanitize must be 'error', 'warn' or 'off', not {sanitize!r}") from None
+    mode = sanitize_mode(sanitize)
     try:
         check_names(input_names, output_names)
     except ValueError as exc:

@@ -62,6 +62,8 @@ from .run.runtime import COUNTERS, Ctx
 MAX_THREADS_PER_THREADGROUP = 1024
 MAX_THREADGROUP_MEMORY = 32 * 1024
 DEFAULT_MAX_STEPS = 100_000
+#: A step budget no kernel reaches: the drop-in runs production kernels to their end, as a GPU does.
+NO_STEP_BUDGET = sys.maxsize
 #: Launches up to this many threads record a trace unless told otherwise ...
 AUTO_TRACE_THREADS = 1024
 #: ... of at most this many element accesses (``trace=True`` records everything).
@@ -154,11 +156,7 @@ class CompiledKernel:
         params = [(p.name, param_type(p), p.role) for p in self.generated.params]
         checked = ck.check_kernel(body, params)
         self.checked = checked
-        tg_bytes = sum(size_of(v.ty) for v in checked.threadgroup_arrays)
-        if tg_bytes > MAX_THREADGROUP_MEMORY:
-            big = max(checked.threadgroup_arrays, key=lambda v: size_of(v.ty))
-            raise CompileError(f"threadgroup memory of {tg_bytes} bytes exceeds the {MAX_THREADGROUP_MEMORY} bytes "
-                               f"a threadgroup may use (largest: '{big.name}')", big.pos)
+        check_threadgroup_memory(checked.threadgroup_arrays)
         cg = CodeGen(checked.functions)
         self.body, _ = cg.stmt(checked.body)
         self._costed_body = None  # the instrumented variant, compiled the first time a profile is asked for
@@ -187,55 +185,23 @@ class CompiledKernel:
             raise ArgumentError(f"threadgroup {tg} has {tg[0] * tg[1] * tg[2]} threads; Metal allows at most "
                                 f"{MAX_THREADS_PER_THREADGROUP} threads per threadgroup")
         lanes = _lanes(grid, tg)
-        recorder = None
-        if trace is None and lanes.n <= AUTO_TRACE_THREADS:
-            # The automatic trace is bounded: a few threads looping long would record without end.
-            recorder = Recorder(limit=AUTO_TRACE_ACCESSES)
-        elif trace:
-            recorder = Recorder()
-        ctx = Ctx(lanes, sanitize, max_steps or DEFAULT_MAX_STEPS, recorder, audience)
+        ctx, recorder = start_run(self.checked, lanes, sanitize, max_steps, trace, steps, audience)
         self._bind_inputs(ctx, inputs, input_dtypes, ensure_row_contiguous)
         outputs = self._bind_outputs(ctx, output_shapes, output_dtypes, init_value)
         # What the outputs held before the kernel ran (the explorer replays writes onto it).
         initial_outputs = [mem.values().reshape(shape).copy() for mem, shape in outputs] if steps else []
         self._bind_attributes(ctx, lanes, grid, tg)
-        ctx.slots = [None] * self.checked.nslots
-        for var in self.checked.params:
-            if var.slot is not None:  # a buffer: the body holds its own copy of the pointer
-                ctx.slots[var.slot] = ctx.buffers[var.name]
-        ctx.variables = self.checked.variables
-        if steps:
-            ctx.stepper = Stepper(self.checked.variables)
-        if sanitize != SanitizeMode.OFF:
-            ctx.sanitizer = Sanitizer()
+        bind_parameters(ctx, self.checked)
+        if ctx.sanitizer is not None:
             for mem, _ in outputs:
                 ctx.sanitizer.watch(mem, initialized=init_value is not None)
-        for var in self.checked.threadgroup_arrays:
-            mem = Memory(var.name, AddressSpace.THREADGROUP, storage_scalar(var.ty), size_of(var.ty),
-                         regions=lanes.n_groups, lane_region=lanes.group, counted=Counted.SHARED, writable=True,
-                         ty=var.ty)
-            ctx.memories[var.name] = mem
-            ctx.slots[var.slot] = Ptr(mem, np.int64(0))
-            if ctx.sanitizer is not None:
-                ctx.sanitizer.watch(mem, initialized=False)
+        bind_threadgroup_arrays(ctx, lanes, self.checked)
         cost_recorder = None
         if cost is not None:
             cost_recorder = CostRecorder(lanes, cost)
             cost_recorder.attach(ctx)
         body = self.body if cost_recorder is None else self.costed_body()
-        stopped = None
-        if lanes.n:
-            try:
-                with np.errstate(all="ignore"):
-                    body(ctx, None)
-            except StopKernel as stop:
-                stopped = stop.reason
-            except KernelRuntimeError as err:
-                if err.pos is not None and not str(err).startswith(str(err.pos)):
-                    raise KernelRuntimeError(err.message, err.pos, err.thread, self.registry) from None
-                raise
-        if ctx.stepper is not None and stopped is None:
-            ctx.stepper.finish(ctx)  # the end step: what the last statement left
+        stopped = execute(ctx, body, self.registry)
         if ctx.sanitizer is not None and stopped != StopReason.STEP_BUDGET:
             ctx.sanitizer.finish(ctx, [mem for mem, _ in outputs], init_value)
         result = RunResult(
@@ -258,17 +224,7 @@ class CompiledKernel:
             stopped=stopped,
             cost=None if cost_recorder is None else cost_recorder.profile(tg[0] * tg[1] * tg[2], self.source),
         )
-        errors = [f for f in ctx.findings if f.is_error]
-        if errors and sanitize == SanitizeMode.ERROR:
-            notes = [f for f in ctx.findings if not f.is_error]
-            raise SanitizerError(errors + notes, result, self.registry)
-        if ctx.findings and sanitize != SanitizeMode.OFF:
-            # 'warn' shows every finding; 'error' got here with notes only, which never raise.
-            warn_findings(ctx.findings, warned)
-        elif stopped == StopReason.STEP_BUDGET:  # even unsanitized, a runaway kernel is an error
-            raise SanitizerError([f for f in ctx.findings if f.kind == FindingKind.STEP_BUDGET], result,
-                                 self.registry)
-        return result
+        return conclude(result, ctx, sanitize, warned, self.registry)
 
     def _bind_inputs(self, ctx: Ctx, inputs, input_dtypes, row_contiguous: bool) -> None:
         for name, value, dtype in zip(self.input_names, inputs, input_dtypes, strict=True):
@@ -307,36 +263,138 @@ class CompiledKernel:
 
     def _bind_attributes(self, ctx: Ctx, lanes: Lanes, grid, tg) -> None:
         u = np.uint32
-        group_size = lanes.group_size[lanes.group]
-        simds = lanes.simds_per_group[lanes.group]
-        quads = -(-lanes.threads_in_group[lanes.group] // 4)
-        tg_total = tg[0] * tg[1] * tg[2]
-        values = {
-            "thread_position_in_grid": lanes.pos,
-            "thread_position_in_threadgroup": lanes.local,
-            "threadgroup_position_in_grid": lanes.group_pos[lanes.group],
-            "threads_per_threadgroup": np.array(tg) if lanes.uniform_groups else group_size,
-            "dispatch_threads_per_threadgroup": np.array(tg),
-            "threadgroups_per_grid": np.array(lanes.groups),
-            "threads_per_grid": np.array(grid),
-            "grid_size": np.array(grid),
-            "grid_origin": np.zeros(3),
-            "thread_index_in_threadgroup": lanes.index_in_group,
-            "thread_index_in_simdgroup": lanes.simd_lane,
-            "simdgroup_index_in_threadgroup": lanes.simd_in_group,
-            "threads_per_simdgroup": np.int64(SIMD_WIDTH),
-            "thread_execution_width": np.int64(SIMD_WIDTH),
-            "simdgroups_per_threadgroup": simds if not lanes.uniform_groups else np.int64(-(-tg_total // SIMD_WIDTH)),
-            "dispatch_simdgroups_per_threadgroup": np.int64(-(-tg_total // SIMD_WIDTH)),
-            "quadgroup_index_in_threadgroup": lanes.index_in_group // 4,
-            "thread_index_in_quadgroup": lanes.index_in_group % 4,
-            "quadgroups_per_threadgroup": quads if not lanes.uniform_groups else np.int64(-(-tg_total // 4)),
-            "dispatch_quadgroups_per_threadgroup": np.int64(-(-tg_total // 4)),
-        }
+        values = attribute_values(lanes, grid, tg)
         for p in self.generated.params:
             if p.role == ParamRole.ATTRIBUTE:
                 v = values[p.name]
                 ctx.attrs[p.name] = v.astype(u) if isinstance(v, np.ndarray) else u(v)
+
+
+def attribute_values(lanes: Lanes, grid, tg) -> dict[str, object]:
+    """Every thread attribute's value on this launch: per lane (arrays) or uniform (scalars)."""
+    group_size = lanes.group_size[lanes.group]
+    simds = lanes.simds_per_group[lanes.group]
+    quads = -(-lanes.threads_in_group[lanes.group] // 4)
+    tg_total = tg[0] * tg[1] * tg[2]
+    values = {
+        "thread_position_in_grid": lanes.pos,
+        "thread_position_in_threadgroup": lanes.local,
+        "threadgroup_position_in_grid": lanes.group_pos[lanes.group],
+        "threads_per_threadgroup": np.array(tg) if lanes.uniform_groups else group_size,
+        "dispatch_threads_per_threadgroup": np.array(tg),
+        "threadgroups_per_grid": np.array(lanes.groups),
+        "threads_per_grid": np.array(grid),
+        "grid_size": np.array(grid),
+        "grid_origin": np.zeros(3),
+        "thread_index_in_threadgroup": lanes.index_in_group,
+        "thread_index_in_simdgroup": lanes.simd_lane,
+        "simdgroup_index_in_threadgroup": lanes.simd_in_group,
+        "threads_per_simdgroup": np.int64(SIMD_WIDTH),
+        "thread_execution_width": np.int64(SIMD_WIDTH),
+        "simdgroups_per_threadgroup": simds if not lanes.uniform_groups else np.int64(-(-tg_total // SIMD_WIDTH)),
+        "dispatch_simdgroups_per_threadgroup": np.int64(-(-tg_total // SIMD_WIDTH)),
+        "quadgroup_index_in_threadgroup": lanes.index_in_group // 4,
+        "thread_index_in_quadgroup": lanes.index_in_group % 4,
+        "quadgroups_per_threadgroup": quads if not lanes.uniform_groups else np.int64(-(-tg_total // 4)),
+        "dispatch_quadgroups_per_threadgroup": np.int64(-(-tg_total // 4)),
+    }
+    return values
+
+
+def interrupted_message(name: str, max_steps: int | None) -> str:
+    """What Ctrl-C during a simulated run says: the kernel was stopped by hand, and how to bound it."""
+    budget = ("it had no step budget (max_steps=None, the drop-in's default, runs a kernel to its end as a GPU "
+              "does)" if max_steps is None else f"it had a budget of {max_steps} steps")
+    return (f"the simulated kernel '{name}' was interrupted before it finished; {budget}. A kernel that loops "
+            "forever can be stopped with an error instead by passing max_steps=N (e.g. 100000)")
+
+
+def check_threadgroup_memory(arrays) -> None:
+    """The threadgroup arrays a kernel declares fit in a threadgroup's memory (else a compile
+    error at the largest)."""
+    tg_bytes = sum(size_of(v.ty) for v in arrays)
+    if tg_bytes > MAX_THREADGROUP_MEMORY:
+        big = max(arrays, key=lambda v: size_of(v.ty))
+        raise CompileError(f"threadgroup memory of {tg_bytes} bytes exceeds the {MAX_THREADGROUP_MEMORY} bytes "
+                           f"a threadgroup may use (largest: '{big.name}')", big.pos)
+
+
+def sanitize_mode(value: SanitizeMode | str) -> SanitizeMode:
+    """A ``sanitize=`` argument as a mode, or the error that lists the modes."""
+    try:
+        return SanitizeMode(value)
+    except ValueError:
+        raise ArgumentError(f"sanitize must be 'error', 'warn' or 'off', not {value!r}") from None
+
+
+def start_run(checked, lanes: Lanes, sanitize: SanitizeMode, max_steps: int | None, trace: bool | None,
+              steps: bool, audience: Audience) -> tuple[Ctx, Recorder | None]:
+    """The execution context of one launch of a checked kernel, with the observers asked for."""
+    recorder = None
+    if trace is None and lanes.n <= AUTO_TRACE_THREADS:
+        # The automatic trace is bounded: a few threads looping long would record without end.
+        recorder = Recorder(limit=AUTO_TRACE_ACCESSES)
+    elif trace:
+        recorder = Recorder()
+    ctx = Ctx(lanes, sanitize, max_steps or DEFAULT_MAX_STEPS, recorder, audience)
+    ctx.slots = [None] * checked.nslots
+    ctx.variables = checked.variables  # what a step-budget finding reports a looping thread's values from
+    if steps:
+        ctx.stepper = Stepper(checked.variables)
+    if sanitize != SanitizeMode.OFF:
+        ctx.sanitizer = Sanitizer()
+    return ctx, recorder
+
+
+def bind_parameters(ctx: Ctx, checked) -> None:
+    """Each pointer parameter's slot gets the buffer bound to it (the body's own copy of the pointer)."""
+    for var in checked.params:
+        if var.slot is not None:
+            ctx.slots[var.slot] = ctx.buffers[var.name]
+
+
+def bind_threadgroup_arrays(ctx: Ctx, lanes: Lanes, checked) -> None:
+    """Memory for the threadgroup arrays the kernel declares: one region per threadgroup."""
+    for var in checked.threadgroup_arrays:
+        mem = Memory(var.name, AddressSpace.THREADGROUP, storage_scalar(var.ty), size_of(var.ty),
+                     regions=lanes.n_groups, lane_region=lanes.group, counted=Counted.SHARED, writable=True,
+                     ty=var.ty)
+        ctx.memories[var.name] = mem
+        ctx.slots[var.slot] = Ptr(mem, np.int64(0))
+        if ctx.sanitizer is not None:
+            ctx.sanitizer.watch(mem, initialized=False)
+
+
+def execute(ctx: Ctx, body, registry: SourceRegistry) -> StopReason | None:
+    """Run a compiled body on every lane; why it stopped early, if it did."""
+    if ctx.lanes.n:
+        try:
+            with np.errstate(all="ignore"):
+                body(ctx, None)
+        except StopKernel as stop:
+            return stop.reason
+        except KernelRuntimeError as err:
+            if err.pos is not None and not str(err).startswith(str(err.pos)):
+                raise KernelRuntimeError(err.message, err.pos, err.thread, registry) from None
+            raise
+    if ctx.stepper is not None:
+        ctx.stepper.finish(ctx)  # the end step: what the last statement left
+    return None
+
+
+def conclude(result: RunResult, ctx: Ctx, sanitize: SanitizeMode, warned: set | None,
+             registry: SourceRegistry) -> RunResult:
+    """Raise or warn about a finished run's findings as ``sanitize`` says; return the record."""
+    errors = [f for f in ctx.findings if f.is_error]
+    if errors and sanitize == SanitizeMode.ERROR:
+        notes = [f for f in ctx.findings if not f.is_error]
+        raise SanitizerError(errors + notes, result, registry)
+    if ctx.findings and sanitize != SanitizeMode.OFF:
+        # 'warn' shows every finding; 'error' got here with notes only, which never raise.
+        warn_findings(ctx.findings, warned)
+    elif result.stopped == StopReason.STEP_BUDGET:  # even unsanitized, a runaway kernel is an error
+        raise SanitizerError([f for f in ctx.findings if f.kind == FindingKind.STEP_BUDGET], result, registry)
+    return result
 
 
 def warn_findings(findings: Sequence[Finding], warned: set | None) -> None:

@@ -297,6 +297,16 @@ def _template_kind(value: Any) -> str:
     )
 
 
+def template_value(value: Any) -> TemplateValue:
+    """A template argument as the simulator keeps it: a bool, an int, or a dtype's NumPy-style name.
+
+    Anything else (a float such as ``1e-10``, a string that names no dtype) is refused with the
+    message MLX gives, since MLX accepts only dtypes, 32-bit ints and bools as template values.
+    """
+    kind = _template_kind(value)
+    return value if kind in ("bool", "int") else normalize_dtype_name(value)
+
+
 def _template_value_text(value: TemplateValue) -> str:
     """How MLX streams a template value: bools as 1/0, ints in decimal, dtypes as Metal names."""
     kind = _template_kind(value)

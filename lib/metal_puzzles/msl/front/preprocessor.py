@@ -58,9 +58,12 @@ class Preprocessor:
         # Conditional stack entries: [this branch active, some branch taken, parent active]
         conds: list[list[bool]] = []
         active = True
+        # '#line N "file"' renumbers the lines after it (generated sources point at what they were made from).
+        shift = 0
+        where = file
         i = 0
         while i < len(lines):
-            lineno = i + 1
+            lineno = i + 1 + shift
             line = lines[i]
             # Join backslash continuations (columns after the join refer to the first line).
             while line.rstrip().endswith("\\") and i + 1 < len(lines):
@@ -72,11 +75,16 @@ class Preprocessor:
                 out.extend(self._expand(pending))
                 pending = []
                 col = len(line) - len(stripped) + 1
-                toks = tokenize_line(line, file, lineno)
-                active = self._directive(toks[1:], toks[0].pos, conds, active, file, lineno, col)
+                toks = tokenize_line(line, where, lineno)
+                if active and len(toks) > 2 and toks[1].text == "line" and toks[2].kind == "num":
+                    shift = int(toks[2].text) - (i + 1)
+                    if len(toks) > 3 and toks[3].kind == "str":
+                        where = toks[3].text[1:-1]
+                    continue
+                active = self._directive(toks[1:], toks[0].pos, conds, active, where, lineno, col)
                 continue
             if active:
-                pending.extend(tokenize_line(line, file, lineno))
+                pending.extend(tokenize_line(line, where, lineno))
         if conds:
             raise CompileError("unterminated conditional directive (missing #endif)", Pos(file, len(lines), 1))
         out.extend(self._expand(pending))
@@ -128,7 +136,7 @@ class Preprocessor:
         elif name == "error":
             raise CompileError("#error " + " ".join(t.text for t in args), toks[0].pos)
         elif name in ("warning", "line"):
-            pass
+            pass  # '#line' with a number is handled as lines are read
         else:
             raise CompileError(f"invalid preprocessing directive '#{name}'", toks[0].pos)
         return True

@@ -50,7 +50,8 @@ def refuse_kernel_function(tokens: list[Token], type_names: set[str], template_n
     raise CompileError(
         "the source must be the kernel's body (the statements between its braces), not a whole kernel "
         "function: MLX writes the signature itself, from input_names, output_names and the thread "
-        "attributes the body mentions. Drop the signature and the outer braces"
+        "attributes the body mentions (a whole shader runs as written through metal_puzzles.compile_shader, "
+        "the drop-in for torch.mps.compile_shader). Drop the signature and the outer braces"
         + ("; " + "; ".join(advice) if advice else ""), start)
 
 

@@ -29,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..lang.errors import Pos
-from ..lang.types import AddressSpace
+from ..lang.types import AddressSpace, ArrayType, StructType, Type, VectorType, size_of
 from ..run.findings import FindingKind, RaceKind, Severity
 from ..run.hints import (
     Audience,
@@ -88,12 +88,18 @@ class Shadow:
                 self.reader_folded = 0
 
     def _mark_padding(self, mem: Memory) -> None:
-        """Bytes after each region's declared end exist only for alignment: never uninitialised."""
+        """Bytes after each region's declared end exist only for alignment: never uninitialised.
+        Nor are the bytes alignment leaves inside structs (and after a 3-vector's third
+        component): copying a whole struct reads them, but no kernel reads them as data."""
         per_region = mem.region_bytes // self.granule
         declared = -(-mem.nbytes // self.granule)
+        grid = self.init.reshape(mem.regions, per_region)
         if declared < per_region:
-            grid = self.init.reshape(mem.regions, per_region)
             grid[:, declared:] = True
+        if self.granule == 1 and mem.ty is not None and size_of(mem.ty) == mem.nbytes:
+            holes = interior_padding(mem.ty)
+            if holes.any():
+                grid[:, : mem.nbytes] |= holes
 
     # ------------------------------------------------------------------ granules
     _PER_ENTRY = ("init", "w_lane", "w_phase", "w_pos", "w_sph", "r_lane", "r_phase", "r_pos", "r_multi", "r_msimd",
@@ -573,3 +579,18 @@ class Sanitizer:
                           "positions computed from it go wrong there (dispatch_threads_per_threadgroup does not)"
                           if hint else ""),
                        buffer=mem.name, index=int(missing[0]), count=int(missing.size))
+
+
+def interior_padding(ty: Type) -> np.ndarray:
+    """One flag per byte of an object of type ``ty``: True where no member's data lies (the holes
+    alignment leaves between and after struct members, and a 3-vector's fourth slot)."""
+    holes = np.zeros(size_of(ty), dtype=bool)
+    if isinstance(ty, StructType):
+        holes[:] = True
+        for f in ty.fields:
+            holes[f.offset : f.offset + size_of(f.ty)] = interior_padding(f.ty)
+    elif isinstance(ty, ArrayType):
+        holes[:] = np.tile(interior_padding(ty.elem), ty.n)
+    elif isinstance(ty, VectorType):
+        holes[ty.n * ty.elem.size :] = True
+    return holes

@@ -1,0 +1,468 @@
+"""Whole shaders: a ``.metal`` source with its own kernel functions, compiled and launched.
+
+The MLX path (``program.CompiledKernel``) wraps a body in the signature MLX generates; here the
+source declares its kernels itself, and each kernel (by host name) is compiled on first use and
+launched with NumPy arrays bound to its buffer indices. Both paths share the front end, the code
+generator and the launch machinery of ``program`` (context, observers, findings), so the
+sanitizer, counts, trace, step-through, cost model and step budget work the same.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import difflib
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from .abi.shader import Binding, DeclaredParam, ShaderParam, describe_params
+from .abi.signature import ParamRole
+from .front import ast
+from .front.checker import Checker
+from .front.preprocessor import Preprocessor
+from .front.shader_unit import (
+    Instantiation,
+    KernelFunction,
+    ShaderUnit,
+    declares_kernel,
+    parse_shader,
+    top_level_items,
+)
+from .lang.errors import ArgumentError, CompileError, SourceRegistry
+from .lang.types import (
+    DTYPE_NAMES,
+    AddressSpace,
+    ArrayType,
+    PointerType,
+    ScalarType,
+    Type,
+    VectorType,
+    size_of,
+    storage_scalar,
+)
+from .library import STANDARD_LIBRARY
+from .observe.cost import CostRecorder
+from .observe.gpu_models import GpuModel
+from .program import (
+    MAX_THREADGROUP_MEMORY,
+    MAX_THREADS_PER_THREADGROUP,
+    MAX_TREE_DEPTH,
+    _array_shape,
+    _counts,
+    _deep_stack,
+    _lanes,
+    attribute_values,
+    bind_parameters,
+    bind_threadgroup_arrays,
+    check_threadgroup_memory,
+    conclude,
+    execute,
+    sanitize_mode,
+    start_run,
+)
+from .record import RunResult
+from .run.codegen import CodeGen
+from .run.findings import SanitizeMode, StopReason
+from .run.hints import Audience
+from .run.memory import Counted, Memory, Ptr
+from .run.runtime import Ctx
+
+#: The file name positions in a shader carry (what errors, marks and the explorer quote).
+SHADER_FILE = "source"
+HEADER_FILE = "header"
+
+_NAME_OF_SCALAR = {scalar: name for name, scalar in DTYPE_NAMES.items()}
+
+
+class ShaderLibrary:
+    """A compiled shader source: its kernels by host name, each compiled when first asked for."""
+
+    def __init__(self, source: str, header: str = "") -> None:
+        self.source = source
+        self.registry = SourceRegistry()
+        self.registry.add(SHADER_FILE, source)
+        self.registry.add(HEADER_FILE, header)
+        # A header (the book's MetalKernel may have one) goes first; '#line' keeps each file's own lines.
+        text = f'#line 1 "{HEADER_FILE}"\n{header}\n#line 1 "{SHADER_FILE}"\n{source}' if header else source
+        try:
+            with _deep_stack():
+                tokens = Preprocessor().process(text, SHADER_FILE)
+                self.unit: ShaderUnit = parse_shader(tokens, set(), set())
+        except CompileError as err:
+            raise err.with_registry(self.registry) from None
+        self._instances: dict[str, Instantiation | None] = {}
+        for name, kernel in self.unit.kernels.items():
+            if not kernel.func.template_params:
+                self._instances[name] = None
+        for inst in self.unit.instantiations:
+            if inst.host_name in self._instances:
+                raise CompileError(f"two kernels have the host name '{inst.host_name}'", inst.pos, self.registry)
+            self._instances[inst.host_name] = inst
+        self._compiled: dict[str, ShaderKernel] = {}
+
+    @property
+    def kernel_names(self) -> list[str]:
+        """The host names of the library's kernels (plain kernels and instantiated templates)."""
+        return list(self._instances)
+
+    def kernel(self, host_name: str) -> ShaderKernel:
+        """The kernel with this host name, compiled for its template arguments."""
+        if host_name not in self._instances:
+            close = difflib.get_close_matches(host_name, self.kernel_names, n=1)
+            hint = f"; did you mean '{close[0]}'?" if close else ""
+            known = ", ".join(self.kernel_names) or "none (a templated kernel needs a host_name instantiation)"
+            raise ArgumentError(f"the shader has no kernel named '{host_name}'{hint} (kernels: {known})")
+        found = self._compiled.get(host_name)
+        if found is None:
+            inst = self._instances[host_name]
+            function = self.unit.kernels[inst.function if inst is not None else host_name]
+            try:
+                with _deep_stack():
+                    found = ShaderKernel(host_name, self, function, inst)
+            except CompileError as err:
+                raise err.with_registry(self.registry) from None
+            self._compiled[host_name] = found
+        return found
+
+
+@dataclass(frozen=True)
+class LaunchGeometry:
+    """A dispatch as ``dispatchThreads`` takes it: threads in the grid, threads per threadgroup."""
+
+    threads: tuple[int, int, int]
+    group_size: tuple[int, int, int]
+
+
+class ShaderKernel:
+    """One kernel function of a shader, checked and compiled for one set of template arguments."""
+
+    def __init__(self, host_name: str, library: ShaderLibrary, function: KernelFunction,
+                 instantiation: Instantiation | None) -> None:
+        self.host_name = host_name
+        self.library = library
+        self.max_total_threads = function.max_total_threads or MAX_THREADS_PER_THREADGROUP
+        # The checker writes its findings into the syntax tree: each instantiation checks its own copy.
+        func = copy.deepcopy(function.func)
+        too_deep = ast.too_deep(func.body, MAX_TREE_DEPTH)
+        if too_deep is not None:
+            raise CompileError(f"the kernel is nested too deeply here (more than {MAX_TREE_DEPTH} levels)",
+                               too_deep.pos)
+        ck = Checker(STANDARD_LIBRARY)
+        ck.add_header(copy.deepcopy(library.unit.helpers))
+        _bind_template_arguments(ck, func, instantiation)
+        declared = [_declared(ck, p, attribute) for p, attribute in zip(func.params, function.attributes, strict=True)]
+        self.params: list[ShaderParam] = describe_params(host_name, declared)
+        self.checked = ck.check_kernel(func.body, [(p.name, p.ty, _role(p)) for p in self.params])
+        check_threadgroup_memory(self.checked.threadgroup_arrays)
+        self.body, _ = CodeGen(self.checked.functions).stmt(self.checked.body)
+        self._costed_body = None
+
+    @property
+    def buffers(self) -> list[ShaderParam]:
+        """The parameters the host binds (buffers and constant values), by index."""
+        return sorted((p for p in self.params if p.binding in (Binding.BUFFER, Binding.CONSTANT_VALUE)),
+                      key=lambda p: p.index or 0)
+
+    @property
+    def threadgroup_params(self) -> list[ShaderParam]:
+        return [p for p in self.params if p.binding == Binding.THREADGROUP]
+
+    def costed_body(self):
+        if self._costed_body is None:
+            self._costed_body, _ = CodeGen(self.checked.functions, cost=True).stmt(self.checked.body)
+        return self._costed_body
+
+    # ------------------------------------------------------------------ launch
+    def launch(self, values: Mapping[int, np.ndarray], geometry: LaunchGeometry, *,
+               dtypes: Mapping[int, str] | None = None, threadgroup_memory: Mapping[int, int] | None = None,
+               unset: Collection[int] = (),
+               sanitize: SanitizeMode | str = SanitizeMode.ERROR, max_steps: int | None = None,
+               trace: bool | None = None, steps: bool = False, audience: Audience = Audience.CALLER,
+               warned: set | None = None, cost: GpuModel | None = None) -> RunResult:
+        """Run the kernel with ``values[i]`` bound to ``[[buffer(i)]]`` (``dtypes[i]`` names a
+        dtype NumPy lacks, 'bfloat16' for float32 arrays holding bfloat values) and
+        ``threadgroup_memory[i]`` bytes at ``[[threadgroup(i)]]``. ``unset`` lists buffers whose
+        contents the host never set (allocated empty): reading them before a write is an
+        uninitialised read, and elements no thread writes are reported. The run record's outputs
+        are the final contents of the writable (device, non-const) buffers, in index order."""
+        sanitize = sanitize_mode(sanitize)
+        dtypes = dict(dtypes or {})
+        threadgroup_memory = dict(threadgroup_memory or {})
+        grid, tg = self._check_geometry(geometry)
+        lanes = _lanes(grid, tg)
+        ctx, recorder = start_run(self.checked, lanes, sanitize, max_steps, trace, steps, audience)
+        written: list[tuple[ShaderParam, Memory]] = []
+        read: list[tuple[ShaderParam, np.ndarray]] = []
+        for p in self.buffers:
+            assert p.index is not None
+            if p.index not in values:
+                raise ArgumentError(f"kernel '{self.host_name}' reads [[buffer({p.index})]] ('{p.name}') but no "
+                                    f"argument was bound there ({len(values)} given)")
+            mem = _buffer_memory(self.host_name, p, np.asarray(values[p.index]), dtypes.get(p.index))
+            ctx.memories[p.name] = mem
+            if p.binding == Binding.BUFFER:
+                ctx.buffers[p.name] = Ptr(mem, np.int64(0))
+            if p.writable:
+                written.append((p, mem))
+                if ctx.sanitizer is not None:  # the host's data (unless unset); races are watched
+                    ctx.sanitizer.watch(mem, initialized=p.index not in unset)
+            else:
+                read.append((p, np.asarray(values[p.index])))
+        for p in self.threadgroup_params:
+            ctx.buffers[p.name] = Ptr(self._threadgroup_memory(p, threadgroup_memory, lanes, ctx), np.int64(0))
+        every = attribute_values(lanes, grid, tg)
+        for p in self.params:
+            if p.binding == Binding.ATTRIBUTE:
+                ctx.attrs[p.name] = _attribute_value(every[p.attribute or ""], p.ty)
+        bind_parameters(ctx, self.checked)
+        bind_threadgroup_arrays(ctx, lanes, self.checked)
+        cost_recorder = None
+        if cost is not None:
+            cost_recorder = CostRecorder(lanes, cost)
+            cost_recorder.attach(ctx)
+        body = self.body if cost_recorder is None else self.costed_body()
+        stopped = execute(ctx, body, self.library.registry)
+        if ctx.sanitizer is not None and stopped != StopReason.STEP_BUDGET:
+            ctx.sanitizer.finish(ctx, [mem for p, mem in written if p.index in unset], None)
+        tg_shapes = {v.name: _array_shape(v.ty) for v in self.checked.threadgroup_arrays}
+        result = RunResult(
+            outputs=[mem.values() for _, mem in written],
+            counts=_counts(ctx, lanes, grid),
+            findings=ctx.findings,
+            generated_source=self.library.source,
+            kernel_name=self.host_name,
+            lanes=lanes,
+            trace=recorder,
+            grid=grid,
+            threadgroup=tg,
+            output_names=[p.name for p, _ in written],
+            input_names=[p.name for p, _ in read],
+            inputs=[a for _, a in read],
+            threadgroup_shapes=tg_shapes,
+            steps=ctx.stepper.steps if ctx.stepper is not None else None,
+            source=self.library.source,
+            stopped=stopped,
+            cost=None if cost_recorder is None else cost_recorder.profile(tg[0] * tg[1] * tg[2], self.library.source),
+        )
+        return conclude(result, ctx, sanitize, warned, self.library.registry)
+
+    def _check_geometry(self, geometry: LaunchGeometry) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
+        grid, tg = geometry.threads, geometry.group_size
+        if any(g < 0 for g in grid):
+            raise ArgumentError(f"threads {grid} has a negative size")
+        if any(t <= 0 for t in tg):
+            raise ArgumentError(f"group_size {tg} must be positive in every dimension")
+        total = tg[0] * tg[1] * tg[2]
+        if total > self.max_total_threads:
+            raise ArgumentError(f"group_size {tg} has {total} threads; kernel '{self.host_name}' allows at most "
+                                f"{self.max_total_threads} per threadgroup")
+        # Groups wider than the grid hold no more threads than the grid has (as MLX launches do).
+        tg = tuple(max(1, min(t, g)) for t, g in zip(tg, grid, strict=True))
+        return grid, tg  # type: ignore[return-value]
+
+    def _threadgroup_memory(self, p: ShaderParam, sizes: Mapping[int, int], lanes, ctx: Ctx) -> Memory:
+        if p.index not in sizes:
+            raise ArgumentError(f"kernel '{self.host_name}' takes threadgroup memory at [[threadgroup({p.index})]] "
+                                f"('{p.name}'): give its size in bytes with threadgroup_memory={{{p.index}: nbytes}}")
+        nbytes = int(sizes[p.index])
+        elem = p.element
+        if nbytes <= 0 or nbytes % size_of(elem):
+            raise ArgumentError(f"threadgroup memory '{p.name}' needs a positive multiple of {size_of(elem)} bytes "
+                                f"(sizeof({elem})), not {nbytes}")
+        static = sum(size_of(v.ty) for v in self.checked.threadgroup_arrays)
+        if nbytes + static > MAX_THREADGROUP_MEMORY:
+            raise ArgumentError(f"threadgroup memory of {nbytes + static} bytes exceeds the {MAX_THREADGROUP_MEMORY} "
+                                "bytes a threadgroup may use")
+        ty = ArrayType(elem, nbytes // size_of(elem))
+        mem = Memory(p.name, AddressSpace.THREADGROUP, storage_scalar(elem), nbytes, regions=lanes.n_groups,
+                     lane_region=lanes.group, counted=Counted.SHARED, writable=True, ty=ty)
+        ctx.memories[p.name] = mem
+        if ctx.sanitizer is not None:
+            ctx.sanitizer.watch(mem, initialized=False)
+        return mem
+
+
+# ---------------------------------------------------------------------------- compiling helpers
+def _bind_template_arguments(ck: Checker, func: ast.FuncDef, inst: Instantiation | None) -> None:
+    if inst is None:
+        return
+    params = func.template_params
+    if len(inst.template_args) > len(params):
+        raise CompileError(f"'{inst.host_name}' gives {len(inst.template_args)} template argument(s); kernel "
+                           f"'{func.name}' takes {len(params)}", inst.pos)
+    for k, tp in enumerate(params):
+        arg = inst.template_args[k] if k < len(inst.template_args) else tp.default
+        if arg is None:
+            raise CompileError(f"'{inst.host_name}' gives no template argument for '{tp.name}'", inst.pos)
+        if tp.kind == "type":
+            if not isinstance(arg, ast.TypeSpec):
+                raise CompileError(f"template parameter '{tp.name}' is a type; '{inst.host_name}' gives a value",
+                                   inst.pos)
+            ck.bind_template(tp.name, ck.resolve_type(arg), arg.pos)
+        else:
+            value = ck.const_int(arg, f"template argument '{tp.name}'")
+            ck.bind_template(tp.name, bool(value) if tp.kind == "bool" else value, arg.pos)
+
+
+def _declared(ck: Checker, p: ast.Param, attribute) -> DeclaredParam:
+    if p.name is None:
+        raise CompileError("a kernel parameter needs a name", p.pos)
+    ty = ck.resolve_type(p.type_spec)
+    if isinstance(ty, PointerType) and p.type_spec.space is None and len(p.type_spec.pointers) == 1:
+        raise CompileError(f"kernel parameter '{p.name}' needs an address space: 'device', 'constant' or "
+                           "'threadgroup'", p.pos)
+    return DeclaredParam(p.name, ty, p.type_spec.reference, None if attribute is None else attribute.name,
+                         None if attribute is None else attribute.index, p.pos)
+
+
+def _role(p: ShaderParam) -> ParamRole:
+    if p.binding == Binding.ATTRIBUTE:
+        return ParamRole.ATTRIBUTE
+    return ParamRole.OUTPUT if p.writable else ParamRole.INPUT
+
+
+# ---------------------------------------------------------------------------- binding values
+def _buffer_memory(kernel: str, p: ShaderParam, value: np.ndarray, dtype: str | None) -> Memory:
+    """The memory behind a buffer or constant value, holding the argument's data."""
+    elem = p.element
+    space = AddressSpace.CONSTANT if p.binding == Binding.CONSTANT_VALUE else p.ty.space  # type: ignore[union-attr]
+    scalar = elem.elem if isinstance(elem, VectorType) else elem
+    if isinstance(scalar, ScalarType):
+        given = dtype or value.dtype.name
+        wanted = _NAME_OF_SCALAR.get(scalar)
+        if p.binding == Binding.CONSTANT_VALUE and value.ndim == 0:
+            return _constant_scalar(kernel, p, value, given, space)
+        if given != wanted and _same_integer_bits(given, scalar):
+            # int32 data in a uint* buffer: the GPU reads the same bits as the other signedness.
+            value = np.ascontiguousarray(value).view(scalar.dtype)
+        elif given != wanted:
+            raise ArgumentError(f"kernel '{kernel}': argument {p.index} ('{p.name}', {_written(p)}) holds {given} "
+                                f"elements; the kernel reads {scalar} ({wanted}): pass a {wanted} array")
+        return Memory.of_values(p.name, space, scalar, value.reshape(-1), counted=Counted.GLOBAL,
+                                writable=p.writable, ty=ArrayType(elem, max(1, value.size // _components(elem))))
+    raw = np.ascontiguousarray(value).reshape(-1).view(np.uint8)
+    if raw.size % size_of(elem):
+        raise ArgumentError(f"kernel '{kernel}': argument {p.index} ('{p.name}', {_written(p)}) has {raw.size} "
+                            f"bytes, not a whole number of {elem} ({size_of(elem)} bytes each)")
+    mem = Memory(p.name, space, storage_scalar(elem), raw.size, counted=Counted.GLOBAL, writable=p.writable,
+                 ty=ArrayType(elem, raw.size // size_of(elem)) if raw.size > size_of(elem) else elem)
+    mem.raw[: raw.size] = raw
+    return mem
+
+
+def _constant_scalar(kernel: str, p: ShaderParam, value: np.ndarray, given: str, space) -> Memory:
+    """A number set as bytes (``setBytes``): PyTorch passes Python ints as int64 and floats as
+    float32; the kernel reads its own type from those bytes, so only a kind or size that would
+    read something else is refused."""
+    scalar = p.element
+    assert isinstance(scalar, ScalarType)
+    source = DTYPE_NAMES.get(given)
+    if source is None or (source.kind == "float") != (scalar.kind == "float") or source.size < scalar.size or \
+            (source.kind == "float" and source.size != scalar.size):
+        raise ArgumentError(f"kernel '{kernel}': argument {p.index} ('{p.name}', {_written(p)}) is a {given} value; "
+                            f"its bytes do not hold a {scalar}: pass a value of that type")
+    raw = np.asarray(value, dtype=value.dtype).reshape(1).view(np.uint8)[: scalar.size]
+    mem = Memory(p.name, space, scalar, scalar.size, counted=Counted.GLOBAL)
+    mem.raw[: scalar.size] = raw
+    return mem
+
+
+def _same_integer_bits(given: str, scalar: ScalarType) -> bool:
+    source = DTYPE_NAMES.get(given)
+    return (source is not None and source.kind == "int" and scalar.kind == "int" and source.size == scalar.size)
+
+
+def _components(elem: Type) -> int:
+    return elem.stride if isinstance(elem, VectorType) else 1
+
+
+def _written(p: ShaderParam) -> str:
+    if isinstance(p.ty, PointerType):
+        return f"{p.ty.space} {'const ' if p.ty.const else ''}{p.ty.pointee}*"
+    return f"constant {p.ty}&"
+
+
+def _attribute_value(value, ty: Type):
+    """A thread attribute as the parameter declares it: its first components, in its type."""
+    width = ty.n if isinstance(ty, VectorType) else 1
+    elem = ty.elem if isinstance(ty, VectorType) else ty
+    v = np.asarray(value)
+    if v.ndim and v.shape[-1] == 3:  # a uint3 attribute
+        v = v[..., :width] if width > 1 else v[..., 0]
+    return v.astype(elem.dtype)  # type: ignore[union-attr]
+
+
+
+# ---------------------------------------------------------------------------- arrays by parameter name
+def declares_kernels(source: str) -> bool:
+    """Whether a source defines kernel functions (a whole shader) rather than being a kernel body."""
+    try:
+        tokens = Preprocessor().process(source, SHADER_FILE)
+    except CompileError:
+        return False
+    return any(declares_kernel(item) for item in top_level_items(tokens))
+
+
+def choose_kernel(library: ShaderLibrary, name: str, first_dtype: str | None) -> ShaderKernel:
+    """The kernel a named launch means: the one with that host name; else the only kernel; else
+    the instantiation for the first input's type, named as PyTorch's shaders name them
+    (``name_float``, ``name_half``, ``name_bfloat``)."""
+    names = library.kernel_names
+    if name in names:
+        return library.kernel(name)
+    if first_dtype is not None:
+        typed = f"{name}_{DTYPE_NAMES[first_dtype]}"
+        if typed in names:
+            return library.kernel(typed)
+        if any(n.startswith(name + "_") for n in names):
+            raise ArgumentError(f"the shader has no kernel '{typed}' for {first_dtype} inputs (kernels: "
+                                f"{', '.join(names)}): instantiate the template for {DTYPE_NAMES[first_dtype]} with "
+                                f'[[host_name("{typed}")]]')
+    if len(names) == 1:
+        return library.kernel(names[0])
+    return library.kernel(name)  # the error names the kernels there are
+
+
+def run_by_names(library: ShaderLibrary, name: str, inputs: Mapping[str, np.ndarray],
+                 input_dtypes: Mapping[str, str], outputs: Mapping[str, tuple[tuple[int, ...], str]],
+                 geometry: LaunchGeometry, init_value: float | None, **options) -> RunResult:
+    """Launch a whole shader's kernel with arrays bound to the parameters of the same names
+    (wherever their buffer indices are); outputs start filled with ``init_value`` (unset without
+    one, as a kernel body's outputs are) and come back in the order given, in their shapes."""
+    first = next(iter(input_dtypes.values()), None)
+    kernel = choose_kernel(library, name, first)
+    by_name = {p.name: p for p in kernel.buffers}
+    values: dict[int, np.ndarray] = {}
+    dtypes: dict[int, str] = {}
+    unset: list[int] = []
+    for array_name, value in inputs.items():
+        p = _named(kernel, by_name, array_name)
+        values[p.index] = value  # type: ignore[index]
+        dtypes[p.index] = input_dtypes[array_name]  # type: ignore[index]
+    for array_name, (shape, dtype) in outputs.items():
+        p = _named(kernel, by_name, array_name)
+        size = int(np.prod(shape, dtype=np.int64))
+        storage = np.float32 if dtype == "bfloat16" else dtype
+        values[p.index] = np.full(size, 0 if init_value is None else init_value, dtype=storage)  # type: ignore[index]
+        dtypes[p.index] = dtype  # type: ignore[index]
+        if init_value is None:
+            unset.append(p.index)  # type: ignore[arg-type]
+    missing = [p.name for p in kernel.buffers if p.index not in values]
+    if missing:
+        raise ArgumentError(f"kernel '{kernel.host_name}' has buffer parameter(s) {missing} that no input or output "
+                            f"name binds (inputs {list(inputs)}, outputs {list(outputs)})")
+    result = kernel.launch(values, geometry, dtypes=dtypes, unset=unset, **options)
+    written = dict(zip(result.output_names, result.outputs, strict=True))
+    order = [n for n in outputs if n in written]
+    shaped = [written[n].reshape(outputs[n][0]) for n in order]
+    return dataclasses.replace(result, outputs=shaped, output_names=order)
+
+
+def _named(kernel: ShaderKernel, by_name: Mapping[str, ShaderParam], array_name: str) -> ShaderParam:
+    p = by_name.get(array_name)
+    if p is None:
+        raise ArgumentError(f"kernel '{kernel.host_name}' has no buffer parameter named '{array_name}' (its buffers: "
+                            f"{', '.join(by_name) or 'none'})")
+    return p

@@ -1,0 +1,236 @@
+"""``compile_shader``, the drop-in for ``torch.mps.compile_shader`` (issue 23, item 2), with
+NumPy and MLX arrays and a foreign array seen only through DLPack. PyTorch's rules (from
+``torch/csrc/mps/Module.cpp`` and ``MetalKernelFunction::dispatch``): argument i binds to
+buffer i; a float is set as float32, an int as int64, a list as an array of those; ``threads``
+defaults to the first array's element count; without ``group_size`` a 1-D launch uses
+min(threads, the maximum threadgroup size) and a 2-D one that maximum along x."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import mlx.core as mx
+import numpy as np
+import pytest
+
+from metal_puzzles import SanitizerError, compile_shader
+from metal_puzzles.msl import ArgumentError, CompileError
+
+SHADER = """
+#include <metal_stdlib>
+using namespace metal;
+
+kernel void full(device float* out, constant float& val, uint idx [[thread_position_in_grid]]) {
+  out[idx] = val;
+}
+
+kernel void where_am_i(device uint* out [[buffer(0)]], uint3 pos [[thread_position_in_grid]],
+                       uint3 group [[threads_per_threadgroup]], uint3 grid [[threads_per_grid]]) {
+  if (pos.x == 0 && pos.y == 0) {
+    out[0] = group.x; out[1] = group.y; out[2] = grid.x; out[3] = grid.y;
+  }
+}
+
+kernel void take_long(device long* out [[buffer(0)]], constant long& big [[buffer(1)]],
+                      constant int& small [[buffer(2)]], uint i [[thread_position_in_grid]]) {
+  out[0] = big;
+  out[1] = small;
+}
+
+kernel void dot3(device float* out [[buffer(0)]], constant float* w [[buffer(1)]],
+                 device const float* x [[buffer(2)]], uint i [[thread_position_in_grid]]) {
+  out[i] = w[0] * x[3 * i] + w[1] * x[3 * i + 1] + w[2] * x[3 * i + 2];
+}
+
+kernel void pick(device int* out [[buffer(0)]], constant int* idx [[buffer(1)]], uint i [[thread_position_in_grid]]) {
+  out[i] = idx[i];
+}
+
+template <typename T>
+kernel void add(device const T* a [[buffer(0)]], device const T* b [[buffer(1)]], device T* c [[buffer(2)]],
+                uint i [[thread_position_in_grid]]) {
+  c[i] = a[i] + b[i];
+}
+#define ADD(T) template [[host_name("add_" #T)]] kernel void add<T>(device const T*, device const T*, device T*, uint);
+ADD(float)
+ADD(half)
+ADD(bfloat)
+ADD(int)
+"""
+
+
+@pytest.fixture(scope="module")
+def lib():
+    return compile_shader(SHADER)
+
+
+def test_kernels_are_attributes_by_host_name(lib) -> None:
+    assert sorted(dir(lib)) == sorted(["full", "where_am_i", "take_long", "dot3", "pick", "add_float", "add_half",
+                                       "add_bfloat", "add_int"])
+
+
+def test_numpy_arrays_are_written_in_place_and_threads_default_to_the_first_arrays_size(lib) -> None:
+    x = np.zeros(16, np.float32)
+    assert lib.full(x, 3.14) is None  # as PyTorch's call, it returns nothing
+    np.testing.assert_array_equal(x, np.full(16, 3.14, np.float32))
+    assert lib.full.last_run.grid == (16, 1, 1) and lib.full.last_run.threadgroup == (16, 1, 1)
+
+
+def test_group_size_defaults_as_pytorch_dispatches(lib) -> None:
+    out = np.zeros(4, np.uint32)
+    lib.where_am_i(out, threads=2000)  # 1-D: min(threads, max threads per threadgroup)
+    np.testing.assert_array_equal(out, [1024, 1, 2000, 1])
+    lib.where_am_i(out, threads=(48, 6))  # 2-D: the maximum along x (here no wider than the grid)
+    np.testing.assert_array_equal(out, [48, 1, 48, 6])
+    lib.where_am_i(out, threads=(8, 8), group_size=(4, 2))
+    np.testing.assert_array_equal(out, [4, 2, 8, 8])
+    lib.where_am_i(out, threads=[5], group_size=5)
+    np.testing.assert_array_equal(out, [5, 1, 5, 1])
+
+
+def test_python_ints_bind_as_int64_and_floats_as_float32(lib) -> None:
+    out = np.zeros(2, np.int64)
+    lib.take_long(out, 2**40 + 7, 123, threads=1)
+    np.testing.assert_array_equal(out, [2**40 + 7, 123])  # 'constant int&' reads the low half of the int64
+    with pytest.raises(ArgumentError, match="is a float32 value"):
+        lib.take_long(out, 1.5, 1, threads=1)
+
+
+def test_sequences_bind_as_constant_arrays(lib) -> None:
+    x = np.arange(12, dtype=np.float32)
+    out = np.zeros(4, np.float32)
+    lib.dot3(out, [1.0, 10.0, 100.0], x)
+    np.testing.assert_array_equal(out, x.reshape(4, 3) @ np.array([1, 10, 100], np.float32))
+
+
+def test_a_list_of_ints_is_int64_unless_cast(lib) -> None:
+    out = np.zeros(3, np.int32)
+    with pytest.raises(ArgumentError, match="holds int64 elements; the kernel reads int"):
+        lib.pick(out, [7, 8, 9])
+    lib.pick(out, [7, 8, 9], arg_casts={1: "int32"})
+    np.testing.assert_array_equal(out, [7, 8, 9])
+    out[:] = 0
+    lib.pick(out, [4, 5, 6], arg_casts="int32")
+    np.testing.assert_array_equal(out, [4, 5, 6])
+
+
+def test_mlx_arrays_are_written_in_place(lib) -> None:
+    a = mx.arange(8, dtype=mx.float32)
+    c = mx.zeros(8, dtype=mx.float32)
+    lib.add_float(a, a, c)
+    np.testing.assert_array_equal(np.array(c), np.arange(8) * 2)
+    hb = mx.array([1.5, 2.25, 3.0], dtype=mx.bfloat16)
+    out = mx.zeros(3, dtype=mx.bfloat16)
+    lib.add_bfloat(hb, hb, out)
+    assert out.dtype == mx.bfloat16
+    np.testing.assert_array_equal(np.array(out.astype(mx.float32)), [3.0, 4.5, 6.0])
+
+
+def test_half_kernels_with_numpy_half(lib) -> None:
+    a = np.array([0.5, 1000, 65504], np.float16)
+    c = np.zeros(3, np.float16)
+    lib.add_half(a, np.ones(3, np.float16), c)
+    with np.errstate(over="ignore"):
+        np.testing.assert_array_equal(c, a + np.float16(1))
+
+
+class ForeignArray:
+    """An array from another library, reachable only through DLPack (as a CPU torch.Tensor is)."""
+
+    def __init__(self, data: np.ndarray) -> None:
+        self._data = data
+
+    def __dlpack__(self, **kwargs):
+        return self._data.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self._data.__dlpack_device__()
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self._data.shape
+
+
+def test_arrays_are_taken_and_written_through_dlpack(lib) -> None:
+    storage = np.zeros(6, np.int32)
+    a = ForeignArray(np.arange(6, dtype=np.int32))
+    lib.add_int(a, a, ForeignArray(storage))
+    np.testing.assert_array_equal(storage, np.arange(6) * 2)
+
+
+def test_wrong_argument_count(lib) -> None:
+    with pytest.raises(ArgumentError, match=r"takes 3 argument\(s\) \(a \[\[buffer\(0\)\]\], b .*; 2 were given"):
+        lib.add_float(np.zeros(4, np.float32), np.zeros(4, np.float32))
+
+
+def test_dtype_that_does_not_match_the_buffer(lib) -> None:
+    with pytest.raises(ArgumentError, match=r"argument 1 \('b', device const float\*\) holds float64 elements"):
+        lib.add_float(np.zeros(4, np.float32), np.zeros(4), np.zeros(4, np.float32))
+
+
+def test_unknown_kernel_name_suggests_the_closest(lib) -> None:
+    with pytest.raises(AttributeError, match="no kernel named 'add_flot'; did you mean 'add_float'"):
+        _ = lib.add_flot
+
+
+def test_threads_and_group_size_rules(lib) -> None:
+    out = np.zeros(4, np.uint32)
+    with pytest.raises(ArgumentError, match="same number of dimensions"):
+        lib.where_am_i(out, threads=(4, 4), group_size=4)
+    with pytest.raises(ArgumentError, match="1 to 3 dimensions"):
+        lib.where_am_i(out, threads=(1, 2, 3, 4))
+    with pytest.raises(ArgumentError, match="number of threads is undefined"):
+        lib.take_long([1, 2], 1, 2)
+    with pytest.raises(ArgumentError, match="empty list"):
+        lib.pick(np.zeros(3, np.int32), [])
+
+
+def test_sanitize_cost_and_the_run_record(lib) -> None:
+    a = np.zeros(4, np.float32)
+    with pytest.raises(SanitizerError, match="out-of-bounds"):
+        lib.full(a, 1.0, threads=8, sanitize="error")
+    with pytest.warns(RuntimeWarning, match="out-of-bounds"):
+        lib.add_float(np.zeros(4, np.float32), np.zeros(4, np.float32), np.zeros(4, np.float32), threads=6)
+    lib.full(a, 2.0, cost=True)
+    assert lib.full.last_run.cost is not None
+    np.testing.assert_array_equal(lib.full.last_run.counts.global_writes, np.ones(4))
+
+
+def test_replay_for_the_explorer_does_not_write_again(lib) -> None:
+    a = np.zeros(4, np.float32)
+    lib.full(a, 2.0)
+    a[:] = -1
+    replayed = lib.full.replay(trace=True, steps=True)
+    np.testing.assert_array_equal(a, -np.ones(4))
+    np.testing.assert_array_equal(replayed.outputs[0], np.full(4, 2.0))
+    assert replayed.trace is not None and replayed.steps
+
+
+def test_a_shader_that_does_not_compile_raises_with_the_line() -> None:
+    lib = compile_shader("kernel void k(device float* a [[buffer(0)]], uint i [[thread_position_in_grid]]) {\n"
+                         "  a[i] = undefined_name;\n}")
+    with pytest.raises(CompileError, match="source:2"):
+        _ = lib.k  # kernels compile when first asked for, as pipelines are made on first use
+
+
+def test_running_a_shader_imports_neither_torch_nor_mlx() -> None:
+    """Arrays come through the protocols (DLPack, __array__): a PyTorch developer needs neither."""
+    code = ("import sys, numpy as np, metal_puzzles as mp\n"
+            "lib = mp.compile_shader('kernel void k(device float* a, uint i [[thread_position_in_grid]]) { a[i] = 1; }')\n"
+            "a = np.zeros(4, np.float32); lib.k(a); assert a.tolist() == [1, 1, 1, 1]\n"
+            "print('torch' in sys.modules, 'mlx' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "False False"
+
+
+def test_explore_opens_the_explorer_on_a_shader_kernels_last_call(lib) -> None:
+    from metal_puzzles import explore
+    from metal_puzzles.widgets import Explorer
+
+    a = np.zeros(8, np.float32)
+    lib.full(a, 1.5)
+    explorer = explore(lib.full)
+    assert isinstance(explorer, Explorer)
+    np.testing.assert_array_equal(a, np.full(8, 1.5))  # exploring ran the kernel again without writing
