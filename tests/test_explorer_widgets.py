@@ -88,3 +88,16 @@ def test_counts_start_collapsed_and_the_page_guards_its_keys(guarded):
     first = guarded.widget.children[0].value
     assert KEYBOARD_GUARD_HTML in first and SUPPRESS_SHORTCUTS in first
     assert "mp-explorer" in guarded.widget._dom_classes
+
+
+def test_the_diagram_follows_the_steps_once_the_learner_steps() -> None:
+    ex = Explorer(_run(GUARDED, 4, 4, 8, 8), "guarded")
+    ex.thread.value = 1
+    whole = ex.diagram.value
+    assert "at step" not in whole  # on opening: the whole run
+    ex.move(1)  # step 2: before the guarded write
+    before_write = ex.diagram.value
+    assert "data-shows='thread (1,0,0) of threadgroup (0,0,0), all phases, at step 2'" in before_write
+    assert ">11<" not in before_write and ">11<" in whole  # out[1] = a[1] + 10 not yet written
+    ex.move(ex.model.n_steps)  # the end: the whole run again
+    assert ">11<" in ex.diagram.value

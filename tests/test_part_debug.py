@@ -172,9 +172,9 @@ def test_the_explorer_leads_to_the_planted_finding(pid):
         return
     assert model.lane(jump.group, jump.thread) == site.lane
     if PLANTED[pid] == FindingKind.BARRIER_DIVERGENCE:
-        # The thread named is one that never arrives: it has no step at the barrier's line, while
-        # a thread of its threadgroup waits there (the text sends the learner to compare the two).
-        assert jump.step is None
+        # The finding lands on the barrier's step; the thread it names never arrives there, while
+        # a thread of its threadgroup waits (the text sends the learner to compare the two).
+        assert jump.step is not None and model.step(jump.step, site.lane)["line"] == site.line
         waiting = [model.lane(jump.group, t) for t in range(model.threads_in_group(jump.group))]
         assert any(model.step_at(site.line, lane) is not None for lane in waiting)
     else:

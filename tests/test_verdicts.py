@@ -15,6 +15,7 @@ import pytest
 from metal_puzzles import MetalKernel, MetalProblem
 from metal_puzzles.checking import check_source
 from metal_puzzles.checking.wording import REPORT_WIDTH, plural, wrap
+from metal_puzzles.draw import to_svg
 from metal_puzzles.grading.grade import grade_submissions, write_outputs
 from metal_puzzles.grading.pool import Limits
 from metal_puzzles.grading.tasks import summarize
@@ -221,10 +222,11 @@ def test_the_readme_counts_the_catalogue():
     from collections import Counter
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     parts = Counter(p.part for p in PUZZLES)
-    match = re.search(r"The book has (\d+) entries: (\d+) in Part I, (\d+) in Part II .*?, (\d+) in the bonus "
-                      r"section\s+and (\d+) in Part III", readme, re.S)
+    match = re.search(r"The book has (\d+) entries: (\d+) in Part I, (\d+) in the debugging part, (\d+) in Part II"
+                      r" .*?, (\d+) in the bonus\s+section, (\d+) in Part III\s+and (\d+) in Part IV", readme, re.S)
     assert match, "README's count of the book's entries"
-    assert [int(g) for g in match.groups()] == [len(PUZZLES), parts[1], parts[2], parts[3], parts[4]]
+    assert [int(g) for g in match.groups()] == [len(PUZZLES), parts[1], parts[5], parts[2], parts[3], parts[4],
+                                                parts[6]]
     assert "**Bonus, SIMD-groups and layer norm**" in readme and "33 puzzles" not in readme
 
 
@@ -307,7 +309,7 @@ def test_show_of_an_endless_loop_prints_no_counts_and_marks_the_thread(capsys):
     out = capsys.readouterr().out
     assert "Score (Max Per Thread)" not in out and "No score table: the kernel did not finish" in out
     assert "a ringed swatch marks a thread involved" in " ".join(out.split())
-    assert "thread 0 never leaves the loop at line 2" in diagram._repr_svg_()
+    assert "thread 0 never leaves the loop at line 2" in to_svg(diagram)
 
 
 # ----------------------------------------------------------------------------- over budget (item 4)
@@ -338,8 +340,8 @@ def test_show_and_check_give_one_simd_efficiency(capsys):
                            threadgroup=p.visible.threadgroup)
     problem.show()
     shown = capsys.readouterr().out
-    row = next(line for line in shown.splitlines() if line.startswith("|") and "%" in line)
-    shown_simd = [cell.strip() for cell in row.strip("|").split("|")][3]
+    row = next(line for line in shown.splitlines() if line.startswith("yours") and "%" in line)
+    shown_simd = [cell.strip() for cell in row.strip("|").split("|")][4]
     result = problem.check(quiet=True)
     (sentence,) = [s for s in result.over_budget if "SIMD-group lanes busy" in s]
     assert sentence.startswith(f"keeps {shown_simd} of its SIMD-group lanes busy on the visible test"), (shown_simd,

@@ -142,6 +142,9 @@ class Explorer:
         self.cost = W.HTML()  # the cost model's figures, when the run carries a profile
         self.cost.add_class("mp-cost")
         self.step_index = 0
+        #: Whether the diagram shows the run as it stood at ``step_index`` (from the first step,
+        #: slider move or finding jump on) rather than the whole run, which it shows on opening.
+        self.diagram_follows_step = False
         self.back = W.Button(description="\u25c0 step back", layout=W.Layout(width="auto"))
         self.forward = W.Button(description="step \u25b6", layout=W.Layout(width="auto"))
         self.back.add_class("mp-back")
@@ -238,7 +241,7 @@ class Explorer:
     def _on_step_slider(self, change) -> None:
         if change["new"] - 1 != self.step_index:
             self.step_index = change["new"] - 1
-            self.refresh_steps()
+            self._stepped()
 
     def _refresh_unless_jumping(self) -> None:
         if not self._jumping:
@@ -263,6 +266,7 @@ class Explorer:
             self.phase.value = -1 if target.phase is None else target.phase
             if target.step is not None:
                 self.step_index = target.step
+                self.diagram_follows_step = True
         finally:
             self._jumping = False
         site = next(s for s in self.model.findings() if s.number == number)
@@ -272,7 +276,13 @@ class Explorer:
 
     def move(self, delta: int) -> None:
         self.step_index = min(max(self.step_index + delta, 0), max(self.model.n_steps - 1, 0))
+        self._stepped()
+
+    def _stepped(self) -> None:
+        """After a step: the listing and variables, then the diagram as the run stood then."""
+        self.diagram_follows_step = True
         self.refresh_steps()
+        self.diagram.value = self._diagram_svg(self.lane)
 
     # ---------------------------------------------------------------- drawing
     def refresh(self) -> None:
@@ -291,11 +301,13 @@ class Explorer:
         """The diagram of one thread's accesses, in a wrapper that says whose and which phase
         (``data-shows``): the diagram arrives last and is large, and a reader of the page (a
         browser test) can tell the diagram of the selection from the one before."""
-        filtered = self.model.filtered_result(lane, self.selected_phase)
+        step = self.step_index if self.diagram_follows_step and self.model.n_steps else None
+        filtered = self.model.filtered_result(lane, self.selected_phase, step=step)
         group = int(self.model.result.lanes.group[lane])
         svg = to_svg(draw_run(filtered, title=self.title, max_groups=self.model.n_groups, only_group=group))
         phase = "all phases" if self.selected_phase is None else f"phase {self.selected_phase}"
-        shows = html.escape(f"{self.model.describe(lane)}, {phase}", quote=True)
+        when = "" if step is None else f", at step {step + 1}"
+        shows = html.escape(f"{self.model.describe(lane)}, {phase}{when}", quote=True)
         return f"<div class='mp-diagram-view' data-shows='{shows}'>{svg}</div>"
 
     def _cost_html(self, lane: int) -> str:
@@ -344,16 +356,13 @@ class Explorer:
         if self.selected_phase is not None and self.model.accesses(lane):
             return f"this thread did nothing in phase {self.selected_phase}"
         m = self.model
-        source = m.source_lines()
-        was_active = m.step(0, lane)["active"] if m.n_steps else False
-        for k in range(1, m.n_steps):
-            active = m.step(k, lane)["active"]
-            if was_active and not active:
-                line = m.step(k - 1, lane)["line"]
-                code = source[line - 1].strip() if line is not None and 0 < line <= len(source) else ""
-                return (f"this thread did nothing: the condition on line {line} (<code>{html.escape(code)}</code>) "
-                        "is false for it, so it skipped the statements that touch memory")
-            was_active = active
+        sat_out = m.skipped(lane)
+        if sat_out is not None and sat_out.guard_line is not None:
+            line = sat_out.guard_line
+            source = m.source_lines()
+            code = source[line - 1].strip() if 0 < line <= len(source) else ""
+            return (f"this thread did nothing: the condition on line {line} (<code>{html.escape(code)}</code>) "
+                    "is false for it, so it skipped the statements that touch memory")
         return "this thread did nothing: it read and wrote no device or threadgroup memory"
 
     def refresh_steps(self) -> None:

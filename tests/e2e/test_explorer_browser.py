@@ -647,8 +647,6 @@ def test_guard_finding_click_shows_the_out_of_bounds_thread_line_and_value(lab: 
     lab.shot("guard-finding", ex)
 
 
-@pytest.mark.xfail(strict=True, reason="needs issue 21 item 1 (the trace records the index a thread computed), "
-                                       "which the explorer-model branch brings; remove this mark when merged")
 def test_guard_a_spare_thread_shows_its_own_out_of_bounds_accesses(lab: Lab) -> None:
     from playwright.sync_api import expect
 
@@ -684,13 +682,13 @@ def test_dot_product_race_click_shows_the_thread_and_the_line(lab: Lab) -> None:
     lab.shot("dot-race-finding", ex)
 
 
-@pytest.mark.xfail(strict=True, reason="needs issue 21 item 2 (the step of a finding), which the explorer-model "
-                                       "branch brings; remove this mark when merged")
 def test_dot_product_race_click_lands_on_the_racing_iteration(lab: Lab) -> None:
     from playwright.sync_api import expect
 
     ex = _click_dot_race(lab)
     expect(variable(ex, "s")).to_have_text("2", timeout=5_000)  # the read at s = 2, not the first pass at s = 4
+    # The diagram shows the run as it stood at that step, not the whole run.
+    expect(ex.locator(".mp-diagram .mp-diagram-view")).to_have_attribute("data-shows", re.compile(r"at step \d+$"))
 
 
 def _within(box: dict | None, width: int, height: int) -> bool:

@@ -33,7 +33,7 @@ def test_feedback_on_a_hidden_test_hides_its_values() -> None:
     # Every number left is a test's size, launch, count or line: nothing computed from its data.
     shapes = " ".join(f"{t['label']} {t['grid']} {t['threadgroup']} {t['mismatches']}" for t in summary["tests"])
     assert _numbers(text) <= _numbers(shapes) | {"3", "4"}  # "3 of 4 tests fail"
-    assert "hidden test: 1 random values" in text and "stay hidden" in text
+    assert "hidden test: 1 random value " in text and "stay hidden" in text
     assert "wrong output at 1 position" in text
 
 
