@@ -343,11 +343,13 @@ COUNTS, COST = ("counts of this thread's accesses", ".mp-counts"), ("cost model 
 
 
 def expect_diagram_of(explorer, shows: str) -> None:
-    """Until the diagram drawn is the one of ``shows`` (thread and phase): the explorer sends the
-    diagram last, after the texts, so a test that reads them may still see the diagram before."""
+    """Until the diagram drawn is the one of ``shows`` (thread and phase, and the step it stands at
+    once the learner stepped or jumped): the explorer sends the diagram last, after the texts, so a
+    test that reads them may still see the diagram before."""
     from playwright.sync_api import expect
 
-    expect(explorer.locator(".mp-diagram .mp-diagram-view")).to_have_attribute("data-shows", shows)
+    expect(explorer.locator(".mp-diagram .mp-diagram-view")).to_have_attribute(
+        "data-shows", re.compile(re.escape(shows) + r"(, at step \d+)?$"))
 
 
 def open_section(explorer, section: tuple[str, str]) -> None:
@@ -548,7 +550,7 @@ def test_findings_are_listed_and_a_click_jumps_to_them(lab: Lab) -> None:
     expect(ex.locator(".mp-source .mp-line", has=lab.page.locator(".mp-finding-line"))).to_contain_text(
         "total += shared[li - 1];")
     # The diagram marks the race: the element and the two threads (the marks' line width).
-    assert ex.locator(".mp-diagram").inner_html().count("stroke-width='2.5'") >= 1
+    assert ex.locator(".mp-diagram").inner_html().count('stroke-width="2.5"') >= 1
     lab.shot("racy-before-jump", ex)
 
     findings.first.click()
