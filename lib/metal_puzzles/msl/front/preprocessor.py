@@ -19,6 +19,7 @@ KNOWN_SYSTEM_HEADERS = {
     "metal_stdlib", "metal_math", "metal_atomic", "metal_simdgroup", "metal_integer",
     "metal_compute", "metal_common", "metal_geometric", "metal_relational", "metal_numeric",
     "metal_types", "metal_pack", "metal_limits", "simd/simd.h", "metal_simdgroup_matrix",
+    "metal_array", "metal_type_traits",
 }
 
 
