@@ -372,6 +372,9 @@ class FuncDef(Node):
     namespace: tuple[str, ...] = ()
     #: Declared 'constexpr': a call with constant arguments may appear where C++ needs a constant.
     constexpr: bool = False
+    #: An explicit specialisation's template arguments ('template <> float2 one<float2>()'): the
+    #: body used when a call to the function template ``name`` binds exactly these.
+    specialization: list | None = None
 
 
 @dataclass(eq=False)

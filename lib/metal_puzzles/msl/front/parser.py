@@ -847,7 +847,8 @@ class Parser:
             return self.parse_static_assert()
         template_params: list[ast.TemplateParam] = []
         saved_types = set(self.type_names)
-        if self.accept_word("template"):
+        is_template = self.accept_word("template")
+        if is_template:
             template_params = self.parse_template_params()
             if self.tok.kind == "id" and self.tok.text == "class":
                 raise CompileError("class templates are not supported by the simulator (struct templates are)",
@@ -879,9 +880,19 @@ class Parser:
         # A function has '(' after its name; anything else is a global variable.
         if self.tok.text == "operator" and self.tok.kind == "id":
             self._operator_name()
+        name: Token | None = None
+        specialization: list | None = None
         if self.tok.kind == "id" and self.peek().is_op("("):
             name = self.advance()
-            self.advance()
+        elif (is_template and not template_params and self.tok.kind == "id" and self.peek().is_op("<")
+                and self.tok.text in self.template_names):
+            # An explicit specialisation of a function template: 'template <> float2 one<float2>()'.
+            name = self.advance()
+            specialization = self.parse_template_args()
+            if not self.tok.is_op("("):
+                raise CompileError(f"expected '(' after the specialisation '{name.text}<...>'", self.tok.pos)
+        if name is not None:
+            self.advance()  # '('
             params = self._parse_params()
             self._skip_attributes()
             while self.accept_word("const", "noexcept", "thread", "device", "constant"):
@@ -897,7 +908,7 @@ class Parser:
                     self.type_names.discard(p.name)
             constexpr = any(tok.text == "constexpr" for tok in self.toks[start_i:self.i])
             return ast.FuncDef(name.pos, name.text, spec, params, body, template_params, is_kernel,
-                               constexpr=constexpr)
+                               constexpr=constexpr, specialization=specialization)
         self.i = start_i
         decl = self.parse_declaration()
         if template_params:

@@ -45,7 +45,10 @@ class Checker(TypeResolution, Declarations, Statements, Conversions, Expressions
             if item.is_kernel:
                 raise CompileError("kernel functions cannot be defined in the header; the kernel body is "
                                    "the 'source' string", item.pos)
-            self.func_defs.setdefault(item.name, []).append(item)
+            if item.specialization is not None:
+                self.func_specializations.setdefault(item.name, []).append(item)
+            else:
+                self.func_defs.setdefault(item.name, []).append(item)
         elif isinstance(item, ast.TypeAlias):
             self._declare_alias(item)
         elif isinstance(item, ast.StructDef):

@@ -131,7 +131,9 @@ class Calls(CheckerState):
             exact.sort(key=lambda c: sum(1 for p in c[0].params
                                          if p.type_spec.name in {t.name for t in c[0].template_params}))
             fd, binding = exact[0]
-        inst = self._instantiate(fd, binding, e.pos)
+        explicit_spec = self._explicit_specialization(fd, binding)
+        inst = (self._instantiate(explicit_spec, {}, e.pos) if explicit_spec is not None
+                else self._instantiate(fd, binding, e.pos))
         converted = []
         for p, a in zip(inst.params, args, strict=False):
             if p.kind == VarKind.REF:
@@ -154,6 +156,26 @@ class Calls(CheckerState):
         e.target = inst
         e.ty = inst.ret
         return e
+
+    def _explicit_specialization(self, fd: ast.FuncDef, binding: dict) -> ast.FuncDef | None:
+        """The explicit specialisation of function template ``fd`` ('template <> T f<float>()')
+        whose template arguments are the ones the call bound, if one was declared."""
+        if not fd.template_params:
+            return None
+        bound = [binding[tp.name] for tp in fd.template_params]
+        for spec in self.func_specializations.get(fd.name, []):
+            saved_namespace = self.enter_namespace(spec.namespace)
+            try:
+                values = [self.resolve_type(a) if isinstance(a, ast.TypeSpec)
+                          else self.const_int(a, "template argument") for a in spec.specialization or []]
+            finally:
+                self.namespace = saved_namespace
+            if len(values) != len(bound):
+                raise CompileError(f"the specialisation of '{fd.name}' gives {len(values)} template argument(s), "
+                                   f"the template takes {len(bound)}", spec.pos)
+            if values == bound:
+                return spec
+        return None
 
     def _exact(self, fd: ast.FuncDef, binding: dict, args: list[ast.Expr]) -> bool:
         saved = self.scope

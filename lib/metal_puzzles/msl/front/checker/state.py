@@ -75,6 +75,8 @@ class CheckerState:
         self.scope = self.globals
         self.func: FunctionContext | None = None
         self.func_defs: dict[str, list[ast.FuncDef]] = {}
+        #: Explicit specialisations of function templates, by the template's qualified name.
+        self.func_specializations: dict[str, list[ast.FuncDef]] = {}
         self.instances: dict[tuple, FuncInstance] = {}
         self.threadgroup_arrays: list[Var] = []
         self.instantiating: list[str] = []
