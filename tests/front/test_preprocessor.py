@@ -5,7 +5,11 @@ from __future__ import annotations
 import pytest
 
 from metal_puzzles.msl import CompileError
-from metal_puzzles.msl.front.preprocessor import MAX_EXPANSION_TOKENS, MAX_SHADER_EXPANSION_TOKENS, Preprocessor
+from metal_puzzles.msl.front.preprocessor import (
+    MAX_EXPANSION_TOKENS,
+    MAX_SHADER_EXPANSION_TOKENS,
+    Preprocessor,
+)
 
 
 def texts(src: str) -> list[str]:
