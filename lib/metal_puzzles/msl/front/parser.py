@@ -15,6 +15,7 @@ QUALIFIERS = ("const", "volatile", "static", "constexpr", "inline", "METAL_FUNC"
 BUILTIN_TEMPLATE_NAMES = {
     "static_cast", "reinterpret_cast", "const_cast", "as_type", "numeric_limits", "metal::numeric_limits",
     "vec", "atomic", "Limits", "metal::vec", "make_filled_simdgroup_matrix", "metal::make_filled_simdgroup_matrix",
+    "declval", "metal::declval",
 }
 TEMPLATE_TYPE_NAMES = {"vec", "atomic", "metal::vec", "metal::atomic", "array", "metal::array", "simdgroup_matrix",
                        "metal::simdgroup_matrix"}

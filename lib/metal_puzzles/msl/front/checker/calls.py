@@ -54,6 +54,8 @@ class Calls(CheckerState):
         if not isinstance(e.func, ast.Name):
             raise CompileError("only named functions can be called", e.pos)
         name = e.func.ident
+        if name.removeprefix("::").removeprefix("metal::") == "declval" and self.lookup_name(name) is None:
+            return self._declval(e)
         sym = self.lookup_name(name)
         if isinstance(sym, Var):
             raise CompileError(f"'{name}' is a variable, not a function", e.pos)
@@ -78,6 +80,18 @@ class Calls(CheckerState):
             args.append(self.expr(a))
         e.target = b
         e.ty = b.check(self, e, args, e.func.template_args)
+        return e
+
+    def _declval(self, e: ast.Call) -> ast.Expr:
+        """``metal::declval<T>()``: a value of type T that is never computed, so only an
+        unevaluated operand (decltype) may use it, as in C++."""
+        targs = e.func.template_args or []
+        if len(targs) != 1 or not isinstance(targs[0], ast.TypeSpec) or e.args:
+            raise CompileError("declval takes one type and no arguments ('metal::declval<T>()')", e.pos)
+        if not self.unevaluated_depth:
+            raise CompileError("metal::declval<T>() may only be used in an unevaluated operand such as "
+                               "decltype(...): it has no value to compute", e.pos)
+        e.ty = self.resolve_type(targs[0])
         return e
 
     def _fold_constexpr_call(self, e: ast.Call) -> ast.Expr | None:

@@ -95,5 +95,8 @@ class CheckerState:
         self.struct_members: dict[Any, dict[str, Any]] = {}
         # The constexpr functions being evaluated, innermost last (their nesting is bounded).
         self.constexpr_calls: list[str] = []
+        # How deep the checker is inside an unevaluated operand (decltype): only there may
+        # 'metal::declval<T>()' stand for a value of type T.
+        self.unevaluated_depth = 0
         # Variable template instances, by (template, argument values).
         self.variable_instances: dict[tuple, Any] = {}
