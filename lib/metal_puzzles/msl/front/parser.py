@@ -936,6 +936,7 @@ class Parser:
             raise CompileError("struct inheritance is not supported by the simulator", self.tok.pos)
         self.expect("{", "to open the struct definition")
         self.type_names.add(name.text)  # usable inside, e.g. as a member function's return type
+        outer_type_names = set(self.type_names)
         fields: list[ast.Declarator] = []
         methods: list[ast.FuncDef] = []
         member_types: list[ast.TypeAlias] = []
@@ -1015,6 +1016,9 @@ class Parser:
                 if not self.accept(","):
                     break
             self.expect(";", "after the member declaration")
+        # A member type is named 'S::type' outside the struct: its bare name leaves scope with the
+        # struct, so a variable called 'type' after it is a variable, as in C++.
+        self.type_names -= {alias.name for alias in member_types} - outer_type_names
         if self.tok.kind == "id":
             raise CompileError("declaring variables in a struct definition is not supported; declare them "
                                "separately", self.tok.pos)
