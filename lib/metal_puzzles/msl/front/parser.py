@@ -61,6 +61,9 @@ class Parser:
         # Names that denote types (typedefs, template parameters) besides builtins.
         self.type_names: set[str] = set(type_names or ())
         self.template_names: set[str] = set(template_names or ()) | BUILTIN_TEMPLATE_NAMES
+        # Unqualified type names that the parameters of the function being parsed hide in its body
+        # ('const float array[]' makes 'array[0]' an element, not a use of metal::array).
+        self.hidden_type_names: set[str] = set()
         # The namespace being parsed ('namespace a { namespace b {' gives ('a', 'b')): names declared
         # here are qualified with it.
         self.namespace: tuple[str, ...] = ()
@@ -135,6 +138,8 @@ class Parser:
         return ("::" + name if rooted else name), n
 
     def is_type_name(self, name: str) -> bool:
+        if name in self.hidden_type_names:
+            return False
         name = name.removeprefix("::")
         if name in ("auto", "decltype"):
             return True
@@ -314,6 +319,16 @@ class Parser:
         while self.tok.kind != "eof":
             stmts.append(self.parse_statement())
         return ast.Block(start, stmts)
+
+    def parse_function_body(self, params: list[ast.Param]) -> ast.Block:
+        """A function's body, where its parameters' names hide any type of the same name."""
+        hidden = {p.name for p in params if p.name and self.is_type_name(p.name)}
+        saved = self.hidden_type_names
+        self.hidden_type_names = saved | hidden
+        try:
+            return self.parse_block()
+        finally:
+            self.hidden_type_names = saved
 
     def parse_block(self) -> ast.Block:
         start = self.expect("{").pos
@@ -903,7 +918,7 @@ class Parser:
             if self.accept(";"):
                 self.type_names = saved_types | {a for a in self.type_names if a not in {p.name for p in template_params}}
                 return None  # a prototype; the definition follows
-            body = self.parse_block()
+            body = self.parse_function_body(params)
             for p in template_params:
                 if p.name not in saved_types:
                     self.type_names.discard(p.name)
@@ -990,7 +1005,7 @@ class Parser:
                     # Advance first: 'const const' must not stop the loop from moving on.
                     qualifier = self.advance().text
                     const_method = const_method or qualifier == "const"
-                body = self.parse_block()
+                body = self.parse_function_body(params)
                 methods.append(ast.FuncDef(fname.pos, fname.text, spec, params, body, const_method=const_method))
                 continue
             first = True

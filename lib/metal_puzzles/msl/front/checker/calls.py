@@ -197,7 +197,7 @@ class Calls(CheckerState):
         for k, v in binding.items():
             self.scope.names[k] = ("type", v) if isinstance(v, Type) else Var(k, INT, VarKind.CONST, fd.pos, const_value=v)
         try:
-            return all(self.resolve_type(p.type_spec) == self.rvalue(a).ty for p, a in zip(fd.params, args, strict=False))
+            return all(self.param_type(p.type_spec) == self.rvalue(a).ty for p, a in zip(fd.params, args, strict=False))
         finally:
             self.scope = saved
 
@@ -266,11 +266,21 @@ class Calls(CheckerState):
             if isinstance(a1, ast.Name) and a1.ident in tparams and a1.ident not in binding:
                 binding[a1.ident] = t.n
 
+    def param_type(self, spec: ast.TypeSpec) -> Type:
+        """A parameter's type: an array parameter, sized ('float a[4]') or not ('float a[]'), is a
+        pointer to its first element, as in C."""
+        if spec.array_dims and spec.array_dims[0] is None:
+            elem = ast.TypeSpec(spec.pos, spec.name, spec.args, spec.const, spec.space, list(spec.pointers), False,
+                                spec.array_dims[1:], spec.member)
+            return PointerType(self.resolve_type(elem), spec.space or AddressSpace.THREAD, spec.const)
+        ty = self.resolve_type(spec)
+        if isinstance(ty, ArrayType):
+            ty = PointerType(ty.elem, spec.space or AddressSpace.THREAD, spec.const)
+        return ty
+
     def param_var(self, p: ast.Param) -> Var:
         """A function parameter as a variable of the function being instantiated (in scope)."""
-        pty = self.resolve_type(p.type_spec)
-        if isinstance(pty, ArrayType):
-            pty = PointerType(pty.elem, p.type_spec.space or AddressSpace.THREAD, p.type_spec.const)
+        pty = self.param_type(p.type_spec)
         if p.type_spec.reference:
             var = Var(p.name or "_", pty, VarKind.REF, p.pos, slot=self.new_slot(), mutable=not p.type_spec.const)
             var.space = p.type_spec.space or AddressSpace.THREAD
