@@ -1019,9 +1019,16 @@ class Parser:
                 member_spec = ast.TypeSpec(member_spec.pos, member_spec.name, member_spec.args, member_spec.const,
                                            member_spec.space, list(member_spec.pointers), member_spec.reference, [],
                                            member_spec.member)
-                while self.accept("["):
+                while self.tok.is_op("[") and not self.peek().is_op("["):
+                    self.advance()
                     member_spec.array_dims.append(self.parse_expression())
                     self.expect("]", "to close the array size")
+                if self.tok.is_op("[") and self.peek(2).text == "id":
+                    raise CompileError("argument buffers (struct members with [[id(n)]]) are not supported by the "
+                                       "simulator; pass each buffer as a kernel parameter of its own", self.tok.pos)
+                if self.tok.is_op("["):
+                    raise CompileError(f"attributes on struct members ([[{self.peek(2).text}]]) are not supported by "
+                                       "the simulator", self.tok.pos)
                 init = None
                 if self.accept("="):
                     init = self.parse_initializer()
