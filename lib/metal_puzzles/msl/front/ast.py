@@ -394,6 +394,24 @@ class TypeAlias(Node):
 
 
 @dataclass(eq=False)
+class Enumerator(Node):
+    name: str
+    value: Expr | None  # None: one more than the enumerator before it (0 for the first)
+
+
+@dataclass(eq=False)
+class EnumDef(Node):
+    """``enum class Name : uchar { A, B = 4 };`` (scoped) or ``enum Name { A, B };`` (whose
+    enumerators are also names of the enclosing namespace)."""
+
+    name: str
+    enumerators: list[Enumerator]
+    underlying: TypeSpec | None = None  # None: int
+    scoped: bool = True
+    namespace: tuple[str, ...] = ()  # ``name`` is qualified with it
+
+
+@dataclass(eq=False)
 class StructDef(Node):
     """``struct Name { members; member functions };`` in the header. A member's declarator
     carries its default member initializer, if any."""

@@ -772,6 +772,10 @@ class Parser:
             _add_suffixes(self.type_names, item.name)
             if item.template_params or item.specialization is not None:
                 _add_suffixes(self.template_names, item.name)
+        elif isinstance(item, ast.EnumDef):
+            item.name = prefix + item.name
+            item.namespace = ns
+            _add_suffixes(self.type_names, item.name)
         elif isinstance(item, ast.TypeAlias):
             item.name = prefix + item.name
             item.namespace = ns
@@ -856,7 +860,9 @@ class Parser:
             raise CompileError("namespaces in the header are not supported by the simulator", t.pos)
         if t.kind == "id" and t.text == "struct":
             return self.parse_struct()
-        if t.kind == "id" and t.text in ("class", "union", "enum"):
+        if t.kind == "id" and t.text == "enum":
+            return self.parse_enum()
+        if t.kind == "id" and t.text in ("class", "union"):
             raise CompileError(f"'{t.text}' definitions are not supported by the simulator (a 'struct' with "
                                "members and member functions is)", t.pos)
         if t.kind == "id" and t.text == "static_assert":
@@ -933,6 +939,35 @@ class Parser:
             self.template_names.add(decl.declarators[0].name)
             self.type_names = saved_types | {n for n in self.type_names if n not in {p.name for p in template_params}}
         return ast.GlobalDecl(t.pos, decl, template_params=template_params)
+
+    def parse_enum(self) -> ast.EnumDef:
+        """``enum [class|struct] Name [: type] { A [= constant], ... };`` at namespace scope."""
+        start = self.advance()  # 'enum'
+        scoped = self.accept_word("class", "struct") is not None
+        name = self.expect_ident("an enumeration name")
+        underlying = None
+        if self.accept(":"):
+            underlying = self.parse_type_spec()
+        if self.tok.is_op(";"):
+            raise CompileError("an enumeration needs its enumerators here ('enum class E { A, B };'): the "
+                               "simulator has no opaque enum declarations", self.tok.pos)
+        self.expect("{", "to open the enumeration")
+        enumerators: list[ast.Enumerator] = []
+        while not self.accept("}"):
+            if self.tok.kind == "eof":
+                raise CompileError(f"expected '}}' to close enumeration '{name.text}'", start.pos)
+            ident = self.expect_ident("an enumerator name")
+            value = self.parse_ternary() if self.accept("=") else None
+            enumerators.append(ast.Enumerator(ident.pos, ident.text, value))
+            if not self.accept(","):
+                self.expect("}", "to close the enumeration")
+                break
+        if self.tok.kind == "id":
+            raise CompileError("declaring variables in an enumeration's definition is not supported; declare them "
+                               "separately", self.tok.pos)
+        self.expect(";", "after the enumeration")
+        self.type_names.add(name.text)
+        return ast.EnumDef(name.pos, name.text, enumerators, underlying, scoped)
 
     def parse_struct(self, template_params: list[ast.TemplateParam] | None = None) -> ast.StructDef | None:
         """``struct Name { members and member functions };``, a struct template
