@@ -42,6 +42,11 @@ class Checker(TypeResolution, Declarations, Statements, Conversions, Expressions
 
     def _add_header_item(self, item: ast.Node) -> None:
         if isinstance(item, ast.FuncDef):
+            if item.is_kernel and item.namespace:
+                # A whole shader's kernels at file scope are taken apart before the checker sees the rest.
+                raise CompileError(f"kernel function '{item.name}' is declared inside namespace "
+                                   f"'{'::'.join(item.namespace)}': the simulator takes kernel functions at file "
+                                   "scope only", item.pos)
             if item.is_kernel:
                 raise CompileError("kernel functions cannot be defined in the header; the kernel body is "
                                    "the 'source' string", item.pos)
