@@ -325,6 +325,8 @@ class StaticAssert(Stmt):
 
     condition: Expr
     message: str = ""
+    #: The namespace it is written in (at namespace scope): its names are looked up from there.
+    namespace: tuple[str, ...] = ()
 
 
 @dataclass(eq=False)

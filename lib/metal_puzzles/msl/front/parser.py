@@ -772,6 +772,8 @@ class Parser:
             _add_suffixes(self.type_names, item.name)
             if item.template_params or item.specialization is not None:
                 _add_suffixes(self.template_names, item.name)
+        elif isinstance(item, ast.StaticAssert):
+            item.namespace = ns
         elif isinstance(item, ast.EnumDef):
             item.name = prefix + item.name
             item.namespace = ns
