@@ -5,7 +5,11 @@ from __future__ import annotations
 import pytest
 
 from metal_puzzles.msl import CompileError
-from metal_puzzles.msl.front.preprocessor import MAX_EXPANSION_TOKENS, Preprocessor
+from metal_puzzles.msl.front.preprocessor import (
+    MAX_EXPANSION_TOKENS,
+    MAX_SHADER_EXPANSION_TOKENS,
+    Preprocessor,
+)
 
 
 def texts(src: str) -> list[str]:
@@ -51,6 +55,16 @@ def test_exponential_macro_is_stopped() -> None:
         Preprocessor().process(defs + "float y = A29;", "source")
     assert err.value.line == 31  # the use of the macro, not its definition
 
+
+
+def test_expansion_bound_is_the_callers() -> None:
+    """A whole shader file gets a larger bound than a kernel body; the message names the bound in force."""
+    text = "int y = 0;\n" * 12_000  # 60,000 tokens
+    assert len(Preprocessor(MAX_SHADER_EXPANSION_TOKENS).process(text, "source")) == 60_000
+    with pytest.raises(CompileError, match="more than 50000 tokens"):
+        Preprocessor().process(text, "source")
+    with pytest.raises(CompileError, match="more than 1000 tokens"):
+        Preprocessor(1000).process(text, "source")
 
 def test_pragma_operator_is_dropped_like_a_pragma_line() -> None:
     """_Pragma("...") (MLX's MLX_MTL_PRAGMA_UNROLL) only hints the compiler: it leaves no tokens."""

@@ -8,6 +8,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from metal_puzzles.msl import CompileError
+
 from .conftest import one, out0, run
 
 
@@ -249,6 +251,20 @@ def test_include_and_using_namespace_are_accepted() -> None:
     """`#include <metal_stdlib>` and `using namespace metal;` are harmless in the header."""
     header = "#include <metal_stdlib>\n#include <metal_simdgroup>\nusing namespace metal;\nfloat h(float x) { return metal::abs(x); }"
     assert one("out[0] = h(-2.0f);", header=header) == 2.0
+
+
+def test_array_and_type_traits_headers_are_accepted() -> None:
+    """<metal_array> and <metal_type_traits> are standard Metal headers (PyTorch's c10/metal headers
+    include them); what they declare is built in, so including them changes nothing."""
+    header = ("#include <metal_array>\n#include <metal_type_traits>\n"
+              "template <typename T> int width() { return metal::is_same_v<T, short> ? 2 : 4; }")
+    assert one("out[0] = width<short>() * 10 + width<float>();", "int32", header=header) == 24
+
+
+def test_unknown_header_names_the_file() -> None:
+    """A header the simulator does not provide is an error naming it, not silently skipped."""
+    with pytest.raises(CompileError, match="'metal_arrays' file not found"):
+        one("out[0] = 1;", header="#include <metal_arrays>")
 
 
 def test_pragmas_are_ignored() -> None:

@@ -106,3 +106,18 @@ def test_anonymous_and_inline_namespaces_are_found_from_the_enclosing_one() -> N
     namespace lib { inline namespace v2 { inline float f(float x) { return 2.0f * x; } } }
     """
     assert one("out[0] = hidden(1.0f) + lib::f(3.0f);", header=header) == 8.0
+
+
+def test_a_static_assert_in_a_namespace_sees_its_names() -> None:
+    """A namespace-scope static_assert is checked where it is written: unqualified names are
+    the namespace's own (c10/metal/indexing.h asserts on its ILP_PER_THREAD this way)."""
+    header = """
+    namespace lib { namespace detail {
+    constant constexpr int WIDTH = 4;
+    static_assert(WIDTH == 4, "WIDTH must be 4");
+    } }
+    """
+    assert one("out[0] = lib::detail::WIDTH;", "int32", header=header) == 4
+    failing = header.replace("WIDTH == 4,", "WIDTH == 5,")
+    with pytest.raises(CompileError, match="static assertion failed: WIDTH must be 4"):
+        one("out[0] = 0;", "int32", header=failing)

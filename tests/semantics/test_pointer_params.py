@@ -15,7 +15,7 @@ import pytest
 
 from metal_puzzles.msl import CompileError, SanitizerError
 
-from .conftest import out0, run
+from .conftest import one, out0, run
 
 
 def test_move_input_and_output_to_the_row_of_the_thread() -> None:
@@ -120,3 +120,27 @@ def test_counts_follow_the_moved_pointer() -> None:
     assert res.outputs[0].tolist() == [float(2 * i + 1) for i in range(8)]
     assert res.counts.max() == {"global_reads": 2, "global_writes": 1, "shared_reads": 0, "shared_writes": 0,
                                 "atomics": 0}
+
+
+def test_an_unsized_array_parameter_is_a_pointer_to_its_first_element() -> None:
+    """'const float c[]' as a parameter is 'const thread float* c' (C's array parameter decay):
+    the callee reads the caller's array through it."""
+    header = """
+    float horner(float x, const float c[], int n) {
+      float acc = 0.0f;
+      for (int k = 0; k < n; k++) { acc = acc * x + c[k]; }
+      return acc;
+    }"""
+    assert one("const float c[3] = {1.0f, 2.0f, 3.0f};\nout[0] = horner(2.0f, c, 3);", header=header) == 11.0
+
+
+def test_a_parameter_named_like_a_type_hides_it_in_the_body() -> None:
+    """A parameter called 'array' (metal::array is a type) or named like a struct is the
+    parameter inside the function, as in C++ (PyTorch's special_math.h names one 'array')."""
+    header = """
+    using namespace metal;
+    struct Pair { float a; float b; };
+    float first(const float array[], int Pair) { return array[0] + float(Pair); }
+    """
+    assert one("const float v[2] = {4.0f, 5.0f};\nPair p = {1.0f, 2.0f};\nout[0] = first(v, 3) + p.b;",
+               header=header) == 9.0

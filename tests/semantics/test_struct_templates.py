@@ -99,3 +99,26 @@ def test_two_matching_partial_specialisations_are_a_compile_error() -> None:
                header=header) == 1.0 + 20.0 + 100.0
     with pytest.raises(CompileError, match=r"more than one partial specialisation of 'Pick' matches <float, int>"):
         one("out[0] = Pick<float, int>::k;", header=header)
+
+
+def test_a_member_type_name_stays_inside_its_struct() -> None:
+    """'using type = float;' in a struct names 'S::type'; after the struct, 'type' is free for a
+    variable or a parameter (c10/metal's helpers take a 'ScalarType type' and switch on it)."""
+    header = """
+    template <typename T> struct Widen { using type = float; };
+    struct Tag { typedef int type; };
+    int pick(int type) { switch (type) { case 1: return 5; default: return 7; } }
+    """
+    src = "int type = 1;\nWiden<half>::type w = 0.5f;\nTag::type t = 2;\nout[0] = float(pick(type) + t) + w;"
+    assert one(src, header=header) == 7.5
+
+
+def test_a_member_type_is_still_a_type_inside_its_struct() -> None:
+    header = """
+    struct Acc {
+      using value_type = int;
+      value_type total;
+      value_type add(value_type x) { total += x; return total; }
+    };
+    """
+    assert one("Acc a = {1};\na.add(2);\nout[0] = a.add(4);", "int32", header=header) == 7

@@ -187,3 +187,33 @@ def test_variadic_templates_are_a_located_compile_error() -> None:
     with pytest.raises(CompileError, match="variadic templates") as info:
         one("out[0] = 1.0f;", header="template <typename F, typename... Args> float g(F f) { return 1.0f; }")
     assert (info.value.pos.line, info.value.pos.col) == (1, 31)
+
+
+# --------------------------------------------------------------------------- declval
+def test_declval_gives_the_type_of_an_expression_on_a_type() -> None:
+    """decltype(metal::declval<A>() + metal::declval<B>()) is the type of 'a + b' (the usual
+    arithmetic conversions): half + float is float, short + short is int (promotion)."""
+    header = """
+    template <typename A, typename B>
+    using sum_t = decltype(::metal::declval<A>() + ::metal::declval<B>());
+    """
+    src = ("out[0] = (metal::is_same_v<sum_t<half, float>, float> ? 1 : 0)"
+           " + (metal::is_same_v<sum_t<short, short>, int> ? 10 : 0)"
+           " + (metal::is_same_v<sum_t<uint, int>, uint> ? 100 : 0);")
+    assert one(src, "int32", header=header) == 111
+
+
+def test_declval_of_a_helper_call_gives_its_return_type() -> None:
+    header = """
+    template <typename T> T twice(T x) { return x * T(2); }
+    template <typename T> using twice_t = decltype(twice(metal::declval<T>()));
+    """
+    assert one("twice_t<half> h = 1.5h; out[0] = metal::is_same_v<twice_t<half>, half> ? float(h) : -1.0f;",
+               header=header) == 1.5
+
+
+def test_declval_outside_an_unevaluated_operand_does_not_compile() -> None:
+    with pytest.raises(CompileError, match="only be used in an unevaluated operand"):
+        one("out[0] = metal::declval<float>();")
+    with pytest.raises(CompileError, match="one type and no arguments"):
+        one("decltype(metal::declval<float>(1.0f)) x = 1; out[0] = x;")

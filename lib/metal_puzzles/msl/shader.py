@@ -21,7 +21,7 @@ from .abi.shader import Binding, DeclaredParam, ShaderParam, describe_params
 from .abi.signature import ParamRole
 from .front import ast
 from .front.checker import Checker
-from .front.preprocessor import Preprocessor
+from .front.preprocessor import MAX_SHADER_EXPANSION_TOKENS, Preprocessor
 from .front.shader_unit import (
     Instantiation,
     KernelFunction,
@@ -88,7 +88,7 @@ class ShaderLibrary:
         text = f'#line 1 "{HEADER_FILE}"\n{header}\n#line 1 "{SHADER_FILE}"\n{source}' if header else source
         try:
             with _deep_stack():
-                tokens = Preprocessor().process(text, SHADER_FILE)
+                tokens = Preprocessor(MAX_SHADER_EXPANSION_TOKENS).process(text, SHADER_FILE)
                 self.unit: ShaderUnit = parse_shader(tokens, set(), set())
         except CompileError as err:
             raise err.with_registry(self.registry) from None
@@ -399,7 +399,7 @@ def _attribute_value(value, ty: Type):
 def declares_kernels(source: str) -> bool:
     """Whether a source defines kernel functions (a whole shader) rather than being a kernel body."""
     try:
-        tokens = Preprocessor().process(source, SHADER_FILE)
+        tokens = Preprocessor(MAX_SHADER_EXPANSION_TOKENS).process(source, SHADER_FILE)
     except CompileError:
         return False
     return any(declares_kernel(item) for item in top_level_items(tokens))

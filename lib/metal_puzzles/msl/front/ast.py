@@ -325,6 +325,8 @@ class StaticAssert(Stmt):
 
     condition: Expr
     message: str = ""
+    #: The namespace it is written in (at namespace scope): its names are looked up from there.
+    namespace: tuple[str, ...] = ()
 
 
 @dataclass(eq=False)
@@ -372,6 +374,9 @@ class FuncDef(Node):
     namespace: tuple[str, ...] = ()
     #: Declared 'constexpr': a call with constant arguments may appear where C++ needs a constant.
     constexpr: bool = False
+    #: An explicit specialisation's template arguments ('template <> float2 one<float2>()'): the
+    #: body used when a call to the function template ``name`` binds exactly these.
+    specialization: list | None = None
 
 
 @dataclass(eq=False)
@@ -387,6 +392,24 @@ class TypeAlias(Node):
     name: str
     type_spec: TypeSpec
     template_params: list[TemplateParam] = field(default_factory=list)
+    namespace: tuple[str, ...] = ()  # ``name`` is qualified with it
+
+
+@dataclass(eq=False)
+class Enumerator(Node):
+    name: str
+    value: Expr | None  # None: one more than the enumerator before it (0 for the first)
+
+
+@dataclass(eq=False)
+class EnumDef(Node):
+    """``enum class Name : uchar { A, B = 4 };`` (scoped) or ``enum Name { A, B };`` (whose
+    enumerators are also names of the enclosing namespace)."""
+
+    name: str
+    enumerators: list[Enumerator]
+    underlying: TypeSpec | None = None  # None: int
+    scoped: bool = True
     namespace: tuple[str, ...] = ()  # ``name`` is qualified with it
 
 

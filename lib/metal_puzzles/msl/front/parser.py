@@ -15,6 +15,7 @@ QUALIFIERS = ("const", "volatile", "static", "constexpr", "inline", "METAL_FUNC"
 BUILTIN_TEMPLATE_NAMES = {
     "static_cast", "reinterpret_cast", "const_cast", "as_type", "numeric_limits", "metal::numeric_limits",
     "vec", "atomic", "Limits", "metal::vec", "make_filled_simdgroup_matrix", "metal::make_filled_simdgroup_matrix",
+    "declval", "metal::declval",
 }
 TEMPLATE_TYPE_NAMES = {"vec", "atomic", "metal::vec", "metal::atomic", "array", "metal::array", "simdgroup_matrix",
                        "metal::simdgroup_matrix"}
@@ -60,6 +61,9 @@ class Parser:
         # Names that denote types (typedefs, template parameters) besides builtins.
         self.type_names: set[str] = set(type_names or ())
         self.template_names: set[str] = set(template_names or ()) | BUILTIN_TEMPLATE_NAMES
+        # Unqualified type names that the parameters of the function being parsed hide in its body
+        # ('const float array[]' makes 'array[0]' an element, not a use of metal::array).
+        self.hidden_type_names: set[str] = set()
         # The namespace being parsed ('namespace a { namespace b {' gives ('a', 'b')): names declared
         # here are qualified with it.
         self.namespace: tuple[str, ...] = ()
@@ -134,6 +138,8 @@ class Parser:
         return ("::" + name if rooted else name), n
 
     def is_type_name(self, name: str) -> bool:
+        if name in self.hidden_type_names:
+            return False
         name = name.removeprefix("::")
         if name in ("auto", "decltype"):
             return True
@@ -313,6 +319,16 @@ class Parser:
         while self.tok.kind != "eof":
             stmts.append(self.parse_statement())
         return ast.Block(start, stmts)
+
+    def parse_function_body(self, params: list[ast.Param]) -> ast.Block:
+        """A function's body, where its parameters' names hide any type of the same name."""
+        hidden = {p.name for p in params if p.name and self.is_type_name(p.name)}
+        saved = self.hidden_type_names
+        self.hidden_type_names = saved | hidden
+        try:
+            return self.parse_block()
+        finally:
+            self.hidden_type_names = saved
 
     def parse_block(self) -> ast.Block:
         start = self.expect("{").pos
@@ -756,6 +772,12 @@ class Parser:
             _add_suffixes(self.type_names, item.name)
             if item.template_params or item.specialization is not None:
                 _add_suffixes(self.template_names, item.name)
+        elif isinstance(item, ast.StaticAssert):
+            item.namespace = ns
+        elif isinstance(item, ast.EnumDef):
+            item.name = prefix + item.name
+            item.namespace = ns
+            _add_suffixes(self.type_names, item.name)
         elif isinstance(item, ast.TypeAlias):
             item.name = prefix + item.name
             item.namespace = ns
@@ -840,14 +862,17 @@ class Parser:
             raise CompileError("namespaces in the header are not supported by the simulator", t.pos)
         if t.kind == "id" and t.text == "struct":
             return self.parse_struct()
-        if t.kind == "id" and t.text in ("class", "union", "enum"):
+        if t.kind == "id" and t.text == "enum":
+            return self.parse_enum()
+        if t.kind == "id" and t.text in ("class", "union"):
             raise CompileError(f"'{t.text}' definitions are not supported by the simulator (a 'struct' with "
                                "members and member functions is)", t.pos)
         if t.kind == "id" and t.text == "static_assert":
             return self.parse_static_assert()
         template_params: list[ast.TemplateParam] = []
         saved_types = set(self.type_names)
-        if self.accept_word("template"):
+        is_template = self.accept_word("template")
+        if is_template:
             template_params = self.parse_template_params()
             if self.tok.kind == "id" and self.tok.text == "class":
                 raise CompileError("class templates are not supported by the simulator (struct templates are)",
@@ -879,9 +904,19 @@ class Parser:
         # A function has '(' after its name; anything else is a global variable.
         if self.tok.text == "operator" and self.tok.kind == "id":
             self._operator_name()
+        name: Token | None = None
+        specialization: list | None = None
         if self.tok.kind == "id" and self.peek().is_op("("):
             name = self.advance()
-            self.advance()
+        elif (is_template and not template_params and self.tok.kind == "id" and self.peek().is_op("<")
+                and self.tok.text in self.template_names):
+            # An explicit specialisation of a function template: 'template <> float2 one<float2>()'.
+            name = self.advance()
+            specialization = self.parse_template_args()
+            if not self.tok.is_op("("):
+                raise CompileError(f"expected '(' after the specialisation '{name.text}<...>'", self.tok.pos)
+        if name is not None:
+            self.advance()  # '('
             params = self._parse_params()
             self._skip_attributes()
             while self.accept_word("const", "noexcept", "thread", "device", "constant"):
@@ -891,13 +926,13 @@ class Parser:
             if self.accept(";"):
                 self.type_names = saved_types | {a for a in self.type_names if a not in {p.name for p in template_params}}
                 return None  # a prototype; the definition follows
-            body = self.parse_block()
+            body = self.parse_function_body(params)
             for p in template_params:
                 if p.name not in saved_types:
                     self.type_names.discard(p.name)
             constexpr = any(tok.text == "constexpr" for tok in self.toks[start_i:self.i])
             return ast.FuncDef(name.pos, name.text, spec, params, body, template_params, is_kernel,
-                               constexpr=constexpr)
+                               constexpr=constexpr, specialization=specialization)
         self.i = start_i
         decl = self.parse_declaration()
         if template_params:
@@ -906,6 +941,35 @@ class Parser:
             self.template_names.add(decl.declarators[0].name)
             self.type_names = saved_types | {n for n in self.type_names if n not in {p.name for p in template_params}}
         return ast.GlobalDecl(t.pos, decl, template_params=template_params)
+
+    def parse_enum(self) -> ast.EnumDef:
+        """``enum [class|struct] Name [: type] { A [= constant], ... };`` at namespace scope."""
+        start = self.advance()  # 'enum'
+        scoped = self.accept_word("class", "struct") is not None
+        name = self.expect_ident("an enumeration name")
+        underlying = None
+        if self.accept(":"):
+            underlying = self.parse_type_spec()
+        if self.tok.is_op(";"):
+            raise CompileError("an enumeration needs its enumerators here ('enum class E { A, B };'): the "
+                               "simulator has no opaque enum declarations", self.tok.pos)
+        self.expect("{", "to open the enumeration")
+        enumerators: list[ast.Enumerator] = []
+        while not self.accept("}"):
+            if self.tok.kind == "eof":
+                raise CompileError(f"expected '}}' to close enumeration '{name.text}'", start.pos)
+            ident = self.expect_ident("an enumerator name")
+            value = self.parse_ternary() if self.accept("=") else None
+            enumerators.append(ast.Enumerator(ident.pos, ident.text, value))
+            if not self.accept(","):
+                self.expect("}", "to close the enumeration")
+                break
+        if self.tok.kind == "id":
+            raise CompileError("declaring variables in an enumeration's definition is not supported; declare them "
+                               "separately", self.tok.pos)
+        self.expect(";", "after the enumeration")
+        self.type_names.add(name.text)
+        return ast.EnumDef(name.pos, name.text, enumerators, underlying, scoped)
 
     def parse_struct(self, template_params: list[ast.TemplateParam] | None = None) -> ast.StructDef | None:
         """``struct Name { members and member functions };``, a struct template
@@ -924,6 +988,7 @@ class Parser:
             raise CompileError("struct inheritance is not supported by the simulator", self.tok.pos)
         self.expect("{", "to open the struct definition")
         self.type_names.add(name.text)  # usable inside, e.g. as a member function's return type
+        outer_type_names = set(self.type_names)
         fields: list[ast.Declarator] = []
         methods: list[ast.FuncDef] = []
         member_types: list[ast.TypeAlias] = []
@@ -977,7 +1042,7 @@ class Parser:
                     # Advance first: 'const const' must not stop the loop from moving on.
                     qualifier = self.advance().text
                     const_method = const_method or qualifier == "const"
-                body = self.parse_block()
+                body = self.parse_function_body(params)
                 methods.append(ast.FuncDef(fname.pos, fname.text, spec, params, body, const_method=const_method))
                 continue
             first = True
@@ -991,9 +1056,16 @@ class Parser:
                 member_spec = ast.TypeSpec(member_spec.pos, member_spec.name, member_spec.args, member_spec.const,
                                            member_spec.space, list(member_spec.pointers), member_spec.reference, [],
                                            member_spec.member)
-                while self.accept("["):
+                while self.tok.is_op("[") and not self.peek().is_op("["):
+                    self.advance()
                     member_spec.array_dims.append(self.parse_expression())
                     self.expect("]", "to close the array size")
+                if self.tok.is_op("[") and self.peek(2).text == "id":
+                    raise CompileError("argument buffers (struct members with [[id(n)]]) are not supported by the "
+                                       "simulator; pass each buffer as a kernel parameter of its own", self.tok.pos)
+                if self.tok.is_op("["):
+                    raise CompileError(f"attributes on struct members ([[{self.peek(2).text}]]) are not supported by "
+                                       "the simulator", self.tok.pos)
                 init = None
                 if self.accept("="):
                     init = self.parse_initializer()
@@ -1003,6 +1075,9 @@ class Parser:
                 if not self.accept(","):
                     break
             self.expect(";", "after the member declaration")
+        # A member type is named 'S::type' outside the struct: its bare name leaves scope with the
+        # struct, so a variable called 'type' after it is a variable, as in C++.
+        self.type_names -= {alias.name for alias in member_types} - outer_type_names
         if self.tok.kind == "id":
             raise CompileError("declaring variables in a struct definition is not supported; declare them "
                                "separately", self.tok.pos)

@@ -8,7 +8,7 @@ from typing import Any
 
 from ...abi.signature import ParamRole
 from ...lang.errors import BUILTIN_POS, CompileError, Pos
-from ...lang.types import BOOL, INT, LONG, VOID, AddressSpace, PointerType, Type
+from ...lang.types import BOOL, INT, LONG, VOID, AddressSpace, PointerType, ScalarType, Type
 from .. import ast
 from ..symbols import Var, VarKind
 from .calls import Calls
@@ -42,12 +42,22 @@ class Checker(TypeResolution, Declarations, Statements, Conversions, Expressions
 
     def _add_header_item(self, item: ast.Node) -> None:
         if isinstance(item, ast.FuncDef):
+            if item.is_kernel and item.namespace:
+                # A whole shader's kernels at file scope are taken apart before the checker sees the rest.
+                raise CompileError(f"kernel function '{item.name}' is declared inside namespace "
+                                   f"'{'::'.join(item.namespace)}': the simulator takes kernel functions at file "
+                                   "scope only", item.pos)
             if item.is_kernel:
                 raise CompileError("kernel functions cannot be defined in the header; the kernel body is "
                                    "the 'source' string", item.pos)
-            self.func_defs.setdefault(item.name, []).append(item)
+            if item.specialization is not None:
+                self.func_specializations.setdefault(item.name, []).append(item)
+            else:
+                self.func_defs.setdefault(item.name, []).append(item)
         elif isinstance(item, ast.TypeAlias):
             self._declare_alias(item)
+        elif isinstance(item, ast.EnumDef):
+            self._declare_enum(item)
         elif isinstance(item, ast.StructDef):
             if item.template_params or item.specialization is not None:
                 self.declare_struct_template(item)
@@ -63,6 +73,41 @@ class Checker(TypeResolution, Declarations, Statements, Conversions, Expressions
             self.static_assert(item)
         else:  # pragma: no cover - parser only produces the above
             raise CompileError("unsupported declaration in header", item.pos)
+
+    def _declare_enum(self, item: ast.EnumDef) -> None:
+        """An enumeration is its underlying integer type (int unless written) and its enumerators
+        constants of it: 'E::A' always, and 'A' in the enclosing namespace for an unscoped enum.
+        The values are C++'s; what the simulator does not enforce is a scoped enum's refusal of
+        implicit conversions to and from integers (it accepts them)."""
+        underlying = INT if item.underlying is None else self.resolve_type(item.underlying)
+        if not (isinstance(underlying, ScalarType) and underlying.is_int):
+            raise CompileError(f"the underlying type of enumeration '{item.name}' must be an integer type, "
+                               f"not '{underlying}'", item.pos)
+        self.globals.names[item.name] = ("type", underlying)
+        enclosing = "::".join(item.namespace)
+        value = -1
+        # Inside the braces the enumerators before are named without qualification ('Last = First + 9').
+        saved_scope = self.scope
+        self.scope = body_scope = Scope(self.globals)
+        try:
+            for e in item.enumerators:
+                value = self.const_int(e.value, "enumerator value") if e.value is not None else value + 1
+                body_scope.names[e.name] = self._enumerator(item, e, underlying, value, enclosing)
+        finally:
+            self.scope = saved_scope
+
+    def _enumerator(self, item: ast.EnumDef, e: ast.Enumerator, underlying: ScalarType, value: int,
+                    enclosing: str) -> Var:
+        """Declare one enumerator, a constant of the underlying type, under its names."""
+        low, high = ((-(2 ** (underlying.bits - 1)), 2 ** (underlying.bits - 1) - 1) if underlying.signed
+                     else (0, 2 ** underlying.bits - 1))
+        if not low <= value <= high:
+            raise CompileError(f"enumerator value {value} does not fit '{underlying}'", e.pos)
+        const = Var(e.name, underlying, VarKind.CONST, e.pos, const_value=value, mutable=False)
+        self.globals.names[f"{item.name}::{e.name}"] = const
+        if not item.scoped:
+            self.globals.names[f"{enclosing}::{e.name}" if enclosing else e.name] = const
+        return const
 
     def bind_template(self, name: str, value: Any, pos: Pos) -> None:
         if isinstance(value, Type):

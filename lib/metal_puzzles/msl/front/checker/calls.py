@@ -54,6 +54,8 @@ class Calls(CheckerState):
         if not isinstance(e.func, ast.Name):
             raise CompileError("only named functions can be called", e.pos)
         name = e.func.ident
+        if name.removeprefix("::").removeprefix("metal::") == "declval" and self.lookup_name(name) is None:
+            return self._declval(e)
         sym = self.lookup_name(name)
         if isinstance(sym, Var):
             raise CompileError(f"'{name}' is a variable, not a function", e.pos)
@@ -78,6 +80,18 @@ class Calls(CheckerState):
             args.append(self.expr(a))
         e.target = b
         e.ty = b.check(self, e, args, e.func.template_args)
+        return e
+
+    def _declval(self, e: ast.Call) -> ast.Expr:
+        """``metal::declval<T>()``: a value of type T that is never computed, so only an
+        unevaluated operand (decltype) may use it, as in C++."""
+        targs = e.func.template_args or []
+        if len(targs) != 1 or not isinstance(targs[0], ast.TypeSpec) or e.args:
+            raise CompileError("declval takes one type and no arguments ('metal::declval<T>()')", e.pos)
+        if not self.unevaluated_depth:
+            raise CompileError("metal::declval<T>() may only be used in an unevaluated operand such as "
+                               "decltype(...): it has no value to compute", e.pos)
+        e.ty = self.resolve_type(targs[0])
         return e
 
     def _fold_constexpr_call(self, e: ast.Call) -> ast.Expr | None:
@@ -131,7 +145,9 @@ class Calls(CheckerState):
             exact.sort(key=lambda c: sum(1 for p in c[0].params
                                          if p.type_spec.name in {t.name for t in c[0].template_params}))
             fd, binding = exact[0]
-        inst = self._instantiate(fd, binding, e.pos)
+        explicit_spec = self._explicit_specialization(fd, binding)
+        inst = (self._instantiate(explicit_spec, {}, e.pos) if explicit_spec is not None
+                else self._instantiate(fd, binding, e.pos))
         converted = []
         for p, a in zip(inst.params, args, strict=False):
             if p.kind == VarKind.REF:
@@ -155,13 +171,33 @@ class Calls(CheckerState):
         e.ty = inst.ret
         return e
 
+    def _explicit_specialization(self, fd: ast.FuncDef, binding: dict) -> ast.FuncDef | None:
+        """The explicit specialisation of function template ``fd`` ('template <> T f<float>()')
+        whose template arguments are the ones the call bound, if one was declared."""
+        if not fd.template_params:
+            return None
+        bound = [binding[tp.name] for tp in fd.template_params]
+        for spec in self.func_specializations.get(fd.name, []):
+            saved_namespace = self.enter_namespace(spec.namespace)
+            try:
+                values = [self.resolve_type(a) if isinstance(a, ast.TypeSpec)
+                          else self.const_int(a, "template argument") for a in spec.specialization or []]
+            finally:
+                self.namespace = saved_namespace
+            if len(values) != len(bound):
+                raise CompileError(f"the specialisation of '{fd.name}' gives {len(values)} template argument(s), "
+                                   f"the template takes {len(bound)}", spec.pos)
+            if values == bound:
+                return spec
+        return None
+
     def _exact(self, fd: ast.FuncDef, binding: dict, args: list[ast.Expr]) -> bool:
         saved = self.scope
         self.scope = Scope(self.globals)
         for k, v in binding.items():
             self.scope.names[k] = ("type", v) if isinstance(v, Type) else Var(k, INT, VarKind.CONST, fd.pos, const_value=v)
         try:
-            return all(self.resolve_type(p.type_spec) == self.rvalue(a).ty for p, a in zip(fd.params, args, strict=False))
+            return all(self.param_type(p.type_spec) == self.rvalue(a).ty for p, a in zip(fd.params, args, strict=False))
         finally:
             self.scope = saved
 
@@ -230,11 +266,21 @@ class Calls(CheckerState):
             if isinstance(a1, ast.Name) and a1.ident in tparams and a1.ident not in binding:
                 binding[a1.ident] = t.n
 
+    def param_type(self, spec: ast.TypeSpec) -> Type:
+        """A parameter's type: an array parameter, sized ('float a[4]') or not ('float a[]'), is a
+        pointer to its first element, as in C."""
+        if spec.array_dims and spec.array_dims[0] is None:
+            elem = ast.TypeSpec(spec.pos, spec.name, spec.args, spec.const, spec.space, list(spec.pointers), False,
+                                spec.array_dims[1:], spec.member)
+            return PointerType(self.resolve_type(elem), spec.space or AddressSpace.THREAD, spec.const)
+        ty = self.resolve_type(spec)
+        if isinstance(ty, ArrayType):
+            ty = PointerType(ty.elem, spec.space or AddressSpace.THREAD, spec.const)
+        return ty
+
     def param_var(self, p: ast.Param) -> Var:
         """A function parameter as a variable of the function being instantiated (in scope)."""
-        pty = self.resolve_type(p.type_spec)
-        if isinstance(pty, ArrayType):
-            pty = PointerType(pty.elem, p.type_spec.space or AddressSpace.THREAD, p.type_spec.const)
+        pty = self.param_type(p.type_spec)
         if p.type_spec.reference:
             var = Var(p.name or "_", pty, VarKind.REF, p.pos, slot=self.new_slot(), mutable=not p.type_spec.const)
             var.space = p.type_spec.space or AddressSpace.THREAD

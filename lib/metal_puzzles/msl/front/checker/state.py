@@ -75,6 +75,8 @@ class CheckerState:
         self.scope = self.globals
         self.func: FunctionContext | None = None
         self.func_defs: dict[str, list[ast.FuncDef]] = {}
+        #: Explicit specialisations of function templates, by the template's qualified name.
+        self.func_specializations: dict[str, list[ast.FuncDef]] = {}
         self.instances: dict[tuple, FuncInstance] = {}
         self.threadgroup_arrays: list[Var] = []
         self.instantiating: list[str] = []
@@ -93,5 +95,8 @@ class CheckerState:
         self.struct_members: dict[Any, dict[str, Any]] = {}
         # The constexpr functions being evaluated, innermost last (their nesting is bounded).
         self.constexpr_calls: list[str] = []
+        # How deep the checker is inside an unevaluated operand (decltype): only there may
+        # 'metal::declval<T>()' stand for a value of type T.
+        self.unevaluated_depth = 0
         # Variable template instances, by (template, argument values).
         self.variable_instances: dict[tuple, Any] = {}

@@ -162,7 +162,11 @@ class TypeResolution(CheckerState):
         name = spec.name
         if name == "decltype":
             # The type of the expression (a copy is checked: nothing of it is evaluated).
-            expr = self.rvalue(self.expr(copy.deepcopy(spec.args[0])))
+            self.unevaluated_depth += 1
+            try:
+                expr = self.rvalue(self.expr(copy.deepcopy(spec.args[0])))
+            finally:
+                self.unevaluated_depth -= 1
             if isinstance(expr.ty, VoidType | EnumType):
                 raise CompileError(f"decltype of an expression of type '{expr.ty}' cannot declare anything",
                                    spec.pos)
