@@ -543,7 +543,7 @@ def test_findings_are_listed_and_a_click_jumps_to_them(lab: Lab) -> None:
     # (The threads' names may carry their place in the threadgroup: "thread 1 = 1 of threadgroup 0".)
     expect(findings.first).to_contain_text(re.compile(r"race on shared\[0\] in phase 1: thread 1\b[^,]* reads it "
                                                       r"\(line 10\) while thread 0\b[^,]* writes it \(line 8\)"))
-    expect(ex.locator(".mp-who")).to_have_text("thread 0")
+    expect(ex.locator(".mp-who")).to_have_text("thread 0 = 0 of threadgroup 0")
     # The line of the finding is flagged in the source.
     expect(ex.locator(".mp-source .mp-line", has=lab.page.locator(".mp-finding-line"))).to_contain_text(
         "total += shared[li - 1];")
@@ -552,12 +552,12 @@ def test_findings_are_listed_and_a_click_jumps_to_them(lab: Lab) -> None:
     lab.shot("racy-before-jump", ex)
 
     findings.first.click()
-    expect(ex.locator(".mp-who")).to_have_text("thread 1")
+    expect(ex.locator(".mp-who")).to_have_text("thread 1 = 1 of threadgroup 0")
     expect(ex.locator(".mp-step-label")).to_contain_text("line 10")
     selected = ex.locator(".mp-phase select").evaluate("s => s.options[s.selectedIndex].text")
     assert selected.replace("\xa0", " ") == "phase 1"  # ipywidgets writes a non-breaking space
     expect(ex.locator(".mp-source .mp-current")).to_contain_text("total += shared[li - 1];")
-    expect(ex.locator(".mp-finding-detail")).to_contain_text("race: thread 1 reads "
+    expect(ex.locator(".mp-finding-detail")).to_contain_text("race: thread 1 = 1 of threadgroup 0 reads "
                                                              "shared[0]")
     # The view of phase 1 still draws the threadgroup memory the thread reads, and its arrows.
     diagram = ex.locator(".mp-diagram")
