@@ -37,8 +37,8 @@ def traced(pid: str, source: str | None = None, **kw):
 
 def test_the_naive_transposes_store_is_drawn_as_32_segments():
     svg = words(to_svg(draw_access_map(traced("tiled_transpose", NAIVE), title="naive")))
-    assert "line 7: store to out, SIMD-group 0 of threadgroup (0,0,0): 32 segments of 128 B for 128 useful bytes" in svg
-    assert "line 7: load from a, SIMD-group 0 of threadgroup (0,0,0): 1 segment of 128 B" in svg
+    assert "line 7: store to out, SIMD-group 0 of threadgroup (0,0): 32 segments of 128 B for 128 useful bytes" in svg
+    assert "line 7: load from a, SIMD-group 0 of threadgroup (0,0): 1 segment of 128 B" in svg
 
 
 def test_the_tiles_column_read_is_drawn_as_a_32_way_conflict_and_the_padded_one_as_none():

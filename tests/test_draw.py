@@ -111,8 +111,8 @@ def test_matmul_shows_four_of_nine_threadgroups_with_2d_tiles():
     assert "showing 4 of 9 threadgroups" in svg
     t = texts(svg)
     titles = [s for s in t if s.startswith("threadgroup (")]
-    assert titles == ["threadgroup (0, 0)  ·  9 threads", "threadgroup (1, 0)  ·  9 threads",
-                      "threadgroup (2, 0)  ·  9 threads", "threadgroup (0, 1)  ·  9 threads"]
+    assert titles == ["threadgroup (0,0)  ·  9 threads", "threadgroup (1,0)  ·  9 threads",
+                      "threadgroup (2,0)  ·  9 threads", "threadgroup (0,1)  ·  9 threads"]
     # the tiles were loaded in phases 0, 2 and 4 (a barrier after loading, one after using)
     assert [s for s in t if s.startswith("after phase")] == ["after phase 0", "after phase 0", "after phase 2",
                                                              "after phase 2", "after phase 4", "after phase 4"] * 4
@@ -271,7 +271,7 @@ def test_only_group_draws_that_threadgroup_alone():
     r = matmul_run()
     svg = to_svg(draw_run(r, only_group=4))
     assert "showing 1 of 9 threadgroups" in svg
-    assert [s for s in texts(svg) if s.startswith("threadgroup (")] == ["threadgroup (1, 1)  ·  9 threads"]
+    assert [s for s in texts(svg) if s.startswith("threadgroup (")] == ["threadgroup (1,1)  ·  9 threads"]
     with pytest.raises(ValueError):
         draw_run(r, only_group=9)
 

@@ -28,7 +28,7 @@ def model():
 def test_threads_are_addressed_by_group_and_index(model):
     assert model.n_groups == 2 and model.threads_in_group(1) == 4
     lane = model.lane(1, 2)
-    assert model.describe(lane) == "thread (2,0,0) of threadgroup (1,0,0)"
+    assert model.label(lane) == "thread 6 = 2 of threadgroup 1"
 
 
 def test_highlight_per_phase(model):
@@ -114,8 +114,8 @@ def test_findings_are_listed_with_where_they_happened(racy):
     assert race.kind == "race" and race.number == 1
     assert race.buffer == "s" and race.index == 0 and race.phase == 1
     assert race.line == 9 and race.other_line == 8
-    assert racy.describe(race.lane) == "thread (1,0,0) of threadgroup (0,0,0)"
-    assert racy.describe(race.other_lane) == "thread (0,0,0) of threadgroup (0,0,0)"
+    assert racy.label(race.lane) == "thread 1 = 1 of threadgroup 0"
+    assert racy.label(race.other_lane) == "thread 0 = 0 of threadgroup 0"
     assert race.label.startswith("① race on s[0] in phase 1: thread 1 = 1 of threadgroup 0 reads it (line 9) while "
                                  "thread 0 = 0 of threadgroup 0 writes it")
     assert racy.finding_lines() == {9}
@@ -141,7 +141,7 @@ def test_the_explorer_widget_jumps_on_a_click(racy):
     button.click()
     assert (ex.group.value, ex.thread.value, ex.phase.value) == (0, 1, 1)
     assert "line 9" in ex.step_label.value and "mp-current" in ex.source.value
-    assert "race: thread (1,0,0) of threadgroup (0,0,0) reads s[0]" in ex.finding_detail.value
+    assert "race: thread 1 = 1 of threadgroup 0 reads s[0]" in ex.finding_detail.value
     assert "stroke-width='2.5'" in ex.diagram.value  # the marks of the finding
     assert "mp-finding-line" in ex.source.value
 

@@ -42,7 +42,7 @@ def test_a_click_on_a_thread_button_selects_that_thread(guarded):
     assert guarded.picker.threads is not None and len(guarded.picker.threads.options) == 8
     guarded.picker.threads.value = 2
     assert guarded.thread.value == 2
-    assert guarded.who.value == "<span>thread (2,0,0) of threadgroup (0,0,0)</span>"
+    assert guarded.who.value == "<span>thread 2</span>"
     assert "write out[2]" in guarded.accesses.value
     guarded.thread.value = 3  # the slider moves the buttons too
     assert guarded.picker.threads.value == 3
@@ -97,7 +97,7 @@ def test_the_diagram_follows_the_steps_once_the_learner_steps() -> None:
     assert "at step" not in whole  # on opening: the whole run
     ex.move(1)  # step 2: before the guarded write
     before_write = ex.diagram.value
-    assert "data-shows='thread (1,0,0) of threadgroup (0,0,0), all phases, at step 2'" in before_write
+    assert "data-shows='thread 1, all phases, at step 2'" in before_write
     assert ">11<" not in before_write and ">11<" in whole  # out[1] = a[1] + 10 not yet written
     ex.move(ex.model.n_steps)  # the end: the whole run again
     assert ">11<" in ex.diagram.value

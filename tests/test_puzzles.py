@@ -224,7 +224,7 @@ def test_off_by_one_window_is_a_wrong_answer():
 def test_off_by_one_index_reads_past_the_end():
     result = check("zip", "uint i = thread_position_in_grid.x;\nout[i] = a[i + 1] + b[i + 1];")
     assert result.status == "findings"
-    assert "out-of-bounds: line 2: thread (3,0,0) of threadgroup (0,0,0) reads a[4]" in result.report()
+    assert "out-of-bounds: line 2: thread 3 reads a[4]" in result.report()
 
 
 def test_missing_guard_is_an_out_of_bounds_finding():

@@ -294,7 +294,7 @@ def test_an_endless_loop_names_a_thread_its_line_and_values():
     result = check_source(get_puzzle("map"), ENDLESS_MAP)
     (finding,) = [f for f in result.outcomes[0].findings if f.kind == "step-budget"]
     assert finding.threads and finding.threads[0]["grid"] == (0, 0, 0)
-    assert "thread (0,0,0) of threadgroup (0,0,0) (and 3 other threads) is still in the loop at line 2" in finding.message
+    assert "thread 0 (and 3 other threads) is still in the loop at line 2" in finding.message
     assert "its variables last held i = 0" in finding.message
     report = " ".join(result.report().split())
     assert "Budget:" not in report and "not compared: the kernel did not finish" in report

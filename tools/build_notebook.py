@@ -236,11 +236,14 @@ produce the right answer anyway, until another size or another machine. The simu
 access instead and reports what it sees, for example:
 
 ```
-out-of-bounds: line 2: thread (4,0,0) of threadgroup (0,0,0) reads a[4], outside the 4 elements of 'a'
+out-of-bounds: line 2: thread 4 = 0 of threadgroup 1 reads a[4], outside the 4 elements of 'a'
 ```
 
-That is: the kind of problem, the line of your source, which thread (its position inside its
-threadgroup, and the threadgroup's position in the grid), and what it did. The kinds you will meet:
+That is: the kind of problem, the line of your source, which thread, and what it did. A thread is
+named by its `thread_position_in_grid`, the number the diagrams write on its swatch; when the launch
+has several threadgroups, its position inside its threadgroup and that threadgroup's position follow
+(here thread 4 of the grid is thread 0 of threadgroup 1). In two dimensions each is an (x,y) pair:
+`thread (5,2) = (1,2) of threadgroup (1,0)`. The kinds you will meet:
 `out-of-bounds`; `race` (two threads touch one element, at least one writing, without a barrier between
 them); `barrier-divergence` (some threads of a group reach a barrier that others skip);
 `uninitialized-read` (reading shared memory or an output nobody wrote); `unwritten-output` (an output

@@ -158,7 +158,7 @@ def _site(result: RunResult, e: AccessEvent, sg: int, sel: np.ndarray, m) -> Sit
     simd_lane = lanes.simd_lane[who]
     group = int(lanes.group[who[0]])
     verb = {AccessKind.READ: "load from", AccessKind.WRITE: "store to", AccessKind.ATOMIC: "atomic on"}[e.kind]
-    where = f"SIMD-group {int(lanes.simd_in_group[who[0]])} of threadgroup {_triple(lanes.group_pos[group])}"
+    where = f"SIMD-group {int(lanes.simd_in_group[who[0]])} of {lanes.group_label(group)}"
     if e.space == AddressSpace.THREADGROUP:
         base, item = result.cost.threadgroup_layout.get(e.buffer, (0, 4))
         words = (base + elements * item) // m.bank_width
@@ -177,10 +177,6 @@ def _site(result: RunResult, e: AccessEvent, sg: int, sel: np.ndarray, m) -> Sit
     what = f"{n} segment{'s' if n != 1 else ''} of {m.segment_bytes} B for {useful} useful bytes"
     return Site(e.line, e.buffer, e.kind, e.space, sg, group, simd_lane, elements, segments, n,
                 f"line {e.line}: {verb} {e.buffer}, {where}: {what}")
-
-
-def _triple(p) -> str:
-    return "(" + ",".join(str(int(v)) for v in p) + ")"
 
 
 # ----------------------------------------------------------------------------- painting

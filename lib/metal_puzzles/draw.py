@@ -562,12 +562,9 @@ def _shared_sections(result, accesses: list[ElementAccess], colors: dict[int, st
 
 
 def _panel_title(result, group: int) -> str:
-    lanes = result.lanes
-    dims = _dims(result.grid)
-    pos = lanes.group_pos[group]
-    where = str(int(pos[0])) if dims == 1 else "(" + _pos_text(pos, dims).replace(",", ", ") + ")"
+    # The threadgroup named as the findings and the explorer name it (Lanes.group_label).
     n = len(_lanes_of(result, group))
-    return f"threadgroup {where}  ·  {n} thread{'s' if n != 1 else ''}"
+    return f"{result.lanes.group_label(group)}  ·  {n} thread{'s' if n != 1 else ''}"
 
 
 def _legend(result, group: int) -> list[tuple[str, str]]:

@@ -70,9 +70,6 @@ class ExplorerModel:
         lanes = self._lanes_by_group[group]
         return int(lanes[min(max(thread, 0), lanes.size - 1)])
 
-    def describe(self, lane: int) -> str:
-        return self.result.lanes.name(lane)
-
     def label(self, lane: int) -> str:
         """The thread's name as every text of the explorer, the diagrams and the findings write it:
         grid position first, then its place in its threadgroup ("thread 7 = 3 of threadgroup 1";

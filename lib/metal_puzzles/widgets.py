@@ -287,7 +287,7 @@ class Explorer:
     # ---------------------------------------------------------------- drawing
     def refresh(self) -> None:
         lane = self.lane
-        self.who.value = f"<span>{html.escape(self.model.describe(lane))}</span>"
+        self.who.value = f"<span>{html.escape(self.model.label(lane))}</span>"
         self.accesses.value = self._accesses_html(lane)
         self.counts.value = self._counts_html(lane)
         self.cost.value = self._cost_html(lane)
@@ -307,7 +307,7 @@ class Explorer:
         svg = to_svg(draw_run(filtered, title=self.title, max_groups=self.model.n_groups, only_group=group))
         phase = "all phases" if self.selected_phase is None else f"phase {self.selected_phase}"
         when = "" if step is None else f", at step {step + 1}"
-        shows = html.escape(f"{self.model.describe(lane)}, {phase}{when}", quote=True)
+        shows = html.escape(f"{self.model.label(lane)}, {phase}{when}", quote=True)
         return f"<div class='mp-diagram-view' data-shows='{shows}'>{svg}</div>"
 
     def _cost_html(self, lane: int) -> str:
@@ -387,7 +387,7 @@ class Explorer:
             lines.append(f"<div class='mp-line {cls}' style='{style}'>{flag}<span style='color:#888'>{no:3d}</span> "
                          f"{html.escape(text)}</div>")
         self.source.value = "<pre>" + "".join(lines) + "</pre>" + SHOW_CURRENT_LINE_HTML
-        heading = f"<div><b>variables of {html.escape(m.describe(self.lane))}</b></div>"
+        heading = f"<div><b>variables of {html.escape(m.label(self.lane))}</b></div>"
         if not info["active"]:
             self.variables.value = heading + "<div class='mp-inactive'><i>this thread is inactive at this step</i></div>"
         elif not info["variables"]:

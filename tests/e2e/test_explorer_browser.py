@@ -378,7 +378,7 @@ def test_map_explorer_threads_steps_and_check(lab: Lab) -> None:
 
     ex = lab.explorer(MAP)
     who, accesses = ex.locator(".mp-who"), ex.locator(".mp-accesses li")
-    expect(who).to_have_text("thread (0,0,0) of threadgroup (0,0,0)")
+    expect(who).to_have_text("thread 0")
     expect(accesses).to_have_text(["line 3: read a[0] (phase 0)", "line 3: write out[0] (phase 0)"])
     expect(ex.locator(".mp-diagram svg")).to_have_count(1)
     # Two statements, and (when the record keeps it) a last step after them: what the kernel left.
@@ -390,11 +390,11 @@ def test_map_explorer_threads_steps_and_check(lab: Lab) -> None:
 
     # Pick thread 2 on the slider.
     pick_on_slider(ex.locator(".mp-thread"), 2)
-    expect(who).to_have_text("thread (2,0,0) of threadgroup (0,0,0)")
+    expect(who).to_have_text("thread 2")
     expect(ex.locator(".mp-thread .widget-readout")).to_have_text("2")
     expect(accesses).to_have_text(["line 3: read a[2] (phase 0)", "line 3: write out[2] (phase 0)"])
     expect(ex.locator(".mp-counts .mp-mine")).to_have_text(["1", "1", "0", "0", "0"])
-    expect_diagram_of(ex, "thread (2,0,0) of threadgroup (0,0,0), all phases")
+    expect_diagram_of(ex, "thread 2, all phases")
     assert ex.locator(".mp-diagram").inner_html() != diagram_before, "the diagram did not follow the thread"
     lab.shot("map-thread-2", ex)
 
@@ -449,7 +449,7 @@ def test_loop_explorer_shows_inactive_thread_and_failed_check(lab: Lab) -> None:
 
     ex = lab.explorer(LOOP)
     ex.scroll_into_view_if_needed()
-    expect(ex.locator(".mp-who")).to_have_text("thread (0,0,0) of threadgroup (0,0,0)")
+    expect(ex.locator(".mp-who")).to_have_text("thread 0")
     # Thread 0 reads nothing: its only access is the write of out[0].
     expect(ex.locator(".mp-accesses li")).to_have_text(["line 7: write out[0] (phase 0)"])
 
@@ -460,7 +460,7 @@ def test_loop_explorer_shows_inactive_thread_and_failed_check(lab: Lab) -> None:
 
     # Thread 3 is active at the same step, in its first iteration.
     pick_on_slider(ex.locator(".mp-thread"), 3)
-    expect(ex.locator(".mp-who")).to_have_text("thread (3,0,0) of threadgroup (0,0,0)")
+    expect(ex.locator(".mp-who")).to_have_text("thread 3")
     expect(ex.locator(".mp-source .mp-current")).to_contain_text("total += a[j];")
     expect(ex.locator(".mp-variables")).not_to_contain_text("inactive")
     expect(ex.locator(".mp-variables tr", has=lab.page.locator("td:text-is('i')")).locator("td").nth(1)).to_have_text("3")
@@ -545,7 +545,7 @@ def test_findings_are_listed_and_a_click_jumps_to_them(lab: Lab) -> None:
     # (The threads' names may carry their place in the threadgroup: "thread 1 = 1 of threadgroup 0".)
     expect(findings.first).to_contain_text(re.compile(r"race on shared\[0\] in phase 1: thread 1\b[^,]* reads it "
                                                       r"\(line 10\) while thread 0\b[^,]* writes it \(line 8\)"))
-    expect(ex.locator(".mp-who")).to_have_text("thread (0,0,0) of threadgroup (0,0,0)")
+    expect(ex.locator(".mp-who")).to_have_text("thread 0 = 0 of threadgroup 0")
     # The line of the finding is flagged in the source.
     expect(ex.locator(".mp-source .mp-line", has=lab.page.locator(".mp-finding-line"))).to_contain_text(
         "total += shared[li - 1];")
@@ -554,12 +554,12 @@ def test_findings_are_listed_and_a_click_jumps_to_them(lab: Lab) -> None:
     lab.shot("racy-before-jump", ex)
 
     findings.first.click()
-    expect(ex.locator(".mp-who")).to_have_text("thread (1,0,0) of threadgroup (0,0,0)")
+    expect(ex.locator(".mp-who")).to_have_text("thread 1 = 1 of threadgroup 0")
     expect(ex.locator(".mp-step-label")).to_contain_text("line 10")
     selected = ex.locator(".mp-phase select").evaluate("s => s.options[s.selectedIndex].text")
     assert selected.replace("\xa0", " ") == "phase 1"  # ipywidgets writes a non-breaking space
     expect(ex.locator(".mp-source .mp-current")).to_contain_text("total += shared[li - 1];")
-    expect(ex.locator(".mp-finding-detail")).to_contain_text("race: thread (1,0,0) of threadgroup (0,0,0) reads "
+    expect(ex.locator(".mp-finding-detail")).to_contain_text("race: thread 1 = 1 of threadgroup 0 reads "
                                                              "shared[0]")
     # The view of phase 1 still draws the threadgroup memory the thread reads, and its arrows.
     diagram = ex.locator(".mp-diagram")
@@ -600,18 +600,18 @@ def test_keys_move_the_sliders_and_step_without_the_notebook_taking_them(lab: La
     who, label = ex.locator(".mp-who"), ex.locator(".mp-step-label")
     ex.scroll_into_view_if_needed()
     pick_on_slider(ex.locator(".mp-thread"), 0)
-    expect(who).to_have_text("thread (0,0,0) of threadgroup (0,0,0)")
+    expect(who).to_have_text("thread 0")
     handle = _handle(ex, "mp-thread")
     handle.click()  # a click puts the notebook in command mode, where its shortcuts listen
     expect(handle).to_be_focused()
     cell_before = _active_cell_index(lab.page)
     lab.page.keyboard.press("ArrowRight")
-    expect(who).to_have_text("thread (1,0,0) of threadgroup (0,0,0)")
+    expect(who).to_have_text("thread 1")
     lab.page.keyboard.press("End")
-    expect(who).to_have_text("thread (7,0,0) of threadgroup (0,0,0)")
+    expect(who).to_have_text("thread 7")
     expect(ex.locator(".mp-thread-buttons button.mod-active")).to_have_text("7")
     lab.page.keyboard.press("Home")
-    expect(who).to_have_text("thread (0,0,0) of threadgroup (0,0,0)")
+    expect(who).to_have_text("thread 0")
     expect(handle).to_be_focused()
     assert _active_cell_index(lab.page) == cell_before, "the notebook moved to another cell"
     lab.shot("keys-thread-slider", ex)
@@ -641,7 +641,7 @@ def test_guard_finding_click_shows_the_out_of_bounds_thread_line_and_value(lab: 
     finding = ex.locator(".mp-findings .mp-finding").first
     expect(finding).to_contain_text("out of bounds: thread 4 reads a[4] at line 3")
     finding.click()
-    expect(ex.locator(".mp-who")).to_have_text("thread (4,0,0) of threadgroup (0,0,0)")
+    expect(ex.locator(".mp-who")).to_have_text("thread 4")
     expect(ex.locator(".mp-thread-buttons button.mod-active")).to_have_text("4")
     expect(ex.locator(".mp-step-label")).to_contain_text("line 3")
     expect(ex.locator(".mp-source .mp-current")).to_contain_text("out[local_i] = a[local_i] + 10;")
@@ -655,7 +655,7 @@ def test_guard_a_spare_thread_shows_its_own_out_of_bounds_accesses(lab: Lab) -> 
     ex = lab.explorer(GUARD)
     ex.scroll_into_view_if_needed()
     ex.locator(".mp-thread-buttons button", has_text=re.compile(r"^5$")).click()
-    expect(ex.locator(".mp-who")).to_have_text("thread (5,0,0) of threadgroup (0,0,0)")
+    expect(ex.locator(".mp-who")).to_have_text("thread 5")
     lab.shot("guard-thread-5", ex)
     expect(ex.locator(".mp-accesses li")).to_have_text(["line 3: read a[5] (phase 0)", "line 3: write out[5] (phase 0)"],
                                                        timeout=5_000)
@@ -670,7 +670,7 @@ def _click_dot_race(lab: Lab):
     expect(finding).to_contain_text("race on shared[2] in phase 1: thread 0 reads it (line 9)")
     finding.click()
     expect(ex.locator(".mp-finding-detail")).to_contain_text("race")
-    expect(ex.locator(".mp-who")).to_have_text("thread (0,0,0) of threadgroup (0,0,0)")
+    expect(ex.locator(".mp-who")).to_have_text("thread 0")
     expect(ex.locator(".mp-step-label")).to_contain_text("line 9")
     expect(ex.locator(".mp-source .mp-current")).to_contain_text("shared[local_i] += shared[local_i + s];")
     return ex
@@ -725,7 +725,7 @@ def _one_screen_problems(ex, width: int, height: int) -> list[str]:
 def test_one_screen_at_1400x900_shows_controls_code_and_diagram(lab: Lab, small_screen) -> None:
     width, height = small_screen
     ex = _click_dot_race(lab)
-    expect_diagram_of(ex, "thread (0,0,0) of threadgroup (0,0,0), phase 1")
+    expect_diagram_of(ex, "thread 0, phase 1")
     _scroll_to_top_of(ex)
     problems = _one_screen_problems(ex, width, height)
     lab.shot("one-screen-dot")
@@ -741,13 +741,13 @@ def test_a_1024_thread_threadgroup_is_picked_by_simd_group_and_lane_on_one_scree
     expect(ex.locator(".mp-lane-buttons button")).to_have_count(32)
     _scroll_to_top_of(ex)
     ex.locator(".mp-simd-buttons button", has_text=re.compile(r"^3$")).click()
-    expect(ex.locator(".mp-who")).to_have_text("thread (96,0,0) of threadgroup (0,0,0)")
+    expect(ex.locator(".mp-who")).to_have_text("thread 96")
     ex.locator(".mp-lane-buttons button", has_text=re.compile(r"^5$")).click()
-    expect(ex.locator(".mp-who")).to_have_text("thread (101,0,0) of threadgroup (0,0,0)")
+    expect(ex.locator(".mp-who")).to_have_text("thread 101")
     expect(ex.locator(".mp-thread .widget-readout")).to_have_text("101")
     expect(ex.locator(".mp-accesses li")).to_have_text(["line 4: read a[101] (phase 0)",
                                                         "line 4: write out[101] (phase 0)"])
-    expect_diagram_of(ex, "thread (101,0,0) of threadgroup (0,0,0), all phases")
+    expect_diagram_of(ex, "thread 101, all phases")
     _scroll_to_top_of(ex)
     problems = _one_screen_problems(ex, width, height)
     lab.shot("wide-thread-101")
@@ -755,12 +755,12 @@ def test_a_1024_thread_threadgroup_is_picked_by_simd_group_and_lane_on_one_scree
 
     # The last thread is a spare one: it says that it did nothing, and why.
     ex.locator(".mp-simd-buttons button", has_text=re.compile(r"^31$")).click()
-    expect(ex.locator(".mp-who")).to_have_text("thread (997,0,0) of threadgroup (0,0,0)")
+    expect(ex.locator(".mp-who")).to_have_text("thread 997")
     ex.locator(".mp-lane-buttons button", has_text=re.compile(r"^31$")).click()
-    expect(ex.locator(".mp-who")).to_have_text("thread (1023,0,0) of threadgroup (0,0,0)")
+    expect(ex.locator(".mp-who")).to_have_text("thread 1023")
     expect(ex.locator(".mp-idle")).to_have_text("this thread did nothing: the condition on line 3 (if (i < 1000) {) "
                                                 "is false for it, so it skipped the statements that touch memory")
-    expect_diagram_of(ex, "thread (1023,0,0) of threadgroup (0,0,0), all phases")
+    expect_diagram_of(ex, "thread 1023, all phases")
     _scroll_to_top_of(ex)
     problems = _one_screen_problems(ex, width, height)
     lab.shot("wide-thread-1023-idle", ex)

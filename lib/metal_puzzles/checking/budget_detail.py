@@ -29,7 +29,7 @@ SHOWN = 6
 
 
 def worst_thread_accesses(run: RunResult, counter: str) -> str | None:
-    """'thread (2,0,0) of threadgroup (0,0,0) reads a[2] (line 3), ...' for the thread with the
+    """'thread 2 reads a[2] (line 3), ...' for the thread with the
     highest ``counter`` in a traced run, or None (untraced run, or a counter without accesses)."""
     if counter not in COUNTED_ACCESSES or run.trace is None:
         return None
@@ -48,7 +48,7 @@ def worst_thread_accesses(run: RunResult, counter: str) -> str | None:
                 and (a.space == AddressSpace.THREADGROUP or a.buffer in buffers)]
     if not accesses:
         return None
-    return f"{run.lanes.name(lane)} {kind.verb} {_listing(accesses)}"
+    return f"{run.lanes.label(lane)} {kind.verb} {_listing(accesses)}"
 
 
 def _listing(accesses: list[ElementAccess]) -> str:

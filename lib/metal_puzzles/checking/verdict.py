@@ -314,7 +314,7 @@ def _sanitizer_notes_section(r: CheckResult) -> list[str]:
 
 
 def finding_text(f: Finding) -> str:
-    """A finding as one sentence of a report: 'race: line 6: thread (2,0,0) ... race-free'."""
+    """A finding as one sentence of a report: 'race: line 6: thread 2 ... race-free'."""
     if f.pos is None:
         where = ""
     elif f.pos.file == "source":

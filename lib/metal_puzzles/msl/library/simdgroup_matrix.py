@@ -94,12 +94,12 @@ def check_together(c, m, pos, name: str) -> None:
     lanes_of_s = np.zeros(c.n, dtype=bool)
     lanes_of_s[table[s][exists[s]]] = True
     if not exists[s].all():
-        message = (f"{c.lanes.name(here)} runs {name}, which needs all {SIMD_WIDTH} threads of a SIMD-group, but its "
+        message = (f"{c.lanes.label(here)} runs {name}, which needs all {SIMD_WIDTH} threads of a SIMD-group, but its "
                    f"SIMD-group has only {int(exists[s].sum())} (the threadgroup's size is not a multiple of "
                    f"{SIMD_WIDTH})")
     else:
         away = int(table[s][~active[s]][0])
-        message = (f"{c.lanes.name(here)} runs {name} but {c.lanes.name(away)} of the same SIMD-group does not (all "
+        message = (f"{c.lanes.label(here)} runs {name} but {c.lanes.label(away)} of the same SIMD-group does not (all "
                    f"{SIMD_WIDTH} threads of a SIMD-group must execute simdgroup matrix operations together: keep "
                    "them out of branches that split a SIMD-group)")
     c.report(FindingKind.SIMDGROUP_DIVERGENCE, pos, lanes_of_s, message)

@@ -484,7 +484,7 @@ class Sanitizer:
         mask[lane] = True
         mask[lanes] = True
         ctx.report_first(FindingKind.UNINITIALIZED_READ, pos, lane, mask,
-                         f"{ctx.lanes.name(int(lane))} reads {self._place(mem, f, lane)}, {what}: {fix}",
+                         f"{ctx.lanes.label(int(lane))} reads {self._place(mem, f, lane)}, {what}: {fix}",
                          buffer=mem.name, index=idx)
 
     def _race(self, ctx, mem: Memory, kind: RaceKind, lane: int, other: int, f: int, pos: Pos, other_pos: Pos,
@@ -500,8 +500,8 @@ class Sanitizer:
         place = self._place(mem, f, lane)
         if entries is not None:  # how many elements (distinct places in memory) race the same way
             place += more_elements(int(np.unique(np.asarray(entries) * mem.shadow.granule // mem.unit).size))
-        me = ctx.lanes.name(lane)
-        them = ctx.lanes.name(other) if other >= 0 else "other threads"
+        me = ctx.lanes.label(lane)
+        them = ctx.lanes.label(other) if other >= 0 else "other threads"
         same_group = other >= 0 and ctx.lanes.group[other] == ctx.lanes.group[lane]
         if mem.space == AddressSpace.THREADGROUP or same_group:
             where = "in the same barrier phase"

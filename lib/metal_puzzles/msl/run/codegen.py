@@ -105,7 +105,7 @@ class SlotLoc:
                 if missing.any():
                     lane = int(np.flatnonzero(missing)[0])
                     ctx.report_first(FindingKind.UNINITIALIZED_READ, self.pos, lane, missing,
-                                     f"{ctx.lanes.name(lane)} reads variable '{self.name}' before any value was "
+                                     f"{ctx.lanes.label(lane)} reads variable '{self.name}' before any value was "
                                      "assigned to it: initialise it where it is declared", buffer=self.name)
         return self.slots[self.k]
 
@@ -357,7 +357,7 @@ class CodeGen:
                         if missing.any():
                             lane = int(np.flatnonzero(missing)[0])
                             c.report_first(FindingKind.UNINITIALIZED_READ, pos, lane, missing,
-                                           f"{c.lanes.name(lane)} reads variable '{name}' before any value was "
+                                           f"{c.lanes.label(lane)} reads variable '{name}' before any value was "
                                            "assigned to it: initialise it where it is declared",
                                            buffer=name)
                 return c.slots[k]
@@ -1342,7 +1342,7 @@ def _pointer_cast(inner, src: PointerType, dst: PointerType, pos: Pos):
                 lane = int(np.flatnonzero(bad)[0])
                 at = int(np.broadcast_to(p.off, (c.n,))[lane]) * s_unit
                 c.report(FindingKind.MISALIGNED, pos, bad,
-                         f"{c.lanes.name(lane)} casts a pointer to byte {at} of '{p.mem.name}' to '{dst}', which "
+                         f"{c.lanes.label(lane)} casts a pointer to byte {at} of '{p.mem.name}' to '{dst}', which "
                          f"needs {d_unit}-byte alignment (a misaligned access is undefined on the GPU)",
                          buffer=p.mem.name, index=at // d_unit)
         return _rescaled(p, 1, factor)
@@ -1366,7 +1366,7 @@ def _member_offset(c, m, mem, byte, offset: int, unit: int, pos: Pos):
             lane = int(np.flatnonzero(bad)[0])
             at = int(np.broadcast_to(byte, (c.n,))[lane])
             c.report(FindingKind.MISALIGNED, pos, bad,
-                     f"{c.lanes.name(lane)} accesses a member at byte {at} of '{mem.name}', which needs "
+                     f"{c.lanes.label(lane)} accesses a member at byte {at} of '{mem.name}', which needs "
                      f"{unit}-byte alignment (the struct is not at an aligned address)", buffer=mem.name,
                      index=at // unit)
     return byte // unit
@@ -1392,7 +1392,7 @@ def _check_subscript(c, mem, k, bound, m, pos, off=0, stride=1, unit=None):
         idx = int(k[lane] if np.ndim(k) else k)
         flat = int((off[lane] if np.ndim(off) else off) + idx * stride)
         c.report(FindingKind.OUT_OF_BOUNDS, pos, bad_lanes,
-                 f"{c.lanes.name(lane)} uses index {idx} on a dimension of size {bound} of '{mem.name}' "
+                 f"{c.lanes.label(lane)} uses index {idx} on a dimension of size {bound} of '{mem.name}' "
                  f"(element {flat} of its {mem.nbytes // (unit or mem.unit)}): check the loop bounds of this subscript",
                  buffer=mem.name, index=flat)
 
@@ -1412,7 +1412,7 @@ def _check_component(c, k, n, m, pos):
     lanes = bad if m is None else (bad & m)
     if lanes.any():
         lane = int(np.flatnonzero(lanes)[0])
-        c.report(FindingKind.OUT_OF_BOUNDS, pos, lanes, f"{c.lanes.name(lane)} uses vector component index {int(k[lane])} "
+        c.report(FindingKind.OUT_OF_BOUNDS, pos, lanes, f"{c.lanes.label(lane)} uses vector component index {int(k[lane])} "
                  f"on a {n}-vector")
 
 
@@ -1423,7 +1423,7 @@ def _report_div_zero(c, m, zero_b, pos, op):
     if lanes is not None and np.any(lanes):
         lane = int(np.flatnonzero(lanes)[0])
         what = "division" if op == "/" else "remainder"
-        c.report(FindingKind.DIVISION_BY_ZERO, pos, lanes, f"{c.lanes.name(lane)} computes an integer {what} by zero "
+        c.report(FindingKind.DIVISION_BY_ZERO, pos, lanes, f"{c.lanes.label(lane)} computes an integer {what} by zero "
                  "(undefined on the GPU; the simulator uses 0)")
 
 

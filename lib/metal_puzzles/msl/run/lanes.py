@@ -86,10 +86,6 @@ class Lanes:
             "local": tuple(int(v) for v in self.local[lane]),
         }
 
-    def name(self, lane: int) -> str:
-        d = self.describe(lane)
-        return f"thread {fmt_triple(d['local'])} of threadgroup {fmt_triple(d['group'])}"
-
     @cached_property
     def dims(self) -> int:
         """How many axes the grid uses (1, 2 or 3): the axes a thread's name shows."""
@@ -105,13 +101,12 @@ class Lanes:
         if self.n_groups == 1:
             return me
         local = fmt_position(self.local[lane], self.dims)
-        group = fmt_position(self.group_pos[self.group[lane]], self.dims)
-        return f"{me} = {local} of threadgroup {group}"
+        return f"{me} = {local} of {self.group_label(int(self.group[lane]))}"
 
-
-def fmt_triple(t) -> str:
-    """(x,y,z) as the messages write a thread or threadgroup position."""
-    return "(" + ",".join(str(v) for v in t) + ")"
+    def group_label(self, group: int) -> str:
+        """A threadgroup's name in the same scheme, on the axes the grid uses:
+        "threadgroup 1", "threadgroup (1,0)"."""
+        return "threadgroup " + fmt_position(self.group_pos[group], self.dims)
 
 
 def fmt_position(p, dims: int) -> str:

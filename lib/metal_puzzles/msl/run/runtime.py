@@ -14,7 +14,7 @@ from ..lang.errors import KernelRuntimeError, Pos
 from ..lang.types import AddressSpace, MemFlags
 from .findings import Finding, FindingKind, SanitizeMode, Severity, StopKernel, StopReason
 from .hints import Audience, lane_values, step_budget_advice
-from .lanes import Lanes, fmt_triple
+from .lanes import Lanes
 from .memory import AccessKind, Memory, Ptr, View, rescale, view_of
 
 #: A run stops once it has this many findings: enough to say what is wrong.
@@ -151,7 +151,7 @@ class Ctx:
             threads = [self.lanes.describe(lane)]
             values = lane_values(self.variables, self.slots, lane, self.n)
             others = looping.size - 1
-            message = (f"{self.lanes.name(lane)}" + (f" (and {others} other thread{'s' if others != 1 else ''})"
+            message = (f"{self.lanes.label(lane)}" + (f" (and {others} other thread{'s' if others != 1 else ''})"
                                                     if others > 0 else "")
                        + f" is still in the loop at line {where.line} after {self.max_steps} steps ({counted})"
                        + (f"; its variables last held {values}" if values else "")
@@ -230,7 +230,7 @@ class Ctx:
                 through = f" through a '{view}' view"
                 elements = f"the {count} '{view}' elements ({mem.nbytes} bytes) of '{mem.name}'"
             self.report(FindingKind.OUT_OF_BOUNDS, pos, active_bad,
-                        f"{self.lanes.name(lane)} {kind.verb} {mem.name}[{idx}]{through}, outside {elements}{copy}",
+                        f"{self.lanes.label(lane)} {kind.verb} {mem.name}[{idx}]{through}, outside {elements}{copy}",
                         buffer=mem.name, index=idx)
         else:
             active_bad = None
@@ -328,8 +328,8 @@ class Ctx:
                 g = lanes.group[lane]
                 here = np.flatnonzero(mask & (lanes.group == g))
                 self.report(FindingKind.BARRIER_DIVERGENCE, pos, missing,
-                            f"threadgroup {fmt_triple(lanes.group_pos[g])} reaches this barrier with only some of its "
-                            f"threads: {lanes.name(int(here[0]))} waits here but {lanes.name(lane)} never arrives "
+                            f"{lanes.group_label(int(g))} reaches this barrier with only some of its "
+                            f"threads: {lanes.label(int(here[0]))} waits here but {lanes.label(lane)} never arrives "
                             "(a barrier must be reached by every thread of the threadgroup that has not "
                             "returned; move it out of the branch or loop that only some threads enter)")
             groups = np.unique(lanes.group[mask])
