@@ -14,14 +14,15 @@ and the PNG.
 
 from __future__ import annotations
 
+import functools
 import math
+import re
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 from chalk import Diagram
-from chalk.backend.svg import render as render_svg_file
 from chalk.core import ApplyTransform, Compose
 from chalk.envelope import Envelope
 from chalk.shapes import Path
@@ -41,7 +42,16 @@ from .msl import FindingKind, RunResult
 from .msl.lang.types import AddressSpace
 from .msl.observe.trace import BarrierEvent, ElementAccess
 from .msl.run.memory import AccessKind
-from .svg_text import Anchor, CubicPath, anchored_text, diagram_svg
+from .svg_text import (
+    Anchor,
+    CubicPath,
+    PlacedText,
+    anchored_text,
+    box_path,
+    diagram_svg,
+    num,
+    text_batch,
+)
 
 # ----------------------------------------------------------------------------- constants
 CELL = 34  # side of one array element, in pixels
@@ -118,6 +128,22 @@ def scrolling_html(svg: str) -> str:
     return f"<div style='overflow-x:auto;max-width:100%'>{body}</div>"
 
 
+def sized_svg(svg: str, width: float | None = None, height: float | None = None) -> str:
+    """The SVG text of ``to_svg`` shown at another size: a width or height alone keeps the
+    proportions; neither keeps the natural size."""
+    if width is None and height is None:
+        return svg
+    head = svg.index("<svg")
+    natural = re.match(r"<svg [^>]*?width='(\d+)' height='(\d+)'", svg[head:])
+    w0, h0 = int(natural.group(1)), int(natural.group(2))
+    if width is None:
+        width = w0 * height / h0
+    elif height is None:
+        height = h0 * width / w0
+    size = f"width='{num(width)}' height='{num(height)}'"
+    return svg[:head] + svg[head:].replace(f"width='{w0}' height='{h0}'", size, 1)
+
+
 def save_svg(diagram: Diagram, path: str) -> None:
     """Write the diagram as an SVG file."""
     with open(path, "w", encoding="utf-8") as f:
@@ -161,11 +187,13 @@ class RunDiagram(ApplyTransform):
 
     def render_svg(self, path: str, height: int | None = None, width: int | None = None,
                    draw_height: int | None = None) -> None:
-        """Write the diagram as an SVG file, at its natural size unless a size is given."""
-        if height is None and width is None:
-            save_svg(self, path)
-        else:
-            render_svg_file(self, path, height or 128, width, draw_height)
+        """Write the diagram as an SVG file, at its natural size unless a size is given (a
+        height alone or a width alone keeps the proportions). chalk's own backend cannot draw
+        this module's batched texts and rectangles, so a sized file is the same SVG with its
+        size changed (its viewBox scales the drawing); ``draw_height``, chalk's margin control,
+        is accepted for compatibility and has no effect."""
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(sized_svg(to_svg(self), width, height))
 
     def render_png(self, path: str, height: int | None = None, width: int | None = None,
                    draw_height: int | None = None) -> None:
@@ -209,6 +237,7 @@ def thread_color(index_in_group: int) -> str:
     return PALETTE[index_in_group % len(PALETTE)]
 
 
+@functools.lru_cache(maxsize=256)
 def tint(color: str, amount: float = 0.72) -> str:
     """The colour mixed with white: a cell background that still reads as the thread's hue."""
     c = Color(color)
@@ -1045,19 +1074,13 @@ def _path(point_lists: list[list[tuple[float, float]]], closed: bool) -> Diagram
     return path.stroke()
 
 
-def _rect_points(box: Box) -> list[tuple[float, float]]:
-    x0, y0, x1, y1 = box
-    return [(x0, y0), (x1, y0), (x1, y1), (x0, y1)]
-
-
 def _filled(boxes: list[Box], fill: str) -> Diagram:
     c = Color(fill)
-    return _path([_rect_points(b) for b in boxes], closed=True).fill_color(c).line_color(c).line_width_local(0)
+    return box_path(boxes, closed=True).fill_color(c).line_color(c).line_width_local(0)
 
 
 def _outlined(boxes: list[Box], line: str, width: float = 1.0) -> Diagram:
-    return _path([[*_rect_points(b), b[:2]] for b in boxes], closed=False).line_color(Color(line)) \
-        .line_width_local(width)
+    return box_path(boxes, closed=False).line_color(Color(line)).line_width_local(width)
 
 
 def _paint_header(h: Header) -> list[Diagram]:
@@ -1083,33 +1106,43 @@ def _paint_view_background(v: ArrayView) -> list[Diagram]:
 
 
 def _paint_view_foreground(v: ArrayView) -> list[Diagram]:
+    """The array's name, its column and row numbers, its grid and its cells' indices and values.
+    The texts (thousands for a big array) go out as two batches around the grid lines, which
+    keeps the painting order (grid over fills, texts over grid) without one chalk primitive each."""
     cell = v.cell
     gx = v.x + v.label_w + v.margin
     gy = v.y + v.top
     name_y = gy + min(cell, v.rows * cell or cell) / 2
-    out = [_text(v.name, v.x, name_y - 7, 12, INK, "start"), _text(v.note, v.x, name_y + 8, 10, MUTED, "start")]
+    labels = [PlacedText(v.name, v.x, name_y - 7, 12, INK, Anchor.START),
+              PlacedText(v.note, v.x, name_y + 8, 10, MUTED, Anchor.START)]
     if v.two_d:
         for b in range(v.blocks):
             bx = gx + b * v.block_w
             for c in range(v.cols if v.rows else 0):
-                out.append(_text(str(c), bx + (c + 0.5) * cell, gy - INDEX_H + 6, 9, MUTED))
+                labels.append(PlacedText(str(c), bx + (c + 0.5) * cell, gy - INDEX_H + 6, 9, MUTED))
             if v.blocks > 1:
-                out.append(_text(v.block_labels[b], bx + v.cols * cell / 2, gy - 2 * INDEX_H + 6, 9, INK))
+                labels.append(PlacedText(v.block_labels[b], bx + v.cols * cell / 2, gy - 2 * INDEX_H + 6, 9, INK))
     if v.margin:
         step = v.cols if v.wrapped else 1
         for r in range(v.rows):
-            out.append(_text(str(r * step), gx - 4, gy + (r + 0.5) * cell, 9, MUTED, "end"))
+            labels.append(PlacedText(str(r * step), gx - 4, gy + (r + 0.5) * cell, 9, MUTED, Anchor.END))
+    extent = (v.x, v.y, v.x + v.width, v.y + v.height)
+    out = [text_batch(labels, extent)]
     boxes = [v.cell_box(i) for i in range(v.drawn)]
     if boxes:
         out.append(_outlined(boxes, GRID_LINE))
+    cells = []
     for i, (x0, y0, x1, y1) in enumerate(boxes):
         if not v.two_d:  # the element's index, small in the corner
-            out.append(_text(str(i % v.cols if v.wrapped else i), x0 + 2.5, y0 + 6, 7.5, MUTED, "start"))
+            cells.append(PlacedText(str(i % v.cols if v.wrapped else i), x0 + 2.5, y0 + 6, 7.5, MUTED, Anchor.START))
         s = v.texts[i]
         if s:
-            out.append(_text(s, (x0 + x1) / 2, (y0 + y1) / 2 + 2, _cell_font(s, cell), MUTED if v.faint[i] else INK))
+            cells.append(PlacedText(s, (x0 + x1) / 2, (y0 + y1) / 2 + 2, _cell_font(s, cell),
+                                    MUTED if v.faint[i] else INK))
     if v.size == 0:
-        out.append(_text("(empty)", gx, gy + cell / 2, 10, MUTED, "start"))
+        cells.append(PlacedText("(empty)", gx, gy + cell / 2, 10, MUTED, Anchor.START))
+    if cells:
+        out.append(text_batch(cells, extent))
     return out
 
 
@@ -1149,16 +1182,20 @@ def _paint_arrows(arrows: list[Arrow]) -> tuple[list[Diagram], list[Diagram]]:
 
 
 def _paint_legend(p: Panel) -> list[Diagram]:
-    out = []
-    y = PANEL_PAD + 20
-    for row in p.legend_rows:
+    """The thread swatches: one path per colour and one batch of labels, however many threads."""
+    by_color: dict[str, list[Box]] = defaultdict(list)
+    labels = []
+    for y, row in _legend_rows_y(p):
         if row is p.legend_rows[0]:
-            out.append(_text(LEGEND_LABEL, PANEL_PAD, y + 9, 11, MUTED, "start"))
+            labels.append(PlacedText(LEGEND_LABEL, PANEL_PAD, y + 9, 11, MUTED, Anchor.START))
         for name, color, x, w in row:
-            out.append(_filled([(x, y, x + w, y + 18)], color))
-            out.append(_text(name, x + w / 2, y + 9, min(10.0, (w - 4) / max(0.1, text_width(name, 1.0))), "#ffffff"))
-        y += 22
-    return out
+            by_color[color].append((x, y, x + w, y + 18))
+            labels.append(PlacedText(name, x + w / 2, y + 9, min(10.0, (w - 4) / max(0.1, text_width(name, 1.0))),
+                                     "#ffffff"))
+    if not labels:
+        return []
+    swatches = [_filled(boxes, color) for color, boxes in by_color.items()]
+    return [*swatches, text_batch(labels, (0, 0, p.width, p.height))]
 
 
 def _ring(box: Box, inset: float = 1.5) -> list[tuple[float, float]]:
