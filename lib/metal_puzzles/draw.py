@@ -390,6 +390,20 @@ class ArrayView:
     def height(self) -> float:
         return max(self.top + self.rows * self.cell, 30.0)
 
+    def cell_boxes(self) -> list[tuple[float, float, float, float]]:
+        """``cell_box`` of every drawn element, in order (the painter's loop: the grid's origin
+        is worked out once rather than per cell)."""
+        per_block = max(self.rows * self.cols, 1)
+        cols = max(self.cols, 1)
+        gx, gy, cell, block_w = self.x + self.label_w + self.margin, self.y + self.top, self.cell, self.block_w
+        out = []
+        for i in range(self.drawn):
+            b, rest = divmod(i, per_block)
+            r, c = divmod(rest, cols)
+            x0, y0 = gx + b * block_w + c * cell, gy + r * cell
+            out.append((x0, y0, x0 + cell, y0 + cell))
+        return out
+
     def cell_box(self, i: int) -> tuple[float, float, float, float] | None:
         if i < 0 or i >= self.drawn:
             return None
@@ -1100,8 +1114,8 @@ def _paint_view_background(v: ArrayView) -> list[Diagram]:
     """Cell fills, slightly translucent: painted over the arrow shafts, they let an arrow that
     passes beneath other cells show faintly, while values stay readable."""
     by_fill: dict[str, list[Box]] = defaultdict(list)
-    for i, fill in enumerate(v.fills):
-        by_fill[fill or "#ffffff"].append(v.cell_box(i))
+    for fill, box in zip(v.fills, v.cell_boxes(), strict=False):
+        by_fill[fill or "#ffffff"].append(box)
     return [_filled(boxes, fill).fill_opacity(CELL_OPACITY) for fill, boxes in by_fill.items()]
 
 
@@ -1128,7 +1142,7 @@ def _paint_view_foreground(v: ArrayView) -> list[Diagram]:
             labels.append(PlacedText(str(r * step), gx - 4, gy + (r + 0.5) * cell, 9, MUTED, Anchor.END))
     extent = (v.x, v.y, v.x + v.width, v.y + v.height)
     out = [text_batch(labels, extent)]
-    boxes = [v.cell_box(i) for i in range(v.drawn)]
+    boxes = v.cell_boxes()
     if boxes:
         out.append(_outlined(boxes, GRID_LINE))
     cells = []

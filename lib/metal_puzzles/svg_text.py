@@ -137,6 +137,8 @@ def text_element(s: str, x: float, y: float, size: float, fill: str, anchor: Anc
 
 def num(x: float) -> str:
     """A coordinate rounded to a tenth of a pixel, without trailing zeros ('12', '3.5', '-0.2')."""
+    if x == int(x):  # a whole pixel, the common case, without formatting a float
+        return str(int(x))
     s = f"{x:.1f}"
     if s.endswith(".0"):
         s = s[:-2]
@@ -154,7 +156,10 @@ def _tenths(x: float, y: float) -> tuple[int, int]:
 
 
 def _tenth_str(v: int) -> str:
-    return num(v / 10)
+    """``num(v / 10)`` for a whole number of tenths, from its digits (exact, and no float to format)."""
+    whole, tenth = divmod(abs(v), 10)
+    sign = "-" if v < 0 else ""
+    return f"{sign}{whole}" if tenth == 0 else f"{sign}{whole}.{tenth}"
 
 
 #: How far (in tenths of a pixel) a simplified polyline may pass from a point it leaves out.
