@@ -48,6 +48,7 @@ from .svg_text import (
     PlacedText,
     anchored_text,
     box_path,
+    cell_targets,
     diagram_svg,
     num,
     text_batch,
@@ -94,10 +95,15 @@ PALETTE = ("#1f77b4", "#bcbd22", "#2ca02c", "#ff7f0e", "#9467bd", "#8c6d31", "#e
 
 
 # ----------------------------------------------------------------------------- public API
-def draw_run(result, title: str | None = None, max_groups: int = 4, only_group: int | None = None) -> Diagram:
+def draw_run(result, title: str | None = None, max_groups: int = 4, only_group: int | None = None,
+             selected_lane: int | None = None, clickable: bool = False) -> Diagram:
     """The diagram of a traced run: a header and one panel per threadgroup (the first
     ``max_groups`` of them, or just threadgroup ``only_group``, a linear index). Works without a
-    trace too, showing only the arrays."""
+    trace too, showing only the arrays.
+
+    For the explorer: ``selected_lane`` frames that thread's swatch (the thread it shows), and
+    ``clickable`` lays invisible targets over the cells that name their array and element
+    (``svg_text.CellTargets``), for a click on a cell to select the threads that touched it."""
     n_groups = int(result.lanes.n_groups)
     if only_group is not None:
         if not 0 <= only_group < n_groups:
@@ -107,6 +113,9 @@ def draw_run(result, title: str | None = None, max_groups: int = 4, only_group: 
         shown = list(range(min(n_groups, max(1, max_groups))))
     sites = finding_sites(result)
     panels = [_build_panel(result, g, sites, first_group=shown[0]) for g in shown]
+    for p in panels:
+        p.selected_lane = selected_lane
+        p.clickable = clickable
     header = _header(result, title, shown, n_groups, sites,
                      wrap_w=max(MIN_HEADER_W, max((p.width for p in panels), default=0.0)))
     body, width, height = _arrange(panels, header.height)
@@ -507,6 +516,10 @@ class Panel:
     legend_lanes: list[int] = field(default_factory=list)
     #: The findings of this threadgroup, drawn over the diagram.
     marks: PanelMarks | None = None
+    #: The thread the explorer shows: its swatch is framed.
+    selected_lane: int | None = None
+    #: Whether the cells carry click targets naming their array and element (the explorer's).
+    clickable: bool = False
 
 
 def _lanes_of(result, group: int) -> np.ndarray:
@@ -1328,7 +1341,41 @@ def _paint_panel(p: Panel) -> Diagram:
     for v in views:
         parts += _paint_view_foreground(v)
     parts += _paint_marks(p, views)
+    parts += _paint_selection(p)
+    if p.clickable:
+        parts += _paint_cell_targets(p, views)
     return _group(parts, (0, 0, p.width, p.height))
+
+
+SELECTED_W = 2.0  # the frame of the selected thread's swatch (finding marks are MARK_W, red)
+
+
+def _paint_selection(p: Panel) -> list[Diagram]:
+    """A dark frame around the swatch of the thread the explorer shows."""
+    if p.selected_lane is None or p.selected_lane not in p.legend_lanes:
+        return []
+    slots = [(x, y, w) for y, row in _legend_rows_y(p) for _, _, x, w in row]
+    k = p.legend_lanes.index(p.selected_lane)
+    if k >= len(slots):
+        return []
+    x, y, w = slots[k]
+    return [_outlined([(x - 3.5, y - 3.5, x + w + 3.5, y + 21.5)], INK, SELECTED_W)]
+
+
+def _paint_cell_targets(p: Panel, views: list[ArrayView]) -> list[Diagram]:
+    """Click targets over every drawn cell and out-of-bounds cell, by array: device arrays by
+    name, threadgroup arrays by name and threadgroup (each threadgroup has its own copy)."""
+    out = []
+    for v in views:
+        where, name = v.key[0], v.key[1]
+        attributes = {"buffer": name, "space": "threadgroup" if where == "tg" else "device"}
+        if where == "tg":
+            attributes["group"] = str(p.group)
+        cells = list(enumerate(v.cell_boxes()))
+        cells += [(g.index, v.ghost_box(k)) for k, g in enumerate(v.ghosts)]
+        if cells:
+            out.append(cell_targets(attributes, cells))
+    return out
 
 
 __all__ = ["draw_run", "to_svg", "save_svg", "save_png", "RunDiagram", "trace_arrows", "group_accesses",

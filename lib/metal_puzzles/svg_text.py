@@ -117,6 +117,34 @@ class BoxPath(Shape):
         return visitor.visit_spacer(Spacer(0, 0), **kwargs)
 
 
+@dataclass
+class CellTargets(Shape):
+    """Invisible rectangles over an array's cells, one per element, that say which element they
+    cover (``data-index``) under a group that says which array (``attributes``: name -> value,
+    written as ``data-`` attributes). They are what a click on a diagram's cell finds: a page
+    script reads the attributes (the explorer selects the threads that touched the element)."""
+
+    attributes: tuple[tuple[str, str], ...] = ()
+    cells: tuple[tuple[int, tuple[float, float, float, float]], ...] = ()  # (element index, box)
+
+    def get_bounding_box(self) -> BoundingBox:
+        boxes = [b for _, b in self.cells] or [(0.0, 0.0, 0.0, 0.0)]
+        return BoundingBox([P2(min(b[0] for b in boxes), min(b[1] for b in boxes)),
+                            P2(max(b[2] for b in boxes), max(b[3] for b in boxes))])
+
+    def accept(self, visitor, **kwargs):
+        return visitor.visit_spacer(Spacer(0, 0), **kwargs)
+
+
+#: Class of the group of a ``CellTargets`` (page scripts and tests find the cells by it).
+CELL_TARGETS_CLASS = "mp-cells"
+
+
+def cell_targets(attributes: dict[str, str], cells: list[tuple[int, tuple[float, float, float, float]]]):
+    """A chalk primitive of clickable cells (see ``CellTargets``)."""
+    return Primitive.from_shape(CellTargets(tuple(attributes.items()), tuple(cells)))
+
+
 def box_path(boxes: list[tuple[float, float, float, float]], closed: bool):
     """A chalk primitive drawing ``boxes`` as one path (see ``BoxPath``); style it as any shape."""
     return Primitive.from_shape(BoxPath(tuple(boxes), closed))
@@ -238,6 +266,8 @@ class _Writer:
             self.batch(shape, t)
         elif isinstance(shape, BoxPath):
             self.box_path(shape, t, style)
+        elif isinstance(shape, CellTargets):
+            self.cell_targets(shape, t)
         elif isinstance(shape, CubicPath) and len(shape.curve) == 4:
             self.cubic(shape, t, style)
         elif isinstance(shape, Text):
@@ -277,6 +307,19 @@ class _Writer:
             start = f"M{_tenth_str(left)} {_tenth_str(top)}l{w} 0 0 {h} {_tenth_str(left - right)} 0"
             commands.append(start + ("Z" if shape.closed else f" 0 {_tenth_str(top - bottom)}"))
         self.parts.append(f"<path d='{''.join(commands)}' {self.stroke_attrs(style, shape.closed, _scale(t))}/>")
+
+    def cell_targets(self, shape: CellTargets, t: Affine) -> None:
+        a, b, c, d, e, f = t[:6]
+        data = "".join(f" data-{name}='{escape(value, quote=True)}'" for name, value in shape.attributes)
+        # Transparent, not 'none': a transparent fill is painted, so the rectangle takes the click.
+        rects = []
+        for index, (x0, y0, x1, y1) in shape.cells:
+            left, top = _tenths(a * x0 + b * y0 + c, d * x0 + e * y0 + f)
+            right, bottom = _tenths(a * x1 + b * y1 + c, d * x1 + e * y1 + f)
+            rects.append(f"<rect x='{_tenth_str(left)}' y='{_tenth_str(top)}' width='{_tenth_str(right - left)}' "
+                         f"height='{_tenth_str(bottom - top)}' data-index='{index}'/>")
+        self.parts.append(f"<g class='{CELL_TARGETS_CLASS}'{data} fill='transparent' style='cursor:pointer'>"
+                          f"{''.join(rects)}</g>")
 
     def cubic(self, shape: CubicPath, t: Affine, style: Style) -> None:
         start, *rest = (_tenths(q.x, q.y) for q in (t * P2(x, y) for x, y in shape.curve))
@@ -351,4 +394,5 @@ def diagram_svg(diagram) -> str:
 
 
 __all__ = ["diagram_svg", "num", "MARGIN", "CubicPath", "AnchoredText", "Anchor", "anchored_text", "PlacedText",
-           "TextBatch", "BoxPath", "box_path", "text_batch", "text_element"]
+           "TextBatch", "BoxPath", "box_path",
+           "CellTargets", "cell_targets", "CELL_TARGETS_CLASS", "text_batch", "text_element"]
