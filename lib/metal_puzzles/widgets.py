@@ -326,12 +326,13 @@ class Explorer:
             self.thread.value = m.thread_index(chosen)[1]
         finally:
             self._jumping = False
-        names = ", ".join(m.describe(lane) for lane in ordered[:MAX_TOUCHING_LISTED])
-        more = f" and {len(ordered) - MAX_TOUCHING_LISTED} more" if len(ordered) > MAX_TOUCHING_LISTED else ""
-        again = "; click it again for the next" if len(ordered) > 1 else ""
-        self.cell_info.value = (f"<span class='mp-cell-text'>{html.escape(cell)}: touched by "
-                                f"{len(ordered)} thread{'s' if len(ordered) != 1 else ''} ({html.escape(names)}{more})"
-                                f"; showing {html.escape(m.describe(chosen))}{again}</span>")
+        # The thread shown is in .mp-who; this line says who else touched the element, if anyone.
+        text = f"{cell}: touched by {len(ordered)} thread{'s' if len(ordered) != 1 else ''}"
+        if len(ordered) > 1:
+            names = ", ".join(m.describe(lane) for lane in ordered[:MAX_TOUCHING_LISTED])
+            more = f" and {len(ordered) - MAX_TOUCHING_LISTED} more" if len(ordered) > MAX_TOUCHING_LISTED else ""
+            text += f" ({names}{more}); click it again for the next"
+        self.cell_info.value = f"<span class='mp-cell-text'>{html.escape(text)}</span>"
         self.refresh()
         return ordered
 

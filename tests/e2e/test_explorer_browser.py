@@ -342,7 +342,7 @@ def step_until_line(lab: Lab, explorer, text: str, max_steps: int = 40) -> None:
 COUNTS, COST = ("counts of this thread's accesses", ".mp-counts"), ("cost model (", ".mp-cost")
 
 
-def expect_diagram_of(explorer, shows: str) -> None:
+def expect_diagram_of(explorer, shows: str | re.Pattern) -> None:
     """Until the diagram drawn is the one of ``shows`` (thread and phase): the explorer sends the
     diagram last, after the texts, so a test that reads them may still see the diagram before."""
     from playwright.sync_api import expect
@@ -657,6 +657,29 @@ def test_guard_a_spare_thread_shows_its_own_out_of_bounds_accesses(lab: Lab) -> 
     lab.shot("guard-thread-5", ex)
     expect(ex.locator(".mp-accesses li")).to_have_text(["line 3: read a[5] (phase 0)", "line 3: write out[5] (phase 0)"],
                                                        timeout=5_000)
+
+
+def test_a_click_on_an_element_of_the_diagram_selects_the_thread_that_touched_it(lab: Lab) -> None:
+    from playwright.sync_api import expect
+
+    ex = lab.explorer(GUARD)
+    ex.scroll_into_view_if_needed()
+    ex.locator(".mp-thread-buttons button", has_text=re.compile(r"^0$")).click()
+    expect_diagram_of(ex, re.compile(r"^thread \(0,0,0\) of threadgroup \(0,0,0\), "))
+    # out[2] in the diagram: only thread 2 wrote it. The click lands on the cell's (invisible)
+    # target, which lies over the value; the page script sends the cell to the kernel.
+    cell = ex.locator(".mp-diagram g.mp-cells[data-buffer='out'] rect[data-index='2']")
+    cell.scroll_into_view_if_needed()
+    cell.click()
+    expect(ex.locator(".mp-who")).to_have_text("thread (2,0,0) of threadgroup (0,0,0)")
+    expect(ex.locator(".mp-cell-info")).to_contain_text("out[2]: touched by 1 thread")
+    expect(ex.locator(".mp-thread-buttons button.mod-active")).to_have_text("2")
+    expect_diagram_of(ex, re.compile(r"^thread \(2,0,0\) of threadgroup \(0,0,0\), "))
+    lab.shot("guard-cell-click", ex)
+    # a[1] was read by thread 1 only; a click there moves on to it.
+    ex.locator(".mp-diagram g.mp-cells[data-buffer='a'] rect[data-index='1']").click()
+    expect(ex.locator(".mp-who")).to_have_text("thread (1,0,0) of threadgroup (0,0,0)")
+    expect(ex.locator(".mp-accesses li").first).to_have_text("line 3: read a[1] (phase 0)")
 
 
 def _click_dot_race(lab: Lab):
