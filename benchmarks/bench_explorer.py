@@ -11,8 +11,8 @@ reference solution (and on a variant without its barrier, for findings to jump t
 - the diagram the explorer draws for one thread (``draw_run`` of the model's filtered run, then
   ``to_svg``), apart, since every update that redraws it pays for it;
 - the widget's update path end to end (``widgets.Explorer``, headless) where ipywidgets is
-  installed: a step forward, a thread change and a finding click, each from the control's
-  change to the last widget value set (texts, listing, variables, the diagram's SVG), and the
+  installed: a step forward, a thread change, a finding click and a click on a cell of the
+  diagram, each from the control's change to the last widget value set (texts, listing, variables, the diagram's SVG), and the
   size of the diagram each update sends to the page.
 
 It prints the median of several repetitions per operation, in milliseconds. Timings, not
@@ -119,6 +119,12 @@ def widget_figures(result, reps: int) -> list[tuple[str, float]]:
     if ex.finding_buttons:
         button = ex.finding_buttons[-1]
         figures.append(("widget: finding click (redraws the diagram)", median_ms(button.click, reps)))
+    # A click on an input element in the diagram: who touched it, then that thread's diagram.
+    n_input = int(result.inputs[0].size)
+    cells = iter(list(range(5, n_input, 131)) * reps)
+    name = result.input_names[0]
+    figures.append(("widget: click on a diagram's cell (redraws it)",
+                    median_ms(lambda: ex.pick_cell(name, next(cells)), reps)))
     return figures
 
 
