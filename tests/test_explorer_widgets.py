@@ -7,7 +7,13 @@ import re
 import numpy as np
 import pytest
 
-from metal_puzzles.explorer_front import KEYBOARD_GUARD_HTML, SUPPRESS_SHORTCUTS, parse_cell_pick
+from metal_puzzles.explorer_front import (
+    KEYBOARD_GUARD_HTML,
+    SUPPRESS_SHORTCUTS,
+    CellPick,
+    PickedSpace,
+    parse_cell_pick,
+)
 from metal_puzzles.msl import simulate
 from metal_puzzles.widgets import Explorer
 
@@ -187,11 +193,25 @@ def test_the_selected_threads_swatch_is_framed():
         assert inside == [str(thread)]
 
 
+def test_a_click_on_a_threads_swatch_selects_that_thread():
+    ex = Explorer(_run(SHARED_REVERSE, 8, 8, 8, 4), "reverse")
+    ex.group.value = 1
+    assert _cell_targets(ex.diagram.value)[("", "thread", "1")] == [0, 1, 2, 3]
+    ex.cell_pick.value = "|thread|1|2|1"
+    assert (ex.group.value, ex.thread.value) == (1, 2)
+    assert ex.who.value == "<span>thread (2,0,0) of threadgroup (1,0,0)</span>"
+
+
 def test_a_cell_pick_value_is_read_strictly():
     assert parse_cell_pick("") is None
-    assert parse_cell_pick("a|device||12|3") == ("a", 12, None)
-    assert parse_cell_pick("t|threadgroup|1|0|9") == ("t", 0, 1)
+    assert parse_cell_pick("a|device||12|3") == CellPick(PickedSpace.DEVICE, "a", 12, None)
+    assert parse_cell_pick("t|threadgroup|1|0|9") == CellPick(PickedSpace.THREADGROUP, "t", 0, 1)
+    assert parse_cell_pick("|thread|0|5|2") == CellPick(PickedSpace.THREAD, "", 5, 0)
     with pytest.raises(ValueError, match="buffer|space|group|index|click"):
         parse_cell_pick("a|12")
+    with pytest.raises(ValueError, match="buffer|space|group|index|click"):
+        parse_cell_pick("a|constant||1|1")
     with pytest.raises(ValueError, match="must name its threadgroup"):
         parse_cell_pick("t|threadgroup||0|1")
+    with pytest.raises(ValueError, match="names an array exactly when"):
+        parse_cell_pick("a|thread|0|1|1")

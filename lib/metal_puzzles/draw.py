@@ -1364,7 +1364,8 @@ def _paint_selection(p: Panel) -> list[Diagram]:
 
 def _paint_cell_targets(p: Panel, views: list[ArrayView]) -> list[Diagram]:
     """Click targets over every drawn cell and out-of-bounds cell, by array: device arrays by
-    name, threadgroup arrays by name and threadgroup (each threadgroup has its own copy)."""
+    name, threadgroup arrays by name and threadgroup (each threadgroup has its own copy); and
+    over the thread swatches, by threadgroup."""
     out = []
     for v in views:
         where, name = v.key[0], v.key[1]
@@ -1375,6 +1376,12 @@ def _paint_cell_targets(p: Panel, views: list[ArrayView]) -> list[Diagram]:
         cells += [(g.index, v.ghost_box(k)) for k, g in enumerate(v.ghosts)]
         if cells:
             out.append(cell_targets(attributes, cells))
+    # The swatches: the legend lists the threadgroup's threads by their index in it, so the k-th
+    # swatch is thread k.
+    swatches = [(k, (x, y, x + w, y + 18)) for k, (x, y, w) in
+                enumerate((x, y, w) for y, row in _legend_rows_y(p) for _, _, x, w in row)]
+    if swatches:
+        out.append(cell_targets({"buffer": "", "space": "thread", "group": str(p.group)}, swatches))
     return out
 
 

@@ -19,6 +19,7 @@ from .explorer_front import (
     ROOT_CLASS,
     SHOW_CURRENT_LINE_HTML,
     STYLE_HTML,
+    PickedSpace,
     parse_cell_pick,
 )
 from .explorer_model import ExplorerModel
@@ -295,8 +296,20 @@ class Explorer:
     # ------------------------------------------------------------ cell clicks
     def _on_cell_pick(self, change) -> None:
         picked = parse_cell_pick(change["new"])
-        if picked is not None:
-            self.pick_cell(*picked)
+        if picked is None:
+            return
+        if picked.space == PickedSpace.THREAD:  # a thread's swatch: that thread
+            self.cell_info.value = ""
+            self._jumping = True
+            try:
+                self.group.value = picked.group
+                self.thread.max = max(self.model.threads_in_group(picked.group) - 1, 0)
+                self.thread.value = min(picked.index, self.thread.max)
+            finally:
+                self._jumping = False
+            self.refresh()
+        else:
+            self.pick_cell(picked.buffer, picked.index, picked.group)
 
     def pick_cell(self, buffer: str, index: int, group: int | None = None) -> list[int]:
         """A click on element ``index`` of ``buffer`` in the diagram (threadgroup memory: the copy

@@ -688,6 +688,12 @@ def test_a_click_on_an_element_of_the_diagram_selects_the_thread_that_touched_it
     ex.locator(".mp-diagram g.mp-cells[data-buffer='a'] rect[data-index='1']").click()
     expect(ex.locator(".mp-who")).to_have_text("thread (1,0,0) of threadgroup (0,0,0)")
     expect(ex.locator(".mp-accesses li").first).to_have_text("line 3: read a[1] (phase 0)")
+    # A thread's swatch in the diagram selects that thread, and the diagram frames it.
+    ex.locator(".mp-diagram g.mp-cells[data-space='thread'] rect[data-index='6']").click()
+    expect(ex.locator(".mp-who")).to_have_text("thread (6,0,0) of threadgroup (0,0,0)")
+    expect(ex.locator(".mp-thread-buttons button.mod-active")).to_have_text("6")
+    expect_diagram_of(ex, re.compile(r"^thread \(6,0,0\) of threadgroup \(0,0,0\), "))
+    lab.shot("guard-swatch-click", ex)
 
 
 def _click_dot_race(lab: Lab):
