@@ -119,7 +119,9 @@ def widget_figures(result, reps: int) -> list[tuple[str, float]]:
     if ex.finding_buttons:
         button = ex.finding_buttons[-1]
         figures.append(("widget: finding click (redraws the diagram)", median_ms(button.click, reps)))
-    # A click on an input element in the diagram: who touched it, then that thread's diagram.
+    # A click on an input element in the diagram: who touched it, then that thread's diagram. At
+    # the last step, where every access has happened (earlier, fewer threads touched anything).
+    ex.move(ex.model.n_steps)
     n_input = int(result.inputs[0].size)
     cells = iter(list(range(5, n_input, 131)) * reps)
     name = result.input_names[0]
