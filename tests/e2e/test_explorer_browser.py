@@ -876,7 +876,9 @@ def test_the_listing_scrolls_to_the_line_of_the_step(lab: Lab, small_screen) -> 
     step = _handle(ex, "mp-step")
     step.click()
     lab.page.keyboard.press("End")
-    total = int(_STEP_LABEL.search(ex.locator(".mp-step-label").inner_text()).group(2))
+    # The label may already show the last step, which has no line when it is the state after
+    # the last statement: read only the total here.
+    total = int(_STEP_LABEL_ANY.search(ex.locator(".mp-step-label").inner_text()).group(2))
     expect(ex.locator(".mp-step-label")).to_have_text(re.compile(rf"^step {total} / {total}: "))
     if "after the last line" in ex.locator(".mp-step-label").inner_text():
         # A record that ends with the state after the last statement has no line there: one back.
