@@ -10,18 +10,23 @@ reference solution (and on a variant without its barrier, for findings to jump t
   finding jump (where, and the variables there), the memory at a step;
 - the diagram the explorer draws for one thread (``draw_run`` of the model's filtered run, then
   ``to_svg``), apart, since every update that redraws it pays for it;
-- the widget's update path (``widgets.Explorer``, headless) where ipywidgets is installed: a
-  step forward, a thread change and a finding click, as the widget does them today.
+- the widget's update path end to end (``widgets.Explorer``, headless) where ipywidgets is
+  installed: a step forward, a thread change, a finding click and a click on a cell of the
+  diagram, each from the control's change to the last widget value set (texts, listing, variables, the diagram's SVG), and the
+  size of the diagram each update sends to the page.
 
 It prints the median of several repetitions per operation, in milliseconds. Timings, not
-asserts: compare before and after a change on one machine.
+asserts: compare before and after a change on one machine. ``--save FILE`` writes the figures
+as JSON; ``--before FILE`` prints such a file's figures beside this run's (run the script on the
+old code with ``--save``, then on the new one with ``--before``).
 
-Usage: python benchmarks/bench_explorer.py [--reps N]
+Usage: python benchmarks/bench_explorer.py [--reps N] [--save FILE] [--before FILE]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import time
 import warnings
@@ -114,13 +119,41 @@ def widget_figures(result, reps: int) -> list[tuple[str, float]]:
     if ex.finding_buttons:
         button = ex.finding_buttons[-1]
         figures.append(("widget: finding click (redraws the diagram)", median_ms(button.click, reps)))
+    # A click on an input element in the diagram: who touched it, then that thread's diagram. At
+    # the last step, where every access has happened (earlier, fewer threads touched anything).
+    ex.move(ex.model.n_steps)
+    n_input = int(result.inputs[0].size)
+    cells = iter(list(range(5, n_input, 131)) * reps)
+    name = result.input_names[0]
+    figures.append(("widget: click on a diagram's cell (redraws it)",
+                    median_ms(lambda: ex.pick_cell(name, next(cells)), reps)))
     return figures
+
+
+def sent_kilobytes(result) -> float:
+    """What one update sends to the page for the diagram: the widget's SVG, in kilobytes."""
+    try:
+        from metal_puzzles.widgets import Explorer
+    except ImportError:
+        return float("nan")
+    ex = Explorer(result, "III.1")
+    ex.move(1)
+    return len(ex.diagram.value.encode("utf-8")) / 1e3
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--reps", type=int, default=7)
+    parser.add_argument("--save", help="write the figures (milliseconds by run and label) to this JSON file")
+    parser.add_argument("--before", help="a --save file of the old code: its figures are printed beside")
     args = parser.parse_args()
+    before: dict[str, float] = {}
+    if args.before:
+        with open(args.before, encoding="utf-8") as f:
+            before = json.load(f)
+    saved: dict[str, float] = {}
+    if before:
+        print(f"{'':<60} {'before':>9}    {'now':>9}")
     for name, result in runs():
         lanes = result.lanes
         print(f"{name}: {lanes.n} threads in {lanes.n_groups} threadgroups of {int(lanes.threads_in_group[0])}, "
@@ -128,8 +161,20 @@ def main() -> None:
         slow = max(1, args.reps // 2)  # the drawing takes seconds a time
         figures = model_figures(result, args.reps) + diagram_figures(result, slow) + widget_figures(result, slow)
         for label, ms in figures:
+            # The SVG's size is part of a label: strip it, so that runs of old and new code match.
+            key = f"{name}: {label.split(' (')[0] if 'MB of SVG' in label else label}"
+            saved[key] = ms
             flag = "" if ms < TARGET_MS else f"  (over the {TARGET_MS:.0f} ms target)"
-            print(f"  {label:<56} {ms:9.1f} ms{flag}")
+            old = f"{before[key]:9.1f} ms -> " if key in before else ""
+            print(f"  {label:<56} {old}{ms:9.1f} ms{flag}")
+        kb = sent_kilobytes(result)
+        key = f"{name}: diagram sent per update (kB)"
+        saved[key] = kb
+        old = f"{before[key]:9.0f} kB -> " if key in before else ""
+        print(f"  {'widget: the diagram each update sends':<56} {old}{kb:9.0f} kB")
+    if args.save:
+        with open(args.save, "w", encoding="utf-8") as f:
+            json.dump(saved, f, indent=1)
 
 
 if __name__ == "__main__":

@@ -350,3 +350,16 @@ def test_values_are_never_written_smaller_than_the_minimum_size():
     assert any(len(t) >= 6 for t in texts(svg))  # six-digit products
     sizes = [float(v) for v in re.findall(r"font-size='([\d.]+)'", svg)]
     assert min(sizes) >= min(MIN_CELL_FONT, 7.5)  # 7.5: the small index in a 1D cell's corner
+
+
+def test_a_diagram_saved_at_a_given_height_keeps_its_texts_and_proportions(tmp_path):
+    """A sized render_svg is the diagram's own SVG scaled by its viewBox: chalk's backend, which
+    cannot draw the batched cells and texts, would write a picture without them."""
+    diagram = draw_run(map_run())
+    natural = to_svg(diagram)
+    diagram.render_svg(str(tmp_path / "small.svg"), height=100)
+    small = (tmp_path / "small.svg").read_text(encoding="utf-8")
+    w0, h0 = (int(v) for v in re.search(r"<svg [^>]*?width='(\d+)' height='(\d+)'", natural).groups())
+    w, h = (float(v) for v in re.search(r"<svg [^>]*?width='([\d.]+)' height='([\d.]+)'", small).groups())
+    assert h == 100 and abs(w - w0 * 100 / h0) < 0.1
+    assert texts(small) == texts(natural) and f"viewBox='0 0 {w0} {h0}'" in small

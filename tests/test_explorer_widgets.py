@@ -2,10 +2,18 @@
 thread says, and the page furniture (the keyboard guard, collapsed sections). The browser tests
 (tests/e2e/test_explorer_browser.py) check the same in JupyterLab and Notebook 7."""
 
+import re
+
 import numpy as np
 import pytest
 
-from metal_puzzles.explorer_front import KEYBOARD_GUARD_HTML, SUPPRESS_SHORTCUTS
+from metal_puzzles.explorer_front import (
+    KEYBOARD_GUARD_HTML,
+    SUPPRESS_SHORTCUTS,
+    CellPick,
+    PickedSpace,
+    parse_cell_pick,
+)
 from metal_puzzles.msl import simulate
 from metal_puzzles.widgets import Explorer
 
@@ -101,3 +109,109 @@ def test_the_diagram_follows_the_steps_once_the_learner_steps() -> None:
     assert ">11<" not in before_write and ">11<" in whole  # out[1] = a[1] + 10 not yet written
     ex.move(ex.model.n_steps)  # the end: the whole run again
     assert ">11<" in ex.diagram.value
+
+
+NEIGHBOURS = """
+uint i = thread_position_in_grid.x;
+out[i] = a[i] + (i > 0 ? a[i - 1] : 0.0f);
+"""
+
+SHARED_REVERSE = """
+threadgroup float t[4];
+uint i = thread_position_in_grid.x;
+uint li = thread_position_in_threadgroup.x;
+t[li] = a[i];
+threadgroup_barrier(mem_flags::mem_threadgroup);
+out[i] = t[3 - li];
+"""
+
+
+def _cell_targets(svg: str) -> dict[tuple[str, str, str], list[int]]:
+    """(array, space, threadgroup) -> element indices of the diagram's click targets."""
+    out = {}
+    for attrs, body in re.findall(r"<g class='mp-cells'([^>]*)>(.*?)</g>", svg):
+        name = re.search(r"data-buffer='([^']*)'", attrs).group(1)
+        space = re.search(r"data-space='([^']*)'", attrs).group(1)
+        group = re.search(r"data-group='([^']*)'", attrs)
+        out[(name, space, group.group(1) if group else "")] = [int(k) for k in re.findall(r"data-index='(\d+)'", body)]
+    return out
+
+
+def test_the_diagram_cells_name_their_array_and_element_for_a_click():
+    ex = Explorer(_run(SHARED_REVERSE, 8, 8, 8, 4), "reverse")
+    ex.thread.value = 1
+    ex.group.value = 1
+    targets = _cell_targets(ex.diagram.value)
+    assert targets[("a", "device", "")] == list(range(8))
+    assert targets[("out", "device", "")] == list(range(8))
+    # Threadgroup memory is one copy per threadgroup: its cells say whose.
+    assert targets[("t", "threadgroup", "1")] == [0, 1, 2, 3]
+
+
+def test_a_click_on_a_cell_selects_the_threads_that_touched_it_one_after_another():
+    ex = Explorer(_run(NEIGHBOURS, 8, 8, 8, 8), "neighbours")
+    ex.cell_pick.value = "a|device||2|1"  # as the page script writes it
+    assert ex.who.value == "<span>thread 2</span>"
+    assert "a[2]: touched by 2 threads" in ex.cell_info.value and "click it again" in ex.cell_info.value
+    assert "read a[2]" in ex.accesses.value
+    ex.cell_pick.value = "a|device||2|2"  # the same cell again: the next thread that read it
+    assert ex.who.value == "<span>thread 3</span>"
+    assert "read a[2]" in ex.accesses.value
+    ex.cell_pick.value = "a|device||2|3"
+    assert ex.who.value == "<span>thread 2</span>"
+
+
+def test_a_click_on_threadgroup_memory_selects_in_that_threadgroup():
+    ex = Explorer(_run(SHARED_REVERSE, 8, 8, 8, 4), "reverse")
+    assert ex.pick_cell("t", 0, group=1) == [4, 7]  # thread 0 of group 1 wrote t[0], thread 3 read it
+    assert (ex.group.value, ex.thread.value) == (1, 0)
+    ex.pick_cell("t", 0, group=1)
+    assert (ex.group.value, ex.thread.value) == (1, 3)
+    assert "read t[0]" in ex.accesses.value
+
+
+def test_a_click_on_a_cell_nobody_touched_yet_says_so():
+    ex = Explorer(_run(NEIGHBOURS, 8, 8, 8, 8), "neighbours")
+    ex.thread.value = 5
+    ex.move(0)  # the diagram now follows the step: the first step, before any access
+    assert ex.pick_cell("a", 2) == []
+    assert "no thread touched a[2] before step 1" in ex.cell_info.value
+    assert ex.thread.value == 5  # the selection stays
+
+
+def test_the_selected_threads_swatch_is_framed():
+    ex = Explorer(_run(NEIGHBOURS, 8, 8, 8, 8), "neighbours")
+    for thread in (2, 6):
+        ex.thread.value = thread
+        svg = ex.diagram.value
+        frames = re.findall(r"<path d='M([\d.]+) ([\d.]+)l([\d.]+) 0 0 ([\d.]+)[^']*' fill='none' "
+                            r"stroke='#222222' stroke-width='2'/>", svg)
+        assert len(frames) == 1
+        x, y, w, h = (float(v) for v in frames[0])
+        labels = re.findall(r"<text x='([\d.]+)' y='([\d.]+)'[^>]*fill='#ffffff'>(\d+)</text>", svg)
+        inside = [name for lx, ly, name in labels if x < float(lx) < x + w and y < float(ly) < y + h]
+        assert inside == [str(thread)]
+
+
+def test_a_click_on_a_threads_swatch_selects_that_thread():
+    ex = Explorer(_run(SHARED_REVERSE, 8, 8, 8, 4), "reverse")
+    ex.group.value = 1
+    assert _cell_targets(ex.diagram.value)[("", "thread", "1")] == [0, 1, 2, 3]
+    ex.cell_pick.value = "|thread|1|2|1"
+    assert (ex.group.value, ex.thread.value) == (1, 2)
+    assert ex.who.value == "<span>thread 6 = 2 of threadgroup 1</span>"
+
+
+def test_a_cell_pick_value_is_read_strictly():
+    assert parse_cell_pick("") is None
+    assert parse_cell_pick("a|device||12|3") == CellPick(PickedSpace.DEVICE, "a", 12, None)
+    assert parse_cell_pick("t|threadgroup|1|0|9") == CellPick(PickedSpace.THREADGROUP, "t", 0, 1)
+    assert parse_cell_pick("|thread|0|5|2") == CellPick(PickedSpace.THREAD, "", 5, 0)
+    with pytest.raises(ValueError, match="buffer|space|group|index|click"):
+        parse_cell_pick("a|12")
+    with pytest.raises(ValueError, match="buffer|space|group|index|click"):
+        parse_cell_pick("a|constant||1|1")
+    with pytest.raises(ValueError, match="must name its threadgroup"):
+        parse_cell_pick("t|threadgroup||0|1")
+    with pytest.raises(ValueError, match="names an array exactly when"):
+        parse_cell_pick("a|thread|0|1|1")

@@ -30,3 +30,38 @@ def test_points_on_a_straight_line_are_one_step_and_a_curve_is_one_bezier():
     sampled = Path.from_points([P2(0, 0), P2(5, 20), P2(30, 40)])
     curve = CubicPath(sampled.loc_trails, curve=((0, 0), (0, 20), (30, 20), (30, 40))).stroke().line_width_local(1)
     assert re.search(r"d='M[\d.]+ [\d.]+c0 20 30 20 30 40'", diagram_svg(curve))
+
+
+def test_a_batch_of_texts_is_written_as_each_text_would_be_alone():
+    from metal_puzzles.svg_text import Anchor, PlacedText, anchored_text, text_batch
+
+    def alone(s, x, y, size, anchor):
+        # A start-anchored chalk text is placed by its centre, half its width from the start.
+        shift = {Anchor.START: 10.0, Anchor.END: -10.0, Anchor.MIDDLE: 0.0}[anchor]
+        c = Color("#123456")
+        return anchored_text(s, size, anchor, 10.0).fill_color(c).line_width_local(0).translate(x + shift, y)
+
+    specs = [("a<b", 5.0, 6.0, 9.0, Anchor.START), ("7", 40.25, 8.0, 12.0, Anchor.MIDDLE),
+             ("end", 90.0, 30.0, 7.5, Anchor.END)]
+    one_by_one = [diagram_svg(alone(*spec).translate(3, 4)) for spec in specs]
+    batch = text_batch([PlacedText(s, x, y, size, "#123456", anchor) for s, x, y, size, anchor in specs],
+                       (0, 0, 100, 40)).translate(3, 4)
+    written = re.findall(r"<text[^>]*>[^<]*</text>", diagram_svg(batch))
+    singles = [re.findall(r"<text[^>]*>[^<]*</text>", svg)[0] for svg in one_by_one]
+    # The coordinates differ by the margin each diagram gets around its own extent; the rest agrees.
+    def strip(t):
+        return re.sub(r" x='[^']*' y='[^']*'", "", t)
+    assert [strip(t) for t in written] == [strip(t) for t in singles]
+    assert "a&lt;b" in written[0] and "text-anchor='end'" in written[2]
+
+
+def test_boxes_are_one_path_of_closed_rectangles_or_outlines():
+    from metal_puzzles.svg_text import box_path
+
+    filled = diagram_svg(box_path([(0, 0, 10, 5), (20, 0, 30, 5)], closed=True).fill_color(Color("#00ff00"))
+                         .line_width_local(0))
+    assert filled.count("<path") == 1 and "fill='#00ff00'" in filled
+    assert len(re.findall(r"M[\d.]+ [\d.]+l10 0 0 5 -10 0Z", filled)) == 2
+    outline = diagram_svg(box_path([(0, 0, 4, 4)], closed=False).line_color(Color("#ff0000")).line_width_local(1))
+    assert re.search(r"d='M[\d.]+ [\d.]+l4 0 0 4 -4 0 0 -4'", outline)
+    assert "fill='none'" in outline and "stroke='#ff0000'" in outline

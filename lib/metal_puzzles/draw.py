@@ -14,14 +14,15 @@ and the PNG.
 
 from __future__ import annotations
 
+import functools
 import math
+import re
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 from chalk import Diagram
-from chalk.backend.svg import render as render_svg_file
 from chalk.core import ApplyTransform, Compose
 from chalk.envelope import Envelope
 from chalk.shapes import Path
@@ -41,7 +42,17 @@ from .msl import FindingKind, RunResult
 from .msl.lang.types import AddressSpace
 from .msl.observe.trace import BarrierEvent, ElementAccess
 from .msl.run.memory import AccessKind
-from .svg_text import Anchor, CubicPath, anchored_text, diagram_svg
+from .svg_text import (
+    Anchor,
+    CubicPath,
+    PlacedText,
+    anchored_text,
+    box_path,
+    cell_targets,
+    diagram_svg,
+    num,
+    text_batch,
+)
 
 # ----------------------------------------------------------------------------- constants
 CELL = 34  # side of one array element, in pixels
@@ -84,10 +95,15 @@ PALETTE = ("#1f77b4", "#bcbd22", "#2ca02c", "#ff7f0e", "#9467bd", "#8c6d31", "#e
 
 
 # ----------------------------------------------------------------------------- public API
-def draw_run(result, title: str | None = None, max_groups: int = 4, only_group: int | None = None) -> Diagram:
+def draw_run(result, title: str | None = None, max_groups: int = 4, only_group: int | None = None,
+             selected_lane: int | None = None, clickable: bool = False) -> Diagram:
     """The diagram of a traced run: a header and one panel per threadgroup (the first
     ``max_groups`` of them, or just threadgroup ``only_group``, a linear index). Works without a
-    trace too, showing only the arrays."""
+    trace too, showing only the arrays.
+
+    For the explorer: ``selected_lane`` frames that thread's swatch (the thread it shows), and
+    ``clickable`` lays invisible targets over the cells that name their array and element
+    (``svg_text.CellTargets``), for a click on a cell to select the threads that touched it."""
     n_groups = int(result.lanes.n_groups)
     if only_group is not None:
         if not 0 <= only_group < n_groups:
@@ -97,6 +113,9 @@ def draw_run(result, title: str | None = None, max_groups: int = 4, only_group: 
         shown = list(range(min(n_groups, max(1, max_groups))))
     sites = finding_sites(result)
     panels = [_build_panel(result, g, sites, first_group=shown[0]) for g in shown]
+    for p in panels:
+        p.selected_lane = selected_lane
+        p.clickable = clickable
     header = _header(result, title, shown, n_groups, sites,
                      wrap_w=max(MIN_HEADER_W, max((p.width for p in panels), default=0.0)))
     body, width, height = _arrange(panels, header.height)
@@ -116,6 +135,22 @@ def scrolling_html(svg: str) -> str:
     body = svg[svg.index("<svg"):]
     body = body.replace("<svg ", "<svg style='max-width:none;display:block' ", 1)
     return f"<div style='overflow-x:auto;max-width:100%'>{body}</div>"
+
+
+def sized_svg(svg: str, width: float | None = None, height: float | None = None) -> str:
+    """The SVG text of ``to_svg`` shown at another size: a width or height alone keeps the
+    proportions; neither keeps the natural size."""
+    if width is None and height is None:
+        return svg
+    head = svg.index("<svg")
+    natural = re.match(r"<svg [^>]*?width='(\d+)' height='(\d+)'", svg[head:])
+    w0, h0 = int(natural.group(1)), int(natural.group(2))
+    if width is None:
+        width = w0 * height / h0
+    elif height is None:
+        height = h0 * width / w0
+    size = f"width='{num(width)}' height='{num(height)}'"
+    return svg[:head] + svg[head:].replace(f"width='{w0}' height='{h0}'", size, 1)
 
 
 def save_svg(diagram: Diagram, path: str) -> None:
@@ -161,11 +196,13 @@ class RunDiagram(ApplyTransform):
 
     def render_svg(self, path: str, height: int | None = None, width: int | None = None,
                    draw_height: int | None = None) -> None:
-        """Write the diagram as an SVG file, at its natural size unless a size is given."""
-        if height is None and width is None:
-            save_svg(self, path)
-        else:
-            render_svg_file(self, path, height or 128, width, draw_height)
+        """Write the diagram as an SVG file, at its natural size unless a size is given (a
+        height alone or a width alone keeps the proportions). chalk's own backend cannot draw
+        this module's batched texts and rectangles, so a sized file is the same SVG with its
+        size changed (its viewBox scales the drawing); ``draw_height``, chalk's margin control,
+        is accepted for compatibility and has no effect."""
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(sized_svg(to_svg(self), width, height))
 
     def render_png(self, path: str, height: int | None = None, width: int | None = None,
                    draw_height: int | None = None) -> None:
@@ -209,6 +246,7 @@ def thread_color(index_in_group: int) -> str:
     return PALETTE[index_in_group % len(PALETTE)]
 
 
+@functools.lru_cache(maxsize=256)
 def tint(color: str, amount: float = 0.72) -> str:
     """The colour mixed with white: a cell background that still reads as the thread's hue."""
     c = Color(color)
@@ -361,6 +399,20 @@ class ArrayView:
     def height(self) -> float:
         return max(self.top + self.rows * self.cell, 30.0)
 
+    def cell_boxes(self) -> list[tuple[float, float, float, float]]:
+        """``cell_box`` of every drawn element, in order (the painter's loop: the grid's origin
+        is worked out once rather than per cell)."""
+        per_block = max(self.rows * self.cols, 1)
+        cols = max(self.cols, 1)
+        gx, gy, cell, block_w = self.x + self.label_w + self.margin, self.y + self.top, self.cell, self.block_w
+        out = []
+        for i in range(self.drawn):
+            b, rest = divmod(i, per_block)
+            r, c = divmod(rest, cols)
+            x0, y0 = gx + b * block_w + c * cell, gy + r * cell
+            out.append((x0, y0, x0 + cell, y0 + cell))
+        return out
+
     def cell_box(self, i: int) -> tuple[float, float, float, float] | None:
         if i < 0 or i >= self.drawn:
             return None
@@ -464,6 +516,10 @@ class Panel:
     legend_lanes: list[int] = field(default_factory=list)
     #: The findings of this threadgroup, drawn over the diagram.
     marks: PanelMarks | None = None
+    #: The thread the explorer shows: its swatch is framed.
+    selected_lane: int | None = None
+    #: Whether the cells carry click targets naming their array and element (the explorer's).
+    clickable: bool = False
 
 
 def _lanes_of(result, group: int) -> np.ndarray:
@@ -1042,19 +1098,13 @@ def _path(point_lists: list[list[tuple[float, float]]], closed: bool) -> Diagram
     return path.stroke()
 
 
-def _rect_points(box: Box) -> list[tuple[float, float]]:
-    x0, y0, x1, y1 = box
-    return [(x0, y0), (x1, y0), (x1, y1), (x0, y1)]
-
-
 def _filled(boxes: list[Box], fill: str) -> Diagram:
     c = Color(fill)
-    return _path([_rect_points(b) for b in boxes], closed=True).fill_color(c).line_color(c).line_width_local(0)
+    return box_path(boxes, closed=True).fill_color(c).line_color(c).line_width_local(0)
 
 
 def _outlined(boxes: list[Box], line: str, width: float = 1.0) -> Diagram:
-    return _path([[*_rect_points(b), b[:2]] for b in boxes], closed=False).line_color(Color(line)) \
-        .line_width_local(width)
+    return box_path(boxes, closed=False).line_color(Color(line)).line_width_local(width)
 
 
 def _paint_header(h: Header) -> list[Diagram]:
@@ -1074,39 +1124,49 @@ def _paint_view_background(v: ArrayView) -> list[Diagram]:
     """Cell fills, slightly translucent: painted over the arrow shafts, they let an arrow that
     passes beneath other cells show faintly, while values stay readable."""
     by_fill: dict[str, list[Box]] = defaultdict(list)
-    for i, fill in enumerate(v.fills):
-        by_fill[fill or "#ffffff"].append(v.cell_box(i))
+    for fill, box in zip(v.fills, v.cell_boxes(), strict=False):
+        by_fill[fill or "#ffffff"].append(box)
     return [_filled(boxes, fill).fill_opacity(CELL_OPACITY) for fill, boxes in by_fill.items()]
 
 
 def _paint_view_foreground(v: ArrayView) -> list[Diagram]:
+    """The array's name, its column and row numbers, its grid and its cells' indices and values.
+    The texts (thousands for a big array) go out as two batches around the grid lines, which
+    keeps the painting order (grid over fills, texts over grid) without one chalk primitive each."""
     cell = v.cell
     gx = v.x + v.label_w + v.margin
     gy = v.y + v.top
     name_y = gy + min(cell, v.rows * cell or cell) / 2
-    out = [_text(v.name, v.x, name_y - 7, 12, INK, "start"), _text(v.note, v.x, name_y + 8, 10, MUTED, "start")]
+    labels = [PlacedText(v.name, v.x, name_y - 7, 12, INK, Anchor.START),
+              PlacedText(v.note, v.x, name_y + 8, 10, MUTED, Anchor.START)]
     if v.two_d:
         for b in range(v.blocks):
             bx = gx + b * v.block_w
             for c in range(v.cols if v.rows else 0):
-                out.append(_text(str(c), bx + (c + 0.5) * cell, gy - INDEX_H + 6, 9, MUTED))
+                labels.append(PlacedText(str(c), bx + (c + 0.5) * cell, gy - INDEX_H + 6, 9, MUTED))
             if v.blocks > 1:
-                out.append(_text(v.block_labels[b], bx + v.cols * cell / 2, gy - 2 * INDEX_H + 6, 9, INK))
+                labels.append(PlacedText(v.block_labels[b], bx + v.cols * cell / 2, gy - 2 * INDEX_H + 6, 9, INK))
     if v.margin:
         step = v.cols if v.wrapped else 1
         for r in range(v.rows):
-            out.append(_text(str(r * step), gx - 4, gy + (r + 0.5) * cell, 9, MUTED, "end"))
-    boxes = [v.cell_box(i) for i in range(v.drawn)]
+            labels.append(PlacedText(str(r * step), gx - 4, gy + (r + 0.5) * cell, 9, MUTED, Anchor.END))
+    extent = (v.x, v.y, v.x + v.width, v.y + v.height)
+    out = [text_batch(labels, extent)]
+    boxes = v.cell_boxes()
     if boxes:
         out.append(_outlined(boxes, GRID_LINE))
+    cells = []
     for i, (x0, y0, x1, y1) in enumerate(boxes):
         if not v.two_d:  # the element's index, small in the corner
-            out.append(_text(str(i % v.cols if v.wrapped else i), x0 + 2.5, y0 + 6, 7.5, MUTED, "start"))
+            cells.append(PlacedText(str(i % v.cols if v.wrapped else i), x0 + 2.5, y0 + 6, 7.5, MUTED, Anchor.START))
         s = v.texts[i]
         if s:
-            out.append(_text(s, (x0 + x1) / 2, (y0 + y1) / 2 + 2, _cell_font(s, cell), MUTED if v.faint[i] else INK))
+            cells.append(PlacedText(s, (x0 + x1) / 2, (y0 + y1) / 2 + 2, _cell_font(s, cell),
+                                    MUTED if v.faint[i] else INK))
     if v.size == 0:
-        out.append(_text("(empty)", gx, gy + cell / 2, 10, MUTED, "start"))
+        cells.append(PlacedText("(empty)", gx, gy + cell / 2, 10, MUTED, Anchor.START))
+    if cells:
+        out.append(text_batch(cells, extent))
     return out
 
 
@@ -1146,16 +1206,20 @@ def _paint_arrows(arrows: list[Arrow]) -> tuple[list[Diagram], list[Diagram]]:
 
 
 def _paint_legend(p: Panel) -> list[Diagram]:
-    out = []
-    y = PANEL_PAD + 20
-    for row in p.legend_rows:
+    """The thread swatches: one path per colour and one batch of labels, however many threads."""
+    by_color: dict[str, list[Box]] = defaultdict(list)
+    labels = []
+    for y, row in _legend_rows_y(p):
         if row is p.legend_rows[0]:
-            out.append(_text(LEGEND_LABEL, PANEL_PAD, y + 9, 11, MUTED, "start"))
+            labels.append(PlacedText(LEGEND_LABEL, PANEL_PAD, y + 9, 11, MUTED, Anchor.START))
         for name, color, x, w in row:
-            out.append(_filled([(x, y, x + w, y + 18)], color))
-            out.append(_text(name, x + w / 2, y + 9, min(10.0, (w - 4) / max(0.1, text_width(name, 1.0))), "#ffffff"))
-        y += 22
-    return out
+            by_color[color].append((x, y, x + w, y + 18))
+            labels.append(PlacedText(name, x + w / 2, y + 9, min(10.0, (w - 4) / max(0.1, text_width(name, 1.0))),
+                                     "#ffffff"))
+    if not labels:
+        return []
+    swatches = [_filled(boxes, color) for color, boxes in by_color.items()]
+    return [*swatches, text_batch(labels, (0, 0, p.width, p.height))]
 
 
 def _ring(box: Box, inset: float = 1.5) -> list[tuple[float, float]]:
@@ -1274,7 +1338,48 @@ def _paint_panel(p: Panel) -> Diagram:
     for v in views:
         parts += _paint_view_foreground(v)
     parts += _paint_marks(p, views)
+    parts += _paint_selection(p)
+    if p.clickable:
+        parts += _paint_cell_targets(p, views)
     return _group(parts, (0, 0, p.width, p.height))
+
+
+SELECTED_W = 2.0  # the frame of the selected thread's swatch (finding marks are MARK_W, red)
+
+
+def _paint_selection(p: Panel) -> list[Diagram]:
+    """A dark frame around the swatch of the thread the explorer shows."""
+    if p.selected_lane is None or p.selected_lane not in p.legend_lanes:
+        return []
+    slots = [(x, y, w) for y, row in _legend_rows_y(p) for _, _, x, w in row]
+    k = p.legend_lanes.index(p.selected_lane)
+    if k >= len(slots):
+        return []
+    x, y, w = slots[k]
+    return [_outlined([(x - 3.5, y - 3.5, x + w + 3.5, y + 21.5)], INK, SELECTED_W)]
+
+
+def _paint_cell_targets(p: Panel, views: list[ArrayView]) -> list[Diagram]:
+    """Click targets over every drawn cell and out-of-bounds cell, by array: device arrays by
+    name, threadgroup arrays by name and threadgroup (each threadgroup has its own copy); and
+    over the thread swatches, by threadgroup."""
+    out = []
+    for v in views:
+        where, name = v.key[0], v.key[1]
+        attributes = {"buffer": name, "space": "threadgroup" if where == "tg" else "device"}
+        if where == "tg":
+            attributes["group"] = str(p.group)
+        cells = list(enumerate(v.cell_boxes()))
+        cells += [(g.index, v.ghost_box(k)) for k, g in enumerate(v.ghosts)]
+        if cells:
+            out.append(cell_targets(attributes, cells))
+    # The swatches: the legend lists the threadgroup's threads by their index in it, so the k-th
+    # swatch is thread k.
+    swatches = [(k, (x, y, x + w, y + 18)) for k, (x, y, w) in
+                enumerate((x, y, w) for y, row in _legend_rows_y(p) for _, _, x, w in row)]
+    if swatches:
+        out.append(cell_targets({"buffer": "", "space": "thread", "group": str(p.group)}, swatches))
+    return out
 
 
 __all__ = ["draw_run", "to_svg", "save_svg", "save_png", "RunDiagram", "trace_arrows", "group_accesses",

@@ -1,5 +1,6 @@
-"""What the kernel explorer adds to the page besides standard ipywidgets: its style sheet and a
-guard that keeps the notebook's keyboard shortcuts out of it.
+"""What the kernel explorer adds to the page besides standard ipywidgets: its style sheet, a
+guard that keeps the notebook's keyboard shortcuts out of it, and the way a click on a cell of
+the diagram reaches Python.
 
 Why a guard: JupyterLab and Notebook 7 run their shortcuts through Lumino's command registry,
 which looks at every keydown on the page. In command mode ArrowLeft/ArrowRight (heading
@@ -13,8 +14,20 @@ Jupyter front end (VS Code, a static page) the attribute is simply unused."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from enum import StrEnum
+
 #: Class of the explorer's root element: the guard and the style sheet find the explorer by it.
 ROOT_CLASS = "mp-explorer"
+
+#: Class of the hidden text box a click on a diagram's cell writes into (see ``CELL_PICK_FORMAT``).
+CELL_PICK_CLASS = "mp-cell-pick"
+
+#: What the page writes into the hidden box on a click on a cell: the array's name ('' for a
+#: thread's swatch), its address space (``PickedSpace``), the threadgroup of a threadgroup array
+#: or swatch ('' for device memory), the element's (or thread's) index and a click counter, so that a second click on the same cell is still a change of value that syncs.
+#: The cells' attributes come from ``svg_text.CellTargets``.
+CELL_PICK_FORMAT = "buffer|space|group|index|click"
 
 #: The attribute Lumino honours: no shortcut fires for a keydown from inside such an element.
 SUPPRESS_SHORTCUTS = "data-lm-suppress-shortcuts"
@@ -36,8 +49,57 @@ _GUARD_SCRIPT = (
     "  root.addEventListener('focusin', function (event) {"
     f"    event.target.setAttribute('{SUPPRESS_SHORTCUTS}', 'true');"
     "  });"
+    # A click on a cell of the diagram: its array and index into the hidden text box, then an
+    # input event, on which ipywidgets sends the box's value to the kernel.
+    "  root.addEventListener('click', function (event) {"
+    "    var cell = event.target.closest ? event.target.closest('.mp-cells [data-index]') : null;"
+    f"    var box = root.querySelector('.{CELL_PICK_CLASS} input');"
+    "    if (!cell || !box) { return; }"
+    "    var cells = cell.parentNode;"
+    "    root.dataset.mpClicks = String(Number(root.dataset.mpClicks || 0) + 1);"
+    "    box.value = [cells.getAttribute('data-buffer'), cells.getAttribute('data-space'),"
+    "                 cells.getAttribute('data-group') || '', cell.getAttribute('data-index'),"
+    "                 root.dataset.mpClicks].join('|');"
+    "    box.dispatchEvent(new Event('input', { bubbles: true }));"
+    "  });"
     "})(this, 50)"
 )
+
+class PickedSpace(StrEnum):
+    """What a click in the diagram landed on: an element of device or threadgroup memory, or a
+    thread's swatch (its index in the threadgroup stands where an element's index would)."""
+
+    DEVICE = "device"
+    THREADGROUP = "threadgroup"
+    THREAD = "thread"
+
+
+@dataclass(frozen=True)
+class CellPick:
+    """A click in the diagram, as the page reported it."""
+
+    space: PickedSpace
+    buffer: str  # '' for a thread's swatch
+    index: int  # the element's index, or the thread's index in its threadgroup
+    group: int | None  # the threadgroup of threadgroup memory or of a swatch; None for device memory
+
+
+def parse_cell_pick(value: str) -> CellPick | None:
+    """What a click in the diagram wrote (``CELL_PICK_FORMAT``); None for the empty value the
+    box starts with. Anything else is not from our page script, and says so."""
+    if not value:
+        return None
+    parts = value.split("|")
+    if len(parts) != 5 or parts[1] not in set(PickedSpace) or not parts[3].isdigit():
+        raise ValueError(f"a cell click must read {CELL_PICK_FORMAT!r}, got {value!r}")
+    buffer, space, group, index, _click = parts
+    space = PickedSpace(space)
+    if space != PickedSpace.DEVICE and not group.isdigit():
+        raise ValueError(f"a click on threadgroup memory or a thread must name its threadgroup, got {value!r}")
+    if (space == PickedSpace.THREAD) != (buffer == ""):
+        raise ValueError(f"a click names an array exactly when it is not on a thread, got {value!r}")
+    return CellPick(space, buffer, int(index), None if space == PickedSpace.DEVICE else int(group))
+
 
 # The code listing is at most half a screen tall and scrolls; when a step or a finding moves the
 # highlighted line out of its view, this brings the line back to the upper third of the listing.

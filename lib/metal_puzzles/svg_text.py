@@ -20,8 +20,9 @@ from html import escape
 
 from chalk.core import ApplyName, ApplyStyle, ApplyTransform, Compose, Empty, Primitive
 from chalk.shapes import ArcSegment, Path, Spacer, Text
+from chalk.shapes.shape import Shape
 from chalk.style import Style, WidthType
-from chalk.transform import P2, V2, Affine
+from chalk.transform import P2, V2, Affine, BoundingBox
 
 #: Room around the diagram, as a fraction of each side (chalk's renderer uses the same).
 MARGIN = 0.025
@@ -65,8 +66,107 @@ class CubicPath(Path):
     curve: tuple[tuple[float, float], ...] = ()
 
 
+@dataclass(frozen=True)
+class PlacedText:
+    """One text of a ``TextBatch``: ``x`` is where its anchor lies (its start, middle or end)."""
+
+    text: str
+    x: float
+    y: float
+    size: float
+    fill: str  # '#rrggbb'
+    anchor: Anchor = Anchor.MIDDLE
+
+
+@dataclass
+class TextBatch(Shape):
+    """Many texts as one chalk primitive. A diagram of a 1,024-thread threadgroup has a few
+    thousand texts (cell values, indices, thread labels); as one chalk primitive each, building
+    and walking them took most of a second, which the explorer paid on every click. This writer
+    writes a batch's texts straight out, exactly as it writes a single text; chalk only needs
+    the batch's bounding box (``box``: x0, y0, x1, y1), given by the layout that placed them."""
+
+    items: tuple[PlacedText, ...] = ()
+    box: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 0.0)
+
+    def get_bounding_box(self) -> BoundingBox:
+        x0, y0, x1, y1 = self.box
+        return BoundingBox([P2(x0, y0), P2(x1, y1)])
+
+    def accept(self, visitor, **kwargs):
+        # chalk's own backends (a sized render_svg) see an empty spacer: they cannot draw a batch.
+        return visitor.visit_spacer(Spacer(0, 0), **kwargs)
+
+
+@dataclass
+class BoxPath(Shape):
+    """Axis-aligned rectangles (x0, y0, x1, y1) as one path: filled (``closed``) or their
+    outlines. A diagram's cell fills and grid lines are thousands of rectangles; as a general
+    chalk path each took a quarter of a millisecond to build and as long to write."""
+
+    boxes: tuple[tuple[float, float, float, float], ...] = ()
+    closed: bool = True
+
+    def get_bounding_box(self) -> BoundingBox:
+        if not self.boxes:
+            return BoundingBox([P2(0, 0), P2(0, 0)])
+        return BoundingBox([P2(min(b[0] for b in self.boxes), min(b[1] for b in self.boxes)),
+                            P2(max(b[2] for b in self.boxes), max(b[3] for b in self.boxes))])
+
+    def accept(self, visitor, **kwargs):
+        return visitor.visit_spacer(Spacer(0, 0), **kwargs)
+
+
+@dataclass
+class CellTargets(Shape):
+    """Invisible rectangles over an array's cells, one per element, that say which element they
+    cover (``data-index``) under a group that says which array (``attributes``: name -> value,
+    written as ``data-`` attributes). They are what a click on a diagram's cell finds: a page
+    script reads the attributes (the explorer selects the threads that touched the element)."""
+
+    attributes: tuple[tuple[str, str], ...] = ()
+    cells: tuple[tuple[int, tuple[float, float, float, float]], ...] = ()  # (element index, box)
+
+    def get_bounding_box(self) -> BoundingBox:
+        boxes = [b for _, b in self.cells] or [(0.0, 0.0, 0.0, 0.0)]
+        return BoundingBox([P2(min(b[0] for b in boxes), min(b[1] for b in boxes)),
+                            P2(max(b[2] for b in boxes), max(b[3] for b in boxes))])
+
+    def accept(self, visitor, **kwargs):
+        return visitor.visit_spacer(Spacer(0, 0), **kwargs)
+
+
+#: Class of the group of a ``CellTargets`` (page scripts and tests find the cells by it).
+CELL_TARGETS_CLASS = "mp-cells"
+
+
+def cell_targets(attributes: dict[str, str], cells: list[tuple[int, tuple[float, float, float, float]]]):
+    """A chalk primitive of clickable cells (see ``CellTargets``)."""
+    return Primitive.from_shape(CellTargets(tuple(attributes.items()), tuple(cells)))
+
+
+def box_path(boxes: list[tuple[float, float, float, float]], closed: bool):
+    """A chalk primitive drawing ``boxes`` as one path (see ``BoxPath``); style it as any shape."""
+    return Primitive.from_shape(BoxPath(tuple(boxes), closed))
+
+
+def text_batch(items: list[PlacedText], box: tuple[float, float, float, float]):
+    """A chalk primitive drawing ``items`` (see ``TextBatch``)."""
+    return Primitive.from_shape(TextBatch(tuple(items), box))
+
+
+def text_element(s: str, x: float, y: float, size: float, fill: str, anchor: Anchor = Anchor.MIDDLE) -> str:
+    """The SVG element of one text (the root group sets the font, the middle anchor and the
+    baseline): the one way this module writes a text."""
+    attr = "" if anchor == Anchor.MIDDLE else f" text-anchor='{anchor}'"
+    return (f"<text x='{num(x)}' y='{num(y)}' font-size='{num(size)}' fill='{fill}'{attr}>"
+            f"{escape(s, quote=False)}</text>")
+
+
 def num(x: float) -> str:
     """A coordinate rounded to a tenth of a pixel, without trailing zeros ('12', '3.5', '-0.2')."""
+    if x == int(x):  # a whole pixel, the common case, without formatting a float
+        return str(int(x))
     s = f"{x:.1f}"
     if s.endswith(".0"):
         s = s[:-2]
@@ -84,7 +184,10 @@ def _tenths(x: float, y: float) -> tuple[int, int]:
 
 
 def _tenth_str(v: int) -> str:
-    return num(v / 10)
+    """``num(v / 10)`` for a whole number of tenths, from its digits (exact, and no float to format)."""
+    whole, tenth = divmod(abs(v), 10)
+    sign = "-" if v < 0 else ""
+    return f"{sign}{whole}" if tenth == 0 else f"{sign}{whole}.{tenth}"
 
 
 #: How far (in tenths of a pixel) a simplified polyline may pass from a point it leaves out.
@@ -159,7 +262,13 @@ class _Writer:
 
     def primitive(self, p: Primitive, t: Affine, style: Style) -> None:
         shape = p.shape
-        if isinstance(shape, CubicPath) and len(shape.curve) == 4:
+        if isinstance(shape, TextBatch):
+            self.batch(shape, t)
+        elif isinstance(shape, BoxPath):
+            self.box_path(shape, t, style)
+        elif isinstance(shape, CellTargets):
+            self.cell_targets(shape, t)
+        elif isinstance(shape, CubicPath) and len(shape.curve) == 4:
             self.cubic(shape, t, style)
         elif isinstance(shape, Text):
             self.text(shape, t, style)
@@ -175,12 +284,42 @@ class _Writer:
         scale = _scale(t)
         size = (shape.font_size or 12.0) * scale
         fill = style.fill_color_.hex_l if style.fill_color_ is not None else "#ffffff"
-        anchor = ""
+        anchor = Anchor.MIDDLE
         if isinstance(shape, AnchoredText) and shape.anchor != Anchor.MIDDLE:
             c += (-1 if shape.anchor == Anchor.START else 1) * shape.half_width * scale
-            anchor = f" text-anchor='{shape.anchor}'"
-        self.parts.append(f"<text x='{num(c)}' y='{num(f)}' font-size='{num(size)}' fill='{fill}'{anchor}>"
-                          f"{escape(shape.text, quote=False)}</text>")
+            anchor = shape.anchor
+        self.parts.append(text_element(shape.text, c, f, size, fill, anchor))
+
+    def batch(self, shape: TextBatch, t: Affine) -> None:
+        a, b, c, d, e, f = t[:6]
+        scale = _scale(t)
+        self.parts += [text_element(p.text, a * p.x + b * p.y + c, d * p.x + e * p.y + f, p.size * scale, p.fill,
+                                    p.anchor) for p in shape.items]
+
+    def box_path(self, shape: BoxPath, t: Affine, style: Style) -> None:
+        a, b, c, d, e, f = t[:6]
+        commands = []
+        for x0, y0, x1, y1 in shape.boxes:
+            # Corners in whole tenths, as path() writes them: the sides are exact differences.
+            left, top = _tenths(a * x0 + b * y0 + c, d * x0 + e * y0 + f)
+            right, bottom = _tenths(a * x1 + b * y1 + c, d * x1 + e * y1 + f)
+            w, h = _tenth_str(right - left), _tenth_str(bottom - top)
+            start = f"M{_tenth_str(left)} {_tenth_str(top)}l{w} 0 0 {h} {_tenth_str(left - right)} 0"
+            commands.append(start + ("Z" if shape.closed else f" 0 {_tenth_str(top - bottom)}"))
+        self.parts.append(f"<path d='{''.join(commands)}' {self.stroke_attrs(style, shape.closed, _scale(t))}/>")
+
+    def cell_targets(self, shape: CellTargets, t: Affine) -> None:
+        a, b, c, d, e, f = t[:6]
+        data = "".join(f" data-{name}='{escape(value, quote=True)}'" for name, value in shape.attributes)
+        # Transparent, not 'none': a transparent fill is painted, so the rectangle takes the click.
+        rects = []
+        for index, (x0, y0, x1, y1) in shape.cells:
+            left, top = _tenths(a * x0 + b * y0 + c, d * x0 + e * y0 + f)
+            right, bottom = _tenths(a * x1 + b * y1 + c, d * x1 + e * y1 + f)
+            rects.append(f"<rect x='{_tenth_str(left)}' y='{_tenth_str(top)}' width='{_tenth_str(right - left)}' "
+                         f"height='{_tenth_str(bottom - top)}' data-index='{index}'/>")
+        self.parts.append(f"<g class='{CELL_TARGETS_CLASS}'{data} fill='transparent' style='cursor:pointer'>"
+                          f"{''.join(rects)}</g>")
 
     def cubic(self, shape: CubicPath, t: Affine, style: Style) -> None:
         start, *rest = (_tenths(q.x, q.y) for q in (t * P2(x, y) for x, y in shape.curve))
@@ -254,4 +393,6 @@ def diagram_svg(diagram) -> str:
             f"<g {TEXT_DEFAULTS}>{''.join(writer.parts)}</g></svg>\n")
 
 
-__all__ = ["diagram_svg", "num", "MARGIN", "CubicPath", "AnchoredText", "Anchor", "anchored_text"]
+__all__ = ["diagram_svg", "num", "MARGIN", "CubicPath", "AnchoredText", "Anchor", "anchored_text", "PlacedText",
+           "TextBatch", "BoxPath", "box_path",
+           "CellTargets", "cell_targets", "CELL_TARGETS_CLASS", "text_batch", "text_element"]

@@ -13,7 +13,15 @@ from IPython.display import display
 
 from .checking import CheckResult
 from .draw import draw_run, to_svg
-from .explorer_front import KEYBOARD_GUARD_HTML, ROOT_CLASS, SHOW_CURRENT_LINE_HTML, STYLE_HTML
+from .explorer_front import (
+    CELL_PICK_CLASS,
+    KEYBOARD_GUARD_HTML,
+    ROOT_CLASS,
+    SHOW_CURRENT_LINE_HTML,
+    STYLE_HTML,
+    PickedSpace,
+    parse_cell_pick,
+)
 from .explorer_model import ExplorerModel
 from .kernel import MetalKernel, SimulatedKernel
 from .marks import FINDING_RED
@@ -30,6 +38,9 @@ MAX_ACCESSES_LISTED = 40
 #: Up to this many threads a threadgroup's threads are one row of buttons; a larger threadgroup
 #: is picked by SIMD-group and lane (two rows of at most 32 buttons instead of 1,024).
 MAX_THREAD_BUTTONS = 64
+
+#: Threads named when a click on a cell says who touched it.
+MAX_TOUCHING_LISTED = 8
 
 _COUNTER_NAMES = (("global_reads", "global reads"), ("global_writes", "global writes"),
                   ("shared_reads", "shared reads"), ("shared_writes", "shared writes"), ("atomics", "atomics"))
@@ -133,6 +144,13 @@ class Explorer:
         self.picker = ThreadPicker(m.threads_in_group(0), self._on_pick)
         self.who = W.HTML()
         self.who.add_class("mp-who")
+        # A click on a cell of the diagram: the page script (explorer_front) writes which cell
+        # into this hidden text box, whose value syncs to Python like any widget's.
+        self.cell_pick = W.Text(layout=W.Layout(display="none"))
+        self.cell_pick.add_class(CELL_PICK_CLASS)
+        self.cell_pick.observe(self._on_cell_pick, names="value")
+        self.cell_info = W.HTML()
+        self.cell_info.add_class("mp-cell-info")
         self.accesses = W.HTML()
         self.accesses.add_class("mp-accesses-box")
         self.diagram = W.HTML()
@@ -195,7 +213,8 @@ class Explorer:
         # The diagram alone on the right, level with the step controls, so that it, the code and
         # the controls share the screen; the variables (one or two lines) between the step
         # controls and the code; what the thread did under the code.
-        left = W.VBox([stepper, self.variables, self.source, self.who, self.accesses])
+        left = W.VBox([stepper, self.variables, self.source, self.who, self.cell_info, self.accesses,
+                       self.cell_pick])
         left.add_class("mp-left")
         right = W.VBox([self.diagram])
         right.add_class("mp-right")
@@ -274,6 +293,62 @@ class Explorer:
                                      f"{html.escape(str(site.finding.kind))}: {html.escape(site.finding.message)}</div>")
         self.refresh()
 
+    # ------------------------------------------------------------ cell clicks
+    def _on_cell_pick(self, change) -> None:
+        picked = parse_cell_pick(change["new"])
+        if picked is None:
+            return
+        if picked.space == PickedSpace.THREAD:  # a thread's swatch: that thread
+            self.cell_info.value = ""
+            self._jumping = True
+            try:
+                self.group.value = picked.group
+                self.thread.max = max(self.model.threads_in_group(picked.group) - 1, 0)
+                self.thread.value = min(picked.index, self.thread.max)
+            finally:
+                self._jumping = False
+            self.refresh()
+        else:
+            self.pick_cell(picked.buffer, picked.index, picked.group)
+
+    def pick_cell(self, buffer: str, index: int, group: int | None = None) -> list[int]:
+        """A click on element ``index`` of ``buffer`` in the diagram (threadgroup memory: the copy
+        of threadgroup ``group``): select a thread that touched it, in the phase shown and, once
+        the diagram follows the step, before that step. Threads of the threadgroup shown come
+        first; a click on an element the shown thread touched goes on to the next thread that
+        did, so that clicking again walks through all of them. Returns the touching lanes."""
+        m = self.model
+        step = self.step_index if self.diagram_follows_step and m.n_steps else None
+        touching = m.threads_touching(buffer, index, group=group, phase=self.selected_phase, step=step)
+        shown_group = self.group.value
+        lane_group = m.result.lanes.group
+        ordered = sorted(touching, key=lambda lane: (int(lane_group[lane]) != shown_group, lane))
+        cell = f"{buffer}[{index}]"
+        if not ordered:
+            when = "" if self.selected_phase is None else f" in phase {self.selected_phase}"
+            when += "" if step is None else f" before step {step + 1}"
+            self.cell_info.value = f"<span class='mp-cell-text'>no thread touched {html.escape(cell)}{when}</span>"
+            return []
+        current = self.lane
+        chosen = ordered[(ordered.index(current) + 1) % len(ordered)] if current in ordered else ordered[0]
+        chosen_group = int(lane_group[chosen])
+        self._jumping = True
+        try:
+            self.group.value = chosen_group
+            self.thread.max = max(m.threads_in_group(chosen_group) - 1, 0)
+            self.thread.value = m.thread_index(chosen)[1]
+        finally:
+            self._jumping = False
+        # The thread shown is in .mp-who; this line says who else touched the element, if anyone.
+        text = f"{cell}: touched by {len(ordered)} thread{'s' if len(ordered) != 1 else ''}"
+        if len(ordered) > 1:
+            names = ", ".join(m.label(lane) for lane in ordered[:MAX_TOUCHING_LISTED])
+            more = f" and {len(ordered) - MAX_TOUCHING_LISTED} more" if len(ordered) > MAX_TOUCHING_LISTED else ""
+            text += f" ({names}{more}); click it again for the next"
+        self.cell_info.value = f"<span class='mp-cell-text'>{html.escape(text)}</span>"
+        self.refresh()
+        return ordered
+
     def move(self, delta: int) -> None:
         self.step_index = min(max(self.step_index + delta, 0), max(self.model.n_steps - 1, 0))
         self._stepped()
@@ -304,7 +379,8 @@ class Explorer:
         step = self.step_index if self.diagram_follows_step and self.model.n_steps else None
         filtered = self.model.filtered_result(lane, self.selected_phase, step=step)
         group = int(self.model.result.lanes.group[lane])
-        svg = to_svg(draw_run(filtered, title=self.title, max_groups=self.model.n_groups, only_group=group))
+        svg = to_svg(draw_run(filtered, title=self.title, max_groups=self.model.n_groups, only_group=group,
+                              selected_lane=lane, clickable=True))
         phase = "all phases" if self.selected_phase is None else f"phase {self.selected_phase}"
         when = "" if step is None else f", at step {step + 1}"
         shows = html.escape(f"{self.model.label(lane)}, {phase}{when}", quote=True)

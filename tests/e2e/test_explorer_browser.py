@@ -310,6 +310,7 @@ def pick_on_slider(slider, value: int) -> None:
 
 
 _STEP_LABEL = re.compile(r"step (\d+) / (\d+): line (\d+)")
+_STEP_LABEL_ANY = re.compile(r"step (\d+) / (\d+): ")  # a line, or "after the last line"
 
 
 def step_until_line(lab: Lab, explorer, text: str, max_steps: int = 40) -> None:
@@ -342,14 +343,15 @@ def step_until_line(lab: Lab, explorer, text: str, max_steps: int = 40) -> None:
 COUNTS, COST = ("counts of this thread's accesses", ".mp-counts"), ("cost model (", ".mp-cost")
 
 
-def expect_diagram_of(explorer, shows: str) -> None:
+def expect_diagram_of(explorer, shows: str | re.Pattern) -> None:
     """Until the diagram drawn is the one of ``shows`` (thread and phase, and the step it stands at
-    once the learner stepped or jumped): the explorer sends the diagram last, after the texts, so a
-    test that reads them may still see the diagram before."""
+    once the learner stepped or jumped; a pattern is matched as given): the explorer sends the
+    diagram last, after the texts, so a test that reads them may still see the diagram before."""
     from playwright.sync_api import expect
 
-    expect(explorer.locator(".mp-diagram .mp-diagram-view")).to_have_attribute(
-        "data-shows", re.compile(re.escape(shows) + r"(, at step \d+)?$"))
+    if isinstance(shows, str):
+        shows = re.compile(re.escape(shows) + r"(, at step \d+)?$")
+    expect(explorer.locator(".mp-diagram .mp-diagram-view")).to_have_attribute("data-shows", shows)
 
 
 def open_section(explorer, section: tuple[str, str]) -> None:
@@ -549,8 +551,9 @@ def test_findings_are_listed_and_a_click_jumps_to_them(lab: Lab) -> None:
     # The line of the finding is flagged in the source.
     expect(ex.locator(".mp-source .mp-line", has=lab.page.locator(".mp-finding-line"))).to_contain_text(
         "total += shared[li - 1];")
-    # The diagram marks the race: the element and the two threads (the marks' line width).
-    assert ex.locator(".mp-diagram").inner_html().count('stroke-width="2.5"') >= 1
+    # The diagram marks the race: the element and the two threads (the marks' line width; the
+    # browser writes the attributes it serialises in double quotes).
+    assert re.search(r"stroke-width=[\"']2\.5[\"']", ex.locator(".mp-diagram").inner_html())
     lab.shot("racy-before-jump", ex)
 
     findings.first.click()
@@ -661,6 +664,41 @@ def test_guard_a_spare_thread_shows_its_own_out_of_bounds_accesses(lab: Lab) -> 
                                                        timeout=5_000)
 
 
+def test_a_click_on_an_element_of_the_diagram_selects_the_thread_that_touched_it(lab: Lab) -> None:
+    from playwright.sync_api import expect
+
+    ex = lab.explorer(GUARD)
+    ex.scroll_into_view_if_needed()
+    ex.locator(".mp-thread-buttons button", has_text=re.compile(r"^0$")).click()
+    # A click selects among the threads that touched the element before the step shown (an
+    # earlier test may have left this explorer mid-run): step to the end, where all of them did.
+    step = _handle(ex, "mp-step")
+    step.click()
+    lab.page.keyboard.press("End")
+    expect(ex.locator(".mp-step-label")).to_have_text(re.compile(r"^step (\d+) / \1: "))
+    total = int(_STEP_LABEL_ANY.search(ex.locator(".mp-step-label").inner_text()).group(2))
+    # The diagram of the last step, not one drawn on the way there (each is replaced in turn).
+    expect_diagram_of(ex, re.compile(rf"^thread 0, .*at step {total}$"))
+    # out[2] in the diagram: only thread 2 wrote it. The click lands on the cell's (invisible)
+    # target, which lies over the value; the page script sends the cell to the kernel.
+    ex.locator(".mp-diagram g.mp-cells[data-buffer='out'] rect[data-index='2']").click()
+    expect(ex.locator(".mp-who")).to_have_text("thread 2")
+    expect(ex.locator(".mp-cell-info")).to_contain_text("out[2]: touched by 1 thread")
+    expect(ex.locator(".mp-thread-buttons button.mod-active")).to_have_text("2")
+    expect_diagram_of(ex, re.compile(r"^thread 2, "))
+    lab.shot("guard-cell-click", ex)
+    # a[1] was read by thread 1 only; a click there moves on to it.
+    ex.locator(".mp-diagram g.mp-cells[data-buffer='a'] rect[data-index='1']").click()
+    expect(ex.locator(".mp-who")).to_have_text("thread 1")
+    expect(ex.locator(".mp-accesses li").first).to_have_text("line 3: read a[1] (phase 0)")
+    # A thread's swatch in the diagram selects that thread, and the diagram frames it.
+    ex.locator(".mp-diagram g.mp-cells[data-space='thread'] rect[data-index='6']").click()
+    expect(ex.locator(".mp-who")).to_have_text("thread 6")
+    expect(ex.locator(".mp-thread-buttons button.mod-active")).to_have_text("6")
+    expect_diagram_of(ex, re.compile(r"^thread 6, "))
+    lab.shot("guard-swatch-click", ex)
+
+
 def _click_dot_race(lab: Lab):
     from playwright.sync_api import expect
 
@@ -725,7 +763,8 @@ def _one_screen_problems(ex, width: int, height: int) -> list[str]:
 def test_one_screen_at_1400x900_shows_controls_code_and_diagram(lab: Lab, small_screen) -> None:
     width, height = small_screen
     ex = _click_dot_race(lab)
-    expect_diagram_of(ex, "thread 0, phase 1")
+    # A finding jump shows the run as it stood at the finding's step.
+    expect_diagram_of(ex, re.compile(r"^thread 0, phase 1, at step \d+$"))
     _scroll_to_top_of(ex)
     problems = _one_screen_problems(ex, width, height)
     lab.shot("one-screen-dot")
@@ -840,7 +879,9 @@ def test_the_listing_scrolls_to_the_line_of_the_step(lab: Lab, small_screen) -> 
     step = _handle(ex, "mp-step")
     step.click()
     lab.page.keyboard.press("End")
-    total = int(_STEP_LABEL.search(ex.locator(".mp-step-label").inner_text()).group(2))
+    # The label may already show the last step, which has no line when it is the state after
+    # the last statement: read only the total here.
+    total = int(_STEP_LABEL_ANY.search(ex.locator(".mp-step-label").inner_text()).group(2))
     expect(ex.locator(".mp-step-label")).to_have_text(re.compile(rf"^step {total} / {total}: "))
     if "after the last line" in ex.locator(".mp-step-label").inner_text():
         # A record that ends with the state after the last statement has no line there: one back.
