@@ -28,6 +28,8 @@ from .tasks import SubmissionLimit, Task, run_task, warm_up
 
 #: How often the parent looks at the workers when nothing arrives (seconds).
 _POLL_SECONDS = 0.2
+#: How long a worker whose pipe broke is given to exit, so that its exit status can say how it died.
+_EXIT_GRACE_SECONDS = 2.0
 
 
 class _Message(str, Enum):
@@ -269,6 +271,8 @@ class ProcessPoolRunner:
         self._event(EventKind.FINISHED, w, task)
 
     def _died(self, w: _Worker) -> list[TaskOutcome]:
+        if w.proc.is_alive():  # its pipe broke a moment before its exit status is there to read
+            w.proc.join(timeout=_EXIT_GRACE_SECONDS)
         how = w.how_it_died() if not w.proc.is_alive() else "stopped answering"
         state, job, started = w.state, w.job, w.clock is not None
         w.kill()

@@ -196,12 +196,7 @@ class CompiledKernel:
             for mem, _ in outputs:
                 ctx.sanitizer.watch(mem, initialized=init_value is not None)
         bind_threadgroup_arrays(ctx, lanes, self.checked)
-        cost_recorder = None
-        if cost is not None:
-            cost_recorder = CostRecorder(lanes, cost)
-            cost_recorder.attach(ctx)
-        body = self.body if cost_recorder is None else self.costed_body()
-        stopped = execute(ctx, body, self.registry)
+        stopped, cost_recorder = run_observed(ctx, lanes, self, cost, self.registry)
         if ctx.sanitizer is not None and stopped != StopReason.STEP_BUDGET:
             ctx.sanitizer.finish(ctx, [mem for mem, _ in outputs], init_value)
         result = RunResult(
@@ -363,6 +358,18 @@ def bind_threadgroup_arrays(ctx: Ctx, lanes: Lanes, checked) -> None:
         ctx.slots[var.slot] = Ptr(mem, np.int64(0))
         if ctx.sanitizer is not None:
             ctx.sanitizer.watch(mem, initialized=False)
+
+
+def run_observed(ctx: Ctx, lanes: Lanes, kernel, cost: GpuModel | None,
+                 registry: SourceRegistry) -> tuple[StopReason | None, CostRecorder | None]:
+    """Run a compiled kernel (anything with ``body`` and ``costed_body()``) on every lane, priced
+    on ``cost`` when a profile is asked for: why it stopped early, and the cost recorder."""
+    recorder = None
+    if cost is not None:
+        recorder = CostRecorder(lanes, cost)
+        recorder.attach(ctx)
+    body = kernel.body if recorder is None else kernel.costed_body()
+    return execute(ctx, body, registry), recorder
 
 
 def execute(ctx: Ctx, body, registry: SourceRegistry) -> StopReason | None:

@@ -43,7 +43,6 @@ from .lang.types import (
     storage_scalar,
 )
 from .library import STANDARD_LIBRARY
-from .observe.cost import CostRecorder
 from .observe.gpu_models import GpuModel
 from .program import (
     MAX_THREADGROUP_MEMORY,
@@ -58,7 +57,7 @@ from .program import (
     bind_threadgroup_arrays,
     check_threadgroup_memory,
     conclude,
-    execute,
+    run_observed,
     sanitize_mode,
     start_run,
 )
@@ -218,12 +217,7 @@ class ShaderKernel:
                 ctx.attrs[p.name] = _attribute_value(every[p.attribute or ""], p.ty)
         bind_parameters(ctx, self.checked)
         bind_threadgroup_arrays(ctx, lanes, self.checked)
-        cost_recorder = None
-        if cost is not None:
-            cost_recorder = CostRecorder(lanes, cost)
-            cost_recorder.attach(ctx)
-        body = self.body if cost_recorder is None else self.costed_body()
-        stopped = execute(ctx, body, self.library.registry)
+        stopped, cost_recorder = run_observed(ctx, lanes, self, cost, self.library.registry)
         if ctx.sanitizer is not None and stopped != StopReason.STEP_BUDGET:
             ctx.sanitizer.finish(ctx, [mem for p, mem in written if p.index in unset], None)
         tg_shapes = {v.name: _array_shape(v.ty) for v in self.checked.threadgroup_arrays}
