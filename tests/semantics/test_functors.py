@@ -117,3 +117,20 @@ def test_a_plain_variable_is_still_not_callable() -> None:
 def test_a_member_variable_template_is_a_precise_error() -> None:
     with pytest.raises(CompileError, match="only member functions may be templates inside a struct"):
         one("out[0] = 1.0f;", header="struct S { template <typename T> static constexpr T v = T(1); };")
+
+
+def test_return_type_enable_if_picks_the_call_operator() -> None:
+    # c10/metal/indexing.h's floating unary functors: the overload is chosen by SFINAE on the
+    # return type; integers go through float and come back as float.
+    header = """
+struct sqrt_functor {
+    template <typename T>
+    metal::enable_if_t<metal::is_floating_point_v<T>, T> operator()(const T x) { return T(metal::sqrt(float(x))); }
+    template <typename T>
+    metal::enable_if_t<metal::is_integral_v<T>, float> operator()(const T x) { return metal::sqrt(float(x)) + 100.0f; }
+};
+"""
+    got = out0("sqrt_functor f; out[0] = f(16.0f); out[1] = f(9);"
+               "out[2] = metal::is_same_v<decltype(f(half(4.0h))), half> ? 1.0f : 0.0f;",
+               out=((3,), "float32"), header=header)
+    assert got.tolist() == [4.0, 103.0, 1.0]
