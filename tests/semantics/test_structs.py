@@ -247,7 +247,7 @@ def test_calling_a_changing_member_function_on_a_const_struct_is_refused() -> No
     ("struct S { float a; S(float x) { a = x; } };", "out[0] = 0;", "constructors are not supported"),
     ("template <typename T> class S { T a; };", "out[0] = 0;", "class templates are not supported"),
     ("struct S { device float* p; };", "out[0] = 0;", "structs holding pointers are not supported"),
-    ("struct S { float a; float operator()(S o) { return a; } };", "out[0] = 0;",
+    ("struct S { float a; bool operator&&(S o) { return true; } };", "out[0] = 0;",
      "the simulator supports overloading the arithmetic"),
     ("struct S { float a; };", "float x = 1.0f; out[0] = x->a;", "not a pointer to a struct"),
     ("typedef struct { float a; } S;", "out[0] = 0;", "'typedef struct { ... } Name;' is not supported"),

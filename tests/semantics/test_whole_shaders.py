@@ -311,19 +311,6 @@ def test_a_shader_larger_than_a_kernel_body_compiles() -> None:
     np.testing.assert_array_equal(res.outputs[0], f32(8) + 3999)
 
 
-def test_a_kernel_inside_a_namespace_is_a_precise_error() -> None:
-    """Kernel functions are taken at file scope; one in a namespace (PyTorch's c10/metal/indexing.h
-    declares its templated kernels so) is named with its namespace, not silently dropped."""
-    src = """
-    namespace ops {
-    template <typename T>
-    kernel void fill(device T* out [[buffer(0)]], uint i [[thread_position_in_grid]]) { out[i] = T(1); }
-    }
-    kernel void zero(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]]) { out[i] = 0.0f; }
-    """
-    with pytest.raises(CompileError, match="kernel function 'ops::fill' is declared inside namespace 'ops'"):
-        launch(src, "zero", {0: np.ones(8, np.float32)})
-
 def test_counts_trace_steps_and_cost_profile() -> None:
     res = launch(COPY, "copy", {0: f32(8), 1: np.zeros(8, np.float32)}, trace=True, steps=True, cost=None)
     np.testing.assert_array_equal(res.outputs[0], f32(8) * 3)

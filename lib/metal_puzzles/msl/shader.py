@@ -151,6 +151,8 @@ class ShaderKernel:
         ck = Checker(STANDARD_LIBRARY)
         ck.add_header(copy.deepcopy(library.unit.helpers))
         _bind_template_arguments(ck, func, instantiation)
+        # A kernel declared in a namespace finds names from there outwards (its parameters' types too).
+        ck.namespace = func.namespace
         declared = [_declared(ck, p, attribute) for p, attribute in zip(func.params, function.attributes, strict=True)]
         self.params: list[ShaderParam] = describe_params(host_name, declared)
         self.checked = ck.check_kernel(func.body, [(p.name, p.ty, _role(p)) for p in self.params])

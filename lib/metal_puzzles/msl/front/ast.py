@@ -209,6 +209,14 @@ class InitList(Expr):
 
 
 @dataclass(eq=False)
+class PackExpansion(Expr):
+    """``pattern...`` in an argument list: one copy of the pattern per element of the
+    parameter packs it names ('declval<Args>()...', 'rest...')."""
+
+    pattern: Expr
+
+
+@dataclass(eq=False)
 class StructInit(Expr):
     """A struct value built by the checker from an initializer list and default member
     initializers: each part is (byte offset, converted expression); other bytes are zero."""
@@ -347,6 +355,8 @@ class Param(Node):
     default: Expr | None = None
     #: The attribute written after it ('buffer', 'thread_position_in_grid'...), if any.
     attribute: str | None = None
+    #: A function parameter pack ('const Args&... rest'): one parameter per type of its pack.
+    pack: bool = False
 
 
 @dataclass(eq=False)
@@ -357,6 +367,8 @@ class TemplateParam(Node):
     #: A value parameter's type as written ('enable_if_t<is_integral_v<T>, int> = 0'): forming it
     #: is part of deducing the function's template arguments (a failure drops the candidate).
     type_spec: TypeSpec | None = None
+    #: A template parameter pack ('typename... Args'): it binds a list of types.
+    pack: bool = False
 
 
 @dataclass(eq=False)

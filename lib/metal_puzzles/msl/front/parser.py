@@ -471,6 +471,8 @@ class Parser:
             if self.tok.kind != "str":
                 self.error_expected("a string literal as the static_assert message")
             message = self.advance().text[1:-1]
+            while self.tok.kind == "str":  # adjacent literals join, as macros that stringify write them
+                message += self.advance().text[1:-1]
         self.expect(")", "to close static_assert")
         self.expect(";", "after static_assert")
         return ast.StaticAssert(start, condition, message)
@@ -642,6 +644,8 @@ class Parser:
             return args
         while True:
             args.append(self.parse_initializer() if self.tok.is_op("{") else self.parse_assignment())
+            if self.tok.is_op("..."):
+                args[-1] = ast.PackExpansion(self.advance().pos, args[-1])
             if self.accept(","):
                 continue
             self.expect(")", "to close the argument list")
@@ -799,10 +803,19 @@ class Parser:
             t = self.tok
             # An unnamed parameter only constrains the template ('typename = enable_if_t<...>').
             unnamed = f"<template parameter {len(params) + 1}>"
-            if (self.tok.text in ("typename", "class") and self.peek().is_op("...")) or self.tok.is_op("..."):
-                where = self.peek() if self.peek().is_op("...") else self.tok
-                raise CompileError("variadic templates ('typename... Args') are not supported by the simulator",
-                                   where.pos)
+            if self.tok.text in ("typename", "class") and self.peek().is_op("..."):
+                self.advance()
+                self.advance()
+                name = self.expect_ident("a parameter pack's name")
+                if not self.tok.is_op(">"):
+                    raise CompileError("a template parameter pack must be the last template parameter in the "
+                                       "simulator", self.tok.pos)
+                params.append(ast.TemplateParam(t.pos, name.text, "type", pack=True))
+                self.type_names.add(name.text)
+                continue
+            if self.tok.is_op("..."):
+                raise CompileError("only type parameter packs ('typename... Args') are supported by the simulator",
+                                   self.tok.pos)
             if self.accept_word("typename", "class"):
                 name = self.advance().text if self.tok.kind == "id" else unnamed
                 default = None
@@ -812,6 +825,9 @@ class Parser:
                 self.type_names.add(name)
             else:
                 spec = self.parse_type_spec()
+                if self.tok.is_op("..."):
+                    raise CompileError("only type parameter packs ('typename... Args') are supported by the "
+                                       "simulator", self.tok.pos)
                 name = self.advance().text if self.tok.kind == "id" else unnamed
                 default = self.parse_ternary(no_gt=True) if self.accept("=") else None
                 params.append(ast.TemplateParam(t.pos, name, spec.name, default, spec))
@@ -1019,6 +1035,16 @@ class Parser:
                     d.type_spec.const = True
                 static_members.extend(decl.declarators)
                 continue
+            method_template: list[ast.TemplateParam] | None = None
+            if t.kind == "id" and t.text == "template" and self.peek().is_op("<"):
+                # A member function template ('template <typename T> T operator()(T a, T b)'),
+                # as every PyTorch elementwise functor declares.
+                self.advance()
+                method_template = self.parse_template_params()
+                t = self.tok
+                if t.kind == "id" and t.text in ("static", "using", "typedef", "struct", "template", "friend"):
+                    raise CompileError("only member functions may be templates inside a struct in the simulator "
+                                       f"(a member template starting '{t.text}' is not supported)", t.pos)
             if t.kind == "id" and t.text in ("static", "template", "friend", "virtual", "using", "typedef"):
                 raise CompileError(f"'{t.text}' inside a struct is not supported by the simulator (data members "
                                    "and member functions are)", t.pos)
@@ -1043,8 +1069,12 @@ class Parser:
                     qualifier = self.advance().text
                     const_method = const_method or qualifier == "const"
                 body = self.parse_function_body(params)
-                methods.append(ast.FuncDef(fname.pos, fname.text, spec, params, body, const_method=const_method))
+                methods.append(ast.FuncDef(fname.pos, fname.text, spec, params, body, const_method=const_method,
+                                           template_params=method_template or []))
                 continue
+            if method_template is not None:
+                raise CompileError("only member functions may be templates inside a struct in the simulator "
+                                   "(a data member cannot be a template)", t.pos)
             first = True
             while True:
                 member_spec = spec if first else ast.TypeSpec(spec.pos, spec.name, spec.args, spec.const, spec.space,
@@ -1094,11 +1124,15 @@ class Parser:
         if t.is_op("[") and self.peek().is_op("]"):
             self.advance()
             symbol = "[]"
+        elif t.is_op("(") and self.peek().is_op(")"):
+            # The call operator: a functor's 'operator()(...)', called as 'f(a, b)'.
+            self.advance()
+            symbol = "()"
         elif t.kind == "op" and t.text in OVERLOADABLE_OPERATORS:
             symbol = t.text
         else:
             raise CompileError("the simulator supports overloading the arithmetic, bitwise, comparison, compound "
-                               "assignment, unary and '[]' operators, not this one", t.pos)
+                               "assignment, unary, '[]' and '()' operators, not this one", t.pos)
         self.toks[self.i] = Token("id", "operator" + symbol, start.pos)
 
     def _parse_params(self) -> list[ast.Param]:
@@ -1112,6 +1146,7 @@ class Parser:
         while True:
             start = self.tok.pos
             spec = self.parse_type_spec()
+            pack = self.accept("...")  # 'const Args&... rest'
             name = None
             if self.tok.kind == "id":
                 name = self.advance().text
@@ -1121,7 +1156,7 @@ class Parser:
                 self.expect("]")
             attribute = self._skip_attributes()
             default = self.parse_assignment() if self.accept("=") else None
-            params.append(ast.Param(start, name, spec, default, attribute))
+            params.append(ast.Param(start, name, spec, default, attribute, pack=bool(pack)))
             if self.accept(","):
                 continue
             self.expect(")", "to close the parameter list")

@@ -62,24 +62,22 @@ class ShaderUnit:
 def parse_shader(tokens: list[Token], type_names: set[str], template_names: set[str]) -> ShaderUnit:
     """Split preprocessed shader tokens into helpers, kernel functions and instantiations."""
     helper_tokens: list[Token] = []
-    kernel_items: list[list[Token]] = []
+    kernel_items: list[tuple[tuple[str, ...], list[Token]]] = []
     instantiation_items: list[list[Token]] = []
-    for item in top_level_items(tokens):
-        if not declares_kernel(item):
-            helper_tokens.extend(item)
-        elif item[0].text == "template" and not (len(item) > 1 and item[1].is_op("<")):
-            instantiation_items.append(item)
-        else:
-            kernel_items.append(item)
+    _split_items(tokens, (), helper_tokens, kernel_items, instantiation_items)
     helper_parser = Parser(helper_tokens, type_names=set(type_names), template_names=set(template_names))
     unit = ShaderUnit(helper_parser.parse_translation_unit())
-    for item in kernel_items:
+    for namespace, item in kernel_items:
         parser = Parser(list(item), type_names=set(helper_parser.type_names),
                         template_names=set(helper_parser.template_names))
+        parser.namespace = namespace
         func = parser.parse_top_level()
+        if func is None and item[0].text == "template":
+            continue  # a templated kernel declared ahead of its definition (c10/metal/indexing.h does)
         if not isinstance(func, ast.FuncDef) or func.body is None:
             raise CompileError("a kernel function needs a body ('{ ... }'); a declaration alone defines nothing",
                                item[0].pos)
+        func = parser._qualify(func)
         if func.name in unit.kernels:
             raise CompileError(f"kernel function '{func.name}' is defined twice (Metal has no kernel overloads)",
                                func.pos)
@@ -91,6 +89,47 @@ def parse_shader(tokens: list[Token], type_names: set[str], template_names: set[
 
 
 # ------------------------------------------------------------------------------ top-level items
+def _split_items(tokens: list[Token], namespace: tuple[str, ...], helper_tokens: list[Token],
+                 kernel_items: list[tuple[tuple[str, ...], list[Token]]],
+                 instantiation_items: list[list[Token]]) -> None:
+    """Sort file-scope items into helpers, kernel functions and instantiations. A namespace
+    block is opened: its kernels are taken out (with the namespace they are declared in, which
+    qualifies their names), the rest stays in the block among the helpers."""
+    for item in top_level_items(tokens):
+        opened = _namespace_block(item)
+        if opened is not None:
+            path, open_at = opened
+            helper_tokens.extend(item[: open_at + 1])
+            _split_items(item[open_at + 1 : -1], namespace + path, helper_tokens, kernel_items, instantiation_items)
+            helper_tokens.append(item[-1])
+        elif not declares_kernel(item):
+            helper_tokens.extend(item)
+        elif item[0].text == "template" and not (len(item) > 1 and item[1].is_op("<")):
+            instantiation_items.append(item)
+        else:
+            kernel_items.append((namespace, item))
+
+
+def _namespace_block(item: list[Token]) -> tuple[tuple[str, ...], int] | None:
+    """For ``namespace a::b { ... }`` (or an anonymous or inline one): the path it adds and the
+    index of its '{'; None for any other item."""
+    k = 1 if item and item[0].kind == "id" and item[0].text == "inline" else 0
+    if not (len(item) > k + 1 and item[k].kind == "id" and item[k].text == "namespace" and item[-1].is_op("}")):
+        return None
+    inline = k == 1
+    path: list[str] = []
+    k += 1
+    while k < len(item) and not item[k].is_op("{"):
+        if item[k].kind == "id":
+            path.append(item[k].text)
+        elif not item[k].is_op("::"):
+            return None  # 'namespace x = y;' and the like: the parser reports them
+        k += 1
+    if k == len(item):
+        return None
+    return (() if inline else tuple(path)), k
+
+
 def top_level_items(tokens: list[Token]) -> list[list[Token]]:
     """Declarations at file scope: each ends at a ';' outside brackets, or at the '}' closing a
     function body (a '}' followed by ';' ends a struct, which goes on to the ';')."""
@@ -218,12 +257,29 @@ def _instantiation(item: list[Token], unit: ShaderUnit, helpers: Parser) -> Inst
         raise CompileError("an explicit instantiation of a kernel needs [[host_name(\"...\")]]: the name the host "
                            "looks the kernel up by", start)
     for k, t in enumerate(item):
-        if t.kind == "id" and t.text in unit.kernels and k + 1 < len(item) and item[k + 1].is_op("<"):
+        if t.kind == "id" and k + 1 < len(item) and item[k + 1].is_op("<"):
+            function = _kernel_named_at(item, k, unit.kernels)
+            if function is None:
+                continue
             parser = Parser(list(item[k + 1 :]), type_names=set(helpers.type_names),
                             template_names=set(helpers.template_names))
-            return Instantiation(host_name, t.text, parser.parse_template_args(), t.pos)
+            return Instantiation(host_name, function, parser.parse_template_args(), t.pos)
     raise CompileError(f"the instantiation '{host_name}' names no templated kernel function defined above it "
                        f"(kernels: {', '.join(sorted(unit.kernels)) or 'none'})", start)
+
+
+def _kernel_named_at(item: list[Token], k: int, kernels: dict) -> str | None:
+    """The kernel the name written up to token ``k`` denotes: 'apply', 'ops::apply' or
+    '::ops::apply' (read from file scope, so a leading '::' changes nothing). The longest
+    qualified reading that names a kernel wins ('void ::ops::apply' has no 'void::ops::apply')."""
+    parts = [item[k].text]
+    found = parts[0] if parts[0] in kernels else None
+    while k >= 2 and item[k - 1].is_op("::") and item[k - 2].kind == "id":
+        parts.insert(0, item[k - 2].text)
+        k -= 2
+        if "::".join(parts) in kernels:
+            found = "::".join(parts)
+    return found
 
 
 def _host_name(item: list[Token]) -> str | None:

@@ -19,6 +19,7 @@ from .helpers import addressed_names
 from .matrices import Matrices
 from .namespaces import NamespaceLookup
 from .operators import OperatorOverloads
+from .packs import PackExpansions
 from .state import CheckedKernel, CheckerState, FunctionContext, Library, Scope
 from .statements import Statements
 from .struct_templates import StructTemplates
@@ -27,7 +28,7 @@ from .typenames import VARIABLE_TEMPLATE, TypeResolution
 
 
 class Checker(TypeResolution, Declarations, Statements, Conversions, Expressions, Calls, Structs, Matrices,
-              NamespaceLookup, OperatorOverloads, StructTemplates):
+              NamespaceLookup, OperatorOverloads, StructTemplates, PackExpansions):
     """Checks a kernel: the header's declarations first (``add_header``), template arguments
     (``bind_template``), then the body with the generated parameters (``check_kernel``)."""
 
@@ -42,11 +43,6 @@ class Checker(TypeResolution, Declarations, Statements, Conversions, Expressions
 
     def _add_header_item(self, item: ast.Node) -> None:
         if isinstance(item, ast.FuncDef):
-            if item.is_kernel and item.namespace:
-                # A whole shader's kernels at file scope are taken apart before the checker sees the rest.
-                raise CompileError(f"kernel function '{item.name}' is declared inside namespace "
-                                   f"'{'::'.join(item.namespace)}': the simulator takes kernel functions at file "
-                                   "scope only", item.pos)
             if item.is_kernel:
                 raise CompileError("kernel functions cannot be defined in the header; the kernel body is "
                                    "the 'source' string", item.pos)

@@ -22,12 +22,14 @@ from .. import ast
 from ..constexpr import NotConstant
 from ..symbols import FuncInstance, Var, VarKind
 from .helpers import addressed_names, designates_part_of
+from .packs import PARAMETER_PACK, element_name, rename
 from .state import CheckerState, FunctionContext, Scope
 from .typenames import SubstitutionFailure
 
 
 class Calls(CheckerState):
     def e_Call(self, e: ast.Call) -> ast.Expr:
+        e.args = self.expand_packs(e.args, e.pos)
         if isinstance(e.func, ast.Member):
             target = e.func.base
             if e.func.arrow and not (isinstance(target, ast.Name) and target.ident == "this"):
@@ -52,12 +54,21 @@ class Calls(CheckerState):
                 return e
             raise CompileError(f"member functions are not supported on '{base.ty}'", e.pos)
         if not isinstance(e.func, ast.Name):
-            raise CompileError("only named functions can be called", e.pos)
+            callee = self.expr(e.func)
+            if isinstance(callee.ty, StructType):
+                # 'declval<F>()(x)', 'F()(x)': a functor value's 'operator()'.
+                e.func = ast.Member(e.func.pos, callee, "operator()", False)
+                return self.method_call(e, callee, callee.ty)
+            raise CompileError("only named functions and functor objects can be called", e.pos)
         name = e.func.ident
         if name.removeprefix("::").removeprefix("metal::") == "declval" and self.lookup_name(name) is None:
             return self._declval(e)
         sym = self.lookup_name(name)
         if isinstance(sym, Var):
+            if isinstance(sym.ty, StructType):
+                # 'f(a, b)' on a functor object calls its 'operator()', as in C++.
+                e.func = ast.Member(e.func.pos, e.func, "operator()", False)
+                return self.e_Call(e)
             raise CompileError(f"'{name}' is a variable, not a function", e.pos)
         if isinstance(sym, tuple) and sym[0] == "method":
             return self.member_function_call(e)
@@ -124,27 +135,7 @@ class Calls(CheckerState):
         args = [a if a.ty is not None else self.expr(a) for a in e.args]
         explicit = [self.resolve_type(t) if isinstance(t, ast.TypeSpec) else self.const_int(t, "template argument")
                     for t in (e.func.template_args or [])]
-        errors = []
-        candidates = []
-        for fd in defs:
-            try:
-                binding = self._deduce(fd, args, explicit, e.pos)
-                candidates.append((fd, binding))
-            except CompileError as err:
-                errors.append(err.message)
-        if not candidates:
-            detail = errors[0] if errors else "no matching function"
-            raise CompileError(f"no matching function for call to '{e.func.ident}': {detail}", e.pos)
-        # Prefer an exact match of argument types.
-        fd, binding = candidates[0]
-        if len(candidates) > 1:
-            exact = [c for c in candidates if self._exact(c[0], c[1], args)]
-            if not exact:
-                raise CompileError(f"call to '{e.func.ident}' is ambiguous", e.pos)
-            # A parameter written with a concrete type is more specialized than a deduced one.
-            exact.sort(key=lambda c: sum(1 for p in c[0].params
-                                         if p.type_spec.name in {t.name for t in c[0].template_params}))
-            fd, binding = exact[0]
+        fd, binding = self.choose_overload(e.func.ident, e.pos, defs, args, explicit)
         explicit_spec = self._explicit_specialization(fd, binding)
         inst = (self._instantiate(explicit_spec, {}, e.pos) if explicit_spec is not None
                 else self._instantiate(fd, binding, e.pos))
@@ -170,6 +161,35 @@ class Calls(CheckerState):
         e.target = inst
         e.ty = inst.ret
         return e
+
+    def choose_overload(self, name: str, pos: Pos, defs: list[ast.FuncDef], args: list[ast.Expr],
+                        explicit: list) -> tuple[ast.FuncDef, dict]:
+        """The declaration among ``defs`` that a call with these (checked) arguments picks, and
+        its template parameters' values: templates whose arguments cannot be deduced or whose
+        signature does not form (SFINAE) drop out; of several left, an exact match of argument
+        types wins, a parameter written with a concrete type before a deduced one."""
+        errors = []
+        candidates = []
+        for fd in defs:
+            try:
+                binding = self._deduce(fd, args, explicit, pos)
+                candidates.append((fd, binding))
+            except CompileError as err:
+                errors.append(err.message)
+        if not candidates:
+            detail = errors[0] if errors else "no matching function"
+            raise CompileError(f"no matching function for call to '{name}': {detail}", pos)
+        # Prefer an exact match of argument types.
+        fd, binding = candidates[0]
+        if len(candidates) > 1:
+            exact = [c for c in candidates if self._exact(c[0], c[1], args)]
+            if not exact:
+                raise CompileError(f"call to '{name}' is ambiguous", pos)
+            # A parameter written with a concrete type is more specialized than a deduced one.
+            exact.sort(key=lambda c: sum(1 for p in c[0].params
+                                         if p.type_spec.name in {t.name for t in c[0].template_params}))
+            fd, binding = exact[0]
+        return fd, binding
 
     def _explicit_specialization(self, fd: ast.FuncDef, binding: dict) -> ast.FuncDef | None:
         """The explicit specialisation of function template ``fd`` ('template <> T f<float>()')
@@ -202,6 +222,8 @@ class Calls(CheckerState):
             self.scope = saved
 
     def _deduce(self, fd: ast.FuncDef, args: list[ast.Expr], explicit: list, pos: Pos) -> dict:
+        if fd.params and fd.params[-1].pack:
+            return self._deduce_variadic(fd, args, explicit, pos)
         if len(args) > len(fd.params):
             raise CompileError(f"'{fd.name}' takes {len(fd.params)} argument(s), {len(args)} given", pos)
         needed = sum(1 for p in fd.params if p.default is None)
@@ -215,6 +237,27 @@ class Calls(CheckerState):
             for p, a in zip(fd.params, args, strict=False):
                 self._match(p.type_spec, self.rvalue(a).ty, tparams, binding)
             self._complete_binding(fd, binding, pos)
+        return binding
+
+    def _deduce_variadic(self, fd: ast.FuncDef, args: list[ast.Expr], explicit: list, pos: Pos) -> dict:
+        """A function template whose last parameter is a pack ('T first, Args... rest'): the
+        arguments after the leading parameters give the pack's types, one each."""
+        *leading, pack_param = fd.params
+        if len(args) < len(leading):
+            raise CompileError(f"'{fd.name}' takes at least {len(leading)} argument(s), {len(args)} given", pos)
+        tparams = {tp.name: tp for tp in fd.template_params}
+        pack = tparams.get(pack_param.type_spec.name)
+        if pack is None or not pack.pack or pack_param.type_spec.pointers or pack_param.type_spec.args:
+            raise CompileError(f"the parameter pack '{pack_param.name}' of '{fd.name}' must be declared as "
+                               "'Args... name' or 'const Args&... name' with 'Args' the template's type pack", pos)
+        binding: dict[str, Any] = {}
+        for tp, val in zip(fd.template_params, explicit, strict=False):
+            if not tp.pack:
+                binding[tp.name] = val
+        for p, a in zip(leading, args, strict=False):
+            self._match(p.type_spec, self.rvalue(a).ty, tparams, binding)
+        binding[pack.name] = [self.rvalue(a).ty for a in args[len(leading):]]
+        self._complete_binding(fd, binding, pos)
         return binding
 
     def _complete_binding(self, fd: ast.FuncDef, binding: dict, pos: Pos) -> None:
@@ -235,7 +278,7 @@ class Calls(CheckerState):
                 self._bind_template_param(tp.name, binding[tp.name], fd.pos)
                 if tp.type_spec is not None:
                     self.resolve_type(tp.type_spec)
-            for spec in [p.type_spec for p in fd.params] + [fd.ret]:
+            for spec in [p.type_spec for p in fd.params if not p.pack] + [fd.ret]:
                 try:
                     self.resolve_type(spec)
                 except SubstitutionFailure:
@@ -247,6 +290,9 @@ class Calls(CheckerState):
             self.namespace = saved_namespace
 
     def _bind_template_param(self, name: str, value: Any, pos: Pos) -> None:
+        if isinstance(value, list):  # a type parameter pack's types
+            self.bind_type_pack(name, value)
+            return
         self.scope.names[name] = (("type", value) if isinstance(value, Type)
                                   else Var(name, INT, VarKind.CONST, pos, const_value=int(value), mutable=False))
 
@@ -265,6 +311,19 @@ class Calls(CheckerState):
                 binding[a0.name] = t.elem
             if isinstance(a1, ast.Name) and a1.ident in tparams and a1.ident not in binding:
                 binding[a1.ident] = t.n
+
+    def _pack_param_vars(self, p: ast.Param, types: list) -> list[Var]:
+        """A function parameter pack's parameters, one per type of its pack, named for
+        expansion ('rest...' becomes 'rest#0, rest#1')."""
+        out = []
+        for k in range(len(types)):
+            spec = copy.deepcopy(p.type_spec)
+            rename(spec, {p.type_spec.name: element_name(p.type_spec.name, k)})
+            name = element_name(p.name, k) if p.name else None
+            out.append(self.param_var(ast.Param(p.pos, name, spec)))
+        if p.name:
+            self.scope.names[p.name] = (PARAMETER_PACK, len(types))
+        return out
 
     def param_type(self, spec: ast.TypeSpec) -> Type:
         """A parameter's type: an array parameter, sized ('float a[4]') or not ('float a[]'), is a
@@ -296,7 +355,10 @@ class Calls(CheckerState):
 
     def _instantiate(self, fd: ast.FuncDef, binding: dict, pos: Pos) -> FuncInstance:
         key = (id(fd), tuple(sorted((k, str(v)) for k, v in binding.items())))
-        if fd.name in self.instantiating:
+        # Recursion is a call of an instance still being checked (its key is recorded first); a
+        # variadic template calling itself with its pack one shorter ('f(rest...)') or another
+        # overload of the same name is a different instance, as in C++.
+        if key in self.instances and fd.name in self.instantiating:
             raise CompileError(f"recursive call to '{fd.name}': Metal does not support recursion", pos)
         if key in self.instances:
             return self.instances[key]
@@ -307,13 +369,15 @@ class Calls(CheckerState):
             self.addressed = addressed_names(body)
             self.scope = Scope(self.globals)
             for k, v in binding.items():
-                if isinstance(v, Type):
-                    self.scope.names[k] = ("type", v)
-                else:
-                    self.scope.names[k] = Var(k, INT, VarKind.CONST, fd.pos, const_value=int(v), mutable=False)
+                self._bind_template_param(k, v, fd.pos)
             ret = self.resolve_type(fd.ret)
             self.func = FunctionContext(ret)
-            params = [self.param_var(p) for p in fd.params]
+            params = []
+            for p in fd.params:
+                if p.pack:
+                    params += self._pack_param_vars(p, binding[p.type_spec.name])
+                else:
+                    params.append(self.param_var(p))
             return self._check_instance(key, fd.name, params, ret, body, fd.pos,
                                         (saved_scope, saved_func, saved_addr))
         finally:

@@ -40,6 +40,7 @@ from .. import ast
 from ..ast import CastStyle
 from ..symbols import Var, VarKind
 from .helpers import designates_part_of, start_pos, typed_placeholder
+from .packs import PARAMETER_PACK
 from .state import CheckerState
 from .typenames import VARIABLE_TEMPLATE
 
@@ -117,6 +118,8 @@ class Expressions(CheckerState):
             return self.member_name(e)
         if isinstance(sym, tuple) and sym[0] == "method":
             raise CompileError(f"'{name}' is a member function; did you forget the parentheses '()'?", e.pos)
+        if isinstance(sym, tuple) and sym[0] == PARAMETER_PACK:
+            raise self.unexpanded_pack_error(name, e.pos)
         if isinstance(sym, tuple):
             raise CompileError(f"'{name}' is a type, not a value", e.pos)
         name = name.removeprefix("::")  # what is left are the library's names: '::metal::x' is 'metal::x'

@@ -183,18 +183,25 @@ class Structs(CheckerState):
             raise CompileError(f"no member function named '{name}' in struct '{st.name}'"
                                + did_you_mean(name, [m.name for m in self.structs[st].methods]), e.func.pos)
         args = [a if a.ty is not None else self.expr(a) for a in e.args]  # operator operands come checked
-        fd = next((m for m in defs if len(m.params) >= len(args) >= sum(p.default is None for p in m.params)), None)
+        binding: dict = {}
+        if any(m.template_params for m in defs):
+            # Member function templates: deduced and picked like free function templates
+            # (enable_if_t overloads drop out by SFINAE).
+            fd, binding = self.choose_overload(f"{st.name}::{name}", e.pos, defs, args, [])
+        else:
+            fd = next((m for m in defs if len(m.params) >= len(args) >= sum(p.default is None for p in m.params)),
+                      None)
         if fd is None:
             raise CompileError(f"no matching member function for call to '{name}' with {len(args)} argument(s)",
                                e.pos)
-        if not base.lvalue:
+        if not base.lvalue and not self.unevaluated_depth:  # decltype(declval<F>()(x)) only needs the type
             raise CompileError(f"calling '{name}' on a temporary struct is not supported; store it in a variable "
                                "first", e.pos)
         if not fd.const_method:
             if base.const_mem:
                 raise CompileError(f"'{name}' changes its object, which is read-only here (declare it 'const' if "
                                    "it does not change the struct)", e.pos)
-        inst = self._instantiate_method(st, fd, e.pos)
+        inst = self._instantiate_method(st, fd, e.pos, binding)
         converted: list[ast.Expr] = [base]
         for p, a in zip(inst.params[1:], args, strict=False):
             if p.kind == VarKind.REF:
@@ -210,8 +217,8 @@ class Structs(CheckerState):
         e.ty = inst.ret
         return e
 
-    def _instantiate_method(self, st: StructType, fd: ast.FuncDef, pos: Pos) -> FuncInstance:
-        key = (id(fd), id(st))
+    def _instantiate_method(self, st: StructType, fd: ast.FuncDef, pos: Pos, binding: dict) -> FuncInstance:
+        key = (id(fd), id(st), tuple(sorted((k, str(v)) for k, v in binding.items())))
         if key in self.instances:
             return self.instances[key]
         qualified = f"{st.name}::{fd.name}"
@@ -221,13 +228,13 @@ class Structs(CheckerState):
         saved_scope, saved_func, saved_addr = self.scope, self.func, self.addressed
         saved_namespace = self.enter_namespace(fd.namespace)
         try:
-            return self._instantiate_method_body(st, fd, body, key, qualified,
+            return self._instantiate_method_body(st, fd, body, key, qualified, binding,
                                                  (saved_scope, saved_func, saved_addr))
         finally:
             self.namespace = saved_namespace
 
     def _instantiate_method_body(self, st: StructType, fd: ast.FuncDef, body: ast.Block, key: tuple,
-                                 qualified: str, saved: tuple) -> FuncInstance:
+                                 qualified: str, binding: dict, saved: tuple) -> FuncInstance:
         self.addressed = addressed_names(body)
         self.scope = Scope(self.globals)
         for f in st.fields:
@@ -235,6 +242,8 @@ class Structs(CheckerState):
         for m in self.structs[st].methods:
             self.scope.names[m.name] = (METHOD, m.name)
         self.struct_members_scope(st, self.scope)
+        for tname, value in binding.items():  # a member function template's own parameters
+            self._bind_template_param(tname, value, fd.pos)
         ret = self.resolve_type(fd.ret)
         self.func = FunctionContext(ret)
         this = Var("this", st, VarKind.REF, fd.pos, slot=self.new_slot(), mutable=not fd.const_method,

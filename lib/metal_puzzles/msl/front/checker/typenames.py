@@ -29,6 +29,7 @@ from .. import ast
 from ..constexpr import NotConstant, evaluate
 from ..symbols import Var, VarKind
 from .helpers import cast_const, flatten_items
+from .packs import TYPE_PACK
 from .state import CheckerState, Scope
 
 
@@ -62,6 +63,8 @@ class TypeResolution(CheckerState):
         """The type an alias template names for the arguments written in ``spec`` (missing
         trailing arguments take their defaults, which may use the earlier ones)."""
         params = alias.template_params
+        if params and params[-1].pack:
+            return self._variadic_alias_instance(alias, spec)
         if len(spec.args) > len(params):
             raise CompileError(f"alias template '{alias.name}' takes {len(params)} template argument(s), "
                                f"{len(spec.args)} given", spec.pos)
@@ -83,6 +86,31 @@ class TypeResolution(CheckerState):
                 self.scope.names[p.name] = (("type", value) if isinstance(value, Type)
                                             else Var(p.name, INT, VarKind.CONST, alias.pos, const_value=int(value),
                                                      mutable=False))
+            return self.resolve_type(alias.type_spec)
+        finally:
+            self.scope, self.namespace = saved_scope, saved_namespace
+
+    def _variadic_alias_instance(self, alias: ast.TypeAlias, spec: ast.TypeSpec) -> Type:
+        """An alias template ending in a type pack ('template <typename F, typename... Args>
+        using result_of = ...'): the arguments after the leading ones are the pack's types."""
+        *leading, pack = alias.template_params
+        if len(spec.args) < len(leading):
+            raise CompileError(f"alias template '{alias.name}' takes at least {len(leading)} template "
+                               f"argument(s), {len(spec.args)} given", spec.pos)
+        values = [self._template_argument(p, arg, alias.name) for p, arg in zip(leading, spec.args, strict=False)]
+        pack_types = []
+        for arg in spec.args[len(leading):]:
+            if not isinstance(arg, ast.TypeSpec):
+                raise CompileError(f"the pack '{pack.name}' of alias template '{alias.name}' takes types", spec.pos)
+            pack_types.append(self.resolve_type(arg))
+        saved_scope, saved_namespace = self.scope, self.namespace
+        self.scope, self.namespace = Scope(self.globals), alias.namespace
+        try:
+            for p, value in zip(leading, values, strict=True):
+                self.scope.names[p.name] = (("type", value) if isinstance(value, Type)
+                                            else Var(p.name, INT, VarKind.CONST, alias.pos, const_value=int(value),
+                                                     mutable=False))
+            self.bind_type_pack(pack.name, pack_types)
             return self.resolve_type(alias.type_spec)
         finally:
             self.scope, self.namespace = saved_scope, saved_namespace
@@ -176,6 +204,8 @@ class TypeResolution(CheckerState):
             return found[1]
         if isinstance(found, tuple) and found[0] == ALIAS_TEMPLATE:
             return self._alias_instance(found[1], spec)
+        if isinstance(found, tuple) and found[0] == TYPE_PACK:
+            raise self.unexpanded_pack_error(name, spec.pos)
         if isinstance(found, tuple) and found[0] == STRUCT_TEMPLATE:
             if not spec.args:
                 raise CompileError(f"struct template '{name}' needs template arguments ('{name}<...>')", spec.pos)
