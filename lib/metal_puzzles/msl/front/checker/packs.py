@@ -30,34 +30,32 @@ def element_name(pack: str, index: int) -> str:
     return f"{pack}#{index}"
 
 
-def _names_in(node: Any, found: set[str]) -> None:
-    """Every identifier a pattern uses as a type or a value name (the candidates for packs)."""
-    if isinstance(node, ast.TypeSpec):
-        found.add(node.name)
-    elif isinstance(node, ast.Name):
-        found.add(node.ident)
+def _named_nodes(node: Any):
+    """Every type spec and name in a tree (the places a pack's name can stand), depth first."""
+    if isinstance(node, ast.TypeSpec | ast.Name):
+        yield node
     if isinstance(node, list | tuple):
         for x in node:
-            _names_in(x, found)
+            yield from _named_nodes(x)
     elif dataclasses.is_dataclass(node) and not isinstance(node, type):
         for f in dataclasses.fields(node):
             if f.init:
-                _names_in(getattr(node, f.name), found)
+                yield from _named_nodes(getattr(node, f.name))
+
+
+def _names_in(node: Any, found: set[str]) -> None:
+    """Every identifier a pattern uses as a type or a value name (the candidates for packs)."""
+    for n in _named_nodes(node):
+        found.add(n.name if isinstance(n, ast.TypeSpec) else n.ident)
 
 
 def rename(node: Any, renames: dict[str, str]) -> None:
     """Rename type and value names in place (a copy of a pattern, for one pack element)."""
-    if isinstance(node, ast.TypeSpec) and node.name in renames:
-        node.name = renames[node.name]
-    elif isinstance(node, ast.Name) and node.ident in renames:
-        node.ident = renames[node.ident]
-    if isinstance(node, list | tuple):
-        for x in node:
-            rename(x, renames)
-    elif dataclasses.is_dataclass(node) and not isinstance(node, type):
-        for f in dataclasses.fields(node):
-            if f.init:
-                rename(getattr(node, f.name), renames)
+    for n in _named_nodes(node):
+        if isinstance(n, ast.TypeSpec) and n.name in renames:
+            n.name = renames[n.name]
+        elif isinstance(n, ast.Name) and n.ident in renames:
+            n.ident = renames[n.ident]
 
 
 class PackExpansions(CheckerState):
