@@ -188,7 +188,7 @@ class _Bound:
 
 def _bind(index: int, arg: Any, cast: str | None) -> _Bound:
     if isinstance(arg, np.ndarray):
-        return _Bound(arg, None, arg)
+        return _array_argument(arg, arg)
     mx = _mlx()
     if mx is not None and isinstance(arg, mx.array):
         if arg.dtype == mx.bfloat16:
@@ -206,9 +206,26 @@ def _bind(index: int, arg: Any, cast: str | None) -> _Bound:
             return _number(np.asarray(arg, dtype=np.float32), cast)
         raise ArgumentError(f"argument {index}: a list or tuple must hold numbers (all ints, or floats)")
     if hasattr(arg, "__dlpack__") or hasattr(arg, "__array__"):
-        return _Bound(_host_view(index, arg), None, arg)
+        return _array_argument(_host_view(index, arg), arg)
     raise ArgumentError(f"argument {index} has type {type(arg).__name__}: a kernel takes arrays (NumPy, MLX, CPU "
                         "tensors), Python numbers and lists or tuples of numbers")
+
+
+def _array_argument(view: np.ndarray, arg: Any) -> _Bound:
+    """An array bound as PyTorch binds a tensor: its storage from its first element on, so a
+    strided view (a transpose, a slice) reaches the kernel as the elements its strides address,
+    not as a compacted copy; the kernel's writes land in that storage."""
+    if view.flags.c_contiguous or view.size == 0:
+        return _Bound(view, None, arg)
+    item = view.itemsize
+    strides = view.strides
+    if any(s < 0 or s % item for s in strides):  # no storage order to bind (a reversed NumPy view): a copy
+        return _Bound(np.ascontiguousarray(view), None, arg)
+    if not view.flags.writeable:
+        view = _writable_view(arg) if not isinstance(arg, np.ndarray) else view
+    span = 1 + sum((n - 1) * s for n, s in zip(view.shape, strides, strict=True)) // item
+    storage = np.lib.stride_tricks.as_strided(view, shape=(span,), strides=(item,), writeable=view.flags.writeable)
+    return _Bound(storage, None, storage)
 
 
 def _mlx() -> Any:

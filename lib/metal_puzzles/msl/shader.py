@@ -33,12 +33,14 @@ from .front.shader_unit import (
 from .lang.errors import ArgumentError, CompileError, SourceRegistry
 from .lang.types import (
     DTYPE_NAMES,
+    UCHAR,
     AddressSpace,
     ArrayType,
     PointerType,
     ScalarType,
     Type,
     VectorType,
+    VoidType,
     size_of,
     storage_scalar,
 )
@@ -324,6 +326,10 @@ def _buffer_memory(kernel: str, p: ShaderParam, value: np.ndarray, dtype: str | 
     """The memory behind a buffer or constant value, holding the argument's data."""
     elem = p.element
     space = AddressSpace.CONSTANT if p.binding == Binding.CONSTANT_VALUE else p.ty.space  # type: ignore[union-attr]
+    if value.dtype == np.complex64:  # a complex tensor is float2 pairs to the GPU
+        value = np.ascontiguousarray(value).view(np.float32)
+    if isinstance(elem, VoidType):
+        return _untyped_memory(p, value, dtype, space)
     scalar = elem.elem if isinstance(elem, VectorType) else elem
     if isinstance(scalar, ScalarType):
         given = dtype or value.dtype.name
@@ -346,6 +352,19 @@ def _buffer_memory(kernel: str, p: ShaderParam, value: np.ndarray, dtype: str | 
                  ty=ArrayType(elem, raw.size // size_of(elem)) if raw.size > size_of(elem) else elem)
     mem.raw[: raw.size] = raw
     return mem
+
+
+def _untyped_memory(p: ShaderParam, value: np.ndarray, dtype: str | None, space: AddressSpace) -> Memory:
+    """The memory behind a 'void*' buffer: the argument's bytes, kept as its own elements so that
+    traces and findings name them (a kernel reads it through a typed pointer it casts to)."""
+    scalar = DTYPE_NAMES.get(dtype or value.dtype.name)
+    if scalar is None:  # no Metal scalar of that dtype: plain bytes
+        raw = np.ascontiguousarray(value).reshape(-1).view(np.uint8)
+        return Memory.of_values(p.name, space, UCHAR, raw, counted=Counted.GLOBAL, writable=p.writable,
+                                ty=ArrayType(UCHAR, max(1, raw.size)))
+    flat = value.reshape(-1)
+    return Memory.of_values(p.name, space, scalar, flat, counted=Counted.GLOBAL, writable=p.writable,
+                            ty=ArrayType(scalar, max(1, flat.size)))
 
 
 def _constant_scalar(kernel: str, p: ShaderParam, value: np.ndarray, given: str, space) -> Memory:

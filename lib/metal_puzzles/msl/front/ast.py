@@ -319,6 +319,8 @@ class Continue(Stmt):
 @dataclass(eq=False)
 class Return(Stmt):
     value: Expr | None = None
+    #: Set by the checker: the function returns a reference, so the value is a location.
+    by_reference: bool = field(default=False, init=False, repr=False)
 
 
 @dataclass(eq=False)

@@ -52,3 +52,8 @@ class FuncInstance:
     body: Any  # ast.Block
     nslots: int = 0
     pos: Pos | None = None
+    #: A function returning a reference ('device T& at(...)'): a call designates the object it
+    #: returns (an lvalue), in this address space, read-only if ``ret_const``.
+    ret_ref: bool = False
+    ret_space: AddressSpace = AddressSpace.THREAD
+    ret_const: bool = False

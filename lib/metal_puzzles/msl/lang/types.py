@@ -402,7 +402,7 @@ def unit_of(t: Type) -> int:
         return t.elem.size
     if isinstance(t, ArrayType):
         return unit_of(t.elem)
-    if isinstance(t, StructType):
+    if isinstance(t, StructType | VoidType):  # a void pointer counts bytes, as a char pointer does
         return 1
     raise TypeError(f"no memory layout for {t}")
 

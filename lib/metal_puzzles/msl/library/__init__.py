@@ -12,6 +12,7 @@ from ..lang.types import Type
 from . import atomics, integer, math, matrix, simd, simdgroup_matrix, sync  # noqa: F401  (each registers its builtins)
 from .base import BUILTINS, Builtin
 from .constants import NUMERIC_LIMITS, lookup_constant
+from .std_types import STD_TYPES_SOURCE
 
 _NAMESPACES = ("metal::precise::", "metal::fast::", "precise::", "fast::", "metal::", "simd::")
 
@@ -39,6 +40,9 @@ class StandardLibrary:
 
     def function_names(self) -> set[str]:
         return set(BUILTINS)
+
+    def types_source(self) -> str:
+        return STD_TYPES_SOURCE
 
 
 STANDARD_LIBRARY = StandardLibrary()

@@ -417,9 +417,12 @@ class CodeGen:
     def x_Convert(self, e):
         inner = self.expr(e.operand)
         kind = e.kind
+        src, dst = e.operand.ty, e.ty
+        if kind == ConvertKind.PTR and isinstance(dst, PointerType) and isinstance(src, PointerType) \
+                and unit_of(src.pointee) != unit_of(dst.pointee):
+            return _pointer_cast(inner, src, dst, e.pos)  # to 'void*': the offset counts bytes
         if kind in (ConvertKind.DECAY, ConvertKind.PTR, ConvertKind.LOAD):
             return inner
-        src, dst = e.operand.ty, e.ty
         if kind == ConvertKind.SPLAT:
             assert isinstance(dst, VectorType)
             return lambda c, m: splat(inner(c, m), dst)
@@ -819,7 +822,10 @@ class CodeGen:
     def x_Call(self, e):
         target = e.target
         if isinstance(target, FuncInstance):
-            return self._call_function(e, target)
+            call = self._call_function(e, target)
+            if target.ret_ref:  # the value of the object the returned reference designates
+                return lambda c, m: call(c, m).load(c, m)
+            return call
         arg_fns = [self.expr(a) if not _is_lvalue_arg(target, i) else self.lvalue(a) for i, a in enumerate(e.args)]
         fn = target.emit(self, e, arg_fns)
         if self.cost:
@@ -945,6 +951,8 @@ class CodeGen:
             return lambda c, m: CompLoc(base(c, m), key, single)
         if isinstance(e, ast.Convert) and e.kind in (ConvertKind.LOAD, ConvertKind.DECAY, ConvertKind.PTR):
             return self.lvalue(e.operand)
+        if isinstance(e, ast.Call) and isinstance(e.target, FuncInstance) and e.target.ret_ref:
+            return self._call_function(e, e.target)  # the object the returned reference designates
         if isinstance(e, ast.Call) and e.lvalue:  # m.thread_elements(): this thread's part of the matrix
             return self.lvalue(e.args[0])
         raise CompileError("expression is not assignable", e.pos)
@@ -1235,6 +1243,8 @@ class CodeGen:
         return cont, True
 
     def s_Return(self, s: ast.Return):
+        if s.by_reference:
+            return self._return_reference(s), True
         val = self.expr(s.value) if s.value is not None else None
         vec = type_ndim(s.value.ty) if s.value is not None else 0
 
@@ -1246,6 +1256,22 @@ class CodeGen:
                     m, v, fr.ret_val if fr.ret_val is not None else _zero_like(v), vec)
             fr.ret = _or(c, fr.ret, m)
         return ret, True
+
+    def _return_reference(self, s: ast.Return):
+        """A function returning a reference returns a location; lanes returning at different
+        statements must designate elements of one memory object (their offsets are merged)."""
+        loc = self.lvalue(s.value)
+        pos = s.pos
+
+        def ret(c, m):
+            fr = c.frame
+            here = loc(c, m)
+            if fr.ret_val is None or m is None:
+                fr.ret_val = here
+            else:
+                fr.ret_val = _merged_location(c, m, here, fr.ret_val, pos)
+            fr.ret = _or(c, fr.ret, m)
+        return ret
 
     def s_Switch(self, s: ast.Switch):
         value = self.expr(s.value)
@@ -1370,6 +1396,15 @@ def _member_offset(c, m, mem, byte, offset: int, unit: int, pos: Pos):
                      f"{unit}-byte alignment (the struct is not at an aligned address)", buffer=mem.name,
                      index=at // unit)
     return byte // unit
+
+
+def _merged_location(c, m, new, old, pos: Pos):
+    """Where a returned reference points, per lane: ``new`` for the lanes in ``m``, else ``old``."""
+    if isinstance(new, MemLoc) and isinstance(old, MemLoc) and new.mem is old.mem and new.view == old.view:
+        off = np.where(m, np.broadcast_to(new.off, (c.n,)), np.broadcast_to(old.off, (c.n,)))
+        return MemLoc(new.mem, off, new.view, new.pos, new.ty)
+    raise KernelRuntimeError("threads return references to different objects from one function; the simulator "
+                             "follows a returned reference only into one array (return a pointer instead)", pos)
 
 
 def _rescaled(p: Ptr, mul, div) -> Ptr:

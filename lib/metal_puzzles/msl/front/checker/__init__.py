@@ -4,12 +4,16 @@ so the executor never has to guess C's conversion rules."""
 
 from __future__ import annotations
 
+import copy
+from functools import lru_cache
 from typing import Any
 
 from ...abi.signature import ParamRole
 from ...lang.errors import BUILTIN_POS, CompileError, Pos
 from ...lang.types import BOOL, INT, LONG, VOID, AddressSpace, PointerType, ScalarType, Type
 from .. import ast
+from ..parser import Parser
+from ..preprocessor import Preprocessor
 from ..symbols import Var, VarKind
 from .calls import Calls
 from .conversions import Conversions
@@ -27,10 +31,20 @@ from .structs import Structs
 from .typenames import VARIABLE_TEMPLATE, TypeResolution
 
 
+@lru_cache(maxsize=4)
+def _library_types(source: str) -> ast.TranslationUnit:
+    return Parser(Preprocessor().process(source, "<metal_stdlib>")).parse_translation_unit()
+
+
 class Checker(TypeResolution, Declarations, Statements, Conversions, Expressions, Calls, Structs, Matrices,
               NamespaceLookup, OperatorOverloads, StructTemplates, PackExpansions):
     """Checks a kernel: the header's declarations first (``add_header``), template arguments
     (``bind_template``), then the body with the generated parameters (``check_kernel``)."""
+
+    def __init__(self, library: Library) -> None:
+        super().__init__(library)
+        # The standard library's class templates (metal::array), as if <metal_stdlib> declared them.
+        self.add_header(copy.deepcopy(_library_types(library.types_source())))
 
     def add_header(self, tu: ast.TranslationUnit) -> None:
         for item in tu.items:

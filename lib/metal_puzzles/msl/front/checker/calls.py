@@ -23,7 +23,7 @@ from ..constexpr import NotConstant
 from ..symbols import FuncInstance, Var, VarKind
 from .helpers import addressed_names, designates_part_of
 from .packs import PARAMETER_PACK, element_name, rename
-from .state import CheckerState, FunctionContext, Scope
+from .state import CheckerState, Scope
 from .typenames import SubstitutionFailure
 
 
@@ -160,6 +160,7 @@ class Calls(CheckerState):
         e.args = converted
         e.target = inst
         e.ty = inst.ret
+        self.mark_reference_result(e, inst)
         return e
 
     def choose_overload(self, name: str, pos: Pos, defs: list[ast.FuncDef], args: list[ast.Expr],
@@ -371,7 +372,7 @@ class Calls(CheckerState):
             for k, v in binding.items():
                 self._bind_template_param(k, v, fd.pos)
             ret = self.resolve_type(fd.ret)
-            self.func = FunctionContext(ret)
+            self.func = self.function_context(ret, fd.ret)
             params = []
             for p in fd.params:
                 if p.pack:
@@ -388,6 +389,8 @@ class Calls(CheckerState):
         """Check a function body in the scope prepared for it, record the instance under ``key``
         (first, so that the body's own calls find it), and give back the caller's scope ``saved``."""
         inst = FuncInstance(name, params, ret, body, pos=pos)
+        if self.func is not None and self.func.ret_ref:
+            inst.ret_ref, inst.ret_space, inst.ret_const = True, self.func.ret_space, self.func.ret_const
         self.instances[key] = inst
         self.instantiating.append(name)
         try:

@@ -11,6 +11,7 @@ from ...lang.types import (
     ScalarType,
     Type,
     VectorType,
+    VoidType,
 )
 from .. import ast
 from ..ast import ConvertKind
@@ -55,6 +56,11 @@ class Conversions(CheckerState):
         if isinstance(ty, PointerType) and isinstance(src, PointerType):
             if src.pointee == ty.pointee and src.space == ty.space and (ty.const or not src.const):
                 return self._mk_convert(e, ty, ConvertKind.PTR)
+            if isinstance(ty.pointee, VoidType) and src.space == ty.space and (ty.const or not src.const):
+                return self._mk_convert(e, ty, ConvertKind.PTR)  # any object pointer converts to 'void*'
+            if isinstance(src.pointee, VoidType) and src.space == ty.space:
+                raise CompileError(f"cannot convert '{src}' to '{ty}' in {context} without a cast; write "
+                                   f"static_cast<{ty}>(...)", e.pos)
             if src.pointee == ty.pointee and src.space == AddressSpace.CONSTANT and ty.space == AddressSpace.DEVICE:
                 raise CompileError(f"cannot convert '{src}' to '{ty}' in {context}: MLX passes inputs with fewer "
                                    "than 8 elements in the 'constant' address space; declare the parameter "

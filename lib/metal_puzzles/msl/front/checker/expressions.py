@@ -6,6 +6,7 @@ from ...abi.signature import METAL_ATTRIBUTES, ParamRole
 from ...lang.errors import CompileError, Pos, did_you_mean
 from ...lang.types import (
     BOOL,
+    CHAR,
     FLOAT,
     HALF,
     INT,
@@ -113,6 +114,9 @@ class Expressions(CheckerState):
                 e.memory = True
             if sym.kind in (VarKind.TGVAR, VarKind.MEMVAR, VarKind.LOCAL) and not sym.mutable:
                 e.const_mem = True
+            if sym.kind == VarKind.SCALAR_INPUT:  # a 'constant T&' argument: a read-only object in constant memory
+                e.lvalue = e.memory = e.const_mem = True
+                e.space = AddressSpace.CONSTANT
             return e
         if isinstance(sym, tuple) and sym[0] == "member":
             return self.member_name(e)
@@ -165,6 +169,7 @@ class Expressions(CheckerState):
             t = e.operand.ty
             if not (isinstance(t, ScalarType | VectorType | PointerType)) or t == BOOL:
                 raise CompileError(f"cannot apply '{op}' to a value of type '{t}'", e.pos)
+            self.no_void_arithmetic(t, op, e.pos)
             e.ty = t
             return e
         if op == "&":
@@ -185,6 +190,7 @@ class Expressions(CheckerState):
             t = e.operand.ty
             if not isinstance(t, PointerType):
                 raise CompileError(f"cannot dereference a value of type '{t}'", e.pos)
+            self.no_void_access(t, "dereference", e.pos)
             e.ty = t.pointee
             e.lvalue = True
             e.memory = True
@@ -315,6 +321,9 @@ class Expressions(CheckerState):
     def _pointer_binary(self, e: ast.Binary, l: ast.Expr, r: ast.Expr) -> ast.Expr:
         op = e.op
         lt, rt = l.ty, r.ty
+        if op in ("+", "-"):
+            for t in (lt, rt):
+                self.no_void_arithmetic(t, op, e.pos)
         if op in ("+", "-") and isinstance(lt, PointerType) and isinstance(rt, ScalarType) and rt.is_int:
             e.left, e.right = l, self.convert(r, LONG, "pointer arithmetic")
             e.ty = lt
@@ -358,6 +367,7 @@ class Expressions(CheckerState):
         if isinstance(tt, PointerType):
             if op not in ("+", "-") or not (isinstance(value.ty, ScalarType) and value.ty.is_int):
                 raise CompileError(f"invalid operands to '{e.op}' on a pointer", e.pos)
+            self.no_void_arithmetic(tt, e.op, e.pos)
             e.value = self.convert(value, LONG, "pointer arithmetic")
             e.op_ty = None
             e.ty = tt
@@ -426,6 +436,7 @@ class Expressions(CheckerState):
             e.const_mem = base.const_mem or (isinstance(base, ast.Name) and not base.symbol.mutable
                                              and base.symbol.kind == VarKind.CONST)
         elif isinstance(bt, PointerType):
+            self.no_void_access(bt, "subscript", e.pos)
             e.base = base
             e.ty = bt.pointee
             e.space = bt.space
@@ -464,6 +475,20 @@ class Expressions(CheckerState):
         if isinstance(base, ast.Name) and isinstance(base.symbol, Var) and not base.symbol.mutable:
             e.const_mem = True
         return e
+
+    @staticmethod
+    def no_void_access(t: PointerType, what: str, pos: Pos) -> None:
+        """A 'void*' holds an address but no type to read there (PyTorch's strided kernels cast it
+        to a typed pointer at a byte offset first)."""
+        if isinstance(t.pointee, VoidType):
+            raise CompileError(f"cannot {what} a '{t}': a void pointer has no element type; cast it to a typed "
+                               f"pointer first, e.g. static_cast<{PointerType(FLOAT, t.space, t.const)}>(...)", pos)
+
+    @staticmethod
+    def no_void_arithmetic(t: Type, op: str, pos: Pos) -> None:
+        if isinstance(t, PointerType) and isinstance(t.pointee, VoidType):
+            raise CompileError(f"arithmetic '{op}' on a '{t}': a void pointer has no element size; cast it to "
+                               f"'{PointerType(CHAR, t.space, t.const)}' to move by bytes", pos)
 
     def e_Cast(self, e: ast.Cast) -> ast.Expr:
         ty = self.resolve_type(e.type_spec)

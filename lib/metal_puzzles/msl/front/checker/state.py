@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ...lang.types import (
+    AddressSpace,
     Type,
 )
 from .. import ast
@@ -37,6 +38,9 @@ class Scope:
 @dataclass
 class FunctionContext:
     ret: Type
+    ret_ref: bool = False  # the function returns a reference ('device T& at(...)'), of this space and constness
+    ret_space: AddressSpace = AddressSpace.THREAD
+    ret_const: bool = False
     nslots: int = 0
     loop_depth: int = 0
     switch_depth: int = 0
@@ -63,6 +67,10 @@ class Library(Protocol):
     def constant(self, name: str, template_args: Any, checker: Any) -> tuple[Type, Any] | None: ...
 
     def function_names(self) -> set[str]: ...
+
+    def types_source(self) -> str:
+        """MSL source of the library's class templates (metal::array), declared in every program."""
+        ...
 
 
 class CheckerState:
@@ -100,3 +108,20 @@ class CheckerState:
         self.unevaluated_depth = 0
         # Variable template instances, by (template, argument values).
         self.variable_instances: dict[tuple, Any] = {}
+
+    def function_context(self, ret: Type, ret_spec: ast.TypeSpec) -> FunctionContext:
+        """The context a function body is checked in, from its resolved return type and the return
+        type as written (a reference return: 'device T& at(...)')."""
+        if not ret_spec.reference:
+            return FunctionContext(ret)
+        return FunctionContext(ret, ret_ref=True, ret_space=ret_spec.space or AddressSpace.THREAD,
+                               ret_const=ret_spec.const)
+
+    @staticmethod
+    def mark_reference_result(e: ast.Expr, inst: FuncInstance) -> None:
+        """A call of a function returning a reference designates the object it returns."""
+        if inst.ret_ref:
+            e.lvalue = True
+            e.memory = inst.ret_space != AddressSpace.THREAD
+            e.space = inst.ret_space
+            e.const_mem = inst.ret_const

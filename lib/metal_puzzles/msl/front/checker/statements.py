@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from ...lang.errors import CompileError
 from ...lang.types import (
+    AddressSpace,
     ScalarType,
+    Type,
     VoidType,
     promote,
 )
@@ -14,6 +16,25 @@ from .state import CheckerState, Scope
 
 
 class Statements(CheckerState):
+    def returned_reference(self, value: ast.Expr, ret: Type) -> ast.Expr:
+        """What a function returning a reference returns: an object of its type (not a copy)."""
+        assert self.func is not None
+        value = self.expr(value)
+        if not value.lvalue:
+            raise CompileError(f"returning a reference to a temporary value; a function returning '{ret}&' must "
+                               "return an object (an element, '*p', a reference parameter)", value.pos)
+        if value.ty != ret:
+            raise CompileError(f"a function returning '{ret}&' cannot return a reference to a '{value.ty}'",
+                               value.pos)
+        if value.const_mem and not self.func.ret_const:
+            raise CompileError(f"returning a read-only object through a non-const '{ret}&' would drop 'const'",
+                               value.pos)
+        space = value.space or AddressSpace.THREAD
+        if space != self.func.ret_space:
+            raise CompileError(f"the function returns a '{self.func.ret_space} {ret}&' but this object is in "
+                               f"{space} memory", value.pos)
+        return value
+
     def stmt_block_contents(self, block: ast.Block) -> None:
         for s in block.stmts:
             self.stmt(s)
@@ -98,7 +119,11 @@ class Statements(CheckerState):
                         raise CompileError("a kernel returns nothing: use 'return;' and write results to an "
                                            "output buffer", s.value.pos)
                     raise CompileError("void function should not return a value", s.value.pos)
-                s.value = self.initial_value(s.value, ret)
+                if self.func.ret_ref:
+                    s.value = self.returned_reference(s.value, ret)
+                    s.by_reference = True
+                else:
+                    s.value = self.initial_value(s.value, ret)
         elif isinstance(s, ast.Empty):
             pass
         elif isinstance(s, AliasStmt):

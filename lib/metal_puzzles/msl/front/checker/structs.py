@@ -24,7 +24,7 @@ from ...lang.types import (
 from .. import ast
 from ..symbols import FuncInstance, Var, VarKind
 from .helpers import addressed_names, designates_part_of, regroup
-from .state import CheckerState, FunctionContext, Scope
+from .state import CheckerState, Scope
 
 #: Scope entries that stand for ``this->name`` inside a member function.
 MEMBER = "member"
@@ -75,6 +75,8 @@ class Structs(CheckerState):
     def struct_init(self, init: ast.InitList | None, st: StructType, pos: Pos) -> ast.StructInit:
         """A struct value from a brace list (one item per member, in order; missing members take
         their default member initializer, else zero)."""
+        if init is not None:
+            init = self._braced(init, st)
         items = list(init.items) if init is not None else []
         if len(items) > len(st.fields):
             raise CompileError(f"too many initializers for struct '{st.name}' ({len(items)} for "
@@ -90,6 +92,28 @@ class Structs(CheckerState):
         out = ast.StructInit(pos, parts)
         out.ty = st
         return out
+
+    def _braced(self, init: ast.InitList, st: StructType) -> ast.InitList:
+        """C's brace elision: '{1, 2, 3}' for a struct whose first member is 'float v[2]' means
+        '{{1, 2}, 3}'; an aggregate member without its own braces takes as many items as it has
+        scalars (``metal::array<float, 3> a = {1, 2, 3}``)."""
+        flat = list(init.items)
+        items = [self._elided(flat, f.ty) for f in st.fields if flat]
+        if flat:
+            raise CompileError(f"too many initializers for struct '{st.name}' ({len(init.items)} items; it has "
+                               f"{len(st.fields)} members)", flat[0].pos)
+        return ast.InitList(init.pos, items)
+
+    def _elided(self, flat: list[ast.Expr], ty: Type) -> ast.Expr:
+        item = flat[0]
+        if isinstance(item, ast.InitList) or not isinstance(ty, StructType | ArrayType):
+            return flat.pop(0)
+        if isinstance(ty, StructType):
+            # A value of the struct's own type initialises it whole (checked on a copy: only its type matters).
+            if self.expr(copy.deepcopy(item)).ty == ty:
+                return flat.pop(0)
+            return ast.InitList(item.pos, [self._elided(flat, f.ty) for f in ty.fields if flat])
+        return ast.InitList(item.pos, [self._elided(flat, ty.elem) for _ in range(ty.n) if flat])
 
     def has_defaults(self, st: StructType) -> bool:
         return any(d.init is not None for d in self.structs[st].fields) or any(
@@ -183,6 +207,7 @@ class Structs(CheckerState):
             raise CompileError(f"no member function named '{name}' in struct '{st.name}'"
                                + did_you_mean(name, [m.name for m in self.structs[st].methods]), e.func.pos)
         args = [a if a.ty is not None else self.expr(a) for a in e.args]  # operator operands come checked
+        defs = _by_constness(defs, base.const_mem)
         binding: dict = {}
         if any(m.template_params for m in defs):
             # Member function templates: deduced and picked like free function templates
@@ -215,6 +240,7 @@ class Structs(CheckerState):
         e.args = converted
         e.target = inst
         e.ty = inst.ret
+        self.mark_reference_result(e, inst)
         return e
 
     def _instantiate_method(self, st: StructType, fd: ast.FuncDef, pos: Pos, binding: dict) -> FuncInstance:
@@ -245,7 +271,7 @@ class Structs(CheckerState):
         for tname, value in binding.items():  # a member function template's own parameters
             self._bind_template_param(tname, value, fd.pos)
         ret = self.resolve_type(fd.ret)
-        self.func = FunctionContext(ret)
+        self.func = self.function_context(ret, fd.ret)
         this = Var("this", st, VarKind.REF, fd.pos, slot=self.new_slot(), mutable=not fd.const_method,
                    space=AddressSpace.THREAD)
         self.scope.names["this"] = this
@@ -260,3 +286,20 @@ class Structs(CheckerState):
         """A call of another member function inside a member function: on ``this``."""
         e.func = ast.Member(e.func.pos, ast.Name(e.func.pos, "this"), e.func.ident)
         return self.expr(e)
+
+
+def _by_constness(defs: list[ast.FuncDef], const_object: bool) -> list[ast.FuncDef]:
+    """Of member functions overloaded on 'const' ('T& operator[](i)' and 'const T& operator[](i)
+    const'), the one the object's constness picks: a read-only object calls the const one, any
+    other object the one that may change it."""
+    if len(defs) < 2:
+        return defs
+    if const_object:
+        return [m for m in defs if m.const_method] or defs
+    changing = {_written_params(m) for m in defs if not m.const_method}
+    return [m for m in defs if not m.const_method or _written_params(m) not in changing]
+
+
+def _written_params(m: ast.FuncDef) -> tuple:
+    return tuple((p.type_spec.name, repr(p.type_spec.args), tuple(p.type_spec.pointers), p.type_spec.reference,
+                  p.type_spec.const) for p in m.params)

@@ -163,8 +163,6 @@ class TypeResolution(CheckerState):
             # The address space written before the type qualifies the first pointee.
             space = spec.space if ty is base and spec.space else (pspace or default_space)
             const = spec.const if ty is base else False
-            if isinstance(ty, VoidType):
-                raise CompileError("void pointers are not supported", spec.pos)
             ty = PointerType(ty, space, const)
         for k, dim in enumerate(reversed(spec.array_dims)):
             if dim is None:
