@@ -234,3 +234,38 @@ def test_explore_opens_the_explorer_on_a_shader_kernels_last_call(lib) -> None:
     explorer = explore(lib.full)
     assert isinstance(explorer, Explorer)
     np.testing.assert_array_equal(a, np.full(8, 1.5))  # exploring ran the kernel again without writing
+
+
+STRIDED = """
+template <typename T>
+inline T load_at(constant void* base, long byte_offset) {
+  return *reinterpret_cast<constant T*>(static_cast<constant char*>(base) + byte_offset);
+}
+template <typename T>
+inline device T& element_at(device void* base, long byte_offset) {
+  return *reinterpret_cast<device T*>(static_cast<device char*>(base) + byte_offset);
+}
+kernel void negate_strided(device void* out [[buffer(0)]], constant void* in [[buffer(1)]],
+                           constant long* sizes [[buffer(2)]], constant long* out_strides [[buffer(3)]],
+                           constant long* in_strides [[buffer(4)]], uint i [[thread_position_in_grid]]) {
+  long r = i / sizes[1], c = i % sizes[1];
+  element_at<float>(out, (r * out_strides[0] + c * out_strides[1]) * 4) =
+      -load_at<float>(in, (r * in_strides[0] + c * in_strides[1]) * 4);
+}
+"""
+
+
+@pytest.mark.parametrize("wrap", [lambda a: a, ForeignArray], ids=["numpy", "dlpack"])
+def test_a_strided_view_binds_its_storage_as_pytorch_binds_a_tensor(wrap) -> None:
+    """A transposed, sliced view reaches the kernel as its storage from its first element, so
+    element strides address it; the kernel's writes through another view land in that view's
+    storage, and storage between the view's elements keeps its values."""
+    lib = compile_shader(STRIDED)
+    base = np.arange(24, dtype=np.float32).reshape(4, 6)
+    view = base[:, 1:4].T                      # 3 x 4, element strides (1, 6), first element base[0, 1]
+    out_base = np.full((4, 5), 7.0, np.float32)
+    out = out_base[:, :3].T                    # 3 x 4, element strides (1, 5)
+    lib.negate_strided(wrap(out), wrap(view), list(view.shape), [s // 4 for s in out.strides],
+                       [s // 4 for s in view.strides], threads=view.size)
+    np.testing.assert_array_equal(out, -view)
+    np.testing.assert_array_equal(out_base[:, 3:], 7.0)  # storage between the view's rows is untouched

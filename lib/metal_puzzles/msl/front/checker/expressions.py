@@ -227,6 +227,7 @@ class Expressions(CheckerState):
         t = e.operand.ty
         if not isinstance(t, ScalarType | VectorType | PointerType) or t == BOOL:
             raise CompileError(f"cannot apply '{e.op}' to a value of type '{t}'", e.pos)
+        self.no_void_arithmetic(t, e.op, e.pos)
         e.ty = t
         return e
 

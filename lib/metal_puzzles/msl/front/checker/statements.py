@@ -20,6 +20,9 @@ class Statements(CheckerState):
         """What a function returning a reference returns: an object of its type (not a copy)."""
         assert self.func is not None
         value = self.expr(value)
+        if isinstance(value, ast.Ternary):
+            raise CompileError("the simulator does not follow a reference through '?:'; return each object from "
+                               "its own 'return' in an if/else", value.pos)
         if not value.lvalue:
             raise CompileError(f"returning a reference to a temporary value; a function returning '{ret}&' must "
                                "return an object (an element, '*p', a reference parameter)", value.pos)
