@@ -269,3 +269,28 @@ def test_a_strided_view_binds_its_storage_as_pytorch_binds_a_tensor(wrap) -> Non
                        [s // 4 for s in view.strides], threads=view.size)
     np.testing.assert_array_equal(out, -view)
     np.testing.assert_array_equal(out_base[:, 3:], 7.0)  # storage between the view's rows is untouched
+
+
+def test_bfloat16_arrays_through_dlpack_are_read_and_written_as_their_bits(lib) -> None:
+    """NumPy has no bfloat16, so a bfloat16 DLPack capsule (a CPU torch tensor, here an MLX array
+    behind the protocol alone) is read as its 16-bit patterns: the sums are bfloat sums (1.0 +
+    0.00390625 rounds to 1.0 in bfloat, whose significand has 8 bits) and land in the caller's
+    memory."""
+    a = mx.array([1.0, 2.5, -3.0, 1.0], dtype=mx.bfloat16)
+    b = mx.array([0.5, 0.25, 8.0, 0.00390625], dtype=mx.bfloat16)
+    c = mx.zeros((4,), dtype=mx.bfloat16)
+    lib.add_bfloat(ForeignArray(a), ForeignArray(b), ForeignArray(c))
+    assert c.dtype == mx.bfloat16
+    assert c.astype(mx.float32).tolist() == [1.5, 2.75, 5.0, 1.0]
+
+
+def test_a_strided_bfloat16_view_through_dlpack_binds_its_storage() -> None:
+    lib = compile_shader("""
+    kernel void twice(device bfloat* x [[buffer(0)]], constant long& stride [[buffer(1)]],
+                      uint i [[thread_position_in_grid]]) {
+      x[i * stride] = x[i * stride] * bfloat(2.0f);
+    }""")
+    base = mx.array([[1.0, 10.0], [2.0, 20.0], [3.0, 30.0]], dtype=mx.bfloat16)
+    column = ForeignArray(base[:, 0])           # every other element of the storage
+    lib.twice(column, 2, threads=3)
+    assert base.astype(mx.float32).tolist() == [[2.0, 10.0], [4.0, 20.0], [6.0, 30.0]]

@@ -21,10 +21,12 @@ from typing import Any
 
 import numpy as np
 
+from .host_arrays import bfloat16_bits, host_view, storage_of, writable_view
 from .msl import ArgumentError, Audience, CompileError, KernelRuntimeError, RunResult
 from .msl.api import cost_model
 from .msl.lang.types import size_of
 from .msl.program import NO_STEP_BUDGET, interrupted_message, sanitize_mode
+from .msl.run.memory import bfloat_bits, bfloat_values
 from .msl.shader import LaunchGeometry, ShaderKernel, ShaderLibrary
 
 #: PyTorch's ``arg_casts`` names and the NumPy dtype each converts a Python number to.
@@ -165,12 +167,17 @@ def compile_shader(source: str) -> SimulatedShaderLibrary:
 class _Bound:
     """An argument as the simulator takes it, and how to give the kernel's results back."""
 
-    def __init__(self, values: np.ndarray, dtype: str | None, target: Any = None) -> None:
+    def __init__(self, values: np.ndarray, dtype: str | None, target: Any = None,
+                 bits: np.ndarray | None = None) -> None:
         self.values = values
         self.dtype = dtype  # a dtype NumPy lacks ('bfloat16'), when values hold it as float32
         self.target = target  # the caller's array, written after the run
+        self.bits = bits  # a bfloat16 array's stored bits (uint16), written after the run
 
     def write(self, values: np.ndarray) -> None:
+        if self.bits is not None:
+            self.bits[...] = bfloat_bits(values.reshape(-1)[: self.bits.size]).reshape(self.bits.shape)
+            return
         target = self.target
         if target is None:
             raise ArgumentError("the kernel writes into an argument that is a Python number or list; pass an array")
@@ -178,8 +185,10 @@ class _Bound:
         if mx is not None and isinstance(target, mx.array):
             target[...] = mx.array(values.reshape(target.shape)).astype(target.dtype)
             return
-        view = _writable_view(target)
+        view = writable_view(target)
         flat = values.reshape(-1)
+        if view.dtype == np.complex64 and flat.dtype == np.float32:  # complex tensors hold float2 pairs
+            view = view.view(np.float32)
         if view.dtype == np.uint8 and flat.dtype == np.uint8:
             view.reshape(-1)[: flat.size] = flat
         else:
@@ -205,8 +214,13 @@ def _bind(index: int, arg: Any, cast: str | None) -> _Bound:
         if all(isinstance(x, bool | int | float) for x in arg):
             return _number(np.asarray(arg, dtype=np.float32), cast)
         raise ArgumentError(f"argument {index}: a list or tuple must hold numbers (all ints, or floats)")
+    bits = bfloat16_bits(arg)
+    if bits is not None:  # NumPy has no bfloat16: the stored bits, decoded to float32 values
+        if not bits.flags.c_contiguous:
+            bits = storage_of(bits)
+        return _Bound(bfloat_values(bits), "bfloat16", arg, bits)
     if hasattr(arg, "__dlpack__") or hasattr(arg, "__array__"):
-        return _array_argument(_host_view(index, arg), arg)
+        return _array_argument(host_view(index, arg), arg)
     raise ArgumentError(f"argument {index} has type {type(arg).__name__}: a kernel takes arrays (NumPy, MLX, CPU "
                         "tensors), Python numbers and lists or tuples of numbers")
 
@@ -217,14 +231,11 @@ def _array_argument(view: np.ndarray, arg: Any) -> _Bound:
     not as a compacted copy; the kernel's writes land in that storage."""
     if view.flags.c_contiguous or view.size == 0:
         return _Bound(view, None, arg)
-    item = view.itemsize
-    strides = view.strides
-    if any(s < 0 or s % item for s in strides):  # no storage order to bind (a reversed NumPy view): a copy
+    if not view.flags.writeable and not isinstance(arg, np.ndarray):
+        view = writable_view(arg)
+    storage = storage_of(view)
+    if storage is None:  # no storage order to bind (a reversed NumPy view): a copy, written back as a view
         return _Bound(np.ascontiguousarray(view), None, arg)
-    if not view.flags.writeable:
-        view = _writable_view(arg) if not isinstance(arg, np.ndarray) else view
-    span = 1 + sum((n - 1) * s for n, s in zip(view.shape, strides, strict=True)) // item
-    storage = np.lib.stride_tricks.as_strided(view, shape=(span,), strides=(item,), writeable=view.flags.writeable)
     return _Bound(storage, None, storage)
 
 
@@ -249,31 +260,6 @@ def _cast_for(arg_casts: str | Mapping[int, str] | None, index: int) -> str | No
     if arg_casts is None or isinstance(arg_casts, str):
         return arg_casts
     return arg_casts.get(index)
-
-
-def _host_view(index: int, arg: Any) -> np.ndarray:
-    """A NumPy view of a foreign array (a CPU torch.Tensor...) through DLPack, else __array__."""
-    try:
-        return np.from_dlpack(arg)
-    except (TypeError, RuntimeError, BufferError, ValueError, AttributeError):
-        pass
-    try:
-        return np.asarray(arg)
-    except (TypeError, RuntimeError, ValueError) as exc:
-        raise ArgumentError(f"argument {index} ({type(arg).__name__}) cannot be read as an array on the host "
-                            f"({exc}); pass a CPU array") from None
-
-
-def _writable_view(target: Any) -> np.ndarray:
-    if isinstance(target, np.ndarray):
-        return target
-    view = _host_view(0, target)
-    if not view.flags.writeable:
-        view = np.asarray(target)
-    if not view.flags.writeable:
-        raise ArgumentError(f"the kernel writes into a {type(target).__name__} that cannot be written in place "
-                            "through DLPack or __array__")
-    return view
 
 
 def _dims(value: int | Sequence[int], what: str) -> tuple[int, ...]:

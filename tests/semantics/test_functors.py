@@ -134,3 +134,23 @@ struct sqrt_functor {
                "out[2] = metal::is_same_v<decltype(f(half(4.0h))), half> ? 1.0f : 0.0f;",
                out=((3,), "float32"), header=header)
     assert got.tolist() == [4.0, 103.0, 1.0]
+
+
+def test_member_functions_called_on_temporary_objects() -> None:
+    """'F()(x)' and 'F{}(x)' call the call operator of a temporary functor; a member function
+    that changes its temporary object changes only that temporary (here: 10 + i, then nothing)."""
+    src = """
+    struct twice { template <typename T> T operator()(T x) const { return x + x; } };
+    struct acc { float base; float add(float v) { base += v; return base; } };
+    inline acc make(float b) { return acc{b}; }
+    template <typename F, typename T>
+    kernel void apply(device T* out [[buffer(0)]], device const T* a [[buffer(1)]], uint i [[thread_position_in_grid]]) {
+      acc kept = make(1.0f);
+      out[i] = F()(a[i]) + F{}(T(1)) + T(make(10.0f).add(float(i))) + T(kept.base);
+    }
+    template [[host_name("apply_float")]] kernel void apply<twice, float>(device float*, device const float*, uint);
+    """
+    a = np.arange(4, dtype=np.float32) * 1.5
+    out = np.zeros(4, np.float32)
+    compile_shader(src).apply_float(out, a)
+    np.testing.assert_array_equal(out, 2 * a + 2 + (10 + np.arange(4)) + 1)

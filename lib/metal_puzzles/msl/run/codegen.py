@@ -224,6 +224,19 @@ def _thread_memory(c, k: int, name: str, ty: Type) -> Ptr:
     return p
 
 
+def _materialised(value, ty: Type, pos: Pos):
+    """A temporary object in thread memory of its own, so that a member function can be called on
+    it ('F()(x)': its 'this' refers to the temporary, which lives until the call ends)."""
+    view = view_of(ty)
+
+    def loc(c, m):
+        mem = Memory("temporary", AddressSpace.THREAD, storage_scalar(ty), size_of(ty), regions=c.n,
+                     lane_region=c.all_lanes, writable=True, ty=ty)
+        c.store(mem, np.int64(0), value(c, m), m, view, pos)
+        return MemLoc(mem, np.int64(0), view, pos, ty)
+    return loc
+
+
 def _mark_init(init, m) -> None:
     if m is None:
         init[:] = True
@@ -838,7 +851,10 @@ class CodeGen:
     def _call_function(self, e, inst: FuncInstance):
         arg_fns = []
         for p, a in zip(inst.params, e.args, strict=True):
-            arg_fns.append(self.lvalue(a) if p.kind == VarKind.REF else self.expr(a))
+            if p.kind == VarKind.REF and not a.lvalue:  # a member function called on a temporary object
+                arg_fns.append(_materialised(self.expr(a), a.ty, a.pos))
+            else:
+                arg_fns.append(self.lvalue(a) if p.kind == VarKind.REF else self.expr(a))
         key = id(inst)
         bodies = self.bodies
         if key not in bodies:

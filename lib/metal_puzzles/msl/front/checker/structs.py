@@ -219,9 +219,7 @@ class Structs(CheckerState):
         if fd is None:
             raise CompileError(f"no matching member function for call to '{name}' with {len(args)} argument(s)",
                                e.pos)
-        if not base.lvalue and not self.unevaluated_depth:  # decltype(declval<F>()(x)) only needs the type
-            raise CompileError(f"calling '{name}' on a temporary struct is not supported; store it in a variable "
-                               "first", e.pos)
+        # A temporary object ('F()(x)', 'make().get()') is materialised for the call (run.codegen).
         if not fd.const_method:
             if base.const_mem:
                 raise CompileError(f"'{name}' changes its object, which is read-only here (declare it 'const' if "
