@@ -294,3 +294,14 @@ def test_a_strided_bfloat16_view_through_dlpack_binds_its_storage() -> None:
     column = ForeignArray(base[:, 0])           # every other element of the storage
     lib.twice(column, 2, threads=3)
     assert base.astype(mx.float32).tolist() == [[2.0, 10.0], [4.0, 20.0], [6.0, 30.0]]
+
+
+def test_complex64_arrays_bind_as_float2_pairs_and_are_written_back() -> None:
+    lib = compile_shader("""
+    kernel void rotate(device float2* z [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+      z[i] = float2(-z[i].y, z[i].x);   // times i
+    }""")
+    z = np.array([1 + 2j, -3 - 0.5j, 4j], np.complex64)
+    want = z * 1j
+    lib.rotate(z)
+    np.testing.assert_array_equal(z, want)

@@ -47,3 +47,71 @@ def test_a_wrong_tensor_dtype_is_refused() -> None:
     lib = compile_shader(SHADER)
     with pytest.raises(Exception, match="holds float64 elements"):
         lib.mul_float(torch.zeros(4, dtype=torch.float64), torch.zeros(4), torch.zeros(4))
+
+
+STRIDED = """
+template <typename T>
+inline T load_at(constant void* base, long byte_offset) {
+  return *reinterpret_cast<constant T*>(static_cast<constant char*>(base) + byte_offset);
+}
+template <typename T>
+inline device T& element_at(device void* base, long byte_offset) {
+  return *reinterpret_cast<device T*>(static_cast<device char*>(base) + byte_offset);
+}
+// out = a * b over 2-D views, each with its own element strides (sizes and strides as PyTorch's host code
+// passes them: longs, strides in elements, turned into bytes here).
+template <typename T>
+kernel void mul_strided(device void* out [[buffer(0)]], constant void* a [[buffer(1)]], constant void* b [[buffer(2)]],
+                        constant long* sizes [[buffer(3)]], constant long* strides [[buffer(4)]],
+                        uint i [[thread_position_in_grid]]) {
+  long r = i / sizes[1], c = i % sizes[1];
+  long o = (r * strides[0] + c * strides[1]) * sizeof(T);
+  long x = (r * strides[2] + c * strides[3]) * sizeof(T);
+  long y = (r * strides[4] + c * strides[5]) * sizeof(T);
+  element_at<T>(out, o) = load_at<T>(a, x) * load_at<T>(b, y);
+}
+#define MUL(T) template [[host_name("mul_strided_" #T)]] kernel void mul_strided<T>( \\
+    device void*, constant void*, constant void*, constant long*, constant long*, uint);
+MUL(float)
+MUL(bfloat)
+MUL(half)
+"""
+
+
+@pytest.mark.parametrize(("kernel", "dtype"), [("mul_strided_float", torch.float32),
+                                               ("mul_strided_bfloat", torch.bfloat16),
+                                               ("mul_strided_half", torch.float16)])
+def test_strided_tensors_bind_their_storage_and_agree_with_torch(kernel: str, dtype) -> None:
+    """A transposed tensor, a column slice and a contiguous output view: the kernel addresses each
+    through its own strides, as PyTorch's strided MPS kernels do; bfloat16 comes through DLPack
+    as its bits."""
+    lib = compile_shader(STRIDED)
+    a = (torch.arange(20, dtype=torch.float32).reshape(4, 5) / 4).to(dtype).t()    # 5 x 4, strides (1, 5)
+    b = (torch.arange(30, dtype=torch.float32).reshape(5, 6) - 7).to(dtype)[:, 1:5]  # 5 x 4, strides (6, 1)
+    out_storage = torch.full((4, 5), -1.0, dtype=dtype)
+    out = out_storage.t()                                                          # 5 x 4, strides (1, 5)
+    strides = list(out.stride()) + list(a.stride()) + list(b.stride())
+    getattr(lib, kernel)(out, a, b, list(out.shape), strides, threads=out.numel())
+    assert torch.equal(out, a * b)
+
+
+def test_a_bfloat16_tensor_through_dlpack_is_written_in_place() -> None:
+    lib = compile_shader("""
+    kernel void halve(device bfloat* x [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+      x[i] = x[i] * bfloat(0.5f);
+    }""")
+    x = torch.tensor([3.0, -1.5, 1024.0, 0.375], dtype=torch.bfloat16)
+    want = x / 2
+    lib.halve(x)
+    assert x.dtype == torch.bfloat16 and torch.equal(x, want)
+
+
+def test_complex_tensors_are_float2_pairs() -> None:
+    lib = compile_shader("""
+    kernel void conj(device float2* z [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+      z[i] = float2(z[i].x, -z[i].y);
+    }""")
+    z = torch.tensor([1 + 2j, -3 - 0.5j, 4j], dtype=torch.complex64)
+    want = z.conj().resolve_conj()
+    lib.conj(z)
+    assert torch.equal(z, want)
