@@ -344,3 +344,38 @@ def test_c_semantics_hold_in_a_whole_kernel() -> None:
     res = launch(src, "k", {0: np.zeros(8, np.int32), 1: np.zeros(8, np.uint32)})
     np.testing.assert_array_equal(res.outputs[0], np.trunc((np.arange(8) - 4) / 3).astype(np.int32))
     np.testing.assert_array_equal(res.outputs[1], (np.arange(8, dtype=np.uint32) - np.uint32(4)))
+
+
+# ------------------------------------------------------------------------------ device references
+def test_device_references_are_one_writable_object_in_a_buffer() -> None:
+    """'device float& total' and 'device atomic_uint& count' bind one-element buffers the kernel
+    updates; 'constant int& limit' stays read-only. 3 of the 6 values exceed 0.5; thread 0 adds
+    limit (7) to total (1.5)."""
+    src = """
+    #include <metal_stdlib>
+    using namespace metal;
+    kernel void tally(device const float* x [[buffer(0)]], device atomic_uint& count [[buffer(1)]],
+                      device float& total [[buffer(2)]], constant int& limit [[buffer(3)]],
+                      uint i [[thread_position_in_grid]]) {
+      if (x[i] > 0.5f) atomic_fetch_add_explicit(&count, 1u, memory_order_relaxed);
+      if (i == 0) total += float(limit);
+    }"""
+    res = launch(src, "tally", {0: np.array([1, -2, 0.75, 0.5, 3, 0], np.float32), 1: np.zeros(1, np.uint32),
+                                2: np.array([1.5], np.float32), 3: np.array(7, np.int32)},
+                 threads=(6, 1, 1), group=(6, 1, 1))
+    assert res.output_names == ["count", "total"]
+    assert res.outputs[0].tolist() == [3] and res.outputs[1].tolist() == [8.5]
+
+
+@pytest.mark.parametrize(("param", "message"), [
+    ("device const float& total [[buffer(1)]]", "read-only"),
+    ("constant float& total [[buffer(1)]]", "read-only reference to constant memory"),
+    ("threadgroup float& total [[threadgroup(0)]]", "threadgroup reference"),
+])
+def test_what_a_reference_parameter_cannot_do_is_a_compile_error(param: str, message: str) -> None:
+    src = f"""
+    kernel void k(device const float* x [[buffer(0)]], {param}, uint i [[thread_position_in_grid]]) {{
+      total = x[i];
+    }}"""
+    with pytest.raises(CompileError, match=message):
+        ShaderLibrary(src).kernel("k")

@@ -312,7 +312,8 @@ def _declared(ck: Checker, p: ast.Param, attribute) -> DeclaredParam:
         raise CompileError(f"kernel parameter '{p.name}' needs an address space: 'device', 'constant' or "
                            "'threadgroup'", p.pos)
     return DeclaredParam(p.name, ty, p.type_spec.reference, None if attribute is None else attribute.name,
-                         None if attribute is None else attribute.index, p.pos)
+                         None if attribute is None else attribute.index, p.pos, p.type_spec.space,
+                         p.type_spec.const)
 
 
 def _role(p: ShaderParam) -> ParamRole:
@@ -325,7 +326,10 @@ def _role(p: ShaderParam) -> ParamRole:
 def _buffer_memory(kernel: str, p: ShaderParam, value: np.ndarray, dtype: str | None) -> Memory:
     """The memory behind a buffer or constant value, holding the argument's data."""
     elem = p.element
-    space = AddressSpace.CONSTANT if p.binding == Binding.CONSTANT_VALUE else p.ty.space  # type: ignore[union-attr]
+    if p.binding == Binding.CONSTANT_VALUE:
+        space = AddressSpace.CONSTANT
+    else:
+        space = p.ty.space if isinstance(p.ty, PointerType) else (p.ref_space or AddressSpace.DEVICE)
     if value.dtype == np.complex64:  # a complex tensor is float2 pairs to the GPU
         value = np.ascontiguousarray(value).view(np.float32)
     if isinstance(elem, VoidType):
@@ -396,7 +400,7 @@ def _components(elem: Type) -> int:
 def _written(p: ShaderParam) -> str:
     if isinstance(p.ty, PointerType):
         return f"{p.ty.space} {'const ' if p.ty.const else ''}{p.ty.pointee}*"
-    return f"constant {p.ty}&"
+    return f"{p.ref_space or AddressSpace.CONSTANT} {'const ' if p.ref_const else ''}{p.ty}&"
 
 
 def _attribute_value(value, ty: Type):

@@ -19,6 +19,7 @@ from ..lang.errors import CompileError, Pos
 from ..lang.types import (
     AddressSpace,
     ArrayType,
+    AtomicType,
     PointerType,
     ScalarType,
     StructType,
@@ -55,6 +56,10 @@ class ShaderParam:
     index: int | None
     pos: Pos
     attribute: str | None = None  # the thread attribute's name, for ATTRIBUTE bindings
+    #: A reference parameter's address space and constness as written ('device float& x'): one
+    #: object in a buffer, writable when it is a non-const device reference.
+    ref_space: AddressSpace | None = None
+    ref_const: bool = False
 
     @property
     def element(self) -> Type:
@@ -63,7 +68,9 @@ class ShaderParam:
 
     @property
     def writable(self) -> bool:
-        return isinstance(self.ty, PointerType) and not self.ty.const and self.ty.space == AddressSpace.DEVICE
+        if isinstance(self.ty, PointerType):
+            return not self.ty.const and self.ty.space == AddressSpace.DEVICE
+        return self.ref_space == AddressSpace.DEVICE and not self.ref_const
 
 
 @dataclass(frozen=True)
@@ -76,6 +83,8 @@ class DeclaredParam:
     attribute: str | None
     index: int | None
     pos: Pos
+    space: AddressSpace | None = None  # the address space written before the type
+    const: bool = False
 
 
 def describe_params(kernel: str, params: list[DeclaredParam]) -> list[ShaderParam]:
@@ -100,7 +109,7 @@ def describe_params(kernel: str, params: list[DeclaredParam]) -> list[ShaderPara
         if key in taken:
             raise CompileError(f"'{p.name}' and '{taken[key]}' both claim [[{key[0]}({p.index})]]", p.pos)
         taken[key] = p.name
-        out.append(ShaderParam(p.name, p.ty, binding, p.index, p.pos))
+        out.append(ShaderParam(p.name, p.ty, binding, p.index, p.pos, ref_space=_ref_space(p), ref_const=p.const))
     free = 0
     for k in implicit:
         p = params[k]
@@ -109,8 +118,12 @@ def describe_params(kernel: str, params: list[DeclaredParam]) -> list[ShaderPara
         while (space, free) in taken:
             free += 1
         taken[(space, free)] = p.name
-        out[k] = ShaderParam(p.name, p.ty, binding, free, p.pos)
+        out[k] = ShaderParam(p.name, p.ty, binding, free, p.pos, ref_space=_ref_space(p), ref_const=p.const)
     return [p for p in out if p is not None]
+
+
+def _ref_space(p: DeclaredParam) -> AddressSpace | None:
+    return (p.space or AddressSpace.THREAD) if p.reference else None
 
 
 def _binding_of(kernel: str, p: DeclaredParam) -> Binding:
@@ -128,7 +141,14 @@ def _binding_of(kernel: str, p: DeclaredParam) -> Binding:
             return Binding.BUFFER
         raise CompileError(f"kernel parameter '{p.name}' points to {ty.space} memory; a kernel's pointers point to "
                            "device, constant or threadgroup memory", p.pos)
+    if p.reference and isinstance(ty, AtomicType) and p.space == AddressSpace.DEVICE:
+        return Binding.BUFFER  # a counter: 'device atomic_uint& count [[buffer(1)]]'
     if p.reference and isinstance(ty, ScalarType | VectorType | StructType | ArrayType):
+        if p.space == AddressSpace.DEVICE:  # one object in a buffer ('device float& total [[buffer(2)]]')
+            return Binding.BUFFER
+        if p.space not in (None, AddressSpace.CONSTANT):
+            raise CompileError(f"kernel parameter '{p.name}' is a {p.space} reference; a kernel's references "
+                               "refer to device or constant memory", p.pos)
         return Binding.CONSTANT_VALUE
     if p.attribute is None:
         raise CompileError(f"kernel parameter '{p.name}' is passed by value without an attribute; pass it as "

@@ -8,6 +8,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from ..abi.signature import ParamRole
 from ..front import ast
 from ..front.ast import CastStyle, ConvertKind
 from ..front.symbols import FuncInstance, Var, VarKind
@@ -408,7 +409,7 @@ class CodeGen:
         if kind == VarKind.SCALAR_INPUT:
             role = sym.role
             pos = e.pos
-            if role == "input":
+            if role in (ParamRole.INPUT, ParamRole.OUTPUT):  # an object in a buffer (0-d input, 'device T&')
                 view = view_of(sym.ty)
 
                 def read_scalar(c, m):

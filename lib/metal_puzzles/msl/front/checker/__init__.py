@@ -145,9 +145,10 @@ class Checker(TypeResolution, Declarations, Statements, Conversions, Expressions
                 continue
             if role == ParamRole.ATTRIBUTE:
                 kind = VarKind.ATTR
-            else:  # a 0-d input or an ndim, passed by constant reference
+            else:  # a 0-d input or an ndim, passed by constant reference (a whole kernel's 'device T&': writable)
                 kind = VarKind.SCALAR_INPUT
-            var = Var(name, ty, kind, BUILTIN_POS, mutable=False, role=role)
+            var = Var(name, ty, kind, BUILTIN_POS, mutable=role == ParamRole.OUTPUT, role=role,
+                      space=AddressSpace.DEVICE if role == ParamRole.OUTPUT else None)
             self.scope.names[name] = var
             pvars.append(var)
         self.stmt_block_contents(body)

@@ -114,9 +114,10 @@ class Expressions(CheckerState):
                 e.memory = True
             if sym.kind in (VarKind.TGVAR, VarKind.MEMVAR, VarKind.LOCAL) and not sym.mutable:
                 e.const_mem = True
-            if sym.kind == VarKind.SCALAR_INPUT:  # a 'constant T&' argument: a read-only object in constant memory
-                e.lvalue = e.memory = e.const_mem = True
-                e.space = AddressSpace.CONSTANT
+            if sym.kind == VarKind.SCALAR_INPUT:  # a 'constant T&' argument (or a whole kernel's 'device T&')
+                e.lvalue = e.memory = True
+                e.const_mem = not sym.mutable
+                e.space = sym.space or AddressSpace.CONSTANT
             return e
         if isinstance(sym, tuple) and sym[0] == "member":
             return self.member_name(e)
@@ -233,9 +234,11 @@ class Expressions(CheckerState):
 
     def require_modifiable(self, e: ast.Expr) -> None:
         start = start_pos(e)
-        if isinstance(e, ast.Name) and isinstance(e.symbol, Var) and e.symbol.kind == VarKind.SCALAR_INPUT:
-            raise CompileError(f"cannot assign to '{e.ident}': MLX passes it as a read-only reference "
-                               f"('const constant {e.ty}& {e.ident}'); copy it into a local variable first", start)
+        if isinstance(e, ast.Name) and isinstance(e.symbol, Var) and e.symbol.kind == VarKind.SCALAR_INPUT \
+                and not e.symbol.mutable:
+            raise CompileError(f"cannot assign to '{e.ident}': it is a read-only reference to constant memory "
+                               f"('const constant {e.ty}& {e.ident}', as MLX passes a 0-d input); copy it into a "
+                               "local variable first", start)
         if not e.lvalue:
             raise CompileError("expression is not assignable", start)
         if isinstance(e, ast.Name) and isinstance(e.symbol, Var) and not e.symbol.mutable:
