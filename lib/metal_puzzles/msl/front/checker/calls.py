@@ -235,8 +235,9 @@ class Calls(CheckerState):
         for tp, val in zip(fd.template_params, explicit, strict=False):
             binding[tp.name] = val
         if tparams:
+            given = set(binding)  # explicit template arguments: the call's arguments convert to them
             for p, a in zip(fd.params, args, strict=False):
-                self._match(p.type_spec, self.rvalue(a).ty, tparams, binding)
+                self._match(p.type_spec, self.rvalue(a).ty, tparams, binding, given)
             self._complete_binding(fd, binding, pos)
         return binding
 
@@ -255,8 +256,9 @@ class Calls(CheckerState):
         for tp, val in zip(fd.template_params, explicit, strict=False):
             if not tp.pack:
                 binding[tp.name] = val
+        given = set(binding)
         for p, a in zip(leading, args, strict=False):
-            self._match(p.type_spec, self.rvalue(a).ty, tparams, binding)
+            self._match(p.type_spec, self.rvalue(a).ty, tparams, binding, given)
         binding[pack.name] = [self.rvalue(a).ty for a in args[len(leading):]]
         self._complete_binding(fd, binding, pos)
         return binding
@@ -297,15 +299,27 @@ class Calls(CheckerState):
         self.scope.names[name] = (("type", value) if isinstance(value, Type)
                                   else Var(name, INT, VarKind.CONST, pos, const_value=int(value), mutable=False))
 
-    def _match(self, spec: ast.TypeSpec, actual: Type, tparams: dict, binding: dict) -> None:
+    def _match(self, spec: ast.TypeSpec, actual: Type, tparams: dict, binding: dict,
+               given: set = frozenset()) -> None:
+        """Deduce template parameters from one argument's type: ``T`` in 'T', 'device T*',
+        'thread T pos[N]' (an array parameter is a pointer to its elements); two arguments that
+        deduce different types for one parameter make the template no candidate, as in C++."""
         t = actual
-        for _ in spec.pointers:
+        levels = len(spec.pointers) + (1 if spec.array_dims else 0)
+        for _ in range(levels):
             if not isinstance(t, PointerType):
                 return
             t = t.pointee
+        for _ in spec.array_dims[1:]:  # 'T a[][4]': a pointer to arrays of 4
+            if not isinstance(t, ArrayType):
+                return
+            t = t.elem
         if spec.name in tparams and tparams[spec.name].kind == "type" and not spec.args:
             if spec.name not in binding:
                 binding[spec.name] = t
+            elif spec.name not in given and binding[spec.name] != t:
+                raise CompileError(f"deduced conflicting types for template parameter '{spec.name}' "
+                                   f"('{binding[spec.name]}' and '{t}')", spec.pos)
         elif spec.name.removeprefix("metal::") == "vec" and isinstance(t, VectorType) and len(spec.args) == 2:
             a0, a1 = spec.args
             if isinstance(a0, ast.TypeSpec) and a0.name in tparams and a0.name not in binding:
