@@ -16,6 +16,7 @@ import pytest
 
 from metal_puzzles import SanitizerError, compile_shader
 from metal_puzzles.msl import ArgumentError, CompileError
+from msl_snippets import BYTE_OFFSET_ACCESS
 
 SHADER = """
 #include <metal_stdlib>
@@ -236,15 +237,7 @@ def test_explore_opens_the_explorer_on_a_shader_kernels_last_call(lib) -> None:
     np.testing.assert_array_equal(a, np.full(8, 1.5))  # exploring ran the kernel again without writing
 
 
-STRIDED = """
-template <typename T>
-inline T load_at(constant void* base, long byte_offset) {
-  return *reinterpret_cast<constant T*>(static_cast<constant char*>(base) + byte_offset);
-}
-template <typename T>
-inline device T& element_at(device void* base, long byte_offset) {
-  return *reinterpret_cast<device T*>(static_cast<device char*>(base) + byte_offset);
-}
+STRIDED = BYTE_OFFSET_ACCESS + """
 kernel void negate_strided(device void* out [[buffer(0)]], constant void* in [[buffer(1)]],
                            constant long* sizes [[buffer(2)]], constant long* out_strides [[buffer(3)]],
                            constant long* in_strides [[buffer(4)]], uint i [[thread_position_in_grid]]) {

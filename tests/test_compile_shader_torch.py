@@ -9,6 +9,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from metal_puzzles import compile_shader  # noqa: E402
+from msl_snippets import BYTE_OFFSET_ACCESS  # noqa: E402
 
 SHADER = """
 kernel void full(device float* out, constant float& val, uint idx [[thread_position_in_grid]]) {
@@ -49,15 +50,7 @@ def test_a_wrong_tensor_dtype_is_refused() -> None:
         lib.mul_float(torch.zeros(4, dtype=torch.float64), torch.zeros(4), torch.zeros(4))
 
 
-STRIDED = """
-template <typename T>
-inline T load_at(constant void* base, long byte_offset) {
-  return *reinterpret_cast<constant T*>(static_cast<constant char*>(base) + byte_offset);
-}
-template <typename T>
-inline device T& element_at(device void* base, long byte_offset) {
-  return *reinterpret_cast<device T*>(static_cast<device char*>(base) + byte_offset);
-}
+STRIDED = BYTE_OFFSET_ACCESS + """
 // out = a * b over 2-D views, each with its own element strides (sizes and strides as PyTorch's host code
 // passes them: longs, strides in elements, turned into bytes here).
 template <typename T>

@@ -17,26 +17,14 @@ import pytest
 from metal_puzzles.msl import CompileError, FindingKind, SanitizerError
 from metal_puzzles.msl.run.memory import AccessKind
 from metal_puzzles.msl.shader import LaunchGeometry, ShaderLibrary
-
-# Helpers in the style strided kernels use: a value at a byte offset of an untyped buffer, and a
-# reference to an element at a byte offset of a writable one.
-AT_BYTES = """
-template <typename T>
-inline T load_at(constant void* base, long byte_offset) {
-  return *reinterpret_cast<constant T*>(static_cast<constant char*>(base) + byte_offset);
-}
-template <typename T>
-inline device T& element_at(device void* base, long byte_offset) {
-  return *reinterpret_cast<device T*>(static_cast<device char*>(base) + byte_offset);
-}
-"""
+from msl_snippets import BYTE_OFFSET_ACCESS
 
 
 def launch(source: str, kernel: str, values: dict, threads=(8, 1, 1), group=(8, 1, 1), **options):
     return ShaderLibrary(source).kernel(kernel).launch(values, LaunchGeometry(threads, group), **options)
 
 
-TRANSPOSE = AT_BYTES + """
+TRANSPOSE = BYTE_OFFSET_ACCESS + """
 template <typename T>
 kernel void strided_copy(device void* out [[buffer(0)]], constant void* in [[buffer(1)]],
                          constant long* in_strides [[buffer(2)]], constant uint& cols [[buffer(3)]],
@@ -107,7 +95,7 @@ def test_what_c_forbids_on_a_void_pointer_does_not_compile(body: str, message: s
 
 def test_a_byte_offset_past_the_buffer_is_out_of_bounds_in_its_elements() -> None:
     """Thread 3 reads the float at byte 16 of a 4-float buffer: element 4, one past its end."""
-    src = AT_BYTES + """
+    src = BYTE_OFFSET_ACCESS + """
     kernel void k(device float* out [[buffer(0)]], constant void* in [[buffer(1)]],
                   uint i [[thread_position_in_grid]]) {
       out[i] = load_at<float>(in, long(i + 1) * 4);
@@ -121,7 +109,7 @@ def test_a_byte_offset_past_the_buffer_is_out_of_bounds_in_its_elements() -> Non
 
 
 def test_a_byte_offset_between_elements_is_a_misaligned_access() -> None:
-    src = AT_BYTES + """
+    src = BYTE_OFFSET_ACCESS + """
     kernel void k(device float* out [[buffer(0)]], constant void* in [[buffer(1)]],
                   uint i [[thread_position_in_grid]]) {
       out[i] = load_at<float>(in, long(i) * 4 + (i == 2 ? 2 : 0));
@@ -134,7 +122,7 @@ def test_a_byte_offset_between_elements_is_a_misaligned_access() -> None:
 
 
 def test_writes_through_a_void_buffer_are_counted_and_traced_in_its_elements() -> None:
-    src = AT_BYTES + """
+    src = BYTE_OFFSET_ACCESS + """
     kernel void k(device void* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
       element_at<int>(out, long(7 - i) * 4) = int(i);
     }"""
