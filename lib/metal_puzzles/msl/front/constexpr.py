@@ -1,13 +1,20 @@
-"""Compile-time evaluation of integral constant expressions: #if conditions, array sizes,
-template value arguments and `constant` globals used as sizes."""
+"""Compile-time evaluation of constant expressions: #if conditions, array sizes, template value
+arguments, `constant` globals and `constexpr` values. A checked expression folds in its own C
+types (float arithmetic rounds to float, conversions wrap and truncate, `as_type` reinterprets
+bits), as clang folds it; an unchecked one (#if, a size) folds over Python integers."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
+import numpy as np
+
 from ..lang.errors import CompileError, Pos
-from ..lang.types import ScalarType
+from ..lang.types import BFLOAT, BOOL, FLOAT, ScalarType
+from ..lang.values import round_bfloat
 from . import ast
+from .ast import CastStyle
 from .lexer import Token
 from .parser import Parser
 
@@ -19,6 +26,43 @@ class NotConstant(Exception):
 def _c_div(a: int, b: int) -> int:
     q = abs(a) // abs(b)
     return q if (a >= 0) == (b >= 0) else -q
+
+
+def _is_float(ty) -> bool:
+    return isinstance(ty, ScalarType) and ty.is_float
+
+
+def _typed(value: float, ty) -> float:
+    """A float value rounded to the float type of the expression it is (unchecked: as it is)."""
+    if not _is_float(ty):
+        return value
+    with np.errstate(all="ignore"):  # 1e39f is an infinity in float, as clang folds it
+        x = np.float64(value).astype(np.float32 if ty in (FLOAT, BFLOAT) else ty.dtype)
+    return float(round_bfloat(x) if ty == BFLOAT else x)
+
+
+def _converted(value, src: ScalarType, dst: ScalarType):
+    """C's conversion of a folded value: to a float type it rounds, to an integer type a float
+    truncates and an integer wraps to the type's width."""
+    if dst.is_float:
+        return _typed(float(value), dst)
+    if dst == BOOL:
+        return int(value != 0)
+    if src.is_float:
+        if not math.isfinite(value):
+            raise NotConstant("an infinity or NaN converted to an integer")  # undefined in C
+        value = math.trunc(value)
+    v = int(value) & ((1 << dst.bits) - 1)
+    return v - (1 << dst.bits) if dst.signed and v >= 1 << (dst.bits - 1) else v
+
+
+def _reinterpret(value, src, dst):
+    """``as_type<dst>(value)``: the same bits read as another type of the same size."""
+    if not (isinstance(src, ScalarType) and isinstance(dst, ScalarType)) or BFLOAT in (src, dst) \
+            or src.size != dst.size:
+        raise NotConstant("as_type")
+    bits = np.asarray(value).astype(src.dtype).view(dst.dtype)
+    return float(bits) if dst.is_float else int(bits)
 
 
 def evaluate(expr: ast.Expr, lookup: Callable[..., object] | None = None,
@@ -37,7 +81,7 @@ def evaluate(expr: ast.Expr, lookup: Callable[..., object] | None = None,
     if isinstance(expr, ast.IntLit):
         return expr.value
     if isinstance(expr, ast.FloatLit):
-        return expr.value
+        return _typed(expr.value, expr.ty)
     if isinstance(expr, ast.BoolLit):
         return int(expr.value)
     if isinstance(expr, ast.Name):
@@ -58,6 +102,9 @@ def evaluate(expr: ast.Expr, lookup: Callable[..., object] | None = None,
         if expr.op == "||":
             return int(bool(ev(expr.left)) or bool(ev(expr.right)))
         a, b = ev(expr.left), ev(expr.right)
+        if expr.op == "/" and _is_float(expr.ty):  # IEEE division: x / 0 is an infinity or NaN
+            with np.errstate(all="ignore"):
+                return _typed(float(np.float64(a) / np.float64(b)), expr.ty)
         if expr.op in ("/", "%"):
             if b == 0:
                 raise CompileError("division by zero in a constant expression", expr.pos)
@@ -71,6 +118,13 @@ def evaluate(expr: ast.Expr, lookup: Callable[..., object] | None = None,
             "==": lambda: int(a == b), "!=": lambda: int(a != b), "<": lambda: int(a < b),
             ">": lambda: int(a > b), "<=": lambda: int(a <= b), ">=": lambda: int(a >= b),
         }
+        if _is_float(expr.ty) and expr.op in ("+", "-", "*"):
+            # In the expression's own type: float arithmetic rounds every result to float (exact
+            # in double first, so one rounding gives the float result).
+            with np.errstate(all="ignore"):
+                x, y = np.float64(a), np.float64(b)
+                value = {"+": x + y, "-": x - y, "*": x * y}[expr.op]
+            return _typed(float(value), expr.ty)
         return table[expr.op]()
     if isinstance(expr, ast.Ternary):
         return ev(expr.then) if ev(expr.cond) else ev(expr.other)
@@ -79,14 +133,21 @@ def evaluate(expr: ast.Expr, lookup: Callable[..., object] | None = None,
         if operand is None:
             raise NotConstant("constructor")
         v = ev(operand)
-        if isinstance(expr.ty, ScalarType):  # checked: the type as resolved ('T(x)' in a template)
+        if isinstance(expr, ast.Cast) and expr.style == CastStyle.AS_TYPE:
+            return _reinterpret(v, operand.ty, expr.ty)
+        if isinstance(expr.ty, ScalarType) and isinstance(operand.ty, ScalarType):  # checked: C's conversion
+            return _converted(v, operand.ty, expr.ty)
+        if isinstance(expr.ty, ScalarType):  # the type as resolved ('T(x)' in a template)
             return float(v) if expr.ty.is_float else int(v)
         name = expr.type_spec.name
         if name in ("float", "half", "bfloat"):
             return float(v)
         return int(v)
     if isinstance(expr, ast.Convert):
-        return ev(expr.operand)
+        v = ev(expr.operand)
+        if isinstance(expr.ty, ScalarType) and isinstance(expr.operand.ty, ScalarType):
+            return _converted(v, expr.operand.ty, expr.ty)
+        return v
     if isinstance(expr, ast.SizeOf) and size_of is not None:
         return size_of(expr)
     if isinstance(expr, ast.Call) and call is not None:

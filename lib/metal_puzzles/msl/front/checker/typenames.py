@@ -363,6 +363,10 @@ class TypeResolution(CheckerState):
         if isinstance(sym, Var) and sym.const_value is not None and not isinstance(sym.const_value, list):
             v = sym.const_value
             return float(v) if isinstance(v, float) else int(v)
+        if sym is None:  # <metal_math>'s NAN, INFINITY, M_PI_F..., usable at program scope too
+            const = self.library.constant(name.removeprefix("::"), None, self)
+            if const is not None and not isinstance(const[1], list):
+                return float(const[1]) if isinstance(const[1], float) else int(const[1])
         if sym is None and self.scope.lookup(name.split("::")[-1]) is None:
             raise CompileError(f"use of undeclared identifier '{name}'" + did_you_mean(name, self.scope.all_names()), pos)
         raise NotConstant(name)
