@@ -66,3 +66,26 @@ def test_a_lone_template_with_conflicting_deductions_says_which_types() -> None:
     }"""
     with pytest.raises(CompileError, match="conflicting types for template parameter 'T' \\('int' and 'float'\\)"):
         ShaderLibrary(src).kernel("k")
+
+
+def test_overloads_that_cannot_take_an_argument_drop_out_and_exact_matches_win() -> None:
+    """read(constant void*, long) and read(device void*, long) called with a constant pointer and
+    an int offset: only the constant overload can take the pointer (address spaces do not
+    convert), though neither matches the int exactly. twice(int) beats twice(float) for an int
+    and for a short (a promotion beats a conversion); a long converts to either, which is
+    ambiguous, as in C++."""
+    src = """
+    template <typename T> T read(constant void* p, long k) { return static_cast<constant T*>(p)[k] + T(100); }
+    template <typename T> T read(device void* p, long k) { return static_cast<device T*>(p)[k]; }
+    inline int twice(int x) { return 2 * x; }
+    inline int twice(float x) { return -1; }
+    kernel void k(device int* out [[buffer(0)]], constant int* c [[buffer(1)]], uint i [[thread_position_in_grid]]) {
+      constant void* untyped = c;
+      int offset = int(i);
+      out[i] = read<int>(untyped, offset) + twice(int(i)) * 1000 + twice(short(i)) * 10000;
+    }"""
+    res = launch(src, "k", {0: np.zeros(4, np.int32), 1: np.arange(4, dtype=np.int32) * 3})
+    assert res.outputs[0].tolist() == [3 * i + 100 + 2000 * i + 20000 * i for i in range(4)]
+    ambiguous = src.replace("twice(int(i))", "twice(long(i))")
+    with pytest.raises(CompileError, match="call to 'twice' is ambiguous"):
+        ShaderLibrary(ambiguous).kernel("k")

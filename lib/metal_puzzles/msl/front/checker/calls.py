@@ -180,17 +180,66 @@ class Calls(CheckerState):
         if not candidates:
             detail = errors[0] if errors else "no matching function"
             raise CompileError(f"no matching function for call to '{name}': {detail}", pos)
-        # Prefer an exact match of argument types.
-        fd, binding = candidates[0]
-        if len(candidates) > 1:
-            exact = [c for c in candidates if self._exact(c[0], c[1], args)]
-            if not exact:
-                raise CompileError(f"call to '{name}' is ambiguous", pos)
+        if len(candidates) == 1:
+            return candidates[0]
+        # Overload resolution: the candidates whose parameters take every argument, ranked per
+        # argument (an exact type before a conversion); one that is at least as good for every
+        # argument and better for one wins.
+        ranked = []
+        for fd, binding in candidates:
+            ranks = self._conversion_ranks(fd, binding, args)
+            if ranks is not None:
+                ranked.append((fd, binding, ranks))
+        if not ranked:
+            raise CompileError(f"no matching function for call to '{name}': no overload takes arguments of "
+                               f"types {', '.join(repr(str(self.rvalue(a).ty)) for a in args)}", pos)
+        best = [c for c in ranked if not any(_better(o[2], c[2]) for o in ranked if o is not c)]
+        if len(best) > 1:
             # A parameter written with a concrete type is more specialized than a deduced one.
-            exact.sort(key=lambda c: sum(1 for p in c[0].params
-                                         if p.type_spec.name in {t.name for t in c[0].template_params}))
-            fd, binding = exact[0]
-        return fd, binding
+            def deduced(c) -> int:
+                return sum(1 for p in c[0].params if p.type_spec.name in {t.name for t in c[0].template_params})
+            fewest = min(deduced(c) for c in best)
+            best = [c for c in best if deduced(c) == fewest]
+        if len(best) > 1:
+            raise CompileError(f"call to '{name}' is ambiguous", pos)
+        return best[0][0], best[0][1]
+
+    def _conversion_ranks(self, fd: ast.FuncDef, binding: dict, args: list[ast.Expr]) -> list[int] | None:
+        """How well each argument matches its parameter in this candidate: 0 the same type, 1 an
+        integral promotion (short to int), 2 another implicit conversion; None when some argument converts to no parameter type (the address
+        space of a pointer, a reference to another type...)."""
+        saved = self.scope
+        saved_namespace = self.enter_namespace(fd.namespace)
+        self.scope = Scope(self.globals)
+        for k, v in binding.items():
+            if isinstance(v, list):  # a type pack
+                continue
+            self.scope.names[k] = ("type", v) if isinstance(v, Type) else Var(k, INT, VarKind.CONST, fd.pos,
+                                                                             const_value=v)
+        try:
+            ranks = []
+            for p, a in zip(fd.params, args, strict=False):
+                if p.pack:
+                    break
+                try:
+                    want = self.param_type(p.type_spec)
+                except CompileError:
+                    return None
+                got = self.rvalue(a).ty
+                if want == got:
+                    ranks.append(0)
+                    continue
+                if p.type_spec.reference and not p.type_spec.const:
+                    return None  # a non-const reference binds only its own type
+                try:
+                    self.convert(a, want, "argument")
+                except CompileError:
+                    return None
+                ranks.append(1 if _is_integral_promotion(got, want) else 2)
+            return ranks
+        finally:
+            self.scope = saved
+            self.namespace = saved_namespace
 
     def _explicit_specialization(self, fd: ast.FuncDef, binding: dict) -> ast.FuncDef | None:
         """The explicit specialisation of function template ``fd`` ('template <> T f<float>()')
@@ -211,16 +260,6 @@ class Calls(CheckerState):
             if values == bound:
                 return spec
         return None
-
-    def _exact(self, fd: ast.FuncDef, binding: dict, args: list[ast.Expr]) -> bool:
-        saved = self.scope
-        self.scope = Scope(self.globals)
-        for k, v in binding.items():
-            self.scope.names[k] = ("type", v) if isinstance(v, Type) else Var(k, INT, VarKind.CONST, fd.pos, const_value=v)
-        try:
-            return all(self.param_type(p.type_spec) == self.rvalue(a).ty for p, a in zip(fd.params, args, strict=False))
-        finally:
-            self.scope = saved
 
     def _deduce(self, fd: ast.FuncDef, args: list[ast.Expr], explicit: list, pos: Pos) -> dict:
         if fd.params and fd.params[-1].pack:
@@ -414,3 +453,14 @@ class Calls(CheckerState):
         inst.nslots = self.func.nslots
         self.scope, self.func, self.addressed = saved
         return inst
+
+
+def _better(a: list[int], b: list[int]) -> bool:
+    """Whether ranks ``a`` beat ``b``: no argument worse, at least one better."""
+    return all(x <= y for x, y in zip(a, b, strict=False)) and any(x < y for x, y in zip(a, b, strict=False))
+
+
+def _is_integral_promotion(got: Type, want: Type) -> bool:
+    """bool, char, short and their unsigned kinds to int: a promotion, which C++ ranks above any
+    other conversion."""
+    return (want == INT and isinstance(got, ScalarType) and not got.is_float and got.bits < 32)
