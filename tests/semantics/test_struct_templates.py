@@ -10,8 +10,10 @@ instance see the template parameters' values.
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
+from metal_puzzles import compile_shader
 from metal_puzzles.msl import CompileError
 
 from .conftest import one, out0
@@ -122,3 +124,31 @@ def test_a_member_type_is_still_a_type_inside_its_struct() -> None:
     };
     """
     assert one("Acc a = {1};\na.add(2);\nout[0] = a.add(4);", "int32", header=header) == 7
+
+
+def test_member_alias_templates_name_types_in_member_functions() -> None:
+    """'template <typename U> using ret_type = ...;' inside a struct (PyTorch's complex functors
+    declare their result type so), also inside a struct template where it sees the struct's
+    parameters. p(i, 0) = (i, 0) and s.apply(i) = (3 i, i)."""
+    src = """
+    #include <metal_stdlib>
+    using namespace metal;
+    template <typename T> struct pair_of { using type = vec<T, 2>; };
+    struct polar {
+      template <typename U> using ret_type = typename pair_of<U>::type;
+      template <typename T> ret_type<T> operator()(const T r, const T a) { return ret_type<T>(r * cos(a), r * sin(a)); }
+    };
+    template <typename S>
+    struct scaled {
+      template <typename U> using out_t = vec<U, sizeof(S) / 2>;   // 2 for an int
+      S k;
+      template <typename T> out_t<T> apply(T x) { return out_t<T>(x * T(k), x); }
+    };
+    kernel void k(device float2* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+      polar p;
+      scaled<int> s = {3};
+      out[i] = p(float(i), 0.0f) + s.apply(float(i));
+    }"""
+    out = np.zeros((4, 2), np.float32)
+    compile_shader(src).k(out, threads=4)
+    assert out.tolist() == [[4.0 * i, 1.0 * i] for i in range(4)]

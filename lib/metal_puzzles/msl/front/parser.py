@@ -1042,7 +1042,18 @@ class Parser:
                 self.advance()
                 method_template = self.parse_template_params()
                 t = self.tok
-                if t.kind == "id" and t.text in ("static", "using", "typedef", "struct", "template", "friend"):
+                if t.kind == "id" and t.text in ("using", "typedef"):
+                    # A member alias template ('template <typename U> using ret_type = vec2type_t<U>;').
+                    alias = self.parse_alias()
+                    if not isinstance(alias, ast.TypeAlias):
+                        raise CompileError("expected a member alias template ('template <typename U> using Name "
+                                           "= ...;')", t.pos)
+                    alias.template_params = method_template
+                    member_types.append(alias)
+                    self.template_names.add(alias.name)
+                    _add_suffixes(self.template_names, f"{name.text}::{alias.name}")
+                    continue
+                if t.kind == "id" and t.text in ("static", "struct", "template", "friend"):
                     raise CompileError("only member functions may be templates inside a struct in the simulator "
                                        f"(a member template starting '{t.text}' is not supported)", t.pos)
             if t.kind == "id" and t.text in ("static", "template", "friend", "virtual", "using", "typedef"):

@@ -24,7 +24,7 @@ from ..constexpr import NotConstant
 from ..symbols import Var, VarKind
 from .helpers import cast_const
 from .state import CheckerState, Scope
-from .typenames import STRUCT_TEMPLATE
+from .typenames import ALIAS_TEMPLATE, STRUCT_TEMPLATE
 
 
 @dataclass
@@ -69,8 +69,9 @@ class StructTemplates(CheckerState):
         self.scope = scope
         try:
             for alias in item.member_types:
-                if alias.template_params:
-                    raise CompileError("member alias templates are not supported by the simulator", alias.pos)
+                if alias.template_params:  # resolved at each use, seeing the struct's own names
+                    members[alias.name] = self.scope.names[alias.name] = (ALIAS_TEMPLATE, alias, scope)
+                    continue
                 members[alias.name] = self.scope.names[alias.name] = ("type", self.resolve_type(alias.type_spec))
             for d in item.static_members:
                 ty = self.resolve_type(d.type_spec)

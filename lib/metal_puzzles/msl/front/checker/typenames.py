@@ -59,9 +59,10 @@ class TypeResolution(CheckerState):
             return
         self.scope.names[item.name] = ("type", self.resolve_type(item.type_spec))
 
-    def _alias_instance(self, alias: ast.TypeAlias, spec: ast.TypeSpec) -> Type:
+    def _alias_instance(self, alias: ast.TypeAlias, spec: ast.TypeSpec, declared_in: Scope | None = None) -> Type:
         """The type an alias template names for the arguments written in ``spec`` (missing
-        trailing arguments take their defaults, which may use the earlier ones)."""
+        trailing arguments take their defaults, which may use the earlier ones); a member alias
+        template sees the names of the struct it is declared in (``declared_in``)."""
         params = alias.template_params
         if params and params[-1].pack:
             return self._variadic_alias_instance(alias, spec)
@@ -78,7 +79,7 @@ class TypeResolution(CheckerState):
             else:
                 values.append(None)
         saved_scope, saved_namespace = self.scope, self.namespace
-        self.scope, self.namespace = Scope(self.globals), alias.namespace
+        self.scope, self.namespace = Scope(declared_in or self.globals), alias.namespace
         try:
             for p, value in zip(params, values, strict=True):
                 if value is None:  # a default, in the alias's own scope with the earlier arguments
@@ -201,7 +202,7 @@ class TypeResolution(CheckerState):
         if isinstance(found, tuple) and found[0] == "type":
             return found[1]
         if isinstance(found, tuple) and found[0] == ALIAS_TEMPLATE:
-            return self._alias_instance(found[1], spec)
+            return self._alias_instance(found[1], spec, found[2] if len(found) > 2 else None)
         if isinstance(found, tuple) and found[0] == TYPE_PACK:
             raise self.unexpanded_pack_error(name, spec.pos)
         if isinstance(found, tuple) and found[0] == STRUCT_TEMPLATE:
