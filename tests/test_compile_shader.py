@@ -208,11 +208,26 @@ def test_replay_for_the_explorer_does_not_write_again(lib) -> None:
     assert replayed.trace is not None and replayed.steps
 
 
-def test_a_shader_that_does_not_compile_raises_with_the_line() -> None:
-    lib = compile_shader("kernel void k(device float* a [[buffer(0)]], uint i [[thread_position_in_grid]]) {\n"
-                         "  a[i] = undefined_name;\n}")
+def test_a_shader_that_does_not_compile_raises_with_the_line_when_compiled() -> None:
+    """As torch.mps.compile_shader does, errors in a kernel, a helper function or a constant are
+    reported by compile_shader itself, not at the first call."""
     with pytest.raises(CompileError, match="source:2"):
-        _ = lib.k  # kernels compile when first asked for, as pipelines are made on first use
+        compile_shader("kernel void k(device float* a [[buffer(0)]], uint i [[thread_position_in_grid]]) {\n"
+                       "  a[i] = undefined_name;\n}")
+    with pytest.raises(CompileError, match="source:1:.*'int' to 'thread float\\*'"):
+        compile_shader("inline float unused(float x) { thread float* p = 1; return x; }\n"
+                       "kernel void k(device float* a [[buffer(0)]], uint i [[thread_position_in_grid]]) { a[i] = 1; }")
+    with pytest.raises(CompileError, match="source:1"):
+        compile_shader("constant float table[2] = {1.0f, no_such_constant};\n"
+                       "kernel void k(device float* a [[buffer(0)]], uint i [[thread_position_in_grid]]) { a[i] = 1; }")
+
+
+def test_a_template_kernel_compiles_for_its_instantiation_when_first_used() -> None:
+    lib = compile_shader("template <typename T> kernel void k(device T* a [[buffer(0)]], uint i "
+                         "[[thread_position_in_grid]]) {\n  a[i] = T(undefined_name);\n}\n"
+                         "template [[host_name(\"k_float\")]] kernel void k<float>(device float*, uint);")
+    with pytest.raises(CompileError, match="source:2"):
+        _ = lib.k_float
 
 
 def test_running_a_shader_imports_neither_torch_nor_mlx() -> None:

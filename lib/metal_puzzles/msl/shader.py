@@ -102,6 +102,23 @@ class ShaderLibrary:
                 raise CompileError(f"two kernels have the host name '{inst.host_name}'", inst.pos, self.registry)
             self._instances[inst.host_name] = inst
         self._compiled: dict[str, ShaderKernel] = {}
+        self._check_eagerly()
+
+    def _check_eagerly(self) -> None:
+        """Report what the Metal compiler would reject when the library is built: the shared
+        declarations (constants, structs, aliases), every function that is not a template, and
+        every kernel that is not one. A templated kernel is compiled for its instantiation when
+        that kernel is first used (a large library such as PyTorch's has thousands)."""
+        try:
+            with _deep_stack():
+                ck = Checker(STANDARD_LIBRARY)
+                ck.add_header(copy.deepcopy(self.unit.helpers))
+                ck.check_functions()
+        except CompileError as err:
+            raise err.with_registry(self.registry) from None
+        for name, inst in self._instances.items():
+            if inst is None:
+                self.kernel(name)
 
     @property
     def kernel_names(self) -> list[str]:
