@@ -379,3 +379,24 @@ def test_what_a_reference_parameter_cannot_do_is_a_compile_error(param: str, mes
     }}"""
     with pytest.raises(CompileError, match=message):
         ShaderLibrary(src).kernel("k")
+
+
+def test_a_race_inside_one_simdgroup_of_a_larger_group_mentions_the_simdgroup_barrier() -> None:
+    """Each SIMD-group of a 64-thread group works on its own 32-element tile: the race between
+    lanes of SIMD-group 0 needs only a SIMD-group barrier, which the advice says beside the
+    threadgroup barrier; in a group of one SIMD-group (the puzzles') the advice stays as it was."""
+    src = """
+    kernel void k(device float* out [[buffer(0)]], uint lid [[thread_position_in_threadgroup]],
+                  uint sg [[simdgroup_index_in_threadgroup]], uint sl [[thread_index_in_simdgroup]]) {
+      threadgroup float tile[64];
+      tile[sg * 32 + sl] = float(lid);
+      out[lid] = tile[sg * 32 + (sl + 1) % 32];
+    }"""
+    with pytest.raises(SanitizerError) as info:
+        launch(src, "k", {0: np.zeros(64, np.float32)}, threads=(64, 1, 1), group=(64, 1, 1))
+    message = info.value.findings[0].message
+    assert "threadgroup_barrier(mem_flags::mem_threadgroup)" in message
+    assert "one SIMD-group (0)" in message and "simdgroup_barrier(mem_flags::mem_threadgroup) is enough" in message
+    with pytest.raises(SanitizerError) as small:
+        launch(src, "k", {0: np.zeros(64, np.float32)}, threads=(32, 1, 1), group=(32, 1, 1))
+    assert "simdgroup_barrier" not in small.value.findings[0].message

@@ -38,6 +38,7 @@ from ..run.hints import (
     threadgroup_race_fix,
     uninitialized_fix,
 )
+from ..run.lanes import SIMD_WIDTH
 from ..run.memory import Memory, View, rescale
 
 _NONE = np.int64(-1)
@@ -531,6 +532,14 @@ class Sanitizer:
             misplaced = None if same_group or mem.space == AddressSpace.THREADGROUP else partial_group_fix(ctx)
             if mem.space == AddressSpace.THREADGROUP:
                 fix = threadgroup_race_fix(pos, other_pos, later_writes=kind != RaceKind.READ_AFTER_WRITE)
+                lanes_ = ctx.lanes
+                if other >= 0 and same_group and lanes_.threads_in_group[lanes_.group[lane]] > SIMD_WIDTH \
+                        and lanes_.simd_in_group[other] == lanes_.simd_in_group[lane]:
+                    # A tile per SIMD-group (a GEMM's): the cheaper barrier may be all it needs.
+                    fix += (f"; the two threads are in one SIMD-group ({lanes_.simd_in_group[lane]}): if only the "
+                            "threads of one SIMD-group share these elements, simdgroup_barrier(mem_flags::"
+                            "mem_threadgroup) is enough, and unlike a threadgroup barrier it may sit where SIMD-groups "
+                            "take different branches")
             elif misplaced is not None:  # the thread's position is wrong, not its way of writing
                 fix = misplaced
             elif kind == "write-after-write":
