@@ -209,14 +209,15 @@ def test_replay_for_the_explorer_does_not_write_again(lib) -> None:
 
 
 def test_a_shader_that_does_not_compile_raises_with_the_line_when_compiled() -> None:
-    """As torch.mps.compile_shader does, errors in a kernel, a helper function or a constant are
-    reported by compile_shader itself, not at the first call."""
+    """As torch.mps.compile_shader does, errors in a kernel, and in a helper function it calls or a
+    constant, are reported by compile_shader itself, not at the first call."""
     with pytest.raises(CompileError, match="source:2"):
         compile_shader("kernel void k(device float* a [[buffer(0)]], uint i [[thread_position_in_grid]]) {\n"
                        "  a[i] = undefined_name;\n}")
     with pytest.raises(CompileError, match="source:1:.*'int' to 'thread float\\*'"):
-        compile_shader("inline float unused(float x) { thread float* p = 1; return x; }\n"
-                       "kernel void k(device float* a [[buffer(0)]], uint i [[thread_position_in_grid]]) { a[i] = 1; }")
+        compile_shader("inline float helper(float x) { thread float* p = 1; return x; }\n"
+                       "kernel void k(device float* a [[buffer(0)]], uint i [[thread_position_in_grid]]) "
+                       "{ a[i] = helper(1.0f); }")
     with pytest.raises(CompileError, match="source:1"):
         compile_shader("constant float table[2] = {1.0f, no_such_constant};\n"
                        "kernel void k(device float* a [[buffer(0)]], uint i [[thread_position_in_grid]]) { a[i] = 1; }")

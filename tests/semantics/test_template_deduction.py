@@ -89,3 +89,16 @@ def test_overloads_that_cannot_take_an_argument_drop_out_and_exact_matches_win()
     ambiguous = src.replace("twice(int(i))", "twice(long(i))")
     with pytest.raises(CompileError, match="call to 'twice' is ambiguous"):
         ShaderLibrary(ambiguous).kernel("k")
+
+
+def test_half_promotes_to_float_and_a_scalar_made_a_vector_ranks_last() -> None:
+    """f(float) and f(float2) called with a half: clang ranks half to float as a promotion and a
+    splat below any scalar conversion, so f(float) is chosen (as PyTorch's headers rely on)."""
+    src = """
+    inline float f(float x) { return x + 1.0f; }
+    inline float2 f(float2 v) { return v * 100.0f; }
+    kernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+      out[i] = f(half(i)) + f(short(i));
+    }"""
+    res = launch(src, "k", {0: np.zeros(4, np.float32)})
+    assert res.outputs[0].tolist() == [2.0 * i + 2 for i in range(4)]

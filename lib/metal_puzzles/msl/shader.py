@@ -106,14 +106,13 @@ class ShaderLibrary:
 
     def _check_eagerly(self) -> None:
         """Report what the Metal compiler would reject when the library is built: the shared
-        declarations (constants, structs, aliases), every function that is not a template, and
-        every kernel that is not one. A templated kernel is compiled for its instantiation when
-        that kernel is first used (a large library such as PyTorch's has thousands)."""
+        declarations (constants, structs, aliases) and every kernel that is not a template. A
+        helper function is checked with the first kernel that calls it, and a templated kernel for
+        its instantiation when that kernel is first used (PyTorch's libraries have thousands, and
+        helpers no kernel of a shader calls)."""
         try:
             with _deep_stack():
-                ck = Checker(STANDARD_LIBRARY)
-                ck.add_header(copy.deepcopy(self.unit.helpers))
-                ck.check_functions()
+                Checker(STANDARD_LIBRARY).add_header(copy.deepcopy(self.unit.helpers))
         except CompileError as err:
             raise err.with_registry(self.registry) from None
         for name, inst in self._instances.items():

@@ -128,14 +128,6 @@ class Checker(TypeResolution, Declarations, Statements, Conversions, Expressions
             ty = INT if -(2**31) <= int(value) < 2**31 else LONG
             self.globals.names[name] = Var(name, ty, VarKind.CONST, pos, const_value=int(value), mutable=False)
 
-    def check_functions(self) -> None:
-        """Check the body of every function that is not a template (templates are checked for
-        each set of arguments a call gives them), as a compiler does when it builds a library."""
-        for defs in list(self.func_defs.values()):
-            for fd in defs:
-                if not fd.template_params and fd.body is not None:
-                    self._instantiate(fd, {}, fd.pos)
-
     def check_kernel(self, body: ast.Block, params: list[tuple[str, Type, ParamRole]]) -> CheckedKernel:
         """Check the kernel body with the generated parameters in scope (name, type, what it carries)."""
         self.func = FunctionContext(VOID, is_kernel=True)

@@ -7,6 +7,9 @@ from typing import Any
 
 from ...lang.errors import CompileError, Pos, did_you_mean
 from ...lang.types import (
+    BFLOAT,
+    FLOAT,
+    HALF,
     INT,
     SIMD_VOTE,
     AddressSpace,
@@ -206,7 +209,7 @@ class Calls(CheckerState):
 
     def _conversion_ranks(self, fd: ast.FuncDef, binding: dict, args: list[ast.Expr]) -> list[int] | None:
         """How well each argument matches its parameter in this candidate: 0 the same type, 1 an
-        integral promotion (short to int), 2 another implicit conversion; None when some argument converts to no parameter type (the address
+        promotion, 2 another implicit conversion, 3 a scalar made a vector (``_conversion_rank``); None when some argument converts to no parameter type (the address
         space of a pointer, a reference to another type...)."""
         saved = self.scope
         saved_namespace = self.enter_namespace(fd.namespace)
@@ -235,7 +238,7 @@ class Calls(CheckerState):
                     self.convert(a, want, "argument")
                 except CompileError:
                     return None
-                ranks.append(1 if _is_integral_promotion(got, want) else 2)
+                ranks.append(_conversion_rank(got, want))
             return ranks
         finally:
             self.scope = saved
@@ -460,7 +463,14 @@ def _better(a: list[int], b: list[int]) -> bool:
     return all(x <= y for x, y in zip(a, b, strict=False)) and any(x < y for x, y in zip(a, b, strict=False))
 
 
-def _is_integral_promotion(got: Type, want: Type) -> bool:
-    """bool, char, short and their unsigned kinds to int: a promotion, which C++ ranks above any
-    other conversion."""
-    return (want == INT and isinstance(got, ScalarType) and not got.is_float and got.bits < 32)
+def _conversion_rank(got: Type, want: Type) -> int:
+    """1 for a promotion (bool, char, short to int; half or bfloat to float, as clang ranks
+    OpenCL's and Metal's half), 3 for a scalar made a vector (a splat: ranked below any scalar
+    conversion, so 'log1p(half)' picks 'log1p(float)' over 'log1p(float2)'), 2 for the rest."""
+    if isinstance(want, VectorType) and isinstance(got, ScalarType):
+        return 3
+    if want == INT and isinstance(got, ScalarType) and not got.is_float and got.bits < 32:
+        return 1
+    if want == FLOAT and got in (HALF, BFLOAT):
+        return 1
+    return 2
