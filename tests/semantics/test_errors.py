@@ -160,11 +160,15 @@ def test_unsupported_constructs_are_compile_errors(body: str) -> None:
     assert err.line >= 1
 
 
-def test_recursion_is_a_compile_error() -> None:
-    """Metal does not allow recursive calls."""
-    header = "int fact(int n) { return n <= 1 ? 1 : n * fact(n - 1); }"
-    with pytest.raises(CompileError):
-        run("out[0] = fact(4);", header=header)
+def test_recursion_runs_and_a_runaway_one_stops_with_a_message() -> None:
+    """Metal compiles recursive calls (PyTorch's gamma and log_gamma call each other); a thread's
+    stack is small, so a recursion that does not end stops at the depth limit, at its call."""
+    header = ("int fact(int n) { return n <= 1 ? 1 : n * fact(n - 1); }\n"
+              "int forever(int n) { return forever(n + 1); }")
+    assert run("out[0] = fact(5);", header=header, out=((1,), "int32")).outputs[0][0] == 120
+    with pytest.raises(KernelRuntimeError, match="'forever' is called more than 64 calls deep") as info:
+        run("out[0] = forever(0);", header=header, out=((1,), "int32"))
+    assert info.value.pos.file == "header" and info.value.pos.line == 2
 
 
 def test_error_in_macro_expansion_points_at_use_in_source() -> None:
@@ -301,3 +305,12 @@ def test_uint3_position_assigned_to_uint_is_an_error() -> None:
     err = compile_error("uint i = thread_position_in_grid;\nout[i] = 1;", out=((4,), "float32"),
                         grid=(4, 1, 1))
     assert (err.line, err.col) in {(1, 10), (1, 6)}
+
+
+def test_mutual_recursion_through_a_forward_declaration() -> None:
+    """Two functions calling each other, as PyTorch's gamma and log_gamma do: up(x) adds 5 until
+    x reaches 12, each step through down(); from 3: 3 -> 8 -> 13, plus 100 for each down()."""
+    header = ("float down(float x);\n"
+              "float up(float x) { return x >= 12.0f ? x : down(x + 5.0f); }\n"
+              "float down(float x) { return up(x) + 100.0f; }")
+    assert run("out[0] = up(3.0f);", header=header).outputs[0][0] == 213.0

@@ -91,6 +91,10 @@ def lane_broadcast(ctx: Ctx, v):
     return np.broadcast_to(v, (ctx.n,) + np.shape(v)[np.ndim(v) - 0:] if np.ndim(v) == 0 else (ctx.n,) + np.shape(v))
 
 
+#: How deeply calls may nest at run time (recursion compiles, as in Metal since MSL 2.4; a GPU
+#: thread's stack is small, and a recursion that does not end must stop with a message).
+MAX_CALL_DEPTH = 64
+
 # ============================================================================ locations
 class SlotLoc:
     __slots__ = ("slots", "k", "vec", "pos", "name")
@@ -860,7 +864,7 @@ class CodeGen:
         key = id(inst)
         bodies = self.bodies
         if key not in bodies:
-            bodies[key] = None  # compiling (a recursive call finds it here; Metal has no recursion)
+            bodies[key] = None  # compiling: a recursive call finds it here and calls it once it is compiled
             bodies[key], _ = self.stmt(inst.body)
         params = inst.params
         nslots = inst.nslots
@@ -881,8 +885,9 @@ class CodeGen:
                 mem = _thread_memory(c, k, name, ty).mem
                 c.store(mem, np.int64(0), value, m, view, e.pos)
             c.call_depth += 1
-            if c.call_depth > 64:
-                raise KernelRuntimeError("call depth exceeded (recursion is not allowed in Metal)", e.pos)
+            if c.call_depth > MAX_CALL_DEPTH:
+                raise KernelRuntimeError(f"'{inst.name}' is called more than {MAX_CALL_DEPTH} calls deep: a recursion "
+                                         "that does not end? (a GPU thread's call stack is small)", e.pos)
             try:
                 bodies[key](c, m)
                 result = c.frame.ret_val

@@ -412,11 +412,8 @@ class Calls(CheckerState):
 
     def _instantiate(self, fd: ast.FuncDef, binding: dict, pos: Pos) -> FuncInstance:
         key = (id(fd), tuple(sorted((k, str(v)) for k, v in binding.items())))
-        # Recursion is a call of an instance still being checked (its key is recorded first); a
-        # variadic template calling itself with its pack one shorter ('f(rest...)') or another
-        # overload of the same name is a different instance, as in C++.
-        if key in self.instances and fd.name in self.instantiating:
-            raise CompileError(f"recursive call to '{fd.name}': Metal does not support recursion", pos)
+        # A recursive call finds the instance still being checked (its key is recorded first):
+        # Metal (MSL 2.4 on) compiles recursion, and the executor bounds its depth at run time.
         if key in self.instances:
             return self.instances[key]
         body = copy.deepcopy(fd.body)

@@ -246,8 +246,6 @@ class Structs(CheckerState):
         if key in self.instances:
             return self.instances[key]
         qualified = f"{st.name}::{fd.name}"
-        if qualified in self.instantiating:
-            raise CompileError(f"recursive call to '{qualified}': Metal does not support recursion", pos)
         body = copy.deepcopy(fd.body)
         saved_scope, saved_func, saved_addr = self.scope, self.func, self.addressed
         saved_namespace = self.enter_namespace(fd.namespace)
