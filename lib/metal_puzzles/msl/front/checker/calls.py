@@ -72,6 +72,10 @@ class Calls(CheckerState):
             raise CompileError(f"'{name}' is a variable, not a function", e.pos)
         if isinstance(sym, tuple) and sym[0] == "method":
             return self.member_function_call(e)
+        static = self.static_member_functions(name)
+        if static is not None:  # 'S::f(x)', 'F::apply(a, b)'
+            folded = self._fold_constexpr_call(e, static[0])
+            return folded if folded is not None else self.static_call(e, *static)
         plain = name.removeprefix("::").removeprefix("metal::")
         defs = self.find_function(name) or self.func_defs.get(plain)
         if defs and any(d.constexpr for d in defs):
@@ -105,19 +109,29 @@ class Calls(CheckerState):
         e.ty = self.resolve_type(targs[0])
         return e
 
-    def _fold_constexpr_call(self, e: ast.Call) -> ast.Expr | None:
-        """A constexpr function called with constant arguments is its value, computed now (as C++
-        compilers do; it also lets a recursive constexpr function run, which Metal could not)."""
+    def _fold_constexpr_call(self, e: ast.Call, owner: StructType | None = None) -> ast.Expr | None:
+        """A constexpr function (or static constexpr member function of ``owner``) called with
+        constant arguments is its value, computed now (as C++ compilers do; it also lets a
+        recursive constexpr function run, which Metal could not)."""
         try:
             value = self._const_call(e)
         except NotConstant:
             return None
-        fd = next(d for d in self.find_function(e.func.ident) if d.constexpr and len(d.params) == len(e.args))
-        saved_namespace = self.enter_namespace(fd.namespace)
-        try:
-            ty = self.resolve_type(fd.ret)
-        finally:
-            self.namespace = saved_namespace
+        if owner is not None:
+            fd, _ = self.constexpr_static_method(e)
+            saved_scope, self.scope = self.scope, Scope(self.globals)
+            self.struct_members_scope(owner, self.scope)
+            try:
+                ty = self.resolve_type(fd.ret)
+            finally:
+                self.scope = saved_scope
+        else:
+            fd = next(d for d in self.find_function(e.func.ident) if d.constexpr and len(d.params) == len(e.args))
+            saved_namespace = self.enter_namespace(fd.namespace)
+            try:
+                ty = self.resolve_type(fd.ret)
+            finally:
+                self.namespace = saved_namespace
         if not isinstance(ty, ScalarType):
             return None
         lit: ast.Expr

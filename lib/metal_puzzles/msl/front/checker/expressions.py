@@ -104,6 +104,8 @@ class Expressions(CheckerState):
             sym = self.template_struct_constant(name, e.template_args, e.pos)
         if sym is None and name.removeprefix("::").startswith("metal::"):
             sym = self.scope.lookup(name.removeprefix("::").removeprefix("metal::"))
+        if sym is None and e.template_args is None:
+            sym = self.member_through_type_name(name, e.pos)
         if isinstance(sym, Var):
             e.symbol = sym
             e.ty = sym.ty
@@ -542,6 +544,14 @@ class Expressions(CheckerState):
         raise CompileError(f"cannot cast '{src}' to '{ty}'", e.pos)
 
     def e_Construct(self, e: ast.Construct) -> ast.Expr:
+        spec = e.type_spec
+        if len(spec.member) == 1 and spec.args:
+            # 'Max<T>::apply(a, b)': a static member function of a struct template's instance.
+            owner = self.resolve_type(ast.TypeSpec(spec.pos, spec.name, spec.args))
+            name = spec.member[0]
+            if isinstance(owner, StructType) and any(m.name == name for m in self.structs[owner].methods):
+                call = ast.Call(e.pos, ast.Name(spec.pos, name), self.expand_packs(e.args, e.pos))
+                return self.static_call(call, owner, name)
         ty = self.resolve_type(e.type_spec)
         return self._construct(e, ty)
 
@@ -560,6 +570,9 @@ class Expressions(CheckerState):
                 arg = self.expr(e.args[0])
                 if arg.ty == ty:
                     return arg  # a copy
+                e.args[0] = arg
+            if self.has_constructors(ty):
+                return self.temporary_object(ty, e.args, e.pos)
             return self.struct_init(ast.InitList(e.pos, list(e.args)), ty, e.pos)
         args = [self.rvalue(self.expr(a)) for a in e.args]
         if isinstance(ty, ScalarType):
