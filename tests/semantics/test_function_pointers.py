@@ -1,6 +1,10 @@
-"""Function pointers (``T (*op)(T, T)``, as c10/metal/atomic.h passes an operation) are outside
-the simulator's subset (issue 23): a precise compile error at the '(' of the declarator, naming
-the way that works (a functor type as a template parameter), instead of a parse error.
+"""Function pointer parameters (issue 23), as c10/metal/atomic.h passes an operation:
+``T (*op)(T, T)``. The argument must name a function declared in the source (``add``, ``&add``,
+or the caller's own function pointer parameter passed on): each call site instantiates the
+function with the function it names, as Metal's compiler inlines it. Function pointer
+variables, and arguments that are not function names, are precise compile errors.
+
+Expected values are plain arithmetic worked out by hand.
 """
 
 from __future__ import annotations
@@ -11,17 +15,39 @@ from metal_puzzles.msl import CompileError
 
 from .conftest import out0
 
-ADD = "float add(float a, float b) { return a + b; }\n"
+OPS = """
+float add(float a, float b) { return a + b; }
+float mul(float a, float b) { return a * b; }
+int sub(int a, int b) { return a - b; }
+template <typename T> T fold3(T x, T y, T z, T (*op)(T, T)) { return op(op(x, y), z); }
+float cube_of(float x, float (*op)(float, float)) { return fold3(x, x, x, op); }  // passed on
+"""
 
 
-@pytest.mark.parametrize(("header", "body", "column"), [
-    # A parameter: the error points at the '(' before '*op'.
-    (ADD + "float apply(float x, float y, float (*op)(float, float)) { return op(x, y); }",
-     "out[0] = apply(1.0f, 2.0f, add);", 37),
-    # A local variable.
-    (ADD, "float (*op)(float, float) = add; out[0] = op(1.0f, 2.0f);", 7),
+def test_each_call_site_runs_the_function_its_argument_names() -> None:
+    got = out0("out[0] = fold3(1.0f, 2.0f, 3.0f, add);"   # (1 + 2) + 3
+               "out[1] = fold3(1.0f, 2.0f, 3.0f, &mul);"  # (1 * 2) * 3
+               "out[2] = fold3(10, 2, 3, sub);"           # (10 - 2) - 3, in int
+               "out[3] = cube_of(2.0f, mul);"             # 2 * 2 * 2
+               "out[4] = cube_of(2.0f, add);",            # 2 + 2 + 2
+               out=((5,), "float32"), header=OPS)
+    assert got.tolist() == [6.0, 6.0, 5.0, 8.0, 6.0]
+
+
+@pytest.mark.parametrize(("body", "message", "column"), [
+    ("out[0] = fold3(1.0f, 2.0f, 3.0f, 4.0f);",
+     "argument 'op' of 'fold3' is a function pointer: the simulator needs the name of a function", 34),
+    ("out[0] = fold3(1.0f, 2.0f, 3.0f);", "too few arguments to 'fold3': the function pointer 'op' needs one", 10),
+    ("float (*op)(float, float) = add; out[0] = op(1.0f, 2.0f);",
+     "function pointers are supported by the simulator only as function parameters", 7),
 ])
-def test_a_function_pointer_is_a_precise_error_at_its_parenthesis(header: str, body: str, column: int) -> None:
-    with pytest.raises(CompileError, match="function pointers are not supported by the simulator") as info:
-        out0(body, header=header)
+def test_what_stays_outside_is_a_precise_error(body: str, message: str, column: int) -> None:
+    with pytest.raises(CompileError, match=message) as info:
+        out0(body, header=OPS)
     assert info.value.pos.col == column
+
+
+def test_a_function_of_another_arity_is_refused() -> None:
+    header = OPS + "float neg(float a) { return -a; }"
+    with pytest.raises(CompileError, match=r"'neg' does not take 2 argument\(s\), as the function pointer 'op'"):
+        out0("out[0] = fold3(1.0f, 2.0f, 3.0f, neg);", header=header)

@@ -373,6 +373,10 @@ class Param(Node):
     attribute: str | None = None
     #: A function parameter pack ('const Args&... rest'): one parameter per type of its pack.
     pack: bool = False
+    #: A function pointer parameter ('T (*op)(T, T)'): the pointed-to function's parameters
+    #: (``type_spec`` is its return type). Its argument must name a function: each call site
+    #: instantiates the function with the one it names.
+    function_params: list[Param] | None = None
 
 
 @dataclass(eq=False)
@@ -409,6 +413,9 @@ class FuncDef(Node):
     static: bool = False
     #: A constructor's member initializer list (': a(x), b{y}'), in the order written.
     member_inits: list[MemberInit] = field(default_factory=list)
+    #: For an instance made for function arguments: each function pointer parameter's name and
+    #: the overload set (list of FuncDef) of the function its call site named.
+    function_arguments: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(eq=False)

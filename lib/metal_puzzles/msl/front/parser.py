@@ -1151,11 +1151,22 @@ class Parser:
                              static_members=static_members, constructors=constructors)
 
     def _refuse_function_pointer(self) -> None:
-        """'T (*op)(T, T)': a precise error at the '(' (Metal has no function pointers in the
-        simulator's subset; a functor type passed as a template parameter does the same job)."""
+        """A function pointer variable ('T (*op)(T, T) = add;'): a precise error at the '(' (only
+        parameters may be function pointers in the simulator; a functor type passed as a template
+        parameter does the same job)."""
         if self.tok.is_op("(") and self.peek().is_op("*"):
-            raise CompileError("function pointers are not supported by the simulator; pass the operation as a "
-                               "functor type instead ('template <typename Op> ... Op()(a, b)')", self.tok.pos)
+            raise CompileError("function pointers are supported by the simulator only as function parameters "
+                               "whose argument names a function; pass the operation as a functor type instead "
+                               "('template <typename Op> ... Op()(a, b)')", self.tok.pos)
+
+    def _function_pointer_param(self, start: Pos, ret: ast.TypeSpec) -> ast.Param:
+        """'T (*op)(T, T)' in a parameter list, from its '('."""
+        self.advance()  # '('
+        self.advance()  # '*'
+        name = self.expect_ident("the function pointer parameter's name").text
+        self.expect(")", "after the function pointer's name")
+        self.expect("(", "to open the function pointer's parameter types")
+        return ast.Param(start, name, ret, function_params=self._parse_params())
 
     def _starts_constructor(self, struct_name: str) -> bool:
         k = 0
@@ -1233,7 +1244,12 @@ class Parser:
         while True:
             start = self.tok.pos
             spec = self.parse_type_spec()
-            self._refuse_function_pointer()
+            if self.tok.is_op("(") and self.peek().is_op("*"):
+                params.append(self._function_pointer_param(start, spec))
+                if self.accept(","):
+                    continue
+                self.expect(")", "to close the parameter list")
+                return params
             pack = self.accept("...")  # 'const Args&... rest'
             name = None
             if self.tok.kind == "id":

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 from typing import Any
 
 from ...lang.errors import CompileError, Pos, did_you_mean
@@ -23,7 +24,7 @@ from ..constexpr import NotConstant
 from ..symbols import FuncInstance, Var, VarKind
 from .helpers import addressed_names, designates_part_of
 from .packs import PARAMETER_PACK, element_name, rename
-from .state import CheckerState, Scope
+from .state import FUNCTION_ARGUMENT, CheckerState, Scope
 from .typenames import SubstitutionFailure
 
 
@@ -72,6 +73,8 @@ class Calls(CheckerState):
             raise CompileError(f"'{name}' is a variable, not a function", e.pos)
         if isinstance(sym, tuple) and sym[0] == "method":
             return self.member_function_call(e)
+        if isinstance(sym, tuple) and sym[0] == FUNCTION_ARGUMENT:  # 'op(a, b)' with 'T (*op)(T, T)'
+            return self._call_header_function(e, sym[1])
         static = self.static_member_functions(name)
         if static is not None:  # 'S::f(x)', 'F::apply(a, b)'
             folded = self._fold_constexpr_call(e, static[0])
@@ -145,6 +148,8 @@ class Calls(CheckerState):
         return lit
 
     def _call_header_function(self, e: ast.Call, defs: list[ast.FuncDef]) -> ast.Expr:
+        if any(p.function_params is not None for fd in defs for p in fd.params):
+            defs = [self._with_function_arguments(e, defs)]
         # An overloaded operator's operands come checked already (checking is not repeatable).
         args = [a if a.ty is not None else self.expr(a) for a in e.args]
         explicit = [self.resolve_type(t) if isinstance(t, ast.TypeSpec) else self.const_int(t, "template argument")
@@ -176,6 +181,55 @@ class Calls(CheckerState):
         e.ty = inst.ret
         self.mark_reference_result(e, inst)
         return e
+
+    def _with_function_arguments(self, e: ast.Call, defs: list[ast.FuncDef]) -> ast.FuncDef:
+        """A call of a function with function pointer parameters ('T (*op)(T, T)'): each such
+        argument must name a function (known when compiling, as Metal's compiler inlines it);
+        the result is the function made for those functions, without those parameters, and the
+        call keeps only its other arguments."""
+        if len(defs) != 1:
+            raise CompileError(f"'{defs[0].name}' is overloaded and takes a function pointer: the simulator supports "
+                               "function pointer parameters only on functions that are not overloaded", e.pos)
+        fd = defs[0]
+        if len(e.args) > len(fd.params):
+            raise CompileError(f"'{fd.name}' takes {len(fd.params)} argument(s), {len(e.args)} given", e.pos)
+        named: dict[str, list[ast.FuncDef]] = {}
+        kept = []
+        for k, (p, a) in enumerate(zip(fd.params, e.args, strict=False)):
+            if p.function_params is None:
+                kept.append(a)
+                continue
+            named[p.name or f"#{k}"] = self._function_named_by(a, p, fd.name)
+        missing = [p.name for p in fd.params[len(e.args):] if p.function_params is not None]
+        if missing:
+            raise CompileError(f"too few arguments to '{fd.name}': the function pointer '{missing[0]}' needs one",
+                               e.pos)
+        key = (id(fd), tuple((k, v[0].name) for k, v in named.items()))
+        if key not in self.function_argument_defs:
+            self.function_argument_defs[key] = dataclasses.replace(
+                fd, params=[p for p in fd.params if p.function_params is None], function_arguments=named)
+        e.args = kept
+        return self.function_argument_defs[key]
+
+    def _function_named_by(self, arg: ast.Expr, param: ast.Param, callee: str) -> list[ast.FuncDef]:
+        """The header functions an argument for function pointer ``param`` names ('add', '&add',
+        or a function pointer parameter of the caller passed on)."""
+        target = arg.operand if isinstance(arg, ast.Unary) and arg.op == "&" else arg
+        found = None
+        if isinstance(target, ast.Name) and not target.template_args:
+            sym = self.lookup_name(target.ident)
+            if isinstance(sym, tuple) and sym[0] == FUNCTION_ARGUMENT:
+                found = sym[1]
+            elif sym is None:
+                found = self.find_function(target.ident) or self.func_defs.get(target.ident.removeprefix("::"))
+        if not found:
+            raise CompileError(f"argument '{param.name}' of '{callee}' is a function pointer: the simulator needs the "
+                               "name of a function declared in the source here", arg.pos)
+        arity = len(param.function_params or [])
+        if not any(len(f.params) == arity and not any(q.pack for q in f.params) for f in found):
+            raise CompileError(f"'{found[0].name}' does not take {arity} argument(s), as the function pointer "
+                               f"'{param.name}' of '{callee}' does", arg.pos)
+        return found
 
     def choose_overload(self, name: str, pos: Pos, defs: list[ast.FuncDef], args: list[ast.Expr],
                         explicit: list) -> tuple[ast.FuncDef, dict]:
@@ -438,6 +492,8 @@ class Calls(CheckerState):
             self.scope = Scope(self.globals)
             for k, v in binding.items():
                 self._bind_template_param(k, v, fd.pos)
+            for k, functions in fd.function_arguments.items():
+                self.scope.names[k] = (FUNCTION_ARGUMENT, functions)
             ret = self.resolve_type(fd.ret)
             self.func = self.function_context(ret, fd.ret)
             params = []

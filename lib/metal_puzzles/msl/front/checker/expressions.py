@@ -42,7 +42,7 @@ from ..ast import CastStyle
 from ..symbols import Var, VarKind
 from .helpers import designates_part_of, start_pos, typed_placeholder
 from .packs import PARAMETER_PACK
-from .state import CheckerState
+from .state import FUNCTION_ARGUMENT, CheckerState
 from .typenames import VARIABLE_TEMPLATE
 
 SWIZZLE_SETS = ("xyzw", "rgba")
@@ -127,6 +127,9 @@ class Expressions(CheckerState):
             raise CompileError(f"'{name}' is a member function; did you forget the parentheses '()'?", e.pos)
         if isinstance(sym, tuple) and sym[0] == PARAMETER_PACK:
             raise self.unexpanded_pack_error(name, e.pos)
+        if isinstance(sym, tuple) and sym[0] == FUNCTION_ARGUMENT:
+            raise CompileError(f"'{name}' is a function pointer parameter: the simulator supports calling it and "
+                               "passing it on as an argument, not using it as a value", e.pos)
         if isinstance(sym, tuple):
             raise CompileError(f"'{name}' is a type, not a value", e.pos)
         name = name.removeprefix("::")  # what is left are the library's names: '::metal::x' is 'metal::x'

@@ -1,6 +1,9 @@
 """Structs declared in the header: their layout, brace initialization (with default member
-initializers), member access (``.`` and ``->``) and member functions (called with an implicit
-``this`` reference; inside them, member names refer to ``this``'s fields)."""
+initializers), member access (``.`` and ``->``), member functions (called with an implicit
+``this`` reference; inside them, member names refer to ``this``'s fields), static member
+functions (no ``this``: ``S::f()``, ``Op::f()``) and constructors (member functions named
+CONSTRUCTOR whose body initialises the members first; a declaration builds its variable in place,
+an expression ``P(a, b)`` a temporary object)."""
 
 from __future__ import annotations
 
