@@ -101,3 +101,21 @@ def test_a_member_function_calls_a_static_one_without_qualification() -> None:
 def test_what_a_static_member_function_cannot_do_is_a_precise_error(header: str, body: str, message: str) -> None:
     with pytest.raises(CompileError, match=message):
         out0(body, out=((1,), "float32"), header=header)
+
+
+LIMITS = """
+template <typename T> struct Lim {
+    static constexpr T lowest() { return T(-5); }
+    static constexpr int bytes() { return sizeof(T); }
+};
+template <typename L> int bytes_through(int k) { int cells[L::bytes()]; return k * int(sizeof(cells) / sizeof(int)); }
+"""
+
+
+def test_a_struct_templates_static_constexpr_function_is_a_constant_expression() -> None:
+    # sizeof(half) = 2, sizeof(float) = 4; lowest() converts -5 to the instance's type.
+    got = out0("int cells[Lim<half>::bytes()]; static_assert(Lim<float>::bytes() == 4, \"float\");"
+               "constexpr int low = Lim<int>::lowest();"
+               "out[0] = sizeof(cells) / sizeof(int); out[1] = low; out[2] = bytes_through<Lim<float>>(10);",
+               out=((3,), "float32"), header=LIMITS)
+    assert got.tolist() == [2.0, -5.0, 40.0]

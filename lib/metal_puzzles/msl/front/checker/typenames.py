@@ -335,13 +335,16 @@ class TypeResolution(CheckerState):
             raise CompileError(f"{what} must be an integer", expr.pos)
         return int(value)
 
-    def _const_call(self, e: ast.Call) -> int | float:
+    def _const_call(self, e: ast.Call | ast.Construct) -> int | float:
         """A call of a (non-template) ``constexpr`` function whose body is ``return expr;`` (C++11's
-        form), evaluated with its arguments' values; anything else is not a constant here."""
-        if not isinstance(e.func, ast.Name) or e.func.template_args:
-            raise NotConstant("call")
+        form), evaluated with its arguments' values; anything else is not a constant here.
+        ``S::f()`` and ``S<T>::f()`` (a Construct naming a member) call a static constexpr member."""
         owner: StructType | None = None
-        if self.static_member_functions(e.func.ident) is not None:
+        if isinstance(e, ast.Construct):
+            fd, owner = self._constexpr_member_of_instance(e)
+        elif not isinstance(e.func, ast.Name) or e.func.template_args:
+            raise NotConstant("call")
+        elif self.static_member_functions(e.func.ident) is not None:
             fd, owner = self.constexpr_static_method(e)
         else:
             defs = [d for d in (self.find_function(e.func.ident) or []) if d.constexpr and not d.template_params
@@ -371,12 +374,24 @@ class TypeResolution(CheckerState):
             self.constexpr_calls.pop()
             self.scope, self.namespace = saved_scope, saved_namespace
 
+    def _constexpr_member_of_instance(self, e: ast.Construct) -> tuple[ast.FuncDef, StructType]:
+        spec = e.type_spec
+        if len(spec.member) != 1 or not spec.args:
+            raise NotConstant("call")
+        owner = self.resolve_type(ast.TypeSpec(spec.pos, spec.name, spec.args))
+        if not isinstance(owner, StructType):
+            raise NotConstant("call")
+        return self._single_static_constexpr(owner, spec.member[0], len(e.args))
+
     def constexpr_static_method(self, e: ast.Call) -> tuple[ast.FuncDef, StructType]:
         """The one 'static constexpr' member function (not a template) that ``S::f(args)`` names
         with this many arguments, and its struct; NotConstant when there is none."""
         st, name = self.static_member_functions(e.func.ident)
+        return self._single_static_constexpr(st, name, len(e.args))
+
+    def _single_static_constexpr(self, st: StructType, name: str, nargs: int) -> tuple[ast.FuncDef, StructType]:
         defs = [m for m in self.structs[st].methods if m.name == name and m.static and m.constexpr
-                and not m.template_params and len(m.params) == len(e.args)]
+                and not m.template_params and len(m.params) == nargs]
         if len(defs) != 1:
             raise NotConstant("call")
         return defs[0], st
