@@ -30,6 +30,10 @@ from .typenames import SubstitutionFailure
 
 class Calls(CheckerState):
     def e_Call(self, e: ast.Call) -> ast.Expr:
+        if e.target is not None and e.ty is not None:
+            # Checked already (a compound assignment checks its operand again as 'a op b'): a
+            # static member call's object-less form ('S<T>::f') could not be looked up twice.
+            return e
         e.args = self.expand_packs(e.args, e.pos)
         if isinstance(e.func, ast.Member):
             target = e.func.base

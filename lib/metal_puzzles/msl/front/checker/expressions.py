@@ -546,6 +546,9 @@ class Expressions(CheckerState):
             return e
         raise CompileError(f"cannot cast '{src}' to '{ty}'", e.pos)
 
+    def e_TemporaryObject(self, e: ast.TemporaryObject) -> ast.Expr:
+        return e  # made checked by temporary_object; checked again as a compound assignment's operand
+
     def e_Construct(self, e: ast.Construct) -> ast.Expr:
         spec = e.type_spec
         if len(spec.member) == 1 and spec.args:
