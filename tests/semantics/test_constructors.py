@@ -107,3 +107,19 @@ TWO = "struct U { float a; float b; U(float x) : a(x), b(0) {} U(float x, float 
 def test_what_stays_outside_is_a_precise_error(header: str, body: str, message: str) -> None:
     with pytest.raises(CompileError, match=message):
         out0(body, out=((1,), "float32"), header=header)
+
+
+@pytest.mark.parametrize(("body", "message"), [
+    ("U u(); out[0] = 1;", r"'u\(\)' declares a function in C\+\+, not a variable"),
+    ("int i = 2; U u(float(i)); out[0] = u.a;", "this declares 'u' as a function in C\\+\\+"),
+])
+def test_cpps_most_vexing_parse_is_refused_not_misread(body: str, message: str) -> None:
+    # g++ reads both as function declarations; the simulator says so instead of making a variable.
+    with pytest.raises(CompileError, match=message):
+        out0(body, header=TWO)
+
+
+def test_the_unambiguous_spellings_make_variables() -> None:
+    got = out0("int i = 2; U u{float(i)}; U v = U(float(i), 1.0f); U w(float(i) + 1.0f); out[0] = u.a + v.b + w.a;",
+               header=TWO)
+    assert got.tolist() == [6.0]

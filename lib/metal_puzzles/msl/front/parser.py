@@ -528,6 +528,7 @@ class Parser:
                 # Direct initialization: float x(1.0f);
                 p = self.advance().pos
                 args = self.parse_call_args()
+                _refuse_vexing_parse(name_tok.text, args, p)
                 init = ast.Construct(p, ast.TypeSpec(spec.pos, spec.name, spec.args, member=spec.member), args)
             declarators.append(ast.Declarator(name_tok.pos, name_tok.text, spec, init))
             if self.accept(","):
@@ -1265,6 +1266,18 @@ class Parser:
                 continue
             self.expect(")", "to close the parameter list")
             return params
+
+
+def _refuse_vexing_parse(name: str, args: list[ast.Expr], pos: Pos) -> None:
+    """'P p();' and 'P p(float(i));' declare functions in C++ (its 'most vexing parse'), not
+    variables: a precise error rather than a variable C++ would not make."""
+    if not args:
+        raise CompileError(f"'{name}()' declares a function in C++, not a variable; write '{name};' (or "
+                           f"'{name}{{}}') for a default-initialised variable", pos)
+    if all(isinstance(a, ast.Construct) and len(a.args) == 1 and isinstance(a.args[0], ast.Name)
+           and not a.args[0].template_args and "::" not in a.args[0].ident for a in args):
+        raise CompileError(f"this declares '{name}' as a function in C++ (each 'T(x)' reads as a parameter "
+                           f"'T x'), not a variable; write '{name}{{...}}' or '= Type(...)' instead", pos)
 
 
 def _add_suffixes(names: set[str], qualified: str) -> None:
