@@ -180,7 +180,9 @@ class Parser:
         nxt = self.peek(n)
         if nxt.kind == "id":
             return True
-        if nxt.is_op("*", "&", "<", "&&"):
+        if nxt.is_op("<"):
+            return not self._starts_static_member_call()
+        if nxt.is_op("*", "&", "&&"):
             return True
         # 'float (*op)(float, float) = add;' reads as a declaration, to be refused precisely.
         return nxt.is_op("(") and self.peek(n + 1).is_op("*") and self.peek(n + 2).kind == "id" \
@@ -1150,6 +1152,18 @@ class Parser:
         return ast.StructDef(name.pos, name.text, fields, methods, template_params=list(template_params or []),
                              specialization=specialization, member_types=member_types,
                              static_members=static_members, constructors=constructors)
+
+    def _starts_static_member_call(self) -> bool:
+        """Whether the statement starts 'S<T>::f(' (a call of a static member function of a
+        struct template's instance), not a declaration; looked at without consuming anything."""
+        saved = self.i
+        try:
+            _, _, member = self._parse_base_type()
+            return bool(member) and self.tok.is_op("(")
+        except CompileError:
+            return False
+        finally:
+            self.i = saved
 
     def _refuse_function_pointer(self) -> None:
         """A function pointer variable ('T (*op)(T, T) = add;'): a precise error at the '(' (only

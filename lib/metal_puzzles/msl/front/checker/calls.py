@@ -12,6 +12,7 @@ from ...lang.types import (
     SIMD_VOTE,
     AddressSpace,
     ArrayType,
+    AtomicType,
     PointerType,
     ScalarType,
     SimdgroupMatrixType,
@@ -153,7 +154,7 @@ class Calls(CheckerState):
 
     def _call_header_function(self, e: ast.Call, defs: list[ast.FuncDef]) -> ast.Expr:
         if any(p.function_params is not None for fd in defs for p in fd.params):
-            defs = [self._with_function_arguments(e, defs)]
+            defs = self.with_function_arguments(e, defs)
         # An overloaded operator's operands come checked already (checking is not repeatable).
         args = [a if a.ty is not None else self.expr(a) for a in e.args]
         explicit = [self.resolve_type(t) if isinstance(t, ast.TypeSpec) else self.const_int(t, "template argument")
@@ -186,34 +187,32 @@ class Calls(CheckerState):
         self.mark_reference_result(e, inst)
         return e
 
-    def _with_function_arguments(self, e: ast.Call, defs: list[ast.FuncDef]) -> ast.FuncDef:
-        """A call of a function with function pointer parameters ('T (*op)(T, T)'): each such
+    def with_function_arguments(self, e: ast.Call, defs: list[ast.FuncDef]) -> list[ast.FuncDef]:
+        """A call of functions with function pointer parameters ('T (*op)(T, T)'): each such
         argument must name a function (known when compiling, as Metal's compiler inlines it);
-        the result is the function made for those functions, without those parameters, and the
-        call keeps only its other arguments."""
-        if len(defs) != 1:
-            raise CompileError(f"'{defs[0].name}' is overloaded and takes a function pointer: the simulator supports "
-                               "function pointer parameters only on functions that are not overloaded", e.pos)
-        fd = defs[0]
-        if len(e.args) > len(fd.params):
-            raise CompileError(f"'{fd.name}' takes {len(fd.params)} argument(s), {len(e.args)} given", e.pos)
-        named: dict[str, list[ast.FuncDef]] = {}
-        kept = []
-        for k, (p, a) in enumerate(zip(fd.params, e.args, strict=False)):
-            if p.function_params is None:
-                kept.append(a)
-                continue
-            named[p.name or f"#{k}"] = self._function_named_by(a, p, fd.name)
-        missing = [p.name for p in fd.params[len(e.args):] if p.function_params is not None]
-        if missing:
-            raise CompileError(f"too few arguments to '{fd.name}': the function pointer '{missing[0]}' needs one",
+        the result is each overload made for those functions, without those parameters, and the
+        call keeps only its other arguments. Overloads must take function pointers at the same
+        positions."""
+        positions = {tuple(k for k, p in enumerate(fd.params) if p.function_params is not None) for fd in defs}
+        if len(positions) != 1:
+            raise CompileError(f"the overloads of '{defs[0].name}' take function pointers at different positions; "
+                               "the simulator needs them at the same ones", e.pos)
+        (where,) = positions
+        if where and where[-1] >= len(e.args):
+            missing = defs[0].params[where[-1]].name
+            raise CompileError(f"too few arguments to '{defs[0].name}': the function pointer '{missing}' needs one",
                                e.pos)
-        key = (id(fd), tuple((k, v[0].name) for k, v in named.items()))
-        if key not in self.function_argument_defs:
-            self.function_argument_defs[key] = dataclasses.replace(
-                fd, params=[p for p in fd.params if p.function_params is None], function_arguments=named)
-        e.args = kept
-        return self.function_argument_defs[key]
+        made = []
+        for fd in defs:
+            named = {fd.params[k].name or f"#{k}": self._function_named_by(e.args[k], fd.params[k], fd.name)
+                     for k in where}
+            key = (id(fd), tuple((k, v[0].name) for k, v in named.items()))
+            if key not in self.function_argument_defs:
+                self.function_argument_defs[key] = dataclasses.replace(
+                    fd, params=[p for p in fd.params if p.function_params is None], function_arguments=named)
+            made.append(self.function_argument_defs[key])
+        e.args = [a for k, a in enumerate(e.args) if k not in where]
+        return made
 
     def _function_named_by(self, arg: ast.Expr, param: ast.Param, callee: str) -> list[ast.FuncDef]:
         """The header functions an argument for function pointer ``param`` names ('add', '&add',
@@ -269,7 +268,10 @@ class Calls(CheckerState):
         if len(best) > 1:
             # A parameter written with a concrete type is more specialized than a deduced one.
             def deduced(c) -> int:
-                return sum(1 for p in c[0].params if p.type_spec.name in {t.name for t in c[0].template_params})
+                names = {t.name for t in c[0].template_params}
+                return sum(1 for p in c[0].params if p.type_spec.name in names or any(
+                    isinstance(a, ast.TypeSpec) and a.name in names or isinstance(a, ast.Name) and a.ident in names
+                    for a in p.type_spec.args))
             fewest = min(deduced(c) for c in best)
             best = [c for c in best if deduced(c) == fewest]
         if len(best) > 1:
@@ -431,6 +433,10 @@ class Calls(CheckerState):
             elif spec.name not in given and binding[spec.name] != t:
                 raise CompileError(f"deduced conflicting types for template parameter '{spec.name}' "
                                    f"('{binding[spec.name]}' and '{t}')", spec.pos)
+        elif (spec.name.removeprefix("::").removeprefix("metal::") == "atomic" and isinstance(t, AtomicType)
+              and len(spec.args) == 1 and isinstance(spec.args[0], ast.TypeSpec)
+              and spec.args[0].name in tparams and spec.args[0].name not in binding):
+            binding[spec.args[0].name] = t.elem  # 'device atomic<A>* data' (c10/metal/atomic.h)
         elif spec.name.removeprefix("metal::") == "vec" and isinstance(t, VectorType) and len(spec.args) == 2:
             a0, a1 = spec.args
             if isinstance(a0, ast.TypeSpec) and a0.name in tparams and a0.name not in binding:

@@ -27,7 +27,7 @@ from ...lang.types import (
 from .. import ast
 from ..symbols import FuncInstance, Var, VarKind
 from .helpers import addressed_names, designates_part_of, regroup
-from .state import CheckerState, Scope
+from .state import FUNCTION_ARGUMENT, CheckerState, Scope
 
 #: Scope entries that stand for ``this->name`` inside a member function.
 MEMBER = "member"
@@ -282,6 +282,8 @@ class Structs(CheckerState):
             raise CompileError(f"no member function named '{name}' in struct '{st.name}'"
                                + did_you_mean(name, [m.name for m in self.structs[st].methods
                                                      if m.name != CONSTRUCTOR]), e.func.pos)
+        if any(p.function_params is not None for m in defs for p in m.params):
+            defs = self.with_function_arguments(e, defs)
         args = [a if a.ty is not None else self.expr(a) for a in e.args]  # operator operands come checked
         defs = _by_constness(defs, base is not None and base.const_mem)
         binding: dict = {}
@@ -350,6 +352,8 @@ class Structs(CheckerState):
         self.struct_members_scope(st, self.scope)
         for tname, value in binding.items():  # a member function template's own parameters
             self._bind_template_param(tname, value, fd.pos)
+        for pname, functions in fd.function_arguments.items():  # its function pointer parameters
+            self.scope.names[pname] = (FUNCTION_ARGUMENT, functions)
         ret = self.resolve_type(fd.ret)
         self.func = self.function_context(ret, fd.ret)
         params = [self.param_var(p) for p in fd.params]
