@@ -123,3 +123,30 @@ def test_the_unambiguous_spellings_make_variables() -> None:
     got = out0("int i = 2; U u{float(i)}; U v = U(float(i), 1.0f); U w(float(i) + 1.0f); out[0] = u.a + v.b + w.a;",
                header=TWO)
     assert got.tolist() == [6.0]
+
+
+NAMESPACED = """
+namespace num { namespace detail {
+struct pair2 {
+    float hi;
+    float lo;
+    pair2(float h, float l) : hi(h), lo(l) {}
+    explicit pair2(long i) : hi(static_cast<float>(i)), lo(static_cast<float>(i - static_cast<long>(static_cast<float>(i)))) {}
+};
+inline pair2 two_sum(float a, float b) {
+    const float s = a + b;
+    const float v = s - a;
+    return pair2(s, (a - (s - v)) + (b - v));   // a temporary of a struct declared in a namespace
+}
+} }
+"""
+
+
+def test_temporaries_of_a_namespaced_struct_split_a_value_exactly() -> None:
+    # two_sum: hi + lo is a + b exactly (floats near 1e8 are 8 apart: hi rounds to 1e8, lo = 3);
+    # pair2(long): 2^24 + 1 splits into 2^24 and 1.
+    got = out0("num::detail::pair2 p = num::detail::two_sum(1.0e8f, 3.0f);"
+               "num::detail::pair2 q = num::detail::pair2(16777217l);"
+               "out[0] = p.hi - 1.0e8f; out[1] = p.lo; out[2] = q.hi - 16777216.0f; out[3] = q.lo;",
+               out=((4,), "float32"), header=NAMESPACED)
+    assert got.tolist() == [0.0, 3.0, 0.0, 1.0]

@@ -380,7 +380,8 @@ class Structs(CheckerState):
         """``P(args)`` / ``P{args}`` as a value: a hidden variable of its own, constructed, then read."""
         if self.func is None:
             raise CompileError(f"constructing '{st.name}' at program scope is not supported by the simulator", pos)
-        name = f"{st.name} temporary@{pos.line}:{pos.col}"
+        # A name no code can write, and no qualified one ('c10::metal::df32'): it is looked up in scope.
+        name = f"{st.name.replace('::', '.')} temporary@{pos.line}:{pos.col}"
         var = Var(name, st, VarKind.MEMVAR, pos, slot=self.new_slot(), space=AddressSpace.THREAD)
         self.scope.names[name] = var
         construct = self.construct_into(ast.Name(pos, name), st, args, pos)
