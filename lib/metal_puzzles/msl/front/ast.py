@@ -209,6 +209,17 @@ class InitList(Expr):
 
 
 @dataclass(eq=False)
+class TemporaryObject(Expr):
+    """A struct temporary built by a constructor ('P(1, 2)' as a value), made by the checker: the
+    hidden variable ``var`` (thread memory of its own), the constructor ``construct`` called on
+    it, then ``value`` (the variable's name) read."""
+
+    var: Any
+    construct: Expr
+    value: Expr
+
+
+@dataclass(eq=False)
 class PackExpansion(Expr):
     """``pattern...`` in an argument list: one copy of the pattern per element of the
     parameter packs it names ('declval<Args>()...', 'rest...')."""
@@ -249,6 +260,9 @@ class Declarator(Node):
     type_spec: TypeSpec  # the full type for this declarator
     init: Expr | None = None
     symbol: Any = field(default=None, init=False, repr=False)
+    #: Set by the checker for a struct with constructors: the constructor call that initialises
+    #: the variable in place ('P p(1, 2);', 'P p = P(1, 2);', 'P p;').
+    construct: Any = field(default=None, init=False, repr=False)
 
 
 @dataclass(eq=False)
@@ -359,6 +373,10 @@ class Param(Node):
     attribute: str | None = None
     #: A function parameter pack ('const Args&... rest'): one parameter per type of its pack.
     pack: bool = False
+    #: A function pointer parameter ('T (*op)(T, T)'): the pointed-to function's parameters
+    #: (``type_spec`` is its return type). Its argument must name a function: each call site
+    #: instantiates the function with the one it names.
+    function_params: list[Param] | None = None
 
 
 @dataclass(eq=False)
@@ -391,6 +409,22 @@ class FuncDef(Node):
     #: An explicit specialisation's template arguments ('template <> float2 one<float2>()'): the
     #: body used when a call to the function template ``name`` binds exactly these.
     specialization: list | None = None
+    #: A static member function: called without an object ('S::f()', 'S<T>::f()'), no 'this'.
+    static: bool = False
+    #: A constructor's member initializer list (': a(x), b{y}'), in the order written.
+    member_inits: list[MemberInit] = field(default_factory=list)
+    #: For an instance made for function arguments: each function pointer parameter's name and
+    #: the overload set (list of FuncDef) of the function its call site named.
+    function_arguments: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(eq=False)
+class MemberInit(Node):
+    """One entry of a constructor's member initializer list: ``a(x)`` or ``a{x, y}``."""
+
+    name: str
+    args: list[Expr]
+    braced: bool = False
 
 
 @dataclass(eq=False)
@@ -445,6 +479,8 @@ class StructDef(Node):
     #: ('static constexpr int value = 4;'), reached as 'S::type' and 'S<T>::value'.
     member_types: list[TypeAlias] = field(default_factory=list)
     static_members: list[Declarator] = field(default_factory=list)
+    #: Constructors ('P(float x) : a(x) {}'): FuncDefs named after the struct, returning void.
+    constructors: list[FuncDef] = field(default_factory=list)
     #: An instance of a struct template: its template parameters' values (types or integers).
     binding: dict[str, Any] = field(default_factory=dict)
 

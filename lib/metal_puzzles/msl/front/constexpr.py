@@ -128,6 +128,8 @@ def evaluate(expr: ast.Expr, lookup: Callable[..., object] | None = None,
         return table[expr.op]()
     if isinstance(expr, ast.Ternary):
         return ev(expr.then) if ev(expr.cond) else ev(expr.other)
+    if isinstance(expr, ast.Construct) and expr.type_spec.member:
+        return call(expr)  # 'Max<T>::size()': a static member function of a struct template's instance
     if isinstance(expr, ast.Cast | ast.Construct):
         operand = expr.operand if isinstance(expr, ast.Cast) else (expr.args[0] if len(expr.args) == 1 else None)
         if operand is None:

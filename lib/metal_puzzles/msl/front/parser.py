@@ -19,15 +19,22 @@ BUILTIN_TEMPLATE_NAMES = {
 }
 TEMPLATE_TYPE_NAMES = {"vec", "atomic", "metal::vec", "metal::atomic", "array", "metal::array", "simdgroup_matrix",
                        "metal::simdgroup_matrix"}
+# <metal_type_traits>' constant-carrying types, declared in library/std_types.py.
+for _name in ("integral_constant", "bool_constant", "true_type", "false_type"):
+    TEMPLATE_TYPE_NAMES |= {_name, "metal::" + _name}
 # <metal_type_traits>: the traits that name types, and those that give values ('is_same_v<T, U>',
 # 'is_same<T, U>::value'); their meaning is the checker's and the library's.
-TYPE_TRAIT_TYPES = ("enable_if_t", "conditional_t")
+TYPE_TRAIT_TYPES = ("enable_if_t", "conditional_t", "remove_cv_t", "remove_const_t", "remove_volatile_t",
+                    "remove_reference_t", "remove_cvref_t", "decay_t", "make_signed_t", "make_unsigned_t")
 TYPE_TRAIT_VALUES = ("is_same", "is_floating_point", "is_integral", "is_signed", "is_unsigned", "is_arithmetic",
                      "is_scalar", "is_vector", "is_pointer")
 for _name in TYPE_TRAIT_TYPES:
     TEMPLATE_TYPE_NAMES |= {_name, "metal::" + _name}
 for _name in TYPE_TRAIT_VALUES:
     BUILTIN_TEMPLATE_NAMES |= {_name, _name + "_v", "metal::" + _name, "metal::" + _name + "_v"}
+
+#: Words that may precede a constructor's name.
+CONSTRUCTOR_PREFIXES = ("constexpr", "inline", "METAL_FUNC", "explicit")
 
 _COMMON_TYPES = {
     "float", "half", "bfloat", "int", "uint", "short", "ushort", "char", "uchar", "long", "ulong", "bool",
@@ -173,9 +180,13 @@ class Parser:
         nxt = self.peek(n)
         if nxt.kind == "id":
             return True
-        if nxt.is_op("*", "&", "<", "&&"):
+        if nxt.is_op("<"):
+            return not self._starts_static_member_call()
+        if nxt.is_op("*", "&", "&&"):
             return True
-        return False
+        # 'float (*op)(float, float) = add;' reads as a declaration, to be refused precisely.
+        return nxt.is_op("(") and self.peek(n + 1).is_op("*") and self.peek(n + 2).kind == "id" \
+            and self.peek(n + 3).is_op(")")
 
     # ------------------------------------------------------------------- types
     def parse_type_spec(self) -> ast.TypeSpec:
@@ -499,6 +510,7 @@ class Parser:
                 spec = ast.TypeSpec(base.pos, base.name, base.args, base.const, base.space, member=base.member)
                 self._parse_pointer_parts(spec)
             first = False
+            self._refuse_function_pointer()
             name_tok = self.expect_ident("a variable name")
             spec = ast.TypeSpec(spec.pos, spec.name, spec.args, spec.const, spec.space,
                                 list(spec.pointers), spec.reference, [], spec.member)
@@ -518,6 +530,7 @@ class Parser:
                 # Direct initialization: float x(1.0f);
                 p = self.advance().pos
                 args = self.parse_call_args()
+                _refuse_vexing_parse(name_tok.text, args, p)
                 init = ast.Construct(p, ast.TypeSpec(spec.pos, spec.name, spec.args, member=spec.member), args)
             declarators.append(ast.Declarator(name_tok.pos, name_tok.text, spec, init))
             if self.accept(","):
@@ -1009,6 +1022,7 @@ class Parser:
         methods: list[ast.FuncDef] = []
         member_types: list[ast.TypeAlias] = []
         static_members: list[ast.Declarator] = []
+        constructors: list[ast.FuncDef] = []
         while not self.accept("}"):
             t = self.tok
             if t.kind == "eof":
@@ -1025,8 +1039,9 @@ class Parser:
                     member_types.append(alias)
                     _add_suffixes(self.type_names, f"{name.text}::{alias.name}")
                 continue
-            if t.kind == "id" and t.text == "static" and any(self.peek(k).text in ("constexpr", "const")
-                                                             for k in (1, 2)):
+            static_method = t.kind == "id" and t.text == "static" and self._starts_member_function()
+            if t.kind == "id" and t.text == "static" and not static_method and any(
+                    self.peek(k).text in ("constexpr", "const") for k in (1, 2)):
                 decl = self.parse_declaration()
                 for d in decl.declarators:
                     if d.init is None:
@@ -1053,19 +1068,25 @@ class Parser:
                     self.template_names.add(alias.name)
                     _add_suffixes(self.template_names, f"{name.text}::{alias.name}")
                     continue
-                if t.kind == "id" and t.text in ("static", "struct", "template", "friend"):
+                static_method = t.kind == "id" and t.text == "static" and self._starts_member_function()
+                if t.kind == "id" and t.text in ("static", "struct", "template", "friend") and not static_method:
                     raise CompileError("only member functions may be templates inside a struct in the simulator "
                                        f"(a member template starting '{t.text}' is not supported)", t.pos)
-            if t.kind == "id" and t.text in ("static", "template", "friend", "virtual", "using", "typedef"):
+            if t.kind == "id" and t.text == "static" and not static_method:
+                raise CompileError("'static' inside a struct is supported on member functions and on 'static "
+                                   "constexpr' / 'static const' data members with an initializer", t.pos)
+            if t.kind == "id" and t.text in ("template", "friend", "virtual", "using", "typedef"):
                 raise CompileError(f"'{t.text}' inside a struct is not supported by the simulator (data members "
                                    "and member functions are)", t.pos)
-            if t.kind == "id" and t.text == name.text and self.peek().is_op("("):
-                raise CompileError(f"constructors are not supported by the simulator; initialize '{name.text}' "
-                                   f"with braces instead ('{name.text} x = {{...}};') and give members default "
-                                   "values in their declarations", t.pos)
+            if self._starts_constructor(name.text):
+                if method_template is not None:
+                    raise CompileError("constructor templates are not supported by the simulator", t.pos)
+                constructors.append(self._parse_constructor(name.text))
+                continue
             if t.is_op("~"):
                 raise CompileError("destructors are not supported by the simulator", t.pos)
             self._skip_attributes()
+            method_start = self.i
             spec = self.parse_type_spec()
             if self.tok.kind == "id" and self.tok.text == "operator":
                 self._operator_name()
@@ -1079,9 +1100,14 @@ class Parser:
                     # Advance first: 'const const' must not stop the loop from moving on.
                     qualifier = self.advance().text
                     const_method = const_method or qualifier == "const"
+                if static_method and const_method:
+                    raise CompileError(f"static member function '{fname.text}' cannot be 'const' (it has no "
+                                       "object)", fname.pos)
                 body = self.parse_function_body(params)
+                prefix = {tok.text for tok in self.toks[method_start:self.i] if tok.kind == "id"} & {"constexpr"}
                 methods.append(ast.FuncDef(fname.pos, fname.text, spec, params, body, const_method=const_method,
-                                           template_params=method_template or []))
+                                           template_params=method_template or [], static=static_method,
+                                           constexpr=bool(prefix)))
                 continue
             if method_template is not None:
                 raise CompileError("only member functions may be templates inside a struct in the simulator "
@@ -1125,7 +1151,83 @@ class Parser:
         self.expect(";", "after the struct definition")
         return ast.StructDef(name.pos, name.text, fields, methods, template_params=list(template_params or []),
                              specialization=specialization, member_types=member_types,
-                             static_members=static_members)
+                             static_members=static_members, constructors=constructors)
+
+    def _starts_static_member_call(self) -> bool:
+        """Whether the statement starts 'S<T>::f(' (a call of a static member function of a
+        struct template's instance), not a declaration; looked at without consuming anything."""
+        saved = self.i
+        try:
+            _, _, member = self._parse_base_type()
+            return bool(member) and self.tok.is_op("(")
+        except CompileError:
+            return False
+        finally:
+            self.i = saved
+
+    def _refuse_function_pointer(self) -> None:
+        """A function pointer variable ('T (*op)(T, T) = add;'): a precise error at the '(' (only
+        parameters may be function pointers in the simulator; a functor type passed as a template
+        parameter does the same job)."""
+        if self.tok.is_op("(") and self.peek().is_op("*"):
+            raise CompileError("function pointers are supported by the simulator only as function parameters "
+                               "whose argument names a function; pass the operation as a functor type instead "
+                               "('template <typename Op> ... Op()(a, b)')", self.tok.pos)
+
+    def _function_pointer_param(self, start: Pos, ret: ast.TypeSpec) -> ast.Param:
+        """'T (*op)(T, T)' in a parameter list, from its '('."""
+        self.advance()  # '('
+        self.advance()  # '*'
+        name = self.expect_ident("the function pointer parameter's name").text
+        self.expect(")", "after the function pointer's name")
+        self.expect("(", "to open the function pointer's parameter types")
+        return ast.Param(start, name, ret, function_params=self._parse_params())
+
+    def _starts_constructor(self, struct_name: str) -> bool:
+        k = 0
+        while self.peek(k).kind == "id" and self.peek(k).text in CONSTRUCTOR_PREFIXES:
+            k += 1
+        return self.peek(k).kind == "id" and self.peek(k).text == struct_name and self.peek(k + 1).is_op("(")
+
+    def _parse_constructor(self, struct_name: str) -> ast.FuncDef:
+        """``[constexpr|inline|METAL_FUNC|explicit] Name(params) [: member(args), ...] { body }``."""
+        while self.tok.text in CONSTRUCTOR_PREFIXES:
+            self.advance()
+        name = self.advance()
+        self.advance()  # '('
+        params = self._parse_params()
+        while self.accept_word("noexcept", "thread"):
+            pass
+        inits: list[ast.MemberInit] = []
+        if self.accept(":"):
+            while True:
+                member = self.expect_ident("a member name in the constructor's initializer list")
+                if self.tok.is_op("{"):
+                    inits.append(ast.MemberInit(member.pos, member.text, self.parse_initializer().items, True))
+                else:
+                    self.expect("(", f"after '{member.text}' in the member initializer list")
+                    inits.append(ast.MemberInit(member.pos, member.text, self.parse_call_args()))
+                if not self.accept(","):
+                    break
+        if self.accept(";"):
+            raise CompileError(f"constructor '{struct_name}' needs its body here (the simulator has no out-of-class "
+                               "definitions)", name.pos)
+        body = self.parse_function_body(params)
+        return ast.FuncDef(name.pos, struct_name, ast.TypeSpec(name.pos, "void"), params, body, member_inits=inits)
+
+    def _starts_member_function(self) -> bool:
+        """Whether the member declaration at the current token declares a function (its name is
+        followed by '('), looked at without consuming anything."""
+        saved = self.i
+        try:
+            self.parse_type_spec()
+            if self.tok.kind == "id" and self.tok.text == "operator":
+                return True
+            return self.tok.kind == "id" and self.peek().is_op("(")
+        except CompileError:
+            return False
+        finally:
+            self.i = saved
 
     def _operator_name(self) -> None:
         """Read 'operator+' (or 'operator[]', 'operator+=', ...) as one identifier token, the
@@ -1157,6 +1259,12 @@ class Parser:
         while True:
             start = self.tok.pos
             spec = self.parse_type_spec()
+            if self.tok.is_op("(") and self.peek().is_op("*"):
+                params.append(self._function_pointer_param(start, spec))
+                if self.accept(","):
+                    continue
+                self.expect(")", "to close the parameter list")
+                return params
             pack = self.accept("...")  # 'const Args&... rest'
             name = None
             if self.tok.kind == "id":
@@ -1172,6 +1280,18 @@ class Parser:
                 continue
             self.expect(")", "to close the parameter list")
             return params
+
+
+def _refuse_vexing_parse(name: str, args: list[ast.Expr], pos: Pos) -> None:
+    """'P p();' and 'P p(float(i));' declare functions in C++ (its 'most vexing parse'), not
+    variables: a precise error rather than a variable C++ would not make."""
+    if not args:
+        raise CompileError(f"'{name}()' declares a function in C++, not a variable; write '{name};' (or "
+                           f"'{name}{{}}') for a default-initialised variable", pos)
+    if all(isinstance(a, ast.Construct) and len(a.args) == 1 and isinstance(a.args[0], ast.Name)
+           and not a.args[0].template_args and "::" not in a.args[0].ident for a in args):
+        raise CompileError(f"this declares '{name}' as a function in C++ (each 'T(x)' reads as a parameter "
+                           f"'T x'), not a variable; write '{name}{{...}}' or '= Type(...)' instead", pos)
 
 
 def _add_suffixes(names: set[str], qualified: str) -> None:

@@ -931,6 +931,16 @@ class CodeGen:
                 view = view_of(sym.ty)
                 return lambda c, m: MemLoc(c.memories[name], np.int64(0), view, e.pos, sym.ty)
             raise CompileError(f"'{sym.name}' is not assignable", e.pos)
+        if isinstance(e, ast.TemporaryObject):  # 'P(1, 2).a', 'P(1, 2).get()': the temporary itself
+            k, ty, name = e.var.slot, e.ty, e.var.name
+            construct = self.expr(e.construct)
+            loc = self.lvalue(e.value)
+
+            def temporary_loc(c, m):
+                _thread_memory(c, k, name, ty)
+                construct(c, m)
+                return loc(c, m)
+            return temporary_loc
         if isinstance(e, ast.Index) and e.matrix_index:
             return self._column_loc(e)
         if isinstance(e, ast.Index):
@@ -1131,6 +1141,7 @@ class CodeGen:
         k = sym.slot
         ty = sym.ty
         init = self.expr(d.init) if d.init is not None else None
+        construct = self.expr(d.construct) if d.construct is not None else None
         view = view_of(ty)
         name, pos = sym.name, d.pos
 
@@ -1138,7 +1149,20 @@ class CodeGen:
             p = _thread_memory(c, k, name, ty)
             if init is not None:
                 c.store(p.mem, np.int64(0), init(c, m), m, view, pos)
+            if construct is not None:  # a constructor initialises it in place
+                construct(c, m)
         return declare
+
+    def x_TemporaryObject(self, e: ast.TemporaryObject):
+        k, ty, name = e.var.slot, e.ty, e.var.name
+        construct = self.expr(e.construct)
+        value = self.expr(e.value)
+
+        def temporary(c, m):
+            _thread_memory(c, k, name, ty)
+            construct(c, m)
+            return value(c, m)
+        return temporary
 
     def _array_decl(self, d: ast.Declarator, sym: Var):
         k = sym.slot

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 from typing import Any
 
 from ...lang.errors import CompileError, Pos, did_you_mean
@@ -14,6 +15,7 @@ from ...lang.types import (
     SIMD_VOTE,
     AddressSpace,
     ArrayType,
+    AtomicType,
     PointerType,
     ScalarType,
     SimdgroupMatrixType,
@@ -26,12 +28,16 @@ from ..constexpr import NotConstant
 from ..symbols import FuncInstance, Var, VarKind
 from .helpers import addressed_names, designates_part_of
 from .packs import PARAMETER_PACK, element_name, rename
-from .state import CheckerState, Scope
+from .state import FUNCTION_ARGUMENT, CheckerState, Scope
 from .typenames import SubstitutionFailure
 
 
 class Calls(CheckerState):
     def e_Call(self, e: ast.Call) -> ast.Expr:
+        if e.target is not None and e.ty is not None:
+            # Checked already (a compound assignment checks its operand again as 'a op b'): a
+            # static member call's object-less form ('S<T>::f') could not be looked up twice.
+            return e
         e.args = self.expand_packs(e.args, e.pos)
         if isinstance(e.func, ast.Member):
             target = e.func.base
@@ -75,6 +81,12 @@ class Calls(CheckerState):
             raise CompileError(f"'{name}' is a variable, not a function", e.pos)
         if isinstance(sym, tuple) and sym[0] == "method":
             return self.member_function_call(e)
+        if isinstance(sym, tuple) and sym[0] == FUNCTION_ARGUMENT:  # 'op(a, b)' with 'T (*op)(T, T)'
+            return self._call_header_function(e, sym[1])
+        static = self.static_member_functions(name)
+        if static is not None:  # 'S::f(x)', 'F::apply(a, b)'
+            folded = self._fold_constexpr_call(e, static[0])
+            return folded if folded is not None else self.static_call(e, *static)
         plain = name.removeprefix("::").removeprefix("metal::")
         defs = self.find_function(name) or self.func_defs.get(plain)
         if defs and any(d.constexpr for d in defs):
@@ -108,19 +120,29 @@ class Calls(CheckerState):
         e.ty = self.resolve_type(targs[0])
         return e
 
-    def _fold_constexpr_call(self, e: ast.Call) -> ast.Expr | None:
-        """A constexpr function called with constant arguments is its value, computed now (as C++
-        compilers do; it also lets a recursive constexpr function run, which Metal could not)."""
+    def _fold_constexpr_call(self, e: ast.Call, owner: StructType | None = None) -> ast.Expr | None:
+        """A constexpr function (or static constexpr member function of ``owner``) called with
+        constant arguments is its value, computed now (as C++ compilers do; it also lets a
+        recursive constexpr function run, which Metal could not)."""
         try:
             value = self._const_call(e)
         except NotConstant:
             return None
-        fd = next(d for d in self.find_function(e.func.ident) if d.constexpr and len(d.params) == len(e.args))
-        saved_namespace = self.enter_namespace(fd.namespace)
-        try:
-            ty = self.resolve_type(fd.ret)
-        finally:
-            self.namespace = saved_namespace
+        if owner is not None:
+            fd, _ = self.constexpr_static_method(e)
+            saved_scope, self.scope = self.scope, Scope(self.globals)
+            self.struct_members_scope(owner, self.scope)
+            try:
+                ty = self.resolve_type(fd.ret)
+            finally:
+                self.scope = saved_scope
+        else:
+            fd = next(d for d in self.find_function(e.func.ident) if d.constexpr and len(d.params) == len(e.args))
+            saved_namespace = self.enter_namespace(fd.namespace)
+            try:
+                ty = self.resolve_type(fd.ret)
+            finally:
+                self.namespace = saved_namespace
         if not isinstance(ty, ScalarType):
             return None
         lit: ast.Expr
@@ -134,6 +156,8 @@ class Calls(CheckerState):
         return lit
 
     def _call_header_function(self, e: ast.Call, defs: list[ast.FuncDef]) -> ast.Expr:
+        if any(p.function_params is not None for fd in defs for p in fd.params):
+            defs = self.with_function_arguments(e, defs)
         # An overloaded operator's operands come checked already (checking is not repeatable).
         args = [a if a.ty is not None else self.expr(a) for a in e.args]
         explicit = [self.resolve_type(t) if isinstance(t, ast.TypeSpec) else self.const_int(t, "template argument")
@@ -165,6 +189,53 @@ class Calls(CheckerState):
         e.ty = inst.ret
         self.mark_reference_result(e, inst)
         return e
+
+    def with_function_arguments(self, e: ast.Call, defs: list[ast.FuncDef]) -> list[ast.FuncDef]:
+        """A call of functions with function pointer parameters ('T (*op)(T, T)'): each such
+        argument must name a function (known when compiling, as Metal's compiler inlines it);
+        the result is each overload made for those functions, without those parameters, and the
+        call keeps only its other arguments. Overloads must take function pointers at the same
+        positions."""
+        positions = {tuple(k for k, p in enumerate(fd.params) if p.function_params is not None) for fd in defs}
+        if len(positions) != 1:
+            raise CompileError(f"the overloads of '{defs[0].name}' take function pointers at different positions; "
+                               "the simulator needs them at the same ones", e.pos)
+        (where,) = positions
+        if where and where[-1] >= len(e.args):
+            missing = defs[0].params[where[-1]].name
+            raise CompileError(f"too few arguments to '{defs[0].name}': the function pointer '{missing}' needs one",
+                               e.pos)
+        made = []
+        for fd in defs:
+            named = {fd.params[k].name or f"#{k}": self._function_named_by(e.args[k], fd.params[k], fd.name)
+                     for k in where}
+            key = (id(fd), tuple((k, v[0].name) for k, v in named.items()))
+            if key not in self.function_argument_defs:
+                self.function_argument_defs[key] = dataclasses.replace(
+                    fd, params=[p for p in fd.params if p.function_params is None], function_arguments=named)
+            made.append(self.function_argument_defs[key])
+        e.args = [a for k, a in enumerate(e.args) if k not in where]
+        return made
+
+    def _function_named_by(self, arg: ast.Expr, param: ast.Param, callee: str) -> list[ast.FuncDef]:
+        """The header functions an argument for function pointer ``param`` names ('add', '&add',
+        or a function pointer parameter of the caller passed on)."""
+        target = arg.operand if isinstance(arg, ast.Unary) and arg.op == "&" else arg
+        found = None
+        if isinstance(target, ast.Name) and not target.template_args:
+            sym = self.lookup_name(target.ident)
+            if isinstance(sym, tuple) and sym[0] == FUNCTION_ARGUMENT:
+                found = sym[1]
+            elif sym is None:
+                found = self.find_function(target.ident) or self.func_defs.get(target.ident.removeprefix("::"))
+        if not found:
+            raise CompileError(f"argument '{param.name}' of '{callee}' is a function pointer: the simulator needs the "
+                               "name of a function declared in the source here", arg.pos)
+        arity = len(param.function_params or [])
+        if not any(len(f.params) == arity and not any(q.pack for q in f.params) for f in found):
+            raise CompileError(f"'{found[0].name}' does not take {arity} argument(s), as the function pointer "
+                               f"'{param.name}' of '{callee}' does", arg.pos)
+        return found
 
     def choose_overload(self, name: str, pos: Pos, defs: list[ast.FuncDef], args: list[ast.Expr],
                         explicit: list) -> tuple[ast.FuncDef, dict]:
@@ -200,7 +271,10 @@ class Calls(CheckerState):
         if len(best) > 1:
             # A parameter written with a concrete type is more specialized than a deduced one.
             def deduced(c) -> int:
-                return sum(1 for p in c[0].params if p.type_spec.name in {t.name for t in c[0].template_params})
+                names = {t.name for t in c[0].template_params}
+                return sum(1 for p in c[0].params if p.type_spec.name in names or any(
+                    isinstance(a, ast.TypeSpec) and a.name in names or isinstance(a, ast.Name) and a.ident in names
+                    for a in p.type_spec.args))
             fewest = min(deduced(c) for c in best)
             best = [c for c in best if deduced(c) == fewest]
         if len(best) > 1:
@@ -362,6 +436,10 @@ class Calls(CheckerState):
             elif spec.name not in given and binding[spec.name] != t:
                 raise CompileError(f"deduced conflicting types for template parameter '{spec.name}' "
                                    f"('{binding[spec.name]}' and '{t}')", spec.pos)
+        elif (spec.name.removeprefix("::").removeprefix("metal::") == "atomic" and isinstance(t, AtomicType)
+              and len(spec.args) == 1 and isinstance(spec.args[0], ast.TypeSpec)
+              and spec.args[0].name in tparams and spec.args[0].name not in binding):
+            binding[spec.args[0].name] = t.elem  # 'device atomic<A>* data' (c10/metal/atomic.h)
         elif spec.name.removeprefix("metal::") == "vec" and isinstance(t, VectorType) and len(spec.args) == 2:
             a0, a1 = spec.args
             if isinstance(a0, ast.TypeSpec) and a0.name in tparams and a0.name not in binding:
@@ -424,6 +502,8 @@ class Calls(CheckerState):
             self.scope = Scope(self.globals)
             for k, v in binding.items():
                 self._bind_template_param(k, v, fd.pos)
+            for k, functions in fd.function_arguments.items():
+                self.scope.names[k] = (FUNCTION_ARGUMENT, functions)
             ret = self.resolve_type(fd.ret)
             self.func = self.function_context(ret, fd.ret)
             params = []

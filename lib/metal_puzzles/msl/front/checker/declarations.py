@@ -88,6 +88,7 @@ class Declarations(CheckerState):
     def local_decl(self, decl: ast.Decl) -> None:
         for d in decl.declarators:
             spec = d.type_spec
+            ctor_args: list[ast.Expr] | None = None
             if spec.name == "auto":
                 if d.init is None or isinstance(d.init, ast.InitList):
                     raise CompileError("'auto' needs an initializer to deduce the type from", d.pos)
@@ -149,7 +150,11 @@ class Declarations(CheckerState):
                     raise CompileError(f"'{spec.space}' variables must be pointers or references", d.pos)
                 var = Var(d.name, ty, VarKind.MEMVAR, d.pos, slot=self.new_slot(), mutable=not spec.const,
                           space=AddressSpace.THREAD)
-                if d.init is not None:
+                ctor_args = self._constructor_arguments(d, ty)
+                if ctor_args is not None:
+                    # Built in place by its constructor, once the name is in scope (below).
+                    d.init = None
+                elif d.init is not None:
                     d.init = self.initial_value(d.init, ty)
                 elif self.has_defaults(ty):
                     d.init = self.struct_init(None, ty, d.pos)
@@ -198,6 +203,30 @@ class Declarations(CheckerState):
                          else f"first declared at line {prev.pos.line}")
                 raise CompileError(f"redefinition of '{d.name}' ({first})", d.pos)
             self.scope.names[d.name] = var
+            if isinstance(ty, StructType) and var.kind == VarKind.MEMVAR and ctor_args is not None:
+                d.construct = self.construct_into(ast.Name(d.pos, d.name), ty, ctor_args, d.pos)
+
+    def _constructor_arguments(self, d: ast.Declarator, st: StructType) -> list[ast.Expr] | None:
+        """For a struct with constructors, the arguments of the one a declaration calls: 'P p;'
+        (none), 'P p(a, b);', 'P p{a, b};', 'P p = {a, b};', 'P p = P(a, b);' (C++17 builds it in
+        place); None for a struct without constructors or a copy ('P q = p;')."""
+        if not self.has_constructors(st):
+            return None
+        init = d.init
+        if init is None:
+            return []
+        if isinstance(init, ast.InitList):
+            return list(init.items)
+        if (isinstance(init, ast.Construct) and not init.type_spec.member and not init.type_spec.pointers
+                and self.resolve_type(init.type_spec) == st):
+            if len(init.args) == 1 and not isinstance(init.args[0], ast.InitList):
+                arg = self.expr(init.args[0])
+                if self.rvalue(arg).ty == st:
+                    d.init = arg  # 'P q(p);': a copy
+                    return None
+                init.args[0] = arg
+            return list(init.args)
+        return None
 
     def _array_init(self, init: ast.Expr, ty: ArrayType) -> ast.InitList:
         if not isinstance(init, ast.InitList):

@@ -42,7 +42,7 @@ from ..ast import CastStyle
 from ..symbols import Var, VarKind
 from .helpers import designates_part_of, start_pos, typed_placeholder
 from .packs import PARAMETER_PACK
-from .state import CheckerState
+from .state import FUNCTION_ARGUMENT, CheckerState
 from .typenames import VARIABLE_TEMPLATE
 
 SWIZZLE_SETS = ("xyzw", "rgba")
@@ -104,6 +104,8 @@ class Expressions(CheckerState):
             sym = self.template_struct_constant(name, e.template_args, e.pos)
         if sym is None and name.removeprefix("::").startswith("metal::"):
             sym = self.scope.lookup(name.removeprefix("::").removeprefix("metal::"))
+        if sym is None and e.template_args is None:
+            sym = self.member_through_type_name(name, e.pos)
         if isinstance(sym, Var):
             e.symbol = sym
             e.ty = sym.ty
@@ -125,6 +127,9 @@ class Expressions(CheckerState):
             raise CompileError(f"'{name}' is a member function; did you forget the parentheses '()'?", e.pos)
         if isinstance(sym, tuple) and sym[0] == PARAMETER_PACK:
             raise self.unexpanded_pack_error(name, e.pos)
+        if isinstance(sym, tuple) and sym[0] == FUNCTION_ARGUMENT:
+            raise CompileError(f"'{name}' is a function pointer parameter: the simulator supports calling it and "
+                               "passing it on as an argument, not using it as a value", e.pos)
         if isinstance(sym, tuple):
             raise CompileError(f"'{name}' is a type, not a value", e.pos)
         name = name.removeprefix("::")  # what is left are the library's names: '::metal::x' is 'metal::x'
@@ -541,7 +546,18 @@ class Expressions(CheckerState):
             return e
         raise CompileError(f"cannot cast '{src}' to '{ty}'", e.pos)
 
+    def e_TemporaryObject(self, e: ast.TemporaryObject) -> ast.Expr:
+        return e  # made checked by temporary_object; checked again as a compound assignment's operand
+
     def e_Construct(self, e: ast.Construct) -> ast.Expr:
+        spec = e.type_spec
+        if len(spec.member) == 1 and spec.args:
+            # 'Max<T>::apply(a, b)': a static member function of a struct template's instance.
+            owner = self.resolve_type(ast.TypeSpec(spec.pos, spec.name, spec.args))
+            name = spec.member[0]
+            if isinstance(owner, StructType) and any(m.name == name for m in self.structs[owner].methods):
+                call = ast.Call(e.pos, ast.Name(spec.pos, name), self.expand_packs(e.args, e.pos))
+                return self.static_call(call, owner, name)
         ty = self.resolve_type(e.type_spec)
         return self._construct(e, ty)
 
@@ -560,6 +576,9 @@ class Expressions(CheckerState):
                 arg = self.expr(e.args[0])
                 if arg.ty == ty:
                     return arg  # a copy
+                e.args[0] = arg
+            if self.has_constructors(ty):
+                return self.temporary_object(ty, e.args, e.pos)
             return self.struct_init(ast.InitList(e.pos, list(e.args)), ty, e.pos)
         args = [self.rvalue(self.expr(a)) for a in e.args]
         if isinstance(ty, ScalarType):

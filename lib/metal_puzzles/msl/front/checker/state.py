@@ -35,6 +35,11 @@ class Scope:
         return out
 
 
+#: A scope entry for a function pointer parameter inside its function: it stands for the
+#: overload set its call site named.
+FUNCTION_ARGUMENT = "function argument"
+
+
 @dataclass
 class FunctionContext:
     ret: Type
@@ -108,6 +113,9 @@ class CheckerState:
         self.unevaluated_depth = 0
         # Variable template instances, by (template, argument values).
         self.variable_instances: dict[tuple, Any] = {}
+        # Functions taking function pointers, as made for the functions a call site names: by
+        # (the declaration's id, those functions' names), so each is instantiated once.
+        self.function_argument_defs: dict[tuple, ast.FuncDef] = {}
 
     def function_context(self, ret: Type, ret_spec: ast.TypeSpec) -> FunctionContext:
         """The context a function body is checked in, from its resolved return type and the return

@@ -101,6 +101,18 @@ class StructTemplates(CheckerState):
             raise CompileError(f"no member type or constant named '{member[0]}' in '{st.name}'", pos)
         return entry
 
+    def member_through_type_name(self, name: str, pos: Pos) -> Any:
+        """``A::value`` where ``A`` names a struct through an alias or a template type parameter
+        ('true_type::value', 'F::value'): the member's entry; None when ``A`` names no struct
+        or the struct has no such member."""
+        owner, sep, member = name.rpartition("::")
+        if not sep or not owner:
+            return None
+        found = self.lookup_name(owner)
+        if not (isinstance(found, tuple) and found[0] == "type" and isinstance(found[1], StructType)):
+            return None
+        return self.struct_members.get(found[1], {}).get(member)
+
     def template_struct_named(self, name: str) -> str | None:
         """The struct template ``name`` names from here, or None."""
         found = self.lookup_name(name)

@@ -1,6 +1,9 @@
 """Structs declared in the header: their layout, brace initialization (with default member
-initializers), member access (``.`` and ``->``) and member functions (called with an implicit
-``this`` reference; inside them, member names refer to ``this``'s fields)."""
+initializers), member access (``.`` and ``->``), member functions (called with an implicit
+``this`` reference; inside them, member names refer to ``this``'s fields), static member
+functions (no ``this``: ``S::f()``, ``Op::f()``) and constructors (member functions named
+CONSTRUCTOR whose body initialises the members first; a declaration builds its variable in place,
+an expression ``P(a, b)`` a temporary object)."""
 
 from __future__ import annotations
 
@@ -24,11 +27,13 @@ from ...lang.types import (
 from .. import ast
 from ..symbols import FuncInstance, Var, VarKind
 from .helpers import addressed_names, designates_part_of, regroup
-from .state import CheckerState, Scope
+from .state import FUNCTION_ARGUMENT, CheckerState, Scope
 
 #: Scope entries that stand for ``this->name`` inside a member function.
 MEMBER = "member"
 METHOD = "method"
+#: The name a struct's constructors go by among its member functions (no code can write it).
+CONSTRUCTOR = "#constructor"
 
 
 class Structs(CheckerState):
@@ -52,6 +57,47 @@ class Structs(CheckerState):
         self.structs[st] = item
         self.scope.names[item.name] = ("type", st)
         self.record_struct_members(item, st, named)
+        item.methods.extend(self._constructor_bodies(item))
+
+    def has_constructors(self, st: StructType) -> bool:
+        return bool(self.structs[st].constructors)
+
+    def _constructor_bodies(self, item: ast.StructDef) -> list[ast.FuncDef]:
+        """Each constructor as a member function named CONSTRUCTOR whose body first initialises
+        the members in declaration order, as C++ does: from the initializer list, else from the
+        default member initializer; a member with neither stays indeterminate."""
+        fields = {d.name: d for d in item.fields}
+        out = []
+        for ctor in item.constructors:
+            listed: dict[str, ast.MemberInit] = {}
+            for init in ctor.member_inits:
+                if init.name not in fields:
+                    raise CompileError(f"'{init.name}' in the initializer list of '{item.name}' is not a data member "
+                                       "of it" + did_you_mean(init.name, list(fields)), init.pos)
+                if init.name in listed:
+                    raise CompileError(f"member '{init.name}' is initialized twice", init.pos)
+                listed[init.name] = init
+            stmts: list[ast.Stmt] = []
+            for d in item.fields:
+                init = listed.get(d.name)
+                if init is not None:
+                    value = (init.args[0] if len(init.args) == 1 and not init.braced
+                             else ast.Construct(init.pos, copy.deepcopy(d.type_spec), list(init.args)))
+                elif d.init is not None:
+                    value = copy.deepcopy(d.init)
+                    if isinstance(value, ast.InitList):
+                        value = ast.Construct(value.pos, copy.deepcopy(d.type_spec), list(value.items))
+                else:
+                    continue
+                if d.type_spec.array_dims:
+                    raise CompileError(f"initializing the array member '{d.name}' in a constructor is not supported "
+                                       "by the simulator (assign its elements in the constructor's body)",
+                                       value.pos)
+                target = ast.Member(value.pos, ast.Name(value.pos, "this"), d.name)
+                stmts.append(ast.ExprStmt(value.pos, ast.Assign(value.pos, "=", target, value)))
+            body = ast.Block(ctor.pos, stmts + list(ctor.body.stmts))
+            out.append(ast.FuncDef(ctor.pos, CONSTRUCTOR, ctor.ret, ctor.params, body))
+        return out
 
     def _declare_fields(self, item: ast.StructDef, members: list[tuple[str, Type]], seen: set[str]) -> None:
         for d in item.fields:
@@ -66,6 +112,9 @@ class Structs(CheckerState):
                                    "simulator (pass the buffer and an index instead)", d.pos)
             if isinstance(ty, VoidType | SimdgroupMatrixType):
                 raise CompileError(f"a struct member cannot have type '{ty}'", d.pos)
+            if isinstance(ty, StructType) and self.has_constructors(ty):
+                raise CompileError(f"member '{d.name}' has type '{ty}', which has constructors: members of such "
+                                   "types are not supported by the simulator", d.pos)
             if d.type_spec.space is not None:
                 raise CompileError("struct members take the address space of their struct; drop "
                                    f"'{d.type_spec.space}'", d.pos)
@@ -75,6 +124,10 @@ class Structs(CheckerState):
     def struct_init(self, init: ast.InitList | None, st: StructType, pos: Pos) -> ast.StructInit:
         """A struct value from a brace list (one item per member, in order; missing members take
         their default member initializer, else zero)."""
+        if self.has_constructors(st):
+            raise CompileError(f"'{st.name}' has constructors, so a brace list here would call one; the simulator "
+                               f"supports that in declarations and as '{st.name}{{...}}' / '{st.name}(...)' only",
+                               init.pos if init is not None else pos)
         if init is not None:
             init = self._braced(init, st)
         items = list(init.items) if init is not None else []
@@ -200,40 +253,71 @@ class Structs(CheckerState):
         return f
 
     # ------------------------------------------------------------------ member functions
-    def method_call(self, e: ast.Call, base: ast.Expr, st: StructType) -> ast.Expr:
+    def static_member_functions(self, name: str) -> tuple[StructType, str] | None:
+        """For a qualified name ``S::f`` (``ns::S::f``, ``F::f`` with F a type parameter) whose
+        owner is a struct declaring member functions named ``f``: the struct and ``f``; else None."""
+        owner, sep, fname = name.rpartition("::")
+        if not sep or not owner:
+            return None
+        found = self.lookup_name(owner)
+        if not (isinstance(found, tuple) and found[0] == "type" and isinstance(found[1], StructType)
+                and found[1] in self.structs):
+            return None
+        st = found[1]
+        if not any(m.name == fname for m in self.structs[st].methods):
+            return None
+        return st, fname
+
+    def static_call(self, e: ast.Call, st: StructType, name: str) -> ast.Expr:
+        """``S::f(args)``: a call without an object, which only a static member function takes."""
+        e.func = ast.Member(e.func.pos, ast.Name(e.func.pos, f"{st.name}::{name}"), name)
+        return self.method_call(e, None, st)
+
+    def method_call(self, e: ast.Call, base: ast.Expr | None, st: StructType) -> ast.Expr:
+        """A member function call on ``base`` (an object of struct ``st``), or on no object
+        (``base`` None: 'S::f()'), which must pick a static member function."""
         name = e.func.name
         defs = [m for m in self.structs[st].methods if m.name == name]
         if not defs:
             raise CompileError(f"no member function named '{name}' in struct '{st.name}'"
-                               + did_you_mean(name, [m.name for m in self.structs[st].methods]), e.func.pos)
+                               + did_you_mean(name, [m.name for m in self.structs[st].methods
+                                                     if m.name != CONSTRUCTOR]), e.func.pos)
+        if any(p.function_params is not None for m in defs for p in m.params):
+            defs = self.with_function_arguments(e, defs)
         args = [a if a.ty is not None else self.expr(a) for a in e.args]  # operator operands come checked
-        defs = _by_constness(defs, base.const_mem)
+        defs = _by_constness(defs, base is not None and base.const_mem)
         binding: dict = {}
-        if any(m.template_params for m in defs):
+        if any(m.template_params for m in defs) or name == CONSTRUCTOR:
             # Member function templates: deduced and picked like free function templates
             # (enable_if_t overloads drop out by SFINAE).
-            fd, binding = self.choose_overload(f"{st.name}::{name}", e.pos, defs, args, [])
+            label = f"{st.name}::{st.name if name == CONSTRUCTOR else name}"
+            fd, binding = self.choose_overload(label, e.pos, defs, args, [])
         else:
             fd = next((m for m in defs if len(m.params) >= len(args) >= sum(p.default is None for p in m.params)),
                       None)
         if fd is None:
             raise CompileError(f"no matching member function for call to '{name}' with {len(args)} argument(s)",
                                e.pos)
+        if base is None and not fd.static:
+            raise CompileError(f"call to non-static member function '{st.name}::{name}' without an object", e.pos)
         # A temporary object ('F()(x)', 'make().get()') is materialised for the call (run.codegen).
-        if not fd.const_method:
+        if not fd.const_method and not fd.static and name != CONSTRUCTOR:  # a const object is made by one
             if base.const_mem:
                 raise CompileError(f"'{name}' changes its object, which is read-only here (declare it 'const' if "
                                    "it does not change the struct)", e.pos)
         inst = self._instantiate_method(st, fd, e.pos, binding)
-        converted: list[ast.Expr] = [base]
-        for p, a in zip(inst.params[1:], args, strict=False):
+        # A static member function has no object: called on one ('op.apply(x)'), the object is
+        # not passed.
+        converted: list[ast.Expr] = [] if fd.static else [base]
+        own_params = inst.params if fd.static else inst.params[1:]
+        for p, a in zip(own_params, args, strict=False):
             if p.kind == VarKind.REF:
                 if not a.lvalue:
                     raise CompileError(f"cannot bind a temporary to reference parameter '{p.name}'", a.pos)
                 converted.append(a)
             else:
                 converted.append(self.convert(a, p.ty, f"argument '{p.name}' of '{name}'"))
-        for p, fp in list(zip(inst.params[1:], fd.params, strict=False))[len(args):]:
+        for p, fp in list(zip(own_params, fd.params, strict=False))[len(args):]:
             converted.append(self.convert(self.expr(copy.deepcopy(fp.default)), p.ty, "default argument"))
         e.args = converted
         e.target = inst
@@ -262,24 +346,63 @@ class Structs(CheckerState):
         for f in st.fields:
             self.scope.names[f.name] = (MEMBER, f)
         for m in self.structs[st].methods:
-            self.scope.names[m.name] = (METHOD, m.name)
+            self.scope.names[m.name] = (METHOD, m.name, st)
         self.struct_members_scope(st, self.scope)
         for tname, value in binding.items():  # a member function template's own parameters
             self._bind_template_param(tname, value, fd.pos)
+        for pname, functions in fd.function_arguments.items():  # its function pointer parameters
+            self.scope.names[pname] = (FUNCTION_ARGUMENT, functions)
         ret = self.resolve_type(fd.ret)
         self.func = self.function_context(ret, fd.ret)
-        this = Var("this", st, VarKind.REF, fd.pos, slot=self.new_slot(), mutable=not fd.const_method,
-                   space=AddressSpace.THREAD)
-        self.scope.names["this"] = this
-        params = [this] + [self.param_var(p) for p in fd.params]
+        params = [self.param_var(p) for p in fd.params]
+        if not fd.static:
+            this = Var("this", st, VarKind.REF, fd.pos, slot=self.new_slot(), mutable=not fd.const_method,
+                       space=AddressSpace.THREAD)
+            self.scope.names["this"] = this
+            params.insert(0, this)
         return self._check_instance(key, qualified, params, ret, body, fd.pos, saved)
+
+    # ------------------------------------------------------------------ constructors
+    def construct_into(self, target: ast.Name, st: StructType, args: list[ast.Expr], pos: Pos) -> ast.Expr:
+        """The (checked) call of the constructor of ``st`` that these arguments pick, on the
+        object ``target`` names."""
+        arities = sorted({len(c.params) for c in self.structs[st].constructors})
+        if not any(sum(p.default is None for p in c.params) <= len(args) <= len(c.params)
+                   for c in self.structs[st].constructors):
+            raise CompileError(f"no constructor of '{st.name}' takes {len(args)} argument(s) (its constructors take "
+                               f"{' or '.join(map(str, arities))})", pos)
+        return self.method_call(ast.Call(pos, ast.Member(pos, target, CONSTRUCTOR), list(args)), self.expr(target),
+                                st)
+
+    def temporary_object(self, st: StructType, args: list[ast.Expr], pos: Pos) -> ast.Expr:
+        """``P(args)`` / ``P{args}`` as a value: a hidden variable of its own, constructed, then read."""
+        if self.func is None:
+            raise CompileError(f"constructing '{st.name}' at program scope is not supported by the simulator", pos)
+        # A name no code can write, and no qualified one ('c10::metal::df32'): it is looked up in scope.
+        name = f"{st.name.replace('::', '.')} temporary@{pos.line}:{pos.col}"
+        var = Var(name, st, VarKind.MEMVAR, pos, slot=self.new_slot(), space=AddressSpace.THREAD)
+        self.scope.names[name] = var
+        construct = self.construct_into(ast.Name(pos, name), st, args, pos)
+        value = self.expr(ast.Name(pos, name))
+        out = ast.TemporaryObject(pos, var, construct, value)
+        # It designates the object (as a C++ prvalue materialised once): a member read or a
+        # member function call uses it in place, without copying members it leaves indeterminate.
+        out.ty, out.lvalue, out.memory, out.space = st, True, True, AddressSpace.THREAD
+        return out
 
     def member_name(self, e: ast.Name) -> ast.Expr:
         """A member's name inside a member function: ``this``'s field."""
+        if self.scope.lookup("this") is None:
+            raise CompileError(f"invalid use of member '{e.ident}' in a static member function (it has no object)",
+                               e.pos)
         return self.expr(ast.Member(e.pos, ast.Name(e.pos, "this"), e.ident))
 
     def member_function_call(self, e: ast.Call) -> ast.Expr:
-        """A call of another member function inside a member function: on ``this``."""
+        """A call of another member function inside a member function: on ``this``, or on no
+        object inside a static member function (which may call only static ones)."""
+        if self.scope.lookup("this") is None:
+            entry = self.lookup_name(e.func.ident)
+            return self.static_call(e, entry[2], e.func.ident)
         e.func = ast.Member(e.func.pos, ast.Name(e.func.pos, "this"), e.func.ident)
         return self.expr(e)
 

@@ -20,6 +20,7 @@ from ...lang.types import (
     PointerType,
     ScalarType,
     SimdgroupMatrixType,
+    StructType,
     Type,
     VoidType,
     lookup_builtin_type,
@@ -46,6 +47,12 @@ VARIABLE_TEMPLATE = "variable template"
 
 #: The scope entry of a struct template's name (struct_templates.py).
 STRUCT_TEMPLATE = "struct template"
+#: The one-type traits that name a type ('remove_cv_t<T>'), resolved by ``_type_transform``.
+TYPE_TRANSFORMS = ("remove_cv_t", "remove_const_t", "remove_volatile_t", "remove_reference_t", "remove_cvref_t",
+                   "decay_t", "make_signed_t", "make_unsigned_t")
+_INTEGER_PAIRS = (("char", "uchar"), ("short", "ushort"), ("int", "uint"), ("long", "ulong"))
+MAKE_SIGNED = {name: signed for pair in _INTEGER_PAIRS for signed in pair[:1] for name in pair}
+MAKE_UNSIGNED = {name: unsigned for pair in _INTEGER_PAIRS for unsigned in pair[1:] for name in pair}
 
 #: The scope entry of an alias template ('template <typename T> using opmath_t = ...;').
 ALIAS_TEMPLATE = "alias template"
@@ -218,6 +225,8 @@ class TypeResolution(CheckerState):
         plain = name.removeprefix("::").removeprefix("metal::")
         if plain in ("enable_if_t", "conditional_t"):
             return self._type_trait(plain, spec)
+        if plain in TYPE_TRANSFORMS:
+            return self._type_transform(plain, spec)
         if plain in ("vec",):
             if len(spec.args) != 2:
                 raise CompileError("vec<T, N> takes a type and a size", spec.pos)
@@ -285,6 +294,26 @@ class TypeResolution(CheckerState):
             raise SubstitutionFailure("'enable_if_t' condition is false, so it names no type", spec.pos)
         return self.resolve_type(spec.args[1]) if len(spec.args) == 2 else VOID
 
+    def _type_transform(self, trait: str, spec: ast.TypeSpec) -> Type:
+        """``remove_cv_t<T>``, ``remove_reference_t<T>``, ``decay_t<T>``, ``make_unsigned_t<T>``...:
+        the simulator's types carry no cv-qualifier or reference (those belong to declarations),
+        so the removing traits give T's type; ``decay_t`` turns an array into a pointer to its
+        first element; ``make_signed_t`` / ``make_unsigned_t`` map an integer type to its kind of
+        the same width.
+        """
+        if len(spec.args) != 1 or not isinstance(spec.args[0], ast.TypeSpec):
+            raise CompileError(f"'{trait}' takes one type argument", spec.pos)
+        ty = self.resolve_type(spec.args[0])
+        if trait == "decay_t" and isinstance(ty, ArrayType):
+            return PointerType(ty.elem, spec.args[0].space or AddressSpace.THREAD, spec.args[0].const)
+        if trait in ("make_signed_t", "make_unsigned_t"):
+            table = MAKE_SIGNED if trait == "make_signed_t" else MAKE_UNSIGNED
+            target = table.get(ty.name) if isinstance(ty, ScalarType) else None
+            if target is None:
+                raise CompileError(f"'{trait}' needs an integer type other than bool, not '{ty}'", spec.pos)
+            return lookup_builtin_type(target)
+        return ty
+
     def _type_candidates(self) -> set[str]:
         names = {k for k, v in self._all_scope_items() if isinstance(v, tuple)}
         return names | set(SCALARS) | {f"{e}{n}" for e in ("float", "half", "int", "uint") for n in (2, 3, 4)}
@@ -306,16 +335,23 @@ class TypeResolution(CheckerState):
             raise CompileError(f"{what} must be an integer", expr.pos)
         return int(value)
 
-    def _const_call(self, e: ast.Call) -> int | float:
+    def _const_call(self, e: ast.Call | ast.Construct) -> int | float:
         """A call of a (non-template) ``constexpr`` function whose body is ``return expr;`` (C++11's
-        form), evaluated with its arguments' values; anything else is not a constant here."""
-        if not isinstance(e.func, ast.Name) or e.func.template_args:
+        form), evaluated with its arguments' values; anything else is not a constant here.
+        ``S::f()`` and ``S<T>::f()`` (a Construct naming a member) call a static constexpr member."""
+        owner: StructType | None = None
+        if isinstance(e, ast.Construct):
+            fd, owner = self._constexpr_member_of_instance(e)
+        elif not isinstance(e.func, ast.Name) or e.func.template_args:
             raise NotConstant("call")
-        defs = [d for d in (self.find_function(e.func.ident) or []) if d.constexpr and not d.template_params
-                and len(d.params) == len(e.args)]
-        if len(defs) != 1:
-            raise NotConstant("call")
-        fd = defs[0]
+        elif self.static_member_functions(e.func.ident) is not None:
+            fd, owner = self.constexpr_static_method(e)
+        else:
+            defs = [d for d in (self.find_function(e.func.ident) or []) if d.constexpr and not d.template_params
+                    and len(d.params) == len(e.args)]
+            if len(defs) != 1:
+                raise NotConstant("call")
+            fd = defs[0]
         body = fd.body.stmts if fd.body is not None else []
         if len(body) != 1 or not isinstance(body[0], ast.Return) or body[0].value is None:
             raise NotConstant("call")
@@ -325,6 +361,8 @@ class TypeResolution(CheckerState):
         args = [self._const_value(a) for a in e.args]
         saved_scope, saved_namespace = self.scope, self.enter_namespace(fd.namespace)
         self.scope = Scope(self.globals)
+        if owner is not None:  # a static member function sees its struct's types, constants, template arguments
+            self.struct_members_scope(owner, self.scope)
         self.constexpr_calls.append(fd.name)
         try:
             for p, value in zip(fd.params, args, strict=True):
@@ -335,6 +373,28 @@ class TypeResolution(CheckerState):
         finally:
             self.constexpr_calls.pop()
             self.scope, self.namespace = saved_scope, saved_namespace
+
+    def _constexpr_member_of_instance(self, e: ast.Construct) -> tuple[ast.FuncDef, StructType]:
+        spec = e.type_spec
+        if len(spec.member) != 1 or not spec.args:
+            raise NotConstant("call")
+        owner = self.resolve_type(ast.TypeSpec(spec.pos, spec.name, spec.args))
+        if not isinstance(owner, StructType):
+            raise NotConstant("call")
+        return self._single_static_constexpr(owner, spec.member[0], len(e.args))
+
+    def constexpr_static_method(self, e: ast.Call) -> tuple[ast.FuncDef, StructType]:
+        """The one 'static constexpr' member function (not a template) that ``S::f(args)`` names
+        with this many arguments, and its struct; NotConstant when there is none."""
+        st, name = self.static_member_functions(e.func.ident)
+        return self._single_static_constexpr(st, name, len(e.args))
+
+    def _single_static_constexpr(self, st: StructType, name: str, nargs: int) -> tuple[ast.FuncDef, StructType]:
+        defs = [m for m in self.structs[st].methods if m.name == name and m.static and m.constexpr
+                and not m.template_params and len(m.params) == nargs]
+        if len(defs) != 1:
+            raise NotConstant("call")
+        return defs[0], st
 
     def _const_value(self, expr: ast.Expr) -> int | float:
         return evaluate(expr, self._const_lookup, self._const_size_of, self._const_call)
@@ -361,6 +421,8 @@ class TypeResolution(CheckerState):
                 raise NotConstant(name)
             return const[1] if isinstance(const[1], float) else int(const[1])
         sym = self.lookup_name(name)
+        if sym is None:
+            sym = self.member_through_type_name(name, pos)
         if isinstance(sym, Var) and sym.const_value is not None and not isinstance(sym.const_value, list):
             v = sym.const_value
             return float(v) if isinstance(v, float) else int(v)
