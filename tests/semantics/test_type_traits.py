@@ -19,12 +19,12 @@ TRAIT_TABLE = [
     # trait, type, value
     ("is_floating_point_v", "float", True), ("is_floating_point_v", "half", True),
     ("is_floating_point_v", "bfloat", True), ("is_floating_point_v", "int", False),
-    ("is_floating_point_v", "float4", False), ("is_integral_v", "bool", True),
+    ("is_floating_point_v", "float4", True), ("is_integral_v", "bool", True),
     ("is_integral_v", "ushort", True), ("is_integral_v", "long", True), ("is_integral_v", "half", False),
     ("is_signed_v", "char", True), ("is_signed_v", "float", True), ("is_signed_v", "uint", False),
     ("is_signed_v", "bool", False), ("is_unsigned_v", "bool", True), ("is_unsigned_v", "uchar", True),
     ("is_unsigned_v", "int", False), ("is_unsigned_v", "float", False), ("is_arithmetic_v", "half", True),
-    ("is_arithmetic_v", "int2", False), ("is_vector_v", "half3", True), ("is_vector_v", "float", False),
+    ("is_arithmetic_v", "int2", True), ("is_integral_v", "ushort3", True), ("is_signed_v", "uint2", False), ("is_vector_v", "half3", True), ("is_vector_v", "float", False),
     ("is_scalar_v", "uint", True), ("is_scalar_v", "float2", False),
 ]
 
@@ -47,8 +47,9 @@ def test_is_same_forms_and_aliases() -> None:
 
 SFINAE = """
 using namespace metal;
-// Chosen by a defaulted type parameter.
-template <typename T, typename = enable_if_t<is_floating_point_v<T>>> float kind(T x) { return 1.0f; }
+// Chosen by a defaulted type parameter (the arithmetic traits hold for vectors by their element type, so a
+// scalar-only overload also asks is_scalar_v, as PyTorch's is_scalar_floating_point_v does).
+template <typename T, typename = enable_if_t<is_floating_point_v<T> && is_scalar_v<T>>> float kind(T x) { return 1.0f; }
 // Chosen by a value parameter whose type is formed by enable_if_t.
 template <typename T, enable_if_t<is_integral_v<T>, int> = 0> float kind(T x) { return 2.0f; }
 // Chosen by the return type.

@@ -2,9 +2,11 @@
 
 ``is_same_v<T, U>`` (and ``is_same<T, U>::value``), ``is_floating_point_v``, ``is_integral_v``,
 ``is_signed_v``, ``is_unsigned_v``, ``is_arithmetic_v``, ``is_scalar_v``, ``is_vector_v`` and
-``is_pointer_v``, each ``constexpr bool``. As in Metal (and C++), the scalar traits hold for
-scalars only (``is_floating_point_v<float4>`` is false); ``half`` and ``bfloat`` are floating
-point; ``bool`` is integral and unsigned. The type-producing traits (``enable_if_t``,
+``is_pointer_v``, each ``constexpr bool``. Metal extends the arithmetic traits to vectors by their
+element type (``is_floating_point_v<float2>`` is true: PyTorch's headers define
+``is_scalar_floating_point_v`` as ``is_floating_point_v<T> && is_scalar_v<T>``, and its complex
+kernels over ``float2`` select the floating-point overloads); ``is_scalar_v`` holds for scalars
+and pointers only; ``half`` and ``bfloat`` are floating point; ``bool`` is integral and unsigned. The type-producing traits (``enable_if_t``,
 ``conditional_t``) are type names: the checker resolves them (``checker/typenames.py``).
 """
 
@@ -19,7 +21,8 @@ from ..lang.types import BOOL, PointerType, ScalarType, Type, VectorType
 
 
 def _scalar(pred: Callable[[ScalarType], bool]) -> Callable[[Type], bool]:
-    return lambda t: isinstance(t, ScalarType) and pred(t)
+    """A trait of a scalar type, and of a vector by its element type."""
+    return lambda t: (isinstance(t, ScalarType) and pred(t)) or (isinstance(t, VectorType) and pred(t.elem))
 
 
 #: One-type traits: name -> predicate.
