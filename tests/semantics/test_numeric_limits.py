@@ -40,3 +40,28 @@ def test_integer_ranges(ty: str, dtype) -> None:
     got = out0(f"out[0] = numeric_limits<{ty}>::min(); out[1] = numeric_limits<{ty}>::max(); "
                f"out[2] = numeric_limits<{ty}>::lowest();", out=((3,), np.dtype(dtype).name))
     assert got.tolist() == [info.min, info.max, info.min]
+
+
+def test_static_data_members_as_cs_limits_gives_them() -> None:
+    """numeric_limits<T>::digits and friends are constants (no parentheses), usable as array
+    sizes; the values are C++'s (<limits>): float 24 and 6, half 11 and 3, uint 32 and 9, short 15
+    and 4 (digits, digits10)."""
+    from metal_puzzles import compile_shader
+
+    lib = compile_shader("""
+    #include <metal_stdlib>
+    using namespace metal;
+    template <typename T> kernel void k(device int* o [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+      int bits[numeric_limits<T>::digits];
+      o[0] = sizeof(bits) / sizeof(int); o[1] = metal::numeric_limits<T>::digits10;
+      o[2] = numeric_limits<T>::is_signed; o[3] = numeric_limits<T>::is_integer;
+    }
+    #define K(T) template [[host_name("k_" #T)]] kernel void k<T>(device int*, uint);
+    K(float) K(half) K(uint) K(short)
+    """)
+    got = {}
+    for name in ("float", "half", "uint", "short"):
+        o = np.zeros(4, np.int32)
+        getattr(lib, f"k_{name}")(o, threads=1)
+        got[name] = o.tolist()
+    assert got == {"float": [24, 6, 1, 0], "half": [11, 3, 1, 0], "uint": [32, 9, 0, 1], "short": [15, 4, 1, 1]}

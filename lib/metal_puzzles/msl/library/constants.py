@@ -64,6 +64,26 @@ def _limit(ty: ScalarType, member: str, node) -> float | int:
 
 NUMERIC_LIMITS = NumericLimits("numeric_limits")
 
+#: numeric_limits's static data members, as values (C++'s <limits>, which Metal's mirrors).
+_LIMIT_DATA = ("digits", "digits10", "is_signed", "is_integer", "is_exact", "radix", "has_infinity",
+               "has_quiet_NaN", "is_specialized", "max_exponent", "min_exponent")
+
+
+def _limit_data(ty: ScalarType, member: str) -> tuple[Type, object]:
+    """``numeric_limits<ty>::member``: significand bits (digits: 24 for float, 11 for half, 8 for
+    bfloat; value bits for integers), and the other static members."""
+    if ty.is_float:
+        digits, max_exp, min_exp = {HALF: (11, 16, -13), BFLOAT: (8, 128, -125)}.get(ty, (24, 128, -125))
+    else:
+        digits, max_exp, min_exp = (1 if ty == BOOL else ty.bits - (1 if ty.signed else 0)), 0, 0
+    values = {"digits": digits, "digits10": int((digits - 1) * math.log10(2)) if ty.is_float
+              else int(digits * math.log10(2)), "is_signed": ty.signed and ty != BOOL,
+              "is_integer": not ty.is_float, "is_exact": not ty.is_float, "radix": 2,
+              "has_infinity": ty.is_float, "has_quiet_NaN": ty.is_float, "is_specialized": True,
+              "max_exponent": max_exp, "min_exponent": min_exp}
+    value = values[member]
+    return (BOOL, bool(value)) if isinstance(value, bool) else (INT, int(value))
+
 
 # ============================================================================ constants
 _FLOAT_CONSTANTS = {
@@ -92,6 +112,11 @@ def lookup_constant(name: str, targs, ck) -> tuple[Type, object] | None:
         return HALF, _HALF_CONSTANTS[plain]
     if plain in _INT_CONSTANTS:
         return _INT_CONSTANTS[plain]
+    if plain.startswith("numeric_limits<>::") and targs and plain.split("::")[-1] in _LIMIT_DATA:
+        # The static data members (numeric_limits<T>::digits), beside the member functions (max()).
+        ty = ck.resolve_type(targs[0])
+        if isinstance(ty, ScalarType):
+            return _limit_data(ty, plain.split("::")[-1])
     if plain.startswith("Limits<>::") and targs:
         # MLX's Limits<T>::max / min / finite_max / finite_min (static constants, not calls).
         ty = ck.resolve_type(targs[0])
