@@ -400,3 +400,138 @@ def test_a_race_inside_one_simdgroup_of_a_larger_group_mentions_the_simdgroup_ba
     with pytest.raises(SanitizerError) as small:
         launch(src, "k", {0: np.zeros(64, np.float32)}, threads=(32, 1, 1), group=(32, 1, 1))
     assert "simdgroup_barrier" not in small.value.findings[0].message
+
+
+# ------------------------------------------------------------------------------ forms PyTorch's shaders use
+def test_the_kernel_specifier_after_the_return_type() -> None:
+    """'void kernel f(...)' is the same kernel as 'kernel void f(...)' (PyTorch's SpecialOps.metal
+    writes it so), templated and instantiated too."""
+    src = """
+    void kernel twice(device float* out [[buffer(0)]], constant float* a [[buffer(1)]],
+                      uint i [[thread_position_in_grid]]) { out[i] = 2.0f * a[i]; }
+    template <typename T0, typename T1>
+    void kernel cvt(device T0* out, constant T1* a, uint i [[thread_position_in_grid]]) { out[i] = T0(a[i]) + T0(1); }
+    template [[host_name("cvt_float_int")]] void kernel cvt<float, int>(device float*, constant int*, uint);
+    """
+    lib = ShaderLibrary(src)
+    assert lib.kernel_names == ["twice", "cvt_float_int"]
+    geometry = LaunchGeometry((4, 1, 1), (4, 1, 1))
+    res = lib.kernel("twice").launch({0: np.zeros(4, np.float32), 1: f32(4)}, geometry)
+    np.testing.assert_array_equal(res.outputs[0], [0, 2, 4, 6])
+    res = lib.kernel("cvt_float_int").launch({0: np.zeros(4, np.float32), 1: np.array([7, -8, 9, 0], np.int32)},
+                                             geometry)
+    np.testing.assert_array_equal(res.outputs[0], [8, -7, 10, 1])
+
+
+DEDUCED = """
+template <typename T0, typename T1 = T0>
+kernel void scaled(constant T0* input [[buffer(0)]], device T1* output [[buffer(1)]],
+                   constant int64_t& k [[buffer(2)]], uint id [[thread_position_in_grid]]) {
+  output[id] = static_cast<T1>(input[id] * T0(k));
+}
+#define INSTANTIATE(DTYPE0, DTYPE1)                                                        \\
+  template [[host_name("scaled_" #DTYPE0 "_" #DTYPE1)]] kernel void scaled(                 \\
+      constant DTYPE0* input [[buffer(0)]], device DTYPE1* output [[buffer(1)]],           \\
+      constant int64_t& k [[buffer(2)]], uint id [[thread_position_in_grid]]);
+INSTANTIATE(int, float)
+INSTANTIATE(half, half)
+"""
+
+
+def test_an_instantiation_without_template_arguments_deduces_them_from_its_parameters() -> None:
+    """C++ deduces 'template void f(constant int*, device float*, ...)' to f<int, float>, as
+    PyTorch's Gamma.metal instantiates its kernels: the int kernel multiplies in int (7 * 3 = 21,
+    then converts), the half one in half."""
+    lib = ShaderLibrary(DEDUCED)
+    assert lib.kernel_names == ["scaled_int_float", "scaled_half_half"]
+    geometry = LaunchGeometry((4, 1, 1), (4, 1, 1))
+    res = lib.kernel("scaled_int_float").launch(
+        {0: np.array([7, -1, 2**30, 0], np.int32), 1: np.zeros(4, np.float32), 2: np.array(3, np.int64)}, geometry)
+    np.testing.assert_array_equal(res.outputs[0], [21, -3, np.float32(np.int32(-2**30)), 0])  # 3 * 2^30 wraps in int
+    half = np.array([0.5, 1000, 30000, -2], np.float16)
+    res = lib.kernel("scaled_half_half").launch({0: half, 1: np.zeros(4, np.float16), 2: np.array(3, np.int64)},
+                                                geometry)
+    with np.errstate(over="ignore"):
+        np.testing.assert_array_equal(res.outputs[0], half * np.float16(3))
+
+
+@pytest.mark.parametrize(("instantiation", "message"), [
+    ('template [[host_name("g")]] kernel void g(device float* out, uint i);',
+     "does not say what 'T' is"),
+    ('template [[host_name("g")]] kernel void g(device float* out);', "declares 1 parameter"),
+])
+def test_an_instantiation_that_deduces_nothing_says_what_is_missing(instantiation: str, message: str) -> None:
+    src = f"""
+    template <typename T, typename U>
+    kernel void g(device U* out, uint i [[thread_position_in_grid]]) {{ out[i] = U(T(i)); }}
+    {instantiation}"""
+    with pytest.raises(CompileError, match=message):
+        ShaderLibrary(src).kernel("g")
+
+
+def test_a_constant_reference_passes_on_to_a_helper_taking_one() -> None:
+    """A helper's 'constant array<float, 3>& v' binds the kernel's own constant reference (PyTorch's
+    RangeFactories.metal): constant memory is read-only whether or not the reference says const,
+    and the helper may not write through it."""
+    src = """
+    #include <metal_array>
+    using namespace metal;
+    inline float at(uint i, constant array<float, 3>& v) { return v[0] + v[1] * float(i); }
+    kernel void lin(device float* out [[buffer(0)]], constant array<float, 3>& v [[buffer(1)]],
+                    uint i [[thread_position_in_grid]]) { out[i] = at(i, v); }
+    """
+    res = launch(src, "lin", {0: np.zeros(4, np.float32), 1: np.array([1, 0.5, 9], np.float32)},
+                 threads=(4, 1, 1), group=(4, 1, 1))
+    np.testing.assert_array_equal(res.outputs[0], [1, 1.5, 2, 2.5])
+    writes = src.replace("return v[0]", "v[0] = 2.0f; return v[0]")
+    with pytest.raises(CompileError, match="read-only"):
+        ShaderLibrary(writes).kernel("lin")
+
+
+# ------------------------------------------------------------------------------ one checked header per shader
+def test_kernels_share_the_checked_header_but_not_their_template_arguments() -> None:
+    """The shader's declarations are checked once and serve every kernel; a kernel's template
+    parameter 'T' is its own name: the helper below means the file's 'T' (int), as in C++, for
+    every instantiation, whichever compiled first."""
+    src = """
+    typedef int T;
+    inline T halve(T x) { return x / 2; }           // the file's T: integer division
+    template <typename S>
+    inline S twice(S x) { return x + x; }
+    template <typename T>
+    kernel void k(device T* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+      out[i] = T(halve(int(i) + 1)) + twice(T(i));
+    }
+    template [[host_name("k_float")]] kernel void k<float>(device float*, uint);
+    template [[host_name("k_int")]] kernel void k<int>(device int*, uint);
+    """
+    lib = ShaderLibrary(src)
+    geometry = LaunchGeometry((4, 1, 1), (4, 1, 1))
+    expected = [(i + 1) // 2 + 2 * i for i in range(4)]
+    out_float = lib.kernel("k_float").launch({0: np.zeros(4, np.float32)}, geometry).outputs[0]
+    out_int = lib.kernel("k_int").launch({0: np.zeros(4, np.int32)}, geometry).outputs[0]
+    assert out_float.tolist() == expected and out_int.tolist() == expected
+    assert out_float.dtype == np.float32 and out_int.dtype == np.int32
+
+
+def test_a_kernel_that_does_not_compile_leaves_the_others_compiling() -> None:
+    """The shared checked header is made anew after a kernel fails part-way (a helper instance
+    half-checked must not serve the next kernel as if it were fine)."""
+    src = """
+    template <typename T>
+    inline T bad(T x) { return x.missing; }  // no member on a scalar: fails when instantiated
+    template <typename T>
+    inline T good(T x) { return x * T(3); }
+    template <typename T>
+    kernel void uses_bad(device T* out [[buffer(0)]], uint i [[thread_position_in_grid]]) { out[i] = bad(T(i)); }
+    template <typename T>
+    kernel void uses_good(device T* out [[buffer(0)]], uint i [[thread_position_in_grid]]) { out[i] = good(T(i)); }
+    template [[host_name("bad_float")]] kernel void uses_bad<float>(device float*, uint);
+    template [[host_name("good_float")]] kernel void uses_good<float>(device float*, uint);
+    """
+    lib = ShaderLibrary(src)
+    for _ in range(2):  # the failure is reported each time it is asked for, never cached as a kernel
+        with pytest.raises(CompileError, match="missing"):
+            lib.kernel("bad_float")
+    res = lib.kernel("good_float").launch({0: np.zeros(4, np.float32)}, LaunchGeometry((4, 1, 1), (4, 1, 1)))
+    np.testing.assert_array_equal(res.outputs[0], [0, 3, 6, 9])

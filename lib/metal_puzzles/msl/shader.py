@@ -9,10 +9,11 @@ sanitizer, counts, trace, step-through, cost model and step budget work the same
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import dataclasses
 import difflib
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -20,7 +21,7 @@ import numpy as np
 from .abi.shader import Binding, DeclaredParam, ShaderParam, describe_params
 from .abi.signature import ParamRole
 from .front import ast
-from .front.checker import Checker
+from .front.checker import Checker, Scope
 from .front.preprocessor import MAX_SHADER_EXPANSION_TOKENS, Preprocessor
 from .front.shader_unit import (
     Instantiation,
@@ -102,6 +103,7 @@ class ShaderLibrary:
                 raise CompileError(f"two kernels have the host name '{inst.host_name}'", inst.pos, self.registry)
             self._instances[inst.host_name] = inst
         self._compiled: dict[str, ShaderKernel] = {}
+        self._checker: Checker | None = None
         self._check_eagerly()
 
     def _check_eagerly(self) -> None:
@@ -112,12 +114,37 @@ class ShaderLibrary:
         helpers no kernel of a shader calls)."""
         try:
             with _deep_stack():
-                Checker(STANDARD_LIBRARY).add_header(copy.deepcopy(self.unit.helpers))
+                self._checker = self._checked_header()
         except CompileError as err:
             raise err.with_registry(self.registry) from None
         for name, inst in self._instances.items():
             if inst is None:
                 self.kernel(name)
+
+    def _checked_header(self) -> Checker:
+        checker = Checker(STANDARD_LIBRARY)
+        checker.add_header(copy.deepcopy(self.unit.helpers))
+        return checker
+
+    @contextlib.contextmanager
+    def kernel_checker(self) -> Iterator[Checker]:
+        """The checker that holds the shader's declarations, checked once, shared by its kernels:
+        a helper function or struct template instance a kernel makes serves every kernel after it
+        (PyTorch's shaders instantiate thousands of kernels over one large header). A kernel that
+        fails to compile may leave it half-done, so it is then made anew for the next."""
+        if self._checker is None:
+            self._checker = self._checked_header()
+        checker = self._checker
+        try:
+            yield checker
+        except BaseException:
+            self._checker = None
+            raise
+        finally:
+            checker.func = None
+            checker.scope = checker.globals
+            checker.namespace = ()
+            checker.threadgroup_arrays = []
 
     @property
     def kernel_names(self) -> list[str]:
@@ -166,14 +193,18 @@ class ShaderKernel:
         if too_deep is not None:
             raise CompileError(f"the kernel is nested too deeply here (more than {MAX_TREE_DEPTH} levels)",
                                too_deep.pos)
-        ck = Checker(STANDARD_LIBRARY)
-        ck.add_header(copy.deepcopy(library.unit.helpers))
-        _bind_template_arguments(ck, func, instantiation)
-        # A kernel declared in a namespace finds names from there outwards (its parameters' types too).
-        ck.namespace = func.namespace
-        declared = [_declared(ck, p, attribute) for p, attribute in zip(func.params, function.attributes, strict=True)]
-        self.params: list[ShaderParam] = describe_params(host_name, declared)
-        self.checked = ck.check_kernel(func.body, [(p.name, p.ty, _role(p)) for p in self.params])
+        with library.kernel_checker() as ck:
+            # The template's arguments are names of the kernel's own scope: the helpers it calls
+            # do not see them, as in C++.
+            template_scope = ck.scope = Scope(ck.globals)
+            _bind_template_arguments(ck, func, instantiation)
+            # A kernel declared in a namespace finds names from there outwards (its parameters' types too).
+            ck.namespace = func.namespace
+            declared = [_declared(ck, p, attribute)
+                        for p, attribute in zip(func.params, function.attributes, strict=True)]
+            self.params: list[ShaderParam] = describe_params(host_name, declared)
+            self.checked = ck.check_kernel(func.body, [(p.name, p.ty, _role(p)) for p in self.params],
+                                           outer=template_scope)
         check_threadgroup_memory(self.checked.threadgroup_arrays)
         self.body, _ = CodeGen(self.checked.functions).stmt(self.checked.body)
         self._costed_body = None
@@ -303,6 +334,9 @@ def _bind_template_arguments(ck: Checker, func: ast.FuncDef, inst: Instantiation
     if inst is None:
         return
     params = func.template_params
+    if inst.params is not None:
+        _bind_deduced_template_args(ck, func, inst)
+        return
     if len(inst.template_args) > len(params):
         raise CompileError(f"'{inst.host_name}' gives {len(inst.template_args)} template argument(s); kernel "
                            f"'{func.name}' takes {len(params)}", inst.pos)
@@ -314,10 +348,36 @@ def _bind_template_arguments(ck: Checker, func: ast.FuncDef, inst: Instantiation
             if not isinstance(arg, ast.TypeSpec):
                 raise CompileError(f"template parameter '{tp.name}' is a type; '{inst.host_name}' gives a value",
                                    inst.pos)
-            ck.bind_template(tp.name, ck.resolve_type(arg), arg.pos)
+            ck.bind_template(tp.name, ck.resolve_type(arg), arg.pos, ck.scope)
         else:
             value = ck.const_int(arg, f"template argument '{tp.name}'")
-            ck.bind_template(tp.name, bool(value) if tp.kind == "bool" else value, arg.pos)
+            ck.bind_template(tp.name, bool(value) if tp.kind == "bool" else value, arg.pos, ck.scope)
+
+
+def _bind_deduced_template_args(ck: Checker, func: ast.FuncDef, inst: Instantiation) -> None:
+    """Bind the template arguments an instantiation without '<...>' implies: each template
+    parameter deduced from the type the instantiation declares for the kernel's parameter at that
+    place, as C++ deduces them for 'template void f(device float*);' (or its default)."""
+    assert inst.params is not None
+    if len(inst.params) != len(func.params):
+        raise CompileError(f"the instantiation '{inst.host_name}' declares {len(inst.params)} parameter(s); kernel "
+                           f"'{func.name}' takes {len(func.params)}", inst.pos)
+    tparams = {tp.name: tp for tp in func.template_params}
+    deduced: dict = {}
+    for declared, written in zip(func.params, inst.params, strict=True):
+        ck._match(declared.type_spec, ck.param_type(written.type_spec), tparams, deduced)
+    for tp in func.template_params:
+        if tp.kind != "type":
+            raise CompileError(f"the instantiation '{inst.host_name}' must give the value of '{tp.name}' as "
+                               f"'{func.name}<...>(...)'", inst.pos)
+        if tp.name in deduced:
+            ty = deduced[tp.name]
+        elif tp.default is not None:
+            ty = ck.resolve_type(tp.default)  # it may name the parameters bound before it
+        else:
+            raise CompileError(f"the instantiation '{inst.host_name}' does not say what '{tp.name}' is: write "
+                               f"'{func.name}<...>(...)', or parameter types it can be deduced from", inst.pos)
+        ck.bind_template(tp.name, ty, inst.pos, ck.scope)
 
 
 def _declared(ck: Checker, p: ast.Param, attribute) -> DeclaredParam:

@@ -930,6 +930,9 @@ class Parser:
             return alias
         start_i = self.i
         spec = self.parse_type_spec()
+        if self.tok.kind == "id" and self.tok.text == "kernel":
+            self.advance()  # 'void kernel f(...)': Metal takes the specifier after the return type too
+            is_kernel = True
         # A function has '(' after its name; anything else is a global variable.
         if self.tok.text == "operator" and self.tok.kind == "id":
             self._operator_name()

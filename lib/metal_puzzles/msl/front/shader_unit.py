@@ -48,6 +48,10 @@ class Instantiation:
     function: str
     template_args: list  # TypeSpec or Expr, as the parser reads template arguments
     pos: Pos
+    #: The parameters declared by an instantiation that gives no template arguments
+    #: ('template [[host_name("f_float")]] kernel void f(device float* x, uint i);'): as in C++,
+    #: the template's arguments are deduced from them.
+    params: list[ast.Param] | None = None
 
 
 @dataclass
@@ -264,6 +268,14 @@ def _instantiation(item: list[Token], unit: ShaderUnit, helpers: Parser) -> Inst
             parser = Parser(list(item[k + 1 :]), type_names=set(helpers.type_names),
                             template_names=set(helpers.template_names))
             return Instantiation(host_name, function, parser.parse_template_args(), t.pos)
+    for k, t in enumerate(item):
+        if t.kind == "id" and k + 1 < len(item) and item[k + 1].is_op("("):
+            function = _kernel_named_at(item, k, unit.kernels)
+            if function is None or not unit.kernels[function].func.template_params:
+                continue
+            parser = Parser(list(item[k + 2 :]), type_names=set(helpers.type_names),
+                            template_names=set(helpers.template_names))
+            return Instantiation(host_name, function, [], t.pos, params=parser._parse_params())
     raise CompileError(f"the instantiation '{host_name}' names no templated kernel function defined above it "
                        f"(kernels: {', '.join(sorted(unit.kernels)) or 'none'})", start)
 

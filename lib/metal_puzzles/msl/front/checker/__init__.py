@@ -119,19 +119,26 @@ class Checker(TypeResolution, Declarations, Statements, Conversions, Expressions
             self.globals.names[f"{enclosing}::{e.name}" if enclosing else e.name] = const
         return const
 
-    def bind_template(self, name: str, value: Any, pos: Pos) -> None:
+    def bind_template(self, name: str, value: Any, pos: Pos, scope: Scope | None = None) -> None:
+        """Bind a kernel's template parameter: in the globals (MLX's template arguments, which the
+        body and the header see) or in ``scope`` (a whole shader's kernel template)."""
+        names = (scope or self.globals).names
         if isinstance(value, Type):
-            self.globals.names[name] = ("type", value)
+            names[name] = ("type", value)
         elif isinstance(value, bool):
-            self.globals.names[name] = Var(name, BOOL, VarKind.CONST, pos, const_value=value, mutable=False)
+            names[name] = Var(name, BOOL, VarKind.CONST, pos, const_value=value, mutable=False)
         else:
             ty = INT if -(2**31) <= int(value) < 2**31 else LONG
-            self.globals.names[name] = Var(name, ty, VarKind.CONST, pos, const_value=int(value), mutable=False)
+            names[name] = Var(name, ty, VarKind.CONST, pos, const_value=int(value), mutable=False)
 
-    def check_kernel(self, body: ast.Block, params: list[tuple[str, Type, ParamRole]]) -> CheckedKernel:
-        """Check the kernel body with the generated parameters in scope (name, type, what it carries)."""
+    def check_kernel(self, body: ast.Block, params: list[tuple[str, Type, ParamRole]],
+                     outer: Scope | None = None) -> CheckedKernel:
+        """Check the kernel body with the generated parameters in scope (name, type, what it
+        carries). ``outer``: a scope between the globals and the body's (a whole shader's
+        template arguments, seen by the kernel and not by the helpers it calls)."""
         self.func = FunctionContext(VOID, is_kernel=True)
-        self.scope = Scope(self.globals)
+        self.threadgroup_arrays = []
+        self.scope = Scope(outer or self.globals)
         self.addressed = addressed_names(body)
         pvars = []
         for name, ty, role in params:

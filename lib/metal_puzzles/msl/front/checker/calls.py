@@ -476,7 +476,9 @@ class Calls(CheckerState):
         """A function parameter as a variable of the function being instantiated (in scope)."""
         pty = self.param_type(p.type_spec)
         if p.type_spec.reference:
-            var = Var(p.name or "_", pty, VarKind.REF, p.pos, slot=self.new_slot(), mutable=not p.type_spec.const)
+            # A reference into 'constant' memory is read-only whether or not it says 'const'.
+            read_only = p.type_spec.const or p.type_spec.space == AddressSpace.CONSTANT
+            var = Var(p.name or "_", pty, VarKind.REF, p.pos, slot=self.new_slot(), mutable=not read_only)
             var.space = p.type_spec.space or AddressSpace.THREAD
         elif isinstance(pty, StructType):
             # A struct passed by value is the callee's own copy, in its thread memory like any struct variable.

@@ -114,7 +114,7 @@ class Expressions(CheckerState):
                 e.space = sym.space
             if sym.kind in (VarKind.TGVAR, VarKind.MEMVAR):
                 e.memory = True
-            if sym.kind in (VarKind.TGVAR, VarKind.MEMVAR, VarKind.LOCAL) and not sym.mutable:
+            if sym.kind in (VarKind.TGVAR, VarKind.MEMVAR, VarKind.LOCAL, VarKind.REF) and not sym.mutable:
                 e.const_mem = True
             if sym.kind == VarKind.SCALAR_INPUT:  # a 'constant T&' argument (or a whole kernel's 'device T&')
                 e.lvalue = e.memory = True
@@ -242,15 +242,14 @@ class Expressions(CheckerState):
         if isinstance(e, ast.Name) and isinstance(e.symbol, Var) and e.symbol.kind == VarKind.SCALAR_INPUT \
                 and not e.symbol.mutable:
             raise CompileError(f"cannot assign to '{e.ident}': it is a read-only reference to constant memory "
-                               f"('const constant {e.ty}& {e.ident}', as MLX passes a 0-d input); copy it into a "
-                               "local variable first", start)
+                               f"('constant {e.ty}&'); copy it into a local variable first", start)
         if not e.lvalue:
             raise CompileError("expression is not assignable", start)
         if isinstance(e, ast.Name) and isinstance(e.symbol, Var) and not e.symbol.mutable:
             raise CompileError(f"cannot assign to '{e.ident}': it is read-only (const)", start)
         if e.const_mem:
-            what = ("an input buffer (inputs are 'const')" if e.space in (AddressSpace.DEVICE, AddressSpace.CONSTANT)
-                    else "a const object")
+            what = {AddressSpace.DEVICE: "a 'const device' buffer (MLX's inputs are 'const')",
+                    AddressSpace.CONSTANT: "'constant' memory"}.get(e.space, "a const object")
             raise CompileError(f"cannot assign to {what}: it is read-only", start)
         if isinstance(e.ty, ArrayType):
             raise CompileError("arrays cannot be assigned as a whole; assign their elements", e.pos)
