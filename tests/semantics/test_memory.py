@@ -5,6 +5,9 @@ with initialisers), threadgroup multi-dimensional arrays, and pointers into buff
 from __future__ import annotations
 
 import numpy as np
+import pytest
+
+from metal_puzzles.msl import KernelRuntimeError
 
 from .conftest import one, out0, run
 
@@ -405,3 +408,65 @@ def test_own_output_write_then_read_back() -> None:
     """A thread reads back the value it just wrote to its own output element."""
     src = "uint i = thread_position_in_grid.x; out[i] = i * 3; out[i] = out[i] + 1;"
     assert out0(src, out=((4,), "float32"), grid=(4, 1, 1)).tolist() == [1.0, 4.0, 7.0, 10.0]
+
+
+# ------------------------------------------------------------------------------ pointers set per branch
+RATIONAL = """
+// A rational function by Horner's rule, read from either end of its coefficient tables (as
+// Cephes' ratevl does, which PyTorch's igamma.h uses): p is set on both sides of a branch, so
+// in lock-step its threads point into 'num' and 'den' for a while.
+float ratevl(float x, const thread float num[], int M, const thread float den[], int N) {
+  thread const float* p;
+  int dir;
+  float y;
+  if (fabs(x) > 1) { dir = -1; p = num + M; y = 1 / x; } else { dir = 1; p = num; y = x; }
+  float a = *p; p += dir;
+  for (int i = 1; i <= M; i++) { a = a * y + *p; p += dir; }
+  if (fabs(x) > 1) { p = den + N; } else { p = den; }
+  float b = *p; p += dir;
+  for (int i = 1; i <= N; i++) { b = b * y + *p; p += dir; }
+  return a / b;
+}
+"""
+
+
+def test_a_pointer_set_on_both_sides_of_a_branch_reads_each_threads_target() -> None:
+    """Threads of one SIMD-group take either side, and some call the function under a mask (the
+    threads with x == 0 do not): each reads the table its own pointer reaches. Expected values
+    by hand with Horner's rule: (x^2 + 2x + 3) / (4x^2 + 5x + 6) for |x| <= 1, the tables read
+    backwards in y = 1/x otherwise."""
+    src = """
+    uint i = thread_position_in_grid.x;
+    const float num[3] = {1.0f, 2.0f, 3.0f};
+    const float den[3] = {4.0f, 5.0f, 6.0f};
+    out[i] = a[i] == 0.0f ? -1.0f : ratevl(a[i], num, 2, den, 2);
+    """
+    x = np.array([0.5, 3.0, 0.0, -2.0, -0.25, 0.0, 1.5, 1.0], np.float32)
+
+    def rational(v: float) -> float:
+        if v == 0:
+            return -1.0
+        if abs(v) > 1:  # the tables read backwards, in y = 1/x
+            y = 1 / v
+            return (3 * y * y + 2 * y + 1) / (6 * y * y + 5 * y + 4)
+        return (v * v + 2 * v + 3) / (4 * v * v + 5 * v + 6)
+
+    got = out0(src, inputs={"a": x}, out=((8,), "float32"), grid=(8, 1, 1), header=RATIONAL)
+    np.testing.assert_allclose(got, [rational(float(v)) for v in x], rtol=1e-6)
+
+
+def test_a_pointer_used_while_its_threads_point_into_different_arrays_is_a_located_error() -> None:
+    """Reading through a pointer whose threads disagree at that moment is what the simulator cannot
+    do: a runtime error at the read's line, never a wrong value."""
+    src = """
+    uint i = thread_position_in_grid.x;
+    const float lo[2] = {1.0f, 2.0f};
+    const float hi[2] = {3.0f, 4.0f};
+    thread const float* p = a[i] > 0.0f ? hi : lo;
+    out[i] = p[1];
+    """
+    with pytest.raises(KernelRuntimeError, match=r"source:6:15: .*different memories \('hi' and 'lo'\)"):
+        run(src, inputs={"a": np.array([1, -1, 1, -1], np.float32)}, out=((4,), "float32"), grid=(4, 1, 1))
+    same = src.replace("a[i] > 0.0f", "a[0] > 0.0f")  # every thread the same array: fine
+    assert out0(same, inputs={"a": np.array([1, -1, 1, -1], np.float32)}, out=((4,), "float32"),
+                grid=(4, 1, 1)).tolist() == [4.0] * 4

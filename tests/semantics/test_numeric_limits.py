@@ -65,3 +65,15 @@ def test_static_data_members_as_cs_limits_gives_them() -> None:
         getattr(lib, f"k_{name}")(o, threads=1)
         got[name] = o.tolist()
     assert got == {"float": [24, 6, 1, 0], "half": [11, 3, 1, 0], "uint": [32, 9, 0, 1], "short": [15, 4, 1, 1]}
+
+
+@pytest.mark.parametrize(("expr", "want"), [
+    ("numeric_limits<float2>::infinity().x", np.inf),
+    ("numeric_limits<half4>::lowest().w", -F16.max),
+    ("numeric_limits<H2>::max().y", F16.max),  # H2 = half2 through a typedef (PyTorch's complex half)
+])
+def test_vector_limits_are_the_element_limits_in_every_component(expr: str, want: float) -> None:
+    """numeric_limits of a vector type gives that vector (c10/metal's complex logaddexp reads
+    'numeric_limits<T>::infinity().x' with T = float2), also in a constant expression."""
+    got = out0(f"constexpr auto v = {expr}; out[0] = float(v);", header="typedef half2 H2;")
+    assert got[0] == np.float32(want)

@@ -18,6 +18,7 @@ from ..lang.types import (
     ULONG,
     ScalarType,
     Type,
+    VectorType,
 )
 from .base import Builtin, nargs
 from .type_traits import lookup_trait
@@ -33,6 +34,9 @@ class NumericLimits(Builtin):
         if not targs or len(targs) != 1:
             raise CompileError("numeric_limits needs one type argument", call.pos)
         ty = ck.resolve_type(targs[0])
+        if isinstance(ty, VectorType):  # Metal's vectors have limits too: the element's, in every component
+            call.const_value = np.full(ty.n, _limit(ty.elem, member, call), dtype=ty.elem.dtype)
+            return ty
         if not isinstance(ty, ScalarType):
             raise CompileError(f"numeric_limits<{ty}> is not defined", call.pos)
         call.const_value = ty.dtype.type(_limit(ty, member, call))

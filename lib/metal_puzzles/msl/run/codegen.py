@@ -36,7 +36,17 @@ from ..lang.values import c_divmod, cast, is_varying, round_bfloat, splat, type_
 from . import matrices
 from .findings import FindingKind, SanitizeMode
 from .hints import wraparound_explainer
-from .memory import Memory, Ptr, View, from_bytes, span_view, to_bytes, view_of
+from .memory import (
+    Memory,
+    Ptr,
+    SplitPtr,
+    View,
+    from_bytes,
+    merge_pointers,
+    span_view,
+    to_bytes,
+    view_of,
+)
 from .ops import OpKind, binary_kind, builtin_kind, elem_of
 from .runtime import Ctx, Frame, LoopState
 
@@ -78,12 +88,12 @@ def merge(m, new, old, ndim: int):
 def merge_ptr(m, new: Ptr, old):
     if old is None or not isinstance(old, Ptr):
         return new
+    if isinstance(new, SplitPtr) or isinstance(old, SplitPtr):
+        return merge_pointers(m, new, old)
     if new.mem is not old.mem:
         if old.mem is None:
             return new
-        raise KernelRuntimeError(
-            f"a pointer variable points into '{new.mem.name}' for some threads and '{old.mem.name}' for "
-            "others; the simulator needs each pointer variable to refer to one buffer")
+        return merge_pointers(m, new, old)
     return Ptr(new.mem, np.where(m, new.off, old.off))
 
 
@@ -615,7 +625,7 @@ class CodeGen:
             def ptr_add(c, m):
                 p = a(c, m)
                 k = b(c, m)
-                return Ptr(p.mem, p.off + sign * np.asarray(k, dtype=np.int64) * stride)
+                return p.moved(sign * np.asarray(k, dtype=np.int64) * stride)
             return ptr_add
         stride = np.int64(units_in(e.left.ty.pointee))
         if op == "-":
@@ -648,7 +658,7 @@ class CodeGen:
             def ptr_compound(c, m):
                 loc = lv(c, m)
                 p = loc.load(c, m)
-                new = Ptr(p.mem, p.off + sign * np.asarray(val(c, m), dtype=np.int64) * stride)
+                new = p.moved(sign * np.asarray(val(c, m), dtype=np.int64) * stride)
                 loc.store(c, new, m)
                 return new
             return ptr_compound
@@ -744,6 +754,8 @@ class CodeGen:
         def address(c, m):
             p = base(c, m)
             k = idx(c, m)
+            if isinstance(p, SplitPtr):
+                p = p.for_threads(m, pos)
             if explain is not None and c.sanitize != SanitizeMode.OFF:
                 explain(c, m, k if bound is None or stride == 1 else np.asarray(k, dtype=np.int64) * stride, p,
                         p.mem.nbytes // unit if p.mem is not None else 0)
@@ -791,9 +803,8 @@ class CodeGen:
 
             def through_pointer(c, m):
                 p = ptr(c, m)
-                if p.mem is None:
-                    raise KernelRuntimeError("member access through an uninitialised pointer", pos)
-                return MemLoc(p.mem, _member_offset(c, m, p.mem, p.off, offset, unit, pos), view, pos, ty)
+                mem = _pointee(p, m, pos, "member access through an uninitialised pointer")
+                return MemLoc(mem, _member_offset(c, m, mem, p.off, offset, unit, pos), view, pos, ty)
             return through_pointer
         base = self.lvalue(e.base)
         base_unit = unit_of(e.base.ty)
@@ -970,9 +981,7 @@ class CodeGen:
 
             def dloc(c, m):
                 p = ptr(c, m)
-                if p.mem is None:
-                    raise KernelRuntimeError("dereference of an uninitialised pointer", pos)
-                return MemLoc(p.mem, p.off, view, pos, ty)
+                return MemLoc(_pointee(p, m, pos, "dereference of an uninitialised pointer"), p.off, view, pos, ty)
             return dloc
         if isinstance(e, ast.Member) and e.field is not None:
             return self._member_loc(e)
@@ -1388,9 +1397,17 @@ def _zero_like(v):
 
 
 def _deref(c, p: Ptr, m, view: View, pos):
+    return c.load(_pointee(p, m, pos, "dereference of an uninitialised pointer"), p.off, m, view, pos)
+
+
+def _pointee(p: Ptr, m, pos, uninitialised: str) -> Memory:
+    """The memory an access through ``p`` by the threads of mask ``m`` reaches, or the error (at
+    ``pos``) why there is none."""
+    if isinstance(p, SplitPtr):
+        p = p.for_threads(m, pos)
     if p.mem is None:
-        raise KernelRuntimeError("dereference of an uninitialised pointer", pos)
-    return c.load(p.mem, p.off, m, view, pos)
+        raise KernelRuntimeError(uninitialised, pos)
+    return p.mem
 
 
 def _pointer_cast(inner, src: PointerType, dst: PointerType, pos: Pos):
@@ -1455,9 +1472,12 @@ def _merged_location(c, m, new, old, pos: Pos):
 
 
 def _rescaled(p: Ptr, mul, div) -> Ptr:
+    off = p.off * mul // div if div != 1 else p.off * mul
+    if isinstance(p, SplitPtr):
+        return SplitPtr(p.mems, p.which, off)
     if p.mem is None:
         return p
-    return Ptr(p.mem, p.off * mul // div if div != 1 else p.off * mul)
+    return Ptr(p.mem, off)
 
 
 def _check_subscript(c, mem, k, bound, m, pos, off=0, stride=1, unit=None):

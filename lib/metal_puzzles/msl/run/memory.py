@@ -22,6 +22,7 @@ from functools import cache
 
 import numpy as np
 
+from ..lang.errors import KernelRuntimeError
 from ..lang.types import (
     BFLOAT,
     AddressSpace,
@@ -317,3 +318,64 @@ class Ptr:
 
     def moved(self, delta) -> Ptr:
         return Ptr(self.mem, self.off + delta)
+
+
+class SplitPtr(Ptr):
+    """A pointer variable whose threads point into different memories. Lock-step execution makes
+    one while a pointer is set differently on the two sides of a branch (PyTorch's ``ratevl``:
+    ``if (absx > 1) p = num + M; else p = num;`` and then ``p = denom``); it is whole again once
+    every thread has its new target. It may be moved while split; using it (an access through
+    it) while its threads still disagree is what the simulator cannot do, and says so."""
+
+    def __init__(self, mems: tuple[Memory, ...], which: np.ndarray, off) -> None:
+        self.mems = mems
+        self.which = which  # per thread: its memory's index in mems
+        self.off = off
+
+    def for_threads(self, m: np.ndarray | None, pos=None) -> Ptr:
+        """The pointer as the threads of mask ``m`` (None: all) hold it, if they all point into
+        one memory (threads outside the mask may point elsewhere)."""
+        used = self.which if m is None else self.which[m]
+        kinds = np.unique(used)
+        if len(kinds) > 1:
+            raise KernelRuntimeError(self.split_message(), pos)
+        return Ptr(self.mems[int(kinds[0]) if len(kinds) else 0], self.off)
+
+    def split_message(self) -> str:
+        names = " and ".join(f"'{m.name}'" for m in self.mems)
+        return (f"a pointer is used while its threads point into different memories ({names}); the simulator "
+                "needs the threads that use a pointer to point into one memory")
+
+    @property
+    def mem(self) -> Memory | None:  # type: ignore[override]
+        raise KernelRuntimeError(self.split_message())
+
+    def moved(self, delta) -> Ptr:
+        return SplitPtr(self.mems, self.which, self.off + delta)
+
+    def __repr__(self) -> str:
+        return f"SplitPtr({[m.name for m in self.mems]}, {self.which!r}, {self.off!r})"
+
+
+def merge_pointers(m: np.ndarray, new: Ptr, old: Ptr) -> Ptr:
+    """Per thread: ``new`` where ``m`` is set, ``old`` elsewhere; a split pointer while they point
+    into different memories, a plain one again when all threads agree."""
+    mems: list[Memory] = []
+
+    def indices(p: Ptr) -> np.ndarray:
+        parts = p.mems if isinstance(p, SplitPtr) else (p.mem,)
+        local = []
+        for mem in parts:
+            found = next((k for k, known in enumerate(mems) if known is mem), None)
+            if found is None:
+                mems.append(mem)
+                found = len(mems) - 1
+            local.append(found)
+        table = np.asarray(local, dtype=np.int64)
+        return table[p.which] if isinstance(p, SplitPtr) else np.full(m.shape, table[0])
+
+    which = np.where(m, indices(new), indices(old))
+    off = np.where(m, new.off, old.off)
+    if (which == which[0]).all():
+        return Ptr(mems[int(which[0])], off)
+    return SplitPtr(tuple(mems), which, off)
