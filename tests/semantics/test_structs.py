@@ -254,8 +254,8 @@ def test_calling_a_changing_member_function_on_a_const_struct_is_refused() -> No
     ("typedef struct { float a; } S;", "out[0] = 0;", "'typedef struct { ... } Name;' is not supported"),
     ("union U { float a; uint b; };", "out[0] = 0;", "'union' definitions are not supported"),
     ("", "struct S { float a; }; out[0] = 0;", "define the type in the header"),
-    ("struct S { metal::array<float, 4> data [[id(0)]]; };", "out[0] = 0;",
-     "argument buffers (struct members with [[id(n)]]) are not supported"),
+    ("struct S { metal::array<float, 4> data [[id(0)]]; };", "S s; out[0] = 0;",
+     "'S' is an argument buffer (its members carry [[id(n)]], line 1): the simulator does not support"),
     ("struct S { float4 p [[position]]; };", "out[0] = 0;", "attributes on struct members ([[position]])"),
 ])
 def test_what_is_outside_the_subset_is_a_precise_compile_error(header: str, body: str, message: str) -> None:

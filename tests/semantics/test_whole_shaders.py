@@ -535,3 +535,28 @@ def test_a_kernel_that_does_not_compile_leaves_the_others_compiling() -> None:
             lib.kernel("bad_float")
     res = lib.kernel("good_float").launch({0: np.zeros(4, np.float32)}, LaunchGeometry((4, 1, 1), (4, 1, 1)))
     np.testing.assert_array_equal(res.outputs[0], [0, 3, 6, 9])
+
+
+def test_a_shader_with_an_argument_buffer_compiles_and_only_its_kernel_is_refused() -> None:
+    """PyTorch's Amp.metal declares an argument buffer (a struct of device pointers with
+    [[id(n)]]) beside plain kernels: the library builds, the plain kernels run, and the kernel that
+    takes the argument buffer is a precise error naming it (the simulator has no pointers in structs)."""
+    src = """
+    template <typename T>
+    struct Tensors { metal::array<device T*, 4> data [[id(0)]]; };
+    template <typename T>
+    kernel void scale_all(constant Tensors<T>& tensors [[buffer(0)]], constant T& s [[buffer(1)]],
+                          uint2 pos [[thread_position_in_grid]]) { tensors.data[pos.y][pos.x] *= s; }
+    template <typename T>
+    kernel void scale_one(device T* data [[buffer(0)]], constant T& s [[buffer(1)]],
+                          uint i [[thread_position_in_grid]]) { data[i] *= s; }
+    template [[host_name("scale_all_float")]] kernel void scale_all<float>(constant Tensors<float>&, constant float&, uint2);
+    template [[host_name("scale_one_float")]] kernel void scale_one<float>(device float*, constant float&, uint);
+    """
+    lib = ShaderLibrary(src)
+    res = lib.kernel("scale_one_float").launch({0: f32(4), 1: np.array(2, np.float32)},
+                                               LaunchGeometry((4, 1, 1), (4, 1, 1)))
+    np.testing.assert_array_equal(res.outputs[0], [0, 2, 4, 6])
+    with pytest.raises(CompileError, match=r"'Tensors' is an argument buffer \(its members carry \[\[id\(n\)\]\], "
+                                           r"line 3\)"):
+        lib.kernel("scale_all_float")

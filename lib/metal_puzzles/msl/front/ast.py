@@ -483,6 +483,9 @@ class StructDef(Node):
     constructors: list[FuncDef] = field(default_factory=list)
     #: An instance of a struct template: its template parameters' values (types or integers).
     binding: dict[str, Any] = field(default_factory=dict)
+    #: Where a member first carries '[[id(n)]]': the struct is an argument buffer (a table of
+    #: buffers the host encodes), which the simulator declares but cannot bind.
+    argument_buffer: Pos | None = None
 
 
 @dataclass(eq=False)

@@ -1022,6 +1022,7 @@ class Parser:
         self.type_names.add(name.text)  # usable inside, e.g. as a member function's return type
         outer_type_names = set(self.type_names)
         fields: list[ast.Declarator] = []
+        argument_buffer: Pos | None = None
         methods: list[ast.FuncDef] = []
         member_types: list[ast.TypeAlias] = []
         static_members: list[ast.Declarator] = []
@@ -1130,9 +1131,9 @@ class Parser:
                     self.advance()
                     member_spec.array_dims.append(self.parse_expression())
                     self.expect("]", "to close the array size")
-                if self.tok.is_op("[") and self.peek(2).text == "id":
-                    raise CompileError("argument buffers (struct members with [[id(n)]]) are not supported by the "
-                                       "simulator; pass each buffer as a kernel parameter of its own", self.tok.pos)
+                if self.tok.is_op("[") and self.peek().is_op("[") and self.peek(2).text == "id":
+                    argument_buffer = argument_buffer or self.tok.pos
+                    self._skip_attributes()
                 if self.tok.is_op("["):
                     raise CompileError(f"attributes on struct members ([[{self.peek(2).text}]]) are not supported by "
                                        "the simulator", self.tok.pos)
@@ -1154,7 +1155,8 @@ class Parser:
         self.expect(";", "after the struct definition")
         return ast.StructDef(name.pos, name.text, fields, methods, template_params=list(template_params or []),
                              specialization=specialization, member_types=member_types,
-                             static_members=static_members, constructors=constructors)
+                             static_members=static_members, constructors=constructors,
+                             argument_buffer=argument_buffer)
 
     def _starts_static_member_call(self) -> bool:
         """Whether the statement starts 'S<T>::f(' (a call of a static member function of a

@@ -28,7 +28,7 @@ from .state import CheckedKernel, CheckerState, FunctionContext, Library, Scope
 from .statements import Statements
 from .struct_templates import StructTemplates
 from .structs import Structs
-from .typenames import VARIABLE_TEMPLATE, TypeResolution
+from .typenames import ARGUMENT_BUFFER, VARIABLE_TEMPLATE, TypeResolution
 
 
 @lru_cache(maxsize=4)
@@ -68,6 +68,8 @@ class Checker(TypeResolution, Declarations, Statements, Conversions, Expressions
             self._declare_alias(item)
         elif isinstance(item, ast.EnumDef):
             self._declare_enum(item)
+        elif isinstance(item, ast.StructDef) and item.argument_buffer is not None:
+            self.globals.names[item.name] = (ARGUMENT_BUFFER, item)
         elif isinstance(item, ast.StructDef):
             if item.template_params or item.specialization is not None:
                 self.declare_struct_template(item)

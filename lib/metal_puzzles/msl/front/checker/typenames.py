@@ -57,6 +57,10 @@ MAKE_UNSIGNED = {name: unsigned for pair in _INTEGER_PAIRS for unsigned in pair[
 #: The scope entry of an alias template ('template <typename T> using opmath_t = ...;').
 ALIAS_TEMPLATE = "alias template"
 
+#: The scope entry of an argument buffer's struct (members with '[[id(n)]]'): declared, so a
+#: shader that has one compiles, and refused where a kernel or variable uses it.
+ARGUMENT_BUFFER = "argument buffer"
+
 
 class TypeResolution(CheckerState):
     def _declare_alias(self, item: ast.TypeAlias) -> None:
@@ -212,6 +216,11 @@ class TypeResolution(CheckerState):
             return self._alias_instance(found[1], spec, found[2] if len(found) > 2 else None)
         if isinstance(found, tuple) and found[0] == TYPE_PACK:
             raise self.unexpanded_pack_error(name, spec.pos)
+        if isinstance(found, tuple) and found[0] == ARGUMENT_BUFFER:
+            declared = found[1].argument_buffer
+            raise CompileError(f"'{name}' is an argument buffer (its members carry [[id(n)]], line {declared.line}): "
+                               "the simulator does not support argument buffers (structs of buffer pointers); "
+                               "pass each buffer as a kernel parameter of its own", spec.pos)
         if isinstance(found, tuple) and found[0] == STRUCT_TEMPLATE:
             if not spec.args:
                 raise CompileError(f"struct template '{name}' needs template arguments ('{name}<...>')", spec.pos)
