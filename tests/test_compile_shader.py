@@ -7,6 +7,7 @@ min(threads, the maximum threadgroup size) and a 2-D one that maximum along x.""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -314,3 +315,72 @@ def test_complex64_arrays_bind_as_float2_pairs_and_are_written_back() -> None:
     want = z * 1j
     lib.rotate(z)
     np.testing.assert_array_equal(z, want)
+
+
+# ------------------------------------------------------------------------------ #include, as PyTorch embeds headers
+HELPERS_H = """#pragma once
+#include <metal_stdlib>
+#include <mine/more.h>
+namespace mine {
+template <typename T> inline T twice(T x) { return x + x; }
+}
+"""
+MORE_H = """#pragma once
+#define MINE_OFFSET 5
+namespace mine { inline float shifted(float x) { return x + MINE_OFFSET; } }
+"""
+
+
+@pytest.fixture
+def include_dir(tmp_path):
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "helpers.h").write_text(HELPERS_H)
+    (tmp_path / "mine" / "more.h").write_text(MORE_H)
+    return tmp_path
+
+
+def test_include_reads_header_files_once_from_the_include_folders(include_dir) -> None:
+    """'#include <mine/helpers.h>' reads the file (and what it includes) as PyTorch's compile_shader
+    embeds torch's c10/metal headers: each file once, however often it is included; its macros
+    reach the shader."""
+    lib = compile_shader("#include <mine/helpers.h>\n#include <mine/more.h>\n#include <mine/helpers.h>\n"
+                         "kernel void k(device float* a, uint i [[thread_position_in_grid]]) {\n"
+                         "  a[i] = mine::shifted(mine::twice(a[i])) + MINE_OFFSET;\n}\n", include_dirs=[include_dir])
+    a = np.arange(4, dtype=np.float32)
+    lib.k(a)
+    assert a.tolist() == [10, 12, 14, 16]
+
+
+def test_an_error_inside_an_included_header_quotes_the_header(include_dir) -> None:
+    (include_dir / "mine" / "broken.h").write_text("#pragma once\ninline float broken(float x) {\n  return x + nope;\n}\n")
+    with pytest.raises(CompileError) as info:
+        compile_shader("#include <mine/broken.h>\nkernel void k(device float* a, uint i [[thread_position_in_grid]]) "
+                       "{ a[i] = broken(a[i]); }", include_dirs=[include_dir]).k  # noqa: B018
+    assert str(info.value).startswith("mine/broken.h:3:14: error: use of undeclared identifier 'nope'")
+    assert "  return x + nope;\n             ^" in str(info.value)
+
+
+def test_a_header_in_no_include_folder_says_where_it_looked(include_dir) -> None:
+    with pytest.raises(CompileError, match=r"'mine/absent\.h' file not found \((looked in|PyTorch's c10/metal)"):
+        compile_shader("#include <mine/absent.h>\nkernel void k(device float* a) {}", include_dirs=[include_dir])
+
+
+def test_c10_headers_come_from_torchs_include_folder_without_importing_torch(tmp_path) -> None:
+    """A (stand-in) torch package on the path: its include folder serves '#include <c10/metal/...>'
+    as torch.mps.compile_shader's does, and torch is never imported."""
+    fake = tmp_path / "torch"
+    (fake / "include" / "c10" / "metal").mkdir(parents=True)
+    (fake / "__init__.py").write_text("raise ImportError('the stand-in torch must not be imported')\n")
+    (fake / "include" / "c10" / "metal" / "utils.h").write_text(
+        "#pragma once\nnamespace c10 { namespace metal {\n"
+        "template <typename T> inline T safe_mod(T a, T b) { T r = a % b; return r < 0 ? r + b : r; }\n}}\n")
+    code = ("import sys, numpy as np, metal_puzzles as mp\n"
+            "lib = mp.compile_shader('#include <c10/metal/utils.h>\\n"
+            "kernel void k(device int* a, uint i [[thread_position_in_grid]]) "
+            "{ a[i] = c10::metal::safe_mod(a[i], 3); }')\n"
+            "a = np.array([-4, -1, 5, 7], np.int32); lib.k(a)\n"
+            "print(a.tolist(), 'torch' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": str(tmp_path)})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[2, 2, 2, 1] False"

@@ -15,8 +15,10 @@ along x. Arrays may be NumPy arrays, ``mx.array`` or anything with ``__dlpack__`
 from __future__ import annotations
 
 import difflib
+import importlib.util
 import sys
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -129,9 +131,17 @@ class ShaderKernelFunction:
 class SimulatedShaderLibrary:
     """What ``compile_shader`` returns: each kernel is an attribute named by its host name."""
 
-    def __init__(self, source: str) -> None:
+    def __init__(self, source: str, include_dirs: Sequence[str | Path] | None = None) -> None:
+        folders = [Path(d) for d in include_dirs or ()]
+        torch_headers = _torch_include_folder()
+        if torch_headers is not None:
+            folders.append(torch_headers)
+            hint = f"looked in {', '.join(map(str, folders))}"
+        else:
+            hint = ("PyTorch's c10/metal headers come with torch, which is not installed here (a CPU build is "
+                    "enough), or pass include_dirs=[a folder holding them]")
         try:
-            self._library = ShaderLibrary(source)
+            self._library = ShaderLibrary(source, include_dirs=folders, include_hint=hint)
         except KERNEL_ERRORS as err:
             raise err.with_traceback(None) from None
         self._functions: dict[str, ShaderKernelFunction] = {}
@@ -158,9 +168,26 @@ class SimulatedShaderLibrary:
         return list(self._library.kernel_names)
 
 
-def compile_shader(source: str) -> SimulatedShaderLibrary:
-    """Drop-in for ``torch.mps.compile_shader``: compile a Metal shader on the simulator."""
-    return SimulatedShaderLibrary(source)
+def compile_shader(source: str, *, include_dirs: Sequence[str | Path] | None = None) -> SimulatedShaderLibrary:
+    """Drop-in for ``torch.mps.compile_shader``: compile a Metal shader on the simulator.
+
+    As PyTorch does, ``#include <c10/metal/...>`` reads PyTorch's Metal headers from torch's
+    ``include`` folder when torch is installed (found without importing it); ``include_dirs``
+    names folders searched first (a checkout's own headers, say)."""
+    return SimulatedShaderLibrary(source, include_dirs)
+
+
+def _torch_include_folder() -> Path | None:
+    """torch's ``include`` folder, where ``torch.mps.compile_shader`` finds ``c10/metal/*.h``;
+    looked up without importing torch (which is never required)."""
+    try:
+        spec = importlib.util.find_spec("torch")
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    folder = Path(list(spec.submodule_search_locations)[0]) / "include"
+    return folder if folder.is_dir() else None
 
 
 # ------------------------------------------------------------------------------ binding arguments

@@ -13,8 +13,9 @@ import contextlib
 import copy
 import dataclasses
 import difflib
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -22,7 +23,7 @@ from .abi.shader import Binding, DeclaredParam, ShaderParam, describe_params
 from .abi.signature import ParamRole
 from .front import ast
 from .front.checker import Checker, Scope
-from .front.preprocessor import MAX_SHADER_EXPANSION_TOKENS, Preprocessor
+from .front.preprocessor import MAX_SHADER_EXPANSION_TOKENS, IncludePath, Preprocessor
 from .front.shader_unit import (
     Instantiation,
     KernelFunction,
@@ -81,16 +82,22 @@ _NAME_OF_SCALAR = {scalar: name for name, scalar in DTYPE_NAMES.items()}
 class ShaderLibrary:
     """A compiled shader source: its kernels by host name, each compiled when first asked for."""
 
-    def __init__(self, source: str, header: str = "") -> None:
+    def __init__(self, source: str, header: str = "", include_dirs: Sequence[str | Path] = (),
+                 include_hint: str = "") -> None:
+        """``include_dirs``: folders ``#include`` reads header files from (each once), as PyTorch's
+        ``compile_shader`` reads ``c10/metal/*.h`` from torch's ``include`` folder; ``include_hint``:
+        what an include found in none of them says."""
         self.source = source
         self.registry = SourceRegistry()
         self.registry.add(SHADER_FILE, source)
         self.registry.add(HEADER_FILE, header)
+        hint = include_hint or "no include folder has it; pass include_dirs=[...] to name one"
+        include_path = IncludePath([Path(d) for d in include_dirs], self.registry, hint)
         # A header (the book's MetalKernel may have one) goes first; '#line' keeps each file's own lines.
         text = f'#line 1 "{HEADER_FILE}"\n{header}\n#line 1 "{SHADER_FILE}"\n{source}' if header else source
         try:
             with _deep_stack():
-                tokens = Preprocessor(MAX_SHADER_EXPANSION_TOKENS).process(text, SHADER_FILE)
+                tokens = Preprocessor(MAX_SHADER_EXPANSION_TOKENS, include_path).process(text, SHADER_FILE)
                 self.unit: ShaderUnit = parse_shader(tokens, set(), set())
         except CompileError as err:
             raise err.with_registry(self.registry) from None

@@ -1,5 +1,6 @@
 """A C preprocessor for kernel text: #define (object- and function-like), #undef, #if family,
-#include (system headers are implicit in Metal and ignored), #pragma (ignored) and #error.
+#include (system headers are implicit in Metal and ignored; header files found on an include
+path, such as PyTorch's c10/metal, are read in), #pragma (ignored) and #error.
 
 Macro state carries over from the header to the source, as it does when MLX pastes the header
 above the generated kernel. Expanded tokens keep the position of the macro's use, so errors in
@@ -8,9 +9,11 @@ an expansion point at the line the learner wrote.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
-from ..lang.errors import CompileError, Pos
+from ..lang.errors import CompileError, Pos, SourceRegistry
 from .constexpr import eval_preprocessor_expression
 from .lexer import Token, strip_comments, tokenize_line
 
@@ -46,9 +49,29 @@ MAX_EXPANSION_TOKENS = 50_000
 MAX_SHADER_EXPANSION_TOKENS = 1_000_000
 
 
+class IncludePath:
+    """Where ``#include`` finds headers that are files (PyTorch's ``c10/metal/*.h`` in torch's
+    ``include`` folder): each is read once, the first time it is included, as PyTorch's
+    ``compile_shader`` embeds them; its text joins the registry, so errors quote its lines."""
+
+    def __init__(self, folders: list[Path], registry: SourceRegistry | None = None, hint: str = "") -> None:
+        self.folders = folders
+        self.registry = registry
+        self.hint = hint  # what to say when a header is in none of them
+        self.included: set[Path] = set()
+
+    def find(self, target: str) -> Path | None:
+        for folder in self.folders:
+            path = folder / target
+            if path.is_file():
+                return path
+        return None
+
+
 class Preprocessor:
-    def __init__(self, max_tokens: int = MAX_EXPANSION_TOKENS) -> None:
+    def __init__(self, max_tokens: int = MAX_EXPANSION_TOKENS, include_path: IncludePath | None = None) -> None:
         self.max_tokens = max_tokens
+        self.include_path = include_path
         self.macros: dict[str, Macro] = {
             name: Macro(name, None, tokenize_line(value, "<predefined>", 0)) for name, value in PREDEFINED.items()
         }
@@ -87,6 +110,9 @@ class Preprocessor:
                     shift = int(toks[2].text) - (i + 1)
                     if len(toks) > 3 and toks[3].kind == "str":
                         where = toks[3].text[1:-1]
+                    continue
+                if active and len(toks) > 1 and toks[1].text == "include":
+                    out.extend(self._include(toks[2:], toks[0].pos))
                     continue
                 active = self._directive(toks[1:], toks[0].pos, conds, active, where, lineno, col)
                 continue
@@ -136,8 +162,6 @@ class Preprocessor:
         elif name == "undef":
             if args:
                 self.macros.pop(args[0].text, None)
-        elif name == "include":
-            self._include(args, toks[0].pos)
         elif name == "pragma":
             pass  # e.g. '#pragma unroll': a hint with no effect on results
         elif name == "error":
@@ -148,7 +172,9 @@ class Preprocessor:
             raise CompileError(f"invalid preprocessing directive '#{name}'", toks[0].pos)
         return True
 
-    def _include(self, args: list[Token], pos: Pos) -> None:
+    def _include(self, args: list[Token], pos: Pos) -> list[Token]:
+        """The tokens an ``#include`` brings: none for Metal's and MLX's standard headers (built
+        in), a header file's own (once per file) where the include path has one."""
         if args and args[0].kind == "str":
             target = args[0].text[1:-1]
         elif args and args[0].is_op("<"):
@@ -156,10 +182,25 @@ class Preprocessor:
         else:
             raise CompileError("expected \"FILENAME\" or <FILENAME> after #include", pos)
         if target in KNOWN_SYSTEM_HEADERS or target.startswith("mlx/"):
-            return  # built in: the simulator always provides Metal's and MLX's standard headers
-        raise CompileError(
-            f"'{target}' file not found (the simulator provides <metal_stdlib> and MLX's "
-            "utility headers; put your own helpers in the kernel's header string)", pos)
+            return []  # built in: the simulator always provides Metal's and MLX's standard headers
+        found = self.include_path.find(target) if self.include_path is not None else None
+        if found is None:
+            hint = (self.include_path.hint if self.include_path is not None else
+                    "the simulator provides <metal_stdlib> and MLX's utility headers; put your own helpers in the "
+                    "kernel's header string")
+            raise CompileError(f"'{target}' file not found ({hint})", pos)
+        assert self.include_path is not None
+        if found in self.include_path.included:
+            return []
+        self.include_path.included.add(found)
+        try:
+            text = found.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as err:
+            raise CompileError(f"'{target}' could not be read: {err}", pos) from None
+        if self.include_path.registry is not None:
+            self.include_path.registry.add(target, text)
+        # The header's conditionals are its own; its macros join the including file's.
+        return self.process(text, target)
 
     def _define(self, args: list[Token], pos: Pos) -> None:
         if not args or args[0].kind != "id":
