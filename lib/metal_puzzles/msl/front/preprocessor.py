@@ -9,7 +9,6 @@ an expansion point at the line the learner wrote.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
