@@ -164,6 +164,8 @@ def test_arrays_are_taken_and_written_through_dlpack(lib) -> None:
 def test_wrong_argument_count(lib) -> None:
     with pytest.raises(ArgumentError, match=r"takes 3 argument\(s\) \(a \[\[buffer\(0\)\]\], b .*; 2 were given"):
         lib.add_float(np.zeros(4, np.float32), np.zeros(4, np.float32))
+    with pytest.raises(RuntimeError, match="2 were given"):  # what PyTorch raises, for code written against it
+        lib.add_float(np.zeros(4, np.float32), np.zeros(4, np.float32))
 
 
 def test_dtype_that_does_not_match_the_buffer(lib) -> None:
@@ -174,6 +176,9 @@ def test_dtype_that_does_not_match_the_buffer(lib) -> None:
 def test_unknown_kernel_name_suggests_the_closest(lib) -> None:
     with pytest.raises(AttributeError, match="no kernel named 'add_flot'; did you mean 'add_float'"):
         _ = lib.add_flot
+    with pytest.raises(RuntimeError, match="no kernel named"):  # PyTorch's error type; hasattr still works
+        _ = lib.add_flot
+    assert not hasattr(lib, "add_flot") and getattr(lib, "add_flot", None) is None
 
 
 def test_threads_and_group_size_rules(lib) -> None:
@@ -385,3 +390,65 @@ def test_c10_headers_come_from_torchs_include_folder_without_importing_torch(tmp
                           env={**os.environ, "PYTHONPATH": str(tmp_path)})
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[2, 2, 2, 1] False"
+
+
+# ------------------------------------------------------------------------------ buffers declared with another type
+HALF_ATOMIC = """
+#include <metal_stdlib>
+using namespace metal;
+// c10/metal/atomic.h's way to add halves atomically: the half buffer is declared 'atomic<uint>',
+// each thread swaps the word holding its half with the sum written into it.
+template <typename T>
+kernel void add_into(device atomic<uint>* words [[buffer(0)]], constant T* inc [[buffer(1)]],
+                     uint i [[thread_position_in_grid]]) {
+  uint k = i & 3;  // threads 0, 4, 8... add into element 0; 1, 5, 9... into element 1...
+  device atomic<uint>* word = words + k / 2;
+  uint old = atomic_load_explicit(word, memory_order_relaxed);
+  union { uint w; T t[2]; } val;
+  do {
+    val.w = old;
+    val.t[k & 1] += inc[i];
+  } while (!atomic_compare_exchange_weak_explicit(word, &old, val.w, memory_order_relaxed, memory_order_relaxed));
+}
+template [[host_name("add_into_half")]] kernel void add_into<half>(device atomic<uint>*, constant half*, uint);
+template [[host_name("add_into_bfloat")]] kernel void add_into<bfloat>(device atomic<uint>*, constant bfloat*, uint);
+"""
+
+
+def test_a_half_array_bound_to_an_atomic_uint_buffer_is_read_and_written_as_its_bytes() -> None:
+    """Metal binds bytes: the kernel sees the 8 halves as 4 words and its sums land in the
+    halves (element k gets the increments of threads k, k+4, k+8, k+12)."""
+    lib = compile_shader(HALF_ATOMIC)
+    out = np.arange(8, dtype=np.float16)
+    inc = np.arange(16, dtype=np.float16)
+    lib.add_into_half(out, inc, threads=16, sanitize="error")  # not the first array's 8
+    want = np.arange(8, dtype=np.float16)
+    want[:4] += np.array([sum(range(k, 16, 4)) for k in range(4)], np.float16)
+    np.testing.assert_array_equal(out, want)
+
+
+def test_an_mlx_bfloat16_array_bound_to_an_atomic_uint_buffer_keeps_its_bits() -> None:
+    lib = compile_shader(HALF_ATOMIC)
+    out = mx.zeros((4,), dtype=mx.bfloat16)
+    lib.add_into_bfloat(out, mx.ones((16,), dtype=mx.bfloat16), threads=16, sanitize="error")
+    assert out.astype(mx.float32).tolist() == [4.0, 4.0, 4.0, 4.0]
+
+
+def test_a_float64_scalar_array_binds_as_a_float_as_pytorch_takes_a_cpu_scalar_tensor(lib) -> None:
+    x = np.zeros(4, np.float32)
+    lib.full(x, np.array(2.5))  # float64, 0-d: a Python float's value, set as float32
+    assert x.tolist() == [2.5] * 4
+    with pytest.raises(ArgumentError, match="holds float64 elements"):
+        lib.full(x, np.array([2.5]))  # a float64 buffer is still refused
+
+
+def test_a_shader_that_does_not_compile_is_a_syntax_error_as_in_pytorch() -> None:
+    """PyTorch raises SyntaxError; the error keeps the compiler's text and gives tracebacks the
+    file, line and column to point at."""
+    with pytest.raises(SyntaxError) as info:
+        compile_shader("kernel void k(device float* a, uint i [[thread_position_in_grid]]) {\n  a[i] = nope;\n}")
+    err = info.value
+    assert isinstance(err, CompileError)
+    assert str(err).startswith("source:2:10: error: use of undeclared identifier 'nope'")
+    assert (err.filename, err.lineno, err.offset, err.text, err.msg) == (
+        "source", 2, 10, "  a[i] = nope;", "use of undeclared identifier 'nope'")

@@ -26,7 +26,7 @@ import numpy as np
 from .host_arrays import bfloat16_bits, host_view, storage_of, writable_view
 from .msl import ArgumentError, Audience, CompileError, KernelRuntimeError, RunResult
 from .msl.api import cost_model
-from .msl.lang.types import size_of
+from .msl.lang.types import DTYPE_NAMES, ScalarType, Type, VoidType, size_of, storage_scalar
 from .msl.program import NO_STEP_BUDGET, interrupted_message, sanitize_mode
 from .msl.run.memory import bfloat_bits, bfloat_values
 from .msl.shader import LaunchGeometry, ShaderKernel, ShaderLibrary
@@ -37,6 +37,33 @@ KERNEL_ERRORS = (CompileError, KernelRuntimeError, ArgumentError)
 
 ARG_CASTS = {"fp16": "float16", "bf16": "bfloat16", "int32": "int32", "int16": "int16", "int8": "int8",
              "uint8": "uint8"}
+
+
+class LaunchArgumentError(ArgumentError, RuntimeError):
+    """A call PyTorch would refuse (its TORCH_CHECKs raise RuntimeError; its group-size check
+    ValueError, which ArgumentError is too), so ``except RuntimeError`` written for PyTorch holds."""
+
+
+class ShaderCompileError(CompileError, SyntaxError):
+    """A shader that does not compile, raised as PyTorch raises it (SyntaxError), with the
+    position where Python's and IPython's tracebacks show a syntax error's file, line and caret;
+    its text is the compiler-style diagnostic."""
+
+    def __init__(self, err: CompileError) -> None:
+        super().__init__(err.message, err.pos, err.registry, err.where)
+        self.msg = err.message
+        self.filename = err.pos.file
+        self.lineno = err.pos.line
+        self.offset = err.pos.col
+        self.text = err.registry.line(err.pos) if err.registry is not None else None
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+class KernelNotFoundError(AttributeError, RuntimeError):
+    """A host name the library lacks: RuntimeError as PyTorch raises it, AttributeError as
+    Python's attribute protocol (``hasattr``, ``getattr`` with a default) needs."""
 
 
 class ShaderKernelFunction:
@@ -95,6 +122,8 @@ class ShaderKernelFunction:
                 threadgroup_memory=threadgroup_memory, sanitize=mode,
                 max_steps=NO_STEP_BUDGET if max_steps is None else max_steps, trace=trace, steps=steps,
                 audience=Audience.CALLER, warned=self._warned, cost=cost_model(cost))
+        except ArgumentError as err:
+            raise LaunchArgumentError(str(err)) from None
         except KERNEL_ERRORS as err:
             raise err.with_traceback(None) from None
         except KeyboardInterrupt:
@@ -104,7 +133,7 @@ class ShaderKernelFunction:
             writable = [p for p in self.kernel.buffers if p.writable]
             for p, values in zip(writable, result.outputs, strict=True):
                 assert p.index is not None
-                bound[p.index].write(values)
+                bound[p.index].write(values, p.element)
         return result
 
     def replay(self, **options: Any) -> RunResult:
@@ -136,12 +165,14 @@ class SimulatedShaderLibrary:
         torch_headers = _torch_include_folder()
         if torch_headers is not None:
             folders.append(torch_headers)
-            hint = f"looked in {', '.join(map(str, folders))}"
-        else:
-            hint = ("PyTorch's c10/metal headers come with torch, which is not installed here (a CPU build is "
-                    "enough), or pass include_dirs=[a folder holding them]")
+        hint = f"looked in {', '.join(map(str, folders))}" if folders else "no include folder was given"
+        if torch_headers is None:
+            hint += ("; PyTorch's c10/metal headers come with torch, which is not installed here (a CPU build is "
+                     "enough), or pass include_dirs=[a folder holding them]")
         try:
             self._library = ShaderLibrary(source, include_dirs=folders, include_hint=hint)
+        except CompileError as err:
+            raise ShaderCompileError(err) from None
         except KERNEL_ERRORS as err:
             raise err.with_traceback(None) from None
         self._functions: dict[str, ShaderKernelFunction] = {}
@@ -155,10 +186,12 @@ class SimulatedShaderLibrary:
         if name not in self._library.kernel_names:
             close = difflib.get_close_matches(name, self._library.kernel_names, n=1)
             hint = f"; did you mean '{close[0]}'?" if close else ""
-            raise AttributeError(f"the shader has no kernel named '{name}'{hint} (kernels: "
-                                 f"{', '.join(self._library.kernel_names) or 'none'})")
+            raise KernelNotFoundError(f"the shader has no kernel named '{name}'{hint} (kernels: "
+                                      f"{', '.join(self._library.kernel_names) or 'none'})")
         try:
             kernel = self._library.kernel(name)
+        except CompileError as err:
+            raise ShaderCompileError(err) from None
         except KERNEL_ERRORS as err:
             raise err.with_traceback(None) from None
         found = self._functions[name] = ShaderKernelFunction(self._library, kernel)
@@ -201,19 +234,38 @@ class _Bound:
         self.target = target  # the caller's array, written after the run
         self.bits = bits  # a bfloat16 array's stored bits (uint16), written after the run
 
-    def write(self, values: np.ndarray) -> None:
-        if self.bits is not None:
-            self.bits[...] = bfloat_bits(values.reshape(-1)[: self.bits.size]).reshape(self.bits.shape)
-            return
+    def write(self, values: np.ndarray, element: Type) -> None:
+        """Store what the kernel left in the buffer: as values where the kernel's element type is
+        the array's own, else as bytes (an 'atomic<uint>' buffer over half data, as
+        c10/metal/atomic.h declares it)."""
         target = self.target
-        if target is None:
+        if self.bits is None and target is None:
             raise ArgumentError("the kernel writes into an argument that is a Python number or list; pass an array")
         mx = _mlx()
-        if mx is not None and isinstance(target, mx.array):
-            target[...] = mx.array(values.reshape(target.shape)).astype(target.dtype)
+        is_mlx = mx is not None and isinstance(target, mx.array)
+        held = self.dtype or (str(target.dtype).rsplit(".", 1)[-1] if is_mlx else writable_view(target).dtype.name)
+        as_bytes = _written_as_bytes(element, DTYPE_NAMES.get(held))
+        if self.bits is not None:
+            if as_bytes:
+                _copy_bytes(values, self.bits)
+            else:
+                self.bits[...] = bfloat_bits(values.reshape(-1)[: self.bits.size]).reshape(self.bits.shape)
+            return
+        if is_mlx:
+            if as_bytes:
+                nbytes = target.nbytes
+                raw = np.zeros(nbytes, np.uint8)
+                src = np.ascontiguousarray(values).reshape(-1).view(np.uint8)[:nbytes]
+                raw[: src.size] = src
+                target[...] = mx.view(mx.array(raw), target.dtype).reshape(target.shape)
+            else:
+                target[...] = mx.array(values.reshape(target.shape)).astype(target.dtype)
             return
         view = writable_view(target)
         flat = values.reshape(-1)
+        if as_bytes:
+            _copy_bytes(flat, view)
+            return
         if view.dtype == np.complex64 and flat.dtype == np.float32:  # complex tensors hold float2 pairs
             view = view.view(np.float32)
         if view.dtype == np.uint8 and flat.dtype == np.uint8:
@@ -222,8 +274,32 @@ class _Bound:
             view[...] = flat[: view.size].reshape(view.shape).astype(view.dtype)
 
 
+def _written_as_bytes(element: Type, held: ScalarType | None) -> bool:
+    """Whether the kernel declared the buffer with an element type of another size or kind than
+    the array holds, so that what it stored goes back as bytes. A void* buffer keeps the array's
+    elements; the other signedness of an integer, and complex pairs, go back as values."""
+    if isinstance(element, VoidType) or held is None:
+        return False
+    kernel = storage_scalar(element)
+    return kernel != held and (kernel.size != held.size or kernel.is_float != held.is_float)
+
+
+def _copy_bytes(values: np.ndarray, target: np.ndarray) -> None:
+    """The bytes of ``values`` into ``target``'s elements, in order."""
+    src = np.ascontiguousarray(values).reshape(-1).view(np.uint8)
+    if target.flags.c_contiguous:
+        flat = target.reshape(-1).view(np.uint8)
+        flat[: min(src.size, flat.size)] = src[: flat.size]
+        return
+    staged = np.ascontiguousarray(target).reshape(-1)  # a strided view: through a contiguous copy
+    staged.view(np.uint8)[: min(src.size, staged.nbytes)] = src[: staged.nbytes]
+    target[...] = staged.reshape(target.shape)
+
+
 def _bind(index: int, arg: Any, cast: str | None) -> _Bound:
     if isinstance(arg, np.ndarray):
+        if arg.ndim == 0 and arg.dtype == np.float64:
+            return _number(np.asarray(arg, dtype=np.float32), cast)  # see _array_argument
         return _array_argument(arg, arg)
     mx = _mlx()
     if mx is not None and isinstance(arg, mx.array):
@@ -247,7 +323,10 @@ def _bind(index: int, arg: Any, cast: str | None) -> _Bound:
             bits = storage_of(bits)
         return _Bound(bfloat_values(bits), "bfloat16", arg, bits)
     if hasattr(arg, "__dlpack__") or hasattr(arg, "__array__"):
-        return _array_argument(host_view(index, arg), arg)
+        view = host_view(index, arg)
+        if view.ndim == 0 and view.dtype == np.float64:
+            return _number(np.asarray(view, dtype=np.float32), cast)  # see _array_argument
+        return _array_argument(view, arg)
     raise ArgumentError(f"argument {index} has type {type(arg).__name__}: a kernel takes arrays (NumPy, MLX, CPU "
                         "tensors), Python numbers and lists or tuples of numbers")
 
@@ -255,7 +334,9 @@ def _bind(index: int, arg: Any, cast: str | None) -> _Bound:
 def _array_argument(view: np.ndarray, arg: Any) -> _Bound:
     """An array bound as PyTorch binds a tensor: its storage from its first element on, so a
     strided view (a transpose, a slice) reaches the kernel as the elements its strides address,
-    not as a compacted copy; the kernel's writes land in that storage."""
+    not as a compacted copy; the kernel's writes land in that storage. (A 0-d float64 array is
+    the one exception, bound as a float: only a CPU scalar tensor can be float64 in PyTorch, and
+    its test suite passes one where the kernel takes 'constant float&'.)"""
     if view.flags.c_contiguous or view.size == 0:
         return _Bound(view, None, arg)
     if not view.flags.writeable and not isinstance(arg, np.ndarray):

@@ -554,3 +554,23 @@ def test_long_to_half_and_bfloat() -> None:
     257 -> 256 (bfloat), 65536 -> inf (half)."""
     body = "int a = 4097; int b = 257; int c = 65536; out[0] = half(a); out[1] = float(bfloat(b)); out[2] = half(c);"
     assert out0(body, out=((3,), "float32")).tolist() == [4096.0, 256.0, np.inf]
+
+
+# --------------------------------------------------------------------------- C's spelled-out type names
+@pytest.mark.parametrize(("body", "want"), [
+    ("unsigned int a = 0; a = a - 1; out[0] = float(a == 4294967295u);", 1.0),  # unsigned int wraps
+    ("out[0] = float((unsigned char)300);", 44.0),  # 300 mod 256
+    ("out[0] = float((signed char)200);", -56.0),  # 200 - 256
+    ("unsigned short us = (unsigned short)70000; out[0] = float(us);", 4464.0),  # 70000 - 65536
+    ("unsigned long ul = 0; ul = ul - 1; out[0] = float(ul == 18446744073709551615ul);", 1.0),
+    ("unsigned u = 5u; out[0] = float(u + sizeof(unsigned int) + sizeof(unsigned char) + sizeof(unsigned long));",
+     18.0),  # 5 + 4 + 1 + 8
+    ("short int si = -3; long int li = -4; out[0] = float(si + li);", -7.0),
+    ("unsigned short int usi = 65535; usi = usi + 1; out[0] = float(usi);", 0.0),
+    ("Pair p = {7u, 9u}; out[0] = float(p.x + p.y) + float(static_cast<unsigned int>(-1) == 4294967295u);", 17.0),
+])
+def test_type_names_spelled_with_signed_and_unsigned(body: str, want: float) -> None:
+    """'unsigned int', 'signed char', 'unsigned short int'... are C's other names of uint, char,
+    ushort (PyTorch's c10/metal/error.h has an 'unsigned int' struct member)."""
+    got = out0(body, header="struct Pair { unsigned int x; unsigned y; };")
+    assert got[0] == want

@@ -69,7 +69,7 @@ from .record import RunResult
 from .run.codegen import CodeGen
 from .run.findings import SanitizeMode, StopReason
 from .run.hints import Audience
-from .run.memory import Counted, Memory, Ptr
+from .run.memory import Counted, Memory, Ptr, bfloat_bits
 from .run.runtime import Ctx
 
 #: The file name positions in a shader carry (what errors, marks and the explorer quote).
@@ -431,7 +431,10 @@ def _buffer_memory(kernel: str, p: ShaderParam, value: np.ndarray, dtype: str | 
                                 f"elements; the kernel reads {scalar} ({wanted}): pass a {wanted} array")
         return Memory.of_values(p.name, space, scalar, value.reshape(-1), counted=Counted.GLOBAL,
                                 writable=p.writable, ty=ArrayType(elem, max(1, value.size // _components(elem))))
-    raw = np.ascontiguousarray(value).reshape(-1).view(np.uint8)
+    # Bound as its bytes (an 'atomic<uint>' buffer over half data, as c10/metal/atomic.h declares it);
+    # a bfloat16 array's bytes are its stored bits, not the float32 values it is held as.
+    bits = bfloat_bits(value) if dtype == "bfloat16" else value
+    raw = np.ascontiguousarray(bits).reshape(-1).view(np.uint8)
     if raw.size % size_of(elem):
         raise ArgumentError(f"kernel '{kernel}': argument {p.index} ('{p.name}', {_written(p)}) has {raw.size} "
                             f"bytes, not a whole number of {elem} ({size_of(elem)} bytes each)")

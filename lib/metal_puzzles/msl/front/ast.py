@@ -237,7 +237,10 @@ class StructInit(Expr):
 
 @dataclass(eq=False)
 class SizeOf(Expr):
+    """``sizeof(T)`` / ``sizeof x``, or with ``align`` ``alignof(T)``: a constant the checker folds."""
+
     target: Any  # TypeSpec or Expr
+    align: bool = False
 
 
 @dataclass(eq=False)
@@ -275,6 +278,15 @@ class Decl(Stmt):
 @dataclass(eq=False)
 class ExprStmt(Stmt):
     expr: Expr
+
+
+@dataclass(eq=False)
+class LocalTypeDef(Stmt):
+    """A struct or union defined inside a function body, named or not, and the variables declared
+    with it ('union { uint i; half h[2]; } val;')."""
+
+    struct: StructDef
+    decl: Decl | None = None
 
 
 @dataclass(eq=False)
@@ -486,6 +498,8 @@ class StructDef(Node):
     #: Where a member first carries '[[id(n)]]': the struct is an argument buffer (a table of
     #: buffers the host encodes), which the simulator declares but cannot bind.
     argument_buffer: Pos | None = None
+    #: A 'union': every member at offset 0, sharing its bytes (type punning, as c10/metal/atomic.h does).
+    union: bool = False
 
 
 @dataclass(eq=False)

@@ -253,7 +253,7 @@ class Parser:
                 if base in ("short", "long") and self.tok.kind == "id" and self.tok.text == "int":
                     self.advance()
                 if sign == "unsigned":
-                    return {"char": "uchar", "short": "ushort", "int": "uint", "long": "ulong"}[base], []
+                    return {"char": "uchar", "short": "ushort", "int": "uint", "long": "ulong"}[base], [], []
                 return base, [], []
             return ("uint" if sign == "unsigned" else "int"), [], []
         if t.text == "decltype":
@@ -451,7 +451,10 @@ class Parser:
             if kw == "struct" and self.peek().kind == "id" and self.peek().text in self.type_names \
                     and not self.peek(2).is_op("{"):
                 return self.parse_declaration()  # 'struct Name x;' names a struct declared in the header
-            if kw in ("struct", "class", "union", "enum"):
+            if kw in ("struct", "union") and (self.peek().is_op("{") or (self.peek().kind == "id"
+                                                                          and self.peek(2).is_op("{"))):
+                return self._parse_local_type()
+            if kw in ("class", "enum"):
                 raise CompileError(f"'{kw}' definitions inside a kernel body are not supported; define the type "
                                    "in the header", t.pos)
             if kw == "using" or kw == "typedef":
@@ -499,8 +502,11 @@ class Parser:
         static = self.tok.text == "static"
         constexpr = any(self.peek(k).text == "constexpr" for k in range(3))
         base = self.parse_type_spec()
-        if base.reference and False:
-            pass
+        return self._parse_declarators(start, base, static, constexpr)
+
+    def _parse_declarators(self, start: Pos, base: ast.TypeSpec, static: bool = False,
+                           constexpr: bool = False) -> ast.Decl:
+        """The declarators after a declaration's type, to the ';'."""
         declarators = []
         first = True
         while True:
@@ -609,8 +615,9 @@ class Parser:
             spec = self.parse_type_spec()
             self.expect(")", "to close the cast")
             return ast.Cast(t.pos, spec, self.parse_unary(), CastStyle.C)
-        if t.kind == "id" and t.text == "sizeof":
+        if t.kind == "id" and t.text in ("sizeof", "alignof"):
             self.advance()
+            align = t.text == "alignof"
             if self.tok.is_op("(") and self.starts_type(1):
                 self.advance()
                 spec = self.parse_type_spec()
@@ -618,7 +625,10 @@ class Parser:
                     spec.array_dims.append(self.parse_expression())
                     self.expect("]")
                 self.expect(")")
-                return ast.SizeOf(t.pos, spec)
+                return ast.SizeOf(t.pos, spec, align)
+            if align:
+                self.expect("(", "after 'alignof' (it takes a type)")
+                self.error_expected("a type")
             return ast.SizeOf(t.pos, self.parse_unary())
         return self.parse_postfix(self.parse_primary())
 
@@ -676,6 +686,9 @@ class Parser:
             return e
         if t.kind == "op" and t.text == "{":
             return self.parse_initializer()
+        if t.is_op("[") and not self.peek().is_op("["):
+            raise CompileError("lambda expressions ('[...](...) { ... }', Metal 3.2) are not supported by the "
+                               "simulator; write a helper function, or a struct with an operator(), instead", t.pos)
         if t.kind in ("str", "char"):
             if t.kind == "char":
                 self.advance()
@@ -893,9 +906,11 @@ class Parser:
             return self.parse_struct()
         if t.kind == "id" and t.text == "enum":
             return self.parse_enum()
+        if t.kind == "id" and t.text == "union" and self.peek().kind == "id" and self.peek(2).is_op("{", ";"):
+            return self.parse_struct()
         if t.kind == "id" and t.text in ("class", "union"):
             raise CompileError(f"'{t.text}' definitions are not supported by the simulator (a 'struct' with "
-                               "members and member functions is)", t.pos)
+                               "members and member functions is, and a named 'union')", t.pos)
         if t.kind == "id" and t.text == "static_assert":
             return self.parse_static_assert()
         template_params: list[ast.TemplateParam] = []
@@ -906,7 +921,7 @@ class Parser:
             if self.tok.kind == "id" and self.tok.text == "class":
                 raise CompileError("class templates are not supported by the simulator (struct templates are)",
                                    self.tok.pos)
-            if self.tok.kind == "id" and self.tok.text == "struct":
+            if self.tok.kind == "id" and self.tok.text in ("struct", "union"):
                 try:
                     return self.parse_struct(template_params)
                 finally:
@@ -1003,13 +1018,21 @@ class Parser:
         self.type_names.add(name.text)
         return ast.EnumDef(name.pos, name.text, enumerators, underlying, scoped)
 
-    def parse_struct(self, template_params: list[ast.TemplateParam] | None = None) -> ast.StructDef | None:
+    def parse_struct(self, template_params: list[ast.TemplateParam] | None = None, *,
+                     local: bool = False) -> ast.StructDef | None:
         """``struct Name { members and member functions };``, a struct template
         (``template <typename T> struct Name``) or a specialisation of one
         (``template <> struct Name<half>``, ``template <typename T> struct Name<vec<T, 2>>``)."""
-        start = self.advance()  # 'struct'
-        name = self.expect_ident("a struct name")
+        start = self.advance()  # 'struct' or 'union'
+        union = start.text == "union"
+        if local and not self.tok.kind == "id":
+            # An anonymous type in a function body, named where it is written.
+            name = Token("id", f"(anonymous {start.text} at line {start.pos.line})", start.pos)
+        else:
+            name = self.expect_ident(f"a {start.text} name")
         is_template = template_params is not None
+        if union and is_template:
+            raise CompileError("union templates are not supported by the simulator", start.pos)
         if is_template:
             self.template_names.add(name.text)
         specialization = self.parse_template_args() if is_template and self.tok.is_op("<") else None
@@ -1149,14 +1172,27 @@ class Parser:
         # A member type is named 'S::type' outside the struct: its bare name leaves scope with the
         # struct, so a variable called 'type' after it is a variable, as in C++.
         self.type_names -= {alias.name for alias in member_types} - outer_type_names
-        if self.tok.kind == "id":
+        if self.tok.kind == "id" and not local:
             raise CompileError("declaring variables in a struct definition is not supported; declare them "
                                "separately", self.tok.pos)
-        self.expect(";", "after the struct definition")
+        if not local:
+            self.expect(";", "after the struct definition")
         return ast.StructDef(name.pos, name.text, fields, methods, template_params=list(template_params or []),
                              specialization=specialization, member_types=member_types,
                              static_members=static_members, constructors=constructors,
-                             argument_buffer=argument_buffer)
+                             argument_buffer=argument_buffer, union=union)
+
+    def _parse_local_type(self) -> ast.LocalTypeDef:
+        """'union { uint i; half h[2]; } val;' or 'struct P { float x, y; };' in a function body."""
+        start = self.tok.pos
+        struct = self.parse_struct(local=True)
+        assert struct is not None
+        if struct.constructors or struct.methods:
+            raise CompileError("a type defined in a function body may have data members only in the simulator "
+                               "(define member functions in the header)", struct.pos)
+        if self.accept(";"):
+            return ast.LocalTypeDef(start, struct)
+        return ast.LocalTypeDef(start, struct, self._parse_declarators(start, ast.TypeSpec(start, struct.name)))
 
     def _starts_static_member_call(self) -> bool:
         """Whether the statement starts 'S<T>::f(' (a call of a static member function of a

@@ -220,19 +220,22 @@ class StructType(Type):
         return next((f for f in self.fields if f.name == name), None)
 
 
-def layout_struct(name: str, members: list[tuple[str, Type]], methods: dict | None = None) -> StructType:
-    """Lay members out as Metal (and C) do: each at the next multiple of its alignment, the
-    struct's size rounded up to its largest member alignment."""
+def layout_struct(name: str, members: list[tuple[str, Type]], methods: dict | None = None, *,
+                  union: bool = False) -> StructType:
+    """Lay members out as Metal (and C) do: each at the next multiple of its alignment (a union's
+    all at 0), the size rounded up to its largest member alignment."""
     offset = 0
+    end = 0
     align = 1
     fields = []
     for fname, ty in members:
         a = align_of(ty)
-        offset = -(-offset // a) * a
+        offset = 0 if union else -(-offset // a) * a
         fields.append(StructField(fname, ty, offset))
         offset += size_of(ty)
+        end = max(end, offset)
         align = max(align, a)
-    size = max(-(-offset // align) * align, 1)
+    size = max(-(-end // align) * align, 1)
     return StructType(name, tuple(fields), size, align, methods if methods is not None else {})
 
 

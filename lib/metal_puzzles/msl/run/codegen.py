@@ -16,6 +16,7 @@ from ..lang.errors import CompileError, KernelRuntimeError, Pos
 from ..lang.types import (
     BFLOAT,
     BOOL,
+    ULONG,
     AddressSpace,
     ArrayType,
     EnumType,
@@ -471,7 +472,11 @@ class CodeGen:
         if isinstance(dst, PointerType):
             return _pointer_cast(inner, src, dst, e.pos)
         if isinstance(src, PointerType):
-            raise CompileError("converting a pointer to a number is not supported", e.pos)
+            if not (isinstance(dst, ScalarType) and dst.is_int and dst != BOOL):
+                raise CompileError(f"a pointer converts only to an integer type, not to '{dst}'", e.pos)
+            unit = unit_of(src.pointee)
+            pos = e.pos
+            return lambda c, m: cast(c.address_of(inner(c, m), unit, m, pos), ULONG, dst)
         if isinstance(src, EnumType):
             return lambda c, m: cast(np.int32(inner(c, m)), ScalarType("int", "int", 32, True, 3), dst)
         if isinstance(dst, VectorType) and isinstance(src, ScalarType):
@@ -1067,6 +1072,9 @@ class CodeGen:
 
     def s__AliasStmt(self, s):
         return None, False
+
+    def s_LocalTypeDef(self, s):  # the type is the checker's; its variables are declared as any are
+        return self.s_Decl(s.decl) if s.decl is not None else (None, False)
 
     def s_ExprStmt(self, s):
         f = self.expr(s.expr)

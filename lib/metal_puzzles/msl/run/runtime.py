@@ -15,7 +15,7 @@ from ..lang.types import AddressSpace, MemFlags
 from .findings import Finding, FindingKind, SanitizeMode, Severity, StopKernel, StopReason
 from .hints import Audience, lane_values, step_budget_advice
 from .lanes import Lanes
-from .memory import AccessKind, Memory, Ptr, View, rescale, view_of
+from .memory import AccessKind, Memory, Ptr, SplitPtr, View, rescale, view_of
 
 #: A run stops once it has this many findings: enough to say what is wrong.
 MAX_FINDINGS = 200
@@ -102,6 +102,23 @@ class Ctx:
         self.barrier_hooks: list = []
         #: The kernel's local variables (front.symbols.Var), for findings that quote a thread's values.
         self.variables: list = []
+        #: Each memory's address, once a pointer into it is converted to a number.
+        self.addresses: dict[int, int] = {}
+
+    def address_of(self, p: Ptr, unit: int, m, pos) -> np.ndarray:
+        """The number a pointer converts to (``reinterpret_cast<ulong>(p)``): each memory gets an
+        address of its own, 4 GiB apart and so aligned as Metal aligns buffers, in the order the
+        run first converts a pointer into it; a thread's place in per-thread or per-threadgroup
+        memory and the pointer's offset are added. A null pointer is 0."""
+        if isinstance(p, SplitPtr):
+            p = p.for_threads(m, pos)
+        if p.mem is None:
+            return np.asarray(p.off, dtype=np.int64).astype(np.uint64) * np.uint64(unit)
+        base = self.addresses.setdefault(id(p.mem), (len(self.addresses) + 1) << 32)
+        addr = base + np.asarray(p.off, dtype=np.int64) * unit
+        if p.mem.lane_region is not None:
+            addr = addr + p.mem.lane_region.astype(np.int64) * p.mem.region_bytes
+        return addr.astype(np.uint64)
 
     # ----------------------------------------------------------------- masks
     def live(self, mask):

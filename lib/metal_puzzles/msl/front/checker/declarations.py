@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from ...lang.errors import CompileError
@@ -29,7 +30,12 @@ MAX_THREAD_ARRAY_BYTES = 64 * 1024
 class Declarations(CheckerState):
     def _global_decl(self, decl: ast.Decl) -> None:
         for d in decl.declarators:
-            ty = self.resolve_type(d.type_spec, init=d.init)
+            if d.type_spec.name == "auto":  # 'constant constexpr auto n = 64;': the initializer's type
+                if d.init is None or isinstance(d.init, ast.InitList):
+                    raise CompileError("'auto' needs an initializer to deduce the type from", d.pos)
+                ty = self.rvalue(self.expr(copy.deepcopy(d.init))).ty  # checked again below, as written
+            else:
+                ty = self.resolve_type(d.type_spec, init=d.init)
             space = d.type_spec.space
             if space not in (AddressSpace.CONSTANT, None) and not decl.constexpr:
                 raise CompileError(f"program-scope variables must be in the 'constant' address space "
@@ -133,11 +139,16 @@ class Declarations(CheckerState):
                         "memory is small): use threadgroup or device memory for large data", d.pos)
                 if d.init is not None:
                     d.init = self._array_init(d.init, ty)
-            elif spec.space == AddressSpace.CONSTANT or (decl.constexpr and d.init is not None):
-                # A local constant: evaluate once, like a global.
+            elif (spec.space == AddressSpace.CONSTANT or (decl.constexpr and d.init is not None)) and not (
+                    isinstance(d.init, ast.InitList) and isinstance(ty, StructType)):
+                # A local constant: evaluate once, like a global (a struct's braces are built below).
                 if d.init is None:
                     raise CompileError(f"constant '{d.name}' must be initialized", d.pos)
-                init = self.convert(self.expr(d.init), ty, "initialization")
+                if isinstance(d.init, ast.InitList) and isinstance(ty, VectorType):  # 'constexpr uint2 k = {1, 2};'
+                    init = self.convert(self._construct(ast.Construct(d.init.pos, spec, d.init.items), ty), ty,
+                                        "initialization")
+                else:
+                    init = self.convert(self.expr(d.init), ty, "initialization")
                 try:
                     value = cast_const(self._const_value(init), ty)
                     var = Var(d.name, ty, VarKind.CONST, d.pos, const_value=value, mutable=False)

@@ -29,6 +29,7 @@ from ...lang.types import (
     Type,
     VectorType,
     VoidType,
+    align_of,
     is_arith,
     promote,
     scalar_of,
@@ -633,9 +634,10 @@ class Expressions(CheckerState):
             t = self.resolve_type(e.target)
         else:
             t = self.expr(e.target).ty
+        what = "alignof" if e.align else "sizeof"
         if isinstance(t, VoidType | EnumType):  # no object of such a type has a size
-            raise CompileError(f"invalid application of 'sizeof' to '{t}'", e.pos)
-        lit = ast.IntLit(e.pos, size_of(t), "ul")
+            raise CompileError(f"invalid application of '{what}' to '{t}'", e.pos)
+        lit = ast.IntLit(e.pos, align_of(t) if e.align else size_of(t), "ul")
         lit.ty = ULONG
         return lit
 

@@ -131,6 +131,10 @@ class Statements(CheckerState):
             pass
         elif isinstance(s, AliasStmt):
             self._declare_alias(s.alias)
+        elif isinstance(s, ast.LocalTypeDef):
+            self._declare_struct(s.struct)  # in the block's scope
+            if s.decl is not None:
+                self.local_decl(s.decl)
         elif isinstance(s, ast.UsingNamespace):
             self.use_namespace(s)
         elif isinstance(s, ast.StaticAssert):

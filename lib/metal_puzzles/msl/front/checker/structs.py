@@ -53,7 +53,7 @@ class Structs(CheckerState):
         for m in item.methods:
             if m.name in seen:
                 raise CompileError(f"member function '{m.name}' has the name of a data member", m.pos)
-        st = layout_struct(item.name, members)
+        st = layout_struct(item.name, members, union=item.union)
         self.structs[st] = item
         self.scope.names[item.name] = ("type", st)
         self.record_struct_members(item, st, named)
@@ -107,9 +107,9 @@ class Structs(CheckerState):
             if d.type_spec.reference:
                 raise CompileError("reference members are not supported by the simulator", d.pos)
             ty = self.resolve_type(d.type_spec)
-            if isinstance(ty, PointerType):
-                raise CompileError(f"pointer member '{d.name}': structs holding pointers are not supported by the "
-                                   "simulator (pass the buffer and an index instead)", d.pos)
+            if _holds_pointer(ty):
+                raise CompileError(f"pointer member '{d.name}' ('{ty}'): structs holding pointers are not supported "
+                                   "by the simulator (pass the buffer and an index instead)", d.pos)
             if isinstance(ty, VoidType | SimdgroupMatrixType):
                 raise CompileError(f"a struct member cannot have type '{ty}'", d.pos)
             if isinstance(ty, StructType) and self.has_constructors(ty):
@@ -422,3 +422,15 @@ def _by_constness(defs: list[ast.FuncDef], const_object: bool) -> list[ast.FuncD
 def _written_params(m: ast.FuncDef) -> tuple:
     return tuple((p.type_spec.name, repr(p.type_spec.args), tuple(p.type_spec.pointers), p.type_spec.reference,
                   p.type_spec.const) for p in m.params)
+
+
+def _holds_pointer(ty: Type) -> bool:
+    """Whether an object of this type holds a pointer, directly or in an array or struct member
+    ('metal::array<device float*, 64>', as PyTorch passes a list of tensors)."""
+    if isinstance(ty, PointerType):
+        return True
+    if isinstance(ty, ArrayType):
+        return _holds_pointer(ty.elem)
+    if isinstance(ty, StructType):
+        return any(_holds_pointer(f.ty) for f in ty.fields)
+    return False
