@@ -72,3 +72,17 @@ def test_pragma_operator_is_dropped_like_a_pragma_line() -> None:
 
     toks = Preprocessor().process('#define UNROLL _Pragma("clang loop unroll(full)")\nUNROLL for (;;) {}', "source")
     assert [t.text for t in toks] == ["for", "(", ";", ";", ")", "{", "}"]
+
+
+def test_has_include_says_whether_an_include_would_find_the_header(tmp_path) -> None:
+    """'#if __has_include(<...>)' (PyTorch's Convolution.metal guards Metal 4 headers so): true for
+    Metal's standard headers and files on the include path, false for the rest."""
+    from metal_puzzles.msl.front.preprocessor import IncludePath
+
+    (tmp_path / "mine.h").write_text("#define FROM_MINE 1\n")
+    text = ("#if __has_include(<metal_stdlib>) && __has_include(\"mine.h\")\nint yes;\n#endif\n"
+            "#if __METAL_VERSION__ >= 400 && __has_include(<MetalPerformancePrimitives/MetalPerformancePrimitives.h>)\n"
+            "int metal4;\n#endif\n#if !__has_include(<nowhere/x.h>)\nint absent;\n#endif\n")
+    names = [t.text for t in Preprocessor(include_path=IncludePath([tmp_path])).process(text, "source")
+             if t.kind == "id"]
+    assert names == ["int", "yes", "int", "absent"]

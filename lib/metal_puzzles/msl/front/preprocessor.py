@@ -242,6 +242,19 @@ class Preprocessor:
                     j += 2
                 toks.append(Token("num", "1" if name in self.macros else "0", t.pos))
                 continue
+            if t.kind == "id" and t.text == "__has_include":
+                # __has_include(<name>) / ("name"): whether an #include of it would find it.
+                close = next((k for k in range(j + 1, len(args)) if args[k].is_op(")")), None)
+                if close is None or not args[j + 1].is_op("("):
+                    raise CompileError("expected '(<header>)' or '(\"header\")' after __has_include", t.pos)
+                inside = args[j + 2 : close]
+                target = (inside[0].text[1:-1] if len(inside) == 1 and inside[0].kind == "str"
+                          else "".join(x.text for x in inside[1:-1]))
+                found = target in KNOWN_SYSTEM_HEADERS or target.startswith("mlx/") or (
+                    self.include_path is not None and self.include_path.find(target) is not None)
+                toks.append(Token("num", "1" if found else "0", t.pos))
+                j = close + 1
+                continue
             toks.append(t)
             j += 1
         toks = self._expand(toks)
