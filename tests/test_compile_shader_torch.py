@@ -108,3 +108,43 @@ def test_complex_tensors_are_float2_pairs() -> None:
     want = z.conj().resolve_conj()
     lib.conj(z)
     assert torch.equal(z, want)
+
+
+def test_c10_metal_headers_come_from_this_torchs_include_folder() -> None:
+    """'#include <c10/metal/utils.h>' is read from the installed torch (PyTorch's own
+    test_metal_compiler_bug_workaround: (idx / 65536) % 6 through c10's safe_mod)."""
+    lib = compile_shader("""
+    #include <c10/metal/utils.h>
+    kernel void func(device int* out, uint idx [[thread_position_in_grid]]) {
+        out[idx] = c10::metal::safe_mod(int(idx / 65536), 6);
+    }""")
+    out = torch.full((128,), -1, dtype=torch.int32)
+    lib.func(out)
+    assert torch.equal(out, torch.zeros(128, dtype=torch.int32))
+
+
+def test_a_float64_scalar_tensor_binds_as_a_float() -> None:
+    """PyTorch's test_metal_arange_with_arg_and_scalar_tensor_float64: a CPU scalar tensor of
+    float64 for 'constant float& step'."""
+    lib = compile_shader("""
+    kernel void arange(device float* x, constant float& start, constant float& step,
+                       uint idx [[thread_position_in_grid]]) { x[idx] = start + idx * step; }""")
+    x = torch.zeros(12)
+    lib.arange(x, 3.14, torch.tensor(0.5, dtype=torch.float64))
+    assert torch.allclose(x, torch.arange(3.14, 8.66, 0.5))
+
+
+@pytest.mark.parametrize(("metal", "dtype"), [("half", torch.float16), ("bfloat", torch.bfloat16)])
+def test_half_tensors_added_through_a_32_bit_atomic_as_c10_does(metal: str, dtype) -> None:
+    """PyTorch's test_atomic_add: AtomicType<half>::type is atomic<uint>; the tensor's bytes are
+    the words the kernel swaps, and its results come back as the tensor's halves."""
+    lib = compile_shader(f"""
+    #include <c10/metal/atomic.h>
+    using namespace c10::metal;
+    kernel void atomic_add(device AtomicType<{metal}>::type* out, constant {metal}* inc,
+                           uint idx [[thread_position_in_grid]]) {{
+        AtomicType<{metal}>::atomic_add(out, idx & 1 ? 3 : 4, inc[idx]);
+    }}""")
+    x = torch.arange(16, dtype=dtype)
+    lib.atomic_add(x, torch.arange(16, dtype=dtype), sanitize="error")
+    assert (x[3].item(), x[4].item()) == (67.0, 60.0)  # 3 + (1 + 3 + ... + 15), 4 + (0 + 2 + ... + 14)
