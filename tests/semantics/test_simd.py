@@ -268,6 +268,16 @@ def test_simd_sum_of_half() -> None:
     assert got.tolist() == [16.0] * 32
 
 
+def test_simd_sum_of_half_is_the_float_sum_rounded_once() -> None:
+    """2048 and 31 ones: 2079 rounds to the half 2080 (its neighbours are 2078 and 2080, a tie to
+    even); adding the ones in half one by one would stay at 2048, since 2048 + 1 rounds back to
+    2048. PyTorch's own test of simd_sum on halves needs the rounded float sum (see simd.py)."""
+    a = np.ones(32, dtype=np.float16)
+    a[0] = 2048
+    got = simd_map("simd_sum(a[i])", a, 32, 32, "float16")
+    assert got.tolist() == [2080.0] * 32
+
+
 def test_simd_functions_in_2d_threadgroup() -> None:
     """In an 8x8 threadgroup, SIMD-group k covers rows 4k..4k+3 (linear thread index)."""
     src = """
