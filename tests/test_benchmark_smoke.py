@@ -92,3 +92,14 @@ def test_grading_benchmark_runs_on_a_small_class(capsys):
     assert module.main(["--students", "3", "--workers", "1"]) == 0
     out = capsys.readouterr().out
     assert "graded 3 notebooks" in out and "distinct totals" in out
+
+
+def test_shader_library_benchmark_runs_a_small_shader(capsys):
+    """The compile_shader benchmark compiles and checks a small synthetic shader (no timing asserted)."""
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_shader_library.py"
+    spec = importlib.util.spec_from_file_location("bench_shader_library", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.main(["--ops", "3", "--kernels", "18", "--helpers", "4"]) == 0
+    out = capsys.readouterr().out
+    assert "18 kernels" in out and "each further kernel" in out and "WRONG" not in out
