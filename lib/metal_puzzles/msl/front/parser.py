@@ -964,7 +964,7 @@ class Parser:
                 raise CompileError(f"expected '(' after the specialisation '{name.text}<...>'", self.tok.pos)
         if name is not None:
             self.advance()  # '('
-            params = self._parse_params()
+            params = self.parse_params()
             self._skip_attributes()
             while self.accept_word("const", "noexcept", "thread", "device", "constant"):
                 pass
@@ -1120,7 +1120,7 @@ class Parser:
             if self.tok.kind == "id" and self.peek().is_op("("):
                 fname = self.advance()
                 self.advance()
-                params = self._parse_params()
+                params = self.parse_params()
                 const_method = False
                 while self.tok.kind == "id" and self.tok.text in ("const", "noexcept", "thread", "device",
                                                                   "constant", "threadgroup"):
@@ -1222,7 +1222,7 @@ class Parser:
         name = self.expect_ident("the function pointer parameter's name").text
         self.expect(")", "after the function pointer's name")
         self.expect("(", "to open the function pointer's parameter types")
-        return ast.Param(start, name, ret, function_params=self._parse_params())
+        return ast.Param(start, name, ret, function_params=self.parse_params())
 
     def _starts_constructor(self, struct_name: str) -> bool:
         k = 0
@@ -1236,7 +1236,7 @@ class Parser:
             self.advance()
         name = self.advance()
         self.advance()  # '('
-        params = self._parse_params()
+        params = self.parse_params()
         while self.accept_word("noexcept", "thread"):
             pass
         inits: list[ast.MemberInit] = []
@@ -1289,7 +1289,8 @@ class Parser:
                                "assignment, unary, '[]' and '()' operators, not this one", t.pos)
         self.toks[self.i] = Token("id", "operator" + symbol, start.pos)
 
-    def _parse_params(self) -> list[ast.Param]:
+    def parse_params(self) -> list[ast.Param]:
+        """A parameter list after its '(', through the closing ')'."""
         params: list[ast.Param] = []
         if self.accept(")"):
             return params

@@ -174,14 +174,9 @@ class Preprocessor:
     def _include(self, args: list[Token], pos: Pos) -> list[Token]:
         """The tokens an ``#include`` brings: none for Metal's and MLX's standard headers (built
         in), a header file's own (once per file) where the include path has one."""
-        if args and args[0].kind == "str":
-            target = args[0].text[1:-1]
-        elif args and args[0].is_op("<"):
-            target = "".join(t.text for t in args[1:-1])
-        else:
-            raise CompileError("expected \"FILENAME\" or <FILENAME> after #include", pos)
-        if target in KNOWN_SYSTEM_HEADERS or target.startswith("mlx/"):
-            return []  # built in: the simulator always provides Metal's and MLX's standard headers
+        target = _header_name(args, "#include", pos)
+        if _built_in(target):
+            return []  # the simulator always provides Metal's and MLX's standard headers
         found = self.include_path.find(target) if self.include_path is not None else None
         if found is None:
             hint = (self.include_path.hint if self.include_path is not None else
@@ -247,10 +242,8 @@ class Preprocessor:
                 close = next((k for k in range(j + 1, len(args)) if args[k].is_op(")")), None)
                 if close is None or not args[j + 1].is_op("("):
                     raise CompileError("expected '(<header>)' or '(\"header\")' after __has_include", t.pos)
-                inside = args[j + 2 : close]
-                target = (inside[0].text[1:-1] if len(inside) == 1 and inside[0].kind == "str"
-                          else "".join(x.text for x in inside[1:-1]))
-                found = target in KNOWN_SYSTEM_HEADERS or target.startswith("mlx/") or (
+                target = _header_name(args[j + 2 : close], "__has_include", t.pos)
+                found = _built_in(target) or (
                     self.include_path is not None and self.include_path.find(target) is not None)
                 toks.append(Token("num", "1" if found else "0", t.pos))
                 j = close + 1
@@ -365,6 +358,20 @@ class Preprocessor:
                 raise CompileError(f"pasting '{left.text}' and '{right.text}' does not give a valid token", use.pos)
             out[k - 1 : k + 2] = [Token(pasted[0].kind, pasted[0].text, use.pos, hide)]
         return out
+
+
+def _header_name(args: list[Token], where: str, pos: Pos) -> str:
+    """The header an '#include' or '__has_include' names: "name" or <name>."""
+    if len(args) == 1 and args[0].kind == "str":
+        return args[0].text[1:-1]
+    if args and args[0].is_op("<") and args[-1].is_op(">"):
+        return "".join(t.text for t in args[1:-1])
+    raise CompileError(f"expected \"FILENAME\" or <FILENAME> after {where}", pos)
+
+
+def _built_in(header: str) -> bool:
+    """Metal's standard headers and MLX's, whose contents the simulator always provides."""
+    return header in KNOWN_SYSTEM_HEADERS or header.startswith("mlx/")
 
 
 def _drop_pragma_operators(tokens: list[Token]) -> list[Token]:

@@ -275,7 +275,7 @@ def _instantiation(item: list[Token], unit: ShaderUnit, helpers: Parser) -> Inst
                 continue
             parser = Parser(list(item[k + 2 :]), type_names=set(helpers.type_names),
                             template_names=set(helpers.template_names))
-            return Instantiation(host_name, function, [], t.pos, params=parser._parse_params())
+            return Instantiation(host_name, function, [], t.pos, params=parser.parse_params())
     raise CompileError(f"the instantiation '{host_name}' names no templated kernel function defined above it "
                        f"(kernels: {', '.join(sorted(unit.kernels)) or 'none'})", start)
 
