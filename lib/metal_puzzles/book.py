@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from importlib.resources.abc import Traversable
+    from importlib.resources.abc import Traversable  # novermin (type checking only)
 
 #: The book's file name, in the package and in the learner's folder.
 NOTEBOOK_NAME = "puzzles.ipynb"

@@ -19,7 +19,6 @@ from __future__ import annotations
 import colorsys
 from collections import defaultdict
 from dataclasses import dataclass
-from enum import StrEnum
 
 import numpy as np
 from chalk import Diagram
@@ -28,6 +27,8 @@ from chalk.envelope import Envelope
 from chalk.shapes import Path
 from chalk.transform import P2, Affine, BoundingBox
 from colour import Color
+
+from metal_puzzles.msl.lang.pycompat import StrEnum
 
 from .draw import RunDiagram, text_width, wrap_to_width
 from .msl import RunResult

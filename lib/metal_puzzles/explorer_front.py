@@ -15,7 +15,8 @@ Jupyter front end (VS Code, a static page) the attribute is simply unused."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import StrEnum
+
+from metal_puzzles.msl.lang.pycompat import StrEnum
 
 #: Class of the explorer's root element: the guard and the style sheet find the explorer by it.
 ROOT_CLASS = "mp-explorer"

@@ -16,10 +16,11 @@ computed the same way beside it.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import StrEnum
 from functools import cached_property
 
 import numpy as np
+
+from metal_puzzles.msl.lang.pycompat import StrEnum
 
 from .msl import Finding, FindingKind, RaceKind, RunResult
 from .msl.lang.types import AddressSpace

@@ -5,7 +5,8 @@ the package, which would hide ``metal_puzzles.progress()``.)"""
 from __future__ import annotations
 
 import html
-from enum import StrEnum
+
+from metal_puzzles.msl.lang.pycompat import StrEnum
 
 from .checking import CheckResult
 from .puzzles import PUZZLES

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from enum import StrEnum
 from html import escape
 
 from chalk.core import ApplyName, ApplyStyle, ApplyTransform, Compose, Empty, Primitive
@@ -23,6 +22,8 @@ from chalk.shapes import ArcSegment, Path, Spacer, Text
 from chalk.shapes.shape import Shape
 from chalk.style import Style, WidthType
 from chalk.transform import P2, V2, Affine, BoundingBox
+
+from metal_puzzles.msl.lang.pycompat import StrEnum
 
 #: Room around the diagram, as a fraction of each side (chalk's renderer uses the same).
 MARGIN = 0.025

@@ -20,9 +20,10 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from enum import StrEnum
 
 import numpy as np
+
+from metal_puzzles.msl.lang.pycompat import StrEnum
 
 from .case import Case
 

@@ -7,9 +7,10 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from enum import StrEnum
 
 import numpy as np
+
+from metal_puzzles.msl.lang.pycompat import StrEnum
 
 from ..msl import (
     ArgumentError,

@@ -14,10 +14,14 @@ from __future__ import annotations
 
 import difflib
 import math
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import tomllib
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10: the same parser, as a package
+    import tomli as tomllib
 
 from ..puzzles import PUZZLES
 

@@ -29,7 +29,7 @@ from .p01_map import PUZZLE as MAP
 from .solutions import solution_file
 
 if TYPE_CHECKING:
-    from importlib.resources.abc import Traversable
+    from importlib.resources.abc import Traversable  # novermin (type checking only)
 
 PART_I: list[Puzzle] = [
     MAP,

@@ -29,7 +29,7 @@ from . import (
 from .solutions import solution_file
 
 if TYPE_CHECKING:
-    from importlib.resources.abc import Traversable
+    from importlib.resources.abc import Traversable  # novermin (type checking only)
 
 PART_II: list[Puzzle] = [
     q01_scan.SCAN,

@@ -12,7 +12,7 @@ from . import s01_whole_shaders
 from .solutions import solution_file
 
 if TYPE_CHECKING:
-    from importlib.resources.abc import Traversable
+    from importlib.resources.abc import Traversable  # novermin (type checking only)
 
 #: The part's number in ``Puzzle.part`` (the notebook builder titles it); 1 to 5 are Part I,
 #: Part II, the bonus, Part III and the debugging part.

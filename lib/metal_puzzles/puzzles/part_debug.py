@@ -19,7 +19,7 @@ from . import d01_block_sum, d02_blur, d03_neighbour_sum, d04_block_max, d05_squ
 from .solutions import solution_file
 
 if TYPE_CHECKING:
-    from importlib.resources.abc import Traversable
+    from importlib.resources.abc import Traversable  # novermin (type checking only)
 
 #: The part's number in ``Puzzle.part`` (the notebook builder titles it); parts 1 to 4 are
 #: Part I, Part II, the bonus and Part III.

@@ -11,7 +11,7 @@ from importlib.resources import files
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from importlib.resources.abc import Traversable
+    from importlib.resources.abc import Traversable  # novermin (type checking only)
 
 #: The package whose data files are the reference solutions.
 SOLUTIONS_PACKAGE = "metal_puzzles.solutions"

@@ -13,9 +13,9 @@ bindings; it knows types but no syntax (the front end hands it resolved types).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import StrEnum
 
 from ..lang.errors import CompileError, Pos
+from ..lang.pycompat import StrEnum
 from ..lang.types import (
     AddressSpace,
     ArrayType,

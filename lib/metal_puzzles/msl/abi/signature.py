@@ -27,11 +27,11 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from enum import StrEnum
 from typing import Any
 
 import numpy as np
 
+from ..lang.pycompat import StrEnum
 from ..lang.types import lookup_builtin_type
 
 #: Inputs with fewer elements than this are passed in the ``constant`` address space.

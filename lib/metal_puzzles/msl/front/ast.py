@@ -4,10 +4,10 @@ with its type (``ty``) and makes implicit conversions explicit as ``Convert`` no
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import Any
 
 from ..lang.errors import Pos
+from ..lang.pycompat import StrEnum
 from ..lang.types import AddressSpace
 
 

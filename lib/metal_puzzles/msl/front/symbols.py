@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import StrEnum
 from typing import Any
 
 from ..abi.signature import ParamRole
 from ..lang.errors import Pos
+from ..lang.pycompat import StrEnum
 from ..lang.types import AddressSpace, Type
 
 

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from enum import IntFlag, StrEnum
+from enum import IntFlag
 from functools import cache
 
 import numpy as np
+
+from .pycompat import StrEnum
 
 
 class AddressSpace(StrEnum):

@@ -23,10 +23,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from enum import StrEnum
 from types import MappingProxyType
 
 from ..lang.errors import ArgumentError
+from ..lang.pycompat import StrEnum
 from ..run.ops import OpKind
 
 

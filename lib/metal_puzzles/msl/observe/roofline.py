@@ -24,8 +24,8 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from enum import StrEnum
 
+from ..lang.pycompat import StrEnum
 from ..run.ops import OpKind
 from .gpu_models import GpuModel
 

@@ -8,10 +8,10 @@ never written). How they reach the caller depends on the sanitize mode.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import Any
 
 from ..lang.errors import Pos
+from ..lang.pycompat import StrEnum
 
 
 class FindingKind(StrEnum):

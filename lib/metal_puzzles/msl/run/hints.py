@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from enum import StrEnum
 
 import numpy as np
 
@@ -20,6 +19,7 @@ from ..front import ast
 from ..front.ast import CastStyle
 from ..front.symbols import VarKind
 from ..lang.errors import Pos
+from ..lang.pycompat import StrEnum
 from ..lang.types import AddressSpace, ScalarType
 
 

@@ -17,12 +17,12 @@ size rescales the offset once, where the cast happens.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import StrEnum
 from functools import cache
 
 import numpy as np
 
 from ..lang.errors import KernelRuntimeError
+from ..lang.pycompat import StrEnum
 from ..lang.types import (
     BFLOAT,
     AddressSpace,

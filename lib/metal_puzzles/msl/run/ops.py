@@ -10,8 +10,7 @@ communication.
 
 from __future__ import annotations
 
-from enum import StrEnum
-
+from ..lang.pycompat import StrEnum
 from ..lang.types import ScalarType, Type, VectorType
 
 
