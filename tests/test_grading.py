@@ -173,7 +173,7 @@ def test_malformed_notebooks_are_reported_not_fatal(class_run):
 def test_csv_gradebook_field_by_field(class_run):
     run, out, _ = class_run
     rows = list(csv.reader(open(out / "grades.csv", encoding="utf-8")))
-    assert rows[0] == ["student", *[p.id for p in PUZZLES], "total", "status", "report"]
+    assert rows[0] == ["student", *[p.id for p in PUZZLES], "total", "passed", "not_attempted", "status", "report"]
     by_id = {r[0]: dict(zip(rows[0], r, strict=True)) for r in rows[1:]}
     assert len(by_id) == len(run.students)
     mixed = by_id["mixed"]

@@ -18,9 +18,11 @@ from .grading.ids import TWICE, MappingError, assign_ids, load_mapping
 from .grading.journal import Journal, JournalError, RunSettings
 from .grading.limits import DEFAULT_MEMORY_MIB, Limits
 from .grading.output import OutputError, check_apart, prepare_out, write_outputs
-from .grading.points import PointsConfig
+from .grading.points import PointsConfig, unknown_puzzle
+from .grading.results import PuzzleStatus
 from .grading.runner import RunnerStopped
 from .images import write_images
+from .puzzles import PUZZLES
 from .version import __version__
 
 
@@ -110,11 +112,16 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--root", default=None,
                    help="the autograder folder (default: $METAL_PUZZLES_AUTOGRADER_ROOT, or /autograder)")
     r.add_argument("--workers", type=positive_int, default=None, help="worker processes (default: all cores)")
+    pz = sub.add_parser("puzzles", help="list the puzzles: the ids a points file and check --puzzle take, and "
+                                         "each one's points")
+    pz.add_argument("--points", default=None, help="TOML file with points per puzzle (default: 1 point each)")
     im = sub.add_parser("images", help="regenerate the book's images (logo and puzzle diagrams)")
     im.add_argument("--out", default="imgs", help="directory to write into (default: imgs)")
     c = sub.add_parser("check", help="check your own notebook and print a table of results (exit status 1 "
                                      "when a puzzle in it fails, as test runners do)")
     c.add_argument("notebook")
+    c.add_argument("--puzzle", default=None, metavar="ID",
+                   help="check this puzzle alone (its id, as in a points file: metal-puzzles puzzles lists them)")
     _add_limits(c)
     book.add_commands(sub)
     return parser
@@ -146,6 +153,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"score {results['score']:g}; {sum(t['status'] == 'passed' for t in results['tests'])} of "
               f"{len(results['tests'])} puzzles passed")
         return ExitStatus.OK
+    if args.command == "puzzles":
+        return _puzzles(args)
     if args.command == "images":
         for path in write_images(args.out):
             print(path)
@@ -238,6 +247,21 @@ def _grade(args, config: PointsConfig, limits: Limits, max_bytes: int) -> int:
     return ExitStatus.OK
 
 
+def _puzzles(args) -> int:
+    """One line a puzzle: its id (what a points file and ``check --puzzle`` take), number, title
+    and points."""
+    try:
+        config = PointsConfig.load(args.points)
+    except (OSError, ValueError) as exc:
+        _error(f"cannot read the points file: {exc}")
+        return ExitStatus.USAGE
+    width = max(len(p.id) for p in PUZZLES)
+    for p in PUZZLES:
+        print(f"{p.id:<{width}}  {p.number:>6}  {config.max_points(p.id):>5g}  {p.title}")
+    print(f"{'total':<{width}}  {'':>6}  {sum(config.max_points(p.id) for p in PUZZLES):>5g}")
+    return ExitStatus.OK
+
+
 def _autograder(args) -> int:
     from .grading.gradescope import AutograderError, build_autograder
 
@@ -271,6 +295,9 @@ def _check(args, config: PointsConfig, limits: Limits, max_bytes: int) -> int:
     if not Path(args.notebook).exists():
         _error(f"{args.notebook}: no such file")
         return ExitStatus.USAGE
+    if args.puzzle is not None and args.puzzle not in {p.id for p in PUZZLES}:
+        _error(f"--puzzle: {unknown_puzzle(args.puzzle)}")
+        return ExitStatus.USAGE
     try:
         run = grade_submissions([args.notebook], config=config, limits=limits, workers=args.workers,
                                 seed=args.seed, progress=False, max_notebook_bytes=max_bytes)
@@ -278,11 +305,12 @@ def _check(args, config: PointsConfig, limits: Limits, max_bytes: int) -> int:
         _error(str(exc))
         return ExitStatus.STOPPED
     student = run.students[0]
-    print_check(student, run)
+    print_check(student, run, only=args.puzzle)
     if not run.complete:
         return ExitStatus.INCOMPLETE
     # A puzzle the notebook does not attempt is not a failure; attempting none is.
-    tried = [s for s in student.puzzles.values() if s.get("status") != "missing"]
+    asked = [s for pid, s in student.puzzles.items() if args.puzzle in (None, pid)]
+    tried = [s for s in asked if s.get("status") not in (PuzzleStatus.MISSING, PuzzleStatus.NOT_ATTEMPTED)]
     return ExitStatus.OK if tried and all(s.get("passed") for s in tried) else ExitStatus.FAILED
 
 

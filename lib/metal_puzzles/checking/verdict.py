@@ -431,6 +431,10 @@ def _describe_comparison(o: Outcome) -> list[str]:
     return [head + (o.error or " wrong.")]
 
 
+#: Outputs with more values are shown by their first differing positions only.
+MAX_SHOWN_VALUES = 36
+
+
 def format_comparison(yours: np.ndarray, expected: np.ndarray, mismatch: np.ndarray) -> list[str]:
     """Yours versus the spec, with the differing positions marked."""
     if yours.ndim <= 1:
@@ -443,8 +447,10 @@ def format_comparison(yours: np.ndarray, expected: np.ndarray, mismatch: np.ndar
             marks = " " + " ".join(("^" * k if m else " " * k) for m, k in zip(np.atleast_1d(mismatch), w, strict=True))
             return [f"  Yours: {row(ys)}", f"  Spec : {row(es)}", f"         {marks.rstrip()}"]
     idx = [tuple(int(i) for i in p) for p in np.argwhere(mismatch)[:8]]
-    out = ["  Yours:", _indent(np.array2string(yours, precision=4)), "  Spec :",
-           _indent(np.array2string(expected, precision=4))]
+    # A whole output is worth reading while it is small; beyond that (600 zeros beside 600
+    # expected values) the first differing positions and a count say it all.
+    out = [] if yours.size > MAX_SHOWN_VALUES else ["  Yours:", _indent(np.array2string(yours, precision=4)),
+                                                     "  Spec :", _indent(np.array2string(expected, precision=4))]
     more = "" if mismatch.sum() <= 8 else f" (first 8 of {int(mismatch.sum())})"
     detail = ", ".join(f"{p}: yours {_fmt(yours[p])}, spec {_fmt(expected[p])}" for p in idx)
     out.append(f"  Differs at{more}: {detail}")

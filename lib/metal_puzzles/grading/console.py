@@ -30,20 +30,27 @@ def print_summary(run: GradeRun, console=None) -> None:
     console.print(table)
 
 
-def print_check(st: Student, run: GradeRun, console=None) -> None:
+def print_check(st: Student, run: GradeRun, console=None, only: str | None = None) -> None:
+    """A learner's own check: a table of every puzzle (or the puzzle ``only``) and what to fix in
+    each that failed. An untouched puzzle (the book's template) is one row, not a report."""
     console = console or Console()
-    table = Table(title=f"{markup(st.path)}: {num(st.total)} / {num(run.max_total)} points")
+    puzzles = [p for p in PUZZLES if only is None or p.id == only]
+    title = f"{markup(st.path)}: {num(st.total)} / {num(run.max_total)} points"
+    if only is not None:
+        s = st.puzzles[only]
+        title = f"{markup(st.path)}, puzzle {only}: {num(s['points'])} / {num(s['max_points'])} points"
+    table = Table(title=title)
     for col, just in (("#", "right"), ("puzzle", "left"), ("result", "left"), ("points", "right")):
         table.add_column(col, justify=just)
-    for p in PUZZLES:
+    for p in puzzles:
         s = st.puzzles[p.id]
         table.add_row(p.number, p.title, markup(status_text(s)), f"{num(s['points'])}/{num(s['max_points'])}")
     console.print(table)
     console.print(f"hidden tests used seed {run.seed} (run again with --seed {run.seed} to repeat them)")
     for issue in st.issues:
         console.print(f"[yellow]note:[/yellow] {markup(issue)}")
-    for p in PUZZLES:
+    for p in puzzles:
         s = st.puzzles[p.id]
-        if not s.get("passed") and s.get("status") != PuzzleStatus.MISSING:
+        if not s.get("passed") and s.get("status") not in (PuzzleStatus.MISSING, PuzzleStatus.NOT_ATTEMPTED):
             console.rule(f"{p.number}. {p.title}")
             console.print(printable(s.get("report", ""), keep_newlines=True), markup=False, highlight=False)

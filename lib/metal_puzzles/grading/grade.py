@@ -7,6 +7,7 @@ here), writing files is ``output.py``'s, the journal is ``journal.py``'s.
 
 from __future__ import annotations
 
+import functools
 import secrets
 import time
 from collections.abc import Callable, Sequence
@@ -61,8 +62,9 @@ def students_of(submissions: list[Submission], mapping: dict[str, str]) -> tuple
 
 # ---------------------------------------------------------------------------- tasks
 def _not_graded(status: PuzzleStatus, reason: str) -> dict:
+    said = "Not attempted" if status is PuzzleStatus.NOT_ATTEMPTED else "Not graded"
     return {"status": status.value, "passed": False, "correct": False, "reason": reason,
-            "report": f"Not graded: {reason}.", "tests": []}
+            "report": f"{said}: {reason}.", "tests": []}
 
 
 def kernel_tasks(st: Student, nb, seed: int) -> list[Task]:
@@ -84,15 +86,49 @@ def kernel_tasks(st: Student, nb, seed: int) -> list[Task]:
             for pid in pids:
                 st.puzzles[pid] = _not_graded(PuzzleStatus.MISSING, reason)
             continue
+        if is_template(kname, k.source):
+            for pid in pids:
+                st.puzzles[pid] = _not_graded(PuzzleStatus.NOT_ATTEMPTED, NOT_ATTEMPTED_REASON)
+            continue
         tasks.append(CheckTask(f"{st.seq}:kernel:{kname}", st.seq, tuple(pids), k.source, k.header or None,
                                k.input_names, k.output_names, seed))
     return tasks
 
 
+NOT_ATTEMPTED_REASON = "the kernel is the book's template, unchanged"
+
+
+def _normalised(source: str) -> str:
+    return " ".join(source.split())
+
+
+@functools.cache
+def _templates() -> dict[str, frozenset[str]]:
+    """Each kernel's templates (puzzles sharing a kernel may hand out different ones), whitespace
+    normalised: a learner's editor may re-indent or strip trailing spaces."""
+    found: dict[str, set[str]] = {}
+    for p in PUZZLES:
+        if not isinstance(p, GradPuzzle):
+            found.setdefault(p.kernel_name, set()).add(_normalised(p.template))
+    return {name: frozenset(t) for name, t in found.items()}
+
+
+def is_template(kernel_name: str, source: str) -> bool:
+    """Whether ``source`` is the book's template for ``kernel_name``, up to whitespace."""
+    return _normalised(source) in _templates().get(kernel_name, frozenset())
+
+
 def _grad_task(st: Student, nb, puzzle, seed: int) -> GradTask | None:
     """A finale entry is the learner's Python wiring kernels into mx.custom_function; the grader
     never runs that Python. It takes the learner's kernels from the notebook, wires them the
-    reference way into mx.custom_function, and compares values and gradients."""
+    reference way into mx.custom_function, and compares values and gradients. An entry whose
+    kernels are all the book's templates is not attempted."""
+    wired = [nb.kernels.get(name) for name in puzzle.kernels]
+    if all(k is not None and k.source is not None and is_template(name, k.source)
+           for name, k in zip(puzzle.kernels, wired, strict=True)):
+        st.puzzles[puzzle.id] = _not_graded(PuzzleStatus.NOT_ATTEMPTED, "the kernels it wires are the book's "
+                                            "templates, unchanged")
+        return None
     kernels = {}
     for name in puzzle.kernels:
         k = nb.kernels.get(name)

@@ -48,7 +48,8 @@ class PointsConfig:
     def rules(self) -> str:
         return (f"Each puzzle is worth {self.default:g} point(s) unless listed otherwise; a kernel that is correct on "
                 f"every test but over budget earns {self.over_budget:.0%} of the points; anything else earns none "
-                "(wrong output on any test, a sanitizer finding, a compile error, a missing kernel).")
+                "(wrong output on any test, a sanitizer finding, a compile error, a missing kernel, the book's "
+                "template left unchanged).")
 
     @classmethod
     def load(cls, path: str | Path | None) -> PointsConfig:
@@ -68,9 +69,7 @@ class PointsConfig:
         known = {p.id for p in PUZZLES}
         for key in points:
             if key != "default" and key not in known:
-                close = difflib.get_close_matches(key, sorted(known), n=1)
-                hint = f" (did you mean {close[0]!r}?)" if close else ""
-                raise PointsError(f"{path}: [points] {key!r} is not a puzzle of the book{hint}")
+                raise PointsError(f"{path}: [points] {unknown_puzzle(key)}")
         if set(partial) - {"over_budget"}:
             raise PointsError(f"{path}: [partial] knows only 'over_budget', not "
                               f"{', '.join(map(repr, sorted(set(partial) - {'over_budget'})))}")
@@ -80,6 +79,13 @@ class PointsConfig:
         if over > 1:
             raise PointsError(f"{path}: [partial] over_budget must be between 0 and 1, got {over:g}")
         return cls(default, values, over)
+
+
+def unknown_puzzle(name: str) -> str:
+    """'<name> is not a puzzle of the book (did you mean ...?)', for a points file or an option."""
+    close = difflib.get_close_matches(name, sorted(p.id for p in PUZZLES), n=1)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    return f"{name!r} is not a puzzle of the book{hint}; `metal-puzzles puzzles` lists them"
 
 
 class PointsError(ValueError):

@@ -7,8 +7,10 @@ import csv
 import io
 import json
 
+from ..checking import GradPuzzle
 from ..puzzles import PUZZLES
-from .results import GradeRun, Student
+from .feedback import feedback
+from .results import GradeRun, PuzzleStatus, Student
 from .safe_text import clean_strings, csv_cell, md_code_block, md_inline, printable
 
 REPORTS_DIR = "reports"
@@ -21,19 +23,25 @@ def num(x: float | None) -> str:
 def status_text(s: dict) -> str:
     return {"passed": "passed", "over-budget": "correct, over budget", "compile-error": "does not compile",
             "wrong": "wrong output", "findings": "sanitizer findings", "runtime-error": "runtime error",
-            "missing": "missing", "error": "stopped at a limit",
+            "missing": "missing", "not-attempted": "not attempted", "error": "stopped at a limit",
             "grader-fault": "not graded (grader fault)"}.get(s.get("status", ""), printable(s.get("status", "")))
 
 
+def count_status(st: Student, status: str) -> int:
+    return sum(1 for s in st.puzzles.values() if s.get("status") == status)
+
+
 def gradebook_csv(run: GradeRun) -> str:
-    """One row a student: id, points per puzzle (empty where the grader failed), total, whether
-    grading completed, and which report file is theirs."""
+    """One row a student: id, points per puzzle (empty where the grader failed), total, how many
+    puzzles passed and how many were not attempted (the book's template, unchanged: 0 points, but
+    no wrong attempt), whether grading completed, and which report file is theirs."""
     ids = [p.id for p in PUZZLES]
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow(["student", *ids, "total", "status", "report"])
+    w.writerow(["student", *ids, "total", "passed", "not_attempted", "status", "report"])
     for st in run.students:
         w.writerow([csv_cell(st.id), *[num(st.puzzles[i]["points"]) for i in ids], num(st.total),
+                    count_status(st, "passed"), count_status(st, PuzzleStatus.NOT_ATTEMPTED.value),
                     st.status, csv_cell(f"{REPORTS_DIR}/{st.report}")])
     return buf.getvalue()
 
@@ -75,12 +83,21 @@ def student_report(st: Student, run: GradeRun) -> str:
         s = st.puzzles[p.id]
         lines.append(f"| {p.number} | {p.title} | {status_text(s)} | {num(s['points'])} / {num(s['max_points'])} |")
     lines.append("")
+    missing = [f"- {p.number}. {p.title}: {md_inline(st.puzzles[p.id].get('reason') or 'no kernel')}"
+               for p in PUZZLES if st.puzzles[p.id].get("status") == PuzzleStatus.MISSING]
+    if missing:
+        lines += ["## Kernels not found", "", *missing, ""]
     for p in PUZZLES:
         s = st.puzzles[p.id]
+        if s.get("status") in (PuzzleStatus.NOT_ATTEMPTED, PuzzleStatus.MISSING):
+            continue  # its line above says it all
         if s.get("passed"):
             # A passed puzzle's report is worth reading only for its notes (check() prints them too).
             if s.get("sanitizer_notes") or s.get("notes"):
                 lines += [f"## {p.number}. {p.title}: notes (not counted)", "", md_code_block(s.get("report", "")), ""]
             continue
-        lines += [f"## {p.number}. {p.title}: what to fix", "", md_code_block(s.get("report", "")), ""]
+        # What students receive: a hidden test's failure said without its values (as on
+        # Gradescope); results.json keeps the full report for the instructor.
+        fix = feedback(s, visible_known=not isinstance(p, GradPuzzle))
+        lines += [f"## {p.number}. {p.title}: what to fix", "", md_code_block(fix), ""]
     return "\n".join(lines)

@@ -21,6 +21,9 @@ class PuzzleStatus(str, Enum):
     """Statuses the grader gives a puzzle itself (the checker gives passed, wrong, ...)."""
 
     MISSING = "missing"  # no kernel to grade (the notebook's fault)
+    #: The kernel is the book's template, unchanged: not checked (a template fails by design, and
+    #: its findings or a detective's race would read as a wrong attempt).
+    NOT_ATTEMPTED = "not-attempted"
     ERROR = "error"  # stopped at a limit: time or memory (the kernel's fault)
     GRADER_FAULT = "grader-fault"  # the grader failed; not scored, not the student's fault
 
