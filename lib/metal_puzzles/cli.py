@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import os
 import sys
@@ -14,12 +15,21 @@ from . import book
 from .grading.cluster import ClusterError
 from .grading.console import print_check, print_summary
 from .grading.grade import collect_notebooks, grade_submissions, new_seed
-from .grading.ids import TWICE, MappingError, assign_ids, load_mapping
+from .grading.gradebook import LMS, gradebook_csv
+from .grading.ids import TWICE, MappingError, assign_ids
 from .grading.journal import Journal, JournalError, RunSettings
 from .grading.limits import DEFAULT_MEMORY_MIB, Limits
-from .grading.output import OutputError, check_apart, prepare_out, write_outputs
+from .grading.output import (
+    RESULTS_NAME,
+    OutputError,
+    atomic_write,
+    check_apart,
+    prepare_out,
+    write_outputs,
+)
 from .grading.points import PointsConfig, unknown_puzzle
 from .grading.results import PuzzleStatus
+from .grading.roster import load_roster, mapping_mismatch
 from .grading.runner import RunnerStopped
 from .images import write_images
 from .puzzles import PUZZLES
@@ -89,7 +99,11 @@ def build_parser() -> argparse.ArgumentParser:
     g = sub.add_parser("grade", help="grade a class's notebooks (their Python is never run)")
     g.add_argument("submissions", nargs="+", help="notebooks, or directories of notebooks")
     g.add_argument("--out", required=True, help="directory for grades.csv, results.json, reports/ and the journal")
-    g.add_argument("--mapping", default=None, help="CSV of 'notebook file name, student id' rows")
+    g.add_argument("--mapping", default=None,
+                   help="CSV of 'notebook file name, student id' rows, or a roster whose header names its columns "
+                        "(File, ID and optionally Name, in any order)")
+    g.add_argument("--lms", type=LMS, choices=list(LMS), default=LMS.CANVAS,
+                   help="the shape of gradebook.csv: canvas (default), moodle or plain (README: Importing grades)")
     again = g.add_mutually_exclusive_group()
     again.add_argument("--resume", action="store_true",
                        help="carry on with the run journalled in --out (same seed; finished students are kept)")
@@ -112,6 +126,10 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--root", default=None,
                    help="the autograder folder (default: $METAL_PUZZLES_AUTOGRADER_ROOT, or /autograder)")
     r.add_argument("--workers", type=positive_int, default=None, help="worker processes (default: all cores)")
+    gb = sub.add_parser("gradebook", help="export a graded run's gradebook for an LMS, from its results.json")
+    gb.add_argument("out", help="the --out folder of a grading run")
+    gb.add_argument("--lms", type=LMS, choices=list(LMS), default=LMS.CANVAS, help="canvas (default), moodle or plain")
+    gb.add_argument("--to", default=None, help="the CSV to write (default: print it)")
     pz = sub.add_parser("puzzles", help="list the puzzles: the ids a points file and check --puzzle take, and "
                                          "each one's points")
     pz.add_argument("--points", default=None, help="TOML file with points per puzzle (default: 1 point each)")
@@ -153,6 +171,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"score {results['score']:g}; {sum(t['status'] == 'passed' for t in results['tests'])} of "
               f"{len(results['tests'])} puzzles passed")
         return ExitStatus.OK
+    if args.command == "gradebook":
+        return _gradebook(args)
     if args.command == "puzzles":
         return _puzzles(args)
     if args.command == "images":
@@ -184,9 +204,14 @@ def _grade(args, config: PointsConfig, limits: Limits, max_bytes: int) -> int:
         _error("no notebooks to grade")
         return ExitStatus.USAGE
     try:
-        mapping = load_mapping(args.mapping)
+        roster = load_roster(args.mapping)
     except MappingError as exc:
         _error(str(exc))
+        return ExitStatus.USAGE
+    mapping = roster.mapping
+    mismatch = mapping_mismatch(mapping, files)
+    if mismatch is not None:
+        _error(f"--mapping: {mismatch}")
         return ExitStatus.USAGE
     _, id_problems = assign_ids(files, mapping)
     for p in id_problems:
@@ -224,8 +249,9 @@ def _grade(args, config: PointsConfig, limits: Limits, max_bytes: int) -> int:
     try:
         run = grade_submissions(args.submissions, config=config, mapping=mapping, limits=limits,
                                 workers=args.workers, progress=not args.quiet, max_notebook_bytes=max_bytes,
-                                journal=journal, collected=collected, runner=runner, runner_name=runner_name)
-        write_outputs(run, out)
+                                journal=journal, collected=collected, runner=runner, runner_name=runner_name,
+                                names=roster.names)
+        write_outputs(run, out, args.lms)
     except KeyboardInterrupt:
         _error(f"interrupted; {len(journal.records)} notebook(s) graded so far are kept in {journal.path}: "
                "run the same command with --resume to carry on")
@@ -244,6 +270,26 @@ def _grade(args, config: PointsConfig, limits: Limits, max_bytes: int) -> int:
         _error(f"grading did not complete: the grader failed on {faults} puzzle(s) (marked 'grader-fault', "
                "not scored); run the same command with --resume to try them again")
         return ExitStatus.INCOMPLETE
+    return ExitStatus.OK
+
+
+def _gradebook(args) -> int:
+    path = Path(args.out) / RESULTS_NAME
+    try:
+        results = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        _error(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}")
+        return ExitStatus.USAGE
+    text = gradebook_csv(results, args.lms)
+    if args.to is None:
+        sys.stdout.write(text)
+    else:
+        try:
+            atomic_write(Path(args.to), text.encode("utf-8"))
+        except OSError as exc:
+            _error(f"cannot write {args.to}: {exc.strerror or exc}")
+            return ExitStatus.USAGE
+        print(f"wrote {args.to} ({args.lms.value} gradebook of {len(results.get('students', []))} students)")
     return ExitStatus.OK
 
 

@@ -4,6 +4,7 @@ a glance, and every change of a grade on record."""
 
 from __future__ import annotations
 
+import csv
 import shutil
 from pathlib import Path
 
@@ -12,7 +13,7 @@ import pytest
 from metal_puzzles.cli import main
 from metal_puzzles.puzzles import PUZZLES, get_puzzle
 
-from .conftest import SEED, Graded, grade_quietly, kernel_cell, solution, write_nb
+from .conftest import SEED, Graded, grade, grade_quietly, kernel_cell, solution, write_nb
 
 BOOK = Path(__file__).resolve().parents[2] / "lib" / "metal_puzzles" / "notebooks" / "puzzles.ipynb"
 #: Right on the visible test (4 values), wrong on every hidden test of another size.
@@ -98,3 +99,78 @@ def test_check_refuses_a_puzzle_it_does_not_know(tmp_path, capsys) -> None:
     nb = write_nb(tmp_path / "me.ipynb", [kernel_cell("map", solution("map"))])
     assert main(["check", str(nb), "--puzzle", "mapp"]) == 2
     assert "'mapp' is not a puzzle of the book (did you mean 'map'?)" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------------- 2. a gradebook an LMS takes
+ROSTER = "\ufeffName,ID,File\r\nAlice Martin,a001,partial.ipynb\r\nBruno Ortiz,b002,untouched.ipynb\r\n"
+
+
+@pytest.fixture(scope="module")
+def rostered(tmp_path_factory, course: Graded) -> Graded:
+    d = tmp_path_factory.mktemp("rostered")
+    (d / "roster.csv").write_bytes(ROSTER.encode("utf-8"))
+    return grade_quietly(tmp_path_factory, [course.out.parent / "class"], d / "out", "--seed", SEED,
+                         "--mapping", str(d / "roster.csv"))
+
+
+def read_csv(path: Path) -> list[list[str]]:
+    with open(path, newline="", encoding="utf-8") as f:
+        return list(csv.reader(f))
+
+
+def test_a_roster_with_names_gives_ids_and_names(rostered: Graded) -> None:
+    assert rostered.status == 0, rostered.stderr
+    assert set(rostered.rows()) == {"a001", "b002"}
+    assert rostered.student("a001")["name"] == "Alice Martin"
+    assert "not among the submissions" not in rostered.stderr
+
+
+def test_the_canvas_gradebook_has_a_points_possible_row(rostered: Graded) -> None:
+    rows = read_csv(rostered.out / "gradebook.csv")
+    assert rows[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "Metal Puzzles"]
+    assert rows[1] == ["    Points Possible", "", "", "", "", str(len(PUZZLES))]
+    by_id = {r[2]: r for r in rows[2:]}
+    assert by_id["a001"][0] == "Alice Martin" and by_id["a001"][5] == str(rostered.student("a001")["total"]).rstrip(
+        "0").rstrip(".")
+    assert by_id["b002"] == ["Bruno Ortiz", "", "b002", "", "", "0"]
+    assert len(rows) == 4  # one column of grades, not 47 assignments
+
+
+def test_gradebooks_for_moodle_and_a_plain_sheet_on_request(rostered: Graded, capsys) -> None:
+    out = rostered.out
+    assert main(["gradebook", str(out), "--lms", "moodle", "--to", str(out.parent / "moodle.csv")]) == 0
+    rows = read_csv(out.parent / "moodle.csv")
+    assert rows[0] == ["ID number", "Full name", "Metal Puzzles"]
+    assert ["b002", "Bruno Ortiz", "0"] in rows and len(rows) == 3  # Moodle has no points-possible row
+    assert main(["gradebook", str(out), "--lms", "plain", "--to", str(out.parent / "plain.csv")]) == 0
+    rows = read_csv(out.parent / "plain.csv")
+    assert rows[0] == ["id", "name", "total", "max_total", "status"]
+    assert ["b002", "Bruno Ortiz", "0", str(len(PUZZLES)), "complete"] in rows
+
+
+def test_an_incomplete_students_total_is_left_empty(tmp_path) -> None:
+    from metal_puzzles.grading.gradebook import LMS, gradebook_csv
+
+    results = {"puzzles": [{"id": "map", "max_points": 3}],
+               "students": [{"id": "a", "name": "", "total": 1, "max_total": 3, "status": "incomplete"}]}
+    rows = list(csv.reader(gradebook_csv(results, LMS.CANVAS).splitlines()))
+    assert rows[2] == ["a", "", "a", "", "", ""]  # an upload must not post a grade not yet complete
+
+
+# ---------------------------------------------------------------------------- 5. smaller
+@pytest.mark.parametrize(("mapping", "said"), [
+    ("a001,partial.ipynb\nb002,untouched.ipynb\n", "the columns look swapped"),
+    ("Alice Martin,a001,partial.ipynb\nBruno Ortiz,b002,untouched.ipynb\n", "the first column must be the notebook"),
+])
+def test_a_mapping_that_matches_no_submission_is_refused(course: Graded, tmp_path, capsys, mapping, said) -> None:
+    (tmp_path / "ids.csv").write_text(mapping, encoding="utf-8")
+    g = grade(capsys, [course.out.parent / "class"], tmp_path / "out", "--mapping", str(tmp_path / "ids.csv"))
+    assert g.status == 2 and said in g.stderr
+    assert not (tmp_path / "out" / "grades.csv").exists()
+
+
+def test_a_header_naming_swapped_columns_is_read_by_name(course: Graded, tmp_path, capsys) -> None:
+    (tmp_path / "ids.csv").write_text("id;file\na001;partial.ipynb\nb002;untouched.ipynb\n", encoding="utf-8")
+    g = grade(capsys, [course.out.parent / "class"], tmp_path / "out", "--mapping", str(tmp_path / "ids.csv"),
+              "--seed", SEED)
+    assert g.status == 0 and set(g.rows()) == {"a001", "b002"}

@@ -292,7 +292,7 @@ def grade_submissions(paths: Sequence[str | Path], *, config: PointsConfig | Non
                       max_notebook_bytes: int = DEFAULT_MAX_NOTEBOOK_BYTES, journal: Journal | None = None,
                       runner: TaskRunner | None = None,
                       collected: tuple[list[Submission], list[str]] | None = None,
-                      runner_name: str | None = None) -> GradeRun:
+                      runner_name: str | None = None, names: dict[str, str] | None = None) -> GradeRun:
     """Grade every notebook under ``paths``.
 
     ``seed`` picks the hidden tests (random when None; a resumed ``journal``'s own otherwise).
@@ -301,7 +301,7 @@ def grade_submissions(paths: Sequence[str | Path], *, config: PointsConfig | Non
     Raises ``OutputError`` if the journal cannot be written, ``RunnerStopped`` if no worker can
     run; whatever was journalled stays. ``collected`` is what ``collect_notebooks`` returned for
     ``paths``, when the caller has it already; ``runner_name`` says what ``runner`` is in the cost
-    report.
+    report; ``names`` gives students' names by id (a roster's).
     """
     start = time.monotonic()
     config = config or PointsConfig()
@@ -312,6 +312,8 @@ def grade_submissions(paths: Sequence[str | Path], *, config: PointsConfig | Non
         seed = new_seed()
     submissions, problems = collected if collected is not None else collect_notebooks(paths, max_notebook_bytes)
     students, id_problems = students_of(submissions, mapping or {})
+    for st in students:  # ``names``: student id -> name, from a roster
+        st.name = (names or {}).get(st.id, "")
     problems = problems + id_problems
     todo = [st for st in students if not _reuse(st, journal)]
     bar = _progress_bar(len(todo)) if progress and todo else None

@@ -12,12 +12,15 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import tempfile
 from pathlib import Path
 
 from .cost import COST_NAME
+from .gradebook import GRADEBOOK_NAME, LMS
+from .gradebook import gradebook_csv as lms_gradebook
 from .journal import JOURNAL_NAME
 from .report import REPORTS_DIR, gradebook_csv, results_json, student_report
 from .results import GradeRun
@@ -26,7 +29,7 @@ from .safe_text import printable
 GRADES_NAME = "grades.csv"
 RESULTS_NAME = "results.json"
 #: The files and folders of one result set (what ``--force`` removes).
-RESULT_SET = (GRADES_NAME, RESULTS_NAME, COST_NAME, REPORTS_DIR, JOURNAL_NAME)
+RESULT_SET = (GRADES_NAME, RESULTS_NAME, COST_NAME, REPORTS_DIR, JOURNAL_NAME, GRADEBOOK_NAME)
 
 #: Space to ask for before grading: a student's journal line, record and report together take
 #: up to a few hundred KiB when every kernel fails with findings (benchmarks/bench_hostile.py).
@@ -131,15 +134,17 @@ def _text(s: str) -> bytes:
     return s.encode("utf-8", errors="backslashreplace")
 
 
-def write_outputs(run: GradeRun, out: Path) -> None:
-    """Write the reports, results.json, cost.json and grades.csv of ``run`` (each replaced all at
-    once)."""
+def write_outputs(run: GradeRun, out: Path, lms: LMS = LMS.CANVAS) -> None:
+    """Write the reports, results.json, cost.json, grades.csv and the LMS's gradebook.csv of
+    ``run`` (each replaced all at once; the gradebook is made from results.json alone)."""
     try:
         out.mkdir(parents=True, exist_ok=True)
         _write_reports(run, out)
-        atomic_write(out / RESULTS_NAME, _text(results_json(run)))
+        results = results_json(run)
+        atomic_write(out / RESULTS_NAME, _text(results))
         atomic_write(out / COST_NAME, _text(run.cost.to_json()))
         atomic_write(out / GRADES_NAME, _text(gradebook_csv(run)))
+        atomic_write(out / GRADEBOOK_NAME, _text(lms_gradebook(json.loads(results), lms)))
     except OSError as exc:
         raise OutputError(f"cannot write the results in {out}: {_explain(exc)}") from None
 

@@ -44,6 +44,7 @@ class Student:
     report: str = ""  # the report's file name
     #: The file changed while it was graded: its result is not kept by --resume (graded again).
     unsettled: bool = False
+    name: str = ""  # the student's name, where the roster (--mapping) gives one
 
     @property
     def path(self) -> str:

@@ -1,0 +1,127 @@
+"""The class list an instructor gives ``--mapping``: which notebook is whose, and (when the file
+names its columns) each student's name.
+
+Two shapes are read:
+
+- a roster exported from a spreadsheet whose header names its columns, in any order: a notebook
+  column (``File``, ``Notebook``, ...), an id column (``ID``, ``Student ID``, ``SIS User ID``,
+  ``Email``, ...) and optionally a name column (``Name``, ``Full name``, ...);
+- otherwise ``notebook file, student id`` rows, read by ``ids.load_mapping``.
+
+``mapping_mismatch`` catches a mapping that matches no submission at all (columns swapped, a
+third column first) before a class is graded under file-name ids.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from .ids import MAX_ID_CHARS, MAX_MAPPING_BYTES, MappingError, load_mapping
+from .safe_text import printable
+from .submissions import Submission
+
+#: Header cells (compared case-insensitively, spaces and underscores alike) naming each column.
+FILE_COLUMNS = frozenset({"file", "filename", "file name", "notebook", "path", "submission"})
+ID_COLUMNS = frozenset({"id", "student id", "studentid", "sid", "sis user id", "sis login id", "login", "username",
+                        "user name", "email", "email address", "id number", "student number", "matriculation"})
+NAME_COLUMNS = frozenset({"name", "full name", "student", "student name", "display name"})
+
+
+@dataclass(frozen=True)
+class Roster:
+    mapping: dict[str, str] = field(default_factory=dict)  # notebook file -> student id
+    names: dict[str, str] = field(default_factory=dict)  # student id -> name, where the roster gives one
+
+
+def _key(cell: str) -> str:
+    return " ".join(cell.replace("_", " ").strip().lower().split())
+
+
+def load_roster(path: str | Path | None) -> Roster:
+    """The mapping and names of a roster file (see the module's note). Raises ``MappingError``."""
+    if path is None:
+        return Roster()
+    rows = _rows(path)
+    header = [_key(c) for c in rows[0]] if rows else []
+    columns = _named_columns(header)
+    if columns is None:
+        return Roster(load_mapping(path))
+    file_col, id_col, name_col = columns
+    mapping: dict[str, str] = {}
+    names: dict[str, str] = {}
+    for line, row in enumerate(rows[1:], start=2):
+        cells = [c.strip() for c in row]
+        if not any(cells):
+            continue
+        if len(cells) <= max(file_col, id_col) or not cells[file_col] or not cells[id_col]:
+            raise MappingError(f"{printable(path)}, line {line}: expected a notebook file in column "
+                               f"{file_col + 1} and a student id in column {id_col + 1}, got {printable(row, limit=200)}")
+        name, sid = cells[file_col], cells[id_col]
+        if len(sid) > MAX_ID_CHARS:
+            raise MappingError(f"{printable(path)}, line {line}: the student id is {len(sid)} characters long; "
+                               f"at most {MAX_ID_CHARS} are allowed")
+        if name in mapping and mapping[name] != sid:
+            raise MappingError(f"{printable(path)}, line {line}: {printable(name, limit=200)} is mapped twice")
+        mapping[name] = sid
+        if name_col is not None and name_col < len(cells) and cells[name_col]:
+            names[sid] = cells[name_col][:MAX_ID_CHARS]
+    if not mapping:
+        raise MappingError(f"the roster {printable(path)} holds no rows under its header")
+    return Roster(mapping, names)
+
+
+def _rows(path: str | Path) -> list[list[str]]:
+    try:
+        with open(path, "rb") as f:
+            raw = f.read(MAX_MAPPING_BYTES + 1)
+    except OSError as exc:
+        raise MappingError(f"cannot read the mapping file {printable(path)}: {exc.strerror or exc}") from None
+    if len(raw) > MAX_MAPPING_BYTES:
+        raise MappingError(f"the mapping file {printable(path)} is larger than {MAX_MAPPING_BYTES >> 20} MiB")
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise MappingError(f"the mapping file {printable(path)} is not UTF-8 text (byte {exc.start}); save it "
+                           "as 'CSV UTF-8'") from None
+    first = next((ln for ln in text.splitlines() if ln.strip()), "")
+    try:
+        dialect = csv.Sniffer().sniff(first, delimiters=",;\t")
+        delimiter = dialect.delimiter
+    except csv.Error:
+        delimiter = ","
+    return [row for row in csv.reader(io.StringIO(text), delimiter=delimiter) if any(c.strip() for c in row)]
+
+
+def _named_columns(header: list[str]) -> tuple[int, int, int | None] | None:
+    """(file, id, name) column numbers when the header names a file and an id column, else None."""
+    def first(names: frozenset[str]) -> int | None:
+        return next((i for i, cell in enumerate(header) if cell in names), None)
+
+    file_col, id_col = first(FILE_COLUMNS), first(ID_COLUMNS)
+    if file_col is None or id_col is None:
+        return None
+    name_col = first(NAME_COLUMNS - {header[id_col]})
+    return file_col, id_col, name_col
+
+
+def mapping_mismatch(mapping: dict[str, str], submissions: list[Submission]) -> str | None:
+    """Why a mapping cannot be this class's, when none of its entries names a submission (every
+    student would be graded under a file-name id), or None."""
+    if not mapping or not submissions:
+        return None
+    keys = {k for sub in submissions for k in (sub.relative, Path(sub.path).name, sub.path)}
+    if any(name in keys for name in mapping):
+        return None
+    ids_named = [sid for sid in mapping.values() if sid in keys or sid.lower().endswith(".ipynb")]
+    if ids_named:
+        return (f"no row of the mapping names a submission, and its second column holds notebook names "
+                f"({printable(ids_named[0], limit=100)!r}): the columns look swapped. Put the notebook file first "
+                "and the student id second, or give the file a header naming its columns (File, ID, Name)")
+    example = next(iter(mapping))
+    return (f"no row of the mapping names a submission (the first row maps {printable(example, limit=100)!r}); "
+            "the first column must be the notebook's file name (as in the submissions folder, e.g. "
+            f"{printable(PurePosixPath(submissions[0].relative).name, limit=100)!r}) and the second the student id, "
+            "or give the file a header naming its columns (File, ID, Name)")
