@@ -12,6 +12,7 @@ from enum import IntEnum
 from pathlib import Path
 
 from . import book
+from .grading.changes import CHANGES_NAME, previous_results
 from .grading.cluster import ClusterError
 from .grading.console import print_check, print_summary
 from .grading.grade import collect_notebooks, grade_submissions, new_seed
@@ -219,6 +220,7 @@ def _grade(args, config: PointsConfig, limits: Limits, max_bytes: int) -> int:
     if any(p.startswith(TWICE) for p in id_problems):
         _error("a student id must name one notebook: fix the mapping file")
         return ExitStatus.USAGE
+    previous = previous_results(out)  # read before --force removes it: changes.csv compares with it
     try:
         check_apart(out, args.submissions, [f.path for f in files])
         prepare_out(out, students=len(files), resume=args.resume, force=args.force)
@@ -229,6 +231,9 @@ def _grade(args, config: PointsConfig, limits: Limits, max_bytes: int) -> int:
             if mine != journal.settings:
                 raise JournalError(f"the journalled run used {journal.settings}, this one {mine}; resume "
                                    "with the same settings, or start again with --force")
+            note = resume_note(journal, files)
+            if note is not None:
+                _error(note)
         else:
             seed = new_seed() if args.seed is None else args.seed
             journal = Journal.create(out, RunSettings(seed, limits.max_steps, __version__))
@@ -251,7 +256,7 @@ def _grade(args, config: PointsConfig, limits: Limits, max_bytes: int) -> int:
                                 workers=args.workers, progress=not args.quiet, max_notebook_bytes=max_bytes,
                                 journal=journal, collected=collected, runner=runner, runner_name=runner_name,
                                 names=roster.names)
-        write_outputs(run, out, args.lms)
+        changes = write_outputs(run, out, args.lms, previous)
     except KeyboardInterrupt:
         _error(f"interrupted; {len(journal.records)} notebook(s) graded so far are kept in {journal.path}: "
                "run the same command with --resume to carry on")
@@ -265,6 +270,8 @@ def _grade(args, config: PointsConfig, limits: Limits, max_bytes: int) -> int:
     print(f"wrote {out / 'grades.csv'}, results.json, cost.json and reports/ ({len(run.students)} students{reused}; "
           f"hidden-test seed {run.seed})")
     print(run.cost.summary())
+    if changes:
+        print(f"{len(changes)} grade change(s) recorded in {out / CHANGES_NAME} (who, which puzzle, old and new, why)")
     if not run.complete:
         faults = sum(1 for st in run.students for s in st.puzzles.values() if s.get("status") == "grader-fault")
         _error(f"grading did not complete: the grader failed on {faults} puzzle(s) (marked 'grader-fault', "
@@ -306,6 +313,19 @@ def _puzzles(args) -> int:
         print(f"{p.id:<{width}}  {p.number:>6}  {config.max_points(p.id):>5g}  {p.title}")
     print(f"{'total':<{width}}  {'':>6}  {sum(config.max_points(p.id) for p in PUZZLES):>5g}")
     return ExitStatus.OK
+
+
+def resume_note(journal: Journal, files) -> str | None:
+    """Why ``--resume`` will take nothing from a journal that holds students: none of its files is
+    at a path graded now (records are matched by path, then content)."""
+    if not journal.records or any(f.key in journal.records for f in files):
+        return None
+    hashes = {r.get("sha256") for r in journal.records.values()}
+    same = sum(1 for f in files if f.sha256 in hashes)
+    return (f"none of the {len(journal.records)} notebooks in the journal is at the path graded now "
+            f"({same} of the {len(files)} notebooks graded have a journalled notebook's content): were the "
+            "submissions moved or copied? The journal matches notebooks by their absolute path, so every notebook "
+            "is graded again; resume with the folder the run started with to reuse its results")
 
 
 def _autograder(args) -> int:

@@ -174,3 +174,57 @@ def test_a_header_naming_swapped_columns_is_read_by_name(course: Graded, tmp_pat
     g = grade(capsys, [course.out.parent / "class"], tmp_path / "out", "--mapping", str(tmp_path / "ids.csv"),
               "--seed", SEED)
     assert g.status == 0 and set(g.rows()) == {"a001", "b002"}
+
+
+# ---------------------------------------------------------------------------- 4. every change on record
+def changes_of(out: Path) -> list[dict[str, str]]:
+    with open(out / "changes.csv", newline="", encoding="utf-8") as f:
+        return list(csv.DictReader(f))
+
+
+@pytest.fixture
+def own_class(course: Graded, tmp_path) -> Path:
+    shutil.copytree(course.out.parent / "class", tmp_path / "class")
+    return tmp_path / "class"
+
+
+def test_a_changed_notebook_regraded_on_resume_is_on_record(own_class: Path, tmp_path, capsys) -> None:
+    out = tmp_path / "out"
+    assert grade(capsys, [own_class], out, "--seed", SEED).status == 0
+    assert not (out / "changes.csv").exists()  # a first grading changes nothing
+    cells = partial_cells()
+    cells[0] = kernel_cell("map", solution("map"))  # a late fix of puzzle 1
+    write_nb(own_class / "partial.ipynb", cells)
+    g = grade(capsys, [own_class], out, "--resume")
+    assert g.status == 0 and "1 taken from the journal" in g.stdout
+    assert "1 grade change(s) recorded in" in g.stdout
+    [row] = changes_of(out)
+    assert (row["student"], row["puzzle"], row["old_status"], row["old_points"], row["new_status"],
+            row["new_points"]) == ("partial", "map", "wrong", "0", "passed", "1")
+    assert row["why"].startswith("the notebook changed (sha256 ") and row["when"].endswith("Z")
+    assert row["file"].endswith("partial.ipynb")
+
+
+def test_a_new_seed_and_points_file_are_on_record(own_class: Path, tmp_path, capsys) -> None:
+    out = tmp_path / "out"
+    assert grade(capsys, [own_class], out, "--seed", SEED).status == 0
+    (tmp_path / "points.toml").write_text("[points]\nzip = 3\n", encoding="utf-8")
+    g = grade(capsys, [own_class], out, "--force", "--seed", "8", "--points", str(tmp_path / "points.toml"))
+    assert g.status == 0
+    rows = changes_of(out)
+    assert [(r["student"], r["puzzle"], r["old_points"], r["new_points"]) for r in rows] == [("partial", "zip", "1", "3")]
+    assert "new hidden-test seed (7 -> 8)" in rows[0]["why"] and "new points file (zip: 1 -> 3 points)" in rows[0]["why"]
+    # The log outlives --force: a third grading adds to it.
+    assert grade(capsys, [own_class], out, "--force", "--seed", SEED).status == 0
+    assert [(r["puzzle"], r["old_points"], r["new_points"]) for r in changes_of(out)] == [("zip", "1", "3"),
+                                                                                          ("zip", "3", "1")]
+
+
+def test_a_resume_in_a_copied_folder_says_why_it_regrades(own_class: Path, tmp_path, capsys) -> None:
+    out = tmp_path / "out"
+    assert grade(capsys, [own_class], out, "--seed", SEED).status == 0
+    shutil.copytree(own_class, tmp_path / "copy")
+    g = grade(capsys, [tmp_path / "copy"], out, "--resume")
+    assert g.status == 0 and "0 taken from the journal" in g.stdout
+    assert "none of the 2 notebooks in the journal is at the path graded now" in g.stderr
+    assert "moved or copied" in g.stderr

@@ -18,6 +18,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from .changes import GradeChange, append_changes, grade_changes, now_utc
 from .cost import COST_NAME
 from .gradebook import GRADEBOOK_NAME, LMS
 from .gradebook import gradebook_csv as lms_gradebook
@@ -134,9 +135,12 @@ def _text(s: str) -> bytes:
     return s.encode("utf-8", errors="backslashreplace")
 
 
-def write_outputs(run: GradeRun, out: Path, lms: LMS = LMS.CANVAS) -> None:
+def write_outputs(run: GradeRun, out: Path, lms: LMS = LMS.CANVAS, previous: dict | None = None
+                  ) -> list[GradeChange]:
     """Write the reports, results.json, cost.json, grades.csv and the LMS's gradebook.csv of
-    ``run`` (each replaced all at once; the gradebook is made from results.json alone)."""
+    ``run`` (each replaced all at once; the gradebook is made from results.json alone), and add
+    to changes.csv every grade that differs from ``previous`` (the results.json this run
+    replaces, read before ``--force`` removed it). Returns those changes."""
     try:
         out.mkdir(parents=True, exist_ok=True)
         _write_reports(run, out)
@@ -144,7 +148,11 @@ def write_outputs(run: GradeRun, out: Path, lms: LMS = LMS.CANVAS) -> None:
         atomic_write(out / RESULTS_NAME, _text(results))
         atomic_write(out / COST_NAME, _text(run.cost.to_json()))
         atomic_write(out / GRADES_NAME, _text(gradebook_csv(run)))
-        atomic_write(out / GRADEBOOK_NAME, _text(lms_gradebook(json.loads(results), lms)))
+        record = json.loads(results)
+        atomic_write(out / GRADEBOOK_NAME, _text(lms_gradebook(record, lms)))
+        changes = grade_changes(previous, record, now_utc()) if previous is not None else []
+        append_changes(out, changes)
+        return changes
     except OSError as exc:
         raise OutputError(f"cannot write the results in {out}: {_explain(exc)}") from None
 
