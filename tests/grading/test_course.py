@@ -228,3 +228,44 @@ def test_a_resume_in_a_copied_folder_says_why_it_regrades(own_class: Path, tmp_p
     assert g.status == 0 and "0 taken from the journal" in g.stdout
     assert "none of the 2 notebooks in the journal is at the path graded now" in g.stderr
     assert "moved or copied" in g.stderr
+
+
+# ---------------------------------------------------------------------------- 3. the class at a glance
+def test_a_class_summary_is_written_from_results_json_alone(course: Graded) -> None:
+    from metal_puzzles.grading.summary import class_summary_md, class_summary_svg
+
+    results = course.results()
+    text = (course.out / "summary.md").read_text(encoding="utf-8")
+    assert text == class_summary_md(results)
+    assert (course.out / "summary.svg").read_text(encoding="utf-8") == class_summary_svg(results)
+    # Per puzzle: passed, failed and not attempted apart; the most common failure.
+    assert "| 1 | Map | 0 of 2 (0%) | 0 | 1 | 1 | 0 | wrong output (1) |" in text
+    assert "| 2 | Zip | 1 of 2 (50%) | 0 | 0 | 1 | 0 |" in text
+    assert "| D.1 | Detective: Block Sum | 0 of 2 (0%) | 0 | 0 | 2 | 0 |" in text
+    assert "| 14b | Matmul (Full) | 0 of 2 (0%) | 0 | 1 | 1 | 0 | wrong output (1) |" in text
+    # The distribution of totals.
+    assert "## Totals" in text and f"median 0.5 of {len(PUZZLES)}" in text
+
+
+def test_the_class_summary_picture_is_an_svg_of_every_puzzle(course: Graded) -> None:
+    import xml.etree.ElementTree as ET
+
+    root = ET.parse(course.out / "summary.svg").getroot()
+    assert root.tag == "{http://www.w3.org/2000/svg}svg"
+    texts = [t.text for t in root.iter("{http://www.w3.org/2000/svg}text")]
+    assert all(f"{p.number}. {p.title}" in texts for p in PUZZLES)
+    titles = [t.text for t in root.iter("{http://www.w3.org/2000/svg}title")]
+    assert "Map: 1 failed" in titles and "Zip: 1 passed" in titles and "Detective: Block Sum: 2 not attempted" in titles
+
+
+def test_the_most_common_finding_is_named_with_its_line() -> None:
+    from metal_puzzles.grading.summary import puzzle_rows
+
+    race = {"status": "findings", "points": 0, "tests": [{"status": "findings", "beyond_contract": [],
+                                                          "findings": [{"kind": "race", "line": 9}]}]}
+    other = {"status": "compile-error", "points": 0, "tests": [{"status": "compile-error", "beyond_contract": [],
+                                                               "error": "line 2:5: error: use of undeclared identifier 'x'\n"}]}
+    results = {"puzzles": [{"id": "map", "max_points": 1}],
+               "students": [{"puzzles": {"map": race}}, {"puzzles": {"map": race}}, {"puzzles": {"map": other}}]}
+    [row] = puzzle_rows(results)
+    assert row.failed == 3 and row.most_common == ("race at line 9", 2)

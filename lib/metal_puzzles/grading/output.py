@@ -26,11 +26,13 @@ from .journal import JOURNAL_NAME
 from .report import REPORTS_DIR, gradebook_csv, results_json, student_report
 from .results import GradeRun
 from .safe_text import printable
+from .summary import SUMMARY_MD, SUMMARY_SVG, class_summary_md, class_summary_svg
 
 GRADES_NAME = "grades.csv"
 RESULTS_NAME = "results.json"
 #: The files and folders of one result set (what ``--force`` removes).
-RESULT_SET = (GRADES_NAME, RESULTS_NAME, COST_NAME, REPORTS_DIR, JOURNAL_NAME, GRADEBOOK_NAME)
+RESULT_SET = (GRADES_NAME, RESULTS_NAME, COST_NAME, REPORTS_DIR, JOURNAL_NAME, GRADEBOOK_NAME, SUMMARY_MD,
+              SUMMARY_SVG)
 
 #: Space to ask for before grading: a student's journal line, record and report together take
 #: up to a few hundred KiB when every kernel fails with findings (benchmarks/bench_hostile.py).
@@ -150,6 +152,8 @@ def write_outputs(run: GradeRun, out: Path, lms: LMS = LMS.CANVAS, previous: dic
         atomic_write(out / GRADES_NAME, _text(gradebook_csv(run)))
         record = json.loads(results)
         atomic_write(out / GRADEBOOK_NAME, _text(lms_gradebook(record, lms)))
+        atomic_write(out / SUMMARY_MD, _text(class_summary_md(record)))
+        atomic_write(out / SUMMARY_SVG, _text(class_summary_svg(record)))
         changes = grade_changes(previous, record, now_utc()) if previous is not None else []
         append_changes(out, changes)
         return changes
