@@ -8,6 +8,7 @@ import json
 import math
 import os
 import sys
+from dataclasses import asdict
 from enum import IntEnum
 from pathlib import Path
 
@@ -229,8 +230,9 @@ def _grade(args, config: PointsConfig, limits: Limits, max_bytes: int) -> int:
             mine = RunSettings(journal.settings.seed if args.seed is None else args.seed, limits.max_steps,
                                __version__)
             if mine != journal.settings:
-                raise JournalError(f"the journalled run used {journal.settings}, this one {mine}; resume "
-                                   "with the same settings, or start again with --force")
+                raise JournalError(f"{settings_difference(journal.settings, mine)}; a resumed run must grade as the "
+                                   "journalled one did: resume with the same settings (and version), or start "
+                                   "again with --force")
             note = resume_note(journal, files)
             if note is not None:
                 _error(note)
@@ -313,6 +315,20 @@ def _puzzles(args) -> int:
         print(f"{p.id:<{width}}  {p.number:>6}  {config.max_points(p.id):>5g}  {p.title}")
     print(f"{'total':<{width}}  {'':>6}  {sum(config.max_points(p.id) for p in PUZZLES):>5g}")
     return ExitStatus.OK
+
+
+#: What each of a run's settings is called where an instructor sets it.
+_SETTING_WORDS = {"seed": "--seed", "max_steps": "--max-steps", "version": "metal-puzzles version",
+                  "format": "journal format"}
+
+
+def settings_difference(journalled: RunSettings, now: RunSettings) -> str:
+    """'the journalled run used metal-puzzles version 0.1.0, this one 0.2.0', one clause a setting
+    that differs (not a dataclass's repr)."""
+    old, new = asdict(journalled), asdict(now)
+    differ = [k for k in old if old[k] != new[k]]
+    return "the journalled run used " + ", ".join(
+        f"{_SETTING_WORDS.get(k, k)} {old[k]} (this one: {new[k]})" for k in differ)
 
 
 def resume_note(journal: Journal, files) -> str | None:

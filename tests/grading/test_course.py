@@ -269,3 +269,57 @@ def test_the_most_common_finding_is_named_with_its_line() -> None:
                "students": [{"puzzles": {"map": race}}, {"puzzles": {"map": race}}, {"puzzles": {"map": other}}]}
     [row] = puzzle_rows(results)
     assert row.failed == 3 and row.most_common == ("race at line 9", 2)
+
+
+def test_a_points_file_with_two_mistakes_reports_both(tmp_path, capsys) -> None:
+    nb = write_nb(tmp_path / "me.ipynb", [kernel_cell("map", solution("map"))])
+    (tmp_path / "points.toml").write_text("[points]\nmapp = 2\nzip = -1\n[partial]\nover_budget = 2\n", encoding="utf-8")
+    status = main(["grade", str(nb), "--out", str(tmp_path / "out"), "--points", str(tmp_path / "points.toml")])
+    err = capsys.readouterr().err
+    assert status == 2 and "3 mistakes" in err
+    assert "'mapp' is not a puzzle of the book (did you mean 'map'?)" in err
+    assert "[points] zip must be a finite number of at least 0, got -1" in err
+    assert "over_budget must be between 0 and 1, got 2" in err
+
+
+def test_the_puzzles_command_lists_the_ids_a_points_file_takes(tmp_path, capsys) -> None:
+    (tmp_path / "points.toml").write_text("[points]\nmatmul_full = 2\n", encoding="utf-8")
+    assert main(["puzzles", "--points", str(tmp_path / "points.toml")]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split()[0] for line in lines[:-1]] == [p.id for p in PUZZLES]
+    assert lines[-1].split() == ["total", str(len(PUZZLES) + 1)]
+    matmul = next(line for line in lines if line.startswith("matmul_full "))
+    assert matmul.split()[1:4] == ["14b", "2", "Matmul"]
+
+
+def test_a_resume_by_another_version_says_so_in_plain_words(tmp_path, capsys) -> None:
+    from metal_puzzles.grading.journal import Journal, RunSettings
+
+    nb = write_nb(tmp_path / "me.ipynb", [kernel_cell("map", solution("map"))])
+    out = tmp_path / "out"
+    out.mkdir()
+    Journal.create(out, RunSettings(7, 20_000, "0.0.1"))
+    status = main(["grade", str(nb), "--out", str(out), "--resume", "--quiet"])
+    err = capsys.readouterr().err
+    assert status == 2 and "RunSettings(" not in err
+    assert "the journalled run used metal-puzzles version 0.0.1 (this one: " in err
+    assert "--seed" not in err.split(";")[0]  # only what differs
+
+
+def test_every_output_follows_the_umask(tmp_path, capsys) -> None:
+    import os
+    import stat
+
+    nb = write_nb(tmp_path / "me.ipynb", [kernel_cell("map", solution("map"))])
+    old = os.umask(0o027)  # group (the TAs) may read, others nothing
+    try:
+        g = grade(capsys, [nb], tmp_path / "out", "--seed", SEED)
+        write_nb(nb, [kernel_cell("map", VISIBLE_ONLY)])
+        assert grade(capsys, [nb], tmp_path / "out", "--resume").status == 0  # and a changes.csv
+    finally:
+        os.umask(old)
+    assert g.status == 0
+    found = {p.relative_to(g.out).as_posix(): stat.S_IMODE(p.stat().st_mode) for p in g.out.rglob("*")}
+    assert {"grades.csv", "results.json", "journal.jsonl", "reports", "changes.csv", "gradebook.csv",
+            "summary.svg"} <= set(found)
+    assert {name: mode for name, mode in found.items() if mode != (0o750 if (g.out / name).is_dir() else 0o640)} == {}

@@ -286,9 +286,10 @@ def _notes_section(r: CheckResult) -> list[str]:
         return []
     n = len(beyond)
     if not r.correct:  # the failure to fix is above; these would mostly repeat it
+        conditions = "; ".join(dict.fromkeys(b for o in beyond for b in o.case.beyond))
         they = "they do" if n > 1 else "it does"
-        return wrap(f"({plural(n, 'more hidden test')}, posing more than the visible test does, also "
-                    f"{'fail' if n > 1 else 'fails'}; {they} not count.)")
+        return wrap(f"(Also {plural(n, 'more hidden test')} {'fail' if n > 1 else 'fails'} on what the visible test "
+                    f"does not show ({conditions}): the puzzle does not ask for that, so {they} not count.)")
     lead = "correct for this puzzle as its visible test poses it. "
     lines = [""] + wrap(f"Note: {lead}Hidden tests that pose more than the visible test does still ran, without "
                         f"counting; {n} would fail:")

@@ -117,10 +117,28 @@ def remove_result_set(out: Path) -> None:
             path.unlink()
 
 
+def _umask() -> int:
+    mask = os.umask(0o022)  # reading the umask means setting it: put it straight back
+    os.umask(mask)
+    return mask
+
+
+def file_mode() -> int:
+    """The one permission rule for everything the grader writes: what the instructor's umask
+    gives a new file (0644 under the usual 022; ``umask 027`` lets the group, the TAs, read and
+    others nothing). Temporary files are created private and given this mode before they appear."""
+    return 0o666 & ~_umask()
+
+
+def dir_mode() -> int:
+    return 0o777 & ~_umask()
+
+
 def atomic_write(path: Path, data: bytes) -> None:
     """Replace ``path`` with ``data`` all at once: the old content stays if anything fails."""
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     try:
+        os.fchmod(fd, file_mode())  # mkstemp's files are 0600: the rule is the umask's
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
@@ -164,6 +182,7 @@ def write_outputs(run: GradeRun, out: Path, lms: LMS = LMS.CANVAS, previous: dic
 def _write_reports(run: GradeRun, out: Path) -> None:
     fresh = Path(tempfile.mkdtemp(dir=out, prefix=".reports-new-"))
     try:
+        os.chmod(fresh, dir_mode())  # mkdtemp's folders are 0700
         for st in run.students:
             with open(fresh / st.report, "xb") as f:  # 'x': names are unique by construction
                 f.write(_text(student_report(st, run)))

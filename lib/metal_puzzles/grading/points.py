@@ -53,31 +53,34 @@ class PointsConfig:
 
     @classmethod
     def load(cls, path: str | Path | None) -> PointsConfig:
-        """Read a points file. Raises ``PointsError`` (a ValueError) naming what is wrong: a
-        puzzle that is not in the book, a value that is not a finite number of at least 0, a
-        section that is not a table, a key it does not know."""
+        """Read a points file. Raises ``PointsError`` (a ValueError) naming every mistake in it,
+        one a line: a puzzle that is not in the book, a value that is not a finite number of at
+        least 0, a section that is not a table, a key it does not know."""
         if path is None:
             return cls()
         with open(path, "rb") as f:
             data = tomllib.load(f)
+        mistakes: list[str] = []
         unknown = sorted(set(data) - {"points", "partial"})
         if unknown:
-            raise PointsError(f"{path}: unknown key(s) {', '.join(map(repr, unknown))}; a points file has "
-                              "[points] and [partial] tables")
-        points = _table(data, "points", path)
-        partial = _table(data, "partial", path)
+            mistakes.append(f"unknown key(s) {', '.join(map(repr, unknown))}; a points file has [points] and "
+                            "[partial] tables")
+        points = _table(data, "points", mistakes)
+        partial = _table(data, "partial", mistakes)
         known = {p.id for p in PUZZLES}
-        for key in points:
-            if key != "default" and key not in known:
-                raise PointsError(f"{path}: [points] {unknown_puzzle(key)}")
+        mistakes += [f"[points] {unknown_puzzle(key)}" for key in points if key != "default" and key not in known]
         if set(partial) - {"over_budget"}:
-            raise PointsError(f"{path}: [partial] knows only 'over_budget', not "
-                              f"{', '.join(map(repr, sorted(set(partial) - {'over_budget'})))}")
-        values = {k: _points(path, f"[points] {k}", v) for k, v in points.items()}
+            mistakes.append(f"[partial] knows only 'over_budget', not "
+                            f"{', '.join(map(repr, sorted(set(partial) - {'over_budget'})))}")
+        values = {k: _points(f"[points] {k}", v, mistakes) for k, v in points.items()}
         default = values.pop("default", 1.0)
-        over = _points(path, "[partial] over_budget", partial.get("over_budget", 0.5))
+        over = _points("[partial] over_budget", partial.get("over_budget", 0.5), mistakes)
         if over > 1:
-            raise PointsError(f"{path}: [partial] over_budget must be between 0 and 1, got {over:g}")
+            mistakes.append(f"[partial] over_budget must be between 0 and 1, got {over:g}")
+        if mistakes:
+            lines = [f"{path}: {m}" for m in mistakes]
+            head = f"{len(mistakes)} mistakes:\n  " if len(mistakes) > 1 else ""
+            raise PointsError(head + "\n  ".join(lines))
         return cls(default, values, over)
 
 
@@ -92,20 +95,23 @@ class PointsError(ValueError):
     """The points file cannot be used; the message names the file and the entry."""
 
 
-def _table(data: dict, name: str, path: str | Path) -> dict:
+def _table(data: dict, name: str, mistakes: list[str]) -> dict:
     value = data.get(name, {})
     if not isinstance(value, dict):
-        raise PointsError(f"{path}: {name!r} must be a table ([{name}] with one entry a line), "
-                          f"not {type(value).__name__} {value!r}")
+        mistakes.append(f"{name!r} must be a table ([{name}] with one entry a line), not {type(value).__name__} "
+                        f"{value!r}")
+        return {}
     return value
 
 
-def _points(path: str | Path, what: str, value: object) -> float:
+def _points(what: str, value: object, mistakes: list[str]) -> float:
     """A number of points or a fraction: finite and at least 0 (a nan or an inf would make every
-    total, and results.json, meaningless)."""
+    total, and results.json, meaningless). A mistake is noted and counts as 0."""
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise PointsError(f"{path}: {what} must be a number, not {type(value).__name__} {value!r}")
+        mistakes.append(f"{what} must be a number, not {type(value).__name__} {value!r}")
+        return 0.0
     number = float(value)
     if not math.isfinite(number) or number < 0:
-        raise PointsError(f"{path}: {what} must be a finite number of at least 0, got {value!r}")
+        mistakes.append(f"{what} must be a finite number of at least 0, got {value!r}")
+        return 0.0
     return number
