@@ -51,6 +51,8 @@ def test_the_books_template_is_not_attempted_everywhere(course: Graded) -> None:
     assert report.count("| not attempted |") == len(PUZZLES)
     assert "what to fix" not in report and "sanitizer findings" not in report
     assert len(report.encode()) < 8_000  # was 58,683 bytes: a diff per untouched puzzle
+    assert "Notebook: untouched\\.ipynb" in report  # as submitted, not the instructor's folders
+    assert str(course.out.parent) not in report.replace("\\", "")
 
 
 def test_a_detective_template_is_not_attempted_not_a_race(course: Graded) -> None:

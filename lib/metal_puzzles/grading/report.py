@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 
 from ..checking import GradPuzzle
 from ..puzzles import PUZZLES
@@ -71,7 +72,9 @@ def results_json(run: GradeRun) -> str:
 
 
 def student_report(st: Student, run: GradeRun) -> str:
-    lines = [f"# Metal Puzzles: report for {md_inline(st.id)}", "", f"Notebook: {md_inline(st.path)}", "",
+    # The notebook as the student named it (below the submissions folder), not the instructor's paths.
+    shown = st.submission.relative or os.path.basename(st.path)
+    lines = [f"# Metal Puzzles: report for {md_inline(st.id)}", "", f"Notebook: {md_inline(shown)}", "",
              f"**Total: {num(st.total)} / {num(run.max_total)}**", "", run.config.rules(), ""]
     if not st.complete:
         lines += ["**Grading did not complete**: the grader failed on the puzzles marked 'grader fault' "
