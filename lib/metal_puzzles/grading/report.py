@@ -86,10 +86,17 @@ def student_report(st: Student, run: GradeRun) -> str:
         s = st.puzzles[p.id]
         lines.append(f"| {p.number} | {p.title} | {status_text(s)} | {num(s['points'])} / {num(s['max_points'])} |")
     lines.append("")
-    missing = [f"- {p.number}. {p.title}: {md_inline(st.puzzles[p.id].get('reason') or 'no kernel')}"
-               for p in PUZZLES if st.puzzles[p.id].get("status") == PuzzleStatus.MISSING]
+    missing = [p for p in PUZZLES if st.puzzles[p.id].get("status") == PuzzleStatus.MISSING]
+    # The commonest case (no kernel of that name at all) in one line; a kernel found but not
+    # readable, or a notebook not read, says why, a line each.
+    absent = [p.number for p in missing if str(st.puzzles[p.id].get("reason", "")).startswith("no MetalKernel named")]
+    other = [f"- {p.number}. {p.title}: {md_inline(st.puzzles[p.id].get('reason') or 'no kernel')}"
+             for p in missing if p.number not in absent]
     if missing:
-        lines += ["## Kernels not found", "", *missing, ""]
+        lines += ["## Kernels not found", ""]
+        if absent:
+            lines.append(f"- No MetalKernel with the puzzle's kernel name: {', '.join(absent)}.")
+        lines += [*other, ""]
     for p in PUZZLES:
         s = st.puzzles[p.id]
         if s.get("status") in (PuzzleStatus.NOT_ATTEMPTED, PuzzleStatus.MISSING):
