@@ -325,3 +325,13 @@ def test_every_output_follows_the_umask(tmp_path, capsys) -> None:
     assert {"grades.csv", "results.json", "journal.jsonl", "reports", "changes.csv", "gradebook.csv",
             "summary.svg"} <= set(found)
     assert {name: mode for name, mode in found.items() if mode != (0o750 if (g.out / name).is_dir() else 0o640)} == {}
+
+
+def test_a_template_under_a_header_of_the_learners_own_is_graded(tmp_path, capsys) -> None:
+    p = get_puzzle("matmul_full")
+    nb = write_nb(tmp_path / "me.ipynb", [kernel_cell("matmul", p.template, "constant uint THREADGROUP_MEM_SIZE = 4;\n")])
+    g = grade(capsys, [nb], tmp_path / "out", "--seed", SEED)
+    assert g.student("me")["puzzles"]["matmul_full"]["status"] not in ("not-attempted", "missing")
+    same = write_nb(tmp_path / "same.ipynb", [kernel_cell("matmul", "  " + p.template.replace("\n", "\n\n"), p.header)])
+    g = grade(capsys, [same], tmp_path / "out2", "--seed", SEED)
+    assert g.student("same")["puzzles"]["matmul_full"]["status"] == "not-attempted"  # whitespace aside, the template

@@ -86,7 +86,7 @@ def kernel_tasks(st: Student, nb, seed: int) -> list[Task]:
             for pid in pids:
                 st.puzzles[pid] = _not_graded(PuzzleStatus.MISSING, reason)
             continue
-        if is_template(kname, k.source):
+        if is_template(kname, k.source, k.header):
             for pid in pids:
                 st.puzzles[pid] = _not_graded(PuzzleStatus.NOT_ATTEMPTED, NOT_ATTEMPTED_REASON)
             continue
@@ -103,19 +103,21 @@ def _normalised(source: str) -> str:
 
 
 @functools.cache
-def _templates() -> dict[str, frozenset[str]]:
-    """Each kernel's templates (puzzles sharing a kernel may hand out different ones), whitespace
-    normalised: a learner's editor may re-indent or strip trailing spaces."""
-    found: dict[str, set[str]] = {}
+def _templates() -> dict[str, frozenset[tuple[str, str]]]:
+    """Each kernel's templates, body and header (puzzles sharing a kernel may hand out different
+    ones), whitespace normalised: a learner's editor may re-indent or strip trailing spaces."""
+    found: dict[str, set[tuple[str, str]]] = {}
     for p in PUZZLES:
         if not isinstance(p, GradPuzzle):
-            found.setdefault(p.kernel_name, set()).add(_normalised(p.template))
+            found.setdefault(p.kernel_name, set()).add((_normalised(p.template), _normalised(p.header)))
     return {name: frozenset(t) for name, t in found.items()}
 
 
-def is_template(kernel_name: str, source: str) -> bool:
-    """Whether ``source`` is the book's template for ``kernel_name``, up to whitespace."""
-    return _normalised(source) in _templates().get(kernel_name, frozenset())
+def is_template(kernel_name: str, source: str, header: str | None = None) -> bool:
+    """Whether ``source`` is the book's template for ``kernel_name``, up to whitespace, with the
+    template's header or none: a learner whose answer is in the header (a constant chosen) attempted it."""
+    body, head = _normalised(source), _normalised(header or "")
+    return any(body == b and head in ("", h) for b, h in _templates().get(kernel_name, frozenset()))
 
 
 def _grad_task(st: Student, nb, puzzle, seed: int) -> GradTask | None:
@@ -124,7 +126,7 @@ def _grad_task(st: Student, nb, puzzle, seed: int) -> GradTask | None:
     reference way into mx.custom_function, and compares values and gradients. An entry whose
     kernels are all the book's templates is not attempted."""
     wired = [nb.kernels.get(name) for name in puzzle.kernels]
-    if all(k is not None and k.source is not None and is_template(name, k.source)
+    if all(k is not None and k.source is not None and is_template(name, k.source, k.header)
            for name, k in zip(puzzle.kernels, wired, strict=True)):
         st.puzzles[puzzle.id] = _not_graded(PuzzleStatus.NOT_ATTEMPTED, "the kernels it wires are the book's "
                                             "templates, unchanged")
