@@ -269,7 +269,8 @@ def _grade(args, config: PointsConfig, limits: Limits, max_bytes: int) -> int:
         return ExitStatus.STOPPED
     print_summary(run)
     reused = f", {run.reused} taken from the journal" if args.resume else ""
-    print(f"wrote {out / 'grades.csv'}, results.json, cost.json and reports/ ({len(run.students)} students{reused}; "
+    print(f"wrote {out / 'grades.csv'}, gradebook.csv, results.json, summary.md and .svg, cost.json and reports/ "
+          f"({len(run.students)} students{reused}; "
           f"hidden-test seed {run.seed})")
     print(run.cost.summary())
     if changes:

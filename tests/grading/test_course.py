@@ -205,6 +205,10 @@ def test_a_changed_notebook_regraded_on_resume_is_on_record(own_class: Path, tmp
             row["new_points"]) == ("partial", "map", "wrong", "0", "passed", "1")
     assert row["why"].startswith("the notebook changed (sha256 ") and row["when"].endswith("Z")
     assert row["file"].endswith("partial.ipynb")
+    report = g.report("partial")  # the student reads it too
+    assert "## Changed since the last grading" in report
+    assert "- 1. Map: wrong output, 0 -> passed, 1 points (the notebook changed" in report
+    assert "Changed since" not in g.report("untouched")
 
 
 def test_a_new_seed_and_points_file_are_on_record(own_class: Path, tmp_path, capsys) -> None:

@@ -19,14 +19,16 @@ def print_summary(run: GradeRun, console=None) -> None:
     table.add_column("student")
     table.add_column("total", justify="right")
     table.add_column("passed", justify="right")
+    table.add_column("not attempted", justify="right")
     table.add_column("notes")
     for st in run.students:
         passed = sum(1 for s in st.puzzles.values() if s.get("passed"))
+        untouched = sum(1 for s in st.puzzles.values() if s.get("status") == PuzzleStatus.NOT_ATTEMPTED)
         notes = "; ".join(st.issues)
         if not st.complete:
             notes = "GRADER FAULT: not all puzzles graded; " + notes
         table.add_row(markup(st.id), f"{num(st.total)}/{num(run.max_total)}", f"{passed}/{len(PUZZLES)}",
-                      markup(notes[:120]))
+                      str(untouched), markup(notes[:120]))
     console.print(table)
 
 

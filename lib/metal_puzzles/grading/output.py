@@ -163,29 +163,30 @@ def write_outputs(run: GradeRun, out: Path, lms: LMS = LMS.CANVAS, previous: dic
     replaces, read before ``--force`` removed it). Returns those changes."""
     try:
         out.mkdir(parents=True, exist_ok=True)
-        _write_reports(run, out)
         results = results_json(run)
+        record = json.loads(results)
+        changes = grade_changes(previous, record, now_utc()) if previous is not None else []
+        _write_reports(run, out, changes)
         atomic_write(out / RESULTS_NAME, _text(results))
         atomic_write(out / COST_NAME, _text(run.cost.to_json()))
         atomic_write(out / GRADES_NAME, _text(gradebook_csv(run)))
-        record = json.loads(results)
         atomic_write(out / GRADEBOOK_NAME, _text(lms_gradebook(record, lms)))
         atomic_write(out / SUMMARY_MD, _text(class_summary_md(record)))
         atomic_write(out / SUMMARY_SVG, _text(class_summary_svg(record)))
-        changes = grade_changes(previous, record, now_utc()) if previous is not None else []
         append_changes(out, changes)
         return changes
     except OSError as exc:
         raise OutputError(f"cannot write the results in {out}: {_explain(exc)}") from None
 
 
-def _write_reports(run: GradeRun, out: Path) -> None:
+def _write_reports(run: GradeRun, out: Path, changes: list[GradeChange]) -> None:
     fresh = Path(tempfile.mkdtemp(dir=out, prefix=".reports-new-"))
     try:
         os.chmod(fresh, dir_mode())  # mkdtemp's folders are 0700
         for st in run.students:
+            mine = [c for c in changes if c.file == st.path]
             with open(fresh / st.report, "xb") as f:  # 'x': names are unique by construction
-                f.write(_text(student_report(st, run)))
+                f.write(_text(student_report(st, run, mine)))
         for f in fresh.iterdir():
             with open(f, "rb") as g:
                 os.fsync(g.fileno())

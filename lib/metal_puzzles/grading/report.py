@@ -7,9 +7,11 @@ import csv
 import io
 import json
 import os
+from collections.abc import Sequence
 
 from ..checking import GradPuzzle
 from ..puzzles import PUZZLES
+from .changes import GradeChange
 from .feedback import feedback
 from .results import GradeRun, PuzzleStatus, Student
 from .safe_text import clean_strings, csv_cell, md_code_block, md_inline, printable
@@ -71,7 +73,8 @@ def results_json(run: GradeRun) -> str:
     return json.dumps(clean_strings(record), indent=1, ensure_ascii=False, default=str)
 
 
-def student_report(st: Student, run: GradeRun) -> str:
+def student_report(st: Student, run: GradeRun, changes: Sequence[GradeChange] = ()) -> str:
+    """The report a student receives; ``changes``: their grades this run changed (changes.csv)."""
     # The notebook as the student named it (below the submissions folder), not the instructor's paths.
     shown = st.submission.relative or os.path.basename(st.path)
     lines = [f"# Metal Puzzles: report for {md_inline(st.id)}", "", f"Notebook: {md_inline(shown)}", "",
@@ -79,6 +82,13 @@ def student_report(st: Student, run: GradeRun) -> str:
     if not st.complete:
         lines += ["**Grading did not complete**: the grader failed on the puzzles marked 'grader fault' "
                   "(not your kernel's fault); they are not scored yet.", ""]
+    if changes:
+        by_id = {p.id: p for p in PUZZLES}
+        lines += ["## Changed since the last grading", ""]
+        lines += [f"- {by_id[c.puzzle].number}. {by_id[c.puzzle].title}: {status_text({'status': c.old_status})}, "
+                  f"{c.old_points or '-'} -> {status_text({'status': c.new_status})}, {c.new_points or '-'} points "
+                  f"({md_inline(c.why)})" for c in changes if c.puzzle in by_id]
+        lines.append("")
     if st.issues:
         lines += ["## Notebook issues", ""] + [f"- {md_inline(i)}" for i in st.issues] + [""]
     lines += ["| # | Puzzle | Result | Points |", "|---|---|---|---|"]
