@@ -17,7 +17,6 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from packaging.markers import Marker
 from packaging.requirements import Requirement
 
 try:
