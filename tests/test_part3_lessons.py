@@ -168,6 +168,19 @@ def test_iii_3_thread_0_adding_the_partials_costs_about_the_same_and_fails_the_s
     assert "rule about structure, not speed" in " ".join(description.split())
 
 
+def kernel_times(pid: str, source: str) -> list[tuple[str, float]]:
+    """(test, kernel time) on every test of the puzzle, hidden ones included (seed 0)."""
+    p = get_puzzle(pid)
+    return [(case.label, run_case(p.kernel(source), case, p.launch_options, cost=True).cost.estimate.kernel_seconds)
+            for case in p.cases(seed=0)]
+
+
+def test_iii_3_the_tree_is_slower_on_every_test_of_the_puzzle():
+    tree = kernel_times("block_sum", TREE)
+    simd = kernel_times("block_sum", solution_source(get_puzzle("block_sum")))
+    assert len(tree) == 5 and all(t > s for (_, t), (_, s) in zip(tree, simd, strict=True)), (tree, simd)
+
+
 # ----------------------------------------------------------------------------- III.4
 UNIFORM = get_puzzle("uniform_branches")
 IN_ORDER = UNIFORM.template.replace("uint i = 0;", "uint i = t;")
@@ -188,6 +201,13 @@ def test_iii_4_uniform_branches_double_the_simd_efficiency_and_halve_the_kernel_
     assert in_order.figures.load_segments.value == 1 and remapped.figures.load_segments.value == 2
     assert in_order.status == PuzzleStatus.OVER_BUDGET and "SIMD-group lanes busy on the visible test" in (
         in_order.report)
+
+
+def test_iii_4_divergence_costs_time_on_every_test_of_the_puzzle():
+    in_order = kernel_times("uniform_branches", IN_ORDER)
+    remapped = kernel_times("uniform_branches", solution_source(UNIFORM))
+    assert len(in_order) == 4
+    assert all(1.7 < t / r < 2.1 for (_, t), (_, r) in zip(in_order, remapped, strict=True)), (in_order, remapped)
 
 
 def test_iii_4_the_spec_and_the_header_agree_on_the_rounds():
