@@ -273,6 +273,7 @@ class ShaderKernel:
         for p in self.params:
             if p.binding == Binding.ATTRIBUTE:
                 ctx.attrs[p.name] = _attribute_value(every[p.attribute or ""], p.ty)
+                ctx.attribute_names[p.attribute or ""] = p.name
         bind_parameters(ctx, self.checked)
         bind_threadgroup_arrays(ctx, lanes, self.checked)
         stopped, cost_recorder = run_observed(ctx, lanes, self, cost, self.library.registry)
