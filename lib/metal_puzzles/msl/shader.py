@@ -566,6 +566,98 @@ def run_by_names(library: ShaderLibrary, name: str, inputs: Mapping[str, np.ndar
     return dataclasses.replace(result, outputs=shaped, output_names=order)
 
 
+def run_by_layout(library: ShaderLibrary, name: str, layout: Sequence[str], inputs: Mapping[str, np.ndarray],
+                  input_dtypes: Mapping[str, str], outputs: Mapping[str, tuple[tuple[int, ...], str]],
+                  geometry: LaunchGeometry, init_value: float | None, **options) -> RunResult:
+    """Launch a whole shader's kernel as a host does: ``layout[i]`` names the array (an input or
+    an output) the host binds at ``[[buffer(i)]]``, whatever the kernel calls its parameters. A
+    kernel whose parameters sit at other indices would read and write the wrong buffers on a
+    GPU: that is an error naming the index, the parameter and what the host puts there."""
+    first = next(iter(input_dtypes.values()), None)
+    kernel = choose_kernel(library, name, first)
+    arrays = _host_arrays(layout, inputs, input_dtypes, outputs)
+    at = {p.index: p for p in kernel.buffers}
+    for p in kernel.buffers:
+        _check_host_binding(kernel, p, layout, arrays)
+    for out in outputs:
+        index = layout.index(out)
+        p = at.get(index)
+        if p is None or not p.writable:
+            declared = "does not declare it" if p is None else f"declares it read-only ('{p.name}', {_written(p)})"
+            raise ArgumentError(f"kernel '{kernel.host_name}': the host reads its output '{out}' back from "
+                                f"[[buffer({index})]], but the kernel {declared}; {_host_layout(layout)}")
+    values: dict[int, np.ndarray] = {}
+    dtypes: dict[int, str] = {}
+    unset: list[int] = []
+    for p in kernel.buffers:
+        array_name = layout[p.index]  # type: ignore[index]
+        if array_name in inputs:
+            values[p.index] = inputs[array_name]  # type: ignore[index]
+            dtypes[p.index] = input_dtypes[array_name]  # type: ignore[index]
+            continue
+        shape, dtype = outputs[array_name]
+        storage = np.float32 if dtype == "bfloat16" else dtype
+        size = int(np.prod(shape, dtype=np.int64))
+        values[p.index] = np.full(size, 0 if init_value is None else init_value, dtype=storage)  # type: ignore[index]
+        dtypes[p.index] = dtype  # type: ignore[index]
+        if init_value is None:
+            unset.append(p.index)  # type: ignore[arg-type]
+    result = kernel.launch(values, geometry, dtypes=dtypes, unset=unset, **options)
+    written = dict(zip(result.output_names, result.outputs, strict=True))
+    shaped = [written[at[layout.index(out)].name].reshape(outputs[out][0]) for out in outputs]
+    return dataclasses.replace(result, outputs=shaped, output_names=list(outputs))
+
+
+@dataclass(frozen=True)
+class _HostArray:
+    """An array a host binds: what a message calls it, and its element type."""
+
+    text: str  # 'the output o (24 float32 elements)'
+    dtype: str
+
+
+def _host_arrays(layout: Sequence[str], inputs: Mapping[str, np.ndarray], input_dtypes: Mapping[str, str],
+                 outputs: Mapping[str, tuple[tuple[int, ...], str]]) -> dict[str, _HostArray]:
+    def words(kind: str, name: str, size: int, dtype: str) -> _HostArray:
+        return _HostArray(f"the {kind} {name} ({size} {dtype} element{'s' if size != 1 else ''})", dtype)
+
+    arrays = {n: words("input", n, np.asarray(v).size, input_dtypes[n]) for n, v in inputs.items()}
+    for n, (shape, dtype) in outputs.items():
+        arrays[n] = words("output", n, int(np.prod(shape, dtype=np.int64)), dtype)
+    if sorted(layout) != sorted(arrays):
+        raise ArgumentError(f"the host's buffer layout {list(layout)} must name each input and output once "
+                            f"(inputs {list(inputs)}, outputs {list(outputs)})")
+    return arrays
+
+
+def _host_layout(layout: Sequence[str]) -> str:
+    return "the host binds " + ", ".join(f"[[buffer({i})]] {n}" for i, n in enumerate(layout))
+
+
+def _check_host_binding(kernel: ShaderKernel, p: ShaderParam, layout: Sequence[str],
+                        arrays: Mapping[str, _HostArray]) -> None:
+    """A parameter at an index the host binds nothing at, named after an array the host binds at
+    another index, or reading elements of another type than the host's would read or write the
+    wrong memory on a GPU."""
+    index = p.index
+    assert index is not None
+    there = layout[index] if index < len(layout) else None
+    head = f"kernel '{kernel.host_name}': [[buffer({index})]] is '{p.name}' ({_written(p)})"
+    if there is None:
+        raise ArgumentError(f"{head}, an index the host binds nothing at; {_host_layout(layout)}")
+    if there != p.name and p.name in layout:
+        raise ArgumentError(f"{head}, but the host puts {arrays[there].text} there, and {p.name} at "
+                            f"[[buffer({layout.index(p.name)})]]: a host binds buffers by index, not by name; "
+                            f"{_host_layout(layout)}")
+    elem = p.element.elem if isinstance(p.element, VectorType) else p.element
+    if isinstance(elem, ScalarType):
+        host = DTYPE_NAMES.get(arrays[there].dtype)
+        if host is not None and host != elem and not _same_integer_bits(arrays[there].dtype, elem) and not (
+                p.binding == Binding.CONSTANT_VALUE and host.kind == elem.kind):
+            raise ArgumentError(f"{head}, which reads {elem} elements, but the host puts {arrays[there].text} there; "
+                                f"{_host_layout(layout)}")
+
+
 def _named(kernel: ShaderKernel, by_name: Mapping[str, ShaderParam], array_name: str) -> ShaderParam:
     p = by_name.get(array_name)
     if p is None:
