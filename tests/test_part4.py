@@ -57,6 +57,18 @@ def test_the_lerp_instantiation_for_half_is_required() -> None:
     assert "no kernel 'lerp_half' for float16 inputs" in result.report()
 
 
+def test_lerp_registered_with_a_signed_count_does_not_compile_as_clang_would_not() -> None:
+    """Issue 29: an instantiation declaring 'constant int&' where the template has 'constant uint&'."""
+    p = get_puzzle("lerp_shader")
+    source = solution_source(p).replace("constant float&, constant uint&, uint);", "constant float&, constant int&, uint);")
+    assert source != solution_source(p)
+    result = check_source(p, source)
+    assert result.outcomes[0].status == CaseStatus.COMPILE_ERROR
+    assert ("explicit instantiation of 'lerp' does not refer to a function template, variable template, member "
+            "function, member class, or static data member ('lerp_float': parameter 5 is 'constant int&' here, but "
+            "the template's 'numel' is 'constant uint&')") in result.report()
+
+
 def test_metal_kernel_binds_inputs_and_outputs_by_parameter_name() -> None:
     """Outside a puzzle (no host layout): the output is buffer 0 here, the inputs 1 and 2: names
     decide, not positions."""
