@@ -196,3 +196,23 @@ def test_a_partial_threadgroup_explains_a_wrong_output_with_the_kernel_s_own_nam
             "partial threadgroup of 2 threads where the others have 4: a position computed as tg * w + l") in hint
     whole = lib.kernel("k").launch({0: np.zeros(8, np.float32)}, LaunchGeometry((8, 1, 1), (4, 1, 1)))
     assert whole.output_hints == []
+
+
+def test_a_kernel_that_only_strides_by_the_threadgroup_size_gets_no_partial_threadgroup_hint():
+    """A loop striding by threads_per_threadgroup is right in a partial threadgroup: no position is
+    made from the size, so a wrong output there has another cause."""
+    src = kernel("""
+        uint g = threadgroup_position_in_grid.x;
+        for (uint k = thread_position_in_threadgroup.x; k < 2; k += threads_per_threadgroup.x) {
+            out[g * 2 + k] = a[g * 2 + k] + 1;
+        }
+    """)
+    run_ = simulate("k", ["a"], ["out"], src, inputs=[np.arange(6, dtype=np.float32)], output_shapes=[(6,)],
+                    output_dtypes=["float32"], grid=(5, 1, 1), threadgroup=(2, 1, 1), init_value=0.0)
+    assert run_.findings == [] and run_.output_hints == []
+    scaled = src.replace("uint g = threadgroup_position_in_grid.x;",
+                         "uint g = threadgroup_position_in_grid.x * threads_per_threadgroup.x / 2;")
+    with pytest.warns(RuntimeWarning, match="with the same value"):  # groups 1 and 2 write out[2] and out[3]
+        run_ = simulate("k", ["a"], ["out"], scaled, inputs=[np.arange(6, dtype=np.float32)], output_shapes=[(6,)],
+                        output_dtypes=["float32"], grid=(5, 1, 1), threadgroup=(2, 1, 1), init_value=0.0)
+    assert run_.output_hints and "partial threadgroup of 1 thread where" in run_.output_hints[0]

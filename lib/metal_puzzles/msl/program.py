@@ -334,6 +334,7 @@ def start_run(checked, lanes: Lanes, sanitize: SanitizeMode, max_steps: int | No
     ctx = Ctx(lanes, sanitize, max_steps or DEFAULT_MAX_STEPS, recorder, audience)
     ctx.slots = [None] * checked.nslots
     ctx.variables = checked.variables  # what a step-budget finding reports a looping thread's values from
+    ctx.body = checked.body  # what hints read the code's computations from
     if steps:
         ctx.stepper = Stepper(checked.variables)
     if sanitize != SanitizeMode.OFF:

@@ -138,7 +138,7 @@ def partial_group_fix(ctx) -> str | None:
     attributes are named as the kernel names them (a whole shader's parameters have names of their own)."""
     lanes = ctx.lanes
     tpt = ctx.attribute_name("threads_per_threadgroup")
-    if tpt is None or lanes.uniform_groups:
+    if tpt is None or lanes.uniform_groups or (ctx.body is not None and not scales_by(ctx.body, tpt)):
         return None
     full = tuple(int(t) for t in lanes.tg)
     partial = next(g for g in range(lanes.n_groups) if tuple(int(s) for s in lanes.group_size[g]) != full)
@@ -148,10 +148,25 @@ def partial_group_fix(ctx) -> str | None:
     local = ctx.attribute_name("thread_position_in_threadgroup") or "thread_position_in_threadgroup"
     named = f"{tpt} (threads_per_threadgroup)" if tpt != "threads_per_threadgroup" else tpt
     return (f"{named} is the size of the thread's own threadgroup, and this launch ends in a "
-            f"partial threadgroup of {size} threads where the others have {want}: a position computed as "
+            f"partial threadgroup of {size} thread{'' if size == '1' else 's'} where the others have {want}: a "
+            "position computed as "
             f"{group} * {tpt} + {local} puts that threadgroup's threads on elements another threadgroup also "
             "covers. Use dispatch_threads_per_threadgroup (the threadgroup size the launch asked for) or "
             "thread_position_in_grid")
+
+
+def scales_by(body: ast.Node, name: str) -> bool:
+    """Whether the code multiplies by the variable ``name`` (or a component of it): how a position
+    is made from the threadgroup size ('group * threads_per_threadgroup.x'), unlike a loop that
+    only strides by it."""
+    return any(isinstance(node, ast.Binary) and node.op == "*" and (_is_name(node.left, name) or _is_name(node.right, name))
+               for node in ast.walk(body))
+
+
+def _is_name(e: ast.Expr, name: str) -> bool:
+    while isinstance(e, ast.Convert | ast.Cast | ast.Member):
+        e = e.base if isinstance(e, ast.Member) else e.operand
+    return isinstance(e, ast.Name) and e.ident == name
 
 
 def _size_text(size) -> str:

@@ -107,6 +107,8 @@ class Ctx:
         #: The kernel's own name for each thread attribute it takes (a whole shader names them:
         #: 'uint tpt [[threads_per_threadgroup]]'); a kernel body uses the attributes' names.
         self.attribute_names: dict[str, str] = {}
+        #: The checked kernel body, for hints that depend on how the code computes something.
+        self.body = None
         #: What explains a wrong output, should there be one (``RunResult.output_hints``), by place.
         self.output_hints: dict[Pos, str] = {}
 
