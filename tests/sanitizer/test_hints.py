@@ -216,3 +216,38 @@ def test_a_kernel_that_only_strides_by_the_threadgroup_size_gets_no_partial_thre
         run_ = simulate("k", ["a"], ["out"], scaled, inputs=[np.arange(6, dtype=np.float32)], output_shapes=[(6,)],
                         output_dtypes=["float32"], grid=(5, 1, 1), threadgroup=(2, 1, 1), init_value=0.0)
     assert run_.output_hints and "partial threadgroup of 1 thread where" in run_.output_hints[0]
+
+
+# ----------------------------------------------------------------------------- where a barrier goes
+def _race_message(body: str) -> str:
+    with pytest.warns(RuntimeWarning):
+        run_ = simulate("k", ["a"], ["out"], body, inputs=[np.arange(8, dtype=np.float32)], output_shapes=[(8,)],
+                        output_dtypes=["float32"], grid=(8, 1, 1), threadgroup=(8, 1, 1), sanitize="warn")
+    return next(f for f in run_.findings if f.kind == "race").message
+
+
+def test_a_read_finding_a_write_of_its_own_line_in_a_loop_is_a_loop_carried_race():
+    msg = _race_message(kernel("""
+        threadgroup float s[8];
+        uint li = thread_position_in_threadgroup.x;
+        s[li] = a[li];
+        threadgroup_barrier(mem_flags::mem_threadgroup);
+        for (uint k = 4; k > 0; k /= 2) {
+            if (li < k) s[li] += s[li + k];
+        }
+        out[li] = s[0];
+    """))
+    assert "line 6 wrote it in an earlier iteration of the loop and read it in a later one" in msg
+    assert "at the end of the loop body, before the next iteration's reads (outside any if" in msg
+    assert "read into a register" not in msg
+
+
+def test_a_write_then_a_read_on_one_line_outside_a_loop_is_two_accesses_in_order():
+    msg = _race_message(kernel("""
+        threadgroup float s[8];
+        uint li = thread_position_in_threadgroup.x;
+        s[li] = a[li]; out[li] = s[7 - li];
+    """))
+    assert ("add threadgroup_barrier(mem_flags::mem_threadgroup) between the write and the read of line 3 (outside "
+            "any if") in msg
+    assert "iteration" not in msg and "read into a register" not in msg

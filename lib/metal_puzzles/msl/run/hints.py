@@ -81,15 +81,19 @@ class RaceShape(StrEnum):
     IN_ORDER = "in order"  # an earlier line, then this one
 
 
-def race_shape(pos: Pos, other_pos: Pos, later_reads: bool = False) -> RaceShape:
+def race_shape(pos: Pos, other_pos: Pos, later_reads: bool = False, in_loop: bool = True) -> RaceShape:
     """``other_pos`` is the earlier of the two accesses in time, ``pos`` the later one;
-    ``later_reads``: whether the later access is a read (of what the earlier one wrote)."""
+    ``later_reads``: whether the later access is a read (of what the earlier one wrote);
+    ``in_loop``: whether the later access ran inside a loop."""
     if other_pos == pos:
         return RaceShape.SAME_ACCESS
     if other_pos.file == pos.file and other_pos.line == pos.line:
-        # One run of a statement reads all it reads before it writes: a read that finds another
-        # thread's write from the same statement found a write from an earlier run of it.
-        return RaceShape.ACROSS_ITERATIONS if later_reads else RaceShape.ONE_STATEMENT
+        if not later_reads:
+            return RaceShape.ONE_STATEMENT
+        # One run of a statement reads all it reads before it writes: in a loop, a read that
+        # finds another thread's write from the same line found one from an earlier iteration;
+        # outside one, the line holds a write and then a read (two statements, say).
+        return RaceShape.ACROSS_ITERATIONS if in_loop else RaceShape.IN_ORDER
     if other_pos.file == pos.file and other_pos.line > pos.line:
         # It ran first yet stands further down the code: the loop went round in between.
         return RaceShape.ACROSS_ITERATIONS
@@ -101,11 +105,12 @@ def race_shape(pos: Pos, other_pos: Pos, later_reads: bool = False) -> RaceShape
 EVERY_THREAD = "outside any if, so that every thread of the threadgroup reaches it"
 
 
-def threadgroup_race_fix(pos: Pos, other_pos: Pos, later_writes: bool = True) -> str:
+def threadgroup_race_fix(pos: Pos, other_pos: Pos, later_writes: bool = True, in_loop: bool = True) -> str:
     """Where the barrier a threadgroup-memory race lacks goes, by where its accesses are;
-    ``later_writes``: whether the later access (at ``pos``) is a write."""
+    ``later_writes``: whether the later access (at ``pos``) is a write; ``in_loop``: whether it
+    ran inside a loop."""
     barrier = "threadgroup_barrier(mem_flags::mem_threadgroup)"
-    shape = race_shape(pos, other_pos, later_reads=not later_writes)
+    shape = race_shape(pos, other_pos, later_reads=not later_writes, in_loop=in_loop)
     if shape == RaceShape.SAME_ACCESS:
         return "make each thread write its own element"
     if shape == RaceShape.ONE_STATEMENT:
@@ -121,7 +126,17 @@ def threadgroup_race_fix(pos: Pos, other_pos: Pos, later_writes: bool = True) ->
         # would be barrier divergence.
         return (f"{ran}, with no barrier between: put a {barrier} at the end of the loop body, before the next "
                 f"iteration's {'writes' if later_writes else 'reads'} ({EVERY_THREAD})")
-    return f"add {barrier} between the two accesses (line {other_pos.line}, then line {pos.line})"
+    if other_pos.line == pos.line:
+        return f"add {barrier} between the write and the read of line {pos.line} ({EVERY_THREAD})"
+    return f"add {barrier} between the two accesses (line {other_pos.line}, then line {pos.line}; {EVERY_THREAD})"
+
+
+def in_loop(ctx) -> bool:
+    """Whether the statement running now is inside a loop (a switch is not one)."""
+    st = ctx.loop
+    while st is not None and st.is_switch:
+        st = st.outer
+    return st is not None
 
 
 def more_elements(count: int) -> str:
@@ -350,5 +365,5 @@ def _wrap(e: ast.Expr, text: str, at_least: int) -> str:
     return text
 
 
-__all__ = ["Audience", "RaceShape", "race_shape", "threadgroup_race_fix", "more_elements", "WrapAroundExplainer", "wraparound_explainer", "partial_group_fix",
+__all__ = ["Audience", "RaceShape", "race_shape", "threadgroup_race_fix", "in_loop", "more_elements", "WrapAroundExplainer", "wraparound_explainer", "partial_group_fix",
            "uninitialized_fix", "step_budget_advice", "lane_values", "unparse"]
