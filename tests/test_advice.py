@@ -162,6 +162,10 @@ ROWS = [
         "only one of their updates survives and the others are lost. To add every thread's value, use "
         "atomic_fetch_add_explicit",
         SCATTER_ADD),
+    Row("two threads write one output element", "map",
+        "uint i = thread_position_in_grid.x;\nout[i / 2] = a[i] + 10;\nout[i] = a[i] + 10;\n",
+        "make each output element written by one thread",
+        "uint i = thread_position_in_grid.x;\nout[i] = a[i] + 10;\n"),
     Row("several threads of a threadgroup update one output element", "dot_product",
         "uint i = thread_position_in_grid.x;\nif (i < a_shape[0]) {\n    out[0] += a[i] * b[i];\n}\n",
         "combine the values in threadgroup memory and let one thread write the result",
