@@ -115,6 +115,10 @@ class Recorder:
         self.recorded += idx.size
         width = idx.shape[1] if idx.ndim > 1 else 1
         if width > 1:  # vector accesses: one entry per component
+            if values is not None and values.size == lanes.size:
+                # One scalar a lane covering several elements of byte-sized memory (a float stored
+                # into a struct's bytes): each element the write covers shows the value written.
+                values = np.repeat(values, width)
             lanes = np.repeat(lanes, width)
             idx = idx.reshape(-1)
             if sources is not None:
