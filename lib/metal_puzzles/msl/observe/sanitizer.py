@@ -87,6 +87,10 @@ class Shadow:
                 # reads and writes costs each read once, not once per later write.
                 self.reader_table: tuple | None = None
                 self.reader_folded = 0
+                # Granules the queue holds: past ``queue_limit`` the queue is folded into the
+                # table and dropped, so a phase of many reads keeps memory bounded.
+                self.queued = 0
+                self.queue_limit = max(QUEUE_GRANULES_PER_GRANULE * size, QUEUE_MIN_GRANULES)
 
     def _mark_padding(self, mem: Memory) -> None:
         """Bytes after each region's declared end exist only for alignment: never uninitialised.
@@ -116,7 +120,11 @@ class Shadow:
         if not self.device and self.track_races:
             self.pending = [(_split(f, factor), np.repeat(lanes, factor), pid, np.repeat(ph, factor) if np.ndim(ph) else ph,
                              None if sph is None else np.repeat(sph, factor)) for f, lanes, pid, ph, sph in self.pending]
-            self.reader_table = None
+            self.queued *= factor
+            self.queue_limit *= factor
+            if self.reader_table is not None:
+                # Each smaller granule was read by whoever read the granule it splits.
+                self.reader_table = tuple(np.repeat(x, factor) for x in self.reader_table)
         self.granule = granule
 
     def entries(self, flat, view: View, n: int):
@@ -142,6 +150,21 @@ class Shadow:
             self.a_write = np.zeros(size, dtype=bool)
             self.a_multi = np.zeros(size, dtype=bool)
             self.a_sph = np.zeros(size, dtype=np.int64) if self.w_sph is not None else None
+
+
+#: A threadgroup memory's queue of reads is folded into its reader table once it holds this many
+#: granules per granule of the memory (or ``QUEUE_MIN_GRANULES``, if more).
+QUEUE_GRANULES_PER_GRANULE = 8
+QUEUE_MIN_GRANULES = 1 << 20
+
+
+def _same_read(a: tuple, b: tuple) -> bool:
+    """Whether two queued reads (granules, lanes, position, phases, SIMD-group phases) are the same."""
+    return a[2] == b[2] and _same(a[1], b[1]) and _same(a[0], b[0]) and _same(a[3], b[3]) and _same(a[4], b[4])
+
+
+def _same(x, y) -> bool:
+    return x is y or (x is not None and y is not None and np.shape(x) == np.shape(y) and bool(np.array_equal(x, y)))
 
 
 def _split(f: np.ndarray, factor: int) -> np.ndarray:
@@ -228,6 +251,16 @@ class Sanitizer:
             un = un & ~ordered
         return un
 
+    def _unless_ordered(self, ctx, sh: Shadow, candidates, other, other_phases, other_sphs, f, lanes, phase, sph,
+                        many_simds=None):
+        """``candidates`` (accesses that would conflict with the earlier ones by ``other``) less
+        those a barrier ordered; the earlier accesses' phases are looked up only when there is a
+        candidate, which in a race-free kernel there mostly is not."""
+        if not candidates.any():
+            return candidates
+        return candidates & self._unordered(ctx, sh, other, other_phases[f], None if sph is None else other_sphs[f],
+                                            lanes, phase, sph, None if many_simds is None else many_simds[f])
+
     # ------------------------------------------------------------- accesses
     def on_read(self, ctx, mem: Memory, flat, view: View, mask, pos: Pos) -> None:
         sh = mem.shadow
@@ -246,16 +279,16 @@ class Sanitizer:
         # every threadgroup passed an ordering barrier since the last write.
         if sh.device or sh.last_write_epoch == ctx.sync_epoch:
             wl = sh.w_lane[f]
-            raw = (wl >= 0) & (wl != lanes) & self._unordered(
-                ctx, sh, wl, sh.w_phase[f], None if sph is None else sh.w_sph[f], lanes, phase, sph)
+            raw = self._unless_ordered(ctx, sh, (wl >= 0) & (wl != lanes), wl, sh.w_phase, sh.w_sph, f, lanes,
+                                       phase, sph)
             if raw.any():
                 k = int(np.flatnonzero(raw)[0])
                 self._race(ctx, mem, RaceKind.READ_AFTER_WRITE, int(lanes[k]), int(wl[k]), int(f[k]), pos,
                            self.positions[sh.w_pos[f[k]]], lanes[raw], entries=f[raw])
         if sh.a_lane is not None:
             al = sh.a_lane[f]
-            hit = (al >= 0) & ((al != lanes) | sh.a_multi[f]) & sh.a_write[f] & self._unordered(
-                ctx, sh, al, sh.a_phase[f], None if sph is None else sh.a_sph[f], lanes, phase, sph)
+            hit = self._unless_ordered(ctx, sh, (al >= 0) & ((al != lanes) | sh.a_multi[f]) & sh.a_write[f], al,
+                                       sh.a_phase, sh.a_sph, f, lanes, phase, sph)
             if hit.any():
                 k = int(np.flatnonzero(hit)[0])
                 self._race(ctx, mem, RaceKind.READ_AFTER_WRITE, int(lanes[k]), int(al[k]), int(f[k]), pos,
@@ -267,7 +300,19 @@ class Sanitizer:
             sh.pending = []
             sh.pending_epoch = ctx.sync_epoch
             sh.reader_table = None
-        sh.pending.append((f, lanes, self.pos_id(pos), phase, sph))
+            sh.queued = 0
+        read = (f, lanes, self.pos_id(pos), phase, sph)
+        if sh.pending and _same_read(sh.pending[-1], read):
+            # The same read again (a loop reading one place): folding it twice leaves the table
+            # as folding it once does, so it is not queued twice.
+            return
+        sh.pending.append(read)
+        sh.queued += f.size
+        if sh.queued > sh.queue_limit:
+            self._readers(ctx, sh)
+            sh.pending = [read]  # the last read stays, for telling a repeat of it
+            sh.reader_folded = 1
+            sh.queued = f.size
 
     def _device_read(self, ctx, sh: Shadow, lanes, f, pos: Pos, phase, sph) -> None:
         old = sh.r_lane[f]
@@ -328,16 +373,14 @@ class Sanitizer:
         (mask over the accesses, the reader lanes, the position table)."""
         if sh.device:
             rl = sh.r_lane[f]
-            multi, msimd = sh.r_multi[f], sh.r_msimd[f]
-            un = self._unordered(ctx, sh, rl, sh.r_phase[f], None if sph is None else sh.r_sph[f], lanes, phase, sph,
-                                 msimd)
-            return (rl >= 0) & ((rl != lanes) | multi) & un, rl, sh.r_pos
+            return self._unless_ordered(ctx, sh, (rl >= 0) & ((rl != lanes) | sh.r_multi[f]), rl, sh.r_phase,
+                                        sh.r_sph, f, lanes, phase, sph, sh.r_msimd), rl, sh.r_pos
         if not sh.pending or sh.pending_epoch != ctx.sync_epoch:
-            return None, None, None
+            return None, None, None  # no read in this phase (the queue is never emptied within one)
         reader, multi, msimd, where, when, rsph = self._readers(ctx, sh)
         rl = reader[f]
-        un = self._unordered(ctx, sh, rl, when[f], None if sph is None else rsph[f], lanes, phase, sph, msimd[f])
-        return (rl >= 0) & ((rl != lanes) | multi[f]) & un, rl, where
+        return self._unless_ordered(ctx, sh, (rl >= 0) & ((rl != lanes) | multi[f]), rl, when, rsph, f, lanes, phase,
+                                    sph, msimd), rl, where
 
     def on_write(self, ctx, mem: Memory, flat, view: View, mask, pos: Pos, raw) -> None:
         """A plain write of ``raw`` (the stored scalars) at ``flat``, checked before it lands."""
@@ -348,8 +391,8 @@ class Sanitizer:
         if sh.track_races:
             phase, sph = self._now(ctx, sh, lanes)
             wl = sh.w_lane[f]
-            waw = (wl >= 0) & (wl != lanes) & self._unordered(
-                ctx, sh, wl, sh.w_phase[f], None if sph is None else sh.w_sph[f], lanes, phase, sph)
+            waw = self._unless_ordered(ctx, sh, (wl >= 0) & (wl != lanes), wl, sh.w_phase, sh.w_sph, f, lanes,
+                                       phase, sph)
             if waw.any():
                 k = int(np.flatnonzero(waw)[0])
                 same = self._same_value(ctx, mem, flat, view, raw, lanes[waw], None)
@@ -365,8 +408,8 @@ class Sanitizer:
                            self.positions[r_pos[f[k]]], lanes[war], entries=f[war])
             if sh.a_lane is not None:
                 al = sh.a_lane[f]
-                hit = (al >= 0) & ((al != lanes) | sh.a_multi[f]) & self._unordered(
-                    ctx, sh, al, sh.a_phase[f], None if sph is None else sh.a_sph[f], lanes, phase, sph)
+                hit = self._unless_ordered(ctx, sh, (al >= 0) & ((al != lanes) | sh.a_multi[f]), al, sh.a_phase,
+                                           sh.a_sph, f, lanes, phase, sph)
                 if hit.any():
                     k = int(np.flatnonzero(hit)[0])
                     self._race(ctx, mem, RaceKind.WRITE_AFTER_WRITE, int(lanes[k]), int(al[k]), int(f[k]), pos,
@@ -408,8 +451,7 @@ class Sanitizer:
         sh.ensure_atomics()
         phase, sph = self._now(ctx, sh, lanes)
         wl = sh.w_lane[f]
-        hit = (wl >= 0) & (wl != lanes) & self._unordered(
-            ctx, sh, wl, sh.w_phase[f], None if sph is None else sh.w_sph[f], lanes, phase, sph)
+        hit = self._unless_ordered(ctx, sh, (wl >= 0) & (wl != lanes), wl, sh.w_phase, sh.w_sph, f, lanes, phase, sph)
         if hit.any():
             k = int(np.flatnonzero(hit)[0])
             self._race(ctx, mem, RaceKind.WRITE_AFTER_WRITE if writes else RaceKind.READ_AFTER_WRITE, int(lanes[k]),
