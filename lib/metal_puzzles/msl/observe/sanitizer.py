@@ -187,6 +187,11 @@ class Sanitizer:
         #: Queued threadgroup reads folded into reader tables so far: at most one fold per read
         #: (what keeps a phase of many read-then-write updates linear; a test counts it).
         self.reads_folded = 0
+        # What every access of a launch would otherwise build anew: all lanes, each repeated k
+        # times (an access covering k granules a lane), by k; and the phases of the last lanes
+        # looked up, while no barrier changed them. Read-only, so sharing them is safe.
+        self._all_repeated: dict[int, np.ndarray] = {}
+        self._last_phases: tuple | None = None
 
     def pos_id(self, pos: Pos) -> int:
         k = self._pos_ids.get(pos)
@@ -200,8 +205,7 @@ class Sanitizer:
         mem.shadow = Shadow(mem, initialized, track_races=mem.space in (AddressSpace.THREADGROUP, AddressSpace.DEVICE))
 
     # ------------------------------------------------------------- ordering
-    @staticmethod
-    def _lanes_and_flat(ctx, flat, mask):
+    def _lanes_and_flat(self, ctx, flat, mask):
         f = np.asarray(flat)
         if mask is None:
             lanes = ctx.all_lanes
@@ -214,23 +218,39 @@ class Sanitizer:
             else:
                 f = f[lanes]
         if f.ndim > 1:
-            lanes = np.repeat(lanes, f.shape[1])
+            if mask is None:
+                lanes = self._all_repeated.get(f.shape[1])
+                if lanes is None:
+                    lanes = self._all_repeated[f.shape[1]] = np.repeat(ctx.all_lanes, f.shape[1])
+                    lanes.flags.writeable = False
+            else:
+                lanes = np.repeat(lanes, f.shape[1])
             f = f.reshape(-1)
         return lanes, f
 
-    @staticmethod
-    def _now(ctx, sh: Shadow, lanes):
+    def _now(self, ctx, sh: Shadow, lanes):
         """The memory phase of each accessing lane's threadgroup, and its SIMD-group's phase (or
         None while no simdgroup_barrier has ordered this kind of memory)."""
         if sh.device:
             phase = ctx.dev_phase[ctx.lanes.group[lanes]]
         else:
-            phase = ctx.lane_phase if lanes is ctx.all_lanes else ctx.lane_phase[lanes]
+            phase = ctx.lane_phase if lanes is ctx.all_lanes else self._phases_of(ctx, lanes)
         simd = ctx.simd_phase.get(sh.space)
         if simd is None:
             return phase, None
         sh.ensure_simd()
         return phase, simd[ctx.lanes.simd_global[lanes]]
+
+    def _phases_of(self, ctx, lanes):
+        """The threadgroup-memory phase of each of ``lanes`` (ctx.lane_phase is replaced, never
+        changed, at a barrier, so the same two arrays give the same answer)."""
+        last = self._last_phases
+        if last is not None and last[0] is lanes and last[1] is ctx.lane_phase:
+            return last[2]
+        phase = ctx.lane_phase[lanes]
+        phase.flags.writeable = False
+        self._last_phases = (lanes, ctx.lane_phase, phase)
+        return phase
 
     @staticmethod
     def _unordered(ctx, sh: Shadow, other, other_phase, other_sph, lanes, phase, sph, many_simds=None):
@@ -264,6 +284,8 @@ class Sanitizer:
     # ------------------------------------------------------------- accesses
     def on_read(self, ctx, mem: Memory, flat, view: View, mask, pos: Pos) -> None:
         sh = mem.shadow
+        if sh.all_init and not sh.track_races:
+            return  # thread-private memory every part of which holds a value: nothing to check
         lanes, f = self._lanes_and_flat(ctx, sh.entries(flat, view, ctx.n), mask)
         if lanes.size == 0:
             return
@@ -385,6 +407,8 @@ class Sanitizer:
     def on_write(self, ctx, mem: Memory, flat, view: View, mask, pos: Pos, raw) -> None:
         """A plain write of ``raw`` (the stored scalars) at ``flat``, checked before it lands."""
         sh = mem.shadow
+        if sh.all_init and not sh.track_races:
+            return  # thread-private memory every part of which holds a value: nothing to record
         lanes, f = self._lanes_and_flat(ctx, sh.entries(flat, view, ctx.n), mask)
         if lanes.size == 0:
             return
@@ -436,7 +460,7 @@ class Sanitizer:
         """An atomic operation by ``lanes`` on the elements at ``flat`` (one per lane): atomics
         never race with each other, but do with plain accesses nothing orders against them."""
         sh = mem.shadow
-        f_all = sh.entries(np.asarray(flat)[lanes], view, lanes.size)
+        f_all = sh.entries(flat if lanes is ctx.all_lanes else np.asarray(flat)[lanes], view, lanes.size)
         if np.ndim(f_all) > 1:
             lanes = np.repeat(lanes, f_all.shape[1])
             f_all = f_all.reshape(-1)

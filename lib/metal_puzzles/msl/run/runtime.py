@@ -393,7 +393,7 @@ class Ctx:
             mask = ~bad if mask is None else (mask & ~bad)
         flat = safe if base is None else base + safe
         flat = np.broadcast_to(flat, (self.n,))
-        lanes = np.arange(self.n) if mask is None else np.flatnonzero(mask)
+        lanes = self.all_lanes if mask is None else np.flatnonzero(mask)
         return p.mem, data, flat, lanes, mask
 
     def atomic(self, p: Ptr, mask, op: str, value, pos: Pos, elem, want_old: bool):
