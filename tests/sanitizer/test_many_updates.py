@@ -161,3 +161,21 @@ def test_the_benchmark_runs_small() -> None:
     seen: list = []
     np.testing.assert_array_equal(bench.run(20, seen), np.full(bench.THREADS, 20, dtype=np.float32))
     assert [s.reads_folded for s in seen] == [1]  # the same read in every update, folded once
+
+
+def test_a_race_after_a_device_read_repeated_in_a_loop_is_still_found() -> None:
+    """A device read repeated in a loop is recorded once (issue 27); the write to a neighbour's
+    element after it, unordered, is still a write-after-read naming the reader."""
+    src = kernel("""
+        uint gid = thread_position_in_grid.x;
+        out[gid] = a[gid];
+        threadgroup_barrier(mem_flags::mem_device);
+        float acc = 0.0f;
+        for (int k = 0; k < 50; k++) {
+            acc += out[gid];  // @R
+        }
+        out[(gid + 1) % 8] = acc;  // @W
+    """)
+    found = findings_of(src, {"a": f32(np.arange(8))}, grid=(8, 1, 1), tg=(8, 1, 1))
+    f = expect_one_kind(found, "race", line_of(src, "@W"), t1(0, 8), "out", 1)
+    check_race(f, "write-after-read", line_of(src, "@R"), t1(1, 8))
