@@ -177,22 +177,31 @@ def _step(ctx) -> int:
 
 def flatten_events(events: list[AccessEvent], group: int | None, lane: int | None, phase: int | None,
                    in_bounds: bool) -> list[ElementAccess]:
-    """Events as element accesses, thread by thread, optionally filtered."""
+    """Events as element accesses, thread by thread, optionally filtered. Each event's selected
+    fields are converted to Python numbers in one go (not element by element): a traced loop
+    makes millions of them."""
     out = []
     for e in events:
+        sel = None
         if lane is not None:  # the common case of the explorer: one thread among many
             sel = np.flatnonzero(e.lanes == lane)
             if sel.size == 0:
                 continue
-        else:
-            sel = np.arange(e.lanes.size)
         if group is not None:
-            sel = sel[np.asarray(e.group)[sel] == group]
+            groups = np.asarray(e.group)
+            sel = np.flatnonzero(groups == group) if sel is None else sel[groups[sel] == group]
         if phase is not None:
-            sel = sel[e.phase[sel] == phase]
-        for k in sel:
-            out.append(ElementAccess(
-                e.kind, e.buffer, e.space, int(e.lanes[k]), int(e.group[k]), int(e.index[k]), int(e.phase[k]),
-                e.line, e.seq, e.sources[k] if e.sources is not None else frozenset(),
-                e.values[k] if e.values is not None else None, e.step, in_bounds))
+            sel = np.flatnonzero(e.phase == phase) if sel is None else sel[e.phase[sel] == phase]
+        if sel is None:
+            sel = np.arange(e.lanes.size)
+        if sel.size == 0:
+            continue
+        picked = sel.tolist()
+        sources = [e.sources[k] for k in picked] if e.sources is not None else [frozenset()] * len(picked)
+        values = list(e.values[sel]) if e.values is not None else [None] * len(picked)
+        kind, buffer, space, line, seq, step = e.kind, e.buffer, e.space, e.line, e.seq, e.step
+        out.extend(ElementAccess(kind, buffer, space, ln, g, i, ph, line, seq, src, v, step, in_bounds)
+                   for ln, g, i, ph, src, v in zip(e.lanes[sel].tolist(), np.asarray(e.group)[sel].tolist(),
+                                                   e.index[sel].tolist(), e.phase[sel].tolist(), sources, values,
+                                                   strict=True))
     return out
