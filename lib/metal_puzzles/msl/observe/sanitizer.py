@@ -53,6 +53,11 @@ class Shadow:
     queue is usually dropped unexamined. Device memory spans threadgroups that never synchronise,
     so its readers are recorded eagerly. Atomic updates and SIMD-group phases get their arrays
     the first time a kernel uses them.
+
+    What a kernel's loops cost stays about what their plain accesses cost: a read that repeats
+    the last one (a loop reading one place) is neither queued nor recorded again, since doing it
+    twice leaves the readers as doing it once does; and a queue past ``queue_limit`` granules is
+    folded into the reader table and dropped, so memory stays bounded by the memory shadowed.
     """
 
     def __init__(self, mem: Memory, initialized: bool, track_races: bool) -> None:
