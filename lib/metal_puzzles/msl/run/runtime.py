@@ -489,9 +489,8 @@ def apply_in_lane_order(data: np.ndarray, addr: np.ndarray, v: np.ndarray, ufunc
     type as the update itself rounds it (float additions in float32, one after another), so every
     lane's result and the final value are exactly those of the updates applied one by one.
     """
-    old = np.empty(addr.size, dtype=data.dtype)
     if addr.size == 0:
-        return old
+        return np.empty(0, dtype=data.dtype)
     if (addr == addr[0]).all():  # one address (a counter): one row, in lane order already
         a = addr[0]
         line = np.concatenate((data[a:a + 1], np.asarray(v, dtype=data.dtype)))
@@ -527,6 +526,7 @@ def apply_in_lane_order(data: np.ndarray, addr: np.ndarray, v: np.ndarray, ufunc
             line = ufunc.accumulate(line, dtype=data.dtype)
         found[run] = line[:-1]
         data[first[g]] = line[-1]
+    old = np.empty(addr.size, dtype=data.dtype)
     old[order] = found
     return old
 
