@@ -168,7 +168,10 @@ QUEUE_MIN_GRANULES = 1 << 20
 
 def _same_read(a: tuple, b: tuple) -> bool:
     """Whether two queued reads (granules, lanes, position, phases, SIMD-group phases) are the same."""
-    return a[2] == b[2] and _same(a[1], b[1]) and _same(a[0], b[0]) and _same(a[3], b[3]) and _same(a[4], b[4])
+    fa, fb = a[0], b[0]
+    if a[2] != b[2] or fa.size != fb.size or (fa.size and fa.flat[0] != fb.flat[0]):
+        return False  # the common miss (a loop moving through memory), told cheaply
+    return _same(a[1], b[1]) and _same(fa, fb) and _same(a[3], b[3]) and _same(a[4], b[4])
 
 
 def _same(x, y) -> bool:
