@@ -99,3 +99,17 @@ def test_provenance_survives_conversions_and_atomics():
     (atomic,) = r.trace.accesses("atomic")
     assert atomic.index.tolist() == [0, 1, 0, 1]
     assert [sorted(s) for s in atomic.sources] == [[("x", -1, i)] for i in range(n)]
+
+
+def test_trace_of_a_scalar_stored_into_a_struct_shows_the_value_at_each_byte():
+    # A float stored into threadgroup memory that holds a struct covers four of its byte-sized
+    # elements; the trace used to keep one value for the four (an IndexError when the grader
+    # explained an over-budget count with it).
+    src = ("uint t = thread_position_in_threadgroup.x;\nthreadgroup Row s;\ns.v[t] = float(t) + 0.5f;\n"
+           "threadgroup_barrier(mem_flags::mem_threadgroup);\nout[t] = s.v[t];\n")
+    r = simulate("k", ["a"], ["out"], src, "struct Row { float v[4]; };", inputs=[np.zeros(2, np.float32)],
+                 output_shapes=[(2,)], output_dtypes=["float32"], grid=(2, 1, 1), threadgroup=(2, 1, 1),
+                 trace=True)
+    writes = [a for a in r.trace.element_accesses() if a.kind == "write" and a.buffer == "s"]
+    assert [(a.lane, a.index) for a in writes] == [(0, 0), (0, 1), (0, 2), (0, 3), (1, 4), (1, 5), (1, 6), (1, 7)]
+    assert [float(a.value) for a in writes] == [0.5] * 4 + [1.5] * 4

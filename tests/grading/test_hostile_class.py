@@ -157,7 +157,7 @@ def test_hostile_run_completes_and_others_keep_their_grades(hostile, clean_run: 
 
 @pytest.mark.parametrize(("sid", "reason"), [
     ("deep_json", "nested too deeply"),
-    ("bigint_json", "Exceeds the limit (4300 digits)"),
+    ("bigint_json", "Exceeds the limit (4300"),  # Python 3.10 says "(4300) for", 3.11 "(4300 digits) for"
     ("cells5", "'cells' is a number, not a list"),
     ("linked_out", "outside the submissions folder"),
     ("zero", "outside the submissions folder"),

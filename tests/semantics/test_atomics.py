@@ -266,3 +266,65 @@ def test_atomic_in_loop_counts_per_iteration() -> None:
     res = run(src, out=((1,), "int32"), grid=(5, 1, 1), atomic=True, init_value=0)
     assert res.outputs[0].tolist() == [10]
     assert res.counts.atomics.tolist() == [0, 1, 2, 3, 4]
+
+
+# ------------------------------------------------------- lane order, the values each lane finds
+def _one_by_one(data, addr, values, ufunc):
+    """The updates applied one lane after another: what every atomic must equal."""
+    found = np.empty(addr.size, dtype=data.dtype)
+    for k, (a, v) in enumerate(zip(addr, values, strict=True)):
+        found[k] = data[a]
+        data[a] = v if ufunc is None else ufunc(data[a:a + 1], np.asarray([v], dtype=data.dtype))[0]
+    return found
+
+
+_INTEGER_OPS = [np.add, np.subtract, np.minimum, np.maximum, np.bitwise_and, np.bitwise_or, np.bitwise_xor, None]
+_FLOAT_OPS = [np.add, np.subtract, None]  # atomic<float>: add, sub and exchange
+
+
+@pytest.mark.parametrize(("ufunc", "dtype"), [(u, d) for d in ("int32", "uint32") for u in _INTEGER_OPS]
+                         + [(u, "float32") for u in _FLOAT_OPS])
+@pytest.mark.parametrize("spread", ["one address", "few", "many", "one hot among many"])
+def test_updates_together_equal_updates_one_by_one(ufunc, dtype, spread) -> None:
+    """Each address's updates applied together (the executor's way, None: an exchange) leave
+    memory and hand each lane exactly what applying them one lane after another does."""
+    from metal_puzzles.msl.run.runtime import apply_in_lane_order
+
+    rng = np.random.default_rng(7)
+    n = 300
+    addr = {"one address": np.zeros(n, dtype=np.int64), "few": rng.integers(0, 3, n),
+            "many": rng.integers(0, 200, n),
+            "one hot among many": np.where(rng.random(n) < 0.5, 5, rng.integers(0, 1000, n))}[spread]
+    if dtype == "float32":  # not integer-valued: each addition's rounding shows
+        values = (rng.standard_normal(n) * 1e3).astype(np.float32)
+    else:  # large enough to wrap around
+        values = rng.integers(0, 2**31 - 1, n).astype(dtype)
+    start = (rng.standard_normal(1000) * 1e4).astype(dtype) if dtype == "float32" else \
+        rng.integers(0, 2**31 - 1, 1000).astype(dtype)
+    want_data = start.copy()
+    with np.errstate(all="ignore"):
+        want = _one_by_one(want_data, addr, values, ufunc)
+        got_data = start.copy()
+        got = apply_in_lane_order(got_data, addr, values, ufunc)
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got.view(f"u{got.itemsize}"), want.view(f"u{want.itemsize}"))
+    np.testing.assert_array_equal(got_data.view(f"u{got.itemsize}"), want_data.view(f"u{want.itemsize}"))
+
+
+def test_float_fetch_add_old_values_are_the_lane_order_prefix_sums() -> None:
+    """64 threads add non-integer floats to one counter, each keeping what it found: thread k
+    finds the float32 sum of threads 0..k-1's values, added one at a time in lane order."""
+    src = f"""
+    uint i = thread_position_in_grid.x;
+    out[i] = atomic_fetch_add_explicit((device atomic_float*)&total[0], a[i], {RELAXED});
+    """
+    a = (np.random.default_rng(3).standard_normal(64) * 1000).astype(np.float32)
+    res = run(src, inputs={"a": a}, out={"total": ((1,), "float32"), "out": ((64,), "float32")},
+              grid=(64, 1, 1), tg=(32, 1, 1), init_value=0)
+    acc = np.float32(0)
+    prefix = []
+    for v in a:
+        prefix.append(acc)
+        acc = np.float32(acc + v)
+    assert res.outputs[1].tolist() == [float(x) for x in prefix]
+    assert res.outputs[0].tolist() == [float(acc)]

@@ -33,6 +33,7 @@ from ..lang.types import AddressSpace, ArrayType, StructType, Type, VectorType, 
 from ..run.findings import FindingKind, RaceKind, Severity
 from ..run.hints import (
     Audience,
+    in_loop,
     more_elements,
     partial_group_fix,
     threadgroup_race_fix,
@@ -53,6 +54,11 @@ class Shadow:
     queue is usually dropped unexamined. Device memory spans threadgroups that never synchronise,
     so its readers are recorded eagerly. Atomic updates and SIMD-group phases get their arrays
     the first time a kernel uses them.
+
+    What a kernel's loops cost stays about what their plain accesses cost: a read that repeats
+    the last one (a loop reading one place) is neither queued nor recorded again, since doing it
+    twice leaves the readers as doing it once does; and a queue past ``queue_limit`` granules is
+    folded into the reader table and dropped, so memory stays bounded by the memory shadowed.
     """
 
     def __init__(self, mem: Memory, initialized: bool, track_races: bool) -> None:
@@ -79,6 +85,7 @@ class Shadow:
                 self.r_multi = np.zeros(size, dtype=bool)  # other unordered readers
                 self.r_msimd = np.zeros(size, dtype=bool)  # ... in another SIMD-group
                 self.r_sph: np.ndarray | None = None
+                self.last_read: tuple | None = None  # the last read recorded, to tell a repeat of it
             else:
                 self.pending: list[tuple] = []
                 self.pending_epoch = -1
@@ -87,6 +94,10 @@ class Shadow:
                 # reads and writes costs each read once, not once per later write.
                 self.reader_table: tuple | None = None
                 self.reader_folded = 0
+                # Granules the queue holds: past ``queue_limit`` the queue is folded into the
+                # table and dropped, so a phase of many reads keeps memory bounded.
+                self.queued = 0
+                self.queue_limit = max(QUEUE_GRANULES_PER_GRANULE * size, QUEUE_MIN_GRANULES)
 
     def _mark_padding(self, mem: Memory) -> None:
         """Bytes after each region's declared end exist only for alignment: never uninitialised.
@@ -116,7 +127,13 @@ class Shadow:
         if not self.device and self.track_races:
             self.pending = [(_split(f, factor), np.repeat(lanes, factor), pid, np.repeat(ph, factor) if np.ndim(ph) else ph,
                              None if sph is None else np.repeat(sph, factor)) for f, lanes, pid, ph, sph in self.pending]
-            self.reader_table = None
+            self.queued *= factor
+            self.queue_limit *= factor
+            if self.reader_table is not None:
+                # Each smaller granule was read by whoever read the granule it splits.
+                self.reader_table = tuple(np.repeat(x, factor) for x in self.reader_table)
+        if self.device and self.track_races:
+            self.last_read = None
         self.granule = granule
 
     def entries(self, flat, view: View, n: int):
@@ -144,6 +161,24 @@ class Shadow:
             self.a_sph = np.zeros(size, dtype=np.int64) if self.w_sph is not None else None
 
 
+#: A threadgroup memory's queue of reads is folded into its reader table once it holds this many
+#: granules per granule of the memory (or ``QUEUE_MIN_GRANULES``, if more).
+QUEUE_GRANULES_PER_GRANULE = 8
+QUEUE_MIN_GRANULES = 1 << 20
+
+
+def _same_read(a: tuple, b: tuple) -> bool:
+    """Whether two queued reads (granules, lanes, position, phases, SIMD-group phases) are the same."""
+    fa, fb = a[0], b[0]
+    if a[2] != b[2] or fa.size != fb.size or (fa.size and fa.flat[0] != fb.flat[0]):
+        return False  # the common miss (a loop moving through memory), told cheaply
+    return _same(a[1], b[1]) and _same(fa, fb) and _same(a[3], b[3]) and _same(a[4], b[4])
+
+
+def _same(x, y) -> bool:
+    return x is y or (x is not None and y is not None and np.shape(x) == np.shape(y) and bool(np.array_equal(x, y)))
+
+
 def _split(f: np.ndarray, factor: int) -> np.ndarray:
     return (np.asarray(f)[:, None] * factor + np.arange(factor)).reshape(-1)
 
@@ -164,6 +199,11 @@ class Sanitizer:
         #: Queued threadgroup reads folded into reader tables so far: at most one fold per read
         #: (what keeps a phase of many read-then-write updates linear; a test counts it).
         self.reads_folded = 0
+        # What every access of a launch would otherwise build anew: all lanes, each repeated k
+        # times (an access covering k granules a lane), by k; and the phases of the last lanes
+        # looked up, while no barrier changed them. Read-only, so sharing them is safe.
+        self._all_repeated: dict[int, np.ndarray] = {}
+        self._last_phases: tuple | None = None
 
     def pos_id(self, pos: Pos) -> int:
         k = self._pos_ids.get(pos)
@@ -177,8 +217,7 @@ class Sanitizer:
         mem.shadow = Shadow(mem, initialized, track_races=mem.space in (AddressSpace.THREADGROUP, AddressSpace.DEVICE))
 
     # ------------------------------------------------------------- ordering
-    @staticmethod
-    def _lanes_and_flat(ctx, flat, mask):
+    def _lanes_and_flat(self, ctx, flat, mask):
         f = np.asarray(flat)
         if mask is None:
             lanes = ctx.all_lanes
@@ -191,23 +230,39 @@ class Sanitizer:
             else:
                 f = f[lanes]
         if f.ndim > 1:
-            lanes = np.repeat(lanes, f.shape[1])
+            if mask is None:
+                lanes = self._all_repeated.get(f.shape[1])
+                if lanes is None:
+                    lanes = self._all_repeated[f.shape[1]] = np.repeat(ctx.all_lanes, f.shape[1])
+                    lanes.flags.writeable = False
+            else:
+                lanes = np.repeat(lanes, f.shape[1])
             f = f.reshape(-1)
         return lanes, f
 
-    @staticmethod
-    def _now(ctx, sh: Shadow, lanes):
+    def _now(self, ctx, sh: Shadow, lanes):
         """The memory phase of each accessing lane's threadgroup, and its SIMD-group's phase (or
         None while no simdgroup_barrier has ordered this kind of memory)."""
         if sh.device:
             phase = ctx.dev_phase[ctx.lanes.group[lanes]]
         else:
-            phase = ctx.lane_phase if lanes is ctx.all_lanes else ctx.lane_phase[lanes]
+            phase = ctx.lane_phase if lanes is ctx.all_lanes else self._phases_of(ctx, lanes)
         simd = ctx.simd_phase.get(sh.space)
         if simd is None:
             return phase, None
         sh.ensure_simd()
         return phase, simd[ctx.lanes.simd_global[lanes]]
+
+    def _phases_of(self, ctx, lanes):
+        """The threadgroup-memory phase of each of ``lanes`` (ctx.lane_phase is replaced, never
+        changed, at a barrier, so the same two arrays give the same answer)."""
+        last = self._last_phases
+        if last is not None and last[0] is lanes and last[1] is ctx.lane_phase:
+            return last[2]
+        phase = ctx.lane_phase[lanes]
+        phase.flags.writeable = False
+        self._last_phases = (lanes, ctx.lane_phase, phase)
+        return phase
 
     @staticmethod
     def _unordered(ctx, sh: Shadow, other, other_phase, other_sph, lanes, phase, sph, many_simds=None):
@@ -228,9 +283,21 @@ class Sanitizer:
             un = un & ~ordered
         return un
 
+    def _unless_ordered(self, ctx, sh: Shadow, candidates, other, other_phases, other_sphs, f, lanes, phase, sph,
+                        many_simds=None):
+        """``candidates`` (accesses that would conflict with the earlier ones by ``other``) less
+        those a barrier ordered; the earlier accesses' phases are looked up only when there is a
+        candidate, which in a race-free kernel there mostly is not."""
+        if not candidates.any():
+            return candidates
+        return candidates & self._unordered(ctx, sh, other, other_phases[f], None if sph is None else other_sphs[f],
+                                            lanes, phase, sph, None if many_simds is None else many_simds[f])
+
     # ------------------------------------------------------------- accesses
     def on_read(self, ctx, mem: Memory, flat, view: View, mask, pos: Pos) -> None:
         sh = mem.shadow
+        if sh.all_init and not sh.track_races:
+            return  # thread-private memory every part of which holds a value: nothing to check
         lanes, f = self._lanes_and_flat(ctx, sh.entries(flat, view, ctx.n), mask)
         if lanes.size == 0:
             return
@@ -246,28 +313,44 @@ class Sanitizer:
         # every threadgroup passed an ordering barrier since the last write.
         if sh.device or sh.last_write_epoch == ctx.sync_epoch:
             wl = sh.w_lane[f]
-            raw = (wl >= 0) & (wl != lanes) & self._unordered(
-                ctx, sh, wl, sh.w_phase[f], None if sph is None else sh.w_sph[f], lanes, phase, sph)
+            raw = self._unless_ordered(ctx, sh, (wl >= 0) & (wl != lanes), wl, sh.w_phase, sh.w_sph, f, lanes,
+                                       phase, sph)
             if raw.any():
                 k = int(np.flatnonzero(raw)[0])
                 self._race(ctx, mem, RaceKind.READ_AFTER_WRITE, int(lanes[k]), int(wl[k]), int(f[k]), pos,
                            self.positions[sh.w_pos[f[k]]], lanes[raw], entries=f[raw])
         if sh.a_lane is not None:
             al = sh.a_lane[f]
-            hit = (al >= 0) & ((al != lanes) | sh.a_multi[f]) & sh.a_write[f] & self._unordered(
-                ctx, sh, al, sh.a_phase[f], None if sph is None else sh.a_sph[f], lanes, phase, sph)
+            hit = self._unless_ordered(ctx, sh, (al >= 0) & ((al != lanes) | sh.a_multi[f]) & sh.a_write[f], al,
+                                       sh.a_phase, sh.a_sph, f, lanes, phase, sph)
             if hit.any():
                 k = int(np.flatnonzero(hit)[0])
                 self._race(ctx, mem, RaceKind.READ_AFTER_WRITE, int(lanes[k]), int(al[k]), int(f[k]), pos,
                            self.positions[sh.a_pos[f[k]]], lanes[hit], entries=f[hit], atomic="earlier")
         if sh.device:
+            read = (f, lanes, self.pos_id(pos), phase, sph)
+            if sh.last_read is not None and _same_read(sh.last_read, read):
+                return  # the same read again: recording it twice leaves what recording it once does
+            sh.last_read = read
             self._device_read(ctx, sh, lanes, f, pos, phase, sph)
             return
         if sh.pending_epoch != ctx.sync_epoch:
             sh.pending = []
             sh.pending_epoch = ctx.sync_epoch
             sh.reader_table = None
-        sh.pending.append((f, lanes, self.pos_id(pos), phase, sph))
+            sh.queued = 0
+        read = (f, lanes, self.pos_id(pos), phase, sph)
+        if sh.pending and _same_read(sh.pending[-1], read):
+            # The same read again (a loop reading one place): folding it twice leaves the table
+            # as folding it once does, so it is not queued twice.
+            return
+        sh.pending.append(read)
+        sh.queued += f.size
+        if sh.queued > sh.queue_limit:
+            self._readers(ctx, sh)
+            sh.pending = [read]  # the last read stays, for telling a repeat of it
+            sh.reader_folded = 1
+            sh.queued = f.size
 
     def _device_read(self, ctx, sh: Shadow, lanes, f, pos: Pos, phase, sph) -> None:
         old = sh.r_lane[f]
@@ -328,28 +411,28 @@ class Sanitizer:
         (mask over the accesses, the reader lanes, the position table)."""
         if sh.device:
             rl = sh.r_lane[f]
-            multi, msimd = sh.r_multi[f], sh.r_msimd[f]
-            un = self._unordered(ctx, sh, rl, sh.r_phase[f], None if sph is None else sh.r_sph[f], lanes, phase, sph,
-                                 msimd)
-            return (rl >= 0) & ((rl != lanes) | multi) & un, rl, sh.r_pos
+            return self._unless_ordered(ctx, sh, (rl >= 0) & ((rl != lanes) | sh.r_multi[f]), rl, sh.r_phase,
+                                        sh.r_sph, f, lanes, phase, sph, sh.r_msimd), rl, sh.r_pos
         if not sh.pending or sh.pending_epoch != ctx.sync_epoch:
-            return None, None, None
+            return None, None, None  # no read in this phase (the queue is never emptied within one)
         reader, multi, msimd, where, when, rsph = self._readers(ctx, sh)
         rl = reader[f]
-        un = self._unordered(ctx, sh, rl, when[f], None if sph is None else rsph[f], lanes, phase, sph, msimd[f])
-        return (rl >= 0) & ((rl != lanes) | multi[f]) & un, rl, where
+        return self._unless_ordered(ctx, sh, (rl >= 0) & ((rl != lanes) | multi[f]), rl, when, rsph, f, lanes, phase,
+                                    sph, msimd), rl, where
 
     def on_write(self, ctx, mem: Memory, flat, view: View, mask, pos: Pos, raw) -> None:
         """A plain write of ``raw`` (the stored scalars) at ``flat``, checked before it lands."""
         sh = mem.shadow
+        if sh.all_init and not sh.track_races:
+            return  # thread-private memory every part of which holds a value: nothing to record
         lanes, f = self._lanes_and_flat(ctx, sh.entries(flat, view, ctx.n), mask)
         if lanes.size == 0:
             return
         if sh.track_races:
             phase, sph = self._now(ctx, sh, lanes)
             wl = sh.w_lane[f]
-            waw = (wl >= 0) & (wl != lanes) & self._unordered(
-                ctx, sh, wl, sh.w_phase[f], None if sph is None else sh.w_sph[f], lanes, phase, sph)
+            waw = self._unless_ordered(ctx, sh, (wl >= 0) & (wl != lanes), wl, sh.w_phase, sh.w_sph, f, lanes,
+                                       phase, sph)
             if waw.any():
                 k = int(np.flatnonzero(waw)[0])
                 same = self._same_value(ctx, mem, flat, view, raw, lanes[waw], None)
@@ -365,8 +448,8 @@ class Sanitizer:
                            self.positions[r_pos[f[k]]], lanes[war], entries=f[war])
             if sh.a_lane is not None:
                 al = sh.a_lane[f]
-                hit = (al >= 0) & ((al != lanes) | sh.a_multi[f]) & self._unordered(
-                    ctx, sh, al, sh.a_phase[f], None if sph is None else sh.a_sph[f], lanes, phase, sph)
+                hit = self._unless_ordered(ctx, sh, (al >= 0) & ((al != lanes) | sh.a_multi[f]), al, sh.a_phase,
+                                           sh.a_sph, f, lanes, phase, sph)
                 if hit.any():
                     k = int(np.flatnonzero(hit)[0])
                     self._race(ctx, mem, RaceKind.WRITE_AFTER_WRITE, int(lanes[k]), int(al[k]), int(f[k]), pos,
@@ -393,7 +476,7 @@ class Sanitizer:
         """An atomic operation by ``lanes`` on the elements at ``flat`` (one per lane): atomics
         never race with each other, but do with plain accesses nothing orders against them."""
         sh = mem.shadow
-        f_all = sh.entries(np.asarray(flat)[lanes], view, lanes.size)
+        f_all = sh.entries(flat if lanes is ctx.all_lanes else np.asarray(flat)[lanes], view, lanes.size)
         if np.ndim(f_all) > 1:
             lanes = np.repeat(lanes, f_all.shape[1])
             f_all = f_all.reshape(-1)
@@ -408,8 +491,7 @@ class Sanitizer:
         sh.ensure_atomics()
         phase, sph = self._now(ctx, sh, lanes)
         wl = sh.w_lane[f]
-        hit = (wl >= 0) & (wl != lanes) & self._unordered(
-            ctx, sh, wl, sh.w_phase[f], None if sph is None else sh.w_sph[f], lanes, phase, sph)
+        hit = self._unless_ordered(ctx, sh, (wl >= 0) & (wl != lanes), wl, sh.w_phase, sh.w_sph, f, lanes, phase, sph)
         if hit.any():
             k = int(np.flatnonzero(hit)[0])
             self._race(ctx, mem, RaceKind.WRITE_AFTER_WRITE if writes else RaceKind.READ_AFTER_WRITE, int(lanes[k]),
@@ -531,7 +613,8 @@ class Sanitizer:
                        "write-after-write": "also written by"}[kind]
             misplaced = None if same_group or mem.space == AddressSpace.THREADGROUP else partial_group_fix(ctx)
             if mem.space == AddressSpace.THREADGROUP:
-                fix = threadgroup_race_fix(pos, other_pos, later_writes=kind != RaceKind.READ_AFTER_WRITE)
+                fix = threadgroup_race_fix(pos, other_pos, later_writes=kind != RaceKind.READ_AFTER_WRITE,
+                                           in_loop=in_loop(ctx))
                 lanes_ = ctx.lanes
                 if other >= 0 and same_group and lanes_.threads_in_group[lanes_.group[lane]] > SIMD_WIDTH \
                         and lanes_.simd_in_group[other] == lanes_.simd_in_group[lane]:

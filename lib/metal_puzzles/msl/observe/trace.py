@@ -79,6 +79,11 @@ class Recorder:
         self.limit = limit
         self.recorded = 0  # element accesses recorded
         self.truncated = False
+        # Shared by the events of a loop instead of copied into each (read-only): all lanes each
+        # repeated k times, by k; the last lanes' threadgroups; the last phases, until a barrier.
+        self._all_repeated: dict[int, np.ndarray] = {}
+        self._last_groups: tuple | None = None
+        self._last_phases: tuple | None = None
 
     def track(self, ctx, mem, val, flat, mask):
         """Attach provenance atoms to values just loaded from ``mem``."""
@@ -93,7 +98,7 @@ class Recorder:
 
     def access(self, kind, mem, mask, flat, pos, ctx, val) -> None:
         n = ctx.n
-        lanes = np.arange(n) if mask is None else np.flatnonzero(mask)
+        lanes = ctx.all_lanes if mask is None else np.flatnonzero(mask)
         flat = np.asarray(flat)
         if flat.ndim == 0 or flat.shape[0] != n:
             flat = np.broadcast_to(flat, (n,) + flat.shape)
@@ -115,15 +120,44 @@ class Recorder:
         self.recorded += idx.size
         width = idx.shape[1] if idx.ndim > 1 else 1
         if width > 1:  # vector accesses: one entry per component
-            lanes = np.repeat(lanes, width)
+            if values is not None and values.size == lanes.size:
+                # One scalar a lane covering several elements of byte-sized memory (a float stored
+                # into a struct's bytes): each element the write covers shows the value written.
+                values = np.repeat(values, width)
+            lanes = self._repeated(ctx, width) if lanes is ctx.all_lanes else np.repeat(lanes, width)
             idx = idx.reshape(-1)
             if sources is not None:
                 sources = [s for s in sources for _ in range(width)]
-        group = ctx.lanes.group[lanes]
-        self.events.append(AccessEvent(kind, mem.name, mem.space, lanes, idx.astype(np.int64), group,
-                                       ctx.phase[group].copy(), pos.line, pos.file, self.seq, sources, values,
-                                       _step(ctx)))
+        group, phase = self._groups_and_phases(ctx, lanes)
+        self.events.append(AccessEvent(kind, mem.name, mem.space, lanes, idx.astype(np.int64), group, phase,
+                                       pos.line, pos.file, self.seq, sources, values, _step(ctx)))
         self.seq += 1
+
+    def _repeated(self, ctx, width: int) -> np.ndarray:
+        lanes = self._all_repeated.get(width)
+        if lanes is None:
+            lanes = self._all_repeated[width] = np.repeat(ctx.all_lanes, width)
+            lanes.flags.writeable = False
+        return lanes
+
+    def _groups_and_phases(self, ctx, lanes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The threadgroup of each of ``lanes`` and its barrier phase now, shared with the events
+        before while the lanes are the same array and no barrier ran (a barrier changes
+        ``ctx.phase`` in place, and counts itself in ``ctx.barrier_count``)."""
+        last = self._last_groups
+        if last is not None and last[0] is lanes:
+            group = last[1]
+        else:
+            group = ctx.lanes.group[lanes]
+            group.flags.writeable = False
+            self._last_groups = (lanes, group)
+        last = self._last_phases
+        if last is not None and last[0] is group and last[1] == ctx.barrier_count:
+            return group, last[2]
+        phase = ctx.phase[group]
+        phase.flags.writeable = False
+        self._last_phases = (group, ctx.barrier_count, phase)
+        return group, phase
 
     def out_of_bounds(self, kind, mem, lanes_mask, off, pos, ctx) -> None:
         """Accesses of the lanes in ``lanes_mask`` at offsets ``off`` (within the lane's region of
@@ -173,22 +207,31 @@ def _step(ctx) -> int:
 
 def flatten_events(events: list[AccessEvent], group: int | None, lane: int | None, phase: int | None,
                    in_bounds: bool) -> list[ElementAccess]:
-    """Events as element accesses, thread by thread, optionally filtered."""
+    """Events as element accesses, thread by thread, optionally filtered. Each event's selected
+    fields are converted to Python numbers in one go (not element by element): a traced loop
+    makes millions of them."""
     out = []
     for e in events:
+        sel = None
         if lane is not None:  # the common case of the explorer: one thread among many
             sel = np.flatnonzero(e.lanes == lane)
             if sel.size == 0:
                 continue
-        else:
-            sel = np.arange(e.lanes.size)
         if group is not None:
-            sel = sel[np.asarray(e.group)[sel] == group]
+            groups = np.asarray(e.group)
+            sel = np.flatnonzero(groups == group) if sel is None else sel[groups[sel] == group]
         if phase is not None:
-            sel = sel[e.phase[sel] == phase]
-        for k in sel:
-            out.append(ElementAccess(
-                e.kind, e.buffer, e.space, int(e.lanes[k]), int(e.group[k]), int(e.index[k]), int(e.phase[k]),
-                e.line, e.seq, e.sources[k] if e.sources is not None else frozenset(),
-                e.values[k] if e.values is not None else None, e.step, in_bounds))
+            sel = np.flatnonzero(e.phase == phase) if sel is None else sel[e.phase[sel] == phase]
+        if sel is None:
+            sel = np.arange(e.lanes.size)
+        if sel.size == 0:
+            continue
+        picked = sel.tolist()
+        sources = [e.sources[k] for k in picked] if e.sources is not None else [frozenset()] * len(picked)
+        values = list(e.values[sel]) if e.values is not None else [None] * len(picked)
+        kind, buffer, space, line, seq, step = e.kind, e.buffer, e.space, e.line, e.seq, e.step
+        out.extend(ElementAccess(kind, buffer, space, ln, g, i, ph, line, seq, src, v, step, in_bounds)
+                   for ln, g, i, ph, src, v in zip(e.lanes[sel].tolist(), np.asarray(e.group)[sel].tolist(),
+                                                   e.index[sel].tolist(), e.phase[sel].tolist(), sources, values,
+                                                   strict=True))
     return out

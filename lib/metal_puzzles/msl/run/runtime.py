@@ -104,6 +104,19 @@ class Ctx:
         self.variables: list = []
         #: Each memory's address, once a pointer into it is converted to a number.
         self.addresses: dict[int, int] = {}
+        #: The kernel's own name for each thread attribute it takes (a whole shader names them:
+        #: 'uint tpt [[threads_per_threadgroup]]'); a kernel body uses the attributes' names.
+        self.attribute_names: dict[str, str] = {}
+        #: The checked kernel body, for hints that depend on how the code computes something.
+        self.body = None
+        #: What explains a wrong output, should there be one (``RunResult.output_hints``), by place.
+        self.output_hints: dict[Pos, str] = {}
+
+    def attribute_name(self, attribute: str) -> str | None:
+        """What the kernel calls a thread attribute, or None when it does not take it."""
+        if attribute in self.attribute_names:
+            return self.attribute_names[attribute]
+        return attribute if attribute in self.attrs else None
 
     def address_of(self, p: Ptr, unit: int, m, pos) -> np.ndarray:
         """The number a pointer converts to (``reinterpret_cast<ulong>(p)``): each memory gets an
@@ -393,7 +406,7 @@ class Ctx:
             mask = ~bad if mask is None else (mask & ~bad)
         flat = safe if base is None else base + safe
         flat = np.broadcast_to(flat, (self.n,))
-        lanes = np.arange(self.n) if mask is None else np.flatnonzero(mask)
+        lanes = self.all_lanes if mask is None else np.flatnonzero(mask)
         return p.mem, data, flat, lanes, mask
 
     def atomic(self, p: Ptr, mask, op: str, value, pos: Pos, elem, want_old: bool):
@@ -412,28 +425,36 @@ class Ctx:
         vals = np.broadcast_to(np.asarray(value, dtype=data.dtype), (self.n,))
         addr = flat[lanes]
         v = vals[lanes]
+        if op == "store" and pos not in self.output_hints:
+            self._note_lost_stores(mem, addr, lanes, v, pos)
         if self.recorder is not None:
             self.recorder.access(AccessKind.ATOMIC, mem, mask, rescale(flat, view.unit, mem.unit, self.n), pos, self, value)
-        ufunc = {"add": np.add, "sub": np.subtract, "min": np.minimum, "max": np.maximum,
-                 "and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor}.get(op)
+        ufunc = _ATOMIC_UFUNCS.get(op)
         if ufunc is not None and not want_old:
             ufunc.at(data, addr, v)  # unbuffered, in lane order
             return old
-        # Rounds: each round applies the first remaining lane of every address.
-        remaining = np.arange(lanes.size)
-        while remaining.size:
-            _, first = np.unique(addr[remaining], return_index=True)
-            pick = remaining[first]
-            a = addr[pick]
-            old[lanes[pick]] = data[a]
-            if op == "exchange" or op == "store":
-                data[a] = v[pick]
-            else:
-                data[a] = ufunc(data[a], v[pick])
-            keep = np.ones(remaining.size, dtype=bool)
-            keep[first] = False
-            remaining = remaining[keep]
+        old[lanes] = apply_in_lane_order(data, addr, v, ufunc)
         return old
+
+    def _note_lost_stores(self, mem: Memory, addr, lanes, v, pos: Pos) -> None:
+        """Several threads atomically storing different values into one element at once: the
+        stores are atomic, so nothing races, but only one value survives. Where they meant to
+        add, the output is wrong, and this says why."""
+        order = np.argsort(addr, kind="stable")
+        a, vals, ln = addr[order], v[order], lanes[order]
+        repeat = np.flatnonzero(a[1:] == a[:-1])
+        differ = repeat[vals[repeat + 1] != vals[repeat]]
+        if differ.size == 0:
+            return
+        k = int(differ[0])
+        same = ln[a == a[k]]
+        others = same.size - 2
+        more = f" and {others} other thread{'s' if others != 1 else ''}" if others > 0 else ""
+        self.output_hints[pos] = (
+            f"line {pos.line}: {self.lanes.label(int(same[0]))}, {self.lanes.label(int(same[1]))}{more} store "
+            f"different values into {mem.name}[{int(a[k])}] with one atomic_store_explicit: a store replaces the "
+            "element, so only one of their updates survives and the others are lost. To add every thread's value, "
+            "use atomic_fetch_add_explicit")
 
     def atomic_cas(self, p: Ptr, mask, expected, desired, pos: Pos, elem):
         view = view_of(elem)
@@ -446,12 +467,10 @@ class Ctx:
         des = np.broadcast_to(np.asarray(desired, dtype=data.dtype), (self.n,))
         ok = np.zeros(self.n, dtype=bool)
         old = np.array(exp, copy=True)
-        addr = flat[lanes]
-        remaining = np.arange(lanes.size)
-        while remaining.size:
-            _, first = np.unique(addr[remaining], return_index=True)
-            pick = remaining[first]
-            a = addr[pick]
+        # Round r applies the r-th lane (in lane order) of every address: the compare depends on
+        # what the lanes before it left, so an address's lanes take one round each.
+        for pick in _rounds(flat[lanes]):
+            a = flat[lanes[pick]]
             cur = data[a]
             ln = lanes[pick]
             # Compare bit patterns, as the hardware does (so -0.0 != 0.0 and NaN can match).
@@ -459,12 +478,92 @@ class Ctx:
             ok[ln] = same
             old[ln] = cur
             data[a[same]] = des[ln[same]]
-            keep = np.ones(remaining.size, dtype=bool)
-            keep[first] = False
-            remaining = remaining[keep]
         if self.recorder is not None:
             self.recorder.access(AccessKind.ATOMIC, mem, mask, rescale(flat, view.unit, mem.unit, self.n), pos, self, desired)
         return ok, old
 
 
-__all__ = ["Ctx", "Frame", "LoopState"]
+#: The read-modify-write of each fetch-and-op atomic (exchange and store just replace the value).
+_ATOMIC_UFUNCS = {"add": np.add, "sub": np.subtract, "min": np.minimum, "max": np.maximum,
+                  "and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor}
+
+#: At most this many table cells per update when atomics on one address are applied together
+#: (see ``apply_in_lane_order``); addresses with more lanes are applied one address at a time.
+_TABLE_CELLS_PER_UPDATE = 4
+
+
+def _groups(addr: np.ndarray):
+    """The updates grouped by address, lane order kept within each: (order that sorts them,
+    start of each address's run in that order, each run's length, each update's rank in its run)."""
+    order = np.argsort(addr, kind="stable")
+    sorted_addr = addr[order]
+    starts = np.flatnonzero(np.concatenate(([True], sorted_addr[1:] != sorted_addr[:-1])))
+    sizes = np.diff(np.append(starts, addr.size))
+    rank = np.arange(addr.size) - np.repeat(starts, sizes)
+    return order, starts, sizes, rank
+
+
+def _rounds(addr: np.ndarray):
+    """Index arrays into ``addr``, one per round: round r holds the r-th update (in lane order)
+    of every address that has one."""
+    if addr.size == 0:
+        return []
+    order, _, _, rank = _groups(addr)
+    by_rank = np.argsort(rank, kind="stable")
+    bounds = np.flatnonzero(np.diff(rank[by_rank])) + 1
+    return np.split(order[by_rank], bounds)
+
+
+def apply_in_lane_order(data: np.ndarray, addr: np.ndarray, v: np.ndarray, ufunc) -> np.ndarray:
+    """Apply one atomic update per lane to ``data[addr]`` (``data[a] = ufunc(data[a], v)``, or
+    ``data[a] = v`` for an exchange when ``ufunc`` is None), the lanes of each address one after
+    another in lane order, and return the value each lane found (its atomic's result).
+
+    Each address's values form a row of a table that starts with what memory holds; a
+    ``ufunc.accumulate`` along the rows is that sequence of updates, each rounded in the element
+    type as the update itself rounds it (float additions in float32, one after another), so every
+    lane's result and the final value are exactly those of the updates applied one by one.
+    """
+    if addr.size == 0:
+        return np.empty(0, dtype=data.dtype)
+    if (addr == addr[0]).all():  # one address (a counter): one row, in lane order already
+        a = addr[0]
+        line = np.concatenate((data[a:a + 1], np.asarray(v, dtype=data.dtype)))
+        if ufunc is not None:
+            line = ufunc.accumulate(line, dtype=data.dtype)
+        data[a] = line[-1]
+        return line[:-1]
+    order, starts, sizes, rank = _groups(addr)
+    first = addr[order[starts]]
+    values = np.asarray(v, dtype=data.dtype)[order]
+    row = np.repeat(np.arange(starts.size), sizes)
+    # Rows as long as the longest address's run, unless that makes a table much larger than the
+    # updates (one hot address among many): then the long runs go one address at a time.
+    width = int(sizes.max())
+    wide = np.zeros(starts.size, dtype=bool)
+    if starts.size * width > _TABLE_CELLS_PER_UPDATE * addr.size + 64:
+        width = max(1, _TABLE_CELLS_PER_UPDATE * addr.size // starts.size)
+        wide = sizes > width
+    narrow = ~wide[row]
+    table = np.zeros((starts.size, width + 1), dtype=data.dtype)
+    table[:, 0] = data[first]
+    table[row[narrow], rank[narrow] + 1] = values[narrow]
+    if ufunc is not None:
+        table = ufunc.accumulate(table, axis=1, dtype=data.dtype)
+    found = np.empty(addr.size, dtype=data.dtype)
+    found[narrow] = table[row[narrow], rank[narrow]]
+    last = np.where(wide, 0, sizes)
+    data[first] = table[np.arange(starts.size), last]
+    for g in np.flatnonzero(wide):  # long runs: one row each
+        run = slice(starts[g], starts[g] + sizes[g])
+        line = np.concatenate(([data[first[g]]], values[run])).astype(data.dtype, copy=False)
+        if ufunc is not None:
+            line = ufunc.accumulate(line, dtype=data.dtype)
+        found[run] = line[:-1]
+        data[first[g]] = line[-1]
+    old = np.empty(addr.size, dtype=data.dtype)
+    old[order] = found
+    return old
+
+
+__all__ = ["Ctx", "Frame", "LoopState", "apply_in_lane_order"]
