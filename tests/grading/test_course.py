@@ -339,3 +339,18 @@ def test_a_template_under_a_header_of_the_learners_own_is_graded(tmp_path, capsy
     same = write_nb(tmp_path / "same.ipynb", [kernel_cell("matmul", "  " + p.template.replace("\n", "\n\n"), p.header)])
     g = grade(capsys, [same], tmp_path / "out2", "--seed", SEED)
     assert g.student("same")["puzzles"]["matmul_full"]["status"] == "not-attempted"  # whitespace aside, the template
+
+
+def test_a_roster_typed_in_nfc_names_a_file_saved_in_nfd(tmp_path, capsys) -> None:
+    import unicodedata
+
+    from metal_puzzles.grading.roster import load_roster, mapping_mismatch
+    from metal_puzzles.grading.submissions import collect_submissions
+
+    nfd = unicodedata.normalize("NFD", "José García.ipynb")
+    write_nb(tmp_path / nfd, [kernel_cell("map", solution("map"))])
+    (tmp_path / "roster.csv").write_text("Name;ID;File\nJosé García;j003;José García.ipynb\n", encoding="utf-8")
+    roster = load_roster(tmp_path / "roster.csv")
+    files, _ = collect_submissions([tmp_path / nfd], 2**20)
+    assert mapping_mismatch(roster.mapping, files) is None  # refused as matching nothing, were names compared raw
+    assert roster.names == {"j003": "José García"}

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import csv
 import io
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -34,6 +35,12 @@ NAME_COLUMNS = frozenset({"name", "full name", "student", "student name", "displ
 class Roster:
     mapping: dict[str, str] = field(default_factory=dict)  # notebook file -> student id
     names: dict[str, str] = field(default_factory=dict)  # student id -> name, where the roster gives one
+
+
+def _nfc(text: str) -> str:
+    """Names compared in Unicode's composed form: a roster typed on Windows (NFC) must match a
+    file saved by macOS (NFD)."""
+    return unicodedata.normalize("NFC", text)
 
 
 def _key(cell: str) -> str:
@@ -59,7 +66,7 @@ def load_roster(path: str | Path | None) -> Roster:
         if len(cells) <= max(file_col, id_col) or not cells[file_col] or not cells[id_col]:
             raise MappingError(f"{printable(path)}, line {line}: expected a notebook file in column "
                                f"{file_col + 1} and a student id in column {id_col + 1}, got {printable(row, limit=200)}")
-        name, sid = cells[file_col], cells[id_col]
+        name, sid = _nfc(cells[file_col]), _nfc(cells[id_col])
         if len(sid) > MAX_ID_CHARS:
             raise MappingError(f"{printable(path)}, line {line}: the student id is {len(sid)} characters long; "
                                f"at most {MAX_ID_CHARS} are allowed")
@@ -67,7 +74,7 @@ def load_roster(path: str | Path | None) -> Roster:
             raise MappingError(f"{printable(path)}, line {line}: {printable(name, limit=200)} is mapped twice")
         mapping[name] = sid
         if name_col is not None and name_col < len(cells) and cells[name_col]:
-            names[sid] = cells[name_col][:MAX_ID_CHARS]
+            names[sid] = _nfc(cells[name_col])[:MAX_ID_CHARS]
     if not mapping:
         raise MappingError(f"the roster {printable(path)} holds no rows under its header")
     return Roster(mapping, names)
@@ -112,10 +119,10 @@ def mapping_mismatch(mapping: dict[str, str], submissions: list[Submission]) -> 
     student would be graded under a file-name id), or None."""
     if not mapping or not submissions:
         return None
-    keys = {k for sub in submissions for k in (sub.relative, Path(sub.path).name, sub.path)}
-    if any(name in keys for name in mapping):
+    keys = {_nfc(k) for sub in submissions for k in (sub.relative, Path(sub.path).name, sub.path)}
+    if any(_nfc(name) in keys for name in mapping):
         return None
-    ids_named = [sid for sid in mapping.values() if sid in keys or sid.lower().endswith(".ipynb")]
+    ids_named = [sid for sid in mapping.values() if _nfc(sid) in keys or sid.lower().endswith(".ipynb")]
     if ids_named:
         return (f"no row of the mapping names a submission, and its second column holds notebook names "
                 f"({printable(ids_named[0], limit=100)!r}): the columns look swapped. Put the notebook file first "
