@@ -1036,6 +1036,10 @@ class Evaluator:
             return self.call_builtin(func, args, kwargs, starred, node)
         if isinstance(func, BoundMethod):
             return self.call_method(func, args, kwargs, starred, node, scope)
+        if isinstance(func, Unknown) and _names_metal_kernel(node.func):
+            # MetalKernel itself may have been replaced (exec, %run): the kernel is built, unreadably.
+            kwargs = {**kwargs, "source": func}
+            return self.build_kernel(args[:3], kwargs, False, node)
         # A call the grader does not follow: a function of the notebook handed to it may be called by it.
         for value in (*args, *kwargs.values()):
             if isinstance(value, Function | Problem):
@@ -1363,9 +1367,12 @@ def _captured(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
 
 
 def _builds_kernels(node: ast.AST) -> bool:
-    return any(isinstance(n, ast.Name | ast.Attribute) and (getattr(n, "id", None) == "MetalKernel" or
-                                                           getattr(n, "attr", None) == "MetalKernel")
-               for n in ast.walk(node))
+    return any(isinstance(n, ast.Name | ast.Attribute) and _names_metal_kernel(n) for n in ast.walk(node))
+
+
+def _names_metal_kernel(func: ast.expr) -> bool:
+    return isinstance(func, ast.Name) and func.id == "MetalKernel" or \
+        isinstance(func, ast.Attribute) and func.attr == "MetalKernel"
 
 
 def _holds(value: Any, obj: KList) -> bool:
