@@ -130,6 +130,22 @@ def test_formatting_and_string_methods_of_known_values_are_computed():
     assert nb.kernels["map"].source == "\nuint i = thread_position_in_grid.x;\nout[i] = a[i] + 10;\n"
 
 
+@pytest.mark.parametrize("cells", [
+    # A loop that leaves by its break; a try around check(); the problem's own function.
+    [f"while True:\n    source = {SOL!r}\n    break\nk = {KERNEL.format('source')}\n"],
+    [f"def map_test(a):\n    return {KERNEL.format(repr(SOL))}\n\n\n{PROBLEM}",
+     "try:\n    problem.check()\nexcept Exception as exc:\n    print(exc)\n"],
+    [f"SOURCES = {{'map': {SOL!r}}}\nsource = {SOL!r}\nsources = [source]\n"
+     f"def map_test(a):\n    return {KERNEL.format('sources[0]')}\n\n\n{PROBLEM}", "problem.fn(None)"],
+    # Two branches that agree; a condition on a known value inside a function's default.
+    [f"import random\nif random.random() < 0.5:\n    source = {SOL!r}\nelse:\n    source = {SOL!r}\n"
+     f"k = {KERNEL.format('source')}\n"],
+])
+def test_more_constructs_read_as_they_run(cells):
+    nb = read(*cells)
+    assert nb.kernels["map"].source == SOL and nb.issues == []
+
+
 # ------------------------------------------------------------------ what cannot be read is named
 UNREADABLE = {
     "a file read when the notebook runs": (
@@ -158,6 +174,23 @@ def test_a_kernel_the_grader_cannot_read_is_named_with_the_cell_line_and_constru
     assert any(c in kernel.problem for c in construct.split("|")), kernel.problem
     assert 'source = """..."""' in kernel.problem  # the way to write it that the grader reads
     assert any(kernel.problem in issue and issue.startswith("kernel 'map'") for issue in nb.issues)
+
+
+@pytest.mark.parametrize(("cell", "construct"), [
+    (f"make = lambda: {KERNEL.format(repr(BROKEN))}\n", "a lambda"),
+    (f"class Kernels:\n    def build(self):\n        return {KERNEL.format(repr(BROKEN))}\n",
+     "the method Kernels.build()"),
+    (f"def kernels():\n    yield {KERNEL.format(repr(BROKEN))}\n\n\nfor k in kernels():\n    pass\n",
+     "the generator kernels()"),
+    (f"import functools\n@functools.cache\ndef cached(a):\n    return {KERNEL.format(repr(BROKEN))}\n",
+     "the decorated function cached()"),
+])
+def test_a_kernel_also_built_by_code_the_grader_does_not_follow_is_not_read(cell, construct):
+    # The correct kernel is built first; code that may build another one at a time the grader
+    # cannot know follows: the grader must not claim either.
+    nb = read(f"k = {KERNEL.format(repr(SOL))}\n", cell)
+    kernel = nb.kernels["map"]
+    assert kernel.source is None and construct in kernel.problem, kernel.problem
 
 
 def test_the_note_reaches_results_json_the_report_and_metal_puzzles_check(tmp_path, capsys):

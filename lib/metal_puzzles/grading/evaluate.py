@@ -140,9 +140,9 @@ _BUILTINS = {name: Builtin(name) for name in (
     "print", "len", "str", "range", "list", "tuple", "int", "enumerate", "zip", "reversed", "exec", "eval",
     "globals", "locals", "vars", "setattr", "delattr", "__import__", "compile", "get_ipython", "display",
     "MetalKernel", "MetalProblem", "GradProblem")}
+_PACKAGE_NAMES = {"MetalKernel", "MetalProblem", "GradProblem"}
 #: Calls that can change any variable of the notebook: after one, nothing is known.
 _NAMESPACE_CHANGERS = {"exec", "eval", "globals", "locals", "vars", "setattr", "delattr", "__import__", "compile"}
-_PROBLEM_METHODS = {"show", "check", "explore", "profile", "run_case", "kernel_for"}
 _STR_METHODS = {"format", "replace", "join", "strip", "lstrip", "rstrip", "removeprefix", "removesuffix", "upper",
                 "lower", "splitlines", "split", "expandtabs", "center", "ljust", "rjust", "zfill"}
 _LIST_MUTATORS = {"append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse"}
@@ -270,6 +270,9 @@ class Evaluator:
         self.loops: list[_LoopSinks] = []
         self.raises: list[list[State]] = []
         self.called: set[int] = set()  # ids of Functions the notebook called
+        #: Kernels built by code the grader does not follow (a lambda, a class's method, a generator,
+        #: a decorated function): when they are built cannot be known, so neither can their source.
+        self.unpredictable: dict[str, KernelBuild] = {}
         self.notes: list[str] = []
         #: Once the namespace escaped (globals(), exec), no module variable is known again.
         self.escaped: Unknown | None = None
@@ -328,7 +331,23 @@ class Evaluator:
             self.st = saved
         kernels = dict(fallback)
         kernels.update(executed)
+        kernels.update(self.unpredictable)
         return Outcome(kernels, self.notes)
+
+    def builds_out_of_sight(self, node: ast.AST, what: str) -> None:
+        """``MetalKernel(...)`` calls in code the grader does not follow (``what``): each kernel
+        they may build cannot be read, since when (and whether) it is built is not known."""
+        for call in ast.walk(node):
+            if not (isinstance(call, ast.Call) and _names_metal_kernel(call.func)):
+                continue
+            name_node = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "name"), None)
+            line = call.lineno + self.line_offset
+            if isinstance(name_node, ast.Constant) and isinstance(name_node.value, str):
+                why = self.unknown(f"a MetalKernel(...) inside {what}, which the grader does not follow", call.lineno)
+                self.unpredictable[name_node.value] = KernelBuild(name_node.value, why, "", None, None, self.cell, line)
+            else:
+                self.notes.append(f"code cell {self.cell}, line {line}: a MetalKernel(...) inside {what}, whose "
+                                  "name the grader cannot read; it cannot be graded")
 
     # ------------------------------------------------------------------ helpers
     def unknown(self, construct: str, lineno: int) -> Unknown:
@@ -340,10 +359,13 @@ class Evaluator:
             raise GiveUp(f"more than {MAX_STEPS:,} steps to follow (the grader stopped there)")
 
     def taint(self, why: Unknown) -> None:
-        """Something may have changed any variable: none is known any more."""
+        """Something may have changed any variable: none is known any more. (The names of
+        metal_puzzles' own classes stay: a notebook that rebinds MetalKernel to something else
+        and then calls it with a literal source is not one the grader protects.)"""
         for frame in self.st.frames.values():
-            for name in frame:
-                frame[name] = why
+            for name, value in frame.items():
+                if not (isinstance(value, Builtin) and value.name in _PACKAGE_NAMES):
+                    frame[name] = why
 
     def fork_paths(self, paths: list[Callable[[], None]], why: Unknown) -> None:
         """Run each path from the current state; continue with what the ones that go on agree on."""
@@ -375,9 +397,10 @@ class Evaluator:
                 if fid in frames and name in frames[fid]:
                     return frames[fid][name]
         if name in frames[0]:
-            if self.escaped is not None:
+            value = frames[0][name]
+            if self.escaped is not None and not (isinstance(value, Builtin) and value.name in _PACKAGE_NAMES):
                 return self.escaped
-            return frames[0][name]
+            return value
         if name in _BUILTINS:
             return _BUILTINS[name]
         return self.unknown(f"the name '{name}', which has no value the grader can read here", lineno)
@@ -415,6 +438,7 @@ class Evaluator:
         """A statement the evaluator does not follow: what it may assign becomes unknown, and
         functions it mentions may be called by it."""
         why = self.unknown(f"a '{type(stmt).__name__}' statement", stmt.lineno)
+        self.builds_out_of_sight(stmt, f"a '{type(stmt).__name__}' statement")
         self.call_mentioned_functions(stmt, scope)
         for name in _assigned_names([stmt]):
             self.store(name, why, scope)
@@ -503,6 +527,8 @@ class Evaluator:
                 defaults[arg.arg] = self.eval(default, scope)
         closure = scope.closure + ((scope.frame,) if scope.kind == "function" else ())
         fn = Function(stmt, closure, defaults, self.cell, self.line_offset, next(self.serial))
+        if stmt.decorator_list:  # a decorator may change when (and whether) the body runs
+            self.builds_out_of_sight(stmt, f"the decorated function {stmt.name}()")
         self.store(stmt.name, fn, scope)
 
     stmt_AsyncFunctionDef = stmt_FunctionDef
@@ -513,6 +539,9 @@ class Evaluator:
         frame = self._new_frame()
         self.exec_block(stmt.body, _Scope(frame, "class", closure=scope.closure + (
             (scope.frame,) if scope.kind == "function" else ())))
+        for inner in stmt.body:  # its methods run when an object of it calls them: not followed
+            if isinstance(inner, ast.FunctionDef | ast.AsyncFunctionDef):
+                self.builds_out_of_sight(inner, f"the method {stmt.name}.{inner.name}()")
         self.store(stmt.name, self.unknown(f"the class '{stmt.name}'", stmt.lineno), scope)
 
     def stmt_Return(self, stmt: ast.Return, scope: _Scope) -> None:
@@ -608,15 +637,17 @@ class Evaluator:
     stmt_AsyncFor = stmt_For
 
     def stmt_While(self, stmt: ast.While, scope: _Scope) -> None:
-        if self.truth(self.eval(stmt.test, scope)) is False:
+        truth = self.truth(self.eval(stmt.test, scope))
+        if truth is False:
             self.exec_block(stmt.orelse, scope)
             return
         why = self.unknown(f"a value changed in the 'while' loop at line {stmt.lineno + self.line_offset}",
                            stmt.lineno)
-        self.loop_unknown(stmt, scope, why, lambda: self.eval(stmt.test, scope))
+        self.loop_unknown(stmt, scope, why, lambda: self.eval(stmt.test, scope), endless=isinstance(
+            stmt.test, ast.Constant) and bool(stmt.test.value))
 
     def loop_unknown(self, stmt: ast.For | ast.AsyncFor | ast.While, scope: _Scope, why: Unknown,
-                     start: Callable[[], None]) -> None:
+                     start: Callable[[], None], endless: bool = False) -> None:
         """A loop run a number of times the grader cannot know: followed from an entry state that
         is joined with each pass's end until nothing changes (each join only makes values unknown,
         so this ends), which then stands for every number of iterations."""
@@ -643,12 +674,14 @@ class Evaluator:
             entry = joined
         else:
             raise GiveUp(f"the loop at line {stmt.lineno + self.line_offset} (too many passes to follow)")
-        self.st = entry.fork()
-        try:
-            self.exec_block(stmt.orelse, scope)
-            exits = [self.st]
-        except _Ended:
-            exits = []
+        exits = []
+        if not endless:  # 'while True' leaves only by a break
+            self.st = entry.fork()
+            try:
+                self.exec_block(stmt.orelse, scope)
+                exits.append(self.st)
+            except _Ended:
+                pass
         exits += breaks
         if not exits:
             raise _Ended
@@ -777,6 +810,7 @@ class Evaluator:
         names it binds (the walrus) become unknown, functions it mentions may be called by it."""
         why = self.unknown(f"`{_construct(node)}` (a {_KIND_NAMES.get(type(node).__name__, 'construct')} the "
                            "grader does not evaluate)", node.lineno)
+        self.builds_out_of_sight(node, f"a {_KIND_NAMES.get(type(node).__name__, 'construct')}")
         self.call_mentioned_functions(node, scope)
         for sub in ast.walk(node):
             if isinstance(sub, ast.NamedExpr) and isinstance(sub.target, ast.Name):
@@ -994,8 +1028,8 @@ class Evaluator:
             return Builtin(name)  # metal_puzzles.kernel.MetalKernel through a module the grader did not follow
         if isinstance(owner, str) and name in _STR_METHODS or isinstance(owner, KList) and name in _LIST_MUTATORS:
             return BoundMethod(owner, name, node.value)
-        if isinstance(owner, Problem) and name in _PROBLEM_METHODS:
-            return BoundMethod(owner, name)
+        if isinstance(owner, Problem):  # problem.fn is the function; its methods call it
+            return owner.function if name == "fn" else BoundMethod(owner, name)
         if isinstance(owner, Builtin) and owner.name == "ipython":
             return BoundMethod(owner, name)
         if isinstance(owner, Unknown):
@@ -1042,13 +1076,19 @@ class Evaluator:
             return self.build_kernel(args[:3], kwargs, False, node)
         # A call the grader does not follow: a function of the notebook handed to it may be called by it.
         for value in (*args, *kwargs.values()):
-            if isinstance(value, Function | Problem):
-                self.call_unknowingly(value, node)
+            for callee in _callables_in(value):
+                self.call_unknowingly(callee, node)
         return self.unknown(f"the value of `{_construct(node)}`", node.lineno)
 
     def call_function(self, fn: Function, args: list[Any] | None, kwargs: dict[str, Any], node: ast.AST) -> Any:
         """Follow a call of the notebook's function (``args`` None: arguments the grader cannot know)."""
         self.called.add(id(fn))
+        if _is_generator(fn.node):  # its body runs as it is iterated, not when it is called
+            saved = self.cell, self.line_offset
+            self.cell, self.line_offset = fn.cell, fn.line_offset
+            self.builds_out_of_sight(fn.node, f"the generator {fn.node.name}()")
+            self.cell, self.line_offset = saved
+            return self.unknown(f"the generator {fn.node.name}()", getattr(node, "lineno", 0))
         if self.depth >= MAX_DEPTH:
             raise GiveUp(f"calls nested more than {MAX_DEPTH} deep")
         frame = self._new_frame()
@@ -1368,6 +1408,19 @@ def _captured(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
 
 def _builds_kernels(node: ast.AST) -> bool:
     return any(isinstance(n, ast.Name | ast.Attribute) and _names_metal_kernel(n) for n in ast.walk(node))
+
+
+def _is_generator(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    return any(isinstance(n, ast.Yield | ast.YieldFrom) for n in _own_nodes(node.body))
+
+
+def _callables_in(value: Any) -> list[Function | Problem]:
+    """The notebook's functions (and problems) in a value handed to code the grader does not follow."""
+    if isinstance(value, Function | Problem):
+        return [value]
+    if isinstance(value, tuple):
+        return [f for v in value for f in _callables_in(v)]
+    return []
 
 
 def _names_metal_kernel(func: ast.expr) -> bool:
