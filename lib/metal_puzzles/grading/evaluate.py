@@ -74,6 +74,38 @@ class KList(tuple):
         return tuple.__hash__(self)
 
 
+@dataclass(frozen=True)
+class FunctionFacts:
+    """What Python decides about a function before it runs, scanned once per definition."""
+
+    local_names: frozenset[str]  # every name it assigns, unless declared global or nonlocal
+    global_names: frozenset[str]
+    nonlocal_names: frozenset[str]
+    generator: bool  # its body runs as it is iterated, not when it is called
+    captured: bool  # it defines functions or classes, which may keep its frame alive
+    builds_kernels: bool  # it mentions MetalKernel
+
+    @staticmethod
+    def of(node: ast.FunctionDef | ast.AsyncFunctionDef) -> FunctionFacts:
+        globals_: set[str] = set()
+        nonlocals: set[str] = set()
+        generator = captured = False
+        for n in _own_nodes(node.body):
+            if isinstance(n, ast.Global):
+                globals_.update(n.names)
+            elif isinstance(n, ast.Nonlocal):
+                nonlocals.update(n.names)
+            elif isinstance(n, ast.Yield | ast.YieldFrom):
+                generator = True
+            elif isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
+                captured = True
+        a = node.args
+        params = {p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg) if p is not None}
+        local = (_assigned_names(node.body) | params) - globals_ - nonlocals
+        builds = any(isinstance(n, ast.Name | ast.Attribute) and _names_metal_kernel(n) for n in ast.walk(node))
+        return FunctionFacts(frozenset(local), frozenset(globals_), frozenset(nonlocals), generator, captured, builds)
+
+
 @dataclass(frozen=True, eq=False)
 class Function:
     """A function the notebook defined (compared by identity, as Python compares functions)."""
@@ -84,6 +116,7 @@ class Function:
     cell: int
     line_offset: int
     serial: int
+    facts: FunctionFacts
 
 
 @dataclass(frozen=True)
@@ -317,7 +350,7 @@ class Evaluator:
         executed = self.st.kernels
         fallback: dict[str, KernelBuild] = {}
         functions = sorted((v for v in self.st.frames[0].values() if isinstance(v, Function)
-                            and id(v) not in self.called and _builds_kernels(v.node)), key=lambda f: f.serial)
+                            and id(v) not in self.called and v.facts.builds_kernels), key=lambda f: f.serial)
         for fn in functions:
             saved = self.st.fork()
             self.cell, self.line_offset = fn.cell, fn.line_offset
@@ -526,7 +559,7 @@ class Evaluator:
             if default is not None:
                 defaults[arg.arg] = self.eval(default, scope)
         closure = scope.closure + ((scope.frame,) if scope.kind == "function" else ())
-        fn = Function(stmt, closure, defaults, self.cell, self.line_offset, next(self.serial))
+        fn = Function(stmt, closure, defaults, self.cell, self.line_offset, next(self.serial), FunctionFacts.of(stmt))
         if stmt.decorator_list:  # a decorator may change when (and whether) the body runs
             self.builds_out_of_sight(stmt, f"the decorated function {stmt.name}()")
         self.store(stmt.name, fn, scope)
@@ -1083,7 +1116,7 @@ class Evaluator:
     def call_function(self, fn: Function, args: list[Any] | None, kwargs: dict[str, Any], node: ast.AST) -> Any:
         """Follow a call of the notebook's function (``args`` None: arguments the grader cannot know)."""
         self.called.add(id(fn))
-        if _is_generator(fn.node):  # its body runs as it is iterated, not when it is called
+        if fn.facts.generator:  # its body runs as it is iterated, not when it is called
             saved = self.cell, self.line_offset
             self.cell, self.line_offset = fn.cell, fn.line_offset
             self.builds_out_of_sight(fn.node, f"the generator {fn.node.name}()")
@@ -1092,7 +1125,8 @@ class Evaluator:
         if self.depth >= MAX_DEPTH:
             raise GiveUp(f"calls nested more than {MAX_DEPTH} deep")
         frame = self._new_frame()
-        scope = _function_scope(fn, frame)
+        facts = fn.facts
+        scope = _Scope(frame, "function", facts.local_names, facts.global_names, facts.nonlocal_names, fn.closure)
         arg_unknown = self.unknown(f"an argument of {fn.node.name}()", getattr(node, "lineno", 0))
         self._bind(fn, frame, args, kwargs, arg_unknown)
         saved_cell, saved_offset = self.cell, self.line_offset
@@ -1114,7 +1148,7 @@ class Evaluator:
         why = self.unknown(f"a value that depends on where {fn.node.name}() returns", fn.node.lineno)
         self.st = join([s for s, _ in ends], why)
         values = [v for _, v in ends]
-        if not _captured(fn.node):
+        if not facts.captured:
             self.st.frames.pop(frame, None)
         if isinstance(fn.node, ast.AsyncFunctionDef):
             return self.unknown(f"the coroutine {fn.node.name}()", getattr(node, "lineno", 0))
@@ -1296,7 +1330,8 @@ class Evaluator:
                 fn_node = ast.FunctionDef(name=f"%{magic}", args=ast.arguments(
                     posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[]),
                     body=tree.body or [ast.Pass()], decorator_list=[], lineno=1, col_offset=0)
-                fn = Function(fn_node, (), {}, self.cell, self.line_offset, next(self.serial))
+                fn = Function(fn_node, (), {}, self.cell, self.line_offset, next(self.serial),
+                              FunctionFacts.of(fn_node))
                 self.call_function(fn, [], {}, node)
         finally:
             self.line_offset = saved
@@ -1342,21 +1377,6 @@ class Evaluator:
 
 
 # ----------------------------------------------------------------------------- static scans
-def _function_scope(fn: Function, frame: int) -> _Scope:
-    """Python decides a function's local names before it runs: every name it assigns, unless
-    declared ``global`` or ``nonlocal``."""
-    globals_, nonlocals = set(), set()
-    for node in _own_nodes(fn.node.body):
-        if isinstance(node, ast.Global):
-            globals_.update(node.names)
-        elif isinstance(node, ast.Nonlocal):
-            nonlocals.update(node.names)
-    a = fn.node.args
-    params = {p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg) if p is not None}
-    local = (_assigned_names(fn.node.body) | params) - globals_ - nonlocals
-    return _Scope(frame, "function", frozenset(local), frozenset(globals_), frozenset(nonlocals), fn.closure)
-
-
 def _own_nodes(body: Iterable[ast.AST]) -> Iterable[ast.AST]:
     """The nodes of a body, not descending into nested functions, classes or lambdas (their own
     scopes), but into comprehensions (a walrus there binds in this scope)."""
@@ -1398,20 +1418,6 @@ def _assigned_names(body: Iterable[ast.AST]) -> set[str]:
 
 def _pattern_names(pattern: ast.AST) -> set[str]:
     return _assigned_names([pattern])
-
-
-def _captured(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    """Whether a function defines functions or classes (which may keep its frame alive)."""
-    return any(isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda)
-               for n in _own_nodes(node.body))
-
-
-def _builds_kernels(node: ast.AST) -> bool:
-    return any(isinstance(n, ast.Name | ast.Attribute) and _names_metal_kernel(n) for n in ast.walk(node))
-
-
-def _is_generator(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    return any(isinstance(n, ast.Yield | ast.YieldFrom) for n in _own_nodes(node.body))
 
 
 def _callables_in(value: Any) -> list[Function | Problem]:
