@@ -193,6 +193,39 @@ def test_a_kernel_also_built_by_code_the_grader_does_not_follow_is_not_read(cell
     assert kernel.source is None and construct in kernel.problem, kernel.problem
 
 
+def test_check_runs_the_kernel_the_puzzle_function_returns():
+    # Two kernels of the name are built; check() runs the one returned.
+    nb = read(f"def map_test(a):\n    good = {KERNEL.format(repr(SOL))}\n    other = {KERNEL.format(repr(BROKEN))}\n"
+              f"    return good\n\n\n{PROBLEM}")
+    assert nb.kernels["map"].source == SOL and nb.issues == []
+
+
+def test_a_module_global_set_through_main_is_read():
+    nb = read(f"import __main__\n__main__.SOURCE = {SOL!r}\nk = {KERNEL.format('SOURCE')}\n")
+    assert nb.kernels["map"].source == SOL
+
+
+@pytest.mark.parametrize(("cell", "construct"), [
+    # The kernel object changed after it was built, or handed to code that may return another.
+    (f"k = {KERNEL.format('SOURCE')}\nk.source = {BROKEN!r}\n", "changed by `k.source = ...`"),
+    (f"import dataclasses\ndef map_test(a):\n    k = {KERNEL.format('SOURCE')}\n"
+     f"    return dataclasses.replace(k, source={BROKEN!r})\n\n\n{PROBLEM}", "the kernel map_test() returns"),
+    # The notebook's variables changed through a handle on its namespace.
+    (f"import sys\nsys.modules['__main__'].SOURCE = {BROKEN!r}\nk = {KERNEL.format('SOURCE')}\n", "sys.modules"),
+    (f"import inspect\ninspect.currentframe().f_globals['SOURCE'] = {BROKEN!r}\nk = {KERNEL.format('SOURCE')}\n",
+     "currentframe"),
+    (f"get_ipython().user_ns['SOURCE'] = {BROKEN!r}\nk = {KERNEL.format('SOURCE')}\n", "user_ns"),
+    (f"import builtins\ngetattr(builtins, 'exec')('SOURCE = 1')\nk = {KERNEL.format('SOURCE')}\n", "getattr"),
+    # MetalKernel handed to code that may call it with any source.
+    (f"k = {KERNEL.format('SOURCE')}\nimport functools\nfunctools.partial(MetalKernel, name='map')(source={BROKEN!r})\n",
+     "MetalKernel handed to"),
+])
+def test_changes_the_grader_cannot_follow_make_the_kernel_unreadable(cell, construct):
+    nb = read(f"SOURCE = {SOL!r}\n", cell)
+    kernel = nb.kernels["map"]
+    assert kernel.source is None and construct in kernel.problem, kernel.problem
+
+
 def test_the_note_reaches_results_json_the_report_and_metal_puzzles_check(tmp_path, capsys):
     path = tmp_path / "student.ipynb"
     path.write_bytes(notebook(f"source = open('map.metal').read()\nk = {KERNEL.format('source')}\n"))

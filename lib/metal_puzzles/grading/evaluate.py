@@ -136,6 +136,14 @@ class Problem:
     """A ``MetalProblem``/``GradProblem``: its show(), check() ... call the function it holds."""
 
     function: Function
+    returns_kernel: bool = True  # MetalProblem: check() runs the kernel the function returns
+
+
+@dataclass(frozen=True, eq=False)
+class KernelRef:
+    """The object a ``MetalKernel(...)`` call made (a puzzle function returns it to check())."""
+
+    build: KernelBuild
 
 
 @dataclass(frozen=True)
@@ -171,11 +179,16 @@ KERNEL_FIELDS = ("name", "input_names", "output_names", "source", "header")
 
 _BUILTINS = {name: Builtin(name) for name in (
     "print", "len", "str", "range", "list", "tuple", "int", "enumerate", "zip", "reversed", "exec", "eval",
-    "globals", "locals", "vars", "setattr", "delattr", "__import__", "compile", "get_ipython", "display",
-    "MetalKernel", "MetalProblem", "GradProblem")}
+    "globals", "locals", "vars", "setattr", "delattr", "__import__", "compile", "getattr", "breakpoint",
+    "get_ipython", "display", "MetalKernel", "MetalProblem", "GradProblem")}
 _PACKAGE_NAMES = {"MetalKernel", "MetalProblem", "GradProblem"}
+#: Attributes through which Python code reaches a namespace's variables (frames, modules, IPython's).
+_NAMESPACE_HANDLES = {"f_globals", "f_locals", "f_builtins", "__dict__", "__globals__", "__builtins__", "modules",
+                      "currentframe", "_getframe", "user_ns", "user_global_ns"}
+_IPYTHON_METHODS = {"run_line_magic", "run_cell_magic", "system", "getoutput"}
 #: Calls that can change any variable of the notebook: after one, nothing is known.
-_NAMESPACE_CHANGERS = {"exec", "eval", "globals", "locals", "vars", "setattr", "delattr", "__import__", "compile"}
+_NAMESPACE_CHANGERS = {"exec", "eval", "globals", "locals", "vars", "setattr", "delattr", "__import__", "compile",
+                       "getattr", "__builtins__", "breakpoint"}
 _STR_METHODS = {"format", "replace", "join", "strip", "lstrip", "rstrip", "removeprefix", "removesuffix", "upper",
                 "lower", "splitlines", "split", "expandtabs", "center", "ljust", "rjust", "zfill"}
 _LIST_MUTATORS = {"append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse"}
@@ -306,6 +319,8 @@ class Evaluator:
         #: Kernels built by code the grader does not follow (a lambda, a class's method, a generator,
         #: a decorated function): when they are built cannot be known, so neither can their source.
         self.unpredictable: dict[str, KernelBuild] = {}
+        #: Set when code the grader does not follow may build any kernel at all.
+        self.any_kernel: Unknown | None = None
         self.notes: list[str] = []
         #: Once the namespace escaped (globals(), exec), no module variable is known again.
         self.escaped: Unknown | None = None
@@ -365,6 +380,8 @@ class Evaluator:
         kernels = dict(fallback)
         kernels.update(executed)
         kernels.update(self.unpredictable)
+        if self.any_kernel is not None:
+            kernels = {name: replace(b, source=self.any_kernel, header="") for name, b in kernels.items()}
         return Outcome(kernels, self.notes)
 
     def builds_out_of_sight(self, node: ast.AST, what: str) -> None:
@@ -804,6 +821,11 @@ class Evaluator:
                 self.eval(target.slice, scope)
             if isinstance(owner, KList):
                 self._mutated(owner, self.unknown("a list changed in place", target.lineno))
+            elif isinstance(owner, KernelRef):
+                self.kernel_changed(owner, self.unknown(f"the kernel object changed by `{_construct(target)} = ...`",
+                                                        target.lineno))
+            elif isinstance(owner, Module) and owner.name == "__main__" and isinstance(target, ast.Attribute):
+                self.st.frames[0][target.attr] = value
 
     def unpack(self, target: ast.Tuple | ast.List, value: Any, scope: _Scope) -> None:
         elts = target.elts
@@ -852,16 +874,52 @@ class Evaluator:
 
     def call_mentioned_functions(self, node: ast.AST, scope: _Scope) -> None:
         """The notebook's functions named inside something not followed may be called by it:
-        they are followed as if called here."""
+        they are followed as if called here (and its kernel objects may be changed)."""
         for sub in ast.walk(node):
             if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load):
                 value = self.load(sub.id, scope, getattr(sub, "lineno", 0))
-                if isinstance(value, Function | Problem):
-                    self.call_unknowingly(value, sub)
+                if not (isinstance(value, Builtin) and value.name == "MetalKernel"):  # its calls: out of sight
+                    self.handed_off([value], sub)
+
+    def handed_off(self, values: Iterable[Any], node: ast.AST) -> None:
+        """Values handed to code the grader does not follow: functions may be called by it (they
+        are followed as if called here), kernel objects changed, MetalKernel itself called."""
+        for value in values:
+            for item in _flatten(value):
+                if isinstance(item, Function | Problem):
+                    self.call_unknowingly(item, node)
+                elif isinstance(item, KernelRef):
+                    self.kernel_changed(item, self.unknown(f"the kernel object handed to `{_construct(node)}`, "
+                                                           "which the grader does not follow", node.lineno))
+                elif isinstance(item, Builtin) and item.name == "MetalKernel":
+                    self.kernels_unpredictable(self.unknown(f"MetalKernel handed to `{_construct(node)}`, which "
+                                                            "may build any kernel", node.lineno))
+
+    def kernels_unpredictable(self, why: Unknown) -> None:
+        """Code the grader does not follow may build any kernel from here on."""
+        self.any_kernel = self.any_kernel or why
 
     def call_unknowingly(self, value: Function | Problem, node: ast.AST) -> None:
-        fn = value.function if isinstance(value, Problem) else value
-        self.call_function(fn, None, {}, node)
+        if isinstance(value, Problem):
+            self.run_problem(value, node)
+        else:
+            self.call_function(value, None, {}, node)
+
+    def run_problem(self, problem: Problem, node: ast.AST) -> None:
+        """What MetalProblem's show() and check() do: call the puzzle's function and run the
+        kernel it returns, which is then the one that ran last under its name."""
+        before = dict(self.st.kernels)
+        returned = self.call_function(problem.function, None, {}, node)
+        if not problem.returns_kernel:  # a GradProblem's function wires kernels built on the way
+            return
+        if isinstance(returned, KernelRef):
+            self.st.kernels[returned.build.name] = returned.build
+            return
+        why = self.unknown(f"the kernel {problem.function.node.name}() returns, which the grader cannot tell",
+                           getattr(node, "lineno", 0))
+        for name, build in self.st.kernels.items():  # any kernel this call built may be the one run
+            if before.get(name) is not build:
+                self.st.kernels[name] = replace(build, source=why, header="")
 
     def expr_Constant(self, node: ast.Constant, scope: _Scope) -> Any:
         v = node.value
@@ -870,6 +928,9 @@ class Evaluator:
         return self.unknown("a constant", node.lineno)
 
     def expr_Name(self, node: ast.Name, scope: _Scope) -> Any:
+        if node.id == "__builtins__":  # exec, setattr ... by another name
+            self.escaped = self.unknown("__builtins__, through which any variable can change", node.lineno)
+            self.taint(self.escaped)
         return self.load(node.id, scope, node.lineno)
 
     def expr_NamedExpr(self, node: ast.NamedExpr, scope: _Scope) -> Any:
@@ -1049,6 +1110,16 @@ class Evaluator:
     def expr_Attribute(self, node: ast.Attribute, scope: _Scope) -> Any:
         owner = self.eval(node.value, scope)
         name = node.attr
+        if name in _NAMESPACE_CHANGERS or name == "get_ipython":
+            return Builtin(name)  # builtins.exec, IPython.get_ipython ...: the same callables
+        if name in _NAMESPACE_HANDLES or isinstance(owner, Builtin) and owner.name == "ipython" and \
+                name not in _IPYTHON_METHODS:
+            self.escaped = self.unknown(f"`{_construct(node)}`, through which any variable of the notebook "
+                                        "can change", node.lineno)
+            self.taint(self.escaped)
+            return self.escaped
+        if isinstance(owner, Module) and owner.name == "__main__":
+            return self.st.frames[0].get(name, self.unknown(f"__main__.{name}", node.lineno))
         if isinstance(owner, Module):
             if owner.name == "textwrap" and name in ("dedent", "indent"):
                 return Builtin(f"textwrap.{name}")
@@ -1107,10 +1178,9 @@ class Evaluator:
             # MetalKernel itself may have been replaced (exec, %run): the kernel is built, unreadably.
             kwargs = {**kwargs, "source": func}
             return self.build_kernel(args[:3], kwargs, False, node)
-        # A call the grader does not follow: a function of the notebook handed to it may be called by it.
-        for value in (*args, *kwargs.values()):
-            for callee in _callables_in(value):
-                self.call_unknowingly(callee, node)
+        # A call the grader does not follow: a function of the notebook handed to it may be called by it,
+        # a kernel object handed to it may be changed by it.
+        self.handed_off((*args, *kwargs.values()), node)
         return self.unknown(f"the value of `{_construct(node)}`", node.lineno)
 
     def call_function(self, fn: Function, args: list[Any] | None, kwargs: dict[str, Any], node: ast.AST) -> Any:
@@ -1190,7 +1260,7 @@ class Evaluator:
         if name in ("MetalProblem", "GradProblem"):
             fn = args[1] if len(args) > 1 else kwargs.get("fn", kwargs.get("op"))
             if isinstance(fn, Function):
-                return Problem(fn)
+                return Problem(fn, returns_kernel=name == "MetalProblem")
             return self.unknown(f"a {name} of a function the grader cannot read", lineno)
         if name in _NAMESPACE_CHANGERS:
             self.escaped = self.unknown(f"{name}(...), which can change any variable of the notebook", lineno)
@@ -1248,7 +1318,7 @@ class Evaluator:
         target, name = method.target, method.name
         lineno = node.lineno
         if isinstance(target, Problem):  # show(), check() ... call the puzzle's function
-            self.call_function(target.function, None, {}, node)
+            self.run_problem(target, node)
             return self.unknown(f"the value of `{_construct(node)}`", lineno)
         if isinstance(target, Builtin) and target.name == "ipython":
             return self.ipython_call(name, args, node, scope)
@@ -1351,10 +1421,15 @@ class Evaluator:
             why = self.unknown("a MetalKernel(...) of *args or **kwargs", node.lineno)
             fields = {"source": why}
         source = fields.get("source", UNBOUND)
-        self.st.kernels[name] = KernelBuild(
+        build = self.st.kernels[name] = KernelBuild(
             name, None if source is UNBOUND else source, fields.get("header", ""),
             fields.get("input_names"), fields.get("output_names"), self.cell, lineno)
-        return self.unknown(f"the MetalKernel '{name}'", node.lineno)
+        return KernelRef(build)
+
+    def kernel_changed(self, ref: KernelRef, why: Unknown) -> None:
+        """A kernel object changed or handed to code the grader does not follow: its kernel is not known."""
+        name = ref.build.name
+        self.st.kernels[name] = replace(ref.build, source=why, header="")
 
     # ------------------------------------------------------------------ values
     def truth(self, value: Any) -> bool | None:
@@ -1420,13 +1495,11 @@ def _pattern_names(pattern: ast.AST) -> set[str]:
     return _assigned_names([pattern])
 
 
-def _callables_in(value: Any) -> list[Function | Problem]:
-    """The notebook's functions (and problems) in a value handed to code the grader does not follow."""
-    if isinstance(value, Function | Problem):
-        return [value]
+def _flatten(value: Any) -> list[Any]:
+    """A value and the items of the tuples and lists in it."""
     if isinstance(value, tuple):
-        return [f for v in value for f in _callables_in(v)]
-    return []
+        return [item for v in value for item in _flatten(v)]
+    return [value]
 
 
 def _names_metal_kernel(func: ast.expr) -> bool:
