@@ -200,6 +200,13 @@ def test_check_runs_the_kernel_the_puzzle_function_returns():
     assert nb.kernels["map"].source == SOL and nb.issues == []
 
 
+def test_a_cell_stops_at_an_error_as_python_stops_it():
+    # The division fails, so the rest of the cell never runs: the kernel is the one built before.
+    nb = read(f"k = {KERNEL.format(repr(SOL))}\n1 / 0\nk = {KERNEL.format(repr(BROKEN))}\n",
+              "source = 'next cell runs'\n")
+    assert nb.kernels["map"].source == SOL
+
+
 def test_a_module_global_set_through_main_is_read():
     nb = read(f"import __main__\n__main__.SOURCE = {SOL!r}\nk = {KERNEL.format('SOURCE')}\n")
     assert nb.kernels["map"].source == SOL
@@ -216,6 +223,14 @@ def test_a_module_global_set_through_main_is_read():
      "currentframe"),
     (f"get_ipython().user_ns['SOURCE'] = {BROKEN!r}\nk = {KERNEL.format('SOURCE')}\n", "user_ns"),
     (f"import builtins\ngetattr(builtins, 'exec')('SOURCE = 1')\nk = {KERNEL.format('SOURCE')}\n", "getattr"),
+    # A name nothing bound raises NameError (or was bound by something not followed): either may be.
+    (f"k = {KERNEL.format('SOURCE')}\nundefined_helper\nk = {KERNEL.format(repr(BROKEN))}\n",
+     "whether code cell 3 stops at an error (at line 2)"),
+    # A library function or MetalKernel itself replaced.
+    (f"import textwrap\ntextwrap.dedent = str.upper\nk = {KERNEL.format('textwrap.dedent(SOURCE)')}\n",
+     "the value of `textwrap.dedent(SOURCE)`"),
+    (f"import metal_puzzles\nmetal_puzzles.MetalKernel = dict\nk = {KERNEL.format('SOURCE')}\n",
+     "changes what MetalKernel or MetalProblem do"),
     # MetalKernel handed to code that may call it with any source.
     (f"k = {KERNEL.format('SOURCE')}\nimport functools\nfunctools.partial(MetalKernel, name='map')(source={BROKEN!r})\n",
      "MetalKernel handed to"),

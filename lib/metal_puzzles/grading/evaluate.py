@@ -23,6 +23,7 @@ end of the notebook, as a fallback for names nothing else built.
 from __future__ import annotations
 
 import ast
+import builtins
 import itertools
 import re
 import textwrap
@@ -131,7 +132,7 @@ class Module:
     name: str
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True)
 class Problem:
     """A ``MetalProblem``/``GradProblem``: its show(), check() ... call the function it holds."""
 
@@ -182,6 +183,9 @@ _BUILTINS = {name: Builtin(name) for name in (
     "globals", "locals", "vars", "setattr", "delattr", "__import__", "compile", "getattr", "breakpoint",
     "get_ipython", "display", "MetalKernel", "MetalProblem", "GradProblem")}
 _PACKAGE_NAMES = {"MetalKernel", "MetalProblem", "GradProblem"}
+#: Names Python and IPython bind in a notebook without an assignment the grader sees.
+_PYTHON_NAMES = set(dir(builtins)) | {"In", "Out", "get_ipython", "exit", "quit", "_", "__", "___", "_i", "_ii",
+                                      "_iii", "_oh", "_dh", "_ih", "__name__", "__doc__", "__builtins__"}
 #: Attributes through which Python code reaches a namespace's variables (frames, modules, IPython's).
 _NAMESPACE_HANDLES = {"f_globals", "f_locals", "f_builtins", "__dict__", "__globals__", "__builtins__", "modules",
                       "currentframe", "_getframe", "user_ns", "user_global_ns"}
@@ -324,6 +328,12 @@ class Evaluator:
         self.notes: list[str] = []
         #: Once the namespace escaped (globals(), exec), no module variable is known again.
         self.escaped: Unknown | None = None
+        #: Something not followed may have bound any name (an unread cell, %run, a star import).
+        self.tainted = False
+        self.cell_running = 0  # the cell being followed, and the first line at which it may stop
+        self.first_raise: int | None = None
+        #: Modules whose attributes the notebook replaced (textwrap.dedent = ...): not computed from then on.
+        self.patched: set[str] = set()
 
     # ------------------------------------------------------------------ cells
     def run_cell(self, number: int, text: str) -> None:
@@ -338,7 +348,8 @@ class Evaluator:
 
     def run_module_code(self, body: list[ast.stmt]) -> None:
         scope = _Scope(0, "module")
-        cell = self.cell
+        cell = self.cell_running = self.cell
+        self.first_raise: int | None = None
         self.raises = [[]]
         try:
             self.exec_block(body, scope)
@@ -357,8 +368,9 @@ class Evaluator:
                 self.st.kernels[name] = replace(self.st.kernels[name], source=why, header="")
             ends = [self.st]
         raised = self.raises[0]
-        self.st = join(ends + raised, self.unknown("a value assigned in a cell that may stop at an error part of "
-                                                   "the way", 0))
+        where = f" (at line {self.first_raise})" if self.first_raise else ""
+        self.st = join(ends + raised, self.unknown(f"a value that depends on whether code cell {cell} stops at an "
+                                                   f"error{where}", self.first_raise or 0))
 
     def finish(self) -> Outcome:
         """The kernels as the notebook last built them, then those of functions never called."""
@@ -403,6 +415,19 @@ class Evaluator:
     def unknown(self, construct: str, lineno: int) -> Unknown:
         return Unknown(construct, self.cell, lineno + self.line_offset)
 
+    def raised(self, lineno: int = 0) -> Any:
+        """Python raises here (an operation of known values that fails): the cell, or the
+        enclosing try, goes on from this state, and this path ends."""
+        self.may_raise(lineno, fork=False)
+        raise _Ended
+
+    def may_raise(self, lineno: int, fork: bool = True) -> None:
+        """Python may raise here: the cell (or the enclosing try) may go on from this state."""
+        self.raises[-1].append(self.st.fork() if fork else self.st)
+        line = lineno + self.line_offset
+        if self.cell == self.cell_running and line and (self.first_raise is None or line < self.first_raise):
+            self.first_raise = line
+
     def tick(self) -> None:
         self.steps += 1
         if self.steps > MAX_STEPS:
@@ -412,6 +437,7 @@ class Evaluator:
         """Something may have changed any variable: none is known any more. (The names of
         metal_puzzles' own classes stay: a notebook that rebinds MetalKernel to something else
         and then calls it with a literal source is not one the grader protects.)"""
+        self.tainted = True
         for frame in self.st.frames.values():
             for name, value in frame.items():
                 if not (isinstance(value, Builtin) and value.name in _PACKAGE_NAMES):
@@ -422,6 +448,7 @@ class Evaluator:
         base = self.st
         ends = []
         for path in paths:
+            self.steps += sum(map(len, base.frames.values())) // 64  # a fork copies every variable
             self.st = base.fork()
             try:
                 path()
@@ -433,7 +460,7 @@ class Evaluator:
         self.st = join(ends, why)
 
     # ------------------------------------------------------------------ names
-    def load(self, name: str, scope: _Scope, lineno: int) -> Any:
+    def load(self, name: str, scope: _Scope, lineno: int, probe: bool = False) -> Any:
         frames = self.st.frames
         if scope.kind == "function" and name in scope.local_names and name not in scope.global_names \
                 and name not in scope.nonlocal_names:
@@ -453,6 +480,9 @@ class Evaluator:
             return value
         if name in _BUILTINS:
             return _BUILTINS[name]
+        if name not in _PYTHON_NAMES and not self.tainted and not probe:
+            # A NameError, which stops the cell here, unless something the grader did not follow bound it.
+            self.may_raise(lineno)
         return self.unknown(f"the name '{name}', which has no value the grader can read here", lineno)
 
     def store(self, name: str, value: Any, scope: _Scope) -> None:
@@ -615,16 +645,14 @@ class Evaluator:
         for part in (stmt.exc, stmt.cause):
             if part is not None:
                 self.eval(part, scope)
-        self.raises[-1].append(self.st)
-        raise _Ended
+        self.raised(stmt.lineno)
 
     def stmt_Assert(self, stmt: ast.Assert, scope: _Scope) -> None:
         test = self.truth(self.eval(stmt.test, scope))
         if test is False:
-            self.raises[-1].append(self.st)
-            raise _Ended
+            self.raised(stmt.lineno)
         if test is None:  # it may stop the cell here, or not
-            self.raises[-1].append(self.st.fork())
+            self.may_raise(stmt.lineno)
 
     def stmt_If(self, stmt: ast.If, scope: _Scope) -> None:
         test = self.eval(stmt.test, scope)
@@ -826,6 +854,12 @@ class Evaluator:
                                                         target.lineno))
             elif isinstance(owner, Module) and owner.name == "__main__" and isinstance(target, ast.Attribute):
                 self.st.frames[0][target.attr] = value
+            elif isinstance(owner, Module):
+                self.patched.add(owner.name)
+            if isinstance(target, ast.Attribute) and (target.attr in _PACKAGE_NAMES or isinstance(owner, Builtin)
+                                                      and owner.name in _PACKAGE_NAMES):
+                self.kernels_unpredictable(self.unknown(f"`{_construct(target)} = ...`, which changes what "
+                                                        "MetalKernel or MetalProblem do", target.lineno))
 
     def unpack(self, target: ast.Tuple | ast.List, value: Any, scope: _Scope) -> None:
         elts = target.elts
@@ -877,7 +911,7 @@ class Evaluator:
         they are followed as if called here (and its kernel objects may be changed)."""
         for sub in ast.walk(node):
             if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load):
-                value = self.load(sub.id, scope, getattr(sub, "lineno", 0))
+                value = self.load(sub.id, scope, getattr(sub, "lineno", 0), probe=True)
                 if not (isinstance(value, Builtin) and value.name == "MetalKernel"):  # its calls: out of sight
                     self.handed_off([value], sub)
 
@@ -983,8 +1017,8 @@ class Evaluator:
             py = ascii(py)
         try:
             return format(py, spec)
-        except (ValueError, TypeError) as exc:
-            return self.unknown(f"an f-string that raises an error ({exc})", node.lineno)
+        except (ValueError, TypeError):
+            return self.raised(node.lineno)
 
     def expr_BinOp(self, node: ast.BinOp, scope: _Scope) -> Any:
         # A long chain ("a" + "b" + ...) nests to the left: walk it without recursion.
@@ -1012,8 +1046,8 @@ class Evaluator:
             return self.unknown("a '%' format that is too wide", lineno)
         try:
             result = _OPERATORS[type(op)](a, b)
-        except (TypeError, ValueError, ZeroDivisionError, OverflowError, KeyError) as exc:
-            return self.unknown(f"an operation that raises an error ({type(exc).__name__})", lineno)
+        except (TypeError, ValueError, ZeroDivisionError, OverflowError, KeyError):
+            return self.raised(lineno)
         return self.bounded(_from_python(result), lineno)
 
     def bounded(self, value: Any, lineno: int) -> Any:
@@ -1084,8 +1118,8 @@ class Evaluator:
             return self.unknown("a comparison of objects the grader does not compare", lineno)
         try:
             return bool(_COMPARISONS[type(op)](_to_python(left), _to_python(right)))
-        except TypeError as exc:
-            return self.unknown(f"a comparison that raises an error ({exc})", lineno)
+        except TypeError:
+            return self.raised(lineno)
 
     def expr_Subscript(self, node: ast.Subscript, scope: _Scope) -> Any:
         value = self.eval(node.value, scope)
@@ -1097,7 +1131,7 @@ class Evaluator:
             try:
                 result = value[index]
             except IndexError:
-                return self.unknown("an index out of range", node.lineno)
+                return self.raised(node.lineno)
             return KList(result) if isinstance(value, KList) and isinstance(index, slice) else result
         return index if isinstance(index, Unknown) else self.unknown(f"the item {_construct(node)}", node.lineno)
 
@@ -1120,6 +1154,8 @@ class Evaluator:
             return self.escaped
         if isinstance(owner, Module) and owner.name == "__main__":
             return self.st.frames[0].get(name, self.unknown(f"__main__.{name}", node.lineno))
+        if isinstance(owner, Module) and owner.name in self.patched:
+            return self.unknown(f"{_construct(node)} of a module the notebook changed", node.lineno)
         if isinstance(owner, Module):
             if owner.name == "textwrap" and name in ("dedent", "indent"):
                 return Builtin(f"textwrap.{name}")
@@ -1309,8 +1345,8 @@ class Evaluator:
                 seqs = [self.iterate(a) for a in args]
                 if all(s is not None for s in seqs):
                     return KList(tuple(t) for t in zip(*seqs, strict=False))
-        except (ValueError, TypeError) as exc:
-            return self.unknown(f"{name}(...) raising an error ({exc})", lineno)
+        except (ValueError, TypeError):
+            return self.raised(lineno)
         return self.unknown(f"the value of {name}(...)", lineno)
 
     def call_method(self, method: BoundMethod, args: list[Any], kwargs: dict[str, Any], starred: bool,
@@ -1354,8 +1390,8 @@ class Evaluator:
             return self.unknown("a .replace() longer than the grader keeps", lineno)
         try:
             result = getattr(s, name)(*py_args, **py_kwargs)
-        except (ValueError, TypeError, KeyError, IndexError, AttributeError) as exc:
-            return self.unknown(f"str.{name}() raising an error ({type(exc).__name__})", lineno)
+        except (ValueError, TypeError, KeyError, IndexError, AttributeError):
+            return self.raised(lineno)
         if isinstance(result, str) and len(result) > MAX_STRING:
             return self.unknown(f"a str.{name}() longer than the grader keeps", lineno)
         return KList(result) if isinstance(result, list) else result
