@@ -219,6 +219,8 @@ class State:
 
 def _same(a: Any, b: Any) -> bool:
     """Equal as Python values, and of the same type (1, 1.0 and True are three values here)."""
+    if a is b:
+        return True
     if type(a) is not type(b):
         return False
     if isinstance(a, tuple):  # KList too
@@ -348,6 +350,7 @@ class Evaluator:
 
     def run_module_code(self, body: list[ast.stmt]) -> None:
         scope = _Scope(0, "module")
+        before = self.st.fork()
         cell = self.cell_running = self.cell
         self.first_raise: int | None = None
         self.raises = [[]]
@@ -368,8 +371,16 @@ class Evaluator:
                 self.st.kernels[name] = replace(self.st.kernels[name], source=why, header="")
             ends = [self.st]
         raised = self.raises[0]
+        if not ends and not raised:  # no path leaves the cell: it never finishes (an endless loop)
+            self.notes.append(f"code cell {cell} never finishes (an endless loop); what it assigns is not known")
+            self.st = before
+            why = self.unknown(f"what code cell {cell} assigns before it runs forever", 0)
+            self.taint(why)
+            for name in self.st.kernels:
+                self.st.kernels[name] = replace(self.st.kernels[name], source=why, header="")
+            return
         where = f" (at line {self.first_raise})" if self.first_raise else ""
-        self.st = join(ends + raised, self.unknown(f"a value that depends on whether code cell {cell} stops at an "
+        self.st = self.join(ends + raised, self.unknown(f"a value that depends on whether code cell {cell} stops at an "
                                                    f"error{where}", self.first_raise or 0))
 
     def finish(self) -> Outcome:
@@ -415,6 +426,13 @@ class Evaluator:
     def unknown(self, construct: str, lineno: int) -> Unknown:
         return Unknown(construct, self.cell, lineno + self.line_offset)
 
+    def join(self, states: list[State], why: Unknown) -> State:
+        """``join``, its cost counted against the step budget (it compares every variable)."""
+        if len(states) > 1:
+            self.steps += len(states) * sum(map(len, states[0].frames.values())) // 4
+            self.tick()
+        return join(states, why)
+
     def raised(self, lineno: int = 0) -> Any:
         """Python raises here (an operation of known values that fails): the cell, or the
         enclosing try, goes on from this state, and this path ends."""
@@ -448,7 +466,7 @@ class Evaluator:
         base = self.st
         ends = []
         for path in paths:
-            self.steps += sum(map(len, base.frames.values())) // 64  # a fork copies every variable
+            self.steps += sum(map(len, base.frames.values())) // 16  # a fork copies every variable
             self.st = base.fork()
             try:
                 path()
@@ -457,7 +475,7 @@ class Evaluator:
                 pass
         if not ends:
             raise _Ended
-        self.st = join(ends, why)
+        self.st = self.join(ends, why)
 
     # ------------------------------------------------------------------ names
     def load(self, name: str, scope: _Scope, lineno: int, probe: bool = False) -> Any:
@@ -698,7 +716,7 @@ class Evaluator:
             if not goes_on:
                 finished = False
                 break
-            self.st = join(goes_on, self.unknown(f"a value that depends on a 'continue' in the loop at line "
+            self.st = self.join(goes_on, self.unknown(f"a value that depends on a 'continue' in the loop at line "
                                                  f"{stmt.lineno + self.line_offset}", stmt.lineno))
         exits = list(breaks)
         if finished:
@@ -709,7 +727,7 @@ class Evaluator:
                 pass
         if not exits:
             raise _Ended
-        self.st = join(exits, self.unknown(f"a value that depends on where the loop at line "
+        self.st = self.join(exits, self.unknown(f"a value that depends on where the loop at line "
                                            f"{stmt.lineno + self.line_offset} stops", stmt.lineno))
 
     stmt_AsyncFor = stmt_For
@@ -746,7 +764,7 @@ class Evaluator:
             finally:
                 self.loops.pop()
             breaks = sinks.breaks
-            joined = join([entry, *ends, *sinks.continues], why)
+            joined = self.join([entry, *ends, *sinks.continues], why)
             if joined.same_as(entry):
                 break
             entry = joined
@@ -763,7 +781,7 @@ class Evaluator:
         exits += breaks
         if not exits:
             raise _Ended
-        self.st = join(exits, why)
+        self.st = self.join(exits, why)
 
     def stmt_With(self, stmt: ast.With | ast.AsyncWith, scope: _Scope) -> None:
         for item in stmt.items:
@@ -799,7 +817,7 @@ class Evaluator:
             except _Ended:
                 pass
         if stmt.handlers:
-            start = join(between + raised, why)
+            start = self.join(between + raised, why)
             for name in _assigned_names(stmt.body):
                 start.frames[self._frame_of(name, scope)][name] = why
             for handler in stmt.handlers:
@@ -817,7 +835,7 @@ class Evaluator:
             self.raises[-1].extend(raised)
         if not ends:
             raise _Ended
-        self.st = join(ends, why)
+        self.st = self.join(ends, why)
         self.exec_block(stmt.finalbody, scope)
 
     stmt_TryStar = stmt_Try
@@ -1252,7 +1270,7 @@ class Evaluator:
         if not ends:
             raise _Ended
         why = self.unknown(f"a value that depends on where {fn.node.name}() returns", fn.node.lineno)
-        self.st = join([s for s, _ in ends], why)
+        self.st = self.join([s for s, _ in ends], why)
         values = [v for _, v in ends]
         if not facts.captured:
             self.st.frames.pop(frame, None)
