@@ -328,3 +328,33 @@ def test_check_in_jupyter_records_the_witness_of_the_kernel_it_checked(tmp_path:
     read_back = extract_from_bytes(nbformat.writes(nb).encode(), "x.ipynb")
     assert "+ 10 + 0" in read_back.kernels["map"].source
     assert any("ran a different kernel" in i for i in read_back.issues)
+
+
+# ------------------------------------------------------------------ the evaluator's own bounds
+def test_any_python_is_read_without_an_internal_error():
+    # Real modules (the standard library's) as notebook cells, split where they have blank lines:
+    # every construct either is followed or makes what it changes unknown; nothing escapes.
+    modules = sorted(Path(json.__file__).parent.parent.glob("*.py"))[:60]
+    for module in modules:
+        text = module.read_text(encoding="utf-8", errors="replace")
+        nb = nbformat.v4.new_notebook()
+        nb.cells = [nbformat.v4.new_code_cell(part) for part in text.split("\n\n\n")]
+        extract_from_bytes(nbformat.writes(nb).encode(), module.name)
+
+
+@pytest.mark.parametrize(("cells", "note"), [
+    (["\n".join(f"v{i} = 'x{i}'" for i in range(5000)),
+      "import random\nfor i in range(10000):\n    if random.random():\n        v1 = 'y'\n"], "more than 400,000 steps"),
+    (["s = ''\nfor i in range(10000):\n    for j in range(10000):\n        s = s\n"], "more than 400,000 steps"),
+    (["def f(n):\n    return f(n)\nf(1)\n"], "calls nested more than 40 deep"),
+    (["while True:\n    pass\n"], "never finishes"),
+])
+def test_work_without_end_stops_at_the_evaluators_bounds_and_is_reported(cells, note):
+    nb = read(*cells, f"k = {KERNEL.format(repr(SOL))}\n")
+    assert any(note in issue for issue in nb.issues), nb.issues
+    assert nb.kernels["map"].source == SOL  # what comes after is read again
+
+
+def test_a_string_that_doubles_past_the_bound_is_not_built():
+    nb = read(f"s = {SOL!r}\nfor i in range(64):\n    s = s + s\nk = {KERNEL.format('s')}\n")
+    assert "longer than the grader keeps" in nb.kernels["map"].problem

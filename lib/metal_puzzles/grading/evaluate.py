@@ -41,7 +41,8 @@ from .cells import (
 )
 
 #: Bounds on the work one notebook may cost the evaluator (it runs in a grading worker).
-MAX_STEPS = 400_000  # statements and expressions evaluated
+MAX_STEPS = 400_000  # statements and expressions evaluated in one cell (a step is about 2.5 µs)
+MAX_NOTEBOOK_STEPS = 2_000_000  # ... and in the whole notebook
 MAX_DEPTH = 40  # nested calls of the notebook's functions
 MAX_UNROLL = 10_000  # iterations of one loop over known values
 MAX_STRING = 2**20  # characters of a known string
@@ -315,6 +316,7 @@ class Evaluator:
         self.cell = 0
         self.line_offset = 0
         self.steps = 0
+        self.cell_steps_end = MAX_STEPS  # where this cell's budget ends
         self.depth = 0
         self.next_frame = 1
         self.serial = itertools.count()
@@ -346,6 +348,7 @@ class Evaluator:
         except CellSyntaxError as exc:
             self.notes.append(f"code cell {number} is not valid Python (line {exc.line}: {exc.message}); skipped")
             return
+        self.cell_steps_end = min(self.steps + MAX_STEPS, MAX_NOTEBOOK_STEPS)
         self.run_module_code(tree.body)
 
     def run_module_code(self, body: list[ast.stmt]) -> None:
@@ -369,6 +372,8 @@ class Evaluator:
             self.taint(why)
             for name in self.st.kernels:
                 self.st.kernels[name] = replace(self.st.kernels[name], source=why, header="")
+            for stmt in body:  # kernels this cell would build cannot be read either
+                self.builds_out_of_sight(stmt, f"code cell {cell}, which the grader stopped following", later=False)
             ends = [self.st]
         raised = self.raises[0]
         if not ends and not raised:  # no path leaves the cell: it never finishes (an endless loop)
@@ -407,9 +412,10 @@ class Evaluator:
             kernels = {name: replace(b, source=self.any_kernel, header="") for name, b in kernels.items()}
         return Outcome(kernels, self.notes)
 
-    def builds_out_of_sight(self, node: ast.AST, what: str) -> None:
+    def builds_out_of_sight(self, node: ast.AST, what: str, later: bool = True) -> None:
         """``MetalKernel(...)`` calls in code the grader does not follow (``what``): each kernel
-        they may build cannot be read, since when (and whether) it is built is not known."""
+        they may build cannot be read, since when (and whether) it is built is not known
+        (``later``: code that may also run at any later time, a lambda or a method)."""
         for call in ast.walk(node):
             if not (isinstance(call, ast.Call) and _names_metal_kernel(call.func)):
                 continue
@@ -417,7 +423,8 @@ class Evaluator:
             line = call.lineno + self.line_offset
             if isinstance(name_node, ast.Constant) and isinstance(name_node.value, str):
                 why = self.unknown(f"a MetalKernel(...) inside {what}, which the grader does not follow", call.lineno)
-                self.unpredictable[name_node.value] = KernelBuild(name_node.value, why, "", None, None, self.cell, line)
+                build = KernelBuild(name_node.value, why, "", None, None, self.cell, line)
+                (self.unpredictable if later else self.st.kernels)[name_node.value] = build
             else:
                 self.notes.append(f"code cell {self.cell}, line {line}: a MetalKernel(...) inside {what}, whose "
                                   "name the grader cannot read; it cannot be graded")
@@ -448,7 +455,9 @@ class Evaluator:
 
     def tick(self) -> None:
         self.steps += 1
-        if self.steps > MAX_STEPS:
+        if self.steps > self.cell_steps_end:
+            if self.cell_steps_end == MAX_NOTEBOOK_STEPS:
+                raise GiveUp(f"the notebook needs more than {MAX_NOTEBOOK_STEPS:,} steps to follow")
             raise GiveUp(f"more than {MAX_STEPS:,} steps to follow (the grader stopped there)")
 
     def taint(self, why: Unknown) -> None:
@@ -1057,9 +1066,11 @@ class Evaluator:
             return self.unknown(f"a '{type(op).__name__}' of values the grader does not compute", lineno)
         a, b = _to_python(left), _to_python(right)
         size = _size_of(op, a, b)
-        if size is None or size > MAX_STRING:
-            return self.unknown(f"a '{type(op).__name__}' the grader does not compute (too large or not "
-                                "string arithmetic)", lineno)
+        if size is None:
+            return self.unknown(f"a '{_OPERATOR_SIGNS.get(type(op), type(op).__name__)}' the grader does not "
+                                "compute", lineno)
+        if size > MAX_STRING:
+            return self.unknown("a string longer than the grader keeps", lineno)
         if isinstance(op, ast.Mod) and isinstance(a, str) and _WIDE_NUMBER.search(a):
             return self.unknown("a '%' format that is too wide", lineno)
         try:
@@ -1626,6 +1637,10 @@ def _construct(node: ast.AST) -> str:
 _KIND_NAMES = {"ListComp": "list comprehension", "SetComp": "set comprehension", "DictComp": "dict comprehension",
                "GeneratorExp": "generator", "Lambda": "lambda", "Dict": "dict", "Set": "set", "Yield": "yield",
                "YieldFrom": "yield", "Starred": "starred expression"}
+
+_OPERATOR_SIGNS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%",
+                   ast.Pow: "**", ast.MatMult: "@", ast.LShift: "<<", ast.RShift: ">>", ast.BitOr: "|",
+                   ast.BitAnd: "&", ast.BitXor: "^"}
 
 _OPERATORS: dict[type, Callable[[Any, Any], Any]] = {
     ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
