@@ -120,6 +120,16 @@ def test_other_cell_magics_are_read_by_what_they_run():
     assert nb.kernels["map"].source == SOL and nb.issues == []
 
 
+def test_line_magics_are_read_by_what_they_run():
+    # %time runs its statement in the notebook; %timeit in a function of its own (its names do
+    # not stay); %matplotlib and !ls change no variable; %store -r may change any.
+    nb = read(f"%time SOURCE = {SOL!r}\n%timeit SOURCE = {BROKEN!r}\n%matplotlib inline\n!ls\n"
+              f"k = {KERNEL.format('SOURCE')}\n")
+    assert nb.kernels["map"].source == SOL and nb.issues == []
+    nb = read(f"SOURCE = {SOL!r}\n%store -r SOURCE\nk = {KERNEL.format('SOURCE')}\n")
+    assert "the magic %store" in nb.kernels["map"].problem
+
+
 def test_formatting_and_string_methods_of_known_values_are_computed():
     nb = read("import textwrap\nOFFSET = 10\nNAME = 'a'\n",
               "def map_test(a):\n"

@@ -397,11 +397,16 @@ class Evaluator:
         for fn in functions:
             saved = self.st.fork()
             self.cell, self.line_offset = fn.cell, fn.line_offset
+            self.cell_steps_end = min(self.steps + MAX_STEPS, MAX_NOTEBOOK_STEPS)
+            self.raises, self.returns, self.loops, self.depth = [[]], [], [], 0
             self.st.kernels = {}
             try:
                 self.call_function(fn, None, {}, fn.node)
-            except (_Ended, GiveUp):
+            except _Ended:
                 pass
+            except (GiveUp, RecursionError, MemoryError):  # what it builds cannot be read
+                self.builds_out_of_sight(fn.node, f"{fn.node.name}(), which the grader stopped following",
+                                         later=False)
             for name, build in self.st.kernels.items():
                 fallback[name] = replace(build, fallback=True)
             self.st = saved
