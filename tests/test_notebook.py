@@ -17,7 +17,8 @@ from nbclient import NotebookClient
 
 from metal_puzzles.checking import GradPuzzle
 from metal_puzzles.grading.extract import extract_kernels
-from metal_puzzles.puzzles import PUZZLES, get_puzzle
+from metal_puzzles.puzzles import PUZZLES, get_puzzle, solution_header
+from metal_puzzles.puzzles import solution_source as any_solution_source
 from metal_puzzles.puzzles.part1 import PART_I, solution_source
 from metal_puzzles.puzzles.part3 import PART_III
 
@@ -121,6 +122,21 @@ def test_grader_reads_each_kernel_from_the_solved_notebook(built):
         assert kernel.input_names == list(p.input_names)
     templates = extract_kernels(built["templates"]).kernels
     assert all("// FILL ME IN" in templates[p.kernel_name].source for p in PART_I)
+
+
+def test_grader_reads_every_kernel_of_the_book_as_it_runs(built):
+    # Issue 27: the evaluator follows the whole book (problem.show() and check() call each puzzle
+    # function); every kernel is read, exactly the solution, with nothing to note.
+    solved = extract_kernels(built["solutions"])
+    assert solved.issues == []
+    for p in PUZZLES:
+        if isinstance(p, GradPuzzle):
+            continue
+        kernel = solved.kernels[p.kernel_name]
+        assert kernel.problem is None, (p.id, kernel.problem)
+        assert kernel.source.strip() == any_solution_source(p).strip(), p.id
+        assert kernel.header.strip() == (solution_header(p) or "").strip(), p.id
+    assert extract_kernels(built["templates"]).issues == []
 
 
 def test_templates_run_without_a_traceback_and_every_check_fails(executed):
