@@ -147,6 +147,9 @@ def test_formatting_and_string_methods_of_known_values_are_computed():
      "try:\n    problem.check()\nexcept Exception as exc:\n    print(exc)\n"],
     [f"SOURCES = {{'map': {SOL!r}}}\nsource = {SOL!r}\nsources = [source]\n"
      f"def map_test(a):\n    return {KERNEL.format('sources[0]')}\n\n\n{PROBLEM}", "problem.fn(None)"],
+    # Lines gathered in a list, changed in place (every name holding that list sees the change).
+    ["lines = []\nalias = lines\n" + "".join(f"lines.append({line!r})\n" for line in SOL.split("\n")[:-1])
+     + "alias += ['']\nsource = '\\n'.join(lines)\n" + f"k = {KERNEL.format('source')}\n"],
     # Two branches that agree; a condition on a known value inside a function's default.
     [f"import random\nif random.random() < 0.5:\n    source = {SOL!r}\nelse:\n    source = {SOL!r}\n"
      f"k = {KERNEL.format('source')}\n"],
@@ -227,6 +230,9 @@ def test_a_module_global_set_through_main_is_read():
     (f"k = {KERNEL.format('SOURCE')}\nk.source = {BROKEN!r}\n", "changed by `k.source = ...`"),
     (f"import dataclasses\ndef map_test(a):\n    k = {KERNEL.format('SOURCE')}\n"
      f"    return dataclasses.replace(k, source={BROKEN!r})\n\n\n{PROBLEM}", "the kernel map_test() returns"),
+    # A list changed in a way the grader does not follow (sort), after an alias was taken.
+    ("lines = SOURCE.split('\\n')\nkept = lines\nlines.sort()\nk = " + KERNEL.format("'\\n'.join(kept)") + "\n",
+     ".sort()"),
     # The notebook's variables changed through a handle on its namespace.
     (f"import sys\nsys.modules['__main__'].SOURCE = {BROKEN!r}\nk = {KERNEL.format('SOURCE')}\n", "sys.modules"),
     (f"import inspect\ninspect.currentframe().f_globals['SOURCE'] = {BROKEN!r}\nk = {KERNEL.format('SOURCE')}\n",

@@ -576,8 +576,12 @@ class Evaluator:
         if isinstance(target, ast.Name):
             current = self.load(target.id, scope, stmt.lineno)
             if isinstance(current, KList):  # in place: every name holding this list sees it
-                self._mutated(current, self.unknown(f"the list '{target.id}' changed in place", stmt.lineno))
-                self.store(target.id, self.unknown(f"the list '{target.id}' changed in place", stmt.lineno), scope)
+                why = self.unknown(f"the list '{target.id}' changed in place", stmt.lineno)
+                items = self.iterate(right) if isinstance(stmt.op, ast.Add) else None
+                new = KList((*current, *items)) if items is not None and len(current) + len(items) <= MAX_UNROLL \
+                    else None
+                self._mutated(current, why, new)
+                self.store(target.id, new if new is not None else why, scope)
                 return
             self.store(target.id, self.binop(stmt.op, current, right, stmt.lineno), scope)
         else:
@@ -912,11 +916,18 @@ class Evaluator:
         for e in elts:
             self.assign(e, why, scope)
 
-    def _mutated(self, obj: KList, why: Unknown) -> None:
+    def _mutated(self, obj: KList, why: Unknown, new: KList | None = None) -> None:
+        """The list ``obj`` changed in place: every name holding that very list sees ``new`` (or
+        becomes unknown); one holding it inside a tuple, or a kernel built with it, is unknown."""
         for frame in self.st.frames.values():
             for name, value in frame.items():
-                if _holds(value, obj):
+                if value is obj and new is not None:
+                    frame[name] = new
+                elif _holds(value, obj):
                     frame[name] = why
+        for name, build in self.st.kernels.items():
+            if _holds(build.input_names, obj) or _holds(build.output_names, obj):
+                self.st.kernels[name] = replace(build, source=why, header="")
 
     # ------------------------------------------------------------------ expressions
     def eval(self, node: ast.expr, scope: _Scope) -> Any:
@@ -1394,8 +1405,13 @@ class Evaluator:
             return self.ipython_call(name, args, node, scope)
         if isinstance(target, KList):  # a change in place
             why = self.unknown(f"a list changed in place by .{name}()", lineno)
-            self._mutated(target, why)
-            return why
+            new = None
+            if name in ("append", "extend") and len(args) == 1 and not kwargs and not starred:
+                items = [args[0]] if name == "append" else self.iterate(args[0])
+                if items is not None and len(target) + len(items) <= MAX_UNROLL:
+                    new = KList((*target, *items))
+            self._mutated(target, why, new)
+            return None if new is not None else why
         if starred or any(isinstance(a, Unknown) for a in (*args, *kwargs.values())):
             return next((a for a in (*args, *kwargs.values()) if isinstance(a, Unknown)),
                         self.unknown(f"the value of {_construct(node)}", lineno))
