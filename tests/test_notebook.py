@@ -15,8 +15,10 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
+from metal_puzzles.checking import GradPuzzle
 from metal_puzzles.grading.extract import extract_kernels
-from metal_puzzles.puzzles import PUZZLES, get_puzzle
+from metal_puzzles.puzzles import PUZZLES, get_puzzle, solution_header
+from metal_puzzles.puzzles import solution_source as any_solution_source
 from metal_puzzles.puzzles.part1 import PART_I, solution_source
 from metal_puzzles.puzzles.part3 import PART_III
 
@@ -122,11 +124,26 @@ def test_grader_reads_each_kernel_from_the_solved_notebook(built):
     assert all("// FILL ME IN" in templates[p.kernel_name].source for p in PART_I)
 
 
+def test_grader_reads_every_kernel_of_the_book_as_it_runs(built):
+    # Issue 27: the evaluator follows the whole book (problem.show() and check() call each puzzle
+    # function); every kernel is read, exactly the solution, with nothing to note.
+    solved = extract_kernels(built["solutions"])
+    assert solved.issues == []
+    for p in PUZZLES:
+        if isinstance(p, GradPuzzle):
+            continue
+        kernel = solved.kernels[p.kernel_name]
+        assert kernel.problem is None, (p.id, kernel.problem)
+        assert kernel.source.strip() == any_solution_source(p).strip(), p.id
+        assert kernel.header.strip() == (solution_header(p) or "").strip(), p.id
+    assert extract_kernels(built["templates"]).issues == []
+
+
 def test_templates_run_without_a_traceback_and_every_check_fails(executed):
     nb = executed["templates"]
     assert _errors(nb) == []
     for cell_id, cell in _cells(nb, "-check").items():
-        assert _stdout(cell).startswith("Failed:"), cell_id
+        assert _shown(cell).startswith("Failed:"), cell_id
     for cell_id, cell in _kernel_cells(nb).items():
         assert "Score (Max Per Thread):" in _shown(cell), cell_id
         assert any("<table>" in t and "Global Reads</th>" in t for t in _tables(cell)), cell_id
@@ -136,8 +153,21 @@ def test_solutions_pass_every_check(executed):
     nb = executed["solutions"]
     assert _errors(nb) == []
     for cell_id, cell in _cells(nb, "-check").items():
-        assert _stdout(cell).startswith("Passed:"), (cell_id, _stdout(cell))
+        assert _shown(cell).startswith("Passed:"), (cell_id, _shown(cell))
     assert len(_cells(nb, "-check")) == len(PUZZLES)
+
+
+def test_each_check_leaves_a_witness_the_grader_agrees_with(executed, tmp_path):
+    # Issue 27: check() records a digest of the kernel it checked; on the executed book it is
+    # the kernel the grader reads, so no note says otherwise.
+    nb = executed["solutions"]
+    witnessed = {o.metadata["metal_puzzles"]["check"]["kernel"] for c in _cells(nb, "-check").values()
+                 for o in c.outputs if "metal_puzzles" in o.get("metadata", {})}
+    assert witnessed == {p.kernel_name for p in PUZZLES if not isinstance(p, GradPuzzle)}
+    path = tmp_path / "executed.ipynb"
+    nbformat.write(nb, str(path))
+    read = extract_kernels(path)
+    assert not [i for i in read.issues if "check()" in i], read.issues
 
 
 def test_show_draws_a_diagram(executed):

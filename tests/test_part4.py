@@ -170,7 +170,8 @@ def test_the_grader_reads_a_whole_shader_from_a_notebook_without_running_it(tmp_
     p = get_puzzle("mvmr_shader")
     cell = (f'source = """{solution_source(p)}"""\n\n'
             "def mvmr_shader_test(*arrays):\n"
-            "    raise SystemExit('the grader must not run this')\n"
+            # Running this would leave a file behind; the grader follows the code without running it.
+            f"    open({str(tmp_path / 'ran')!r}, 'w').close()\n"
             f"    return MetalKernel(name={p.kernel_name!r}, input_names={list(p.input_names)!r}, "
             f"output_names={list(p.output_names)!r}, source=source)\n")
     nb = nbformat.v4.new_notebook()
@@ -178,6 +179,7 @@ def test_the_grader_reads_a_whole_shader_from_a_notebook_without_running_it(tmp_
     path = tmp_path / "learner.ipynb"
     path.write_text(json.dumps(nb), encoding="utf-8")
     found = extract_kernels(path).kernels[p.kernel_name]
+    assert not (tmp_path / "ran").exists()
     assert found.source == solution_source(p)
     assert check_source(p, found.source, input_names=found.input_names, output_names=found.output_names).passed
 

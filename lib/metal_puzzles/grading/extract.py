@@ -1,32 +1,34 @@
 """Finding a learner's kernels in a notebook without running any of its Python.
 
-The notebook's code cells are parsed with Python's ``ast`` module (parsing never executes code).
-For every ``MetalKernel(...)`` call we read its ``name``, ``input_names``, ``output_names``,
-``source`` and ``header`` when they are string (list) literals, either written in the call or
-held in a variable assigned a literal earlier in the same function or at the notebook's top
-level. Later definitions replace earlier ones, as they would when the notebook runs top to
-bottom. Anything else (a source built at run time) is recorded as missing, with the reason.
+Each code cell is read as IPython reads it (``cells.py``: IPython's own input transformation
+turns magics into Python, so a ``%`` line inside a string stays in the string), and the cells
+are followed in notebook order by a small, sound evaluator of their string-valued Python
+(``evaluate.py``). Every ``MetalKernel(...)`` call is recorded as it runs; the last one of a name
+is the kernel the notebook runs. For each kernel the grader gets either that exact source or
+"cannot be read without running the notebook", naming the cell, the line and the construct,
+never another kernel. The witness ``check()`` left in the outputs (``witness.py``) is compared
+with what was read; a difference is a note, never a grade.
 
 A notebook is untrusted data: any field may have any JSON type, nesting may be deep, cells huge.
 Every structure is type-checked before use, cells and kernels larger than any real one are not
-parsed, and every failure to parse (invalid JSON, too deep, too large, not Python) becomes an
+read, and every failure to read (invalid JSON, too deep, too large, not Python) becomes an
 issue of that notebook with its reason, never an exception. The grader runs this in a worker
-process under its memory and time limits (``tasks.ReadTask``), since parsing costs memory.
+process under its memory and time limits (``tasks.ReadTask``), since reading costs memory.
 """
 
 from __future__ import annotations
 
-import ast
 import json
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 
-_FIELDS = ("name", "input_names", "output_names", "source", "header")
+from .evaluate import Evaluator, KernelBuild, Unknown
+from .witness import Witness, disagreement, last_witnesses, witnesses_of
 
-#: A code cell longer than this is not parsed. A cell with a kernel is a few KiB; parsing costs
-#: about 500 bytes of memory and 5 µs per character, so this bounds one cell to about 130 MiB
-#: and a second or two.
+#: A code cell longer than this is not read (what it assigns becomes unknown). A cell with a kernel
+#: is a few KiB; parsing costs about 500 bytes of memory and 5 µs per character, so this bounds
+#: one cell to about 130 MiB and a second or two.
 MAX_CELL_CHARS = 256 * 2**10
 #: A kernel (source and header) longer than this is not graded: the simulator compiles at most
 #: 50,000 tokens, and the longest puzzle solution is about 3 KiB.
@@ -72,10 +74,6 @@ class NotebookKernels:
             self.dropped_issues = 0
 
 
-class _Unresolved(Exception):
-    pass
-
-
 def _type_name(value: object) -> str:
     return {dict: "an object", list: "a list", str: "a string", bool: "a boolean", type(None): "null",
             int: "a number", float: "a number"}.get(type(value), type(value).__name__)
@@ -114,8 +112,10 @@ def decode_notebook(raw: bytes, result: NotebookKernels) -> dict | None:
     return data
 
 
-def code_cells(data: dict, result: NotebookKernels) -> list[tuple[int, str]] | None:
-    """(code cell number, text) of every code cell, checking each field's type as it goes."""
+def code_cells(data: dict, result: NotebookKernels, witnesses: list[Witness] | None = None
+               ) -> list[tuple[int, str]] | None:
+    """(code cell number, text) of every code cell, checking each field's type as it goes; the
+    witnesses check() left in their outputs go to ``witnesses``."""
     version = result.nbformat_version = _version(data)
     if "cells" in data or data.get("nbformat") == 4:
         cells = data.get("cells")
@@ -151,18 +151,11 @@ def code_cells(data: dict, result: NotebookKernels) -> list[tuple[int, str]] | N
             result.note(f"code cell {number}: its source is {_type_name(source)}, not text; skipped")
             continue
         out.append((number, source))
+        if witnesses is not None:
+            witnesses.extend(witnesses_of(number, cell))
     if not out:
         result.note("the notebook has no code cells")
     return out
-
-
-def _strip_magics(code: str) -> str:
-    """IPython lines (%magic, !shell, ?help) are not Python; blank them, keeping line numbers."""
-    lines = []
-    for line in code.split("\n"):
-        s = line.lstrip()
-        lines.append("" if s.startswith(("%", "!", "?")) or s.endswith("?") and s[:-1].isidentifier() else line)
-    return "\n".join(lines)
 
 
 def extract_kernels(path: str | Path, names: Collection[str] | None = None) -> NotebookKernels:
@@ -176,169 +169,75 @@ def extract_from_bytes(raw: bytes, path: str, names: Collection[str] | None = No
     result = NotebookKernels(path)
     data = decode_notebook(raw, result)
     del raw
-    cells = code_cells(data, result) if data is not None else None
+    witnesses: list[Witness] = []
+    cells = code_cells(data, result, witnesses) if data is not None else None
     del data
     if cells is None:
         result.readable = False
         result.finish()
         return result
-    module_scope: dict[str, ast.expr] = {}
-    wanted = set(names) if names is not None else None
+    evaluator = Evaluator()
     for number, code in cells:
         if len(code) > MAX_CELL_CHARS:
             result.note(f"code cell {number} is {len(code) // 2**10} KiB, longer than the grader "
-                        f"reads ({MAX_CELL_CHARS // 2**10} KiB); skipped")
+                        f"reads ({MAX_CELL_CHARS // 2**10} KiB); skipped, and what it assigns is not known")
+            evaluator.taint(Unknown(f"what code cell {number} assigns (too long to read)", number, 1))
             continue
         try:
-            tree = ast.parse(_strip_magics(code))
-        except SyntaxError as exc:
-            result.note(f"code cell {number} is not valid Python (line {exc.lineno}: {exc.msg}); skipped")
-            continue
-        except MemoryError:
-            result.note(f"code cell {number} needs more memory to parse than a grading worker has; skipped")
-            continue
+            evaluator.run_cell(number, code)
         except PARSE_ERRORS as exc:
-            result.note(f"code cell {number} could not be parsed ({type(exc).__name__}: "
-                        f"{str(exc)[:120] or 'too large or too deeply nested'}); skipped")
+            result.note(f"code cell {number} could not be read ({type(exc).__name__}: "
+                        f"{str(exc)[:120] or 'too large or too deeply nested'}); what it assigns is not known")
+            evaluator.taint(Unknown(f"what code cell {number} assigns (it could not be read)", number, 1))
+    outcome = evaluator.finish()
+    for issue in outcome.notes:
+        result.note(issue)
+    wanted = set(names) if names is not None else None
+    for name, build in outcome.kernels.items():
+        if wanted is not None and name not in wanted:
             continue
-        try:
-            _Walker(result, number, module_scope, wanted).visit_body(tree.body, None)
-        except PARSE_ERRORS as exc:
-            result.note(f"code cell {number} is too deeply nested to read ({type(exc).__name__}); "
-                        "kernels after that point in it were skipped")
-        del tree  # one cell's syntax tree at a time
-    for k in result.kernels.values():
-        if k.source is not None and len(k.source) + len(k.header) > MAX_KERNEL_CHARS:
-            size = len(k.source) + len(k.header)
-            k.source, k.header = None, ""
-            k.problem = (f"its source is {size // 2**10} KiB, longer than the grader accepts "
-                         f"({MAX_KERNEL_CHARS // 2**10} KiB)")
+        kernel = _extracted(build)
+        result.kernels[name] = kernel
+        if kernel.problem is not None:
+            result.note(f"kernel '{name}' (code cell {kernel.cell}, line {kernel.line}): {kernel.problem}")
+    for w in last_witnesses(witnesses).values():
+        k = result.kernels.get(w.kernel)
+        if k is not None and k.source is not None:
+            note = disagreement(w, k.source, k.header, k.cell, k.line)
+            if note is not None:
+                result.note(note)
     result.finish()
     return result
 
 
-class _Walker:
-    def __init__(self, result: NotebookKernels, cell: int, module_scope: dict,
-                 wanted: Collection[str] | None = None) -> None:
-        self.result = result
-        self.cell = cell
-        self.module_scope = module_scope
-        self.wanted = wanted  # kernel names worth keeping (None: all)
-
-    def visit_body(self, body: list[ast.stmt], local: dict | None) -> None:
-        for stmt in body:
-            self.visit_stmt(stmt, local)
-
-    def visit_stmt(self, stmt: ast.stmt, local: dict | None) -> None:
-        scope = self.module_scope if local is None else local
-        # Calls anywhere in this statement (outside nested functions) are MetalKernel candidates.
-        for call in _calls_in(stmt):
-            self.visit_call(call, local)
-        if isinstance(stmt, ast.Assign):
-            for target in stmt.targets:
-                if isinstance(target, ast.Name):
-                    scope[target.id] = _kept(stmt.value)
-        elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.value is not None:
-            scope[stmt.target.id] = _kept(stmt.value)
-        elif isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
-            self.visit_body(stmt.body, {})
-        elif isinstance(stmt, ast.ClassDef):
-            self.visit_body(stmt.body, {})
-        elif isinstance(stmt, ast.If | ast.For | ast.While | ast.With | ast.Try):
-            for block in ("body", "orelse", "finalbody"):
-                self.visit_body(getattr(stmt, block, []) or [], local)
-            for handler in getattr(stmt, "handlers", []) or []:
-                self.visit_body(handler.body, local)
-
-    def visit_call(self, call: ast.Call, local: dict | None) -> None:
-        func = call.func
-        fname = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
-        if fname != "MetalKernel":
-            return
-        args: dict[str, ast.expr] = {}
-        for key, value in zip(_FIELDS, call.args, strict=False):
-            args[key] = value
-        for kw in call.keywords:
-            if kw.arg in _FIELDS:
-                args[kw.arg] = kw.value
-        if "name" not in args:
-            self.result.note(f"code cell {self.cell}, line {call.lineno}: MetalKernel(...) without a name")
-            return
-        try:
-            name = self.resolve(args["name"], local, str)
-        except _Unresolved:
-            self.result.note(f"code cell {self.cell}, line {call.lineno}: the kernel name is not a string "
-                             "literal; this kernel cannot be graded")
-            return
-        if self.wanted is not None and name not in self.wanted:
-            return
-        kernel = ExtractedKernel(name, None, "", cell=self.cell, line=call.lineno)
-        for key in ("input_names", "output_names"):
-            if key in args:
-                try:
-                    kernel.__dict__[key] = self.resolve(args[key], local, list)
-                except _Unresolved:
-                    pass
-        try:
-            kernel.source = self.resolve(args["source"], local, str) if "source" in args else None
-            if kernel.source is None:
-                kernel.problem = "MetalKernel(...) has no source"
-        except _Unresolved as exc:
-            kernel.problem = (f"its source is {exc} (built when the notebook runs); the grader reads only string "
-                              "literals, or variables assigned one")
-        if "header" in args:
-            try:
-                kernel.header = self.resolve(args["header"], local, str)
-            except _Unresolved as exc:
-                kernel.problem = kernel.problem or f"its header is {exc}; the grader reads only string literals"
-        self.result.kernels[name] = kernel
-
-    def resolve(self, node: ast.expr, local: dict | None, kind: type, depth: int = 0):
-        if depth > 20:
-            raise _Unresolved("defined through too many variables")
-        if isinstance(node, ast.Constant) and isinstance(node.value, str) and kind is str:
-            return node.value
-        if isinstance(node, ast.JoinedStr) and kind is str:
-            if all(isinstance(v, ast.Constant) for v in node.values):
-                return "".join(str(v.value) for v in node.values)
-            raise _Unresolved("an f-string with substitutions")
-        if isinstance(node, ast.List | ast.Tuple) and kind is list:
-            out = []
-            for elt in node.elts:
-                out.append(self.resolve(elt, local, str, depth + 1))
-            return out
-        if isinstance(node, ast.Name):
-            for scope in ((local or {}), self.module_scope):
-                if node.id in scope:
-                    return self.resolve(scope[node.id], local if scope is local else None, kind, depth + 1)
-            raise _Unresolved(f"the variable '{node.id}', which is never assigned a literal")
-        raise _Unresolved("an expression")
+#: How a student writes a kernel the grader reads (README: "How the grader reads a notebook").
+READABLE_FORM = ('write it as a string literal assigned to a variable, source = """...""", and pass that '
+                 "variable to MetalKernel(...)")
 
 
-def _kept(value: ast.expr) -> ast.expr:
-    """What a variable's scope keeps of its value: the value if a kernel could use it (a string,
-    a short list of strings, another name), else a stand-in that resolves to "an expression" (so
-    that it still replaces an earlier value, without keeping a large syntax tree alive)."""
-    if isinstance(value, ast.Constant) and isinstance(value.value, str) or isinstance(value, ast.JoinedStr | ast.Name):
-        return value
-    if isinstance(value, ast.List | ast.Tuple) and len(value.elts) <= 64 and all(
-            isinstance(e, ast.Name) or isinstance(e, ast.Constant) and isinstance(e.value, str) for e in value.elts):
-        return value
-    return _NOT_A_LITERAL
+def _extracted(build: KernelBuild) -> ExtractedKernel:
+    """The grader's kernel from a build the evaluator followed, or why it cannot be read."""
+    kernel = ExtractedKernel(build.name, None, "", _names(build.input_names), _names(build.output_names),
+                             cell=build.cell, line=build.line)
+    source, header = build.source, build.header
+    if source is None:
+        kernel.problem = "MetalKernel(...) has no source"
+    elif isinstance(source, Unknown) or isinstance(header, Unknown):
+        part, why = ("source", source) if isinstance(source, Unknown) else ("header", header)
+        kernel.problem = (f"cannot be read without running the notebook: its {part} is {why.construct} "
+                          f"({why.where}); {READABLE_FORM}")
+    elif not isinstance(source, str) or not isinstance(header, str | type(None)):
+        kernel.problem = f"its source or header is not a string; {READABLE_FORM}"
+    elif len(source) + len(header or "") > MAX_KERNEL_CHARS:
+        kernel.problem = (f"its source is {(len(source) + len(header or '')) // 2**10} KiB, longer than the grader "
+                          f"accepts ({MAX_KERNEL_CHARS // 2**10} KiB)")
+    else:
+        kernel.source, kernel.header = source, header or ""
+    return kernel
 
 
-_NOT_A_LITERAL = ast.Constant(value=None)
-
-
-def _calls_in(stmt: ast.stmt):
-    """Call nodes in a statement's own expressions (nested statements are visited on their own)."""
-    if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-        return
-    stack = list(ast.iter_child_nodes(stmt))
-    while stack:
-        node = stack.pop()
-        if isinstance(node, ast.stmt | ast.Lambda):
-            continue
-        if isinstance(node, ast.Call):
-            yield node
-        stack.extend(ast.iter_child_nodes(node))
+def _names(value: object) -> list[str] | None:
+    """input_names/output_names when known (a list or tuple of strings), else None."""
+    if isinstance(value, tuple) and len(value) <= 64 and all(isinstance(v, str) for v in value):
+        return list(value)
+    return None

@@ -213,6 +213,7 @@ def _clip(text: str) -> str:
 def warm_up(limits: Limits) -> None:
     """Import and exercise everything a task uses, so that a task's time limit measures the task
     and not the worker's start (importing NumPy and MLX, compiling the simulator's prelude)."""
-    extract_from_bytes(b'{"cells": []}', "<warm-up>")
+    # One code cell, so that reading it imports IPython's input transformation here, not in a task.
+    extract_from_bytes(b'{"cells": [{"cell_type": "code", "source": "x = 1"}]}', "<warm-up>")
     puzzle = get_puzzle("map")
     _check(CheckTask("warm-up", -1, (puzzle.id,), solution_source(puzzle), puzzle.header, None, None, 0), limits)
