@@ -65,9 +65,9 @@ def seed_value(text: str) -> int:
 def _add_limits(p: argparse.ArgumentParser) -> None:
     p.add_argument("--workers", type=positive_int, default=None, help="worker processes (default: all cores)")
     p.add_argument("--timeout", type=positive_number, default=60.0,
-                   help="wall-time limit per kernel, seconds (default 60; a worker's start-up is not counted)")
+                   help="time limit per kernel, CPU seconds (default 60; a worker's start-up and time the machine was suspended are not counted)")
     p.add_argument("--read-timeout", type=positive_number, default=30.0,
-                   help="wall-time limit for reading one notebook, seconds (default 30)")
+                   help="time limit for reading one notebook, CPU seconds (default 30)")
     p.add_argument("--memory", type=positive_int, default=DEFAULT_MEMORY_MIB,
                    help=f"memory (address space) per worker process, MiB (default {DEFAULT_MEMORY_MIB})")
     p.add_argument("--max-steps", type=positive_int, default=20_000,

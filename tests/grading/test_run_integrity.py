@@ -130,7 +130,7 @@ def test_time_limit_is_the_kernels_and_the_run_goes_on(cls, tmp_path, capsys, cl
     assert g.status == 0
     m = g.student("endless")["puzzles"]["map"]
     assert m["status"] == "error" and m["points"] == 0
-    assert m["reason"] == "the kernel ran longer than 2 s and was stopped"
+    assert m["reason"] == "the kernel ran for more than 2 s of CPU time and was stopped"
     same_as_clean(g, clean_run)
 
 
