@@ -143,3 +143,19 @@ def test_the_class_gets_unique_ids_mapped_to_files_and_totals_that_match(capsys,
         assert f"Total: {r['total']} /" in g.report(r["student"])
     assert "does not end in '.ipynb'" in " ".join(g.student("carol")["issues"])
     assert g.student("frank")["total"] == 1.0  # graded as the folder's notebook
+
+
+def test_one_file_named_twice_is_graded_once_and_the_run_says_so(capsys, tmp_path) -> None:
+    """`grade class class/alice.ipynb` (issue 27 §5b): alice once, not `alice` and `alice (2)`."""
+    d = tmp_path / "class"
+    d.mkdir()
+    for who in ("alice", "bob"):
+        write_nb(d / f"{who}.ipynb", _ok())
+    subs, problems = collect_submissions([d, d / "alice.ipynb", str(d) + "/./bob.ipynb", d])
+    assert sorted(s.relative for s in subs) == ["alice.ipynb", "bob.ipynb"]
+    assert len(problems) == 3 and "alice.ipynb: already named as part of" in problems[0]
+    assert "2 of its notebook(s) were already named" in problems[2]
+    g = grade(capsys, [d, d / "alice.ipynb"], tmp_path / "out", "--seed", "3")
+    assert g.status == 0, g.stderr
+    assert sorted(g.rows()) == ["alice", "bob"]
+    assert "alice.ipynb: already named as part of" in g.stderr

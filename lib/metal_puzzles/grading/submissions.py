@@ -7,7 +7,8 @@ file inside the submissions tree (after resolving links), no larger than the siz
 opened, and then without following links and without blocking. Everything refused is still a
 submission, reported with its reason, so the student sees why they got nothing.
 
-Hard links and identical files are fine: each path is a submission of its own.
+Hard links and identical files are fine: each path is a submission of its own. One file named
+twice (``grade class class/alice.ipynb``) is one submission, and the run says so.
 """
 
 from __future__ import annotations
@@ -208,18 +209,41 @@ def collect_submissions(paths: Sequence[str | Path], max_bytes: int = DEFAULT_MA
     too, not read, with the reason: a student is never dropped from the gradebook without a word."""
     found: list[Submission] = []
     problems: list[str] = []
-    for p in map(str, paths):
+    named: dict[str, tuple[int, str]] = {}  # a file's directory entry -> the argument that named it first
+    for n, p in enumerate(map(str, paths)):
         if os.path.isdir(p):
             root = os.path.realpath(p)
             files, linked_dirs, unreadable = _walk(p)
+            again = [f for f in files if _first_time(f, (n, p), named) is not None]
             for f in files:
+                if f in again:
+                    continue
                 sub = examine(f, root, max_bytes) if _name_kind(os.path.basename(f)) == "notebook" else _misnamed(f)
                 found.append(replace(sub, relative=Path(os.path.relpath(f, p)).as_posix()))
+            if again:
+                problems.append(f"{printable(p, limit=300)}: {len(again)} of its notebook(s) were already named by "
+                                "an earlier argument; each file is graded once")
             problems.extend(f"{printable(d, limit=300)}: a symbolic link to a directory; not followed"
                             for d in linked_dirs)
             problems.extend(unreadable)
         elif os.path.lexists(p):
+            first = _first_time(p, (n, p), named)
+            if first is not None:
+                problems.append(f"{printable(p, limit=300)}: already named as part of {printable(first, limit=300)}; "
+                                "the file is graded once")
+                continue
             found.append(replace(examine(p, None, max_bytes), relative=os.path.basename(p)))
         else:
             problems.append(f"{printable(p, limit=300)}: no such file or directory")
     return found, problems
+
+
+def _first_time(path: str, argument: tuple[int, str], named: dict[str, tuple[int, str]]) -> str | None:
+    """None the first time a directory entry is met, else the argument that named it first.
+    An entry is its folder's resolved path and its own name: ``class`` and ``class/alice.ipynb``
+    both name ``alice.ipynb`` in it, while a hard link or a link to another file elsewhere is an
+    entry (and a submission) of its own."""
+    folder, name = os.path.split(os.path.abspath(path))
+    entry = os.path.join(os.path.realpath(folder), name)
+    first = named.setdefault(entry, argument)
+    return None if first == argument else first[1]
