@@ -14,7 +14,7 @@ from . import book
 from .grading.cluster import ClusterError
 from .grading.console import print_check, print_summary
 from .grading.grade import collect_notebooks, grade_submissions, new_seed
-from .grading.ids import TWICE, MappingError, assign_ids, load_mapping
+from .grading.ids import LOOK_ALIKE, TWICE, MappingError, assign_ids, load_mapping
 from .grading.journal import Journal, JournalError, RunSettings
 from .grading.limits import DEFAULT_MEMORY_MIB, Limits
 from .grading.output import OutputError, check_apart, prepare_out, write_outputs
@@ -181,7 +181,7 @@ def _grade(args, config: PointsConfig, limits: Limits, max_bytes: int) -> int:
         return ExitStatus.USAGE
     _, id_problems = assign_ids(files, mapping)
     for p in id_problems:
-        _error(f"--mapping: {p}")
+        _error(p if p.startswith(LOOK_ALIKE) else f"--mapping: {p}")
     if any(p.startswith(TWICE) for p in id_problems):
         _error("a student id must name one notebook: fix the mapping file")
         return ExitStatus.USAGE

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import os
+import unicodedata
 from pathlib import Path
 
 import pytest
@@ -159,3 +160,41 @@ def test_one_file_named_twice_is_graded_once_and_the_run_says_so(capsys, tmp_pat
     assert g.status == 0, g.stderr
     assert sorted(g.rows()) == ["alice", "bob"]
     assert "alice.ipynb: already named as part of" in g.stderr
+
+
+def test_a_mapping_typed_in_nfc_matches_a_file_saved_in_nfd(tmp_path) -> None:
+    """Issue 27 §5a: a mapping typed on Windows (NFC) matches a file macOS saved (NFD)."""
+    nfd = unicodedata.normalize("NFD", "José.ipynb")
+    write_nb(tmp_path / nfd, _ok())
+    mapping = tmp_path / "map.csv"
+    mapping.write_text("file,id\n" + unicodedata.normalize("NFC", "José.ipynb") + ",S042\n", encoding="utf-8")
+    subs, _ = collect_submissions([tmp_path / nfd])
+    assigned, problems = assign_ids(subs, load_mapping(mapping))
+    assert problems == [] and [a.id for a in assigned] == ["S042"]
+
+
+def test_names_spelt_in_nfc_and_nfd_are_one_name_and_get_ids_told_apart(tmp_path) -> None:
+    for form in ("NFC", "NFD"):
+        write_nb(tmp_path / unicodedata.normalize(form, "José.ipynb"), _ok())
+    ids = _ids(tmp_path)
+    assert sorted(ids) == ["José", "José (2)"] and all(unicodedata.is_normalized("NFC", i) for i in ids)
+
+
+def test_ids_that_look_alike_are_flagged_in_results_reports_and_on_stderr(capsys, tmp_path) -> None:
+    d = tmp_path / "class"
+    d.mkdir()
+    cyrillic = "\u0430lice"  # the first letter is CYRILLIC SMALL LETTER A
+    for who in ("alice", cyrillic, "bob"):
+        write_nb(d / f"{who}.ipynb", _ok())
+    g = grade(capsys, [d], tmp_path / "out", "--seed", "3")
+    assert g.status == 0, g.stderr
+    assert sorted(g.rows()) == sorted(["alice", cyrillic, "bob"])
+    assert "student ids that look alike: 'alice', 'аlice'" in g.stderr.replace("\n", " ") or \
+        "student ids that look alike: 'аlice', 'alice'" in g.stderr.replace("\n", " ")
+    assert any("look alike" in p for p in g.results()["problems"])
+    for sid, other in (("alice", cyrillic), (cyrillic, "alice")):
+        flagged = " ".join(g.student(sid)["issues"])
+        assert f"the id looks like another student's: {other!r}" in flagged
+        assert "looks like another student" in g.report(sid)
+    assert "U+0430 CYRILLIC SMALL LETTER A" in " ".join(g.student(cyrillic)["issues"])
+    assert not any("looks like" in i for i in g.student("bob")["issues"])
