@@ -3,6 +3,7 @@ results.json maps each id to its file, and no file that looks like a notebook va
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import os
 import unicodedata
@@ -13,7 +14,7 @@ import pytest
 from metal_puzzles.grading.ids import MappingError, assign_ids, load_mapping
 from metal_puzzles.grading.submissions import collect_submissions
 
-from .conftest import MAP_OK, grade, kernel_cell, write_nb
+from .conftest import MAP_OK, grade, kernel_cell, notebook_json, write_nb
 
 
 def _ok() -> list[str]:
@@ -198,3 +199,60 @@ def test_ids_that_look_alike_are_flagged_in_results_reports_and_on_stderr(capsys
         assert "looks like another student" in g.report(sid)
     assert "U+0430 CYRILLIC SMALL LETTER A" in " ".join(g.student(cyrillic)["issues"])
     assert not any("looks like" in i for i in g.student("bob")["issues"])
+
+
+@contextlib.contextmanager
+def _folders_deeper_than_path_max(root: Path, levels: int, name: str):
+    """``levels`` nested folders called ``name`` under ``root``, made and removed a level at a
+    time through directory descriptors (their paths are too long to open by name); yields the
+    deepest folder's descriptor."""
+    fds = [os.open(root, os.O_RDONLY | os.O_DIRECTORY)]
+    try:
+        for _ in range(levels):
+            os.mkdir(name, dir_fd=fds[-1])
+            fds.append(os.open(name, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fds[-1]))
+            if len(fds) > 2:  # keep the root, the parent and the child open
+                os.close(fds.pop(-2))
+        yield fds[-1]
+    finally:
+        for fd in fds:
+            os.close(fd)
+        for depth in range(levels, 0, -1):  # bottom up
+            fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+            try:
+                for _ in range(depth - 1):
+                    nxt = os.open(name, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+                    os.close(fd)
+                    fd = nxt
+                sub = os.open(name, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+                try:
+                    for leftover in os.listdir(sub):  # the files left in it (deeper folders are gone)
+                        os.unlink(leftover, dir_fd=sub)
+                finally:
+                    os.close(sub)
+                os.rmdir(name, dir_fd=fd)
+            finally:
+                os.close(fd)
+
+
+def test_a_notebook_deeper_than_path_max_beside_alice_and_bob_is_graded(capsys, tmp_path) -> None:
+    """Issue 27 §6c: 1,100 folders deep (a path of 8,800 characters, over PATH_MAX) it was
+    neither graded nor reported. Every file the walk meets is graded or named."""
+    d = tmp_path / "class"
+    d.mkdir()
+    for who in ("alice", "bob"):
+        write_nb(d / f"{who}.ipynb", _ok())
+    with _folders_deeper_than_path_max(d, 1100, "folder7") as deepest:
+        fd = os.open("deep.ipynb", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=deepest)
+        with os.fdopen(fd, "wb") as f:
+            f.write(notebook_json(_ok()).encode())
+        os.symlink(str(d / "alice.ipynb"), "link.ipynb", dir_fd=deepest)  # too deep to resolve: not followed
+        g = grade(capsys, [d], tmp_path / "out", "--seed", "3")
+    assert g.status == 0, g.stderr
+    rows = g.rows()
+    assert len(rows) == 4 and {"alice", "bob"} <= set(rows)
+    by_file = {Path(path).name: sid for sid, path in g.results()["ids"].items()}
+    assert g.student(by_file["deep.ipynb"])["puzzles"]["map"]["passed"]
+    assert g.student(by_file["link.ipynb"])["issues"] == [
+        "a symbolic link in a folder nested too deep to resolve it; not read"]
+    assert g.results()["problems"] == []
