@@ -22,6 +22,7 @@ import math
 import multiprocessing as mp
 import os
 import signal
+import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
@@ -53,10 +54,29 @@ class _Message(str, Enum):
     FAULT = "fault"
 
 
-def _worker_main(conn: Connection, limits: Limits) -> None:
+def _exit_with_parent(lifeline: Connection) -> None:
+    """End this worker when its parent is gone. The parent holds the other end of ``lifeline``
+    and never writes to it: the read returns only when the parent's end is closed, which the
+    operating system does however the parent ended (SIGKILL included). Without this, a worker
+    whose parent was killed (a Dask worker lost with its sandbox busy) would finish its task
+    alone and die of a broken pipe, a traceback on the terminal."""
+
+    def watch() -> None:
+        try:
+            lifeline.recv()
+        except (EOFError, OSError):
+            pass
+        os._exit(0)
+
+    threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
+
+
+def _worker_main(conn: Connection, limits: Limits, lifeline: Connection | None = None) -> None:
     # Ctrl-C is the parent's to handle: it stops the workers itself, and a worker dying of it
     # first would look like a grader fault.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if lifeline is not None:
+        _exit_with_parent(lifeline)
     try:
         import resource
 
@@ -87,9 +107,12 @@ def _worker_main(conn: Connection, limits: Limits) -> None:
         cost = TaskCost(time.perf_counter() - start, time.process_time() - cpu, now_compiles - compiles,
                         now_hits - hits)
         try:
-            conn.send((*message, cost))
-        except MemoryError:
-            conn.send((_Message.LIMIT, task.task_id, "its result was too large to send back", cost))
+            try:
+                conn.send((*message, cost))
+            except MemoryError:
+                conn.send((_Message.LIMIT, task.task_id, "its result was too large to send back", cost))
+        except (BrokenPipeError, ConnectionResetError):  # the parent is gone: nobody to tell
+            return
 
 
 def _limit_cpu(seconds: float) -> bool:
@@ -149,9 +172,11 @@ _MAX_HANDOFFS = 3
 class _Worker:
     def __init__(self, ctx, limits: Limits) -> None:
         self.conn, child = ctx.Pipe()
-        self.proc = ctx.Process(target=_worker_main, args=(child, limits), daemon=True)
+        watched, self._lifeline = ctx.Pipe(duplex=False)  # see _exit_with_parent
+        self.proc = ctx.Process(target=_worker_main, args=(child, limits, watched), daemon=True)
         self.proc.start()
         child.close()
+        watched.close()
         self.state = _State.STARTING
         self.since = _now()  # when it entered its state
         self.job: _Queued | None = None
@@ -167,6 +192,7 @@ class _Worker:
             self.proc.kill()
         self.proc.join(timeout=5)
         self.conn.close()
+        self._lifeline.close()
 
     def how_it_died(self) -> str:
         code = self.proc.exitcode
