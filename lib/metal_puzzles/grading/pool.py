@@ -77,14 +77,19 @@ def _worker_main(conn: Connection, limits: Limits, lifeline: Connection | None =
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if lifeline is not None:
         _exit_with_parent(lifeline)
+    _limit_memory(limits.memory_bytes)
     try:
         import resource
 
-        resource.setrlimit(resource.RLIMIT_AS, (limits.memory_bytes, limits.memory_bytes))
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # a task stopped by SIGXCPU leaves no core file
-    except (ImportError, ValueError, OSError):  # not on this platform; the wall-time limit still applies
+    except (ImportError, ValueError, OSError):
         pass
     warm_up(limits)
+    # What a check may allocate: what the first check finds free. Later checks get as much above
+    # what the worker then holds, so that kernels earlier students left in its compile caches
+    # (bounded by msl.api's budget) never count against a later student's memory.
+    baseline = _address_space()
+    headroom = limits.memory_bytes - baseline if baseline is not None else None
     conn.send((_Message.READY, os.getpid()))
     while True:
         try:
@@ -93,6 +98,8 @@ def _worker_main(conn: Connection, limits: Limits, lifeline: Connection | None =
             return
         if task is None:
             return
+        if headroom is not None:
+            _limit_memory(max(limits.memory_bytes, (_address_space() or 0) + headroom))
         cpu_limited = _limit_cpu(task.time_limit(limits))
         conn.send((_Message.STARTED, task.task_id, cpu_limited))
         compiles, hits = compile_cache_stats()
@@ -129,6 +136,30 @@ def _limit_cpu(seconds: float) -> bool:
         return True
     except (ImportError, ValueError, OSError):
         return False
+
+
+def _limit_memory(nbytes: int) -> None:
+    """Limit this process's address space (``RLIMIT_AS``) to ``nbytes``; only the soft limit,
+    so that it can be raised for a later task (a submission never runs Python that could)."""
+    try:
+        import resource
+
+        _, hard = resource.getrlimit(resource.RLIMIT_AS)
+        if hard != resource.RLIM_INFINITY:
+            nbytes = min(nbytes, hard)
+        resource.setrlimit(resource.RLIMIT_AS, (nbytes, hard))
+    except (ImportError, ValueError, OSError):  # not on this platform; the time limit still applies
+        pass
+
+
+def _address_space() -> int | None:
+    """Bytes of address space this process holds now (what ``RLIMIT_AS`` counts); None where
+    the system does not say (no /proc)."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 #: The signal the operating system ends a process with at its CPU-time limit (None on Windows).
