@@ -124,7 +124,7 @@ def test_worker_killed_between_tasks_is_replaced(cls, tmp_path, capsys, monkeypa
 
 
 def test_time_limit_is_the_kernels_and_the_run_goes_on(cls, tmp_path, capsys, clean_run: Graded) -> None:
-    """With the step budget out of the way, an endless loop meets the wall-time limit."""
+    """With the step budget out of the way, an endless loop meets the time limit (its CPU time)."""
     write_nb(cls / "endless.ipynb", [kernel_cell("map", "uint i = 0;\nwhile (true) { i++; }\n")])
     g = grade(capsys, [cls], tmp_path / "out", "--seed", SEED, "--timeout", "2", "--max-steps", "1000000000")
     assert g.status == 0

@@ -8,7 +8,7 @@ tasks *in a local pool*: a ``pool.ProcessPoolRunner`` of one sandboxed process p
 kept for the worker's life. Why a pool hosted by the worker rather than a fresh sandboxed process
 per Dask task:
 
-- the sandbox is the same code as on one machine (address-space limit, wall-time limit counted
+- the sandbox is the same code as on one machine (address-space limit, CPU-time limit counted
   from the task's start, a child that dies retried on a fresh one), so the limits and the grades
   are the same by construction;
 - a sandboxed process starts in seconds (NumPy, MLX, the simulator's warm-up), longer than most
