@@ -97,12 +97,14 @@ class _DeepFolders:
     def scandir(self, folder: str):
         """``os.scandir(folder)``, however long its path; the entries are valid inside the block."""
         try:
-            with os.scandir(folder) as it:
-                yield it
-            return
+            it = os.scandir(folder)
         except OSError as exc:
             if not _too_long(exc):
                 raise
+        else:  # opened by name (the block's own errors are not caught here)
+            with it:
+                yield it
+            return
         parent, name = os.path.split(folder)
         if self.fd is not None and parent == self.path:
             fd = os.open(name, _DIR_FLAGS, dir_fd=self.fd)
