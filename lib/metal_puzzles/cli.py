@@ -18,7 +18,7 @@ from .grading.cluster import ClusterError
 from .grading.console import print_check, print_summary
 from .grading.grade import collect_notebooks, grade_submissions, new_seed
 from .grading.gradebook import LMS, gradebook_csv
-from .grading.ids import TWICE, MappingError, assign_ids
+from .grading.ids import LOOK_ALIKE, TWICE, MappingError, assign_ids
 from .grading.journal import Journal, JournalError, RunSettings
 from .grading.limits import DEFAULT_MEMORY_MIB, Limits, unenforced_limits
 from .grading.output import (
@@ -79,9 +79,9 @@ def seed_value(text: str) -> int:
 def _add_limits(p: argparse.ArgumentParser) -> None:
     p.add_argument("--workers", type=positive_int, default=None, help="worker processes (default: all cores)")
     p.add_argument("--timeout", type=positive_number, default=60.0,
-                   help="wall-time limit per kernel, seconds (default 60; a worker's start-up is not counted)")
+                   help="time limit per kernel, CPU seconds (default 60; a worker's start-up and time the machine was suspended are not counted)")
     p.add_argument("--read-timeout", type=positive_number, default=30.0,
-                   help="wall-time limit for reading one notebook, seconds (default 30)")
+                   help="time limit for reading one notebook, CPU seconds (default 30)")
     p.add_argument("--memory", type=positive_int, default=DEFAULT_MEMORY_MIB,
                    help=f"memory (address space) per worker process, MiB (default {DEFAULT_MEMORY_MIB})")
     p.add_argument("--max-steps", type=positive_int, default=20_000,
@@ -219,7 +219,7 @@ def _grade(args, config: PointsConfig, limits: Limits, max_bytes: int) -> int:
         return ExitStatus.USAGE
     _, id_problems = assign_ids(files, mapping)
     for p in id_problems:
-        _error(f"--mapping: {p}")
+        _error(p if p.startswith(LOOK_ALIKE) else f"--mapping: {p}")
     if any(p.startswith(TWICE) for p in id_problems):
         _error("a student id must name one notebook: fix the mapping file")
         return ExitStatus.USAGE

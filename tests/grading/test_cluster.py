@@ -171,3 +171,50 @@ def test_a_local_cluster_refuses_a_client_without_the_runs_credentials():
         assert runner.client.submit(sum, [1, 2]).result() == 3  # the run's own client works
     finally:
         runner.close()
+
+
+def kill_worker_while_its_sandbox_is_busy(tasks, limits, retries, marker: str):
+    """A Dask task that kills its own worker process (SIGKILL, as the OOM killer or an operator
+    would) the moment its sandbox starts the zip check: the sandbox is left holding a task."""
+    from metal_puzzles.grading import cluster
+    from metal_puzzles.grading.pool import EventKind, ProcessPoolRunner
+
+    def on_event(e) -> None:
+        if (e.kind is EventKind.STARTED and isinstance(e.task, CheckTask) and "zip" in e.task.puzzles
+                and not os.path.exists(marker)):
+            Path(marker).write_text(f"{os.getpid()} {e.pid}")
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    if getattr(cluster._SANDBOXES, "pool", None) is None:
+        cluster._SANDBOXES.pool = ProcessPoolRunner(limits, workers=1, retries=retries, on_event=on_event)
+    return run_in_sandbox(tasks, limits, retries)
+
+
+def test_a_worker_killed_while_its_sandbox_is_busy_loses_nothing(course, tmp_path, capfd):
+    """Issue 27 §4b: the lost worker's tasks run again elsewhere (grades equal the local run's),
+    its orphaned sandbox goes away, and nothing is printed as a traceback."""
+    d, local = course
+    marker = tmp_path / "killed"
+    runner = DaskRunner(ClusterSpec(workers=2), Limits(),
+                        call=functools.partial(kill_worker_while_its_sandbox_is_busy, marker=str(marker)))
+    run = grade_submissions([d / "class"], seed=int(SEED), progress=False, runner=runner)
+    assert marker.exists()  # a worker did die while its sandbox held a task
+    assert run.complete
+    expected = {s["id"]: s["puzzles"] for s in local.results()["students"]}
+    for st in run.students:
+        assert st.puzzles == expected[st.id], st.id
+    _, sandbox = map(int, marker.read_text().split())
+    wait_gone(sandbox)
+    assert "Traceback" not in capfd.readouterr().err
+
+
+def wait_gone(pid: int) -> None:
+    """Wait until process ``pid`` has exited (it is not our child: poll its /proc entry)."""
+    while True:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                if f.read().rsplit(")", 1)[1].split()[0] == "Z":
+                    return
+        except FileNotFoundError:
+            return
+        os.sched_yield()

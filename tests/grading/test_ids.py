@@ -3,8 +3,10 @@ results.json maps each id to its file, and no file that looks like a notebook va
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import os
+import unicodedata
 from pathlib import Path
 
 import pytest
@@ -12,7 +14,7 @@ import pytest
 from metal_puzzles.grading.ids import MappingError, assign_ids, load_mapping
 from metal_puzzles.grading.submissions import collect_submissions
 
-from .conftest import MAP_OK, grade, kernel_cell, write_nb
+from .conftest import MAP_OK, grade, kernel_cell, notebook_json, write_nb
 
 
 def _ok() -> list[str]:
@@ -143,3 +145,114 @@ def test_the_class_gets_unique_ids_mapped_to_files_and_totals_that_match(capsys,
         assert f"Total: {r['total']} /" in g.report(r["student"])
     assert "does not end in '.ipynb'" in " ".join(g.student("carol")["issues"])
     assert g.student("frank")["total"] == 1.0  # graded as the folder's notebook
+
+
+def test_one_file_named_twice_is_graded_once_and_the_run_says_so(capsys, tmp_path) -> None:
+    """`grade class class/alice.ipynb` (issue 27 §5b): alice once, not `alice` and `alice (2)`."""
+    d = tmp_path / "class"
+    d.mkdir()
+    for who in ("alice", "bob"):
+        write_nb(d / f"{who}.ipynb", _ok())
+    subs, problems = collect_submissions([d, d / "alice.ipynb", str(d) + "/./bob.ipynb", d])
+    assert sorted(s.relative for s in subs) == ["alice.ipynb", "bob.ipynb"]
+    assert len(problems) == 3 and "alice.ipynb: already named as part of" in problems[0]
+    assert "2 of its notebook(s) were already named" in problems[2]
+    g = grade(capsys, [d, d / "alice.ipynb"], tmp_path / "out", "--seed", "3")
+    assert g.status == 0, g.stderr
+    assert sorted(g.rows()) == ["alice", "bob"]
+    assert "alice.ipynb: already named as part of" in g.stderr
+
+
+def test_a_mapping_typed_in_nfc_matches_a_file_saved_in_nfd(tmp_path) -> None:
+    """Issue 27 §5a: a mapping typed on Windows (NFC) matches a file macOS saved (NFD)."""
+    nfd = unicodedata.normalize("NFD", "José.ipynb")
+    write_nb(tmp_path / nfd, _ok())
+    mapping = tmp_path / "map.csv"
+    mapping.write_text("file,id\n" + unicodedata.normalize("NFC", "José.ipynb") + ",S042\n", encoding="utf-8")
+    subs, _ = collect_submissions([tmp_path / nfd])
+    assigned, problems = assign_ids(subs, load_mapping(mapping))
+    assert problems == [] and [a.id for a in assigned] == ["S042"]
+
+
+def test_names_spelt_in_nfc_and_nfd_are_one_name_and_get_ids_told_apart(tmp_path) -> None:
+    for form in ("NFC", "NFD"):
+        write_nb(tmp_path / unicodedata.normalize(form, "José.ipynb"), _ok())
+    ids = _ids(tmp_path)
+    assert sorted(ids) == ["José", "José (2)"] and all(unicodedata.is_normalized("NFC", i) for i in ids)
+
+
+def test_ids_that_look_alike_are_flagged_in_results_reports_and_on_stderr(capsys, tmp_path) -> None:
+    d = tmp_path / "class"
+    d.mkdir()
+    cyrillic = "\u0430lice"  # the first letter is CYRILLIC SMALL LETTER A
+    for who in ("alice", cyrillic, "bob"):
+        write_nb(d / f"{who}.ipynb", _ok())
+    g = grade(capsys, [d], tmp_path / "out", "--seed", "3")
+    assert g.status == 0, g.stderr
+    assert sorted(g.rows()) == sorted(["alice", cyrillic, "bob"])
+    assert "student ids that look alike: 'alice', 'аlice'" in g.stderr.replace("\n", " ") or \
+        "student ids that look alike: 'аlice', 'alice'" in g.stderr.replace("\n", " ")
+    assert any("look alike" in p for p in g.results()["problems"])
+    for sid, other in (("alice", cyrillic), (cyrillic, "alice")):
+        flagged = " ".join(g.student(sid)["issues"])
+        assert f"the id looks like another student's: {other!r}" in flagged
+        assert "looks like another student" in g.report(sid)
+    assert "U+0430 CYRILLIC SMALL LETTER A" in " ".join(g.student(cyrillic)["issues"])
+    assert not any("looks like" in i for i in g.student("bob")["issues"])
+
+
+@contextlib.contextmanager
+def _folders_deeper_than_path_max(root: Path, levels: int, name: str):
+    """``levels`` nested folders called ``name`` under ``root``, made and removed a level at a
+    time through directory descriptors (their paths are too long to open by name); yields the
+    deepest folder's descriptor."""
+    fds = [os.open(root, os.O_RDONLY | os.O_DIRECTORY)]
+    try:
+        for _ in range(levels):
+            os.mkdir(name, dir_fd=fds[-1])
+            fds.append(os.open(name, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fds[-1]))
+            if len(fds) > 2:  # keep the root, the parent and the child open
+                os.close(fds.pop(-2))
+        yield fds[-1]
+    finally:
+        for fd in fds:
+            os.close(fd)
+        for depth in range(levels, 0, -1):  # bottom up
+            fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+            try:
+                for _ in range(depth - 1):
+                    nxt = os.open(name, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+                    os.close(fd)
+                    fd = nxt
+                sub = os.open(name, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+                try:
+                    for leftover in os.listdir(sub):  # the files left in it (deeper folders are gone)
+                        os.unlink(leftover, dir_fd=sub)
+                finally:
+                    os.close(sub)
+                os.rmdir(name, dir_fd=fd)
+            finally:
+                os.close(fd)
+
+
+def test_a_notebook_deeper_than_path_max_beside_alice_and_bob_is_graded(capsys, tmp_path) -> None:
+    """Issue 27 §6c: 1,100 folders deep (a path of 8,800 characters, over PATH_MAX) it was
+    neither graded nor reported. Every file the walk meets is graded or named."""
+    d = tmp_path / "class"
+    d.mkdir()
+    for who in ("alice", "bob"):
+        write_nb(d / f"{who}.ipynb", _ok())
+    with _folders_deeper_than_path_max(d, 1100, "folder7") as deepest:
+        fd = os.open("deep.ipynb", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=deepest)
+        with os.fdopen(fd, "wb") as f:
+            f.write(notebook_json(_ok()).encode())
+        os.symlink(str(d / "alice.ipynb"), "link.ipynb", dir_fd=deepest)  # too deep to resolve: not followed
+        g = grade(capsys, [d], tmp_path / "out", "--seed", "3")
+    assert g.status == 0, g.stderr
+    rows = g.rows()
+    assert len(rows) == 4 and {"alice", "bob"} <= set(rows)
+    by_file = {Path(path).name: sid for sid, path in g.results()["ids"].items()}
+    assert g.student(by_file["deep.ipynb"])["puzzles"]["map"]["passed"]
+    assert g.student(by_file["link.ipynb"])["issues"] == [
+        "a symbolic link in a folder nested too deep to resolve it; not read"]
+    assert g.results()["problems"] == []

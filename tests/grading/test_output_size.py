@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 
 from metal_puzzles.grading.bounds import MAX_ISSUES, bound_issues
+from metal_puzzles.grading.output import BYTES_PER_STUDENT
+from metal_puzzles.puzzles import PUZZLES, get_puzzle, solution_source
 
 from .conftest import KERNEL_PUZZLES, grade, kernel_cell, write_nb
 
@@ -38,3 +40,29 @@ def test_notebook_issues_are_bounded() -> None:
     kept = bound_issues(issues)
     assert len(kept) == MAX_ISSUES + 1 and kept[-1] == f"... and {500 - MAX_ISSUES} more issues with this notebook"
     assert all(len(i) < 600 for i in kept)
+
+
+def test_a_notebook_of_characters_outside_ascii_makes_a_record_within_what_the_grader_reserves(
+        capsys, tmp_path) -> None:
+    """Issue 27 §6b: a 2.1 MiB notebook made a 5.3 MiB journal line although the grader reserves
+    1 MiB a student: summaries were cut by characters, and an emoji is 12 bytes of ASCII JSON."""
+    kernels = sorted({p.kernel_name for p in KERNEL_PUZZLES})
+    name = "\U0001F600" * 2_200
+    d = tmp_path / "class"
+    d.mkdir()
+    cells = [kernel_cell(k, f"float x = 1.0f; // {name}\nout[0] = x + {name};\n") for k in kernels]
+    write_nb(d / "emoji.ipynb", cells)
+    write_nb(d / "bob.ipynb", [kernel_cell("map", solution_source(get_puzzle("map")))])
+    assert 2.0 < (d / "emoji.ipynb").stat().st_size / 2**20 < 2.3
+    g = grade(capsys, [d], tmp_path / "out", "--seed", "1")
+    assert g.status == 0, g.stderr
+    record = g.student("emoji")
+    journal_line = max((g.out / "journal.jsonl").read_bytes().splitlines(), key=len)
+    written = [len(json.dumps(record, ensure_ascii=False, indent=1).encode()), len(journal_line),
+               len(g.report("emoji").encode())]
+    assert max(written) <= MAX_RECORD_BYTES and sum(written) <= BYTES_PER_STUDENT, written
+    # Still graded and still saying what is wrong.
+    assert len(record["puzzles"]) == len(PUZZLES)
+    assert {s["status"] for s in record["puzzles"].values()} >= {"compile-error"}
+    assert all("error" in s["report"] for s in record["puzzles"].values() if s["status"] == "compile-error")
+    assert g.student("bob")["puzzles"]["map"]["passed"]

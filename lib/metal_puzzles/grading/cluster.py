@@ -8,7 +8,7 @@ tasks *in a local pool*: a ``pool.ProcessPoolRunner`` of one sandboxed process p
 kept for the worker's life. Why a pool hosted by the worker rather than a fresh sandboxed process
 per Dask task:
 
-- the sandbox is the same code as on one machine (address-space limit, wall-time limit counted
+- the sandbox is the same code as on one machine (address-space limit, CPU-time limit counted
   from the task's start, a child that dies retried on a fresh one), so the limits and the grades
   are the same by construction;
 - a sandboxed process starts in seconds (NumPy, MLX, the simulator's warm-up), longer than most
@@ -17,7 +17,8 @@ per Dask task:
 - a kernel never runs in the Dask worker process itself, so nothing a submission does can take a
   Dask worker down; a worker that is lost anyway (killed, its machine gone) is the scheduler's to
   handle: it runs the worker's tasks again elsewhere, and gives up on a task only after it killed
-  ``distributed.scheduler.allowed-failures`` workers (``KilledWorker``: a grader fault here).
+  ``distributed.scheduler.allowed-failures`` workers (``KilledWorker``: a grader fault here). Its
+  sandbox, left holding a task, ends with it (``pool._exit_with_parent``), silently.
 
 Notebooks are read here and sent to the workers as bytes (a remote worker cannot open our
 files); at most a few reads are in flight at once, so the class is never all in memory. A
@@ -167,6 +168,9 @@ class DaskRunner:
         except (OSError, TimeoutError) as exc:
             self.close()
             raise RunnerStopped(f"cannot reach {spec.describe()}: {exc}") from None
+        except RuntimeError as exc:  # a LocalCluster's worker lost while it starts ("Nanny failed to start")
+            self.close()
+            raise RunnerStopped(f"cannot start {spec.describe()}: {exc}") from None
         try:
             self._check_workers()
         except BaseException:

@@ -20,7 +20,7 @@ from ..checking import GradPuzzle
 from ..puzzles import PUZZLES
 from ..version import __version__
 from . import pool
-from .bounds import bound_issues
+from .bounds import bound_issues, bound_record
 from .cost import RunCost
 from .ids import assign_ids, load_mapping
 from .journal import Journal, RunSettings
@@ -256,6 +256,7 @@ class _ClassGrading:
 
     def finish(self, st: Student) -> None:
         self._all(st, PuzzleStatus.MISSING, "not graded")  # defensive: every puzzle gets a row
+        bound_record(st.puzzles, st.notebook_issues)  # before it is journalled, written or reported
         if self.journal is not None:
             record = {"file": st.submission.key, "sha256": st.submission.sha256, "complete": st.complete,
                       "issues": st.notebook_issues, "puzzles": st.puzzles}

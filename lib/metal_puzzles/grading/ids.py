@@ -12,13 +12,21 @@ The rules, in order (they are the README's too):
 
 Every id given differently from the file's own name says so in the student's issues, and
 results.json maps every id to its file.
+
+Names are compared in Unicode's NFC form (files, ids, mapping entries): a mapping typed on
+Windows (NFC) matches a file saved by macOS (NFD), and ``José`` spelt either way is one name,
+so two such files get ``José`` and ``José (2)``. Ids that differ only in characters that look
+alike (``alice`` and ``аlice`` with a Cyrillic ``а``: the same confusable skeleton, UTS #39)
+are flagged in both students' issues and as a problem of the run.
 """
 
 from __future__ import annotations
 
 import csv
+import functools
 import io
-from collections import Counter
+import unicodedata
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -35,6 +43,49 @@ MAX_MAPPING_BYTES = 16 * 2**20
 TWICE = "the mapping gives the id"
 #: Characters of an id: a name, not a document.
 MAX_ID_CHARS = 200
+#: How a problem of ids that look alike starts (a warning: the run goes on).
+LOOK_ALIKE = "student ids that look alike"
+
+
+def nfc(text: str) -> str:
+    """``text`` in Unicode's composed form (NFC), as names are compared here."""
+    return unicodedata.normalize("NFC", text)
+
+
+@functools.lru_cache(maxsize=1)
+def _prototypes() -> dict[str, str]:
+    """Each character of Unicode's confusables data mapped to one representative of the
+    characters it is confusable with (the classes of confusables.txt, as the
+    confusable_homoglyphs package ships them: its data lists every pair both ways)."""
+    from confusable_homoglyphs.confusables import confusables_data
+
+    parent: dict[str, str] = {}
+
+    def find(c: str) -> str:
+        while parent.get(c, c) != c:
+            c = parent[c]
+        return c
+
+    for char, homoglyphs in confusables_data.items():
+        for h in homoglyphs:
+            other = h["c"].strip("\u200e\u200f")  # right-to-left glyphs come wrapped in direction marks
+            if len(char) == 1 and len(other) == 1:
+                a, b = sorted((find(char), find(other)))
+                if a != b:
+                    parent[b] = a
+    return {c: find(c) for c in list(parent)}
+
+
+def skeleton(text: str) -> str:
+    """UTS #39's skeleton: two strings with the same skeleton look alike."""
+    table = _prototypes()
+    return unicodedata.normalize("NFD", "".join(table.get(c, c) for c in unicodedata.normalize("NFD", text)))
+
+
+def _differences(a: str, b: str) -> str:
+    """The characters of ``a`` that are not ``b``'s, named (``'а' U+0430 CYRILLIC SMALL LETTER A``)."""
+    named = [f"{c!r} U+{ord(c):04X} {unicodedata.name(c, 'unnamed')}" for c in dict.fromkeys(a) if c not in b]
+    return ", ".join(named[:5]) or "none"
 
 
 class MappingError(Exception):
@@ -78,7 +129,7 @@ def load_mapping(path: str | Path | None) -> dict[str, str]:
         if len(cells) < 2 or not cells[0] or not cells[1]:
             raise MappingError(f"{printable(path)}, line {line}: expected 'notebook file, student id', got "
                                f"{printable(row, limit=200)}")
-        name, sid = cells[0], cells[1]
+        name, sid = nfc(cells[0]), nfc(cells[1])
         if len(sid) > MAX_ID_CHARS:
             raise MappingError(f"{printable(path)}, line {line}: the student id is {len(sid)} characters long; "
                                f"at most {MAX_ID_CHARS} are allowed")
@@ -99,11 +150,25 @@ def _delimiter(text: str) -> str:
     return best if counts[best] else ","
 
 
+def _names(sub: Submission) -> tuple[str, ...]:
+    """What a mapping entry may call a submission, in NFC (as ``load_mapping`` keeps its entries)."""
+    return tuple(nfc(k) for k in (sub.relative, Path(sub.path).name, sub.path))
+
+
 def _mapped_id(sub: Submission, mapping: dict[str, str]) -> str | None:
-    for key in (sub.relative, Path(sub.path).name, sub.path):
+    mapping = {nfc(k): v for k, v in mapping.items()} if any(nfc(k) != k for k in mapping) else mapping
+    for key in _names(sub):
         if key in mapping:
-            return mapping[key]
+            return nfc(mapping[key])
     return None
+
+
+def look_alike(ids: list[str]) -> list[list[int]]:
+    """Groups of positions of ``ids`` that differ but look alike (the same skeleton)."""
+    groups: dict[str, list[int]] = defaultdict(list)
+    for i, sid in enumerate(ids):
+        groups[skeleton(sid)].append(i)
+    return [g for g in groups.values() if len({ids[i] for i in g}) > 1]
 
 
 def assign_ids(submissions: list[Submission], mapping: dict[str, str]) -> tuple[list[IdAssignment], list[str]]:
@@ -111,8 +176,8 @@ def assign_ids(submissions: list[Submission], mapping: dict[str, str]) -> tuple[
     itself (ids given to two files, entries that match no file)."""
     problems: list[str] = []
     mapped = [_mapped_id(sub, mapping) for sub in submissions]
-    stems = [notebook_stem(Path(sub.path).name) for sub in submissions]
-    folders = [str(PurePosixPath(sub.relative).parent) for sub in submissions]
+    stems = [nfc(notebook_stem(Path(sub.path).name)) for sub in submissions]
+    folders = [nfc(str(PurePosixPath(sub.relative).parent)) for sub in submissions]
     per_folder = Counter(folders)
     wanted: list[str] = []
     notes: list[list[str]] = []
@@ -136,9 +201,9 @@ def assign_ids(submissions: list[Submission], mapping: dict[str, str]) -> tuple[
     used_by_mapping = Counter(m for m in mapped if m is not None)
     problems += [f"{TWICE} {printable(sid, limit=200)!r} to {n} notebooks"
                  for sid, n in used_by_mapping.items() if n > 1]
-    matched = {k for sub in submissions for k in (sub.relative, Path(sub.path).name, sub.path)}
+    matched = {k for sub in submissions for k in _names(sub)}
     problems += [f"the mapping names {printable(name, limit=200)!r}, which is not among the submissions"
-                 for name in mapping if name not in matched]
+                 for name in mapping if nfc(name) not in matched]
     # Mapped ids are reserved first: they are the instructor's word, file names are not.
     order = sorted(range(len(submissions)), key=lambda i: mapped[i] is None)
     taken: set[str] = set()
@@ -156,4 +221,12 @@ def assign_ids(submissions: list[Submission], mapping: dict[str, str]) -> tuple[
             sid = new
         taken.add(sid)
         ids[i] = sid
+    for group in look_alike(ids):
+        shown = ", ".join(repr(printable(ids[i], limit=200)) for i in group)
+        problems.append(f"{LOOK_ALIKE}: {shown} (their files: "
+                        f"{', '.join(repr(printable(submissions[i].relative, limit=200)) for i in group)})")
+        for i in group:
+            others = [j for j in group if ids[j] != ids[i]]
+            notes[i].append("the id looks like another student's: " + "; ".join(
+                f"{printable(ids[j], limit=200)!r} (this id has {_differences(ids[i], ids[j])})" for j in others))
     return [IdAssignment(sid, issues) for sid, issues in zip(ids, notes, strict=True)], problems

@@ -2,18 +2,27 @@
 
 Each worker is a fresh interpreter (spawn) with an address-space limit (``RLIMIT_AS``). It
 imports and warms up everything first and says when it is ready; only then does it get a task,
-and a task's clock starts when the worker says it started it, so start-up never counts against
-a task's time. The parent kills a worker that runs past the task's limit (the submission's
-fault) and replaces it. A worker that dies otherwise (a signal we did not send, a crash, a
-broken pipe) is the grader's fault: the task is retried on a fresh worker, and reported as a
-grader fault only if every attempt fails. A worker that dies between tasks is just replaced.
+so start-up never counts against a task's time.
+
+A task's time limit counts the CPU time the worker spends on it: before starting a task the
+worker lowers its own ``RLIMIT_CPU`` to what it has used so far plus the limit, and the
+operating system ends it with SIGXCPU when the task uses more (the submission's fault). Wall
+time the task did not use is the machine's (a suspended laptop, a swapping machine): a task
+still running ``Limits.stalled_after`` wall seconds after it started is stopped and retried like
+a task whose worker died. Where ``RLIMIT_CPU`` is missing, the wall-time limit is the task's.
+
+A worker that dies otherwise (a signal we did not send, a crash, a broken pipe) is the grader's
+fault: the task is retried on a fresh worker, and reported as a grader fault only if every
+attempt fails. A worker that dies between tasks is just replaced.
 """
 
 from __future__ import annotations
 
+import math
 import multiprocessing as mp
 import os
 import signal
+import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
@@ -32,6 +41,11 @@ _POLL_SECONDS = 0.2
 _EXIT_GRACE_SECONDS = 2.0
 
 
+def _now() -> float:
+    """The parent's clock for workers' states and tasks' wall time (a seam for tests)."""
+    return time.monotonic()
+
+
 class _Message(str, Enum):
     READY = "ready"
     STARTED = "started"
@@ -40,17 +54,42 @@ class _Message(str, Enum):
     FAULT = "fault"
 
 
-def _worker_main(conn: Connection, limits: Limits) -> None:
+def _exit_with_parent(lifeline: Connection) -> None:
+    """End this worker when its parent is gone. The parent holds the other end of ``lifeline``
+    and never writes to it: the read returns only when the parent's end is closed, which the
+    operating system does however the parent ended (SIGKILL included). Without this, a worker
+    whose parent was killed (a Dask worker lost with its sandbox busy) would finish its task
+    alone and die of a broken pipe, a traceback on the terminal."""
+
+    def watch() -> None:
+        try:
+            lifeline.recv()
+        except (EOFError, OSError):
+            pass
+        os._exit(0)
+
+    threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
+
+
+def _worker_main(conn: Connection, limits: Limits, lifeline: Connection | None = None) -> None:
     # Ctrl-C is the parent's to handle: it stops the workers itself, and a worker dying of it
     # first would look like a grader fault.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if lifeline is not None:
+        _exit_with_parent(lifeline)
+    _limit_memory(limits.memory_bytes)
     try:
         import resource
 
-        resource.setrlimit(resource.RLIMIT_AS, (limits.memory_bytes, limits.memory_bytes))
-    except (ImportError, ValueError, OSError):  # not on this platform; the wall-time limit still applies
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # a task stopped by SIGXCPU leaves no core file
+    except (ImportError, ValueError, OSError):
         pass
     warm_up(limits)
+    # What a check may allocate: what the first check finds free. Later checks get as much above
+    # what the worker then holds, so that kernels earlier students left in its compile caches
+    # (bounded by msl.api's budget) never count against a later student's memory.
+    baseline = _address_space()
+    headroom = limits.memory_bytes - baseline if baseline is not None else None
     conn.send((_Message.READY, os.getpid()))
     while True:
         try:
@@ -59,7 +98,10 @@ def _worker_main(conn: Connection, limits: Limits) -> None:
             return
         if task is None:
             return
-        conn.send((_Message.STARTED, task.task_id))
+        if headroom is not None:
+            _limit_memory(max(limits.memory_bytes, (_address_space() or 0) + headroom))
+        cpu_limited = _limit_cpu(task.time_limit(limits))
+        conn.send((_Message.STARTED, task.task_id, cpu_limited))
         compiles, hits = compile_cache_stats()
         start, cpu = time.perf_counter(), time.process_time()
         try:
@@ -72,9 +114,56 @@ def _worker_main(conn: Connection, limits: Limits) -> None:
         cost = TaskCost(time.perf_counter() - start, time.process_time() - cpu, now_compiles - compiles,
                         now_hits - hits)
         try:
-            conn.send((*message, cost))
-        except MemoryError:
-            conn.send((_Message.LIMIT, task.task_id, "its result was too large to send back", cost))
+            try:
+                conn.send((*message, cost))
+            except MemoryError:
+                conn.send((_Message.LIMIT, task.task_id, "its result was too large to send back", cost))
+        except (BrokenPipeError, ConnectionResetError):  # the parent is gone: nobody to tell
+            return
+
+
+def _limit_cpu(seconds: float) -> bool:
+    """Let this process use ``seconds`` more CPU time (rounded up to a whole second, the limit's
+    unit); past that the operating system sends SIGXCPU, which ends it. False where it cannot."""
+    try:
+        import resource
+
+        _, hard = resource.getrlimit(resource.RLIMIT_CPU)
+        soft = math.ceil(time.process_time() + seconds)
+        if hard != resource.RLIM_INFINITY:
+            soft = min(soft, hard)
+        resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
+        return True
+    except (ImportError, ValueError, OSError):
+        return False
+
+
+def _limit_memory(nbytes: int) -> None:
+    """Limit this process's address space (``RLIMIT_AS``) to ``nbytes``; only the soft limit,
+    so that it can be raised for a later task (a submission never runs Python that could)."""
+    try:
+        import resource
+
+        _, hard = resource.getrlimit(resource.RLIMIT_AS)
+        if hard != resource.RLIM_INFINITY:
+            nbytes = min(nbytes, hard)
+        resource.setrlimit(resource.RLIMIT_AS, (nbytes, hard))
+    except (ImportError, ValueError, OSError):  # not on this platform; the time limit still applies
+        pass
+
+
+def _address_space() -> int | None:
+    """Bytes of address space this process holds now (what ``RLIMIT_AS`` counts); None where
+    the system does not say (no /proc)."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+#: The signal the operating system ends a process with at its CPU-time limit (None on Windows).
+_SIGXCPU = getattr(signal, "SIGXCPU", None)
 
 
 class _State(Enum):
@@ -114,13 +203,16 @@ _MAX_HANDOFFS = 3
 class _Worker:
     def __init__(self, ctx, limits: Limits) -> None:
         self.conn, child = ctx.Pipe()
-        self.proc = ctx.Process(target=_worker_main, args=(child, limits), daemon=True)
+        watched, self._lifeline = ctx.Pipe(duplex=False)  # see _exit_with_parent
+        self.proc = ctx.Process(target=_worker_main, args=(child, limits, watched), daemon=True)
         self.proc.start()
         child.close()
+        watched.close()
         self.state = _State.STARTING
-        self.since = time.monotonic()  # when it entered its state
+        self.since = _now()  # when it entered its state
         self.job: _Queued | None = None
         self.clock: float | None = None  # when the worker started the task
+        self.cpu_limited = False  # whether the operating system limits the task's CPU time
 
     @property
     def task(self) -> Task | None:
@@ -131,6 +223,7 @@ class _Worker:
             self.proc.kill()
         self.proc.join(timeout=5)
         self.conn.close()
+        self._lifeline.close()
 
     def how_it_died(self) -> str:
         code = self.proc.exitcode
@@ -211,23 +304,28 @@ class ProcessPoolRunner:
                 self._queue.appendleft(job)
                 continue  # _poll sees the death and replaces it
             w.state, w.job, w.clock = _State.BUSY, job, None
-            w.since = time.monotonic()
+            w.since = _now()
 
     def _poll(self) -> list[TaskOutcome]:
         wait([w.conn for w in self._pool] + [w.proc.sentinel for w in self._pool], timeout=_POLL_SECONDS)
         out: list[TaskOutcome] = []
         for i, w in enumerate(self._pool):
             broken = self._drain(w, out)
-            now = time.monotonic()
+            now = _now()
             if broken or not w.proc.is_alive():
                 self._drain(w, out)  # a message sent just before dying still counts
                 out.extend(self._died(w))
                 self._pool[i] = _Worker(self._ctx, self.limits)
-            elif w.state is _State.BUSY and w.clock is not None and now - w.clock > w.task.time_limit(self.limits):
+            elif w.state is _State.BUSY and w.clock is not None and now - w.clock > self._wall_allowance(w):
                 w.kill()
                 limit = w.task.time_limit(self.limits)
-                out.append(TaskOutcome(w.task, Outcome.LIMIT, reason=f"ran longer than {limit:g} s and was stopped",
-                                       attempts=w.job.attempt))
+                if w.cpu_limited:  # it had CPU time left: the machine held it up, not the kernel
+                    out.extend(self._retry(w.job, "the grading machine was suspended or too busy to finish it",
+                                           f"no result after {self._wall_allowance(w):g} s of wall time, although "
+                                           f"it may use only {limit:g} s of CPU time"))
+                else:
+                    out.append(TaskOutcome(w.task, Outcome.LIMIT, reason=f"ran longer than {limit:g} s and was "
+                                           "stopped", attempts=w.job.attempt))
                 self._pool[i] = _Worker(self._ctx, self.limits)
             elif w.state is not _State.IDLE and w.clock is None and now - w.since > self.limits.startup_seconds:
                 w.kill()  # stuck starting up, or never started its task: treat as dead
@@ -247,13 +345,13 @@ class ProcessPoolRunner:
     def _handle(self, w: _Worker, message: tuple, out: list[TaskOutcome]) -> None:
         kind = message[0]
         if kind == _Message.READY:
-            w.state, w.since = _State.IDLE, time.monotonic()
+            w.state, w.since = _State.IDLE, _now()
             self._start_failures = 0
             return
         if w.task is None or message[1] != w.task.task_id:
             return  # not about its current task (cannot happen with one task at a time)
         if kind == _Message.STARTED:
-            w.clock = time.monotonic()
+            w.clock, w.cpu_limited = _now(), bool(message[2])
             self._event(EventKind.STARTED, w, w.task)
             return
         task, attempt, cost = w.task, w.job.attempt, message[3]
@@ -267,7 +365,7 @@ class ProcessPoolRunner:
         else:
             out.append(TaskOutcome(task, Outcome.GRADER_FAULT, attempts=attempt, cost=cost,
                                    reason=f"the grader failed on each of {attempt} attempts: {message[2]}"))
-        w.state, w.job, w.clock, w.since = _State.IDLE, None, None, time.monotonic()
+        w.state, w.job, w.clock, w.since = _State.IDLE, None, None, _now()
         self._event(EventKind.FINISHED, w, task)
 
     def _died(self, w: _Worker) -> list[TaskOutcome]:
@@ -291,12 +389,25 @@ class ProcessPoolRunner:
                 return []
             return [TaskOutcome(job.task, Outcome.GRADER_FAULT, attempts=job.attempt - 1,
                                 reason=f"{job.handoffs} grading workers died before starting it (last: {how})")]
+        if _SIGXCPU is not None and w.proc.exitcode == -_SIGXCPU:  # the operating system's CPU-time limit
+            limit = job.task.time_limit(self.limits)
+            return [TaskOutcome(job.task, Outcome.LIMIT, attempts=job.attempt,
+                                reason=f"ran for more than {limit:g} s of CPU time and was stopped")]
+        return self._retry(job, "the grading worker died", how)
+
+    def _retry(self, job: _Queued, failed: str, last: str) -> list[TaskOutcome]:
+        """Queue ``job`` again after an attempt ``failed`` for a reason that is not the
+        submission's, or, when no attempt is left, its grader fault."""
         if job.attempt <= self.retries:
             job.attempt += 1
             self._queue.appendleft(job)
             return []
         return [TaskOutcome(job.task, Outcome.GRADER_FAULT, attempts=job.attempt,
-                            reason=f"the grading worker died on each of {job.attempt} attempts (last: {how})")]
+                            reason=f"{failed} on each of {job.attempt} attempts (last: {last})")]
+
+    def _wall_allowance(self, w: _Worker) -> float:
+        limit = w.task.time_limit(self.limits)
+        return self.limits.stalled_after(limit) if w.cpu_limited else limit
 
     def _event(self, kind: EventKind, w: _Worker, task: Task) -> None:
         if self.on_event is not None:
