@@ -54,7 +54,7 @@ from .observe.trace import Recorder
 from .record import Counts, RunResult, SanitizerError
 from .run.codegen import CodeGen
 from .run.findings import Finding, FindingKind, SanitizeMode, StopKernel, StopReason
-from .run.hints import Audience, partial_group_fix
+from .run.hints import Audience, HostApi, partial_group_fix
 from .run.lanes import SIMD_WIDTH, Lanes
 from .run.memory import Counted, Memory, Ptr
 from .run.runtime import COUNTERS, Ctx
@@ -323,7 +323,7 @@ def sanitize_mode(value: SanitizeMode | str) -> SanitizeMode:
 
 
 def start_run(checked, lanes: Lanes, sanitize: SanitizeMode, max_steps: int | None, trace: bool | None,
-              steps: bool, audience: Audience) -> tuple[Ctx, Recorder | None]:
+              steps: bool, audience: Audience, host: HostApi = HostApi.MLX_BODY) -> tuple[Ctx, Recorder | None]:
     """The execution context of one launch of a checked kernel, with the observers asked for."""
     recorder = None
     if trace is None and lanes.n <= AUTO_TRACE_THREADS:
@@ -331,7 +331,7 @@ def start_run(checked, lanes: Lanes, sanitize: SanitizeMode, max_steps: int | No
         recorder = Recorder(limit=AUTO_TRACE_ACCESSES)
     elif trace:
         recorder = Recorder()
-    ctx = Ctx(lanes, sanitize, max_steps or DEFAULT_MAX_STEPS, recorder, audience)
+    ctx = Ctx(lanes, sanitize, max_steps or DEFAULT_MAX_STEPS, recorder, audience, host)
     ctx.slots = [None] * checked.nslots
     ctx.variables = checked.variables  # what a step-budget finding reports a looping thread's values from
     ctx.body = checked.body  # what hints read the code's computations from

@@ -68,7 +68,7 @@ from .program import (
 from .record import RunResult
 from .run.codegen import CodeGen
 from .run.findings import SanitizeMode, StopReason
-from .run.hints import Audience
+from .run.hints import Audience, HostApi
 from .run.memory import Counted, Memory, Ptr, bfloat_bits
 from .run.runtime import Ctx
 
@@ -269,7 +269,8 @@ class ShaderKernel:
         threadgroup_memory = dict(threadgroup_memory or {})
         grid, tg = self._check_geometry(geometry)
         lanes = _lanes(grid, tg)
-        ctx, recorder = start_run(self.checked, lanes, sanitize, max_steps, trace, steps, audience)
+        ctx, recorder = start_run(self.checked, lanes, sanitize, max_steps, trace, steps, audience,
+                                  HostApi.WHOLE_SHADER)
         written: list[tuple[ShaderParam, Memory]] = []
         read: list[tuple[ShaderParam, np.ndarray]] = []
         for p in self.buffers:

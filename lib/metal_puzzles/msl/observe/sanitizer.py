@@ -33,6 +33,8 @@ from ..lang.types import AddressSpace, ArrayType, StructType, Type, VectorType, 
 from ..run.findings import FindingKind, RaceKind, Severity
 from ..run.hints import (
     Audience,
+    device_update_race_fix,
+    device_write_race_fix,
     in_loop,
     more_elements,
     partial_group_fix,
@@ -626,13 +628,9 @@ class Sanitizer:
             elif misplaced is not None:  # the thread's position is wrong, not its way of writing
                 fix = misplaced
             elif kind == "write-after-write":
-                fix = "make each output element written by one thread, or use atomics (atomic_outputs=True)"
-            elif same_group:
-                fix = ("several threads update one element: accumulate with atomics, or combine the values in "
-                       "threadgroup memory and let one thread write the result")
+                fix = device_write_race_fix(ctx.audience, ctx.host)
             else:
-                fix = ("threads of different threadgroups cannot synchronise within a kernel: read only what this "
-                       "thread wrote, use atomics, or split the work into two kernels")
+                fix = device_update_race_fix(ctx.audience, ctx.host, same_group)
             weak = ctx.unordered_by.get(AddressSpace.THREADGROUP if mem.space == AddressSpace.THREADGROUP
                                         else AddressSpace.DEVICE)
             between = weak is not None and weak.file == pos.file and min(other_pos.line, pos.line) < weak.line < max(

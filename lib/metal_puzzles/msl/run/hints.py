@@ -30,6 +30,45 @@ class Audience(StrEnum):
     PUZZLE = "puzzle"  # writes a puzzle's kernel: the puzzle's tests fix the launch
 
 
+class HostApi(StrEnum):
+    """How the kernel was launched, which decides how a fix is spelled: MLX generates a body's
+    signature (atomic outputs are a launch option), a whole shader declares its own."""
+
+    MLX_BODY = "mlx-body"  # mx.fast.metal_kernel: the body of a kernel, its signature generated
+    WHOLE_SHADER = "whole-shader"  # compile_shader / Part IV: a whole kernel function
+
+
+def atomic_update_spelling(audience: Audience, host: HostApi) -> str:
+    """How this reader makes an update of a device element atomic.
+
+    Any kernel may update a plain buffer's element atomically through a cast, as Metal allows;
+    only the caller of ``mx.fast.metal_kernel`` may instead make the outputs atomic
+    (``atomic_outputs``, a launch option), which a whole shader lacks and a puzzle's tests fix."""
+    cast = ("update it atomically through a cast: atomic_fetch_add_explicit((device atomic_float*)&out[i], "
+            "value, memory_order_relaxed)")
+    if host == HostApi.MLX_BODY and audience == Audience.CALLER:
+        return ("launch with atomic_outputs=True (the outputs become atomic<T>) and add with "
+                "atomic_fetch_add_explicit, or " + cast)
+    return cast
+
+
+def device_write_race_fix(audience: Audience, host: HostApi) -> str:
+    """The fix for two threads writing one device element (neither through an atomic)."""
+    atomic = atomic_update_spelling(audience, host)
+    return f"make each output element written by one thread, or, where several threads must add to it, use atomics: {atomic}"
+
+
+def device_update_race_fix(audience: Audience, host: HostApi, same_group: bool) -> str:
+    """The fix for threads updating one device element (a read and a write that race)."""
+    atomic = atomic_update_spelling(audience, host)
+    accumulate = f"accumulate with atomics ({atomic})"
+    if same_group:
+        return (f"several threads update one element: {accumulate}, or combine the values in threadgroup "
+                "memory and let one thread write the result")
+    return ("threads of different threadgroups cannot synchronise within a kernel: read only what this thread "
+            f"wrote, {accumulate}, or split the work into two kernels")
+
+
 # ----------------------------------------------------------------------------- wording by audience
 def uninitialized_fix(space: AddressSpace, audience: Audience) -> str:
     """How to avoid reading memory nobody wrote, by where the memory lives."""

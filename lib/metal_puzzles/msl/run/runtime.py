@@ -13,7 +13,7 @@ import numpy as np
 from ..lang.errors import KernelRuntimeError, Pos
 from ..lang.types import AddressSpace, MemFlags
 from .findings import Finding, FindingKind, SanitizeMode, Severity, StopKernel, StopReason
-from .hints import Audience, lane_values, step_budget_advice
+from .hints import Audience, HostApi, lane_values, step_budget_advice
 from .lanes import Lanes
 from .memory import AccessKind, Memory, Ptr, SplitPtr, View, rescale, view_of
 
@@ -61,9 +61,10 @@ class Ctx:
     """Mutable state of one launch."""
 
     def __init__(self, lanes: Lanes, sanitize: SanitizeMode, max_steps: int, recorder=None,
-                 audience: Audience = Audience.CALLER) -> None:
+                 audience: Audience = Audience.CALLER, host: HostApi = HostApi.MLX_BODY) -> None:
         self.lanes = lanes
         self.audience = audience
+        self.host = host
         #: Explanations of out-of-bounds indices, by the position of the access (see hints.py).
         self.index_notes: dict[Pos, str] = {}
         self.n = lanes.n
