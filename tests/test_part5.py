@@ -1,0 +1,166 @@
+"""Part V, the kernels of a language model: every reference solution passes (within its budget),
+every template fails, hidden tests keep the visible test's structure, each spec is MLX's own
+operation, and the typical mistakes of each puzzle fail with the message that names them."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from metal_puzzles.checking import PuzzleStatus, check_source
+from metal_puzzles.puzzles import PUZZLES, find_puzzle, get_puzzle, part4, part5, solution_source
+
+PART_V_IDS = [p.id for p in part5.PART_V]
+
+
+def check(pid: str, source: str):
+    return check_source(get_puzzle(pid), source)
+
+
+def solution(pid: str) -> str:
+    return solution_source(get_puzzle(pid))
+
+
+def flat(report: str) -> str:
+    return " ".join(report.split())  # reports break long lines between words
+
+
+def failed(pid: str, source: str) -> str:
+    result = check(pid, source)
+    assert result.status in (PuzzleStatus.WRONG, PuzzleStatus.FINDINGS), result.report()
+    return flat(result.report())
+
+
+def over_budget(pid: str, source: str) -> str:
+    result = check(pid, source)
+    assert result.status == PuzzleStatus.OVER_BUDGET, result.report()
+    return flat(result.report())
+
+
+# ----------------------------------------------------------------------------- the catalogue
+def test_part_five_follows_part_four_and_closes_the_book():
+    after = len(part5.PART_V)
+    assert PUZZLES[-after:] == part5.PART_V
+    assert PUZZLES[-after - len(part4.PART_IV):-after] == part4.PART_IV
+    assert len({p.id for p in PUZZLES}) == len(PUZZLES)
+    for p in part5.PART_V:
+        assert p.part == part5.LANGUAGE_MODEL_PART and p.number.startswith("V.")
+        assert find_puzzle(p.title) is p and find_puzzle(p.id) is p
+    assert set(part5.SOLUTION_FILES) == set(part5.NOTEBOOK_SETUP) == set(part5.KERNEL_FUNCTIONS) == set(PART_V_IDS)
+
+
+@pytest.mark.parametrize("pid", PART_V_IDS)
+def test_the_reference_solution_passes(pid):
+    result = check(pid, solution(pid))
+    assert result.passed, result.report()
+
+
+@pytest.mark.parametrize("pid", PART_V_IDS)
+def test_the_template_fails(pid):
+    p = get_puzzle(pid)
+    assert "// FILL ME IN" in p.template
+    assert check(pid, p.template).status in (PuzzleStatus.FINDINGS, PuzzleStatus.WRONG)
+
+
+@pytest.mark.parametrize("pid", PART_V_IDS)
+def test_hidden_tests_keep_the_visible_tests_structure(pid):
+    """The visible test is the contract: no hidden test goes beyond it, only sizes and values change."""
+    p = get_puzzle(pid)
+    cases = p.cases(seed=3)
+    assert len(cases) >= 4
+    for case in cases[1:]:
+        assert case.beyond == (), (case.label, case.beyond)
+        assert case.threadgroup[1:] == p.visible.threadgroup[1:]  # rope's is (D/2, 1, 1)
+        assert [(x.dtype, x.ndim) for x in case.inputs] == [(x.dtype, x.ndim) for x in p.visible.inputs]
+
+
+@pytest.mark.parametrize("pid", PART_V_IDS)
+def test_the_spec_is_mlxs_own_operation(pid):
+    """Each spec names the MLX operation it stands for; the book shows that source."""
+    operation = {"rms_norm": "mx.fast.rms_norm(", "rope_traditional": "mx.fast.rope(", "rope": "mx.fast.rope(",
+                 "quantized_matvec": "mx.quantized_matmul(", "argmax": "mx.argmax("}[pid]
+    assert operation in get_puzzle(pid).spec_source
+
+
+# ----------------------------------------------------------------------------- V.1 RMSNorm
+def test_rms_norm_without_eps_fails_on_the_visible_test():
+    without = solution("rms_norm").replace("rsqrt(total / N + EPS)", "rsqrt(total / N)")
+    assert without != solution("rms_norm")
+    report = failed("rms_norm", without)
+    assert report.startswith("Failed:") and "visible test" in report and "wrong output" in report
+    result = check("rms_norm", without)
+    # The row of zeros is 0 / 0 without EPS.
+    zero_row = next(o for o in result.outcomes if "a row of zeros" in o.case.label)
+    assert np.isnan(np.asarray(zero_row.yours)[1]).all()
+
+
+def test_rms_norm_dividing_by_the_sum_instead_of_the_mean_fails():
+    report = failed("rms_norm", solution("rms_norm").replace("total / N + EPS", "total + EPS"))
+    assert "wrong output" in report
+
+
+def test_rms_norm_reading_the_row_twice_is_over_budget():
+    twice = solution("rms_norm").replace("out[r * N + k] = v[q] * scale * w[k];",
+                                         "out[r * N + k] = x[r * N + k] * scale * w[k];")
+    report = over_budget("rms_norm", twice)
+    assert "uses 12 global reads per thread; this puzzle needs at most 8" in report
+
+
+def test_rms_norm_with_a_barrier_tree_is_over_budget():
+    tree = """
+threadgroup float partial[TG];
+uint j = thread_position_in_threadgroup.x;
+uint r = threadgroup_position_in_grid.y;
+uint N = x_shape[1];
+float v[PER_THREAD];
+float squares = 0.0f;
+for (uint q = 0; q < PER_THREAD; q++) {
+    uint k = j + q * TG;
+    v[q] = k < N ? x[r * N + k] : 0.0f;
+    squares += v[q] * v[q];
+}
+partial[j] = squares;
+threadgroup_barrier(mem_flags::mem_threadgroup);
+for (uint stride = TG / 2; stride > 0; stride /= 2) {
+    if (j < stride) {
+        partial[j] += partial[j + stride];
+    }
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+}
+float scale = rsqrt(partial[0] / N + EPS);
+for (uint q = 0; q < PER_THREAD; q++) {
+    uint k = j + q * TG;
+    if (k < N) {
+        out[r * N + k] = v[q] * scale * w[k];
+    }
+}
+"""
+    report = over_budget("rms_norm", tree)
+    assert "makes each threadgroup wait at 7 barriers; this puzzle allows 1" in report
+
+
+# ----------------------------------------------------------------------------- V.2 rotary embeddings
+def test_rope_in_the_other_layout_fails_on_the_visible_test():
+    """The interleaved kernel on the halves puzzle and the other way round: wrong from the first pair on."""
+    for pid, other in (("rope", "rope_traditional"), ("rope_traditional", "rope")):
+        report = failed(pid, solution(other))
+        assert "visible test" in report.split("wrong output")[0] and "wrong output" in report
+
+
+def test_rope_without_the_offset_fails():
+    without = solution("rope").replace("float(offset + int(l))", "float(l)")
+    assert without != solution("rope")
+    assert "wrong output" in failed("rope", without)
+
+
+def test_rope_with_the_frequency_of_the_wrong_pair_fails():
+    """BASE^(-i/D) instead of BASE^(-2i/D): every pair but the first turns at the wrong speed."""
+    wrong = solution("rope_traditional").replace("-2.0f * float(i)", "-1.0f * float(i)")
+    assert wrong != solution("rope_traditional")
+    assert "wrong output" in failed("rope_traditional", wrong)
+
+
+def test_rope_error_floor_is_far_below_a_layout_mistake():
+    """The angle's float32 roundings allow ATOL; swapping two values of a pair moves them by O(1)."""
+    from metal_puzzles.puzzles.t02_rope import ATOL
+    assert 1e-5 < ATOL < 1e-3
