@@ -70,7 +70,11 @@ def test_hidden_tests_keep_the_visible_tests_structure(pid):
     assert len(cases) >= 4
     for case in cases[1:]:
         assert case.beyond == (), (case.label, case.beyond)
-        assert case.threadgroup[1:] == p.visible.threadgroup[1:]  # rope's is (D/2, 1, 1)
+        if pid.startswith("rope"):  # a threadgroup per head: (D/2, L, 1)
+            heads, length, d = case.output_shape
+            assert case.threadgroup == (d // 2, length, 1) and case.grid == (d // 2, length, heads)
+        else:
+            assert case.threadgroup == p.visible.threadgroup
         assert [(x.dtype, x.ndim) for x in case.inputs] == [(x.dtype, x.ndim) for x in p.visible.inputs]
 
 
@@ -164,3 +168,62 @@ def test_rope_error_floor_is_far_below_a_layout_mistake():
     """The angle's float32 roundings allow ATOL; swapping two values of a pair moves them by O(1)."""
     from metal_puzzles.puzzles.t02_rope import ATOL
     assert 1e-5 < ATOL < 1e-3
+
+
+# ----------------------------------------------------------------------------- V.3 4-bit quantized product
+def test_the_hidden_tests_pack_weights_as_mx_quantize_does():
+    """pack_4bit stores 4-bit values as mx.quantize does: quantizing the dequantized weights of a
+    hidden test gives back its words, scales and biases."""
+    import mlx.core as mx
+
+    from metal_puzzles.puzzles.t03_quantized_matvec import pack_4bit
+    rng = np.random.default_rng(5)
+    q = rng.integers(0, 16, size=(3, 128))
+    q[:, ::64] = 0  # each group spans 0..15, so mx.quantize finds the same scale and bias
+    q[:, 1::64] = 15
+    scales = np.array([[0.25, 0.5]] * 3, dtype=np.float32)
+    # mx.quantize makes the bias the end of largest magnitude (a negative scale when it is the
+    # maximum): here the minimum.
+    biases = np.array([[-2.0, -4.0]] * 3, dtype=np.float32)
+    words = pack_4bit(q)
+    w = mx.dequantize(mx.array(words), mx.array(scales), mx.array(biases), group_size=64, bits=4)
+    np.testing.assert_array_equal(np.asarray(w), np.repeat(scales, 64, axis=1) * q + np.repeat(biases, 64, axis=1))
+    w_q, s, b = mx.quantize(w, group_size=64, bits=4)
+    np.testing.assert_array_equal(np.asarray(w_q), words)
+    np.testing.assert_array_equal(np.asarray(s), scales)
+    np.testing.assert_array_equal(np.asarray(b), biases)
+
+
+def test_the_visible_words_are_the_ones_the_text_reads():
+    p = get_puzzle("quantized_matvec")
+    w_q = p.visible.inputs[1]
+    assert hex(int(w_q[0, 0])) == "0x52fc9630" and "`0x52fc9630`" in p.description
+    assert p.visible.inputs[2][0].tolist() == [0.25, 0.5] and p.visible.inputs[3][0].tolist() == [-2.0, -4.0]
+
+
+def test_unpacking_from_the_wrong_end_of_the_word_fails():
+    wrong = solution("quantized_matvec").replace("(packed >> (4 * i)) & 0xF", "(packed >> (28 - 4 * i)) & 0xF")
+    assert wrong != solution("quantized_matvec")
+    report = failed("quantized_matvec", wrong)
+    assert "visible test" in report.split("wrong output")[0]
+
+
+def test_dequantizing_without_the_bias_fails():
+    wrong = solution("quantized_matvec").replace("(scale * q + bias)", "(scale * q)")
+    assert wrong != solution("quantized_matvec")
+    assert "wrong output" in failed("quantized_matvec", wrong)
+
+
+def test_a_block_without_the_row_guard_reads_past_the_weights():
+    unguarded = solution("quantized_matvec").replace("if (row < N) {", "{").replace(
+        "if (lane == 0 && row0 + r < N) {", "if (lane == 0) {")
+    report = failed("quantized_matvec", unguarded)
+    assert "out-of-bounds" in report and "w_q" in report
+
+
+def test_reading_x_again_for_every_row_is_over_budget():
+    again = solution("quantized_matvec").replace("xs[i] * (scale * q + bias)",
+                                                 "x[word * PER_WORD + i] * (scale * q + bias)").replace(
+        "xs[i] = x[word * PER_WORD + i];", "xs[i] = 0.0f;")
+    report = over_budget("quantized_matvec", again)
+    assert "uses 88 global reads per thread; this puzzle needs at most 40" in report

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..checking import Puzzle
-from . import t01_rms_norm, t02_rope
+from . import t01_rms_norm, t02_rope, t03_quantized_matvec
 from .solutions import solution_file
 
 if TYPE_CHECKING:
@@ -23,18 +23,21 @@ PART_V: list[Puzzle] = [
     t01_rms_norm.PUZZLE,
     t02_rope.TRADITIONAL,
     t02_rope.HALVES,
+    t03_quantized_matvec.PUZZLE,
 ]
 
 SOLUTION_FILES: dict[str, str] = {
     "rms_norm": "V_01_rms_norm.metal",
     "rope_traditional": "V_02a_rope_traditional.metal",
     "rope": "V_02b_rope.metal",
+    "quantized_matvec": "V_03_quantized_matvec.metal",
 }
 
 NOTEBOOK_SETUP: dict[str, str] = {
     "rms_norm": t01_rms_norm.SETUP,
     "rope_traditional": t02_rope.SETUP,
     "rope": t02_rope.SETUP,
+    "quantized_matvec": t03_quantized_matvec.SETUP,
 }
 
 KERNEL_FUNCTIONS: dict[str, str] = {p.id: f"{p.id}_test" for p in PART_V}

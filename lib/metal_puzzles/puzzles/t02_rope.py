@@ -43,8 +43,8 @@ def rope_spec(x, offset):
 
 def _case(x: np.ndarray, offset: int, label: str) -> Case:
     heads, length, d = x.shape
-    # One thread per pair; a threadgroup per (position, head).
-    return Case((x, scalar(offset)), x.shape, (d // 2, length, heads), (d // 2, 1, 1), label)
+    # One thread per pair; a threadgroup per head.
+    return Case((x, scalar(offset)), x.shape, (d // 2, length, heads), (d // 2, length, 1), label)
 
 
 def hidden(rng: np.random.Generator) -> list[Case]:
@@ -70,7 +70,7 @@ _LAYOUT = """\
 tests, even). The token at row `l` sits at position `p = offset + l`: when a model writes its 101st
 token, 100 are already in its cache, `offset` is 100 and `L` is 1. The launch has one thread per
 pair: the grid is `(D/2, L, H)`, `thread_position_in_grid` is `(i, l, h)`, and a threadgroup holds
-the `D/2` pairs of one position of one head. `offset` arrives as a scalar input
+the pairs of one head (`(D/2, L, 1)` threads). `offset` arrives as a scalar input
 (`const constant int& offset`)."""
 
 _ANGLE = """\
