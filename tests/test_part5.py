@@ -221,9 +221,94 @@ def test_a_block_without_the_row_guard_reads_past_the_weights():
     assert "out-of-bounds" in report and "w_q" in report
 
 
+def test_a_run_of_neighbouring_words_per_lane_reads_x_over_16_segments():
+    """Lane l taking words 2l and 2l + 1 (instead of l and l + 32) spreads a SIMD-group's reads of
+    x over twice the segments on the 512-long rows."""
+    run = solution("quantized_matvec").replace(
+        "for (uint word = lane; word < WORDS; word += 32) {",
+        "for (uint word = lane * ((WORDS + 31) / 32); word < min(WORDS, (lane + 1) * ((WORDS + 31) / 32)); word++) {")
+    assert run != solution("quantized_matvec")
+    report = over_budget("quantized_matvec", run)
+    assert "it touches 16 memory segments per SIMD-group load (line 12); this puzzle allows at most 8" in report
+
+
 def test_reading_x_again_for_every_row_is_over_budget():
     again = solution("quantized_matvec").replace("xs[i] * (scale * q + bias)",
                                                  "x[word * PER_WORD + i] * (scale * q + bias)").replace(
         "xs[i] = x[word * PER_WORD + i];", "xs[i] = 0.0f;")
     report = over_budget("quantized_matvec", again)
     assert "uses 88 global reads per thread; this puzzle needs at most 40" in report
+
+
+# ----------------------------------------------------------------------------- V.4 argmax
+def test_the_visible_argmax_has_the_ties_and_the_negative_row_the_text_describes():
+    import mlx.core as mx
+    p = get_puzzle("argmax")
+    (x,) = p.visible.inputs
+    assert np.flatnonzero(x[0] == x[0].max())[:3].tolist() == [9, 25, 41] and "the answer is 9" in p.description
+    assert x[0, 9 + 128] == x[0].max()  # a tie among one thread's elements
+    assert (x[1] < 0).all()
+    assert np.asarray(mx.argmax(mx.array(x), axis=1)).tolist() == [9, 13]
+    for case in p.cases(seed=4)[1:]:  # every hidden row has its largest value more than once
+        for row in case.inputs[0]:
+            assert (row == row.max()).sum() >= 2 or row.size < 2
+
+
+def test_argmax_breaking_ties_by_the_last_index_fails():
+    last = solution("argmax").replace("if (v > best) {", "if (v >= best) {")
+    assert last != solution("argmax")
+    assert "wrong output" in failed("argmax", last)
+
+
+def test_argmax_taking_the_largest_index_of_a_simd_group_fails():
+    wrong = solution("argmax").replace("simd_min(best == group_best ? index : UINT_MAX)",
+                                       "simd_max(best == group_best ? index : 0u)")
+    assert wrong != solution("argmax")
+    assert "wrong output" in failed("argmax", wrong)
+
+
+def test_argmax_starting_from_zero_fails_on_the_negative_row():
+    zero = solution("argmax").replace("float best = -INFINITY;", "float best = 0.0f;")
+    result = check("argmax", zero)
+    assert not result.passed
+    visible = result.outcomes[0]
+    assert visible.case.label == "visible test"
+    assert np.asarray(visible.yours).tolist()[0] == 9 and np.asarray(visible.yours).tolist()[1] != 13
+
+
+def test_argmax_with_a_barrier_tree_is_over_budget():
+    tree = """
+threadgroup float values[TG];
+threadgroup uint indices[TG];
+uint j = thread_position_in_threadgroup.x;
+uint r = threadgroup_position_in_grid.y;
+uint N = x_shape[1];
+float best = -INFINITY;
+uint index = UINT_MAX;
+for (uint k = j; k < N; k += TG) {
+    float v = x[r * N + k];
+    if (v > best) {
+        best = v;
+        index = k;
+    }
+}
+values[j] = best;
+indices[j] = index;
+threadgroup_barrier(mem_flags::mem_threadgroup);
+for (uint stride = TG / 2; stride > 0; stride /= 2) {
+    if (j < stride) {
+        float o = values[j + stride];
+        uint oi = indices[j + stride];
+        if (o > values[j] || (o == values[j] && oi < indices[j])) {
+            values[j] = o;
+            indices[j] = oi;
+        }
+    }
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+}
+if (j == 0) {
+    out[r] = indices[0];
+}
+"""
+    report = over_budget("argmax", tree)
+    assert "makes each threadgroup wait at 8 barriers; this puzzle allows 1" in report

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..checking import Puzzle
-from . import t01_rms_norm, t02_rope, t03_quantized_matvec
+from . import t01_rms_norm, t02_rope, t03_quantized_matvec, t04_argmax
 from .solutions import solution_file
 
 if TYPE_CHECKING:
@@ -24,6 +24,7 @@ PART_V: list[Puzzle] = [
     t02_rope.TRADITIONAL,
     t02_rope.HALVES,
     t03_quantized_matvec.PUZZLE,
+    t04_argmax.PUZZLE,
 ]
 
 SOLUTION_FILES: dict[str, str] = {
@@ -31,6 +32,7 @@ SOLUTION_FILES: dict[str, str] = {
     "rope_traditional": "V_02a_rope_traditional.metal",
     "rope": "V_02b_rope.metal",
     "quantized_matvec": "V_03_quantized_matvec.metal",
+    "argmax": "V_04_argmax.metal",
 }
 
 NOTEBOOK_SETUP: dict[str, str] = {
@@ -38,6 +40,7 @@ NOTEBOOK_SETUP: dict[str, str] = {
     "rope_traditional": t02_rope.SETUP,
     "rope": t02_rope.SETUP,
     "quantized_matvec": t03_quantized_matvec.SETUP,
+    "argmax": t04_argmax.SETUP,
 }
 
 KERNEL_FUNCTIONS: dict[str, str] = {p.id: f"{p.id}_test" for p in PART_V}

@@ -128,16 +128,22 @@ then `simd_sum` adds the 32 lanes' sums of each row, and lane 0 writes them. Thi
 MLX's `qmv` kernel (which also factors out the scale: `scale * sum(x * q) + bias * sum(x)`; either
 way is fine).
 
+Why lanes take words `lane, lane + 32, ...` and not a run of neighbouring words each: then the
+32 lanes of a SIMD-group read 32 neighbouring words of a row, one 128-byte memory segment (Part
+III), and their reads of `x`, 8 floats a lane, span 8 segments. Give each lane a run of two words
+and the same reads of `x` span 16.
+
 **Budget**: at most {WORDS_PER_LANE * (PER_WORD + 3 * ROWS)} global reads per thread (at most
 {WORDS_PER_LANE} words a lane in each row: 8 values of `x` each, and a word, a scale and a bias for
-each of the {ROWS} rows) and {ROWS} writes. Reading `x` again for every row costs
-{WORDS_PER_LANE * ROWS * (PER_WORD + 3)}.""",
+each of the {ROWS} rows) and {ROWS} writes; at most {PER_WORD} memory segments per SIMD-group load.
+Reading `x` again for every row costs {WORDS_PER_LANE * ROWS * (PER_WORD + 3)} reads.""",
     spec=quantized_matvec_spec,
     spec_source=inspect.getsource(quantized_matvec_spec).strip(),
     visible=VISIBLE,
     hidden=hidden,
     template=TEMPLATE,
-    budget=Budget(global_reads=WORDS_PER_LANE * (PER_WORD + 3 * ROWS), global_writes=ROWS),
+    budget=Budget(global_reads=WORDS_PER_LANE * (PER_WORD + 3 * ROWS), global_writes=ROWS,
+                  max_load_segments=PER_WORD),
     work=lambda case: (32, ceil_div(case.output_shape[0], ROWS)),
     atol=1e-4,
     rtol=1e-5,
