@@ -312,3 +312,69 @@ if (j == 0) {
 """
     report = over_budget("argmax", tree)
     assert "makes each threadgroup wait at 8 barriers; this puzzle allows 1" in report
+
+
+# ----------------------------------------------------------------------------- what the texts claim
+def _cost_on(pid: str, label_part: str, source: str | None = None):
+    """The cost profile of a run of ``source`` (by default the reference) on the test whose label
+    contains ``label_part``."""
+    import dataclasses
+
+    from metal_puzzles.checking import run_case
+    p = get_puzzle(pid)
+    case = next(c for c in p.cases(seed=0) if label_part in c.label)
+    options = dataclasses.replace(p.launch_options, cost=True)
+    return run_case(p.kernel(source or solution(pid)), case, options, cost=True).cost
+
+
+def _line(source: str, text: str) -> int:
+    """The line of the kernel source (as the simulator numbers them) holding ``text``."""
+    return next(n for n, line in enumerate(source.split("\n"), start=1) if text in line)
+
+
+def test_the_quantized_product_reads_a_rows_words_in_one_segment_and_x_in_eight():
+    """V.3's text: lanes taking words lane, lane + 32, ... read a row's words in one 128-byte
+    segment per SIMD-group load, and x (8 floats a lane) over 8 segments."""
+    source = solution("quantized_matvec")
+    cost = _cost_on("quantized_matvec", "two words per lane")
+    loads = {line: c.loads for (_, line), c in cost.lines.items() if c.loads.requests}
+    assert loads[_line(source, "uint packed = w_q[")].max_segments == 1
+    assert loads[_line(source, "xs[i] = x[")].max_segments == 8
+
+
+@pytest.mark.parametrize("pid", ["rms_norm", "argmax"])
+def test_one_barrier_is_enough_for_a_row_reduction(pid):
+    """RMSNorm's and argmax's texts: simd_sum (simd_max, simd_min) need no barrier; the partials
+    of the SIMD-groups need one."""
+    assert _cost_on(pid, "four values per thread").barriers_per_threadgroup == 1
+
+
+def test_rms_norm_reads_each_element_of_x_once():
+    """V.1's text: x read once into registers (w once per row, as MLX's kernel does)."""
+    cost = _cost_on("rms_norm", "four values per thread")
+    source = solution("rms_norm")
+    x_loads = cost.lines[next(k for k in cost.lines if k[1] == _line(source, "v[q] = k < N ? x["))].loads
+    rows, n = 3, 256
+    assert x_loads.bytes_requested == rows * n * 4
+
+
+# ----------------------------------------------------------------------------- grading
+def test_the_grader_reads_each_part_v_kernel_from_the_solved_notebook_and_passes_it(tmp_path):
+    """metal-puzzles grade reads kernels by name from a notebook: Part V's solved cells give back the
+    reference kernels (source and header), and they pass."""
+    import importlib.util
+    from pathlib import Path
+
+    from metal_puzzles.grading.extract import extract_kernels
+    root = Path(__file__).resolve().parents[1]
+    spec = importlib.util.spec_from_file_location("build_notebook", root / "tools" / "build_notebook.py")
+    builder = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(builder)
+    solved = tmp_path / "solved.ipynb"
+    assert builder.main(["--solutions", "-o", str(solved)]) == 0
+    found = extract_kernels(solved, [p.kernel_name for p in part5.PART_V]).kernels
+    for p in part5.PART_V:
+        kernel = found[p.kernel_name]
+        assert kernel.source.strip() == solution(p.id).strip()
+        assert kernel.header.strip() == p.header.strip() and kernel.input_names == list(p.input_names)
+        assert check_source(p, kernel.source, kernel.header).passed
