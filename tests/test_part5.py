@@ -4,6 +4,8 @@ operation, and the typical mistakes of each puzzle fail with the message that na
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -378,3 +380,54 @@ def test_the_grader_reads_each_part_v_kernel_from_the_solved_notebook_and_passes
         assert kernel.source.strip() == solution(p.id).strip()
         assert kernel.header.strip() == p.header.strip() and kernel.input_names == list(p.input_names)
         assert check_source(p, kernel.source, kernel.header).passed
+
+
+# ----------------------------------------------------------------------------- metal_puzzles.ops
+def _normal(rng, *shape):
+    import mlx.core as mx
+    return mx.array(rng.standard_normal(shape).astype(np.float32))
+
+
+def test_ops_run_the_part_v_kernels_and_agree_with_mlx():
+    """Standard-normal inputs (off any grid): float32's rounding apart, MLX's own operations."""
+    import mlx.core as mx
+
+    from metal_puzzles import ops
+    rng = np.random.default_rng(11)
+    x, w = _normal(rng, 3, 200), _normal(rng, 200)
+    np.testing.assert_allclose(np.asarray(ops.rms_norm(x, w)), np.asarray(mx.fast.rms_norm(x, w, 1e-5)),
+                               rtol=1e-5, atol=1e-5)
+    h = _normal(rng, 2, 5, 32)
+    for traditional in (True, False):
+        want = mx.fast.rope(h, 32, traditional=traditional, base=10000.0, scale=1.0, offset=9)
+        np.testing.assert_allclose(np.asarray(ops.rope(h, 9, traditional)), np.asarray(want), atol=1e-5)
+    w_q, scales, biases = mx.quantize(_normal(rng, 7, 256), group_size=64, bits=4)
+    v = _normal(rng, 256)
+    want = mx.quantized_matmul(v, w_q, scales, biases, transpose=True, group_size=64, bits=4)
+    np.testing.assert_allclose(np.asarray(ops.quantized_matvec(v, w_q, scales, biases)), np.asarray(want),
+                               rtol=1e-5, atol=1e-4)
+    logits = mx.array(np.round(rng.standard_normal((4, 300)) * 2).astype(np.float32))  # many ties
+    got = ops.argmax(logits)
+    assert got.dtype == mx.uint32
+    assert np.asarray(got).tolist() == np.asarray(mx.argmax(logits, axis=1)).tolist()
+
+
+@pytest.mark.parametrize(("call", "message"), [
+    (lambda ops, mx: ops.rms_norm(mx.zeros((2, 300)), mx.zeros(300)), "rows of x must hold 1 to 256 values"),
+    (lambda ops, mx: ops.rms_norm(mx.zeros((2, 8)), mx.zeros(9)), "w must be (8,)"),
+    (lambda ops, mx: ops.rope(mx.zeros((1, 2, 7)), 0), "the head dimension D must be even"),
+    (lambda ops, mx: ops.rope(mx.zeros((1, 2, 8)), -1), "offset must be a non-negative integer"),
+    (lambda ops, mx: ops.quantized_matvec(mx.zeros(100), mx.zeros((2, 12), dtype=mx.uint32), mx.zeros((2, 1)),
+                                          mx.zeros((2, 1))), "K must be a multiple of the group size 64"),
+    (lambda ops, mx: ops.quantized_matvec(mx.zeros(128), mx.zeros((2, 16)), mx.zeros((2, 2)), mx.zeros((2, 2))),
+     "w_q must be uint32 of shape (N, 16)"),
+    (lambda ops, mx: ops.quantized_matvec(mx.zeros(128), mx.zeros((2, 16), dtype=mx.uint32), mx.zeros((2, 1)),
+                                          mx.zeros((2, 2))), "scales must have shape (2, 2)"),
+    (lambda ops, mx: ops.argmax(mx.zeros((2, 600))), "rows of x must hold 1 to 512 values"),
+])
+def test_ops_say_what_is_wrong_with_their_arguments(call, message):
+    import mlx.core as mx
+
+    from metal_puzzles import ops
+    with pytest.raises(ValueError, match=re.escape(message)):
+        call(ops, mx)
