@@ -84,7 +84,8 @@ def test_hidden_tests_keep_the_visible_tests_structure(pid):
 def test_the_spec_is_mlxs_own_operation(pid):
     """Each spec names the MLX operation it stands for; the book shows that source."""
     operation = {"rms_norm": "mx.fast.rms_norm(", "rope_traditional": "mx.fast.rope(", "rope": "mx.fast.rope(",
-                 "quantized_matvec": "mx.quantized_matmul(", "argmax": "mx.argmax("}[pid]
+                 "quantized_matvec": "mx.quantized_matmul(", "argmax": "mx.argmax(",
+                 "decode_attention": "mx.fast.scaled_dot_product_attention("}[pid]
     assert operation in get_puzzle(pid).spec_source
 
 
@@ -250,7 +251,7 @@ def test_the_visible_argmax_has_the_ties_and_the_negative_row_the_text_describes
     assert np.flatnonzero(x[0] == x[0].max())[:3].tolist() == [9, 25, 41] and "the answer is 9" in p.description
     assert x[0, 9 + 128] == x[0].max()  # a tie among one thread's elements
     assert (x[1] < 0).all()
-    assert np.asarray(mx.argmax(mx.array(x), axis=1)).tolist() == [9, 13]
+    assert np.asarray(mx.argmax(mx.array(x), axis=1)).tolist() == [9, 1]
     for case in p.cases(seed=4)[1:]:  # every hidden row has its largest value more than once
         for row in case.inputs[0]:
             assert (row == row.max()).sum() >= 2 or row.size < 2
@@ -275,7 +276,7 @@ def test_argmax_starting_from_zero_fails_on_the_negative_row():
     assert not result.passed
     visible = result.outcomes[0]
     assert visible.case.label == "visible test"
-    assert np.asarray(visible.yours).tolist()[0] == 9 and np.asarray(visible.yours).tolist()[1] != 13
+    assert np.asarray(visible.yours).tolist()[0] == 9 and np.asarray(visible.yours).tolist()[1] != 1
 
 
 def test_argmax_with_a_barrier_tree_is_over_budget():
@@ -344,11 +345,21 @@ def test_the_quantized_product_reads_a_rows_words_in_one_segment_and_x_in_eight(
     assert loads[_line(source, "xs[i] = x[")].max_segments == 8
 
 
-@pytest.mark.parametrize("pid", ["rms_norm", "argmax"])
-def test_one_barrier_is_enough_for_a_row_reduction(pid):
-    """RMSNorm's and argmax's texts: simd_sum (simd_max, simd_min) need no barrier; the partials
-    of the SIMD-groups need one."""
-    assert _cost_on(pid, "four values per thread").barriers_per_threadgroup == 1
+@pytest.mark.parametrize(("pid", "test"), [("rms_norm", "four values per thread"),
+                                           ("argmax", "four values per thread"),
+                                           ("decode_attention", "the longest cache")])
+def test_one_barrier_is_enough_for_a_row_reduction(pid, test):
+    """RMSNorm's, attention's and argmax's texts: simd_sum (simd_max, simd_min) need no barrier;
+    merging the SIMD-groups' partials needs one."""
+    assert _cost_on(pid, test).barriers_per_threadgroup == 1
+
+
+def test_attention_reads_each_key_and_value_once_per_query_head():
+    """V.4's text: no score is stored and the keys are read once (for each query head that reads them)."""
+    cost = _cost_on("decode_attention", "the longest cache")
+    heads, keys, d = 4, 32, 64  # (two KV heads: each key is read by two query heads)
+    loaded = cost.kernel.loads.bytes_requested
+    assert loaded == 4 * (heads * d * 2 + heads * keys * d * 2)  # q once per SIMD-group, k and v once
 
 
 def test_rms_norm_reads_each_element_of_x_once():
@@ -431,3 +442,24 @@ def test_ops_say_what_is_wrong_with_their_arguments(call, message):
     from metal_puzzles import ops
     with pytest.raises(ValueError, match=re.escape(message)):
         call(ops, mx)
+
+
+# ----------------------------------------------------------------------------- V.4 decode attention
+def test_attention_with_the_wrong_head_grouping_fails_on_the_visible_test():
+    """h % KV pairs query head 1 with KV head 1; grouped-query attention gives it KV head 0."""
+    wrong = solution("decode_attention").replace("uint kv = h / (H / KV);", "uint kv = h % KV;")
+    assert wrong != solution("decode_attention")
+    assert "visible test" in failed("decode_attention", wrong).split("wrong output")[0]
+
+
+def test_attention_without_rescaling_the_values_fails():
+    wrong = solution("decode_attention").replace("acc[i] = acc[i] * c + p * v[key + d];",
+                                                 "acc[i] = acc[i] + p * v[key + d];")
+    assert wrong != solution("decode_attention")
+    assert "wrong output" in failed("decode_attention", wrong)
+
+
+def test_attention_without_the_scale_fails():
+    wrong = solution("decode_attention").replace("float s = simd_sum(dot) * scale;", "float s = simd_sum(dot);")
+    assert wrong != solution("decode_attention")
+    assert "wrong output" in failed("decode_attention", wrong)

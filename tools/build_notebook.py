@@ -110,9 +110,10 @@ a file as PyTorch does, with NumPy, MLX or CPU torch arrays."""
 PART_V_INTRO = """\
 The kernels a language model runs for every token it writes: the norm each layer starts with,
 rotary position embeddings, the product of a vector with a 4-bit quantized weight matrix (most of
-a model's time on a Mac, and most of its memory), and the choice of the next token. Each spec is
-MLX's own operation (`mx.fast.rms_norm`, `mx.fast.rope`, `mx.quantized_matmul`, `mx.argmax`),
-and each kernel follows the plan of MLX's own: a threadgroup or a SIMD-group per row, `simd_sum` and
+a model's time on a Mac, and most of its memory), attention over the cache of earlier tokens, and
+the choice of the next token. Each spec is MLX's own operation (`mx.fast.rms_norm`,
+`mx.fast.rope`, `mx.quantized_matmul`, `mx.fast.scaled_dot_product_attention`, `mx.argmax`), and
+each kernel follows the plan of MLX's own: a threadgroup or a SIMD-group per row, `simd_sum` and
 its kin, values read once into registers. The budgets are the per-thread counts of Parts I and II
 and, where a puzzle is about speed, the cost model of Part III."""
 

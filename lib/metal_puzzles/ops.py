@@ -37,7 +37,7 @@ from .puzzles.q05_segment_sum_large import TG as LARGE_TG
 from .puzzles.q07_mvmr import MAX_C
 from .puzzles.t01_rms_norm import LONGEST as RMS_LONGEST
 from .puzzles.t03_quantized_matvec import GROUP, PER_WORD
-from .puzzles.t04_argmax import LONGEST as ARGMAX_LONGEST
+from .puzzles.t05_argmax import LONGEST as ARGMAX_LONGEST
 
 __all__ = ["mvmr", "vvor", "segment_sum", "rms_norm", "rope", "quantized_matvec", "argmax"]
 

@@ -16,7 +16,7 @@ from ..checking import launch
 from .q05_segment_sum_large import TG as LARGE_TG
 from .t01_rms_norm import TG as RMS_TG
 from .t03_quantized_matvec import ROWS as QMV_ROWS
-from .t04_argmax import TG as ARGMAX_TG
+from .t05_argmax import TG as ARGMAX_TG
 
 
 def _n(value: Any) -> int:

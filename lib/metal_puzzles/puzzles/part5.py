@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..checking import Puzzle
-from . import t01_rms_norm, t02_rope, t03_quantized_matvec, t04_argmax
+from . import t01_rms_norm, t02_rope, t03_quantized_matvec, t04_decode_attention, t05_argmax
 from .solutions import solution_file
 
 if TYPE_CHECKING:
@@ -24,7 +24,8 @@ PART_V: list[Puzzle] = [
     t02_rope.TRADITIONAL,
     t02_rope.HALVES,
     t03_quantized_matvec.PUZZLE,
-    t04_argmax.PUZZLE,
+    t04_decode_attention.PUZZLE,
+    t05_argmax.PUZZLE,
 ]
 
 SOLUTION_FILES: dict[str, str] = {
@@ -32,7 +33,8 @@ SOLUTION_FILES: dict[str, str] = {
     "rope_traditional": "V_02a_rope_traditional.metal",
     "rope": "V_02b_rope.metal",
     "quantized_matvec": "V_03_quantized_matvec.metal",
-    "argmax": "V_04_argmax.metal",
+    "decode_attention": "V_04_decode_attention.metal",
+    "argmax": "V_05_argmax.metal",
 }
 
 NOTEBOOK_SETUP: dict[str, str] = {
@@ -40,7 +42,8 @@ NOTEBOOK_SETUP: dict[str, str] = {
     "rope_traditional": t02_rope.SETUP,
     "rope": t02_rope.SETUP,
     "quantized_matvec": t03_quantized_matvec.SETUP,
-    "argmax": t04_argmax.SETUP,
+    "decode_attention": t04_decode_attention.SETUP,
+    "argmax": t05_argmax.SETUP,
 }
 
 KERNEL_FUNCTIONS: dict[str, str] = {p.id: f"{p.id}_test" for p in PART_V}

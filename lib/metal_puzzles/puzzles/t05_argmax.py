@@ -1,4 +1,4 @@
-"""V.4: greedy sampling, the argmax of each row of logits, one threadgroup a row: a block
+"""V.5: greedy sampling, the argmax of each row of logits, one threadgroup a row: a block
 reduction that carries indices, ties broken as ``mx.argmax`` breaks them (the first index).
 
 The output is an index, computed without rounding: the check is exact (tolerance 0).
@@ -53,12 +53,12 @@ def hidden(rng: np.random.Generator) -> list[Case]:
                                             (2, 300, True, "every logit negative"))]
 
 
-_K = np.arange(600)
-VISIBLE = _case(((_K * 7 % 16) / 4 - (_K >= 300) * 8).astype(np.float32).reshape(2, 300), "visible test")
+_K = np.arange(400)
+VISIBLE = _case(((_K * 7 % 16) / 4 - (_K >= 200) * 8).astype(np.float32).reshape(2, 200), "visible test")
 
 SETUP = """\
-k = mx.arange(600)
-x = ((k * 7 % 16) / 4 - (k >= 300) * 8).reshape(2, 300)  # logits; row 1 all negative
+k = mx.arange(400)
+x = ((k * 7 % 16) / 4 - (k >= 200) * 8).reshape(2, 200)  # logits; row 1 all negative
 output_shape = (2,)"""
 
 TEMPLATE = """\
@@ -74,7 +74,7 @@ uint sg = simdgroup_index_in_threadgroup;
 
 PUZZLE = Puzzle(
     id="argmax",
-    number="V.4",
+    number="V.5",
     title="Argmax Sampling",
     kernel_name="argmax",
     input_names=("x",),
