@@ -417,6 +417,10 @@ def test_ops_run_the_part_v_kernels_and_agree_with_mlx():
     want = mx.quantized_matmul(v, w_q, scales, biases, transpose=True, group_size=64, bits=4)
     np.testing.assert_allclose(np.asarray(ops.quantized_matvec(v, w_q, scales, biases)), np.asarray(want),
                                rtol=1e-5, atol=1e-4)
+    q, k, v = _normal(rng, 6, 64), _normal(rng, 3, 20, 64), _normal(rng, 3, 20, 64)
+    want = mx.fast.scaled_dot_product_attention(q[None, :, None, :], k[None], v[None], scale=64**-0.5)
+    np.testing.assert_allclose(np.asarray(ops.decode_attention(q, k, v)), np.asarray(want.reshape(6, 64)),
+                               rtol=1e-5, atol=1e-5)
     logits = mx.array(np.round(rng.standard_normal((4, 300)) * 2).astype(np.float32))  # many ties
     got = ops.argmax(logits)
     assert got.dtype == mx.uint32
@@ -435,6 +439,12 @@ def test_ops_run_the_part_v_kernels_and_agree_with_mlx():
     (lambda ops, mx: ops.quantized_matvec(mx.zeros(128), mx.zeros((2, 16), dtype=mx.uint32), mx.zeros((2, 1)),
                                           mx.zeros((2, 2))), "scales must have shape (2, 2)"),
     (lambda ops, mx: ops.argmax(mx.zeros((2, 600))), "rows of x must hold 1 to 512 values"),
+    (lambda ops, mx: ops.decode_attention(mx.zeros((3, 32)), mx.zeros((2, 4, 32)), mx.zeros((2, 4, 32))),
+     "the 3 query heads must be a multiple of the 2 KV heads"),
+    (lambda ops, mx: ops.decode_attention(mx.zeros((2, 32)), mx.zeros((2, 40, 32)), mx.zeros((2, 40, 32))),
+     "D must be 1 to 64 and T 1 to 32"),
+    (lambda ops, mx: ops.decode_attention(mx.zeros((2, 32)), mx.zeros((2, 4, 32)), mx.zeros((2, 5, 32))),
+     "k and v must both be (KV, T, 32)"),
 ])
 def test_ops_say_what_is_wrong_with_their_arguments(call, message):
     import mlx.core as mx

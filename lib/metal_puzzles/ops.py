@@ -14,9 +14,11 @@ Definitions (float32 values, integer indices, ``T`` pairs):
   ``o[o_idx[t], g, m, c] += a[a_idx[t], g, m] * b[b_idx[t], g, c]``;
 - ``segment_sum(x (N,C), lengths (K,)) -> (K,C)``: sums of consecutive segments of rows;
 - ``rms_norm(x (R,N), w (N,))``, ``rope(x (H,L,D), offset, traditional)``,
-  ``quantized_matvec(x (K,), w_q, scales, biases)`` (``mx.quantize``'s 4-bit format, groups of 64)
-  and ``argmax(x (R,V))``: what ``mx.fast.rms_norm`` (eps 1e-5), ``mx.fast.rope`` (base 10000,
-  scale 1, all of D rotated), ``mx.quantized_matmul`` and ``mx.argmax(x, axis=1)`` compute.
+  ``quantized_matvec(x (K,), w_q, scales, biases)`` (``mx.quantize``'s 4-bit format, groups of 64),
+  ``decode_attention(q (H,D), k (KV,T,D), v (KV,T,D))`` and ``argmax(x (R,V))``: what
+  ``mx.fast.rms_norm`` (eps 1e-5), ``mx.fast.rope`` (base 10000, scale 1, all of D rotated),
+  ``mx.quantized_matmul``, ``mx.fast.scaled_dot_product_attention`` (scale D**-0.5, grouped
+  query heads) and ``mx.argmax(x, axis=1)`` compute.
 
 Arguments are validated before any kernel runs; a ValueError names the argument, its shape and
 what was expected. Indices are checked against their ranges (which reads them, so these
@@ -37,9 +39,11 @@ from .puzzles.q05_segment_sum_large import TG as LARGE_TG
 from .puzzles.q07_mvmr import MAX_C
 from .puzzles.t01_rms_norm import LONGEST as RMS_LONGEST
 from .puzzles.t03_quantized_matvec import GROUP, PER_WORD
+from .puzzles.t04_decode_attention import LONGEST as ATTENTION_LONGEST
+from .puzzles.t04_decode_attention import MAX_D as ATTENTION_MAX_D
 from .puzzles.t05_argmax import LONGEST as ARGMAX_LONGEST
 
-__all__ = ["mvmr", "vvor", "segment_sum", "rms_norm", "rope", "quantized_matvec", "argmax"]
+__all__ = ["mvmr", "vvor", "segment_sum", "rms_norm", "rope", "quantized_matvec", "decode_attention", "argmax"]
 
 #: Segments at least this long on average go to the threadgroup-per-segment kernel (II.5).
 LONG_SEGMENT = 4 * LARGE_TG
@@ -259,6 +263,25 @@ def quantized_matvec(x: mx.array, w_q: mx.array, scales: mx.array, biases: mx.ar
             raise ValueError(f"quantized_matvec: {name} must have shape {groups} (one per group of {GROUP}), "
                              f"got {tuple(a.shape)}")
     return launchers.run_quantized_matvec(_kernel("quantized_matvec"), x, w_q, scales, biases)
+
+
+def decode_attention(q: mx.array, k: mx.array, v: mx.array) -> mx.array:
+    """Attention of one new token over a KV cache with V.4's kernel: ``q`` (H, D), ``k`` and ``v``
+    (KV, T, D) float32, H a multiple of KV (query head h reads KV head h // (H / KV)), D at most 64,
+    T 1 to 32; scores scaled by D**-0.5. Returns (H, D)."""
+    q = _values("decode_attention", "q", q, 2, "(H, D)")
+    k = _values("decode_attention", "k", k, 3, "(KV, T, D)")
+    v = _values("decode_attention", "v", v, 3, "(KV, T, D)")
+    heads, d = q.shape
+    if tuple(v.shape) != tuple(k.shape) or k.shape[2] != d:
+        raise ValueError(f"decode_attention: k and v must both be (KV, T, {d}), got {tuple(k.shape)} and "
+                         f"{tuple(v.shape)}")
+    if heads % k.shape[0]:
+        raise ValueError(f"decode_attention: the {heads} query heads must be a multiple of the {k.shape[0]} KV heads")
+    if not 0 < d <= ATTENTION_MAX_D or not 0 < k.shape[1] <= ATTENTION_LONGEST:
+        raise ValueError(f"decode_attention: D must be 1 to {ATTENTION_MAX_D} and T 1 to {ATTENTION_LONGEST} "
+                         f"(the kernel's registers and budget), got q {tuple(q.shape)} and k {tuple(k.shape)}")
+    return launchers.run_decode_attention(_kernel("decode_attention"), q, k, v)
 
 
 def argmax(x: mx.array) -> mx.array:

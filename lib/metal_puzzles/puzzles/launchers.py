@@ -16,6 +16,7 @@ from ..checking import launch
 from .q05_segment_sum_large import TG as LARGE_TG
 from .t01_rms_norm import TG as RMS_TG
 from .t03_quantized_matvec import ROWS as QMV_ROWS
+from .t04_decode_attention import TG as ATTENTION_TG
 from .t05_argmax import TG as ARGMAX_TG
 
 
@@ -105,6 +106,12 @@ def run_quantized_matvec(kernel: Any, x: mx.array, w_q: mx.array, scales: mx.arr
     """The 4-bit product with V.3's kernel: one SIMD-group per block of rows."""
     n = w_q.shape[0]
     return launch(kernel, [x, w_q, scales, biases], (n,), (32, -(-n // QMV_ROWS), 1), (32, 1, 1), **options)
+
+
+def run_decode_attention(kernel: Any, q: mx.array, k: mx.array, v: mx.array, **options: Any) -> mx.array:
+    """Attention of one token over a KV cache with V.4's kernel: one threadgroup per query head."""
+    heads = q.shape[0]
+    return launch(kernel, [q, k, v], q.shape, (ATTENTION_TG, heads, 1), (ATTENTION_TG, 1, 1), **options)
 
 
 def run_argmax(kernel: Any, x: mx.array, **options: Any) -> mx.array:
