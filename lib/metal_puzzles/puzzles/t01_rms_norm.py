@@ -92,8 +92,8 @@ out[r, i] = x[r, i] / sqrt(mean_r + EPS) * w[i],    mean_r = (x[r, 0]^2 + ... + 
 `EPS = 1e-5` keeps a row of zeros (or of tiny values) from dividing by zero: without it, a row of
 zeros gives `0 / 0`, NaN, and a row whose mean square is near `EPS` comes out visibly wrong. The
 second row of the visible test is such a row (its values are sixty-fourths, its mean square about
-`2e-3`): leave `EPS` out and its outputs are off by half a percent, a thousand times float32's
-rounding.
+`1e-3`): leave `EPS` out and its outputs are off by half a percent, tens of thousands of times
+float32's rounding.
 
 One threadgroup of `TG = {TG}` threads (two SIMD-groups) per row: the grid is `({TG}, R, 1)`,
 `threadgroup_position_in_grid.y` is the row `r`, thread `j` owns elements `j, j + {TG}, ...`
