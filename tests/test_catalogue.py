@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 
 from metal_puzzles.checking import GradPuzzle
-from metal_puzzles.puzzles import PUZZLES, get_puzzle, part1, part2, part3, part4, part_debug
+from metal_puzzles.puzzles import PUZZLES, get_puzzle, part1, part2, part3, part4, part5, part_debug
 
 KERNEL_IDS = [p.id for p in PUZZLES if not isinstance(p, GradPuzzle)]
 NOTEBOOK_SETUP = {**part1.NOTEBOOK_SETUP, **part_debug.NOTEBOOK_SETUP, **part2.NOTEBOOK_SETUP,
-                  **part3.NOTEBOOK_SETUP, **part4.NOTEBOOK_SETUP}
+                  **part3.NOTEBOOK_SETUP, **part4.NOTEBOOK_SETUP, **part5.NOTEBOOK_SETUP}
 
 
 @pytest.mark.parametrize("pid", KERNEL_IDS)

@@ -26,6 +26,7 @@ from metal_puzzles.puzzles.part2 import (
 )
 from metal_puzzles.puzzles.part3 import PART_III
 from metal_puzzles.puzzles.part4 import PART_IV
+from metal_puzzles.puzzles.part5 import PART_V
 from metal_puzzles.puzzles.q07_mvmr import MAX_C
 
 BOOK = [
@@ -82,8 +83,8 @@ def kinds(result) -> set[str]:
 # ----------------------------------------------------------------------------- the catalogue
 def test_part_two_follows_part_one_in_order():
     assert [(p.number, p.title, p.id, p.kernel_name) for p in PART_II] == BOOK
-    after = len(PART_III) + len(PART_IV)
-    assert PUZZLES[-len(PART_II) - after:-after] == PART_II  # Parts III and IV follow
+    after = len(PART_III) + len(PART_IV) + len(PART_V)
+    assert PUZZLES[-len(PART_II) - after:-after] == PART_II  # Parts III, IV and V follow
     assert len({p.id for p in PUZZLES}) == len(PUZZLES)
     for p in PART_II:
         assert p.part == (3 if p.id in BONUS_IDS else 2)

@@ -24,12 +24,12 @@ def check(pid: str, source: str, header: str | None = None):
     return check_source(get_puzzle(pid), source, header)
 
 
-def test_part_three_follows_part_two_and_part_four_closes_the_book():
-    from metal_puzzles.puzzles import PUZZLES, find_puzzle, part4
+def test_part_three_follows_part_two_and_part_four_follows_it():
+    from metal_puzzles.puzzles import PUZZLES, find_puzzle, part4, part5
 
-    after = len(part4.PART_IV)
+    after = len(part4.PART_IV) + len(part5.PART_V)  # Part V closes the book (tests/test_part5.py)
     assert PUZZLES[-len(part3.PART_III) - after:-after] == part3.PART_III
-    assert PUZZLES[-after:] == part4.PART_IV
+    assert PUZZLES[-after:-len(part5.PART_V)] == part4.PART_IV
     assert [p.number for p in part4.PART_IV] == ["IV.1", "IV.2"] and all(p.part == part4.WHOLE_SHADERS_PART for p in part4.PART_IV)
     assert [p.number for p in part3.PART_III] == [f"III.{k}" for k in range(1, 8)]
     assert len({p.id for p in PUZZLES}) == len(PUZZLES)

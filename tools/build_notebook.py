@@ -46,6 +46,7 @@ from metal_puzzles.puzzles import (  # noqa: E402
     part2,
     part3,
     part4,
+    part5,
     part_debug,
     solution_header,
 )
@@ -109,6 +110,16 @@ host puts there (on a Mac it would read and write the wrong buffers). Outside th
 `metal_puzzles.compile_shader(source)` runs such a file as PyTorch does, with NumPy, MLX or CPU
 torch arrays."""
 
+PART_V_INTRO = """\
+The kernels a language model runs for every token it writes: the norm each layer starts with,
+rotary position embeddings, the product of a vector with a 4-bit quantized weight matrix (most of
+a model's time on a Mac, and most of its memory), attention over the cache of earlier tokens, and
+the choice of the next token. Each spec is MLX's own operation (`mx.fast.rms_norm`,
+`mx.fast.rope`, `mx.quantized_matmul`, `mx.fast.scaled_dot_product_attention`, `mx.argmax`), and
+each kernel follows the plan of MLX's own: a threadgroup or a SIMD-group per row, `simd_sum` and
+its kin, values read once into registers. The budgets are the per-thread counts of Parts I and II
+and, where a puzzle is about speed, the cost model of Part III."""
+
 PART_TITLES = {
     1: ("Part I: Fundamentals", "From one thread per element to tiled matrix multiplication: guards, "
         "threadgroups, threadgroup memory and barriers, reductions."),
@@ -119,6 +130,7 @@ PART_TITLES = {
     4: ("Part III: Performance", PART_III_INTRO),
     part_debug.DEBUG_PART: ("Debugging: detective puzzles", DEBUG_INTRO),
     part4.WHOLE_SHADERS_PART: ("Part IV: Whole shaders", PART_IV_INTRO),
+    part5.LANGUAGE_MODEL_PART: ("Part V: The kernels of a language model", PART_V_INTRO),
 }
 
 INTRO = """\
@@ -342,7 +354,7 @@ def spec_name(puzzle: Puzzle) -> str:
 
 def _part_tables() -> list:
     """Modules holding the per-puzzle notebook tables."""
-    return [part1, part_debug, part2, part3, part4]
+    return [part1, part_debug, part2, part3, part4, part5]
 
 
 def _lookup(table: str, puzzle: Puzzle):

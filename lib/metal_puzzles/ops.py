@@ -1,4 +1,5 @@
-"""Ready-made sparse operations with gradients, built on Part II's reference kernels.
+"""Ready-made operations on the book's reference kernels: Part II's sparse operations, with
+gradients, and Part V's language-model kernels (forward only: a decode step needs no gradient).
 
 ``mvmr``, ``vvor`` and ``segment_sum`` are ``mx.custom_function``\\ s: their forward passes and
 their vjps launch the kernels in ``solutions/`` through :func:`metal_puzzles.metal_kernel`, so they
@@ -11,7 +12,13 @@ Definitions (float32 values, integer indices, ``T`` pairs):
   ``o[o_idx[t], g, m] += sum_c b[b_idx[t], g, c] * a[a_idx[t], g, c, m]``;
 - ``vvor(a (Na,G,M), a_idx, b (Nb,G,C), b_idx, o_idx, n) -> (n,G,M,C)``:
   ``o[o_idx[t], g, m, c] += a[a_idx[t], g, m] * b[b_idx[t], g, c]``;
-- ``segment_sum(x (N,C), lengths (K,)) -> (K,C)``: sums of consecutive segments of rows.
+- ``segment_sum(x (N,C), lengths (K,)) -> (K,C)``: sums of consecutive segments of rows;
+- ``rms_norm(x (R,N), w (N,))``, ``rope(x (H,L,D), offset, traditional)``,
+  ``quantized_matvec(x (K,), w_q, scales, biases)`` (``mx.quantize``'s 4-bit format, groups of 64),
+  ``decode_attention(q (H,D), k (KV,T,D), v (KV,T,D))`` and ``argmax(x (R,V))``: what
+  ``mx.fast.rms_norm`` (eps 1e-5), ``mx.fast.rope`` (base 10000, scale 1, all of D rotated),
+  ``mx.quantized_matmul``, ``mx.fast.scaled_dot_product_attention`` (scale D**-0.5, grouped
+  query heads) and ``mx.argmax(x, axis=1)`` compute.
 
 Arguments are validated before any kernel runs; a ValueError names the argument, its shape and
 what was expected. Indices are checked against their ranges (which reads them, so these
@@ -30,8 +37,13 @@ from .kernel import MetalKernel
 from .puzzles import get_puzzle, launchers, solution_kernel, wiring
 from .puzzles.q05_segment_sum_large import TG as LARGE_TG
 from .puzzles.q07_mvmr import MAX_C
+from .puzzles.t01_rms_norm import LONGEST as RMS_LONGEST
+from .puzzles.t03_quantized_matvec import GROUP, PER_WORD
+from .puzzles.t04_decode_attention import LONGEST as ATTENTION_LONGEST
+from .puzzles.t04_decode_attention import MAX_D as ATTENTION_MAX_D
+from .puzzles.t05_argmax import LONGEST as ARGMAX_LONGEST
 
-__all__ = ["mvmr", "vvor", "segment_sum"]
+__all__ = ["mvmr", "vvor", "segment_sum", "rms_norm", "rope", "quantized_matvec", "decode_attention", "argmax"]
 
 #: Segments at least this long on average go to the threadgroup-per-segment kernel (II.5).
 LONG_SEGMENT = 4 * LARGE_TG
@@ -42,7 +54,7 @@ MAX_THREADGROUP = 1024
 # ----------------------------------------------------------------------------- kernels
 @cache
 def _kernel(puzzle_id: str) -> MetalKernel:
-    """The reference solution of a Part II kernel puzzle, as a ``MetalKernel``."""
+    """The reference solution of a Part II or Part V kernel puzzle, as a ``MetalKernel``."""
     return solution_kernel(get_puzzle(puzzle_id))
 
 
@@ -201,3 +213,80 @@ def segment_sum(x: mx.array, lengths: mx.array) -> mx.array:
         raise ValueError(f"segment_sum: lengths add up to {int(lens.sum())} but x has {x.shape[0]} rows "
                          f"(shape {tuple(x.shape)})")
     return _segment_sum(x, lengths.astype(mx.int32))
+
+
+# ----------------------------------------------------------------------------- Part V
+def _row_length(op: str, x: mx.array, longest: int) -> None:
+    if not 0 < x.shape[1] <= longest:
+        raise ValueError(f"{op}: rows of x must hold 1 to {longest} values (the kernel's threads each keep a "
+                         f"fixed number of them), got shape {tuple(x.shape)}")
+
+
+def rms_norm(x: mx.array, w: mx.array) -> mx.array:
+    """``mx.fast.rms_norm(x, w, 1e-5)`` with V.1's kernel: ``x`` (R, N) float32, N at most 256, ``w`` (N,)."""
+    x = _values("rms_norm", "x", x, 2, "(R, N)")
+    w = _values("rms_norm", "w", w, 1, "(N,)")
+    _row_length("rms_norm", x, RMS_LONGEST)
+    if w.shape[0] != x.shape[1]:
+        raise ValueError(f"rms_norm: w has shape {tuple(w.shape)} but x has shape {tuple(x.shape)}: "
+                         f"w must be ({x.shape[1]},)")
+    return launchers.run_rms_norm(_kernel("rms_norm"), x, w)
+
+
+def rope(x: mx.array, offset: int, traditional: bool = False) -> mx.array:
+    """``mx.fast.rope(x, D, traditional=traditional, base=10000, scale=1, offset=offset)`` with V.2's
+    kernels: ``x`` (H, L, D) float32 with D even, the first row at position ``offset``."""
+    x = _values("rope", "x", x, 3, "(H, L, D)")
+    if x.shape[2] % 2 or x.shape[2] // 2 > MAX_THREADGROUP:
+        raise ValueError(f"rope: the head dimension D must be even and at most {2 * MAX_THREADGROUP}, "
+                         f"got shape {tuple(x.shape)}")
+    offset = _count("rope", "offset", offset)
+    return launchers.run_rope(_kernel("rope_traditional" if traditional else "rope"), x, offset)
+
+
+def quantized_matvec(x: mx.array, w_q: mx.array, scales: mx.array, biases: mx.array) -> mx.array:
+    """``mx.quantized_matmul(x, w_q, scales, biases, transpose=True, group_size=64, bits=4)`` with V.3's
+    kernel: ``x`` (K,) float32, ``w_q`` (N, K/8) uint32, ``scales`` and ``biases`` (N, K/64) float32."""
+    x = _values("quantized_matvec", "x", x, 1, "(K,)")
+    w_q = _array("quantized_matvec", "w_q", w_q)
+    k = x.shape[0]
+    if k % GROUP:
+        raise ValueError(f"quantized_matvec: x has {k} values; K must be a multiple of the group size {GROUP}")
+    if w_q.ndim != 2 or w_q.dtype != mx.uint32 or w_q.shape[1] != k // PER_WORD:
+        raise ValueError(f"quantized_matvec: w_q must be uint32 of shape (N, {k // PER_WORD}) (K/8 words a row, "
+                         f"as mx.quantize makes it), got shape {tuple(w_q.shape)} and dtype {w_q.dtype}")
+    groups = (w_q.shape[0], k // GROUP)
+    scales = _values("quantized_matvec", "scales", scales, 2, "(N, K/64)")
+    biases = _values("quantized_matvec", "biases", biases, 2, "(N, K/64)")
+    for name, a in (("scales", scales), ("biases", biases)):
+        if tuple(a.shape) != groups:
+            raise ValueError(f"quantized_matvec: {name} must have shape {groups} (one per group of {GROUP}), "
+                             f"got {tuple(a.shape)}")
+    return launchers.run_quantized_matvec(_kernel("quantized_matvec"), x, w_q, scales, biases)
+
+
+def decode_attention(q: mx.array, k: mx.array, v: mx.array) -> mx.array:
+    """Attention of one new token over a KV cache with V.4's kernel: ``q`` (H, D), ``k`` and ``v``
+    (KV, T, D) float32, H a multiple of KV (query head h reads KV head h // (H / KV)), D at most 64,
+    T 1 to 32; scores scaled by D**-0.5. Returns (H, D)."""
+    q = _values("decode_attention", "q", q, 2, "(H, D)")
+    k = _values("decode_attention", "k", k, 3, "(KV, T, D)")
+    v = _values("decode_attention", "v", v, 3, "(KV, T, D)")
+    heads, d = q.shape
+    if tuple(v.shape) != tuple(k.shape) or k.shape[2] != d:
+        raise ValueError(f"decode_attention: k and v must both be (KV, T, {d}), got {tuple(k.shape)} and "
+                         f"{tuple(v.shape)}")
+    if heads % k.shape[0]:
+        raise ValueError(f"decode_attention: the {heads} query heads must be a multiple of the {k.shape[0]} KV heads")
+    if not 0 < d <= ATTENTION_MAX_D or not 0 < k.shape[1] <= ATTENTION_LONGEST:
+        raise ValueError(f"decode_attention: D must be 1 to {ATTENTION_MAX_D} and T 1 to {ATTENTION_LONGEST} "
+                         f"(the kernel's registers and budget), got q {tuple(q.shape)} and k {tuple(k.shape)}")
+    return launchers.run_decode_attention(_kernel("decode_attention"), q, k, v)
+
+
+def argmax(x: mx.array) -> mx.array:
+    """``mx.argmax(x, axis=1)`` with V.4's kernel: ``x`` (R, V) float32, V at most 512; uint32 indices,
+    the first where a row's largest value repeats."""
+    x = _values("argmax", "x", x, 2, "(R, V)")
+    _row_length("argmax", x, ARGMAX_LONGEST)
+    return launchers.run_argmax(_kernel("argmax"), x)

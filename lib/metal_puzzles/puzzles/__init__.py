@@ -8,15 +8,16 @@ from __future__ import annotations
 
 from ..checking import Budget, Case, GradPuzzle, Puzzle
 from ..kernel import MetalKernel
-from . import finale, part1, part2, part3, part4, part_debug
+from . import finale, part1, part2, part3, part4, part5, part_debug
 from .part1 import PART_I
 from .part2 import PART_II
 from .part3 import PART_III
 from .part4 import PART_IV
+from .part5 import PART_V
 from .part_debug import PART_DEBUG
 
 # The debugging part follows the fundamentals: its bugs need only what Part I teaches.
-PUZZLES: list[Puzzle] = [*PART_I, *PART_DEBUG, *PART_II, *PART_III, *PART_IV]
+PUZZLES: list[Puzzle] = [*PART_I, *PART_DEBUG, *PART_II, *PART_III, *PART_IV, *PART_V]
 
 
 def _key(s: str) -> str:
@@ -41,7 +42,7 @@ def get_puzzle(name: str) -> Puzzle:
 
 def _part_of(puzzle: Puzzle):
     for part, puzzles in ((part1, PART_I), (part_debug, PART_DEBUG), (part2, PART_II), (part3, PART_III),
-                          (part4, PART_IV)):
+                          (part4, PART_IV), (part5, PART_V)):
         if any(p is puzzle for p in puzzles):
             return part
     raise KeyError(f"puzzle {puzzle.id!r} is not in the catalogue")
@@ -75,4 +76,4 @@ def find_grad_puzzle(name: str) -> GradPuzzle:
 
 __all__ = ["PUZZLES", "Puzzle", "Case", "Budget", "GradPuzzle", "find_puzzle", "get_puzzle", "find_grad_puzzle",
            "solution_source", "solution_header", "solution_kernel", "finale", "part1", "part2", "part3",
-           "part4", "part_debug"]
+           "part4", "part5", "part_debug"]

@@ -1,4 +1,4 @@
-"""Launchers: each starts one Part II puzzle's kernel with that puzzle's grid convention, on
+"""Launchers: each starts one Part II or Part V puzzle's kernel with that puzzle's grid convention, on
 MLX arrays, and returns the output as an ``mx.array``. The finale's templates, ``metal_puzzles.ops``
 and the grader's gradient wiring share them.
 
@@ -14,6 +14,10 @@ import mlx.core as mx
 
 from ..checking import launch
 from .q05_segment_sum_large import TG as LARGE_TG
+from .t01_rms_norm import TG as RMS_TG
+from .t03_quantized_matvec import ROWS as QMV_ROWS
+from .t04_decode_attention import TG as ATTENTION_TG
+from .t05_argmax import TG as ARGMAX_TG
 
 
 def _n(value: Any) -> int:
@@ -81,3 +85,36 @@ def run_segment_sum_backward(kernel: Any, dy: mx.array, lengths: mx.array, offse
     c = dy.shape[1]
     return launch(kernel, [dy, lengths, offsets], (rows, c), (c, rows, 1), (min(c, 16), min(max(rows, 1), 16), 1),
                   **options)
+
+
+# ----------------------------------------------------------------------------- Part V
+def run_rms_norm(kernel: Any, x: mx.array, w: mx.array, **options: Any) -> mx.array:
+    """RMSNorm with V.1's kernel: one threadgroup per row."""
+    rows = x.shape[0]
+    return launch(kernel, [x, w], x.shape, (RMS_TG, rows, 1), (RMS_TG, 1, 1), **options)
+
+
+def run_rope(kernel: Any, x: mx.array, offset: Any, **options: Any) -> mx.array:
+    """Rotary embeddings with V.2's kernels (either layout): one thread per pair, a threadgroup per
+    position of a head (the kernels read thread_position_in_grid only)."""
+    heads, length, d = x.shape
+    return launch(kernel, [x, _count(offset)], x.shape, (d // 2, length, heads), (d // 2, 1, 1), **options)
+
+
+def run_quantized_matvec(kernel: Any, x: mx.array, w_q: mx.array, scales: mx.array, biases: mx.array,
+                         **options: Any) -> mx.array:
+    """The 4-bit product with V.3's kernel: one SIMD-group per block of rows."""
+    n = w_q.shape[0]
+    return launch(kernel, [x, w_q, scales, biases], (n,), (32, -(-n // QMV_ROWS), 1), (32, 1, 1), **options)
+
+
+def run_decode_attention(kernel: Any, q: mx.array, k: mx.array, v: mx.array, **options: Any) -> mx.array:
+    """Attention of one token over a KV cache with V.4's kernel: one threadgroup per query head."""
+    heads = q.shape[0]
+    return launch(kernel, [q, k, v], q.shape, (ATTENTION_TG, heads, 1), (ATTENTION_TG, 1, 1), **options)
+
+
+def run_argmax(kernel: Any, x: mx.array, **options: Any) -> mx.array:
+    """Argmax with V.4's kernel: one threadgroup per row; uint32 indices."""
+    rows = x.shape[0]
+    return launch(kernel, [x], (rows,), (ARGMAX_TG, rows, 1), (ARGMAX_TG, 1, 1), output_dtype=mx.uint32, **options)
