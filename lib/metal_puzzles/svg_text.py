@@ -375,25 +375,47 @@ class _Writer:
         self.parts.append(f"<path d='{''.join(commands)}' {self.stroke_attrs(style, closed, scale)}/>")
 
 
-def diagram_svg(diagram) -> str:
+#: The margin of a ``separated`` diagram, in pixels.
+SEPARATED_MARGIN_PX = 12
+
+#: What ``diagram_svg(..., separated=True)`` puts between its elements: a character XML does not
+#: allow in a document, so it can appear in none of them.
+PART_SEPARATOR = "\x1e"
+
+
+def diagram_svg(diagram, separated: bool = False) -> str:
     """SVG text of a chalk diagram at its natural size (one diagram unit = one pixel), with a
-    viewBox so that a page may still scale it."""
+    viewBox so that a page may still scale it.
+
+    ``separated``: ``PART_SEPARATOR`` before and after each drawn element (a shape, a batch of
+    texts or boxes, a group of click targets), for a page that redraws only the elements that
+    changed (the explorer's diagram: explorer_front); such text is not SVG until they are removed.
+    Its margin is then a fixed ``SEPARATED_MARGIN_PX``, not a share of the size, so that an element
+    keeps its coordinates (and its text) when the diagram grows or shrinks elsewhere."""
     env = diagram.get_envelope()
-    width = max(1, math.ceil(env.width * (1 + 2 * MARGIN)))
-    height = max(1, math.ceil(env.height * (1 + 2 * MARGIN)))
+    if separated:
+        width = max(1, math.ceil(env.width + 2 * SEPARATED_MARGIN_PX))
+        height = max(1, math.ceil(env.height + 2 * SEPARATED_MARGIN_PX))
+    else:
+        width = max(1, math.ceil(env.width * (1 + 2 * MARGIN)))
+        height = max(1, math.ceil(env.height * (1 + 2 * MARGIN)))
     left = -env(V2(-1, 0))  # the envelope gives the extent in a direction: minus the leftmost x
     top = -env(V2(0, -1))
-    shift = Affine.translation(V2((width - env.width) / 2 - left, (height - env.height) / 2 - top))
+    if separated:
+        shift = Affine.translation(V2(SEPARATED_MARGIN_PX - left, SEPARATED_MARGIN_PX - top))
+    else:
+        shift = Affine.translation(V2((width - env.width) / 2 - left, (height - env.height) / 2 - top))
     writer = _Writer(output_size=max(width, height))
     writer.walk(diagram, shift, Style.root(output_size=max(width, height)))
+    sep = PART_SEPARATOR if separated else ""
     # Attributes in single quotes: JSON, the notebook's format, escapes every double quote.
     return ('<?xml version="1.0" encoding="utf-8" ?>\n'
             f"<svg xmlns='http://www.w3.org/2000/svg' version='1.1' width='{width}' height='{height}' "
             f"viewBox='0 0 {width} {height}'>"
             f"<rect width='{width}' height='{height}' fill='#ffffff'/>"
-            f"<g {TEXT_DEFAULTS}>{''.join(writer.parts)}</g></svg>\n")
+            f"<g {TEXT_DEFAULTS}>{sep}{sep.join(writer.parts)}{sep}</g></svg>\n")
 
 
-__all__ = ["diagram_svg", "num", "MARGIN", "CubicPath", "AnchoredText", "Anchor", "anchored_text", "PlacedText",
+__all__ = ["diagram_svg", "PART_SEPARATOR", "num", "MARGIN", "CubicPath", "AnchoredText", "Anchor", "anchored_text", "PlacedText",
            "TextBatch", "BoxPath", "box_path",
            "CellTargets", "cell_targets", "CELL_TARGETS_CLASS", "text_batch", "text_element"]
