@@ -74,9 +74,9 @@ async ([selector, nth, kind]) => {
   const done = () => {
     if (shows() === before.shows) return false;
     if (kind === 'thread') return text('.mp-who') !== before.who;
-    // a step or a finding: the label moved and the highlighted line is the label's line
+    // a step: the label moved; a step or a finding: the highlighted line is the label's line
     const label = text('.mp-step-label');
-    if (label === before.label) return false;
+    if (kind === 'step' && label === before.label) return false;
     const m = /: line (\\d+)/.exec(label);
     const current = ex.querySelector('.mp-source .mp-current');
     if (!m) return current === null || current.offsetParent === null;
@@ -123,7 +123,7 @@ def click_times(page, clicks: int) -> dict[str, list[float]]:
             page.evaluate(_CLICK_JS, [".mp-lane-buttons button", 1 + (k * 7) % 31, "thread"]))
     for k in range(clicks):
         # Away from the finding first (untimed): another thread, a step back.
-        page.evaluate(_CLICK_JS, [".mp-lane-buttons button", 2 + (k * 5) % 29, "thread"])
+        page.evaluate(_CLICK_JS, [".mp-lane-buttons button", 3 + (k * 5) % 27, "thread"])
         page.evaluate(_CLICK_JS, [".mp-back", 0, "step"])
         clicks_by_action["finding click"].append(page.evaluate(_CLICK_JS, [".mp-finding", 0, "finding"]))
     return clicks_by_action

@@ -235,3 +235,8 @@ def test_lines_the_thread_does_not_run_are_shown_as_such() -> None:
     assert "mp-current" in _line(ex, write) and "#e6e6e6" in _line(ex, write) and "#ffe08a" not in _line(ex, write)
     ex.thread.value = 1
     assert "mp-current" in _line(ex, write) and "#ffe08a" in _line(ex, write) and "mp-not-run" not in _line(ex, write)
+
+
+def test_the_explorer_says_which_kernel_it_shows() -> None:
+    ex = Explorer(_run(GUARDED, 4, 4, 8, 8), "Guard <1>")
+    assert "<div class='mp-title'>explorer of <b>Guard &lt;1&gt;</b></div>" in ex.widget.children[0].value

@@ -252,7 +252,10 @@ class Explorer:
         details.add_class("mp-details")
         self.details = details
         bottom = [W.HBox([self.check_button, self.verdict])] if with_check else []
-        root = W.VBox([W.HTML(STYLE_HTML + KEYBOARD_GUARD_HTML + f"<b>{html.escape(title)}</b>"), controls,
+        # Which kernel this is, first: every puzzle cell binds `problem`, so an earlier cell's
+        # `problem.explore()` run again opens the latest puzzle, and the learner must see that.
+        heading = (f"<div class='mp-title'>explorer of <b>{html.escape(title)}</b></div>" if title else "")
+        root = W.VBox([W.HTML(STYLE_HTML + KEYBOARD_GUARD_HTML + heading), controls,
                        findings, main, details, *bottom])
         root.add_class(ROOT_CLASS)
         return root

@@ -954,7 +954,7 @@ def _outside_view(ex, view: dict, what: tuple[str, ...]) -> list[str]:
     return problems
 
 
-ONE_SCREEN = (".mp-controls", ".mp-stepper", ".mp-source", ".mp-source .mp-current", ".mp-diagram")
+ONE_SCREEN = (".mp-title", ".mp-controls", ".mp-stepper", ".mp-source", ".mp-source .mp-current", ".mp-diagram")
 
 
 def test_code_step_controls_and_diagram_share_one_laptop_screen(lab: Lab, laptop_layouts) -> None:
@@ -962,9 +962,11 @@ def test_code_step_controls_and_diagram_share_one_laptop_screen(lab: Lab, laptop
     explorer's top at the top of the notebook, its thread controls, step controls, code (with
     the highlighted line) and diagram are all on the screen, at 900x800 and 1400x900, in
     JupyterLab with the file browser open or closed and in Notebook 7."""
+    from playwright.sync_api import expect
 
     ex = _click_dot_race(lab)
     expect_diagram_of(ex, re.compile(r"^thread 0, phase 1, at step \d+$"))
+    expect(ex.locator(".mp-title")).to_have_text("explorer of Dot Product")
     wide = lab.explorer(WIDE)
     problems = []
     for width, height, file_browser in laptop_layouts:
