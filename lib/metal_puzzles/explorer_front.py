@@ -266,8 +266,6 @@ def diagram_source_html(parts: list[str], version: int, shows: str, patch: Diagr
 # - the findings are a short list that scrolls: twenty findings would push the code off-screen;
 # - the step label keeps its width, so that "after the last line" does not wrap the row and
 #   move everything under it;
-# - check()'s verdict is already wrapped to its width: the notebook's pre-wrap of output text
-#   would wrap its lines a second time in a narrow output, so it scrolls sideways instead;
 # - a thread's variables sit side by side (name, value; name, value): a line or two, not a column;
 # - tables get real column alignment and visible headers;
 # - an ipywidgets box is a flex box, whose children are as wide as their content unless given
@@ -301,8 +299,6 @@ STYLE_HTML = f"""<style>
 .{ROOT_CLASS} .mp-stepper .jupyter-button {{ height: 26px; }}
 .{ROOT_CLASS} .widget-html, .{ROOT_CLASS} .widget-html-content {{ line-height: 1.4; }}
 .{ROOT_CLASS} .mp-step-label {{ min-width: 15em; }}
-.{ROOT_CLASS} pre.mp-verdict-text {{ white-space: pre; word-break: normal; overflow-wrap: normal; overflow-x: auto;
-  max-width: 100%; line-height: 1.3; }}
 .{ROOT_CLASS} .mp-step-text {{ white-space: nowrap; }}
 .{ROOT_CLASS} .mp-var-table, .{ROOT_CLASS} .mp-var-table tbody {{ display: flex; flex-flow: row wrap; }}
 .{ROOT_CLASS} .mp-var-table tr {{ display: flex; margin-right: 14px; }}

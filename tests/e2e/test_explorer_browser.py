@@ -1108,27 +1108,3 @@ def test_the_diagram_is_redrawn_in_place_and_matches_the_diagram_sent(lab: Lab) 
     assert drawn["version"] == drawn["sent"], drawn
     assert drawn["same"], "the diagram drawn differs from the diagram sent"
     assert drawn["kept"], "the diagram was drawn whole again instead of redrawn in place"
-
-
-def test_the_verdict_of_check_is_not_wrapped_a_second_time_in_a_narrow_output(lab: Lab, laptop_layouts) -> None:
-    """check()'s text comes wrapped to its own width; in a 900 px window (JupyterLab's file browser
-    open) each of its lines stays one line on the screen, scrolling sideways if need be."""
-    from playwright.sync_api import expect
-
-    ex = lab.explorer(LOOP)
-    verdict = ex.locator(".mp-verdict-text")
-    if verdict.count() == 0:
-        ex.locator(".mp-check").click()
-    expect(verdict).to_contain_text("Failed", timeout=60_000)
-    _apply_layout(lab, *laptop_layouts[0])  # 900x800, in JupyterLab with the file browser open
-    # Its height as drawn, against its height with every line kept whole (white-space: pre; a
-    # sideways scroll bar may add up to 20 px).
-    heights = verdict.evaluate("""pre => {
-      const drawn = pre.getBoundingClientRect().height, style = pre.style.whiteSpace;
-      pre.style.whiteSpace = 'pre';
-      const whole = pre.getBoundingClientRect().height;
-      pre.style.whiteSpace = style;
-      return { drawn, whole, width: pre.getBoundingClientRect().width };
-    }""")
-    lab.shot("verdict-narrow", verdict)
-    assert heights["drawn"] <= heights["whole"] + 20, f"the verdict's lines wrap again: {heights}"
