@@ -255,6 +255,7 @@ _GLYPH_EMS = {0.3: "'", 0.35: " /IJ\\ijl|", 0.4: ",-.:;·", 0.45: "!()[]f", 0.5:
 _GLYPH_WIDTH = {ch: w for w, chars in _GLYPH_EMS.items() for ch in chars}
 
 
+@functools.lru_cache(maxsize=8192)  # the same values and labels, diagram after diagram
 def text_width(s: str, size: float) -> float:
     """Estimated width of a text in pixels: chalk neither measures text nor aligns it other
     than centred, so left-aligned labels are placed from this estimate."""

@@ -295,7 +295,7 @@ STYLE_HTML = f"""<style>
 .{ROOT_CLASS} .mp-variables .widget-html-content {{ display: flex; flex-flow: row wrap; align-items: baseline;
   column-gap: 10px; line-height: 1.5; }}
 .{ROOT_CLASS} .mp-controls .widget-slider {{ width: 260px; }}
-.{ROOT_CLASS} .mp-stepper .widget-slider {{ flex: 1 1 60px; min-width: 60px; max-width: 220px; }}
+.{ROOT_CLASS} .mp-stepper .widget-slider {{ flex: 1 1 160px; min-width: 110px; max-width: 220px; }}
 .{ROOT_CLASS} .mp-stepper .jupyter-button {{ height: 26px; }}
 .{ROOT_CLASS} .widget-html, .{ROOT_CLASS} .widget-html-content {{ line-height: 1.4; }}
 .{ROOT_CLASS} .mp-step-label {{ min-width: 15em; }}
