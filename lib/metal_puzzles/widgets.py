@@ -126,9 +126,11 @@ class Explorer:
     """Build with a traced, stepped run (``MetalProblem.explore()`` does this for you) and,
     for a Check button, a function that checks the kernel and returns its verdict.
 
-    Layout, meant to fit one screen at 1400x900: the thread and phase controls with the step
-    buttons on top; then the code and the thread's variables beside the diagram (they wrap below
-    each other in a narrow window); counts and the cost model collapsed underneath."""
+    Layout, meant to fit one screen from 900x800 (JupyterLab with its file browser open) to
+    1400x900: the title, the phase and thread controls and the findings on top; then the step
+    controls, the thread's variables and the code, with the diagram beside them in a wide
+    explorer or right under them in a narrow one (explorer_front.STYLE_HTML); what the thread
+    did; counts and the cost model collapsed underneath."""
 
     def __init__(self, result: RunResult, title: str = "", check: Callable[[], CheckResult] | None = None) -> None:
         self.model = ExplorerModel(result)
@@ -252,8 +254,9 @@ class Explorer:
         details.add_class("mp-details")
         self.details = details
         bottom = [W.HBox([self.check_button, self.verdict])] if with_check else []
-        # Which kernel this is, first: every puzzle cell binds `problem`, so an earlier cell's
-        # `problem.explore()` run again opens the latest puzzle, and the learner must see that.
+        # Which kernel this is, first: a name bound to one problem after another (a learner's
+        # `problem`) makes an earlier cell's `explore()` run again open another puzzle, and the
+        # learner must see that.
         heading = (f"<div class='mp-title'>explorer of <b>{html.escape(title)}</b></div>" if title else "")
         root = W.VBox([W.HTML(STYLE_HTML + KEYBOARD_GUARD_HTML + heading), controls,
                        findings, main, details, *bottom])
