@@ -138,7 +138,7 @@ def sent_kilobytes(result) -> float:
         return float("nan")
     ex = Explorer(result, "III.1")
     ex.move(1)
-    return len(ex.diagram.value.encode("utf-8")) / 1e3
+    return len(ex.diagram_svg.encode("utf-8")) / 1e3
 
 
 def main() -> None:

@@ -182,8 +182,10 @@ def test_notebook_rendering_is_natural_size_svg():
     assert "viewBox='0 0 " in svg
 
 
-def test_notebook_shows_the_diagram_once_as_html_that_scrolls_instead_of_shrinking():
+def test_notebook_shows_the_diagram_once_as_html_that_fits_its_room_down_to_legible_text():
     from IPython.core.interactiveshell import InteractiveShell
+
+    from metal_puzzles.draw import LEGIBLE_TEXT_PX, SMALLEST_TEXT_PX
 
     bundle, _ = InteractiveShell.instance().display_formatter.format(draw_run(map_run()))
     # One copy of the picture: an image/svg+xml twin (or chalk's own forms) would double the
@@ -191,7 +193,15 @@ def test_notebook_shows_the_diagram_once_as_html_that_scrolls_instead_of_shrinki
     assert set(bundle) == {"text/html", "text/plain"}
     page = bundle["text/html"]
     assert page.startswith("<div style='overflow-x:auto") and "<?xml" not in page
-    assert re.search(r"<svg style='max-width:none[^']*'[^>]* width='\d+'", page)
+    # As wide as the room, at most its natural width, at least the width of legible text.
+    style, width = re.search(r"<svg style='([^']*)'[^>]* width='(\d+)'", page).groups()
+    assert "width:100%" in style and f"max-width:{width}px" in style
+    sizes = sorted(float(f) for f in re.findall(r"font-size='([0-9.]+)'", page))
+    min_width = int(re.search(r"min-width:(\d+)px", style).group(1))
+    assert min_width < int(width)
+    scale = min_width / int(width)  # at the narrowest: the typical text and the smallest, legible
+    assert sizes[len(sizes) // 2] * scale >= LEGIBLE_TEXT_PX - 0.01
+    assert sizes[0] * scale >= SMALLEST_TEXT_PX - 0.01
 
 
 def test_png_render(tmp_path):

@@ -142,7 +142,7 @@ def test_the_explorer_widget_jumps_on_a_click(racy):
     assert (ex.group.value, ex.thread.value, ex.phase.value) == (0, 1, 1)
     assert "line 9" in ex.step_label.value and "mp-current" in ex.source.value
     assert "race: thread 1 = 1 of threadgroup 0 reads s[0]" in ex.finding_detail.value
-    assert "stroke-width='2.5'" in ex.diagram.value  # the marks of the finding
+    assert "stroke-width='2.5'" in ex.diagram_svg  # the marks of the finding
     assert "mp-finding-line" in ex.source.value
 
 

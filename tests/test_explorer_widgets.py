@@ -101,14 +101,14 @@ def test_counts_start_collapsed_and_the_page_guards_its_keys(guarded):
 def test_the_diagram_follows_the_steps_once_the_learner_steps() -> None:
     ex = Explorer(_run(GUARDED, 4, 4, 8, 8), "guarded")
     ex.thread.value = 1
-    whole = ex.diagram.value
-    assert "at step" not in whole  # on opening: the whole run
+    whole = ex.diagram_svg
+    assert "data-shows='thread 1, all phases'" in ex.diagram.value  # on opening: the whole run
     ex.move(1)  # step 2: before the guarded write
-    before_write = ex.diagram.value
-    assert "data-shows='thread 1, all phases, at step 2'" in before_write
+    before_write = ex.diagram_svg
+    assert "data-shows='thread 1, all phases, at step 2'" in ex.diagram.value
     assert ">11<" not in before_write and ">11<" in whole  # out[1] = a[1] + 10 not yet written
     ex.move(ex.model.n_steps)  # the end: the whole run again
-    assert ">11<" in ex.diagram.value
+    assert ">11<" in ex.diagram_svg
 
 
 NEIGHBOURS = """
@@ -141,7 +141,7 @@ def test_the_diagram_cells_name_their_array_and_element_for_a_click():
     ex = Explorer(_run(SHARED_REVERSE, 8, 8, 8, 4), "reverse")
     ex.thread.value = 1
     ex.group.value = 1
-    targets = _cell_targets(ex.diagram.value)
+    targets = _cell_targets(ex.diagram_svg)
     assert targets[("a", "device", "")] == list(range(8))
     assert targets[("out", "device", "")] == list(range(8))
     # Threadgroup memory is one copy per threadgroup: its cells say whose.
@@ -183,7 +183,7 @@ def test_the_selected_threads_swatch_is_framed():
     ex = Explorer(_run(NEIGHBOURS, 8, 8, 8, 8), "neighbours")
     for thread in (2, 6):
         ex.thread.value = thread
-        svg = ex.diagram.value
+        svg = ex.diagram_svg
         frames = re.findall(r"<path d='M([\d.]+) ([\d.]+)l([\d.]+) 0 0 ([\d.]+)[^']*' fill='none' "
                             r"stroke='#222222' stroke-width='2'/>", svg)
         assert len(frames) == 1
@@ -196,7 +196,7 @@ def test_the_selected_threads_swatch_is_framed():
 def test_a_click_on_a_threads_swatch_selects_that_thread():
     ex = Explorer(_run(SHARED_REVERSE, 8, 8, 8, 4), "reverse")
     ex.group.value = 1
-    assert _cell_targets(ex.diagram.value)[("", "thread", "1")] == [0, 1, 2, 3]
+    assert _cell_targets(ex.diagram_svg)[("", "thread", "1")] == [0, 1, 2, 3]
     ex.cell_pick.value = "|thread|1|2|1"
     assert (ex.group.value, ex.thread.value) == (1, 2)
     assert ex.who.value == "<span>thread 6 = 2 of threadgroup 1</span>"
@@ -215,3 +215,28 @@ def test_a_cell_pick_value_is_read_strictly():
         parse_cell_pick("t|threadgroup||0|1")
     with pytest.raises(ValueError, match="names an array exactly when"):
         parse_cell_pick("a|thread|0|1|1")
+
+
+def _line(ex: Explorer, number: int) -> str:
+    return re.search(rf"<div class='mp-line[^']*' data-line='{number}'[^>]*>", ex.source.value).group(0)
+
+
+def test_lines_the_thread_does_not_run_are_shown_as_such() -> None:
+    """GUARDED on 8 threads: threads 4 to 7 never run line 4 (the guarded write); their listing
+    greys it out and says so, and at the step of line 4 their current line is grey, not yellow."""
+    ex = Explorer(_run(GUARDED, 4, 4, 8, 8), "guarded")
+    write = next(n for n, text in enumerate(ex.model.source_lines(), start=1) if "out[i]" in text)
+    assert "mp-not-run" not in _line(ex, write)  # thread 0 runs it
+    ex.thread.value = 6
+    assert "mp-not-run" in _line(ex, write) and "thread 6 does not run this line" in _line(ex, write)
+    assert "mp-not-run" not in _line(ex, write - 1)  # the condition, which it runs
+    while ex.model.step(ex.step_index, ex.lane)["line"] != write:
+        ex.move(1)
+    assert "mp-current" in _line(ex, write) and "#e6e6e6" in _line(ex, write) and "#ffe08a" not in _line(ex, write)
+    ex.thread.value = 1
+    assert "mp-current" in _line(ex, write) and "#ffe08a" in _line(ex, write) and "mp-not-run" not in _line(ex, write)
+
+
+def test_the_explorer_says_which_kernel_it_shows() -> None:
+    ex = Explorer(_run(GUARDED, 4, 4, 8, 8), "Guard <1>")
+    assert "<div class='mp-title'>explorer of <b>Guard &lt;1&gt;</b></div>" in ex.widget.children[0].value

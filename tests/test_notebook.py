@@ -106,11 +106,16 @@ def test_layout_follows_the_book(built):
     texts = [c.source for c in nb.cells if c.cell_type == "markdown" and c.source.startswith("## Puzzle")]
     assert [t.split("\n")[0] for t in texts] == [f"## Puzzle {p.number}: {p.title}" for p in PUZZLES]
     checks = _cells(nb, "-check")
-    assert len(checks) == len(PUZZLES) and all(c.source == "problem.check()" for c in checks.values())
+    assert len(checks) == len(PUZZLES)
+    # Each puzzle's problem has its own name, so that an earlier cell run again stays itself.
+    assert {k: c.source for k, c in checks.items()} == \
+        {builder._cell_id(p, "check"): f"{builder.problem_name(p)}.check()" for p in PUZZLES}
+    own = [builder.problem_name(p) for p in PUZZLES if builder.problem_name(p) != "problem"]  # the finales' are theirs
+    assert len(own) >= len(PUZZLES) - 2 and len(set(own)) == len(own)
     for p in PART_I:
         cell = next(c for c in nb.cells if c.id == f"p{p.number}-code")
-        assert f'MetalProblem(\n    "{p.title}",' in cell.source
-        assert cell.source.rstrip().endswith("problem.show()")
+        assert f'{p.id}_problem = MetalProblem(\n    "{p.title}",' in cell.source
+        assert cell.source.rstrip().endswith(f"{p.id}_problem.show()")
 
 
 def test_grader_reads_each_kernel_from_the_solved_notebook(built):

@@ -9,7 +9,7 @@ data that ``metal-puzzles init`` copies for a learner.
 
 Every puzzle becomes three cells: its text, a code cell in the original Metal-Puzzles notebook's
 style (spec, a function returning the ``MetalKernel``, the visible inputs, ``MetalProblem(...)``
-and ``problem.show()``), and ``problem.check()``. The kernel source in the code cell is the
+bound to the puzzle's own name and its ``show()``), and its ``check()`` (``problem_name``). The kernel source in the code cell is the
 puzzle's template, or with ``--solutions`` its reference solution. The output is deterministic
 (fixed cell ids), so rebuilding an unchanged catalogue changes nothing.
 """
@@ -162,7 +162,10 @@ Each puzzle's code cell has four parts:
 - a `MetalProblem` that ties them together with the launch's `grid` and `threadgroup`, and
   `problem.show()`.
 
-Run the cell after every change, then run `problem.check()` below it.
+Run the cell after every change, then run `problem.check()` below it. Each puzzle's problem is named
+after the puzzle (`map_problem` for Map, `zip_problem` for Zip, ...), so that a cell you run again, or a
+`map_problem.explore()` you add under an earlier puzzle, stays with its own puzzle; in this text,
+`problem` stands for that name.
 
 ## The kernel body and its generated signature
 
@@ -417,11 +420,19 @@ def test_function(puzzle: Puzzle, source: str, header: str | None = None) -> str
     return "\n".join(lines)
 
 
+def problem_name(puzzle: Puzzle) -> str:
+    """The name a puzzle's cells bind its problem to: its own (``map_problem``), so that running an
+    earlier puzzle's cell, or its ``explore()``, again stays with that puzzle rather than the last
+    one run. The finale's cell is the learner's Python and binds ``problem`` itself."""
+    return "problem" if isinstance(puzzle, GradPuzzle) else f"{puzzle.id}_problem"
+
+
 def problem_call(puzzle: Puzzle) -> str:
     case = puzzle.visible
     inputs = ", ".join(puzzle.input_names)
+    name = problem_name(puzzle)
     return "\n".join([
-        "problem = MetalProblem(",
+        f"{name} = MetalProblem(",
         f'    "{puzzle.title}",',
         f"    {kernel_function(puzzle)},",
         f"    [{inputs}],",
@@ -430,7 +441,7 @@ def problem_call(puzzle: Puzzle) -> str:
         f"    threadgroup={tuple(case.threadgroup)!r},",
         f"    spec={spec_name(puzzle)},",
         ")",
-        "problem.show()",
+        f"{name}.show()",
     ])
 
 
@@ -501,7 +512,7 @@ def build(puzzles: list[Puzzle], source_for: Callable[[Puzzle], str],
         cells.append(_md(_cell_id(p, "text"), puzzle_text(p)))
         header = header_for(p) if header_for is not None and not isinstance(p, GradPuzzle) else None
         cells.append(_code(_cell_id(p, "code"), puzzle_code(p, source_for(p), define, header)))
-        cells.append(_code(_cell_id(p, "check"), "problem.check()"))
+        cells.append(_code(_cell_id(p, "check"), f"{problem_name(p)}.check()"))
     nb.cells = cells
     nbformat.validate(nb)
     return nb

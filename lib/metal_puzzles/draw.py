@@ -123,18 +123,56 @@ def draw_run(result, title: str | None = None, max_groups: int = 4, only_group: 
     return RunDiagram(Affine.identity(), _group([*_paint_header(header), body], (0, 0, width, height)))
 
 
-def to_svg(diagram: Diagram) -> str:
+def to_svg(diagram: Diagram, separated: bool = False) -> str:
     """SVG text of a diagram at its natural size (one diagram unit = one pixel), written compactly
-    (``svg_text``): a book diagram is tens of kilobytes, not megabytes."""
-    return diagram_svg(diagram)
+    (``svg_text``): a book diagram is tens of kilobytes, not megabytes. ``separated``: with
+    ``svg_text.PART_SEPARATOR`` around each element, for the explorer's page script."""
+    return diagram_svg(diagram, separated)
 
 
-def scrolling_html(svg: str) -> str:
-    """The SVG for a notebook page: at its natural size inside a box that scrolls sideways when
-    the page is narrower, so that text keeps its size instead of the whole diagram shrinking."""
+#: How small a diagram's text may be drawn, in CSS pixels, when the diagram is scaled down to fit
+#: the room it is given: its typical text (the median size: the values in the cells) no smaller
+#: than LEGIBLE_TEXT_PX, its smallest (the indices in the cells' corners) no smaller than
+#: SMALLEST_TEXT_PX. Narrower than that, a diagram keeps that scale and scrolls sideways instead.
+LEGIBLE_TEXT_PX = 7.0
+SMALLEST_TEXT_PX = 5.0
+
+_FONT_SIZE = re.compile(r"font-size='([0-9.]+)'")
+
+
+def legible_min_width(svg: str) -> int:
+    """The narrowest width, in CSS pixels, at which ``svg`` (``to_svg``'s output) keeps its text
+    legible (``LEGIBLE_TEXT_PX``, ``SMALLEST_TEXT_PX``); its natural width if its text is that small already."""
+    width = _natural_size(svg)[0]
+    sizes = sorted(float(size) for size in _FONT_SIZE.findall(svg))
+    if not sizes:
+        return width
+    scale = max(LEGIBLE_TEXT_PX / sizes[len(sizes) // 2], SMALLEST_TEXT_PX / sizes[0])
+    return math.ceil(width * min(1.0, scale))
+
+
+def fitting_svg(svg: str) -> str:
+    """``to_svg``'s SVG (without its XML declaration) sized by the page: as wide as the room it
+    is given, never wider than its natural size, and never narrower than ``legible_min_width``;
+    the page rescales it when the room changes. Its box must scroll what is wider than the room
+    (``fitting_html``; the explorer's diagram panel). JupyterLab's ``max-width: 100%`` for SVGs is
+    overridden, so that the page cannot shrink it past the legible minimum."""
     body = svg[svg.index("<svg"):]
-    body = body.replace("<svg ", "<svg style='max-width:none;display:block' ", 1)
-    return f"<div style='overflow-x:auto;max-width:100%'>{body}</div>"
+    width = _natural_size(svg)[0]
+    style = (f"width:100%;height:auto;max-width:{width}px;min-width:{legible_min_width(svg)}px;"
+             "display:block")
+    return body.replace("<svg ", f"<svg style='{style}' ", 1)
+
+
+def fitting_html(svg: str) -> str:
+    """The SVG for a notebook page (``fitting_svg``) in a box that scrolls sideways what does not
+    fit even at the legible minimum."""
+    return f"<div style='overflow-x:auto;max-width:100%'>{fitting_svg(svg)}</div>"
+
+
+def _natural_size(svg: str) -> tuple[int, int]:
+    natural = re.match(r"<svg [^>]*?width='(\d+)' height='(\d+)'", svg[svg.index("<svg"):])
+    return int(natural.group(1)), int(natural.group(2))
 
 
 def sized_svg(svg: str, width: float | None = None, height: float | None = None) -> str:
@@ -143,8 +181,7 @@ def sized_svg(svg: str, width: float | None = None, height: float | None = None)
     if width is None and height is None:
         return svg
     head = svg.index("<svg")
-    natural = re.match(r"<svg [^>]*?width='(\d+)' height='(\d+)'", svg[head:])
-    w0, h0 = int(natural.group(1)), int(natural.group(2))
+    w0, h0 = _natural_size(svg)
     if width is None:
         width = w0 * height / h0
     elif height is None:
@@ -181,7 +218,7 @@ class RunDiagram(ApplyTransform):
 
     def _repr_mimebundle_(self, include=None, exclude=None) -> dict[str, str]:
         # HTML alone: the same picture again as image/svg+xml would double a notebook's size.
-        return {"text/html": scrolling_html(to_svg(self)), "text/plain": repr(self)}
+        return {"text/html": fitting_html(to_svg(self)), "text/plain": repr(self)}
 
     def __repr__(self) -> str:
         return "<diagram: show it in Jupyter, or save it with render_svg(path) or render_png(path)>"
@@ -218,6 +255,7 @@ _GLYPH_EMS = {0.3: "'", 0.35: " /IJ\\ijl|", 0.4: ",-.:;·", 0.45: "!()[]f", 0.5:
 _GLYPH_WIDTH = {ch: w for w, chars in _GLYPH_EMS.items() for ch in chars}
 
 
+@functools.lru_cache(maxsize=8192)  # the same values and labels, diagram after diagram
 def text_width(s: str, size: float) -> float:
     """Estimated width of a text in pixels: chalk neither measures text nor aligns it other
     than centred, so left-aligned labels are placed from this estimate."""

@@ -14,9 +14,13 @@ Jupyter front end (VS Code, a static page) the attribute is simply unused."""
 
 from __future__ import annotations
 
+import difflib
+import html
+import json
 from dataclasses import dataclass
 
 from metal_puzzles.msl.lang.pycompat import StrEnum
+from metal_puzzles.svg_text import PART_SEPARATOR
 
 #: Class of the explorer's root element: the guard and the style sheet find the explorer by it.
 ROOT_CLASS = "mp-explorer"
@@ -49,6 +53,40 @@ _GUARD_SCRIPT = (
     f"  root.setAttribute('{SUPPRESS_SHORTCUTS}', 'true');"
     "  root.addEventListener('focusin', function (event) {"
     f"    event.target.setAttribute('{SUPPRESS_SHORTCUTS}', 'true');"
+    "  });"
+    # Keys drive the explorer wherever in it the focus is (the root takes the focus of a click
+    # on the diagram or on a text: tabindex -1). In the thread picker the arrows, Home and End
+    # move along its row of buttons; elsewhere, outside text boxes, menus and sliders (which have
+    # their own keys), ArrowRight and ArrowLeft step forward and back.
+    "  root.tabIndex = -1;"
+    "  root.addEventListener('keydown', function (event) {"
+    "    var key = event.key, target = event.target;"
+    "    if (['ArrowLeft', 'ArrowRight', 'Home', 'End'].indexOf(key) < 0) { return; }"
+    "    var button = target.closest ? target.closest('.mp-picker button') : null;"
+    "    if (button) {"
+    "      var row = Array.prototype.slice.call(button.parentNode.querySelectorAll('button'));"
+    "      var at = row.indexOf(button);"
+    "      var to = key === 'Home' ? 0 : key === 'End' ? row.length - 1 : at + (key === 'ArrowRight' ? 1 : -1);"
+    "      if (to >= 0 && to < row.length && to !== at) { row[to].click(); row[to].focus(); }"
+    "      event.preventDefault(); event.stopPropagation(); return;"
+    "    }"
+    "    if (key !== 'ArrowLeft' && key !== 'ArrowRight') { return; }"
+    "    if (target.closest('input, select, textarea, .noUi-target')) { return; }"
+    "    var step = root.querySelector(key === 'ArrowRight' ? '.mp-forward' : '.mp-back');"
+    "    if (step && !step.disabled) { step.click(); }"
+    "    event.preventDefault(); event.stopPropagation();"
+    "  });"
+    # A focused control that goes away or is disabled (the step button at the last step) would
+    # leave the focus to the page, and the keys to the notebook: the root takes it back.
+    "  root.addEventListener('focusout', function (event) {"
+    "    var gone = event.target;"
+    "    if (event.relatedTarget) { return; }"
+    "    setTimeout(function () {"
+    "      var active = document.activeElement;"
+    "      if ((gone.disabled || !gone.isConnected) && (!active || active === document.body)) {"
+    "        root.focus({ preventScroll: true });"
+    "      }"
+    "    }, 0);"
     "  });"
     # A click on a cell of the diagram: its array and index into the hidden text box, then an
     # input event, on which ipywidgets sends the box's value to the kernel.
@@ -122,26 +160,146 @@ KEYBOARD_GUARD_HTML = (
     f'<img class="mp-keyboard-guard" src="data:," alt="" style="display:none" onerror="{_GUARD_SCRIPT}">'
 )
 
+# ------------------------------------------------------------------ the diagram, redrawn in place
+# A step redraws the diagram of a 1,024-thread threadgroup: thousands of SVG elements, of which a
+# step changes a few. Replacing the whole SVG (an HTML widget's new value) made the browser parse,
+# lay out and paint all of them again at every click: the slow part of a click. So the diagram is
+# two widgets: a canvas (``DIAGRAM_CANVAS_HTML``, set once) that shows it, and a hidden source
+# whose value is the diagram's SVG, its elements separated (``svg_text.PART_SEPARATOR``), inside a
+# textarea (the browser keeps it as one string, parsing nothing), with what changed since the
+# version before (``diagram_patch``). The page script below redraws in the canvas only the
+# elements that changed; a canvas that does not hold the version the patch starts from (a new
+# view of the explorer, a skipped update) is drawn whole from the source, so any view shows the
+# latest diagram. When it is done it writes the source's ``data-shows`` (whose diagram it is) on
+# the canvas's view, which tests and the click benchmark wait for.
+
+#: The canvas's content: the page script draws into it.
+DIAGRAM_CANVAS_HTML = "<div class='mp-diagram-view'></div>"
+
+_DIAGRAM_SCRIPT = (
+    "(function draw(img, tries) {"
+    "  if (!img.isConnected) { return; }"
+    f"  var root = img.closest('.{ROOT_CLASS}');"
+    "  var view = root ? root.querySelector('.mp-diagram .mp-diagram-view') : null;"
+    "  if (!view) { if (tries > 0) { setTimeout(function () { draw(img, tries - 1); }, 100); } return; }"
+    "  var version = Number(img.getAttribute('data-version'));"
+    "  if (view.mpVersion !== undefined && view.mpVersion >= version) { return; }"
+    f"  var parts = img.previousElementSibling.value.split('\\u{ord(PART_SEPARATOR):04x}');"
+    "  var patch = JSON.parse(img.getAttribute('data-patch') || 'null');"
+    "  var svg = view.querySelector('svg');"
+    "  var group = svg ? svg.querySelector(':scope > g') : null;"
+    "  if (patch && view.mpVersion === patch.base && group && group.children.length === view.mpCount) {"
+    "    if (patch.head) {"
+    "      var fresh = document.createElement('div');"
+    "      fresh.innerHTML = parts[0] + parts[parts.length - 1];"
+    "      var pairs = [[fresh.querySelector('svg'), svg],"
+    "                   [fresh.querySelector('svg > rect'), svg.querySelector(':scope > rect')]];"
+    "      pairs.forEach(function (p) { if (p[0] && p[1]) {"
+    "        Array.prototype.forEach.call(p[0].attributes, function (a) { p[1].setAttribute(a.name, a.value); }); } });"
+    "    }"
+    # Last range first, so that the indices of the ranges before stay right.
+    "    for (var k = patch.ops.length - 1; k >= 0; k--) {"
+    "      var op = patch.ops[k], after = group.children[op[1]] || null;"
+    "      for (var i = op[1] - 1; i >= op[0]; i--) { group.removeChild(group.children[i]); }"
+    "      if (op[3] > op[2]) {"
+    "        var holder = document.createElementNS('http://www.w3.org/2000/svg', 'g');"
+    "        holder.innerHTML = parts.slice(op[2] + 1, op[3] + 1).join('');"
+    "        var fragment = document.createDocumentFragment();"
+    "        while (holder.firstChild) { fragment.appendChild(holder.firstChild); }"
+    "        group.insertBefore(fragment, after);"
+    "      }"
+    "    }"
+    "  } else {"
+    "    view.innerHTML = parts.join('');"
+    "    svg = view.querySelector('svg');"
+    "    group = svg ? svg.querySelector(':scope > g') : null;"
+    "  }"
+    # A patch addresses elements by their place: only where each part drew one element.
+    "  view.mpCount = group && group.children.length === parts.length - 2 ? parts.length - 2 : -1;"
+    "  view.mpVersion = version;"
+    "  view.setAttribute('data-shows', img.getAttribute('data-shows'));"
+    "})(this, 50)"
+)
+
+
+@dataclass(frozen=True)
+class DiagramPatch:
+    """What changed between two versions of a diagram: whether its ``<svg>`` head (size, style)
+    did, and the ranges of its elements that did, as ``(old start, old end, new start, new end)``."""
+
+    base: int
+    head: bool
+    ops: list[tuple[int, int, int, int]]
+
+
+def diagram_patch(before: list[str], after: list[str], base: int) -> DiagramPatch | None:
+    """The patch from ``before`` to ``after`` (a separated SVG's parts: head, elements, tail);
+    None when there is no diagram before, or a different tail (a different kind of drawing)."""
+    if len(before) < 2 or before[-1] != after[-1]:
+        return None
+    matcher = difflib.SequenceMatcher(None, before[1:-1], after[1:-1], autojunk=False)
+    ops = [(i1, i2, j1, j2) for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"]
+    return DiagramPatch(base, before[0] != after[0], ops)
+
+
+def diagram_source_html(parts: list[str], version: int, shows: str, patch: DiagramPatch | None) -> str:
+    """The hidden source widget's value for version ``version`` of the diagram (see above)."""
+    text = html.escape(PART_SEPARATOR.join(parts), quote=False)
+    data = "null" if patch is None else json.dumps({"base": patch.base, "head": patch.head, "ops": patch.ops})
+    return (f"<textarea class='mp-diagram-text' hidden>{text}</textarea>"
+            f"<img class='mp-diagram-draw' src='data:,' alt='' style='display:none' data-version='{version}' "
+            f"data-shows='{html.escape(shows, quote=True)}' data-patch='{html.escape(data, quote=True)}' "
+            f"onerror='{html.escape(_DIAGRAM_SCRIPT, quote=True)}'>")
+
+
 # Scoped to the explorer. Why each rule:
-# - the two columns wrap below each other when the output area is narrow, rather than squeeze;
-#   the left one is at most 560 px, so a long line of text there cannot push the diagram below;
-# - the code listing and the diagram scroll sideways instead of wrapping mid-identifier or
-#   shrinking (JupyterLab gives an SVG max-width: 100%, which shrank a wide diagram's text to 3 px);
-# - the diagram's panel and the code listing are at most about half a screen tall, so the
-#   step controls, the code and the diagram share one screen;
+# - the explorer is a size container: its layout follows its own width (a notebook with or
+#   without JupyterLab's file browser beside it), not the window's;
+# - its main part is a grid of three areas (widgets.Explorer._lay_out): code (the step controls,
+#   the variables and the listing), diagram, and info (what the thread did). From 760 px wide
+#   the diagram stands beside the code and info; narrower, the diagram comes right under the
+#   code and info last. The listing and the diagram are given heights that leave the controls
+#   above them on the same screen (the room a notebook leaves below its own bars is about
+#   100vh - 120 px; the explorer's controls and findings above the grid take about 200 px);
+# - the code listing and the diagram scroll instead of wrapping mid-identifier or shrinking past
+#   legible text (the diagram's SVG sizes itself: draw.fitting_svg);
+# - the findings are a short list that scrolls: twenty findings would push the code off-screen;
+# - the step label keeps its width, so that "after the last line" does not wrap the row and
+#   move everything under it;
 # - a thread's variables sit side by side (name, value; name, value): a line or two, not a column;
 # - tables get real column alignment and visible headers;
 # - an ipywidgets box is a flex box, whose children are as wide as their content unless given
 #   min-width: 0: without it a wide table or listing pushes out of the explorer and is cut off.
 STYLE_HTML = f"""<style>
-.{ROOT_CLASS} .mp-main {{ display: flex; flex-flow: row wrap; gap: 12px; align-items: flex-start; }}
-.{ROOT_CLASS} .mp-left {{ flex: 0 1 auto; min-width: 320px; max-width: min(100%, 560px); }}
-.{ROOT_CLASS} .mp-right {{ flex: 1 1 340px; min-width: 320px; max-width: 100%; }}
-.{ROOT_CLASS} .mp-source {{ overflow: auto; max-width: 100%; max-height: 45vh; }}
+.{ROOT_CLASS} {{ container-type: inline-size; container-name: mp-explorer; }}
+.{ROOT_CLASS} .mp-main {{ display: grid !important; gap: 4px 12px; align-items: start;
+  grid-template-columns: minmax(0, 1fr); grid-template-areas: "code" "diagram" "info"; }}
+.{ROOT_CLASS} .mp-left {{ grid-area: code; min-width: 0; }}
+.{ROOT_CLASS} .mp-right {{ grid-area: diagram; min-width: 0; }}
+.{ROOT_CLASS} .mp-info {{ grid-area: info; min-width: 0; }}
+.{ROOT_CLASS} .mp-source {{ overflow: auto; max-width: 100%; max-height: max(7em, calc(36vh - 120px)); }}
+.{ROOT_CLASS} .mp-diagram {{ overflow: auto; max-width: 100%; max-height: max(150px, calc(58vh - 220px));
+  border: 1px solid #ddd; }}
+@container mp-explorer (min-width: 760px) {{
+  .{ROOT_CLASS} .mp-main {{ grid-template-columns: minmax(280px, min(560px, 46%)) minmax(0, 1fr);
+    grid-template-rows: auto 1fr; grid-template-areas: "code diagram" "info diagram"; }}
+  .{ROOT_CLASS} .mp-source {{ max-height: max(10em, calc(100vh - 430px)); }}
+  .{ROOT_CLASS} .mp-diagram {{ max-height: max(240px, calc(100vh - 330px)); }}
+}}
 .{ROOT_CLASS} .mp-source pre {{ white-space: pre; margin: 0; font-size: 12px; line-height: 1.35; }}
 .{ROOT_CLASS} .mp-line {{ white-space: pre; }}
-.{ROOT_CLASS} .mp-diagram {{ overflow: auto; max-height: 58vh; max-width: 100%; border: 1px solid #ddd; }}
-.{ROOT_CLASS} .mp-diagram svg {{ max-width: none !important; height: auto; display: block; }}
+.{ROOT_CLASS} .mp-finding-list {{ max-height: 50px; overflow-y: auto; flex-shrink: 0; }}
+.{ROOT_CLASS} .mp-finding-list .jupyter-button {{ height: 22px; line-height: 22px; margin: 1px 0; flex-shrink: 0;
+  text-align: left; }}
+.{ROOT_CLASS} .mp-finding-detail .mp-finding-text {{ max-height: 2.8em; overflow-y: auto; }}
+.{ROOT_CLASS} .mp-variables .widget-html-content {{ display: flex; flex-flow: row wrap; align-items: baseline;
+  column-gap: 10px; line-height: 1.5; }}
+.{ROOT_CLASS} .mp-controls .widget-slider {{ width: 260px; }}
+.{ROOT_CLASS} .mp-stepper .widget-slider {{ flex: 1 1 160px; min-width: 110px; max-width: 220px; }}
+.{ROOT_CLASS} .mp-stepper .jupyter-button {{ height: 26px; }}
+.{ROOT_CLASS} .widget-html, .{ROOT_CLASS} .widget-html-content {{ line-height: 1.4; }}
+.{ROOT_CLASS} .mp-step-label {{ min-width: 15em; }}
+.{ROOT_CLASS} .mp-step-text {{ white-space: nowrap; }}
 .{ROOT_CLASS} .mp-var-table, .{ROOT_CLASS} .mp-var-table tbody {{ display: flex; flex-flow: row wrap; }}
 .{ROOT_CLASS} .mp-var-table tr {{ display: flex; margin-right: 14px; }}
 .{ROOT_CLASS} .mp-var-table td.mp-value {{ font-family: var(--jp-code-font-family, monospace); }}
@@ -156,8 +314,11 @@ STYLE_HTML = f"""<style>
 .{ROOT_CLASS} .mp-cost-scroll {{ overflow-x: auto; max-width: 100%; }}
 .{ROOT_CLASS} .mp-accesses {{ margin: 2px 0; padding-left: 18px; max-height: 9em; overflow-y: auto; }}
 .{ROOT_CLASS} .mp-accesses li {{ white-space: nowrap; }}
-.{ROOT_CLASS} .mp-picker .widget-toggle-button {{ padding: 0 2px; font-size: 11px; height: 22px; }}
-.{ROOT_CLASS} .mp-picker .widget-toggle-buttons {{ margin: 1px 0; }}
+.{ROOT_CLASS} .mp-picker .widget-toggle-button {{ padding: 0 1px; font-size: 11px; height: 20px; line-height: 20px;
+  margin: 1px 2px 1px 0; }}
+.{ROOT_CLASS} .mp-picker .widget-toggle-buttons {{ margin: 0; flex-wrap: nowrap; align-items: flex-start; }}
+.{ROOT_CLASS} .mp-picker .widget-toggle-buttons .widget-label {{ flex: 0 0 auto; height: 22px; line-height: 22px; }}
+.{ROOT_CLASS} .mp-picker .widget-toggle-buttons > div:last-child {{ display: flex; flex-flow: row wrap; min-width: 0; }}
 .{ROOT_CLASS} .mp-finding-text {{ font-size: 12px; }}
 .{ROOT_CLASS} .mp-idle {{ color: #8a5a00; white-space: normal; }}
 </style>"""

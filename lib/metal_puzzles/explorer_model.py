@@ -416,6 +416,14 @@ class ExplorerModel:
     def source_lines(self) -> list[str]:
         return self.result.source.split("\n")
 
+    def lines_run(self, lane: int) -> set[int]:
+        """The source lines the thread ran (was active at) in the step-through record."""
+        return {s.line for s in self.result.steps or [] if s.line is not None and s.active[lane]}
+
+    def statement_lines(self) -> set[int]:
+        """The source lines some thread ran: the lines a thread may or may not run."""
+        return {s.line for s in self.result.steps or [] if s.line is not None and s.active.any()}
+
     def step(self, index: int, lane: int) -> dict:
         """Before step ``index``: the current line (None at the end step), whether the thread is
         active, its variables, and whether this is the end (after the last statement) or the

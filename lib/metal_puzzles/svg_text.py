@@ -13,6 +13,7 @@ line segments, circular arcs and text); the diagram keeps its natural size: one 
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from html import escape
@@ -292,35 +293,14 @@ class _Writer:
         self.parts.append(text_element(shape.text, c, f, size, fill, anchor))
 
     def batch(self, shape: TextBatch, t: Affine) -> None:
-        a, b, c, d, e, f = t[:6]
-        scale = _scale(t)
-        self.parts += [text_element(p.text, a * p.x + b * p.y + c, d * p.x + e * p.y + f, p.size * scale, p.fill,
-                                    p.anchor) for p in shape.items]
+        self.parts += _batch_elements(tuple(shape.items), tuple(t[:6]))
 
     def box_path(self, shape: BoxPath, t: Affine, style: Style) -> None:
-        a, b, c, d, e, f = t[:6]
-        commands = []
-        for x0, y0, x1, y1 in shape.boxes:
-            # Corners in whole tenths, as path() writes them: the sides are exact differences.
-            left, top = _tenths(a * x0 + b * y0 + c, d * x0 + e * y0 + f)
-            right, bottom = _tenths(a * x1 + b * y1 + c, d * x1 + e * y1 + f)
-            w, h = _tenth_str(right - left), _tenth_str(bottom - top)
-            start = f"M{_tenth_str(left)} {_tenth_str(top)}l{w} 0 0 {h} {_tenth_str(left - right)} 0"
-            commands.append(start + ("Z" if shape.closed else f" 0 {_tenth_str(top - bottom)}"))
-        self.parts.append(f"<path d='{''.join(commands)}' {self.stroke_attrs(style, shape.closed, _scale(t))}/>")
+        self.parts.append(f"<path d='{_box_path_d(tuple(shape.boxes), shape.closed, tuple(t[:6]))}' "
+                          f"{self.stroke_attrs(style, shape.closed, _scale(t))}/>")
 
     def cell_targets(self, shape: CellTargets, t: Affine) -> None:
-        a, b, c, d, e, f = t[:6]
-        data = "".join(f" data-{name}='{escape(value, quote=True)}'" for name, value in shape.attributes)
-        # Transparent, not 'none': a transparent fill is painted, so the rectangle takes the click.
-        rects = []
-        for index, (x0, y0, x1, y1) in shape.cells:
-            left, top = _tenths(a * x0 + b * y0 + c, d * x0 + e * y0 + f)
-            right, bottom = _tenths(a * x1 + b * y1 + c, d * x1 + e * y1 + f)
-            rects.append(f"<rect x='{_tenth_str(left)}' y='{_tenth_str(top)}' width='{_tenth_str(right - left)}' "
-                         f"height='{_tenth_str(bottom - top)}' data-index='{index}'/>")
-        self.parts.append(f"<g class='{CELL_TARGETS_CLASS}'{data} fill='transparent' style='cursor:pointer'>"
-                          f"{''.join(rects)}</g>")
+        self.parts.append(_cell_targets_element(tuple(shape.attributes), tuple(shape.cells), tuple(t[:6])))
 
     def cubic(self, shape: CubicPath, t: Affine, style: Style) -> None:
         start, *rest = (_tenths(q.x, q.y) for q in (t * P2(x, y) for x, y in shape.curve))
@@ -375,25 +355,92 @@ class _Writer:
         self.parts.append(f"<path d='{''.join(commands)}' {self.stroke_attrs(style, closed, scale)}/>")
 
 
-def diagram_svg(diagram) -> str:
+#: The margin of a ``separated`` diagram, in pixels.
+SEPARATED_MARGIN_PX = 12
+
+#: What ``diagram_svg(..., separated=True)`` puts between its elements: a character XML does not
+#: allow in a document, so it can appear in none of them.
+PART_SEPARATOR = "\x1e"
+
+
+# The batches are written by pure functions of their content and placement, remembered: the
+# explorer redraws a 1,024-thread threadgroup's diagram at every click, and most of its batches
+# (the thread swatches, the cells of arrays the step did not change, the click targets) are the
+# same as at the click before. Hashing a batch's tuples costs a small share of writing it.
+_BATCHES_REMEMBERED = 256
+
+
+@functools.lru_cache(maxsize=_BATCHES_REMEMBERED)
+def _batch_elements(items: tuple[PlacedText, ...], t6: tuple[float, ...]) -> tuple[str, ...]:
+    a, b, c, d, e, f = t6
+    scale = math.sqrt(abs(a * e - b * d)) or 1.0
+    return tuple(text_element(p.text, a * p.x + b * p.y + c, d * p.x + e * p.y + f, p.size * scale, p.fill, p.anchor)
+                 for p in items)
+
+
+@functools.lru_cache(maxsize=_BATCHES_REMEMBERED)
+def _box_path_d(boxes: tuple[tuple[float, float, float, float], ...], closed: bool, t6: tuple[float, ...]) -> str:
+    a, b, c, d, e, f = t6
+    commands = []
+    for x0, y0, x1, y1 in boxes:
+        # Corners in whole tenths, as path() writes them: the sides are exact differences.
+        left, top = _tenths(a * x0 + b * y0 + c, d * x0 + e * y0 + f)
+        right, bottom = _tenths(a * x1 + b * y1 + c, d * x1 + e * y1 + f)
+        w, h = _tenth_str(right - left), _tenth_str(bottom - top)
+        start = f"M{_tenth_str(left)} {_tenth_str(top)}l{w} 0 0 {h} {_tenth_str(left - right)} 0"
+        commands.append(start + ("Z" if closed else f" 0 {_tenth_str(top - bottom)}"))
+    return "".join(commands)
+
+
+@functools.lru_cache(maxsize=_BATCHES_REMEMBERED)
+def _cell_targets_element(attributes: tuple[tuple[str, str], ...],
+                          cells: tuple[tuple[int, tuple[float, float, float, float]], ...],
+                          t6: tuple[float, ...]) -> str:
+    a, b, c, d, e, f = t6
+    data = "".join(f" data-{name}='{escape(value, quote=True)}'" for name, value in attributes)
+    # Transparent, not 'none': a transparent fill is painted, so the rectangle takes the click.
+    rects = []
+    for index, (x0, y0, x1, y1) in cells:
+        left, top = _tenths(a * x0 + b * y0 + c, d * x0 + e * y0 + f)
+        right, bottom = _tenths(a * x1 + b * y1 + c, d * x1 + e * y1 + f)
+        rects.append(f"<rect x='{_tenth_str(left)}' y='{_tenth_str(top)}' width='{_tenth_str(right - left)}' "
+                     f"height='{_tenth_str(bottom - top)}' data-index='{index}'/>")
+    return f"<g class='{CELL_TARGETS_CLASS}'{data} fill='transparent' style='cursor:pointer'>{''.join(rects)}</g>"
+
+
+def diagram_svg(diagram, separated: bool = False) -> str:
     """SVG text of a chalk diagram at its natural size (one diagram unit = one pixel), with a
-    viewBox so that a page may still scale it."""
+    viewBox so that a page may still scale it.
+
+    ``separated``: ``PART_SEPARATOR`` before and after each drawn element (a shape, a batch of
+    texts or boxes, a group of click targets), for a page that redraws only the elements that
+    changed (the explorer's diagram: explorer_front); such text is not SVG until they are removed.
+    Its margin is then a fixed ``SEPARATED_MARGIN_PX``, not a share of the size, so that an element
+    keeps its coordinates (and its text) when the diagram grows or shrinks elsewhere."""
     env = diagram.get_envelope()
-    width = max(1, math.ceil(env.width * (1 + 2 * MARGIN)))
-    height = max(1, math.ceil(env.height * (1 + 2 * MARGIN)))
+    if separated:
+        width = max(1, math.ceil(env.width + 2 * SEPARATED_MARGIN_PX))
+        height = max(1, math.ceil(env.height + 2 * SEPARATED_MARGIN_PX))
+    else:
+        width = max(1, math.ceil(env.width * (1 + 2 * MARGIN)))
+        height = max(1, math.ceil(env.height * (1 + 2 * MARGIN)))
     left = -env(V2(-1, 0))  # the envelope gives the extent in a direction: minus the leftmost x
     top = -env(V2(0, -1))
-    shift = Affine.translation(V2((width - env.width) / 2 - left, (height - env.height) / 2 - top))
+    if separated:
+        shift = Affine.translation(V2(SEPARATED_MARGIN_PX - left, SEPARATED_MARGIN_PX - top))
+    else:
+        shift = Affine.translation(V2((width - env.width) / 2 - left, (height - env.height) / 2 - top))
     writer = _Writer(output_size=max(width, height))
     writer.walk(diagram, shift, Style.root(output_size=max(width, height)))
+    sep = PART_SEPARATOR if separated else ""
     # Attributes in single quotes: JSON, the notebook's format, escapes every double quote.
     return ('<?xml version="1.0" encoding="utf-8" ?>\n'
             f"<svg xmlns='http://www.w3.org/2000/svg' version='1.1' width='{width}' height='{height}' "
             f"viewBox='0 0 {width} {height}'>"
             f"<rect width='{width}' height='{height}' fill='#ffffff'/>"
-            f"<g {TEXT_DEFAULTS}>{''.join(writer.parts)}</g></svg>\n")
+            f"<g {TEXT_DEFAULTS}>{sep}{sep.join(writer.parts)}{sep}</g></svg>\n")
 
 
-__all__ = ["diagram_svg", "num", "MARGIN", "CubicPath", "AnchoredText", "Anchor", "anchored_text", "PlacedText",
+__all__ = ["diagram_svg", "PART_SEPARATOR", "num", "MARGIN", "CubicPath", "AnchoredText", "Anchor", "anchored_text", "PlacedText",
            "TextBatch", "BoxPath", "box_path",
            "CellTargets", "cell_targets", "CELL_TARGETS_CLASS", "text_batch", "text_element"]

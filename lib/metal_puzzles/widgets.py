@@ -12,14 +12,17 @@ import ipywidgets as W
 from IPython.display import display
 
 from .checking import CheckResult
-from .draw import draw_run, to_svg
+from .draw import draw_run, fitting_svg, to_svg
 from .explorer_front import (
     CELL_PICK_CLASS,
+    DIAGRAM_CANVAS_HTML,
     KEYBOARD_GUARD_HTML,
     ROOT_CLASS,
     SHOW_CURRENT_LINE_HTML,
     STYLE_HTML,
     PickedSpace,
+    diagram_patch,
+    diagram_source_html,
     parse_cell_pick,
 )
 from .explorer_model import ExplorerModel
@@ -28,6 +31,7 @@ from .marks import FINDING_RED
 from .msl import RunResult
 from .msl.run.lanes import SIMD_WIDTH
 from .shader_library import ShaderKernelFunction
+from .svg_text import PART_SEPARATOR
 
 #: Findings the explorer lists as buttons (a runaway kernel can have a couple of hundred).
 MAX_FINDINGS_LISTED = 20
@@ -70,7 +74,7 @@ class ThreadPicker:
         if n_threads == self.n_threads:
             return
         self.n_threads = n_threads
-        style = {"button_width": "30px", "description_width": "initial"}
+        style = {"button_width": "26px", "description_width": "initial"}
         if not self.by_simd_group:
             self.threads = W.ToggleButtons(options=[(str(t), t) for t in range(n_threads)], value=0,
                                            description="thread", style=style,
@@ -122,9 +126,11 @@ class Explorer:
     """Build with a traced, stepped run (``MetalProblem.explore()`` does this for you) and,
     for a Check button, a function that checks the kernel and returns its verdict.
 
-    Layout, meant to fit one screen at 1400x900: the thread and phase controls with the step
-    buttons on top; then the code and the thread's variables beside the diagram (they wrap below
-    each other in a narrow window); counts and the cost model collapsed underneath."""
+    Layout, meant to fit one screen from 900x800 (JupyterLab with its file browser open) to
+    1400x900: the title, the phase and thread controls and the findings on top; then the step
+    controls, the thread's variables and the code, with the diagram beside them in a wide
+    explorer or right under them in a narrow one (explorer_front.STYLE_HTML); what the thread
+    did; counts and the cost model collapsed underneath."""
 
     def __init__(self, result: RunResult, title: str = "", check: Callable[[], CheckResult] | None = None) -> None:
         self.model = ExplorerModel(result)
@@ -133,11 +139,16 @@ class Explorer:
         m = self.model
         self._jumping = False  # a jump or a picker click sets several controls; draw once, at the end
         self.group = W.IntSlider(0, 0, max(m.n_groups - 1, 0), description="threadgroup",
-                                 style={"description_width": "initial"}, continuous_update=False)
+                                 style={"description_width": "initial"}, continuous_update=False,
+                                 layout=W.Layout(display="none" if m.n_groups == 1 else None))
+        # The thread's index in its threadgroup. Not shown: the picker's buttons are the one
+        # control for it (a slider beside them did the same, less precisely, on a 1,024-thread
+        # threadgroup); the arrow keys move along the buttons (explorer_front's page script).
         self.thread = W.IntSlider(0, 0, max(m.threads_in_group(0) - 1, 0), description="thread",
-                                  continuous_update=False)
+                                  continuous_update=False, layout=W.Layout(display="none"))
         self.phase = W.Dropdown(options=[("all phases", -1)] + [(f"phase {p}", p) for p in m.phases],
-                                value=-1, description="phase", layout=W.Layout(width="190px"))
+                                value=-1, description="phase", layout=W.Layout(width="170px"),
+                                style={"description_width": "initial"})
         self.group.add_class("mp-group")
         self.thread.add_class("mp-thread")
         self.phase.add_class("mp-phase")
@@ -153,8 +164,16 @@ class Explorer:
         self.cell_info.add_class("mp-cell-info")
         self.accesses = W.HTML()
         self.accesses.add_class("mp-accesses-box")
-        self.diagram = W.HTML()
-        self.diagram.add_class("mp-diagram")
+        # The diagram: a canvas the page draws it in, and a hidden source of each version of it
+        # with what changed since the one before (explorer_front: only that is redrawn).
+        self.diagram_canvas = W.HTML(DIAGRAM_CANVAS_HTML)
+        self.diagram_canvas.add_class("mp-diagram")
+        self.diagram = W.HTML(layout=W.Layout(display="none"))
+        self.diagram.add_class("mp-diagram-source")
+        #: The SVG of the diagram shown, as the page draws it.
+        self.diagram_svg = ""
+        self._diagram_parts: list[str] = []  # the version sent last, separated into its elements
+        self._diagram_version = 0
         self.counts = W.HTML()
         self.counts.add_class("mp-counts")
         self.cost = W.HTML()  # the cost model's figures, when the run carries a profile
@@ -187,11 +206,14 @@ class Explorer:
         hidden = len(m.findings()) - len(shown)
         self.finding_detail = W.HTML()
         self.finding_detail.add_class("mp-finding-detail")
+        # The findings' buttons in a short list of their own that scrolls (twenty of them would
+        # push the code and the diagram off the screen); the chosen one's text under it.
+        listed = W.VBox([*self.finding_buttons,
+                         *([W.HTML(f"<i>... and {hidden} more (check() lists them)</i>")] if hidden else [])])
+        listed.add_class("mp-finding-list")
         findings = W.VBox([W.HTML(f"<b style='color:{FINDING_RED}'>Findings of the sanitizer</b> "
-                                  "(click one to go to its thread, phase, line and step)"),
-                           *self.finding_buttons,
-                           *([W.HTML(f"<i>... and {hidden} more (check() lists them)</i>")] if hidden else []),
-                           self.finding_detail]) if self.finding_buttons else W.VBox([])
+                                  "(click one: its thread, line and step)"),
+                           listed, self.finding_detail]) if self.finding_buttons else W.VBox([])
         findings.add_class("mp-findings")
         self.group.observe(self._on_group, names="value")
         self.thread.observe(self._on_thread, names="value")
@@ -210,15 +232,18 @@ class Explorer:
         stepper = W.HBox([self.back, self.forward, self.step_slider, self.step_label],
                          layout=W.Layout(flex_flow="row wrap", align_items="center"))
         stepper.add_class("mp-stepper")
-        # The diagram alone on the right, level with the step controls, so that it, the code and
-        # the controls share the screen; the variables (one or two lines) between the step
-        # controls and the code; what the thread did under the code.
-        left = W.VBox([stepper, self.variables, self.source, self.who, self.cell_info, self.accesses,
-                       self.cell_pick])
-        left.add_class("mp-left")
-        right = W.VBox([self.diagram])
+        # Three areas of a grid (explorer_front.STYLE_HTML places them): the step controls, the
+        # thread's variables and the code; the diagram; what the thread did. Side by side in a
+        # wide explorer (the diagram beside the other two), one below the other in a narrow one
+        # (the diagram right under the code), so that code, step controls and diagram share one
+        # screen either way.
+        code = W.VBox([stepper, self.variables, self.source])
+        code.add_class("mp-left")
+        right = W.VBox([self.diagram_canvas, self.diagram])
         right.add_class("mp-right")
-        main = W.Box([left, right])
+        info = W.VBox([self.who, self.cell_info, self.accesses, self.cell_pick])
+        info.add_class("mp-info")
+        main = W.Box([code, right, info])
         main.add_class("mp-main")
         # Counts and the cost model matter once the kernel is correct: closed until asked for.
         details = W.Accordion([self.counts, self.cost] if self.model.has_cost else [self.counts],
@@ -229,7 +254,11 @@ class Explorer:
         details.add_class("mp-details")
         self.details = details
         bottom = [W.HBox([self.check_button, self.verdict])] if with_check else []
-        root = W.VBox([W.HTML(STYLE_HTML + KEYBOARD_GUARD_HTML + f"<b>{html.escape(title)}</b>"), controls,
+        # Which kernel this is, first: a name bound to one problem after another (a learner's
+        # `problem`) makes an earlier cell's `explore()` run again open another puzzle, and the
+        # learner must see that.
+        heading = (f"<div class='mp-title'>explorer of <b>{html.escape(title)}</b></div>" if title else "")
+        root = W.VBox([W.HTML(STYLE_HTML + KEYBOARD_GUARD_HTML + heading), controls,
                        findings, main, details, *bottom])
         root.add_class(ROOT_CLASS)
         return root
@@ -357,7 +386,7 @@ class Explorer:
         """After a step: the listing and variables, then the diagram as the run stood then."""
         self.diagram_follows_step = True
         self.refresh_steps()
-        self.diagram.value = self._diagram_svg(self.lane)
+        self._send_diagram(self.lane)
 
     # ---------------------------------------------------------------- drawing
     def refresh(self) -> None:
@@ -367,24 +396,29 @@ class Explorer:
         self.counts.value = self._counts_html(lane)
         self.cost.value = self._cost_html(lane)
         self.refresh_steps()
-        # Last: the diagram is the slowest to draw and the largest message (megabytes for a
-        # 1,024-thread threadgroup); the texts above must not wait for it, or show the thread
-        # before while it travels.
-        self.diagram.value = self._diagram_svg(lane)
+        # Last: the diagram is the slowest to draw and the largest message (hundreds of kilobytes
+        # for a 1,024-thread threadgroup); the texts above must not wait for it, or show the
+        # thread before while it travels.
+        self._send_diagram(lane)
 
-    def _diagram_svg(self, lane: int) -> str:
-        """The diagram of one thread's accesses, in a wrapper that says whose and which phase
-        (``data-shows``): the diagram arrives last and is large, and a reader of the page (a
-        browser test) can tell the diagram of the selection from the one before."""
+    def _send_diagram(self, lane: int) -> None:
+        """The diagram of one thread's accesses to the page, with what changed since the one
+        before and whose diagram it is (``data-shows``, which the page writes on the canvas when it
+        has drawn it: a reader of the page, a browser test, can tell it from the one before)."""
         step = self.step_index if self.diagram_follows_step and self.model.n_steps else None
         filtered = self.model.filtered_result(lane, self.selected_phase, step=step)
         group = int(self.model.result.lanes.group[lane])
-        svg = to_svg(draw_run(filtered, title=self.title, max_groups=self.model.n_groups, only_group=group,
-                              selected_lane=lane, clickable=True))
+        diagram = draw_run(filtered, title=self.title, max_groups=self.model.n_groups, only_group=group,
+                           selected_lane=lane, clickable=True)
+        parts = fitting_svg(to_svg(diagram, separated=True)).split(PART_SEPARATOR)
         phase = "all phases" if self.selected_phase is None else f"phase {self.selected_phase}"
         when = "" if step is None else f", at step {step + 1}"
-        shows = html.escape(f"{self.model.label(lane)}, {phase}{when}", quote=True)
-        return f"<div class='mp-diagram-view' data-shows='{shows}'>{svg}</div>"
+        patch = diagram_patch(self._diagram_parts, parts, base=self._diagram_version)
+        self._diagram_version += 1
+        self._diagram_parts = parts
+        self.diagram_svg = "".join(parts)
+        self.diagram.value = diagram_source_html(parts, self._diagram_version,
+                                                 f"{self.model.label(lane)}, {phase}{when}", patch)
 
     def _cost_html(self, lane: int) -> str:
         """Per line, the cost model's figures; and what this thread's SIMD-group paid at each access."""
@@ -455,19 +489,26 @@ class Explorer:
         self.step_label.value = f"<span class='mp-step-text'>step {self.step_index + 1} / {m.n_steps}: {where}</span>"
         lines = []
         flagged = m.finding_lines()
+        # Lines other threads run and this one does not are greyed out (and said so on hover);
+        # at a step where this thread is inactive, the current line is marked grey, not yellow.
+        not_run = m.statement_lines() - m.lines_run(self.lane)
         for no, text in enumerate(m.source_lines(), start=1):
-            cls = "mp-current" if no == info["line"] else ""
-            style = "background:#ffe08a;" if cls else ""
+            current, skipped = no == info["line"], no in not_run
+            cls = " ".join(c for c, on in (("mp-current", current), ("mp-not-run", skipped)) if on)
+            style = ("background:#ffe08a;" if current and info["active"] else
+                     "background:#e6e6e6;" if current else "") + ("color:#9a9a9a;" if skipped else "")
+            title = (f" title='{html.escape(m.label(self.lane), quote=True)} does not run this line'"
+                     if skipped else "")
             flag = (f"<span class='mp-finding-line' style='color:{FINDING_RED}' title='a finding happened on this "
                     "line'>\u25cf</span>" if no in flagged else " ")
-            lines.append(f"<div class='mp-line {cls}' style='{style}'>{flag}<span style='color:#888'>{no:3d}</span> "
+            lines.append(f"<div class='mp-line {cls}' data-line='{no}' style='{style}'{title}>{flag}<span style='color:#888'>{no:3d}</span> "
                          f"{html.escape(text)}</div>")
         self.source.value = "<pre>" + "".join(lines) + "</pre>" + SHOW_CURRENT_LINE_HTML
-        heading = f"<div><b>variables of {html.escape(m.label(self.lane))}</b></div>"
+        heading = f"<b class='mp-var-heading'>variables of {html.escape(m.label(self.lane))}:</b>"
         if not info["active"]:
-            self.variables.value = heading + "<div class='mp-inactive'><i>this thread is inactive at this step</i></div>"
+            self.variables.value = heading + "<span class='mp-inactive'><i>this thread is inactive at this step</i></span>"
         elif not info["variables"]:
-            self.variables.value = heading + "<div><i>no variables yet</i></div>"
+            self.variables.value = heading + "<span><i>no variables yet</i></span>"
         else:
             rows = "".join(f"<tr><td>{html.escape(k)}</td><td class='mp-value'>{html.escape(v)}</td></tr>"
                            for k, v in info["variables"].items())

@@ -22,6 +22,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from metal_puzzles.book import JupyterUI
+
 from .conftest import KERNEL_NAME, JupyterServer
 from .pages import Lab, error_outputs, wait_for_kernel
 
@@ -194,8 +196,12 @@ wide = MetalProblem("Wide", wide_test, [mx.arange(1000, dtype=mx.float32)], (100
                     spec=lambda a: a * 2)
 wide.explore()'''
 
+# Dot Product's diagram as show() draws it, outside the explorer.
+SHOW_CELL = "dot.show()"
+
 # After a markdown title: code cell k is page cell k + 1.
-CELLS = (MAP_CELL, PROGRESS_CELL, LOOP_CELL, RACY_CELL, BROKEN_CELL, GUARD_CELL, DOT_CELL, WIDE_CELL)
+CELLS = (MAP_CELL, PROGRESS_CELL, LOOP_CELL, RACY_CELL, BROKEN_CELL, GUARD_CELL, DOT_CELL, WIDE_CELL, SHOW_CELL)
+SHOW_CELL_INDEX = len(CELLS)
 PROGRESS_CELL_INDEX = 2
 BROKEN_CELL_INDEX = 5
 # Explorers in page order (the broken kernel's cell draws none).
@@ -294,21 +300,6 @@ def _screenshot_on_failure(request: pytest.FixtureRequest, lab: Lab) -> Iterator
 
 
 # ------------------------------------------------------------------------------ helpers
-def pick_on_slider(slider, value: int) -> None:
-    """Move an IntSlider to ``value`` with the mouse: click its track where that value sits.
-
-    Not with the arrow keys: in JupyterLab 4.1+ and Notebook 7, ArrowLeft/ArrowRight on a focused
-    widget inside a notebook in command mode (which a click on an output puts it in) are taken by
-    the notebook's heading navigation, so the slider would move or not depending on the mode."""
-    handle = slider.locator(".noUi-handle").first
-    low, high = (float(handle.get_attribute(a)) for a in ("aria-valuemin", "aria-valuemax"))
-    track = slider.locator(".noUi-base")
-    box = track.bounding_box()
-    fraction = (value - low) / (high - low)
-    x = min(max(fraction * box["width"], 1.0), box["width"] - 1.0)
-    track.click(position={"x": x, "y": box["height"] / 2})
-
-
 _STEP_LABEL = re.compile(r"step (\d+) / (\d+): line (\d+)")
 _STEP_LABEL_ANY = re.compile(r"step (\d+) / (\d+): ")  # a line, or "after the last line"
 
@@ -369,6 +360,11 @@ def open_section(explorer, section: tuple[str, str]) -> None:
     expect(details.locator(content)).to_be_visible()
 
 
+def thread_button(explorer, thread: int):
+    """The button of a thread in a small threadgroup's picker."""
+    return explorer.locator(".mp-thread-buttons button", has_text=re.compile(rf"^{thread}$"))
+
+
 def variable(explorer, name: str):
     """The cell that shows a variable's value in the variables table."""
     return explorer.locator(".mp-variables tr", has=explorer.page.locator(f"td:text-is('{name}')")).locator("td").nth(1)
@@ -390,10 +386,11 @@ def test_map_explorer_threads_steps_and_check(lab: Lab) -> None:
     expect(ex.locator(".mp-source .mp-current")).to_contain_text("uint i = thread_position_in_grid.x;")
     diagram_before = ex.locator(".mp-diagram").inner_html()
 
-    # Pick thread 2 on the slider.
-    pick_on_slider(ex.locator(".mp-thread"), 2)
+    # Pick thread 2: its button, the one thread control (no slider beside the buttons).
+    expect(ex.locator(".mp-thread")).to_be_hidden()
+    thread_button(ex, 2).click()
     expect(who).to_have_text("thread 2")
-    expect(ex.locator(".mp-thread .widget-readout")).to_have_text("2")
+    expect(ex.locator(".mp-thread-buttons button.mod-active")).to_have_text("2")
     expect(accesses).to_have_text(["line 3: read a[2] (phase 0)", "line 3: write out[2] (phase 0)"])
     expect(ex.locator(".mp-counts .mp-mine")).to_have_text(["1", "1", "0", "0", "0"])
     expect_diagram_of(ex, "thread 2, all phases")
@@ -461,7 +458,7 @@ def test_loop_explorer_shows_inactive_thread_and_failed_check(lab: Lab) -> None:
     lab.shot("loop-thread-0-inactive", ex)
 
     # Thread 3 is active at the same step, in its first iteration.
-    pick_on_slider(ex.locator(".mp-thread"), 3)
+    thread_button(ex, 3).click()
     expect(ex.locator(".mp-who")).to_have_text("thread 3")
     expect(ex.locator(".mp-source .mp-current")).to_contain_text("total += a[j];")
     expect(ex.locator(".mp-variables")).not_to_contain_text("inactive")
@@ -522,8 +519,8 @@ def readability_problems(explorer) -> list[str]:
         if seen["visible"] < 0.99 or seen["lines"] > 1:
             problems.append(f"the access {seen['text']!r} is squeezed into {seen['width']} px: "
                             f"{seen['lines']} lines, {seen['visible']:.0%} visible")
-    for name in ("mp-group", "mp-thread", "mp-phase"):
-        seen = explorer.locator(f".{name} .widget-label").evaluate(_READABILITY_JS)
+    for name in ("mp-phase", "mp-picker"):
+        seen = explorer.locator(f".{name} .widget-label").first.evaluate(_READABILITY_JS)
         if seen["truncated"]:
             problems.append(f"the label {seen['text']!r} of .{name} is cut short to {seen['width']} px")
     return problems
@@ -594,18 +591,18 @@ def _active_cell_index(page) -> int:
                          ".findIndex(c => c.classList.contains('jp-mod-active'))")
 
 
-def test_keys_move_the_sliders_and_step_without_the_notebook_taking_them(lab: Lab) -> None:
-    """ArrowRight, End, Home and ArrowLeft on a focused slider handle move the slider, and the
-    notebook keeps its active cell (in Notebook 7 these keys used to move to other cells)."""
+def test_keys_move_the_thread_and_step_without_the_notebook_taking_them(lab: Lab) -> None:
+    """ArrowRight, End, Home and ArrowLeft on a focused thread button move along the threads, on
+    the step slider they step, and the notebook keeps its active cell (in Notebook 7 these keys
+    used to move to other cells)."""
     from playwright.sync_api import expect
 
     ex = lab.explorer(GUARD)
     who, label = ex.locator(".mp-who"), ex.locator(".mp-step-label")
     ex.scroll_into_view_if_needed()
-    pick_on_slider(ex.locator(".mp-thread"), 0)
-    expect(who).to_have_text("thread 0")
-    handle = _handle(ex, "mp-thread")
+    handle = thread_button(ex, 0)
     handle.click()  # a click puts the notebook in command mode, where its shortcuts listen
+    expect(who).to_have_text("thread 0")
     expect(handle).to_be_focused()
     cell_before = _active_cell_index(lab.page)
     lab.page.keyboard.press("ArrowRight")
@@ -615,9 +612,9 @@ def test_keys_move_the_sliders_and_step_without_the_notebook_taking_them(lab: La
     expect(ex.locator(".mp-thread-buttons button.mod-active")).to_have_text("7")
     lab.page.keyboard.press("Home")
     expect(who).to_have_text("thread 0")
-    expect(handle).to_be_focused()
+    expect(thread_button(ex, 0)).to_be_focused()
     assert _active_cell_index(lab.page) == cell_before, "the notebook moved to another cell"
-    lab.shot("keys-thread-slider", ex)
+    lab.shot("keys-thread-buttons", ex)
 
     # The step slider: the same keys step forward, to the end and back.
     step = _handle(ex, "mp-step")
@@ -783,7 +780,8 @@ def test_a_1024_thread_threadgroup_is_picked_by_simd_group_and_lane_on_one_scree
     expect(ex.locator(".mp-who")).to_have_text("thread 96")
     ex.locator(".mp-lane-buttons button", has_text=re.compile(r"^5$")).click()
     expect(ex.locator(".mp-who")).to_have_text("thread 101")
-    expect(ex.locator(".mp-thread .widget-readout")).to_have_text("101")
+    expect(ex.locator(".mp-simd-buttons button.mod-active")).to_have_text("3")
+    expect(ex.locator(".mp-lane-buttons button.mod-active")).to_have_text("5")
     expect(ex.locator(".mp-accesses li")).to_have_text(["line 4: read a[101] (phase 0)",
                                                         "line 4: write out[101] (phase 0)"])
     expect_diagram_of(ex, "thread 101, all phases")
@@ -804,11 +802,6 @@ def test_a_1024_thread_threadgroup_is_picked_by_simd_group_and_lane_on_one_scree
     problems = _one_screen_problems(ex, width, height)
     lab.shot("wide-thread-1023-idle", ex)
     assert not problems, "\n".join(problems)
-
-
-# How an element is drawn against its natural size: an SVG's rendered width over its own width
-# attribute (below 1: the page shrank it, and its text with it).
-_SVG_SCALE_JS = "svg => svg.getBoundingClientRect().width / svg.width.baseVal.value"
 
 
 def _scrollers_outside(explorer, selectors: tuple[str, ...]) -> list[str]:
@@ -838,9 +831,7 @@ def test_a_900px_window_clips_no_text(lab: Lab) -> None:
             seen = line.evaluate(_READABILITY_JS)
             if seen["lines"] > 1:
                 problems.append(f"the code line {seen['text']!r} wraps onto {seen['lines']} lines")
-        scale = ex.locator(".mp-diagram svg").evaluate(_SVG_SCALE_JS)
-        if scale < 0.99:
-            problems.append(f"the diagram is shrunk to {scale:.0%} of its size (its text with it)")
+        problems += _fit_problems("the diagram", ex.locator(".mp-diagram svg"))
         for what in (".mp-diagram", ".mp-source"):
             overflow = ex.locator(what).evaluate("e => getComputedStyle(e).overflowX")
             if overflow not in ("auto", "scroll"):
@@ -898,3 +889,222 @@ def test_the_listing_scrolls_to_the_line_of_the_step(lab: Lab, small_screen) -> 
     lab.page.keyboard.press("Home")  # and back to the top
     expect(ex.locator(".mp-step-label")).to_have_text(re.compile(rf"^step 1 / {total}: "))
     expect(ex.locator(".mp-source .mp-current")).to_be_in_viewport()
+
+
+# --------------------------------------------------------------- one screen on a laptop
+LAPTOP_SCREENS = ((900, 800), (1400, 900))
+
+
+def _file_browser_open(page) -> bool:
+    return page.locator("#filebrowser").is_visible()
+
+
+def _set_file_browser(page, open_: bool) -> None:
+    """JupyterLab's file browser beside the notebook, open or closed (its tab in the left bar)."""
+    from playwright.sync_api import expect
+
+    if _file_browser_open(page) != open_:
+        page.locator(".jp-SideBar .lm-TabBar-tab[data-id='filebrowser']").click()
+    expect(page.locator("#filebrowser")).to_be_visible(visible=open_)
+
+
+@pytest.fixture
+def laptop_layouts(lab: Lab, jupyter_server: JupyterServer) -> Iterator[list[tuple[int, int, bool | None]]]:
+    """The layouts a laptop gives the notebook: 900x800 and 1400x900, and in JupyterLab each with
+    the file browser open and closed (Notebook 7 has none beside the notebook: None). Puts the
+    page back as it was afterwards."""
+    before, browser_open = lab.page.viewport_size, None
+    if jupyter_server.ui is JupyterUI.LAB:
+        browser_open = _file_browser_open(lab.page)
+        layouts = [(w, h, fb) for w, h in LAPTOP_SCREENS for fb in (True, False)]
+    else:
+        layouts = [(w, h, None) for w, h in LAPTOP_SCREENS]
+    try:
+        yield layouts
+    finally:
+        lab.page.set_viewport_size(before)
+        if browser_open is not None:
+            _set_file_browser(lab.page, browser_open)
+
+
+def _apply_layout(lab: Lab, width: int, height: int, file_browser: bool | None) -> str:
+    lab.page.set_viewport_size({"width": width, "height": height})
+    if file_browser is not None:
+        _set_file_browser(lab.page, file_browser)
+    return f"{width}x{height}" + ("" if file_browser is None else f", file browser {'open' if file_browser else 'closed'}")
+
+
+def _notebook_view(page) -> dict:
+    """What of the notebook the screen shows: its panel (below the tool bar, above JupyterLab's
+    status bar) within the window."""
+    panel = page.locator(".jp-NotebookPanel-notebook").first.bounding_box()
+    size = page.viewport_size
+    top, left = max(panel["y"], 0), max(panel["x"], 0)
+    return {"x": left, "y": top, "right": min(panel["x"] + panel["width"], size["width"]),
+            "bottom": min(panel["y"] + panel["height"], size["height"])}
+
+
+def _outside_view(ex, view: dict, what: tuple[str, ...]) -> list[str]:
+    problems = []
+    for selector in what:
+        box = ex.locator(selector).first.bounding_box()
+        if box is None or box["x"] < view["x"] - 0.5 or box["y"] < view["y"] - 0.5 \
+                or box["x"] + box["width"] > view["right"] + 0.5 or box["y"] + box["height"] > view["bottom"] + 0.5:
+            problems.append(f"{selector} {box} is not within the notebook's view {view}")
+    return problems
+
+
+ONE_SCREEN = (".mp-title", ".mp-controls", ".mp-stepper", ".mp-source", ".mp-source .mp-current", ".mp-diagram")
+
+
+def test_code_step_controls_and_diagram_share_one_laptop_screen(lab: Lab, laptop_layouts) -> None:
+    """Dot Product at its race (8 threads, a finding) and a 1,024-thread threadgroup: with the
+    explorer's top at the top of the notebook, its thread controls, step controls, code (with
+    the highlighted line) and diagram are all on the screen, at 900x800 and 1400x900, in
+    JupyterLab with the file browser open or closed and in Notebook 7."""
+    from playwright.sync_api import expect
+
+    ex = _click_dot_race(lab)
+    expect_diagram_of(ex, re.compile(r"^thread 0, phase 1, at step \d+$"))
+    expect(ex.locator(".mp-title")).to_have_text("explorer of Dot Product")
+    wide = lab.explorer(WIDE)
+    problems = []
+    for width, height, file_browser in laptop_layouts:
+        where = _apply_layout(lab, width, height, file_browser)
+        for name, explorer in (("Dot Product", ex), ("a 1,024-thread threadgroup", wide)):
+            _scroll_to_top_of(explorer)
+            view = _notebook_view(lab.page)
+            found = _outside_view(explorer, view, ONE_SCREEN)
+            problems += [f"{name} at {where}: {p}" for p in found]
+            lab.shot(f"one-screen-{name.split()[0].lower()}-{where.replace(', ', '-').replace(' ', '-')}")
+    assert not problems, "\n".join(problems)
+
+
+_DIAGRAM_FIT_JS = """(svg) => {
+  const box = svg.closest('.mp-diagram, div[style*="overflow-x"]');
+  const natural = svg.width.baseVal.value;
+  const sizes = Array.from(svg.querySelectorAll('text')).map(t => parseFloat(t.getAttribute('font-size')))
+      .filter(x => x > 0).sort((a, b) => a - b);
+  const drawn = svg.getBoundingClientRect().width;
+  return { drawn, natural, room: box.clientWidth, scale: drawn / natural,
+           median: sizes[Math.floor(sizes.length / 2)] * drawn / natural, smallest: sizes[0] * drawn / natural };
+}"""
+
+
+def _fit_problems(what: str, svg) -> list[str]:
+    """A diagram fits the room it is given: as wide as the room (at most its natural size), and
+    only when even its legible minimum is wider does it scroll, at that minimum."""
+    from metal_puzzles.draw import LEGIBLE_TEXT_PX, SMALLEST_TEXT_PX
+
+    fit = svg.evaluate(_DIAGRAM_FIT_JS)
+    problems = []
+    if fit["scale"] > 1.001:
+        problems.append(f"{what} is drawn larger than its natural size ({fit['scale']:.2f}x)")
+    legible = fit["median"] >= LEGIBLE_TEXT_PX - 0.05 and fit["smallest"] >= SMALLEST_TEXT_PX - 0.05
+    if not legible:
+        problems.append(f"{what}'s text is shrunk below legible ({fit['median']:.1f} px typical, "
+                        f"{fit['smallest']:.1f} px smallest)")
+    at_minimum = (fit["median"] < LEGIBLE_TEXT_PX + 0.3 or fit["smallest"] < SMALLEST_TEXT_PX + 0.3)
+    if fit["drawn"] > fit["room"] + 1 and not at_minimum:
+        problems.append(f"{what} is {fit['drawn']:.0f} px wide in a {fit['room']:.0f} px box, and could shrink")
+    if fit["drawn"] < min(fit["room"], fit["natural"]) - 1:
+        problems.append(f"{what} is {fit['drawn']:.0f} px wide but has {fit['room']:.0f} px of room")
+    return problems
+
+
+def test_diagrams_fit_the_room_they_are_given_and_follow_it(lab: Lab, laptop_layouts) -> None:
+    """The explorer's diagram and a show() diagram, drawn at the fixture's 1400 px, then seen at
+    each laptop layout: each is as wide as its box, down to a legible minimum, and only past
+    that minimum wider than its box (scrolling)."""
+    from playwright.sync_api import expect
+
+    show = lab.cell(SHOW_CELL_INDEX).locator(".jp-OutputArea-output svg").first
+    expect(show).to_be_visible()
+    problems = []
+    for width, height, file_browser in laptop_layouts:
+        where = _apply_layout(lab, width, height, file_browser)
+        for name, explorer in (("Dot Product's", lab.explorer(DOT)), ("the 1,024-thread", lab.explorer(WIDE))):
+            problems += _fit_problems(f"{name} diagram in the explorer at {where}", explorer.locator(".mp-diagram svg"))
+        problems += _fit_problems(f"Dot Product's show() at {where}", show)
+    lab.shot("diagram-fit", lab.explorer(DOT))
+    assert not problems, "\n".join(problems)
+
+
+def test_keys_keep_stepping_after_a_click_on_step_or_on_the_diagram_and_nothing_jumps(lab: Lab) -> None:
+    """After a click on "step" or on the diagram, ArrowRight and ArrowLeft step (the notebook
+    keeps its active cell), also once the step button is disabled at the last step; and the last
+    step ("after the last line") moves neither the diagram nor the code."""
+    from playwright.sync_api import expect
+
+    ex = lab.explorer(GUARD)
+    label = ex.locator(".mp-step-label")
+    _scroll_to_top_of(ex)
+    _handle(ex, "mp-step").click()
+    lab.page.keyboard.press("Home")
+    expect(label).to_have_text(re.compile(r"^step 1 / \d+: line 2$"))
+    total = int(_STEP_LABEL.search(label.inner_text()).group(2))
+    cell_before = _active_cell_index(lab.page)
+    ex.locator(".mp-forward").click()
+    expect(label).to_have_text(f"step 2 / {total}: line 3")
+    boxes_before = [ex.locator(s).bounding_box() for s in (".mp-diagram", ".mp-source", ".mp-stepper")]
+    lab.page.keyboard.press("ArrowLeft")
+    expect(label).to_have_text(f"step 1 / {total}: line 2")
+    ex.locator(".mp-diagram svg").click(position={"x": 4, "y": 4})  # the diagram's margin, not a cell
+    lab.page.keyboard.press("ArrowRight")
+    expect(label).to_have_text(f"step 2 / {total}: line 3")
+    for step in range(3, total + 1):  # to the last step, where "step" is disabled
+        lab.page.keyboard.press("ArrowRight")
+        expect(label).to_have_text(re.compile(rf"^step {step} / {total}: "))
+    expect(ex.locator(".mp-forward")).to_be_disabled()
+    expect_diagram_of(ex, re.compile(rf"at step {total}$"))
+    boxes_after = [ex.locator(s).bounding_box() for s in (".mp-diagram", ".mp-source", ".mp-stepper")]
+    lab.shot("keys-last-step", ex)
+    for name, before, after in zip(("diagram", "code", "step controls"), boxes_before, boxes_after, strict=True):
+        # Its place, and the width the diagram is drawn at, stay (the diagram may grow downwards).
+        same = abs(before["y"] - after["y"]) < 1 and abs(before["x"] - after["x"]) < 1 \
+            and abs(before["width"] - after["width"]) < 1
+        assert same and (name == "diagram" or abs(before["height"] - after["height"]) < 1), \
+            f"the {name} moved at the last step: {before} -> {after}"
+    lab.page.keyboard.press("ArrowLeft")
+    expect(label).to_have_text(re.compile(rf"^step {total - 1} / {total}: "))
+    assert _active_cell_index(lab.page) == cell_before, "the notebook moved to another cell"
+
+
+# The drawn diagram against the last version sent, drawn whole: the same SVG; and whether the
+# SVG element is the one marked before (redrawn in place, not replaced).
+_DRAWN_AS_SENT_JS = """(ex) => {
+  const view = ex.querySelector('.mp-diagram .mp-diagram-view');
+  const text = ex.querySelector('.mp-diagram-source textarea').value.split('\\u001e').join('');
+  const whole = document.createElement('div');
+  whole.innerHTML = text;
+  const svg = view.querySelector('svg');
+  return { same: svg.outerHTML === whole.querySelector('svg').outerHTML, kept: svg.mpMark === 'before',
+           version: view.mpVersion,
+           sent: Number(ex.querySelector('.mp-diagram-source img').getAttribute('data-version')) };
+}"""
+
+
+def test_the_diagram_is_redrawn_in_place_and_matches_the_diagram_sent(lab: Lab) -> None:
+    """Steps, a thread change and a finding jump redraw only what changed in the diagram (the
+    page keeps its SVG element), and what is drawn is exactly the latest diagram sent."""
+    from playwright.sync_api import expect
+
+    ex = lab.explorer(DOT)
+    _scroll_to_top_of(ex)
+    _handle(ex, "mp-step").click()
+    lab.page.keyboard.press("Home")
+    expect(ex.locator(".mp-step-label")).to_have_text(re.compile(r"^step 1 / \d+: "))
+    expect_diagram_of(ex, re.compile(r", at step 1$"))
+    ex.locator(".mp-diagram svg").evaluate("svg => { svg.mpMark = 'before'; }")
+    for k in range(2, 7):
+        ex.locator(".mp-forward").click()
+        expect_diagram_of(ex, re.compile(rf", at step {k}$"))
+    thread_button(ex, 5).click()
+    expect_diagram_of(ex, re.compile(r"^thread 5, .*at step 6$"))
+    ex.locator(".mp-findings .mp-finding").first.click()
+    expect_diagram_of(ex, re.compile(r"^thread 0, phase 1, at step \d+$"))
+    drawn = ex.evaluate(_DRAWN_AS_SENT_JS)
+    lab.shot("diagram-redrawn-in-place", ex)
+    assert drawn["version"] == drawn["sent"], drawn
+    assert drawn["same"], "the diagram drawn differs from the diagram sent"
+    assert drawn["kept"], "the diagram was drawn whole again instead of redrawn in place"
