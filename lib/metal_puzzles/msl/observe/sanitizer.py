@@ -30,6 +30,7 @@ import numpy as np
 
 from ..lang.errors import Pos
 from ..lang.types import AddressSpace, ArrayType, StructType, Type, VectorType, size_of
+from ..run.finding_kinds import kind_entry
 from ..run.findings import FindingKind, RaceKind, Severity
 from ..run.hints import (
     Audience,
@@ -662,8 +663,8 @@ class Sanitizer:
             shown = ", ".join(str(int(i)) for i in missing[:8]) + (", ..." if missing.size > 8 else "")
             ctx.report(FindingKind.UNWRITTEN_OUTPUT, None, None,
                        f"{missing.size} of the {total} elements of output '{mem.name}' are never written "
-                       f"(indices {shown}); a GPU would leave garbage there. Make sure some thread writes every "
-                       "element" + ("" if ctx.audience == Audience.PUZZLE else
+                       f"(indices {shown}); a GPU would leave garbage there. "
+                       f"{kind_entry(FindingKind.UNWRITTEN_OUTPUT).fix}" + ("" if ctx.audience == Audience.PUZZLE else
                                     " (for your own kernels, passing init_value to the call also fills them)")
                        + ("; this launch ends in a partial threadgroup, where threads_per_threadgroup is smaller: "
                           "positions computed from it go wrong there (dispatch_threads_per_threadgroup does not)"

@@ -12,6 +12,7 @@ import numpy as np
 
 from ..lang.errors import KernelRuntimeError, Pos
 from ..lang.types import AddressSpace, MemFlags
+from .finding_kinds import kind_entry
 from .findings import Finding, FindingKind, SanitizeMode, Severity, StopKernel, StopReason
 from .hints import Audience, HostApi, lane_values, step_budget_advice
 from .lanes import Lanes
@@ -361,8 +362,7 @@ class Ctx:
                 self.report(FindingKind.BARRIER_DIVERGENCE, pos, missing,
                             f"{lanes.group_label(int(g))} reaches this barrier with only some of its "
                             f"threads: {lanes.label(int(here[0]))} waits here but {lanes.label(lane)} never arrives "
-                            "(a barrier must be reached by every thread of the threadgroup that has not "
-                            "returned; move it out of the branch or loop that only some threads enter)")
+                            f"({kind_entry(FindingKind.BARRIER_DIVERGENCE).fix})")
             groups = np.unique(lanes.group[mask])
         self.phase[groups] += 1
         self.barrier_count += 1
