@@ -198,7 +198,6 @@ class Sanitizer:
     def __init__(self) -> None:
         self.positions: list[Pos] = []
         self._pos_ids: dict[Pos, int] = {}
-        self.reported: set[tuple] = set()
         #: Queued threadgroup reads folded into reader tables so far: at most one fold per read
         #: (what keeps a phase of many read-then-write updates linear; a test counts it).
         self.reads_folded = 0
@@ -553,10 +552,8 @@ class Sanitizer:
         return mem.place(self._byte(mem, entry, lane)) or f"{mem.name}[{self._element(None, mem, entry, lane)}]"
 
     def _uninit(self, ctx, mem: Memory, lanes, f: int, lane: int, pos: Pos) -> None:
-        key = ("uninit", mem.name, pos)
-        if key in self.reported:
+        if ctx.is_reported(FindingKind.UNINITIALIZED_READ, pos, mem.name):
             return
-        self.reported.add(key)
         idx = self._element(ctx, mem, f, lane)
         what = {"threadgroup": "threadgroup memory that no thread has written yet",
                 "thread": "a thread-private array element that was never assigned",
@@ -578,10 +575,8 @@ class Sanitizer:
         """Report a race. ``atomic``: 'now' when this access is the atomic one, 'earlier' when the
         other was; ``same_value``: both writes store the same bits (a benign race, a note)."""
         severity = Severity.NOTE if same_value else Severity.ERROR
-        key = ("race", mem.name, pos, other_pos, severity)
-        if key in self.reported:
+        if ctx.is_reported(FindingKind.RACE, pos, mem.name, severity):
             return
-        self.reported.add(key)
         idx = self._element(ctx, mem, f, lane)
         place = self._place(mem, f, lane)
         if entries is not None:  # how many elements (distinct places in memory) race the same way

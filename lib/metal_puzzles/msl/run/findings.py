@@ -68,6 +68,17 @@ class StopKernel(Exception):
         self.reason = reason
 
 
+@dataclass(frozen=True)
+class FindingKey:
+    """What makes two findings one: a run reports each key once (``Ctx.report``), whichever part
+    of the simulator (the executor, the sanitizer) finds it and however often it happens."""
+
+    kind: FindingKind
+    pos: Pos | None
+    buffer: str | None
+    severity: Severity
+
+
 @dataclass
 class Finding:
     """Something a GPU would hide and the simulator reports."""
