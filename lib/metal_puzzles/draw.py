@@ -684,7 +684,7 @@ def _panel_marks(result, group: int, sites: Sequence[FindingSite], panel: Panel,
     for site in mine:
         key = None if site.buffer is None else _view_key(site.place, site.buffer, site.phase, phases)
         view = views.get(key) if key is not None else None
-        if view is not None and site.kind == FindingKind.UNWRITTEN_OUTPUT:
+        if view is not None and kind_entry(site.kind).element == ElementMark.UNWRITTEN:
             missing = sorted(i for i in unwritten.get(site.buffer, ()) if i < view.drawn)
             rings += [Ring(key, i, site.number, badged=k == 0) for k, i in enumerate(missing)]
         elif view is not None and site.index is not None and 0 <= site.index < view.drawn:

@@ -238,7 +238,7 @@ class Ctx:
         build (the sanitizer's) asks first, since a second report of it would be dropped."""
         return FindingKey(kind, pos, buffer, severity) in self._reported
 
-    def report_first(self, kind: str, pos: Pos | None, lane: int, lanes_mask, message: str, **kw) -> None:
+    def report_first(self, kind: FindingKind, pos: Pos | None, lane: int, lanes_mask, message: str, **kw) -> None:
         """Report a finding whose primary thread is ``lane``."""
         self.report(kind, pos, lanes_mask, message, first_lane=int(lane), **kw)
 
