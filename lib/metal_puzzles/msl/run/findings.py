@@ -15,6 +15,9 @@ from ..lang.pycompat import StrEnum
 
 
 class FindingKind(StrEnum):
+    """What a finding is about. Each kind has its one entry in ``finding_kinds.FINDING_KINDS``
+    (its wording, its fix, how diagrams mark it); a test fails while one lacks it."""
+
     OUT_OF_BOUNDS = "out-of-bounds"
     MISALIGNED = "misaligned-access"
     RACE = "race"
