@@ -41,6 +41,7 @@ from .marks import (
 from .msl import FindingKind, RunResult
 from .msl.lang.types import AddressSpace
 from .msl.observe.trace import BarrierEvent, ElementAccess
+from .msl.run.finding_kinds import ElementMark, ThreadMark, kind_entry
 from .msl.run.memory import AccessKind
 from .svg_text import (
     Anchor,
@@ -721,13 +722,14 @@ def _panel_marks(result, group: int, sites: Sequence[FindingSite], panel: Panel,
     for site in mine:
         key = None if site.buffer is None else _view_key(site.place, site.buffer, site.phase, phases)
         view = views.get(key) if key is not None else None
-        if view is not None and site.kind == FindingKind.UNWRITTEN_OUTPUT:
+        if view is not None and kind_entry(site.kind).element == ElementMark.UNWRITTEN:
             missing = sorted(i for i in unwritten.get(site.buffer, ()) if i < view.drawn)
             rings += [Ring(key, i, site.number, badged=k == 0) for k, i in enumerate(missing)]
         elif view is not None and site.index is not None and 0 <= site.index < view.drawn:
             rings.append(Ring(key, site.index, site.number))
-        struck = site.kind == "barrier-divergence"
-        involved = list(site.lanes) if struck or site.kind == "out-of-bounds" else \
+        thread_mark = kind_entry(site.kind).threads
+        struck = thread_mark == ThreadMark.STRUCK
+        involved = list(site.lanes) if thread_mark in (ThreadMark.STRUCK, ThreadMark.RINGED_ALL) else \
             [lane for lane in (site.lane, site.other_lane) if lane is not None]
         for lane in involved:
             if lane in members and lane not in swatches:
@@ -742,7 +744,7 @@ def _panel_marks(result, group: int, sites: Sequence[FindingSite], panel: Panel,
 def _add_ghosts(result, group: int, sites: Sequence[FindingSite], views: dict[tuple, ArrayView],
                 phases: dict[str, list[int]], colors: dict[int, str]) -> None:
     """Out-of-bounds accesses of this threadgroup's threads, as cells past the end of their arrays."""
-    numbers = {(s.buffer, s.line): s.number for s in sites if s.kind == "out-of-bounds"}
+    numbers = {(s.buffer, s.line): s.number for s in sites if kind_entry(s.kind).element == ElementMark.GHOST}
     by_view: dict[tuple, dict[int, tuple[set[int], int]]] = defaultdict(dict)
     for a in stray_accesses(result, group):
         key = _view_key(drawn_place(a, result), a.buffer, a.phase, phases)

@@ -22,9 +22,10 @@ import numpy as np
 
 from metal_puzzles.msl.lang.pycompat import StrEnum
 
-from .msl import Finding, FindingKind, RaceKind, RunResult
+from .msl import Finding, FindingKind, RunResult
 from .msl.lang.types import AddressSpace
 from .msl.observe.trace import ElementAccess
+from .msl.run.finding_kinds import ElementMark, SiteWords, ThreadMark, kind_entry
 
 #: The colour of findings in diagrams and in the explorer.
 FINDING_RED = "#d1242f"
@@ -45,15 +46,17 @@ class Place(StrEnum):
 
 def marks_legend(sites: list[FindingSite]) -> str:
     """What the marks of these findings mean, in one line (the diagram's header, and show())."""
-    kinds = {s.kind for s in sites}
+    entries = [kind_entry(s.kind) for s in sites]
+    elements = {e.element for e in entries}
+    thread_marks = {e.threads for e in entries}
     parts = []
-    if any(s.place != Place.NOWHERE and s.kind != FindingKind.OUT_OF_BOUNDS for s in sites):
+    if any(s.place != Place.NOWHERE and e.element != ElementMark.GHOST for s, e in zip(sites, entries, strict=True)):
         parts.append("a ring marks the element involved")
-    if FindingKind.OUT_OF_BOUNDS in kinds:
+    if ElementMark.GHOST in elements:
         parts.append("an arrow leaves an array for dashed cells labelled with the indices accessed out of bounds")
-    if kinds - {FindingKind.BARRIER_DIVERGENCE, FindingKind.UNWRITTEN_OUTPUT}:
+    if thread_marks & {ThreadMark.RINGED, ThreadMark.RINGED_ALL}:
         parts.append("a ringed swatch marks a thread involved")
-    if FindingKind.BARRIER_DIVERGENCE in kinds:
+    if ThreadMark.STRUCK in thread_marks:
         parts.append("a struck swatch marks a thread that never reaches the barrier")
     count = f"{len(sites)} finding{'s' if len(sites) != 1 else ''}"
     return f"red marks show {count} of the sanitizer, numbered as listed under each threadgroup: " + "; ".join(parts)
@@ -140,8 +143,8 @@ def finding_sites(result: RunResult) -> list[FindingSite]:
         other_group = None if other is None else int(result.lanes.group[other])
         line = f.pos.line if f.pos is not None else None
         other_line = f.other_pos.line if f.other_pos is not None else None
-        summary = _summary(f, threads, lane, other, line, other_line, strays)
-        if len(lanes) > 1 and f.kind in (FindingKind.OUT_OF_BOUNDS, FindingKind.UNINITIALIZED_READ):
+        summary = _summary(f, threads, lane, other, strays)
+        if len(lanes) > 1 and kind_entry(f.kind).counts_others:
             others = len(lanes) - 1
             summary += (f" (and {others}{'+' if len(f.threads) >= 8 else ''} other "
                         f"thread{'' if others == 1 and len(f.threads) < 8 else 's'})")
@@ -150,39 +153,16 @@ def finding_sites(result: RunResult) -> list[FindingSite]:
     return sites
 
 
-def _summary(f: Finding, threads: _Threads, lane, other, line, other_line, strays: list[ElementAccess]) -> str:
-    who = threads.name(lane) if lane is not None else "a thread"
-    element = f"{f.buffer}[{f.index}]" if f.buffer is not None and f.index is not None else "an element"
-    at = f" at line {line}" if line is not None else ""
-    phase = f" in phase {f.phase}" if f.phase is not None else ""
-    if f.kind == FindingKind.RACE:
-        them = threads.name(other) if other is not None else "other threads"
-        mine, theirs = {RaceKind.READ_AFTER_WRITE: ("reads", "writes"), RaceKind.WRITE_AFTER_READ: ("writes", "reads"),
-                        RaceKind.WRITE_AFTER_WRITE: ("writes", "writes")}.get(f.race, ("touches", "touches"))
-        apart = other is not None and int(threads.lanes.group[other]) != int(threads.lanes.group[lane])
-        why = "from another threadgroup, which no barrier can order" if apart else "with no barrier between"
-        return (f"race on {element}{'' if apart else phase}: {who} {mine} it (line {line}) while {them} "
-                f"{theirs} it (line {other_line}), {why}")
-    if f.kind == FindingKind.OUT_OF_BOUNDS:
-        verb = next((a.kind.verb for a in strays if a.lane == lane and a.line == line and a.buffer == f.buffer),
-                    "accesses")
-        return f"out of bounds: {who} {verb} {element}{at}"
-    if f.kind == FindingKind.UNINITIALIZED_READ:
-        return f"uninitialised read: {who} reads {element}{at} before any thread wrote it"
-    if f.kind == FindingKind.BARRIER_DIVERGENCE:
-        missing = ", ".join(threads.name(k) for k in (threads.lane(t) for t in f.threads) if k is not None)
-        more = " (and others)" if len(f.threads) >= 8 else ""
-        one = len(f.threads) == 1
-        return f"barrier divergence{at}{phase}: {missing}{more} never {'reaches' if one else 'reach'} the barrier"
-    if f.kind == FindingKind.UNWRITTEN_OUTPUT:
-        return f"{f.count} element{'s' if f.count != 1 else ''} of {f.buffer} never written, from {element} on"
-    if f.kind == FindingKind.DIVISION_BY_ZERO:
-        return f"division by zero: {who}{at}"
-    if f.kind == FindingKind.STEP_BUDGET:
-        return f"{who} never leaves the loop{at}" if lane is not None else f"the kernel did not finish{at}"
-    return f"{f.kind}{at}"
-
-
+def _summary(f: Finding, threads: _Threads, lane, other, strays: list[ElementAccess]) -> str:
+    """The finding's one line, worded by its kind's entry from the names this diagram uses."""
+    apart = other is not None and lane is not None and int(threads.lanes.group[other]) != int(threads.lanes.group[lane])
+    access = next((a.kind.verb for a in strays if a.lane == lane and f.pos is not None and a.line == f.pos.line
+                   and a.buffer == f.buffer), "accesses")
+    named = tuple(threads.name(k) for k in (threads.lane(t) for t in f.threads) if k is not None)
+    words = SiteWords(who=threads.name(lane) if lane is not None else "a thread", located=lane is not None,
+                      them=threads.name(other) if other is not None else "other threads", apart=apart,
+                      access=access, named=named)
+    return kind_entry(f.kind).summary(f, words)
 
 
 def stray_accesses(result: RunResult, group: int | None = None) -> list[ElementAccess]:

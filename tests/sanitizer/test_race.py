@@ -297,3 +297,21 @@ def test_threadgroup_raw_through_pointer_alias() -> None:
     found = findings_of(src, {"a": f32(np.arange(8))}, grid=(8, 1, 1), tg=(4, 1, 1))
     f = expect_one_kind(found, RACE, line_of(src, "@R"), t1(0, 4), "s", 1)
     check_race(f, "read-after-write", line_of(src, "@W"), t1(1, 4))
+
+
+def test_a_write_after_several_reads_names_its_readers_other_threads() -> None:
+    # Every thread reads tile[0]; the last of them then writes it: the reader the sanitizer
+    # recorded is the writer itself, so the message names the others, not the writer.
+    src = kernel("""
+        threadgroup float tile[4];
+        uint i = thread_position_in_threadgroup.x;
+        tile[i] = a[i];
+        threadgroup_barrier(mem_flags::mem_threadgroup);
+        float v = tile[0];  // @R
+        if (i == 3) { tile[0] = 1.0f; }  // @W
+        out[i] = v;
+    """)
+    found = findings_of(src, {"a": f32(np.arange(4))}, {"out": ((4,), "float32")}, grid=(4, 1, 1), tg=(4, 1, 1))
+    f = expect_one_kind(found, RACE, line_of(src, "@W"), t1(3, 4), "tile", 0)
+    assert f.other_thread is None and f.other_pos.line == line_of(src, "@R")
+    assert f.message.startswith("thread 3 writes tile[0], read by other threads in the same barrier phase")

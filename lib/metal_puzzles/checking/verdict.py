@@ -16,14 +16,13 @@ from ..msl import (
     ArgumentError,
     CompileError,
     Finding,
-    FindingKind,
     KernelRuntimeError,
-    RaceKind,
     RunResult,
     SanitizerError,
     StopReason,
 )
 from ..msl.observe.cost import CostFigures, worst_figures
+from ..msl.run.finding_kinds import kind_entry
 from .budget_detail import count_details
 from .puzzle import Budget, Case
 from .tolerance import mismatch
@@ -341,32 +340,11 @@ def _what_goes_wrong(o: Outcome) -> str:
     if o.findings:
         f = o.findings[0]
         line = f" (line {f.pos.line})" if f.pos is not None else ""
-        return f"it would {_finding_verb(f)}{line}"
+        return f"it would {kind_entry(f.kind).verb(f)}{line}"
     mismatch = o.mismatch
     if mismatch is not None and mismatch.any():
         return f"it would give wrong values at {int(mismatch.sum())} of {mismatch.size} positions"
     return "its output would differ from the spec's"
-
-
-def _finding_verb(f: Finding) -> str:
-    """What a finding's thread would do, as a verb phrase ('write out[4] from two threads')."""
-    element = f"{f.buffer}[{f.index}]" if f.buffer is not None and f.index is not None else "an element"
-    if f.kind == FindingKind.RACE:
-        return (f"write {element} from two threads" if f.race == RaceKind.WRITE_AFTER_WRITE
-                else f"race on {element}")
-    if f.kind == FindingKind.OUT_OF_BOUNDS:
-        return f"access {element}, out of bounds"
-    if f.kind == FindingKind.UNINITIALIZED_READ:
-        return f"read {element} before any thread wrote it"
-    if f.kind == FindingKind.UNWRITTEN_OUTPUT:
-        return f"leave {f.count} element{'s' if f.count != 1 else ''} of {f.buffer} unwritten"
-    if f.kind == FindingKind.BARRIER_DIVERGENCE:
-        return "let some threads of a threadgroup skip a barrier"
-    if f.kind == FindingKind.DIVISION_BY_ZERO:
-        return "divide by zero"
-    if f.kind == FindingKind.STEP_BUDGET:
-        return "not finish"
-    return f"have a problem ({f.kind})"
 
 
 def _gradient_report(r: CheckResult) -> list[str]:

@@ -34,6 +34,7 @@ from ..lang.types import (
     vector,
 )
 from ..lang.values import round_bfloat
+from ..run.finding_kinds import kind_entry
 from ..run.findings import FindingKind
 from ..run.lanes import SIMD_WIDTH
 from ..run.memory import view_of
@@ -100,8 +101,8 @@ def check_together(c, m, pos, name: str) -> None:
     else:
         away = int(table[s][~active[s]][0])
         message = (f"{c.lanes.label(here)} runs {name} but {c.lanes.label(away)} of the same SIMD-group does not (all "
-                   f"{SIMD_WIDTH} threads of a SIMD-group must execute simdgroup matrix operations together: keep "
-                   "them out of branches that split a SIMD-group)")
+                   f"{SIMD_WIDTH} threads of a SIMD-group must execute simdgroup matrix operations together: "
+                   f"{kind_entry(FindingKind.SIMDGROUP_DIVERGENCE).fix})")
     c.report(FindingKind.SIMDGROUP_DIVERGENCE, pos, lanes_of_s, message)
 
 

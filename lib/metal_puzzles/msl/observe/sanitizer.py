@@ -26,18 +26,27 @@ where they happen (runtime/executor); all findings go through ``Ctx.report``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+
 import numpy as np
 
 from ..lang.errors import Pos
+from ..lang.pycompat import StrEnum
 from ..lang.types import AddressSpace, ArrayType, StructType, Type, VectorType, size_of
+from ..run.finding_kinds import kind_entry
 from ..run.findings import FindingKind, RaceKind, Severity
 from ..run.hints import (
     Audience,
+    atomic_plain_race_fix,
+    barrier_flags_fix,
+    benign_race_fix,
     device_update_race_fix,
     device_write_race_fix,
     in_loop,
     more_elements,
     partial_group_fix,
+    simdgroup_barrier_fix,
     threadgroup_race_fix,
     uninitialized_fix,
 )
@@ -197,7 +206,6 @@ class Sanitizer:
     def __init__(self) -> None:
         self.positions: list[Pos] = []
         self._pos_ids: dict[Pos, int] = {}
-        self.reported: set[tuple] = set()
         #: Queued threadgroup reads folded into reader tables so far: at most one fold per read
         #: (what keeps a phase of many read-then-write updates linear; a test counts it).
         self.reads_folded = 0
@@ -317,18 +325,13 @@ class Sanitizer:
             wl = sh.w_lane[f]
             raw = self._unless_ordered(ctx, sh, (wl >= 0) & (wl != lanes), wl, sh.w_phase, sh.w_sph, f, lanes,
                                        phase, sph)
-            if raw.any():
-                k = int(np.flatnonzero(raw)[0])
-                self._race(ctx, mem, RaceKind.READ_AFTER_WRITE, int(lanes[k]), int(wl[k]), int(f[k]), pos,
-                           self.positions[sh.w_pos[f[k]]], lanes[raw], entries=f[raw])
+            self._conflict(ctx, mem, RaceKind.READ_AFTER_WRITE, raw, lanes, f, wl, pos, sh.w_pos)
         if sh.a_lane is not None:
             al = sh.a_lane[f]
             hit = self._unless_ordered(ctx, sh, (al >= 0) & ((al != lanes) | sh.a_multi[f]) & sh.a_write[f], al,
                                        sh.a_phase, sh.a_sph, f, lanes, phase, sph)
-            if hit.any():
-                k = int(np.flatnonzero(hit)[0])
-                self._race(ctx, mem, RaceKind.READ_AFTER_WRITE, int(lanes[k]), int(al[k]), int(f[k]), pos,
-                           self.positions[sh.a_pos[f[k]]], lanes[hit], entries=f[hit], atomic="earlier")
+            self._conflict(ctx, mem, RaceKind.READ_AFTER_WRITE, hit, lanes, f, al, pos, sh.a_pos,
+                           atomic=AtomicSide.EARLIER)
         if sh.device:
             read = (f, lanes, self.pos_id(pos), phase, sph)
             if sh.last_read is not None and _same_read(sh.last_read, read):
@@ -435,36 +438,23 @@ class Sanitizer:
             wl = sh.w_lane[f]
             waw = self._unless_ordered(ctx, sh, (wl >= 0) & (wl != lanes), wl, sh.w_phase, sh.w_sph, f, lanes,
                                        phase, sph)
-            if waw.any():
-                k = int(np.flatnonzero(waw)[0])
-                same = self._same_value(ctx, mem, flat, view, raw, lanes[waw], None)
-                self._race(ctx, mem, RaceKind.WRITE_AFTER_WRITE, int(lanes[k]), int(wl[k]), int(f[k]), pos,
-                           self.positions[sh.w_pos[f[k]]], lanes[waw], entries=f[waw], same_value=same)
+            self._conflict(ctx, mem, RaceKind.WRITE_AFTER_WRITE, waw, lanes, f, wl, pos, sh.w_pos,
+                           same_value=lambda writers: self._same_value(ctx, mem, flat, view, raw, writers, None))
             war, rl, r_pos = self._plain_readers(ctx, sh, lanes, f, phase, sph)
-            if war is not None and war.any():
-                k = int(np.flatnonzero(war)[0])
-                other = int(rl[k])
-                if other == int(lanes[k]):
-                    other = -1  # several readers; the recorded one is this thread
-                self._race(ctx, mem, RaceKind.WRITE_AFTER_READ, int(lanes[k]), other, int(f[k]), pos,
-                           self.positions[r_pos[f[k]]], lanes[war], entries=f[war])
+            self._conflict(ctx, mem, RaceKind.WRITE_AFTER_READ, war, lanes, f, rl, pos, r_pos, several_readers=True)
             if sh.a_lane is not None:
                 al = sh.a_lane[f]
                 hit = self._unless_ordered(ctx, sh, (al >= 0) & ((al != lanes) | sh.a_multi[f]), al, sh.a_phase,
                                            sh.a_sph, f, lanes, phase, sph)
-                if hit.any():
-                    k = int(np.flatnonzero(hit)[0])
-                    self._race(ctx, mem, RaceKind.WRITE_AFTER_WRITE, int(lanes[k]), int(al[k]), int(f[k]), pos,
-                               self.positions[sh.a_pos[f[k]]], lanes[hit], entries=f[hit], atomic="earlier")
+                self._conflict(ctx, mem, RaceKind.WRITE_AFTER_WRITE, hit, lanes, f, al, pos, sh.a_pos,
+                               atomic=AtomicSide.EARLIER)
             sh.w_lane[f] = lanes
             # Two lanes of this very statement writing one granule: the survivor differs from a writer.
-            clash = sh.w_lane[f] != lanes
-            if clash.any():
-                k = int(np.flatnonzero(clash)[0])
-                survivor = sh.w_lane[f[clash]]
-                same = self._same_value(ctx, mem, flat, view, raw, lanes[clash], survivor)
-                self._race(ctx, mem, RaceKind.WRITE_AFTER_WRITE, int(lanes[k]), int(sh.w_lane[f[k]]), int(f[k]), pos,
-                           pos, lanes[clash], entries=f[clash], same_value=same)
+            survivors = sh.w_lane[f]
+            clash = survivors != lanes
+            self._conflict(ctx, mem, RaceKind.WRITE_AFTER_WRITE, clash, lanes, f, survivors, pos, pos,
+                           same_value=lambda writers: self._same_value(ctx, mem, flat, view, raw, writers,
+                                                                       survivors[clash]))
             sh.w_phase[f] = phase
             if sph is not None:
                 sh.w_sph[f] = sph
@@ -494,17 +484,12 @@ class Sanitizer:
         phase, sph = self._now(ctx, sh, lanes)
         wl = sh.w_lane[f]
         hit = self._unless_ordered(ctx, sh, (wl >= 0) & (wl != lanes), wl, sh.w_phase, sh.w_sph, f, lanes, phase, sph)
-        if hit.any():
-            k = int(np.flatnonzero(hit)[0])
-            self._race(ctx, mem, RaceKind.WRITE_AFTER_WRITE if writes else RaceKind.READ_AFTER_WRITE, int(lanes[k]),
-                       int(wl[k]), int(f[k]), pos, self.positions[sh.w_pos[f[k]]], lanes[hit], entries=f[hit], atomic="now")
+        self._conflict(ctx, mem, RaceKind.WRITE_AFTER_WRITE if writes else RaceKind.READ_AFTER_WRITE, hit, lanes, f,
+                       wl, pos, sh.w_pos, atomic=AtomicSide.NOW)
         if writes:
             war, rl, r_pos = self._plain_readers(ctx, sh, lanes, f, phase, sph)
-            if war is not None and war.any():
-                k = int(np.flatnonzero(war)[0])
-                other = int(rl[k])
-                self._race(ctx, mem, RaceKind.WRITE_AFTER_READ, int(lanes[k]), other if other != int(lanes[k]) else -1,
-                           int(f[k]), pos, self.positions[r_pos[f[k]]], lanes[war], entries=f[war], atomic="now")
+            self._conflict(ctx, mem, RaceKind.WRITE_AFTER_READ, war, lanes, f, rl, pos, r_pos, several_readers=True,
+                           atomic=AtomicSide.NOW)
         old = sh.a_lane[f]
         current = (old >= 0) & self._unordered(ctx, sh, old, sh.a_phase[f], None if sph is None else sh.a_sph[f],
                                                lanes, phase, sph)
@@ -552,19 +537,14 @@ class Sanitizer:
         return mem.place(self._byte(mem, entry, lane)) or f"{mem.name}[{self._element(None, mem, entry, lane)}]"
 
     def _uninit(self, ctx, mem: Memory, lanes, f: int, lane: int, pos: Pos) -> None:
-        key = ("uninit", mem.name, pos)
-        if key in self.reported:
+        if ctx.is_reported(FindingKind.UNINITIALIZED_READ, pos, mem.name):
             return
-        self.reported.add(key)
         idx = self._element(ctx, mem, f, lane)
-        what = {"threadgroup": "threadgroup memory that no thread has written yet",
-                "thread": "a thread-private array element that was never assigned",
-                "device": "an output element that no thread has written"
-                + ("" if ctx.audience == Audience.PUZZLE else " (the launch has no init_value)")}[mem.space]
-        fix = uninitialized_fix(mem.space, ctx.audience)
-        if mem.space == "thread" and mem.place(0) is not None:
-            what = "a member that was never assigned"
-            fix = "initialise the struct ('S s = {...};') or give the member a default value in the struct"
+        member = mem.space == AddressSpace.THREAD and mem.place(0) is not None
+        what = "a member that was never assigned" if member else _UNINITIALIZED[mem.space]
+        if mem.space == AddressSpace.DEVICE and ctx.audience != Audience.PUZZLE:
+            what += " (the launch has no init_value)"
+        fix = uninitialized_fix(mem.space, ctx.audience, member=member)
         mask = np.zeros(ctx.n, dtype=bool)
         mask[lane] = True
         mask[lanes] = True
@@ -572,81 +552,49 @@ class Sanitizer:
                          f"{ctx.lanes.label(int(lane))} reads {self._place(mem, f, lane)}, {what}: {fix}",
                          buffer=mem.name, index=idx)
 
-    def _race(self, ctx, mem: Memory, kind: RaceKind, lane: int, other: int, f: int, pos: Pos, other_pos: Pos,
-              lanes, *, entries=None, same_value: bool = False, atomic: str | None = None) -> None:
-        """Report a race. ``atomic``: 'now' when this access is the atomic one, 'earlier' when the
-        other was; ``same_value``: both writes store the same bits (a benign race, a note)."""
-        severity = Severity.NOTE if same_value else Severity.ERROR
-        key = ("race", mem.name, pos, other_pos, severity)
-        if key in self.reported:
+    def _conflict(self, ctx, mem: Memory, kind: RaceKind, hit, lanes, f, others, pos: Pos, earlier, *,
+                  several_readers: bool = False, same_value: Callable[[np.ndarray], bool] | None = None,
+                  atomic: AtomicSide | None = None) -> None:
+        """Report the first of the accesses ``hit`` marks (over ``lanes`` and their granules ``f``)
+        that conflict with an earlier access by ``others`` (a lane per access), made at ``earlier``
+        (a position id per granule, or one position). ``several_readers``: the earlier readers
+        recorded may include this very thread, which then stands for other threads;
+        ``same_value``: whether the writers store what is already there (a benign race)."""
+        if hit is None or not hit.any():
             return
-        self.reported.add(key)
-        idx = self._element(ctx, mem, f, lane)
+        k = int(np.flatnonzero(hit)[0])
+        lane, other = int(lanes[k]), int(others[k])
+        if several_readers and other == lane:
+            other = -1  # several readers; the recorded one is this thread
+        other_pos = earlier if isinstance(earlier, Pos) else self.positions[earlier[f[k]]]
+        writers = lanes[hit]
+        same = same_value(writers) if same_value is not None else False
+        self._race(ctx, mem, kind, lane, other, int(f[k]), pos, other_pos, writers, entries=f[hit], same_value=same,
+                   atomic=atomic)
+
+    def _race(self, ctx, mem: Memory, kind: RaceKind, lane: int, other: int, f: int, pos: Pos, other_pos: Pos,
+              lanes, *, entries=None, same_value: bool = False, atomic: AtomicSide | None = None) -> None:
+        """Report a race. ``atomic``: which of the two accesses is the atomic one, if one is;
+        ``same_value``: both writes store the same bits (a benign race, a note)."""
+        severity = Severity.NOTE if same_value else Severity.ERROR
+        if ctx.is_reported(FindingKind.RACE, pos, mem.name, severity):
+            return
         place = self._place(mem, f, lane)
         if entries is not None:  # how many elements (distinct places in memory) race the same way
             place += more_elements(int(np.unique(np.asarray(entries) * mem.shadow.granule // mem.unit).size))
-        me = ctx.lanes.label(lane)
-        them = ctx.lanes.label(other) if other >= 0 else "other threads"
-        same_group = other >= 0 and ctx.lanes.group[other] == ctx.lanes.group[lane]
-        if mem.space == AddressSpace.THREADGROUP or same_group:
-            where = "in the same barrier phase"
-        else:
-            where = "in another threadgroup during the same dispatch"
+        race = _RacePair(kind, mem.shadow.space, lane, other, pos, other_pos, place,
+                         same_group=other >= 0 and ctx.lanes.group[other] == ctx.lanes.group[lane])
         if atomic is not None:
-            verb = "atomically updates" if atomic == "now" else {"read-after-write": "reads",
-                                                                 "write-after-write": "writes"}.get(kind, "writes")
-            earlier = {"now": {"read-after-write": "written by", "write-after-read": "read by",
-                               "write-after-write": "written by"}[kind],
-                       "earlier": "atomically updated by"}[atomic]
-            fix = ("an atomic and a plain access to one element race: access it only through atomic functions "
-                   "(atomic_load_explicit / atomic_store_explicit for the plain ones), or order the two with a barrier")
-            message = f"{me} {verb} {place}, {earlier} {them} {where} (line {other_pos.line}): {fix}"
+            message = _atomic_race_message(ctx, race, atomic)
         elif same_value:
-            misplaced = None if same_group or mem.space == AddressSpace.THREADGROUP else partial_group_fix(ctx)
-            message = (f"{me} writes {place}, also written by {them} {where} (line {other_pos.line}), "
-                       "with the same value: " + (
-                           # Benign in itself, but the two threads computed one position: a wrong one.
-                           misplaced if misplaced is not None else
-                           "a benign race (GPUs store whole elements, so the result is that value either way); "
-                           "let one thread write it to make the kernel race-free"))
+            message = _benign_race_message(ctx, race)
         else:
-            verb = {"read-after-write": "reads", "write-after-read": "writes", "write-after-write": "writes"}[kind]
-            earlier = {"read-after-write": "written by", "write-after-read": "read by",
-                       "write-after-write": "also written by"}[kind]
-            misplaced = None if same_group or mem.space == AddressSpace.THREADGROUP else partial_group_fix(ctx)
-            if mem.space == AddressSpace.THREADGROUP:
-                fix = threadgroup_race_fix(pos, other_pos, later_writes=kind != RaceKind.READ_AFTER_WRITE,
-                                           in_loop=in_loop(ctx))
-                lanes_ = ctx.lanes
-                if other >= 0 and same_group and lanes_.threads_in_group[lanes_.group[lane]] > SIMD_WIDTH \
-                        and lanes_.simd_in_group[other] == lanes_.simd_in_group[lane]:
-                    # A tile per SIMD-group (a GEMM's): the cheaper barrier may be all it needs.
-                    fix += (f"; the two threads are in one SIMD-group ({lanes_.simd_in_group[lane]}): if only the "
-                            "threads of one SIMD-group share these elements, simdgroup_barrier(mem_flags::"
-                            "mem_threadgroup) is enough, and unlike a threadgroup barrier it may sit where SIMD-groups "
-                            "take different branches")
-            elif misplaced is not None:  # the thread's position is wrong, not its way of writing
-                fix = misplaced
-            elif kind == "write-after-write":
-                fix = device_write_race_fix(ctx.audience, ctx.host)
-            else:
-                fix = device_update_race_fix(ctx.audience, ctx.host, same_group)
-            weak = ctx.unordered_by.get(AddressSpace.THREADGROUP if mem.space == AddressSpace.THREADGROUP
-                                        else AddressSpace.DEVICE)
-            between = weak is not None and weak.file == pos.file and min(other_pos.line, pos.line) < weak.line < max(
-                other_pos.line, pos.line)
-            if between and (mem.space == AddressSpace.THREADGROUP or same_group):
-                # A barrier between the two lines ran, but its mem_flags do not order this memory.
-                flag = "mem_threadgroup" if mem.space == AddressSpace.THREADGROUP else "mem_device"
-                fix = (f"the barrier at line {weak.line} synchronises execution but does not order {mem.space} "
-                       f"memory (its mem_flags lack {flag}): use threadgroup_barrier(mem_flags::{flag}) between the "
-                       f"two accesses (line {other_pos.line} and line {pos.line})")
-            message = f"{me} {verb} {place}, {earlier} {them} {where} (line {other_pos.line}): {fix}"
+            message = _race_message(ctx, race)
         mask = np.zeros(ctx.n, dtype=bool)
         mask[lanes] = True
-        ctx.report_first(FindingKind.RACE, pos, lane, mask, message, buffer=mem.name, index=idx, race=kind,
-                         other_pos=other_pos, other_thread=ctx.lanes.describe(other) if other >= 0 else None,
-                         severity=severity)
+        ctx.report_first(FindingKind.RACE, pos, lane, mask, message, buffer=mem.name,
+                         index=self._element(ctx, mem, f, lane), race=kind, other_pos=other_pos,
+                         other_thread=ctx.lanes.describe(other) if other >= 0 else None, severity=severity)
 
     # ------------------------------------------------------------- the end
     def finish(self, ctx, outputs: list[Memory], init_value) -> None:
@@ -662,13 +610,108 @@ class Sanitizer:
             shown = ", ".join(str(int(i)) for i in missing[:8]) + (", ..." if missing.size > 8 else "")
             ctx.report(FindingKind.UNWRITTEN_OUTPUT, None, None,
                        f"{missing.size} of the {total} elements of output '{mem.name}' are never written "
-                       f"(indices {shown}); a GPU would leave garbage there. Make sure some thread writes every "
-                       "element" + ("" if ctx.audience == Audience.PUZZLE else
+                       f"(indices {shown}); a GPU would leave garbage there. "
+                       f"{kind_entry(FindingKind.UNWRITTEN_OUTPUT).fix}" + ("" if ctx.audience == Audience.PUZZLE else
                                     " (for your own kernels, passing init_value to the call also fills them)")
                        + ("; this launch ends in a partial threadgroup, where threads_per_threadgroup is smaller: "
                           "positions computed from it go wrong there (dispatch_threads_per_threadgroup does not)"
                           if hint else ""),
                        buffer=mem.name, index=int(missing[0]), count=int(missing.size))
+
+
+class AtomicSide(StrEnum):
+    """Which access of a race between an atomic and a plain access is the atomic one."""
+
+    NOW = "now"  # the access that found the race
+    EARLIER = "earlier"  # the access it races with
+
+
+#: What a thread read that nobody wrote, by where the memory lives.
+_UNINITIALIZED = {AddressSpace.THREADGROUP: "threadgroup memory that no thread has written yet",
+                  AddressSpace.THREAD: "a thread-private array element that was never assigned",
+                  AddressSpace.DEVICE: "an output element that no thread has written"}
+
+#: How a race's message words the access that found it, and the earlier one it races with.
+_LATER = {RaceKind.READ_AFTER_WRITE: "reads", RaceKind.WRITE_AFTER_READ: "writes",
+          RaceKind.WRITE_AFTER_WRITE: "writes"}
+_EARLIER = {RaceKind.READ_AFTER_WRITE: "written by", RaceKind.WRITE_AFTER_READ: "read by",
+            RaceKind.WRITE_AFTER_WRITE: "also written by"}
+_EARLIER_THAN_ATOMIC = {**_EARLIER, RaceKind.WRITE_AFTER_WRITE: "written by"}
+
+
+@dataclass(frozen=True)
+class _RacePair:
+    """The two accesses of a race, as its message builders need them."""
+
+    kind: RaceKind
+    space: AddressSpace  # threadgroup or device memory
+    lane: int  # the thread of the access that found the race
+    other: int  # the earlier access's thread (-1: several threads)
+    pos: Pos
+    other_pos: Pos
+    place: str  # 'buf[3] (and 2 more elements)'
+    same_group: bool  # the two threads are in one threadgroup
+
+    def opening(self, ctx, verb: str, earlier: str) -> str:
+        """'thread 2 writes buf[3], read by thread 5 in the same barrier phase (line 4)'."""
+        them = ctx.lanes.label(self.other) if self.other >= 0 else "other threads"
+        if self.space == AddressSpace.THREADGROUP or self.same_group:
+            where = "in the same barrier phase"
+        else:
+            where = "in another threadgroup during the same dispatch"
+        return f"{ctx.lanes.label(self.lane)} {verb} {self.place}, {earlier} {them} {where} (line {self.other_pos.line})"
+
+    def misplaced(self, ctx) -> str | None:
+        """Device threads of different threadgroups at one element because a partial threadgroup
+        computed its positions wrongly: the fix is the position, not the way of writing."""
+        return None if self.same_group or self.space == AddressSpace.THREADGROUP else partial_group_fix(ctx)
+
+
+def _atomic_race_message(ctx, race: _RacePair, atomic: AtomicSide) -> str:
+    """An atomic and a plain access to one element that nothing orders."""
+    if atomic == AtomicSide.NOW:
+        verb, earlier = "atomically updates", _EARLIER_THAN_ATOMIC[race.kind]
+    else:
+        verb, earlier = _LATER[race.kind], "atomically updated by"
+    return f"{race.opening(ctx, verb, earlier)}: {atomic_plain_race_fix()}"
+
+
+def _benign_race_message(ctx, race: _RacePair) -> str:
+    """Two threads writing the same value to one element: harmless in itself, but where the two
+    threads computed one position it is a wrong one."""
+    misplaced = race.misplaced(ctx)
+    return (f"{race.opening(ctx, 'writes', 'also written by')}, with the same value: "
+            + (misplaced if misplaced is not None else benign_race_fix()))
+
+
+def _race_message(ctx, race: _RacePair) -> str:
+    return f"{race.opening(ctx, _LATER[race.kind], _EARLIER[race.kind])}: {_race_fix(ctx, race)}"
+
+
+def _race_fix(ctx, race: _RacePair) -> str:
+    """What fixes a race of plain accesses: a barrier where it goes, or atomics, or a position."""
+    pos, other_pos = race.pos, race.other_pos
+    misplaced = race.misplaced(ctx)
+    if race.space == AddressSpace.THREADGROUP:
+        fix = threadgroup_race_fix(pos, other_pos, later_writes=race.kind != RaceKind.READ_AFTER_WRITE,
+                                   in_loop=in_loop(ctx))
+        lanes = ctx.lanes
+        if race.other >= 0 and race.same_group and lanes.threads_in_group[lanes.group[race.lane]] > SIMD_WIDTH \
+                and lanes.simd_in_group[race.other] == lanes.simd_in_group[race.lane]:
+            # A tile per SIMD-group (a GEMM's): the cheaper barrier may be all it needs.
+            fix += f"; {simdgroup_barrier_fix(lanes.simd_in_group[race.lane])}"
+    elif misplaced is not None:  # the thread's position is wrong, not its way of writing
+        fix = misplaced
+    elif race.kind == RaceKind.WRITE_AFTER_WRITE:
+        fix = device_write_race_fix(ctx.audience, ctx.host)
+    else:
+        fix = device_update_race_fix(ctx.audience, ctx.host, race.same_group)
+    weak = ctx.unordered_by.get(race.space)
+    between = weak is not None and weak.file == pos.file and min(other_pos.line, pos.line) < weak.line < max(
+        other_pos.line, pos.line)
+    if between and (race.space == AddressSpace.THREADGROUP or race.same_group):
+        fix = barrier_flags_fix(weak, race.space, other_pos, pos)
+    return fix
 
 
 def interior_padding(ty: Type) -> np.ndarray:

@@ -15,6 +15,9 @@ from ..lang.pycompat import StrEnum
 
 
 class FindingKind(StrEnum):
+    """What a finding is about. Each kind has its one entry in ``finding_kinds.FINDING_KINDS``
+    (its wording, its fix, how diagrams mark it); a test fails while one lacks it."""
+
     OUT_OF_BOUNDS = "out-of-bounds"
     MISALIGNED = "misaligned-access"
     RACE = "race"
@@ -66,6 +69,17 @@ class StopKernel(Exception):
     def __init__(self, reason: StopReason) -> None:
         super().__init__(reason.value)
         self.reason = reason
+
+
+@dataclass(frozen=True)
+class FindingKey:
+    """What makes two findings one: a run reports each key once (``Ctx.report``), whichever part
+    of the simulator (the executor, the sanitizer) finds it and however often it happens."""
+
+    kind: FindingKind
+    pos: Pos | None
+    buffer: str | None
+    severity: Severity
 
 
 @dataclass

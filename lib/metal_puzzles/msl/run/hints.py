@@ -70,8 +70,11 @@ def device_update_race_fix(audience: Audience, host: HostApi, same_group: bool) 
 
 
 # ----------------------------------------------------------------------------- wording by audience
-def uninitialized_fix(space: AddressSpace, audience: Audience) -> str:
-    """How to avoid reading memory nobody wrote, by where the memory lives."""
+def uninitialized_fix(space: AddressSpace, audience: Audience, member: bool = False) -> str:
+    """How to avoid reading memory nobody wrote, by where the memory lives; ``member``: what was
+    read is a member of a thread's struct."""
+    if member:
+        return "initialise the struct ('S s = {...};') or give the member a default value in the struct"
     if space == AddressSpace.THREADGROUP:
         return "write it first (and put a threadgroup_barrier between the write and this read)"
     if space == AddressSpace.THREAD:
@@ -170,6 +173,22 @@ def threadgroup_race_fix(pos: Pos, other_pos: Pos, later_writes: bool = True, in
     return f"add {barrier} between the two accesses (line {other_pos.line}, then line {pos.line}; {EVERY_THREAD})"
 
 
+def simdgroup_barrier_fix(simd: int) -> str:
+    """The cheaper barrier, for a threadgroup race between two threads of SIMD-group ``simd``."""
+    return (f"the two threads are in one SIMD-group ({simd}): if only the threads of one SIMD-group share these "
+            "elements, simdgroup_barrier(mem_flags::mem_threadgroup) is enough, and unlike a threadgroup barrier it "
+            "may sit where SIMD-groups take different branches")
+
+
+def barrier_flags_fix(barrier: Pos, space: AddressSpace, other_pos: Pos, pos: Pos) -> str:
+    """The fix for a race across a barrier that ran between the two accesses (at ``other_pos``,
+    then ``pos``) but whose mem_flags do not order ``space`` memory."""
+    flag = "mem_threadgroup" if space == AddressSpace.THREADGROUP else "mem_device"
+    return (f"the barrier at line {barrier.line} synchronises execution but does not order {space} memory (its "
+            f"mem_flags lack {flag}): use threadgroup_barrier(mem_flags::{flag}) between the two accesses (line "
+            f"{other_pos.line} and line {pos.line})")
+
+
 def in_loop(ctx) -> bool:
     """Whether the statement running now is inside a loop (a switch is not one)."""
     st = ctx.loop
@@ -183,6 +202,19 @@ def more_elements(count: int) -> str:
     if count <= 1:
         return ""
     return f" (and {count - 1} more element{'s' if count > 2 else ''})"
+
+
+# ----------------------------------------------------------------------------- other races
+def atomic_plain_race_fix() -> str:
+    """The fix for an atomic and a plain access to one element that nothing orders."""
+    return ("an atomic and a plain access to one element race: access it only through atomic functions "
+            "(atomic_load_explicit / atomic_store_explicit for the plain ones), or order the two with a barrier")
+
+
+def benign_race_fix() -> str:
+    """Two threads writing one element the same value: harmless, but not race-free."""
+    return ("a benign race (GPUs store whole elements, so the result is that value either way); let one thread "
+            "write it to make the kernel race-free")
 
 
 # ----------------------------------------------------------------------------- partial threadgroups
@@ -404,5 +436,6 @@ def _wrap(e: ast.Expr, text: str, at_least: int) -> str:
     return text
 
 
-__all__ = ["Audience", "RaceShape", "race_shape", "threadgroup_race_fix", "in_loop", "more_elements", "WrapAroundExplainer", "wraparound_explainer", "partial_group_fix",
+__all__ = ["Audience", "RaceShape", "race_shape", "threadgroup_race_fix", "simdgroup_barrier_fix",
+           "barrier_flags_fix", "atomic_plain_race_fix", "benign_race_fix", "in_loop", "more_elements", "WrapAroundExplainer", "wraparound_explainer", "partial_group_fix",
            "uninitialized_fix", "step_budget_advice", "lane_values", "unparse"]

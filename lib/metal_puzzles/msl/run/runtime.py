@@ -12,7 +12,16 @@ import numpy as np
 
 from ..lang.errors import KernelRuntimeError, Pos
 from ..lang.types import AddressSpace, MemFlags
-from .findings import Finding, FindingKind, SanitizeMode, Severity, StopKernel, StopReason
+from .finding_kinds import kind_entry
+from .findings import (
+    Finding,
+    FindingKey,
+    FindingKind,
+    SanitizeMode,
+    Severity,
+    StopKernel,
+    StopReason,
+)
 from .hints import Audience, HostApi, lane_values, step_budget_advice
 from .lanes import Lanes
 from .memory import AccessKind, Memory, Ptr, SplitPtr, View, rescale, view_of
@@ -95,7 +104,7 @@ class Ctx:
         self.cost = None  # observe.cost.CostRecorder when a cost profile is asked for
         self.local_init: dict = {}  # (id(frame slots), slot) -> lanes whose variable holds a value
         self.root_frame = self.frame
-        self._reported: set = set()
+        self._reported: set[FindingKey] = set()  # what report() has recorded, once each
         self.barrier_count = 0  # barriers executed so far (any threadgroup)
         self.sync_epoch = 0  # threadgroup-ordering barriers every threadgroup took
         self.lane_phase = np.zeros(self.n, dtype=np.int64)  # threadgroup-memory phase of each lane's group
@@ -200,10 +209,11 @@ class Ctx:
     def report(self, kind: FindingKind, pos: Pos | None, lanes_mask, message: str, buffer: str | None = None,
                index: int | None = None, first_lane: int | None = None, severity: Severity = Severity.ERROR,
                **details) -> None:
-        """Record a finding (once per kind, place, buffer and severity), naming up to 8 of its threads."""
+        """Record a finding (once per ``FindingKey``: kind, place, buffer and severity), naming up to 8
+        of its threads."""
         if self.sanitize == SanitizeMode.OFF:
             return
-        key = (kind, pos, buffer, severity)
+        key = FindingKey(kind, pos, buffer, severity)
         if key in self._reported:
             return
         self._reported.add(key)
@@ -222,7 +232,13 @@ class Ctx:
         if len(self.findings) > MAX_FINDINGS:
             raise StopKernel(StopReason.TOO_MANY_FINDINGS)
 
-    def report_first(self, kind: str, pos: Pos | None, lane: int, lanes_mask, message: str, **kw) -> None:
+    def is_reported(self, kind: FindingKind, pos: Pos | None, buffer: str | None,
+                    severity: Severity = Severity.ERROR) -> bool:
+        """Whether ``report`` already recorded this finding: a reporter whose message is costly to
+        build (the sanitizer's) asks first, since a second report of it would be dropped."""
+        return FindingKey(kind, pos, buffer, severity) in self._reported
+
+    def report_first(self, kind: FindingKind, pos: Pos | None, lane: int, lanes_mask, message: str, **kw) -> None:
         """Report a finding whose primary thread is ``lane``."""
         self.report(kind, pos, lanes_mask, message, first_lane=int(lane), **kw)
 
@@ -361,8 +377,7 @@ class Ctx:
                 self.report(FindingKind.BARRIER_DIVERGENCE, pos, missing,
                             f"{lanes.group_label(int(g))} reaches this barrier with only some of its "
                             f"threads: {lanes.label(int(here[0]))} waits here but {lanes.label(lane)} never arrives "
-                            "(a barrier must be reached by every thread of the threadgroup that has not "
-                            "returned; move it out of the branch or loop that only some threads enter)")
+                            f"({kind_entry(FindingKind.BARRIER_DIVERGENCE).fix})")
             groups = np.unique(lanes.group[mask])
         self.phase[groups] += 1
         self.barrier_count += 1
