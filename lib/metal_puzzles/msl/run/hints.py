@@ -242,10 +242,23 @@ def partial_group_fix(ctx) -> str | None:
 
 
 def scales_by(body: ast.Node, name: str) -> bool:
-    """Whether the code multiplies by the variable ``name`` (or a component of it): how a position
-    is made from the threadgroup size ('group * threads_per_threadgroup.x'), unlike a loop that
-    only strides by it."""
-    return any(isinstance(node, ast.Binary) and node.op == "*" and (_is_name(node.left, name) or _is_name(node.right, name))
+    """Whether the code multiplies by the variable ``name`` (or a component of it), directly or
+    through a local copy ('uint size = threads_per_threadgroup.x; ... group * size'): how a
+    position is made from the threadgroup size, unlike a loop that only strides by it."""
+    names = {name}
+    copies = [(d.name, d.init) for node in ast.walk(body) if isinstance(node, ast.Decl)
+              for d in node.declarators if d.init is not None]
+    copies += [(node.target.ident, node.value) for node in ast.walk(body)
+               if isinstance(node, ast.Assign) and node.op == "=" and isinstance(node.target, ast.Name)]
+    grew = True
+    while grew:  # copies of copies
+        grew = False
+        for local, value in copies:
+            if local not in names and any(_is_name(value, n) for n in names):
+                names.add(local)
+                grew = True
+    return any(isinstance(node, ast.Binary) and node.op == "*"
+               and any(_is_name(node.left, n) or _is_name(node.right, n) for n in names)
                for node in ast.walk(body))
 
 
