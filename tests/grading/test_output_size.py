@@ -47,7 +47,9 @@ def test_a_notebook_of_characters_outside_ascii_makes_a_record_within_what_the_g
     """Issue 27 §6b: a 2.1 MiB notebook made a 5.3 MiB journal line although the grader reserves
     1 MiB a student: summaries were cut by characters, and an emoji is 12 bytes of ASCII JSON."""
     kernels = sorted({p.kernel_name for p in KERNEL_PUZZLES})
-    name = "\U0001F600" * 2_200
+    # About 2.1 MiB whatever the number of kernel puzzles: each emoji is 12 bytes of ASCII JSON
+    # ("\\ud83d\\ude00"), twice in each kernel's cell.
+    name = "\U0001F600" * int(2.15 * 2**20 / (2 * 12 * len(kernels)))
     d = tmp_path / "class"
     d.mkdir()
     cells = [kernel_cell(k, f"float x = 1.0f; // {name}\nout[0] = x + {name};\n") for k in kernels]
