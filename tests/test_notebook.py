@@ -17,10 +17,14 @@ from nbclient import NotebookClient
 
 from metal_puzzles.checking import GradPuzzle
 from metal_puzzles.grading.extract import extract_kernels
-from metal_puzzles.puzzles import PUZZLES, get_puzzle, solution_header
-from metal_puzzles.puzzles import solution_source as any_solution_source
-from metal_puzzles.puzzles.part1 import PART_I, solution_source
-from metal_puzzles.puzzles.part3 import PART_III
+from metal_puzzles.puzzles import (
+    PUZZLES,
+    get_puzzle,
+    part1,
+    part3,
+    solution_header,
+    solution_source,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -107,7 +111,7 @@ def test_layout_follows_the_book(built):
     assert [t.split("\n")[0] for t in texts] == [f"## Puzzle {p.number}: {p.title}" for p in PUZZLES]
     checks = _cells(nb, "-check")
     assert len(checks) == len(PUZZLES) and all(c.source == "problem.check()" for c in checks.values())
-    for p in PART_I:
+    for p in part1.PART_I.puzzles:
         cell = next(c for c in nb.cells if c.id == f"p{p.number}-code")
         assert f'MetalProblem(\n    "{p.title}",' in cell.source
         assert cell.source.rstrip().endswith("problem.show()")
@@ -115,13 +119,13 @@ def test_layout_follows_the_book(built):
 
 def test_grader_reads_each_kernel_from_the_solved_notebook(built):
     found = extract_kernels(built["solutions"]).kernels
-    for p in PART_I:
+    for p in part1.PART_I.puzzles:
         kernel = found[p.kernel_name]
         assert kernel.source.strip() == solution_source(p).strip()
         assert kernel.header.strip() == p.header.strip()
         assert kernel.input_names == list(p.input_names)
     templates = extract_kernels(built["templates"]).kernels
-    assert all("// FILL ME IN" in templates[p.kernel_name].source for p in PART_I)
+    assert all("// FILL ME IN" in templates[p.kernel_name].source for p in part1.PART_I.puzzles)
 
 
 def test_grader_reads_every_kernel_of_the_book_as_it_runs(built):
@@ -134,7 +138,7 @@ def test_grader_reads_every_kernel_of_the_book_as_it_runs(built):
             continue
         kernel = solved.kernels[p.kernel_name]
         assert kernel.problem is None, (p.id, kernel.problem)
-        assert kernel.source.strip() == any_solution_source(p).strip(), p.id
+        assert kernel.source.strip() == solution_source(p).strip(), p.id
         assert kernel.header.strip() == (solution_header(p) or "").strip(), p.id
     assert extract_kernels(built["templates"]).issues == []
 
@@ -181,7 +185,7 @@ def test_show_draws_a_diagram(executed):
 
 def test_part_three_shows_the_cost_table_and_the_occupancy_answer_is_in_the_header(built, executed):
     for state in ("templates", "solutions"):
-        for p in PART_III:
+        for p in part3.PART_III.puzzles:
             cell = next(c for c in executed[state].cells if c.id == f"p{p.number}-code".replace(".", "-"))
             out = _shown(cell)
             assert "Cost on a model of an Apple GPU" in out and "\nbudget |" in out, (state, p.id)
