@@ -19,7 +19,6 @@ from ..checking.inputs import scalar, values
 from ..checking.tolerance import U32
 from .entry import Entry
 
-BASE = 10000.0
 MAX_POSITION = 32  # offset + sequence length, at most, in any test
 MAX_ABS = 4.0  # test values lie in [-4, 4)
 #: What float32 roundings of an angle up to MAX_POSITION (the product, the frequency's few ulps,
