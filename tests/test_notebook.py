@@ -17,10 +17,14 @@ from nbclient import NotebookClient
 
 from metal_puzzles.checking import GradPuzzle
 from metal_puzzles.grading.extract import extract_kernels
-from metal_puzzles.puzzles import PUZZLES, get_puzzle, solution_header
-from metal_puzzles.puzzles import solution_source as any_solution_source
-from metal_puzzles.puzzles.part1 import PART_I, solution_source
-from metal_puzzles.puzzles.part3 import PART_III
+from metal_puzzles.puzzles import (
+    PUZZLES,
+    get_puzzle,
+    part1,
+    part3,
+    solution_header,
+    solution_source,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -112,7 +116,7 @@ def test_layout_follows_the_book(built):
         {builder._cell_id(p, "check"): f"{builder.problem_name(p)}.check()" for p in PUZZLES}
     own = [builder.problem_name(p) for p in PUZZLES if builder.problem_name(p) != "problem"]  # the finales' are theirs
     assert len(own) >= len(PUZZLES) - 2 and len(set(own)) == len(own)
-    for p in PART_I:
+    for p in part1.PART_I.puzzles:
         cell = next(c for c in nb.cells if c.id == f"p{p.number}-code")
         assert f'{p.id}_problem = MetalProblem(\n    "{p.title}",' in cell.source
         assert cell.source.rstrip().endswith(f"{p.id}_problem.show()")
@@ -120,13 +124,13 @@ def test_layout_follows_the_book(built):
 
 def test_grader_reads_each_kernel_from_the_solved_notebook(built):
     found = extract_kernels(built["solutions"]).kernels
-    for p in PART_I:
+    for p in part1.PART_I.puzzles:
         kernel = found[p.kernel_name]
         assert kernel.source.strip() == solution_source(p).strip()
         assert kernel.header.strip() == p.header.strip()
         assert kernel.input_names == list(p.input_names)
     templates = extract_kernels(built["templates"]).kernels
-    assert all("// FILL ME IN" in templates[p.kernel_name].source for p in PART_I)
+    assert all("// FILL ME IN" in templates[p.kernel_name].source for p in part1.PART_I.puzzles)
 
 
 def test_grader_reads_every_kernel_of_the_book_as_it_runs(built):
@@ -139,7 +143,7 @@ def test_grader_reads_every_kernel_of_the_book_as_it_runs(built):
             continue
         kernel = solved.kernels[p.kernel_name]
         assert kernel.problem is None, (p.id, kernel.problem)
-        assert kernel.source.strip() == any_solution_source(p).strip(), p.id
+        assert kernel.source.strip() == solution_source(p).strip(), p.id
         assert kernel.header.strip() == (solution_header(p) or "").strip(), p.id
     assert extract_kernels(built["templates"]).issues == []
 
@@ -186,7 +190,7 @@ def test_show_draws_a_diagram(executed):
 
 def test_part_three_shows_the_cost_table_and_the_occupancy_answer_is_in_the_header(built, executed):
     for state in ("templates", "solutions"):
-        for p in PART_III:
+        for p in part3.PART_III.puzzles:
             cell = next(c for c in executed[state].cells if c.id == f"p{p.number}-code".replace(".", "-"))
             out = _shown(cell)
             assert "Cost on a model of an Apple GPU" in out and "\nbudget |" in out, (state, p.id)

@@ -11,22 +11,22 @@ import numpy as np
 import pytest
 
 from metal_puzzles import MetalKernel, MetalProblem
-from metal_puzzles.checking import check_kernel_sources, check_source, compare_with_spec
+from metal_puzzles.checking import GradPuzzle, check_kernel_sources, check_source, compare_with_spec
 from metal_puzzles.grading.tasks import summarize
 from metal_puzzles.msl import StopReason
-from metal_puzzles.puzzles import PUZZLES, Puzzle, find_puzzle, get_puzzle
-from metal_puzzles.puzzles.part2 import (
-    KERNEL_FUNCTIONS,
-    NOTEBOOK_SETUP,
-    PART_II,
-    SOLUTION_FILES,
-    is_grad_puzzle,
-    solution_path,
+from metal_puzzles.puzzles import (
+    PUZZLES,
+    Puzzle,
+    entry_of,
+    find_puzzle,
+    get_puzzle,
+    part2,
+    part3,
+    part4,
+    part5,
+    part_of,
     solution_source,
 )
-from metal_puzzles.puzzles.part3 import PART_III
-from metal_puzzles.puzzles.part4 import PART_IV
-from metal_puzzles.puzzles.part5 import PART_V
 from metal_puzzles.puzzles.q07_mvmr import MAX_C
 
 BOOK = [
@@ -49,7 +49,9 @@ BOOK = [
 ]
 BONUS_IDS = ["simd_row_sum", "layer_norm", "layer_norm_backward"]
 
-KERNEL_PUZZLES = [p for p in PART_II if not is_grad_puzzle(p)]
+# Part II and its bonus section, as one module of the catalogue writes them.
+PART_II = [*part2.PART_II.puzzles, *part2.BONUS.puzzles]
+KERNEL_PUZZLES = [p for p in PART_II if not isinstance(p, GradPuzzle)]
 KERNEL_IDS = [p.id for p in KERNEL_PUZZLES]
 ATOMIC_IDS = ["scatter_add", "mvmr_simple", "mvmr_fast", "vvor", "mvmr_backward_b"]
 
@@ -83,24 +85,26 @@ def kinds(result) -> set[str]:
 # ----------------------------------------------------------------------------- the catalogue
 def test_part_two_follows_part_one_in_order():
     assert [(p.number, p.title, p.id, p.kernel_name) for p in PART_II] == BOOK
-    after = len(PART_III) + len(PART_IV) + len(PART_V)
+    after = sum(len(part.entries) for part in (part3.PART_III, part4.PART_IV, part5.PART_V))
     assert PUZZLES[-len(PART_II) - after:-after] == PART_II  # Parts III, IV and V follow
     assert len({p.id for p in PUZZLES}) == len(PUZZLES)
     for p in PART_II:
-        assert p.part == (3 if p.id in BONUS_IDS else 2)
+        assert part_of(p) is (part2.BONUS if p.id in BONUS_IDS else part2.PART_II)
         assert find_puzzle(p.title) is p and find_puzzle(p.id) is p
 
 
 def test_every_entry_has_text_template_solution_and_tables():
     for p in PART_II:
-        assert p.id in SOLUTION_FILES and solution_path(p).is_file(), p.id
-        assert solution_path(p).name.startswith("II_")
-        if is_grad_puzzle(p):
+        entry = entry_of(p)
+        assert entry.solution_path().is_file(), p.id
+        assert entry.solution_path().name.startswith("II_")
+        if isinstance(p, GradPuzzle):
+            assert entry.setup is None
             assert "# FILL ME IN (roughly" in p.template and "GradProblem(" in p.template
             continue
         assert "Budget" in p.description, p.id
         assert "// FILL ME IN (roughly" in p.template, p.id
-        assert p.id in NOTEBOOK_SETUP and KERNEL_FUNCTIONS[p.id] == f"{p.id}_test"
+        assert entry.setup and entry.kernel_function == f"{p.id}_test"
         assert p.budget.limits(), f"{p.id} has no budget"
 
 
@@ -547,7 +551,7 @@ def notebook_scope(source_for=solution_source) -> dict:
             return MetalKernel(name=p.kernel_name, input_names=list(p.input_names),
                                output_names=list(p.output_names), source=source, header=p.header,
                                atomic_outputs=p.atomic_outputs)
-        scope[KERNEL_FUNCTIONS[p.id]] = test_fn
+        scope[entry_of(p).kernel_function] = test_fn
     return scope
 
 

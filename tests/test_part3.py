@@ -12,12 +12,20 @@ import pytest
 from metal_puzzles.checking import CaseStatus, PuzzleStatus, check_source, run_case
 from metal_puzzles.msl.observe.gpu_models import APPLE_16_BANKS, GPU_MODELS
 from metal_puzzles.msl.run.ops import OpKind
-from metal_puzzles.puzzles import get_puzzle, part3, solution_header, solution_source
+from metal_puzzles.puzzles import (
+    entry_of,
+    get_puzzle,
+    part3,
+    part_of,
+    solution_header,
+    solution_source,
+)
 from metal_puzzles.puzzles.r03_simd_reduction import TREE
 from metal_puzzles.puzzles.r07_simdgroup_matmul import LANE_BY_LANE
 from metal_puzzles.puzzles.r07_simdgroup_matmul import PUZZLE as SIMDGROUP_MATMUL
+from metal_puzzles.puzzles.solutions import solution_file
 
-PART_III_IDS = [p.id for p in part3.PART_III]
+PART_III_IDS = [p.id for p in part3.PART_III.puzzles]
 
 
 def check(pid: str, source: str, header: str | None = None):
@@ -27,15 +35,17 @@ def check(pid: str, source: str, header: str | None = None):
 def test_part_three_follows_part_two_and_part_four_follows_it():
     from metal_puzzles.puzzles import PUZZLES, find_puzzle, part4, part5
 
-    after = len(part4.PART_IV) + len(part5.PART_V)  # Part V closes the book (tests/test_part5.py)
-    assert PUZZLES[-len(part3.PART_III) - after:-after] == part3.PART_III
-    assert PUZZLES[-after:-len(part5.PART_V)] == part4.PART_IV
-    assert [p.number for p in part4.PART_IV] == ["IV.1", "IV.2"] and all(p.part == part4.WHOLE_SHADERS_PART for p in part4.PART_IV)
-    assert [p.number for p in part3.PART_III] == [f"III.{k}" for k in range(1, 8)]
+    part_iii, part_iv, part_v = part3.PART_III.puzzles, part4.PART_IV.puzzles, part5.PART_V.puzzles
+    after = len(part_iv) + len(part_v)  # Part V closes the book (tests/test_part5.py)
+    assert PUZZLES[-len(part_iii) - after:-after] == part_iii
+    assert PUZZLES[-after:-len(part_v)] == part_iv
+    assert [p.number for p in part_iv] == ["IV.1", "IV.2"] and all(part_of(p) is part4.PART_IV for p in part_iv)
+    assert [p.number for p in part_iii] == [f"III.{k}" for k in range(1, 8)]
     assert len({p.id for p in PUZZLES}) == len(PUZZLES)
-    for p in part3.PART_III:
-        assert p.part == 4 and find_puzzle(p.title) is p
-        assert set(part3.SOLUTION_FILES) == set(part3.NOTEBOOK_SETUP) == set(part3.KERNEL_FUNCTIONS)
+    for p in part_iii:
+        assert part_of(p) is part3.PART_III and part_of(p).number == 4 and find_puzzle(p.title) is p
+        entry = entry_of(p)
+        assert entry.setup and entry.solution_path().is_file() and entry.kernel_function == f"{p.id}_test"
 
 
 @pytest.mark.parametrize("pid", PART_III_IDS)
@@ -194,8 +204,8 @@ def test_show_prints_the_cost_table_and_draws_the_access_map(capsys):
 # ----------------------------------------------------------------------------- III.7
 def test_the_simdgroup_matmul_puzzle_has_its_parts_and_the_lane_by_lane_version_is_over_budget():
     p = SIMDGROUP_MATMUL
-    assert p in part3.PART_III and "// FILL ME IN" in p.template and p.budget.max_reads_per_element == 8
-    assert (part3.solution_file("III_07_simdgroup_matmul.metal").read_text().count("simdgroup_multiply_accumulate")
+    assert p in part3.PART_III.puzzles and "// FILL ME IN" in p.template and p.budget.max_reads_per_element == 8
+    assert (solution_file("III_07_simdgroup_matmul.metal").read_text().count("simdgroup_multiply_accumulate")
             == 1)
     slow = check_source(p, LANE_BY_LANE)
     assert slow.status == PuzzleStatus.OVER_BUDGET, slow.report()
@@ -207,7 +217,7 @@ def test_the_simdgroup_matmul_costs_its_multiply_adds_as_fmas():
     1,024 floating-point operations per SIMD-group and step of k."""
     p = SIMDGROUP_MATMUL
     case = p.visible  # 16x16: 4 SIMD-groups, each 2 steps of k
-    run = run_case(p.kernel(part3.solution_file("III_07_simdgroup_matmul.metal").read_text()), case,
+    run = run_case(p.kernel(solution_file("III_07_simdgroup_matmul.metal").read_text()), case,
                    p.launch_options, cost=True)
     assert np.allclose(run.outputs[0], case.inputs[0] @ case.inputs[1])
     fmas = run.cost.kernel.ops[OpKind.FLOAT_FMA]

@@ -16,7 +16,7 @@ from metal_puzzles.grading.extract import extract_kernels
 from metal_puzzles.kernel import MetalKernel
 from metal_puzzles.puzzles import get_puzzle, part4, solution_source
 
-IDS = [p.id for p in part4.PART_IV]
+IDS = [p.id for p in part4.PART_IV.puzzles]
 
 
 @pytest.mark.parametrize("pid", IDS)

@@ -10,9 +10,19 @@ import numpy as np
 import pytest
 
 from metal_puzzles.checking import PuzzleStatus, check_source
-from metal_puzzles.puzzles import PUZZLES, find_puzzle, get_puzzle, part4, part5, solution_source
+from metal_puzzles.puzzles import (
+    PUZZLES,
+    entry_of,
+    find_puzzle,
+    get_puzzle,
+    part4,
+    part5,
+    part_of,
+    solution_source,
+)
 
-PART_V_IDS = [p.id for p in part5.PART_V]
+PART_V = part5.PART_V.puzzles
+PART_V_IDS = [p.id for p in PART_V]
 
 
 def check(pid: str, source: str):
@@ -41,14 +51,15 @@ def over_budget(pid: str, source: str) -> str:
 
 # ----------------------------------------------------------------------------- the catalogue
 def test_part_five_follows_part_four_and_closes_the_book():
-    after = len(part5.PART_V)
-    assert PUZZLES[-after:] == part5.PART_V
-    assert PUZZLES[-after - len(part4.PART_IV):-after] == part4.PART_IV
+    after = len(PART_V)
+    assert PUZZLES[-after:] == PART_V
+    assert PUZZLES[-after - len(part4.PART_IV.entries):-after] == part4.PART_IV.puzzles
     assert len({p.id for p in PUZZLES}) == len(PUZZLES)
-    for p in part5.PART_V:
-        assert p.part == part5.LANGUAGE_MODEL_PART and p.number.startswith("V.")
+    for p in PART_V:
+        assert part_of(p) is part5.PART_V and p.number.startswith("V.")
         assert find_puzzle(p.title) is p and find_puzzle(p.id) is p
-    assert set(part5.SOLUTION_FILES) == set(part5.NOTEBOOK_SETUP) == set(part5.KERNEL_FUNCTIONS) == set(PART_V_IDS)
+        entry = entry_of(p)
+        assert entry.setup and entry.kernel_function == f"{p.id}_test" and entry.solution_path().is_file()
 
 
 @pytest.mark.parametrize("pid", PART_V_IDS)
@@ -385,8 +396,8 @@ def test_the_grader_reads_each_part_v_kernel_from_the_solved_notebook_and_passes
     spec.loader.exec_module(builder)
     solved = tmp_path / "solved.ipynb"
     assert builder.main(["--solutions", "-o", str(solved)]) == 0
-    found = extract_kernels(solved, [p.kernel_name for p in part5.PART_V]).kernels
-    for p in part5.PART_V:
+    found = extract_kernels(solved, [p.kernel_name for p in PART_V]).kernels
+    for p in PART_V:
         kernel = found[p.kernel_name]
         assert kernel.source.strip() == solution(p.id).strip()
         assert kernel.header.strip() == p.header.strip() and kernel.input_names == list(p.input_names)

@@ -13,14 +13,17 @@ from metal_puzzles.checking import CaseStatus, PuzzleStatus, check_source, run_c
 from metal_puzzles.msl.run.findings import FindingKind
 from metal_puzzles.puzzles import (
     PUZZLES,
+    entry_of,
     find_puzzle,
     get_puzzle,
     part1,
     part_debug,
+    part_of,
     solution_source,
 )
 
-IDS = [p.id for p in part_debug.PART_DEBUG]
+DEBUG_PUZZLES = part_debug.PART_DEBUG.puzzles
+IDS = [p.id for p in DEBUG_PUZZLES]
 
 # The finding each planted bug produces (the kind of bug the puzzle is about).
 PLANTED = {
@@ -37,19 +40,18 @@ def _errors(outcome) -> list[FindingKind]:
 
 
 def test_the_debugging_part_follows_part_one_in_order():
-    start = len(part1.PART_I)
-    assert PUZZLES[start:start + len(part_debug.PART_DEBUG)] == part_debug.PART_DEBUG
-    assert [p.number for p in part_debug.PART_DEBUG] == [f"D.{k}" for k in range(1, 6)]
+    start = len(part1.PART_I.entries)
+    assert PUZZLES[start:start + len(DEBUG_PUZZLES)] == DEBUG_PUZZLES
+    assert [p.number for p in DEBUG_PUZZLES] == [f"D.{k}" for k in range(1, 6)]
     assert set(IDS) == set(PLANTED)
-    assert set(part_debug.SOLUTION_FILES) == set(part_debug.NOTEBOOK_SETUP) == set(part_debug.KERNEL_FUNCTIONS) \
-        == set(IDS)
-    names = [p.kernel_name for p in part_debug.PART_DEBUG]
-    others = {p.kernel_name for p in PUZZLES if p not in part_debug.PART_DEBUG}
+    names = [p.kernel_name for p in DEBUG_PUZZLES]
+    others = {p.kernel_name for p in PUZZLES if p not in DEBUG_PUZZLES}
     assert len(set(names)) == len(names) and not set(names) & others  # the grader finds kernels by name
-    for p in part_debug.PART_DEBUG:
-        assert p.part == part_debug.DEBUG_PART
+    for p in DEBUG_PUZZLES:
+        assert part_of(p) is part_debug.PART_DEBUG
         assert find_puzzle(p.title) is p and find_puzzle(p.id) is p
-        assert part_debug.solution_path(p).is_file()
+        entry = entry_of(p)
+        assert entry.setup and entry.kernel_function == f"{p.id}_test" and entry.solution_path().is_file()
         assert "FILL ME IN" not in p.template  # the template is the buggy kernel itself
 
 
@@ -185,5 +187,5 @@ def test_the_seed_sweep_catches_the_buggy_template_on_every_seed():
     # (The reference solutions' own sweep is tests/test_fairness.py's, for every puzzle of the book.)
     from metal_puzzles.checking.fairness import sweep
 
-    for p in part_debug.PART_DEBUG:
+    for p in DEBUG_PUZZLES:
         assert sweep(p, p.template, range(3)).failed_seeds == [0, 1, 2], p.id

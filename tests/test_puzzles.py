@@ -11,15 +11,17 @@ import pytest
 
 from metal_puzzles import MetalKernel, MetalProblem
 from metal_puzzles.checking import CheckResult
-from metal_puzzles.puzzles import PUZZLES, Puzzle, find_puzzle, get_puzzle
-from metal_puzzles.puzzles.part1 import (
-    KERNEL_FUNCTIONS,
-    NOTEBOOK_SETUP,
-    PART_I,
-    SOLUTION_FILES,
-    solution_path,
+from metal_puzzles.puzzles import (
+    PUZZLES,
+    Puzzle,
+    entry_of,
+    find_puzzle,
+    get_puzzle,
+    part1,
     solution_source,
 )
+
+PART_I = part1.PART_I.puzzles
 
 # (number, title, id, kernel name) of the book's first part, in order.
 BOOK = [
@@ -79,8 +81,8 @@ def test_every_puzzle_has_text_template_and_tables():
     for p in PART_I:
         assert "Budget" in p.description, p.id
         assert "// FILL ME IN (roughly" in p.template, p.id
-        assert p.id in SOLUTION_FILES and p.id in NOTEBOOK_SETUP and p.id in KERNEL_FUNCTIONS
-        assert solution_path(p).is_file(), p.id
+        assert entry_of(p).setup and entry_of(p).kernel_function, p.id
+        assert entry_of(p).solution_path().is_file(), p.id
 
 
 def test_entries_sharing_a_kernel_share_everything_the_learner_writes():
@@ -94,8 +96,8 @@ def test_entries_sharing_a_kernel_share_everything_the_learner_writes():
         for other in group[1:]:
             assert (other.template, other.header, other.input_names) == (first.template, first.header,
                                                                          first.input_names)
-            assert SOLUTION_FILES[other.id] == SOLUTION_FILES[first.id]
-            assert KERNEL_FUNCTIONS[other.id] == KERNEL_FUNCTIONS[first.id]
+            assert entry_of(other).solution == entry_of(first).solution
+            assert entry_of(other).kernel_function == entry_of(first).kernel_function
 
 
 # The visible answers of the original book (its "Spec" lines).

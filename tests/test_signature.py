@@ -13,8 +13,6 @@ from metal_puzzles.msl.abi.signature import (
     METAL_ATTRIBUTES,
     InputDesc,
     build_signature,
-    check_call_sizes,
-    compiled_source,
     describe_input,
     msl_type_name,
     verbose_text,
@@ -104,13 +102,6 @@ def test_header_goes_first_verbatim_and_source_offset_points_at_the_body():
     kernel = simple("o0[0] = SCALE;", [], header=header, name="h")
     assert kernel.full_source.startswith(header + "[[kernel]] void custom_kernel_h_float(\n")
     assert kernel.full_source[kernel.source_offset :].startswith("o0[0] = SCALE;\n}\n")
-
-
-def test_compiled_source_prepends_mlx_utilities():
-    kernel = simple("o0[0] = 1;", [])
-    text = compiled_source(kernel)
-    assert text.startswith('#include "mlx/backend/metal/kernels/utils.h"\n')
-    assert text.endswith(kernel.full_source)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -421,16 +412,6 @@ def test_msl_type_name_accepts_numpy_and_mlx_spellings():
 def test_no_outputs_is_an_error():
     with pytest.raises(ValueError, match="at least one output"):
         build_signature("k", [], [], "", "", [], [], [], False)
-
-
-def test_count_mismatches_name_the_argument_and_counts():
-    with pytest.raises(ValueError, match=r"`inputs` has 2 entries.* 1"):
-        check_call_sizes(["a"], ["o"], 2, 1, 1)
-    with pytest.raises(ValueError, match=r"`output_shapes` has 2 entries.* 1"):
-        check_call_sizes(["a"], ["o"], 1, 2, 1)
-    with pytest.raises(ValueError, match=r"`output_dtypes` has 0 entries.* 1"):
-        check_call_sizes(["a"], ["o"], 1, 1, 0)
-    check_call_sizes(["a"], ["o"], 1, 1, 1)
 
 
 def test_build_signature_checks_counts_too():

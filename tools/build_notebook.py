@@ -28,7 +28,6 @@ except ModuleNotFoundError:  # Python 3.10: the backport (in the test extra)
     import tomli as tomllib
 
 import nbformat
-import numpy as np
 from nbformat.notebooknode import NotebookNode
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -39,99 +38,7 @@ PACKAGED_NOTEBOOK = ROOT / "lib" / "metal_puzzles" / "notebooks" / "puzzles.ipyn
 COLAB_BRANCH = "main"
 
 from metal_puzzles.checking import GradPuzzle  # noqa: E402
-from metal_puzzles.puzzles import (  # noqa: E402
-    PUZZLES,
-    Puzzle,
-    part1,
-    part2,
-    part3,
-    part4,
-    part5,
-    part_debug,
-    solution_header,
-)
-
-PART_III_INTRO = """\
-Every kernel so far was judged on what each thread reads and writes. Part III judges what a GPU
-spends: the simulator sees every lane's address and mask, and prices each run on a **model** of
-an Apple GPU (the M1's published and measured parameters; the model says what it assumes):
-
-- **segments**: a SIMD-group's 32 device-memory accesses are served in 128-byte segments; 32
-  neighbouring floats cost one, 32 floats a row apart cost 32;
-- **bank conflicts**: threadgroup memory is split into 32 banks; lanes that need different words
-  of one bank wait for each other;
-- **SIMD efficiency**: the share of a SIMD-group's 32 lanes doing work in the statements it runs;
-- **barriers**, **occupancy** (how many SIMD-groups a GPU core keeps in flight) and **reads per
-  element**, and a roofline estimate of the time, naming what bounds it.
-
-Each template here leaves the heart of the kernel to you (`// FILL ME IN`); its comments describe
-the slow way, which would be correct, and the budget says, in those terms, what a fast kernel
-spends. `problem.show()` prints a cost table beside the score table, `problem.show(colour_by=
-"segment")` or `"bank"` draws which segments and banks each SIMD-group touches, and
-`problem.profile()` prints the cost of every line. (On NVIDIA hardware the same counting rules
-match Nsight Compute's counters; `benchmarks/gpu_evidence` has the comparison.)"""
-
-DEBUG_INTRO = """\
-Every kernel in this part is finished: it compiles, it runs, and most of them print the right
-numbers on the visible test. Each is wrong in one way that a GPU hides (on real hardware it
-would give the right answer today and a wrong one on another size, another machine or another
-day), and `check()` fails it. Your job is the detective's: find the bug, then fix it with as
-small a change as you can. The source is the buggy kernel itself; there is no `// FILL ME IN`.
-
-The bugs are of the kinds Part I warned about. What is new is the method, which is the same
-for every case:
-
-1. **Read the finding whole.** Run the cell: under the diagram, `show()` lists what the
-   sanitizer found, one line each: the kind, the line of your source, the thread (its position
-   in its threadgroup and the threadgroup's position in the grid), the element and, for a race,
-   the other thread and its line. Each is numbered and drawn where it happened.
-2. **Look at the diagram.** Red marks sit on the elements and threads the findings name. Ask
-   which thread you expected to touch that element, and which one did.
-3. **Open the explorer.** `problem.explore()` lists the findings; click one and it shows that
-   thread at that line, at that moment, with its variables. Step back to see how it got there,
-   switch to the other thread the finding names, and step through it too.
-4. **Say the bug in one sentence** before changing anything: "thread X reads Y before thread Z
-   has written it, because ...". Then fix it, run the cell, and run `check()`.
-
-The sanitizer's hints sometimes name the cure; the point is to see *why* it is the cure, with
-your own eyes, in the explorer. Budgets are as in Part I."""
-
-
-PART_IV_INTRO = """\
-Until now you wrote kernel *bodies* and MLX wrote each signature. Shader files, porting guides and
-PyTorch's `torch.mps.compile_shader` have **whole kernel functions**: the kernel declares its own
-parameters, each buffer at an index (`device float* o [[buffer(5)]]`), numbers by constant
-reference (`constant float& weight [[buffer(3)]]`), and the thread attributes it wants as
-parameters with names and types of its own (`uint row [[thread_position_in_grid]]`). Here the
-`source` is the whole shader, and each puzzle's host binds the arrays **by index**, as Metal host
-code and `compile_shader` do: the puzzle says which array it puts at which `[[buffer(n)]]`, and a
-kernel that declares a buffer at another index fails, naming the index, the parameter and what the
-host puts there (on a Mac it would read and write the wrong buffers). Outside the book,
-`metal_puzzles.compile_shader(source)` runs such a file as PyTorch does, with NumPy, MLX or CPU
-torch arrays."""
-
-PART_V_INTRO = """\
-The kernels a language model runs for every token it writes: the norm each layer starts with,
-rotary position embeddings, the product of a vector with a 4-bit quantized weight matrix (most of
-a model's time on a Mac, and most of its memory), attention over the cache of earlier tokens, and
-the choice of the next token. Each spec is MLX's own operation (`mx.fast.rms_norm`,
-`mx.fast.rope`, `mx.quantized_matmul`, `mx.fast.scaled_dot_product_attention`, `mx.argmax`), and
-each kernel follows the plan of MLX's own: a threadgroup or a SIMD-group per row, `simd_sum` and
-its kin, values read once into registers. The budgets are the per-thread counts of Parts I and II
-and, where a puzzle is about speed, the cost model of Part III."""
-
-PART_TITLES = {
-    1: ("Part I: Fundamentals", "From one thread per element to tiled matrix multiplication: guards, "
-        "threadgroups, threadgroup memory and barriers, reductions."),
-    2: ("Part II: Toward a sparse-convolution engine", "Scans, gathers and scatters, segment "
-        "reductions, and the kernels of a sparse convolution with their gradients."),
-    3: ("Bonus: SIMD-groups and layer norm", "Reductions with SIMD-group functions, and layer norm "
-        "forward and backward as MLX's own kernels do them."),
-    4: ("Part III: Performance", PART_III_INTRO),
-    part_debug.DEBUG_PART: ("Debugging: detective puzzles", DEBUG_INTRO),
-    part4.WHOLE_SHADERS_PART: ("Part IV: Whole shaders", PART_IV_INTRO),
-    part5.LANGUAGE_MODEL_PART: ("Part V: The kernels of a language model", PART_V_INTRO),
-}
+from metal_puzzles.puzzles import PARTS, Entry, Part, Puzzle  # noqa: E402
 
 INTRO = """\
 # Metal Puzzles
@@ -355,41 +262,6 @@ def spec_name(puzzle: Puzzle) -> str:
     return found[-1]
 
 
-def _part_tables() -> list:
-    """Modules holding the per-puzzle notebook tables."""
-    return [part1, part_debug, part2, part3, part4, part5]
-
-
-def _lookup(table: str, puzzle: Puzzle):
-    for module in _part_tables():
-        entries = getattr(module, table, {})
-        if puzzle.id in entries:
-            return module, entries[puzzle.id]
-    return None, None
-
-
-def kernel_function(puzzle: Puzzle) -> str:
-    _, name = _lookup("KERNEL_FUNCTIONS", puzzle)
-    return name or f"{puzzle.id}_test"
-
-
-def _array_literal(x: np.ndarray) -> str:
-    dtype = {"int32": "mx.int32", "float32": "mx.float32"}.get(str(x.dtype), f"mx.{x.dtype}")
-    return f"mx.array({x.tolist()!r}, dtype={dtype})"
-
-
-def setup_code(puzzle: Puzzle) -> str:
-    """Notebook lines building the visible inputs and output_shape."""
-    _, setup = _lookup("NOTEBOOK_SETUP", puzzle)
-    if setup is not None:
-        return setup
-    # A puzzle without hand-written setup lines gets its visible inputs as literals.
-    lines = [f"{name} = {_array_literal(np.asarray(x))}"
-             for name, x in zip(puzzle.input_names, puzzle.visible.inputs, strict=True)]
-    lines.append(f"output_shape = {tuple(puzzle.visible.output_shape)!r}")
-    return "\n".join(lines)
-
-
 def _string_block(name: str, text: str) -> list[str]:
     """``name = \"\"\"`` + text + ``\"\"\"`` at one indent, in the original notebook's layout."""
     if '"""' in text or "\\" in text:
@@ -398,10 +270,11 @@ def _string_block(name: str, text: str) -> list[str]:
     return [f'    {name} = """', *body.rstrip("\n").split("\n"), '"""', ""]
 
 
-def test_function(puzzle: Puzzle, source: str, header: str | None = None) -> str:
+def test_function(entry: Entry, source: str, header: str | None = None) -> str:
+    puzzle = entry.puzzle
     header = puzzle.header if header is None else header
     args = ", ".join(f"{n}: mx.array" for n in puzzle.input_names)
-    lines = [f"def {kernel_function(puzzle)}({args}):"]
+    lines = [f"def {entry.kernel_function}({args}):"]
     if header:
         lines += _string_block("header", header)
     lines += _string_block("source", source)
@@ -427,14 +300,15 @@ def problem_name(puzzle: Puzzle) -> str:
     return "problem" if isinstance(puzzle, GradPuzzle) else f"{puzzle.id}_problem"
 
 
-def problem_call(puzzle: Puzzle) -> str:
+def problem_call(entry: Entry) -> str:
+    puzzle = entry.puzzle
     case = puzzle.visible
     inputs = ", ".join(puzzle.input_names)
     name = problem_name(puzzle)
     return "\n".join([
         f"{name} = MetalProblem(",
         f'    "{puzzle.title}",',
-        f"    {kernel_function(puzzle)},",
+        f"    {entry.kernel_function},",
         f"    [{inputs}],",
         "    output_shape,",
         f"    grid={tuple(case.grid)!r},",
@@ -445,31 +319,32 @@ def problem_call(puzzle: Puzzle) -> str:
     ])
 
 
-def puzzle_code(puzzle: Puzzle, source: str, define_kernel: bool, header: str | None = None) -> str:
+def puzzle_code(entry: Entry, source: str, define_kernel: bool, header: str | None = None) -> str:
     """The puzzle's main code cell. Entries sharing a kernel with the previous entry reuse its
     spec and test function, as the original notebook's second tests do."""
-    if isinstance(puzzle, GradPuzzle):
+    if entry.setup is None:
         return source.rstrip("\n")  # the finale's cell is Python written by the learner, verbatim
     if define_kernel:
-        head = "\n\n\n".join([puzzle.spec_source, test_function(puzzle, source, header), setup_code(puzzle)])
+        head = "\n\n\n".join([entry.puzzle.spec_source, test_function(entry, source, header), entry.setup])
     else:
-        head = f"# The same kernel as above ({kernel_function(puzzle)}), on a new test.\n{setup_code(puzzle)}"
-    return head + "\n\n" + problem_call(puzzle)
+        head = f"# The same kernel as above ({entry.kernel_function}), on a new test.\n{entry.setup}"
+    return head + "\n\n" + problem_call(entry)
 
 
 def puzzle_text(puzzle: Puzzle) -> str:
     return f"## Puzzle {puzzle.number}: {puzzle.title}\n\n{puzzle.description}"
 
 
-def template_source(puzzle: Puzzle) -> str:
-    return puzzle.template
+def template_source(entry: Entry) -> str:
+    return entry.puzzle.template
 
 
-def reference_source(puzzle: Puzzle) -> str:
-    module, _ = _lookup("SOLUTION_FILES", puzzle)
-    if module is None:
-        raise KeyError(f"no reference solution is listed for puzzle {puzzle.id!r}")
-    return module.solution_source(puzzle)
+def reference_source(entry: Entry) -> str:
+    return entry.solution_source()
+
+
+def reference_header(entry: Entry) -> str:
+    return entry.solution_header()
 
 
 # ----------------------------------------------------------------------------- notebook
@@ -489,8 +364,8 @@ def _cell_id(puzzle: Puzzle, what: str) -> str:
     return f"p{puzzle.number}-{what}".replace(".", "-")
 
 
-def build(puzzles: list[Puzzle], source_for: Callable[[Puzzle], str],
-          header_for: Callable[[Puzzle], str] | None = None, repository: str | None = None) -> NotebookNode:
+def build(parts: list[Part], source_for: Callable[[Entry], str],
+          header_for: Callable[[Entry], str] | None = None, repository: str | None = None) -> NotebookNode:
     repository = repository or repository_url()
     nb = nbformat.v4.new_notebook()
     nb.metadata = {
@@ -500,19 +375,17 @@ def build(puzzles: list[Puzzle], source_for: Callable[[Puzzle], str],
     cells = [_md("intro", INTRO.format(colab_badge=colab_badge(repository))),
              _code("install", INSTALL.format(requirement=install_requirement(repository))),
              _code("imports", IMPORTS), _code("signature-demo", SIGNATURE_DEMO)]
-    part = None
     previous_kernel = None
-    for p in puzzles:
-        if p.part != part:
-            part = p.part
-            title, blurb = PART_TITLES.get(part, (f"Part {part}", ""))
-            cells.append(_md(f"part-{part}", f"# {title}\n\n{blurb}".rstrip()))
-        define = (p.kernel_name, kernel_function(p)) != previous_kernel
-        previous_kernel = (p.kernel_name, kernel_function(p))
-        cells.append(_md(_cell_id(p, "text"), puzzle_text(p)))
-        header = header_for(p) if header_for is not None and not isinstance(p, GradPuzzle) else None
-        cells.append(_code(_cell_id(p, "code"), puzzle_code(p, source_for(p), define, header)))
-        cells.append(_code(_cell_id(p, "check"), f"{problem_name(p)}.check()"))
+    for part in parts:
+        cells.append(_md(f"part-{part.number}", f"# {part.title}\n\n{part.intro}".rstrip()))
+        for entry in part.entries:
+            p = entry.puzzle
+            define = (p.kernel_name, entry.kernel_function) != previous_kernel
+            previous_kernel = (p.kernel_name, entry.kernel_function)
+            cells.append(_md(_cell_id(p, "text"), puzzle_text(p)))
+            header = header_for(entry) if header_for is not None and entry.setup is not None else None
+            cells.append(_code(_cell_id(p, "code"), puzzle_code(entry, source_for(entry), define, header)))
+            cells.append(_code(_cell_id(p, "check"), f"{problem_name(p)}.check()"))
     nb.cells = cells
     nbformat.validate(nb)
     return nb
@@ -524,8 +397,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="notebook to write (default: puzzles.ipynb and its packaged copy)")
     parser.add_argument("--solutions", action="store_true", help="fill in the reference solutions")
     args = parser.parse_args(argv)
-    nb = build(list(PUZZLES), reference_source if args.solutions else template_source,
-               solution_header if args.solutions else None)
+    nb = build(PARTS, reference_source if args.solutions else template_source,
+               reference_header if args.solutions else None)
     if args.output is not None:
         outputs = [Path(args.output)]
     elif args.solutions:

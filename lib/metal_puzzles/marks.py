@@ -18,8 +18,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 
-import numpy as np
-
 from metal_puzzles.msl.lang.pycompat import StrEnum
 
 from .msl import Finding, FindingKind, RunResult
@@ -177,10 +175,6 @@ def drawn_place(access: ElementAccess, result: RunResult) -> Place:
     if access.space == AddressSpace.THREADGROUP:
         return Place.THREADGROUP
     return place_of(result, access.buffer)
-
-
-def lanes_of(result: RunResult, group: int) -> np.ndarray:
-    return np.flatnonzero(np.asarray(result.lanes.group) == group)
 
 
 __all__ = ["FindingSite", "Place", "finding_sites", "stray_accesses", "place_of", "drawn_place", "badge",

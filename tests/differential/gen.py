@@ -80,7 +80,6 @@ THREAD_ATTRIBUTES = (
     "thread_index_in_threadgroup",
 )
 VALUE_TYPES = (*INT_TYPES, FLOAT)
-BY_NAME = {t.name: t for t in (BOOL, *VALUE_TYPES)}
 _UNSIGNED_OF = {INT: UINT, LONG: ULONG}
 
 

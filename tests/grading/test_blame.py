@@ -75,7 +75,7 @@ class PausedMachine:
             hook(self, event)
 
     def pause_all(self, seconds: float, *, resume: bool = True) -> None:
-        pids = [pid for p in self.pools for pid in p.worker_pids()]
+        pids = [w.proc.pid for p in self.pools for w in p._pool if w.proc.pid is not None]
         stop(pids)
         self.offset += seconds
         if resume:

@@ -211,7 +211,6 @@ class Puzzle:
     budget: Budget = field(default_factory=Budget)
     output_names: tuple[str, ...] = ("out",)
     output_dtype: str = "float32"
-    part: int = 1
     spec_source: str = ""  # the spec's Python source as shown to the learner
     atol: float = 1e-4
     rtol: float = 1e-5

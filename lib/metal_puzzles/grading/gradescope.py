@@ -53,8 +53,6 @@ DEFAULT_ROOT = "/autograder"
 SETTINGS_NAME = "metal_puzzles_autograder.json"
 POINTS_NAME = "points.toml"
 WHEELS_DIR = "wheels"
-#: Where setup.sh puts the environment (under the root, so that a test root holds its own).
-VENV_DIR = "venv"
 #: The notebook the book's learners submit, preferred when a submission holds several.
 PREFERRED_NOTEBOOK = "puzzles.ipynb"
 #: Characters of a test's output: Gradescope shows it whole, and a report is at most this long.

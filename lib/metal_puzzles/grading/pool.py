@@ -284,9 +284,6 @@ class ProcessPoolRunner:
     def __exit__(self, *exc) -> None:
         self.close()
 
-    def worker_pids(self) -> list[int]:
-        return [w.proc.pid for w in self._pool if w.proc.pid is not None]
-
     # ------------------------------------------------------------ internals
     def _grow(self) -> None:
         want = min(self.size, self._outstanding)

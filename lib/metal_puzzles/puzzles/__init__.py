@@ -1,23 +1,33 @@
 """The puzzle catalogue: every puzzle of the book, in order, and each one's reference solution.
 
-The notebook, ``MetalProblem.check()``, the grader and the tests all read this one list. A new
-puzzle is a module of its own (its text, spec, tests, template) listed in its part.
+The notebook, ``MetalProblem.check()``, the grader and the tests all read these lists. A new
+puzzle is a module of its own (its text, spec, tests, template) ending with its ``Entry``
+(see ``entry``), listed in its part.
 """
 
 from __future__ import annotations
 
 from ..checking import Budget, Case, GradPuzzle, Puzzle
 from ..kernel import MetalKernel
-from . import finale, part1, part2, part3, part4, part5, part_debug
+from . import finale
+from .entry import Entry, Part
 from .part1 import PART_I
-from .part2 import PART_II
+from .part2 import BONUS, PART_II
 from .part3 import PART_III
 from .part4 import PART_IV
 from .part5 import PART_V
 from .part_debug import PART_DEBUG
 
-# The debugging part follows the fundamentals: its bugs need only what Part I teaches.
-PUZZLES: list[Puzzle] = [*PART_I, *PART_DEBUG, *PART_II, *PART_III, *PART_IV, *PART_V]
+#: The parts in reading order. The debugging part follows the fundamentals: its bugs need only
+#: what Part I teaches.
+PARTS: list[Part] = [PART_I, PART_DEBUG, PART_II, BONUS, PART_III, PART_IV, PART_V]
+ENTRIES: list[Entry] = [e for part in PARTS for e in part.entries]
+PUZZLES: list[Puzzle] = [e.puzzle for e in ENTRIES]
+
+_ENTRY_BY_ID: dict[str, Entry] = {e.puzzle.id: e for e in ENTRIES}
+_PART_BY_ID: dict[str, Part] = {e.puzzle.id: part for part in PARTS for e in part.entries}
+if len(_ENTRY_BY_ID) != len(ENTRIES):
+    raise ValueError("two entries of the catalogue share a puzzle id")
 
 
 def _key(s: str) -> str:
@@ -40,30 +50,35 @@ def get_puzzle(name: str) -> Puzzle:
     return p
 
 
-def _part_of(puzzle: Puzzle):
-    for part, puzzles in ((part1, PART_I), (part_debug, PART_DEBUG), (part2, PART_II), (part3, PART_III),
-                          (part4, PART_IV), (part5, PART_V)):
-        if any(p is puzzle for p in puzzles):
-            return part
-    raise KeyError(f"puzzle {puzzle.id!r} is not in the catalogue")
+def entry_of(puzzle: Puzzle) -> Entry:
+    """The catalogue's entry for this puzzle (KeyError for a puzzle not in the catalogue)."""
+    entry = _ENTRY_BY_ID.get(puzzle.id)
+    if entry is None or entry.puzzle is not puzzle:
+        raise KeyError(f"puzzle {puzzle.id!r} is not in the catalogue")
+    return entry
+
+
+def part_of(puzzle: Puzzle) -> Part:
+    """The part of the book whose list holds this puzzle."""
+    entry_of(puzzle)  # a puzzle outside the catalogue is a KeyError that says so
+    return _PART_BY_ID[puzzle.id]
 
 
 def solution_source(puzzle: Puzzle) -> str:
     """The reference solution of any puzzle of the book: a kernel body, or for a finale entry
     the whole notebook cell."""
-    return _part_of(puzzle).solution_source(puzzle)
+    return entry_of(puzzle).solution_source()
 
 
 def solution_header(puzzle: Puzzle) -> str:
     """The header the reference solution runs with (the puzzle's own, except where the answer
     is a header constant, as in the occupancy puzzle)."""
-    part = _part_of(puzzle)
-    return part.solution_header(puzzle) if hasattr(part, "solution_header") else puzzle.header
+    return entry_of(puzzle).solution_header()
 
 
 def solution_kernel(puzzle: Puzzle) -> MetalKernel:
     """The puzzle's kernel with its reference solution as the body (and header)."""
-    return puzzle.kernel(solution_source(puzzle), solution_header(puzzle))
+    return entry_of(puzzle).solution_kernel()
 
 
 def find_grad_puzzle(name: str) -> GradPuzzle:
@@ -74,6 +89,6 @@ def find_grad_puzzle(name: str) -> GradPuzzle:
     return found
 
 
-__all__ = ["PUZZLES", "Puzzle", "Case", "Budget", "GradPuzzle", "find_puzzle", "get_puzzle", "find_grad_puzzle",
-           "solution_source", "solution_header", "solution_kernel", "finale", "part1", "part2", "part3",
-           "part4", "part5", "part_debug"]
+__all__ = ["PARTS", "ENTRIES", "PUZZLES", "Entry", "Part", "Puzzle", "Case", "Budget", "GradPuzzle", "find_puzzle",
+           "get_puzzle", "find_grad_puzzle", "entry_of", "part_of", "solution_source", "solution_header",
+           "solution_kernel", "finale"]

@@ -8,6 +8,7 @@ import numpy as np
 
 from ..checking import Budget, Case, Puzzle
 from ..checking.inputs import values
+from .entry import Entry
 
 TG = 4
 
@@ -82,5 +83,7 @@ Budget: each thread reads at most 3 elements of global memory and writes at most
     hidden=hidden,
     template=TEMPLATE,
     budget=Budget(global_reads=3, global_writes=1),
-    part=5,  # the debugging part (part_debug), between Part I and Part II
 )
+
+
+ENTRY = Entry(PUZZLE, setup=SETUP, solution="D_02_blur.metal")

@@ -8,6 +8,7 @@ import numpy as np
 
 from ..checking import Budget, Case, Puzzle
 from ..checking.inputs import padded, values
+from .entry import Entry
 
 TG = 4
 
@@ -91,5 +92,7 @@ Budget: each thread reads at most 2 elements of global memory and writes at most
     header=HEADER,
     template=TEMPLATE,
     budget=Budget(global_reads=2, global_writes=1),
-    part=5,  # the debugging part (part_debug), between Part I and Part II
 )
+
+
+ENTRY = Entry(PUZZLE, setup=SETUP, solution="D_03_neighbour_sum.metal")

@@ -16,6 +16,7 @@ from ..checking import Case, GradPuzzle
 from ..checking.inputs import indices, values
 from ..checking.inputs import lengths as random_lengths
 from . import q04_segment_sum, q06_segment_sum_backward, q07_mvmr, q08_vvor, q09_mvmr_backward
+from .entry import Entry
 from .q04_segment_sum import segment_matrix
 from .q07_mvmr import mvmr_spec
 from .wiring import mvmr_wire, segment_sum_wire
@@ -134,7 +135,6 @@ MVMR_AUTODIFF = GradPuzzle(
     kernel_name="mvmr_op",
     input_names=("a", "a_idx", "b", "b_idx", "o_idx", "n"),
     arg_names=("a", "a_idx", "b", "b_idx", "o_idx", "n"),
-    part=2,
     description="""\
 Time to train. MLX computes gradients by reverse-mode autodiff, and it cannot look inside a Metal
 kernel; `mx.custom_function` lets you say what the gradient of your function is. Decorate the
@@ -181,7 +181,6 @@ SEGMENT_SUM_AUTODIFF = GradPuzzle(
     kernel_name="segment_sum_op",
     input_names=("x", "lengths"),
     arg_names=("x", "lengths"),
-    part=2,
     description="""\
 The same for segment sums: `y = segment_sum(x, lengths)` with your II.4 kernel forward, and the
 vjp with your II.6 kernel, `dx[t] = dy[segment of t]`. The offsets are the exclusive scan of
@@ -204,3 +203,7 @@ needs the number of rows of `x`, which the cotangent alone does not tell.
 )
 
 FINALE: list[GradPuzzle] = [MVMR_AUTODIFF, SEGMENT_SUM_AUTODIFF]
+
+
+MVMR_AUTODIFF_ENTRY = Entry(MVMR_AUTODIFF, setup=None, solution="II_10a_mvmr_autodiff.py")
+SEGMENT_SUM_AUTODIFF_ENTRY = Entry(SEGMENT_SUM_AUTODIFF, setup=None, solution="II_10b_segment_sum_autodiff.py")

@@ -5,6 +5,7 @@ import numpy as np
 from ..checking import Budget, Case, Puzzle
 from ..checking.inputs import arange, randint
 from ..checking.wording import plural
+from .entry import Entry
 
 
 def spec(a):
@@ -19,6 +20,11 @@ def hidden(rng: np.random.Generator) -> list[Case]:
         cases.append(Case((a,), (n,), (n, 1, 1), (min(n, 32), 1, 1), f"hidden test: {plural(n, 'random value')}"))
     return cases
 
+
+SETUP = """\
+SIZE = 4
+a = mx.arange(SIZE)
+output_shape = (SIZE,)"""
 
 PUZZLE = Puzzle(
     id="map",
@@ -45,3 +51,6 @@ uint local_i = thread_position_in_grid.x;
 """,
     budget=Budget(global_reads=1, global_writes=1, shared_reads=0, shared_writes=0),
 )
+
+
+ENTRY = Entry(PUZZLE, setup=SETUP, solution="01_map.metal")

@@ -7,6 +7,7 @@ import numpy as np
 from ..checking import Budget, Case, Puzzle
 from ..checking.inputs import arange, randint
 from ..checking.wording import plural
+from .entry import Entry
 
 
 def zip_spec(a, b):
@@ -54,3 +55,6 @@ uint local_i = thread_position_in_grid.x;
 """,
     budget=Budget(global_reads=2, global_writes=1, shared_reads=0, shared_writes=0),
 )
+
+
+ENTRY = Entry(PUZZLE, setup=SETUP, solution="02_zip.metal")

@@ -6,6 +6,7 @@ import numpy as np
 
 from ..checking import Budget, Case, Puzzle
 from ..checking.inputs import randint
+from .entry import Entry
 
 
 def map_2d_spec(a):
@@ -60,3 +61,6 @@ uint row = thread_position_in_grid.y;
 """,
     budget=Budget(global_reads=1, global_writes=1, shared_reads=0, shared_writes=0),
 )
+
+
+ENTRY = Entry(PUZZLE, setup=SETUP, solution="04_map_2d.metal")

@@ -6,6 +6,7 @@ import numpy as np
 
 from ..checking import Budget, Case, Puzzle
 from ..checking.inputs import randint
+from .entry import Entry
 
 
 def broadcast_spec(a, b):
@@ -59,3 +60,6 @@ uint row = thread_position_in_grid.y;
 """,
     budget=Budget(global_reads=2, global_writes=1, shared_reads=0, shared_writes=0),
 )
+
+
+ENTRY = Entry(PUZZLE, setup=SETUP, solution="05_broadcast.metal")

@@ -7,6 +7,7 @@ import numpy as np
 from ..checking import Budget, Case, Puzzle
 from ..checking.inputs import arange, randint
 from ..checking.wording import plural
+from .entry import Entry
 
 
 def threadgroups_spec(a):
@@ -70,3 +71,6 @@ uint i = group * dispatch_threads_per_threadgroup.x + local_i;
 """,
     budget=Budget(global_reads=1, global_writes=1, shared_reads=0, shared_writes=0),
 )
+
+
+ENTRY = Entry(PUZZLE, setup=SETUP, solution="06_threadgroups.metal")

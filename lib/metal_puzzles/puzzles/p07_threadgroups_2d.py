@@ -6,6 +6,7 @@ import numpy as np
 
 from ..checking import Budget, Case, Puzzle
 from ..checking.inputs import randfloat
+from .entry import Entry
 
 
 def threadgroups_2d_spec(a):
@@ -61,3 +62,6 @@ uint col = group.x * group_size.x + local_pos.x;
 """,
     budget=Budget(global_reads=1, global_writes=1, shared_reads=0, shared_writes=0),
 )
+
+
+ENTRY = Entry(PUZZLE, setup=SETUP, solution="07_threadgroups_2d.metal")

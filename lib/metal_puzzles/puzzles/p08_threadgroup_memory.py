@@ -7,6 +7,7 @@ import numpy as np
 from ..checking import Budget, Case, Puzzle
 from ..checking.inputs import randfloat
 from ..checking.wording import plural
+from .entry import Entry
 
 HEADER = """\
 constant uint THREADGROUP_MEM_SIZE = 4;
@@ -83,3 +84,6 @@ threadgroup_barrier(mem_flags::mem_threadgroup);
 """,
     budget=Budget(global_reads=1, global_writes=1, shared_reads=1, shared_writes=1),
 )
+
+
+ENTRY = Entry(PUZZLE, setup=SETUP, solution="08_threadgroup_memory.metal")

@@ -8,6 +8,7 @@ import numpy as np
 from ..checking import Budget, Case, Puzzle
 from ..checking.inputs import arange, randint
 from ..checking.wording import plural
+from .entry import Entry
 
 HEADER = """\
 constant uint THREADGROUP_MEM_SIZE = 8;
@@ -72,3 +73,6 @@ uint local_i = thread_position_in_threadgroup.x;
 """,
     budget=Budget(global_reads=1, global_writes=1),
 )
+
+
+ENTRY = Entry(PUZZLE, setup=SETUP, solution="09_pooling.metal")

@@ -8,6 +8,7 @@ from ..checking import Budget, Case, Puzzle
 from ..checking.contract import input_extent
 from ..checking.inputs import randfloat
 from ..checking.wording import plural
+from .entry import Entry
 
 HEADER = """\
 constant uint THREADGROUP_MEM_SIZE = 8;
@@ -71,3 +72,6 @@ uint local_i = thread_position_in_threadgroup.x;
     budget=Budget(global_reads=2, global_writes=1),
     work=input_extent(0),
 )
+
+
+ENTRY = Entry(PUZZLE, setup=SETUP, solution="10_dot_product.metal")

@@ -11,6 +11,7 @@ import numpy as np
 
 from ..checking import Budget, Case, Puzzle
 from ..checking.inputs import randfloat
+from .entry import Entry
 
 HEADER = """\
 constant uint THREADGROUP_MAX_CONV_SIZE = 12;
@@ -134,3 +135,7 @@ FULL = Puzzle(
     template=TEMPLATE,
     budget=BUDGET,
 )
+
+
+SIMPLE_ENTRY = Entry(SIMPLE, setup=SETUP_SIMPLE, solution="11_conv.metal", function="conv_test")
+FULL_ENTRY = Entry(FULL, setup=SETUP_FULL, solution="11_conv.metal", function="conv_test")

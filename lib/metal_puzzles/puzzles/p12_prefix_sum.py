@@ -9,6 +9,7 @@ from ..checking import Budget, Case, Puzzle
 from ..checking.contract import input_extent
 from ..checking.inputs import arange, randint
 from ..checking.wording import plural
+from .entry import Entry
 
 HEADER = """\
 constant uint THREADGROUP_MEM_SIZE = 8;
@@ -127,3 +128,7 @@ FULL = Puzzle(
     budget=BUDGET,
     work=input_extent(0),
 )
+
+
+SIMPLE_ENTRY = Entry(SIMPLE, setup=SETUP_SIMPLE, solution="12_prefix_sum.metal", function="prefix_sum_test")
+FULL_ENTRY = Entry(FULL, setup=SETUP_FULL, solution="12_prefix_sum.metal", function="prefix_sum_test")

@@ -8,6 +8,7 @@ import numpy as np
 from ..checking import Budget, Case, Puzzle
 from ..checking.contract import input_extent
 from ..checking.inputs import randint
+from .entry import Entry
 
 HEADER = """\
 constant uint THREADGROUP_MEM_SIZE = 8;
@@ -78,3 +79,6 @@ uint batch = thread_position_in_grid.y;
     budget=Budget(global_reads=1, global_writes=1),
     work=input_extent(0),
 )
+
+
+ENTRY = Entry(PUZZLE, setup=SETUP, solution="13_axis_sum.metal")

@@ -10,6 +10,7 @@ import numpy as np
 
 from ..checking import Budget, Case, Puzzle
 from ..checking.inputs import randfloat
+from .entry import Entry
 
 HEADER = """\
 constant uint THREADGROUP_MEM_SIZE = 3;
@@ -131,3 +132,7 @@ FULL = Puzzle(
     template=TEMPLATE,
     budget=Budget(global_reads=6, global_writes=1),
 )
+
+
+SIMPLE_ENTRY = Entry(SIMPLE, setup=SETUP_SIMPLE, solution="14_matmul.metal", function="matmul_test")
+FULL_ENTRY = Entry(FULL, setup=SETUP_FULL, solution="14_matmul.metal", function="matmul_test")

@@ -1,46 +1,30 @@
 """Part IV of the book: whole shaders (kernel functions with their own signatures, as ``.metal``
-files and ``torch.mps.compile_shader`` have them). As in the other parts, this module knows where
-each reference solution lives, the notebook lines that build each visible test, and the name of
-each notebook test function."""
+files and ``torch.mps.compile_shader`` have them)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from ..checking import Puzzle
 from . import s01_whole_shaders
-from .solutions import solution_file
+from .entry import Part
 
-if TYPE_CHECKING:
-    from importlib.resources.abc import Traversable  # novermin (type checking only)
+INTRO = """\
+Until now you wrote kernel *bodies* and MLX wrote each signature. Shader files, porting guides and
+PyTorch's `torch.mps.compile_shader` have **whole kernel functions**: the kernel declares its own
+parameters, each buffer at an index (`device float* o [[buffer(5)]]`), numbers by constant
+reference (`constant float& weight [[buffer(3)]]`), and the thread attributes it wants as
+parameters with names and types of its own (`uint row [[thread_position_in_grid]]`). Here the
+`source` is the whole shader, and each puzzle's host binds the arrays **by index**, as Metal host
+code and `compile_shader` do: the puzzle says which array it puts at which `[[buffer(n)]]`, and a
+kernel that declares a buffer at another index fails, naming the index, the parameter and what the
+host puts there (on a Mac it would read and write the wrong buffers). Outside the book,
+`metal_puzzles.compile_shader(source)` runs such a file as PyTorch does, with NumPy, MLX or CPU
+torch arrays."""
 
-#: The part's number in ``Puzzle.part`` (the notebook builder titles it); 1 to 5 are Part I,
-#: Part II, the bonus, Part III and the debugging part.
-WHOLE_SHADERS_PART = 6
-
-PART_IV: list[Puzzle] = [
-    s01_whole_shaders.MVMR_SHADER,
-    s01_whole_shaders.LERP,
-]
-
-SOLUTION_FILES: dict[str, str] = {
-    "mvmr_shader": "IV_01_mvmr_shader.metal",
-    "lerp_shader": "IV_02_lerp.metal",
-}
-
-NOTEBOOK_SETUP: dict[str, str] = {
-    "mvmr_shader": s01_whole_shaders.MVMR_SETUP,
-    "lerp_shader": s01_whole_shaders.LERP_SETUP,
-}
-
-KERNEL_FUNCTIONS: dict[str, str] = {p.id: f"{p.id}_test" for p in PART_IV}
-
-
-def solution_path(puzzle: Puzzle) -> Traversable:
-    """Where the reference solution of a Part IV puzzle lives (KeyError for other puzzles)."""
-    return solution_file(SOLUTION_FILES[puzzle.id])
-
-
-def solution_source(puzzle: Puzzle) -> str:
-    """The reference solution: a whole shader replacing the template as ``source``."""
-    return solution_path(puzzle).read_text(encoding="utf-8")
+PART_IV = Part(
+    number=6,
+    title="Part IV: Whole shaders",
+    intro=INTRO,
+    entries=(
+        s01_whole_shaders.MVMR_SHADER_ENTRY,
+        s01_whole_shaders.LERP_ENTRY,
+    ),
+)

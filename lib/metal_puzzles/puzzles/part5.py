@@ -1,59 +1,32 @@
 """Part V of the book: the kernels of a language model on Apple silicon (the norm, rotary
 embeddings, the 4-bit quantized product, sampling: what mlx-lm runs for every token). Each spec is
-MLX's own operation. As in the other parts, this module knows where each reference solution
-lives, the notebook lines that build each visible test, and the name of each notebook test
-function."""
+MLX's own operation."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from ..checking import Puzzle
 from . import t01_rms_norm, t02_rope, t03_quantized_matvec, t04_decode_attention, t05_argmax
-from .solutions import solution_file
+from .entry import Part
 
-if TYPE_CHECKING:
-    from importlib.resources.abc import Traversable  # novermin (type checking only)
+INTRO = """\
+The kernels a language model runs for every token it writes: the norm each layer starts with,
+rotary position embeddings, the product of a vector with a 4-bit quantized weight matrix (most of
+a model's time on a Mac, and most of its memory), attention over the cache of earlier tokens, and
+the choice of the next token. Each spec is MLX's own operation (`mx.fast.rms_norm`,
+`mx.fast.rope`, `mx.quantized_matmul`, `mx.fast.scaled_dot_product_attention`, `mx.argmax`), and
+each kernel follows the plan of MLX's own: a threadgroup or a SIMD-group per row, `simd_sum` and
+its kin, values read once into registers. The budgets are the per-thread counts of Parts I and II
+and, where a puzzle is about speed, the cost model of Part III."""
 
-#: The part's number in ``Puzzle.part`` (the notebook builder titles it); 1 to 6 are Part I,
-#: Part II, the bonus, Part III, the debugging part and Part IV.
-LANGUAGE_MODEL_PART = 7
-
-PART_V: list[Puzzle] = [
-    t01_rms_norm.PUZZLE,
-    t02_rope.TRADITIONAL,
-    t02_rope.HALVES,
-    t03_quantized_matvec.PUZZLE,
-    t04_decode_attention.PUZZLE,
-    t05_argmax.PUZZLE,
-]
-
-SOLUTION_FILES: dict[str, str] = {
-    "rms_norm": "V_01_rms_norm.metal",
-    "rope_traditional": "V_02a_rope_traditional.metal",
-    "rope": "V_02b_rope.metal",
-    "quantized_matvec": "V_03_quantized_matvec.metal",
-    "decode_attention": "V_04_decode_attention.metal",
-    "argmax": "V_05_argmax.metal",
-}
-
-NOTEBOOK_SETUP: dict[str, str] = {
-    "rms_norm": t01_rms_norm.SETUP,
-    "rope_traditional": t02_rope.SETUP,
-    "rope": t02_rope.SETUP,
-    "quantized_matvec": t03_quantized_matvec.SETUP,
-    "decode_attention": t04_decode_attention.SETUP,
-    "argmax": t05_argmax.SETUP,
-}
-
-KERNEL_FUNCTIONS: dict[str, str] = {p.id: f"{p.id}_test" for p in PART_V}
-
-
-def solution_path(puzzle: Puzzle) -> Traversable:
-    """Where the reference solution of a Part V puzzle lives (KeyError for other puzzles)."""
-    return solution_file(SOLUTION_FILES[puzzle.id])
-
-
-def solution_source(puzzle: Puzzle) -> str:
-    """The reference solution's kernel body."""
-    return solution_path(puzzle).read_text(encoding="utf-8")
+PART_V = Part(
+    number=7,
+    title="Part V: The kernels of a language model",
+    intro=INTRO,
+    entries=(
+        t01_rms_norm.ENTRY,
+        t02_rope.TRADITIONAL_ENTRY,
+        t02_rope.HALVES_ENTRY,
+        t03_quantized_matvec.ENTRY,
+        t04_decode_attention.ENTRY,
+        t05_argmax.ENTRY,
+    ),
+)

@@ -5,58 +5,47 @@ across loop iterations, an index that wraps around, a barrier only some threads 
 uninitialised threadgroup read, positions computed from ``threads_per_threadgroup`` in a partial
 last threadgroup). The template is that buggy kernel; the learner finds the bug with ``show()``
 and ``problem.explore()``, fixes it, and ``check()`` judges the fix like any other puzzle.
-
-As in ``part1``, this module also knows where each reference solution lives, the notebook lines
-that build each visible test, and the name of each notebook test function.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from ..checking import Puzzle
 from . import d01_block_sum, d02_blur, d03_neighbour_sum, d04_block_max, d05_squares
-from .solutions import solution_file
+from .entry import Part
 
-if TYPE_CHECKING:
-    from importlib.resources.abc import Traversable  # novermin (type checking only)
+INTRO = """\
+Every kernel in this part is finished: it compiles, it runs, and most of them print the right
+numbers on the visible test. Each is wrong in one way that a GPU hides (on real hardware it
+would give the right answer today and a wrong one on another size, another machine or another
+day), and `check()` fails it. Your job is the detective's: find the bug, then fix it with as
+small a change as you can. The source is the buggy kernel itself; there is no `// FILL ME IN`.
 
-#: The part's number in ``Puzzle.part`` (the notebook builder titles it); parts 1 to 4 are
-#: Part I, Part II, the bonus and Part III.
-DEBUG_PART = 5
+The bugs are of the kinds Part I warned about. What is new is the method, which is the same
+for every case:
 
-PART_DEBUG: list[Puzzle] = [
-    d01_block_sum.PUZZLE,
-    d02_blur.PUZZLE,
-    d03_neighbour_sum.PUZZLE,
-    d04_block_max.PUZZLE,
-    d05_squares.PUZZLE,
-]
+1. **Read the finding whole.** Run the cell: under the diagram, `show()` lists what the
+   sanitizer found, one line each: the kind, the line of your source, the thread (its position
+   in its threadgroup and the threadgroup's position in the grid), the element and, for a race,
+   the other thread and its line. Each is numbered and drawn where it happened.
+2. **Look at the diagram.** Red marks sit on the elements and threads the findings name. Ask
+   which thread you expected to touch that element, and which one did.
+3. **Open the explorer.** `problem.explore()` lists the findings; click one and it shows that
+   thread at that line, at that moment, with its variables. Step back to see how it got there,
+   switch to the other thread the finding names, and step through it too.
+4. **Say the bug in one sentence** before changing anything: "thread X reads Y before thread Z
+   has written it, because ...". Then fix it, run the cell, and run `check()`.
 
-SOLUTION_FILES: dict[str, str] = {
-    "detective_block_sum": "D_01_block_sum.metal",
-    "detective_blur": "D_02_blur.metal",
-    "detective_neighbour_sum": "D_03_neighbour_sum.metal",
-    "detective_block_max": "D_04_block_max.metal",
-    "detective_squares": "D_05_squares.metal",
-}
+The sanitizer's hints sometimes name the cure; the point is to see *why* it is the cure, with
+your own eyes, in the explorer. Budgets are as in Part I."""
 
-NOTEBOOK_SETUP: dict[str, str] = {
-    "detective_block_sum": d01_block_sum.SETUP,
-    "detective_blur": d02_blur.SETUP,
-    "detective_neighbour_sum": d03_neighbour_sum.SETUP,
-    "detective_block_max": d04_block_max.SETUP,
-    "detective_squares": d05_squares.SETUP,
-}
-
-KERNEL_FUNCTIONS: dict[str, str] = {p.id: f"{p.id}_test" for p in PART_DEBUG}
-
-
-def solution_path(puzzle: Puzzle) -> Traversable:
-    """Where the reference solution of a detective puzzle lives (KeyError for other puzzles)."""
-    return solution_file(SOLUTION_FILES[puzzle.id])
-
-
-def solution_source(puzzle: Puzzle) -> str:
-    """The reference solution's kernel body: the template with its bug fixed."""
-    return solution_path(puzzle).read_text(encoding="utf-8")
+PART_DEBUG = Part(
+    number=5,
+    title="Debugging: detective puzzles",
+    intro=INTRO,
+    entries=(
+        d01_block_sum.ENTRY,
+        d02_blur.ENTRY,
+        d03_neighbour_sum.ENTRY,
+        d04_block_max.ENTRY,
+        d05_squares.ENTRY,
+    ),
+)

@@ -14,6 +14,7 @@ import numpy as np
 from ..checking import Budget, Case, Puzzle
 from ..checking.inputs import padded, values
 from ..checking.wording import plural
+from .entry import Entry
 
 BLOCK = 8
 
@@ -100,7 +101,6 @@ SCAN = Puzzle(
     title="Block Scan",
     kernel_name="block_scan",
     input_names=("a",),
-    part=2,
     description="""\
 An **inclusive scan** (prefix sum) replaces every element by the sum of itself and everything
 before it: `[3, 1, 4, 1]` becomes `[3, 4, 8, 9]`. Scans are everywhere in sparse computing:
@@ -146,7 +146,6 @@ OFFSETS = Puzzle(
     title="Scan: Add Block Offsets",
     kernel_name="add_block_offsets",
     input_names=("a", "block_sums"),
-    part=2,
     description="""\
 II.1a scanned every block of 8 on its own. To scan an array of any length, three launches do it:
 
@@ -177,3 +176,7 @@ uint block = threadgroup_position_in_grid.x;
 """,
     budget=Budget(global_reads=2, global_writes=1),
 )
+
+
+SCAN_ENTRY = Entry(SCAN, setup=SETUP_SCAN, solution="II_01a_block_scan.metal")
+OFFSETS_ENTRY = Entry(OFFSETS, setup=SETUP_OFFSETS, solution="II_01b_add_block_offsets.metal")

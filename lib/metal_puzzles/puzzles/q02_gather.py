@@ -7,6 +7,7 @@ import numpy as np
 from ..checking import Budget, Case, Puzzle
 from ..checking.inputs import indices, padded, values
 from ..checking.wording import plural
+from .entry import Entry
 
 TG = (4, 4, 1)
 
@@ -43,7 +44,6 @@ PUZZLE = Puzzle(
     title="Gather Rows",
     kernel_name="gather_rows",
     input_names=("x", "idx"),
-    part=2,
     description="""\
 A sparse convolution never multiplies a dense image: it works on lists of rows picked out of
 feature tables by index arrays. The first tool is the **gather**: row `t` of the output is row
@@ -70,3 +70,6 @@ uint t = thread_position_in_grid.y;
 """,
     budget=Budget(global_reads=2, global_writes=1),
 )
+
+
+ENTRY = Entry(PUZZLE, setup=SETUP, solution="II_02_gather_rows.metal")

@@ -8,6 +8,7 @@ import numpy as np
 from ..checking import Budget, Case, Puzzle
 from ..checking.contract import input_extent
 from ..checking.inputs import indices, padded, scalar, values
+from .entry import Entry
 
 TG = (4, 4, 1)
 
@@ -57,7 +58,6 @@ PUZZLE = Puzzle(
     title="Scatter-Add",
     kernel_name="scatter_add",
     input_names=("x", "idx", "n"),
-    part=2,
     description="""\
 The opposite of a gather: row `t` of `x` is **added** into row `idx[t]` of `out`. `x` has shape
 `(T, C)`, `idx` has `T` entries in `[0, n)`, and `out` has shape `(n, C)`. Rows of `out` that no
@@ -92,3 +92,6 @@ uint t = thread_position_in_grid.y;
     init_value=0.0,
     atomic_outputs=True,
 )
+
+
+ENTRY = Entry(PUZZLE, setup=SETUP, solution="II_03_scatter_add.metal")

@@ -13,6 +13,7 @@ import numpy as np
 
 from ..checking import Budget, Case, Puzzle
 from ..checking.inputs import exclusive_offsets, lengths, padded, values
+from .entry import Entry
 
 TG = (4, 4, 1)
 LONGEST = 10  # the longest segment in any test; the read budget is stated with it
@@ -75,7 +76,6 @@ PUZZLE = Puzzle(
     title="Segment Sum",
     kernel_name="segment_sum",
     input_names=("x", "lengths", "offsets"),
-    part=2,
     description=f"""\
 The rows of `x` (shape `(N, C)`) are cut into `K` consecutive **segments**: segment `k` is
 `lengths[k]` rows long, and the segments follow each other in order. Sum each segment: `out[k, c]`
@@ -108,3 +108,6 @@ uint k = thread_position_in_grid.y;
 """,
     budget=Budget(global_reads=2 + LONGEST, global_writes=1, atomics=0),
 )
+
+
+ENTRY = Entry(PUZZLE, setup=SETUP, solution="II_04_segment_sum.metal")

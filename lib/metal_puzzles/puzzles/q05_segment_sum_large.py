@@ -4,6 +4,7 @@ import numpy as np
 
 from ..checking import Budget, Case, Puzzle
 from ..checking.inputs import ceil_div, exclusive_offsets, lengths
+from .entry import Entry
 from .q04_segment_sum import SPEC_SOURCE, segment_case, segment_sum_spec
 
 TG = 8
@@ -50,7 +51,6 @@ PUZZLE = Puzzle(
     title="Segment Sum (Large)",
     kernel_name="segment_sum_large",
     input_names=("x", "lengths", "offsets"),
-    part=2,
     description=f"""\
 The same segment sum as II.4, but now segments can be long (up to {LONGEST} rows in the tests).
 With one thread per output, the thread owning a long segment reads every one of its rows while
@@ -88,3 +88,6 @@ uint C = x_shape[1];
     # A threadgroup of TG threads per (channel, segment).
     work=lambda case: (TG, case.output_shape[1], case.output_shape[0]),
 )
+
+
+ENTRY = Entry(PUZZLE, setup=SETUP, solution="II_05_segment_sum_large.metal")

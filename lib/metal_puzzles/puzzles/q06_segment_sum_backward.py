@@ -7,6 +7,7 @@ import numpy as np
 
 from ..checking import Budget, Case, Puzzle
 from ..checking.inputs import exclusive_offsets, lengths, padded, values
+from .entry import Entry
 from .q04_segment_sum import segment_matrix
 
 TG = (4, 4, 1)
@@ -59,7 +60,6 @@ PUZZLE = Puzzle(
     kernel_name="segment_sum_backward",
     input_names=("dy", "lengths", "offsets"),
     output_names=("dx",),
-    part=2,
     description=f"""\
 Training needs gradients. If `y = segment_sum(x, lengths)` and `dy` is the gradient of the loss
 with respect to `y` (shape `(K, C)`), then the gradient with respect to `x` is `dx[t, c] =
@@ -91,3 +91,6 @@ uint t = thread_position_in_grid.y;
 """,
     budget=Budget(global_reads=READS, global_writes=1, atomics=0),
 )
+
+
+ENTRY = Entry(PUZZLE, setup=SETUP, solution="II_06_segment_sum_backward.metal")

@@ -15,6 +15,7 @@ import numpy as np
 
 from ..checking import Budget, Case, Puzzle
 from ..checking.inputs import ceil_div, indices, scalar, values
+from .entry import Entry
 
 MAX_C = 32  # threadgroup memory for one row of b (II.7b)
 SIMPLE_TG = (4, 2, 2)
@@ -161,7 +162,6 @@ SIMPLE = Puzzle(
     kernel_name="mvmr_simple",
     input_names=("a", "a_idx", "b", "b_idx", "o_idx", "n"),
     output_names=("o",),
-    part=2,
     description=_INTRO + """
 **MVMR** (matrix-vector multiply, reduce) first in its plainest form: one thread per
 `(t, g, m)`. `thread_position_in_grid` is `(m, g, t)`. The thread computes one dot product over
@@ -191,7 +191,6 @@ FAST = Puzzle(
     kernel_name="mvmr",
     input_names=SIMPLE.input_names,
     output_names=("o",),
-    part=2,
     header=FAST_HEADER,
     description=_INTRO + f"""
 In II.7a, the `M` threads working on the same `(t, g)` all read the same row
@@ -224,3 +223,7 @@ uint t = threadgroup_position_in_grid.z;
     init_value=0.0,
     atomic_outputs=True,
 )
+
+
+SIMPLE_ENTRY = Entry(SIMPLE, setup=SETUP_SIMPLE, solution="II_07a_mvmr_simple.metal")
+FAST_ENTRY = Entry(FAST, setup=SETUP_FAST, solution="II_07b_mvmr.metal")

@@ -11,6 +11,7 @@ import numpy as np
 
 from ..checking import Budget, Case, Puzzle
 from ..checking.inputs import indices, scalar, values
+from .entry import Entry
 
 TG = (4, 4, 2)
 
@@ -71,7 +72,6 @@ PUZZLE = Puzzle(
     kernel_name="vvor",
     input_names=("a", "a_idx", "b", "b_idx", "o_idx", "n"),
     output_names=("o",),
-    part=2,
     description="""\
 **VVOR** (vector-vector outer product, reduce) is MVMR's partner. For every pair `t` and group
 `g`, take the vector `a[a_idx[t], g, :]` (length `M`) and the vector `b[b_idx[t], g, :]` (length
@@ -107,3 +107,6 @@ uint z = thread_position_in_grid.z;
     init_value=0.0,
     atomic_outputs=True,
 )
+
+
+ENTRY = Entry(PUZZLE, setup=SETUP, solution="II_08_vvor.metal")

@@ -10,6 +10,7 @@ import numpy as np
 
 from ..checking import Budget, Case, Puzzle
 from ..checking.inputs import indices, scalar, values
+from .entry import Entry
 from .q07_mvmr import mvmr_spec
 
 TG = (4, 2, 2)
@@ -69,7 +70,6 @@ PUZZLE = Puzzle(
     kernel_name="mvmr_backward_b",
     input_names=("a", "a_idx", "dout", "o_idx", "b_idx", "nb"),
     output_names=("db",),
-    part=2,
     description="""\
 To train through MVMR we need the gradient of the loss with respect to `b`, given `dout`, its
 gradient with respect to `o` (shape `(n, G, M)`). Pair `t` added `b[b_idx[t], g, c] *
@@ -107,3 +107,6 @@ uint t = thread_position_in_grid.z;
     init_value=0.0,
     atomic_outputs=True,
 )
+
+
+ENTRY = Entry(PUZZLE, setup=SETUP, solution="II_09_mvmr_backward_b.metal")

@@ -11,6 +11,7 @@ import numpy as np
 
 from ..checking import Budget, Case, Puzzle
 from ..checking.inputs import ceil_div, values
+from .entry import Entry
 
 TG = 64  # two SIMD-groups of 32
 LONGEST = 300  # the longest row in any test; the read budget is stated with it
@@ -54,7 +55,6 @@ PUZZLE = Puzzle(
     title="SIMD Row Sum",
     kernel_name="simd_row_sum",
     input_names=("x",),
-    part=3,
     header=HEADER,
     description=f"""\
 Sum each row of `x` (shape `(R, N)`): `out[r]` is the sum of row `r`. One threadgroup of
@@ -93,3 +93,6 @@ uint N = x_shape[1];
     # A threadgroup of TG threads per row.
     work=lambda case: (TG, case.output_shape[0]),
 )
+
+
+ENTRY = Entry(PUZZLE, setup=SETUP, solution="II_B1_simd_row_sum.metal")

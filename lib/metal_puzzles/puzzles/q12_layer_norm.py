@@ -13,6 +13,7 @@ import numpy as np
 
 from ..checking import Budget, Case, ErrorModel, Puzzle
 from ..checking.inputs import ceil_div, values
+from .entry import Entry
 from .q11_simd_row_sum import TG, row_grid
 
 EPS = 1e-5
@@ -98,7 +99,6 @@ FORWARD = Puzzle(
     title="Layer Norm",
     kernel_name="layer_norm",
     input_names=("x", "w", "b"),
-    part=3,
     header=HEADER,
     description=f"""\
 **Layer normalisation** rescales every row of `x` (shape `(R, N)`) to mean 0 and variance 1, then
@@ -149,7 +149,6 @@ BACKWARD = Puzzle(
     kernel_name="layer_norm_backward",
     input_names=("x", "w", "g"),
     output_names=("gx",),
-    part=3,
     header=HEADER,
     description=f"""\
 The gradient of layer norm with respect to `x`, given `g`, the gradient of the loss with respect
@@ -191,3 +190,7 @@ uint N = x_shape[1];
     rtol=1e-5,
     error_model=ErrorModel.CONDITIONED,
 )
+
+
+FORWARD_ENTRY = Entry(FORWARD, setup=SETUP_FORWARD, solution="II_B2_layer_norm.metal")
+BACKWARD_ENTRY = Entry(BACKWARD, setup=SETUP_BACKWARD, solution="II_B3_layer_norm_backward.metal")

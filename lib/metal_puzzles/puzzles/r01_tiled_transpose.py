@@ -13,6 +13,7 @@ import numpy as np
 
 from ..checking import Budget, Case, Puzzle
 from ..checking.inputs import padded, values
+from .entry import Entry
 
 TILE = 32
 
@@ -75,7 +76,6 @@ TILED = Puzzle(
     title="Transpose Through a Tile",
     kernel_name="tiled_transpose",
     input_names=("a",),
-    part=4,
     header=HEADER,
     description=f"""\
 Write `out = a.T` for a matrix `a` of `rows x cols` floats. One thread per element of `a`, in
@@ -114,7 +114,6 @@ PADDED = Puzzle(
     title="Pad the Tile",
     kernel_name="padded_transpose",
     input_names=("a",),
-    part=4,
     header=HEADER,
     description=f"""\
 The same transpose, with a stricter budget: **no bank conflicts**. Start from your kernel of
@@ -141,3 +140,7 @@ padding also works with 16 banks.)
     budget=Budget(global_reads=1, global_writes=1, shared_reads=1, shared_writes=1, max_load_segments=2,
                   max_store_segments=2, max_bank_conflict=1),
 )
+
+
+TILED_ENTRY = Entry(TILED, setup=SETUP, solution="III_01_tiled_transpose.metal")
+PADDED_ENTRY = Entry(PADDED, setup=SETUP, solution="III_02_padded_transpose.metal")

@@ -13,6 +13,7 @@ import numpy as np
 
 from ..checking import Budget, Case, Puzzle
 from ..checking.inputs import ceil_div, padded, values
+from .entry import Entry
 
 TG = 256
 
@@ -79,7 +80,6 @@ PUZZLE = Puzzle(
     title="Block Sum Without a Barrier Tree",
     kernel_name="block_sum",
     input_names=("a",),
-    part=4,
     header=HEADER,
     description="""\
 `out[g]` is the sum of `a[256 g]` to `a[256 g + 255]` (zero past the end of `a`): one
@@ -117,3 +117,6 @@ asks for the structure that scales.""",
     template=TEMPLATE,
     budget=Budget(global_reads=1, global_writes=1, shared_reads=1, shared_writes=1, max_barriers=1),
 )
+
+
+ENTRY = Entry(PUZZLE, setup=SETUP, solution="III_03_block_sum.metal")

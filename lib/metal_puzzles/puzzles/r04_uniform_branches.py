@@ -9,6 +9,7 @@ import numpy as np
 
 from ..checking import Budget, Case, ErrorModel, Puzzle
 from ..checking.inputs import padded, values
+from .entry import Entry
 
 #: Rounds of arithmetic per element: enough that the kernel's time is its arithmetic (see the text).
 STEPS = 128
@@ -76,7 +77,6 @@ PUZZLE = Puzzle(
     title="Uniform Branches",
     kernel_name="uniform_branches",
     input_names=("a",),
-    part=4,
     header=HEADER,
     description="""\
 Even positions of `a` go through one computation, odd positions through another (the spec). The
@@ -115,3 +115,6 @@ and 1 write of device memory per thread.""",
     # comes from the recurrence's conditioning, not from exact sums.
     error_model=ErrorModel.CONDITIONED,
 )
+
+
+ENTRY = Entry(PUZZLE, setup=SETUP, solution="III_04_uniform_branches.metal")

@@ -9,6 +9,7 @@ import numpy as np
 
 from ..checking import Budget, Case, ErrorModel, Puzzle
 from ..checking.inputs import ceil_div, values
+from .entry import Entry
 
 TG = 256
 LONGEST = 1024
@@ -94,7 +95,6 @@ PUZZLE = Puzzle(
     title="Fused Softmax",
     kernel_name="fused_softmax",
     input_names=("x",),
-    part=4,
     header=HEADER,
     description=f"""\
 Softmax of every row of `x` (shape `(R, N)`, `N` at most {LONGEST}): `out[r, k] = exp(x[r, k] - m) / s`
@@ -123,3 +123,6 @@ most {PER_THREAD} reads and {PER_THREAD} writes of device memory per thread.""",
     atol=1e-7,
     error_model=ErrorModel.CONDITIONED,
 )
+
+
+ENTRY = Entry(PUZZLE, setup=SETUP, solution="III_06_fused_softmax.metal")

@@ -9,6 +9,7 @@ import numpy as np
 
 from ..checking import Budget, Case, Puzzle
 from ..checking.inputs import values
+from .entry import Entry
 
 TILE = 8
 LONGEST = 64  # the largest n in any test; the budget is stated with it
@@ -73,7 +74,6 @@ PUZZLE = Puzzle(
     kernel_name="simdgroup_matmul",
     input_names=("a", "b"),
     output_names=("c",),
-    part=4,
     header=HEADER,
     description=f"""\
 `c = a @ b` for square `n x n` matrices, `n` a multiple of 8 (at most {LONGEST}). One SIMD-group
@@ -102,3 +102,6 @@ load the 8 x 8 blocks of `a` (rows of your tile, columns `k` to `k + 7`) and of 
         "matrix's row length (a smaller stride loads overlapping rows, read again and again), and "
         "multiply-accumulate whole blocks instead of reading a row and a column for each element")),
 )
+
+
+ENTRY = Entry(PUZZLE, setup=SETUP, solution="III_07_simdgroup_matmul.metal")

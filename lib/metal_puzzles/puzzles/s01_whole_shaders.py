@@ -17,6 +17,7 @@ import numpy as np
 
 from ..checking import Budget, Case, ErrorModel, Puzzle
 from ..checking.inputs import indices, values
+from .entry import Entry
 
 #: Threads per threadgroup of the MVMR launches: rows are rarely a multiple of it, so the last
 #: threadgroup is partial, as real launches are.
@@ -104,7 +105,6 @@ MVMR_SHADER = Puzzle(
     kernel_name="mvmr_shader",
     input_names=("a", "a_idx", "b", "b_idx", "o_idx", "dims"),
     output_names=("o",),
-    part=6,  # Part IV (part4.WHOLE_SHADERS_PART), after Part III
     description="""\
 So far MLX wrote every kernel's signature from `input_names` and `output_names`. A `.metal` file,
 a porting guide or `torch.mps.compile_shader` has whole kernel functions instead: the kernel
@@ -202,7 +202,6 @@ LERP = Puzzle(
     kernel_name="lerp",
     input_names=("start", "end", "weight", "numel"),
     output_names=("out",),
-    part=6,  # Part IV (part4.WHOLE_SHADERS_PART), after Part III
     description="""\
 PyTorch's Metal operators are whole shaders written once as a template over the element type
 `T` and **instantiated** once per type, each with the name the host looks it up by:
@@ -235,3 +234,7 @@ Budget: 4 global reads (`start`, `end`, `weight`, `numel`) and 1 global write pe
     error_model=ErrorModel.FIXED,
     buffer_layout=("start", "end", "out", "weight", "numel"),
 )
+
+
+MVMR_SHADER_ENTRY = Entry(MVMR_SHADER, setup=MVMR_SETUP, solution="IV_01_mvmr_shader.metal")
+LERP_ENTRY = Entry(LERP, setup=LERP_SETUP, solution="IV_02_lerp.metal")

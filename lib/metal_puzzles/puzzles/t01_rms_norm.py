@@ -12,6 +12,7 @@ import numpy as np
 
 from ..checking import Budget, Case, ErrorModel, Puzzle
 from ..checking.inputs import ceil_div, values
+from .entry import Entry
 
 TG = 64  # two SIMD-groups a row
 LONGEST = 256  # the longest row in any test; the budgets are stated with it
@@ -78,7 +79,6 @@ PUZZLE = Puzzle(
     title="RMSNorm",
     kernel_name="rms_norm",
     input_names=("x", "w"),
-    part=7,  # Part V (part5.LANGUAGE_MODEL_PART)
     header=HEADER,
     description=f"""\
 A transformer layer starts by normalising its input. Llama and the models after it use
@@ -124,3 +124,6 @@ elements of `x` read once, and its weight), {PER_THREAD} writes, and one barrier
     rtol=1e-5,
     error_model=ErrorModel.CONDITIONED,
 )
+
+
+ENTRY = Entry(PUZZLE, setup=SETUP, solution="V_01_rms_norm.metal")

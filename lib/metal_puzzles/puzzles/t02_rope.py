@@ -17,8 +17,8 @@ import numpy as np
 from ..checking import Budget, Case, ErrorModel, Puzzle
 from ..checking.inputs import scalar, values
 from ..checking.tolerance import U32
+from .entry import Entry
 
-BASE = 10000.0
 MAX_POSITION = 32  # offset + sequence length, at most, in any test
 MAX_ABS = 4.0  # test values lie in [-4, 4)
 #: What float32 roundings of an angle up to MAX_POSITION (the product, the frequency's few ulps,
@@ -105,7 +105,6 @@ TRADITIONAL = Puzzle(
     title="Rotary Embeddings (interleaved)",
     kernel_name="rope_traditional",
     input_names=("x", "offset"),
-    part=7,  # Part V (part5.LANGUAGE_MODEL_PART)
     header=HEADER,
     description=f"""\
 A transformer has to know where each token is. **Rotary position embeddings** (RoPE) tell it by
@@ -139,7 +138,6 @@ HALVES = Puzzle(
     title="Rotary Embeddings (halves)",
     kernel_name="rope",
     input_names=("x", "offset"),
-    part=7,
     header=HEADER,
     description=f"""\
 The same rotation in the layout most models use today (Llama, Mistral, Qwen as mlx-lm loads them),
@@ -163,3 +161,7 @@ with one of them, which is why `mx.fast.rope` asks.
     rtol=1e-5,
     error_model=ErrorModel.CONDITIONED,
 )
+
+
+TRADITIONAL_ENTRY = Entry(TRADITIONAL, setup=SETUP, solution="V_02a_rope_traditional.metal")
+HALVES_ENTRY = Entry(HALVES, setup=SETUP, solution="V_02b_rope.metal")

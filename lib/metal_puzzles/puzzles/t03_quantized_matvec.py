@@ -15,6 +15,7 @@ import numpy as np
 
 from ..checking import Budget, Case, ErrorModel, Puzzle
 from ..checking.inputs import ceil_div, randfloat, values
+from .entry import Entry
 
 GROUP = 64  # values sharing one scale and one bias
 BITS = 4
@@ -94,7 +95,6 @@ PUZZLE = Puzzle(
     title="4-bit Quantized Matrix-Vector Product",
     kernel_name="quantized_matvec",
     input_names=("x", "w_q", "scales", "biases"),
-    part=7,  # Part V (part5.LANGUAGE_MODEL_PART)
     header=HEADER,
     description=f"""\
 For every token it writes, a language model multiplies a vector `x` by each of its weight
@@ -149,3 +149,6 @@ Reading `x` again for every row costs {WORDS_PER_LANE * ROWS * (PER_WORD + 3)} r
     rtol=1e-5,
     error_model=ErrorModel.EXACT_SUMS,
 )
+
+
+ENTRY = Entry(PUZZLE, setup=SETUP, solution="V_03_quantized_matvec.metal")

@@ -12,6 +12,7 @@ import numpy as np
 
 from ..checking import Budget, Case, ErrorModel, Puzzle
 from ..checking.inputs import ceil_div, randfloat
+from .entry import Entry
 
 TG = 64  # two SIMD-groups per query head
 SIMD_GROUPS = TG // 32
@@ -87,7 +88,6 @@ PUZZLE = Puzzle(
     title="Decode Attention",
     kernel_name="decode_attention",
     input_names=("q", "k", "v"),
-    part=7,  # Part V (part5.LANGUAGE_MODEL_PART)
     header=HEADER,
     description=f"""\
 When a model writes a token, each attention layer compares the new token's **query** with the
@@ -138,3 +138,6 @@ and one barrier per threadgroup.""",
     rtol=1e-5,
     error_model=ErrorModel.CONDITIONED,
 )
+
+
+ENTRY = Entry(PUZZLE, setup=SETUP, solution="V_04_decode_attention.metal")

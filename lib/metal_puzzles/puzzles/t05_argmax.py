@@ -11,6 +11,7 @@ import numpy as np
 
 from ..checking import Budget, Case, ErrorModel, Puzzle
 from ..checking.inputs import ceil_div, values
+from .entry import Entry
 
 TG = 128  # four SIMD-groups a row
 LONGEST = 512  # the longest row (vocabulary) in any test
@@ -79,7 +80,6 @@ PUZZLE = Puzzle(
     kernel_name="argmax",
     input_names=("x",),
     output_dtype="uint32",
-    part=7,  # Part V (part5.LANGUAGE_MODEL_PART)
     header=HEADER,
     description=f"""\
 A language model's last layer gives a **logit** for every token of its vocabulary; greedy
@@ -117,3 +117,6 @@ barrier per threadgroup.""",
     rtol=0.0,
     error_model=ErrorModel.EXACT_SUMS,
 )
+
+
+ENTRY = Entry(PUZZLE, setup=SETUP, solution="V_05_argmax.metal")

@@ -62,12 +62,6 @@ METAL_ATTRIBUTES: tuple[tuple[str, str], ...] = (
     ("threads_per_threadgroup", "uint3"),
 )
 
-#: MLX compiles ``<its utilities> + full_source``; the utilities are the preprocessed text of this
-#: header (``metal_stdlib``, ``using namespace metal``, ``float16_t``/``bfloat16_t`` typedefs,
-#: ``elem_to_loc``, ``ceildiv``...). MLX does not print them with ``verbose=True``.
-MLX_UTILS_HEADER = "mlx/backend/metal/kernels/utils.h"
-MLX_UTILS_INCLUDE = f'#include "{MLX_UTILS_HEADER}"\n'
-
 _MSL_TYPE_NAMES: dict[str, str] = {
     "float32": "float",
     "float16": "float16_t",
@@ -176,7 +170,9 @@ class GeneratedKernel:
 
     ``full_source`` is byte for byte the text MLX prints with ``verbose=True``: header,
     template line, signature, body, closing brace and instantiation line. MLX compiles its
-    utilities followed by this text (see :func:`compiled_source`).
+    utilities followed by this text: the preprocessed ``mlx/backend/metal/kernels/utils.h``
+    (``metal_stdlib``, ``using namespace metal``, ``float16_t``/``bfloat16_t`` typedefs,
+    ``elem_to_loc``, ``ceildiv``...), which ``verbose=True`` does not print.
     ``source_offset`` is where the learner's ``source`` starts inside ``full_source`` (the header
     starts at 0), so positions can be mapped back to what the learner wrote.
     """
@@ -434,19 +430,6 @@ def _check_count(argument: str, actual: int, expected: int) -> None:
         )
 
 
-def check_call_sizes(
-    input_names: Sequence[str],
-    output_names: Sequence[str],
-    n_inputs: int,
-    n_output_shapes: int,
-    n_output_dtypes: int,
-) -> None:
-    """The per-call count checks, in MLX's order: inputs, output_shapes, output_dtypes."""
-    _check_count("inputs", n_inputs, len(input_names))
-    _check_count("output_shapes", n_output_shapes, len(output_names))
-    _check_count("output_dtypes", n_output_dtypes, len(output_names))
-
-
 # --------------------------------------------------------------------------------------------
 # parameters and text
 # --------------------------------------------------------------------------------------------
@@ -569,13 +552,3 @@ def verbose_text(name: str, kernel: GeneratedKernel) -> str:
     """What MLX prints for ``verbose=True``: a title with the user's kernel name, then the
     generated source inside a fenced block."""
     return f"Generated source code for `{name}`:\n```\n{kernel.full_source}\n```\n"
-
-
-def compiled_source(kernel: GeneratedKernel) -> str:
-    """A self-contained stand-in for what MLX hands the Metal compiler.
-
-    MLX pastes the preprocessed text of :data:`MLX_UTILS_HEADER` in front of ``full_source``;
-    an include of that header (resolvable with MLX's source tree on the include path) has the
-    same effect.
-    """
-    return MLX_UTILS_INCLUDE + kernel.full_source

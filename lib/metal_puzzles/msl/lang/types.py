@@ -429,18 +429,3 @@ def storage_scalar(t: Type) -> ScalarType:
     return t
 
 
-def dtype_to_scalar(dtype) -> ScalarType:
-    """Map a NumPy dtype (or dtype name) to the MSL scalar type."""
-    if isinstance(dtype, str) and dtype in DTYPE_NAMES:
-        return DTYPE_NAMES[dtype]
-    name = np.dtype(dtype).name
-    if name not in DTYPE_NAMES:
-        raise TypeError(f"dtype {name} has no Metal equivalent")
-    return DTYPE_NAMES[name]
-
-
-def scalar_dtype_name(t: ScalarType) -> str:
-    for k, v in DTYPE_NAMES.items():
-        if v == t:
-            return k
-    raise KeyError(t)

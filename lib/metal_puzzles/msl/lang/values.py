@@ -76,7 +76,7 @@ def cast(v, src: Type, dst: Type):
     return out[()] if out.ndim == 0 else out
 
 
-def splat(v, ty: VectorType, varying_n: int | None = None):
+def splat(v, ty: VectorType):
     """Scalar to vector: repeat the scalar into every component."""
     if np.ndim(v) == 0:
         return np.full(ty.n, v, dtype=ty.elem.dtype if ty.elem != BFLOAT else np.float32)

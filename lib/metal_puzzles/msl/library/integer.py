@@ -29,7 +29,7 @@ def _clz(elem):
         cur = u.copy()
         shift = bits // 2
         while shift:
-            top = cur >> np.asarray(shift, dtype=cur.dtype) if False else cur >> cur.dtype.type(width - shift)
+            top = cur >> cur.dtype.type(width - shift)
             zero_top = top == 0
             n = np.where(zero_top, n + shift, n)
             cur = np.where(zero_top, cur << cur.dtype.type(shift), cur)

@@ -111,11 +111,6 @@ class GpuModel:
         """FP32 FLOP/s: cores x lanes x 2 (a fused multiply-add) x clock."""
         return self.cores * self.alus_per_core * 2 * self.clock_hz
 
-    @property
-    def ridge_point(self) -> float:
-        """FLOPs per byte of DRAM traffic where a kernel stops being bandwidth-bound."""
-        return self.peak_flops / self.dram_bandwidth
-
     def with_memory(self, memory: MemoryModel, name: str | None = None) -> GpuModel:
         """The same GPU counted with other segment or bank parameters (a sensitivity setting)."""
         return replace(self, memory=memory, name=name or f"{self.name} ({memory.banks} banks)")

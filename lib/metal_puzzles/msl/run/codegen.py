@@ -98,10 +98,6 @@ def merge_ptr(m, new: Ptr, old):
     return Ptr(new.mem, np.where(m, new.off, old.off))
 
 
-def lane_broadcast(ctx: Ctx, v):
-    return np.broadcast_to(v, (ctx.n,) + np.shape(v)[np.ndim(v) - 0:] if np.ndim(v) == 0 else (ctx.n,) + np.shape(v))
-
-
 #: How deeply calls may nest at run time (recursion compiles, as in Metal since MSL 2.4; a GPU
 #: thread's stack is small, and a recursion that does not end must stop with a message).
 MAX_CALL_DEPTH = 64
@@ -614,7 +610,7 @@ class CodeGen:
             sub = and_mask(c, m, x) if is_and else andnot_mask(c, m, x)
             if empty(sub):
                 return x
-            y = b(c, m if False else sub)
+            y = b(c, sub)
             if is_and:
                 return x & y
             return x | y
@@ -635,7 +631,7 @@ class CodeGen:
         stride = np.int64(units_in(e.left.ty.pointee))
         if op == "-":
             return lambda c, m: (a(c, m).off - b(c, m).off) // stride
-        f = _arith_fn(op, e.left.ty.pointee if False else ScalarType("long", "int", 64, True, 4))
+        f = _arith_fn(op, ScalarType("long", "int", 64, True, 4))
         return lambda c, m: f(a(c, m).off, b(c, m).off)
 
     def x_Assign(self, e):

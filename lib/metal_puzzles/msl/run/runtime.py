@@ -56,12 +56,6 @@ def _bits_dtype(dt):
     return {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[np.dtype(dt).itemsize]
 
 
-def or_mask(a, b):
-    if a is None:
-        return b.copy()
-    return a | b
-
-
 #: The per-thread counters of the score table, in its column order.
 COUNTERS = ("global_reads", "global_writes", "shared_reads", "shared_writes", "atomics")
 

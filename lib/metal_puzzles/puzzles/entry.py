@@ -1,0 +1,89 @@
+"""An entry of the book and a part of it, as data.
+
+Each puzzle module ends with its entry (or, for a module of two puzzles, one entry each): the
+puzzle, the notebook lines that build its visible test, its reference solution, the notebook
+function returning its kernel, and the solution's own header where the answer is a header
+constant. A part of the book is a list of entries, so the notebook builder, the grader, the
+images and the tests read every puzzle's data from one place, and a puzzle's part is the part
+whose list holds it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ..checking import GradPuzzle, Puzzle
+from ..kernel import MetalKernel
+from .solutions import solution_file
+
+if TYPE_CHECKING:
+    from importlib.resources.abc import Traversable  # novermin (type checking only)
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One puzzle of the book with what the notebook and the grader need besides the puzzle."""
+
+    puzzle: Puzzle
+    #: The reference solution: a file of the top-level solutions/ folder (package data of
+    #: metal_puzzles.solutions) holding a kernel body or whole shader (.metal), or for a finale
+    #: entry the notebook cell with its blanks filled in (.py). Entries sharing a kernel share the
+    #: file: one kernel has to pass both.
+    solution: str
+    #: Notebook lines that build the visible test's inputs (named as the puzzle's input_names) and
+    #: ``output_shape``; None for a finale entry, whose cell is its template.
+    setup: str | None
+    #: The notebook function returning the puzzle's MetalKernel, where it is not ``<id>_test``.
+    #: Entries sharing a kernel share the function, defined once in the first entry's cell.
+    function: str | None = None
+    #: A file of the solutions folder with the header the reference solution runs with, where it
+    #: differs from the puzzle's (the occupancy puzzle's answer is its TG); None: the puzzle's own.
+    header_file: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.setup is None and not isinstance(self.puzzle, GradPuzzle):
+            raise ValueError(f"puzzle {self.puzzle.id!r}: a kernel puzzle's entry needs the notebook lines "
+                             "that build its visible test (setup)")
+
+    @property
+    def kernel_function(self) -> str:
+        """The name of the notebook function returning this puzzle's kernel."""
+        return self.function or f"{self.puzzle.id}_test"
+
+    def solution_path(self) -> Traversable:
+        """Where the reference solution lives (a clear error where the file is missing)."""
+        return solution_file(self.solution)
+
+    def solution_source(self) -> str:
+        """The reference solution: a kernel body or whole shader replacing the template as
+        ``source``, or for a finale entry the whole notebook cell."""
+        return self.solution_path().read_text(encoding="utf-8")
+
+    def solution_header(self) -> str:
+        """The header the reference solution runs with: the puzzle's own, unless its answer is in it."""
+        if self.header_file is None:
+            return self.puzzle.header
+        return solution_file(self.header_file).read_text(encoding="utf-8")
+
+    def solution_kernel(self) -> MetalKernel:
+        """The puzzle's kernel with its reference solution as the body (and header)."""
+        return self.puzzle.kernel(self.solution_source(), self.solution_header())
+
+
+@dataclass(frozen=True)
+class Part:
+    """A part of the book: its heading in the notebook and its entries, in reading order."""
+
+    #: The notebook's number for the part (its heading cell is ``part-<number>``). Parts are
+    #: numbered in the order they were written, not read: the debugging part, written after
+    #: Part III, is 5 and is read second.
+    number: int
+    title: str
+    #: The Markdown under the part's heading.
+    intro: str
+    entries: tuple[Entry, ...]
+
+    @property
+    def puzzles(self) -> list[Puzzle]:
+        return [e.puzzle for e in self.entries]
