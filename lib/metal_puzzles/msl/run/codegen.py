@@ -1251,6 +1251,7 @@ class CodeGen:
                                 break
                     first = False
                     st.cont = None
+                    st.active = m  # this iteration's threads (a barrier in the body asks who left)
                     if c.stepper is not None:
                         c.stepper.before(c, pos, m)
                     if costed:

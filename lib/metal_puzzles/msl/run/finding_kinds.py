@@ -124,8 +124,7 @@ FINDING_KINDS: dict[FindingKind, KindEntry] = {e.kind: e for e in (
         FindingKind.BARRIER_DIVERGENCE,
         summary=_barrier_summary,
         verb=lambda f: "let some threads of a threadgroup skip a barrier",
-        fix=("a barrier must be reached by every thread of the threadgroup that has not returned; move it out of "
-             "the branch or loop that only some threads enter"),
+        fix=None,  # a branch or a loop whose iterations differ by thread: hints.barrier_divergence_fix
         element=ElementMark.RING, threads=ThreadMark.STRUCK),
     KindEntry(
         FindingKind.SIMDGROUP_DIVERGENCE,

@@ -12,7 +12,6 @@ import numpy as np
 
 from ..lang.errors import KernelRuntimeError, Pos
 from ..lang.types import AddressSpace, MemFlags
-from .finding_kinds import kind_entry
 from .findings import (
     Finding,
     FindingKey,
@@ -22,7 +21,7 @@ from .findings import (
     StopKernel,
     StopReason,
 )
-from .hints import Audience, HostApi, lane_values, step_budget_advice
+from .hints import Audience, HostApi, barrier_divergence_fix, lane_values, step_budget_advice
 from .lanes import Lanes
 from .memory import AccessKind, Memory, Ptr, SplitPtr, View, rescale, view_of
 
@@ -41,7 +40,7 @@ class Frame:
 
 
 class LoopState:
-    __slots__ = ("active", "brk", "cont", "is_switch", "outer", "pos")
+    __slots__ = ("active", "brk", "cont", "entered", "is_switch", "outer", "pos")
 
     def __init__(self, pos: Pos | None = None, outer: LoopState | None = None, active=None) -> None:
         self.brk = None
@@ -50,6 +49,7 @@ class LoopState:
         self.outer = outer
         self.pos = pos  # where the loop (or switch) starts, for step-budget findings
         self.active = active  # lanes still in the loop (None: all), for step-budget findings
+        self.entered = active  # lanes that reached the loop (None: all), for barrier-divergence findings
 
 
 def _bits_dtype(dt):
@@ -377,7 +377,7 @@ class Ctx:
                 self.report(FindingKind.BARRIER_DIVERGENCE, pos, missing,
                             f"{lanes.group_label(int(g))} reaches this barrier with only some of its "
                             f"threads: {lanes.label(int(here[0]))} waits here but {lanes.label(lane)} never arrives "
-                            f"({kind_entry(FindingKind.BARRIER_DIVERGENCE).fix})")
+                            f"({barrier_divergence_fix(self._loop_left_by(missing))})")
             groups = np.unique(lanes.group[mask])
         self.phase[groups] += 1
         self.barrier_count += 1
@@ -396,6 +396,19 @@ class Ctx:
             hook(self, mask, pos)
         if self.recorder is not None:
             self.recorder.barrier(self, mask, pos)
+
+    def _loop_left_by(self, missing) -> int | None:
+        """The line of the innermost loop around the statement running now that some of the
+        ``missing`` threads entered and have left (its condition let them out sooner), or None."""
+        st = self.loop
+        while st is not None and st.is_switch:
+            st = st.outer
+        if st is None or st.pos is None:
+            return None
+        entered = missing if st.entered is None else (missing & st.entered)
+        still = st.active
+        left = entered if still is None else (entered & ~still)
+        return st.pos.line if np.any(left) else None
 
     def simd_barrier(self, mask, pos: Pos, flags: MemFlags) -> None:
         """simdgroup_barrier(flags): orders the flagged memory among the threads of each SIMD-group
@@ -434,7 +447,8 @@ class Ctx:
             self.cost.access(AccessKind.ATOMIC, mem, flat, mask, 1, view.unit, p.mem.typed(view.dtype)[1], pos)
         old = np.zeros(self.n, dtype=data.dtype)
         if mem.shadow is not None:
-            self.sanitizer.on_atomic(self, mem, flat, view, lanes, pos, writes=op != "load")
+            self.sanitizer.on_atomic(self, mem, flat, view, lanes, pos, writes=op != "load",
+                                    reads_old=op not in _REPLACING_ATOMICS)
         if op == "load":
             old[lanes] = data[flat[lanes]]
             return old
@@ -476,7 +490,7 @@ class Ctx:
         view = view_of(elem)
         mem, data, flat, lanes, mask = self._atomic_target(p, mask, pos, view)
         if mem.shadow is not None:
-            self.sanitizer.on_atomic(self, mem, flat, view, lanes, pos, writes=True)
+            self.sanitizer.on_atomic(self, mem, flat, view, lanes, pos, writes=True, reads_old=True)
         if self.cost is not None:
             self.cost.access(AccessKind.ATOMIC, mem, flat, mask, 1, view.unit, p.mem.typed(view.dtype)[1], pos)
         exp = np.broadcast_to(np.asarray(expected, dtype=data.dtype), (self.n,))
@@ -498,6 +512,10 @@ class Ctx:
             self.recorder.access(AccessKind.ATOMIC, mem, mask, rescale(flat, view.unit, mem.unit, self.n), pos, self, desired)
         return ok, old
 
+
+#: Atomics whose result in memory does not depend on what the element held (a store, an exchange
+#: whose old value the kernel may ignore): every other one reads the element first.
+_REPLACING_ATOMICS = frozenset({"store", "exchange"})
 
 #: The read-modify-write of each fetch-and-op atomic (exchange and store just replace the value).
 _ATOMIC_UFUNCS = {"add": np.add, "sub": np.subtract, "min": np.minimum, "max": np.maximum,

@@ -1,0 +1,50 @@
+"""Advice only the caller of a kernel can apply (a launch option), applied, fixes the kernel.
+
+A puzzle's learner writes only the kernel and is never given these (tests/test_advice.py holds
+the learner's table); the caller of ``metal_kernel`` chooses ``init_value`` and ``max_steps``."""
+
+from __future__ import annotations
+
+import warnings
+
+import mlx.core as mx
+
+from metal_puzzles import metal_kernel
+
+LAUNCH = dict(inputs=[mx.arange(1, 9, dtype=mx.float32)], output_shapes=[(8,)], output_dtypes=[mx.float32],
+              grid=(8, 1, 1), threadgroup=(8, 1, 1))
+
+
+def _warned(kernel, **launch) -> str:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        kernel(**launch)
+    return " ".join(" ".join(str(w.message) for w in caught).split())
+
+
+def test_an_output_read_before_written_is_fixed_by_init_value():
+    source = "uint i = thread_position_in_grid.x;\nout[i] += a[i];\n"
+    kernel = metal_kernel("acc", ["a"], ["out"], source)
+    assert "write it before reading it, or launch with init_value" in _warned(kernel, **LAUNCH)
+    (out,) = kernel(**LAUNCH, init_value=0, sanitize="error")
+    assert out.tolist() == list(range(1, 9))
+    assert not kernel.last_run.findings
+
+
+def test_an_output_left_unwritten_is_fixed_by_init_value():
+    source = "uint i = thread_position_in_grid.x;\nif (i % 2 == 0) {\n    out[i] = a[i];\n}\n"
+    kernel = metal_kernel("evens", ["a"], ["out"], source)
+    assert "passing init_value to the call also fills them" in _warned(kernel, **LAUNCH)
+    (out,) = kernel(**LAUNCH, init_value=0, sanitize="error")
+    assert out.tolist() == [1, 0, 3, 0, 5, 0, 7, 0]
+    assert not kernel.last_run.findings
+
+
+def test_a_long_loop_is_fixed_by_raising_max_steps():
+    source = ("uint i = thread_position_in_grid.x;\nfloat total = 0.0f;\n"
+              "for (uint k = 0; k < 300; k++) {\n    total += a[i];\n}\nout[i] = total;\n")
+    kernel = metal_kernel("long", ["a"], ["out"], source)
+    assert "raise max_steps if the kernel really needs more" in _warned(kernel, **LAUNCH, max_steps=200)
+    (out,) = kernel(**LAUNCH, max_steps=10_000, sanitize="error")
+    assert out.tolist() == [300.0 * v for v in range(1, 9)]
+    assert not kernel.last_run.findings
