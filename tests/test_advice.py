@@ -388,6 +388,10 @@ ROWS = [
         "uint i = thread_position_in_grid.x;\nif (i < a_shape[0] - 1) {\n    out[i] = a[i] + 10;\n}\n",
         "Make sure some thread writes every element",
         "uint i = thread_position_in_grid.x;\nif (i < a_shape[0]) {\n    out[i] = a[i] + 10;\n}\n"),
+    Row("an integer division by zero", "map", "uint i = thread_position_in_grid.x;\nout[i] = a[i] + 10 * int(i / i);\n",
+        "test the divisor before dividing ('d != 0 ? x / d : v', with v what a thread whose divisor is zero should "
+        "get)",
+        "uint i = thread_position_in_grid.x;\nout[i] = a[i] + 10 * (i != 0 ? int(i / i) : 1);\n"),
     Row("a SIMD-group matrix operation in a branch that splits the SIMD-group", "simdgroup_matmul",
         edit(SIMDGROUP_MATMUL, SIMDGROUP_STORE, "if (thread_index_in_simdgroup == 0) {\n    " + SIMDGROUP_STORE + "}\n"),
         "keep them out of branches that split a SIMD-group", SIMDGROUP_MATMUL),

@@ -35,6 +35,7 @@ from ..lang.types import (
 )
 from ..lang.values import c_divmod, cast, is_varying, round_bfloat, splat, type_ndim, zero
 from . import matrices
+from .finding_kinds import kind_entry
 from .findings import FindingKind, SanitizeMode
 from .hints import wraparound_explainer
 from .memory import (
@@ -1535,7 +1536,7 @@ def _report_div_zero(c, m, zero_b, pos, op):
         lane = int(np.flatnonzero(lanes)[0])
         what = "division" if op == "/" else "remainder"
         c.report(FindingKind.DIVISION_BY_ZERO, pos, lanes, f"{c.lanes.label(lane)} computes an integer {what} by zero "
-                 "(undefined on the GPU; the simulator uses 0)")
+                 f"(undefined on the GPU; the simulator uses 0): {kind_entry(FindingKind.DIVISION_BY_ZERO).fix}")
 
 
 def _bitcast(v, src: Type, dst: Type):

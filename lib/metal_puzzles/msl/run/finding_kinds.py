@@ -149,7 +149,8 @@ FINDING_KINDS: dict[FindingKind, KindEntry] = {e.kind: e for e in (
         FindingKind.DIVISION_BY_ZERO,
         summary=lambda f, w: f"division by zero: {w.who}{_at(f)}",
         verb=lambda f: "divide by zero",
-        fix=None,  # the report says what the simulator did instead
+        fix=("test the divisor before dividing ('d != 0 ? x / d : v', with v what a thread whose divisor is zero "
+             "should get), or make sure no thread's divisor can be zero"),
         element=ElementMark.RING, threads=ThreadMark.RINGED),
     KindEntry(
         FindingKind.STEP_BUDGET,
