@@ -250,6 +250,10 @@ out[i] = p.x + p.y + 10;
 SIMDGROUP_MATMUL = solution("III_07_simdgroup_matmul.metal")
 SIMDGROUP_STORE = "simdgroup_store(acc, c + row0 * n + col0, n);\n"
 
+SQUARES_SIZE_VARIABLE = edit(get_puzzle("detective_squares").template,
+                             "uint i = group * threads_per_threadgroup.x + local_i;",
+                             "uint size = threads_per_threadgroup.x;\nuint i = group * size + local_i;")
+
 ROWS = [
     Row("race across loop iterations, one line", "detective_block_sum", BLOCK_SUM,
         f"put a {BARRIER[:-1]} at the end of the loop body, before the next iteration's reads (outside any if",
@@ -300,6 +304,10 @@ ROWS = [
         get_puzzle("detective_squares").template, "or thread_position_in_grid",
         edit(get_puzzle("detective_squares").template, "uint i = group * threads_per_threadgroup.x + local_i;",
              "uint i = thread_position_in_grid.x;")),
+    Row("partial threadgroup, the size kept in a variable", "detective_squares", SQUARES_SIZE_VARIABLE,
+        "Use dispatch_threads_per_threadgroup (the threadgroup size the launch asked for)",
+        edit(SQUARES_SIZE_VARIABLE, "uint size = threads_per_threadgroup.x;",
+             "uint size = dispatch_threads_per_threadgroup.x;")),
     Row("partial threadgroup in a whole shader, the position from the grid", "mvmr_shader", MVMR_ROW_FROM_GROUPS,
         "or thread_position_in_grid", MVMR_SHADER),
     Row("partial threadgroup in a whole shader, a wrong output", "mvmr_shader", MVMR_ROW_FROM_GROUPS,

@@ -288,11 +288,27 @@ def partial_group_fix(ctx) -> str | None:
 
 
 def scales_by(body: ast.Node, name: str) -> bool:
-    """Whether the code multiplies by the variable ``name`` (or a component of it): how a position
-    is made from the threadgroup size ('group * threads_per_threadgroup.x'), unlike a loop that
-    only strides by it."""
-    return any(isinstance(node, ast.Binary) and node.op == "*" and (_is_name(node.left, name) or _is_name(node.right, name))
+    """Whether the code multiplies by the variable ``name`` (or a component of it, or a local
+    variable initialised or assigned from it, 'uint size = threads_per_threadgroup.x;'): how a
+    position is made from the threadgroup size ('group * threads_per_threadgroup.x'), unlike a
+    loop that only strides by it."""
+    names = {name} | _copies_of(body, name)
+    return any(isinstance(node, ast.Binary) and node.op == "*"
+               and any(_is_name(node.left, n) or _is_name(node.right, n) for n in names)
                for node in ast.walk(body))
+
+
+def _copies_of(body: ast.Node, name: str) -> set[str]:
+    """The local variables that hold ``name`` (or a component of it) as it is: declared or
+    assigned from it alone."""
+    copies = set()
+    for node in ast.walk(body):
+        if isinstance(node, ast.Declarator) and node.init is not None and _is_name(node.init, name):
+            copies.add(node.name)
+        elif (isinstance(node, ast.Assign) and node.op == "=" and isinstance(node.target, ast.Name)
+              and _is_name(node.value, name)):
+            copies.add(node.target.ident)
+    return copies
 
 
 def _is_name(e: ast.Expr, name: str) -> bool:
