@@ -48,3 +48,21 @@ def test_a_long_loop_is_fixed_by_raising_max_steps():
     (out,) = kernel(**LAUNCH, max_steps=10_000, sanitize="error")
     assert out.tolist() == [300.0 * v for v in range(1, 9)]
     assert not kernel.last_run.findings
+
+
+def test_a_misaligned_cast_is_fixed_by_reading_the_bytes():
+    """Not a launch option, but a kernel no puzzle asks for: words read from byte 1 of a buffer."""
+    data = mx.array(list(range(1, 34)), dtype=mx.uint8)
+    launch = dict(inputs=[data], output_shapes=[(8,)], output_dtypes=[mx.uint32], grid=(8, 1, 1),
+                  threadgroup=(8, 1, 1))
+    planted = metal_kernel("words", ["a"], ["out"], "uint i = thread_position_in_grid.x;\n"
+                           "const device uint* w = (const device uint*)((const device uchar*)a + 1);\nout[i] = w[i];\n")
+    assert ("read the bytes one by one through the byte pointer and combine them (b[0] | b[1] << 8 | ...)"
+            in _warned(planted, **launch))
+    fixed = metal_kernel("words", ["a"], ["out"], "uint i = thread_position_in_grid.x;\n"
+                         "const device uchar* b = (const device uchar*)a + 1 + 4 * i;\n"
+                         "out[i] = uint(b[0]) | uint(b[1]) << 8 | uint(b[2]) << 16 | uint(b[3]) << 24;\n")
+    (out,) = fixed(**launch, sanitize="error")
+    raw = bytes(range(1, 34))[1:33]
+    assert out.tolist() == [int.from_bytes(raw[4 * k:4 * k + 4], "little") for k in range(8)]
+    assert not fixed.last_run.findings

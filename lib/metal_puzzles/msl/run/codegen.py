@@ -1443,7 +1443,8 @@ def _pointer_cast(inner, src: PointerType, dst: PointerType, pos: Pos):
                 at = int(np.broadcast_to(p.off, (c.n,))[lane]) * s_unit
                 c.report(FindingKind.MISALIGNED, pos, bad,
                          f"{c.lanes.label(lane)} casts a pointer to byte {at} of '{p.mem.name}' to '{dst}', which "
-                         f"needs {d_unit}-byte alignment (a misaligned access is undefined on the GPU)",
+                         f"needs {d_unit}-byte alignment (a misaligned access is undefined on the GPU): "
+                         f"{kind_entry(FindingKind.MISALIGNED).fix}",
                          buffer=p.mem.name, index=at // d_unit)
         return _rescaled(p, 1, factor)
     return narrow
@@ -1467,7 +1468,8 @@ def _member_offset(c, m, mem, byte, offset: int, unit: int, pos: Pos):
             at = int(np.broadcast_to(byte, (c.n,))[lane])
             c.report(FindingKind.MISALIGNED, pos, bad,
                      f"{c.lanes.label(lane)} accesses a member at byte {at} of '{mem.name}', which needs "
-                     f"{unit}-byte alignment (the struct is not at an aligned address)", buffer=mem.name,
+                     f"{unit}-byte alignment (the struct is not at an aligned address): {kind_entry(FindingKind.MISALIGNED).fix}",
+                     buffer=mem.name,
                      index=at // unit)
     return byte // unit
 

@@ -111,7 +111,8 @@ FINDING_KINDS: dict[FindingKind, KindEntry] = {e.kind: e for e in (
         FindingKind.MISALIGNED,
         summary=lambda f, w: f"misaligned access: {w.who} accesses {f.buffer} at a misaligned address{_at(f)}",
         verb=lambda f: f"access {f.buffer} at a misaligned address",
-        fix=None,  # the report says which alignment the type needs
+        fix=("let the cast land only on byte offsets that are a multiple of that alignment, or read the bytes one "
+             "by one through the byte pointer and combine them (b[0] | b[1] << 8 | ...)"),
         element=ElementMark.RING, threads=ThreadMark.RINGED),
     KindEntry(
         FindingKind.RACE,
