@@ -382,6 +382,12 @@ ROWS = [
         "them (line 9, then line 11; outside any if",
         edit(ROW_SUM_ATOMIC, "threadgroup_barrier(mem_flags::mem_threadgroup);",
              "threadgroup_barrier(mem_flags::mem_device);")),
+    Row("barrier divergence in a branch inside a loop every thread runs", "detective_block_sum",
+        edit(solution("D_01_block_sum.metal"), "        shared[local_i] += shared[local_i + s];\n    }\n",
+             f"        shared[local_i] += shared[local_i + s];\n        {BARRIER}\n    }}\n").replace(
+            f"    // Every round reads what the previous round wrote: all threads wait here, in every round.\n    {BARRIER}\n",
+            ""),
+        "move it out of the branch that only some threads enter", solution("D_01_block_sum.metal")),
     Row("barrier divergence in a loop whose rounds differ by thread", "prefix_sum_simple", SCAN_THREAD_ROUNDS,
         "the loop at line 6 runs more iterations in some threads than in others (its condition depends on the "
         "thread). Give every thread of the threadgroup the same iterations (a condition that does not depend on "

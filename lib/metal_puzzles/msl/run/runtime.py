@@ -405,10 +405,10 @@ class Ctx:
             st = st.outer
         if st is None or st.pos is None:
             return None
+        if st.active is None:
+            return None  # every thread is in this iteration: a branch kept the missing ones away
         entered = missing if st.entered is None else (missing & st.entered)
-        still = st.active
-        left = entered if still is None else (entered & ~still)
-        return st.pos.line if np.any(left) else None
+        return st.pos.line if np.any(entered & ~st.active) else None
 
     def simd_barrier(self, mask, pos: Pos, flags: MemFlags) -> None:
         """simdgroup_barrier(flags): orders the flagged memory among the threads of each SIMD-group
