@@ -5,6 +5,13 @@ its check must give (quoted from the report a learner reads), and the same kerne
 exactly as that advice says. The planted kernel must fail with the advice; the changed one must
 pass (right output on every test, no finding). A piece of advice that, applied literally, leaves
 the kernel broken (a barrier put inside a branch some threads skip, say) fails its row.
+
+No advice goes without its row: ``advice_texts`` calls every advice function of hints.py with
+every value that picks its text, and each text must be quoted by a row (a launch option only a
+kernel's caller can apply is quoted, and applied, by its test in tests/sanitizer/, listed in
+``CALLER_ADVICE``); advice written where a run's context is known is listed in
+``ADVICE_IN_CONTEXT``, and each finding kind's fixed text in the registry needs a row too. A new
+advice function fails ``test_every_advice_function_is_enumerated`` until it is added here.
 """
 
 from __future__ import annotations
@@ -485,6 +492,7 @@ def advice_texts() -> dict[str, list[str]]:
             hints.threadgroup_race_fix(q, p),  # in order
         ],
         "simdgroup_barrier_fix": [hints.simdgroup_barrier_fix(0)],
+        "simdgroup_size_fix": [hints.simdgroup_size_fix(32)],
         "barrier_flags_fix": [hints.barrier_flags_fix(_pos(7), space, p, q)
                               for space in (AddressSpace.THREADGROUP, AddressSpace.DEVICE)],
         "barrier_divergence_fix": [hints.barrier_divergence_fix(None), hints.barrier_divergence_fix(6)],
@@ -514,6 +522,7 @@ CALLER_ADVICE = {
     "raise max_steps if the kernel really needs more": "sanitizer/test_caller_advice.py",
     "passing init_value to the call also fills them": "sanitizer/test_caller_advice.py",
     "or split the work into two kernels": "sanitizer/test_write_race_advice.py",
+    "launch with threadgroups of a multiple of N threads": "sanitizer/test_caller_advice.py",
     # Not a launch option, but a kernel no puzzle asks for (words read from a byte buffer).
     "read the bytes one by one through the byte pointer and combine them": "sanitizer/test_caller_advice.py",
 }
@@ -555,7 +564,7 @@ def test_advice_made_in_context_has_a_row(name: str):
 @pytest.mark.parametrize("phrase", list(CALLER_ADVICE))
 def test_caller_advice_is_applied_by_its_test(phrase: str):
     test_file = Path(__file__).parent / CALLER_ADVICE[phrase]
-    assert phrase in flat(test_file.read_text(encoding="utf-8")), f"{test_file.name} does not apply {phrase!r}"
+    assert _shape(phrase) in _shape(test_file.read_text(encoding="utf-8")), f"{test_file.name} does not apply {phrase!r}"
 
 
 def test_every_finding_kind_s_fix_has_a_row():

@@ -66,3 +66,16 @@ def test_a_misaligned_cast_is_fixed_by_reading_the_bytes():
     raw = bytes(range(1, 34))[1:33]
     assert out.tolist() == [int.from_bytes(raw[4 * k:4 * k + 4], "little") for k in range(8)]
     assert not fixed.last_run.findings
+
+
+def test_a_short_simd_group_is_fixed_by_a_whole_one():
+    source = "simdgroup_float8x8 m;\nsimdgroup_load(m, a, 8);\nsimdgroup_store(m, out, 8);\n"
+    tile = mx.arange(64, dtype=mx.float32)
+    kernel = metal_kernel("copy_tile", ["a"], ["out"], source)
+    short = dict(inputs=[tile], output_shapes=[(64,)], output_dtypes=[mx.float32], grid=(16, 1, 1),
+                 threadgroup=(16, 1, 1))
+    assert "launch with threadgroups of a multiple of 32 threads, so that every SIMD-group is whole" in _warned(
+        kernel, **short)
+    (out,) = kernel(**{**short, "grid": (32, 1, 1), "threadgroup": (32, 1, 1)}, sanitize="error")
+    assert out.tolist() == list(range(64))
+    assert not kernel.last_run.findings

@@ -201,6 +201,12 @@ def simdgroup_barrier_fix(simd: int) -> str:
             "may sit where SIMD-groups take different branches")
 
 
+def simdgroup_size_fix(width: int) -> str:
+    """The fix for a SIMD-group matrix operation in a SIMD-group the launch left short (the
+    threadgroup's size is not a multiple of the SIMD width): only the launch can fill it."""
+    return f"launch with threadgroups of a multiple of {width} threads, so that every SIMD-group is whole"
+
+
 def barrier_flags_fix(barrier: Pos, space: AddressSpace, other_pos: Pos, pos: Pos) -> str:
     """The fix for a race across a barrier that ran between the two accesses (at ``other_pos``,
     then ``pos``) but whose mem_flags do not order ``space`` memory."""
@@ -498,6 +504,6 @@ def _wrap(e: ast.Expr, text: str, at_least: int) -> str:
     return text
 
 
-__all__ = ["Audience", "RaceShape", "race_shape", "threadgroup_race_fix", "simdgroup_barrier_fix",
+__all__ = ["Audience", "RaceShape", "race_shape", "threadgroup_race_fix", "simdgroup_barrier_fix", "simdgroup_size_fix",
            "barrier_flags_fix", "barrier_divergence_fix", "atomic_plain_race_fix", "benign_race_fix", "in_loop", "more_elements", "WrapAroundExplainer", "wraparound_explainer", "partial_group_fix",
            "uninitialized_fix", "step_budget_advice", "lane_values", "unparse"]
