@@ -400,6 +400,9 @@ ROWS = [
         "thread). Give every thread of the threadgroup the same iterations (a condition that does not depend on "
         "the thread) and put the thread's own test in an if inside the body, with the barrier outside that if",
         SCAN_SAME_ROUNDS),
+    Row("threads past the end of the array", "guard", "uint i = thread_position_in_grid.x;\nout[i] = a[i] + 10;\n",
+        "only threads whose index lies inside 'a' may access it: guard the access with its length (if (i < n))",
+        solution("03_guard.metal")),
     Row("a subscript past its dimension", "map", TWO_BY_TWO,
         "uses index 2 on a dimension of size 2 of 't' (element 4 of its 4): check the loop bounds of this subscript",
         edit(TWO_BY_TWO, "k <= 2", "k < 2")),
@@ -482,6 +485,7 @@ def advice_texts() -> dict[str, list[str]]:
                               (AddressSpace.THREADGROUP, AddressSpace.THREAD, AddressSpace.DEVICE) for a in Audience]
         + [hints.uninitialized_fix(AddressSpace.THREAD, Audience.PUZZLE, member=True)],
         "step_budget_advice": [hints.step_budget_advice(a) for a in Audience],
+        "bounds_fix": [hints.bounds_fix("a")],
         "threadgroup_race_fix": [
             hints.threadgroup_race_fix(p, p),  # RaceShape.SAME_ACCESS
             hints.threadgroup_race_fix(p, Pos("kernel", 5, 20)),  # RaceShape.ONE_STATEMENT

@@ -134,6 +134,13 @@ def step_budget_advice(audience: Audience) -> str:
     return "raise max_steps if the kernel really needs more"
 
 
+def bounds_fix(name: str) -> str:
+    """The fix for an index outside its memory that no explanation of the index's arithmetic
+    accounts for (a wrapped unsigned subtraction has its own, ``WrapAroundExplainer``)."""
+    return (f"only threads whose index lies inside '{name}' may access it: guard the access with its length "
+            "(if (i < n)), or check the bound of the loop that makes the index")
+
+
 # ----------------------------------------------------------------------------- threadgroup races
 class RaceShape(StrEnum):
     """Where a threadgroup-memory race's two accesses are, which decides where the barrier goes."""
@@ -506,4 +513,4 @@ def _wrap(e: ast.Expr, text: str, at_least: int) -> str:
 
 __all__ = ["Audience", "RaceShape", "race_shape", "threadgroup_race_fix", "simdgroup_barrier_fix", "simdgroup_size_fix",
            "barrier_flags_fix", "barrier_divergence_fix", "atomic_plain_race_fix", "benign_race_fix", "in_loop", "more_elements", "WrapAroundExplainer", "wraparound_explainer", "partial_group_fix",
-           "uninitialized_fix", "step_budget_advice", "lane_values", "unparse"]
+           "uninitialized_fix", "step_budget_advice", "bounds_fix", "lane_values", "unparse"]

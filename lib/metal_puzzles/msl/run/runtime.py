@@ -21,7 +21,14 @@ from .findings import (
     StopKernel,
     StopReason,
 )
-from .hints import Audience, HostApi, barrier_divergence_fix, lane_values, step_budget_advice
+from .hints import (
+    Audience,
+    HostApi,
+    barrier_divergence_fix,
+    bounds_fix,
+    lane_values,
+    step_budget_advice,
+)
 from .lanes import Lanes
 from .memory import AccessKind, Memory, Ptr, SplitPtr, View, rescale, view_of
 
@@ -276,8 +283,11 @@ class Ctx:
             else:  # a reinterpreting view: the index counts its elements
                 through = f" through a '{view}' view"
                 elements = f"the {count} '{view}' elements ({mem.nbytes} bytes) of '{mem.name}'"
+            # An index whose arithmetic is explained (hints.WrapAroundExplainer) gets that explanation
+            # instead, added by report().
+            fix = "" if pos in self.index_notes else f": {bounds_fix(mem.name)}"
             self.report(FindingKind.OUT_OF_BOUNDS, pos, active_bad,
-                        f"{self.lanes.label(lane)} {kind.verb} {mem.name}[{idx}]{through}, outside {elements}{copy}",
+                        f"{self.lanes.label(lane)} {kind.verb} {mem.name}[{idx}]{through}, outside {elements}{copy}{fix}",
                         buffer=mem.name, index=idx)
         else:
             active_bad = None
