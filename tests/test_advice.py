@@ -5,10 +5,18 @@ its check must give (quoted from the report a learner reads), and the same kerne
 exactly as that advice says. The planted kernel must fail with the advice; the changed one must
 pass (right output on every test, no finding). A piece of advice that, applied literally, leaves
 the kernel broken (a barrier put inside a branch some threads skip, say) fails its row.
+
+No advice goes without its row: ``advice_texts`` calls every advice function of hints.py with
+every value that picks its text, and each text must be quoted by a row (a launch option only a
+kernel's caller can apply is quoted, and applied, by its test in tests/sanitizer/, listed in
+``CALLER_ADVICE``); advice written where a run's context is known is listed in
+``ADVICE_IN_CONTEXT``, and each finding kind's fixed text in the registry needs a row too. A new
+advice function fails ``test_every_advice_function_is_enumerated`` until it is added here.
 """
 
 from __future__ import annotations
 
+import inspect
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,6 +24,11 @@ from pathlib import Path
 import pytest
 
 from metal_puzzles.checking import check_source
+from metal_puzzles.msl.lang.errors import Pos
+from metal_puzzles.msl.lang.types import AddressSpace
+from metal_puzzles.msl.run import codegen, hints, runtime
+from metal_puzzles.msl.run.finding_kinds import FINDING_KINDS
+from metal_puzzles.msl.run.hints import Audience, HostApi
 from metal_puzzles.puzzles import get_puzzle
 
 SOLUTIONS = Path(__file__).resolve().parents[1] / "solutions"
@@ -101,6 +114,153 @@ MVMR_ROW_FROM_GROUPS = edit(MVMR_SHADER, "uint row [[thread_position_in_grid]]) 
                             "                        uint lid [[thread_position_in_threadgroup]]) {\n"
                             "  uint row = tg * tpt + lid;")
 
+MATMUL = solution("14_matmul.metal")
+B_TILE_ROW = "    b_tile[local_row][local_col] = "
+# Every row of the threadgroup loads into b_tile's first row: threads of one column write one element.
+MATMUL_ONE_TILE_ROW = edit(MATMUL, B_TILE_ROW, "    b_tile[0][local_col] = ")
+
+# A SIMD-group's threads add their neighbour's value through a tile only they share (64 threads a
+# threadgroup, so the threadgroup barrier is not the only cure).
+SIMD_PAIRS = """\
+threadgroup float tile[TG];
+threadgroup float partial[SIMD_GROUPS];
+uint j = thread_position_in_threadgroup.x;
+uint r = threadgroup_position_in_grid.y;
+uint N = x_shape[1];
+float mine = 0.0f;
+for (uint i = j; i < N; i += TG) {
+    mine += x[r * N + i];
+}
+tile[j] = mine;
+float pair = j % 2 == 0 ? mine + tile[j + 1] : 0.0f;
+float group_total = simd_sum(pair);
+if (thread_index_in_simdgroup == 0) {
+    partial[simdgroup_index_in_threadgroup] = group_total;
+}
+threadgroup_barrier(mem_flags::mem_threadgroup);
+if (simdgroup_index_in_threadgroup == 0) {
+    float total = simd_sum(thread_index_in_simdgroup < SIMD_GROUPS ? partial[thread_index_in_simdgroup] : 0.0f);
+    if (j == 0) {
+        out[r] = total;
+    }
+}
+"""
+
+# Threads add 10 to the element four places back, which a thread of the previous threadgroup wrote.
+OTHER_GROUPS_ELEMENT = """\
+uint i = thread_position_in_grid.x;
+uint n = a_shape[0];
+if (i < n) {
+    out[i] = a[i];
+}
+if (i >= 4 && i < n) {
+    out[i - 4] += 10;
+}
+"""
+
+MVMR_ATOMIC = ("  device atomic_float* target = (device atomic_float*)&o[(o_idx[t] * G + g) * M + m];\n"
+               "  atomic_fetch_add_explicit(target, acc, memory_order_relaxed);")
+MVMR_PLAIN_ADD = edit(MVMR_SHADER, MVMR_ATOMIC, "  o[(o_idx[t] * G + g) * M + m] += acc;")
+
+# A threadgroup accumulator set to 0 with a plain write and added to atomically, with no barrier between.
+SHARED_ACCUMULATOR = """\
+threadgroup float acc[1];
+uint i = thread_position_in_grid.x;
+uint local_i = thread_position_in_threadgroup.x;
+if (local_i == 0) {
+    acc[0] = 0.0f;
+}
+if (i < a_shape[0]) {
+    atomic_fetch_add_explicit((threadgroup atomic_float*)&acc[0], a[i] * b[i], memory_order_relaxed);
+}
+threadgroup_barrier(mem_flags::mem_threadgroup);
+if (local_i == 0) {
+    out[0] = acc[0];
+}
+"""
+
+# A row's output zeroed with a plain write, then added to atomically across a barrier that orders
+# threadgroup memory only.
+ROW_SUM_ATOMIC = """\
+uint j = thread_position_in_threadgroup.x;
+uint r = threadgroup_position_in_grid.y;
+uint N = x_shape[1];
+float mine = 0.0f;
+for (uint i = j; i < N; i += TG) {
+    mine += x[r * N + i];
+}
+if (j == 0) {
+    out[r] = 0.0f;
+}
+threadgroup_barrier(mem_flags::mem_threadgroup);
+atomic_fetch_add_explicit((device atomic_float*)&out[r], mine, memory_order_relaxed);
+"""
+
+# A scan whose loop runs as many rounds as the thread's index allows: a barrier some threads leave.
+SCAN_THREAD_ROUNDS = SCAN_LOOP_HEAD.replace("offset < THREADGROUP_MEM_SIZE", "offset <= local_i") + """\
+    float v = cache[local_i - offset];
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    cache[local_i] += v;
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+}
+""" + SCAN_TAIL
+SCAN_SAME_ROUNDS = SCAN_LOOP_HEAD + """\
+    float v = 0.0f;
+    if (offset <= local_i) {
+        v = cache[local_i - offset];
+    }
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    if (offset <= local_i) {
+        cache[local_i] += v;
+    }
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+}
+""" + SCAN_TAIL
+
+# A scan kept in a register, published each round: the next round's write overwrites what a
+# neighbour is still to read.
+SCAN_IN_REGISTER = """\
+threadgroup float cache[THREADGROUP_MEM_SIZE];
+uint i = thread_position_in_grid.x;
+uint local_i = thread_position_in_threadgroup.x;
+float total = i < a_shape[0] ? a[i] : 0.0f;
+for (uint offset = 1; offset < THREADGROUP_MEM_SIZE; offset *= 2) {
+    cache[local_i] = total;
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    if (local_i >= offset) {
+        total += cache[local_i - offset];
+    }
+}
+if (local_i == THREADGROUP_MEM_SIZE - 1) {
+    out[threadgroup_position_in_grid.x] = total;
+}
+"""
+
+TWO_BY_TWO = """\
+uint i = thread_position_in_grid.x;
+float v = a[i];
+float t[2][2] = {{0.0f, 0.0f}, {0.0f, 0.0f}};
+for (uint k = 0; k <= 2; k++) {
+    t[1][k] = v;
+}
+out[i] = t[1][0] + 10;
+"""
+
+STRUCT_MEMBER = """\
+struct P { float x; float y; };
+uint i = thread_position_in_grid.x;
+P p;
+p.x = a[i];
+out[i] = p.x + p.y + 10;
+"""
+
+SIMDGROUP_MATMUL = solution("III_07_simdgroup_matmul.metal")
+SIMDGROUP_STORE = "simdgroup_store(acc, c + row0 * n + col0, n);\n"
+
+SQUARES_SIZE_VARIABLE = edit(get_puzzle("detective_squares").template,
+                             "uint i = group * threads_per_threadgroup.x + local_i;",
+                             "uint size = threads_per_threadgroup.x;\nuint i = group * size + local_i;")
+
 ROWS = [
     Row("race across loop iterations, one line", "detective_block_sum", BLOCK_SUM,
         f"put a {BARRIER[:-1]} at the end of the loop body, before the next iteration's reads (outside any if",
@@ -135,7 +295,7 @@ ROWS = [
         "or compute in a signed type (int(i) - 1)",
         edit(get_puzzle("detective_blur").template, "if (i - 1 >= 0) {", "if (int(i) - 1 >= 0) {")),
     Row("barrier divergence", "detective_neighbour_sum", get_puzzle("detective_neighbour_sum").template,
-        "move it out of the branch or loop that only some threads enter",
+        "move it out of the branch that only some threads enter",
         edit(get_puzzle("detective_neighbour_sum").template, f"if (i < n) {{\n    {BARRIER}\n",
              f"{BARRIER}\nif (i < n) {{\n")),
     Row("uninitialised threadgroup memory", "detective_block_max", get_puzzle("detective_block_max").template,
@@ -151,6 +311,10 @@ ROWS = [
         get_puzzle("detective_squares").template, "or thread_position_in_grid",
         edit(get_puzzle("detective_squares").template, "uint i = group * threads_per_threadgroup.x + local_i;",
              "uint i = thread_position_in_grid.x;")),
+    Row("partial threadgroup, the size kept in a variable", "detective_squares", SQUARES_SIZE_VARIABLE,
+        "Use dispatch_threads_per_threadgroup (the threadgroup size the launch asked for)",
+        edit(SQUARES_SIZE_VARIABLE, "uint size = threads_per_threadgroup.x;",
+             "uint size = dispatch_threads_per_threadgroup.x;")),
     Row("partial threadgroup in a whole shader, the position from the grid", "mvmr_shader", MVMR_ROW_FROM_GROUPS,
         "or thread_position_in_grid", MVMR_SHADER),
     Row("partial threadgroup in a whole shader, a wrong output", "mvmr_shader", MVMR_ROW_FROM_GROUPS,
@@ -185,6 +349,76 @@ ROWS = [
         edit(solution("D_01_block_sum.metal"), "s > 0;", "s >= 0;"),
         "every loop must end for every thread: check each loop's condition and step",
         solution("D_01_block_sum.metal")),
+    Row("race across loop iterations, the next iteration's writes", "prefix_sum_simple", SCAN_IN_REGISTER,
+        "line 9 ran in an earlier iteration of the loop and line 6 in the next one, with no barrier between: put a "
+        f"{BARRIER[:-1]} at the end of the loop body, before the next iteration's writes",
+        edit(SCAN_IN_REGISTER, "        total += cache[local_i - offset];\n    }\n}\n",
+             f"        total += cache[local_i - offset];\n    }}\n    {BARRIER}\n}}\n")),
+    Row("two threads of a threadgroup write one shared element", "matmul_full", MATMUL_ONE_TILE_ROW,
+        "make each thread write its own element", MATMUL),
+    Row("a race inside one SIMD-group of a larger threadgroup", "simd_row_sum", SIMD_PAIRS,
+        "if only the threads of one SIMD-group share these elements, simdgroup_barrier(mem_flags::mem_threadgroup) "
+        "is enough",
+        edit(SIMD_PAIRS, "tile[j] = mine;\n", "tile[j] = mine;\nsimdgroup_barrier(mem_flags::mem_threadgroup);\n")),
+    Row("a device element another threadgroup wrote", "threadgroups", OTHER_GROUPS_ELEMENT,
+        "threads of different threadgroups cannot synchronise within a kernel: read only what this thread wrote",
+        edit(OTHER_GROUPS_ELEMENT, "if (i >= 4 && i < n) {\n    out[i - 4] += 10;", "if (i < n) {\n    out[i] += 10;")),
+    Row("threads of several threadgroups update one device element, the atomic cure", "mvmr_shader", MVMR_PLAIN_ADD,
+        "threads of different threadgroups cannot synchronise within a kernel: read only what this thread wrote, "
+        "accumulate with atomics (update it atomically through a cast: "
+        "atomic_fetch_add_explicit((device atomic_float*)&out[i], value, memory_order_relaxed))",
+        MVMR_SHADER),
+    Row("several threads update an output that starts uninitialised: no atomics offered", "dot_product",
+        "uint i = thread_position_in_grid.x;\nif (i < a_shape[0]) {\n    out[0] += a[i] * b[i];\n}\n",
+        "combine the values in threadgroup memory and let one thread write the result (outputs start "
+        "uninitialised in this puzzle, so atomic adds would add to garbage)",
+        solution("10_dot_product.metal")),
+    Row("an atomic and a plain access to a threadgroup element", "dot_product", SHARED_ACCUMULATOR,
+        f"an atomic and a plain access to one element race: put {BARRIER[:-1]} between them (line 5, then line 8; "
+        "outside any if",
+        edit(SHARED_ACCUMULATOR, "    acc[0] = 0.0f;\n}\n", f"    acc[0] = 0.0f;\n}}\n{BARRIER}\n")),
+    Row("an atomic and a plain access across a barrier that does not order device memory", "simd_row_sum",
+        ROW_SUM_ATOMIC,
+        "the barrier at line 11 synchronises execution but does not order device memory (its mem_flags lack "
+        "mem_device): use threadgroup_barrier(mem_flags::mem_device) between the two accesses",
+        edit(ROW_SUM_ATOMIC, "threadgroup_barrier(mem_flags::mem_threadgroup);",
+             "threadgroup_barrier(mem_flags::mem_device);")),
+    Row("an atomic and a plain access to a device element, no barrier", "simd_row_sum",
+        edit(ROW_SUM_ATOMIC, "threadgroup_barrier(mem_flags::mem_threadgroup);\n", ""),
+        "an atomic and a plain access to one element race: put threadgroup_barrier(mem_flags::mem_device) between "
+        "them (line 9, then line 11; outside any if",
+        edit(ROW_SUM_ATOMIC, "threadgroup_barrier(mem_flags::mem_threadgroup);",
+             "threadgroup_barrier(mem_flags::mem_device);")),
+    Row("barrier divergence in a branch inside a loop every thread runs", "detective_block_sum",
+        edit(solution("D_01_block_sum.metal"), "        shared[local_i] += shared[local_i + s];\n    }\n",
+             f"        shared[local_i] += shared[local_i + s];\n        {BARRIER}\n    }}\n").replace(
+            f"    // Every round reads what the previous round wrote: all threads wait here, in every round.\n    {BARRIER}\n",
+            ""),
+        "move it out of the branch that only some threads enter", solution("D_01_block_sum.metal")),
+    Row("barrier divergence in a loop whose rounds differ by thread", "prefix_sum_simple", SCAN_THREAD_ROUNDS,
+        "the loop at line 6 runs more iterations in some threads than in others (its condition depends on the "
+        "thread). Give every thread of the threadgroup the same iterations (a condition that does not depend on "
+        "the thread) and put the thread's own test in an if inside the body, with the barrier outside that if",
+        SCAN_SAME_ROUNDS),
+    Row("threads past the end of the array", "guard", "uint i = thread_position_in_grid.x;\nout[i] = a[i] + 10;\n",
+        "only threads whose index lies inside 'a' may access it: guard the access with its length (if (i < n))",
+        solution("03_guard.metal")),
+    Row("a subscript past its dimension", "map", TWO_BY_TWO,
+        "uses index 2 on a dimension of size 2 of 't' (element 4 of its 4): check the loop bounds of this subscript",
+        edit(TWO_BY_TWO, "k <= 2", "k < 2")),
+    Row("an unassigned struct member", "map", STRUCT_MEMBER,
+        "initialise the struct ('S s = {...};')", edit(STRUCT_MEMBER, "P p;", "P p = {0.0f, 0.0f};")),
+    Row("an output element no thread writes", "map",
+        "uint i = thread_position_in_grid.x;\nif (i < a_shape[0] - 1) {\n    out[i] = a[i] + 10;\n}\n",
+        "Make sure some thread writes every element",
+        "uint i = thread_position_in_grid.x;\nif (i < a_shape[0]) {\n    out[i] = a[i] + 10;\n}\n"),
+    Row("an integer division by zero", "map", "uint i = thread_position_in_grid.x;\nout[i] = a[i] + 10 * int(i / i);\n",
+        "test the divisor before dividing ('d != 0 ? x / d : v', with v what a thread whose divisor is zero should "
+        "get)",
+        "uint i = thread_position_in_grid.x;\nout[i] = a[i] + 10 * (i != 0 ? int(i / i) : 1);\n"),
+    Row("a SIMD-group matrix operation in a branch that splits the SIMD-group", "simdgroup_matmul",
+        edit(SIMDGROUP_MATMUL, SIMDGROUP_STORE, "if (thread_index_in_simdgroup == 0) {\n    " + SIMDGROUP_STORE + "}\n"),
+        "keep them out of branches that split a SIMD-group", SIMDGROUP_MATMUL),
 ]
 
 def flat(text: str) -> str:
@@ -201,3 +435,144 @@ def test_advice_applied_as_written_fixes_the_kernel(row: Row):
     assert fixed.correct, fixed.report()
     # No finding on any test, those beyond the visible test's structure included.
     assert not [f for o in fixed.outcomes for f in o.findings], fixed.report()
+
+
+# ----------------------------------------------------------------------------- the benign race
+BENIGN = """\
+uint i = thread_position_in_grid.x;
+if (i < a_shape[0]) {
+    out[i] = a[i] + 10;
+}
+out[0] = a[0] + 10;
+"""
+
+
+BENIGN_NOTE = ("with the same value: a benign race (GPUs store whole elements, so the result is that value either way); "
+               "let one thread write it to make the kernel race-free")
+
+
+def test_a_benign_race_passes_with_its_note_and_the_note_s_advice_removes_it():
+    """Two threads storing one value is a note, never a failure: the kernel passes with it, and
+    the kernel changed as the note says passes without it."""
+    puzzle = get_puzzle("threadgroups")
+    planted = check_source(puzzle, BENIGN)
+    assert planted.correct, planted.report()
+    notes = [f for o in planted.outcomes for f in o.findings if not f.is_error]
+    assert notes and not [f for o in planted.outcomes for f in o.findings if f.is_error]
+    assert flat(BENIGN_NOTE) in flat(planted.report())
+    fixed = check_source(puzzle, edit(BENIGN, "out[0] = a[0] + 10;", "if (i == 0) {\n    out[0] = a[0] + 10;\n}"))
+    assert fixed.correct, fixed.report()
+    assert not [f for o in fixed.outcomes for f in o.findings], fixed.report()
+
+
+# ----------------------------------------------------------------------------- every piece of advice has its row
+def _pos(line: int) -> Pos:
+    return Pos("kernel", line, 1)
+
+
+def advice_texts() -> dict[str, list[str]]:
+    """Every text each advice function of hints.py can give, by function: called with every value
+    of the enums and flags that choose between its texts (the numbers in them are placeholders)."""
+    p, q = _pos(5), _pos(9)
+    texts: dict[str, list[str]] = {
+        "atomic_update_spelling": [t for a in Audience for h in HostApi for pre in (True, False)
+                                   if (t := hints.atomic_update_spelling(a, h, pre)) is not None],
+        "device_write_race_fix": [hints.device_write_race_fix(a, h, pre) for a in Audience for h in HostApi
+                                  for pre in (True, False)],
+        "device_update_race_fix": [hints.device_update_race_fix(a, h, same, pre) for a in Audience for h in HostApi
+                                   for same in (True, False) for pre in (True, False)],
+        "uninitialized_fix": [hints.uninitialized_fix(space, a) for space in
+                              (AddressSpace.THREADGROUP, AddressSpace.THREAD, AddressSpace.DEVICE) for a in Audience]
+        + [hints.uninitialized_fix(AddressSpace.THREAD, Audience.PUZZLE, member=True)],
+        "step_budget_advice": [hints.step_budget_advice(a) for a in Audience],
+        "bounds_fix": [hints.bounds_fix("a")],
+        "threadgroup_race_fix": [
+            hints.threadgroup_race_fix(p, p),  # RaceShape.SAME_ACCESS
+            hints.threadgroup_race_fix(p, Pos("kernel", 5, 20)),  # RaceShape.ONE_STATEMENT
+            hints.threadgroup_race_fix(p, Pos("kernel", 5, 20), later_writes=False),  # across iterations, one line
+            hints.threadgroup_race_fix(p, q, later_writes=False),  # across iterations, reads
+            hints.threadgroup_race_fix(p, q, later_writes=True),  # across iterations, writes
+            hints.threadgroup_race_fix(p, Pos("kernel", 5, 20), later_writes=False, in_loop=False),  # in order, one line
+            hints.threadgroup_race_fix(q, p),  # in order
+        ],
+        "simdgroup_barrier_fix": [hints.simdgroup_barrier_fix(0)],
+        "simdgroup_size_fix": [hints.simdgroup_size_fix(32)],
+        "barrier_flags_fix": [hints.barrier_flags_fix(_pos(7), space, p, q)
+                              for space in (AddressSpace.THREADGROUP, AddressSpace.DEVICE)],
+        "barrier_divergence_fix": [hints.barrier_divergence_fix(None), hints.barrier_divergence_fix(6)],
+        "atomic_plain_race_fix": [hints.atomic_plain_race_fix(space, same, p, q)
+                                  for space in (AddressSpace.THREADGROUP, AddressSpace.DEVICE) for same in (True, False)],
+        "benign_race_fix": [hints.benign_race_fix()],
+    }
+    return {name: sorted(set(found)) for name, found in texts.items()}
+
+
+#: Advice made where the code knows what happened (a run's context, the executor), by where its
+#: text lives and a phrase of it: each phrase must be in that module and quoted by a row.
+ADVICE_IN_CONTEXT = {
+    "hints.partial_group_fix": (hints, "Use dispatch_threads_per_threadgroup"),
+    "hints.WrapAroundExplainer": (hints, "Test before subtracting"),
+    "runtime.Ctx._note_lost_stores": (runtime, "only one of their updates survives"),
+    "codegen: an unassigned local variable": (codegen, "initialise it where it is declared"),
+    "codegen: a subscript past its dimension": (codegen, "check the loop bounds of this subscript"),
+}
+
+#: Advice only the caller of a kernel can apply (a launch option, a second kernel): the test that
+#: applies it, and the phrase that test asserts.
+CALLER_ADVICE = {
+    "launch with atomic_outputs=True": "sanitizer/test_write_race_advice.py",
+    "launch with init_value=0 and atomic_outputs=True": "sanitizer/test_write_race_advice.py",
+    "write it before reading it, or launch with init_value": "sanitizer/test_caller_advice.py",
+    "raise max_steps if the kernel really needs more": "sanitizer/test_caller_advice.py",
+    "passing init_value to the call also fills them": "sanitizer/test_caller_advice.py",
+    "or split the work into two kernels": "sanitizer/test_write_race_advice.py",
+    "launch with threadgroups of a multiple of N threads": "sanitizer/test_caller_advice.py",
+    # Not a launch option, but a kernel no puzzle asks for (words read from a byte buffer).
+    "read the bytes one by one through the byte pointer and combine them": "sanitizer/test_caller_advice.py",
+}
+
+
+def _shape(text: str) -> str:
+    """A text with its numbers (lines, SIMD-groups) made alike, for matching a row's quote."""
+    return re.sub(r"\d+", "N", flat(text))
+
+
+def _covered(text: str) -> bool:
+    quotes = [r.advice for r in ROWS] + list(CALLER_ADVICE) + [BENIGN_NOTE]
+    # A quote may hold the whole text (a spelling inside the fix that gives it) or a part of it.
+    return any(_shape(q) in _shape(text) or _shape(text) in _shape(q) for q in quotes)
+
+
+def test_every_advice_function_is_enumerated():
+    """A new advice function in hints.py must be added to ``advice_texts`` (and so get its row)."""
+    made = {name for name in dir(hints) if name.endswith(("_fix", "_advice", "_spelling", "Explainer"))
+            and callable(getattr(hints, name))}
+    known = set(advice_texts()) | {name.split(".")[1] for name in ADVICE_IN_CONTEXT if name.startswith("hints.")}
+    assert made == known, made ^ known
+
+
+@pytest.mark.parametrize("name, text", [(n, t) for n, ts in advice_texts().items() for t in ts])
+def test_every_advice_text_has_a_row(name: str, text: str):
+    """Each text an advice function can give is quoted by a row of the table (or, for a caller's
+    launch option, by the test that applies it)."""
+    assert _covered(text), f"{name} gives advice no row applies: {text}"
+
+
+@pytest.mark.parametrize("name", list(ADVICE_IN_CONTEXT))
+def test_advice_made_in_context_has_a_row(name: str):
+    module, phrase = ADVICE_IN_CONTEXT[name]
+    assert phrase in inspect.getsource(module), f"{name} no longer says {phrase!r}: update this table"
+    assert any(phrase in flat(r.advice) for r in ROWS), f"{name}: no row quotes {phrase!r}"
+
+
+@pytest.mark.parametrize("phrase", list(CALLER_ADVICE))
+def test_caller_advice_is_applied_by_its_test(phrase: str):
+    test_file = Path(__file__).parent / CALLER_ADVICE[phrase]
+    assert _shape(phrase) in _shape(test_file.read_text(encoding="utf-8")), f"{test_file.name} does not apply {phrase!r}"
+
+
+def test_every_finding_kind_s_fix_has_a_row():
+    """The registry's fixed texts (one per kind, whatever the cause) are quoted by a row too."""
+    for kind, entry in FINDING_KINDS.items():
+        if entry.fix is not None:
+            assert _covered(entry.fix), kind

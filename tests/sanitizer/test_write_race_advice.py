@@ -73,4 +73,91 @@ def test_a_puzzle_learner_is_not_told_to_change_the_launch():
     report = " ".join(result.report().split())
     assert "make each output element written by one thread" in report
     assert "atomic_outputs" not in report  # a puzzle's launch is its tests'
-    assert "through a cast" in report
+    # Map's outputs start uninitialised: an atomic add would add to garbage, so none is offered.
+    assert "through a cast" not in report
+    assert "outputs start uninitialised in this puzzle, so atomic adds would add to garbage" in report
+
+
+CALLER_UPDATE = "uint i = thread_position_in_grid.x;\nout[0] += a[i];\n"
+CALLER_CAST = ("uint i = thread_position_in_grid.x;\n"
+               "atomic_fetch_add_explicit((device atomic_float*)&out[0], a[i], memory_order_relaxed);\n")
+
+
+def test_mlx_s_caller_without_init_value_is_told_to_fill_the_output_first_and_that_fixes_it():
+    """Atomic adds start from what the element holds: without init_value that is garbage on a GPU,
+    so the advice names init_value=0 with the atomics, and the cast alone is an uninitialised read."""
+    a = mx.arange(1, 9, dtype=mx.float32)
+    launch = dict(inputs=[a], output_shapes=[(1,)], output_dtypes=[mx.float32], grid=(8, 1, 1),
+                  threadgroup=(8, 1, 1))
+    planted = metal_kernel("total", ["a"], ["out"], CALLER_UPDATE)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        planted(**launch)
+    text = " ".join(" ".join(str(w.message) for w in caught).split())
+    assert ("launch with init_value=0 and atomic_outputs=True (the outputs become atomic<T>) and add with "
+            "atomic_fetch_add_explicit, or with init_value=0 and update it atomically through a cast") in text, text
+
+    half_applied = metal_kernel("total", ["a"], ["out"], CALLER_CAST)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        half_applied(**launch)
+    text = " ".join(str(w.message) for w in caught)
+    assert "reads out[0], an output element that no thread has written (the launch has no init_value)" in text, text
+
+    fixed = metal_kernel("total", ["a"], ["out"], CALLER_CAST)
+    (out,) = fixed(**launch, init_value=0, sanitize="error")
+    assert out.item() == 36.0
+    assert not fixed.last_run.findings
+
+
+OTHER_GROUP_READ = ("uint i = thread_position_in_grid.x;\nout[i] = a[i];\n"
+                    "if (i >= 4) {\n    out[i - 4] += 10;\n}\n")
+FIRST_KERNEL = "uint i = thread_position_in_grid.x;\nout[i] = a[i];\n"
+SECOND_KERNEL = "uint i = thread_position_in_grid.x;\nout[i] = i + 4 < a_shape[0] ? a[i] + 10 : a[i];\n"
+
+ZERO_THEN_ADD = ("uint i = thread_position_in_grid.x;\nif (i == 0) {\n    out[0] = 0.0f;\n}\n"
+                 "atomic_fetch_add_explicit((device atomic_float*)&out[0], a[i], memory_order_relaxed);\n")
+ZERO = "out[0] = 0.0f;\n"
+ADD = "uint i = thread_position_in_grid.x;\natomic_fetch_add_explicit((device atomic_float*)&out[0], a[i], memory_order_relaxed);\n"
+
+
+def test_threadgroups_that_share_an_element_are_told_to_split_the_work_and_that_fixes_it():
+    """Threads of different threadgroups cannot be ordered within a kernel: the caller may split
+    the work into two kernels (one writes, the next reads what it wrote), the cure a barrier is not."""
+    a = mx.arange(1, 9, dtype=mx.float32)
+    launch = dict(output_shapes=[(8,)], output_dtypes=[mx.float32], grid=(8, 1, 1), threadgroup=(4, 1, 1))
+    planted = metal_kernel("shifted", ["a"], ["out"], OTHER_GROUP_READ)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        planted(inputs=[a], **launch)
+    text = " ".join(" ".join(str(w.message) for w in caught).split())
+    assert "threads of different threadgroups cannot synchronise within a kernel" in text, text
+    assert "or split the work into two kernels" in text, text
+
+    first = metal_kernel("first", ["a"], ["out"], FIRST_KERNEL)
+    second = metal_kernel("second", ["a"], ["out"], SECOND_KERNEL)
+    (mid,) = first(inputs=[a], **launch, sanitize="error")
+    (out,) = second(inputs=[mid], **launch, sanitize="error")
+    assert out.tolist() == [11, 12, 13, 14, 5, 6, 7, 8]
+    assert not first.last_run.findings and not second.last_run.findings
+
+
+def test_an_atomic_and_a_plain_access_from_two_threadgroups_are_told_to_split_and_that_fixes_it():
+    a = mx.arange(1, 9, dtype=mx.float32)
+    launch = dict(output_shapes=[(1,)], output_dtypes=[mx.float32], grid=(8, 1, 1), threadgroup=(4, 1, 1))
+    planted = metal_kernel("zero_then_add", ["a"], ["out"], ZERO_THEN_ADD)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        planted(inputs=[a], **launch)
+    text = " ".join(" ".join(str(w.message) for w in caught).split())
+    assert "an atomic and a plain access to one element race, from different threadgroups" in text, text
+    assert "or split the work into two kernels" in text, text
+
+    zero = metal_kernel("zero", ["a"], ["out"], ZERO)
+    add = metal_kernel("add", ["a", "start"], ["out"], ADD)
+    (start,) = zero(inputs=[a], output_shapes=[(1,)], output_dtypes=[mx.float32], grid=(1, 1, 1),
+                    threadgroup=(1, 1, 1), sanitize="error")
+    # The second kernel adds onto what the first wrote: its output starts as the first's (init_value).
+    (out,) = add(inputs=[a, start], **launch, init_value=float(start.item()), sanitize="error")
+    assert out.item() == 36.0
+    assert not zero.last_run.findings and not add.last_run.findings

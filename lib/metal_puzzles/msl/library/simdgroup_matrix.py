@@ -36,6 +36,7 @@ from ..lang.types import (
 from ..lang.values import round_bfloat
 from ..run.finding_kinds import kind_entry
 from ..run.findings import FindingKind
+from ..run.hints import simdgroup_size_fix
 from ..run.lanes import SIMD_WIDTH
 from ..run.memory import view_of
 from .base import BUILTINS, Builtin, register
@@ -97,7 +98,7 @@ def check_together(c, m, pos, name: str) -> None:
     if not exists[s].all():
         message = (f"{c.lanes.label(here)} runs {name}, which needs all {SIMD_WIDTH} threads of a SIMD-group, but its "
                    f"SIMD-group has only {int(exists[s].sum())} (the threadgroup's size is not a multiple of "
-                   f"{SIMD_WIDTH})")
+                   f"{SIMD_WIDTH}): {simdgroup_size_fix(SIMD_WIDTH)}")
     else:
         away = int(table[s][~active[s]][0])
         message = (f"{c.lanes.label(here)} runs {name} but {c.lanes.label(away)} of the same SIMD-group does not (all "

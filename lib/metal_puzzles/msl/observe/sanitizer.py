@@ -76,6 +76,9 @@ class Shadow:
         self.granule = mem.unit
         size = mem.raw.size // self.granule
         self.init = np.full(size, initialized, dtype=bool)
+        #: Whether the memory held values before the kernel ran (an output launched with init_value):
+        #: what decides whether atomic adds into it can give the right sum.
+        self.preset = initialized
         if not initialized:
             self._mark_padding(mem)
         self.all_init = bool(self.init.all())
@@ -464,9 +467,12 @@ class Sanitizer:
             sh.init[f] = True
             sh.all_init = bool(sh.init.all())
 
-    def on_atomic(self, ctx, mem: Memory, flat, view: View, lanes, pos: Pos, writes: bool) -> None:
+    def on_atomic(self, ctx, mem: Memory, flat, view: View, lanes, pos: Pos, writes: bool,
+                  reads_old: bool = True) -> None:
         """An atomic operation by ``lanes`` on the elements at ``flat`` (one per lane): atomics
-        never race with each other, but do with plain accesses nothing orders against them."""
+        never race with each other, but do with plain accesses nothing orders against them.
+        ``reads_old``: the operation's result depends on what the element held (an add, a load, a
+        compare), so an element nobody initialised is an uninitialised read, as a plain one is."""
         sh = mem.shadow
         f_all = sh.entries(flat if lanes is ctx.all_lanes else np.asarray(flat)[lanes], view, lanes.size)
         if np.ndim(f_all) > 1:
@@ -476,6 +482,10 @@ class Sanitizer:
         if lanes.size == 0:
             return
         if not sh.all_init:
+            bad = ~sh.init[f]
+            if reads_old and bad.any():
+                k = int(np.flatnonzero(bad)[0])
+                self._uninit(ctx, mem, lanes[bad], int(f[k]), lanes[k], pos)
             sh.init[f] = True
             sh.all_init = bool(sh.init.all())
         if not sh.track_races:
@@ -563,6 +573,14 @@ class Sanitizer:
         if hit is None or not hit.any():
             return
         k = int(np.flatnonzero(hit)[0])
+        if mem.shadow.device:
+            # A pair from different threadgroups, where there is one, is the one to report: its
+            # cure (no barrier orders threadgroups) also cures the pairs within a threadgroup,
+            # while a barrier, the cure of those, would leave it racing.
+            group = ctx.lanes.group
+            apart = np.flatnonzero(hit & (others >= 0) & (group[np.where(others >= 0, others, 0)] != group[lanes]))
+            if apart.size:
+                k = int(apart[0])
         lane, other = int(lanes[k]), int(others[k])
         if several_readers and other == lane:
             other = -1  # several readers; the recorded one is this thread
@@ -583,7 +601,8 @@ class Sanitizer:
         if entries is not None:  # how many elements (distinct places in memory) race the same way
             place += more_elements(int(np.unique(np.asarray(entries) * mem.shadow.granule // mem.unit).size))
         race = _RacePair(kind, mem.shadow.space, lane, other, pos, other_pos, place,
-                         same_group=other >= 0 and ctx.lanes.group[other] == ctx.lanes.group[lane])
+                         same_group=other >= 0 and ctx.lanes.group[other] == ctx.lanes.group[lane],
+                         preset=mem.shadow.preset)
         if atomic is not None:
             message = _atomic_race_message(ctx, race, atomic)
         elif same_value:
@@ -651,6 +670,7 @@ class _RacePair:
     other_pos: Pos
     place: str  # 'buf[3] (and 2 more elements)'
     same_group: bool  # the two threads are in one threadgroup
+    preset: bool  # the memory held values before the kernel ran (an output with init_value)
 
     def opening(self, ctx, verb: str, earlier: str) -> str:
         """'thread 2 writes buf[3], read by thread 5 in the same barrier phase (line 4)'."""
@@ -673,7 +693,8 @@ def _atomic_race_message(ctx, race: _RacePair, atomic: AtomicSide) -> str:
         verb, earlier = "atomically updates", _EARLIER_THAN_ATOMIC[race.kind]
     else:
         verb, earlier = _LATER[race.kind], "atomically updated by"
-    return f"{race.opening(ctx, verb, earlier)}: {atomic_plain_race_fix()}"
+    fix = _weak_barrier_fix(ctx, race) or atomic_plain_race_fix(race.space, race.same_group, race.other_pos, race.pos)
+    return f"{race.opening(ctx, verb, earlier)}: {fix}"
 
 
 def _benign_race_message(ctx, race: _RacePair) -> str:
@@ -703,15 +724,22 @@ def _race_fix(ctx, race: _RacePair) -> str:
     elif misplaced is not None:  # the thread's position is wrong, not its way of writing
         fix = misplaced
     elif race.kind == RaceKind.WRITE_AFTER_WRITE:
-        fix = device_write_race_fix(ctx.audience, ctx.host)
+        fix = device_write_race_fix(ctx.audience, ctx.host, race.preset)
     else:
-        fix = device_update_race_fix(ctx.audience, ctx.host, race.same_group)
+        fix = device_update_race_fix(ctx.audience, ctx.host, race.same_group, race.preset)
+    return _weak_barrier_fix(ctx, race) or fix
+
+
+def _weak_barrier_fix(ctx, race: _RacePair) -> str | None:
+    """Where a barrier ran between the race's two accesses but its mem_flags left their memory
+    unordered, the fix is its flags (whatever the accesses are); else None."""
+    pos, other_pos = race.pos, race.other_pos
     weak = ctx.unordered_by.get(race.space)
     between = weak is not None and weak.file == pos.file and min(other_pos.line, pos.line) < weak.line < max(
         other_pos.line, pos.line)
     if between and (race.space == AddressSpace.THREADGROUP or race.same_group):
-        fix = barrier_flags_fix(weak, race.space, other_pos, pos)
-    return fix
+        return barrier_flags_fix(weak, race.space, other_pos, pos)
+    return None
 
 
 def interior_padding(ty: Type) -> np.ndarray:

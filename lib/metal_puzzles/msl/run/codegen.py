@@ -35,6 +35,7 @@ from ..lang.types import (
 )
 from ..lang.values import c_divmod, cast, is_varying, round_bfloat, splat, type_ndim, zero
 from . import matrices
+from .finding_kinds import kind_entry
 from .findings import FindingKind, SanitizeMode
 from .hints import wraparound_explainer
 from .memory import (
@@ -1247,6 +1248,7 @@ class CodeGen:
                                 break
                     first = False
                     st.cont = None
+                    st.active = m  # this iteration's threads (a barrier in the body asks who left)
                     if c.stepper is not None:
                         c.stepper.before(c, pos, m)
                     if costed:
@@ -1437,7 +1439,8 @@ def _pointer_cast(inner, src: PointerType, dst: PointerType, pos: Pos):
                 at = int(np.broadcast_to(p.off, (c.n,))[lane]) * s_unit
                 c.report(FindingKind.MISALIGNED, pos, bad,
                          f"{c.lanes.label(lane)} casts a pointer to byte {at} of '{p.mem.name}' to '{dst}', which "
-                         f"needs {d_unit}-byte alignment (a misaligned access is undefined on the GPU)",
+                         f"needs {d_unit}-byte alignment (a misaligned access is undefined on the GPU): "
+                         f"{kind_entry(FindingKind.MISALIGNED).fix}",
                          buffer=p.mem.name, index=at // d_unit)
         return _rescaled(p, 1, factor)
     return narrow
@@ -1461,7 +1464,8 @@ def _member_offset(c, m, mem, byte, offset: int, unit: int, pos: Pos):
             at = int(np.broadcast_to(byte, (c.n,))[lane])
             c.report(FindingKind.MISALIGNED, pos, bad,
                      f"{c.lanes.label(lane)} accesses a member at byte {at} of '{mem.name}', which needs "
-                     f"{unit}-byte alignment (the struct is not at an aligned address)", buffer=mem.name,
+                     f"{unit}-byte alignment (the struct is not at an aligned address): {kind_entry(FindingKind.MISALIGNED).fix}",
+                     buffer=mem.name,
                      index=at // unit)
     return byte // unit
 
@@ -1530,7 +1534,7 @@ def _report_div_zero(c, m, zero_b, pos, op):
         lane = int(np.flatnonzero(lanes)[0])
         what = "division" if op == "/" else "remainder"
         c.report(FindingKind.DIVISION_BY_ZERO, pos, lanes, f"{c.lanes.label(lane)} computes an integer {what} by zero "
-                 "(undefined on the GPU; the simulator uses 0)")
+                 f"(undefined on the GPU; the simulator uses 0): {kind_entry(FindingKind.DIVISION_BY_ZERO).fix}")
 
 
 def _bitcast(v, src: Type, dst: Type):

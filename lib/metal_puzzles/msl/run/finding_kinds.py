@@ -111,7 +111,8 @@ FINDING_KINDS: dict[FindingKind, KindEntry] = {e.kind: e for e in (
         FindingKind.MISALIGNED,
         summary=lambda f, w: f"misaligned access: {w.who} accesses {f.buffer} at a misaligned address{_at(f)}",
         verb=lambda f: f"access {f.buffer} at a misaligned address",
-        fix=None,  # the report says which alignment the type needs
+        fix=("let the cast land only on byte offsets that are a multiple of that alignment, or read the bytes one "
+             "by one through the byte pointer and combine them (b[0] | b[1] << 8 | ...)"),
         element=ElementMark.RING, threads=ThreadMark.RINGED),
     KindEntry(
         FindingKind.RACE,
@@ -124,8 +125,7 @@ FINDING_KINDS: dict[FindingKind, KindEntry] = {e.kind: e for e in (
         FindingKind.BARRIER_DIVERGENCE,
         summary=_barrier_summary,
         verb=lambda f: "let some threads of a threadgroup skip a barrier",
-        fix=("a barrier must be reached by every thread of the threadgroup that has not returned; move it out of "
-             "the branch or loop that only some threads enter"),
+        fix=None,  # a branch or a loop whose iterations differ by thread: hints.barrier_divergence_fix
         element=ElementMark.RING, threads=ThreadMark.STRUCK),
     KindEntry(
         FindingKind.SIMDGROUP_DIVERGENCE,
@@ -150,7 +150,8 @@ FINDING_KINDS: dict[FindingKind, KindEntry] = {e.kind: e for e in (
         FindingKind.DIVISION_BY_ZERO,
         summary=lambda f, w: f"division by zero: {w.who}{_at(f)}",
         verb=lambda f: "divide by zero",
-        fix=None,  # the report says what the simulator did instead
+        fix=("test the divisor before dividing ('d != 0 ? x / d : v', with v what a thread whose divisor is zero "
+             "should get), or make sure no thread's divisor can be zero"),
         element=ElementMark.RING, threads=ThreadMark.RINGED),
     KindEntry(
         FindingKind.STEP_BUDGET,

@@ -38,35 +38,56 @@ class HostApi(StrEnum):
     WHOLE_SHADER = "whole-shader"  # compile_shader / Part IV: a whole kernel function
 
 
-def atomic_update_spelling(audience: Audience, host: HostApi) -> str:
-    """How this reader makes an update of a device element atomic.
+def atomic_update_spelling(audience: Audience, host: HostApi, preset: bool = True) -> str | None:
+    """How this reader makes an update of a device element atomic, or None where atomics cannot
+    give the right result: a puzzle whose outputs start uninitialised (an atomic add would add to
+    garbage, and its learner cannot change the launch). ``preset``: the memory held values before
+    the kernel ran (an output launched with init_value, a whole shader's buffer).
 
     Any kernel may update a plain buffer's element atomically through a cast, as Metal allows;
     only the caller of ``mx.fast.metal_kernel`` may instead make the outputs atomic
     (``atomic_outputs``, a launch option), which a whole shader lacks and a puzzle's tests fix."""
+    if audience == Audience.PUZZLE and not preset:
+        return None
     cast = ("update it atomically through a cast: atomic_fetch_add_explicit((device atomic_float*)&out[i], "
             "value, memory_order_relaxed)")
+    if host == HostApi.MLX_BODY and audience == Audience.CALLER and not preset:
+        # Atomic adds start from what the element holds: the launch must fill the output first.
+        # (A whole shader's buffers are its caller's arrays, which always hold values.)
+        return ("launch with init_value=0 and atomic_outputs=True (the outputs become atomic<T>) and add with "
+                "atomic_fetch_add_explicit, or with init_value=0 and " + cast)
     if host == HostApi.MLX_BODY and audience == Audience.CALLER:
         return ("launch with atomic_outputs=True (the outputs become atomic<T>) and add with "
                 "atomic_fetch_add_explicit, or " + cast)
     return cast
 
 
-def device_write_race_fix(audience: Audience, host: HostApi) -> str:
+#: Why a puzzle whose outputs start uninitialised is not told to add with atomics.
+NO_ATOMICS = "outputs start uninitialised in this puzzle, so atomic adds would add to garbage"
+
+
+def device_write_race_fix(audience: Audience, host: HostApi, preset: bool = True) -> str:
     """The fix for two threads writing one device element (neither through an atomic)."""
-    atomic = atomic_update_spelling(audience, host)
+    atomic = atomic_update_spelling(audience, host, preset)
+    if atomic is None:
+        return f"make each output element written by one thread ({NO_ATOMICS})"
     return f"make each output element written by one thread, or, where several threads must add to it, use atomics: {atomic}"
 
 
-def device_update_race_fix(audience: Audience, host: HostApi, same_group: bool) -> str:
+def device_update_race_fix(audience: Audience, host: HostApi, same_group: bool, preset: bool = True) -> str:
     """The fix for threads updating one device element (a read and a write that race)."""
-    atomic = atomic_update_spelling(audience, host)
-    accumulate = f"accumulate with atomics ({atomic})"
+    atomic = atomic_update_spelling(audience, host, preset)
+    accumulate = f"accumulate with atomics ({atomic})" if atomic is not None else None
     if same_group:
+        if accumulate is None:
+            return ("several threads update one element: combine the values in threadgroup memory and let one "
+                    f"thread write the result ({NO_ATOMICS})")
         return (f"several threads update one element: {accumulate}, or combine the values in threadgroup "
                 "memory and let one thread write the result")
-    return ("threads of different threadgroups cannot synchronise within a kernel: read only what this thread "
-            f"wrote, {accumulate}, or split the work into two kernels")
+    # A puzzle is one kernel: its learner cannot split the work into two.
+    split = "" if audience == Audience.PUZZLE else ", or split the work into two kernels"
+    options = ", ".join(x for x in ("read only what this thread wrote", accumulate) if x is not None)
+    return f"threads of different threadgroups cannot synchronise within a kernel: {options}{split}"
 
 
 # ----------------------------------------------------------------------------- wording by audience
@@ -111,6 +132,13 @@ def step_budget_advice(audience: Audience) -> str:
     if audience == Audience.PUZZLE:
         return "every loop must end for every thread: check each loop's condition and step"
     return "raise max_steps if the kernel really needs more"
+
+
+def bounds_fix(name: str) -> str:
+    """The fix for an index outside its memory that no explanation of the index's arithmetic
+    accounts for (a wrapped unsigned subtraction has its own, ``WrapAroundExplainer``)."""
+    return (f"only threads whose index lies inside '{name}' may access it: guard the access with its length "
+            "(if (i < n)), or check the bound of the loop that makes the index")
 
 
 # ----------------------------------------------------------------------------- threadgroup races
@@ -180,6 +208,12 @@ def simdgroup_barrier_fix(simd: int) -> str:
             "may sit where SIMD-groups take different branches")
 
 
+def simdgroup_size_fix(width: int) -> str:
+    """The fix for a SIMD-group matrix operation in a SIMD-group the launch left short (the
+    threadgroup's size is not a multiple of the SIMD width): only the launch can fill it."""
+    return f"launch with threadgroups of a multiple of {width} threads, so that every SIMD-group is whole"
+
+
 def barrier_flags_fix(barrier: Pos, space: AddressSpace, other_pos: Pos, pos: Pos) -> str:
     """The fix for a race across a barrier that ran between the two accesses (at ``other_pos``,
     then ``pos``) but whose mem_flags do not order ``space`` memory."""
@@ -187,6 +221,20 @@ def barrier_flags_fix(barrier: Pos, space: AddressSpace, other_pos: Pos, pos: Po
     return (f"the barrier at line {barrier.line} synchronises execution but does not order {space} memory (its "
             f"mem_flags lack {flag}): use threadgroup_barrier(mem_flags::{flag}) between the two accesses (line "
             f"{other_pos.line} and line {pos.line})")
+
+
+def barrier_divergence_fix(loop_line: int | None) -> str:
+    """The fix for a barrier some threads of a threadgroup do not reach; ``loop_line``: the line
+    of the loop the missing threads left sooner than the others (its condition depends on the
+    thread), or None when a branch kept them away. Moving a loop's barrier out of the loop would
+    leave its iterations unordered (a race), so a loop's cure is the same iterations for all."""
+    reach = "a barrier must be reached by every thread of the threadgroup that has not returned"
+    if loop_line is None:
+        return f"{reach}; move it out of the branch that only some threads enter"
+    return (f"{reach}: the loop at line {loop_line} runs more iterations in some threads than in others (its "
+            "condition depends on the thread). Give every thread of the threadgroup the same iterations (a "
+            "condition that does not depend on the thread) and put the thread's own test in an if inside the body, "
+            "with the barrier outside that if")
 
 
 def in_loop(ctx) -> bool:
@@ -205,10 +253,21 @@ def more_elements(count: int) -> str:
 
 
 # ----------------------------------------------------------------------------- other races
-def atomic_plain_race_fix() -> str:
-    """The fix for an atomic and a plain access to one element that nothing orders."""
-    return ("an atomic and a plain access to one element race: access it only through atomic functions "
-            "(atomic_load_explicit / atomic_store_explicit for the plain ones), or order the two with a barrier")
+def atomic_plain_race_fix(space: AddressSpace, same_group: bool, other_pos: Pos, pos: Pos) -> str:
+    """The fix for an atomic and a plain access to one element that nothing orders (at
+    ``other_pos``, then ``pos``). Making the plain access atomic too ends the race but not the
+    question of which comes first: an initialising store may then land after some of the updates
+    and erase them, so within a threadgroup the cure is the barrier; threadgroups have none."""
+    if space == AddressSpace.THREADGROUP or same_group:
+        flag = "mem_threadgroup" if space == AddressSpace.THREADGROUP else "mem_device"
+        return (f"an atomic and a plain access to one element race: put threadgroup_barrier(mem_flags::{flag}) "
+                f"between them (line {other_pos.line}, then line {pos.line}; {EVERY_THREAD}), so that one is done "
+                "before the other starts (making the plain access atomic as well would leave their order open: an "
+                "initialising store could still land after some of the updates)")
+    return ("an atomic and a plain access to one element race, from different threadgroups, which no barrier "
+            "orders: make every thread access the element through atomic functions (atomic_load_explicit / "
+            "atomic_store_explicit for the plain ones) where their order does not matter, or split the work into "
+            "two kernels")
 
 
 def benign_race_fix() -> str:
@@ -242,24 +301,27 @@ def partial_group_fix(ctx) -> str | None:
 
 
 def scales_by(body: ast.Node, name: str) -> bool:
-    """Whether the code multiplies by the variable ``name`` (or a component of it), directly or
-    through a local copy ('uint size = threads_per_threadgroup.x; ... group * size'): how a
-    position is made from the threadgroup size, unlike a loop that only strides by it."""
-    names = {name}
-    copies = [(d.name, d.init) for node in ast.walk(body) if isinstance(node, ast.Decl)
-              for d in node.declarators if d.init is not None]
-    copies += [(node.target.ident, node.value) for node in ast.walk(body)
-               if isinstance(node, ast.Assign) and node.op == "=" and isinstance(node.target, ast.Name)]
-    grew = True
-    while grew:  # copies of copies
-        grew = False
-        for local, value in copies:
-            if local not in names and any(_is_name(value, n) for n in names):
-                names.add(local)
-                grew = True
+    """Whether the code multiplies by the variable ``name`` (or a component of it, or a local
+    variable initialised or assigned from it, 'uint size = threads_per_threadgroup.x;'): how a
+    position is made from the threadgroup size ('group * threads_per_threadgroup.x'), unlike a
+    loop that only strides by it."""
+    names = {name} | _copies_of(body, name)
     return any(isinstance(node, ast.Binary) and node.op == "*"
                and any(_is_name(node.left, n) or _is_name(node.right, n) for n in names)
                for node in ast.walk(body))
+
+
+def _copies_of(body: ast.Node, name: str) -> set[str]:
+    """The local variables that hold ``name`` (or a component of it) as it is: declared or
+    assigned from it alone."""
+    copies = set()
+    for node in ast.walk(body):
+        if isinstance(node, ast.Declarator) and node.init is not None and _is_name(node.init, name):
+            copies.add(node.name)
+        elif (isinstance(node, ast.Assign) and node.op == "=" and isinstance(node.target, ast.Name)
+              and _is_name(node.value, name)):
+            copies.add(node.target.ident)
+    return copies
 
 
 def _is_name(e: ast.Expr, name: str) -> bool:
@@ -449,6 +511,6 @@ def _wrap(e: ast.Expr, text: str, at_least: int) -> str:
     return text
 
 
-__all__ = ["Audience", "RaceShape", "race_shape", "threadgroup_race_fix", "simdgroup_barrier_fix",
-           "barrier_flags_fix", "atomic_plain_race_fix", "benign_race_fix", "in_loop", "more_elements", "WrapAroundExplainer", "wraparound_explainer", "partial_group_fix",
-           "uninitialized_fix", "step_budget_advice", "lane_values", "unparse"]
+__all__ = ["Audience", "RaceShape", "race_shape", "threadgroup_race_fix", "simdgroup_barrier_fix", "simdgroup_size_fix",
+           "barrier_flags_fix", "barrier_divergence_fix", "atomic_plain_race_fix", "benign_race_fix", "in_loop", "more_elements", "WrapAroundExplainer", "wraparound_explainer", "partial_group_fix",
+           "uninitialized_fix", "step_budget_advice", "bounds_fix", "lane_values", "unparse"]

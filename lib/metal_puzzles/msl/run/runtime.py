@@ -12,7 +12,6 @@ import numpy as np
 
 from ..lang.errors import KernelRuntimeError, Pos
 from ..lang.types import AddressSpace, MemFlags
-from .finding_kinds import kind_entry
 from .findings import (
     Finding,
     FindingKey,
@@ -22,7 +21,14 @@ from .findings import (
     StopKernel,
     StopReason,
 )
-from .hints import Audience, HostApi, lane_values, step_budget_advice
+from .hints import (
+    Audience,
+    HostApi,
+    barrier_divergence_fix,
+    bounds_fix,
+    lane_values,
+    step_budget_advice,
+)
 from .lanes import Lanes
 from .memory import AccessKind, Memory, Ptr, SplitPtr, View, rescale, view_of
 
@@ -41,7 +47,7 @@ class Frame:
 
 
 class LoopState:
-    __slots__ = ("active", "brk", "cont", "is_switch", "outer", "pos")
+    __slots__ = ("active", "brk", "cont", "entered", "is_switch", "outer", "pos")
 
     def __init__(self, pos: Pos | None = None, outer: LoopState | None = None, active=None) -> None:
         self.brk = None
@@ -50,6 +56,7 @@ class LoopState:
         self.outer = outer
         self.pos = pos  # where the loop (or switch) starts, for step-budget findings
         self.active = active  # lanes still in the loop (None: all), for step-budget findings
+        self.entered = active  # lanes that reached the loop (None: all), for barrier-divergence findings
 
 
 def _bits_dtype(dt):
@@ -270,8 +277,11 @@ class Ctx:
             else:  # a reinterpreting view: the index counts its elements
                 through = f" through a '{view}' view"
                 elements = f"the {count} '{view}' elements ({mem.nbytes} bytes) of '{mem.name}'"
+            # An index whose arithmetic is explained (hints.WrapAroundExplainer) gets that explanation
+            # instead, added by report().
+            fix = "" if pos in self.index_notes else f": {bounds_fix(mem.name)}"
             self.report(FindingKind.OUT_OF_BOUNDS, pos, active_bad,
-                        f"{self.lanes.label(lane)} {kind.verb} {mem.name}[{idx}]{through}, outside {elements}{copy}",
+                        f"{self.lanes.label(lane)} {kind.verb} {mem.name}[{idx}]{through}, outside {elements}{copy}{fix}",
                         buffer=mem.name, index=idx)
         else:
             active_bad = None
@@ -371,7 +381,7 @@ class Ctx:
                 self.report(FindingKind.BARRIER_DIVERGENCE, pos, missing,
                             f"{lanes.group_label(int(g))} reaches this barrier with only some of its "
                             f"threads: {lanes.label(int(here[0]))} waits here but {lanes.label(lane)} never arrives "
-                            f"({kind_entry(FindingKind.BARRIER_DIVERGENCE).fix})")
+                            f"({barrier_divergence_fix(self._loop_left_by(missing))})")
             groups = np.unique(lanes.group[mask])
         self.phase[groups] += 1
         self.barrier_count += 1
@@ -390,6 +400,19 @@ class Ctx:
             hook(self, mask, pos)
         if self.recorder is not None:
             self.recorder.barrier(self, mask, pos)
+
+    def _loop_left_by(self, missing) -> int | None:
+        """The line of the innermost loop around the statement running now that some of the
+        ``missing`` threads entered and have left (its condition let them out sooner), or None."""
+        st = self.loop
+        while st is not None and st.is_switch:
+            st = st.outer
+        if st is None or st.pos is None:
+            return None
+        if st.active is None:
+            return None  # every thread is in this iteration: a branch kept the missing ones away
+        entered = missing if st.entered is None else (missing & st.entered)
+        return st.pos.line if np.any(entered & ~st.active) else None
 
     def simd_barrier(self, mask, pos: Pos, flags: MemFlags) -> None:
         """simdgroup_barrier(flags): orders the flagged memory among the threads of each SIMD-group
@@ -428,7 +451,8 @@ class Ctx:
             self.cost.access(AccessKind.ATOMIC, mem, flat, mask, 1, view.unit, p.mem.typed(view.dtype)[1], pos)
         old = np.zeros(self.n, dtype=data.dtype)
         if mem.shadow is not None:
-            self.sanitizer.on_atomic(self, mem, flat, view, lanes, pos, writes=op != "load")
+            self.sanitizer.on_atomic(self, mem, flat, view, lanes, pos, writes=op != "load",
+                                    reads_old=op not in _REPLACING_ATOMICS)
         if op == "load":
             old[lanes] = data[flat[lanes]]
             return old
@@ -470,7 +494,7 @@ class Ctx:
         view = view_of(elem)
         mem, data, flat, lanes, mask = self._atomic_target(p, mask, pos, view)
         if mem.shadow is not None:
-            self.sanitizer.on_atomic(self, mem, flat, view, lanes, pos, writes=True)
+            self.sanitizer.on_atomic(self, mem, flat, view, lanes, pos, writes=True, reads_old=True)
         if self.cost is not None:
             self.cost.access(AccessKind.ATOMIC, mem, flat, mask, 1, view.unit, p.mem.typed(view.dtype)[1], pos)
         exp = np.broadcast_to(np.asarray(expected, dtype=data.dtype), (self.n,))
@@ -492,6 +516,10 @@ class Ctx:
             self.recorder.access(AccessKind.ATOMIC, mem, mask, rescale(flat, view.unit, mem.unit, self.n), pos, self, desired)
         return ok, old
 
+
+#: Atomics whose result in memory does not depend on what the element held (a store, an exchange
+#: whose old value the kernel may ignore): every other one reads the element first.
+_REPLACING_ATOMICS = frozenset({"store", "exchange"})
 
 #: The read-modify-write of each fetch-and-op atomic (exchange and store just replace the value).
 _ATOMIC_UFUNCS = {"add": np.add, "sub": np.subtract, "min": np.minimum, "max": np.maximum,
