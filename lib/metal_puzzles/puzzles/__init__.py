@@ -7,7 +7,7 @@ puzzle is a module of its own (its text, spec, tests, template) listed in its pa
 from __future__ import annotations
 
 from ..checking import Budget, Case, GradPuzzle, Puzzle
-from ..kernel import MetalKernel
+from ..host.kernel import MetalKernel
 from . import finale, part1, part2, part3, part4, part5, part_debug
 from .part1 import PART_I
 from .part2 import PART_II
