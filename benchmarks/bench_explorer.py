@@ -33,7 +33,7 @@ import warnings
 from collections.abc import Callable
 
 from metal_puzzles.checking import run_case
-from metal_puzzles.explorer_model import ExplorerModel
+from metal_puzzles.explorer.model import ExplorerModel
 from metal_puzzles.puzzles import get_puzzle, solution_kernel, solution_source
 
 TARGET_MS = 100.0
@@ -92,7 +92,7 @@ def model_figures(result, reps: int) -> list[tuple[str, float]]:
 
 
 def diagram_figures(result, reps: int) -> list[tuple[str, float]]:
-    from metal_puzzles.draw import draw_run, to_svg
+    from metal_puzzles.diagrams.draw import draw_run, to_svg
 
     m = ExplorerModel(result)
     group = m.n_groups - 1
@@ -105,7 +105,7 @@ def diagram_figures(result, reps: int) -> list[tuple[str, float]]:
 
 def widget_figures(result, reps: int) -> list[tuple[str, float]]:
     try:
-        from metal_puzzles.widgets import Explorer
+        from metal_puzzles.explorer.widgets import Explorer
     except ImportError:  # the explorer's UI is an optional extra
         return []
     ex = Explorer(result, "III.1")
@@ -133,7 +133,7 @@ def widget_figures(result, reps: int) -> list[tuple[str, float]]:
 def sent_kilobytes(result) -> float:
     """What one update sends to the page for the diagram: the widget's SVG, in kilobytes."""
     try:
-        from metal_puzzles.widgets import Explorer
+        from metal_puzzles.explorer.widgets import Explorer
     except ImportError:
         return float("nan")
     ex = Explorer(result, "III.1")

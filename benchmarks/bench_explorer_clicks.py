@@ -44,7 +44,7 @@ from tests.e2e.conftest import (  # noqa: E402
 )
 from tests.e2e.pages import Lab, wait_for_kernel  # noqa: E402
 
-from metal_puzzles.book import JupyterUI  # noqa: E402
+from metal_puzzles.notebook.book import JupyterUI  # noqa: E402
 
 TARGET_MEDIAN_MS, TARGET_MAX_MS = 100.0, 250.0
 NOTEBOOK = "bench_clicks.ipynb"
@@ -53,7 +53,7 @@ CELL = '''\
 import warnings
 from metal_puzzles.checking import run_case
 from metal_puzzles.puzzles import get_puzzle, solution_source
-from metal_puzzles.widgets import explore_run
+from metal_puzzles.explorer.widgets import explore_run
 
 puzzle = get_puzzle("tiled_transpose")
 racy = puzzle.kernel(solution_source(puzzle).replace("threadgroup_barrier(mem_flags::mem_threadgroup);", ""))

@@ -33,10 +33,18 @@ def test_contracts_are_kept(linter) -> None:
 
 
 @pytest.mark.parametrize("module, bad_import, contract", [
-    ("kernel.py", "from .widgets import Explorer", "Package layers"),
+    ("host/kernel.py", "from ..explorer.widgets import Explorer", "Package layers"),
+    ("diagrams/draw.py", "from ..host.kernel import MetalKernel", "Package layers"),
+    ("grading/grade.py", "from ..notebook import book", "Package layers"),
+    # One contract per package: its modules' own order (issue 31).
+    ("notebook/session.py", "from .problem import MetalProblem", "Notebook face"),
+    ("explorer/model.py", "from .widgets import Explorer", "Explorer: widgets"),
+    ("explorer/model.py", "from ..checking import CheckResult", "Explorer model reads"),
+    ("diagrams/marks.py", "from .draw import draw_run", "Diagrams"),
+    ("host/arrays.py", "from .kernel import MetalKernel", "Host boundary"),
     ("msl/run/runtime.py", "import mlx.core", "NumPy alone"),
     ("msl/front/parser.py", "from ..run import codegen", "Simulator stages"),
-    ("grading/extract.py", "from ..draw import draw_run", "headless"),
+    ("grading/extract.py", "from ..diagrams.draw import draw_run", "headless"),
     # The contract rule marks the puzzle model's tests; it must not import the model back (issue 22).
     ("checking/contract.py", "from .puzzle import Puzzle", "Checking"),
 ])
@@ -52,8 +60,8 @@ def test_a_wrong_arrow_is_caught(linter, tmp_path, module, bad_import, contract)
 
 def test_grading_loads_no_ui() -> None:
     code = ("import sys, metal_puzzles.grading.grade, metal_puzzles.grading.tasks; "
-            "print(sorted(m for m in ('ipywidgets', 'chalk', 'IPython', 'metal_puzzles.widgets', "
-            "'metal_puzzles.draw', 'metal_puzzles.problem') if m in sys.modules))")
+            "print(sorted(m for m in ('ipywidgets', 'chalk', 'IPython', 'metal_puzzles.explorer', "
+            "'metal_puzzles.diagrams', 'metal_puzzles.notebook') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
 

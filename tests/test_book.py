@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from metal_puzzles import book
-from metal_puzzles.book import InitOutcome, JupyterUI, init_book
 from metal_puzzles.cli import main
+from metal_puzzles.notebook import book
+from metal_puzzles.notebook.book import InitOutcome, JupyterUI, init_book
 
 ROOT = Path(__file__).resolve().parents[1]
 SERVER_START_TIMEOUT = 180.0  # seconds: a cold first start of a Jupyter server can take 20-40 s

@@ -250,7 +250,7 @@ def test_running_a_shader_imports_neither_torch_nor_mlx() -> None:
 
 def test_explore_opens_the_explorer_on_a_shader_kernels_last_call(lib) -> None:
     from metal_puzzles import explore
-    from metal_puzzles.widgets import Explorer
+    from metal_puzzles.explorer.widgets import Explorer
 
     a = np.zeros(8, np.float32)
     lib.full(a, 1.5)

@@ -1,4 +1,4 @@
-"""The access map (``cost_diagram``): which segments and banks each SIMD-group touched, drawn,
+"""The access map (``diagrams.access_map``): which segments and banks each SIMD-group touched, drawn,
 and the explorer's cost figures per line and per SIMD-group."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ import re
 import pytest
 
 from metal_puzzles.checking import run_case
-from metal_puzzles.cost_diagram import ColourBy, draw_access_map
-from metal_puzzles.draw import to_svg
-from metal_puzzles.explorer_model import ExplorerModel
+from metal_puzzles.diagrams.access_map import ColourBy, draw_access_map
+from metal_puzzles.diagrams.draw import to_svg
+from metal_puzzles.explorer.model import ExplorerModel
 from metal_puzzles.puzzles import get_puzzle, solution_kernel, solution_source
 
 NAIVE = """
@@ -55,7 +55,7 @@ def test_colouring_by_segment_keeps_device_accesses_only():
 
 
 def test_the_access_map_stays_legible_at_a_laptops_width_and_lanes_sit_over_their_banks():
-    from metal_puzzles.cost_diagram import LABEL_W, LANE, MIN_TEXT, PAD
+    from metal_puzzles.diagrams.access_map import LABEL_W, LANE, MIN_TEXT, PAD
 
     svg = to_svg(draw_access_map(traced("tiled_transpose"), ColourBy.BANK))
     width = int(re.search(r"<svg[^>]* width='(\d+)'", svg).group(1))

@@ -5,7 +5,7 @@ import re
 import numpy as np
 import pytest
 
-from metal_puzzles.draw import (
+from metal_puzzles.diagrams.draw import (
     ARROW_W,
     draw_run,
     fmt_value,
@@ -185,7 +185,7 @@ def test_notebook_rendering_is_natural_size_svg():
 def test_notebook_shows_the_diagram_once_as_html_that_fits_its_room_down_to_legible_text():
     from IPython.core.interactiveshell import InteractiveShell
 
-    from metal_puzzles.draw import LEGIBLE_TEXT_PX, SMALLEST_TEXT_PX
+    from metal_puzzles.diagrams.draw import LEGIBLE_TEXT_PX, SMALLEST_TEXT_PX
 
     bundle, _ = InteractiveShell.instance().display_formatter.format(draw_run(map_run()))
     # One copy of the picture: an image/svg+xml twin (or chalk's own forms) would double the
@@ -288,7 +288,7 @@ def test_only_group_draws_that_threadgroup_alone():
 
 def test_arrays_of_three_or_more_dimensions_are_drawn_as_labelled_blocks():
     """A (2, 3, 4) array is two 3x4 blocks side by side, labelled with their leading index."""
-    from metal_puzzles.draw import make_view
+    from metal_puzzles.diagrams.draw import make_view
 
     v = make_view(("in", "x"), "x", "input (2, 3, 4)", (2, 3, 4), np.arange(24), {})
     assert (v.blocks, v.rows, v.cols, v.drawn) == (2, 3, 4, 24)
@@ -350,7 +350,7 @@ def test_left_aligned_text_starts_at_its_edge_whatever_the_readers_font():
 
 
 def test_values_are_never_written_smaller_than_the_minimum_size():
-    from metal_puzzles.draw import MIN_CELL_FONT
+    from metal_puzzles.diagrams.draw import MIN_CELL_FONT
 
     r = simulate("mm", ["a", "b"], ["out"], MATMUL, inputs=[np.arange(64, dtype=F32).reshape(8, 8) * 100,
                                                             np.arange(64, dtype=F32).reshape(8, 8)],

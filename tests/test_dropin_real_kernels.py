@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from metal_puzzles import metal_kernel
-from metal_puzzles.kernel import interrupted_message
+from metal_puzzles.host.kernel import interrupted_message
 from metal_puzzles.msl import ArgumentError, SanitizerError, simulate
 from metal_puzzles.msl.program import DEFAULT_MAX_STEPS
 

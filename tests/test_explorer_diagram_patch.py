@@ -1,5 +1,5 @@
 """The explorer's diagram is redrawn in place: each version is sent whole (for any new view) with
-what changed since the one before, and the page redraws only that (explorer_front). These tests
+what changed since the one before, and the page redraws only that (explorer/page.py). These tests
 hold the Python half to what the page script assumes: one element per part, and patches that,
 applied as the script applies them, give exactly the new diagram."""
 
@@ -11,10 +11,10 @@ import warnings
 import pytest
 
 from metal_puzzles.checking import run_case
-from metal_puzzles.explorer_front import DiagramPatch, diagram_patch, diagram_source_html
+from metal_puzzles.diagrams.svg_text import PART_SEPARATOR
+from metal_puzzles.explorer.page import DiagramPatch, diagram_patch, diagram_source_html
+from metal_puzzles.explorer.widgets import Explorer
 from metal_puzzles.puzzles import get_puzzle, solution_source
-from metal_puzzles.svg_text import PART_SEPARATOR
-from metal_puzzles.widgets import Explorer
 
 
 def apply_like_the_page(before: list[str], after: list[str], patch: DiagramPatch) -> list[str]:

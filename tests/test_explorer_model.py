@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from metal_puzzles.explorer_model import ExplorerModel
+from metal_puzzles.explorer.model import ExplorerModel
 from metal_puzzles.msl import simulate
 
 POOL = """
@@ -63,7 +63,7 @@ def test_filtered_result_keeps_only_the_thread(model):
 
 
 def test_a_later_phase_still_shows_threadgroup_memory_and_its_arrows(model):
-    from metal_puzzles.draw import ARROW_W, draw_run, to_svg
+    from metal_puzzles.diagrams.draw import ARROW_W, draw_run, to_svg
 
     lane = model.lane(1, 2)
     svg = to_svg(draw_run(model.filtered_result(lane, phase=1), only_group=1))
@@ -133,7 +133,7 @@ def test_a_run_without_findings_lists_none(model):
 
 
 def test_the_explorer_widget_jumps_on_a_click(racy):
-    from metal_puzzles.widgets import Explorer
+    from metal_puzzles.explorer.widgets import Explorer
 
     ex = Explorer(racy.result, "racy")
     (button,) = ex.finding_buttons

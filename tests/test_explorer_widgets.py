@@ -7,15 +7,15 @@ import re
 import numpy as np
 import pytest
 
-from metal_puzzles.explorer_front import (
+from metal_puzzles.explorer.page import (
     KEYBOARD_GUARD_HTML,
     SUPPRESS_SHORTCUTS,
     CellPick,
     PickedSpace,
     parse_cell_pick,
 )
+from metal_puzzles.explorer.widgets import Explorer
 from metal_puzzles.msl import simulate
-from metal_puzzles.widgets import Explorer
 
 GUARDED = """
 uint i = thread_position_in_grid.x;

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from metal_puzzles.checking.verdict import CaseStatus, Outcome, _note_line
-from metal_puzzles.marks import finding_sites
+from metal_puzzles.diagrams.marks import finding_sites
 from metal_puzzles.msl import Finding, FindingKind, RaceKind, simulate
 from metal_puzzles.msl.lang.errors import Pos
 from metal_puzzles.msl.run.finding_kinds import (

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from metal_puzzles.images import image_files
+from metal_puzzles.notebook.images import image_files
 
 IMGS = Path(__file__).resolve().parents[1] / "imgs"
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from metal_puzzles import metal_backend
-from metal_puzzles.metal_backend import (
+from metal_puzzles.host import metal_backend
+from metal_puzzles.host.metal_backend import (
     BACKEND_ENV_VAR,
     MetalBackendKernel,
     metal_available,

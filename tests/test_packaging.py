@@ -14,7 +14,7 @@ try:
 except ModuleNotFoundError:  # Python 3.10: the backport (in the test extra)
     import tomli as tomllib
 
-from metal_puzzles.book import NOTEBOOK_NAME, packaged_notebook
+from metal_puzzles.notebook.book import NOTEBOOK_NAME, packaged_notebook
 from metal_puzzles.puzzles import PUZZLES, solution_source
 from metal_puzzles.puzzles.solutions import solutions_dir
 

@@ -642,7 +642,7 @@ def test_grader_reports_sanitizer_findings_and_missing_kernels():
 
 
 def test_grad_problem_records_progress():
-    from metal_puzzles.session import WITHIN_BUDGET, reset, state
+    from metal_puzzles.notebook.session import WITHIN_BUDGET, reset, state
 
     reset()
     scope = notebook_scope()

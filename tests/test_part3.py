@@ -183,7 +183,7 @@ for (uint k = j; k < N; k += TG) {
 def test_show_prints_the_cost_table_and_draws_the_access_map(capsys):
     import mlx.core as mx
 
-    from metal_puzzles.problem import MetalProblem
+    from metal_puzzles.notebook.problem import MetalProblem
 
     p = get_puzzle("padded_transpose")
     tiled = solution_source(get_puzzle("tiled_transpose"))

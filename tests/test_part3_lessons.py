@@ -294,7 +294,7 @@ def test_iii_7_simdgroup_matrices_read_each_element_n_over_8_times_not_n():
 def test_the_cost_table_shows_the_kernel_time_apart_from_the_launch_overhead(capsys):
     import mlx.core as mx
 
-    from metal_puzzles.problem import MetalProblem
+    from metal_puzzles.notebook.problem import MetalProblem
 
     p = get_puzzle("block_sum")
     problem = MetalProblem(p.title, lambda a: p.kernel(TREE), [mx.array(x) for x in p.visible.inputs],

@@ -13,7 +13,7 @@ import pytest
 from metal_puzzles.checking import CaseStatus
 from metal_puzzles.checking.run import check_source
 from metal_puzzles.grading.extract import extract_kernels
-from metal_puzzles.kernel import MetalKernel
+from metal_puzzles.host.kernel import MetalKernel
 from metal_puzzles.puzzles import get_puzzle, part4, solution_source
 
 IDS = [p.id for p in part4.PART_IV.puzzles]

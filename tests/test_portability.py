@@ -131,7 +131,7 @@ def test_the_learners_path_needs_no_posix_only_module(tmp_path):
 
 
 def test_check_grades_without_posix_only_modules_and_says_what_it_cannot_enforce(tmp_path):
-    from metal_puzzles.book import packaged_notebook
+    from metal_puzzles.notebook.book import packaged_notebook
 
     notebook = tmp_path / "puzzles.ipynb"
     notebook.write_bytes(packaged_notebook().read_bytes())

@@ -9,7 +9,7 @@ from chalk.shapes import Path
 from chalk.transform import P2
 from colour import Color
 
-from metal_puzzles.svg_text import CubicPath, diagram_svg, num
+from metal_puzzles.diagrams.svg_text import CubicPath, diagram_svg, num
 
 
 def test_numbers_are_rounded_to_a_tenth_without_trailing_zeros():
@@ -33,7 +33,7 @@ def test_points_on_a_straight_line_are_one_step_and_a_curve_is_one_bezier():
 
 
 def test_a_batch_of_texts_is_written_as_each_text_would_be_alone():
-    from metal_puzzles.svg_text import Anchor, PlacedText, anchored_text, text_batch
+    from metal_puzzles.diagrams.svg_text import Anchor, PlacedText, anchored_text, text_batch
 
     def alone(s, x, y, size, anchor):
         # A start-anchored chalk text is placed by its centre, half its width from the start.
@@ -56,7 +56,7 @@ def test_a_batch_of_texts_is_written_as_each_text_would_be_alone():
 
 
 def test_boxes_are_one_path_of_closed_rectangles_or_outlines():
-    from metal_puzzles.svg_text import box_path
+    from metal_puzzles.diagrams.svg_text import box_path
 
     filled = diagram_svg(box_path([(0, 0, 10, 5), (20, 0, 30, 5)], closed=True).fill_color(Color("#00ff00"))
                          .line_width_local(0))

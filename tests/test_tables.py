@@ -7,11 +7,11 @@ import re
 import IPython.display
 import mlx.core as mx
 
-from metal_puzzles import problem as problem_module
-from metal_puzzles.kernel import MetalKernel
-from metal_puzzles.problem import MetalProblem
+from metal_puzzles.host.kernel import MetalKernel
+from metal_puzzles.notebook import problem as problem_module
+from metal_puzzles.notebook.problem import MetalProblem
+from metal_puzzles.notebook.tables import OVER_STYLE, Table, row
 from metal_puzzles.puzzles import get_puzzle, solution_kernel
-from metal_puzzles.tables import OVER_STYLE, Table, row
 
 MAP_TWICE = "uint i = thread_position_in_grid.x;\nout[i] = a[i] + a[i];"  # two global reads: over budget
 

@@ -12,9 +12,9 @@ import mlx.core as mx
 import numpy as np
 
 from metal_puzzles import MetalKernel, MetalProblem
-from metal_puzzles.draw import draw_run, to_svg
+from metal_puzzles.diagrams.draw import draw_run, to_svg
+from metal_puzzles.explorer.widgets import Explorer
 from metal_puzzles.msl import simulate
-from metal_puzzles.widgets import Explorer
 
 # On a 3x3 grid of 2x2 threadgroups over a 2x2 array, only thread (2,1) writes past the end of
 # `out` (index 1 * 2 + 2 = 4): it is thread (0,1) of threadgroup (1,0).

@@ -15,7 +15,7 @@ import pytest
 from metal_puzzles import MetalKernel, MetalProblem
 from metal_puzzles.checking import check_source
 from metal_puzzles.checking.wording import REPORT_WIDTH, plural, wrap
-from metal_puzzles.draw import to_svg
+from metal_puzzles.diagrams.draw import to_svg
 from metal_puzzles.grading.grade import grade_submissions, write_outputs
 from metal_puzzles.grading.pool import Limits
 from metal_puzzles.grading.tasks import summarize
@@ -137,7 +137,7 @@ def _simulated(source: str, n: int, group: int):
 
 
 def test_marks_count_threads_in_the_right_plural():
-    from metal_puzzles.marks import finding_sites
+    from metal_puzzles.diagrams.marks import finding_sites
     # Two threads read past the end: 'and 1 other thread'.
     two = finding_sites(_simulated("uint i = thread_position_in_grid.x;\nout[i] = a[i + 2];\n", 8, 8))
     assert any("(and 1 other thread)" in s.summary for s in two), [s.summary for s in two]

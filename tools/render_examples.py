@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from metal_puzzles.draw import draw_run, save_png, to_svg
+from metal_puzzles.diagrams.draw import draw_run, save_png, to_svg
 from metal_puzzles.msl import simulate
 
 F32 = np.float32

@@ -17,14 +17,14 @@ from .version import __version__
 
 #: Public name -> the module that defines it.
 _PUBLIC = {
-    "metal_kernel": "kernel",
-    "compile_shader": "shader_library",
-    "MetalKernel": "kernel",
-    "SimulatedKernel": "kernel",
-    "MetalProblem": "problem",
-    "GradProblem": "problem",
-    "explore": "problem",
-    "progress": "session",
+    "metal_kernel": "host.kernel",
+    "compile_shader": "host.shader_library",
+    "MetalKernel": "host.kernel",
+    "SimulatedKernel": "host.kernel",
+    "MetalProblem": "notebook.problem",
+    "GradProblem": "notebook.problem",
+    "explore": "notebook.problem",
+    "progress": "notebook.session",
     "CompileError": "msl",
     "KernelRuntimeError": "msl",
     "SanitizerError": "msl",
@@ -34,11 +34,11 @@ __all__ = ["metal_kernel", "compile_shader", "MetalKernel", "SimulatedKernel", "
            "CompileError", "KernelRuntimeError", "SanitizerError", "__version__"]
 
 if TYPE_CHECKING:
-    from .kernel import MetalKernel, SimulatedKernel, metal_kernel
+    from .host.kernel import MetalKernel, SimulatedKernel, metal_kernel
+    from .host.shader_library import compile_shader
     from .msl import CompileError, KernelRuntimeError, SanitizerError
-    from .problem import GradProblem, MetalProblem, explore
-    from .session import progress
-    from .shader_library import compile_shader
+    from .notebook.problem import GradProblem, MetalProblem, explore
+    from .notebook.session import progress
 
 
 def __getattr__(name: str) -> Any:

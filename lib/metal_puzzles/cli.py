@@ -12,7 +12,6 @@ from dataclasses import asdict
 from enum import IntEnum
 from pathlib import Path
 
-from . import book
 from .grading.changes import CHANGES_NAME, previous_results
 from .grading.cluster import ClusterError
 from .grading.console import print_check, print_summary
@@ -33,7 +32,8 @@ from .grading.points import PointsConfig, unknown_puzzle
 from .grading.results import PuzzleStatus
 from .grading.roster import load_roster, mapping_mismatch
 from .grading.runner import RunnerStopped
-from .images import write_images
+from .notebook import book
+from .notebook.images import write_images
 from .puzzles import PUZZLES
 from .version import __version__
 

@@ -33,7 +33,7 @@ from typing import Any
 import mlx.core as mx
 import numpy as np
 
-from .kernel import MetalKernel
+from .host.kernel import MetalKernel
 from .puzzles import get_puzzle, launchers, solution_kernel, wiring
 from .puzzles.q05_segment_sum_large import TG as LARGE_TG
 from .puzzles.q07_mvmr import MAX_C

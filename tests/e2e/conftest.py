@@ -29,7 +29,7 @@ from pathlib import Path
 
 import pytest
 
-from metal_puzzles.book import JupyterUI
+from metal_puzzles.notebook.book import JupyterUI
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO_ROOT / "test-artifacts" / "e2e"

@@ -12,7 +12,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from metal_puzzles.book import NOTEBOOK_NAME
+from metal_puzzles.notebook.book import NOTEBOOK_NAME
 
 from .conftest import JupyterServer
 from .pages import Lab, error_outputs, wait_for_kernel

@@ -22,7 +22,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from metal_puzzles.book import JupyterUI
+from metal_puzzles.notebook.book import JupyterUI
 
 from .conftest import KERNEL_NAME, JupyterServer
 from .pages import Lab, error_outputs, wait_for_kernel
@@ -994,7 +994,7 @@ _DIAGRAM_FIT_JS = """(svg) => {
 def _fit_problems(what: str, svg) -> list[str]:
     """A diagram fits the room it is given: as wide as the room (at most its natural size), and
     only when even its legible minimum is wider does it scroll, at that minimum."""
-    from metal_puzzles.draw import LEGIBLE_TEXT_PX, SMALLEST_TEXT_PX
+    from metal_puzzles.diagrams.draw import LEGIBLE_TEXT_PX, SMALLEST_TEXT_PX
 
     fit = svg.evaluate(_DIAGRAM_FIT_JS)
     problems = []

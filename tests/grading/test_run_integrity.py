@@ -357,7 +357,7 @@ def test_an_internal_error_is_a_grader_fault_retried_and_unscored(tmp_path) -> N
 
 def test_checking_lets_a_simulator_bug_escape_instead_of_blaming_the_kernel(monkeypatch) -> None:
     from metal_puzzles.checking import check_source
-    from metal_puzzles.kernel import SimulatedKernel
+    from metal_puzzles.host.kernel import SimulatedKernel
     from metal_puzzles.puzzles import get_puzzle
 
     def broken(*args, **kwargs):

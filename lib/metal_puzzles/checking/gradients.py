@@ -15,7 +15,7 @@ from typing import Any
 import mlx.core as mx
 import numpy as np
 
-from ..kernel import MetalKernel
+from ..host.kernel import MetalKernel
 from ..msl import ArgumentError, SanitizerError, StopReason
 from .inputs import values
 from .puzzle import Case, Puzzle

@@ -8,7 +8,7 @@ from typing import Any
 
 import mlx.core as mx
 
-from ..kernel import MetalKernel
+from ..host.kernel import MetalKernel
 
 #: A kernel as launchers accept it: a MetalKernel, or a notebook test function returning one.
 KernelLike = MetalKernel | Callable[..., MetalKernel]

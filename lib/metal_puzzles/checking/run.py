@@ -11,7 +11,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from ..kernel import KERNEL_ERRORS, MetalKernel
+from ..host.kernel import KERNEL_ERRORS, MetalKernel
 from ..msl import (
     ArgumentError,
     Audience,

@@ -1210,7 +1210,7 @@ class Evaluator:
                 return Builtin(name)
             return self.unknown(f"{_construct(node)}", node.lineno)
         if name in ("MetalKernel", "MetalProblem", "GradProblem") and isinstance(owner, Unknown):
-            return Builtin(name)  # metal_puzzles.kernel.MetalKernel through a module the grader did not follow
+            return Builtin(name)  # metal_puzzles.host.kernel.MetalKernel through a module the grader did not follow
         if isinstance(owner, str) and name in _STR_METHODS or isinstance(owner, KList) and name in _LIST_MUTATORS:
             return BoundMethod(owner, name, node.value)
         if isinstance(owner, Problem):  # problem.fn is the function; its methods call it

@@ -21,13 +21,13 @@ from ..puzzles import PUZZLES
 from ..version import __version__
 from . import pool
 from .bounds import bound_issues, bound_record
-from .cost import RunCost
 from .ids import assign_ids, load_mapping
 from .journal import Journal, RunSettings
 from .limits import Limits
 from .output import OutputError, write_outputs
 from .points import PointsConfig
 from .results import GradeRun, PuzzleStatus, Student, StudentStatus
+from .run_cost import RunCost
 from .runner import Outcome, TaskOutcome, TaskRunner
 from .safe_text import report_file_name
 from .submissions import DEFAULT_MAX_NOTEBOOK_BYTES, Submission, collect_submissions

@@ -19,12 +19,12 @@ import tempfile
 from pathlib import Path
 
 from .changes import GradeChange, append_changes, grade_changes, now_utc
-from .cost import COST_NAME
 from .gradebook import GRADEBOOK_NAME, LMS
 from .gradebook import gradebook_csv as lms_gradebook
 from .journal import JOURNAL_NAME
 from .report import REPORTS_DIR, gradebook_csv, results_json, student_report
 from .results import GradeRun
+from .run_cost import COST_NAME
 from .safe_text import printable
 from .summary import SUMMARY_MD, SUMMARY_SVG, class_summary_md, class_summary_svg
 

@@ -12,8 +12,8 @@ from enum import Enum
 from typing import Any
 
 from ..puzzles import PUZZLES
-from .cost import RunCost
 from .points import PointsConfig
+from .run_cost import RunCost
 from .submissions import Submission
 
 

@@ -8,7 +8,7 @@ puzzle is a module of its own (its text, spec, tests, template) ending with its 
 from __future__ import annotations
 
 from ..checking import Budget, Case, GradPuzzle, Puzzle
-from ..kernel import MetalKernel
+from ..host.kernel import MetalKernel
 from . import finale
 from .entry import Entry, Part
 from .part1 import PART_I

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..checking import GradPuzzle, Puzzle
-from ..kernel import MetalKernel
+from ..host.kernel import MetalKernel
 from .solutions import solution_file
 
 if TYPE_CHECKING:

@@ -20,12 +20,18 @@ from typing import Any
 import mlx.core as mx
 import numpy as np
 
+from ..msl import ArgumentError, Audience, CompileError, KernelRuntimeError, RunResult, simulate
+from ..msl.abi.signature import check_names, normalize_dtype_name
+from ..msl.api import cost_model
+from ..msl.program import NO_STEP_BUDGET, interrupted_message
+from ..msl.shader import (
+    LaunchGeometry,
+    ShaderLibrary,
+    declares_kernels,
+    run_by_layout,
+    run_by_names,
+)
 from .metal_backend import METAL, MetalBackendKernel, resolve_backend
-from .msl import ArgumentError, Audience, CompileError, KernelRuntimeError, RunResult, simulate
-from .msl.abi.signature import check_names, normalize_dtype_name
-from .msl.api import cost_model
-from .msl.program import NO_STEP_BUDGET, interrupted_message
-from .msl.shader import LaunchGeometry, ShaderLibrary, declares_kernels, run_by_layout, run_by_names
 
 #: What a kernel's author got wrong (not the simulator): raised without the simulator's own frames.
 KERNEL_ERRORS = (CompileError, KernelRuntimeError, ArgumentError)

@@ -30,12 +30,12 @@ from colour import Color
 
 from metal_puzzles.msl.lang.pycompat import StrEnum
 
+from ..msl import RunResult
+from ..msl.lang.types import AddressSpace
+from ..msl.observe.cost import conflict_ways, segments_touched
+from ..msl.observe.trace import AccessEvent
+from ..msl.run.memory import AccessKind
 from .draw import RunDiagram, text_width, wrap_to_width
-from .msl import RunResult
-from .msl.lang.types import AddressSpace
-from .msl.observe.cost import conflict_ways, segments_touched
-from .msl.observe.trace import AccessEvent
-from .msl.run.memory import AccessKind
 from .svg_text import Anchor, anchored_text
 
 

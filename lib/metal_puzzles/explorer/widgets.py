@@ -11,9 +11,16 @@ from collections.abc import Callable
 import ipywidgets as W
 from IPython.display import display
 
-from .checking import CheckResult
-from .draw import draw_run, fitting_svg, to_svg
-from .explorer_front import (
+from ..checking import CheckResult
+from ..diagrams.draw import draw_run, fitting_svg, to_svg
+from ..diagrams.marks import FINDING_RED
+from ..diagrams.svg_text import PART_SEPARATOR
+from ..host.kernel import MetalKernel, SimulatedKernel
+from ..host.shader_library import ShaderKernelFunction
+from ..msl import RunResult
+from ..msl.run.lanes import SIMD_WIDTH
+from .model import ExplorerModel
+from .page import (
     CELL_PICK_CLASS,
     DIAGRAM_CANVAS_HTML,
     KEYBOARD_GUARD_HTML,
@@ -25,13 +32,6 @@ from .explorer_front import (
     diagram_source_html,
     parse_cell_pick,
 )
-from .explorer_model import ExplorerModel
-from .kernel import MetalKernel, SimulatedKernel
-from .marks import FINDING_RED
-from .msl import RunResult
-from .msl.run.lanes import SIMD_WIDTH
-from .shader_library import ShaderKernelFunction
-from .svg_text import PART_SEPARATOR
 
 #: Findings the explorer lists as buttons (a runaway kernel can have a couple of hundred).
 MAX_FINDINGS_LISTED = 20
@@ -129,7 +129,7 @@ class Explorer:
     Layout, meant to fit one screen from 900x800 (JupyterLab with its file browser open) to
     1400x900: the title, the phase and thread controls and the findings on top; then the step
     controls, the thread's variables and the code, with the diagram beside them in a wide
-    explorer or right under them in a narrow one (explorer_front.STYLE_HTML); what the thread
+    explorer or right under them in a narrow one (page.STYLE_HTML); what the thread
     did; counts and the cost model collapsed underneath."""
 
     def __init__(self, result: RunResult, title: str = "", check: Callable[[], CheckResult] | None = None) -> None:
@@ -143,7 +143,7 @@ class Explorer:
                                  layout=W.Layout(display="none" if m.n_groups == 1 else None))
         # The thread's index in its threadgroup. Not shown: the picker's buttons are the one
         # control for it (a slider beside them did the same, less precisely, on a 1,024-thread
-        # threadgroup); the arrow keys move along the buttons (explorer_front's page script).
+        # threadgroup); the arrow keys move along the buttons (page.py's script).
         self.thread = W.IntSlider(0, 0, max(m.threads_in_group(0) - 1, 0), description="thread",
                                   continuous_update=False, layout=W.Layout(display="none"))
         self.phase = W.Dropdown(options=[("all phases", -1)] + [(f"phase {p}", p) for p in m.phases],
@@ -155,7 +155,7 @@ class Explorer:
         self.picker = ThreadPicker(m.threads_in_group(0), self._on_pick)
         self.who = W.HTML()
         self.who.add_class("mp-who")
-        # A click on a cell of the diagram: the page script (explorer_front) writes which cell
+        # A click on a cell of the diagram: the page script (page.py) writes which cell
         # into this hidden text box, whose value syncs to Python like any widget's.
         self.cell_pick = W.Text(layout=W.Layout(display="none"))
         self.cell_pick.add_class(CELL_PICK_CLASS)
@@ -165,7 +165,7 @@ class Explorer:
         self.accesses = W.HTML()
         self.accesses.add_class("mp-accesses-box")
         # The diagram: a canvas the page draws it in, and a hidden source of each version of it
-        # with what changed since the one before (explorer_front: only that is redrawn).
+        # with what changed since the one before (page.py: only that is redrawn).
         self.diagram_canvas = W.HTML(DIAGRAM_CANVAS_HTML)
         self.diagram_canvas.add_class("mp-diagram")
         self.diagram = W.HTML(layout=W.Layout(display="none"))
@@ -232,7 +232,7 @@ class Explorer:
         stepper = W.HBox([self.back, self.forward, self.step_slider, self.step_label],
                          layout=W.Layout(flex_flow="row wrap", align_items="center"))
         stepper.add_class("mp-stepper")
-        # Three areas of a grid (explorer_front.STYLE_HTML places them): the step controls, the
+        # Three areas of a grid (page.STYLE_HTML places them): the step controls, the
         # thread's variables and the code; the diagram; what the thread did. Side by side in a
         # wide explorer (the diagram beside the other two), one below the other in a narrow one
         # (the diagram right under the code), so that code, step controls and diagram share one

@@ -17,12 +17,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .marks import FindingSite, finding_sites
-from .msl import RunResult
-from .msl.lang.types import AddressSpace
-from .msl.observe.cost import conflict_ways, segments_touched
-from .msl.observe.trace import AccessEvent, BarrierEvent, ElementAccess, flatten_events
-from .msl.run.memory import AccessKind
+from ..diagrams.marks import FindingSite, finding_sites
+from ..msl import RunResult
+from ..msl.lang.types import AddressSpace
+from ..msl.observe.cost import conflict_ways, segments_touched
+from ..msl.observe.trace import AccessEvent, BarrierEvent, ElementAccess, flatten_events
+from ..msl.run.memory import AccessKind
 
 
 @dataclass(frozen=True)

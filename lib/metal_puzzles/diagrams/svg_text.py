@@ -414,7 +414,7 @@ def diagram_svg(diagram, separated: bool = False) -> str:
 
     ``separated``: ``PART_SEPARATOR`` before and after each drawn element (a shape, a batch of
     texts or boxes, a group of click targets), for a page that redraws only the elements that
-    changed (the explorer's diagram: explorer_front); such text is not SVG until they are removed.
+    changed (the explorer's diagram: explorer/page.py); such text is not SVG until they are removed.
     Its margin is then a fixed ``SEPARATED_MARGIN_PX``, not a share of the size, so that an element
     keeps its coordinates (and its text) when the diagram grows or shrinks elsewhere."""
     env = diagram.get_envelope()

@@ -9,7 +9,7 @@ element, and a one-line summary. ``stray_accesses`` lists the accesses that left
 asked for.
 
 Pure data computed from the run record: ``draw`` paints it as a layer of marks over a
-diagram, ``explorer_model`` lists it and jumps to it. Another overlay (say, costs) can be
+diagram, ``explorer.model`` lists it and jumps to it. Another overlay (say, costs) can be
 computed the same way beside it.
 """
 
@@ -20,10 +20,10 @@ from functools import cached_property
 
 from metal_puzzles.msl.lang.pycompat import StrEnum
 
-from .msl import Finding, FindingKind, RunResult
-from .msl.lang.types import AddressSpace
-from .msl.observe.trace import ElementAccess
-from .msl.run.finding_kinds import ElementMark, SiteWords, ThreadMark, kind_entry
+from ..msl import Finding, FindingKind, RunResult
+from ..msl.lang.types import AddressSpace
+from ..msl.observe.trace import ElementAccess
+from ..msl.run.finding_kinds import ElementMark, SiteWords, ThreadMark, kind_entry
 
 #: The colour of findings in diagrams and in the explorer.
 FINDING_RED = "#d1242f"

@@ -11,10 +11,10 @@ from pathlib import Path
 from chalk import hcat, rectangle, text, vcat
 from colour import Color
 
-from .checking import GradPuzzle, Puzzle, run_case
-from .cost_diagram import draw_access_map
-from .draw import draw_run, text_width, thread_color, to_svg
-from .puzzles import PUZZLES, solution_kernel
+from ..checking import GradPuzzle, Puzzle, run_case
+from ..diagrams.access_map import draw_access_map
+from ..diagrams.draw import draw_run, text_width, thread_color, to_svg
+from ..puzzles import PUZZLES, solution_kernel
 
 
 def puzzle_svg(puzzle: Puzzle) -> str:

@@ -16,7 +16,7 @@ from typing import Any
 import mlx.core as mx
 import numpy as np
 
-from .checking import (
+from ..checking import (
     COST_LABELS,
     Budget,
     Case,
@@ -33,21 +33,21 @@ from .checking import (
     run_grad_checks,
     run_one,
 )
-from .checking.witness import METADATA_KEY, witness_record
-from .checking.wording import plural, wrap
-from .cost_diagram import ColourBy, draw_access_map
-from .draw import RunDiagram, draw_run
-from .kernel import KERNEL_ERRORS, MetalKernel, SimulatedKernel, dtype_name, to_numpy
-from .marks import finding_sites, marks_legend
-from .metal_backend import metal_available
-from .msl import Finding, RunResult
-from .msl.observe.cost import CostFigures, CostProfile
-from .puzzles import find_grad_puzzle, find_puzzle
+from ..checking.witness import METADATA_KEY, witness_record
+from ..checking.wording import plural, wrap
+from ..diagrams.access_map import ColourBy, draw_access_map
+from ..diagrams.draw import RunDiagram, draw_run
+from ..diagrams.marks import finding_sites, marks_legend
+from ..explorer.widgets import Explorer, explore_kernel, explore_run
+from ..host.kernel import KERNEL_ERRORS, MetalKernel, SimulatedKernel, dtype_name, to_numpy
+from ..host.metal_backend import metal_available
+from ..host.shader_library import ShaderKernelFunction
+from ..msl import Finding, RunResult
+from ..msl.observe.cost import CostFigures, CostProfile
+from ..puzzles import find_grad_puzzle, find_puzzle
 from .session import record as record_progress
-from .shader_library import ShaderKernelFunction
 from .tables import Table, show_table
 from .tables import row as table_row
-from .widgets import Explorer, explore_kernel, explore_run
 
 
 def _shows_rich_output() -> bool:

@@ -29,6 +29,11 @@ from chalk.shapes import Path
 from chalk.transform import P2, Affine, BoundingBox
 from colour import Color
 
+from ..msl import FindingKind, RunResult
+from ..msl.lang.types import AddressSpace
+from ..msl.observe.trace import BarrierEvent, ElementAccess
+from ..msl.run.finding_kinds import ElementMark, ThreadMark, kind_entry
+from ..msl.run.memory import AccessKind
 from .marks import (
     FINDING_RED,
     FindingSite,
@@ -38,11 +43,6 @@ from .marks import (
     marks_legend,
     stray_accesses,
 )
-from .msl import FindingKind, RunResult
-from .msl.lang.types import AddressSpace
-from .msl.observe.trace import BarrierEvent, ElementAccess
-from .msl.run.finding_kinds import ElementMark, ThreadMark, kind_entry
-from .msl.run.memory import AccessKind
 from .svg_text import (
     Anchor,
     CubicPath,

@@ -8,8 +8,8 @@ import html
 
 from metal_puzzles.msl.lang.pycompat import StrEnum
 
-from .checking import CheckResult
-from .puzzles import PUZZLES
+from ..checking import CheckResult
+from ..puzzles import PUZZLES
 
 
 class Progress(StrEnum):

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from .msl import ArgumentError
+from ..msl import ArgumentError
 
 #: DLPack's type code for bfloat and device type for CPU memory (dlpack.h).
 _DL_BFLOAT = 4
