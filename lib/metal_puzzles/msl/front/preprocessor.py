@@ -47,6 +47,14 @@ MAX_EXPANSION_TOKENS = 50_000
 #: elementwise ones). Only the kernels called are checked, so the rest costs preprocessing and parsing alone.
 MAX_SHADER_EXPANSION_TOKENS = 1_000_000
 
+#: Tokens one macro use, as written, may expand to (counting every step of its expansion, the
+#: macros inside it and its arguments' expansions included). The largest use in this repository's
+#: kernels and shaders expands to 66 tokens; instantiation macros of real shaders to hundreds. A
+#: chain of macros that each use the one before twice doubles at every level (2**59 tokens in 60
+#: lines): counted as the expansion grows, such a use is refused after this many tokens (tens of
+#: milliseconds), not after the whole budget (seconds and, for a shader, gigabytes).
+MAX_MACRO_USE_TOKENS = 20_000
+
 
 class IncludePath:
     """Where ``#include`` finds headers that are files (PyTorch's ``c10/metal/*.h`` in torch's
@@ -68,8 +76,10 @@ class IncludePath:
 
 
 class Preprocessor:
-    def __init__(self, max_tokens: int = MAX_EXPANSION_TOKENS, include_path: IncludePath | None = None) -> None:
+    def __init__(self, max_tokens: int = MAX_EXPANSION_TOKENS, include_path: IncludePath | None = None,
+                 max_use_tokens: int = MAX_MACRO_USE_TOKENS) -> None:
         self.max_tokens = max_tokens
+        self.max_use_tokens = max_use_tokens
         self.include_path = include_path
         self.macros: dict[str, Macro] = {
             name: Macro(name, None, tokenize_line(value, "<predefined>", 0)) for name, value in PREDEFINED.items()
@@ -77,6 +87,10 @@ class Preprocessor:
         # Expansion work so far, over every file and every nested expansion (a macro's arguments
         # are expanded by nested calls): a count per call would let nesting or directives reset it.
         self.work = 0
+        # The macro use (as written) being expanded, and how many more tokens it may produce.
+        self._use: Token | None = None
+        self._use_left = max_use_tokens
+        self._nesting = 0  # depth of argument expansions under way
 
     # ----------------------------------------------------------------- driver
     def process(self, text: str, file: str) -> list[Token]:
@@ -260,10 +274,22 @@ class Preprocessor:
 
     # -------------------------------------------------------------- expansion
     def _expand(self, tokens: list[Token]) -> list[Token]:
+        """Expand macros in ``tokens``. What one macro use as written produces (its arguments'
+        expansions, made by nested calls, included) is counted as it is produced, so a macro that
+        doubles at each of 60 levels is refused after ``max_use_tokens``, whatever the total budget."""
         out: list[Token] = []
         stack = tokens[::-1]  # next token at the end
+        nested = self._nesting > 0  # expanding a macro's argument: every token belongs to the use outside
+        written = 0 if nested else len(stack)  # stack[:written] are tokens as written in the text
         while stack:
             t = stack.pop()
+            if len(stack) < written:
+                written = len(stack)
+                self._use, self._use_left = t, self.max_use_tokens
+            else:
+                self._use_left -= 1
+                if self._use_left < 0:
+                    raise _use_too_large(self._use, self.max_use_tokens)
             self.work += 1
             if self.work > self.max_tokens:
                 # Macros that expand to exponentially many tokens would take the machine down.
@@ -282,6 +308,7 @@ class Preprocessor:
                     continue
                 stack.pop()
                 args = self._collect_args(stack, t)
+                written = min(written, len(stack))  # the arguments may have been written tokens
                 body = self._substitute(macro, self._bind(macro, args, t), t)
             stack.extend(reversed(body))
         return out
@@ -328,6 +355,8 @@ class Preprocessor:
         hide = use.hide | {macro.name}
         body = macro.body
         out: list[Token] = []
+        expanded: dict[str, list[Token]] = {}
+        unions: dict[frozenset[str], frozenset[str]] = {}  # one set per distinct hide set, not per token
         j = 0
         while j < len(body):
             t = body[j]
@@ -339,8 +368,20 @@ class Preprocessor:
             pasting = (j + 1 < len(body) and body[j + 1].is_op("##")) or (j > 0 and body[j - 1].is_op("##"))
             if t.kind == "id" and t.text in binding:
                 arg = binding[t.text]
-                replacement = arg if pasting else self._expand(arg)
-                out.extend(Token(x.kind, x.text, use.pos, x.hide | hide) for x in replacement)
+                if pasting:
+                    replacement = arg
+                else:
+                    # An argument is expanded once, however often the body uses it (C 6.10.3.1).
+                    if t.text not in expanded:
+                        self._nesting += 1
+                        try:
+                            expanded[t.text] = self._expand(arg)
+                        finally:
+                            self._nesting -= 1
+                    replacement = expanded[t.text]
+                out.extend(Token(x.kind, x.text, use.pos, _union(x.hide, hide, unions)) for x in replacement)
+                if len(out) > self._use_left:  # every one will be read: refuse before building more
+                    raise _use_too_large(self._use, self.max_use_tokens)
             elif t.is_op("##"):
                 out.append(t)
             else:
@@ -358,6 +399,22 @@ class Preprocessor:
                 raise CompileError(f"pasting '{left.text}' and '{right.text}' does not give a valid token", use.pos)
             out[k - 1 : k + 2] = [Token(pasted[0].kind, pasted[0].text, use.pos, hide)]
         return out
+
+
+def _union(a: frozenset[str], b: frozenset[str], cache: dict[frozenset[str], frozenset[str]]) -> frozenset[str]:
+    """``a | b``, made once for each distinct ``a`` (the tokens of an argument mostly share one)."""
+    found = cache.get(a)
+    if found is None:
+        found = cache[a] = a | b
+    return found
+
+
+def _use_too_large(use: Token | None, limit: int) -> CompileError:
+    """The error for a macro use whose expansion outgrew ``limit`` tokens, at the use as written."""
+    assert use is not None  # only tokens produced by expanding a written use are counted
+    return CompileError(f"macro '{use.text}' expands to more than {limit} tokens, more than the simulator "
+                        "compiles from one use of a macro; a macro that uses another twice doubles the "
+                        "expansion at each level", use.pos)
 
 
 def _header_name(args: list[Token], where: str, pos: Pos) -> str:
