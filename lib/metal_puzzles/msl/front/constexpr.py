@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..lang.errors import CompileError, Pos
+from ..lang.errors import CompileError, Pos, warn_compile
 from ..lang.types import BFLOAT, BOOL, FLOAT, ScalarType
 from ..lang.values import round_bfloat
 from . import ast
@@ -65,9 +65,26 @@ def _reinterpret(value, src, dst):
     return float(bits) if dst.is_float else int(bits)
 
 
+#: Bits of the widest integer a constant expression has (long, and #if's intmax_t).
+_WIDEST_BITS = 64
+
+
+def _shift(expr: ast.Binary, a: int, count: int, preprocessor: bool) -> int:
+    """``a << count`` or ``a >> count`` folded. A count that is negative or not less than the width
+    is undefined in C: in #if clang folds it as its 64-bit arithmetic does (``<<`` gives 0, ``>>``
+    shifts by 63) and warns; in a C++ constant expression it is an error, as in clang."""
+    if 0 <= count < _WIDEST_BITS:
+        return a << count if expr.op == "<<" else a >> count
+    if not preprocessor:
+        problem = "is negative" if count < 0 else f">= width of type ({count} >= {_WIDEST_BITS} bits)"
+        raise CompileError(f"shift count {problem} in a constant expression", expr.pos)
+    warn_compile("integer overflow in preprocessor expression", expr.pos)
+    return 0 if expr.op == "<<" else a >> (_WIDEST_BITS - 1)
+
+
 def evaluate(expr: ast.Expr, lookup: Callable[..., object] | None = None,
              size_of: Callable[[ast.SizeOf], int] | None = None,
-             call: Callable[[ast.Call], object] | None = None) -> int | float | bool:
+             call: Callable[[ast.Call], object] | None = None, preprocessor: bool = False) -> int | float | bool:
     """Evaluate an integral (or float) constant expression over Python numbers.
 
     Only used where C requires a constant (sizes, #if), so the values are small and the
@@ -75,9 +92,10 @@ def evaluate(expr: ast.Expr, lookup: Callable[..., object] | None = None,
     pos)`` gives a name's value; a name with template arguments (``is_same_v<T, float>``) is
     looked up as ``lookup(name, pos, template_args)``. ``size_of`` gives a ``sizeof``'s value
     (it needs the types, which only the checker knows), ``call`` a call of a ``constexpr``
-    function.
+    function. ``preprocessor``: an #if condition, whose out-of-range shifts clang folds with a
+    warning (a C++ constant expression's are errors).
     """
-    ev = lambda e: evaluate(e, lookup, size_of, call)  # noqa: E731
+    ev = lambda e: evaluate(e, lookup, size_of, call, preprocessor)  # noqa: E731
     if isinstance(expr, ast.IntLit):
         return expr.value
     if isinstance(expr, ast.FloatLit):
@@ -113,7 +131,8 @@ def evaluate(expr: ast.Expr, lookup: Callable[..., object] | None = None,
             return _c_div(a, b) if expr.op == "/" else a - _c_div(a, b) * b
         table = {
             "+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b,
-            "<<": lambda: int(a) << int(b), ">>": lambda: int(a) >> int(b),
+            "<<": lambda: _shift(expr, int(a), int(b), preprocessor),
+            ">>": lambda: _shift(expr, int(a), int(b), preprocessor),
             "&": lambda: int(a) & int(b), "|": lambda: int(a) | int(b), "^": lambda: int(a) ^ int(b),
             "==": lambda: int(a == b), "!=": lambda: int(a != b), "<": lambda: int(a < b),
             ">": lambda: int(a > b), "<=": lambda: int(a <= b), ">=": lambda: int(a >= b),
@@ -165,6 +184,6 @@ def eval_preprocessor_expression(tokens: list[Token], pos: Pos) -> int:
     if p.tok.kind != "eof":
         raise CompileError(f"unexpected '{p.tok.text}' in preprocessor expression", p.tok.pos)
     try:
-        return int(evaluate(expr))
+        return int(evaluate(expr, preprocessor=True))
     except NotConstant:
         raise CompileError("invalid preprocessor expression", pos) from None

@@ -119,10 +119,11 @@ class Preprocessor:
                 pending = []
                 col = len(line) - len(stripped) + 1
                 toks = tokenize_line(line, where, lineno)
-                if active and len(toks) > 2 and toks[1].text == "line" and toks[2].kind == "num":
-                    shift = int(toks[2].text) - (i + 1)
-                    if len(toks) > 3 and toks[3].kind == "str":
-                        where = toks[3].text[1:-1]
+                if active and len(toks) > 1 and toks[1].text == "line":
+                    args = toks[2:] if len(toks) > 2 and toks[2].kind == "num" else self._expand(toks[2:])
+                    shift = _line_number(args, toks[1].pos) - (i + 1)
+                    if len(args) > 1 and args[1].kind == "str":
+                        where = args[1].text[1:-1]
                     continue
                 if active and len(toks) > 1 and toks[1].text == "include":
                     out.extend(self._include(toks[2:], toks[0].pos))
@@ -179,8 +180,8 @@ class Preprocessor:
             pass  # e.g. '#pragma unroll': a hint with no effect on results
         elif name == "error":
             raise CompileError("#error " + " ".join(t.text for t in args), toks[0].pos)
-        elif name in ("warning", "line"):
-            pass  # '#line' with a number is handled as lines are read
+        elif name == "warning":
+            pass
         else:
             raise CompileError(f"invalid preprocessing directive '#{name}'", toks[0].pos)
         return True
@@ -399,6 +400,22 @@ class Preprocessor:
                 raise CompileError(f"pasting '{left.text}' and '{right.text}' does not give a valid token", use.pos)
             out[k - 1 : k + 2] = [Token(pasted[0].kind, pasted[0].text, use.pos, hide)]
         return out
+
+
+def _line_number(args: list[Token], pos: Pos) -> int:
+    """The number a ``#line`` directive gives the next line: a simple decimal digit sequence, as
+    clang requires (no '0x', no suffix), that fits its 32-bit line counter."""
+    if not args or args[0].kind != "num":
+        raise CompileError("#line directive requires a positive integer argument", args[0].pos if args else pos)
+    digits = args[0].text
+    for k, c in enumerate(digits):
+        if not (c.isdigit() and c.isascii()) and c != "'":
+            raise CompileError("#line directive requires a simple digit sequence",
+                               Pos(args[0].pos.file, args[0].pos.line, args[0].pos.col + k))
+    digits = digits.replace("'", "").lstrip("0") or "0"
+    if len(digits) > 10 or int(digits) >= 2**32:
+        raise CompileError("#line directive requires a positive integer argument", args[0].pos)
+    return int(digits)
 
 
 def _union(a: frozenset[str], b: frozenset[str], cache: dict[frozenset[str], frozenset[str]]) -> frozenset[str]:

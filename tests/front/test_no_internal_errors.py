@@ -1,0 +1,154 @@
+"""Issue 27, section 2: inputs that made a Python exception escape the front end (ValueError,
+OverflowError, TypeError) get what clang gives them: a located compile error, or, where clang
+only warns, its warning (``CompileWarning``, located) and the value clang folds.
+
+clang's behaviour, case by case (Lex/PPDirectives, Lex/LiteralSupport, Lex/PPExpressions, Sema):
+* ``#line`` takes a simple decimal digit sequence: ``0x10`` and ``1u`` are "#line directive requires
+  a simple digit sequence" at the first character that is not a digit; a number past its 32-bit
+  line counter is "#line directive requires a positive integer argument";
+* an octal escape past 255 is "octal escape sequence out of range" (and ``\\x100`` "hex escape
+  sequence out of range"), errors;
+* a floating constant too large for its type is a warning (-Wliteral-range), the value infinity;
+* a multi-character constant is an ``int`` of its last four bytes: 2 or 3 characters warn
+  "multi-character character constant", more than 4 "character constant too long for its type";
+* in ``#if``, a shift by a negative count or by 64 or more is clang's 64-bit APInt arithmetic
+  (``<<`` gives 0, ``>>`` shifts by 63) with the warning "integer overflow in preprocessor
+  expression"; in a C++ constant expression it is an error.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from metal_puzzles.msl import CompileError, simulate
+from metal_puzzles.msl.lang.errors import CompileWarning
+
+
+def _run(source: str, dtype: str = "int32", header: str = "") -> np.ndarray:
+    res = simulate("k", [], ["out"], source, header, inputs=[], output_shapes=[(1,)], output_dtypes=[dtype],
+                   grid=(1, 1, 1), threadgroup=(1, 1, 1))
+    return res.outputs[0]
+
+
+def _error(source: str, header: str = "") -> CompileError:
+    with pytest.raises(CompileError) as info:
+        _run(source, header=header)
+    return info.value
+
+
+@pytest.mark.parametrize(("source", "col"), [("#line 0x10\nout[0] = 1;", 8), ("#line 1u\nout[0] = 1;", 8),
+                                             ("#line 1.5\nout[0] = 1;", 8)])
+def test_line_takes_a_simple_digit_sequence(source: str, col: int) -> None:
+    err = _error(source)
+    assert err.message == "#line directive requires a simple digit sequence"
+    assert (err.file, err.line, err.col) == ("source", 1, col)
+    assert "^" in str(err)  # the caret under the offending character, as every compile error has
+
+
+@pytest.mark.parametrize("number", ["9" * 5000, "4294967296"])
+def test_line_number_too_large_for_the_line_counter(number: str) -> None:
+    err = _error(f"out[0] = 1;\n#line {number}\nout[0] = 2;")
+    assert err.message == "#line directive requires a positive integer argument"
+    assert (err.line, err.col) == (2, 7)
+
+
+def test_line_without_a_number() -> None:
+    err = _error('#line "file"\nout[0] = 1;')
+    assert err.message == "#line directive requires a positive integer argument"
+    assert (err.line, err.col) == (1, 7)
+
+
+def test_line_numbers_still_renumber_what_follows() -> None:
+    err = _error("#line 1'000\nout[0] = nope;")
+    assert (err.line, err.col) == (1000, 10)
+    assert "nope" in err.message
+
+
+def test_a_5000_digit_integer_literal_is_too_large() -> None:
+    err = _error("out[0] = " + "9" * 5000 + ";")
+    assert err.message == "integer literal is too large to be represented in any integer type"
+    assert (err.line, err.col) == (1, 10)
+
+
+@pytest.mark.parametrize(("literal", "message", "col"), [
+    (r"'\777'", "octal escape sequence out of range", 11),
+    (r"'\400'", "octal escape sequence out of range", 11),
+    (r"'\x100'", "hex escape sequence out of range", 11),
+    (r"'a\x'", "\\x used with no following hex digits", 12),
+    (r"'\u00e9'", "character too large for enclosing character literal type", 11),
+    (r"'\u12'", "incomplete universal character name (\\u takes 4 hex digits)", 11),
+])
+def test_escape_sequences_out_of_range(literal: str, message: str, col: int) -> None:
+    err = _error(f"out[0] = {literal};")
+    assert err.message == message
+    assert (err.line, err.col) == (1, col)
+
+
+@pytest.mark.parametrize(("literal", "value"), [(r"'\377'", -1), (r"'\0'", 0), (r"'\x7f'", 127), ("'A'", 65),
+                                                (r"'\n'", 10), (r"'\''", 39), (r"'\101'", 65)])
+def test_single_characters_are_signed_chars(literal: str, value: int) -> None:
+    assert _run(f"out[0] = {literal};")[0] == value
+
+
+@pytest.mark.parametrize(("literal", "value", "warning"), [
+    ("'abcdefgh'", 0x65666768, "character constant too long for its type"),  # the last four bytes
+    ("'abcde'", 0x62636465, "character constant too long for its type"),
+    ("'ab'", 0x6162, "multi-character character constant"),
+    ("'abcd'", 0x61626364, None),  # -Wfour-char-constants is off by default
+    (r"'\377\377\377\377'", -1, None),  # an int: the bytes' two's complement
+])
+def test_multi_character_constants_are_ints_of_their_last_four_bytes(literal, value, warning) -> None:
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert _run(f"int v = {literal}; out[0] = v;")[0] == value
+    shown = [str(w.message) for w in caught if issubclass(w.category, CompileWarning)]
+    if warning is None:
+        assert shown == []
+    else:
+        assert shown == [f"source:1:9: warning: {warning}"]
+
+
+def test_an_unknown_escape_is_the_character_with_a_warning() -> None:
+    with pytest.warns(CompileWarning, match=r"source:1:11: warning: unknown escape sequence '\\q'"):
+        assert _run(r"out[0] = '\q';")[0] == ord("q")
+
+
+@pytest.mark.parametrize(("literal", "type_name"), [("0x1p99999", "float"), ("0x1p99999f", "float"),
+                                                    ("1e39", "float"), ("7e4h", "half")])
+def test_floating_constants_too_large_are_an_infinity_with_clangs_warning(literal: str, type_name: str) -> None:
+    with pytest.warns(CompileWarning, match=f"source:1:10: warning: magnitude of floating-point constant too "
+                                            f"large for type '{type_name}'"):
+        assert _run(f"out[0] = {literal};", "float32")[0] == np.inf
+
+
+def test_the_largest_float_written_out_is_not_an_overflow() -> None:
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CompileWarning)
+        assert _run("out[0] = 3.40282347e+38f;", "float32")[0] == np.finfo(np.float32).max
+        assert _run("out[0] = 0x1.fffffep127f;", "float32")[0] == np.finfo(np.float32).max
+
+
+def test_a_floating_constant_too_small_is_zero_with_clangs_warning() -> None:
+    with pytest.warns(CompileWarning, match="too small for type 'float'"):
+        assert _run("out[0] = 1e-50f;", "float32")[0] == 0.0
+
+
+@pytest.mark.parametrize(("condition", "taken"), [("(1 << -1)", False), ("(1 << 64)", False), ("(1 >> -1)", False),
+                                                  ("(-8 >> 99)", True)])
+def test_out_of_range_shifts_in_if_fold_as_clang_does(condition: str, taken: bool) -> None:
+    col = len("#if ") + 1 + condition.index("<<" if "<<" in condition else ">>")  # at the operator
+    with pytest.warns(CompileWarning, match=f"source:1:{col}: warning: integer overflow in preprocessor expression"):
+        out = _run(f"#if {condition}\nout[0] = 1;\n#else\nout[0] = 2;\n#endif\n")
+    assert out[0] == (1 if taken else 2)
+
+
+@pytest.mark.parametrize(("expr", "problem"), [("1 << -1", "is negative"), ("1 << 99", ">= width of type")])
+def test_out_of_range_shifts_in_a_constant_expression_are_errors(expr: str, problem: str) -> None:
+    err = _error("out[0] = K;", header=f"constant int K = {expr};")
+    assert err.message.startswith(f"shift count {problem}")
+    assert (err.file, err.line, err.col) == ("header", 1, 20)
