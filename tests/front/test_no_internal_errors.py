@@ -152,3 +152,11 @@ def test_out_of_range_shifts_in_a_constant_expression_are_errors(expr: str, prob
     err = _error("out[0] = K;", header=f"constant int K = {expr};")
     assert err.message.startswith(f"shift count {problem}")
     assert (err.file, err.line, err.col) == ("header", 1, 20)
+
+
+@pytest.mark.parametrize("literal", ["5849e102841F", "1.5", "0x1p3"])
+def test_a_floating_literal_in_if_is_an_error(literal: str) -> None:
+    """Found by the fuzz: '#if 1e999f' raised OverflowError (an infinity read as an integer)."""
+    err = _error(f"out[0] = 1;\n#if {literal}\n#endif\n")
+    assert err.message == "floating point literal in preprocessor expression"
+    assert (err.line, err.col) == (2, 5)

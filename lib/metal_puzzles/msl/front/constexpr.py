@@ -99,6 +99,8 @@ def evaluate(expr: ast.Expr, lookup: Callable[..., object] | None = None,
     if isinstance(expr, ast.IntLit):
         return expr.value
     if isinstance(expr, ast.FloatLit):
+        if preprocessor:  # #if computes in intmax_t alone
+            raise CompileError("floating point literal in preprocessor expression", expr.pos)
         return _typed(expr.value, expr.ty)
     if isinstance(expr, ast.BoolLit):
         return int(expr.value)
