@@ -108,17 +108,22 @@ class Preprocessor:
         while i < len(lines):
             lineno = i + 1 + shift
             line = lines[i]
-            # Join backslash continuations (columns after the join refer to the first line).
+            # Backslash-newline joins lines with nothing between (C++ translation phase 2:
+            # 'ou\<newline>t' is 'out'). Each piece remembers where it starts in the joined line,
+            # so a token keeps the line and column it was written at.
+            pieces = [(0, lineno)]
             while line.rstrip().endswith("\\") and i + 1 < len(lines):
-                line = line.rstrip()[:-1] + " " + lines[i + 1]
+                line = line.rstrip()[:-1]
                 i += 1
+                pieces.append((len(line), i + 1 + shift))
+                line += lines[i]
             i += 1
             stripped = line.lstrip()
-            if stripped.startswith("#"):
+            if stripped.startswith(("#", "%:")):
                 out.extend(self._expand(pending))
                 pending = []
                 col = len(line) - len(stripped) + 1
-                toks = tokenize_line(line, where, lineno)
+                toks = _where_written(tokenize_line(line, where, lineno), pieces)
                 if active and len(toks) > 1 and toks[1].text == "line":
                     args = toks[2:] if len(toks) > 2 and toks[2].kind == "num" else self._expand(toks[2:])
                     shift = _line_number(args, toks[1].pos) - (i + 1)
@@ -131,7 +136,7 @@ class Preprocessor:
                 active = self._directive(toks[1:], toks[0].pos, conds, active, where, lineno, col)
                 continue
             if active:
-                pending.extend(tokenize_line(line, where, lineno))
+                pending.extend(_where_written(tokenize_line(line, where, lineno), pieces))
         if conds:
             raise CompileError("unterminated conditional directive (missing #endif)", Pos(file, len(lines), 1))
         out.extend(self._expand(pending))
@@ -400,6 +405,18 @@ class Preprocessor:
                 raise CompileError(f"pasting '{left.text}' and '{right.text}' does not give a valid token", use.pos)
             out[k - 1 : k + 2] = [Token(pasted[0].kind, pasted[0].text, use.pos, hide)]
         return out
+
+
+def _where_written(tokens: list[Token], pieces: list[tuple[int, int]]) -> list[Token]:
+    """Tokens of a line joined from several by backslash-newlines, each placed on the physical
+    line (and column) where it starts; ``pieces`` are (offset in the joined line, line number)."""
+    if len(pieces) == 1:
+        return tokens
+    for t in tokens:
+        offset = t.pos.col - 1
+        start, line = next((p for p in reversed(pieces) if p[0] <= offset), pieces[0])
+        t.pos = Pos(t.pos.file, line, offset - start + 1)
+    return tokens
 
 
 def _line_number(args: list[Token], pos: Pos) -> int:
