@@ -4,8 +4,8 @@ as it is given.
 Run: python benchmarks/fuzz_front_end.py --minutes 30 [--report fuzz_report.txt]
 
 The same property and generators as ``tests/front/test_front_end_properties.py`` (grammar-built
-kernel bodies, well-formed bodies that reach code generation and a run, generated headers, and
-mutations of the book's reference solutions), in turns of a few hundred inputs each, random this
+kernel bodies, well-formed bodies that reach code generation and a run, generated headers,
+mutations of the book's reference solutions, whole shader files), in turns of a few hundred inputs each, random this
 time. Every input must end in a result, a located CompileError or a run-time finding; any other
 exception is recorded (its type, where it was raised, the shortest input that raised it) and the
 fuzz goes on. Prints how many inputs ran, their outcomes and what it found; exits 1 if it found
@@ -32,7 +32,9 @@ from front.fuzz_grammar import (  # noqa: E402 - the grammar lives with the test
     kernel_body,
     mutated,
     run_front_to_back,
+    run_shader,
     well_formed_body,
+    whole_shader,
 )
 
 TURN = 200  # inputs a turn of one generator
@@ -47,7 +49,10 @@ class Findings:
 
     def run(self, launch, source: str, header: str | None = None) -> None:
         try:
-            self.outcomes[run_front_to_back(launch, source, header)] += 1
+            if launch is None:
+                self.outcomes[run_shader(source)] += 1
+            else:
+                self.outcomes[run_front_to_back(launch, source, header)] += 1
         except Exception as exc:  # noqa: BLE001 - any other exception is what the fuzz hunts
             self.outcomes["INTERNAL ERROR"] += 1
             frame = traceback.extract_tb(exc.__traceback__)[-1]
@@ -85,8 +90,13 @@ def turns(findings: Findings):
         launch = data.draw(st.sampled_from(launches))
         findings.run(launch, data.draw(mutated(launch.source)))
 
+    @settings(**common)
+    @given(text=whole_shader())
+    def shader(text):
+        findings.run(None, text)
+
     while True:
-        yield from (generated, well_formed, with_header, mutation)
+        yield from (generated, well_formed, with_header, mutation, shader)
 
 
 def main() -> int:

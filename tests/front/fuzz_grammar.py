@@ -18,8 +18,9 @@ from functools import cache
 import numpy as np
 from hypothesis import strategies as st
 
-from metal_puzzles.msl import CompileError, KernelRuntimeError, simulate
+from metal_puzzles.msl import ArgumentError, CompileError, KernelRuntimeError, simulate
 from metal_puzzles.msl.front.lexer import strip_comments, tokenize_line
+from metal_puzzles.msl.shader import LaunchGeometry, ShaderLibrary
 
 # ------------------------------------------------------------------------------------------ literals
 _DIGITS = st.text("0123456789", min_size=1, max_size=6)
@@ -396,6 +397,53 @@ def run_front_to_back(launch: Launch, source: str, header: str | None = None) ->
             if not located:
                 raise AssertionError(f"compile error not located in the kernel's text: {err.pos}: {err.message}") \
                     from err
+            return Outcome.COMPILE_ERROR
+        except KernelRuntimeError as err:
+            if not err.message:
+                raise AssertionError("run-time error without a message") from err
+            return Outcome.RUNTIME_FINDING
+    return Outcome.RESULT
+
+
+# --------------------------------------------------------------------------- whole shaders
+SHADER_SIGNATURE = ("kernel void k(device float* out [[buffer(0)]], device const float* a [[buffer(1)]], "
+                    "device const int* b [[buffer(2)]], uint3 tid [[thread_position_in_grid]])")
+
+
+@st.composite
+def whole_shader(draw) -> str:
+    """A shader file (``compile_shader``'s input): helpers, then a kernel function ``k`` whose body
+    is generated, sometimes templated with a host_name instantiation, sometimes mutated whole."""
+    body = draw(st.one_of(kernel_body(), well_formed_body())).replace("thread_position_in_grid", "tid")
+    body = "uint3 thread_position_in_grid = tid;\n" + body if draw(st.booleans()) else body
+    helpers = draw(header_text())
+    if draw(st.booleans()):
+        text = f"{helpers}\n{SHADER_SIGNATURE} {{\n{body}\n}}\n"
+    else:
+        text = (f"{helpers}\ntemplate <typename T>\n{SHADER_SIGNATURE.replace('float* out', 'T* out')} {{\n{body}\n}}\n"
+                'template [[host_name("k")]] kernel void k<float>(device float*, device const float*, '
+                "device const int*, uint3);\n")
+    return draw(mutated(text)) if draw(st.integers(0, 3)) == 0 else text
+
+
+def run_shader(text: str) -> str:
+    """Compile ``text`` as a whole shader and launch its kernel ``k`` on 16 threads; the
+    ``Outcome``, under the same rule as ``run_front_to_back``. A shader without a kernel ``k`` (a
+    mutation may rename it) is an ``ArgumentError`` naming the kernels it has: allowed too."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            kernel = ShaderLibrary(text).kernel("k")
+            kernel.launch({0: np.zeros(16, np.float32), 1: GENERATED.inputs[0].copy(), 2: GENERATED.inputs[1].copy()},
+                          LaunchGeometry((16, 1, 1), (8, 1, 1)), max_steps=FUZZ_MAX_STEPS, trace=False)
+        except CompileError as err:
+            if err.pos.file.startswith("<") or err.pos.col < 1 or (err.pos.line < 1 and not _LINE_DIRECTIVE.search(text)):
+                raise AssertionError(f"compile error not located in the shader's text: {err.pos}: {err.message}") \
+                    from err
+            return Outcome.COMPILE_ERROR
+        except ArgumentError as err:
+            if "has no kernel named 'k'" not in str(err):
+                raise
             return Outcome.COMPILE_ERROR
         except KernelRuntimeError as err:
             if not err.message:

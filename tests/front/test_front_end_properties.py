@@ -24,7 +24,9 @@ from front.fuzz_grammar import (
     kernel_body,
     mutated,
     run_front_to_back,
+    run_shader,
     well_formed_body,
+    whole_shader,
 )
 
 # No shrinking: on a loaded machine it can take minutes; the failing input is printed as found.
@@ -68,3 +70,10 @@ def test_mutated_book_kernels_end_in_a_result_or_a_located_error(data) -> None:
     launch = data.draw(st.sampled_from(LAUNCHES))
     source = data.draw(mutated(launch.source))
     assert run_front_to_back(launch, source) in (Outcome.RESULT, Outcome.COMPILE_ERROR, Outcome.RUNTIME_FINDING)
+
+
+@BOUNDED
+@given(text=whole_shader())
+def test_whole_shaders_end_in_a_result_or_a_located_error(text: str) -> None:
+    """The same through ``compile_shader``'s path: a shader file with its own kernel function."""
+    assert run_shader(text) in (Outcome.RESULT, Outcome.COMPILE_ERROR, Outcome.RUNTIME_FINDING)
