@@ -5,6 +5,7 @@
   line and column where they were written;
 * identifiers with Unicode letters (``lokál``, ``π``): XID_Start then XID_Continue characters, as
   clang allows; any other character in an identifier is an error at that character;
+* a ``//`` comment ending in a backslash goes on into the next line (splicing comes first);
 * digraphs: ``<: :> <% %> %: %:%:`` are ``[ ] { } # ##``; ``<::`` followed by neither ``:`` nor
   ``>`` is ``<`` then ``::`` (C++11), so ``static_cast<::metal::uint>`` keeps its meaning.
 
@@ -49,12 +50,14 @@ CASES = {
     "digraph brackets and braces": "out<:1:> = 3.0f; <% out[0] = 4.0f; %>",
     "digraph directive and paste": "%:define CAT(a, b) a %:%: b\nfloat CAT(x, y) = 4.0f; out[0] = xy;",
     "<:: followed by a name is < then ::": "out[0] = static_cast<::uint>(3.9f);",
+    "a line comment ending in a backslash goes on": "out[1] = 1.0f; // note \\\nout[0] = 5.0f;",
 }
 EXPECTED = {
     "splice inside an identifier": [0.0, 2.5], "splice inside a number": [15.0, 0.0],
     "splice inside an operator": [3.0, 0.0], "splice with spaces after the backslash (clang warns, joins)": [0.0, 70.0],
     "UTF-8 identifiers": [4.5, 3.0], "digraph brackets and braces": [4.0, 3.0],
     "digraph directive and paste": [4.0, 0.0], "<:: followed by a name is < then ::": [3.0, 0.0],
+    "a line comment ending in a backslash goes on": [0.0, 1.0],
 }
 
 

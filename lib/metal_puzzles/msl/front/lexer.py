@@ -68,7 +68,12 @@ def strip_comments(text: str, file: str = "source") -> str:
         if c == "/" and i + 1 < n and text[i + 1] == "/":
             j = text.find("\n", i)
             j = n if j < 0 else j
-            out.append(" " * (j - i))
+            # A line comment ending in a backslash goes on into the next line: lines are
+            # spliced before comments are removed (C++ translation phases 2 and 3).
+            while j < n and text[i:j].rstrip().endswith("\\"):
+                k = text.find("\n", j + 1)
+                j = n if k < 0 else k
+            out.append("".join(ch if ch == "\n" else " " for ch in text[i:j]))
             i = j
         elif c == "/" and i + 1 < n and text[i + 1] == "*":
             j = text.find("*/", i + 2)
