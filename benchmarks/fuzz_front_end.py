@@ -110,7 +110,10 @@ def main() -> int:
     for turn in turns(findings):
         if time.monotonic() >= deadline:
             break
-        turn()
+        try:
+            turn()
+        except Exception:  # noqa: BLE001 - a generator's own fault must not end a long run
+            print("a generator failed (not the simulator):\n" + traceback.format_exc(limit=-3), flush=True)
         ran = sum(findings.outcomes.values())
         print(f"{(time.monotonic() - start) / 60:6.1f} min  {ran:8d} inputs  internal errors: "
               f"{findings.outcomes['INTERNAL ERROR']} ({len(findings.bugs)} distinct)", flush=True)

@@ -311,7 +311,11 @@ def book_launches() -> list[Launch]:
 def _source_tokens(text: str) -> list[list[str]]:
     """The tokens of each line (a line the lexer refuses is kept whole)."""
     lines = []
-    for n, line in enumerate(strip_comments(text).split("\n"), 1):
+    try:
+        text = strip_comments(text)
+    except CompileError:  # an unterminated /*: mutate the text as it is
+        pass
+    for n, line in enumerate(text.split("\n"), 1):
         try:
             lines.append([t.text for t in tokenize_line(line, "source", n)])
         except CompileError:

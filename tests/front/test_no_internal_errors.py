@@ -160,3 +160,55 @@ def test_a_floating_literal_in_if_is_an_error(literal: str) -> None:
     err = _error(f"out[0] = 1;\n#if {literal}\n#endif\n")
     assert err.message == "floating point literal in preprocessor expression"
     assert (err.line, err.col) == (2, 5)
+
+
+# ---------------------------------------------------------------- found by the fuzz and its probes
+def _shader_error(body: str) -> CompileError:
+    from metal_puzzles.msl.shader import ShaderLibrary
+
+    src = f"kernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {{\n{body}\n}}\n"
+    with pytest.raises(CompileError) as info:
+        ShaderLibrary(src).kernel("k")
+    return info.value
+
+
+@pytest.mark.parametrize(("body", "col"), [
+    ("out[0] = " + "1 ? " * 2000 + "1" + " : 0" * 2000 + ";", 258),  # the 63rd 1
+    ("float x; " + "x = " * 3000 + "1;", 262),  # the 64th x
+])
+def test_conditional_and_assignment_chains_are_nesting(body: str, col: int) -> None:
+    """'a ? b ? c ...' and 'a = b = c ...' nest to the right: they count against the parser's
+    nesting bound like parentheses. They raised RecursionError through compile_shader's path
+    and, in a body, got the last-resort error at 1:1."""
+    for err, line in ((_error(body), 1), (_shader_error(body), 2)):
+        assert err.message.startswith("the kernel is nested too deeply here")
+        assert (err.line, err.col) == (line, col)
+
+
+def test_a_deep_tree_is_refused_before_the_shader_copies_it() -> None:
+    """A 20,000-term sum is a tree 20,000 deep: compile_shader copied it (RecursionError) before
+    checking its depth."""
+    err = _shader_error("out[0] = " + " + ".join(["1"] * 20000) + ";")
+    assert err.message.startswith("the kernel is nested too deeply here")
+    assert err.line == 2
+
+
+@pytest.mark.parametrize("levels", [300, 2000])
+def test_nested_macro_calls_count_their_arguments(levels: int) -> None:
+    """'F(F(F(...)))' read the rest of the text again at each level without counting it: 2,000
+    levels took 44 s before RecursionError (shader) or an error. The arguments a use reads count
+    against its bound: refused at once, at the use."""
+    from metal_puzzles.msl.front.preprocessor import MAX_MACRO_USE_TOKENS, Preprocessor
+
+    pp = Preprocessor()
+    with pytest.raises(CompileError, match=f"macro 'F' expands to more than {MAX_MACRO_USE_TOKENS} tokens") as info:
+        pp.process("#define F(x) (x)\nint y = " + "F(" * levels + "1" + ")" * levels + ";", "source")
+    assert (info.value.line, info.value.col) == (2, 9)
+    assert pp.work < 100  # refused while reading the arguments, before expanding anything
+
+
+def test_nested_macro_calls_of_modest_depth_still_expand() -> None:
+    from metal_puzzles.msl.front.preprocessor import Preprocessor
+
+    toks = Preprocessor().process("#define F(x) (x)\nint y = " + "F(" * 20 + "1" + ")" * 20 + ";", "source")
+    assert "".join(t.text for t in toks) == "inty=" + "(" * 20 + "1" + ")" * 20 + ";"

@@ -194,12 +194,13 @@ class ShaderKernel:
         self.host_name = host_name
         self.library = library
         self.max_total_threads = function.max_total_threads or MAX_THREADS_PER_THREADGROUP
-        # The checker writes its findings into the syntax tree: each instantiation checks its own copy.
-        func = copy.deepcopy(function.func)
-        too_deep = ast.too_deep(func.body, MAX_TREE_DEPTH)
+        # Checked before the copy below, which recurses as deep as the tree is.
+        too_deep = ast.too_deep(function.func.body, MAX_TREE_DEPTH)
         if too_deep is not None:
             raise CompileError(f"the kernel is nested too deeply here (more than {MAX_TREE_DEPTH} levels)",
                                too_deep.pos)
+        # The checker writes its findings into the syntax tree: each instantiation checks its own copy.
+        func = copy.deepcopy(function.func)
         with library.kernel_checker() as ck:
             # The template's arguments are names of the kernel's own scope: the helpers it calls
             # do not see them, as in C++.

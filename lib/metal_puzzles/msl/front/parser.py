@@ -571,7 +571,11 @@ class Parser:
         left = self.parse_ternary()
         if self.tok.kind == "op" and self.tok.text in _ASSIGN_OPS:
             op = self.advance()
-            value = self.parse_initializer() if self.tok.is_op("{") else self.parse_assignment()
+            self._nest()  # 'a = b = c = ...' nests to the right: each one is a level
+            try:
+                value = self.parse_initializer() if self.tok.is_op("{") else self.parse_assignment()
+            finally:
+                self.depth -= 1
             return ast.Assign(op.pos, op.text, left, value)
         return left
 
@@ -579,9 +583,13 @@ class Parser:
         cond = self.parse_binary(0, no_gt)
         if self.tok.is_op("?"):
             q = self.advance()
-            then = self.parse_expression()
-            self.expect(":", "in the conditional expression")
-            other = self.parse_assignment() if not no_gt else self.parse_ternary(no_gt)
+            self._nest()  # 'a ? b ? c ...' nests: each conditional is a level
+            try:
+                then = self.parse_expression()
+                self.expect(":", "in the conditional expression")
+                other = self.parse_assignment() if not no_gt else self.parse_ternary(no_gt)
+            finally:
+                self.depth -= 1
             return ast.Ternary(q.pos, cond, then, other)
         return cond
 

@@ -326,6 +326,11 @@ class Preprocessor:
             if not stack:
                 raise CompileError(f"unterminated call to macro '{name_tok.text}'", name_tok.pos)
             t = stack.pop()
+            # The arguments count against the use too: nested calls 'F(F(F(...)))' read the rest
+            # of the text again at every level, and would otherwise cost its square unbounded.
+            self._use_left -= 1
+            if self._use_left < 0:
+                raise _use_too_large(self._use, self.max_use_tokens)
             if t.is_op("(", "[", "{"):
                 depth += 1
             elif t.is_op(")", "]", "}"):
