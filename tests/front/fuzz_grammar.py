@@ -246,10 +246,32 @@ def token_soup(draw) -> str:
     return " ".join(parts)
 
 
+#: Constructs that nest when repeated (opening, closing): the front end bounds nesting and
+#: expansion; a repeat must meet those bounds, never Python's recursion limit.
+_NESTERS = [("(", ")"), ("-", ""), ("!", ""), ("1 ? ", " : 0"), ("x = ", ""), ("1 + ", ""), ("F(", ")"),
+            ("{ ", " }"), ("if (1) ", ""), ("(float)", ""), ("static_cast<float>(", ")"), ("a[", "]"),
+            ("#if 1\n", "\n#endif\n"), ("G(", ")"), ("float(", ")"), ("[[", "]]"), ("<", ">"), ("~", ""),
+            ("sizeof(", ")"), ("/*", "*/"), ("\\\n", "")]
+
+
+@st.composite
+def deep_body(draw) -> str:
+    """A construct repeated tens to thousands of times inside itself (found: conditional and
+    assignment chains, deep sums, nested macro calls)."""
+    opening, closing = draw(st.sampled_from(_NESTERS))
+    n = draw(st.sampled_from([10, 63, 64, 65, 100, 161, 500, 3000]))
+    inner = draw(st.sampled_from(["1", "x", "out[0] = 1;", ""]))
+    core = opening * n + inner + closing * n
+    return ("#define F(p) (p)\n#define G(p) p p\nfloat x = 0.0f;\n"
+            + draw(st.sampled_from(["out[0] = {};", "{};", "x = {};", "{}"])).format(core))
+
+
 @st.composite
 def kernel_body(draw) -> str:
     """A kernel body: statements, preprocessor lines and sometimes raw token soup, one a line,
     some lines joined by a backslash-newline or split inside a token."""
+    if draw(st.integers(0, 9)) == 0:
+        return draw(deep_body())
     lines = draw(st.lists(st.one_of(statement(), typed_statement(), preprocessor_line(), token_soup()),
                           min_size=1, max_size=8))
     if draw(st.booleans()):
