@@ -58,6 +58,8 @@ class Findings:
             frame = traceback.extract_tb(exc.__traceback__)[-1]
             signature = f"{type(exc).__name__} at {Path(frame.filename).name}:{frame.lineno}"
             text = source if header is None else f"// header:\n{header}\n// source:\n{source}"
+            if signature not in self.bugs:  # shown at once: a long run's report comes only at its end
+                print(f"NEW {signature}; input:\n{text}\n{traceback.format_exc(limit=-4)}", flush=True)
             count, shortest, tb = self.bugs.get(signature, (0, text, ""))
             if len(text) <= len(shortest) or not tb:
                 shortest, tb = text, traceback.format_exc(limit=-4)

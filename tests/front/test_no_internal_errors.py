@@ -212,3 +212,21 @@ def test_nested_macro_calls_of_modest_depth_still_expand() -> None:
 
     toks = Preprocessor().process("#define F(x) (x)\nint y = " + "F(" * 20 + "1" + ")" * 20 + ";", "source")
     assert "".join(t.text for t in toks) == "inty=" + "(" * 20 + "1" + ")" * 20 + ";"
+
+
+def test_a_variadic_template_instantiating_itself_forever_is_refused_at_the_call() -> None:
+    """'g(t..., 1)' instantiates g with one more parameter at every level: it took 25-90 s and
+    ended in the last-resort error at 1:1. Refused like clang's 'recursive template instantiation
+    exceeded maximum depth', at the call that goes one level too deep."""
+    err = _error("out[0] = g(1);", header="template<typename... T> int g(T... t) { return g(t..., 1); }")
+    assert err.message.startswith("recursive template instantiation exceeded maximum depth of 64")
+    assert (err.file, err.line, err.col) == ("header", 1, 48)
+
+
+def test_a_call_chain_deeper_than_a_thread_may_call_is_refused_when_compiled() -> None:
+    fns = "int f0(int x) { return x + 1; }\n" + "".join(
+        f"int f{k}(int x) {{ return f{k - 1}(x) + 1; }}\n" for k in range(1, 100))
+    err = _error("out[0] = f99(0);", header=fns)
+    assert err.message.startswith("'f35' is called more than 64 calls deep")
+    assert (err.file, err.line) == ("header", 37)
+    assert _run("out[0] = f63(0);", header=fns)[0] == 64  # 64 deep compiles and runs
