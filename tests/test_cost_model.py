@@ -315,8 +315,9 @@ def test_the_profile_knows_the_launch_occupancy():
 
 
 # ---------------------------------------------------------------------------------- roofline
-def work(bytes_moved=0, wavefronts=0, fma=0, threads=256, groups=10_000, memory=0):
-    return Workload(threads, groups, memory, bytes_moved, wavefronts, {OpKind.FLOAT_FMA: fma} if fma else {})
+def work(bytes_moved=0, wavefronts=0, fma=0, threads=256, groups=10_000, memory=0, barriers=0):
+    return Workload(threads, groups, memory, bytes_moved, wavefronts, {OpKind.FLOAT_FMA: fma} if fma else {},
+                    barriers_per_threadgroup=barriers)
 
 
 def test_the_roofline_names_the_binding_resource():
@@ -336,6 +337,31 @@ def test_the_roofline_times_by_hand():
     # Wavefronts at half a pass per core-cycle.
     t = estimate_time(work(wavefronts=10**9), M1, whole_gpu=True)
     assert t.seconds == pytest.approx(1e9 / (0.5 * 8 * 1.278e9))
+
+
+def test_barriers_cost_a_wait_per_wave_of_threadgroups():
+    """80 cycles per barrier on the M1 model (1.278 GHz); threadgroups resident on one core wait
+    side by side, so a launch waits once per wave."""
+    # Two threadgroups on two cores, one each: one wave, nine barriers.
+    t = estimate_time(work(barriers=9, groups=2), M1)
+    assert t.ceilings[Bound.BARRIERS] == pytest.approx(9 * 80 / 1.278e9)
+    assert t.kernel_bound == Bound.BARRIERS and t.bound == Bound.LAUNCH
+    # 40 threadgroups holding 16 KiB each: 5 per core, 3 at once (60 KiB per core), so two waves.
+    t = estimate_time(work(barriers=9, groups=40, memory=16 * 1024), M1)
+    assert t.ceilings[Bound.BARRIERS] == pytest.approx(2 * 9 * 80 / 1.278e9)
+    # As part of a launch that fills the GPU: 12 threadgroups of 256 threads per core, 8 cores.
+    t = estimate_time(work(barriers=9, groups=960), M1, whole_gpu=True)
+    assert t.ceilings[Bound.BARRIERS] == pytest.approx(10 * 9 * 80 / 1.278e9)
+    assert estimate_time(work(groups=2), M1).ceilings[Bound.BARRIERS] == 0
+
+
+def test_the_time_says_the_kernel_time_apart_from_the_launch_overhead():
+    t = estimate_time(work(bytes_moved=10**4, groups=2), M1)
+    memory = 10**4 / (68.25e9 * 0.8 * (2 / 8) * (8 / 24))
+    assert t.kernel_seconds == pytest.approx(memory) and t.seconds == pytest.approx(memory + 10e-6)
+    text = t.describe()
+    assert text.startswith(f"kernel ~{memory * 1e6:.3g} us on M1, bound by device-memory traffic")
+    assert text.endswith(f"plus the launch overhead of 10 us: ~{(memory + 10e-6) * 1e6:.3g} us in all")
 
 
 def test_too_few_resident_simdgroups_slow_everything_down():
@@ -386,7 +412,7 @@ def test_bad_model_names_are_refused_with_the_known_ones():
 REQUIRED_SOURCES = ("cores", "clock_hz", "dram_bandwidth", "alus_per_core", "memory.segment_bytes", "memory.banks",
                     "max_threadgroup_memory", "threadgroup_memory_per_core", "max_simdgroups_per_core",
                     "max_threadgroups_per_core", "saturating_simdgroups_per_core", "threadgroup_wavefronts_per_cycle",
-                    "op_rates", "memory_efficiency", "alu_efficiency", "launch_overhead")
+                    "op_rates", "memory_efficiency", "alu_efficiency", "launch_overhead", "barrier_cycles")
 
 
 @pytest.mark.parametrize("name", list(GPU_MODELS))

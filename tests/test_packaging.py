@@ -10,7 +10,7 @@ from fnmatch import fnmatch
 from pathlib import Path
 
 try:
-    import tomllib
+    import tomllib  # novermin (3.11 and later; the backport below on 3.10)
 except ModuleNotFoundError:  # Python 3.10: the backport (in the test extra)
     import tomli as tomllib
 

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 try:
-    import tomllib
+    import tomllib  # novermin (3.11 and later; the backport below on 3.10)
 except ModuleNotFoundError:  # Python 3.10: the backport (in the test extra)
     import tomli as tomllib
 
@@ -102,9 +102,12 @@ PyTorch's `torch.mps.compile_shader` have **whole kernel functions**: the kernel
 parameters, each buffer at an index (`device float* o [[buffer(5)]]`), numbers by constant
 reference (`constant float& weight [[buffer(3)]]`), and the thread attributes it wants as
 parameters with names and types of its own (`uint row [[thread_position_in_grid]]`). Here the
-`source` is the whole shader, and `MetalKernel` binds each input and output to the buffer
-parameter of the same name. Outside the book, `metal_puzzles.compile_shader(source)` runs such
-a file as PyTorch does, with NumPy, MLX or CPU torch arrays."""
+`source` is the whole shader, and each puzzle's host binds the arrays **by index**, as Metal host
+code and `compile_shader` do: the puzzle says which array it puts at which `[[buffer(n)]]`, and a
+kernel that declares a buffer at another index fails, naming the index, the parameter and what the
+host puts there (on a Mac it would read and write the wrong buffers). Outside the book,
+`metal_puzzles.compile_shader(source)` runs such a file as PyTorch does, with NumPy, MLX or CPU
+torch arrays."""
 
 PART_TITLES = {
     1: ("Part I: Fundamentals", "From one thread per element to tiled matrix multiplication: guards, "

@@ -16,7 +16,7 @@ from .grading.console import print_check, print_summary
 from .grading.grade import collect_notebooks, grade_submissions, new_seed
 from .grading.ids import TWICE, MappingError, assign_ids, load_mapping
 from .grading.journal import Journal, JournalError, RunSettings
-from .grading.limits import DEFAULT_MEMORY_MIB, Limits
+from .grading.limits import DEFAULT_MEMORY_MIB, Limits, unenforced_limits
 from .grading.output import OutputError, check_apart, prepare_out, write_outputs
 from .grading.points import PointsConfig
 from .grading.runner import RunnerStopped
@@ -158,6 +158,8 @@ def main(argv: list[str] | None = None) -> int:
     limits = Limits(wall_seconds=args.timeout, memory_bytes=args.memory * 2**20, max_steps=args.max_steps,
                     read_seconds=args.read_timeout)
     max_bytes = int(args.max_notebook_size * 2**20)
+    for gap in unenforced_limits():
+        _error(f"note: {gap}")
     if args.command == "grade":
         return _grade(args, config, limits, max_bytes)
     if args.command == "check":

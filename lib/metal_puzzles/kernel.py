@@ -25,7 +25,7 @@ from .msl import ArgumentError, Audience, CompileError, KernelRuntimeError, RunR
 from .msl.abi.signature import check_names, normalize_dtype_name
 from .msl.api import cost_model
 from .msl.program import NO_STEP_BUDGET, interrupted_message
-from .msl.shader import LaunchGeometry, ShaderLibrary, declares_kernels, run_by_names
+from .msl.shader import LaunchGeometry, ShaderLibrary, declares_kernels, run_by_layout, run_by_names
 
 #: What a kernel's author got wrong (not the simulator): raised without the simulator's own frames.
 KERNEL_ERRORS = (CompileError, KernelRuntimeError, ArgumentError)
@@ -173,11 +173,13 @@ class SimulatedKernel:
 
     def run(self, *, inputs, output_shapes, output_dtypes, grid, threadgroup, template=None, init_value=None,
             verbose=False, sanitize="warn", trace=None, max_steps=None, steps=False, cost=None,
-            audience: Audience = Audience.CALLER) -> RunResult:
+            audience: Audience = Audience.CALLER, buffer_layout: Sequence[str] | None = None) -> RunResult:
         """Run on the simulator and return the full run record (outputs as NumPy arrays).
         ``audience`` is who reads the findings (a puzzle's learner cannot change the launch).
         ``cost`` asks for a cost profile in ``RunResult.cost`` (True: the default GPU model,
-        Apple M1; or a model's name such as 'M3 Max' or 'H100').
+        Apple M1; or a model's name such as 'M3 Max' or 'H100'). ``buffer_layout`` (whole
+        shaders): the input and output names in the order a host binds them, [[buffer(0)]]
+        first; without it each array is bound to the buffer parameter of its name.
 
         A kernel that does not compile, a bad launch or a run stopped by its findings raises the
         simulator's error without the simulator's frames: the mistake is the kernel author's.
@@ -191,7 +193,7 @@ class SimulatedKernel:
         try:
             if self.whole_shaders and declares_kernels(self.source):
                 result = self._run_shader(arrays, overrides, output_shapes, output_dtypes, grid, threadgroup,
-                                          init_value, sanitize=sanitize, trace=trace, steps=steps, audience=audience,
+                                          init_value, buffer_layout, sanitize=sanitize, trace=trace, steps=steps, audience=audience,
                                           max_steps=NO_STEP_BUDGET if max_steps is None else max_steps,
                                           warned=self._warned, cost=cost_model(cost))
                 self.last_run = result
@@ -213,9 +215,10 @@ class SimulatedKernel:
         return result
 
     def _run_shader(self, arrays, overrides, output_shapes, output_dtypes, grid, threadgroup, init_value,
-                    **options: Any) -> RunResult:
+                    buffer_layout: Sequence[str] | None, **options: Any) -> RunResult:
         """A whole kernel function (header and source together form the shader): each input and
-        output is bound to the buffer parameter of its name."""
+        output is bound at its index in ``buffer_layout``, as a host binds them, or without one
+        to the buffer parameter of its name."""
         if self._shader is None:
             self._shader = ShaderLibrary(self.source, self.header)
         inputs = {n: np.asarray(a) for n, a in zip(self.input_names, arrays, strict=True)}
@@ -223,8 +226,11 @@ class SimulatedKernel:
                                                                              strict=True)}
         outputs = {n: (tuple(s), dtype_name(d)) for n, s, d in zip(self.output_names, output_shapes, output_dtypes,
                                                                   strict=True)}
-        return run_by_names(self._shader, self.name, inputs, dtypes, outputs,
-                            LaunchGeometry(tuple(grid), tuple(threadgroup)), init_value, **options)
+        geometry = LaunchGeometry(tuple(grid), tuple(threadgroup))
+        if buffer_layout is not None:
+            return run_by_layout(self._shader, self.name, buffer_layout, inputs, dtypes, outputs, geometry, init_value,
+                                 **options)
+        return run_by_names(self._shader, self.name, inputs, dtypes, outputs, geometry, init_value, **options)
 
     def _in_learners_code(self, err: Exception) -> Exception:
         """A compile error that also names the line in the learner's code, when it can."""

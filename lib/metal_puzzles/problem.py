@@ -111,7 +111,8 @@ class MetalProblem:
     @property
     def launch_options(self) -> LaunchOptions:
         return LaunchOptions(self.output_dtype, self.init_value, self.budget.uses_cost,
-                             self.puzzle.threadgroup_constant if self.puzzle else None)
+                             self.puzzle.threadgroup_constant if self.puzzle else None,
+                             self.puzzle.buffer_positions if self.puzzle else None)
 
     def cases(self) -> list[Case]:
         """This problem's visible test (the contract) and the puzzle's hidden tests, each marked

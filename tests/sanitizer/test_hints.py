@@ -156,3 +156,98 @@ def test_findings_record_the_barrier_phase():
     """)
     (race,) = [f for f in run(src, 4, 4, 4).findings if f.kind == "race"]
     assert race.phase == 1
+
+
+# ----------------------------------------------------------------------------- lost atomic stores
+def _stores(body: str, n: int = 8):
+    return simulate("k", ["a"], ["out"], body, inputs=[np.arange(n, dtype=np.float32)], output_shapes=[(2,)],
+                    output_dtypes=["float32"], grid=(n, 1, 1), threadgroup=(4, 1, 1), init_value=0.0,
+                    atomic_outputs=True, sanitize="error")
+
+
+def test_atomic_stores_of_different_values_to_one_element_say_which_update_survives():
+    run = _stores("uint i = thread_position_in_grid.x;\n"
+                  "atomic_store_explicit(&out[i % 2], a[i], memory_order_relaxed);")
+    assert run.findings == []  # atomic: nothing races
+    (hint,) = run.output_hints
+    assert hint.startswith("line 2: thread 0 = 0 of threadgroup 0, thread 2 = 2 of threadgroup 0 and 2 other "
+                           "threads store different values into out[0]")
+    assert "only one of their updates survives" in hint and "use atomic_fetch_add_explicit" in hint
+
+
+@pytest.mark.parametrize("body", [
+    "uint i = thread_position_in_grid.x;\natomic_store_explicit(&out[i % 2], 1.0f, memory_order_relaxed);",
+    "uint i = thread_position_in_grid.x;\nif (i < 2) atomic_store_explicit(&out[i], a[i], memory_order_relaxed);",
+    "uint i = thread_position_in_grid.x;\natomic_fetch_add_explicit(&out[i % 2], a[i], memory_order_relaxed);",
+])
+def test_stores_that_lose_nothing_get_no_hint(body):
+    assert _stores(body).output_hints == []
+
+
+def test_a_partial_threadgroup_explains_a_wrong_output_with_the_kernel_s_own_names():
+    from metal_puzzles.msl.shader import LaunchGeometry, ShaderLibrary
+
+    lib = ShaderLibrary("kernel void k(device float* out [[buffer(0)]], uint tg [[threadgroup_position_in_grid]],\n"
+                        "              uint w [[threads_per_threadgroup]], uint l [[thread_position_in_threadgroup]]) {\n"
+                        "  atomic_fetch_add_explicit((device atomic_float*)&out[tg * w + l], 1.0f, memory_order_relaxed);\n}\n")
+    run = lib.kernel("k").launch({0: np.zeros(6, np.float32)}, LaunchGeometry((6, 1, 1), (4, 1, 1)))
+    (hint,) = run.output_hints
+    assert ("w (threads_per_threadgroup) is the size of the thread's own threadgroup, and this launch ends in a "
+            "partial threadgroup of 2 threads where the others have 4: a position computed as tg * w + l") in hint
+    whole = lib.kernel("k").launch({0: np.zeros(8, np.float32)}, LaunchGeometry((8, 1, 1), (4, 1, 1)))
+    assert whole.output_hints == []
+
+
+def test_a_kernel_that_only_strides_by_the_threadgroup_size_gets_no_partial_threadgroup_hint():
+    """A loop striding by threads_per_threadgroup is right in a partial threadgroup: no position is
+    made from the size, so a wrong output there has another cause."""
+    src = kernel("""
+        uint g = threadgroup_position_in_grid.x;
+        for (uint k = thread_position_in_threadgroup.x; k < 2; k += threads_per_threadgroup.x) {
+            out[g * 2 + k] = a[g * 2 + k] + 1;
+        }
+    """)
+    run_ = simulate("k", ["a"], ["out"], src, inputs=[np.arange(6, dtype=np.float32)], output_shapes=[(6,)],
+                    output_dtypes=["float32"], grid=(5, 1, 1), threadgroup=(2, 1, 1), init_value=0.0)
+    assert run_.findings == [] and run_.output_hints == []
+    scaled = src.replace("uint g = threadgroup_position_in_grid.x;",
+                         "uint g = threadgroup_position_in_grid.x * threads_per_threadgroup.x / 2;")
+    with pytest.warns(RuntimeWarning, match="with the same value"):  # groups 1 and 2 write out[2] and out[3]
+        run_ = simulate("k", ["a"], ["out"], scaled, inputs=[np.arange(6, dtype=np.float32)], output_shapes=[(6,)],
+                        output_dtypes=["float32"], grid=(5, 1, 1), threadgroup=(2, 1, 1), init_value=0.0)
+    assert run_.output_hints and "partial threadgroup of 1 thread where" in run_.output_hints[0]
+
+
+# ----------------------------------------------------------------------------- where a barrier goes
+def _race_message(body: str) -> str:
+    with pytest.warns(RuntimeWarning):
+        run_ = simulate("k", ["a"], ["out"], body, inputs=[np.arange(8, dtype=np.float32)], output_shapes=[(8,)],
+                        output_dtypes=["float32"], grid=(8, 1, 1), threadgroup=(8, 1, 1), sanitize="warn")
+    return next(f for f in run_.findings if f.kind == "race").message
+
+
+def test_a_read_finding_a_write_of_its_own_line_in_a_loop_is_a_loop_carried_race():
+    msg = _race_message(kernel("""
+        threadgroup float s[8];
+        uint li = thread_position_in_threadgroup.x;
+        s[li] = a[li];
+        threadgroup_barrier(mem_flags::mem_threadgroup);
+        for (uint k = 4; k > 0; k /= 2) {
+            if (li < k) s[li] += s[li + k];
+        }
+        out[li] = s[0];
+    """))
+    assert "line 6 wrote it in an earlier iteration of the loop and read it in a later one" in msg
+    assert "at the end of the loop body, before the next iteration's reads (outside any if" in msg
+    assert "read into a register" not in msg
+
+
+def test_a_write_then_a_read_on_one_line_outside_a_loop_is_two_accesses_in_order():
+    msg = _race_message(kernel("""
+        threadgroup float s[8];
+        uint li = thread_position_in_threadgroup.x;
+        s[li] = a[li]; out[li] = s[7 - li];
+    """))
+    assert ("add threadgroup_barrier(mem_flags::mem_threadgroup) between the write and the read of line 3 (outside "
+            "any if") in msg
+    assert "iteration" not in msg and "read into a register" not in msg

@@ -190,6 +190,9 @@ class LaunchOptions:
     init_value: float | None = None
     cost: bool = False
     threadgroup_constant: str | None = None
+    #: A whole shader's buffers as its host binds them, [[buffer(0)]] first: each a position in the
+    #: launch's inputs followed by its outputs (so a kernel that names its arrays otherwise binds alike).
+    buffer_layout: tuple[int, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -224,6 +227,9 @@ class Puzzle:
     #: A header constant (e.g. 'TG') that sets the width of every test's threadgroups: the
     #: threadgroup size is then the learner's choice (Part III, occupancy).
     threadgroup_constant: str | None = None
+    #: Part IV: the arrays in the order the host binds them ([[buffer(0)]] first). A host binds by
+    #: index, so a whole shader must declare each parameter where the host puts its array.
+    buffer_layout: tuple[str, ...] | None = None
 
     def cases(self, seed: int = 0, visible: Case | None = None) -> list[Case]:
         """The visible test (by default the puzzle's own) followed by the hidden tests, each marked
@@ -235,7 +241,16 @@ class Puzzle:
 
     @property
     def launch_options(self) -> LaunchOptions:
-        return LaunchOptions(self.output_dtype, self.init_value, self.budget.uses_cost, self.threadgroup_constant)
+        return LaunchOptions(self.output_dtype, self.init_value, self.budget.uses_cost, self.threadgroup_constant,
+                             self.buffer_positions)
+
+    @property
+    def buffer_positions(self) -> tuple[int, ...] | None:
+        """``buffer_layout`` as positions in the inputs followed by the outputs."""
+        if self.buffer_layout is None:
+            return None
+        arrays = (*self.input_names, *self.output_names)
+        return tuple(arrays.index(name) for name in self.buffer_layout)
 
     def kernel(self, source: str, header: str | None = None, *, input_names: Sequence[str] | None = None,
                output_names: Sequence[str] | None = None) -> MetalKernel:

@@ -55,7 +55,15 @@ def run_case(kernel: MetalKernel, case: Case, options: LaunchOptions = DEFAULT_L
                                  threadgroup=case.threadgroup,
                                  init_value=options.init_value, sanitize=SanitizeMode.WARN, trace=trace, steps=steps,
                                  max_steps=max_steps or PUZZLE_MAX_STEPS, audience=Audience.PUZZLE,
-                                 cost=options.cost if cost is None else cost)
+                                 cost=options.cost if cost is None else cost, buffer_layout=buffer_layout(kernel, options))
+
+
+def buffer_layout(kernel: MetalKernel, options: LaunchOptions) -> list[str] | None:
+    """The kernel's own array names in the order the puzzle's host binds them (whole shaders)."""
+    if options.buffer_layout is None:
+        return None
+    names = [*kernel.input_names, *kernel.output_names]
+    return [names[k] for k in options.buffer_layout]
 
 
 def launched_case(kernel: MetalKernel, case: Case, options: LaunchOptions) -> Case:

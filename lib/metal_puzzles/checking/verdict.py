@@ -404,11 +404,18 @@ def describe_outcome(o: Outcome, head: str | None = None) -> list[str]:
         elif o.mismatch is not None and o.mismatch.any():
             lines.append(f"{head} wrong output at {int(o.mismatch.sum())} of {o.mismatch.size} positions.")
             lines += format_comparison(o.yours, o.expected, o.mismatch)
+            if not errors:  # what the run did that explains it (a finding would have said so already)
+                lines += [line for hint in output_hints(o) for line in wrap("Why: " + hint)]
         elif errors:
             lines += wrap("The output happens to match the spec on this test, but the problem above would show on "
                           "other sizes or hardware.")
     # The sanitizer's notes are listed once, under the verdict (``CheckResult.sanitizer_notes``).
     return lines
+
+
+def output_hints(o: Outcome) -> list[str]:
+    """What the test's run did that explains its wrong output (``RunResult.output_hints``)."""
+    return list(o.run.output_hints) if o.run is not None else []
 
 
 def _describe_comparison(o: Outcome) -> list[str]:

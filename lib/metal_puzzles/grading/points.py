@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 if sys.version_info >= (3, 11):
-    import tomllib
+    import tomllib  # novermin (3.11 and later)
 else:  # pragma: no cover - Python 3.10: the same parser, as a package
     import tomli as tomllib
 

@@ -54,7 +54,7 @@ from .observe.trace import Recorder
 from .record import Counts, RunResult, SanitizerError
 from .run.codegen import CodeGen
 from .run.findings import Finding, FindingKind, SanitizeMode, StopKernel, StopReason
-from .run.hints import Audience
+from .run.hints import Audience, partial_group_fix
 from .run.lanes import SIMD_WIDTH, Lanes
 from .run.memory import Counted, Memory, Ptr
 from .run.runtime import COUNTERS, Ctx
@@ -334,6 +334,7 @@ def start_run(checked, lanes: Lanes, sanitize: SanitizeMode, max_steps: int | No
     ctx = Ctx(lanes, sanitize, max_steps or DEFAULT_MAX_STEPS, recorder, audience)
     ctx.slots = [None] * checked.nslots
     ctx.variables = checked.variables  # what a step-budget finding reports a looping thread's values from
+    ctx.body = checked.body  # what hints read the code's computations from
     if steps:
         ctx.stepper = Stepper(checked.variables)
     if sanitize != SanitizeMode.OFF:
@@ -392,6 +393,10 @@ def execute(ctx: Ctx, body, registry: SourceRegistry) -> StopReason | None:
 def conclude(result: RunResult, ctx: Ctx, sanitize: SanitizeMode, warned: set | None,
              registry: SourceRegistry) -> RunResult:
     """Raise or warn about a finished run's findings as ``sanitize`` says; return the record."""
+    result.output_hints = list(ctx.output_hints.values())
+    misplaced = partial_group_fix(ctx)
+    if misplaced is not None:
+        result.output_hints.append(misplaced)
     errors = [f for f in ctx.findings if f.is_error]
     if errors and sanitize == SanitizeMode.ERROR:
         notes = [f for f in ctx.findings if not f.is_error]

@@ -61,6 +61,10 @@ class RunResult:
     #: The cost profile (when launched with cost=...): SIMD efficiency, segments, bank conflicts,
     #: occupancy and a roofline time on a GPU model, per source line and per kernel.
     cost: CostProfile | None = None
+    #: What the run did that would explain a wrong output, though nothing a GPU forbids happened
+    #: (so no finding): several threads' atomic stores to one element, positions computed from
+    #: the threadgroup size in a partial threadgroup. A verdict shows them under a wrong output.
+    output_hints: list[str] = field(default_factory=list)
 
     @property
     def trace_truncated(self) -> bool:

@@ -127,6 +127,26 @@ class ShaderLibrary:
         for name, inst in self._instances.items():
             if inst is None:
                 self.kernel(name)
+            else:
+                self._check_instantiation(inst)
+
+    def _check_instantiation(self, inst: Instantiation) -> None:
+        """An explicit instantiation must name a template it instantiates: its template arguments
+        bound (or deduced) and its parameter types the template's, as clang checks them when the
+        library is built (the kernel's body is checked when it is first used)."""
+        template = self.unit.kernels[inst.function].func
+        func = copy.copy(template)
+        func.params = copy.deepcopy(template.params)  # the checker may note what it finds on them
+        try:
+            with _deep_stack(), self.kernel_checker() as ck:
+                ck.scope = Scope(ck.globals)
+                _bind_template_arguments(ck, func, inst)
+        except NoMatchingTemplate as err:
+            raise err.with_registry(self.registry) from None
+        except CompileError:
+            # Something the simulator does not support (an argument buffer, say): a GPU would build
+            # the library, so only this kernel fails, when it is first used.
+            pass
 
     def _checked_header(self) -> Checker:
         checker = Checker(STANDARD_LIBRARY)
@@ -274,6 +294,7 @@ class ShaderKernel:
         for p in self.params:
             if p.binding == Binding.ATTRIBUTE:
                 ctx.attrs[p.name] = _attribute_value(every[p.attribute or ""], p.ty)
+                ctx.attribute_names[p.attribute or ""] = p.name
         bind_parameters(ctx, self.checked)
         bind_threadgroup_arrays(ctx, lanes, self.checked)
         stopped, cost_recorder = run_observed(ctx, lanes, self, cost, self.library.registry)
@@ -341,20 +362,29 @@ class ShaderKernel:
 def _bind_template_arguments(ck: Checker, func: ast.FuncDef, inst: Instantiation | None) -> None:
     if inst is None:
         return
+    # The types the instantiation writes, read where it stands (the template's parameters are not
+    # names there) before its arguments are bound.
+    written = None if inst.params is None else _written_signature(ck, func, inst)
+    if inst.params is not None and not inst.explicit_args:
+        _bind_deduced_template_args(ck, func, inst, written)
+    else:
+        _bind_explicit_template_args(ck, func, inst)
+    if written is not None:
+        _check_instantiation_matches(ck, func, inst, written)
+
+
+def _bind_explicit_template_args(ck: Checker, func: ast.FuncDef, inst: Instantiation) -> None:
     params = func.template_params
-    if inst.params is not None:
-        _bind_deduced_template_args(ck, func, inst)
-        return
     if len(inst.template_args) > len(params):
-        raise CompileError(f"'{inst.host_name}' gives {len(inst.template_args)} template argument(s); kernel "
+        raise NoMatchingTemplate(f"'{inst.host_name}' gives {len(inst.template_args)} template argument(s); kernel "
                            f"'{func.name}' takes {len(params)}", inst.pos)
     for k, tp in enumerate(params):
         arg = inst.template_args[k] if k < len(inst.template_args) else tp.default
         if arg is None:
-            raise CompileError(f"'{inst.host_name}' gives no template argument for '{tp.name}'", inst.pos)
+            raise NoMatchingTemplate(f"'{inst.host_name}' gives no template argument for '{tp.name}'", inst.pos)
         if tp.kind == "type":
             if not isinstance(arg, ast.TypeSpec):
-                raise CompileError(f"template parameter '{tp.name}' is a type; '{inst.host_name}' gives a value",
+                raise NoMatchingTemplate(f"template parameter '{tp.name}' is a type; '{inst.host_name}' gives a value",
                                    inst.pos)
             ck.bind_template(tp.name, ck.resolve_type(arg), arg.pos, ck.scope)
         else:
@@ -362,18 +392,19 @@ def _bind_template_arguments(ck: Checker, func: ast.FuncDef, inst: Instantiation
             ck.bind_template(tp.name, bool(value) if tp.kind == "bool" else value, arg.pos, ck.scope)
 
 
-def _bind_deduced_template_args(ck: Checker, func: ast.FuncDef, inst: Instantiation) -> None:
+def _bind_deduced_template_args(ck: Checker, func: ast.FuncDef, inst: Instantiation,
+                                written: list[_ParamType] | None) -> None:
     """Bind the template arguments an instantiation without '<...>' implies: each template
     parameter deduced from the type the instantiation declares for the kernel's parameter at that
     place, as C++ deduces them for 'template void f(device float*);' (or its default)."""
-    assert inst.params is not None
-    if len(inst.params) != len(func.params):
-        raise CompileError(f"the instantiation '{inst.host_name}' declares {len(inst.params)} parameter(s); kernel "
-                           f"'{func.name}' takes {len(func.params)}", inst.pos)
+    assert inst.params is not None and written is not None
     tparams = {tp.name: tp for tp in func.template_params}
     deduced: dict = {}
-    for declared, written in zip(func.params, inst.params, strict=True):
-        ck._match(declared.type_spec, ck.param_type(written.type_spec), tparams, deduced)
+    for declared, theirs in zip(func.params, written, strict=True):
+        try:
+            ck._match(declared.type_spec, theirs.ty, tparams, deduced)
+        except CompileError as err:  # two parameters deduce different types: no template matches
+            raise _no_matching_template(ck, func, inst, written, err.message, err.pos) from None
     for tp in func.template_params:
         if tp.kind != "type":
             raise CompileError(f"the instantiation '{inst.host_name}' must give the value of '{tp.name}' as "
@@ -386,6 +417,91 @@ def _bind_deduced_template_args(ck: Checker, func: ast.FuncDef, inst: Instantiat
             raise CompileError(f"the instantiation '{inst.host_name}' does not say what '{tp.name}' is: write "
                                f"'{func.name}<...>(...)', or parameter types it can be deduced from", inst.pos)
         ck.bind_template(tp.name, ty, inst.pos, ck.scope)
+
+
+@dataclass(frozen=True)
+class _ParamType:
+    """A parameter's type as C++ compares function types: arrays decayed to pointers, a value
+    parameter's own 'const' dropped; a reference keeps its address space and constness. Metal's
+    constant address space is read-only, so 'constant T' and 'constant const T' are taken alike."""
+
+    ty: Type
+    reference: bool
+    space: AddressSpace | None
+    const: bool
+
+    def __str__(self) -> str:
+        if not self.reference:
+            return str(self.ty)
+        const = "const " if self.const and self.space != AddressSpace.CONSTANT else ""
+        return f"{self.space or AddressSpace.THREAD} {const}{self.ty}&"
+
+
+def _param_type(ck: Checker, p: ast.Param) -> _ParamType:
+    spec = p.type_spec
+    ty = ck.param_type(spec)
+    if isinstance(ty, PointerType) and ty.space == AddressSpace.CONSTANT:
+        ty = dataclasses.replace(ty, const=True)
+    if not spec.reference:
+        return _ParamType(ty, False, None, False)
+    space = spec.space or AddressSpace.THREAD
+    return _ParamType(ty, True, space, spec.const or space == AddressSpace.CONSTANT)
+
+
+def _written_signature(ck: Checker, func: ast.FuncDef, inst: Instantiation) -> list[_ParamType]:
+    assert inst.params is not None
+    outer = ck.namespace
+    ck.namespace = func.namespace  # names are found from the kernel's namespace outwards
+    try:
+        written = [_param_type(ck, p) for p in inst.params]
+    finally:
+        ck.namespace = outer
+    if len(written) != len(func.params):
+        raise _no_matching_template(ck, func, inst, written, f"it declares {len(written)} parameter(s); the template "
+                                    f"takes {len(func.params)}", inst.pos)
+    return written
+
+
+def _check_instantiation_matches(ck: Checker, func: ast.FuncDef, inst: Instantiation,
+                                 written: list[_ParamType]) -> None:
+    """Clang refuses an explicit instantiation whose parameter types are not the template's with
+    its arguments substituted: it instantiates no template."""
+    assert inst.params is not None
+    outer = ck.namespace
+    ck.namespace = func.namespace
+    try:
+        for k, (declared, theirs, at) in enumerate(zip(func.params, written, inst.params, strict=True)):
+            ours = _param_type(ck, declared)
+            if ours != theirs:
+                raise _no_matching_template(ck, func, inst, written, f"parameter {k + 1} is '{theirs}' here, but the "
+                                            f"template's '{declared.name}' is '{ours}'", at.pos)
+    finally:
+        ck.namespace = outer
+
+
+class NoMatchingTemplate(CompileError):
+    """An explicit instantiation that instantiates no template: clang refuses the whole shader."""
+
+
+def _no_matching_template(ck: Checker, func: ast.FuncDef, inst: Instantiation, written: list[_ParamType],
+                          why: str, pos) -> NoMatchingTemplate:
+    """Clang's error for an instantiation that matches no template, with both signatures."""
+    template = ", ".join(f"{_spelled(p.type_spec)} {p.name}" if p.name else _spelled(p.type_spec) for p in func.params)
+    theirs = ", ".join(str(t) for t in written)
+    return NoMatchingTemplate(f"explicit instantiation of '{func.name}' does not refer to a function template, variable "
+                        f"template, member function, member class, or static data member ('{inst.host_name}': {why}); "
+                        f"the template is '{func.name}({template})', the instantiation declares "
+                        f"'{func.name}({theirs})'", pos)
+
+
+def _spelled(spec: ast.TypeSpec) -> str:
+    """A parameter's type as the template writes it ('device const T*', 'constant uint&')."""
+    text = " ".join(part for part in (str(spec.space) if spec.space else "", "const" if spec.const else "",
+                                      spec.name) if part)
+    if spec.args:
+        text += "<...>"
+    text += "".join("*" for _ in spec.pointers)
+    return text + ("&" if spec.reference else "") + ("[]" if spec.array_dims else "")
 
 
 def _declared(ck: Checker, p: ast.Param, attribute) -> DeclaredParam:
@@ -564,6 +680,98 @@ def run_by_names(library: ShaderLibrary, name: str, inputs: Mapping[str, np.ndar
     order = [n for n in outputs if n in written]
     shaped = [written[n].reshape(outputs[n][0]) for n in order]
     return dataclasses.replace(result, outputs=shaped, output_names=order)
+
+
+def run_by_layout(library: ShaderLibrary, name: str, layout: Sequence[str], inputs: Mapping[str, np.ndarray],
+                  input_dtypes: Mapping[str, str], outputs: Mapping[str, tuple[tuple[int, ...], str]],
+                  geometry: LaunchGeometry, init_value: float | None, **options) -> RunResult:
+    """Launch a whole shader's kernel as a host does: ``layout[i]`` names the array (an input or
+    an output) the host binds at ``[[buffer(i)]]``, whatever the kernel calls its parameters. A
+    kernel whose parameters sit at other indices would read and write the wrong buffers on a
+    GPU: that is an error naming the index, the parameter and what the host puts there."""
+    first = next(iter(input_dtypes.values()), None)
+    kernel = choose_kernel(library, name, first)
+    arrays = _host_arrays(layout, inputs, input_dtypes, outputs)
+    at = {p.index: p for p in kernel.buffers}
+    for p in kernel.buffers:
+        _check_host_binding(kernel, p, layout, arrays)
+    for out in outputs:
+        index = layout.index(out)
+        p = at.get(index)
+        if p is None or not p.writable:
+            declared = "does not declare it" if p is None else f"declares it read-only ('{p.name}', {_written(p)})"
+            raise ArgumentError(f"kernel '{kernel.host_name}': the host reads its output '{out}' back from "
+                                f"[[buffer({index})]], but the kernel {declared}; {_host_layout(layout)}")
+    values: dict[int, np.ndarray] = {}
+    dtypes: dict[int, str] = {}
+    unset: list[int] = []
+    for p in kernel.buffers:
+        array_name = layout[p.index]  # type: ignore[index]
+        if array_name in inputs:
+            values[p.index] = inputs[array_name]  # type: ignore[index]
+            dtypes[p.index] = input_dtypes[array_name]  # type: ignore[index]
+            continue
+        shape, dtype = outputs[array_name]
+        storage = np.float32 if dtype == "bfloat16" else dtype
+        size = int(np.prod(shape, dtype=np.int64))
+        values[p.index] = np.full(size, 0 if init_value is None else init_value, dtype=storage)  # type: ignore[index]
+        dtypes[p.index] = dtype  # type: ignore[index]
+        if init_value is None:
+            unset.append(p.index)  # type: ignore[arg-type]
+    result = kernel.launch(values, geometry, dtypes=dtypes, unset=unset, **options)
+    written = dict(zip(result.output_names, result.outputs, strict=True))
+    shaped = [written[at[layout.index(out)].name].reshape(outputs[out][0]) for out in outputs]
+    return dataclasses.replace(result, outputs=shaped, output_names=list(outputs))
+
+
+@dataclass(frozen=True)
+class _HostArray:
+    """An array a host binds: what a message calls it, and its element type."""
+
+    text: str  # 'the output o (24 float32 elements)'
+    dtype: str
+
+
+def _host_arrays(layout: Sequence[str], inputs: Mapping[str, np.ndarray], input_dtypes: Mapping[str, str],
+                 outputs: Mapping[str, tuple[tuple[int, ...], str]]) -> dict[str, _HostArray]:
+    def words(kind: str, name: str, size: int, dtype: str) -> _HostArray:
+        return _HostArray(f"the {kind} {name} ({size} {dtype} element{'s' if size != 1 else ''})", dtype)
+
+    arrays = {n: words("input", n, np.asarray(v).size, input_dtypes[n]) for n, v in inputs.items()}
+    for n, (shape, dtype) in outputs.items():
+        arrays[n] = words("output", n, int(np.prod(shape, dtype=np.int64)), dtype)
+    if sorted(layout) != sorted(arrays):
+        raise ArgumentError(f"the host's buffer layout {list(layout)} must name each input and output once "
+                            f"(inputs {list(inputs)}, outputs {list(outputs)})")
+    return arrays
+
+
+def _host_layout(layout: Sequence[str]) -> str:
+    return "the host binds " + ", ".join(f"[[buffer({i})]] {n}" for i, n in enumerate(layout))
+
+
+def _check_host_binding(kernel: ShaderKernel, p: ShaderParam, layout: Sequence[str],
+                        arrays: Mapping[str, _HostArray]) -> None:
+    """A parameter at an index the host binds nothing at, named after an array the host binds at
+    another index, or reading elements of another type than the host's would read or write the
+    wrong memory on a GPU."""
+    index = p.index
+    assert index is not None
+    there = layout[index] if index < len(layout) else None
+    head = f"kernel '{kernel.host_name}': [[buffer({index})]] is '{p.name}' ({_written(p)})"
+    if there is None:
+        raise ArgumentError(f"{head}, an index the host binds nothing at; {_host_layout(layout)}")
+    if there != p.name and p.name in layout:
+        raise ArgumentError(f"{head}, but the host puts {arrays[there].text} there, and {p.name} at "
+                            f"[[buffer({layout.index(p.name)})]]: a host binds buffers by index, not by name; "
+                            f"{_host_layout(layout)}")
+    elem = p.element.elem if isinstance(p.element, VectorType) else p.element
+    if isinstance(elem, ScalarType):
+        host = DTYPE_NAMES.get(arrays[there].dtype)
+        if host is not None and host != elem and not _same_integer_bits(arrays[there].dtype, elem) and not (
+                p.binding == Binding.CONSTANT_VALUE and host.kind == elem.kind):
+            raise ArgumentError(f"{head}, which reads {elem} elements, but the host puts {arrays[there].text} there; "
+                                f"{_host_layout(layout)}")
 
 
 def _named(kernel: ShaderKernel, by_name: Mapping[str, ShaderParam], array_name: str) -> ShaderParam:

@@ -88,9 +88,15 @@ whole blocks.
 
 Part I would build a tree in threadgroup memory, halving the active threads at every level,
 with a barrier after each (`sh[t] += sh[t + s]` for `s = 128, 64, ..., 1`). That is correct,
-and on a GPU it is slow for a reason the counts of Part I do not show: every barrier stops the whole threadgroup until its
-slowest SIMD-group arrives, and the last five levels keep a single SIMD-group busy with 16, 8,
-4, 2 and 1 lanes out of 32 (the profile's SIMD efficiency shows it).
+and on a GPU it is slow for a reason the counts of Part I do not show: every barrier stops the
+whole threadgroup until its slowest SIMD-group arrives, nine times, and the levels between them
+are so short that the waiting is most of the work. The cost table counts the barriers, and its
+kernel time (the time apart from the fixed launch overhead) prices the waits: at this puzzle's
+size, one threadgroup per GPU core with nothing else to run meanwhile, the nine barriers are the
+tree's time. (The last five levels keep one SIMD-group busy with 16, 8, 4, 2 and 1 lanes of 32
+while the other seven wait. SIMD efficiency does not show that: it counts the lanes of the
+SIMD-groups that run a statement, not those waiting at a barrier, and the tree keeps about 98% of
+those busy, more than the kernel below.)
 
 `simd_sum(v)` adds `v` over the 32 lanes of a SIMD-group in registers, with no barrier at all.
 So: `simd_sum` each thread's element; lane 0 of each SIMD-group (`thread_index_in_simdgroup`)
@@ -99,7 +105,11 @@ SIMD-group adds the `SIMD_GROUPS = 8` partials (a second `simd_sum` over lanes 0
 others contributing 0) and thread 0 writes `out`. MLX's reductions work this way.
 
 **Budget**: at most 1 barrier per threadgroup (the cost model counts them), 1 read of `a` and at
-most 1 write of `out` per thread, 1 threadgroup-memory write and 1 read per thread.""",
+most 1 write of `out` per thread, 1 threadgroup-memory write and 1 read per thread. The last is a
+rule about structure, not speed: thread 0 adding the 8 partials one after another costs about
+the same at this size (8 reads by one lane while the others wait), but its chain grows with the
+threadgroup (32 partials at 1024 threads) where the second `simd_sum` stays one step. The budget
+asks for the structure that scales.""",
     spec=block_sum_spec,
     spec_source=inspect.getsource(block_sum_spec).strip(),
     visible=VISIBLE,

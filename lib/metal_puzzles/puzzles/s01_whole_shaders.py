@@ -1,7 +1,8 @@
 """Part IV: whole shaders. The learner writes complete kernel functions, as ``.metal`` files and
 ``torch.mps.compile_shader`` take them: their own parameter lists with ``[[buffer(n)]]``
 indices, a dims buffer, thread attributes under their own names, templates instantiated with
-``host_name``. ``MetalKernel`` binds each input and output to the buffer parameter of its name.
+``host_name``. Each puzzle states the host's buffer layout (``Puzzle.buffer_layout``) and its tests
+bind the arrays by index, as a host does.
 
 IV.1: the sparse convolution's MVMR (II.7) laid out as a porting guide lays it out: seven
 buffers, sizes in a dims buffer, one thread per (t, g, m) row, atomics cast from a float
@@ -109,8 +110,9 @@ So far MLX wrote every kernel's signature from `input_names` and `output_names`.
 a porting guide or `torch.mps.compile_shader` has whole kernel functions instead: the kernel
 declares its own parameters, each buffer at an index (`[[buffer(5)]]`), sizes arrive in a small
 **dims buffer**, and the thread attributes it wants are parameters with names of its own (`uint
-row [[thread_position_in_grid]]`). Here `MetalKernel` binds each input and output to the buffer
-parameter of its name, wherever its index is.
+row [[thread_position_in_grid]]`). A host binds buffers **by index**, not by name: this puzzle's
+host puts `a`, `a_idx`, `b`, `b_idx` and `o_idx` at buffers 0 to 4, the output `o` at buffer 5 and
+`dims` at buffer 6, so each parameter must sit at its array's index (what you call it is yours).
 
 This is II.7's MVMR, `o[o_idx[t], g, m] += sum over c of b[b_idx[t], g, c] * a[a_idx[t], g, c,
 m]`, laid out the way a port to Metal lays it out: the output `o` sits at buffer 5 between the
@@ -133,6 +135,7 @@ Budget: 1 atomic operation and no plain writes per thread.""",
     budget=Budget(global_writes=0, atomics=1),
     work=_rows,
     init_value=0.0,
+    buffer_layout=("a", "a_idx", "b", "b_idx", "o_idx", "o", "dims"),
 )
 
 
@@ -212,8 +215,11 @@ Usually a macro writes those lines, `#T` turning the type into the name's suffix
 of `lerp` (linear interpolation, `start + weight * (end - start)`, computed in `float` as
 PyTorch's *opmath* type and converted to `T` when stored; threads past `numel` do nothing) and
 register it for `half` and `bfloat` beside `float`. `weight` and `numel` come by constant reference,
-as `compile_shader` passes Python numbers. The launch picks the instantiation named after the
-inputs' type: `lerp_float` for the visible test, `lerp_half` for two hidden ones.
+as `compile_shader` passes Python numbers. The host binds `start`, `end`, `out`, `weight` and
+`numel` at buffers 0 to 4, and picks the instantiation named after the inputs' type: `lerp_float`
+for the visible test, `lerp_half` for two hidden ones. An instantiation must match the template's
+signature exactly, as clang requires (`constant int&` where the template has `constant uint&` is
+an error).
 
 Budget: 4 global reads (`start`, `end`, `weight`, `numel`) and 1 global write per thread.""",
     spec=lerp_spec,
@@ -227,4 +233,5 @@ Budget: 4 global reads (`start`, `end`, `weight`, `numel`) and 1 global write pe
     # The spec states the arithmetic's precision itself (float opmath, stored in the tensors' type,
     # half included): compared as written, within a tolerance above one half-precision ulp.
     error_model=ErrorModel.FIXED,
+    buffer_layout=("start", "end", "out", "weight", "numel"),
 )

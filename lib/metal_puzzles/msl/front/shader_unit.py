@@ -48,10 +48,12 @@ class Instantiation:
     function: str
     template_args: list  # TypeSpec or Expr, as the parser reads template arguments
     pos: Pos
-    #: The parameters declared by an instantiation that gives no template arguments
-    #: ('template [[host_name("f_float")]] kernel void f(device float* x, uint i);'): as in C++,
-    #: the template's arguments are deduced from them.
+    #: The parameters the instantiation declares ('template [[host_name("f_float")]] kernel void
+    #: f(device float* x, uint i);'): as in C++, they must be the template's, once its arguments
+    #: are bound; without '<...>' the arguments are deduced from them.
     params: list[ast.Param] | None = None
+    #: Whether the template arguments are written out ('f<float>(...)') rather than deduced.
+    explicit_args: bool = False
 
 
 @dataclass
@@ -267,7 +269,10 @@ def _instantiation(item: list[Token], unit: ShaderUnit, helpers: Parser) -> Inst
                 continue
             parser = Parser(list(item[k + 1 :]), type_names=set(helpers.type_names),
                             template_names=set(helpers.template_names))
-            return Instantiation(host_name, function, parser.parse_template_args(), t.pos)
+            args = parser.parse_template_args()
+            # Its parameter list, which must match the template's (checked once the arguments are bound).
+            params = parser.parse_params() if parser.accept("(") else None
+            return Instantiation(host_name, function, args, t.pos, params=params, explicit_args=True)
     for k, t in enumerate(item):
         if t.kind == "id" and k + 1 < len(item) and item[k + 1].is_op("("):
             function = _kernel_named_at(item, k, unit.kernels)

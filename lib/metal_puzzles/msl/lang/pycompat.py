@@ -11,7 +11,7 @@ import sys
 from enum import Enum
 
 if sys.version_info >= (3, 11):  # pragma: no cover - which branch runs depends on the Python
-    from enum import StrEnum
+    from enum import StrEnum  # novermin (only on 3.11 and later)
 else:  # pragma: no cover
 
     class StrEnum(str, Enum):

@@ -17,7 +17,7 @@ count what decides a kernel's speed on real hardware:
   reading one word share it (a broadcast). Accesses wider than 4 bytes are served in phases of
   ``banks x bank_width`` bytes (8-byte accesses by half SIMD-groups, 16-byte by quarters), as
   NVIDIA documents. A conflict is a wavefront beyond the minimum;
-* barriers executed, arithmetic by kind (``run.ops.OpKind``), unique bytes read and written;
+* barriers executed (priced as a wait each), arithmetic by kind (``run.ops.OpKind``), unique bytes read and written;
 * occupancy from the threadgroup size and threadgroup memory, and a roofline estimate of the
   time on a GPU model, naming the bound (``roofline``).
 
@@ -54,7 +54,8 @@ MODEL_NOTE = ("This is a model, not a measurement: segments and bank conflicts a
               "accesses; Apple's threadgroup-memory banks and partial-line transfers are not public. Arguments in "
               "the constant address space (scalars, inputs under 8 elements) are left to the constant cache "
               "and not counted. "
-              "Barriers and atomics are counted, not priced. " + REGISTERS_UNKNOWN[0].upper() + REGISTERS_UNKNOWN[1:] + ".")
+              "Barriers are priced as a fixed wait each (an assumption for Apple GPUs); atomics are counted, not "
+              "priced. " + REGISTERS_UNKNOWN[0].upper() + REGISTERS_UNKNOWN[1:] + ".")
 
 
 # ============================================================================ per-line figures
@@ -600,7 +601,8 @@ class CostRecorder:
             threads_per_threadgroup=threads_per_threadgroup, threadgroups=self.lanes.n_groups,
             threadgroup_memory=self.tg_bytes, bytes_moved=kernel.device.bytes_moved,
             wavefronts=kernel.threadgroup.wavefronts,
-            lane_slots={k: c.lane_slots for k, c in kernel.ops.items()})
+            lane_slots={k: c.lane_slots for k, c in kernel.ops.items()},
+            barriers_per_threadgroup=int(self.barriers_per_group.max(initial=0)))
         return CostProfile(
             gpu=self.gpu, lines=lines, kernel=kernel,
             occupancy=occupancy(self.gpu, threads_per_threadgroup, self.tg_bytes),

@@ -101,6 +101,9 @@ class GpuModel:
     register_file_per_core: int
     #: Occupancy limits are decided at run time by the hardware (Apple's Dynamic Caching).
     dynamic_occupancy: bool
+    #: Cycles a threadgroup waits at each threadgroup barrier (the last SIMD-group's arrival and
+    #: the release), once per wave of resident threadgroups (``roofline``).
+    barrier_cycles: float
     sources: Mapping[str, Source] = field(default_factory=dict, repr=False)
 
     @property
@@ -198,6 +201,11 @@ _APPLE_COMMON_SOURCES = {
         f"{_TURNER}, 'Register File' ~208 KB; consistent with Mesa's agx_performance.c occupancy table",
         Evidence.MEASURED, "+-10%; the simulator does not know a kernel's registers, so they never limit "
                            "occupancy in the model"),
+    "barrier_cycles": Source(
+        "no Apple figure is public; assumed the H100's 80 cycles (derived from its barrier-tree and simd_sum "
+        "reductions, see the H100 model). Apple's threadgroup memory is about half as fast as other vendors' "
+        "(threadgroup_wavefronts_per_cycle), so its barriers are unlikely to be cheaper", Evidence.ASSUMED,
+        "a factor of 3 either way"),
 }
 
 
@@ -230,7 +238,7 @@ def _apple(chip: _AppleChip) -> GpuModel:
         max_simdgroups_per_core=96, max_threadgroups_per_core=None, saturating_simdgroups_per_core=24,
         threadgroup_wavefronts_per_cycle=0.5, op_rates=APPLE_OP_RATES, memory_efficiency=0.8,
         alu_efficiency=0.9, launch_overhead=10e-6, register_file_per_core=208 * KIB,
-        dynamic_occupancy=chip.dynamic, sources=MappingProxyType(sources))
+        dynamic_occupancy=chip.dynamic, barrier_cycles=80, sources=MappingProxyType(sources))
 
 
 _M1_CLOCK = Source(f"{_TURNER} and philipturner/applegpuinfo: 1278 MHz (M1), 1296 MHz (Pro, Max, Ultra)",
@@ -292,7 +300,7 @@ H100 = GpuModel(
     threadgroup_memory_reserved=1 * KIB, threadgroup_memory_granule=128, max_simdgroups_per_core=64,
     max_threadgroups_per_core=32, saturating_simdgroups_per_core=64, threadgroup_wavefronts_per_cycle=1.0,
     op_rates=H100_OP_RATES, memory_efficiency=0.89, alu_efficiency=0.9, launch_overhead=4e-6,
-    register_file_per_core=256 * KIB, dynamic_occupancy=False,
+    register_file_per_core=256 * KIB, dynamic_occupancy=False, barrier_cycles=80,
     sources=MappingProxyType({
         "cores": Source(f"132 SMs (H100 SXM5): NVIDIA H100 whitepaper (2022); {_H100_QUERY}", Evidence.OFFICIAL,
                         "none"),
@@ -339,6 +347,12 @@ H100 = GpuModel(
         "launch_overhead": Source("assumed 4 us per launch", Evidence.ASSUMED, "a factor of 2 either way"),
         "register_file_per_core": Source(f"65,536 32-bit registers per SM: {_H100_QUERY}", Evidence.OFFICIAL,
                                          "none; registers per thread are unknown to the simulator"),
+        "barrier_cycles": Source(
+            "80: the barrier-tree reduction (9 barriers per threadgroup of 256) took 0.2843 ms and the simd_sum one "
+            "(1 barrier) 0.2041 ms on the lent H100 (results_h100.json, 'timing': 262,144 threadgroups, 8 resident "
+            "per SM, 248 waves); 80.2 us over 8 barriers x 248 waves is 80 cycles at 1.98 GHz", Evidence.MEASURED,
+            "an upper bound: the tree also issues twice the instructions (ncu), which the arithmetic ceiling "
+            "prices apart"),
     }),
 )
 

@@ -2,7 +2,7 @@
 
 This is a model, not a measurement. It knows what the simulator counted (device-memory
 segments, threadgroup-memory wavefronts, arithmetic by kind, the launch's shape) and a GPU's
-published or measured rates (``gpu_models``), and says which of four things bounds the kernel:
+published or measured rates (``gpu_models``), and says which of five things bounds the kernel:
 
 * **device-memory traffic**: every segment a SIMD-group touches is charged in full, as if it
   came from DRAM. Caches absorb part of the excess on real GPUs (on an H100 a strided copy that
@@ -12,11 +12,17 @@ published or measured rates (``gpu_models``), and says which of four things boun
   n passes;
 * **arithmetic**: every issued SIMD-group instruction occupies all 32 lanes, idle or not, at the
   rate of its kind (a divergent branch pays for both sides);
+* **barrier waits**: at every threadgroup barrier a threadgroup's SIMD-groups stop until the last
+  arrives and the barrier releases them, ``barrier_cycles`` per barrier. The threadgroups resident
+  on a core wait side by side, so a launch waits that long per barrier once per *wave* of
+  threadgroups (the threadgroups a core runs one after another, over those it holds at once);
 * **launch overhead**: a fixed cost per dispatch, which dominates small launches.
 
 Throughput is scaled by the cores the launch keeps busy and, below the SIMD-groups per core
-needed to hide latency, by the occupancy. Barriers and atomics are counted, not priced: no cost
-for them is public.
+needed to hide latency, by the occupancy. The first four are the *kernel time*
+(``TimeEstimate.kernel_seconds``): what the kernel's own code costs, and what ranks two kernels
+doing the same work; the launch overhead is added once, whatever the kernel does. Atomics are
+counted, not priced: no cost for them is public.
 """
 
 from __future__ import annotations
@@ -89,6 +95,7 @@ class Bound(StrEnum):
     MEMORY = "device-memory traffic"
     THREADGROUP_MEMORY = "threadgroup memory"
     COMPUTE = "arithmetic"
+    BARRIERS = "barrier waits"
     LAUNCH = "launch overhead"
 
 
@@ -105,6 +112,8 @@ class Workload:
     wavefronts: int
     #: Lane-operations issued per kind of arithmetic, idle lanes of an issuing SIMD-group included.
     lane_slots: Mapping[OpKind, int]
+    #: Threadgroup barriers the threadgroup that passed the most passed.
+    barriers_per_threadgroup: int = 0
 
 
 @dataclass(frozen=True)
@@ -123,15 +132,28 @@ class TimeEstimate:
     launch_overhead: float
 
     @property
-    def throughput_seconds(self) -> float:
-        """The time without the launch overhead: what ranks two kernels doing the same work."""
+    def kernel_seconds(self) -> float:
+        """The kernel time, without the fixed launch overhead: what ranks two kernels doing the
+        same work (a launch of a few threadgroups costs the overhead many times over)."""
         return max(self.ceilings.values())
 
+    #: The older name of ``kernel_seconds``.
+    throughput_seconds = kernel_seconds
+
+    @property
+    def kernel_bound(self) -> Bound:
+        """The resource the kernel time is (never the launch overhead)."""
+        return max(self.ceilings, key=lambda b: self.ceilings[b])
+
     def describe(self) -> str:
+        """The kernel time first, what bounds it and every ceiling, then the launch overhead and
+        the total: at a puzzle's sizes the overhead is most of the total and never changes with
+        the kernel, so the kernel time is the figure that moves with the code."""
         parts = ", ".join(f"{b}: {_fmt_time(t)}" for b, t in self.ceilings.items())
-        return (f"~{_fmt_time(self.seconds)} on {self.gpu}, bound by {self.bound} ({parts}; "
-                f"launch overhead {_fmt_time(self.launch_overhead)}; {self.active_cores} core(s) busy, "
-                f"latency hidden {self.latency_hiding:.0%})")
+        total = (f"plus the launch overhead of {_fmt_time(self.launch_overhead)}: ~{_fmt_time(self.seconds)} in all"
+                 if self.launch_overhead else "no launch overhead")
+        return (f"kernel ~{_fmt_time(self.kernel_seconds)} on {self.gpu}, bound by {self.kernel_bound} ({parts}; "
+                f"{self.active_cores} core(s) busy, latency hidden {self.latency_hiding:.0%}); {total}")
 
 
 def estimate_time(work: Workload, gpu: GpuModel, *, whole_gpu: bool = False) -> TimeEstimate:
@@ -148,10 +170,15 @@ def estimate_time(work: Workload, gpu: GpuModel, *, whole_gpu: bool = False) -> 
         active = gpu.cores
         resident = occ.simdgroups_per_core
         overhead = 0.0
+        # A share of a larger launch: its threadgroups make a fraction of the waves.
+        waves = groups / (active * max(occ.threadgroups_per_core, 1))
     else:
         active = min(gpu.cores, groups)
-        resident = min(occ.threadgroups_per_core, math.ceil(groups / active)) * occ.simdgroups_per_threadgroup
+        per_core = math.ceil(groups / active)
+        at_once = max(min(occ.threadgroups_per_core, per_core), 1)
+        resident = at_once * occ.simdgroups_per_threadgroup
         overhead = gpu.launch_overhead
+        waves = math.ceil(per_core / at_once)
     hiding = min(1.0, resident / gpu.saturating_simdgroups_per_core)
     busy = active / gpu.cores * hiding
     cycles = sum(n / gpu.op_rates[kind] for kind, n in work.lane_slots.items())
@@ -160,6 +187,7 @@ def estimate_time(work: Workload, gpu: GpuModel, *, whole_gpu: bool = False) -> 
         Bound.THREADGROUP_MEMORY: work.wavefronts / (gpu.threadgroup_wavefronts_per_cycle * active * gpu.clock_hz
                                                      * hiding),
         Bound.COMPUTE: cycles / (active * gpu.clock_hz * gpu.alu_efficiency * hiding),
+        Bound.BARRIERS: waves * work.barriers_per_threadgroup * gpu.barrier_cycles / gpu.clock_hz,
     }
     bound = max(ceilings, key=lambda b: ceilings[b])
     top = ceilings[bound]

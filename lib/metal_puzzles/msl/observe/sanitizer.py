@@ -33,6 +33,7 @@ from ..lang.types import AddressSpace, ArrayType, StructType, Type, VectorType, 
 from ..run.findings import FindingKind, RaceKind, Severity
 from ..run.hints import (
     Audience,
+    in_loop,
     more_elements,
     partial_group_fix,
     threadgroup_race_fix,
@@ -531,7 +532,8 @@ class Sanitizer:
                        "write-after-write": "also written by"}[kind]
             misplaced = None if same_group or mem.space == AddressSpace.THREADGROUP else partial_group_fix(ctx)
             if mem.space == AddressSpace.THREADGROUP:
-                fix = threadgroup_race_fix(pos, other_pos, later_writes=kind != RaceKind.READ_AFTER_WRITE)
+                fix = threadgroup_race_fix(pos, other_pos, later_writes=kind != RaceKind.READ_AFTER_WRITE,
+                                           in_loop=in_loop(ctx))
                 lanes_ = ctx.lanes
                 if other >= 0 and same_group and lanes_.threads_in_group[lanes_.group[lane]] > SIMD_WIDTH \
                         and lanes_.simd_in_group[other] == lanes_.simd_in_group[lane]:

@@ -81,34 +81,62 @@ class RaceShape(StrEnum):
     IN_ORDER = "in order"  # an earlier line, then this one
 
 
-def race_shape(pos: Pos, other_pos: Pos) -> RaceShape:
-    """``other_pos`` is the earlier of the two accesses in time, ``pos`` the later one."""
+def race_shape(pos: Pos, other_pos: Pos, later_reads: bool = False, in_loop: bool = True) -> RaceShape:
+    """``other_pos`` is the earlier of the two accesses in time, ``pos`` the later one;
+    ``later_reads``: whether the later access is a read (of what the earlier one wrote);
+    ``in_loop``: whether the later access ran inside a loop."""
     if other_pos == pos:
         return RaceShape.SAME_ACCESS
     if other_pos.file == pos.file and other_pos.line == pos.line:
-        return RaceShape.ONE_STATEMENT
+        if not later_reads:
+            return RaceShape.ONE_STATEMENT
+        # One run of a statement reads all it reads before it writes: in a loop, a read that
+        # finds another thread's write from the same line found one from an earlier iteration;
+        # outside one, the line holds a write and then a read (two statements, say).
+        return RaceShape.ACROSS_ITERATIONS if in_loop else RaceShape.IN_ORDER
     if other_pos.file == pos.file and other_pos.line > pos.line:
         # It ran first yet stands further down the code: the loop went round in between.
         return RaceShape.ACROSS_ITERATIONS
     return RaceShape.IN_ORDER
 
 
-def threadgroup_race_fix(pos: Pos, other_pos: Pos, later_writes: bool = True) -> str:
+#: Where a barrier the advice adds must stand: a barrier inside a branch that some threads skip is
+#: barrier divergence, so a statement guarded by an 'if' reads inside it and writes inside another.
+EVERY_THREAD = "outside any if, so that every thread of the threadgroup reaches it"
+
+
+def threadgroup_race_fix(pos: Pos, other_pos: Pos, later_writes: bool = True, in_loop: bool = True) -> str:
     """Where the barrier a threadgroup-memory race lacks goes, by where its accesses are;
-    ``later_writes``: whether the later access (at ``pos``) is a write."""
+    ``later_writes``: whether the later access (at ``pos``) is a write; ``in_loop``: whether it
+    ran inside a loop."""
     barrier = "threadgroup_barrier(mem_flags::mem_threadgroup)"
-    shape = race_shape(pos, other_pos)
+    shape = race_shape(pos, other_pos, later_reads=not later_writes, in_loop=in_loop)
     if shape == RaceShape.SAME_ACCESS:
         return "make each thread write its own element"
     if shape == RaceShape.ONE_STATEMENT:
         return (f"line {pos.line} reads and writes threadgroup memory in one statement, so one thread may "
                 "overwrite an element another thread is still reading: read into a register, barrier, then "
-                f"write (for example 'float v = ...; {barrier}; ... = v;')")
+                f"write (for example 'float v = ...; {barrier}; ... = v;'; {EVERY_THREAD})")
     if shape == RaceShape.ACROSS_ITERATIONS:
-        return (f"line {other_pos.line} ran in an earlier iteration of the loop and line {pos.line} in the next "
-                f"one, with no barrier between: put a {barrier} at the end of the loop body, before the next "
-                f"iteration's {'writes' if later_writes else 'reads'}")
-    return f"add {barrier} between the two accesses (line {other_pos.line}, then line {pos.line})"
+        if other_pos.line == pos.line:
+            ran = f"line {pos.line} wrote it in an earlier iteration of the loop and read it in a later one"
+        else:
+            ran = f"line {other_pos.line} ran in an earlier iteration of the loop and line {pos.line} in the next one"
+        # At the end of the body, outside any branch: a barrier inside an 'if' some threads skip
+        # would be barrier divergence.
+        return (f"{ran}, with no barrier between: put a {barrier} at the end of the loop body, before the next "
+                f"iteration's {'writes' if later_writes else 'reads'} ({EVERY_THREAD})")
+    if other_pos.line == pos.line:
+        return f"add {barrier} between the write and the read of line {pos.line} ({EVERY_THREAD})"
+    return f"add {barrier} between the two accesses (line {other_pos.line}, then line {pos.line}; {EVERY_THREAD})"
+
+
+def in_loop(ctx) -> bool:
+    """Whether the statement running now is inside a loop (a switch is not one)."""
+    st = ctx.loop
+    while st is not None and st.is_switch:
+        st = st.outer
+    return st is not None
 
 
 def more_elements(count: int) -> str:
@@ -121,20 +149,39 @@ def more_elements(count: int) -> str:
 # ----------------------------------------------------------------------------- partial threadgroups
 def partial_group_fix(ctx) -> str | None:
     """Why a kernel that computes positions from ``threads_per_threadgroup`` goes wrong on a launch
-    whose last threadgroup is partial, or None when that is not this kernel's situation."""
+    whose last threadgroup is partial, or None when that is not this kernel's situation. The
+    attributes are named as the kernel names them (a whole shader's parameters have names of their own)."""
     lanes = ctx.lanes
-    if "threads_per_threadgroup" not in ctx.attrs or lanes.uniform_groups:
+    tpt = ctx.attribute_name("threads_per_threadgroup")
+    if tpt is None or lanes.uniform_groups or (ctx.body is not None and not scales_by(ctx.body, tpt)):
         return None
     full = tuple(int(t) for t in lanes.tg)
     partial = next(g for g in range(lanes.n_groups) if tuple(int(s) for s in lanes.group_size[g]) != full)
     dims = 3 if lanes.grid[2] > 1 else 2 if lanes.grid[1] > 1 else 1
     size, want = _size_text(lanes.group_size[partial][:dims]), _size_text(full[:dims])
-    return ("threads_per_threadgroup is the size of the thread's own threadgroup, and this launch ends in a "
-            f"partial threadgroup of {size} threads where the others have {want}: a position computed as "
-            "threadgroup_position_in_grid * threads_per_threadgroup + thread_position_in_threadgroup puts that "
-            "threadgroup's threads on elements another threadgroup also covers. Use "
-            "dispatch_threads_per_threadgroup (the threadgroup size the launch asked for) or "
+    group = ctx.attribute_name("threadgroup_position_in_grid") or "threadgroup_position_in_grid"
+    local = ctx.attribute_name("thread_position_in_threadgroup") or "thread_position_in_threadgroup"
+    named = f"{tpt} (threads_per_threadgroup)" if tpt != "threads_per_threadgroup" else tpt
+    return (f"{named} is the size of the thread's own threadgroup, and this launch ends in a "
+            f"partial threadgroup of {size} thread{'' if size == '1' else 's'} where the others have {want}: a "
+            "position computed as "
+            f"{group} * {tpt} + {local} puts that threadgroup's threads on elements another threadgroup also "
+            "covers. Use dispatch_threads_per_threadgroup (the threadgroup size the launch asked for) or "
             "thread_position_in_grid")
+
+
+def scales_by(body: ast.Node, name: str) -> bool:
+    """Whether the code multiplies by the variable ``name`` (or a component of it): how a position
+    is made from the threadgroup size ('group * threads_per_threadgroup.x'), unlike a loop that
+    only strides by it."""
+    return any(isinstance(node, ast.Binary) and node.op == "*" and (_is_name(node.left, name) or _is_name(node.right, name))
+               for node in ast.walk(body))
+
+
+def _is_name(e: ast.Expr, name: str) -> bool:
+    while isinstance(e, ast.Convert | ast.Cast | ast.Member):
+        e = e.base if isinstance(e, ast.Member) else e.operand
+    return isinstance(e, ast.Name) and e.ident == name
 
 
 def _size_text(size) -> str:
@@ -318,5 +365,5 @@ def _wrap(e: ast.Expr, text: str, at_least: int) -> str:
     return text
 
 
-__all__ = ["Audience", "RaceShape", "race_shape", "threadgroup_race_fix", "more_elements", "WrapAroundExplainer", "wraparound_explainer", "partial_group_fix",
+__all__ = ["Audience", "RaceShape", "race_shape", "threadgroup_race_fix", "in_loop", "more_elements", "WrapAroundExplainer", "wraparound_explainer", "partial_group_fix",
            "uninitialized_fix", "step_budget_advice", "lane_values", "unparse"]

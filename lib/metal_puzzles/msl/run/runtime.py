@@ -104,6 +104,19 @@ class Ctx:
         self.variables: list = []
         #: Each memory's address, once a pointer into it is converted to a number.
         self.addresses: dict[int, int] = {}
+        #: The kernel's own name for each thread attribute it takes (a whole shader names them:
+        #: 'uint tpt [[threads_per_threadgroup]]'); a kernel body uses the attributes' names.
+        self.attribute_names: dict[str, str] = {}
+        #: The checked kernel body, for hints that depend on how the code computes something.
+        self.body = None
+        #: What explains a wrong output, should there be one (``RunResult.output_hints``), by place.
+        self.output_hints: dict[Pos, str] = {}
+
+    def attribute_name(self, attribute: str) -> str | None:
+        """What the kernel calls a thread attribute, or None when it does not take it."""
+        if attribute in self.attribute_names:
+            return self.attribute_names[attribute]
+        return attribute if attribute in self.attrs else None
 
     def address_of(self, p: Ptr, unit: int, m, pos) -> np.ndarray:
         """The number a pointer converts to (``reinterpret_cast<ulong>(p)``): each memory gets an
@@ -412,6 +425,8 @@ class Ctx:
         vals = np.broadcast_to(np.asarray(value, dtype=data.dtype), (self.n,))
         addr = flat[lanes]
         v = vals[lanes]
+        if op == "store" and pos not in self.output_hints:
+            self._note_lost_stores(mem, addr, lanes, v, pos)
         if self.recorder is not None:
             self.recorder.access(AccessKind.ATOMIC, mem, mask, rescale(flat, view.unit, mem.unit, self.n), pos, self, value)
         ufunc = {"add": np.add, "sub": np.subtract, "min": np.minimum, "max": np.maximum,
@@ -434,6 +449,26 @@ class Ctx:
             keep[first] = False
             remaining = remaining[keep]
         return old
+
+    def _note_lost_stores(self, mem: Memory, addr, lanes, v, pos: Pos) -> None:
+        """Several threads atomically storing different values into one element at once: the
+        stores are atomic, so nothing races, but only one value survives. Where they meant to
+        add, the output is wrong, and this says why."""
+        order = np.argsort(addr, kind="stable")
+        a, vals, ln = addr[order], v[order], lanes[order]
+        repeat = np.flatnonzero(a[1:] == a[:-1])
+        differ = repeat[vals[repeat + 1] != vals[repeat]]
+        if differ.size == 0:
+            return
+        k = int(differ[0])
+        same = ln[a == a[k]]
+        others = same.size - 2
+        more = f" and {others} other thread{'s' if others != 1 else ''}" if others > 0 else ""
+        self.output_hints[pos] = (
+            f"line {pos.line}: {self.lanes.label(int(same[0]))}, {self.lanes.label(int(same[1]))}{more} store "
+            f"different values into {mem.name}[{int(a[k])}] with one atomic_store_explicit: a store replaces the "
+            "element, so only one of their updates survives and the others are lost. To add every thread's value, "
+            "use atomic_fetch_add_explicit")
 
     def atomic_cas(self, p: Ptr, mask, expected, desired, pos: Pos, elem):
         view = view_of(elem)
