@@ -230,3 +230,27 @@ def test_a_call_chain_deeper_than_a_thread_may_call_is_refused_when_compiled() -
     assert err.message.startswith("'f35' is called more than 64 calls deep")
     assert (err.file, err.line) == ("header", 37)
     assert _run("out[0] = f63(0);", header=fns)[0] == 64  # 64 deep compiles and runs
+
+
+@pytest.mark.parametrize("path", ["body", "shader"])
+def test_recursion_the_bounds_miss_is_a_compile_error_on_both_paths(path: str, monkeypatch) -> None:
+    """The last resort: nesting that no bound catches (here the instantiation bound lifted)
+    reaches Python's recursion limit. A kernel body turned that into a compile error; a whole
+    shader let RecursionError escape. Both compile paths now share the one conversion."""
+    from metal_puzzles.msl import program
+    from metal_puzzles.msl.front.checker import calls
+
+    monkeypatch.setattr(calls, "MAX_INSTANTIATION_DEPTH", 10**6)
+    monkeypatch.setattr(program, "COMPILE_RECURSION_LIMIT", 1500)  # reached sooner, the same way
+    header = "template<typename... T> int g(T... t) { return g(t..., 1); }"
+    if path == "body":
+        err = _error("out[0] = g(1);", header=header)
+    else:
+        from metal_puzzles.msl.shader import ShaderLibrary
+
+        src = header + "\nkernel void k(device float* out [[buffer(0)]]) { out[0] = g(1); }\n"
+        with pytest.raises(CompileError) as info:
+            ShaderLibrary(src).kernel("k")
+        err = info.value
+    assert err.message == "the kernel is nested too deeply for the simulator to compile"
+    assert err.line == 1
