@@ -46,8 +46,18 @@ class Findings:
     def __init__(self) -> None:
         self.outcomes: Counter[str] = Counter()
         self.bugs: dict[str, tuple[int, str, str]] = {}  # signature -> (count, shortest input, traceback)
+        self.slowest: tuple[float, str] = (0.0, "")  # the input that took longest, and its seconds
 
     def run(self, launch, source: str, header: str | None = None) -> None:
+        start = time.perf_counter()
+        try:
+            self._run(launch, source, header)
+        finally:
+            took = time.perf_counter() - start
+            if took > self.slowest[0]:
+                self.slowest = (took, source if header is None else f"// header:\n{header}\n// source:\n{source}")
+
+    def _run(self, launch, source: str, header: str | None) -> None:
         try:
             if launch is None:
                 self.outcomes[run_shader(source)] += 1
@@ -121,7 +131,8 @@ def main() -> int:
               f"{findings.outcomes['INTERNAL ERROR']} ({len(findings.bugs)} distinct)", flush=True)
     lines = [f"inputs run: {sum(findings.outcomes.values())} in {(time.monotonic() - start) / 60:.1f} min",
              "outcomes: " + ", ".join(f"{k} {v}" for k, v in findings.outcomes.most_common()),
-             f"distinct internal errors: {len(findings.bugs)}"]
+             f"distinct internal errors: {len(findings.bugs)}",
+             f"slowest input: {findings.slowest[0]:.2f} s ({len(findings.slowest[1])} characters)"]
     for signature, (count, shortest, tb) in sorted(findings.bugs.items(), key=lambda kv: -kv[1][0]):
         lines += ["", f"== {signature} ({count} inputs); shortest input:", shortest, tb]
     text = "\n".join(lines)
