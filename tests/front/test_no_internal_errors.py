@@ -254,3 +254,20 @@ def test_recursion_the_bounds_miss_is_a_compile_error_on_both_paths(path: str, m
         err = info.value
     assert err.message == "the kernel is nested too deeply for the simulator to compile"
     assert err.line == 1
+
+
+@pytest.mark.parametrize(("size", "col"), [("(auto)NAN > 1", 19), ("(int)NAN", 9), ("uint(NAN)", 9),
+                                         ("int(INFINITY)", 9)])
+def test_an_infinity_or_nan_made_an_integer_is_not_a_constant(size: str, col: int) -> None:
+    """Found by the long fuzz ('thread size_t out[(auto)NAN > F];'): converting NaN or an
+    infinity to an integer is undefined in C, so not a constant; it raised ValueError."""
+    err = _error(f"float t[{size}];\nout[0] = 1;")
+    assert err.message == "array size must be a compile-time constant"
+    assert (err.line, err.col) == (1, col)
+
+
+@pytest.mark.parametrize(("size", "col"), [("1 & NAN", 11), ("~NAN", 9), ("NAN << 1", 13), ("1 << INFINITY", 11)])
+def test_bitwise_operators_on_floating_values_are_errors(size: str, col: int) -> None:
+    err = _error(f"float t[{size}];\nout[0] = 1;")
+    assert "a floating-point value where an integer is needed" in err.message
+    assert (err.line, err.col) == (1, col)

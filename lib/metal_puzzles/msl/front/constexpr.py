@@ -56,6 +56,23 @@ def _converted(value, src: ScalarType, dst: ScalarType):
     return v - (1 << dst.bits) if dst.signed and v >= 1 << (dst.bits - 1) else v
 
 
+def _integer(value, expr: ast.Expr) -> int:
+    """An operand of ``~ & | ^ << >>``, which C defines on integers alone ('1 << NAN' as an array
+    size raised ValueError)."""
+    if isinstance(value, float):
+        raise CompileError(f"invalid operands to '{expr.op}': a floating-point value where an integer is needed",
+                           expr.pos)
+    return int(value)
+
+
+def _truncated(value) -> int:
+    """A value converted to an integer: an infinity or a NaN has none (undefined in C, so not a
+    constant: '(int)NAN' as an array size is an error, not a Python ValueError)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        raise NotConstant("an infinity or NaN converted to an integer")
+    return int(value)
+
+
 def _reinterpret(value, src, dst):
     """``as_type<dst>(value)``: the same bits read as another type of the same size."""
     if not (isinstance(src, ScalarType) and isinstance(dst, ScalarType)) or BFLOAT in (src, dst) \
@@ -112,7 +129,7 @@ def evaluate(expr: ast.Expr, lookup: Callable[..., object] | None = None,
         return lookup(expr.ident, expr.pos)
     if isinstance(expr, ast.Unary):
         v = ev(expr.operand)
-        ops = {"-": lambda x: -x, "+": lambda x: x, "!": lambda x: int(not x), "~": lambda x: ~int(x)}
+        ops = {"-": lambda x: -x, "+": lambda x: x, "!": lambda x: int(not x), "~": lambda x: ~_integer(x, expr)}
         if expr.op not in ops:
             raise NotConstant(expr.op)
         return ops[expr.op](v)
@@ -133,9 +150,10 @@ def evaluate(expr: ast.Expr, lookup: Callable[..., object] | None = None,
             return _c_div(a, b) if expr.op == "/" else a - _c_div(a, b) * b
         table = {
             "+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b,
-            "<<": lambda: _shift(expr, int(a), int(b), preprocessor),
-            ">>": lambda: _shift(expr, int(a), int(b), preprocessor),
-            "&": lambda: int(a) & int(b), "|": lambda: int(a) | int(b), "^": lambda: int(a) ^ int(b),
+            "<<": lambda: _shift(expr, _integer(a, expr), _integer(b, expr), preprocessor),
+            ">>": lambda: _shift(expr, _integer(a, expr), _integer(b, expr), preprocessor),
+            "&": lambda: _integer(a, expr) & _integer(b, expr), "|": lambda: _integer(a, expr) | _integer(b, expr),
+            "^": lambda: _integer(a, expr) ^ _integer(b, expr),
             "==": lambda: int(a == b), "!=": lambda: int(a != b), "<": lambda: int(a < b),
             ">": lambda: int(a > b), "<=": lambda: int(a <= b), ">=": lambda: int(a >= b),
         }
@@ -161,11 +179,11 @@ def evaluate(expr: ast.Expr, lookup: Callable[..., object] | None = None,
         if isinstance(expr.ty, ScalarType) and isinstance(operand.ty, ScalarType):  # checked: C's conversion
             return _converted(v, operand.ty, expr.ty)
         if isinstance(expr.ty, ScalarType):  # the type as resolved ('T(x)' in a template)
-            return float(v) if expr.ty.is_float else int(v)
+            return float(v) if expr.ty.is_float else _truncated(v)
         name = expr.type_spec.name
         if name in ("float", "half", "bfloat"):
             return float(v)
-        return int(v)
+        return _truncated(v)
     if isinstance(expr, ast.Convert):
         v = ev(expr.operand)
         if isinstance(expr.ty, ScalarType) and isinstance(expr.operand.ty, ScalarType):
