@@ -271,3 +271,17 @@ def test_bitwise_operators_on_floating_values_are_errors(size: str, col: int) ->
     err = _error(f"float t[{size}];\nout[0] = 1;")
     assert "a floating-point value where an integer is needed" in err.message
     assert (err.line, err.col) == (1, col)
+
+
+@pytest.mark.parametrize(("body", "message", "col"), [
+    ("threadgroup void t[4];", "array has incomplete element type 'void'", 1),
+    ("void t[2][2];", "array has incomplete element type 'void'", 1),
+    ("const void t[2] = {};", "array has incomplete element type 'void'", 1),
+    ("threadgroup void t;", "cannot declare a variable of type 'void'", 18),
+])
+def test_void_arrays_and_threadgroup_variables_are_errors(body: str, message: str, col: int) -> None:
+    """Found by the long fuzz ('threadgroup void lokál[sizeof(INT_MAX)];' in a mutated solution):
+    the size of threadgroup memory raised TypeError: sizeof(void)."""
+    err = _error(body + "\nout[0] = 1;")
+    assert err.message == message
+    assert (err.line, err.col) == (1, col)
