@@ -285,3 +285,11 @@ def test_void_arrays_and_threadgroup_variables_are_errors(body: str, message: st
     err = _error(body + "\nout[0] = 1;")
     assert err.message == message
     assert (err.line, err.col) == (1, col)
+
+
+def test_as_type_of_a_value_without_a_size_is_an_error() -> None:
+    """Found by the long fuzz in a mutated solution ('as_type<uint>(mem_flags::mem_threadgroup)'):
+    the error message itself asked for sizeof(mem_flags) and raised TypeError."""
+    err = _error("out[0] = as_type<uint>(mem_flags::mem_threadgroup);")
+    assert err.message == "as_type<uint> needs a scalar or vector value of the same size (got 'mem_flags')"
+    assert (err.line, err.col) == (1, 10)
