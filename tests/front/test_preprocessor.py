@@ -7,6 +7,7 @@ import pytest
 from metal_puzzles.msl import CompileError
 from metal_puzzles.msl.front.preprocessor import (
     MAX_EXPANSION_TOKENS,
+    MAX_MACRO_USE_TOKENS,
     MAX_SHADER_EXPANSION_TOKENS,
     Preprocessor,
 )
@@ -51,9 +52,44 @@ def test_unterminated_conditional_is_an_error() -> None:
 
 def test_exponential_macro_is_stopped() -> None:
     defs = "#define A0 x\n" + "".join(f"#define A{i} A{i - 1} A{i - 1}\n" for i in range(1, 30))
-    with pytest.raises(CompileError, match=str(MAX_EXPANSION_TOKENS)) as err:
+    with pytest.raises(CompileError, match=f"macro 'A29' expands to more than {MAX_MACRO_USE_TOKENS} tokens") as err:
         Preprocessor().process(defs + "float y = A29;", "source")
-    assert err.value.line == 31  # the use of the macro, not its definition
+    assert (err.value.line, err.value.col) == (31, 11)  # the use of the macro, not its definition
+
+
+DOUBLING_CHAIN = "#define A0 x\n" + "".join(f"#define A{i} A{i - 1} A{i - 1}\n" for i in range(1, 60))
+
+
+@pytest.mark.parametrize("bound", [MAX_EXPANSION_TOKENS, MAX_SHADER_EXPANSION_TOKENS])
+def test_a_60_level_doubling_chain_is_refused_at_its_use_by_what_it_produced(bound: int) -> None:
+    """Issue 27 section 3: 'A59' would expand to 2**59 tokens. It is refused, at the use, once the
+    tokens that use produced pass the per-use bound: the work done is that bound, not the file's
+    whole budget (a million tokens for a shader file, which took 10 s and 750 MB)."""
+    pp = Preprocessor(bound)
+    with pytest.raises(CompileError, match=f"macro 'A59' expands to more than {MAX_MACRO_USE_TOKENS} tokens") as err:
+        pp.process(DOUBLING_CHAIN + "out[0] = 1;\nint A59;\n", "source")
+    assert (err.value.file, err.value.line, err.value.col) == ("source", 62, 5)
+    assert pp.work <= MAX_MACRO_USE_TOKENS + 100
+
+
+@pytest.mark.parametrize("use", ["D(" * 60 + "y" + ")" * 60, "A59(y)"])
+def test_doubling_through_macro_arguments_counts_against_the_use(use: str) -> None:
+    """Arguments are expanded by nested calls: their tokens count against the use they are
+    arguments of, and each argument is expanded once however often the body names it (as C does),
+    so nesting does not multiply the work."""
+    defs = ("#define D(x) x x\n#define A0(x) x x\n"
+            + "".join(f"#define A{i}(x) A{i - 1}(A{i - 1}(x))\n" for i in range(1, 60)))
+    pp = Preprocessor(MAX_SHADER_EXPANSION_TOKENS)
+    with pytest.raises(CompileError, match="expands to more than") as err:
+        pp.process(defs + "int k = " + use + ";\n", "source")
+    assert (err.value.line, err.value.col) == (62, 9)
+    assert pp.work <= 2 * MAX_MACRO_USE_TOKENS
+
+
+def test_the_per_use_bound_leaves_large_files_of_small_macros_alone() -> None:
+    """The bound is per use: 30,000 uses of a small macro are a large file, not a runaway one."""
+    text = "#define F(v) (v + 1)\n" + "int y = F(2);\n" * 3000
+    assert len(Preprocessor(MAX_SHADER_EXPANSION_TOKENS).process(text, "source")) == 3000 * 9
 
 
 

@@ -114,13 +114,10 @@ class CompiledKernel:
         except ValueError as exc:
             raise ArgumentError(str(exc)) from None
         try:
-            with _deep_stack():
+            with _deep_stack(Pos("source", 1, 1)):
                 self._compile(template)
         except CompileError as err:
             raise err.with_registry(self.registry) from None
-        except RecursionError:  # a last resort: the nesting checks below should come first
-            raise CompileError("the kernel is nested too deeply for the simulator to compile",
-                               Pos("source", 1, 1), self.registry) from None
 
     def _compile(self, template) -> None:
         # Template type names must be known while parsing ('T x = ...' is a declaration).
@@ -440,13 +437,17 @@ def _triple(v, what: str) -> tuple[int, int, int]:
 
 
 @contextmanager
-def _deep_stack():
+def _deep_stack(where: Pos):
     """Room on the Python stack for the front end's recursion over nested code (bounded by
-    MAX_NESTING and MAX_TREE_DEPTH)."""
+    MAX_NESTING, MAX_TREE_DEPTH and the checker's instantiation depth). A RecursionError is a
+    last resort, for nesting those bounds missed: a compile error at ``where`` (the file's start),
+    never an exception of the simulator's own."""
     old = sys.getrecursionlimit()
     sys.setrecursionlimit(max(old, COMPILE_RECURSION_LIMIT))
     try:
         yield
+    except RecursionError:
+        raise CompileError("the kernel is nested too deeply for the simulator to compile", where) from None
     finally:
         sys.setrecursionlimit(old)
 

@@ -32,7 +32,7 @@ from .front.shader_unit import (
     parse_shader,
     top_level_items,
 )
-from .lang.errors import ArgumentError, CompileError, SourceRegistry
+from .lang.errors import ArgumentError, CompileError, Pos, SourceRegistry
 from .lang.types import (
     DTYPE_NAMES,
     UCHAR,
@@ -96,7 +96,7 @@ class ShaderLibrary:
         # A header (the book's MetalKernel may have one) goes first; '#line' keeps each file's own lines.
         text = f'#line 1 "{HEADER_FILE}"\n{header}\n#line 1 "{SHADER_FILE}"\n{source}' if header else source
         try:
-            with _deep_stack():
+            with _deep_stack(Pos(SHADER_FILE, 1, 1)):
                 tokens = Preprocessor(MAX_SHADER_EXPANSION_TOKENS, include_path).process(text, SHADER_FILE)
                 self.unit: ShaderUnit = parse_shader(tokens, set(), set())
         except CompileError as err:
@@ -120,7 +120,7 @@ class ShaderLibrary:
         its instantiation when that kernel is first used (PyTorch's libraries have thousands, and
         helpers no kernel of a shader calls)."""
         try:
-            with _deep_stack():
+            with _deep_stack(Pos(SHADER_FILE, 1, 1)):
                 self._checker = self._checked_header()
         except CompileError as err:
             raise err.with_registry(self.registry) from None
@@ -138,7 +138,7 @@ class ShaderLibrary:
         func = copy.copy(template)
         func.params = copy.deepcopy(template.params)  # the checker may note what it finds on them
         try:
-            with _deep_stack(), self.kernel_checker() as ck:
+            with _deep_stack(Pos(SHADER_FILE, 1, 1)), self.kernel_checker() as ck:
                 ck.scope = Scope(ck.globals)
                 _bind_template_arguments(ck, func, inst)
         except NoMatchingTemplate as err:
@@ -190,7 +190,7 @@ class ShaderLibrary:
             inst = self._instances[host_name]
             function = self.unit.kernels[inst.function if inst is not None else host_name]
             try:
-                with _deep_stack():
+                with _deep_stack(Pos(SHADER_FILE, 1, 1)):
                     found = ShaderKernel(host_name, self, function, inst)
             except CompileError as err:
                 raise err.with_registry(self.registry) from None
@@ -214,12 +214,13 @@ class ShaderKernel:
         self.host_name = host_name
         self.library = library
         self.max_total_threads = function.max_total_threads or MAX_THREADS_PER_THREADGROUP
-        # The checker writes its findings into the syntax tree: each instantiation checks its own copy.
-        func = copy.deepcopy(function.func)
-        too_deep = ast.too_deep(func.body, MAX_TREE_DEPTH)
+        # Checked before the copy below, which recurses as deep as the tree is.
+        too_deep = ast.too_deep(function.func.body, MAX_TREE_DEPTH)
         if too_deep is not None:
             raise CompileError(f"the kernel is nested too deeply here (more than {MAX_TREE_DEPTH} levels)",
                                too_deep.pos)
+        # The checker writes its findings into the syntax tree: each instantiation checks its own copy.
+        func = copy.deepcopy(function.func)
         with library.kernel_checker() as ck:
             # The template's arguments are names of the kernel's own scope: the helpers it calls
             # do not see them, as in C++.

@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..lang.errors import CompileError, Pos
+from ..lang.errors import CompileError, Pos, warn_compile
 from ..lang.types import BFLOAT, BOOL, FLOAT, ScalarType
 from ..lang.values import round_bfloat
 from . import ast
@@ -56,6 +56,23 @@ def _converted(value, src: ScalarType, dst: ScalarType):
     return v - (1 << dst.bits) if dst.signed and v >= 1 << (dst.bits - 1) else v
 
 
+def _integer(value, expr: ast.Expr) -> int:
+    """An operand of ``~ & | ^ << >>``, which C defines on integers alone ('1 << NAN' as an array
+    size raised ValueError)."""
+    if isinstance(value, float):
+        raise CompileError(f"invalid operands to '{expr.op}': a floating-point value where an integer is needed",
+                           expr.pos)
+    return int(value)
+
+
+def _truncated(value) -> int:
+    """A value converted to an integer: an infinity or a NaN has none (undefined in C, so not a
+    constant: '(int)NAN' as an array size is an error, not a Python ValueError)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        raise NotConstant("an infinity or NaN converted to an integer")
+    return int(value)
+
+
 def _reinterpret(value, src, dst):
     """``as_type<dst>(value)``: the same bits read as another type of the same size."""
     if not (isinstance(src, ScalarType) and isinstance(dst, ScalarType)) or BFLOAT in (src, dst) \
@@ -65,9 +82,26 @@ def _reinterpret(value, src, dst):
     return float(bits) if dst.is_float else int(bits)
 
 
+#: Bits of the widest integer a constant expression has (long, and #if's intmax_t).
+_WIDEST_BITS = 64
+
+
+def _shift(expr: ast.Binary, a: int, count: int, preprocessor: bool) -> int:
+    """``a << count`` or ``a >> count`` folded. A count that is negative or not less than the width
+    is undefined in C: in #if clang folds it as its 64-bit arithmetic does (``<<`` gives 0, ``>>``
+    shifts by 63) and warns; in a C++ constant expression it is an error, as in clang."""
+    if 0 <= count < _WIDEST_BITS:
+        return a << count if expr.op == "<<" else a >> count
+    if not preprocessor:
+        problem = "is negative" if count < 0 else f">= width of type ({count} >= {_WIDEST_BITS} bits)"
+        raise CompileError(f"shift count {problem} in a constant expression", expr.pos)
+    warn_compile("integer overflow in preprocessor expression", expr.pos)
+    return 0 if expr.op == "<<" else a >> (_WIDEST_BITS - 1)
+
+
 def evaluate(expr: ast.Expr, lookup: Callable[..., object] | None = None,
              size_of: Callable[[ast.SizeOf], int] | None = None,
-             call: Callable[[ast.Call], object] | None = None) -> int | float | bool:
+             call: Callable[[ast.Call], object] | None = None, preprocessor: bool = False) -> int | float | bool:
     """Evaluate an integral (or float) constant expression over Python numbers.
 
     Only used where C requires a constant (sizes, #if), so the values are small and the
@@ -75,12 +109,15 @@ def evaluate(expr: ast.Expr, lookup: Callable[..., object] | None = None,
     pos)`` gives a name's value; a name with template arguments (``is_same_v<T, float>``) is
     looked up as ``lookup(name, pos, template_args)``. ``size_of`` gives a ``sizeof``'s value
     (it needs the types, which only the checker knows), ``call`` a call of a ``constexpr``
-    function.
+    function. ``preprocessor``: an #if condition, whose out-of-range shifts clang folds with a
+    warning (a C++ constant expression's are errors).
     """
-    ev = lambda e: evaluate(e, lookup, size_of, call)  # noqa: E731
+    ev = lambda e: evaluate(e, lookup, size_of, call, preprocessor)  # noqa: E731
     if isinstance(expr, ast.IntLit):
         return expr.value
     if isinstance(expr, ast.FloatLit):
+        if preprocessor:  # #if computes in intmax_t alone
+            raise CompileError("floating point literal in preprocessor expression", expr.pos)
         return _typed(expr.value, expr.ty)
     if isinstance(expr, ast.BoolLit):
         return int(expr.value)
@@ -92,7 +129,7 @@ def evaluate(expr: ast.Expr, lookup: Callable[..., object] | None = None,
         return lookup(expr.ident, expr.pos)
     if isinstance(expr, ast.Unary):
         v = ev(expr.operand)
-        ops = {"-": lambda x: -x, "+": lambda x: x, "!": lambda x: int(not x), "~": lambda x: ~int(x)}
+        ops = {"-": lambda x: -x, "+": lambda x: x, "!": lambda x: int(not x), "~": lambda x: ~_integer(x, expr)}
         if expr.op not in ops:
             raise NotConstant(expr.op)
         return ops[expr.op](v)
@@ -113,8 +150,10 @@ def evaluate(expr: ast.Expr, lookup: Callable[..., object] | None = None,
             return _c_div(a, b) if expr.op == "/" else a - _c_div(a, b) * b
         table = {
             "+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b,
-            "<<": lambda: int(a) << int(b), ">>": lambda: int(a) >> int(b),
-            "&": lambda: int(a) & int(b), "|": lambda: int(a) | int(b), "^": lambda: int(a) ^ int(b),
+            "<<": lambda: _shift(expr, _integer(a, expr), _integer(b, expr), preprocessor),
+            ">>": lambda: _shift(expr, _integer(a, expr), _integer(b, expr), preprocessor),
+            "&": lambda: _integer(a, expr) & _integer(b, expr), "|": lambda: _integer(a, expr) | _integer(b, expr),
+            "^": lambda: _integer(a, expr) ^ _integer(b, expr),
             "==": lambda: int(a == b), "!=": lambda: int(a != b), "<": lambda: int(a < b),
             ">": lambda: int(a > b), "<=": lambda: int(a <= b), ">=": lambda: int(a >= b),
         }
@@ -140,11 +179,11 @@ def evaluate(expr: ast.Expr, lookup: Callable[..., object] | None = None,
         if isinstance(expr.ty, ScalarType) and isinstance(operand.ty, ScalarType):  # checked: C's conversion
             return _converted(v, operand.ty, expr.ty)
         if isinstance(expr.ty, ScalarType):  # the type as resolved ('T(x)' in a template)
-            return float(v) if expr.ty.is_float else int(v)
+            return float(v) if expr.ty.is_float else _truncated(v)
         name = expr.type_spec.name
         if name in ("float", "half", "bfloat"):
             return float(v)
-        return int(v)
+        return _truncated(v)
     if isinstance(expr, ast.Convert):
         v = ev(expr.operand)
         if isinstance(expr.ty, ScalarType) and isinstance(expr.operand.ty, ScalarType):
@@ -165,6 +204,6 @@ def eval_preprocessor_expression(tokens: list[Token], pos: Pos) -> int:
     if p.tok.kind != "eof":
         raise CompileError(f"unexpected '{p.tok.text}' in preprocessor expression", p.tok.pos)
     try:
-        return int(evaluate(expr))
+        return int(evaluate(expr, preprocessor=True))
     except NotConstant:
         raise CompileError("invalid preprocessor expression", pos) from None

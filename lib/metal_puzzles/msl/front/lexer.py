@@ -30,15 +30,23 @@ _OPERATORS = [
     "(", ")", "[", "]", "{", "}", "#",
 ]
 
+#: C++'s alternative tokens (digraphs), and the tokens they are. ``<::`` not followed by ``:`` or
+#: ``>`` is ``<`` then ``::`` (C++11 [lex.pptoken]), so ``vector<::T>`` keeps its meaning.
+DIGRAPHS = {"%:%:": "##", "<:": "[", ":>": "]", "<%": "{", "%>": "}", "%:": "#"}
+_DIGRAPH_RE = r"%:%:|<:(?!:(?![:>]))|:>|<%|%>|%:"
+
 _TOKEN_RE = re.compile(
     r"""
     (?P<ws>[ \t\r\f\v]+)
   | (?P<num>(?:0[bB][01']+[uUlL]*|0[xX][0-9a-fA-F']+(?:\.[0-9a-fA-F]*)?(?:[pP][+-]?\d+)?
             |\d[\d']*\.?\d*(?:[eE][+-]?\d+)?
             |\.\d+(?:[eE][+-]?\d+)?)[a-zA-Z_]*)
-  | (?P<id>[A-Za-z_][A-Za-z_0-9]*)
+  | (?P<id>(?:[A-Za-z_]|[^\x00-\x7f])(?:[A-Za-z_0-9]|[^\x00-\x7f])*)
   | (?P<str>"(?:[^"\\\n]|\\.)*")
   | (?P<char>'(?:[^'\\\n]|\\.)+')
+  | (?P<digraph>"""
+    + _DIGRAPH_RE
+    + r""")
   | (?P<op>"""
     + "|".join(re.escape(op) for op in _OPERATORS)
     + r""")
@@ -60,7 +68,12 @@ def strip_comments(text: str, file: str = "source") -> str:
         if c == "/" and i + 1 < n and text[i + 1] == "/":
             j = text.find("\n", i)
             j = n if j < 0 else j
-            out.append(" " * (j - i))
+            # A line comment ending in a backslash goes on into the next line: lines are
+            # spliced before comments are removed (C++ translation phases 2 and 3).
+            while j < n and text[i:j].rstrip().endswith("\\"):
+                k = text.find("\n", j + 1)
+                j = n if k < 0 else k
+            out.append("".join(ch if ch == "\n" else " " for ch in text[i:j]))
             i = j
         elif c == "/" and i + 1 < n and text[i + 1] == "*":
             j = text.find("*/", i + 2)
@@ -93,7 +106,25 @@ def tokenize_line(line: str, file: str, lineno: int, col0: int = 1) -> list[Toke
         if m is None:
             raise CompileError(f"unexpected character '{line[i]}'", Pos(file, lineno, col0 + i))
         kind = m.lastgroup
+        text = m.group()
+        if kind == "digraph":
+            kind, text = "op", DIGRAPHS[text]
+        elif kind == "id" and not text.isascii():
+            _check_identifier(text, Pos(file, lineno, col0 + i))
         if kind != "ws":
-            tokens.append(Token(kind, m.group(), Pos(file, lineno, col0 + i)))
+            tokens.append(Token(kind, text, Pos(file, lineno, col0 + i)))
         i = m.end()
     return tokens
+
+
+def _check_identifier(text: str, pos: Pos) -> None:
+    """An identifier with characters beyond ASCII ('lokál'): each must be one Unicode allows in
+    identifiers (XID_Start first, XID_Continue after, as clang requires), or it is an error at it."""
+    for k, c in enumerate(text):
+        if not (c if k == 0 else "a" + c).isidentifier():
+            where = Pos(pos.file, pos.line, pos.col + k)
+            if k == 0 and ("a" + c).isidentifier():
+                raise CompileError(f"character <U+{ord(c):04X}> not allowed at the start of an identifier", where)
+            if k == 0:
+                raise CompileError(f"unexpected character <U+{ord(c):04X}> '{c}'", where)
+            raise CompileError(f"character <U+{ord(c):04X}> not allowed in an identifier", where)

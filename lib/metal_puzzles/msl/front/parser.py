@@ -8,6 +8,7 @@ from ..lang.types import SCALAR_ALIASES, AddressSpace, lookup_builtin_type
 from . import ast
 from .ast import CastStyle
 from .lexer import Token
+from .literals import parse_char, parse_number
 
 ADDRESS_SPACES = ("device", "constant", "threadgroup", "thread", "threadgroup_imageblock", "ray_data", "object_data")
 QUALIFIERS = ("const", "volatile", "static", "constexpr", "inline", "METAL_FUNC", "thread_local", "__attribute__")
@@ -570,7 +571,11 @@ class Parser:
         left = self.parse_ternary()
         if self.tok.kind == "op" and self.tok.text in _ASSIGN_OPS:
             op = self.advance()
-            value = self.parse_initializer() if self.tok.is_op("{") else self.parse_assignment()
+            self._nest()  # 'a = b = c = ...' nests to the right: each one is a level
+            try:
+                value = self.parse_initializer() if self.tok.is_op("{") else self.parse_assignment()
+            finally:
+                self.depth -= 1
             return ast.Assign(op.pos, op.text, left, value)
         return left
 
@@ -578,9 +583,13 @@ class Parser:
         cond = self.parse_binary(0, no_gt)
         if self.tok.is_op("?"):
             q = self.advance()
-            then = self.parse_expression()
-            self.expect(":", "in the conditional expression")
-            other = self.parse_assignment() if not no_gt else self.parse_ternary(no_gt)
+            self._nest()  # 'a ? b ? c ...' nests: each conditional is a level
+            try:
+                then = self.parse_expression()
+                self.expect(":", "in the conditional expression")
+                other = self.parse_assignment() if not no_gt else self.parse_ternary(no_gt)
+            finally:
+                self.depth -= 1
             return ast.Ternary(q.pos, cond, then, other)
         return cond
 
@@ -692,9 +701,7 @@ class Parser:
         if t.kind in ("str", "char"):
             if t.kind == "char":
                 self.advance()
-                body = t.text[1:-1]
-                value = ord(bytes(body, "utf-8").decode("unicode_escape")) if body else 0
-                return ast.IntLit(t.pos, value, "", 0)
+                return parse_char(t)
             raise CompileError("string literals are not supported in kernels", t.pos)
         if t.kind == "id" or (t.is_op("::") and self.peek().kind == "id"):
             if t.text in ("true", "false"):
@@ -1351,47 +1358,6 @@ class _AliasStmt(ast.Stmt):
 
 
 AliasStmt = _AliasStmt
-
-
-def parse_number(t: Token) -> ast.Expr:
-    text = t.text.replace("'", "")
-    lower = text.lower()
-    is_hex = lower.startswith("0x")
-    is_float = ("." in text) or (not is_hex and "e" in lower.rstrip("fh")) or (is_hex and "p" in lower)
-    if is_float:
-        suffix = ""
-        while lower and lower[-1] in "fh" and not (is_hex and "p" not in lower):
-            suffix = lower[-1] + suffix
-            lower = lower[:-1]
-            text = text[:-1]
-        if len(suffix) > 1:
-            raise CompileError(f"invalid suffix '{suffix}' on floating constant", t.pos)
-        try:
-            value = float.fromhex(text) if is_hex else float(text)
-        except ValueError:
-            raise CompileError(f"invalid floating constant '{t.text}'", t.pos) from None
-        return ast.FloatLit(t.pos, value, suffix)
-    body = lower
-    suffix = ""
-    while body and body[-1] in "ul" and not (is_hex and False):
-        suffix = body[-1] + suffix
-        body = body[:-1]
-    if suffix.count("u") > 1 or suffix.count("l") > 2 or (suffix and suffix not in ("u", "l", "ul", "lu", "ll", "ull", "llu")):
-        raise CompileError(f"invalid suffix '{suffix}' on integer constant", t.pos)
-    try:
-        if is_hex:
-            value, radix = int(body[2:], 16), 16
-        elif body.startswith("0b"):
-            value, radix = int(body[2:], 2), 2
-        elif len(body) > 1 and body.startswith("0"):
-            value, radix = int(body[1:], 8), 8
-        else:
-            value, radix = int(body, 10), 10
-    except ValueError:
-        if lower.endswith("f") or lower.endswith("h"):
-            raise CompileError(f"invalid digit in integer constant '{t.text}' (write {text[:-1]}.0{text[-1]} for a floating constant)", t.pos) from None
-        raise CompileError(f"invalid integer constant '{t.text}'", t.pos) from None
-    return ast.IntLit(t.pos, value, suffix, radix)
 
 
 def _address_space(tok: Token) -> AddressSpace:

@@ -47,6 +47,14 @@ MAX_EXPANSION_TOKENS = 50_000
 #: elementwise ones). Only the kernels called are checked, so the rest costs preprocessing and parsing alone.
 MAX_SHADER_EXPANSION_TOKENS = 1_000_000
 
+#: Tokens one macro use, as written, may expand to (counting every step of its expansion, the
+#: macros inside it and its arguments' expansions included). The largest use in this repository's
+#: kernels and shaders expands to 66 tokens; instantiation macros of real shaders to hundreds. A
+#: chain of macros that each use the one before twice doubles at every level (2**59 tokens in 60
+#: lines): counted as the expansion grows, such a use is refused after this many tokens (tens of
+#: milliseconds), not after the whole budget (seconds and, for a shader, gigabytes).
+MAX_MACRO_USE_TOKENS = 20_000
+
 
 class IncludePath:
     """Where ``#include`` finds headers that are files (PyTorch's ``c10/metal/*.h`` in torch's
@@ -68,8 +76,10 @@ class IncludePath:
 
 
 class Preprocessor:
-    def __init__(self, max_tokens: int = MAX_EXPANSION_TOKENS, include_path: IncludePath | None = None) -> None:
+    def __init__(self, max_tokens: int = MAX_EXPANSION_TOKENS, include_path: IncludePath | None = None,
+                 max_use_tokens: int = MAX_MACRO_USE_TOKENS) -> None:
         self.max_tokens = max_tokens
+        self.max_use_tokens = max_use_tokens
         self.include_path = include_path
         self.macros: dict[str, Macro] = {
             name: Macro(name, None, tokenize_line(value, "<predefined>", 0)) for name, value in PREDEFINED.items()
@@ -77,6 +87,10 @@ class Preprocessor:
         # Expansion work so far, over every file and every nested expansion (a macro's arguments
         # are expanded by nested calls): a count per call would let nesting or directives reset it.
         self.work = 0
+        # The macro use (as written) being expanded, and how many more tokens it may produce.
+        self._use: Token | None = None
+        self._use_left = max_use_tokens
+        self._nesting = 0  # depth of argument expansions under way
 
     # ----------------------------------------------------------------- driver
     def process(self, text: str, file: str) -> list[Token]:
@@ -94,21 +108,27 @@ class Preprocessor:
         while i < len(lines):
             lineno = i + 1 + shift
             line = lines[i]
-            # Join backslash continuations (columns after the join refer to the first line).
+            # Backslash-newline joins lines with nothing between (C++ translation phase 2:
+            # 'ou\<newline>t' is 'out'). Each piece remembers where it starts in the joined line,
+            # so a token keeps the line and column it was written at.
+            pieces = [(0, lineno)]
             while line.rstrip().endswith("\\") and i + 1 < len(lines):
-                line = line.rstrip()[:-1] + " " + lines[i + 1]
+                line = line.rstrip()[:-1]
                 i += 1
+                pieces.append((len(line), i + 1 + shift))
+                line += lines[i]
             i += 1
             stripped = line.lstrip()
-            if stripped.startswith("#"):
+            if stripped.startswith(("#", "%:")):
                 out.extend(self._expand(pending))
                 pending = []
                 col = len(line) - len(stripped) + 1
-                toks = tokenize_line(line, where, lineno)
-                if active and len(toks) > 2 and toks[1].text == "line" and toks[2].kind == "num":
-                    shift = int(toks[2].text) - (i + 1)
-                    if len(toks) > 3 and toks[3].kind == "str":
-                        where = toks[3].text[1:-1]
+                toks = _where_written(tokenize_line(line, where, lineno), pieces)
+                if active and len(toks) > 1 and toks[1].text == "line":
+                    args = toks[2:] if len(toks) > 2 and toks[2].kind == "num" else self._expand(toks[2:])
+                    shift = _line_number(args, toks[1].pos) - (i + 1)
+                    if len(args) > 1 and args[1].kind == "str":
+                        where = args[1].text[1:-1]
                     continue
                 if active and len(toks) > 1 and toks[1].text == "include":
                     out.extend(self._include(toks[2:], toks[0].pos))
@@ -116,7 +136,7 @@ class Preprocessor:
                 active = self._directive(toks[1:], toks[0].pos, conds, active, where, lineno, col)
                 continue
             if active:
-                pending.extend(tokenize_line(line, where, lineno))
+                pending.extend(_where_written(tokenize_line(line, where, lineno), pieces))
         if conds:
             raise CompileError("unterminated conditional directive (missing #endif)", Pos(file, len(lines), 1))
         out.extend(self._expand(pending))
@@ -165,8 +185,8 @@ class Preprocessor:
             pass  # e.g. '#pragma unroll': a hint with no effect on results
         elif name == "error":
             raise CompileError("#error " + " ".join(t.text for t in args), toks[0].pos)
-        elif name in ("warning", "line"):
-            pass  # '#line' with a number is handled as lines are read
+        elif name == "warning":
+            pass
         else:
             raise CompileError(f"invalid preprocessing directive '#{name}'", toks[0].pos)
         return True
@@ -260,10 +280,22 @@ class Preprocessor:
 
     # -------------------------------------------------------------- expansion
     def _expand(self, tokens: list[Token]) -> list[Token]:
+        """Expand macros in ``tokens``. What one macro use as written produces (its arguments'
+        expansions, made by nested calls, included) is counted as it is produced, so a macro that
+        doubles at each of 60 levels is refused after ``max_use_tokens``, whatever the total budget."""
         out: list[Token] = []
         stack = tokens[::-1]  # next token at the end
+        nested = self._nesting > 0  # expanding a macro's argument: every token belongs to the use outside
+        written = 0 if nested else len(stack)  # stack[:written] are tokens as written in the text
         while stack:
             t = stack.pop()
+            if len(stack) < written:
+                written = len(stack)
+                self._use, self._use_left = t, self.max_use_tokens
+            else:
+                self._use_left -= 1
+                if self._use_left < 0:
+                    raise _use_too_large(self._use, self.max_use_tokens)
             self.work += 1
             if self.work > self.max_tokens:
                 # Macros that expand to exponentially many tokens would take the machine down.
@@ -282,6 +314,7 @@ class Preprocessor:
                     continue
                 stack.pop()
                 args = self._collect_args(stack, t)
+                written = min(written, len(stack))  # the arguments may have been written tokens
                 body = self._substitute(macro, self._bind(macro, args, t), t)
             stack.extend(reversed(body))
         return out
@@ -293,6 +326,11 @@ class Preprocessor:
             if not stack:
                 raise CompileError(f"unterminated call to macro '{name_tok.text}'", name_tok.pos)
             t = stack.pop()
+            # The arguments count against the use too: nested calls 'F(F(F(...)))' read the rest
+            # of the text again at every level, and would otherwise cost its square unbounded.
+            self._use_left -= 1
+            if self._use_left < 0:
+                raise _use_too_large(self._use, self.max_use_tokens)
             if t.is_op("(", "[", "{"):
                 depth += 1
             elif t.is_op(")", "]", "}"):
@@ -328,6 +366,8 @@ class Preprocessor:
         hide = use.hide | {macro.name}
         body = macro.body
         out: list[Token] = []
+        expanded: dict[str, list[Token]] = {}
+        unions: dict[frozenset[str], frozenset[str]] = {}  # one set per distinct hide set, not per token
         j = 0
         while j < len(body):
             t = body[j]
@@ -339,8 +379,20 @@ class Preprocessor:
             pasting = (j + 1 < len(body) and body[j + 1].is_op("##")) or (j > 0 and body[j - 1].is_op("##"))
             if t.kind == "id" and t.text in binding:
                 arg = binding[t.text]
-                replacement = arg if pasting else self._expand(arg)
-                out.extend(Token(x.kind, x.text, use.pos, x.hide | hide) for x in replacement)
+                if pasting:
+                    replacement = arg
+                else:
+                    # An argument is expanded once, however often the body uses it (C 6.10.3.1).
+                    if t.text not in expanded:
+                        self._nesting += 1
+                        try:
+                            expanded[t.text] = self._expand(arg)
+                        finally:
+                            self._nesting -= 1
+                    replacement = expanded[t.text]
+                out.extend(Token(x.kind, x.text, use.pos, _union(x.hide, hide, unions)) for x in replacement)
+                if len(out) > self._use_left:  # every one will be read: refuse before building more
+                    raise _use_too_large(self._use, self.max_use_tokens)
             elif t.is_op("##"):
                 out.append(t)
             else:
@@ -358,6 +410,50 @@ class Preprocessor:
                 raise CompileError(f"pasting '{left.text}' and '{right.text}' does not give a valid token", use.pos)
             out[k - 1 : k + 2] = [Token(pasted[0].kind, pasted[0].text, use.pos, hide)]
         return out
+
+
+def _where_written(tokens: list[Token], pieces: list[tuple[int, int]]) -> list[Token]:
+    """Tokens of a line joined from several by backslash-newlines, each placed on the physical
+    line (and column) where it starts; ``pieces`` are (offset in the joined line, line number)."""
+    if len(pieces) == 1:
+        return tokens
+    for t in tokens:
+        offset = t.pos.col - 1
+        start, line = next((p for p in reversed(pieces) if p[0] <= offset), pieces[0])
+        t.pos = Pos(t.pos.file, line, offset - start + 1)
+    return tokens
+
+
+def _line_number(args: list[Token], pos: Pos) -> int:
+    """The number a ``#line`` directive gives the next line: a simple decimal digit sequence, as
+    clang requires (no '0x', no suffix), that fits its 32-bit line counter."""
+    if not args or args[0].kind != "num":
+        raise CompileError("#line directive requires a positive integer argument", args[0].pos if args else pos)
+    digits = args[0].text
+    for k, c in enumerate(digits):
+        if not (c.isdigit() and c.isascii()) and c != "'":
+            raise CompileError("#line directive requires a simple digit sequence",
+                               Pos(args[0].pos.file, args[0].pos.line, args[0].pos.col + k))
+    digits = digits.replace("'", "").lstrip("0") or "0"
+    if len(digits) > 10 or int(digits) >= 2**32:
+        raise CompileError("#line directive requires a positive integer argument", args[0].pos)
+    return int(digits)
+
+
+def _union(a: frozenset[str], b: frozenset[str], cache: dict[frozenset[str], frozenset[str]]) -> frozenset[str]:
+    """``a | b``, made once for each distinct ``a`` (the tokens of an argument mostly share one)."""
+    found = cache.get(a)
+    if found is None:
+        found = cache[a] = a | b
+    return found
+
+
+def _use_too_large(use: Token | None, limit: int) -> CompileError:
+    """The error for a macro use whose expansion outgrew ``limit`` tokens, at the use as written."""
+    assert use is not None  # only tokens produced by expanding a written use are counted
+    return CompileError(f"macro '{use.text}' expands to more than {limit} tokens, more than the simulator "
+                        "compiles from one use of a macro; a macro that uses another twice doubles the "
+                        "expansion at each level", use.pos)
 
 
 def _header_name(args: list[Token], where: str, pos: Pos) -> str:

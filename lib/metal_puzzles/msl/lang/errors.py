@@ -8,6 +8,7 @@ never into generated code.
 from __future__ import annotations
 
 import difflib
+import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -98,6 +99,17 @@ class CompileError(_ShownAlone, Exception):
     def located(self, where: str) -> CompileError:
         """The same error, its location followed by ``where`` (the line in the learner's code)."""
         return CompileError(self.message, self.pos, self.registry, where)
+
+
+class CompileWarning(UserWarning):
+    """What clang warns about and still compiles (a floating constant too large for its type, a
+    multi-character character constant): the kernel runs with the value clang gives it."""
+
+
+def warn_compile(message: str, pos: Pos) -> None:
+    """Warn as clang does, at ``pos`` (``source:3:14: warning: ...``); compiling goes on."""
+    # Filed under the kernel's file and line, not the simulator's (whose line would be shown).
+    warnings.warn_explicit(render_diagnostic(pos, "warning", message, None), CompileWarning, pos.file, pos.line)
 
 
 class KernelRuntimeError(_ShownAlone, Exception):

@@ -31,6 +31,13 @@ from .packs import PARAMETER_PACK, element_name, rename
 from .state import FUNCTION_ARGUMENT, CheckerState, Scope
 from .typenames import SubstitutionFailure
 
+#: Function instances being checked inside each other (a chain of calls through functions not yet
+#: checked, or template recursion). Deeper chains could not run anyway: the executor stops a
+#: thread's calls at 64 deep (run/codegen.py's MAX_CALL_DEPTH). Bounding them here keeps the
+#: checker's recursion (dozens of Python frames a level) off Python's limit, and stops a variadic
+#: template that instantiates itself with a longer pack at every level (seconds per level).
+MAX_INSTANTIATION_DEPTH = 64
+
 
 class Calls(CheckerState):
     def e_Call(self, e: ast.Call) -> ast.Expr:
@@ -496,6 +503,13 @@ class Calls(CheckerState):
         # Metal (MSL 2.4 on) compiles recursion, and the executor bounds its depth at run time.
         if key in self.instances:
             return self.instances[key]
+        if len(self.instantiating) >= MAX_INSTANTIATION_DEPTH:
+            if binding:  # 'g(t..., 1)' in a variadic g instantiates a longer g at every level, forever
+                raise CompileError(f"recursive template instantiation exceeded maximum depth of "
+                                   f"{MAX_INSTANTIATION_DEPTH} (instantiating '{fd.name}'; the simulator's bound, "
+                                   "clang's is 1024)", pos)
+            raise CompileError(f"'{fd.name}' is called more than {MAX_INSTANTIATION_DEPTH} calls deep (each function "
+                               "calls the next): more than a kernel may nest calls in the simulator", pos)
         body = copy.deepcopy(fd.body)
         saved_scope, saved_func, saved_addr = self.scope, self.func, self.addressed
         saved_namespace = self.enter_namespace(fd.namespace)

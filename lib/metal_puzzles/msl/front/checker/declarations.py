@@ -124,6 +124,8 @@ class Declarations(CheckerState):
                 if space not in (AddressSpace.THREAD, AddressSpace.THREADGROUP):
                     raise CompileError(f"arrays inside a kernel must be 'thread' or 'threadgroup' (found '{space}')",
                                        d.pos)
+                if isinstance(ty, VoidType):  # 'threadgroup void t;' has no size to allocate
+                    raise CompileError(f"cannot declare a variable of type '{ty}'", d.pos)
                 kind = VarKind.ARRAY if isinstance(ty, ArrayType) else VarKind.TGVAR
                 var = Var(d.name, ty, kind, d.pos, slot=self.new_slot(), space=space)
                 if space == AddressSpace.THREADGROUP:

@@ -507,7 +507,11 @@ class Expressions(CheckerState):
         if e.style == CastStyle.AS_TYPE and isinstance(ty, PointerType) and isinstance(src, PointerType):
             e.style = CastStyle.REINTERPRET  # as_type of a pointer: the same address, another pointee type
         if e.style == CastStyle.AS_TYPE:
-            if not (is_arith(ty) and is_arith(src)) or size_of(ty) != size_of(src):
+            if not (is_arith(ty) and is_arith(src)):
+                # Only arithmetic types have sizes to compare ('mem_flags' has none here).
+                raise CompileError(f"as_type<{ty}> needs a scalar or vector value of the same size (got '{src}')",
+                                   e.pos)
+            if size_of(ty) != size_of(src):
                 raise CompileError(f"as_type<{ty}> needs a value of the same size (got '{src}', "
                                    f"{size_of(src)} vs {size_of(ty)} bytes)", e.pos)
             e.operand = operand

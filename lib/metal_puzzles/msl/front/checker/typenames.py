@@ -176,6 +176,8 @@ class TypeResolution(CheckerState):
             space = spec.space if ty is base and spec.space else (pspace or default_space)
             const = spec.const if ty is base else False
             ty = PointerType(ty, space, const)
+        if spec.array_dims and isinstance(ty, VoidType):
+            raise CompileError("array has incomplete element type 'void'", spec.pos)
         for k, dim in enumerate(reversed(spec.array_dims)):
             if dim is None:
                 if k == len(spec.array_dims) - 1 and isinstance(init, ast.InitList):
