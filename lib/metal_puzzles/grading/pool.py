@@ -90,6 +90,11 @@ def _worker_main(conn: Connection, limits: Limits, lifeline: Connection | None =
     # (bounded by msl.api's budget) never count against a later student's memory.
     baseline = _address_space()
     headroom = limits.memory_bytes - baseline if baseline is not None else None
+    if headroom is not None and headroom < _MIN_HEADROOM_BYTES:
+        # Warm-up fitted in memory the process already had, but no check would: every student
+        # would be failed for the grader's own setting. A worker that cannot work does not start.
+        raise MemoryError(f"after warming up the worker holds {baseline / 2**20:.0f} MiB of its "
+                          f"{limits.memory_bytes / 2**20:.0f} MiB limit, leaving no room for a check")
     conn.send((_Message.READY, os.getpid()))
     while True:
         try:
@@ -120,6 +125,10 @@ def _worker_main(conn: Connection, limits: Limits, lifeline: Connection | None =
                 conn.send((_Message.LIMIT, task.task_id, "its result was too large to send back", cost))
         except (BrokenPipeError, ConnectionResetError):  # the parent is gone: nobody to tell
             return
+
+
+#: The least memory a worker must have free after warming up to take a check at all.
+_MIN_HEADROOM_BYTES = 16 * 2**20
 
 
 def _limit_cpu(seconds: float) -> bool:
