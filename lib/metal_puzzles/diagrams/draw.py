@@ -259,8 +259,10 @@ _GLYPH_WIDTH = {ch: w for w, chars in _GLYPH_EMS.items() for ch in chars}
 @functools.lru_cache(maxsize=8192)  # the same values and labels, diagram after diagram
 def text_width(s: str, size: float) -> float:
     """Estimated width of a text in pixels: chalk neither measures text nor aligns it other
-    than centred, so left-aligned labels are placed from this estimate."""
-    return sum(_GLYPH_WIDTH.get(ch, 0.7) for ch in s) * size
+    than centred, so left-aligned labels are placed from this estimate. Summed with math.fsum,
+    correctly rounded on every Python (3.12's sum() of floats compensates, earlier ones do not,
+    which moved labels by 0.1 px and made the drawn images differ by Python version)."""
+    return math.fsum(_GLYPH_WIDTH.get(ch, 0.7) for ch in s) * size
 
 
 def fmt_value(v) -> str:
@@ -418,7 +420,7 @@ class ArrayView:
         if not self.ghosts:
             return 0.0
         more = 10 + text_width(f"+{self.ghosts_hidden}", 10) if self.ghosts_hidden else 0.0
-        return GHOST_GAP + sum(g.width + (14 if g.gap_before else 2) for g in self.ghosts) + more
+        return GHOST_GAP + math.fsum(g.width + (14 if g.gap_before else 2) for g in self.ghosts) + more
 
     @property
     def width(self) -> float:
@@ -909,7 +911,7 @@ def _layout_panel(panel: Panel) -> None:
         v.label_w = label_w
 
     def sections_width() -> float:
-        return max((sum(v.width + ARRAY_GAP for v in s) - ARRAY_GAP for s in panel.sections), default=0)
+        return max((math.fsum(v.width + ARRAY_GAP for v in s) - ARRAY_GAP for s in panel.sections), default=0)
 
     if sections_width() + 2 * PANEL_PAD > MAX_PANEL_W:
         for v in views:
@@ -1102,7 +1104,7 @@ def _header(result, title: str | None, groups: Sequence[int], n_groups: int,
         legend = marks_legend(list(sites)) + (f" ({len(unseen)} in threadgroups not shown)" if unseen else "")
         lines += [(part, 11.0, FINDING_RED) for part in wrap_to_width(legend, 11.0, wrap_w)]
     width = max(text_width(s, size) for s, size, _ in lines)
-    height = sum(size + 8 for _, size, _ in lines) + 10
+    height = math.fsum(size + 8 for _, size, _ in lines) + 10
     return Header(lines, width, height)
 
 
