@@ -105,25 +105,10 @@ def load_mapping(path: str | Path | None) -> dict[str, str]:
     none, a byte-order mark or none, commas, semicolons or tabs. Raises ``MappingError``."""
     if path is None:
         return {}
-    try:
-        with open(path, "rb") as f:
-            raw = f.read(MAX_MAPPING_BYTES + 1)
-    except OSError as exc:
-        raise MappingError(f"cannot read the mapping file {printable(path)}: {exc.strerror or exc}") from None
-    if len(raw) > MAX_MAPPING_BYTES:
-        raise MappingError(f"the mapping file {printable(path)} is larger than {MAX_MAPPING_BYTES >> 20} MiB")
-    try:
-        text = raw.decode("utf-8-sig")  # Excel's "CSV UTF-8" starts with a byte-order mark
-    except UnicodeDecodeError as exc:
-        raise MappingError(f"the mapping file {printable(path)} is not UTF-8 text (byte {exc.start}); save it "
-                           "as 'CSV UTF-8'") from None
-    delimiter = _delimiter(text)
     mapping: dict[str, str] = {}
     where: dict[str, int] = {}
-    for line, row in enumerate(csv.reader(io.StringIO(text), delimiter=delimiter), start=1):
+    for line, row in mapping_rows(path):
         cells = [c.strip() for c in row]
-        if not any(cells):
-            continue
         if line == 1 and cells[0].lower() in _HEADER_WORDS:
             continue
         if len(cells) < 2 or not cells[0] or not cells[1]:
@@ -141,6 +126,25 @@ def load_mapping(path: str | Path | None) -> dict[str, str]:
     if not mapping:
         raise MappingError(f"the mapping file {printable(path)} holds no 'notebook file, student id' rows")
     return mapping
+
+
+def mapping_rows(path: str | Path) -> list[tuple[int, list[str]]]:
+    """The non-blank rows of a mapping or roster CSV, with their line numbers, as a spreadsheet
+    saves it: a byte-order mark or none, commas, semicolons or tabs. Raises ``MappingError``."""
+    try:
+        with open(path, "rb") as f:
+            raw = f.read(MAX_MAPPING_BYTES + 1)
+    except OSError as exc:
+        raise MappingError(f"cannot read the mapping file {printable(path)}: {exc.strerror or exc}") from None
+    if len(raw) > MAX_MAPPING_BYTES:
+        raise MappingError(f"the mapping file {printable(path)} is larger than {MAX_MAPPING_BYTES >> 20} MiB")
+    try:
+        text = raw.decode("utf-8-sig")  # Excel's "CSV UTF-8" starts with a byte-order mark
+    except UnicodeDecodeError as exc:
+        raise MappingError(f"the mapping file {printable(path)} is not UTF-8 text (byte {exc.start}); save it "
+                           "as 'CSV UTF-8'") from None
+    reader = csv.reader(io.StringIO(text), delimiter=_delimiter(text))
+    return [(line, row) for line, row in enumerate(reader, start=1) if any(c.strip() for c in row)]
 
 
 def _delimiter(text: str) -> str:

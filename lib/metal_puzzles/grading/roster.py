@@ -14,13 +14,11 @@ third column first) before a class is graded under file-name ids.
 
 from __future__ import annotations
 
-import csv
-import io
 import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from .ids import MAX_ID_CHARS, MAX_MAPPING_BYTES, MappingError, load_mapping
+from .ids import MAX_ID_CHARS, MappingError, load_mapping, mapping_rows
 from .safe_text import printable
 from .submissions import Submission
 
@@ -81,25 +79,7 @@ def load_roster(path: str | Path | None) -> Roster:
 
 
 def _rows(path: str | Path) -> list[list[str]]:
-    try:
-        with open(path, "rb") as f:
-            raw = f.read(MAX_MAPPING_BYTES + 1)
-    except OSError as exc:
-        raise MappingError(f"cannot read the mapping file {printable(path)}: {exc.strerror or exc}") from None
-    if len(raw) > MAX_MAPPING_BYTES:
-        raise MappingError(f"the mapping file {printable(path)} is larger than {MAX_MAPPING_BYTES >> 20} MiB")
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise MappingError(f"the mapping file {printable(path)} is not UTF-8 text (byte {exc.start}); save it "
-                           "as 'CSV UTF-8'") from None
-    first = next((ln for ln in text.splitlines() if ln.strip()), "")
-    try:
-        dialect = csv.Sniffer().sniff(first, delimiters=",;\t")
-        delimiter = dialect.delimiter
-    except csv.Error:
-        delimiter = ","
-    return [row for row in csv.reader(io.StringIO(text), delimiter=delimiter) if any(c.strip() for c in row)]
+    return [row for _, row in mapping_rows(path)]
 
 
 def _named_columns(header: list[str]) -> tuple[int, int, int | None] | None:
