@@ -23,14 +23,16 @@ from .model import ExplorerModel
 from .page import (
     CELL_PICK_CLASS,
     DIAGRAM_CANVAS_HTML,
+    DIAGRAM_WANT_CLASS,
     KEYBOARD_GUARD_HTML,
     ROOT_CLASS,
     SHOW_CURRENT_LINE_HTML,
     STYLE_HTML,
     PickedSpace,
+    diagram_message_html,
     diagram_patch,
-    diagram_source_html,
     parse_cell_pick,
+    parse_diagram_want,
 )
 
 #: Findings the explorer lists as buttons (a runaway kernel can have a couple of hundred).
@@ -164,16 +166,21 @@ class Explorer:
         self.cell_info.add_class("mp-cell-info")
         self.accesses = W.HTML()
         self.accesses.add_class("mp-accesses-box")
-        # The diagram: a canvas the page draws it in, and a hidden source of each version of it
-        # with what changed since the one before (page.py: only that is redrawn).
+        # The diagram: a canvas the page draws it in, a hidden source of what changed in it since
+        # the version before (page.py: only that is sent and redrawn), and a hidden box in which a
+        # canvas that cannot apply a change (a new view) asks for the whole diagram.
         self.diagram_canvas = W.HTML(DIAGRAM_CANVAS_HTML)
         self.diagram_canvas.add_class("mp-diagram")
         self.diagram = W.HTML(layout=W.Layout(display="none"))
         self.diagram.add_class("mp-diagram-source")
+        self.diagram_want = W.Text(layout=W.Layout(display="none"))
+        self.diagram_want.add_class(DIAGRAM_WANT_CLASS)
+        self.diagram_want.observe(self._on_diagram_want, names="value")
         #: The SVG of the diagram shown, as the page draws it.
         self.diagram_svg = ""
         self._diagram_parts: list[str] = []  # the version sent last, separated into its elements
         self._diagram_version = 0
+        self._diagram_shows = ""  # whose diagram the version sent last is (its data-shows)
         self.counts = W.HTML()
         self.counts.add_class("mp-counts")
         self.cost = W.HTML()  # the cost model's figures, when the run carries a profile
@@ -239,7 +246,7 @@ class Explorer:
         # screen either way.
         code = W.VBox([stepper, self.variables, self.source])
         code.add_class("mp-left")
-        right = W.VBox([self.diagram_canvas, self.diagram])
+        right = W.VBox([self.diagram_canvas, self.diagram, self.diagram_want])
         right.add_class("mp-right")
         info = W.VBox([self.who, self.cell_info, self.accesses, self.cell_pick])
         info.add_class("mp-info")
@@ -416,9 +423,19 @@ class Explorer:
         patch = diagram_patch(self._diagram_parts, parts, base=self._diagram_version)
         self._diagram_version += 1
         self._diagram_parts = parts
+        self._diagram_shows = f"{self.model.label(lane)}, {phase}{when}"
         self.diagram_svg = "".join(parts)
-        self.diagram.value = diagram_source_html(parts, self._diagram_version,
-                                                 f"{self.model.label(lane)}, {phase}{when}", patch)
+        self.diagram.value = diagram_message_html(parts, self._diagram_version, self._diagram_shows, patch)
+
+    def _on_diagram_want(self, change) -> None:
+        """A canvas asked for the whole diagram (page.py): the diagram shown, whole, as the next
+        version, which canvases that already show it need not redraw."""
+        if not parse_diagram_want(change["new"]) or not self._diagram_parts:
+            return
+        same = self._diagram_version
+        self._diagram_version += 1
+        self.diagram.value = diagram_message_html(self._diagram_parts, self._diagram_version, self._diagram_shows,
+                                                  None, same=same)
 
     def _cost_html(self, lane: int) -> str:
         """Per line, the cost model's figures; and what this thread's SIMD-group paid at each access."""
