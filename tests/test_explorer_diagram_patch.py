@@ -161,3 +161,48 @@ def test_a_first_diagram_or_another_drawing_is_drawn_whole() -> None:
     assert "data-patch='null'" in page and "data-version='4'" in page
     # The SVG travels as the text of a textarea, escaped: none of it is parsed as the page's HTML.
     assert "&lt;svg a&gt;" in page and "<svg a>" not in page
+
+
+def test_a_diagram_shown_before_is_not_drawn_again(racy_transpose: Explorer, monkeypatch) -> None:
+    """Back and forth between two steps or two threads, or the same finding again: the diagram
+    drawn the first time is sent again, the same, without drawing it anew (tens of milliseconds
+    on this 1,024-thread threadgroup)."""
+    import metal_puzzles.explorer.widgets as widgets
+
+    ex = Explorer(racy_transpose.model.result, "III.1")  # a fresh one, which remembers nothing yet
+    drawn = []
+    real_draw = widgets.draw_run
+    monkeypatch.setattr(widgets, "draw_run", lambda *a, **k: drawn.append(1) or real_draw(*a, **k))
+    ex.thread.value = 700
+    ex.move(1)
+    first = ex._diagram_parts
+    ex.thread.value = 701
+    ex.thread.value = 700
+    assert len(drawn) == 3
+    assert ex._diagram_parts == first and ex._diagram_shows.endswith(f", at step {ex.step_index + 1}")
+    ex.move(-1)
+    ex.move(1)
+    assert len(drawn) == 4 and ex._diagram_parts == first
+    # Remembered diagrams are bounded: the oldest is drawn again.
+    for thread in range(widgets.DIAGRAMS_REMEMBERED + 1):
+        ex.thread.value = thread
+    drawn.clear()
+    ex.thread.value = 700
+    assert len(drawn) == 1 and ex._diagram_parts == first
+
+
+def test_a_thread_change_moves_no_array_of_the_diagram(racy_transpose: Explorer) -> None:
+    """At the last step, where every thread's arrows are drawn, the threads of the transpose send
+    their values across the tile: each thread's arrows travel another distance. The gaps between
+    the arrays are opened for the farthest any could travel (draw_run's ``steady_gaps``), so a
+    thread change moves nothing: the diagram keeps its size and only that thread's marks are sent
+    (they used to shift the output array and resend a third of the diagram, 150 kB)."""
+    ex = racy_transpose
+    ex.move(ex.model.n_steps)
+    for thread in (1, 5, 40, 517, 1000):
+        before, version = ex._diagram_parts, ex._diagram_version
+        ex.thread.value = thread
+        patch = diagram_patch(before, ex._diagram_parts, base=version)
+        assert not patch.head, f"thread {thread}: the diagram changed size"
+        assert len(ex.diagram.value) < len(ex.diagram_svg) / 10, \
+            f"thread {thread}: {len(ex.diagram.value)} bytes sent for a diagram of {len(ex.diagram_svg)}"

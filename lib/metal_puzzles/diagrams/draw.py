@@ -97,14 +97,17 @@ PALETTE = ("#1f77b4", "#bcbd22", "#2ca02c", "#ff7f0e", "#9467bd", "#8c6d31", "#e
 
 # ----------------------------------------------------------------------------- public API
 def draw_run(result, title: str | None = None, max_groups: int = 4, only_group: int | None = None,
-             selected_lane: int | None = None, clickable: bool = False) -> Diagram:
+             selected_lane: int | None = None, clickable: bool = False, steady_gaps: bool = False) -> Diagram:
     """The diagram of a traced run: a header and one panel per threadgroup (the first
     ``max_groups`` of them, or just threadgroup ``only_group``, a linear index). Works without a
     trace too, showing only the arrays.
 
     For the explorer: ``selected_lane`` frames that thread's swatch (the thread it shows), and
     ``clickable`` lays invisible targets over the cells that name their array and element
-    (``svg_text.CellTargets``), for a click on a cell to select the threads that touched it."""
+    (``svg_text.CellTargets``), for a click on a cell to select the threads that touched it;
+    ``steady_gaps`` opens the gaps between lines of arrays for the farthest an arrow could travel
+    rather than for the arrows drawn, so that the diagrams of one run's threads share one layout
+    (a thread change moves no array: the explorer redraws only what changed)."""
     n_groups = int(result.lanes.n_groups)
     if only_group is not None:
         if not 0 <= only_group < n_groups:
@@ -113,7 +116,7 @@ def draw_run(result, title: str | None = None, max_groups: int = 4, only_group: 
     else:
         shown = list(range(min(n_groups, max(1, max_groups))))
     sites = finding_sites(result)
-    panels = [_build_panel(result, g, sites, first_group=shown[0]) for g in shown]
+    panels = [_build_panel(result, g, sites, first_group=shown[0], steady_gaps=steady_gaps) for g in shown]
     for p in panels:
         p.selected_lane = selected_lane
         p.clickable = clickable
@@ -440,19 +443,11 @@ class ArrayView:
     def height(self) -> float:
         return max(self.top + self.rows * self.cell, 30.0)
 
-    def cell_boxes(self) -> list[tuple[float, float, float, float]]:
+    def cell_boxes(self) -> tuple[tuple[float, float, float, float], ...]:
         """``cell_box`` of every drawn element, in order (the painter's loop: the grid's origin
         is worked out once rather than per cell)."""
-        per_block = max(self.rows * self.cols, 1)
-        cols = max(self.cols, 1)
-        gx, gy, cell, block_w = self.x + self.label_w + self.margin, self.y + self.top, self.cell, self.block_w
-        out = []
-        for i in range(self.drawn):
-            b, rest = divmod(i, per_block)
-            r, c = divmod(rest, cols)
-            x0, y0 = gx + b * block_w + c * cell, gy + r * cell
-            out.append((x0, y0, x0 + cell, y0 + cell))
-        return out
+        return _cell_boxes(self.drawn, max(self.rows * self.cols, 1), max(self.cols, 1),
+                           self.x + self.label_w + self.margin, self.y + self.top, self.cell, self.block_w)
 
     def cell_box(self, i: int) -> tuple[float, float, float, float] | None:
         if i < 0 or i >= self.drawn:
@@ -462,6 +457,18 @@ class ArrayView:
         x0 = self.x + self.label_w + self.margin + b * self.block_w + c * self.cell
         y0 = self.y + self.top + r * self.cell
         return (x0, y0, x0 + self.cell, y0 + self.cell)
+
+
+@functools.lru_cache(maxsize=64)  # the same grids at every redraw of the explorer's diagram
+def _cell_boxes(drawn: int, per_block: int, cols: int, gx: float, gy: float, cell: float,
+                block_w: float) -> tuple[tuple[float, float, float, float], ...]:
+    out = []
+    for i in range(drawn):
+        b, rest = divmod(i, per_block)
+        r, c = divmod(rest, cols)
+        x0, y0 = gx + b * block_w + c * cell, gy + r * cell
+        out.append((x0, y0, x0 + cell, y0 + cell))
+    return tuple(out)
 
 
 def grid_shape(shape: Sequence[int]) -> tuple[int, int, bool, bool]:
@@ -671,7 +678,8 @@ def _legend(result, group: int) -> list[tuple[str, str]]:
     return [(_pos_text(lanes.pos[l], dims), thread_color(int(lanes.index_in_group[l]))) for l in members]
 
 
-def _build_panel(result, group: int, sites: Sequence[FindingSite] = (), first_group: int = 0) -> Panel:
+def _build_panel(result, group: int, sites: Sequence[FindingSite] = (), first_group: int = 0,
+                 steady_gaps: bool = False) -> Panel:
     accesses = group_accesses(result, group)
     colors = _lane_colors(result, group)
     shared, phases = _shared_sections(result, accesses, colors)
@@ -683,7 +691,7 @@ def _build_panel(result, group: int, sites: Sequence[FindingSite] = (), first_gr
     panel.marks = _panel_marks(result, group, sites, panel, phases, colors, first_group, unwritten)
     _layout_panel(panel)
     _route_arrows(panel)
-    _relayout_for_arrows(panel)
+    _relayout_for_arrows(panel, steady_gaps)
     _route_arrows(panel)
     _layout_notes(panel)
     return panel
@@ -868,17 +876,20 @@ def _layout_sections(sections: list[list[ArrayView]], x0: float, y0: float,
     return width, y
 
 
-def _relayout_for_arrows(panel: Panel) -> None:
+def _relayout_for_arrows(panel: Panel, steady: bool = False) -> None:
     """Open up the gap above a line of arrays in proportion to how far its incoming arrows
-    travel sideways, so that long S-curves do not flatten into horizontal bundles."""
+    travel sideways, so that long S-curves do not flatten into horizontal bundles; ``steady``:
+    as far as any arrow could travel (the panel's arrays' extent), whichever arrows are drawn."""
     travel: dict[tuple, float] = defaultdict(float)
     for a in panel.arrows:
         if a.points:
             dx = abs(a.points[-1][0] - a.points[0][0])
             travel[a.target[0]] = max(travel[a.target[0]], dx)
+    views = [v for s in panel.sections for v in s]
+    extent = max((v.x + v.width for v in views), default=0.0) - min((v.x for v in views), default=0.0)
 
     def gap(line: list[ArrayView]) -> float:
-        far = max((travel.get(v.key, 0.0) for v in line), default=0.0)
+        far = extent if steady else max((travel.get(v.key, 0.0) for v in line), default=0.0)
         return min(SECTION_GAP + 0.1 * far, 3 * SECTION_GAP)
 
     top = min((v.y for s in panel.sections for v in s), default=0.0)

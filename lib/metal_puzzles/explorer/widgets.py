@@ -6,6 +6,7 @@ puzzle in place. Standard ipywidgets only, so it works in JupyterLab, Notebook 7
 from __future__ import annotations
 
 import html
+from collections import OrderedDict
 from collections.abc import Callable
 
 import ipywidgets as W
@@ -47,6 +48,11 @@ MAX_THREAD_BUTTONS = 64
 
 #: Threads named when a click on a cell says who touched it.
 MAX_TOUCHING_LISTED = 8
+
+#: Diagrams kept drawn, by thread, phase and step: a learner goes back and forth between steps,
+#: compares two threads, clicks the same finding again, and each of those redraws of a
+#: 1,024-thread threadgroup's diagram cost tens of milliseconds (a few hundred kB each).
+DIAGRAMS_REMEMBERED = 32
 
 _COUNTER_NAMES = (("global_reads", "global reads"), ("global_writes", "global writes"),
                   ("shared_reads", "shared reads"), ("shared_writes", "shared writes"), ("atomics", "atomics"))
@@ -179,6 +185,8 @@ class Explorer:
         #: The SVG of the diagram shown, as the page draws it.
         self.diagram_svg = ""
         self._diagram_parts: list[str] = []  # the version sent last, separated into its elements
+        # Drawn diagrams by (lane, phase, step), least recently shown first.
+        self._drawn: OrderedDict[tuple[int, int | None, int | None], list[str]] = OrderedDict()
         self._diagram_version = 0
         self._diagram_shows = ""  # whose diagram the version sent last is (its data-shows)
         self.counts = W.HTML()
@@ -413,11 +421,7 @@ class Explorer:
         before and whose diagram it is (``data-shows``, which the page writes on the canvas when it
         has drawn it: a reader of the page, a browser test, can tell it from the one before)."""
         step = self.step_index if self.diagram_follows_step and self.model.n_steps else None
-        filtered = self.model.filtered_result(lane, self.selected_phase, step=step)
-        group = int(self.model.result.lanes.group[lane])
-        diagram = draw_run(filtered, title=self.title, max_groups=self.model.n_groups, only_group=group,
-                           selected_lane=lane, clickable=True)
-        parts = fitting_svg(to_svg(diagram, separated=True)).split(PART_SEPARATOR)
+        parts = self._diagram_of(lane, self.selected_phase, step)
         phase = "all phases" if self.selected_phase is None else f"phase {self.selected_phase}"
         when = "" if step is None else f", at step {step + 1}"
         patch = diagram_patch(self._diagram_parts, parts, base=self._diagram_version)
@@ -426,6 +430,23 @@ class Explorer:
         self._diagram_shows = f"{self.model.label(lane)}, {phase}{when}"
         self.diagram_svg = "".join(parts)
         self.diagram.value = diagram_message_html(parts, self._diagram_version, self._diagram_shows, patch)
+
+    def _diagram_of(self, lane: int, phase: int | None, step: int | None) -> list[str]:
+        """The separated SVG of one thread's diagram, in one phase or all, at a step or for the
+        whole run: drawn, or remembered from an earlier click."""
+        key = (lane, phase, step)
+        parts = self._drawn.get(key)
+        if parts is None:
+            filtered = self.model.filtered_result(lane, phase, step=step)
+            group = int(self.model.result.lanes.group[lane])
+            diagram = draw_run(filtered, title=self.title, max_groups=self.model.n_groups, only_group=group,
+                               selected_lane=lane, clickable=True, steady_gaps=True)
+            parts = fitting_svg(to_svg(diagram, separated=True)).split(PART_SEPARATOR)
+            if len(self._drawn) >= DIAGRAMS_REMEMBERED:
+                self._drawn.popitem(last=False)
+        self._drawn[key] = parts
+        self._drawn.move_to_end(key)
+        return parts
 
     def _on_diagram_want(self, change) -> None:
         """A canvas asked for the whole diagram (page.py): the diagram shown, whole, as the next
