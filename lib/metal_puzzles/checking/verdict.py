@@ -26,7 +26,7 @@ from ..msl.run.finding_kinds import kind_entry
 from .budget_detail import count_details
 from .puzzle import Budget, Case
 from .tolerance import mismatch
-from .wording import plural, wrap
+from .wording import REPORT_WIDTH, plural, report_width, wrap
 
 
 class CaseStatus(StrEnum):
@@ -238,9 +238,12 @@ class CheckResult:
         if not self.printed:
             print(self.report())
 
-    def report(self) -> str:
-        """The verdict as a learner reads it: what passed, and the first thing to fix."""
-        lines = _gradient_report(self) if self.subject == Subject.GRADIENT else _kernel_report(self)
+    def report(self, width: int | None = REPORT_WIDTH) -> str:
+        """The verdict as a learner reads it: what passed, and the first thing to fix; its prose
+        wrapped at ``width`` characters, or (None) one line a paragraph, for a page that wraps it
+        (``wording.report_html``)."""
+        with report_width(width):
+            lines = _gradient_report(self) if self.subject == Subject.GRADIENT else _kernel_report(self)
         if self.gpu_note:
             lines += ["", self.gpu_note]
         return "\n".join(lines)

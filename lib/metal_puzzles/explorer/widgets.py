@@ -13,6 +13,7 @@ import ipywidgets as W
 from IPython.display import display
 
 from ..checking import CheckResult
+from ..checking.wording import report_html
 from ..diagrams.draw import draw_run, fitting_svg, to_svg
 from ..diagrams.marks import FINDING_RED
 from ..diagrams.svg_text import PART_SEPARATOR
@@ -560,8 +561,9 @@ class Explorer:
         finally:
             self.check_button.disabled = False
         color = "#1a7f37" if result.passed else "#b42318"
-        self.verdict.value = (f"<pre class='mp-verdict-text' style='color:{color}'>"
-                              f"{html.escape(result.report())}</pre>")
+        # Its paragraphs wrap to the explorer's width, once (wording.report_html).
+        self.verdict.value = (f"<div class='mp-verdict-text' style='color:{color}'>"
+                              f"{report_html(result.report(width=None))}</div>")
 
     def _ipython_display_(self) -> None:
         display(self.widget)

@@ -34,7 +34,7 @@ from ..checking import (
     run_one,
 )
 from ..checking.witness import METADATA_KEY, witness_record
-from ..checking.wording import plural, wrap
+from ..checking.wording import plural, report_html, terminal_width, wrap
 from ..diagrams.access_map import ColourBy, draw_access_map
 from ..diagrams.draw import RunDiagram, draw_run
 from ..diagrams.marks import finding_sites, marks_legend
@@ -59,6 +59,16 @@ def _shows_rich_output() -> bool:
         return False
     shell = get_ipython()
     return shell is not None and getattr(shell, "kernel", None) is not None
+
+
+def show_report(result: CheckResult, metadata: dict | None = None) -> None:
+    """A verdict in a notebook's output: its paragraphs one line each, which the page wraps to the
+    output's width, once (a report wrapped at 100 characters was wrapped again in a narrower
+    output: ragged lines); as HTML with hanging indents, and as plain text for front ends without."""
+    from IPython.display import display
+
+    text = result.report(width=None)
+    display({"text/plain": text, "text/html": report_html(text)}, raw=True, metadata=metadata or {})
 
 
 def _say_explorer_needs_jupyter() -> None:
@@ -255,20 +265,18 @@ class MetalProblem:
         if self.puzzle is not None:
             record_progress(self.puzzle.id, result)
         if not quiet:
-            self._show_verdict(result.report())
+            self._show_verdict(result)
             result.printed = True
         return result
 
-    def _show_verdict(self, report: str) -> None:
-        """Print the verdict; in Jupyter, show it as text carrying the witness of the kernel it
-        checked (``checking/witness.py``), which the grader compares with what it reads."""
+    def _show_verdict(self, result: CheckResult) -> None:
+        """Print the verdict, wrapped to the terminal; in Jupyter, show it with the witness of the
+        kernel it checked (``checking/witness.py``), which the grader compares with what it reads."""
         record = self._witness() if _shows_rich_output() else None
         if record is None:
-            print(report)
+            print(result.report(terminal_width()))
             return
-        from IPython.display import display
-
-        display({"text/plain": report}, raw=True, metadata={METADATA_KEY: record})
+        show_report(result, metadata={METADATA_KEY: record})
 
     def _witness(self) -> dict | None:
         try:
@@ -354,7 +362,10 @@ class GradProblem:
         result = run_grad_checks(self.puzzle, self.op, self.seed)
         record_progress(self.puzzle.id, result)
         if not quiet:
-            print(result.report())
+            if _shows_rich_output():
+                show_report(result)
+            else:
+                print(result.report(terminal_width()))
             result.printed = True
         return result
 
