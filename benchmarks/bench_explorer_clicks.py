@@ -250,6 +250,8 @@ def main() -> None:
                         help="front end(s) to measure (default: both)")
     parser.add_argument("--compare", type=Path, metavar="DIR",
                         help="another checkout of the project: its lib/ is measured too, before this one's")
+    parser.add_argument("--each", action="store_true",
+                        help="also print every click: ms to painted / to the kernel's last message, kB")
     parser.add_argument("--save", help="write the figures (median and max by front end and action) to this JSON file")
     parser.add_argument("--before", help="a --save file of the old code: its figures are printed beside")
     args = parser.parse_args()
@@ -280,8 +282,14 @@ def main() -> None:
                                "kB": before.get(f"{ui.value}: {a} kB", float("nan"))}
                            for a in ("step", "thread change", "finding click") if f"{ui.value}: {a} median" in before}
                 load = load_average()
-                figures = {a: summary(c) for a, c in measure(ui, browser, args.clicks, REPO_ROOT / "lib").items()}
+                clicks = measure(ui, browser, args.clicks, REPO_ROOT / "lib")
+                figures = {a: summary(c) for a, c in clicks.items()}
                 print_figures(f"{ui.title}, this checkout ({where}; {load}):", figures, old)
+                if args.each:
+                    for action, timed in clicks.items():
+                        print(f"    {action}: " + ", ".join("missed" if c is None else
+                                                           f"{c.ms:.0f}/{c.answer_ms:.0f}/{c.received / 1e3:.0f}"
+                                                           for c in timed))
                 for action, f in figures.items():
                     for name in ("median", "max", "answer", "page", "kB"):
                         saved[f"{ui.value}: {action} {name}"] = f[name]

@@ -206,3 +206,35 @@ def test_a_thread_change_moves_no_array_of_the_diagram(racy_transpose: Explorer)
         assert not patch.head, f"thread {thread}: the diagram changed size"
         assert len(ex.diagram.value) < len(ex.diagram_svg) / 10, \
             f"thread {thread}: {len(ex.diagram.value)} bytes sent for a diagram of {len(ex.diagram_svg)}"
+
+
+def test_the_next_steps_diagram_is_drawn_ahead_in_the_kernels_event_loop(racy_transpose: Explorer,
+                                                                          monkeypatch) -> None:
+    """In a kernel (an event loop runs), after a step the diagram of the step after it is drawn
+    while the learner looks: the next click on step draws nothing. After a step back, the step
+    before. Without an event loop nothing is drawn ahead."""
+    import asyncio
+
+    import metal_puzzles.explorer.widgets as widgets
+
+    ex = Explorer(racy_transpose.model.result, "III.1")
+    drawn = []
+    real_draw = widgets.draw_run
+    monkeypatch.setattr(widgets, "draw_run", lambda *a, **k: drawn.append(k["selected_lane"]) or real_draw(*a, **k))
+    ex.move(1)
+    assert len(drawn) == 1 and len(ex._drawn) == 2  # no event loop: the step alone (and the whole run)
+
+    async def learner() -> list[int]:
+        counts = []
+        for delta in (1, 1, -1):
+            ex.move(delta)
+            counts.append(len(drawn))
+            await asyncio.sleep(widgets.DRAW_AHEAD_DELAY_S + 0.05)
+            counts.append(len(drawn))
+        return counts
+
+    counts = asyncio.run(learner())
+    # step 3: drawn, then step 4 ahead; step 4: found drawn, step 5 ahead; back to step 4:
+    # found, and step 3 (the way back) was drawn already.
+    assert counts == [2, 3, 3, 4, 4, 4], counts
+    assert ex.step_index == 2

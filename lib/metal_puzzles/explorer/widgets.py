@@ -5,6 +5,7 @@ puzzle in place. Standard ipywidgets only, so it works in JupyterLab, Notebook 7
 
 from __future__ import annotations
 
+import asyncio
 import html
 from collections import OrderedDict
 from collections.abc import Callable
@@ -54,6 +55,10 @@ MAX_TOUCHING_LISTED = 8
 #: compares two threads, clicks the same finding again, and each of those redraws of a
 #: 1,024-thread threadgroup's diagram cost tens of milliseconds (a few hundred kB each).
 DIAGRAMS_REMEMBERED = 32
+
+#: How long after a click the explorer waits before drawing the diagram of the step a next click
+#: on step would show (once the click's own messages are on their way; see ``_draw_ahead``).
+DRAW_AHEAD_DELAY_S = 0.0
 
 _COUNTER_NAMES = (("global_reads", "global reads"), ("global_writes", "global writes"),
                   ("shared_reads", "shared reads"), ("shared_writes", "shared writes"), ("atomics", "atomics"))
@@ -188,6 +193,7 @@ class Explorer:
         self._diagram_parts: list[str] = []  # the version sent last, separated into its elements
         # Drawn diagrams by (lane, phase, step), least recently shown first.
         self._drawn: OrderedDict[tuple[int, int | None, int | None], list[str]] = OrderedDict()
+        self._direction = 1  # of the last step: the next one likely goes the same way
         self._diagram_version = 0
         self._diagram_shows = ""  # whose diagram the version sent last is (its data-shows)
         self.counts = W.HTML()
@@ -395,6 +401,7 @@ class Explorer:
         return ordered
 
     def move(self, delta: int) -> None:
+        self._direction = -1 if delta < 0 else 1
         self.step_index = min(max(self.step_index + delta, 0), max(self.model.n_steps - 1, 0))
         self._stepped()
 
@@ -431,6 +438,33 @@ class Explorer:
         self._diagram_shows = f"{self.model.label(lane)}, {phase}{when}"
         self.diagram_svg = "".join(parts)
         self.diagram.value = diagram_message_html(parts, self._diagram_version, self._diagram_shows, patch)
+        self._draw_ahead(lane)
+
+    def _draw_ahead(self, lane: int) -> None:
+        """Draw, while the learner looks at this click's result, the diagram a click on step
+        would show next (a step on, the way the last step went), so that the click finds it
+        drawn. In the kernel's event loop, between messages, and only if nothing was shown since;
+        without an event loop (a script, a test) nothing is drawn ahead."""
+        if not self.model.n_steps:
+            return
+        phase, after = self.selected_phase, min(max(self.step_index + self._direction, 0), self.model.n_steps - 1)
+        if (lane, phase, after) in self._drawn:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        shown = self._diagram_version
+
+        def draw() -> None:
+            if self._diagram_version != shown:  # another click came first: it drew what it needed
+                return
+            try:
+                self._diagram_of(lane, phase, after)
+            except Exception:  # drawn ahead for speed only: the click itself draws it, or says why not
+                pass
+
+        loop.call_later(DRAW_AHEAD_DELAY_S, draw)
 
     def _diagram_of(self, lane: int, phase: int | None, step: int | None) -> list[str]:
         """The separated SVG of one thread's diagram, in one phase or all, at a step or for the
