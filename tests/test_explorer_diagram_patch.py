@@ -231,10 +231,13 @@ def test_the_next_steps_diagram_is_drawn_ahead_in_the_kernels_event_loop(racy_tr
             counts.append(len(drawn))
             await asyncio.sleep(widgets.DRAW_AHEAD_DELAY_S + 0.05)
             counts.append(len(drawn))
+        ex.thread.value = 900  # a thread change: its own diagram, nothing ahead
+        await asyncio.sleep(widgets.DRAW_AHEAD_DELAY_S + 0.05)
+        counts.append(len(drawn))
         return counts
 
     counts = asyncio.run(learner())
     # step 3: drawn, then step 4 ahead; step 4: found drawn, step 5 ahead; back to step 4:
-    # found, and step 3 (the way back) was drawn already.
-    assert counts == [2, 3, 3, 4, 4, 4], counts
+    # found, and step 3 (the way back) was drawn already; then thread 900 at step 3.
+    assert counts == [2, 3, 3, 4, 4, 4, 5], counts
     assert ex.step_index == 2

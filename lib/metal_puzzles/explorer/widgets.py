@@ -56,9 +56,10 @@ MAX_TOUCHING_LISTED = 8
 #: 1,024-thread threadgroup's diagram cost tens of milliseconds (a few hundred kB each).
 DIAGRAMS_REMEMBERED = 32
 
-#: How long after a click the explorer waits before drawing the diagram of the step a next click
-#: on step would show (once the click's own messages are on their way; see ``_draw_ahead``).
-DRAW_AHEAD_DELAY_S = 0.0
+#: How long after a step the explorer waits before drawing the diagram the next step would show
+#: (``_draw_ahead``): a click that comes sooner (a key held down, a thread change) draws what it
+#: needs itself, without waiting for a diagram it may not want.
+DRAW_AHEAD_DELAY_S = 0.05
 
 _COUNTER_NAMES = (("global_reads", "global reads"), ("global_writes", "global writes"),
                   ("shared_reads", "shared reads"), ("shared_writes", "shared writes"), ("atomics", "atomics"))
@@ -410,6 +411,7 @@ class Explorer:
         self.diagram_follows_step = True
         self.refresh_steps()
         self._send_diagram(self.lane)
+        self._draw_ahead(self.lane)
 
     # ---------------------------------------------------------------- drawing
     def refresh(self) -> None:
@@ -438,13 +440,13 @@ class Explorer:
         self._diagram_shows = f"{self.model.label(lane)}, {phase}{when}"
         self.diagram_svg = "".join(parts)
         self.diagram.value = diagram_message_html(parts, self._diagram_version, self._diagram_shows, patch)
-        self._draw_ahead(lane)
 
     def _draw_ahead(self, lane: int) -> None:
-        """Draw, while the learner looks at this click's result, the diagram a click on step
-        would show next (a step on, the way the last step went), so that the click finds it
-        drawn. In the kernel's event loop, between messages, and only if nothing was shown since;
-        without an event loop (a script, a test) nothing is drawn ahead."""
+        """After a step, while the learner looks at it, draw the diagram the next step would show
+        (a step on, the way the last step went), so that the click finds it drawn. In the
+        kernel's event loop, between messages, and only if nothing was shown since; without an
+        event loop (a script, a test) nothing is drawn ahead. Not after a thread change: its next
+        click is as often another thread."""
         if not self.model.n_steps:
             return
         phase, after = self.selected_phase, min(max(self.step_index + self._direction, 0), self.model.n_steps - 1)
