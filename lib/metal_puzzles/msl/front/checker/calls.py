@@ -26,9 +26,16 @@ from ...lang.types import (
 from .. import ast
 from ..constexpr import NotConstant
 from ..symbols import FuncInstance, Var, VarKind
+from .entries import (
+    FunctionArgumentEntry,
+    MethodEntry,
+    ParameterPackEntry,
+    TypeEntry,
+    template_value_entry,
+)
 from .helpers import addressed_names, designates_part_of
-from .packs import PARAMETER_PACK, element_name, rename
-from .state import FUNCTION_ARGUMENT, CheckerState, Scope
+from .packs import element_name, rename
+from .state import CheckerState, Scope
 from .typenames import SubstitutionFailure
 
 #: Function instances being checked inside each other (a chain of calls through functions not yet
@@ -86,10 +93,10 @@ class Calls(CheckerState):
                 e.func = ast.Member(e.func.pos, e.func, "operator()", False)
                 return self.e_Call(e)
             raise CompileError(f"'{name}' is a variable, not a function", e.pos)
-        if isinstance(sym, tuple) and sym[0] == "method":
+        if isinstance(sym, MethodEntry):
             return self.member_function_call(e)
-        if isinstance(sym, tuple) and sym[0] == FUNCTION_ARGUMENT:  # 'op(a, b)' with 'T (*op)(T, T)'
-            return self._call_header_function(e, sym[1])
+        if isinstance(sym, FunctionArgumentEntry):  # 'op(a, b)' with 'T (*op)(T, T)'
+            return self._call_header_function(e, sym.functions)
         static = self.static_member_functions(name)
         if static is not None:  # 'S::f(x)', 'F::apply(a, b)'
             folded = self._fold_constexpr_call(e, static[0])
@@ -231,8 +238,8 @@ class Calls(CheckerState):
         found = None
         if isinstance(target, ast.Name) and not target.template_args:
             sym = self.lookup_name(target.ident)
-            if isinstance(sym, tuple) and sym[0] == FUNCTION_ARGUMENT:
-                found = sym[1]
+            if isinstance(sym, FunctionArgumentEntry):
+                found = sym.functions
             elif sym is None:
                 found = self.find_function(target.ident) or self.func_defs.get(target.ident.removeprefix("::"))
         if not found:
@@ -298,7 +305,7 @@ class Calls(CheckerState):
         for k, v in binding.items():
             if isinstance(v, list):  # a type pack
                 continue
-            self.scope.names[k] = ("type", v) if isinstance(v, Type) else Var(k, INT, VarKind.CONST, fd.pos,
+            self.scope.names[k] = TypeEntry(v) if isinstance(v, Type) else Var(k, INT, VarKind.CONST, fd.pos,
                                                                              const_value=v)
         try:
             ranks = []
@@ -419,8 +426,7 @@ class Calls(CheckerState):
         if isinstance(value, list):  # a type parameter pack's types
             self.bind_type_pack(name, value)
             return
-        self.scope.names[name] = (("type", value) if isinstance(value, Type)
-                                  else Var(name, INT, VarKind.CONST, pos, const_value=int(value), mutable=False))
+        self.scope.names[name] = template_value_entry(name, value, pos)
 
     def _match(self, spec: ast.TypeSpec, actual: Type, tparams: dict, binding: dict,
                given: set = frozenset()) -> None:
@@ -464,7 +470,7 @@ class Calls(CheckerState):
             name = element_name(p.name, k) if p.name else None
             out.append(self.param_var(ast.Param(p.pos, name, spec)))
         if p.name:
-            self.scope.names[p.name] = (PARAMETER_PACK, len(types))
+            self.scope.names[p.name] = ParameterPackEntry(len(types))
         return out
 
     def param_type(self, spec: ast.TypeSpec) -> Type:
@@ -519,7 +525,7 @@ class Calls(CheckerState):
             for k, v in binding.items():
                 self._bind_template_param(k, v, fd.pos)
             for k, functions in fd.function_arguments.items():
-                self.scope.names[k] = (FUNCTION_ARGUMENT, functions)
+                self.scope.names[k] = FunctionArgumentEntry(functions)
             ret = self.resolve_type(fd.ret)
             self.func = self.function_context(ret, fd.ret)
             params = []

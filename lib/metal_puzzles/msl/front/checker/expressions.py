@@ -41,10 +41,16 @@ from ...lang.types import (
 from .. import ast
 from ..ast import CastStyle
 from ..symbols import Var, VarKind
+from .entries import (
+    FunctionArgumentEntry,
+    MemberEntry,
+    MethodEntry,
+    NameEntry,
+    ParameterPackEntry,
+    VariableTemplateEntry,
+)
 from .helpers import designates_part_of, start_pos, typed_placeholder
-from .packs import PARAMETER_PACK
-from .state import FUNCTION_ARGUMENT, CheckerState
-from .typenames import VARIABLE_TEMPLATE
+from .state import CheckerState
 
 SWIZZLE_SETS = ("xyzw", "rgba")
 
@@ -99,8 +105,8 @@ class Expressions(CheckerState):
     def e_Name(self, e: ast.Name) -> ast.Expr:
         name = e.ident
         sym = self.lookup_name(name)
-        if isinstance(sym, tuple) and sym[0] == VARIABLE_TEMPLATE:
-            sym = self.variable_instance(sym[1], e.template_args, e.pos)
+        if isinstance(sym, VariableTemplateEntry):
+            sym = self.variable_instance(sym.decl, e.template_args, e.pos)
         if sym is None and e.template_args is not None:
             sym = self.template_struct_constant(name, e.template_args, e.pos)
         if sym is None and name.removeprefix("::").startswith("metal::"):
@@ -122,16 +128,16 @@ class Expressions(CheckerState):
                 e.const_mem = not sym.mutable
                 e.space = sym.space or AddressSpace.CONSTANT
             return e
-        if isinstance(sym, tuple) and sym[0] == "member":
+        if isinstance(sym, MemberEntry):
             return self.member_name(e)
-        if isinstance(sym, tuple) and sym[0] == "method":
+        if isinstance(sym, MethodEntry):
             raise CompileError(f"'{name}' is a member function; did you forget the parentheses '()'?", e.pos)
-        if isinstance(sym, tuple) and sym[0] == PARAMETER_PACK:
+        if isinstance(sym, ParameterPackEntry):
             raise self.unexpanded_pack_error(name, e.pos)
-        if isinstance(sym, tuple) and sym[0] == FUNCTION_ARGUMENT:
+        if isinstance(sym, FunctionArgumentEntry):
             raise CompileError(f"'{name}' is a function pointer parameter: the simulator supports calling it and "
                                "passing it on as an argument, not using it as a value", e.pos)
-        if isinstance(sym, tuple):
+        if isinstance(sym, NameEntry):  # a type, a template or a type pack
             raise CompileError(f"'{name}' is a type, not a value", e.pos)
         name = name.removeprefix("::")  # what is left are the library's names: '::metal::x' is 'metal::x'
         enum = ENUM_CONSTANTS.get(name.removeprefix("metal::")) or ENUM_CONSTANTS.get("mem_flags::" + name)

@@ -60,7 +60,7 @@ class NamespaceLookup(CheckerState):
         return out
 
     def lookup_name(self, name: str) -> Any:
-        """What ``name`` denotes (a variable, a ``("type", T)`` entry, a member...): block scopes
+        """What ``name`` denotes (a ``Var``, a ``TypeEntry``, a member...: ``entries.ScopeEntry``): block scopes
         first, then declarations at namespace scope from the current namespace outwards."""
         if not self.namespace and not self.using and "::" not in name:
             return self.scope.lookup(name)  # the common case: one chain of scopes ending at the globals

@@ -7,18 +7,20 @@ from typing import Any, Protocol
 
 from ...lang.types import (
     AddressSpace,
+    StructType,
     Type,
 )
 from .. import ast
 from ..symbols import FuncInstance, Var
+from .entries import ScopeEntry
 
 
 class Scope:
     def __init__(self, parent: Scope | None = None) -> None:
         self.parent = parent
-        self.names: dict[str, Any] = {}
+        self.names: dict[str, ScopeEntry] = {}
 
-    def lookup(self, name: str) -> Any:
+    def lookup(self, name: str) -> ScopeEntry | None:
         s: Scope | None = self
         while s is not None:
             if name in s.names:
@@ -33,11 +35,6 @@ class Scope:
             out |= set(s.names)
             s = s.parent
         return out
-
-
-#: A scope entry for a function pointer parameter inside its function: it stands for the
-#: overload set its call site named.
-FUNCTION_ARGUMENT = "function argument"
 
 
 @dataclass
@@ -105,7 +102,7 @@ class CheckerState:
         # Struct templates by qualified name (struct_templates.StructTemplate), and each struct's
         # member types and static constants by name.
         self.struct_templates: dict[str, Any] = {}
-        self.struct_members: dict[Any, dict[str, Any]] = {}
+        self.struct_members: dict[StructType, dict[str, ScopeEntry]] = {}
         # The constexpr functions being evaluated, innermost last (their nesting is bounded).
         self.constexpr_calls: list[str] = []
         # How deep the checker is inside an unevaluated operand (decltype): only there may

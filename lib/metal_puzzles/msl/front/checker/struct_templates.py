@@ -18,13 +18,19 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...lang.errors import CompileError, Pos
-from ...lang.types import INT, StructType, Type
+from ...lang.types import StructType, Type
 from .. import ast
 from ..constexpr import NotConstant
 from ..symbols import Var, VarKind
+from .entries import (
+    AliasTemplateEntry,
+    StructTemplateEntry,
+    TypeEntry,
+    named_struct,
+    template_value_entry,
+)
 from .helpers import cast_const
 from .state import CheckerState, Scope
-from .typenames import ALIAS_TEMPLATE, STRUCT_TEMPLATE
 
 
 @dataclass
@@ -40,13 +46,13 @@ class StructTemplates(CheckerState):
             if item.name in self.struct_templates:
                 raise CompileError(f"redefinition of struct template '{item.name}'", item.pos)
             self.struct_templates[item.name] = StructTemplate(item)
-            self.globals.names[item.name] = (STRUCT_TEMPLATE, item.name)
+            self.globals.names[item.name] = StructTemplateEntry(item.name)
             return
         found = self.lookup_name(item.name)
-        if not (isinstance(found, tuple) and found[0] == STRUCT_TEMPLATE):
+        if not isinstance(found, StructTemplateEntry):
             raise CompileError(f"specialisation of '{item.name}', which is not a struct template declared before it",
                                item.pos)
-        template = self.struct_templates[found[1]]
+        template = self.struct_templates[found.key]
         if template.instances:
             raise CompileError(f"specialisation of '{item.name}' after it was used (C++ needs it before the first "
                                "use)", item.pos)
@@ -57,7 +63,7 @@ class StructTemplates(CheckerState):
         parameters of its template and its member types and constants."""
         definition = self.structs[st]
         for name, value in definition.binding.items():
-            scope.names[name] = self._template_value_entry(name, value, definition.pos)
+            scope.names[name] = template_value_entry(name, value, definition.pos)
         for name, entry in self.struct_members.get(st, {}).items():
             scope.names[name] = entry
 
@@ -70,9 +76,9 @@ class StructTemplates(CheckerState):
         try:
             for alias in item.member_types:
                 if alias.template_params:  # resolved at each use, seeing the struct's own names
-                    members[alias.name] = self.scope.names[alias.name] = (ALIAS_TEMPLATE, alias, scope)
+                    members[alias.name] = self.scope.names[alias.name] = AliasTemplateEntry(alias, scope)
                     continue
-                members[alias.name] = self.scope.names[alias.name] = ("type", self.resolve_type(alias.type_spec))
+                members[alias.name] = self.scope.names[alias.name] = TypeEntry(self.resolve_type(alias.type_spec))
             for d in item.static_members:
                 ty = self.resolve_type(d.type_spec)
                 try:
@@ -108,15 +114,15 @@ class StructTemplates(CheckerState):
         owner, sep, member = name.rpartition("::")
         if not sep or not owner:
             return None
-        found = self.lookup_name(owner)
-        if not (isinstance(found, tuple) and found[0] == "type" and isinstance(found[1], StructType)):
+        st = named_struct(self.lookup_name(owner))
+        if st is None:
             return None
-        return self.struct_members.get(found[1], {}).get(member)
+        return self.struct_members.get(st, {}).get(member)
 
     def template_struct_named(self, name: str) -> str | None:
         """The struct template ``name`` names from here, or None."""
         found = self.lookup_name(name)
-        return found[1] if isinstance(found, tuple) and found[0] == STRUCT_TEMPLATE else None
+        return found.key if isinstance(found, StructTemplateEntry) else None
 
     def struct_instance(self, key: str, args: list[Any], pos: Pos) -> StructType:
         template = self.struct_templates[key]
@@ -138,7 +144,9 @@ class StructTemplates(CheckerState):
         self.scope = self._binding_scope(binding, chosen.pos)
         try:
             self._declare_struct(instance)
-            st = self.scope.names[instance.name][1]
+            declared = self.scope.names[instance.name]
+            assert isinstance(declared, TypeEntry) and isinstance(declared.type, StructType)
+            st = declared.type
         finally:
             self.scope, self.namespace = saved_scope, saved_namespace
         template.instances[cache_key] = st
@@ -157,7 +165,7 @@ class StructTemplates(CheckerState):
                     raise CompileError(f"struct template '{primary.name}' needs a value for '{p.name}'", pos)
                 value = self.resolve_type(p.default) if p.kind == "type" else self.const_int(p.default, "default")
                 values.append(value)
-                self.scope.names[p.name] = self._template_value_entry(p.name, value, primary.pos)
+                self.scope.names[p.name] = template_value_entry(p.name, value, primary.pos)
         finally:
             self.scope, self.namespace = saved_scope, saved_namespace
         return values
@@ -210,11 +218,5 @@ class StructTemplates(CheckerState):
     def _binding_scope(self, binding: dict[str, Any], pos: Pos) -> Scope:
         scope = Scope(self.globals)
         for name, value in binding.items():
-            scope.names[name] = self._template_value_entry(name, value, pos)
+            scope.names[name] = template_value_entry(name, value, pos)
         return scope
-
-    @staticmethod
-    def _template_value_entry(name: str, value: Any, pos: Pos) -> Any:
-        if isinstance(value, Type):
-            return ("type", value)
-        return Var(name, INT, VarKind.CONST, pos, const_value=int(value), mutable=False)

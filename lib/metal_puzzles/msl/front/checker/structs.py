@@ -26,12 +26,17 @@ from ...lang.types import (
 )
 from .. import ast
 from ..symbols import FuncInstance, Var, VarKind
+from .entries import (
+    FunctionArgumentEntry,
+    MemberEntry,
+    MethodEntry,
+    NameEntry,
+    TypeEntry,
+    named_struct,
+)
 from .helpers import addressed_names, designates_part_of, regroup
-from .state import FUNCTION_ARGUMENT, CheckerState, Scope
+from .state import CheckerState, Scope
 
-#: Scope entries that stand for ``this->name`` inside a member function.
-MEMBER = "member"
-METHOD = "method"
 #: The name a struct's constructors go by among its member functions (no code can write it).
 CONSTRUCTOR = "#constructor"
 
@@ -39,7 +44,7 @@ CONSTRUCTOR = "#constructor"
 class Structs(CheckerState):
     # ------------------------------------------------------------------ declaration
     def _declare_struct(self, item: ast.StructDef) -> None:
-        if isinstance(self.scope.lookup(item.name), tuple):
+        if isinstance(self.scope.lookup(item.name), NameEntry):
             raise CompileError(f"redefinition of type '{item.name}'", item.pos)
         members: list[tuple[str, Type]] = []
         seen: set[str] = set()
@@ -55,7 +60,7 @@ class Structs(CheckerState):
                 raise CompileError(f"member function '{m.name}' has the name of a data member", m.pos)
         st = layout_struct(item.name, members, union=item.union)
         self.structs[st] = item
-        self.scope.names[item.name] = ("type", st)
+        self.scope.names[item.name] = TypeEntry(st)
         self.record_struct_members(item, st, named)
         item.methods.extend(self._constructor_bodies(item))
 
@@ -259,11 +264,9 @@ class Structs(CheckerState):
         owner, sep, fname = name.rpartition("::")
         if not sep or not owner:
             return None
-        found = self.lookup_name(owner)
-        if not (isinstance(found, tuple) and found[0] == "type" and isinstance(found[1], StructType)
-                and found[1] in self.structs):
+        st = named_struct(self.lookup_name(owner))
+        if st is None or st not in self.structs:
             return None
-        st = found[1]
         if not any(m.name == fname for m in self.structs[st].methods):
             return None
         return st, fname
@@ -344,14 +347,14 @@ class Structs(CheckerState):
         self.addressed = addressed_names(body)
         self.scope = Scope(self.globals)
         for f in st.fields:
-            self.scope.names[f.name] = (MEMBER, f)
+            self.scope.names[f.name] = MemberEntry(f)
         for m in self.structs[st].methods:
-            self.scope.names[m.name] = (METHOD, m.name, st)
+            self.scope.names[m.name] = MethodEntry(m.name, st)
         self.struct_members_scope(st, self.scope)
         for tname, value in binding.items():  # a member function template's own parameters
             self._bind_template_param(tname, value, fd.pos)
         for pname, functions in fd.function_arguments.items():  # its function pointer parameters
-            self.scope.names[pname] = (FUNCTION_ARGUMENT, functions)
+            self.scope.names[pname] = FunctionArgumentEntry(functions)
         ret = self.resolve_type(fd.ret)
         self.func = self.function_context(ret, fd.ret)
         params = [self.param_var(p) for p in fd.params]
@@ -402,7 +405,8 @@ class Structs(CheckerState):
         object inside a static member function (which may call only static ones)."""
         if self.scope.lookup("this") is None:
             entry = self.lookup_name(e.func.ident)
-            return self.static_call(e, entry[2], e.func.ident)
+            assert isinstance(entry, MethodEntry)  # the caller looked it up
+            return self.static_call(e, entry.struct, e.func.ident)
         e.func = ast.Member(e.func.pos, ast.Name(e.func.pos, "this"), e.func.ident)
         return self.expr(e)
 
