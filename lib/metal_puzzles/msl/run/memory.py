@@ -249,7 +249,8 @@ class Memory:
         self.lane_region = lane_region  # (N,) region index per lane, or None for one shared region
         self.counted = counted
         self.writable = writable
-        self.shadow = None  # the sanitizer's bookkeeping (sanitizer.Shadow), when enabled
+        # The sanitizer's bookkeeping (observe.sanitizer.Shadow, a layer above this one), when enabled.
+        self.shadow: object | None = None
         self._typed: dict[np.dtype, tuple[np.ndarray, np.ndarray | None, int]] = {}
         self.unit = scalar.size
         #: The view of the declared element type, its lane bases and region length (in elements).
