@@ -408,7 +408,7 @@ class FuncDef(Node):
     name: str
     ret: TypeSpec
     params: list[Param]
-    body: Block | None
+    body: Block  # the parser refuses a prototype without its definition
     template_params: list[TemplateParam] = field(default_factory=list)
     is_kernel: bool = False
     #: A member function declared 'const' (it may not change its object).

@@ -70,7 +70,7 @@ class Checker(TypeResolution, Declarations, Statements, Conversions, Expressions
         elif isinstance(item, ast.EnumDef):
             self._declare_enum(item)
         elif isinstance(item, ast.StructDef) and item.argument_buffer is not None:
-            self.globals.names[item.name] = ArgumentBufferEntry(item)
+            self.globals.names[item.name] = ArgumentBufferEntry(item, item.argument_buffer)
         elif isinstance(item, ast.StructDef):
             if item.template_params or item.specialization is not None:
                 self.declare_struct_template(item)

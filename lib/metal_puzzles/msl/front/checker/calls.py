@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 from ...lang.errors import CompileError, Pos, did_you_mean
@@ -33,7 +34,7 @@ from .entries import (
     TypeEntry,
     template_value_entry,
 )
-from .helpers import addressed_names, designates_part_of
+from .helpers import addressed_names, callee_name, designates_part_of
 from .packs import element_name, rename
 from .state import CheckerState, Scope
 from .typenames import SubstitutionFailure
@@ -119,13 +120,13 @@ class Calls(CheckerState):
                 raise CompileError("brace lists cannot be passed to builtin functions", a.pos)
             args.append(self.expr(a))
         e.target = b
-        e.ty = b.check(self, e, args, e.func.template_args)
+        e.ty = b.check(self, e, args, callee_name(e).template_args)
         return e
 
     def _declval(self, e: ast.Call) -> ast.Expr:
         """``metal::declval<T>()``: a value of type T that is never computed, so only an
         unevaluated operand (decltype) may use it, as in C++."""
-        targs = e.func.template_args or []
+        targs = callee_name(e).template_args or []
         if len(targs) != 1 or not isinstance(targs[0], ast.TypeSpec) or e.args:
             raise CompileError("declval takes one type and no arguments ('metal::declval<T>()')", e.pos)
         if not self.unevaluated_depth:
@@ -151,7 +152,8 @@ class Calls(CheckerState):
             finally:
                 self.scope = saved_scope
         else:
-            fd = next(d for d in self.find_function(e.func.ident) if d.constexpr and len(d.params) == len(e.args))
+            fd = next(d for d in self.find_function(callee_name(e).ident) or []
+                      if d.constexpr and len(d.params) == len(e.args))
             saved_namespace = self.enter_namespace(fd.namespace)
             try:
                 ty = self.resolve_type(fd.ret)
@@ -175,8 +177,8 @@ class Calls(CheckerState):
         # An overloaded operator's operands come checked already (checking is not repeatable).
         args = [a if a.ty is not None else self.expr(a) for a in e.args]
         explicit = [self.resolve_type(t) if isinstance(t, ast.TypeSpec) else self.const_int(t, "template argument")
-                    for t in (e.func.template_args or [])]
-        fd, binding = self.choose_overload(e.func.ident, e.pos, defs, args, explicit)
+                    for t in (callee_name(e).template_args or [])]
+        fd, binding = self.choose_overload(callee_name(e).ident, e.pos, defs, args, explicit)
         explicit_spec = self._explicit_specialization(fd, binding)
         inst = (self._instantiate(explicit_spec, {}, e.pos) if explicit_spec is not None
                 else self._instantiate(fd, binding, e.pos))
@@ -429,7 +431,7 @@ class Calls(CheckerState):
         self.scope.names[name] = template_value_entry(name, value, pos)
 
     def _match(self, spec: ast.TypeSpec, actual: Type, tparams: dict, binding: dict,
-               given: set = frozenset()) -> None:
+               given: AbstractSet[str] = frozenset()) -> None:
         """Deduce template parameters from one argument's type: ``T`` in 'T', 'device T*',
         'thread T pos[N]' (an array parameter is a pointer to its elements); two arguments that
         deduce different types for one parameter make the template no candidate, as in C++."""
@@ -552,6 +554,7 @@ class Calls(CheckerState):
             self.stmt_block_contents(body)
         finally:
             self.instantiating.pop()
+        assert self.func is not None  # the caller made the function's context
         inst.nslots = self.func.nslots
         self.scope, self.func, self.addressed = saved
         return inst

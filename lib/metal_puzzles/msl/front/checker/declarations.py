@@ -210,8 +210,8 @@ class Declarations(CheckerState):
             d.symbol = var
             if self.func is not None:
                 self.func.variables.append(var)
-            if d.name in self.scope.names and isinstance(self.scope.names[d.name], Var):
-                prev = self.scope.names[d.name]
+            prev = self.scope.names.get(d.name)
+            if isinstance(prev, Var):
                 first = (f"a parameter of the kernel that MLX generates ({prev.role})" if prev.role is not None
                          else f"first declared at line {prev.pos.line}")
                 raise CompileError(f"redefinition of '{d.name}' ({first})", d.pos)
@@ -248,7 +248,7 @@ class Declarations(CheckerState):
             init = regroup(init, ty)
         if len(init.items) > ty.n:
             raise CompileError(f"too many initializers for an array of {ty.n}", init.pos)
-        items = []
+        items: list[ast.Expr] = []
         for item in init.items:
             if isinstance(ty.elem, ArrayType):
                 items.append(self._array_init(item, ty.elem))

@@ -64,6 +64,7 @@ class ArgumentBufferEntry(NameEntry):
     has one compiles, and refused where a kernel or variable uses it."""
 
     struct: ast.StructDef
+    declared: Pos  # where its first '[[id(n)]]' is
 
 
 @dataclass(frozen=True)

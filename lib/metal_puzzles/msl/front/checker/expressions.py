@@ -255,8 +255,10 @@ class Expressions(CheckerState):
         if isinstance(e, ast.Name) and isinstance(e.symbol, Var) and not e.symbol.mutable:
             raise CompileError(f"cannot assign to '{e.ident}': it is read-only (const)", start)
         if e.const_mem:
-            what = {AddressSpace.DEVICE: "a 'const device' buffer (MLX's inputs are 'const')",
-                    AddressSpace.CONSTANT: "'constant' memory"}.get(e.space, "a const object")
+            read_only: dict[AddressSpace | None, str] = {
+                AddressSpace.DEVICE: "a 'const device' buffer (MLX's inputs are 'const')",
+                AddressSpace.CONSTANT: "'constant' memory"}
+            what = read_only.get(e.space, "a const object")
             raise CompileError(f"cannot assign to {what}: it is read-only", start)
         if isinstance(e.ty, ArrayType):
             raise CompileError("arrays cannot be assigned as a whole; assign their elements", e.pos)
@@ -388,8 +390,7 @@ class Expressions(CheckerState):
             e.ty = tt
             return e
         # Evaluate 'a op= b' as 'a = (type of a)(a op b)'.
-        fake = ast.Binary(e.pos, op, typed_placeholder(target), value)
-        fake = self.e_Binary(fake)
+        fake = self.e_Binary(ast.Binary(e.pos, op, typed_placeholder(target), value))
         if isinstance(tt, MatrixType):
             if fake.ty != tt:
                 raise CompileError(f"invalid compound assignment '{e.op}' to '{tt}' (the result is '{fake.ty}')",
@@ -397,6 +398,7 @@ class Expressions(CheckerState):
             e.value, e.op_ty = fake, None  # the whole 'a op b', with a read in place
             e.ty = tt
             return e
+        assert isinstance(fake, ast.Binary)  # an operator on non-struct, non-matrix operands stays one
         e.op_ty = fake.op_ty
         e.value = fake.right
         if isinstance(tt, VectorType) and not isinstance(fake.ty, VectorType):

@@ -23,8 +23,14 @@ def designates_part_of(e: ast.Expr, base: ast.Expr) -> None:
     e.const_mem = base.const_mem
 
 
-def flatten_items(init: ast.InitList) -> list:
-    out = []
+def callee_name(e: ast.Call) -> ast.Name:
+    """The name a call calls, where the caller has made sure it calls one by name."""
+    assert isinstance(e.func, ast.Name)
+    return e.func
+
+
+def flatten_items(init: ast.InitList) -> list[ast.Expr]:
+    out: list[ast.Expr] = []
     for x in init.items:
         out.extend(flatten_items(x) if isinstance(x, ast.InitList) else [x])
     return out

@@ -11,11 +11,10 @@ declarations of the global ``metal`` namespace.
 
 from __future__ import annotations
 
-from typing import Any
-
 from ...lang.errors import CompileError, Pos
 from .. import ast
-from .state import CheckerState
+from .entries import ScopeEntry
+from .state import CheckerState, Scope
 
 #: The standard library's namespace: its names come from the simulator's library.
 METAL_NAMESPACE = "metal"
@@ -59,12 +58,12 @@ class NamespaceLookup(CheckerState):
             out.extend(f"{target}::{name}" for target in self.using.get(level, ()))
         return out
 
-    def lookup_name(self, name: str) -> Any:
+    def lookup_name(self, name: str) -> ScopeEntry | None:
         """What ``name`` denotes (a ``Var``, a ``TypeEntry``, a member...: ``entries.ScopeEntry``): block scopes
         first, then declarations at namespace scope from the current namespace outwards."""
         if not self.namespace and not self.using and "::" not in name:
             return self.scope.lookup(name)  # the common case: one chain of scopes ending at the globals
-        scope = self.scope
+        scope: Scope | None = self.scope
         if "::" not in name:
             while scope is not None and scope is not self.globals:
                 if name in scope.names:

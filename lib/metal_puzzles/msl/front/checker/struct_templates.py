@@ -24,6 +24,7 @@ from ..constexpr import NotConstant
 from ..symbols import Var, VarKind
 from .entries import (
     AliasTemplateEntry,
+    ScopeEntry,
     StructTemplateEntry,
     TypeEntry,
     named_struct,
@@ -67,10 +68,10 @@ class StructTemplates(CheckerState):
         for name, entry in self.struct_members.get(st, {}).items():
             scope.names[name] = entry
 
-    def resolve_struct_members(self, item: ast.StructDef, scope: Scope) -> dict[str, Any]:
+    def resolve_struct_members(self, item: ast.StructDef, scope: Scope) -> dict[str, ScopeEntry]:
         """Resolve a struct's member types and static constants into ``scope`` (later members,
         and the data members, see earlier ones)."""
-        members: dict[str, Any] = {}
+        members: dict[str, ScopeEntry] = {}
         saved = self.scope
         self.scope = scope
         try:
@@ -81,6 +82,7 @@ class StructTemplates(CheckerState):
                 members[alias.name] = self.scope.names[alias.name] = TypeEntry(self.resolve_type(alias.type_spec))
             for d in item.static_members:
                 ty = self.resolve_type(d.type_spec)
+                assert d.init is not None  # the parser refuses a static member without one
                 try:
                     value = cast_const(self._const_value(d.init), ty)
                 except NotConstant:
@@ -92,13 +94,13 @@ class StructTemplates(CheckerState):
             self.scope = saved
         return members
 
-    def record_struct_members(self, item: ast.StructDef, st: StructType, members: dict[str, Any]) -> None:
+    def record_struct_members(self, item: ast.StructDef, st: StructType, members: dict[str, ScopeEntry]) -> None:
         self.struct_members[st] = members
         if not item.binding:  # a plain struct: 'S::type', 'S::value'
             for name, entry in members.items():
                 self.globals.names[f"{item.name}::{name}"] = entry
 
-    def static_member_entry(self, st: StructType, member: list[str], pos: Pos) -> Any:
+    def static_member_entry(self, st: StructType, member: list[str], pos: Pos) -> ScopeEntry:
         if len(member) != 1:
             raise CompileError(f"nested member names ('{'::'.join(member)}') are not supported by the simulator",
                                pos)
@@ -107,7 +109,7 @@ class StructTemplates(CheckerState):
             raise CompileError(f"no member type or constant named '{member[0]}' in '{st.name}'", pos)
         return entry
 
-    def member_through_type_name(self, name: str, pos: Pos) -> Any:
+    def member_through_type_name(self, name: str, pos: Pos) -> ScopeEntry | None:
         """``A::value`` where ``A`` names a struct through an alias or a template type parameter
         ('true_type::value', 'F::value'): the member's entry; None when ``A`` names no struct
         or the struct has no such member."""

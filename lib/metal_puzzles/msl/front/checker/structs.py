@@ -34,7 +34,7 @@ from .entries import (
     TypeEntry,
     named_struct,
 )
-from .helpers import addressed_names, designates_part_of, regroup
+from .helpers import addressed_names, callee_name, designates_part_of, regroup
 from .state import CheckerState, Scope
 
 #: The name a struct's constructors go by among its member functions (no code can write it).
@@ -84,10 +84,10 @@ class Structs(CheckerState):
                 listed[init.name] = init
             stmts: list[ast.Stmt] = []
             for d in item.fields:
-                init = listed.get(d.name)
-                if init is not None:
-                    value = (init.args[0] if len(init.args) == 1 and not init.braced
-                             else ast.Construct(init.pos, copy.deepcopy(d.type_spec), list(init.args)))
+                given = listed.get(d.name)
+                if given is not None:
+                    value = (given.args[0] if len(given.args) == 1 and not given.braced
+                             else ast.Construct(given.pos, copy.deepcopy(d.type_spec), list(given.args)))
                 elif d.init is not None:
                     value = copy.deepcopy(d.init)
                     if isinstance(value, ast.InitList):
@@ -279,6 +279,7 @@ class Structs(CheckerState):
     def method_call(self, e: ast.Call, base: ast.Expr | None, st: StructType) -> ast.Expr:
         """A member function call on ``base`` (an object of struct ``st``), or on no object
         (``base`` None: 'S::f()'), which must pick a static member function."""
+        assert isinstance(e.func, ast.Member)  # static_call and the checker's callers make it one
         name = e.func.name
         defs = [m for m in self.structs[st].methods if m.name == name]
         if not defs:
@@ -290,6 +291,7 @@ class Structs(CheckerState):
         args = [a if a.ty is not None else self.expr(a) for a in e.args]  # operator operands come checked
         defs = _by_constness(defs, base is not None and base.const_mem)
         binding: dict = {}
+        fd: ast.FuncDef | None
         if any(m.template_params for m in defs) or name == CONSTRUCTOR:
             # Member function templates: deduced and picked like free function templates
             # (enable_if_t overloads drop out by SFINAE).
@@ -305,13 +307,13 @@ class Structs(CheckerState):
             raise CompileError(f"call to non-static member function '{st.name}::{name}' without an object", e.pos)
         # A temporary object ('F()(x)', 'make().get()') is materialised for the call (run.codegen).
         if not fd.const_method and not fd.static and name != CONSTRUCTOR:  # a const object is made by one
-            if base.const_mem:
+            if base is not None and base.const_mem:
                 raise CompileError(f"'{name}' changes its object, which is read-only here (declare it 'const' if "
                                    "it does not change the struct)", e.pos)
         inst = self._instantiate_method(st, fd, e.pos, binding)
         # A static member function has no object: called on one ('op.apply(x)'), the object is
         # not passed.
-        converted: list[ast.Expr] = [] if fd.static else [base]
+        converted: list[ast.Expr] = [] if fd.static or base is None else [base]
         own_params = inst.params if fd.static else inst.params[1:]
         for p, a in zip(own_params, args, strict=False):
             if p.kind == VarKind.REF:
@@ -321,6 +323,7 @@ class Structs(CheckerState):
             else:
                 converted.append(self.convert(a, p.ty, f"argument '{p.name}' of '{name}'"))
         for p, fp in list(zip(own_params, fd.params, strict=False))[len(args):]:
+            assert fp.default is not None  # the overload was chosen for having defaults for the rest
             converted.append(self.convert(self.expr(copy.deepcopy(fp.default)), p.ty, "default argument"))
         e.args = converted
         e.target = inst
@@ -403,11 +406,12 @@ class Structs(CheckerState):
     def member_function_call(self, e: ast.Call) -> ast.Expr:
         """A call of another member function inside a member function: on ``this``, or on no
         object inside a static member function (which may call only static ones)."""
+        callee = callee_name(e)
         if self.scope.lookup("this") is None:
-            entry = self.lookup_name(e.func.ident)
+            entry = self.lookup_name(callee.ident)
             assert isinstance(entry, MethodEntry)  # the caller looked it up
-            return self.static_call(e, entry.struct, e.func.ident)
-        e.func = ast.Member(e.func.pos, ast.Name(e.func.pos, "this"), e.func.ident)
+            return self.static_call(e, entry.struct, callee.ident)
+        e.func = ast.Member(callee.pos, ast.Name(callee.pos, "this"), callee.ident)
         return self.expr(e)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from collections.abc import Iterator
 from typing import Any
 
 from ...lang.errors import CompileError, Pos, did_you_mean
@@ -33,13 +34,14 @@ from .entries import (
     AliasTemplateEntry,
     ArgumentBufferEntry,
     NameEntry,
+    ScopeEntry,
     StructTemplateEntry,
     TypeEntry,
     TypePackEntry,
     VariableTemplateEntry,
     template_value_entry,
 )
-from .helpers import cast_const, flatten_items
+from .helpers import callee_name, cast_const, flatten_items
 from .state import CheckerState, Scope
 
 
@@ -210,7 +212,7 @@ class TypeResolution(CheckerState):
         if isinstance(found, TypePackEntry):
             raise self.unexpanded_pack_error(name, spec.pos)
         if isinstance(found, ArgumentBufferEntry):
-            declared = found.struct.argument_buffer
+            declared = found.declared
             raise CompileError(f"'{name}' is an argument buffer (its members carry [[id(n)]], line {declared.line}): "
                                "the simulator does not support argument buffers (structs of buffer pointers); "
                                "pass each buffer as a kernel parameter of its own", spec.pos)
@@ -313,15 +315,15 @@ class TypeResolution(CheckerState):
             target = table.get(ty.name) if isinstance(ty, ScalarType) else None
             if target is None:
                 raise CompileError(f"'{trait}' needs an integer type other than bool, not '{ty}'", spec.pos)
-            return lookup_builtin_type(target)
+            return SCALARS[target]
         return ty
 
     def _type_candidates(self) -> set[str]:
         names = {k for k, v in self._all_scope_items() if isinstance(v, NameEntry)}
         return names | set(SCALARS) | {f"{e}{n}" for e in ("float", "half", "int", "uint") for n in (2, 3, 4)}
 
-    def _all_scope_items(self):
-        s = self.scope
+    def _all_scope_items(self) -> Iterator[tuple[str, ScopeEntry]]:
+        s: Scope | None = self.scope
         while s is not None:
             yield from s.names.items()
             s = s.parent
@@ -388,8 +390,10 @@ class TypeResolution(CheckerState):
     def constexpr_static_method(self, e: ast.Call) -> tuple[ast.FuncDef, StructType]:
         """The one 'static constexpr' member function (not a template) that ``S::f(args)`` names
         with this many arguments, and its struct; NotConstant when there is none."""
-        st, name = self.static_member_functions(e.func.ident)
-        return self._single_static_constexpr(st, name, len(e.args))
+        found = self.static_member_functions(callee_name(e).ident)
+        if found is None:
+            raise NotConstant("call")
+        return self._single_static_constexpr(*found, len(e.args))
 
     def _single_static_constexpr(self, st: StructType, name: str, nargs: int) -> tuple[ast.FuncDef, StructType]:
         defs = [m for m in self.structs[st].methods if m.name == name and m.static and m.constexpr
@@ -403,7 +407,9 @@ class TypeResolution(CheckerState):
 
     def _const_size_of(self, e: ast.SizeOf) -> int:
         # The checker's sizeof on a copy: the expression stays unchecked for its own later check.
-        return self.expr(copy.deepcopy(e)).value
+        size = self.expr(copy.deepcopy(e))
+        assert isinstance(size, ast.IntLit)  # e_SizeOf folds it
+        return size.value
 
     def _const_lookup(self, name: str, pos: Pos, template_args: Any = None) -> Any:
         found = self.lookup_name(name)
