@@ -485,9 +485,7 @@ def unparse(e: ast.Expr) -> str | None:
         if inner is None:
             return None
         name = e.type_spec.name
-        if e.style == CastStyle.FUNCTIONAL:
-            return f"{name}({inner})"
-        if e.style == CastStyle.C:
+        if e.style == CastStyle.C:  # '(T)x', and 'T(x)', which the parser records as the same cast
             return f"({name}){_wrap(e.operand, inner, 11)}"
         return f"{e.style}<{name}>({inner})"
     if isinstance(e, ast.Unary):
