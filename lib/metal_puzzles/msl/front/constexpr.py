@@ -56,7 +56,7 @@ def _converted(value, src: ScalarType, dst: ScalarType):
     return v - (1 << dst.bits) if dst.signed and v >= 1 << (dst.bits - 1) else v
 
 
-def _integer(value, expr: ast.Expr) -> int:
+def _integer(value, expr: ast.Unary | ast.Binary) -> int:
     """An operand of ``~ & | ^ << >>``, which C defines on integers alone ('1 << NAN' as an array
     size raised ValueError)."""
     if isinstance(value, float):
@@ -99,9 +99,10 @@ def _shift(expr: ast.Binary, a: int, count: int, preprocessor: bool) -> int:
     return 0 if expr.op == "<<" else a >> (_WIDEST_BITS - 1)
 
 
-def evaluate(expr: ast.Expr, lookup: Callable[..., object] | None = None,
+def evaluate(expr: ast.Expr, lookup: Callable[..., int | float | bool] | None = None,
              size_of: Callable[[ast.SizeOf], int] | None = None,
-             call: Callable[[ast.Call], object] | None = None, preprocessor: bool = False) -> int | float | bool:
+             call: Callable[[ast.Call | ast.Construct], int | float | bool] | None = None,
+             preprocessor: bool = False) -> int | float | bool:
     """Evaluate an integral (or float) constant expression over Python numbers.
 
     Only used where C requires a constant (sizes, #if), so the values are small and the
@@ -168,6 +169,8 @@ def evaluate(expr: ast.Expr, lookup: Callable[..., object] | None = None,
     if isinstance(expr, ast.Ternary):
         return ev(expr.then) if ev(expr.cond) else ev(expr.other)
     if isinstance(expr, ast.Construct) and expr.type_spec.member:
+        if call is None:
+            raise NotConstant("call")
         return call(expr)  # 'Max<T>::size()': a static member function of a struct template's instance
     if isinstance(expr, ast.Cast | ast.Construct):
         operand = expr.operand if isinstance(expr, ast.Cast) else (expr.args[0] if len(expr.args) == 1 else None)

@@ -8,6 +8,8 @@ device memory, running them together is one of the schedules a GPU may choose.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ..lang.errors import KernelRuntimeError, Pos
@@ -100,8 +102,10 @@ class Ctx:
         self.attrs: dict[str, object] = {}
         self.buffers: dict[str, Ptr] = {}
         self.scalars: dict[str, object] = {}
-        self.sanitizer = None  # sanitizer.Sanitizer when findings are checked
-        self.stepper = None  # stepper.Stepper when a step-through record is asked for
+        # observe.sanitizer.Sanitizer when findings are checked (a layer above: typed Any, as its hooks
+        # are called only for memories it watches, which mypy cannot tell).
+        self.sanitizer: Any = None
+        self.stepper: Any = None  # observe.stepper.Stepper when a step-through record is asked for
         self.cost = None  # observe.cost.CostRecorder when a cost profile is asked for
         self.local_init: dict = {}  # (id(frame slots), slot) -> lanes whose variable holds a value
         self.root_frame = self.frame
@@ -178,7 +182,7 @@ class Ctx:
         st = self.loop
         while st is not None and (st.is_switch or st.pos is None):
             st = st.outer
-        where = st.pos if st is not None else pos
+        where = st.pos if st is not None and st.pos is not None else pos  # (the loop above left no None)
         counted = ("statements, calls and loop iterations, counted once for all threads in lock-step; a long "
                    "expression counts as several")
         threads = []
@@ -261,7 +265,7 @@ class Ctx:
         bad = (off < 0) | (off > limit)
         if not np.any(bad):
             return off, None
-        active_bad = bad if mask is None else (bad & mask) if np.ndim(bad) else (mask if bad else None)
+        active_bad: Any = bad if mask is None else (bad & mask) if np.ndim(bad) else (mask if bad else None)
         if np.ndim(active_bad) == 0:
             active_bad = self.full() if (active_bad and mask is None) else None
         if active_bad is not None and np.any(active_bad):
@@ -366,7 +370,7 @@ class Ctx:
         memory the flags order (mem_none synchronises execution only)."""
         lanes = self.lanes
         if mask is None:
-            groups = slice(None)
+            groups: slice | np.ndarray = slice(None)
         else:
             exited = self.root_frame.ret
             waiting_for = ~exited if exited is not None else np.ones(self.n, dtype=bool)
