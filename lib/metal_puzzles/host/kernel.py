@@ -14,7 +14,7 @@ import os
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from types import CodeType
+from types import CodeType, FrameType
 from typing import Any
 
 import mlx.core as mx
@@ -113,7 +113,7 @@ def _file_words(filename: str) -> str:
 
 def caller_origin() -> SourceOrigin | None:
     """The nearest calling function outside this package (the learner's)."""
-    frame = sys._getframe(1)
+    frame: FrameType | None = sys._getframe(1)
     while frame is not None and frame.f_globals.get("__name__", "").startswith("metal_puzzles"):
         frame = frame.f_back
     if frame is None or frame.f_code.co_name == "<module>":

@@ -10,6 +10,7 @@ whose list holds it.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -17,8 +18,11 @@ from ..checking import GradPuzzle, Puzzle
 from ..host.kernel import MetalKernel
 from .solutions import solution_file
 
-if TYPE_CHECKING:
-    from importlib.resources.abc import Traversable  # novermin (type checking only)
+if TYPE_CHECKING:  # Traversable moved to importlib.resources.abc in Python 3.11
+    if sys.version_info >= (3, 11):
+        from importlib.resources.abc import Traversable  # novermin (type checking only)
+    else:
+        from importlib.abc import Traversable
 
 
 @dataclass(frozen=True)
