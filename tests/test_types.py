@@ -30,17 +30,20 @@ def test_the_simulator_passes_mypy() -> None:
     assert "Success: no issues found" in result.stdout
 
 
-@pytest.mark.parametrize(("original", "broken", "error"), [
+@pytest.mark.parametrize(("module", "original", "broken", "error"), [
     # A method another mixin defines, called with an argument of the wrong type.
-    ("ty = self.resolve_type(fd.ret)", "ty = self.resolve_type(fd)", 'Argument 1 to "resolve_type"'),
+    ("calls.py", "ty = self.resolve_type(fd.ret)", "ty = self.resolve_type(fd)", 'Argument 1 to "resolve_type"'),
     # A method no mixin defines.
-    ("ty = self.resolve_type(fd.ret)", "ty = self.resolve_typ(fd.ret)", 'has no attribute "resolve_typ"'),
+    ("calls.py", "ty = self.resolve_type(fd.ret)", "ty = self.resolve_typ(fd.ret)", 'has no attribute "resolve_typ"'),
+    # A function without annotations (the front end is annotated throughout).
+    ("structs.py", "def _field(st: StructType, e: ast.Member) -> StructField:", "def _field(st, e):",
+     "Function is missing a type annotation"),
 ])
-def test_a_broken_call_between_mixins_is_an_error(tmp_path: Path, original: str, broken: str, error: str) -> None:
-    source = (CHECKER / "calls.py").read_text()
+def test_a_broken_seam_is_an_error(tmp_path: Path, module: str, original: str, broken: str, error: str) -> None:
+    source = (CHECKER / module).read_text()
     assert original in source
-    shadow = tmp_path / "calls.py"
+    shadow = tmp_path / module
     shadow.write_text(source.replace(original, broken, 1))
-    result = mypy("--shadow-file", str(CHECKER / "calls.py"), str(shadow), str(CHECKER))
+    result = mypy("--shadow-file", str(CHECKER / module), str(shadow), str(CHECKER))
     assert result.returncode == 1, result.stdout + result.stderr
     assert error in result.stdout, result.stdout

@@ -286,7 +286,7 @@ class Calls(CheckerState):
         best = [c for c in ranked if not any(_better(o[2], c[2]) for o in ranked if o is not c)]
         if len(best) > 1:
             # A parameter written with a concrete type is more specialized than a deduced one.
-            def deduced(c) -> int:
+            def deduced(c: tuple[ast.FuncDef, dict, list[int]]) -> int:
                 names = {t.name for t in c[0].template_params}
                 return sum(1 for p in c[0].params if p.type_spec.name in names or any(
                     isinstance(a, ast.TypeSpec) and a.name in names or isinstance(a, ast.Name) and a.ident in names
@@ -541,7 +541,7 @@ class Calls(CheckerState):
         finally:
             self.namespace = saved_namespace
 
-    def _check_instance(self, key, name: str, params: list[Var], ret: Type, body: ast.Block, pos: Pos,
+    def _check_instance(self, key: tuple, name: str, params: list[Var], ret: Type, body: ast.Block, pos: Pos,
                         saved: tuple) -> FuncInstance:
         """Check a function body in the scope prepared for it, record the instance under ``key``
         (first, so that the body's own calls find it), and give back the caller's scope ``saved``."""

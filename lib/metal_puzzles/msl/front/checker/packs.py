@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+from collections.abc import Iterator
 from typing import Any
 
 from ...lang.errors import CompileError, Pos
@@ -27,7 +28,7 @@ def element_name(pack: str, index: int) -> str:
     return f"{pack}#{index}"
 
 
-def _named_nodes(node: Any):
+def _named_nodes(node: Any) -> Iterator[ast.TypeSpec | ast.Name]:
     """Every type spec and name in a tree (the places a pack's name can stand), depth first."""
     if isinstance(node, ast.TypeSpec | ast.Name):
         yield node

@@ -17,6 +17,7 @@ from ...lang.types import (
     MatrixType,
     PointerType,
     SimdgroupMatrixType,
+    StructField,
     StructType,
     Type,
     VectorType,
@@ -250,7 +251,7 @@ class Structs(CheckerState):
         return e
 
     @staticmethod
-    def _field(st: StructType, e: ast.Member):
+    def _field(st: StructType, e: ast.Member) -> StructField:
         f = st.field_named(e.name)
         if f is None:
             raise CompileError(f"no member named '{e.name}' in struct '{st.name}'"
