@@ -52,8 +52,8 @@ class LoopState:
     __slots__ = ("active", "brk", "cont", "entered", "is_switch", "outer", "pos")
 
     def __init__(self, pos: Pos | None = None, outer: LoopState | None = None, active=None) -> None:
-        self.brk = None
-        self.cont = None
+        self.brk: np.ndarray | None = None  # lanes that left by 'break' (None: none yet)
+        self.cont: np.ndarray | None = None  # lanes that 'continue'd this iteration
         self.is_switch = False
         self.outer = outer
         self.pos = pos  # where the loop (or switch) starts, for step-budget findings
@@ -106,7 +106,7 @@ class Ctx:
         # are called only for memories it watches, which mypy cannot tell).
         self.sanitizer: Any = None
         self.stepper: Any = None  # observe.stepper.Stepper when a step-through record is asked for
-        self.cost = None  # observe.cost.CostRecorder when a cost profile is asked for
+        self.cost: Any = None  # observe.cost.CostRecorder (a layer above) when a cost profile is asked for
         self.local_init: dict = {}  # (id(frame slots), slot) -> lanes whose variable holds a value
         self.root_frame = self.frame
         self._reported: set[FindingKey] = set()  # what report() has recorded, once each
@@ -452,7 +452,7 @@ class Ctx:
         view = view_of(elem)
         mem, data, flat, lanes, mask = self._atomic_target(p, mask, pos, view)
         if self.cost is not None:
-            self.cost.access(AccessKind.ATOMIC, mem, flat, mask, 1, view.unit, p.mem.typed(view.dtype)[1], pos)
+            self.cost.access(AccessKind.ATOMIC, mem, flat, mask, 1, view.unit, mem.typed(view.dtype)[1], pos)
         old = np.zeros(self.n, dtype=data.dtype)
         if mem.shadow is not None:
             self.sanitizer.on_atomic(self, mem, flat, view, lanes, pos, writes=op != "load",
@@ -500,7 +500,7 @@ class Ctx:
         if mem.shadow is not None:
             self.sanitizer.on_atomic(self, mem, flat, view, lanes, pos, writes=True, reads_old=True)
         if self.cost is not None:
-            self.cost.access(AccessKind.ATOMIC, mem, flat, mask, 1, view.unit, p.mem.typed(view.dtype)[1], pos)
+            self.cost.access(AccessKind.ATOMIC, mem, flat, mask, 1, view.unit, mem.typed(view.dtype)[1], pos)
         exp = np.broadcast_to(np.asarray(expected, dtype=data.dtype), (self.n,))
         des = np.broadcast_to(np.asarray(desired, dtype=data.dtype), (self.n,))
         ok = np.zeros(self.n, dtype=bool)
