@@ -39,8 +39,9 @@ import numpy as np
 
 from ..lang.errors import Pos
 from ..lang.types import AddressSpace
+from ..run.counters import Counted
 from ..run.lanes import Lanes
-from ..run.memory import AccessKind, Counted, Memory
+from ..run.memory import AccessKind, Memory
 from ..run.ops import OpKind
 from .gpu_models import GpuModel, MemoryModel
 from .roofline import REGISTERS_UNKNOWN, Occupancy, TimeEstimate, Workload, estimate_time, occupancy
