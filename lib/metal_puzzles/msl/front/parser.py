@@ -4,6 +4,7 @@ declarations: helper functions, templates, constant globals, type aliases)."""
 from __future__ import annotations
 
 from ..lang.errors import CompileError, Pos, did_you_mean
+from ..lang.metal_namespace import strip_metal_namespace
 from ..lang.types import SCALAR_ALIASES, AddressSpace, lookup_builtin_type
 from . import ast
 from .ast import CastStyle
@@ -153,7 +154,7 @@ class Parser:
             return True
         if name in self.type_names or name in TEMPLATE_TYPE_NAMES:
             return True
-        base = name.removeprefix("metal::")
+        base = strip_metal_namespace(name)
         return lookup_builtin_type(base) is not None or base in SCALAR_ALIASES
 
     def starts_type(self, k: int = 0) -> bool:
