@@ -13,7 +13,7 @@ from .record import Counts, RunResult, SanitizerError
 from .run.counters import Counter
 from .run.findings import Finding, FindingKind, RaceKind, SanitizeMode, Severity, StopReason
 from .run.hints import Audience
-from .shader import LaunchGeometry, ShaderKernel, ShaderLibrary
+from .shader_program import LaunchGeometry, ShaderKernel, ShaderLibrary
 
 __all__ = [
     "simulate", "get_kernel", "compile_cache_stats", "CompileError", "KernelRuntimeError", "ArgumentError",
