@@ -59,8 +59,8 @@ class Statements(TokenCursor):
             self.depth -= 1
 
     def _statement(self) -> ast.Stmt:
-        # The first token is taken before any attributes: after '[[...]]' the statement reads as
-        # an expression statement.
+        # The first token is taken before any attributes, so a statement after '[[...]]' is read
+        # as an expression statement: a known gap ('[[likely]] if (c) ...' does not parse).
         t = self.tok
         self._skip_attributes()
         if t.is_op("{"):
