@@ -43,12 +43,12 @@ def slot_of(sym: Var) -> int:
 class CodeGenState:
     """The code generator's state, and the entry points its parts call each other by."""
 
-    def __init__(self, functions: list[FuncInstance], *, cost: bool = False) -> None:
+    def __init__(self, *, cost: bool = False) -> None:
         self.const_memories: dict[int, Memory] = {}
-        self.functions = functions
         self.cost = cost
         self.work = 0  # units of work in the statement being compiled (see WORK_PER_STEP)
-        # Compiled header-function bodies of this variant (each variant compiles its own).
+        # Header-function bodies of this variant, compiled when a call to them is (each variant
+        # compiles its own).
         self.bodies: dict[int, Any] = {}
 
     def step_cost(self) -> int:

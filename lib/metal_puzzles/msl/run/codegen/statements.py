@@ -198,7 +198,7 @@ class Statements(CodeGenState):
         def cont(c, m):
             st = c.loop
             # Inside a switch, 'continue' belongs to the enclosing loop and also leaves the switch.
-            while getattr(st, "is_switch", False):
+            while st.is_switch:
                 st.brk = with_lanes(c, st.brk, m)
                 st = st.outer
             st.cont = with_lanes(c, st.cont, m)
