@@ -80,7 +80,8 @@ class Expressions(CodeGenState):
             name, pos = sym.name, e.pos
 
             def read_checked(c, m):
-                check_initialised(c, c.slots, k, m, name, pos)
+                if c.sanitizer is not None:
+                    check_initialised(c, c.slots, k, m, name, pos)
                 return c.slots[k]
             return read_checked
         if kind == VarKind.LOCAL or kind == VarKind.ARRAY:

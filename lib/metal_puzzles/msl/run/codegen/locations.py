@@ -19,9 +19,8 @@ from .masks import Mask, mark_init, merge
 
 def check_initialised(ctx: Ctx, slots: list, k: int, m: Mask, name: str, pos: Pos | None) -> None:
     """Report the first lane of ``m`` that reads local ``name`` (slot ``k``) before assigning it
-    (only under the sanitizer, for a variable declared without a value)."""
-    if ctx.sanitizer is None:
-        return
+    (a variable declared without a value; the caller tests ``ctx.sanitizer`` first, as this runs
+    at every read)."""
     init = ctx.local_init.get((id(slots), k))
     if init is None:
         return
@@ -42,7 +41,7 @@ class SlotLoc:
         self.slots, self.k, self.vec, self.pos, self.name = slots, k, vec, pos, name
 
     def load(self, ctx: Ctx, m: Mask) -> Any:
-        if self.name is not None:
+        if self.name is not None and ctx.sanitizer is not None:
             check_initialised(ctx, self.slots, self.k, m, self.name, self.pos)
         return self.slots[self.k]
 
