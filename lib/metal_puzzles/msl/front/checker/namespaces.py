@@ -12,12 +12,10 @@ declarations of the global ``metal`` namespace.
 from __future__ import annotations
 
 from ...lang.errors import CompileError, Pos
+from ...lang.metal_namespace import METAL_NAMESPACE
 from .. import ast
 from .entries import ScopeEntry
 from .state import CheckerState, Scope
-
-#: The standard library's namespace: its names come from the simulator's library.
-METAL_NAMESPACE = "metal"
 
 
 class NamespaceLookup(CheckerState):
