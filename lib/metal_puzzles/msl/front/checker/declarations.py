@@ -19,7 +19,7 @@ from ...lang.types import (
 )
 from .. import ast
 from ..constexpr import NotConstant
-from ..symbols import Var, VarKind
+from ..symbols import DeferredConstant, Var, VarKind
 from .helpers import cast_const, regroup
 from .state import CheckerState
 
@@ -53,7 +53,7 @@ class Declarations(CheckerState):
                     d.init = regroup(d.init, ty)
                 value = self._const_array(d.init, ty)
             elif isinstance(ty, StructType):
-                value = ["expr", self.initial_value(d.init, ty)]
+                value = DeferredConstant(self.initial_value(d.init, ty))
             elif isinstance(ty, ScalarType):
                 init = self.expr(d.init)
                 try:
@@ -64,7 +64,7 @@ class Declarations(CheckerState):
                 value = cast_const(v, ty)
             else:
                 init = self.convert(self.expr(d.init), ty, "initialization")
-                value = ["expr", init]
+                value = DeferredConstant(init)
             var = Var(d.name, ty, VarKind.CONST, d.pos, const_value=value, mutable=False)
             d.symbol = var
             self.scope.names[d.name] = var

@@ -30,7 +30,7 @@ from ...lang.types import (
 )
 from .. import ast
 from ..constexpr import NotConstant, evaluate
-from ..symbols import Var, VarKind
+from ..symbols import DeferredConstant, Var, VarKind
 from .entries import (
     AliasTemplateEntry,
     ArgumentBufferEntry,
@@ -416,7 +416,7 @@ class TypeResolution(CheckerState):
         found = self.lookup_name(name)
         if isinstance(found, VariableTemplateEntry):
             var = self.variable_instance(found.decl, template_args, pos)
-            if var.const_value is None or isinstance(var.const_value, list):
+            if var.const_value is None or isinstance(var.const_value, list | DeferredConstant):
                 raise NotConstant(name)
             return var.const_value
         if template_args is not None:  # a trait such as is_same_v<T, float>, or Limits<T>::max
@@ -432,7 +432,7 @@ class TypeResolution(CheckerState):
         sym = self.lookup_name(name)
         if sym is None:
             sym = self.member_through_type_name(name, pos)
-        if isinstance(sym, Var) and sym.const_value is not None and not isinstance(sym.const_value, list):
+        if isinstance(sym, Var) and sym.const_value is not None and not isinstance(sym.const_value, list | DeferredConstant):
             v = sym.const_value
             return float(v) if isinstance(v, float) else int(v)
         if sym is None:  # <metal_math>'s NAN, INFINITY, M_PI_F..., usable at program scope too
