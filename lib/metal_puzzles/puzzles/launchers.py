@@ -18,6 +18,8 @@ from .t01_rms_norm import TG as RMS_TG
 from .t03_quantized_matvec import ROWS as QMV_ROWS
 from .t04_decode_attention import TG as ATTENTION_TG
 from .t05_argmax import TG as ARGMAX_TG
+from .t06_topk import TG as TOPK_TG
+from .t06_topk import K as TOPK_K
 
 
 def _n(value: Any) -> int:
@@ -115,6 +117,13 @@ def run_decode_attention(kernel: Any, q: mx.array, k: mx.array, v: mx.array, **o
 
 
 def run_argmax(kernel: Any, x: mx.array, **options: Any) -> mx.array:
-    """Argmax with V.4's kernel: one threadgroup per row; uint32 indices."""
+    """Argmax with V.5's kernel: one threadgroup per row; uint32 indices."""
     rows = x.shape[0]
     return launch(kernel, [x], (rows,), (ARGMAX_TG, rows, 1), (ARGMAX_TG, 1, 1), output_dtype=mx.uint32, **options)
+
+
+def run_topk(kernel: Any, x: mx.array, **options: Any) -> mx.array:
+    """Top-k with V.6's kernel: one threadgroup per row; uint32 indices, K a row."""
+    rows = x.shape[0]
+    return launch(kernel, [x], (rows, TOPK_K), (TOPK_TG, rows, 1), (TOPK_TG, 1, 1), output_dtype=mx.uint32,
+                  **options)
