@@ -328,7 +328,8 @@ def puzzle_code(entry: Entry, source: str, define_kernel: bool, header: str | No
         head = "\n\n\n".join([entry.puzzle.spec_source, test_function(entry, source, header), entry.setup])
     else:
         head = f"# The same kernel as above ({entry.kernel_function}), on a new test.\n{entry.setup}"
-    return head + "\n\n" + problem_call(entry)
+    tail = f"\n\n{entry.debugging}" if entry.debugging else ""
+    return head + "\n\n" + problem_call(entry) + tail
 
 
 def puzzle_text(puzzle: Puzzle) -> str:

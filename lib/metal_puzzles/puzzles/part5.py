@@ -11,6 +11,7 @@ from . import (
     t04_decode_attention,
     t05_argmax,
     t06_topk,
+    t07_radix_pipeline,
 )
 from .entry import Part
 
@@ -36,5 +37,6 @@ PART_V = Part(
         t04_decode_attention.ENTRY,
         t05_argmax.ENTRY,
         t06_topk.ENTRY,
+        t07_radix_pipeline.ENTRY,
     ),
 )
