@@ -404,6 +404,9 @@ def test_topk_waits_at_one_barrier_a_round_and_reads_each_logit_once():
     cost = _cost_on("topk", "four values per thread")
     assert cost.barriers_per_threadgroup == 8
     assert cost.figures().reads_per_element == 1.0
+    # Step 5 of the text: threads 0 to K - 1 store a row's K indices side by side, one segment.
+    stores = cost.lines[next(k for k in cost.lines if k[1] == _line(solution("topk"), "out[r * K + j] = mine;"))].stores
+    assert stores.requests and stores.max_segments == 1
 
 
 # ----------------------------------------------------------------------------- what the texts claim

@@ -152,3 +152,9 @@ def test_the_notebooks_problem_checks_the_pipeline_with_the_puzzles_output_type(
                            threadgroup=(16, 1, 1), spec=PUZZLE.spec)
     assert problem.output_dtype == "uint32"
     assert problem.check(quiet=True).passed
+
+
+def test_a_shader_without_a_stages_kernel_is_an_error_naming_it():
+    result = check_source(PUZZLE, planted("kernel void scan(", "kernel void prefix_scan("))
+    assert result.status == PuzzleStatus.RUNTIME_ERROR
+    assert "the shader has no kernel named 'scan' (kernels: histogram, prefix_scan, scatter)" in result.report()
