@@ -5,6 +5,8 @@ float32's rounding; and the index operations (argmax, top-k) agree with MLX's an
 
 from __future__ import annotations
 
+import re
+
 import mlx.core as mx
 import numpy as np
 import pytest
@@ -130,3 +132,24 @@ def test_topk_gives_mlxs_values_largest_first_and_ties_in_index_order():
 def test_topk_says_what_is_wrong_with_its_argument(x, message):
     with pytest.raises(ValueError, match=message):
         ops.topk(x)
+
+
+def test_a_radix_pass_orders_by_one_digit_stably_and_eight_passes_sort():
+    rng = np.random.default_rng(28)
+    keys = rng.integers(0, 2**32, size=300, dtype=np.uint64).astype(np.uint32)
+    one = ops.radix_sort_pass(mx.array(keys), 8)
+    assert one.dtype == mx.uint32
+    assert np.asarray(one).tolist() == keys[np.argsort((keys >> 8) & 15, kind="stable")].tolist()
+    assert np.asarray(ops.radix_sort(mx.array(keys))).tolist() == np.sort(keys).tolist()
+    assert ops.radix_sort(mx.array(np.zeros(0, np.uint32))).shape == (0,)
+
+
+@pytest.mark.parametrize(("call", "message"), [
+    (lambda: ops.radix_sort(mx.zeros(5)), "keys must be a 1-D uint32 array, got shape (5,) and dtype mlx.core.float32"),
+    (lambda: ops.radix_sort(mx.zeros(5000, dtype=mx.uint32)), "keys holds 5000 values; at most 4096"),
+    (lambda: ops.radix_sort_pass(mx.zeros(5, dtype=mx.uint32), 30), "shift must be 0 to 28"),
+    (lambda: ops.radix_sort_pass(mx.zeros(5, dtype=mx.uint32), -4), "shift must be a non-negative integer"),
+])
+def test_the_radix_sort_says_what_is_wrong_with_its_arguments(call, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        call()

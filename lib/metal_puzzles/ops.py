@@ -19,7 +19,10 @@ Definitions (float32 values, integer indices, ``T`` pairs):
   ``mx.fast.rms_norm`` (eps 1e-5), ``mx.fast.rope`` (base 10000, scale 1, all of D rotated),
   ``mx.quantized_matmul``, ``mx.fast.scaled_dot_product_attention`` (scale D**-0.5, grouped
   query heads) and ``mx.argmax(x, axis=1)`` compute; ``topk(x (R,V))``: the indices of each row's
-  8 largest values, largest first, ties in index order (``mx.argsort(-x, axis=1)[:, :8]``).
+  8 largest values, largest first, ties in index order (``mx.argsort(-x, axis=1)[:, :8]``);
+  ``radix_sort_pass(keys (N,), shift)``: the uint32 keys ordered by the digit ``(key >> shift) & 15``,
+  equal digits in their order (V.7's three kernels in turn), and ``radix_sort(keys)``: eight such
+  passes, lowest digit first, which sort the keys (``mx.sort``).
 
 Gradients of Part V's operations: ``rms_norm`` with respect to ``x`` and ``w``, ``rope`` with
 respect to ``x`` (its vjp is V.2's kernel again: a rotation's transpose is the rotation by minus the
@@ -29,7 +32,7 @@ and ``quantized_matvec`` with respect to ``x``, ``scales`` and ``biases`` (the p
 either). The vjps of ``rms_norm`` and ``quantized_matvec`` are MLX operations: the book has no
 kernel for them. ``decode_attention`` has none (a decode step is inference: training runs attention
 over whole sequences, another kernel), nor have ``argmax`` and ``topk`` (their outputs are indices,
-piecewise constant in ``x``: the gradient is zero where it exists).
+piecewise constant in ``x``: the gradient is zero where it exists) or the radix sort (integer keys).
 
 Arguments are validated before any kernel runs; a ValueError names the argument, its shape and
 what was expected. Indices are checked against their ranges (which reads them, so these
@@ -56,9 +59,10 @@ from .puzzles.t04_decode_attention import MAX_D as ATTENTION_MAX_D
 from .puzzles.t05_argmax import LONGEST as ARGMAX_LONGEST
 from .puzzles.t06_topk import LONGEST as TOPK_LONGEST
 from .puzzles.t06_topk import K as TOPK_K
+from .puzzles.t07_radix_pipeline import RADIX
 
 __all__ = ["mvmr", "vvor", "segment_sum", "rms_norm", "rope", "quantized_matvec", "decode_attention", "argmax",
-           "topk"]
+           "topk", "radix_sort_pass", "radix_sort"]
 
 #: Segments at least this long on average go to the threadgroup-per-segment kernel (II.5).
 LONG_SEGMENT = 4 * LARGE_TG
@@ -388,3 +392,39 @@ def topk(x: mx.array) -> mx.array:
     if not bool(mx.isfinite(x).all()):
         raise ValueError("topk: x must hold finite values (the kernel's 'no value' is -INFINITY)")
     return launchers.run_topk(_kernel("topk"), x)
+
+
+#: The most keys a radix pass takes: its scatter ranks each key by a loop over the keys before it.
+RADIX_LONGEST = 4096
+#: Bits of a digit: one pass orders the keys by 4 of their 32 bits.
+DIGIT_BITS = RADIX.bit_length() - 1
+
+
+def _keys(op: str, keys: Any) -> mx.array:
+    keys = _array(op, "keys", keys)
+    if keys.ndim != 1 or keys.dtype != mx.uint32:
+        raise ValueError(f"{op}: keys must be a 1-D uint32 array, got shape {tuple(keys.shape)} and dtype {keys.dtype}")
+    if keys.shape[0] > RADIX_LONGEST:
+        raise ValueError(f"{op}: keys holds {keys.shape[0]} values; at most {RADIX_LONGEST} (the scatter ranks each key "
+                         "by a loop over the keys before it)")
+    return keys
+
+
+def radix_sort_pass(keys: mx.array, shift: int) -> mx.array:
+    """One pass of a radix sort with V.7's shader: ``keys`` (N,) uint32, N at most 4096, ordered by
+    the digit ``(key >> shift) & 15``, keys of equal digits in their order; ``shift`` 0 to 28."""
+    keys = _keys("radix_sort_pass", keys)
+    shift = _count("radix_sort_pass", "shift", shift)
+    if shift > 32 - DIGIT_BITS:
+        raise ValueError(f"radix_sort_pass: shift must be 0 to {32 - DIGIT_BITS} (a digit is {DIGIT_BITS} of the "
+                         f"key's 32 bits), got {shift}")
+    return launchers.run_radix_pass(_kernel("radix_pass"), keys, shift)
+
+
+def radix_sort(keys: mx.array) -> mx.array:
+    """``mx.sort(keys)`` for uint32 keys (N at most 4096) by eight radix passes, the lowest digit
+    first: each pass is stable, so the order the earlier digits set survives among equal digits."""
+    keys = _keys("radix_sort", keys)
+    for shift in range(0, 32, DIGIT_BITS):
+        keys = launchers.run_radix_pass(_kernel("radix_pass"), keys, shift)
+    return keys

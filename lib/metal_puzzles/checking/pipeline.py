@@ -126,10 +126,12 @@ def _values(a: np.ndarray, shown: int = 16) -> str:
 
 def run_pipeline(pipeline: Pipeline, kernel: MetalKernel, case: Case, output_dtype: str, *,
                  init_value: float | None = None, trace: bool | None = False, steps: bool = False,
-                 max_steps: int | None = None, cost=None) -> PipelineRun:
+                 max_steps: int | None = None, cost=None, sanitize: SanitizeMode = SanitizeMode.WARN) -> PipelineRun:
     """Run every stage of ``kernel`` (a whole shader) on one test, as the pipeline's host does;
     the record is the last stage's (``steps`` and the trace, which diagrams draw, are recorded
-    for it alone). A stage that does not finish ends the pipeline there."""
+    for it alone). A stage that does not finish ends the pipeline there. Findings are collected
+    (a check reports them beside the output); ``sanitize=SanitizeMode.ERROR`` raises the first
+    stage's instead, as an operation should."""
     library = kernel.kernel.shader_library()
     arrays: dict[str, np.ndarray] = dict(zip(pipeline.inputs, (np.asarray(x) for x in case.inputs), strict=True))
     allocated = {b.name: b for b in pipeline.buffers}
@@ -149,7 +151,7 @@ def run_pipeline(pipeline: Pipeline, kernel: MetalKernel, case: Case, output_dty
             warnings.simplefilter("ignore", RuntimeWarning)
             result = run_by_layout(library, stage.kernel, list(stage.layout), inputs,
                                    {n: a.dtype.name for n, a in inputs.items()}, {stage.writes: (shape, dtype)},
-                                   LaunchGeometry(grid, threadgroup), init, sanitize=SanitizeMode.WARN,
+                                   LaunchGeometry(grid, threadgroup), init, sanitize=sanitize,
                                    trace=trace if last else False, steps=steps and last, max_steps=max_steps,
                                    audience=Audience.PUZZLE, warned=set(),
                                    cost=cost_model(cost) if last else None)

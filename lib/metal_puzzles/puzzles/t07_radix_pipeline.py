@@ -74,7 +74,8 @@ PIPELINE = Pipeline(
 )
 
 
-def _case(keys: np.ndarray, shift: int, label: str) -> Case:
+def pass_case(keys: np.ndarray, shift: int, label: str) -> Case:
+    """One pass over ``keys`` by the digit at ``shift``, launched as the puzzle's host launches it."""
     n = keys.size
     scalars = (np.asarray(shift, np.uint32), np.asarray(n, np.uint32))
     return Case((keys.astype(np.uint32), *scalars), (n,), (padded(n, GROUP), 1, 1), (GROUP, 1, 1), label)
@@ -86,14 +87,14 @@ def hidden(rng: np.random.Generator) -> list[Case]:
 
     same = keys(60) & ~np.uint32(0xF00) | np.uint32(0x700)  # every key's digit (bits 8 to 11) is 7
     two = keys(200) & ~np.uint32(0xF000) | (rng.integers(0, 2, size=200).astype(np.uint32) * 0xA000)
-    return [_case(keys(1), 0, "hidden test: one key"),
-            _case(keys(100), 0, "hidden test: 100 keys, the lowest digit"),
-            _case(keys(256), 28, "hidden test: 256 keys, the highest digit"),
-            _case(same, 8, "hidden test: 60 keys of one digit (the pass keeps their order)"),
-            _case(two, 12, "hidden test: 200 keys of two digits, 0 and 10")]
+    return [pass_case(keys(1), 0, "hidden test: one key"),
+            pass_case(keys(100), 0, "hidden test: 100 keys, the lowest digit"),
+            pass_case(keys(256), 28, "hidden test: 256 keys, the highest digit"),
+            pass_case(same, 8, "hidden test: 60 keys of one digit (the pass keeps their order)"),
+            pass_case(two, 12, "hidden test: 200 keys of two digits, 0 and 10")]
 
 
-VISIBLE = _case((np.arange(24) * 1237 + 91) % 4096, 4, "visible test")
+VISIBLE = pass_case((np.arange(24) * 1237 + 91) % 4096, 4, "visible test")
 
 SETUP = """\
 k = mx.arange(24, dtype=mx.uint32)
