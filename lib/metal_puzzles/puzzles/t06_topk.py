@@ -131,8 +131,8 @@ each round excluding what the earlier rounds took:
    side by side, one store each.
 
 Logits are finite here (a masked logit of `-INFINITY` would need the "no pair" of a thread told
-apart from a real one). MLX's own top-k sorts a block at a time; with `K` this small, `K` rounds in
-registers are cheaper than sorting the row.
+apart from a real one). With `K` this small, `K` rounds over values held in registers cost less
+than sorting the row.
 
 **Budget**: each logit read once (at most {PER_THREAD} global reads per thread, 1 read per
 element), one write per thread, and `K = {K}` barriers per threadgroup, one a round.""",

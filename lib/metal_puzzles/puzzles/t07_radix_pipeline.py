@@ -179,10 +179,10 @@ PUZZLE = Puzzle(
     input_names=INPUTS,
     output_dtype="uint32",
     description=f"""\
-Sampling from the top of a vocabulary, MLX sorts; so do mixture-of-experts models, which group
-their tokens by the expert they go to. On a GPU a sort of integer keys is a **radix sort**: a few
-passes, each ordering the keys by one digit and keeping keys of equal digits in the order they
-were (**stable**), lowest digit first. One pass is a pipeline of three kernels, which this
+Top-p sampling sorts a vocabulary's probabilities, and a mixture-of-experts layer sorts its tokens
+by the expert they go to. On a GPU, integer keys are often sorted by a **radix sort** (CUB's is
+one): a few passes, each ordering the keys by one digit and keeping keys of equal digits in the
+order they were (**stable**), lowest digit first. One pass is a pipeline of three kernels, which this
 puzzle's shader holds (a whole shader, as in Part IV), and which the host runs in turn:
 
 1. `histogram(keys, hist, shift, n)`: `hist[d]` counts the keys whose digit
@@ -207,8 +207,9 @@ the order of `np.argsort(digits, kind="stable")`); the first stage that differs 
 fix. `check()` does the same comparison when a test fails, and says where.
 
 The spec is MLX's `mx.argsort` of the digits, which is stable on MLX's CPU build as
-`np.argsort(..., kind="stable")` is. (A real radix sort ranks keys with SIMD-group ballots
-rather than a loop over all earlier keys; this pass is short enough for the loop.)
+`np.argsort(..., kind="stable")` is. (Fast radix sorts rank a key within its threadgroup,
+with SIMD-group ballots or a local scan, rather than by a loop over all earlier keys; this pass is
+short enough for the loop.)
 
 **Budget**: the scatter writes each key once (1 global write per thread).""",
     spec=radix_pass_spec,
