@@ -53,11 +53,12 @@ from .observe.stepper import Stepper
 from .observe.trace import Recorder
 from .record import Counts, RunResult, SanitizerError
 from .run.codegen import CodeGen
+from .run.counters import Counted, Counter
 from .run.findings import Finding, FindingKind, SanitizeMode, StopKernel, StopReason
 from .run.hints import Audience, HostApi, partial_group_fix
 from .run.lanes import SIMD_WIDTH, Lanes
-from .run.memory import Counted, Memory, Ptr
-from .run.runtime import COUNTERS, Ctx
+from .run.memory import Memory, Ptr
+from .run.runtime import Ctx
 
 MAX_THREADS_PER_THREADGROUP = 1024
 MAX_THREADGROUP_MEMORY = 32 * 1024
@@ -154,14 +155,13 @@ class CompiledKernel:
         checked = ck.check_kernel(body, params)
         self.checked = checked
         check_threadgroup_memory(checked.threadgroup_arrays)
-        cg = CodeGen(checked.functions)
-        self.body, _ = cg.stmt(checked.body)
+        self.body, _ = CodeGen().stmt(checked.body)
         self._costed_body = None  # the instrumented variant, compiled the first time a profile is asked for
 
     def costed_body(self):
         """The kernel compiled with cost instrumentation (see ``CodeGen``)."""
         if self._costed_body is None:
-            self._costed_body, _ = CodeGen(self.checked.functions, cost=True).stmt(self.checked.body)
+            self._costed_body, _ = CodeGen(cost=True).stmt(self.checked.body)
         return self._costed_body
 
     # ------------------------------------------------------------------ launch
@@ -486,9 +486,9 @@ def _row_strides(shape) -> list[int]:
 def _counts(ctx: Ctx, lanes: Lanes, grid) -> Counts:
     total = grid[0] * grid[1] * grid[2]
     arrays = {}
-    for k in COUNTERS:
+    for counter in Counter:
         a = np.zeros(total, dtype=np.int64)
-        a[lanes.grid_linear] = ctx.counts[k]
-        arrays[k] = a
+        a[lanes.grid_linear] = ctx.counts[counter]
+        arrays[counter.value] = a
     return Counts(**arrays)
 
