@@ -23,7 +23,7 @@ import numpy as np
 from ..host.kernel import MetalKernel
 from ..msl import Audience, RunResult, SanitizeMode
 from ..msl.api import cost_model
-from ..msl.shader import LaunchGeometry, run_by_layout
+from ..msl.shader_program import LaunchGeometry, run_by_layout
 from .case import Case
 
 Geometry = tuple[tuple[int, int, int], tuple[int, int, int]]
