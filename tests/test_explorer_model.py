@@ -63,7 +63,8 @@ def test_filtered_result_keeps_only_the_thread(model):
 
 
 def test_a_later_phase_still_shows_threadgroup_memory_and_its_arrows(model):
-    from metal_puzzles.diagrams.draw import ARROW_W, draw_run, to_svg
+    from metal_puzzles.diagrams.draw import draw_run, to_svg
+    from metal_puzzles.diagrams.style import ARROW_W
 
     lane = model.lane(1, 2)
     svg = to_svg(draw_run(model.filtered_result(lane, phase=1), only_group=1))

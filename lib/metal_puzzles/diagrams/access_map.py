@@ -35,7 +35,8 @@ from ..msl.lang.types import AddressSpace
 from ..msl.observe.cost import conflict_ways, segments_touched
 from ..msl.observe.trace import AccessEvent
 from ..msl.run.memory import AccessKind
-from .draw import RunDiagram, text_width, wrap_to_width
+from .draw import RunDiagram
+from .style import text_width, wrap_to_width
 from .svg_text import Anchor, anchored_text
 
 

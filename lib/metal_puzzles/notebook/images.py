@@ -13,7 +13,8 @@ from colour import Color
 
 from ..checking import GradPuzzle, Puzzle, run_case
 from ..diagrams.access_map import draw_access_map
-from ..diagrams.draw import draw_run, text_width, thread_color, to_svg
+from ..diagrams.draw import draw_run, to_svg
+from ..diagrams.style import text_width, thread_color
 from ..puzzles import PUZZLES, solution_kernel
 
 
