@@ -56,8 +56,10 @@ def matmul_run():
 
 
 def arrow_count(svg: str) -> int:
-    """Arrow shafts are the only paths drawn with the arrow line width."""
-    return svg.count(f"stroke-width='{ARROW_W:g}'")
+    """Arrow shafts are the only paths drawn with the arrow line width: one path each, in a group
+    per colour that sets the width."""
+    groups = re.findall(rf"<g [^>]*stroke-width='{ARROW_W:g}'[^>]*>(.*?)</g>", svg)
+    return sum(g.count("<path") for g in groups)
 
 
 def texts(svg: str) -> list[str]:

@@ -12,8 +12,8 @@ unit must be one pixel for line widths and font sizes to agree between the SVG a
 and the PNG.
 
 The work is done in stages, one module each: ``build`` makes the model (``model``: what is
-drawn) from the run's trace (``provenance``: what came from where), ``layout`` places it,
-``paint`` paints it with chalk and ``svg_text`` writes the SVG; ``style`` holds the sizes,
+drawn) from the run's trace (``provenance``: what came from where), ``layout`` places it
+(``routing``: where the arrows run), ``paint`` paints it with chalk and ``svg_text`` writes the SVG; ``style`` holds the sizes,
 colours and text metrics they share. This module ties them together and shows the result.
 """
 
@@ -29,6 +29,7 @@ from chalk.transform import Affine
 from .build import build_header, build_panel
 from .layout import lay_out_panel
 from .marks import finding_sites
+from .model import RunDrawing
 from .paint import paint_run
 from .style import MIN_HEADER_W
 from .svg_text import diagram_svg, num
@@ -44,6 +45,16 @@ def draw_run(result, title: str | None = None, max_groups: int = 4, only_group: 
     For the explorer: ``selected_lane`` frames that thread's swatch (the thread it shows), and
     ``clickable`` lays invisible targets over the cells that name their array and element
     (``svg_text.CellTargets``), for a click on a cell to select the threads that touched it."""
+    drawing = lay_out_run(result, title, max_groups, only_group)
+    for p in drawing.panels:
+        p.selected_lane = selected_lane
+        p.clickable = clickable
+    return RunDiagram(Affine.identity(), paint_run(drawing))
+
+
+def lay_out_run(result, title: str | None = None, max_groups: int = 4, only_group: int | None = None) -> RunDrawing:
+    """What ``draw_run`` paints, built and laid out: the header and the panels, every array,
+    label and arrow in place (in each panel's own coordinates)."""
     n_groups = int(result.lanes.n_groups)
     if only_group is not None:
         if not 0 <= only_group < n_groups:
@@ -55,11 +66,9 @@ def draw_run(result, title: str | None = None, max_groups: int = 4, only_group: 
     panels = [build_panel(result, g, sites, first_group=shown[0]) for g in shown]
     for p in panels:
         lay_out_panel(p)
-        p.selected_lane = selected_lane
-        p.clickable = clickable
     header = build_header(result, title, shown, n_groups, sites,
                           wrap_w=max(MIN_HEADER_W, max((p.width for p in panels), default=0.0)))
-    return RunDiagram(Affine.identity(), paint_run(header, panels))
+    return RunDrawing(header, panels)
 
 
 def to_svg(diagram: Diagram, separated: bool = False) -> str:
@@ -189,5 +198,5 @@ class RunDiagram(ApplyTransform):
         save_png(self, path, width)
 
 
-__all__ = ["draw_run", "to_svg", "save_svg", "save_png", "sized_svg", "fitting_svg", "fitting_html",
+__all__ = ["draw_run", "lay_out_run", "to_svg", "save_svg", "save_png", "sized_svg", "fitting_svg", "fitting_html",
            "legible_min_width", "RunDiagram", "LEGIBLE_TEXT_PX", "SMALLEST_TEXT_PX"]

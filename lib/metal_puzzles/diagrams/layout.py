@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from dataclasses import dataclass
 
-from .model import ArrayView, Box, Panel, Point, views_by_key
+from .model import ArrayView, Panel, Point
+from .routing import route_arrows
 from .style import (
     ARRAY_GAP,
     LEGEND_LABEL,
@@ -30,9 +30,9 @@ def lay_out_panel(panel: Panel) -> None:
     spaced again for the arrows that travel far sideways, the arrows routed again on the moved
     arrays, and the findings listed under them."""
     _layout_panel(panel)
-    _route_arrows(panel)
+    route_arrows(panel)
     _relayout_for_arrows(panel)
-    _route_arrows(panel)
+    route_arrows(panel)
     _layout_notes(panel)
 
 
@@ -115,6 +115,7 @@ def _layout_panel(panel: Panel) -> None:
             v.cell = SMALL_CELL
     for v in views:  # cells wide enough for their values at the smallest legible size
         v.cell = max([v.cell, *(text_width(t, MIN_CELL_FONT) + 6 for t in v.texts)])
+    _order_for_arrows(panel)
     sections_w = sections_width()
     legend_w = max(560.0, min(MAX_SECTION_W, sections_w))
     y = _layout_legend(panel, x0, y, legend_w) + 12
@@ -124,110 +125,21 @@ def _layout_panel(panel: Panel) -> None:
     panel.height = bottom + PANEL_PAD
 
 
-# ----------------------------------------------------------------------------- arrows
-@dataclass
-class _End:
-    """One end of an arrow: a cell's edge, and where the cell sits in its grid."""
-
-    box: Box
-    edge: str  # 'top' or 'bottom'
-    row: int
-    rows: int
-
-    @property
-    def slot(self) -> tuple[Box, str]:
-        return (self.box, self.edge)
-
-
-def _arrow_mode(sb: Box, tb: Box) -> str:
-    s_mid, t_mid = (sb[1] + sb[3]) / 2, (tb[1] + tb[3]) / 2
-    half = (sb[3] - sb[1]) / 2
-    return "down" if t_mid > s_mid + half else "up" if t_mid < s_mid - half else "same"
-
-
-def _arrow_ends(panel: Panel) -> list[tuple[_End, _End, str] | None]:
-    views = views_by_key(panel)
-    out: list[tuple[_End, _End, str] | None] = []
-    for arrow in panel.arrows:
-        (skey, si), (tkey, ti) = arrow.source, arrow.target
-        sv, tv = views.get(skey), views.get(tkey)
-        sb = sv.cell_box(si) if sv is not None else None
-        tb = tv.cell_box(ti) if tv is not None else None
-        if sv is None or tv is None or sb is None or tb is None:
-            out.append(None)
-            continue
-        mode = _arrow_mode(sb, tb)
-        src = _End(sb, "bottom" if mode == "down" else "top", sv.row_of(si), sv.rows)
-        dst = _End(tb, "top" if mode in ("down", "same") else "bottom", tv.row_of(ti), tv.rows)
-        out.append((src, dst, mode))
-    return out
-
-
-def _edge_x(end: _End, j: int, n: int) -> float:
-    """Where on its edge the j-th of n arrows meets a cell. A lone arrow of a cell in a grid of
-    several rows takes a position set by the cell's row, so that the arrows of the cells of one
-    column, which pass over each other, stay apart; several arrows spread along the edge."""
-    x0, _, x1, _ = end.box
-    w = x1 - x0
-    if n == 1 and end.rows > 1:
-        return x0 + w * (0.2 + 0.6 * (end.row + 0.5) / end.rows)
-    return x0 + w * (0.12 + 0.76 * (j + 1) / (n + 1))
-
-
-def _route_arrows(panel: Panel) -> None:
-    """Give each arrow its curve. An arrow leaves its source cell's bottom (or top) edge and
-    enters its target's top (or bottom) edge. The arrows of one thread at one cell edge share a
-    point there, so a value computed from several elements shows as curves joining into one
-    arrow head; different threads at one edge are spread along it in the order of their other
-    ends, so they fan out instead of crossing near the cell."""
-    ends = _arrow_ends(panel)
-    slots: dict[tuple, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
-    slot_end: dict[tuple, _End] = {}
-    for k, e in enumerate(ends):
-        if e is not None:
-            src, dst, _ = e
-            lane = panel.arrows[k].lane
-            slots[src.slot][lane].append((dst.box[0] + dst.box[2]) / 2)
-            slots[dst.slot][lane].append((src.box[0] + src.box[2]) / 2)
-            slot_end[src.slot], slot_end[dst.slot] = src, dst
-    spot: dict[tuple[tuple, int], tuple[float, float]] = {}
-    for slot, by_lane in slots.items():
-        end = slot_end[slot]
-        order = sorted(by_lane, key=lambda lane: (sum(by_lane[lane]) / len(by_lane[lane]), lane))
-        y = end.box[3] if end.edge == "bottom" else end.box[1]
-        for j, lane in enumerate(order):
-            spot[(slot, lane)] = (_edge_x(end, j, len(order)), y)
-    for k, e in enumerate(ends):
-        lane = panel.arrows[k].lane
-        arrow = panel.arrows[k]
-        arrow.curve = () if e is None else _bezier(spot[(e[0].slot, lane)], spot[(e[1].slot, lane)], e[2])
-        arrow.points = _sampled(arrow.curve) if arrow.curve else []
-    panel.arrows = [a for a in panel.arrows if a.points]
-
-
-def _bezier(p0: Point, p3: Point, mode: str) -> tuple[Point, Point, Point, Point]:
-    """A cubic Bézier that leaves and enters vertically: start, two control points, end."""
-    (x0, y0), (x3, y3) = p0, p3
-    if mode == "same":
-        lift = 16 + 0.15 * abs(x3 - x0)
-        c1, c2 = (x0, y0 - lift), (x3, y3 - lift)
-    else:
-        d = (y3 - y0) / 2
-        c1, c2 = (x0, y0 + d), (x3, y3 - d)
-    return p0, c1, c2, p3
-
-
-def _sampled(curve: tuple[Point, Point, Point, Point], steps: int = 18) -> list[Point]:
-    """The curve as a polyline (for layout, arrow heads and chalk's own backends)."""
-    (x0, y0), c1, c2, (x3, y3) = curve
-    pts = []
-    for i in range(steps + 1):
-        t = i / steps
-        u = 1 - t
-        x = u**3 * x0 + 3 * u * u * t * c1[0] + 3 * u * t * t * c2[0] + t**3 * x3
-        y = u**3 * y0 + 3 * u * u * t * c1[1] + 3 * u * t * t * c2[1] + t**3 * y3
-        pts.append((x, y))
-    return pts
+def _order_for_arrows(panel: Panel) -> None:
+    """Order the arrays of a section that wraps onto several lines so that arrows need not cross a
+    line of arrays on their way: first those that arrows from earlier sections reach, last those
+    that arrows leave for later ones, the others between (in their order: an input's arguments,
+    say). A section on one line keeps its order."""
+    section_of = {v.key: k for k, s in enumerate(panel.sections) for v in s}
+    leaves, reached = set(), set()
+    for a in panel.arrows:
+        s, t = section_of.get(a.source[0]), section_of.get(a.target[0])
+        if s is not None and t is not None and s < t:
+            leaves.add(a.source[0])
+            reached.add(a.target[0])
+    for views in panel.sections:
+        if math.fsum(v.width + ARRAY_GAP for v in views) - ARRAY_GAP > MAX_SECTION_W:
+            views.sort(key=lambda v: (v.key not in reached) + 2 * (v.key in leaves))
 
 
 # ----------------------------------------------------------------------------- findings, legend, panels

@@ -11,7 +11,19 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .style import BLOCK_GAP, CELL, GHOST_GAP, INDEX_H, MAX_CELLS, WRAP, fmt_value, text_width
+from .style import (
+    BLOCK_GAP,
+    CELL,
+    GHOST_GAP,
+    INDEX_H,
+    INK,
+    MAX_CELLS,
+    MUTED,
+    WRAP,
+    fmt_value,
+    text_width,
+)
+from .svg_text import Anchor, PlacedText
 
 #: A rectangle (x0, y0, x1, y1) and a point, in pixels.
 Box = tuple[float, float, float, float]
@@ -135,6 +147,32 @@ class ArrayView:
             out.append((x0, y0, x0 + cell, y0 + cell))
         return out
 
+    def labels(self) -> list[Label]:
+        """The texts beside an array's grid, placed: its name and what it is, left of the grid; the
+        column numbers of a 2D grid above it (and its blocks' indices above those); the row numbers of
+        a 2D or wrapped grid left of it."""
+        cell = self.cell
+        gx = self.x + self.label_w + self.margin
+        gy = self.y + self.top
+        name_y = gy + min(cell, self.rows * cell or cell) / 2
+        labels = [Label(PlacedText(self.name, self.x, name_y - 7, 12, INK, Anchor.START), self.key),
+                  Label(PlacedText(self.note, self.x, name_y + 8, 10, MUTED, Anchor.START), self.key)]
+        if self.two_d:
+            for b in range(self.blocks):
+                bx = gx + b * self.block_w
+                for c in range(self.cols if self.rows else 0):
+                    labels.append(Label(PlacedText(str(c), bx + (c + 0.5) * cell, gy - INDEX_H + 6, 9, MUTED),
+                                        self.key, block=b, column=c))
+                if self.blocks > 1:
+                    labels.append(Label(PlacedText(self.block_labels[b], bx + self.cols * cell / 2, gy - 2 * INDEX_H + 6, 9, INK),
+                                        self.key, block=b))
+        if self.margin:
+            step = self.cols if self.wrapped else 1
+            for r in range(self.rows):
+                labels.append(Label(PlacedText(str(r * step), gx - 4, gy + (r + 0.5) * cell, 9, MUTED, Anchor.END),
+                                    self.key, row=r))
+        return labels
+
     def cell_box(self, i: int) -> tuple[float, float, float, float] | None:
         if i < 0 or i >= self.drawn:
             return None
@@ -143,6 +181,37 @@ class ArrayView:
         x0 = self.x + self.label_w + self.margin + b * self.block_w + c * self.cell
         y0 = self.y + self.top + r * self.cell
         return (x0, y0, x0 + self.cell, y0 + self.cell)
+
+
+@dataclass(frozen=True)
+class Label:
+    """A text beside an array's grid (its name, what it is, a column, row or block number) and
+    what it labels: the array ``key``, and within it the ``block``, ``column`` or ``row`` of
+    cells it names (None: any)."""
+
+    text: PlacedText
+    key: tuple
+    block: int | None = None
+    column: int | None = None
+    row: int | None = None
+
+    @property
+    def box(self) -> Box:
+        """Where its text lies (from the estimated width; the text is centred on its y)."""
+        t = self.text
+        w = text_width(t.text, t.size)
+        x0 = t.x if t.anchor == Anchor.START else t.x - w if t.anchor == Anchor.END else t.x - w / 2
+        return (x0, t.y - t.size / 2, x0 + w, t.y + t.size / 2)
+
+    def names(self, view: ArrayView, element: int) -> bool:
+        """Whether this label is about the element ``element`` of ``view`` (its array, its block,
+        its column or its row)."""
+        if view.key != self.key:
+            return False
+        block, rest = divmod(element, max(view.rows * view.cols, 1))
+        row, column = divmod(rest, max(view.cols, 1))
+        return ((self.block is None or self.block == block) and (self.column is None or self.column == column)
+                and (self.row is None or self.row == row))
 
 
 def grid_shape(shape: Sequence[int]) -> tuple[int, int, bool, bool]:
@@ -198,8 +267,10 @@ class Arrow:
     color: str
     source: tuple[tuple, int]  # (view key, element)
     target: tuple[tuple, int]
-    points: list[tuple[float, float]] = field(default_factory=list)  # the curve, sampled
-    curve: tuple[tuple[float, float], ...] = ()  # the same as a cubic Bézier: start, controls, end
+    points: list[tuple[float, float]] = field(default_factory=list)  # the whole arrow, sampled
+    #: Its path from source to target: straight lines (two points) and cubic Béziers (start, two
+    #: control points, end), each starting where the one before it ends.
+    pieces: tuple[tuple[Point, ...], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -255,6 +326,14 @@ class Header:
     lines: list[tuple[str, float, str]]  # (text, font size, colour)
     width: float
     height: float
+
+
+@dataclass
+class RunDrawing:
+    """A whole run diagram before it is painted: the header over one panel per threadgroup shown."""
+
+    header: Header
+    panels: list[Panel]
 
 
 def views_by_key(panel: Panel) -> dict[tuple, ArrayView]:

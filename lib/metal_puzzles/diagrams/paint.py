@@ -16,7 +16,7 @@ from colour import Color
 
 from .layout import legend_rows_y, panel_grid, swatch_slots
 from .marks import FINDING_RED
-from .model import ArrayView, Arrow, Box, Header, Panel, Point
+from .model import ArrayView, Arrow, Box, Header, Panel, Point, RunDrawing
 from .style import (
     ARROW_W,
     CELL_OPACITY,
@@ -24,7 +24,6 @@ from .style import (
     GRID_LINE,
     HEAD_HALF,
     HEAD_LEN,
-    INDEX_H,
     INK,
     LEGEND_LABEL,
     MARK_W,
@@ -36,18 +35,19 @@ from .style import (
 )
 from .svg_text import (
     Anchor,
-    CubicPath,
     PlacedText,
     anchored_text,
     box_path,
     cell_targets,
+    path_batch,
     text_batch,
 )
 
 
-def paint_run(header: Header, panels: list[Panel]) -> Diagram:
+def paint_run(drawing: RunDrawing) -> Diagram:
     """The whole diagram: the header over the panels in their grid."""
-    body, width, height = _arrange(panels, header.height)
+    header = drawing.header
+    body, width, height = _arrange(drawing.panels, header.height)
     width = max(width, header.width)
     return _group([*_paint_header(header), body], (0, 0, width, height))
 
@@ -129,22 +129,8 @@ def _paint_view_foreground(v: ArrayView) -> list[Diagram]:
     cell = v.cell
     gx = v.x + v.label_w + v.margin
     gy = v.y + v.top
-    name_y = gy + min(cell, v.rows * cell or cell) / 2
-    labels = [PlacedText(v.name, v.x, name_y - 7, 12, INK, Anchor.START),
-              PlacedText(v.note, v.x, name_y + 8, 10, MUTED, Anchor.START)]
-    if v.two_d:
-        for b in range(v.blocks):
-            bx = gx + b * v.block_w
-            for c in range(v.cols if v.rows else 0):
-                labels.append(PlacedText(str(c), bx + (c + 0.5) * cell, gy - INDEX_H + 6, 9, MUTED))
-            if v.blocks > 1:
-                labels.append(PlacedText(v.block_labels[b], bx + v.cols * cell / 2, gy - 2 * INDEX_H + 6, 9, INK))
-    if v.margin:
-        step = v.cols if v.wrapped else 1
-        for r in range(v.rows):
-            labels.append(PlacedText(str(r * step), gx - 4, gy + (r + 0.5) * cell, 9, MUTED, Anchor.END))
     extent = (v.x, v.y, v.x + v.width, v.y + v.height)
-    out = [text_batch(labels, extent)]
+    out = [text_batch([label.text for label in v.labels()], extent)]
     boxes = v.cell_boxes()
     if boxes:
         out.append(_outlined(boxes, GRID_LINE))
@@ -163,8 +149,11 @@ def _paint_view_foreground(v: ArrayView) -> list[Diagram]:
     return out
 
 
-def _arrow_parts(a: Arrow) -> tuple[list[Point], list[Point], list[Point]]:
-    """Shaft polyline, head triangle and start dot of one arrow."""
+DOT_R = 2.2  # radius of the dot an arrow starts from
+
+
+def _arrow_parts(a: Arrow) -> tuple[list[Point], list[Point]]:
+    """Shaft polyline and head triangle of one arrow."""
     pts = a.points
     (xa, ya), (xb, yb) = pts[-2], pts[-1]
     n = math.hypot(xb - xa, yb - ya) or 1.0
@@ -173,29 +162,48 @@ def _arrow_parts(a: Arrow) -> tuple[list[Point], list[Point], list[Point]]:
     shaft = [*pts[:-1], (xb - ux * HEAD_LEN * 0.8, yb - uy * HEAD_LEN * 0.8)]
     bx, by = xb - ux * HEAD_LEN, yb - uy * HEAD_LEN
     head = [(xb, yb), (bx - uy * HEAD_HALF, by + ux * HEAD_HALF), (bx + uy * HEAD_HALF, by - ux * HEAD_HALF)]
-    x0, y0 = pts[0]
-    r = 2.2
-    dot = [(x0 + r * math.cos(k * math.pi / 4), y0 + r * math.sin(k * math.pi / 4)) for k in range(8)]
-    return shaft, head, dot
+    return shaft, head
+
+
+def _extent(points: list[Point], pad: float = 0.0) -> Box:
+    xs, ys = [p[0] for p in points], [p[1] for p in points]
+    return (min(xs) - pad, min(ys) - pad, max(xs) + pad, max(ys) + pad)
+
+
+def _drawn_once(shapes: list[list[Point]]) -> list[list[Point]]:
+    """The shapes without repeats (to a tenth of a pixel): the arrows of one thread that join at a
+    cell's edge have one head there, those that leave one cell's edge one dot."""
+    seen: dict[tuple, list[Point]] = {}
+    for shape in shapes:
+        seen.setdefault(tuple((round(x, 1), round(y, 1)) for x, y in shape), shape)
+    return list(seen.values())
 
 
 def _paint_arrows(arrows: list[Arrow]) -> tuple[list[Diagram], list[Diagram]]:
-    """Shafts (one SVG path each, so arrows can be counted) and marks (heads and start dots, one
-    path per colour), painted in separate layers."""
-    shafts = []
-    marks: dict[str, list[list[tuple[float, float]]]] = defaultdict(list)
+    """Shafts (one group per colour holding one SVG path an arrow, so arrows can be counted) and
+    marks (heads, and the dots arrows start from: one path of each per colour), painted in
+    separate layers."""
+    shafts: dict[str, list] = defaultdict(list)
+    heads: dict[str, list[list[Point]]] = defaultdict(list)
+    dots: dict[str, list[list[Point]]] = defaultdict(list)
+    points: dict[str, list[Point]] = defaultdict(list)
     for a in sorted(arrows, key=lambda a: a.lane):
-        shaft, head, dot = _arrow_parts(a)
-        shape = Path.from_points([P2(x, y) for x, y in shaft])
-        if a.curve:  # the SVG writer draws the curve itself; the shaft ends where the polyline does
-            shape = CubicPath(shape.loc_trails, curve=(*a.curve[:3], shaft[-1]))
-        shafts.append(shape.stroke().line_color(Color(a.color)).line_width_local(ARROW_W))
-        marks[a.color] += [head, dot]
-    heads = []
-    for color, shapes in marks.items():
+        shaft, head = _arrow_parts(a)
+        # The shaft ends short of the head's tip, so that its end does not poke through.
+        shafts[a.color].append((*a.pieces[:-1], (*a.pieces[-1][:-1], shaft[-1])))
+        heads[a.color].append(head)
+        dots[a.color].append([a.points[0], a.points[0]])
+        points[a.color] += a.points
+    shaft_layer, mark_layer = [], []
+    for color, paths in shafts.items():
         c = Color(color)
-        heads.append(_path(shapes, closed=True).fill_color(c).line_color(c).line_width_local(0))
-    return shafts, heads
+        shaft_layer.append(path_batch(paths, _extent(points[color])).line_color(c).line_width_local(ARROW_W))
+        triangles = _drawn_once(heads[color])
+        mark_layer.append(_path(triangles, closed=True).fill_color(c).line_color(c).line_width_local(0))
+        starts = [(tuple(dot),) for dot in _drawn_once(dots[color])]  # a line of zero length, round ends: a dot
+        mark_layer.append(path_batch(starts, _extent(points[color], DOT_R), joined=True, round_caps=True)
+                          .line_color(c).line_width_local(2 * DOT_R))
+    return shaft_layer, mark_layer
 
 
 def _paint_legend(p: Panel) -> list[Diagram]:

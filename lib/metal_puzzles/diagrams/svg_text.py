@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
 
@@ -59,13 +60,35 @@ def anchored_text(s: str, size: float, anchor: Anchor, half_width: float):
     return Primitive.from_shape(AnchoredText(s, size, anchor, half_width))
 
 
-@dataclass
-class CubicPath(Path):
-    """A path that is one cubic Bézier curve (start, two control points, end). chalk's own
-    backends draw its ``loc_trails``, the curve sampled as a polyline; this writer writes the curve
-    itself, four points instead of a score."""
+#: A path as pieces, each starting where the one before it ends: a straight line (its two end
+#: points) or a cubic Bézier curve (its start, two control points and end).
+Pieces = tuple[tuple[tuple[float, float], ...], ...]
 
-    curve: tuple[tuple[float, float], ...] = ()
+
+@dataclass
+class PathBatch(Shape):
+    """Open paths of lines and curves (``Pieces``) stroked alike, as one chalk primitive: written as
+    one group that sets their stroke around one SVG path each (an arrow's shaft: arrows stay
+    countable), or, ``joined``, as one path of many (dots). ``round_caps``: round line ends, which
+    make a path of zero length a dot. The layout gives the bounding box (``box``)."""
+
+    paths: tuple[Pieces, ...] = ()
+    box: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 0.0)
+    joined: bool = False
+    round_caps: bool = False
+
+    def get_bounding_box(self) -> BoundingBox:
+        x0, y0, x1, y1 = self.box
+        return BoundingBox([P2(x0, y0), P2(x1, y1)])
+
+    def accept(self, visitor, **kwargs):
+        return visitor.visit_spacer(Spacer(0, 0), **kwargs)
+
+
+def path_batch(paths: Sequence[Pieces], box: tuple[float, float, float, float], joined: bool = False,
+               round_caps: bool = False):
+    """A chalk primitive drawing ``paths`` (see ``PathBatch``); style its stroke as any shape's."""
+    return Primitive.from_shape(PathBatch(tuple(paths), box, joined, round_caps))
 
 
 @dataclass(frozen=True)
@@ -270,8 +293,8 @@ class _Writer:
             self.box_path(shape, t, style)
         elif isinstance(shape, CellTargets):
             self.cell_targets(shape, t)
-        elif isinstance(shape, CubicPath) and len(shape.curve) == 4:
-            self.cubic(shape, t, style)
+        elif isinstance(shape, PathBatch):
+            self.path_batch(shape, t, style)
         elif isinstance(shape, Text):
             self.text(shape, t, style)
         elif isinstance(shape, Path):
@@ -302,11 +325,18 @@ class _Writer:
     def cell_targets(self, shape: CellTargets, t: Affine) -> None:
         self.parts.append(_cell_targets_element(tuple(shape.attributes), tuple(shape.cells), tuple(t[:6])))
 
-    def cubic(self, shape: CubicPath, t: Affine, style: Style) -> None:
-        start, *rest = (_tenths(q.x, q.y) for q in (t * P2(x, y) for x, y in shape.curve))
-        steps = " ".join(f"{_tenth_str(x - start[0])} {_tenth_str(y - start[1])}" for x, y in rest)
-        self.parts.append(f"<path d='M{_tenth_str(start[0])} {_tenth_str(start[1])}c{steps}' "
-                          f"{self.stroke_attrs(style, closed=False, scale=_scale(t))}/>")
+    def path_batch(self, shape: PathBatch, t: Affine, style: Style) -> None:
+        if not shape.paths:
+            return
+        t6 = tuple(t[:6])
+        attrs = self.stroke_attrs(style, closed=False, scale=_scale(t))
+        if shape.round_caps:
+            attrs += " stroke-linecap='round'"
+        if shape.joined:
+            self.parts.append(f"<path d='{''.join(_pieces_d(p, t6) for p in shape.paths)}' {attrs}/>")
+        else:
+            paths = "".join(f"<path d='{_pieces_d(p, t6)}'/>" for p in shape.paths)
+            self.parts.append(f"<g {attrs}>{paths}</g>")
 
     def stroke_attrs(self, style: Style, closed: bool, scale: float = 1.0) -> str:
         """Fill and stroke; a line width is in the shape's own units, so it scales with the shape
@@ -408,6 +438,25 @@ def _cell_targets_element(attributes: tuple[tuple[str, str], ...],
     return f"<g class='{CELL_TARGETS_CLASS}'{data} fill='transparent' style='cursor:pointer'>{''.join(rects)}</g>"
 
 
+def _pieces_d(pieces: Pieces, t6: tuple[float, ...]) -> str:
+    """Path data of one path of pieces: each point relative to its piece's start, in whole tenths
+    of a pixel (a curve in 'c', a line in 'l')."""
+    a, b, c, d, e, f = t6
+
+    def tenths(x: float, y: float) -> tuple[int, int]:
+        return _tenths(a * x + b * y + c, d * x + e * y + f)
+
+    here = tenths(*pieces[0][0])
+    commands = [f"M{_tenth_str(here[0])} {_tenth_str(here[1])}"]
+    for piece in pieces:
+        start = here
+        points = [tenths(x, y) for x, y in piece[1:]]
+        steps = " ".join(f"{_tenth_str(x - start[0])} {_tenth_str(y - start[1])}" for x, y in points)
+        commands.append(("c" if len(piece) == 4 else "l") + steps)
+        here = points[-1]
+    return "".join(commands)
+
+
 def diagram_svg(diagram, separated: bool = False) -> str:
     """SVG text of a chalk diagram at its natural size (one diagram unit = one pixel), with a
     viewBox so that a page may still scale it.
@@ -441,6 +490,6 @@ def diagram_svg(diagram, separated: bool = False) -> str:
             f"<g {TEXT_DEFAULTS}>{sep}{sep.join(writer.parts)}{sep}</g></svg>\n")
 
 
-__all__ = ["diagram_svg", "PART_SEPARATOR", "num", "MARGIN", "CubicPath", "AnchoredText", "Anchor", "anchored_text", "PlacedText",
+__all__ = ["diagram_svg", "PART_SEPARATOR", "num", "MARGIN", "PathBatch", "path_batch", "Pieces", "AnchoredText", "Anchor", "anchored_text", "PlacedText",
            "TextBatch", "BoxPath", "box_path",
            "CellTargets", "cell_targets", "CELL_TARGETS_CLASS", "text_batch", "text_element"]
