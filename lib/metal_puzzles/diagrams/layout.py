@@ -30,7 +30,7 @@ def lay_out_panel(panel: Panel) -> None:
     spaced again for the arrows that travel far sideways, the arrows routed again on the moved
     arrays, and the findings listed under them."""
     _layout_panel(panel)
-    route_arrows(panel)
+    route_arrows(panel, detours=False)  # only how far they travel sideways, to space the sections
     _relayout_for_arrows(panel)
     route_arrows(panel)
     _layout_notes(panel)

@@ -106,12 +106,13 @@ def _edge_x(end: _End, j: int, n: int) -> float:
     return x0 + w * (0.12 + 0.76 * (j + 1) / (n + 1))
 
 
-def route_arrows(panel: Panel) -> None:
+def route_arrows(panel: Panel, detours: bool = True) -> None:
     """Give each arrow its curve. An arrow leaves its source cell's bottom (or top) edge and
     enters its target's top (or bottom) edge. The arrows of one thread at one cell edge share a
     point there, so a value computed from several elements shows as curves joining into one
     arrow head; different threads at one edge are spread along it in the order of their other
-    ends, so they fan out instead of crossing near the cell."""
+    ends, so they fan out instead of crossing near the cell. With ``detours``, an arrow that would
+    cross a label not about its ends passes the lines of arrays between its ends beside them."""
     ends = _arrow_ends(panel)
     slots: dict[tuple, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
     slot_end: dict[tuple, _End] = {}
@@ -130,7 +131,7 @@ def route_arrows(panel: Panel) -> None:
         for j, lane in enumerate(order):
             spot[(slot, lane)] = (_edge_x(end, j, len(order)), y)
     views = views_by_key(panel)
-    labels = _LabelIndex(views)
+    labels = _LabelIndex(views) if detours else None
     for arrow, e in zip(panel.arrows, ends, strict=True):
         if e is None:
             arrow.pieces, arrow.points = (), []
@@ -139,7 +140,7 @@ def route_arrows(panel: Panel) -> None:
         a, b = spot[(src.slot, arrow.lane)], spot[(dst.slot, arrow.lane)]
         arrow.pieces = _pieces(src, dst, mode, a, b)
         arrow.points = _points(arrow.pieces)
-        if mode != "same" and src.key != dst.key and labels.crossed(arrow, views):
+        if labels is not None and mode != "same" and src.key != dst.key and labels.crossed(arrow):
             passages = _passages((a[0], src.outer), (b[0], dst.outer), mode, views, {src.key, dst.key}, panel.width)
             arrow.pieces = _pieces(src, dst, mode, a, b, passages)
             arrow.points = _points(arrow.pieces)
@@ -195,31 +196,65 @@ def segment_meets_box(a: Point, b: Point, box: Box) -> bool:
     return True
 
 
+def _segments_meet_boxes(points: np.ndarray, boxes: np.ndarray) -> np.ndarray:
+    """Whether a polyline whose y never decreases (``points``, n x 2) passes through each box
+    (k x 4): ``segment_meets_box`` on the few segments at the height of each box, all at once."""
+    ys = points[:, 1]
+    last = len(points) - 2  # the index of the last segment
+    first = np.clip(np.searchsorted(ys, boxes[:, 1], "right") - 1, 0, last)
+    upto = np.clip(np.searchsorted(ys, boxes[:, 3], "left"), 0, last)
+    idx = np.minimum(first[:, None] + np.arange(int((upto - first).max()) + 1), last)  # k x w segments
+    a, d = points[idx], points[idx + 1] - points[idx]
+    x0, y0, dx, dy = a[..., 0], a[..., 1], d[..., 0], d[..., 1]
+    lo, hi = np.zeros(idx.shape), np.ones(idx.shape)
+    inside = np.ones(idx.shape, dtype=bool)
+    sides = ((-dx, x0 - boxes[:, 0:1]), (dx, boxes[:, 2:3] - x0), (-dy, y0 - boxes[:, 1:2]), (dy, boxes[:, 3:4] - y0))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for p, q in sides:
+            inside &= (p != 0) | (q > 0)  # parallel to a side and outside it (or on it): no
+            t = q / p
+            lo = np.where(p < 0, np.maximum(lo, t), lo)
+            hi = np.where(p > 0, np.minimum(hi, t), hi)
+    return (inside & (lo < hi)).any(axis=1)
+
+
 class _LabelIndex:
     """The labels of a panel's arrays with their boxes, for the question whether an arrow crosses
-    one that is not about its own ends (the boxes in an array, to find the few near an arrow fast:
-    a 1,024-thread diagram has thousands of arrows)."""
+    one that is not about its own ends; in arrays, so that the question is a few array operations
+    (a 1,024-thread diagram has thousands of arrows, its arrays hundreds of labels)."""
 
     def __init__(self, views: dict[tuple, ArrayView]) -> None:
-        self.labels: list[Label] = [label for v in views.values() for label in v.labels()]
-        self.boxes = np.array([label.box for label in self.labels], dtype=float).reshape(-1, 4)
+        self.views = views
+        self.keys = {key: k for k, key in enumerate(views)}
+        labels: list[Label] = [label for v in views.values() for label in v.labels()]
+        self.boxes = np.array([label.box for label in labels], dtype=float).reshape(-1, 4)
+        # What each label is about: its array, and its block, row and column (-1: any).
+        self.about = np.array([(self.keys[label.key], *(-1 if x is None else x for x in
+                                                         (label.block, label.row, label.column)))
+                               for label in labels], dtype=int).reshape(-1, 4)
 
-    def crossed(self, arrow: Arrow, views: dict[tuple, ArrayView]) -> bool:
-        if not self.labels or len(arrow.points) < 2:
+    def _own(self, key: tuple, element: int) -> np.ndarray:
+        """Which labels are about the element ``element`` of the array ``key``."""
+        view = self.views[key]
+        block, rest = divmod(element, max(view.rows * view.cols, 1))
+        row, column = divmod(rest, max(view.cols, 1))
+        a = self.about
+        return ((a[:, 0] == self.keys[key]) & ((a[:, 1] == -1) | (a[:, 1] == block))
+                & ((a[:, 2] == -1) | (a[:, 2] == row)) & ((a[:, 3] == -1) | (a[:, 3] == column)))
+
+    def crossed(self, arrow: Arrow) -> bool:
+        """Whether the arrow, whose path runs one way up or down, crosses a label that is not
+        about either of its ends."""
+        if not len(self.boxes) or len(arrow.points) < 2:
             return False
-        pts = np.asarray(arrow.points)
+        pts = np.asarray(arrow.points, dtype=float)
+        if pts[0, 1] > pts[-1, 1]:
+            pts = pts[::-1]
         (x0, y0), (x1, y1) = pts.min(axis=0), pts.max(axis=0)
         b = self.boxes
-        near = np.flatnonzero((b[:, 0] < x1) & (b[:, 2] > x0) & (b[:, 1] < y1) & (b[:, 3] > y0))
-        ends = [(views[key], element) for key, element in (arrow.source, arrow.target)]
-        for k in near:
-            label = self.labels[k]
-            if any(label.names(v, element) for v, element in ends):
-                continue
-            box = label.box
-            if any(segment_meets_box(p, q, box) for p, q in zip(arrow.points, arrow.points[1:], strict=False)):
-                return True
-        return False
+        near = (b[:, 0] < x1) & (b[:, 2] > x0) & (b[:, 1] < y1) & (b[:, 3] > y0)
+        near &= ~self._own(*arrow.source) & ~self._own(*arrow.target)
+        return bool(near.any()) and bool(_segments_meet_boxes(pts, b[near]).any())
 
 
 _PASS_MARGIN = 3.0  # room kept between an arrow passing a line of arrays and an array
