@@ -215,7 +215,7 @@ def _segments_meet_boxes(points: np.ndarray, boxes: np.ndarray) -> np.ndarray:
             t = q / p
             lo = np.where(p < 0, np.maximum(lo, t), lo)
             hi = np.where(p > 0, np.minimum(hi, t), hi)
-    return (inside & (lo < hi)).any(axis=1)
+    return np.asarray((inside & (lo < hi)).any(axis=1))
 
 
 class _LabelIndex:
