@@ -257,8 +257,9 @@ def _flush_lines(commands: list[str], here: tuple[int, int], run: list[tuple[int
 
 
 class _Writer:
-    def __init__(self, output_size: float) -> None:
+    def __init__(self, output_size: float, separated: bool = False) -> None:
         self.output_size = output_size
+        self.separated = separated
         self.parts: list[str] = []
 
     def walk(self, d, t: Affine, style: Style) -> None:
@@ -316,11 +317,20 @@ class _Writer:
         self.parts.append(text_element(shape.text, c, f, size, fill, anchor))
 
     def batch(self, shape: TextBatch, t: Affine) -> None:
-        self.parts += _batch_elements(tuple(shape.items), tuple(t[:6]))
+        # Separated (the explorer's page), each text is an element of its own, which the page
+        # replaces alone when it changes; otherwise the texts that share a colour and an anchor
+        # are grouped under one element that sets them (a diagram has thousands of texts).
+        if self.separated:
+            self.parts += _batch_elements(tuple(shape.items), tuple(t[:6]))
+        else:
+            self.parts += _grouped_batch(tuple(shape.items), tuple(t[:6]))
 
     def box_path(self, shape: BoxPath, t: Affine, style: Style) -> None:
+        # Outlines of several boxes are written as their sides' lines; square ends close the
+        # corners as a rectangle's joins do.
+        caps = "" if shape.closed or len(shape.boxes) < 2 else " stroke-linecap='square'"
         self.parts.append(f"<path d='{_box_path_d(tuple(shape.boxes), shape.closed, tuple(t[:6]))}' "
-                          f"{self.stroke_attrs(style, shape.closed, _scale(t))}/>")
+                          f"{self.stroke_attrs(style, shape.closed, _scale(t))}{caps}/>")
 
     def cell_targets(self, shape: CellTargets, t: Affine) -> None:
         self.parts.append(_cell_targets_element(tuple(shape.attributes), tuple(shape.cells), tuple(t[:6])))
@@ -408,18 +418,94 @@ def _batch_elements(items: tuple[PlacedText, ...], t6: tuple[float, ...]) -> tup
                  for p in items)
 
 
+def _grouped_batch(items: tuple[PlacedText, ...], t6: tuple[float, ...]) -> list[str]:
+    """A batch's texts, those with one colour and one anchor in a group that sets them; the groups
+    in the order their first texts come in the batch (a cell's small index before its value, so
+    that the value stays on top where they meet; texts of one kind do not overlap)."""
+    a, b, c, d, e, f = t6
+    scale = math.sqrt(abs(a * e - b * d)) or 1.0
+    groups: dict[tuple[str, Anchor], list[str]] = {}
+    for p in items:
+        groups.setdefault((p.fill, p.anchor), []).append(
+            f"<text x='{num(a * p.x + b * p.y + c)}' y='{num(d * p.x + e * p.y + f)}' "
+            f"font-size='{num(p.size * scale)}'>{escape(p.text, quote=False)}</text>")
+    out = []
+    for (fill, anchor), texts in groups.items():
+        anchored = "" if anchor == Anchor.MIDDLE else f" text-anchor='{anchor}'"
+        out.append(f"<g fill='{fill}'{anchored}>{''.join(texts)}</g>")
+    return out
+
+
 @functools.lru_cache(maxsize=_BATCHES_REMEMBERED)
 def _box_path_d(boxes: tuple[tuple[float, float, float, float], ...], closed: bool, t6: tuple[float, ...]) -> str:
+    """Path data of rectangles: filled ones (``closed``) merged where they touch into larger
+    rectangles, outlines as the lines of their sides, each side shared by two cells drawn once
+    (a grid of cells is a few lines, not a square a cell)."""
     a, b, c, d, e, f = t6
-    commands = []
+    corners = []
     for x0, y0, x1, y1 in boxes:
         # Corners in whole tenths, as path() writes them: the sides are exact differences.
         left, top = _tenths(a * x0 + b * y0 + c, d * x0 + e * y0 + f)
         right, bottom = _tenths(a * x1 + b * y1 + c, d * x1 + e * y1 + f)
-        w, h = _tenth_str(right - left), _tenth_str(bottom - top)
-        start = f"M{_tenth_str(left)} {_tenth_str(top)}l{w} 0 0 {h} {_tenth_str(left - right)} 0"
-        commands.append(start + ("Z" if closed else f" 0 {_tenth_str(top - bottom)}"))
-    return "".join(commands)
+        corners.append((left, top, right, bottom))
+    if closed:
+        return "".join(f"M{_tenth_str(x0)} {_tenth_str(y0)}h{_tenth_str(x1 - x0)}v{_tenth_str(y1 - y0)}"
+                       f"h{_tenth_str(x0 - x1)}Z" for x0, y0, x1, y1 in _merged_rectangles(corners))
+    if len(corners) == 1:  # a frame: one line around
+        x0, y0, x1, y1 = corners[0]
+        return (f"M{_tenth_str(x0)} {_tenth_str(y0)}l{_tenth_str(x1 - x0)} 0 0 {_tenth_str(y1 - y0)} "
+                f"{_tenth_str(x0 - x1)} 0 0 {_tenth_str(y0 - y1)}")
+    across: dict[int, list[tuple[int, int]]] = {}  # y -> the x spans of horizontal sides on it
+    down: dict[int, list[tuple[int, int]]] = {}  # x -> the y spans of vertical sides on it
+    for x0, y0, x1, y1 in corners:
+        across.setdefault(y0, []).append((x0, x1))
+        across.setdefault(y1, []).append((x0, x1))
+        down.setdefault(x0, []).append((y0, y1))
+        down.setdefault(x1, []).append((y0, y1))
+    lines = [f"M{_tenth_str(s)} {_tenth_str(y)}h{_tenth_str(e - s)}"
+             for y in sorted(across) for s, e in _joined_spans(across[y])]
+    lines += [f"M{_tenth_str(x)} {_tenth_str(s)}v{_tenth_str(e - s)}"
+              for x in sorted(down) for s, e in _joined_spans(down[x])]
+    return "".join(lines)
+
+
+def _joined_spans(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Spans on one line, those that overlap or touch joined."""
+    out: list[list[int]] = []
+    for s, e in sorted(spans):
+        if out and s <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], e)
+        else:
+            out.append([s, e])
+    return [(s, e) for s, e in out]
+
+
+def _merged_rectangles(boxes: list[tuple[int, int, int, int]]) -> list[tuple[int, int, int, int]]:
+    """Rectangles (in tenths) covering the same area: boxes side by side in a row joined, then
+    rows of the same span one under the other (a block of cells of one colour is one rectangle).
+    Boxes that overlap stay as they are."""
+    rows: dict[tuple[int, int], list[tuple[int, int]]] = {}
+    for x0, y0, x1, y1 in boxes:
+        rows.setdefault((y0, y1), []).append((x0, x1))
+    runs = []
+    for (y0, y1), spans in rows.items():
+        spans.sort()
+        if any(b[0] < a[1] for a, b in zip(spans, spans[1:], strict=False)):  # overlapping: keep
+            runs += [(x0, y0, x1, y1) for x0, x1 in spans]
+            continue
+        for s, e in _joined_spans(spans):
+            runs.append((s, y0, e, y1))
+    by_span: dict[tuple[int, int], list[tuple[int, int]]] = {}
+    for x0, y0, x1, y1 in runs:
+        by_span.setdefault((x0, x1), []).append((y0, y1))
+    out = []
+    for (x0, x1), ys in by_span.items():
+        ys.sort()
+        if any(b[0] < a[1] for a, b in zip(ys, ys[1:], strict=False)):
+            out += [(x0, y0, x1, y1) for y0, y1 in ys]
+            continue
+        out += [(x0, s, x1, e) for s, e in _joined_spans(ys)]
+    return out
 
 
 @functools.lru_cache(maxsize=_BATCHES_REMEMBERED)
@@ -479,7 +565,7 @@ def diagram_svg(diagram, separated: bool = False) -> str:
         shift = Affine.translation(V2(SEPARATED_MARGIN_PX - left, SEPARATED_MARGIN_PX - top))
     else:
         shift = Affine.translation(V2((width - env.width) / 2 - left, (height - env.height) / 2 - top))
-    writer = _Writer(output_size=max(width, height))
+    writer = _Writer(output_size=max(width, height), separated=separated)
     writer.walk(diagram, shift, Style.root(output_size=max(width, height)))
     sep = PART_SEPARATOR if separated else ""
     # Attributes in single quotes: JSON, the notebook's format, escapes every double quote.
