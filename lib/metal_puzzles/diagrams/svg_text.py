@@ -418,7 +418,8 @@ def _batch_elements(items: tuple[PlacedText, ...], t6: tuple[float, ...]) -> tup
                  for p in items)
 
 
-def _grouped_batch(items: tuple[PlacedText, ...], t6: tuple[float, ...]) -> list[str]:
+@functools.lru_cache(maxsize=_BATCHES_REMEMBERED)
+def _grouped_batch(items: tuple[PlacedText, ...], t6: tuple[float, ...]) -> tuple[str, ...]:
     """A batch's texts, those with one colour and one anchor in a group that sets them; the groups
     in the order their first texts come in the batch (a cell's small index before its value, so
     that the value stays on top where they meet; texts of one kind do not overlap)."""
@@ -433,7 +434,7 @@ def _grouped_batch(items: tuple[PlacedText, ...], t6: tuple[float, ...]) -> list
     for (fill, anchor), texts in groups.items():
         anchored = "" if anchor == Anchor.MIDDLE else f" text-anchor='{anchor}'"
         out.append(f"<g fill='{fill}'{anchored}>{''.join(texts)}</g>")
-    return out
+    return tuple(out)
 
 
 @functools.lru_cache(maxsize=_BATCHES_REMEMBERED)
