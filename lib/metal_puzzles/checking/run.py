@@ -22,8 +22,9 @@ from ..msl import (
     StopReason,
     simulate,
 )
+from .case import Case
 from .pipeline import run_pipeline
-from .puzzle import Case, LaunchOptions, Puzzle
+from .puzzle import LaunchOptions, Puzzle
 from .tolerance import ErrorModel, compare_with_spec
 from .verdict import CaseStatus, CheckResult, Outcome, classify
 

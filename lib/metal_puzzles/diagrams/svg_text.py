@@ -382,7 +382,8 @@ class _Writer:
                 if isinstance(seg, ArcSegment):
                     here = _flush_lines(commands, here, run)
                     large = 1 if abs(seg.dangle) > 180 else 0
-                    sweep = 1 if seg.t.determinant * seg.dangle > 0 else 0
+                    # Affine.determinant is a property (chalk's types read it as a method).
+                    sweep = 1 if seg.t.determinant * seg.dangle > 0 else 0  # type: ignore[operator]
                     commands.append(f"A{num(seg.r_x * scale)} {num(seg.r_y * scale)} {num(seg.rot)} {large} "
                                     f"{sweep} {num(q.x)} {num(q.y)}")
                     here = _tenths(q.x, q.y)

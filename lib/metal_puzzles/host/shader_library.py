@@ -390,11 +390,12 @@ def _geometry(threads, group_size, args: Sequence[Any], max_total: int) -> Launc
         if first is None:
             raise ArgumentError("the number of threads is undefined: pass threads=... (PyTorch takes it from the "
                                 "first tensor argument, and there is none)")
-        grid = (int(np.prod(tuple(first.shape), dtype=np.int64)),)
+        grid: tuple[int, ...] = (int(np.prod(tuple(first.shape), dtype=np.int64)),)
     else:
         grid = _dims(threads, "threads")
     if group_size is None:
-        group = (min(grid[0], max_total),) if len(grid) == 1 else (max_total,) + (1,) * (len(grid) - 1)
+        group: tuple[int, ...] = ((min(grid[0], max_total),) if len(grid) == 1
+                                  else (max_total,) + (1,) * (len(grid) - 1))
         group = (max(group[0], 1),) + group[1:]
     else:
         group = _dims(group_size, "group_size")
