@@ -16,7 +16,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from ..checking import GradPuzzle
+from ..checking import WiredPuzzle
 from ..puzzles import PUZZLES
 from ..version import __version__
 from . import pool
@@ -73,7 +73,7 @@ def kernel_tasks(st: Student, nb, seed: int) -> list[Task]:
     tasks: list[Task] = []
     by_kernel: dict[str, list[str]] = {}
     for p in PUZZLES:
-        if isinstance(p, GradPuzzle):
+        if isinstance(p, WiredPuzzle):
             task = _grad_task(st, nb, p, seed)
             if task is not None:
                 tasks.append(task)
@@ -108,7 +108,7 @@ def _templates() -> dict[str, frozenset[tuple[str, str]]]:
     ones), whitespace normalised: a learner's editor may re-indent or strip trailing spaces."""
     found: dict[str, set[tuple[str, str]]] = {}
     for p in PUZZLES:
-        if not isinstance(p, GradPuzzle):
+        if not isinstance(p, WiredPuzzle):
             found.setdefault(p.kernel_name, set()).add((_normalised(p.template), _normalised(p.header)))
     return {name: frozenset(t) for name, t in found.items()}
 
@@ -144,9 +144,9 @@ def _grad_task(st: Student, nb, puzzle, seed: int) -> GradTask | None:
 
 
 def _kernel_names() -> tuple[str, ...]:
-    names = {p.kernel_name for p in PUZZLES if not isinstance(p, GradPuzzle)}
+    names = {p.kernel_name for p in PUZZLES if not isinstance(p, WiredPuzzle)}
     for p in PUZZLES:
-        if isinstance(p, GradPuzzle):
+        if isinstance(p, WiredPuzzle):
             names.update(p.kernels)
     return tuple(sorted(names))
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from . import t01_rms_norm, t02_rope, t03_quantized_matvec, t04_decode_attention, t05_argmax
 from .entry import Part
+from .t08_decode_step import ENTRY as DECODE_STEP_ENTRY
 
 INTRO = """\
 The kernels a language model runs for every token it writes: the norm each layer starts with,
@@ -28,5 +29,6 @@ PART_V = Part(
         t03_quantized_matvec.ENTRY,
         t04_decode_attention.ENTRY,
         t05_argmax.ENTRY,
+        DECODE_STEP_ENTRY,  # the finale, last
     ),
 )
