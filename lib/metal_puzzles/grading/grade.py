@@ -121,10 +121,11 @@ def is_template(kernel_name: str, source: str, header: str | None = None) -> boo
 
 
 def _grad_task(st: Student, nb, puzzle, seed: int) -> GradTask | None:
-    """A finale entry is the learner's Python wiring kernels into mx.custom_function; the grader
-    never runs that Python. It takes the learner's kernels from the notebook, wires them the
-    reference way into mx.custom_function, and compares values and gradients. An entry whose
-    kernels are all the book's templates is not attempted."""
+    """A finale entry is the learner's Python wiring kernels together (into mx.custom_function in
+    Part II, into a model's decode step in Part V); the grader never runs that Python. It takes the
+    learner's kernels from the notebook, wires them the reference way and runs the entry's check
+    (``WiredPuzzle.check_wired``). An entry whose kernels are all the book's templates is not
+    attempted; one whose kernel is missing says which."""
     wired = [nb.kernels.get(name) for name in puzzle.kernels]
     if all(k is not None and k.source is not None and is_template(name, k.source, k.header)
            for name, k in zip(puzzle.kernels, wired, strict=True)):

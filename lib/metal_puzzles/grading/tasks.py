@@ -77,7 +77,8 @@ class CheckTask:
 
 @dataclass(frozen=True)
 class GradTask:
-    """Check a finale entry: the learner's kernels wired the reference way, values and gradients."""
+    """Check a finale entry: the learner's kernels wired the reference way, then the entry's own
+    check (values and gradients in Part II, a decode step's prompts in Part V)."""
 
     task_id: str
     student: int
