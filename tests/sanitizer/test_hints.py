@@ -185,7 +185,7 @@ def test_stores_that_lose_nothing_get_no_hint(body):
 
 
 def test_a_partial_threadgroup_explains_a_wrong_output_with_the_kernel_s_own_names():
-    from metal_puzzles.msl.shader import LaunchGeometry, ShaderLibrary
+    from metal_puzzles.msl.shader_program import LaunchGeometry, ShaderLibrary
 
     lib = ShaderLibrary("kernel void k(device float* out [[buffer(0)]], uint tg [[threadgroup_position_in_grid]],\n"
                         "              uint w [[threads_per_threadgroup]], uint l [[thread_position_in_threadgroup]]) {\n"

@@ -8,7 +8,7 @@ One mechanism serves ``MetalProblem.check()``, ``show()`` and ``explore()``, the
 
 from .gradients import GradPuzzle, grad_outcomes, run_grad_checks
 from .launch import as_kernel, launch
-from .puzzle import COST_LABELS, COUNTER_LABELS, Budget, Case, LaunchOptions, Puzzle
+from .puzzle import COST_LABELS, Budget, Case, LaunchOptions, Puzzle
 from .run import PUZZLE_MAX_STEPS, check_source, run_case, run_cases, run_one
 from .tolerance import Comparison, ErrorModel, compare_with_spec
 from .verdict import (
@@ -23,7 +23,7 @@ from .verdict import (
 from .wired import WiredPuzzle, check_kernel_sources
 
 __all__ = [
-    "Puzzle", "Case", "Budget", "LaunchOptions", "COUNTER_LABELS", "COST_LABELS", "GradPuzzle", "WiredPuzzle",
+    "Puzzle", "Case", "Budget", "LaunchOptions", "COST_LABELS", "GradPuzzle", "WiredPuzzle",
     "run_case", "run_cases", "run_one", "check_source", "ErrorModel", "Comparison", "compare_with_spec", "check_kernel_sources",
     "run_grad_checks", "grad_outcomes", "launch", "as_kernel", "PUZZLE_MAX_STEPS",
     "CheckResult", "Outcome", "CaseStatus", "PuzzleStatus", "Subject", "describe_outcome",

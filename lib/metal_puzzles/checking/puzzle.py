@@ -10,19 +10,11 @@ from dataclasses import dataclass, field, fields
 import numpy as np
 
 from ..host.kernel import MetalKernel
+from ..msl import Counter
 from ..msl.observe.cost import CostFigures
 from .case import Case
 from .contract import WorkExtent, mark_beyond
 from .tolerance import ErrorModel
-
-COUNTER_LABELS = {
-    "global_reads": "global reads",
-    "global_writes": "global writes",
-    "shared_reads": "shared reads",
-    "shared_writes": "shared writes",
-    "atomics": "atomic operations",
-}
-
 
 #: The cost-model figures a budget can limit (Part III), as the cost table labels them.
 COST_LABELS = {
@@ -38,9 +30,9 @@ COST_LABELS = {
 
 @dataclass(frozen=True)
 class Budget:
-    """What a solution may spend (None: no limit): per-thread counts (Parts I and II) and, for
-    Part III, figures of the cost model (``msl.observe.cost``) on the default GPU model, worst
-    over the tests."""
+    """What a solution may spend (None: no limit): per-thread counts (Parts I and II; one field
+    per ``Counter``, named by its value) and, for Part III, figures of the cost model
+    (``msl.observe.cost``) on the default GPU model, worst over the tests."""
 
     global_reads: int | None = None
     global_writes: int | None = None
@@ -65,8 +57,8 @@ class Budget:
     reads_advice: str | None = None
 
     def limits(self) -> dict[str, int]:
-        """The per-thread count limits (the score table's columns)."""
-        return {k: v for k, v in vars(self).items() if v is not None and k in COUNTER_LABELS}
+        """The per-thread count limits (the score table's columns), by counter name."""
+        return {c.value: getattr(self, c.value) for c in Counter if getattr(self, c.value) is not None}
 
     def cost_limits(self) -> dict[str, float]:
         """The cost-model limits (the cost table's columns)."""
@@ -96,7 +88,7 @@ class Budget:
         return out
 
     def exceeded_counters(self, counts_max: dict[str, int]) -> list[str]:
-        """The counters over budget (keys of ``COUNTER_LABELS``)."""
+        """The counters over budget (``Counter`` values)."""
         return [key for key, limit in self.limits().items() if counts_max.get(key, 0) > limit]
 
     def exceeded(self, counts_max: dict[str, int], details: dict[str, str] | None = None) -> list[str]:
@@ -105,7 +97,7 @@ class Budget:
         out = []
         for key in self.exceeded_counters(counts_max):
             detail = (details or {}).get(key)
-            out.append(f"uses {counts_max[key]} {COUNTER_LABELS[key]} per thread; this puzzle needs at most "
+            out.append(f"uses {counts_max[key]} {Counter(key).label} per thread; this puzzle needs at most "
                        f"{self.limits()[key]}" + (f" ({detail})" if detail else ""))
         return out
 

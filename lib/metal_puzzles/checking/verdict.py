@@ -40,7 +40,8 @@ class CaseStatus(StrEnum):
 
 
 class PuzzleStatus(StrEnum):
-    """The verdict on a puzzle (the grader's column), from its tests."""
+    """The verdict on a puzzle (the grader's column), from its tests. What the grader says of a
+    puzzle it did not check (no kernel, a limit reached) is ``grading.results.PuzzleStatus``."""
 
     PASSED = "passed"  # correct on every test and within budget
     OVER_BUDGET = "over-budget"  # correct on every test, over budget
@@ -48,8 +49,6 @@ class PuzzleStatus(StrEnum):
     WRONG = "wrong"
     FINDINGS = "findings"
     RUNTIME_ERROR = "runtime-error"
-    MISSING = "missing"  # the grader found no kernel for it
-    NOT_GRADED = "error"  # the grader could not grade it
 
 
 class Subject(StrEnum):

@@ -1,4 +1,4 @@
-"""The model behind the kernel explorer: what to highlight for a thread and a barrier phase,
+"""The model behind the kernel explorer: what a thread read and wrote in a barrier phase,
 what a thread's variables hold at each step, and the run's findings with where each one
 happened (a click on one jumps there). Pure Python + NumPy, so it is tested without a browser;
 ``widgets.py`` only lays it out.
@@ -105,30 +105,6 @@ class ExplorerModel:
         if strays:
             out += flatten_events(strays, None, lane, phase, in_bounds=False)
             out.sort(key=lambda a: a.seq)
-        return out
-
-    def accesses_at(self, step: int, lane: int | None = None) -> list[ElementAccess]:
-        """What the statement of step ``step`` does (it runs after that step is shown): its
-        accesses, by every thread or one, out-of-bounds ones included (``in_bounds`` False)."""
-        if lane is not None:
-            in_bounds, strays = self._events_of(lane)
-        else:
-            trace = self.result.trace
-            in_bounds = [e for e in trace.accesses() if e.space != AddressSpace.THREAD]
-            strays = trace.strays
-        out = flatten_events([e for e in in_bounds if e.step == step], None, lane, None, in_bounds=True)
-        out += flatten_events([e for e in strays if e.step == step], None, lane, None, in_bounds=False)
-        out.sort(key=lambda a: a.seq)
-        return out
-
-    def highlighted(self, lane: int, phase: int | None = None) -> dict[str, set[tuple[str, int]]]:
-        """The (buffer, index) cells to highlight: read, written, atomically updated (accesses that
-        happened); and, under "out_of_bounds", the cells the thread asked for outside its memory,
-        at the index it computed, which a diagram draws past the array's end."""
-        out: dict[str, set[tuple[str, int]]] = {"read": set(), "write": set(), "atomic": set(),
-                                                "out_of_bounds": set()}
-        for a in self.accesses(lane, phase):
-            out[a.kind if a.in_bounds else "out_of_bounds"].add((a.buffer, a.index))
         return out
 
     def threads_touching(self, buffer: str, index: int, group: int | None = None, phase: int | None = None,
@@ -300,15 +276,6 @@ class ExplorerModel:
             return self.step_at(site.line, site.lane)
         return None
 
-    def finding_variables(self, number: int) -> dict[str, str]:
-        """The variables of finding ``number``'s thread at the step it happened ({} when it names
-        no thread or the record does not reach it)."""
-        site = self._site(number)
-        step = self.finding_step(number)
-        if step is None or site.lane is None:
-            return {}
-        return self.step(step, site.lane)["variables"]
-
     def _site(self, number: int) -> FindingSite:
         site = self._by_number.get(number)
         if site is None:
@@ -401,17 +368,6 @@ class ExplorerModel:
         """The index of the last step (None: no record). When the kernel ran to its end, it is the
         end step, which shows what the last statement left; step forward stops there."""
         return self.n_steps - 1 if self.n_steps else None
-
-    @property
-    def ends_at_kernel_end(self) -> bool:
-        """Whether the last step is the end of the kernel (False when the record was cut short,
-        or the run stopped early)."""
-        steps = self.result.steps or []
-        return bool(steps) and steps[-1].end
-
-    def is_last(self, index: int) -> bool:
-        """Whether step ``index`` is the last one (the UI disables ▶ there)."""
-        return self.last_step is None or index >= self.last_step
 
     def source_lines(self) -> list[str]:
         return self.result.source.split("\n")

@@ -24,7 +24,7 @@ from ..msl import ArgumentError, Audience, CompileError, KernelRuntimeError, Run
 from ..msl.abi.signature import check_names, normalize_dtype_name
 from ..msl.api import cost_model
 from ..msl.program import NO_STEP_BUDGET, interrupted_message
-from ..msl.shader import (
+from ..msl.shader_program import (
     LaunchGeometry,
     ShaderLibrary,
     declares_kernels,

@@ -28,7 +28,7 @@ from ..msl.api import cost_model
 from ..msl.lang.types import DTYPE_NAMES, ScalarType, Type, VoidType, size_of, storage_scalar
 from ..msl.program import NO_STEP_BUDGET, interrupted_message, sanitize_mode
 from ..msl.run.memory import bfloat_bits, bfloat_values
-from ..msl.shader import LaunchGeometry, ShaderKernel, ShaderLibrary
+from ..msl.shader_program import LaunchGeometry, ShaderKernel, ShaderLibrary
 from .arrays import bfloat16_bits, host_view, storage_of, writable_view
 
 #: PyTorch's ``arg_casts`` names and the NumPy dtype each converts a Python number to.

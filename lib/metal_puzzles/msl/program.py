@@ -53,11 +53,12 @@ from .observe.stepper import Stepper
 from .observe.trace import Recorder
 from .record import Counts, RunResult, SanitizerError
 from .run.codegen import CodeGen
+from .run.counters import Counted, Counter
 from .run.findings import Finding, FindingKind, SanitizeMode, StopKernel, StopReason
 from .run.hints import Audience, HostApi, partial_group_fix
 from .run.lanes import SIMD_WIDTH, Lanes
-from .run.memory import Counted, Memory, Ptr
-from .run.runtime import COUNTERS, Ctx
+from .run.memory import Memory, Ptr
+from .run.runtime import Ctx
 
 MAX_THREADS_PER_THREADGROUP = 1024
 MAX_THREADGROUP_MEMORY = 32 * 1024
@@ -486,9 +487,9 @@ def _row_strides(shape) -> list[int]:
 def _counts(ctx: Ctx, lanes: Lanes, grid) -> Counts:
     total = grid[0] * grid[1] * grid[2]
     arrays = {}
-    for k in COUNTERS:
+    for counter in Counter:
         a = np.zeros(total, dtype=np.int64)
-        a[lanes.grid_linear] = ctx.counts[k]
-        arrays[k] = a
+        a[lanes.grid_linear] = ctx.counts[counter]
+        arrays[counter.value] = a
     return Counts(**arrays)
 

@@ -43,7 +43,7 @@ from ..explorer.widgets import Explorer, explore_kernel, explore_run
 from ..host.kernel import KERNEL_ERRORS, MetalKernel, SimulatedKernel, dtype_name, to_numpy
 from ..host.metal_backend import metal_available
 from ..host.shader_library import ShaderKernelFunction
-from ..msl import Finding, RunResult
+from ..msl import Counter, Finding, RunResult
 from ..msl.observe.cost import CostFigures, CostProfile
 from ..puzzles import find_grad_puzzle, find_puzzle
 from ..puzzles.decode_step import DecodeKernels
@@ -77,10 +77,6 @@ class NotAKernelError(TypeError):
 
 #: Mistakes in the learner's code that entry points report as text, not as a traceback.
 LEARNER_ERRORS = (*KERNEL_ERRORS, NotAKernelError)
-
-COLUMNS = (("global_reads", "Global Reads"), ("global_writes", "Global Writes"),
-           ("shared_reads", "Shared Reads"), ("shared_writes", "Shared Writes"))
-
 
 class MetalProblem:
     def __init__(self, name: str, fn: Callable[..., MetalKernel], inputs: Sequence[Any], output_shape: Sequence[int],
@@ -144,14 +140,15 @@ class MetalProblem:
         puzzle sets one, its limit ('budget'; '-' for none). ``str()`` of it is the text."""
         counts = result.counts.max()
         budget = self.puzzle.budget if self.puzzle else Budget()
-        show_atomics = counts.get("atomics") or budget.atomics is not None
-        cols = list(COLUMNS) + ([("atomics", "Atomics")] if show_atomics else [])
+        # Atomics get a column only in kernels that use them or puzzles that limit them.
+        show_atomics = counts.get(Counter.ATOMICS) or budget.atomics is not None
+        cols = [c for c in Counter if c != Counter.ATOMICS or show_atomics]
         limits = budget.limits()
-        over = [k for k, (key, _) in enumerate(cols) if key in limits and counts.get(key, 0) > limits[key]]
-        rows = [table_row("yours", [str(counts.get(key, "-")) for key, _ in cols], over)]
+        over = [k for k, c in enumerate(cols) if c in limits and counts.get(c, 0) > limits[c]]
+        rows = [table_row("yours", [str(counts.get(c, "-")) for c in cols], over)]
         if limits:
-            rows.append(table_row("budget", [str(limits.get(key, "-")) for key, _ in cols]))
-        return Table(tuple(label for _, label in cols), tuple(rows),
+            rows.append(table_row("budget", [str(limits.get(c, "-")) for c in cols]))
+        return Table(tuple(c.heading for c in cols), tuple(rows),
                      above=(f"# {self.name}", "", "Score (Max Per Thread):"))
 
     def cost_table(self, result: RunResult) -> Table:

@@ -10,6 +10,7 @@ from functools import cache
 
 import numpy as np
 
+from .metal_namespace import strip_metal_namespace
 from .pycompat import StrEnum
 
 
@@ -274,7 +275,7 @@ _SIMDGROUP_MATRIX_NAME = re.compile(r"simdgroup_(float|half|bfloat)8x8")
 
 def lookup_builtin_type(name: str) -> Type | None:
     """Resolve a builtin type name such as 'float', 'uint32_t', 'half4', 'packed_float3'."""
-    name = name.removeprefix("metal::")
+    name = strip_metal_namespace(name)
     name = SCALAR_ALIASES.get(name, name)
     if name in SCALARS:
         return SCALARS[name]

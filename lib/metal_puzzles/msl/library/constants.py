@@ -7,6 +7,7 @@ import math
 import numpy as np
 
 from ..lang.errors import CompileError
+from ..lang.metal_namespace import strip_metal_namespace
 from ..lang.types import (
     BFLOAT,
     BOOL,
@@ -109,7 +110,7 @@ _INT_CONSTANTS = {
 
 
 def lookup_constant(name: str, targs, ck) -> tuple[Type, object] | None:
-    plain = name.removeprefix("metal::")
+    plain = strip_metal_namespace(name)
     if plain in _FLOAT_CONSTANTS:
         return FLOAT, _FLOAT_CONSTANTS[plain]
     if plain in _HALF_CONSTANTS:

@@ -49,7 +49,7 @@ from .memory import (
     to_bytes,
     view_of,
 )
-from .ops import OpKind, binary_kind, builtin_kind, elem_of
+from .op_kinds import OpKind, binary_kind, builtin_kind, elem_of
 from .runtime import Ctx, Frame, LoopState
 
 Fn = Callable[[Ctx, object], object]

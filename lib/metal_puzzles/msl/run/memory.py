@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cache
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -40,25 +41,12 @@ from ..lang.types import (
 )
 from ..lang.values import round_bfloat
 
+if TYPE_CHECKING:  # counters.py imports AccessKind from here
+    from .counters import Counted
+
 #: Regions (one per threadgroup or thread) start at multiples of this many bytes, so every
 #: scalar view of a memory object addresses each region with whole units.
 REGION_ALIGN = 8
-
-
-class Counted(StrEnum):
-    """Which per-thread counters an access to a memory object increments (the score table's
-    'global' and 'shared' columns). Memory that is free to use has none."""
-
-    GLOBAL = "global"  # the kernel's input and output buffers
-    SHARED = "shared"  # threadgroup memory
-
-    @property
-    def reads(self) -> str:
-        return f"{self.value}_reads"
-
-    @property
-    def writes(self) -> str:
-        return f"{self.value}_writes"
 
 
 class AccessKind(StrEnum):

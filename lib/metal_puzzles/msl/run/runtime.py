@@ -12,6 +12,7 @@ import numpy as np
 
 from ..lang.errors import KernelRuntimeError, Pos
 from ..lang.types import AddressSpace, MemFlags
+from .counters import Counter
 from .findings import (
     Finding,
     FindingKey,
@@ -63,10 +64,6 @@ def _bits_dtype(dt):
     return {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[np.dtype(dt).itemsize]
 
 
-#: The per-thread counters of the score table, in its column order.
-COUNTERS = ("global_reads", "global_writes", "shared_reads", "shared_writes", "atomics")
-
-
 class Ctx:
     """Mutable state of one launch."""
 
@@ -81,7 +78,7 @@ class Ctx:
         self.slots: list = []
         self.frame = Frame()
         self.loop: LoopState | None = None
-        self.counts = {k: np.zeros(self.n, dtype=np.int64) for k in COUNTERS}
+        self.counts = {counter: np.zeros(self.n, dtype=np.int64) for counter in Counter}
         self.sanitize = sanitize
         self.max_steps = max_steps
         self.steps = 0
@@ -244,7 +241,7 @@ class Ctx:
         self.report(kind, pos, lanes_mask, message, first_lane=int(lane), **kw)
 
     # ---------------------------------------------------------------- memory
-    def count(self, which: str, mask, amount: int = 1) -> None:
+    def count(self, which: Counter, mask, amount: int = 1) -> None:
         arr = self.counts[which]
         if mask is None:
             arr += amount
@@ -434,7 +431,7 @@ class Ctx:
             raise KernelRuntimeError("atomic operation through an uninitialised pointer", pos)
         data, base, count = p.mem.typed(view.dtype)
         safe, bad = self._check_bounds(p.mem, p.off, mask, view, count, pos, AccessKind.ATOMIC)
-        self.count("atomics", mask)  # what each thread attempted, out of bounds included
+        self.count(Counter.ATOMICS, mask)  # what each thread attempted, out of bounds included
         if bad is not None:
             mask = ~bad if mask is None else (mask & ~bad)
         flat = safe if base is None else base + safe

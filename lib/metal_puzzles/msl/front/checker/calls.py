@@ -7,6 +7,7 @@ import dataclasses
 from typing import Any
 
 from ...lang.errors import CompileError, Pos, did_you_mean
+from ...lang.metal_namespace import strip_metal_namespace
 from ...lang.types import (
     BFLOAT,
     FLOAT,
@@ -77,7 +78,7 @@ class Calls(CheckerState):
                 return self.method_call(e, callee, callee.ty)
             raise CompileError("only named functions and functor objects can be called", e.pos)
         name = e.func.ident
-        if name.removeprefix("::").removeprefix("metal::") == "declval" and self.lookup_name(name) is None:
+        if strip_metal_namespace(name) == "declval" and self.lookup_name(name) is None:
             return self._declval(e)
         sym = self.lookup_name(name)
         if isinstance(sym, Var):
@@ -94,7 +95,7 @@ class Calls(CheckerState):
         if static is not None:  # 'S::f(x)', 'F::apply(a, b)'
             folded = self._fold_constexpr_call(e, static[0])
             return folded if folded is not None else self.static_call(e, *static)
-        plain = name.removeprefix("::").removeprefix("metal::")
+        plain = strip_metal_namespace(name)
         defs = self.find_function(name) or self.func_defs.get(plain)
         if defs and any(d.constexpr for d in defs):
             folded = self._fold_constexpr_call(e)
@@ -443,11 +444,11 @@ class Calls(CheckerState):
             elif spec.name not in given and binding[spec.name] != t:
                 raise CompileError(f"deduced conflicting types for template parameter '{spec.name}' "
                                    f"('{binding[spec.name]}' and '{t}')", spec.pos)
-        elif (spec.name.removeprefix("::").removeprefix("metal::") == "atomic" and isinstance(t, AtomicType)
+        elif (strip_metal_namespace(spec.name) == "atomic" and isinstance(t, AtomicType)
               and len(spec.args) == 1 and isinstance(spec.args[0], ast.TypeSpec)
               and spec.args[0].name in tparams and spec.args[0].name not in binding):
             binding[spec.args[0].name] = t.elem  # 'device atomic<A>* data' (c10/metal/atomic.h)
-        elif spec.name.removeprefix("metal::") == "vec" and isinstance(t, VectorType) and len(spec.args) == 2:
+        elif strip_metal_namespace(spec.name) == "vec" and isinstance(t, VectorType) and len(spec.args) == 2:
             a0, a1 = spec.args
             if isinstance(a0, ast.TypeSpec) and a0.name in tparams and a0.name not in binding:
                 binding[a0.name] = t.elem

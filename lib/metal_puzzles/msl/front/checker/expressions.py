@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ...abi.signature import METAL_ATTRIBUTES, ParamRole
 from ...lang.errors import CompileError, Pos, did_you_mean
+from ...lang.metal_namespace import is_metal_qualified, strip_metal_namespace
 from ...lang.types import (
     BOOL,
     CHAR,
@@ -103,8 +104,8 @@ class Expressions(CheckerState):
             sym = self.variable_instance(sym[1], e.template_args, e.pos)
         if sym is None and e.template_args is not None:
             sym = self.template_struct_constant(name, e.template_args, e.pos)
-        if sym is None and name.removeprefix("::").startswith("metal::"):
-            sym = self.scope.lookup(name.removeprefix("::").removeprefix("metal::"))
+        if sym is None and is_metal_qualified(name):
+            sym = self.scope.lookup(strip_metal_namespace(name))
         if sym is None and e.template_args is None:
             sym = self.member_through_type_name(name, e.pos)
         if isinstance(sym, Var):
@@ -134,7 +135,7 @@ class Expressions(CheckerState):
         if isinstance(sym, tuple):
             raise CompileError(f"'{name}' is a type, not a value", e.pos)
         name = name.removeprefix("::")  # what is left are the library's names: '::metal::x' is 'metal::x'
-        enum = ENUM_CONSTANTS.get(name.removeprefix("metal::")) or ENUM_CONSTANTS.get("mem_flags::" + name)
+        enum = ENUM_CONSTANTS.get(strip_metal_namespace(name)) or ENUM_CONSTANTS.get("mem_flags::" + name)
         if enum is not None:
             e.ty = enum[0]
             e.symbol = Var(name, enum[0], VarKind.CONST, e.pos, const_value=enum[1], mutable=False)

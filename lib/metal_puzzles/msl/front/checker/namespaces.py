@@ -14,11 +14,9 @@ from __future__ import annotations
 from typing import Any
 
 from ...lang.errors import CompileError, Pos
+from ...lang.metal_namespace import METAL_NAMESPACE
 from .. import ast
 from .state import CheckerState
-
-#: The standard library's namespace: its names come from the simulator's library.
-METAL_NAMESPACE = "metal"
 
 
 class NamespaceLookup(CheckerState):

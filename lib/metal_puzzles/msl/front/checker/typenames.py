@@ -6,6 +6,7 @@ import copy
 from typing import Any
 
 from ...lang.errors import CompileError, Pos, did_you_mean
+from ...lang.metal_namespace import strip_metal_namespace
 from ...lang.types import (
     BOOL,
     FLOAT,
@@ -233,7 +234,7 @@ class TypeResolution(CheckerState):
             if not (isinstance(entry, tuple) and entry[0] == "type"):
                 raise CompileError(f"'{st.name}::{spec.member[0]}' is a constant, not a type", spec.pos)
             return entry[1]
-        plain = name.removeprefix("::").removeprefix("metal::")
+        plain = strip_metal_namespace(name)
         if plain in ("enable_if_t", "conditional_t"):
             return self._type_trait(plain, spec)
         if plain in TYPE_TRANSFORMS:

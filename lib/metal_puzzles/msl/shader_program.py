@@ -67,9 +67,10 @@ from .program import (
 )
 from .record import RunResult
 from .run.codegen import CodeGen
+from .run.counters import Counted
 from .run.findings import SanitizeMode, StopReason
 from .run.hints import Audience, HostApi
-from .run.memory import Counted, Memory, Ptr, bfloat_bits
+from .run.memory import Memory, Ptr, bfloat_bits
 from .run.runtime import Ctx
 
 #: The file name positions in a shader carry (what errors, marks and the explorer quote).
