@@ -12,6 +12,7 @@ import pytest
 
 from metal_puzzles import DecodeStepProblem
 from metal_puzzles.checking import CaseStatus, Subject, WiredPuzzle, check_kernel_sources
+from metal_puzzles.grading.extract import extract_kernels
 from metal_puzzles.grading.grade import grade_submissions
 from metal_puzzles.grading.pool import Limits
 from metal_puzzles.puzzles import entry_of, get_puzzle, part_of, solution_source
@@ -117,7 +118,9 @@ def test_a_kernel_that_does_not_compile_stops_the_check_at_once():
     kernels = dataclasses.replace(DecodeKernels.reference(), argmax=get_puzzle("argmax").kernel("out[0] = x[;"))
     result = FINALE.check_wired(kernels)
     assert [o.status for o in result.outcomes] == [CaseStatus.COMPILE_ERROR]  # the other prompts would repeat it
-    assert "your Argmax Sampling kernel (V.5) at token 2 (next token): a kernel does not compile." in result.report()
+    report = _one_line(result.report())
+    assert "your Argmax Sampling kernel (V.5) at token 2 (next token): a kernel does not compile." in report
+    assert "error: expected an expression, found ';'" in report
 
 
 def test_the_notebooks_problem_checks_the_learners_test_functions(capsys):
@@ -152,7 +155,7 @@ def _extracted(**changed: str) -> dict[str, dict]:
 
 def test_the_grader_wires_the_kernels_it_read_and_names_a_wrong_one():
     wrong = solution_source(get_puzzle("rope_traditional"))
-    result = check_kernel_sources(FINALE, _extracted(rope=wrong), seed=3, max_steps=200_000)
+    result = check_kernel_sources(FINALE, _extracted(rope=wrong), seed=3, max_steps=Limits().max_steps)
     assert result.subject == Subject.MODEL and not result.passed
     assert [o.status for o in result.outcomes] == [CaseStatus.WRONG] * len(PROMPTS)
     assert "(V.2b) is off at layer 0, token 1 (queries)" in _one_line(result.report())
@@ -179,17 +182,29 @@ def _kernel_cell(pid: str, source: str | None = None) -> str:
             f"output_names={list(p.output_names)!r}, source=source, header={p.header!r})\n")
 
 
+def test_a_finale_cell_naming_a_missing_kernel_function_costs_no_other_kernel(tmp_path):
+    """Without V.5's cell, the finale's cell stops at a NameError; the four kernels built before it
+    are still read (the grader reads kernels from their own cells, not from the finale's problem)."""
+    pids = ("rms_norm", "rope", "quantized_matvec", "decode_attention")
+    _notebook(tmp_path / "nb.ipynb", [*(_kernel_cell(pid) for pid in pids), solution_source(FINALE)])
+    read = extract_kernels(tmp_path / "nb.ipynb")
+    assert read.issues == []
+    assert {name: k.source for name, k in read.kernels.items()} == {pid: solution_source(get_puzzle(pid))
+                                                                     for pid in pids}
+
+
 def test_a_students_finale_is_graded_from_their_notebook(tmp_path):
-    """Two students with the book's finale cell: one with the five reference kernels passes the
+    """Three students with the book's finale cell: one with the five reference kernels passes the
     finale; one whose attention forgot its scale fails it, the report naming the stage and layer
-    (their attention kernel fails its own puzzle too)."""
+    (their attention kernel fails its own puzzle too); one without an argmax kernel is told so."""
     finale_cell = solution_source(FINALE)
     pids = ("rms_norm", "rope", "quantized_matvec", "decode_attention", "argmax")
     _notebook(tmp_path / "good.ipynb", [*(_kernel_cell(pid) for pid in pids), finale_cell])
     unscaled = solution_source(get_puzzle("decode_attention")).replace("rsqrt(float(D))", "1.0f")
     _notebook(tmp_path / "unscaled.ipynb", [*(_kernel_cell(pid, unscaled if pid == "decode_attention" else None)
                                               for pid in pids), finale_cell])
-    run = grade_submissions([tmp_path], limits=Limits(wall_seconds=120, max_steps=200_000), progress=False,
+    _notebook(tmp_path / "no_argmax.ipynb", [*(_kernel_cell(pid) for pid in pids[:-1]), finale_cell])
+    run = grade_submissions([tmp_path], limits=Limits(), progress=False,
                             workers=1)
     by_id = {st.id: st for st in run.students}
     good, bad = by_id["good"].puzzles["decode_step"], by_id["unscaled"].puzzles["decode_step"]
@@ -197,3 +212,5 @@ def test_a_students_finale_is_graded_from_their_notebook(tmp_path):
     assert bad["status"] == "wrong"
     assert "your Decode Attention kernel (V.4) is off at layer 0, token 1:" in _one_line(bad["report"])
     assert by_id["unscaled"].puzzles["decode_attention"]["status"] == "wrong"
+    missing = by_id["no_argmax"].puzzles["decode_step"]
+    assert missing["status"] == "missing" and "it wires kernel 'argmax', which was not found" in missing["report"]
