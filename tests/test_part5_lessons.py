@@ -165,7 +165,7 @@ def test_the_quantized_product_is_most_of_a_decode_steps_time_and_of_what_it_rea
     decoded on the reference kernels, every launch's modelled kernel time and distinct bytes read."""
     assert "(most of\na model's time on a Mac, and most of its memory)" in part5.INTRO
     ops = _Priced(dataclasses.replace(DecodeKernels.reference(), options={"cost": True}))
-    _decode(TinyModel.from_seed(0), PROMPTS[0], ops)
+    _decode(TinyModel.from_seed(), PROMPTS[0], ops)
     assert ops.mismatches == []
     assert set(ops.seconds) == {"rms_norm", "rope", "quantized_matvec", "decode_attention", "argmax"}
     assert ops.seconds["quantized_matvec"] > 0.8 * sum(ops.seconds.values())

@@ -1,8 +1,8 @@
 """Part V's finale: one decode step of a tiny Llama-style transformer, run on Part V's kernels and
 checked against the same model written with MLX operations (the entry is ``t08_decode_step``).
 
-The model (``TinyModel.from_seed``): two layers, model width 64, two query heads sharing one
-key/value head of 32 dimensions, an MLP of width 128 with SiLU gating, a vocabulary of 96; every
+The model (``TinyModel.from_seed``): two layers, model width 128, four query heads sharing two
+key/value heads of 32 dimensions (two query heads a key/value head), an MLP of width 256 with SiLU gating, a vocabulary of 96; every
 matrix quantized with ``mx.quantize`` (groups of 64, 4 bits). For a prompt, each token runs
 through the model in turn (filling each layer's KV cache), and the last one's logits give the
 next token.
@@ -40,19 +40,19 @@ from .solutions import solution_file
 from .t01_rms_norm import EPS
 
 LAYERS = 2
-WIDTH = 64
-HEADS = 2
-KV_HEADS = 1
+WIDTH = 128
+HEADS = 4
+KV_HEADS = 2
 HEAD_DIM = 32
-HIDDEN = 128
+HIDDEN = 256
 VOCAB = 96
 GROUP = 64
 BITS = 4
+#: The weights' seed: the same model for every learner and check, chosen so that each prompt's next
+#: token wins by far more than the logits' allowed error (tests/test_decode_step.py).
+SEED = 33
 #: Prompts the check decodes (token ids), each at most 8 long: decoding is one step per token.
 PROMPTS: tuple[tuple[int, ...], ...] = ((5, 17, 42), (1, 2, 3, 4, 5, 6), (60, 0, 31, 31, 9))
-#: How far a stage's output may be from MLX's operation on the same input, relative to its
-#: largest magnitude (float32 rounding, summed over at most a few hundred terms, is far below it).
-STAGE_RTOL = 1e-4
 #: The same for the logits of the whole step against the model written with MLX operations.
 LOGITS_RTOL = 1e-3
 
@@ -95,7 +95,7 @@ class TinyModel:
     head: Quantized  # (VOCAB, WIDTH)
 
     @classmethod
-    def from_seed(cls, seed: int = 0) -> TinyModel:
+    def from_seed(cls, seed: int = SEED) -> TinyModel:
         """Random weights, scaled so that activations stay of order one through both layers."""
         rng = np.random.default_rng(seed)
 

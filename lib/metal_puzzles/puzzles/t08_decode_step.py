@@ -26,6 +26,7 @@ from .decode_step import (
     LAYERS,
     LOGITS_RTOL,
     PROMPTS,
+    SEED,
     VOCAB,
     WIDTH,
     DecodeKernels,
@@ -36,9 +37,8 @@ from .decode_step import (
 )
 from .entry import Entry
 
-#: The weights' seed: the model is the same for every learner and every check (its prompts' next
-#: tokens are clear winners, tests/test_decode_step.py).
-MODEL_SEED = 0
+#: The weights' seed (the same model for every learner and every check).
+MODEL_SEED = SEED
 
 
 def decode_step_spec(prompt):
@@ -84,13 +84,13 @@ decode_step_problem = DecodeStepProblem(
 decode_step_problem.show()
 '''
 
-LAYER_CODE = """\
+LAYER_CODE = f"""\
 h = embedding[token]
 for layer in layers:                                    # two of them, each with its own cache
     x = rms_norm(h, layer.attention_norm)               # V.1
-    q = matvec(layer.wq, x).reshape(2, 32)              # V.3: two query heads
-    k = matvec(layer.wk, x).reshape(1, 32)              #      one key/value head
-    v = matvec(layer.wv, x).reshape(1, 32)
+    q = matvec(layer.wq, x).reshape({HEADS}, {HEAD_DIM})              # V.3: {HEADS} query heads
+    k = matvec(layer.wk, x).reshape({KV_HEADS}, {HEAD_DIM})              #      {KV_HEADS} key/value heads
+    v = matvec(layer.wv, x).reshape({KV_HEADS}, {HEAD_DIM})
     q, k = rope(q, position), rope(k, position)         # V.2b
     cache.keys.append(k); cache.values.append(v)
     h = h + matvec(layer.wo, attention(q, cache.keys, cache.values))   # V.4
@@ -109,9 +109,9 @@ PUZZLE = DecodeStepPuzzle(
     description=f"""\
 Your kernels are the kernels a language model runs for every token it writes. Here they run one:
 a tiny Llama-style transformer with {LAYERS} layers, width {WIDTH}, {HEADS} query heads sharing
-{KV_HEADS} key/value head of {HEAD_DIM} dimensions, an MLP of width {HIDDEN}, a vocabulary of
-{VOCAB} tokens, and random weights (made from a seed) quantized to 4 bits with `mx.quantize`, as
-mlx-lm stores a model. Each token of a prompt goes through the model in turn, and each layer keeps
+{KV_HEADS} key/value heads of {HEAD_DIM} dimensions (grouped-query attention, as in V.4), an MLP of
+width {HIDDEN}, a vocabulary of {VOCAB} tokens, and random weights (made from a seed) quantized to
+4 bits with `mx.quantize`, as mlx-lm stores a model. Each token of a prompt goes through the model in turn, and each layer keeps
 the keys and values of the tokens so far in its cache:
 
 ```
