@@ -154,6 +154,15 @@ def test_a_kernel_that_does_not_compile_stops_the_check_at_once():
     assert "error: expected an expression, found ';'" in report
 
 
+def test_a_kernel_that_never_finishes_is_run_once():
+    endless = _planted("rms_norm", "uint N = x_shape[1];", "uint N = x_shape[1];\nwhile (N > 0) { N = N + 1; }")
+    kernels = dataclasses.replace(DecodeKernels.reference(), rms_norm=endless, options={"max_steps": 5_000})
+    result = FINALE.check_wired(kernels)
+    assert [o.status for o in result.outcomes] == [CaseStatus.FINDINGS]  # not once a prompt
+    report = _one_line(result.report())
+    assert "your RMSNorm kernel (V.1) at layer 0, token 0 (attention norm)" in report and "step-budget" in report
+
+
 def test_the_notebooks_problem_checks_the_learners_test_functions(capsys):
     def rope_test(x, offset):  # a notebook test function, called with each launch's inputs
         return WRONG_LAYOUT

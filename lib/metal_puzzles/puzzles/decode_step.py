@@ -28,6 +28,7 @@ from ..checking import Case, CaseStatus, Outcome, Puzzle
 from ..checking.launch import KernelLike
 from ..checking.tolerance import compare_with_spec
 from ..checking.verdict import classify
+from ..msl import SanitizerError
 from . import (
     launchers,
     t01_rms_norm,
@@ -299,8 +300,11 @@ def decode_outcome(model: TinyModel, case: Case, kernels: DecodeKernels) -> Outc
         got_logits, got, mismatches = decode_with_kernels(model, prompt, kernels)
     except StageFailed as failed:
         status, message, findings = classify(failed.cause)
-        return Outcome(case, status, error=message, findings=findings,
-                       quantity=f"{stage_name(failed.kernel)} at {failed.where}")
+        outcome = Outcome(case, status, error=message, findings=findings,
+                          quantity=f"{stage_name(failed.kernel)} at {failed.where}")
+        if isinstance(failed.cause, SanitizerError) and failed.cause.result is not None:
+            outcome.stopped = failed.cause.result.stopped  # a kernel that did not finish: not run again
+        return outcome
     yours = np.asarray(got_logits, dtype=np.float64)
     off = float(np.max(np.abs(yours - expected)))
     scale = float(np.max(np.abs(expected)))
