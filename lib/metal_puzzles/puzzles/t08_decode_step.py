@@ -108,33 +108,34 @@ PUZZLE = DecodeStepPuzzle(
     input_names=("prompt",),
     description=f"""\
 Your kernels are the kernels a language model runs for every token it writes. Here they run one:
-a tiny Llama-style transformer with {LAYERS} layers, width {WIDTH}, {HEADS} query heads sharing
-{KV_HEADS} key/value heads of {HEAD_DIM} dimensions (grouped-query attention, as in V.4), an MLP of
-width {HIDDEN}, a vocabulary of {VOCAB} tokens, and random weights (made from a seed) quantized to
-4 bits with `mx.quantize`, as mlx-lm stores a model. Each token of a prompt goes through the model in turn, and each layer keeps
-the keys and values of the tokens so far in its cache:
+a tiny Llama-style transformer with {LAYERS} layers, width {WIDTH}, {HEADS} query heads sharing {KV_HEADS}
+key/value heads of {HEAD_DIM} dimensions (grouped-query attention, as in V.4), an MLP of width {HIDDEN}, a
+vocabulary of {VOCAB} tokens, and random weights (made from a seed) quantized to 4 bits with
+`mx.quantize`, as mlx-lm stores a model. Each token of a prompt goes through the model in turn,
+and each layer keeps the keys and values of the tokens so far in its cache:
 
 ```
 {LAYER_CODE}
 ```
 
-Every function there is one of your kernels, launched with its puzzle's grid: a token takes
-{LAYERS * 12 + 2} launches, and the prompt's last one an argmax besides. The cell below hands your test functions to `DecodeStepProblem`; run it
-once your five kernels pass their own checks. `show()` decodes the first prompt and says what it
-gave.
+Every function there is one of your kernels, launched with its puzzle's grid: a token takes {LAYERS * 12 + 2}
+launches, and the prompt's last token an argmax besides. The cell below hands your test functions
+to `DecodeStepProblem`; run it once your five kernels pass their own checks. `show()` decodes the
+first prompt and says what it gave.
 
 `check()` decodes {len(PROMPTS)} prompts ({", ".join(str(list(p)) for p in PROMPTS)}) twice: on
 your kernels, and with MLX's own operations (`mx.fast.rms_norm`, `mx.fast.rope`,
 `mx.quantized_matmul`, `mx.fast.scaled_dot_product_attention`, `mx.argmax`). It passes when every
-prompt gives MLX's next token and logits within {LOGITS_RTOL:g} of their largest value. On the way,
+prompt gives MLX's next token, and logits within {LOGITS_RTOL:g} of their largest value. On the way,
 each kernel's output is compared with its puzzle's spec on the same input, within the error that
 puzzle allows: when a prompt fails, the verdict names the first stage that went wrong (which
-kernel, which layer and token, how far off). A kernel can pass its own tests and still fail here
-only on something its tests do not pose; the finale's inputs are the model's own.
+kernel, which layer and token, how far off). A kernel that passes its own tests can still fail
+here only on something its tests do not pose: the finale's inputs are the model's own.
 
 *Grading:* the grader never runs a notebook's Python. It reads your five kernels from the
 notebook (`rms_norm`, `rope`, `quantized_matvec`, `decode_attention`, `argmax`), wires them as this
-cell does, and runs the same check; a kernel it cannot find, or one still the template, is named.""",
+cell does, and runs the same check. A kernel it cannot find is named; while all five are the
+book's templates, the finale counts as not attempted.""",
     spec=decode_step_spec,
     spec_source="""\
 def decode_step_spec(prompt):
