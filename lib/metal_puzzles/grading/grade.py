@@ -31,7 +31,7 @@ from .run_cost import RunCost
 from .runner import Outcome, TaskOutcome, TaskRunner
 from .safe_text import report_file_name
 from .submissions import DEFAULT_MAX_NOTEBOOK_BYTES, Submission, collect_submissions
-from .tasks import CheckTask, GradTask, ReadTask, Task, content_key
+from .tasks import CheckTask, ReadTask, Task, WiredTask, content_key
 
 __all__ = ["GradeRun", "Student", "PuzzleStatus", "StudentStatus", "grade_submissions", "write_outputs",
            "collect_notebooks", "load_mapping", "new_seed"]
@@ -74,7 +74,7 @@ def kernel_tasks(st: Student, nb, seed: int) -> list[Task]:
     by_kernel: dict[str, list[str]] = {}
     for p in PUZZLES:
         if isinstance(p, WiredPuzzle):
-            task = _grad_task(st, nb, p, seed)
+            task = _wired_task(st, nb, p, seed)
             if task is not None:
                 tasks.append(task)
             continue
@@ -120,7 +120,7 @@ def is_template(kernel_name: str, source: str, header: str | None = None) -> boo
     return any(body == b and head in ("", h) for b, h in _templates().get(kernel_name, frozenset()))
 
 
-def _grad_task(st: Student, nb, puzzle, seed: int) -> GradTask | None:
+def _wired_task(st: Student, nb, puzzle, seed: int) -> WiredTask | None:
     """A finale entry is the learner's Python wiring kernels together (into mx.custom_function in
     Part II, into a model's decode step in Part V); the grader never runs that Python. It takes the
     learner's kernels from the notebook, wires them the reference way and runs the entry's check
@@ -141,7 +141,7 @@ def _grad_task(st: Student, nb, puzzle, seed: int) -> GradTask | None:
             return None
         kernels[name] = {"source": k.source, "header": k.header or None, "input_names": k.input_names,
                          "output_names": k.output_names}
-    return GradTask(f"{st.seq}:grad:{puzzle.id}", st.seq, puzzle.id, kernels, seed)
+    return WiredTask(f"{st.seq}:wired:{puzzle.id}", st.seq, puzzle.id, kernels, seed)
 
 
 def _kernel_names() -> tuple[str, ...]:
@@ -207,7 +207,7 @@ class _ClassGrading:
         if self.waiting[st.seq] == 0:
             self.finish(st)
 
-    def _check(self, runner: TaskRunner, st: Student, task: CheckTask | GradTask) -> None:
+    def _check(self, runner: TaskRunner, st: Student, task: CheckTask | WiredTask) -> None:
         """Have ``task`` checked for ``st``, or share an identical check's result."""
         self.cost.kernel_checks += 1
         key = content_key(task)
