@@ -2,7 +2,7 @@
 
 Run: python benchmarks/bench_decode_step.py [--repeat 2]
 
-Pins the process to one CPU (where the OS allows it) and checks V.7 with the reference kernels, as
+Pins the process to one CPU (where the OS allows it) and checks V.8 with the reference kernels, as
 ``check()`` and the grader do: every prompt decoded on the kernels (each stage compared with its
 puzzle's spec within that puzzle's error model) and with MLX operations. Prints, per check, the
 wall and CPU seconds: the first check compiles the five kernels; later ones find them compiled.
@@ -59,7 +59,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=2, help="checks after the first (warm)")
     args = ap.parse_args()
-    print(f"V.7 check, {len(PROMPTS)} prompts ({sum(map(len, PROMPTS))} tokens), {_pin_to_one_core()}")
+    print(f"V.8 check, {len(PROMPTS)} prompts ({sum(map(len, PROMPTS))} tokens), {_pin_to_one_core()}")
     kernels = DecodeKernels.reference()
     for n in range(1 + args.repeat):
         wall, cpu, result = _timed(lambda: PUZZLE.check_wired(kernels))

@@ -1,5 +1,7 @@
 """The model behind the explorer widgets: accesses per thread and phase, variables per step."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -77,13 +79,15 @@ def test_filtered_result_keeps_only_the_thread(model):
 
 
 def test_a_later_phase_still_shows_threadgroup_memory_and_its_arrows(model):
-    from metal_puzzles.diagrams.draw import ARROW_W, draw_run, to_svg
+    from metal_puzzles.diagrams.draw import draw_run, to_svg
+    from metal_puzzles.diagrams.style import ARROW_W
 
     lane = model.lane(1, 2)
     svg = to_svg(draw_run(model.filtered_result(lane, phase=1), only_group=1))
     assert ">s<" in svg and "after phase 0" in svg  # the threadgroup-memory row is drawn
     # Arrows from s[2] and s[1] into out[6]: the thread's two reads in phase 1.
-    assert svg.count(f"stroke-width='{ARROW_W:g}'") == 2
+    shafts = re.findall(rf"<g [^>]*stroke-width='{ARROW_W:g}'[^>]*>(.*?)</g>", svg)
+    assert sum(g.count("<path") for g in shafts) == 2
 
 
 def test_step_through_shows_variables_and_inactive_threads(model):

@@ -188,6 +188,23 @@ def test_show_draws_a_diagram(executed):
     assert "const constant float* x" in _stdout(demo) and "device float* y" in _stdout(demo)
 
 
+#: What an executed book may weigh (issue 22, item 9; issue 32: Part V included).
+EXECUTED_BOOK_MAX_BYTES = 3_000_000
+
+
+def test_the_executed_book_stays_under_3_mb(executed, tmp_path):
+    """The book as a learner has it after running every cell with the reference solutions: one
+    diagram per puzzle from show(), of every part (benchmarks/bench_image_sizes.py --book weighs
+    it before and after a change)."""
+    nb = executed["solutions"]
+    drawn = [cell_id for cell_id, c in _kernel_cells(nb).items()
+             if any("<svg" in o.get("data", {}).get("text/html", "") for o in c.outputs)]
+    assert any(cell_id.startswith("pV-") for cell_id in drawn), drawn  # Part V's diagrams are in it
+    path = tmp_path / "executed.ipynb"
+    nbformat.write(nb, str(path))
+    assert path.stat().st_size < EXECUTED_BOOK_MAX_BYTES, path.stat().st_size
+
+
 def test_part_three_shows_the_cost_table_and_the_occupancy_answer_is_in_the_header(built, executed):
     for state in ("templates", "solutions"):
         for p in part3.PART_III.puzzles:

@@ -335,6 +335,8 @@ def puzzle_code(entry: Entry, source: str, define_kernel: bool, header: str | No
         head = "\n\n\n".join([entry.puzzle.spec_source, test_function(entry, source, header), entry.setup])
     else:
         head = f"# The same kernel as above ({entry.kernel_function}), on a new test.\n{entry.setup}"
+    if entry.debugging:  # before the problem, whose show() is the cell's last value (its diagram)
+        head += f"\n\n{entry.debugging}"
     return head + "\n\n" + problem_call(entry)
 
 

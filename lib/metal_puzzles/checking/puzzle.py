@@ -14,6 +14,7 @@ from ..msl import Counter
 from ..msl.observe.cost import CostFigures
 from .case import Case
 from .contract import WorkExtent, mark_beyond
+from .pipeline import Pipeline
 from .tolerance import ErrorModel
 
 #: The cost-model figures a budget can limit (Part III), as the cost table labels them.
@@ -185,6 +186,8 @@ class LaunchOptions:
     #: A whole shader's buffers as its host binds them, [[buffer(0)]] first: each a position in the
     #: launch's inputs followed by its outputs (so a kernel that names its arrays otherwise binds alike).
     buffer_layout: tuple[int, ...] | None = None
+    #: A whole shader whose kernels run in turn, each launched as the pipeline says (``pipeline``).
+    pipeline: Pipeline | None = None
 
 
 @dataclass(frozen=True)
@@ -221,6 +224,9 @@ class Puzzle:
     #: Part IV: the arrays in the order the host binds them ([[buffer(0)]] first). A host binds by
     #: index, so a whole shader must declare each parameter where the host puts its array.
     buffer_layout: tuple[str, ...] | None = None
+    #: A pipeline of the whole shader's kernels (its stages, their launches and buffers), run in
+    #: turn on every test; the output is the last stage's. None: one kernel, ``kernel_name``.
+    pipeline: Pipeline | None = None
 
     def cases(self, seed: int = 0, visible: Case | None = None) -> list[Case]:
         """The visible test (by default the puzzle's own) followed by the hidden tests, each marked
@@ -233,7 +239,7 @@ class Puzzle:
     @property
     def launch_options(self) -> LaunchOptions:
         return LaunchOptions(self.output_dtype, self.init_value, self.budget.uses_cost, self.threadgroup_constant,
-                             self.buffer_positions)
+                             self.buffer_positions, self.pipeline)
 
     @property
     def buffer_positions(self) -> tuple[int, ...] | None:

@@ -24,6 +24,7 @@ from ..msl import (
 from ..msl.observe.cost import CostFigures, worst_figures
 from ..msl.run.finding_kinds import kind_entry
 from .budget_detail import count_details
+from .pipeline import PipelineRun
 from .puzzle import Budget, Case
 from .tolerance import mismatch
 from .wording import plural, wrap
@@ -414,6 +415,10 @@ def describe_outcome(o: Outcome, head: str | None = None) -> list[str]:
         elif errors:
             lines += wrap("The output happens to match the spec on this test, but the problem above would show on "
                           "other sizes or hardware.")
+    if isinstance(o.run, PipelineRun):  # where a pipeline's symptom (above) comes from
+        diagnosis = o.run.diagnosis()
+        if diagnosis is not None:
+            lines += wrap("Where: " + diagnosis)
     # The sanitizer's notes are listed once, under the verdict (``CheckResult.sanitizer_notes``).
     return lines
 

@@ -24,7 +24,6 @@ import numpy as np
 from chalk import Diagram
 from chalk.core import Compose
 from chalk.envelope import Envelope
-from chalk.shapes import Path
 from chalk.transform import P2, Affine, BoundingBox
 from colour import Color
 
@@ -35,8 +34,9 @@ from ..msl.lang.types import AddressSpace
 from ..msl.observe.cost import conflict_ways, segments_touched
 from ..msl.observe.trace import AccessEvent
 from ..msl.run.memory import AccessKind
-from .draw import RunDiagram, text_width, wrap_to_width
-from .svg_text import Anchor, anchored_text
+from .draw import RunDiagram
+from .style import text_width, wrap_to_width
+from .svg_text import Anchor, PlacedText, anchored_text, box_path, text_batch
 
 
 class ColourBy(StrEnum):
@@ -224,14 +224,14 @@ def _paint_site(result: RunResult, site: Site, y0: float) -> tuple[list[Diagram]
     for lane, key in zip(site.lanes.tolist(), site.keys.tolist(), strict=True):
         lane_key.setdefault(lane, key)
     fills: dict[str, list] = defaultdict(list)
-    boxes = []
+    numbers = []
     for lane in range(WIDTH):
         x = PAD + label_w + lane * LANE
         b = (x, y, x + LANE - 2, y + LANE - 2)
-        boxes.append(b)
         fills[colour_of[lane_key[lane]] if lane in lane_key else UNTOUCHED].append(b)
-        parts.append(_text(str(lane), x + (LANE - 2) / 2, y + (LANE - 2) / 2, MIN_TEXT,
-                           INK if lane in lane_key else MUTED, Anchor.MIDDLE))
+        numbers.append(PlacedText(str(lane), x + (LANE - 2) / 2, y + (LANE - 2) / 2, MIN_TEXT,
+                                  INK if lane in lane_key else MUTED))
+    parts.append(text_batch(numbers, (PAD + label_w, y, PAD + label_w + WIDTH * LANE, y + LANE)))
     parts[strip_at:strip_at] = [_filled(bs, f) for f, bs in fills.items()]
     y += LANE + 8
     parts.append(_text(note, PAD + label_w, y + 6, 10.0, MUTED))
@@ -241,8 +241,10 @@ def _paint_site(result: RunResult, site: Site, y0: float) -> tuple[list[Diagram]
     # A column under its lane (its bank, for threadgroup memory); rows of more elements than
     # lanes (a segment of 2-byte elements) are drawn narrower.
     col_w = LANE if columns <= WIDTH else CELL
+    row_labels = [PlacedText(labels[r], PAD, y + r * CELL + CELL / 2, MIN_TEXT, MUTED, Anchor.START)
+                  for r in range(len(shown))]
+    parts.append(text_batch(row_labels, (PAD, y, PAD + label_w, y + len(shown) * CELL)))
     for r, _ in enumerate(shown):
-        parts.append(_text(labels[r], PAD, y + r * CELL + CELL / 2, MIN_TEXT, MUTED))
         for c in range(columns):
             x = PAD + label_w + c * col_w
             b = (x, y + r * CELL, x + col_w - (2 if col_w == LANE else 0), y + (r + 1) * CELL)
@@ -267,20 +269,10 @@ def _text(s: str, x: float, y: float, size: float, colour: str = INK, anchor: An
     return anchored_text(s, size, anchor, half).fill_color(c).line_color(c).line_width_local(0).translate(centre, y)
 
 
-def _rects(boxes, closed: bool) -> Path:
-    """Rectangles as one path: closed to be filled, or as open polylines to be outlined only
-    (a closed path would also be filled, hiding what lies beneath)."""
-    path = Path.empty()
-    for x0, y0, x1, y1 in boxes:
-        corners = [P2(x0, y0), P2(x1, y0), P2(x1, y1), P2(x0, y1)]
-        path = path + Path.from_points(corners if closed else [*corners, P2(x0, y0)], closed)
-    return path
-
-
 def _filled(boxes, fill: str) -> Diagram:
     c = Color(fill)
-    return _rects(boxes, True).stroke().fill_color(c).line_color(c).line_width_local(0)
+    return box_path(boxes, closed=True).fill_color(c).line_color(c).line_width_local(0)
 
 
 def _outlined(boxes, line: str, width: float) -> Diagram:
-    return _rects(boxes, False).stroke().line_color(Color(line)).line_width_local(width)
+    return box_path(boxes, closed=False).line_color(Color(line)).line_width_local(width)

@@ -238,6 +238,16 @@ class SimulatedKernel:
                                  **options)
         return run_by_names(self._shader, self.name, inputs, dtypes, outputs, geometry, init_value, **options)
 
+    def shader_library(self) -> ShaderLibrary:
+        """The whole shader this kernel's source (and header) make, compiled once: a pipeline of its
+        kernels launches them from it one by one. A compile error names the learner's line."""
+        if self._shader is None:
+            try:
+                self._shader = ShaderLibrary(self.source, self.header)
+            except KERNEL_ERRORS as err:
+                raise self._in_learners_code(err).with_traceback(None) from None
+        return self._shader
+
     def _in_learners_code(self, err: Exception) -> Exception:
         """A compile error that also names the line in the learner's code, when it can."""
         if not isinstance(err, CompileError) or self.origin is None or err.pos.file not in ("source", "header"):

@@ -155,14 +155,13 @@ class CompiledKernel:
         checked = ck.check_kernel(body, params)
         self.checked = checked
         check_threadgroup_memory(checked.threadgroup_arrays)
-        cg = CodeGen(checked.functions)
-        self.body, _ = cg.stmt(checked.body)
+        self.body, _ = CodeGen().stmt(checked.body)
         self._costed_body = None  # the instrumented variant, compiled the first time a profile is asked for
 
     def costed_body(self):
         """The kernel compiled with cost instrumentation (see ``CodeGen``)."""
         if self._costed_body is None:
-            self._costed_body, _ = CodeGen(self.checked.functions, cost=True).stmt(self.checked.body)
+            self._costed_body, _ = CodeGen(cost=True).stmt(self.checked.body)
         return self._costed_body
 
     # ------------------------------------------------------------------ launch

@@ -81,7 +81,7 @@ LEARNER_ERRORS = (*KERNEL_ERRORS, NotAKernelError)
 class MetalProblem:
     def __init__(self, name: str, fn: Callable[..., MetalKernel], inputs: Sequence[Any], output_shape: Sequence[int],
                  grid: Sequence[int] = (1, 1, 1), threadgroup: Sequence[int] = (1, 1, 1),
-                 spec: Callable | None = None, *, puzzle: Puzzle | None = None, output_dtype: Any = mx.float32,
+                 spec: Callable | None = None, *, puzzle: Puzzle | None = None, output_dtype: Any = None,
                  init_value: float | None = None, seed: int = 0) -> None:
         self.name = name
         self.fn = fn
@@ -91,6 +91,8 @@ class MetalProblem:
         self.threadgroup = tuple(int(t) for t in threadgroup)
         self.puzzle = puzzle if puzzle is not None else find_puzzle(name)
         self.spec = spec if spec is not None else (self.puzzle.spec if self.puzzle else None)
+        if output_dtype is None:  # the puzzle's (indices are uint32), else MLX's usual float32
+            output_dtype = self.puzzle.output_dtype if self.puzzle is not None else mx.float32
         self.output_dtype = dtype_name(output_dtype)
         self.seed = seed
         if init_value is None and self.puzzle is not None:
@@ -112,7 +114,8 @@ class MetalProblem:
     def launch_options(self) -> LaunchOptions:
         return LaunchOptions(self.output_dtype, self.init_value, self.budget.uses_cost,
                              self.puzzle.threadgroup_constant if self.puzzle else None,
-                             self.puzzle.buffer_positions if self.puzzle else None)
+                             self.puzzle.buffer_positions if self.puzzle else None,
+                             self.puzzle.pipeline if self.puzzle else None)
 
     def cases(self) -> list[Case]:
         """This problem's visible test (the contract) and the puzzle's hidden tests, each marked
@@ -281,6 +284,8 @@ class MetalProblem:
         """On a Mac with Metal, also run the visible test on the GPU and say whether it agrees."""
         if not metal_available() or not outcomes or outcomes[0].yours is None:
             return None
+        if self.puzzle is not None and self.puzzle.pipeline is not None:
+            return None  # the GPU path launches one kernel; a pipeline's stages run in the simulator only
         case = outcomes[0].case
         kernel = self.fn(*[mx.array(x) for x in case.inputs])
         try:

@@ -40,6 +40,9 @@ class Entry:
     #: A file of the solutions folder with the header the reference solution runs with, where it
     #: differs from the puzzle's (the occupancy puzzle's answer is its TG); None: the puzzle's own.
     header_file: str | None = None
+    #: Notebook lines after the visible test's (before the problem and its ``show()``) that teach
+    #: a way to debug the kernel (a pipeline's stages run one by one against NumPy); None: none.
+    debugging: str | None = None
 
     def __post_init__(self) -> None:
         if self.setup is None and not isinstance(self.puzzle, WiredPuzzle):

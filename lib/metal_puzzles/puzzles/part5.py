@@ -4,7 +4,15 @@ MLX's own operation."""
 
 from __future__ import annotations
 
-from . import t01_rms_norm, t02_rope, t03_quantized_matvec, t04_decode_attention, t05_argmax
+from . import (
+    t01_rms_norm,
+    t02_rope,
+    t03_quantized_matvec,
+    t04_decode_attention,
+    t05_argmax,
+    t06_topk,
+    t07_radix_pipeline,
+)
 from .entry import Part
 from .t08_decode_step import ENTRY as DECODE_STEP_ENTRY
 
@@ -29,6 +37,8 @@ PART_V = Part(
         t03_quantized_matvec.ENTRY,
         t04_decode_attention.ENTRY,
         t05_argmax.ENTRY,
+        t06_topk.ENTRY,
+        t07_radix_pipeline.ENTRY,
         DECODE_STEP_ENTRY,  # the finale, last
     ),
 )

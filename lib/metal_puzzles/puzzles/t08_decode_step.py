@@ -1,4 +1,4 @@
-"""V.7, Part V's finale: a decode step of a tiny transformer on the learner's own kernels.
+"""V.8, Part V's finale: a decode step of a tiny transformer on the learner's own kernels.
 
 A ``WiredPuzzle``: the learner's cell hands their V.1 to V.5 kernels (the notebook's test
 functions) to ``DecodeStepProblem``; the grader wires the kernels it reads from the notebook the
@@ -102,7 +102,7 @@ next_token = argmax(logits)                             # V.5"""
 
 PUZZLE = DecodeStepPuzzle(
     id="decode_step",
-    number="V.7",
+    number="V.8",
     title="A Decode Step on Your Kernels",
     kernel_name="decode_step_problem",
     input_names=("prompt",),
@@ -149,4 +149,4 @@ def decode_step_spec(prompt):
     wire=DecodeKernels.wire,
 )
 
-ENTRY = Entry(PUZZLE, setup=None, solution="V_07_decode_step.py")
+ENTRY = Entry(PUZZLE, setup=None, solution="V_08_decode_step.py")
