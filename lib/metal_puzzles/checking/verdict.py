@@ -53,11 +53,13 @@ class PuzzleStatus(StrEnum):
 
 
 class Subject(StrEnum):
-    """What a verdict judges: a kernel on its tests, or a differentiable function's values,
-    vector-Jacobian products and gradients."""
+    """What a verdict judges: a kernel on its tests, a differentiable function's values,
+    vector-Jacobian products and gradients, or a model run on the learner's kernels (its tests
+    are prompts, each outcome says which stage failed)."""
 
     KERNEL = "kernel"
     GRADIENT = "gradient"
+    MODEL = "model"
 
 
 @dataclass
@@ -228,7 +230,7 @@ class CheckResult:
     def __repr__(self) -> str:
         counted = self.counted
         good = sum(o.ok for o in counted)
-        what = "comparisons" if self.subject == Subject.GRADIENT else "tests"
+        what = {Subject.GRADIENT: "comparisons", Subject.MODEL: "prompts"}.get(self.subject, "tests")
         notes = f", notes={len(self.beyond_failures)}" if self.beyond_failures else ""
         return (f"CheckResult({self.title!r}, status={self.status.value!r}, {what} passed={good}/{len(counted)}, "
                 f"within_budget={self.within_budget}{notes})")
@@ -240,7 +242,8 @@ class CheckResult:
 
     def report(self) -> str:
         """The verdict as a learner reads it: what passed, and the first thing to fix."""
-        lines = _gradient_report(self) if self.subject == Subject.GRADIENT else _kernel_report(self)
+        report = {Subject.GRADIENT: _gradient_report, Subject.MODEL: _model_report}.get(self.subject, _kernel_report)
+        lines = report(self)
         if self.gpu_note:
             lines += ["", self.gpu_note]
         return "\n".join(lines)
@@ -357,6 +360,30 @@ def _gradient_report(r: CheckResult) -> list[str]:
     if len(bad) > 1:
         lines += wrap("Also failing: " + _listing([f"{o.case.label}: {o.quantity}" for o in bad[1:]]) + ".")
     return lines
+
+
+def _model_report(r: CheckResult) -> list[str]:
+    """A model on the learner's kernels: one outcome a prompt, whose quantity says what it gave
+    (or which stage failed) and whose error says how far off."""
+    n = len(r.outcomes)
+    prompts = plural(n, "prompt")
+    if r.passed:
+        return [f"Passed: {r.title}: on your kernels the model gives MLX's next token and logits for "
+                f"{'all ' if n > 1 else ''}{prompts}.", *[f"- {o.case.label}: {o.quantity}." for o in r.outcomes]]
+    bad = [o for o in r.outcomes if not o.ok]
+    first = bad[0]
+    lines = [f"Failed: {r.title}: on your kernels the model differs from MLX's on {len(bad)} of {prompts}.", "",
+             *(wrap(f"{first.case.label}, {first.quantity}:{first.error}") if first.status == CaseStatus.WRONG
+               else _wrap_head(_describe_comparison(first)))]
+    if len(bad) > 1:
+        lines += wrap("Also failing: " + _listing([o.case.label for o in bad[1:]]) + ".")
+    return lines
+
+
+def _wrap_head(lines: list[str]) -> list[str]:
+    """A report's first line broken between words; the lines after it (a compiler's message with its
+    caret, findings already wrapped) as they are."""
+    return [*wrap(lines[0]), *lines[1:]] if lines else lines
 
 
 def describe_outcome(o: Outcome, head: str | None = None) -> list[str]:

@@ -11,7 +11,7 @@ from pathlib import Path
 from chalk import hcat, rectangle, text, vcat
 from colour import Color
 
-from ..checking import GradPuzzle, Puzzle, run_case
+from ..checking import Puzzle, WiredPuzzle, run_case
 from ..diagrams.access_map import draw_access_map
 from ..diagrams.draw import draw_run, to_svg
 from ..diagrams.style import text_width, thread_color
@@ -61,7 +61,7 @@ def image_files() -> dict[str, str]:
     """File name -> SVG text for every image of the book."""
     files = {"logo.svg": logo_svg()}
     for p in PUZZLES:
-        if isinstance(p, GradPuzzle):  # the finale wires kernels together in Python: nothing to draw
+        if isinstance(p, WiredPuzzle):  # the finale wires kernels together in Python: nothing to draw
             continue
         files[f"{p.number.replace('.', '_')}_{p.id}.svg"] = puzzle_svg(p)
     return files

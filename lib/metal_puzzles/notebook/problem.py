@@ -1,6 +1,6 @@
 """The notebook's face: ``MetalProblem`` (one puzzle: run it, show what every thread did, explore
-it, check it), ``GradProblem`` (a finale entry: check a differentiable function built on your
-kernels) and ``explore`` (the explorer on a problem, a kernel's last call or a run record).
+it, check it), ``GradProblem`` (Part II's finale: check a differentiable function built on your
+kernels), ``DecodeStepProblem`` (Part V's finale: a model's decode step on your kernels) and ``explore`` (the explorer on a problem, a kernel's last call or a run record).
 
 Compatible with the original Metal-Puzzles notebook: ``MetalProblem(name, fn, inputs,
 output_shape, grid, threadgroup, spec)`` where ``fn(*inputs)`` returns a ``MetalKernel``.
@@ -33,6 +33,7 @@ from ..checking import (
     run_grad_checks,
     run_one,
 )
+from ..checking.launch import KernelLike
 from ..checking.witness import METADATA_KEY, witness_record
 from ..checking.wording import plural, wrap
 from ..diagrams.access_map import ColourBy, draw_access_map
@@ -45,6 +46,8 @@ from ..host.shader_library import ShaderKernelFunction
 from ..msl import Counter, Finding, RunResult
 from ..msl.observe.cost import CostFigures, CostProfile
 from ..puzzles import find_grad_puzzle, find_puzzle
+from ..puzzles.decode_step import DecodeKernels
+from ..puzzles.t08_decode_step import PUZZLE as DECODE_STEP
 from .session import record as record_progress
 from .tables import Table, show_table
 from .tables import row as table_row
@@ -354,6 +357,31 @@ class GradProblem:
 
     def check(self, quiet: bool = False) -> CheckResult:
         result = run_grad_checks(self.puzzle, self.op, self.seed)
+        record_progress(self.puzzle.id, result)
+        if not quiet:
+            print(result.report())
+            result.printed = True
+        return result
+
+
+class DecodeStepProblem:
+    """The notebook side of Part V's finale: a tiny transformer's decode step on your kernels
+    (notebook test functions or MetalKernels), checked against the model in MLX operations."""
+
+    def __init__(self, *, rms_norm: KernelLike, rope: KernelLike, quantized_matvec: KernelLike,
+                 decode_attention: KernelLike, argmax: KernelLike, seed: int = 0) -> None:
+        self.kernels = DecodeKernels(rms_norm, rope, quantized_matvec, decode_attention, argmax)
+        self.puzzle = DECODE_STEP
+        self.seed = seed
+
+    def show(self) -> None:
+        """Decode the visible test's prompt on your kernels and say what it gave."""
+        result = self.puzzle.check_prompts(self.kernels, [self.puzzle.visible])
+        print(f"# {self.puzzle.title}\n")
+        print(result.report())
+
+    def check(self, quiet: bool = False) -> CheckResult:
+        result = self.puzzle.check_wired(self.kernels, self.seed)
         record_progress(self.puzzle.id, result)
         if not quiet:
             print(result.report())

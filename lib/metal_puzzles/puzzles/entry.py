@@ -14,7 +14,7 @@ import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..checking import GradPuzzle, Puzzle
+from ..checking import Puzzle, WiredPuzzle
 from ..host.kernel import MetalKernel
 from .solutions import solution_file
 
@@ -49,7 +49,7 @@ class Entry:
     debugging: str | None = None
 
     def __post_init__(self) -> None:
-        if self.setup is None and not isinstance(self.puzzle, GradPuzzle):
+        if self.setup is None and not isinstance(self.puzzle, WiredPuzzle):
             raise ValueError(f"puzzle {self.puzzle.id!r}: a kernel puzzle's entry needs the notebook lines "
                              "that build its visible test (setup)")
 

@@ -14,6 +14,7 @@ from . import (
     t07_radix_pipeline,
 )
 from .entry import Part
+from .t08_decode_step import ENTRY as DECODE_STEP_ENTRY
 
 INTRO = """\
 The kernels a language model runs for every token it writes: the norm each layer starts with,
@@ -38,5 +39,6 @@ PART_V = Part(
         t05_argmax.ENTRY,
         t06_topk.ENTRY,
         t07_radix_pipeline.ENTRY,
+        DECODE_STEP_ENTRY,  # the finale, last
     ),
 )
