@@ -29,7 +29,7 @@ CHILD = r"""
 import json, resource, sys, time
 from pathlib import Path
 from metal_puzzles.msl import CompileError, simulate
-from metal_puzzles.msl.shader import declares_kernels
+from metal_puzzles.msl.shader_program import declares_kernels
 
 def run_body(src):
     simulate("chain", [], ["out"], src, inputs=[], output_shapes=[(1,)], output_dtypes=["float32"],

@@ -26,7 +26,8 @@ import pytest
 from metal_puzzles.checking import check_source
 from metal_puzzles.msl.lang.errors import Pos
 from metal_puzzles.msl.lang.types import AddressSpace
-from metal_puzzles.msl.run import codegen, hints, runtime
+from metal_puzzles.msl.run import hints, runtime
+from metal_puzzles.msl.run.codegen import bounds, locations
 from metal_puzzles.msl.run.finding_kinds import FINDING_KINDS
 from metal_puzzles.msl.run.hints import Audience, HostApi
 from metal_puzzles.puzzles import get_puzzle
@@ -513,8 +514,8 @@ ADVICE_IN_CONTEXT = {
     "hints.partial_group_fix": (hints, "Use dispatch_threads_per_threadgroup"),
     "hints.WrapAroundExplainer": (hints, "Test before subtracting"),
     "runtime.Ctx._note_lost_stores": (runtime, "only one of their updates survives"),
-    "codegen: an unassigned local variable": (codegen, "initialise it where it is declared"),
-    "codegen: a subscript past its dimension": (codegen, "check the loop bounds of this subscript"),
+    "codegen: an unassigned local variable": (locations, "initialise it where it is declared"),
+    "codegen: a subscript past its dimension": (bounds, "check the loop bounds of this subscript"),
 }
 
 #: Advice only the caller of a kernel can apply (a launch option, a second kernel): the test that

@@ -103,3 +103,17 @@ def test_shader_library_benchmark_runs_a_small_shader(capsys):
     assert module.main(["--ops", "3", "--kernels", "18", "--helpers", "4"]) == 0
     out = capsys.readouterr().out
     assert "18 kernels" in out and "each further kernel" in out and "WRONG" not in out
+
+
+def test_part_five_check_benchmark_builds_the_books_problem_and_checks_it():
+    """bench_part5_checks makes each problem as the book's cell does: the reference passes, the
+    template fails (no timing asserted)."""
+    from metal_puzzles.puzzles import entry_of, get_puzzle
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_part5_checks.py"
+    spec = importlib.util.spec_from_file_location("bench_part5_checks", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    entry = entry_of(get_puzzle("radix_pass"))
+    assert module.timed(module.problem(entry, entry.solution_source()), 1)[2]
+    assert not module.timed(module.problem(entry, entry.puzzle.template), 1)[2]

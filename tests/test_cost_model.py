@@ -22,7 +22,7 @@ from metal_puzzles.msl.observe.roofline import (
     estimate_time,
     occupancy,
 )
-from metal_puzzles.msl.run.ops import OpKind
+from metal_puzzles.msl.run.op_kinds import OpKind
 
 M1 = GPU_MODELS["M1"]
 

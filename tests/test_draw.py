@@ -5,16 +5,9 @@ import re
 import numpy as np
 import pytest
 
-from metal_puzzles.diagrams.draw import (
-    ARROW_W,
-    draw_run,
-    fmt_value,
-    group_accesses,
-    save_png,
-    shared_snapshots,
-    to_svg,
-    trace_arrows,
-)
+from metal_puzzles.diagrams.draw import draw_run, save_png, to_svg
+from metal_puzzles.diagrams.provenance import group_accesses, shared_snapshots, trace_arrows
+from metal_puzzles.diagrams.style import ARROW_W, fmt_value
 from metal_puzzles.msl import simulate
 
 F32 = np.float32
@@ -63,8 +56,10 @@ def matmul_run():
 
 
 def arrow_count(svg: str) -> int:
-    """Arrow shafts are the only paths drawn with the arrow line width."""
-    return svg.count(f"stroke-width='{ARROW_W:g}'")
+    """Arrow shafts are the only paths drawn with the arrow line width: one path each, in a group
+    per colour that sets the width."""
+    groups = re.findall(rf"<g [^>]*stroke-width='{ARROW_W:g}'[^>]*>(.*?)</g>", svg)
+    return sum(g.count("<path") for g in groups)
 
 
 def texts(svg: str) -> list[str]:
@@ -288,7 +283,7 @@ def test_only_group_draws_that_threadgroup_alone():
 
 def test_arrays_of_three_or_more_dimensions_are_drawn_as_labelled_blocks():
     """A (2, 3, 4) array is two 3x4 blocks side by side, labelled with their leading index."""
-    from metal_puzzles.diagrams.draw import make_view
+    from metal_puzzles.diagrams.model import make_view
 
     v = make_view(("in", "x"), "x", "input (2, 3, 4)", (2, 3, 4), np.arange(24), {})
     assert (v.blocks, v.rows, v.cols, v.drawn) == (2, 3, 4, 24)
@@ -350,7 +345,7 @@ def test_left_aligned_text_starts_at_its_edge_whatever_the_readers_font():
 
 
 def test_values_are_never_written_smaller_than_the_minimum_size():
-    from metal_puzzles.diagrams.draw import MIN_CELL_FONT
+    from metal_puzzles.diagrams.style import MIN_CELL_FONT
 
     r = simulate("mm", ["a", "b"], ["out"], MATMUL, inputs=[np.arange(64, dtype=F32).reshape(8, 8) * 100,
                                                             np.arange(64, dtype=F32).reshape(8, 8)],

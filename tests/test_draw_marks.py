@@ -11,8 +11,9 @@ import warnings
 import numpy as np
 import pytest
 
-from metal_puzzles.diagrams.draw import MARK_W, RunDiagram, draw_run, save_png, to_svg
+from metal_puzzles.diagrams.draw import RunDiagram, draw_run, save_png, to_svg
 from metal_puzzles.diagrams.marks import FINDING_RED, badge, finding_sites, marks_legend
+from metal_puzzles.diagrams.style import MARK_W
 from metal_puzzles.msl import simulate
 
 F32 = np.float32
@@ -226,7 +227,7 @@ def test_every_unwritten_output_element_is_ringed_and_shows_no_value():
 def test_no_thread_colour_is_mistaken_for_the_findings_red():
     import colorsys
 
-    from metal_puzzles.diagrams.draw import PALETTE
+    from metal_puzzles.diagrams.style import PALETTE
 
     def hls(colour: str) -> tuple[float, float, float]:
         return colorsys.rgb_to_hls(*(int(colour[k:k + 2], 16) / 255 for k in (1, 3, 5)))

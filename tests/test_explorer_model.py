@@ -1,4 +1,6 @@
-"""The model behind the explorer widgets: highlights per thread and phase, variables per step."""
+"""The model behind the explorer widgets: accesses per thread and phase, variables per step."""
+
+import re
 
 import numpy as np
 import pytest
@@ -18,6 +20,20 @@ out[i] = acc;
 """
 
 
+def cells(m: ExplorerModel, lane: int, phase: int | None = None) -> dict[str, set[tuple[str, int]]]:
+    """The (buffer, index) cells a thread read, wrote or updated in a phase (as the explorer lists
+    them), and under "out_of_bounds" those it asked for outside its memory."""
+    out: dict[str, set[tuple[str, int]]] = {"read": set(), "write": set(), "atomic": set(), "out_of_bounds": set()}
+    for a in m.accesses(lane, phase):
+        out[a.kind if a.in_bounds else "out_of_bounds"].add((a.buffer, a.index))
+    return out
+
+
+def accesses_at(m: ExplorerModel, step: int, lane: int) -> list:
+    """What the statement of step ``step`` did for one thread."""
+    return [a for a in m.accesses(lane) if a.step == step]
+
+
 @pytest.fixture(scope="module")
 def model():
     r = simulate("pool", ["a"], ["out"], POOL, inputs=[np.arange(8, dtype=np.float32)], output_shapes=[(8,)],
@@ -33,16 +49,16 @@ def test_threads_are_addressed_by_group_and_index(model):
 
 def test_highlight_per_phase(model):
     lane = model.lane(1, 2)  # grid thread 6
-    before = model.highlighted(lane, phase=0)
+    before = cells(model, lane, phase=0)
     assert before["read"] == {("a", 6)} and before["write"] == {("s", 2)}
-    after = model.highlighted(lane, phase=1)
+    after = cells(model, lane, phase=1)
     assert after["read"] == {("s", 2), ("s", 1)} and after["write"] == {("out", 6)}
     assert [a.line for a in model.accesses(lane)] == [5, 5, 7, 8, 9]
 
 
 def test_first_thread_skips_the_guarded_read(model):
     lane = model.lane(0, 0)
-    assert model.highlighted(lane, phase=1)["read"] == {("s", 0)}
+    assert cells(model, lane, phase=1)["read"] == {("s", 0)}
     assert model.counts(lane)["shared_reads"] == 1 and model.counts_max()["shared_reads"] == 2
 
 
@@ -63,13 +79,15 @@ def test_filtered_result_keeps_only_the_thread(model):
 
 
 def test_a_later_phase_still_shows_threadgroup_memory_and_its_arrows(model):
-    from metal_puzzles.diagrams.draw import ARROW_W, draw_run, to_svg
+    from metal_puzzles.diagrams.draw import draw_run, to_svg
+    from metal_puzzles.diagrams.style import ARROW_W
 
     lane = model.lane(1, 2)
     svg = to_svg(draw_run(model.filtered_result(lane, phase=1), only_group=1))
     assert ">s<" in svg and "after phase 0" in svg  # the threadgroup-memory row is drawn
     # Arrows from s[2] and s[1] into out[6]: the thread's two reads in phase 1.
-    assert svg.count(f"stroke-width='{ARROW_W:g}'") == 2
+    shafts = re.findall(rf"<g [^>]*stroke-width='{ARROW_W:g}'[^>]*>(.*?)</g>", svg)
+    assert sum(g.count("<path") for g in shafts) == 2
 
 
 def test_step_through_shows_variables_and_inactive_threads(model):
@@ -172,7 +190,7 @@ def test_an_out_of_bounds_thread_shows_the_index_it_computed():
     assert got == [("read", "a", 5, False, 3), ("write", "out", 5, False, 3)]
     # Counts say what the thread attempted: one read and one write, neither of which happened.
     assert m.counts(lane)["global_reads"] == 1 and m.counts(lane)["global_writes"] == 1
-    lit = m.highlighted(lane)
+    lit = cells(m, lane)
     assert lit["read"] == set() and lit["write"] == set() and lit["out_of_bounds"] == {("a", 5), ("out", 5)}
     # The run's own trace holds no stand-in for it (no read of a[0] by thread 5, anywhere).
     assert all(lane not in e.lanes for e in m.result.trace.accesses())
@@ -207,8 +225,8 @@ def test_out_of_bounds_in_threadgroup_memory_reads_and_writes():
     line7 = [(a.kind, a.space, a.index, a.in_bounds) for a in m.accesses(lane) if a.line == 7]
     assert line7 == [("read", "threadgroup", 4, False), ("write", "threadgroup", 4, False)]
     assert m.counts(lane)["shared_reads"] == 2 and m.counts(lane)["shared_writes"] == 2
-    assert ("s", 4) in m.highlighted(lane, phase=1)["out_of_bounds"]
-    assert ("s", 0) not in m.highlighted(lane, phase=1)["read"]  # no stand-in at index 0
+    assert ("s", 4) in cells(m, lane, phase=1)["out_of_bounds"]
+    assert ("s", 0) not in cells(m, lane, phase=1)["read"]  # no stand-in at index 0
     assert m.label(lane) == "thread 7 = 3 of threadgroup 1"
 
 
@@ -264,9 +282,9 @@ def test_a_race_in_a_loop_lands_on_its_iteration():
     step = m.step(jump.step, lane)
     assert step["line"] == 9 and step["variables"]["s"] == "2"  # not the first time line 9 runs (s = 4)
     assert m.step(m.step_at(9, lane), lane)["variables"]["s"] == "4"
-    assert m.finding_variables(race.number) == step["variables"] and m.finding_step(race.number) == jump.step
+    assert m.finding_step(race.number) == jump.step
     # The statement of that step reads shared[2], the element the finding names.
-    assert ("read", "shared", 2) in [(a.kind, a.buffer, a.index) for a in m.accesses_at(jump.step, lane)]
+    assert ("read", "shared", 2) in [(a.kind, a.buffer, a.index) for a in accesses_at(m, jump.step, lane)]
 
 
 OOB_IN_LOOP = """
@@ -288,7 +306,7 @@ def test_an_out_of_bounds_access_in_a_loop_lands_on_its_iteration():
     assert m.label(lane) == "thread 3"
     step = m.step(jump.step, lane)
     assert step["line"] == 5 and step["variables"]["k"] == "1"  # i + k = 4 first at k = 1
-    here = m.accesses_at(jump.step, lane)
+    here = accesses_at(m, jump.step, lane)
     assert [(a.buffer, a.index, a.in_bounds) for a in here] == [("a", 4, False)]
 
 
@@ -332,7 +350,7 @@ def test_an_uninitialised_read_lands_on_its_step():
     lane = m.lane(jump.group, jump.thread)
     step = m.step(jump.step, lane)
     assert step["line"] == 9 and step["variables"]["mine"] == str(int(m.result.lanes.local[lane][0]))
-    assert (site.buffer, site.index) in [(a.buffer, a.index) for a in m.accesses_at(jump.step, lane)]
+    assert (site.buffer, site.index) in [(a.buffer, a.index) for a in accesses_at(m, jump.step, lane)]
 
 
 def test_an_output_never_written_lands_on_the_end():
@@ -351,8 +369,7 @@ out[i] = a[i] + 10;
 
 def test_the_last_step_shows_what_the_last_line_did():
     m = run(MAP, [np.arange(4, dtype=np.float32)], (4,), (4, 1, 1), (4, 1, 1))
-    assert m.n_steps == 3 and m.last_step == 2 and m.ends_at_kernel_end
-    assert [m.is_last(k) for k in range(m.n_steps)] == [False, False, True]
+    assert m.n_steps == 3 and m.last_step == 2
     before, end = m.step(1, 0), m.step(m.last_step, 0)
     assert before["line"] == 3 and not before["end"]
     assert end["line"] is None and end["end"] and end["last"] and end["variables"] == {"i": "0"}

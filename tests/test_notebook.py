@@ -15,7 +15,7 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from metal_puzzles.checking import GradPuzzle
+from metal_puzzles.checking import WiredPuzzle
 from metal_puzzles.grading.extract import extract_kernels
 from metal_puzzles.puzzles import (
     PUZZLES,
@@ -66,7 +66,7 @@ def _cells(nb, suffix: str) -> dict[str, nbformat.NotebookNode]:
 
 def _kernel_cells(nb) -> dict[str, nbformat.NotebookNode]:
     """Puzzle cells that build a kernel problem (the finale's cells wire kernels with a GradProblem)."""
-    return {k: c for k, c in _cells(nb, "-code").items() if "GradProblem(" not in c.source}
+    return {k: c for k, c in _cells(nb, "-code").items() if "GradProblem(" not in c.source and "DecodeStepProblem(" not in c.source}
 
 
 def _stdout(cell) -> str:
@@ -139,7 +139,7 @@ def test_grader_reads_every_kernel_of_the_book_as_it_runs(built):
     solved = extract_kernels(built["solutions"])
     assert solved.issues == []
     for p in PUZZLES:
-        if isinstance(p, GradPuzzle):
+        if isinstance(p, WiredPuzzle):
             continue
         kernel = solved.kernels[p.kernel_name]
         assert kernel.problem is None, (p.id, kernel.problem)
@@ -172,7 +172,7 @@ def test_each_check_leaves_a_witness_the_grader_agrees_with(executed, tmp_path):
     nb = executed["solutions"]
     witnessed = {o.metadata["metal_puzzles"]["check"]["kernel"] for c in _cells(nb, "-check").values()
                  for o in c.outputs if "metal_puzzles" in o.get("metadata", {})}
-    assert witnessed == {p.kernel_name for p in PUZZLES if not isinstance(p, GradPuzzle)}
+    assert witnessed == {p.kernel_name for p in PUZZLES if not isinstance(p, WiredPuzzle)}
     path = tmp_path / "executed.ipynb"
     nbformat.write(nb, str(path))
     read = extract_kernels(path)
@@ -186,6 +186,23 @@ def test_show_draws_a_diagram(executed):
         assert any("<svg" in page for page in pages), cell_id
     demo = next(c for c in nb.cells if c.id == "signature-demo")
     assert "const constant float* x" in _stdout(demo) and "device float* y" in _stdout(demo)
+
+
+#: What an executed book may weigh (issue 22, item 9; issue 32: Part V included).
+EXECUTED_BOOK_MAX_BYTES = 3_000_000
+
+
+def test_the_executed_book_stays_under_3_mb(executed, tmp_path):
+    """The book as a learner has it after running every cell with the reference solutions: one
+    diagram per puzzle from show(), of every part (benchmarks/bench_image_sizes.py --book weighs
+    it before and after a change)."""
+    nb = executed["solutions"]
+    drawn = [cell_id for cell_id, c in _kernel_cells(nb).items()
+             if any("<svg" in o.get("data", {}).get("text/html", "") for o in c.outputs)]
+    assert any(cell_id.startswith("pV-") for cell_id in drawn), drawn  # Part V's diagrams are in it
+    path = tmp_path / "executed.ipynb"
+    nbformat.write(nb, str(path))
+    assert path.stat().st_size < EXECUTED_BOOK_MAX_BYTES, path.stat().st_size
 
 
 def test_part_three_shows_the_cost_table_and_the_occupancy_answer_is_in_the_header(built, executed):

@@ -11,7 +11,7 @@ import pytest
 
 from metal_puzzles.checking import CaseStatus, PuzzleStatus, check_source, run_case
 from metal_puzzles.msl.observe.gpu_models import APPLE_16_BANKS, GPU_MODELS
-from metal_puzzles.msl.run.ops import OpKind
+from metal_puzzles.msl.run.op_kinds import OpKind
 from metal_puzzles.puzzles import (
     entry_of,
     get_puzzle,

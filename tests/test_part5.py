@@ -9,7 +9,7 @@ import re
 import numpy as np
 import pytest
 
-from metal_puzzles.checking import PuzzleStatus, check_source
+from metal_puzzles.checking import PuzzleStatus, WiredPuzzle, check_source
 from metal_puzzles.puzzles import (
     PUZZLES,
     entry_of,
@@ -21,7 +21,8 @@ from metal_puzzles.puzzles import (
     solution_source,
 )
 
-PART_V = part5.PART_V.puzzles
+#: Part V's kernel puzzles (its finale, which wires them, is tests/test_decode_step.py's).
+PART_V = [p for p in part5.PART_V.puzzles if not isinstance(p, WiredPuzzle)]
 PART_V_IDS = [p.id for p in PART_V]
 
 
@@ -51,8 +52,8 @@ def over_budget(pid: str, source: str) -> str:
 
 # ----------------------------------------------------------------------------- the catalogue
 def test_part_five_follows_part_four_and_closes_the_book():
-    after = len(PART_V)
-    assert PUZZLES[-after:] == PART_V
+    after = len(part5.PART_V.entries)
+    assert PUZZLES[-after:] == part5.PART_V.puzzles and PUZZLES[-1].id == "decode_step"
     assert PUZZLES[-after - len(part4.PART_IV.entries):-after] == part4.PART_IV.puzzles
     assert len({p.id for p in PUZZLES}) == len(PUZZLES)
     for p in PART_V:
@@ -71,7 +72,10 @@ def test_the_reference_solution_passes(pid):
 @pytest.mark.parametrize("pid", PART_V_IDS)
 def test_the_template_fails(pid):
     p = get_puzzle(pid)
-    assert "// FILL ME IN" in p.template
+    if p.pipeline is None:
+        assert "// FILL ME IN" in p.template
+    else:  # a pipeline's template is its whole shader, with one stage planted wrong
+        assert "FILL ME IN" not in p.template
     assert check(pid, p.template).status in (PuzzleStatus.FINDINGS, PuzzleStatus.WRONG)
 
 
@@ -95,7 +99,8 @@ def test_hidden_tests_keep_the_visible_tests_structure(pid):
 def test_the_spec_is_mlxs_own_operation(pid):
     """Each spec names the MLX operation it stands for; the book shows that source."""
     operation = {"rms_norm": "mx.fast.rms_norm(", "rope_traditional": "mx.fast.rope(", "rope": "mx.fast.rope(",
-                 "quantized_matvec": "mx.quantized_matmul(", "argmax": "mx.argmax(",
+                 "quantized_matvec": "mx.quantized_matmul(", "argmax": "mx.argmax(", "topk": "mx.argsort(",
+                 "radix_pass": "mx.argsort(",
                  "decode_attention": "mx.fast.scaled_dot_product_attention("}[pid]
     assert operation in get_puzzle(pid).spec_source
 
@@ -326,6 +331,83 @@ if (j == 0) {
 """
     report = over_budget("argmax", tree)
     assert "makes each threadgroup wait at 8 barriers; this puzzle allows 1" in report
+
+
+# ----------------------------------------------------------------------------- V.6 top-k
+def test_the_topk_contract_is_mlxs_on_the_cpu_build():
+    """The text's claims, by experiment on MLX's CPU build: mx.topk gives values in no useful order,
+    mx.argpartition indices in no useful order; the spec (a stable argsort's first K) gives the
+    same values as mx.topk, largest first, ties in index order as NumPy's stable sort, and for
+    K = 1 mx.argmax's answer."""
+    import mlx.core as mx
+    p = get_puzzle("topk")
+    k = 8
+    x = mx.array(p.visible.inputs[0])
+    assert np.asarray(mx.topk(x, k, axis=1))[0, :3].tolist() == [11.5, 11.5, 11.75]
+    assert np.asarray(mx.argpartition(-x, k - 1, axis=1))[0, :k].tolist() == [185, 41, 89, 137, 82, 34, 130, 178]
+    assert np.asarray(p.spec(x)).tolist() == [[41, 89, 137, 185, 34, 82, 130, 178], [9, 73, 137, 18, 82, 146, 27, 91]]
+    for text in ("[11.5, 11.5, 11.75, ...]", "[185, 41, 89, 137, 82, 34, 130,", "[41, 89, 137, 185, 34, 82, 130, 178]"):
+        assert text in p.description
+    for case in p.cases(seed=5):
+        (rows,) = case.inputs
+        got = np.asarray(p.spec(mx.array(rows)))
+        assert np.array_equal(got, np.argsort(-rows, axis=1, kind="stable")[:, :k]), case.label
+        picked = np.take_along_axis(rows, got, axis=1)
+        assert np.array_equal(picked, -np.sort(-np.asarray(mx.topk(mx.array(rows), k, axis=1)), axis=1))
+        assert np.array_equal(got[:, 0], np.asarray(mx.argmax(mx.array(rows), axis=1)))
+        assert any((row == v).sum() >= 2 for row, top in zip(rows, picked, strict=True) for v in top), case.label  # ties
+
+
+def _topk_mistake(old: str, new: str) -> str:
+    source = solution("topk")
+    assert old in source
+    return source.replace(old, new)
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("v[q] > best) {", "v[q] >= best) {"),  # the last index of a thread's equal values
+    ("bool after = v[q] < won_value || (v[q] == won_value && k > won_index);",
+     "bool after = v[q] < won_value;"),  # equal values skipped once one of them is taken
+    ("simd_min(best == group_best ? index : UINT_MAX)", "simd_max(best == group_best ? index : 0u)"),
+])
+def test_topk_breaking_ties_otherwise_fails_on_the_visible_test(old, new):
+    result = check("topk", _topk_mistake(old, new))
+    assert result.status == PuzzleStatus.WRONG, result.report()
+    assert result.outcomes[0].status.name == "WRONG"
+
+
+def test_topk_with_one_set_of_slots_races():
+    """The text's step 4: without the second set of slots a fast thread overwrites a slot another
+    still reads, unless a second barrier a round separates them (then it is over budget)."""
+    one_set = _topk_mistake("uint slot = t % 2;", "uint slot = 0;")
+    report = failed("topk", one_set)
+    assert "race" in report
+    fenced = one_set.replace("    if (j == t) {", "    threadgroup_barrier(mem_flags::mem_threadgroup);\n    if (j == t) {")
+    report = over_budget("topk", fenced)
+    assert "makes each threadgroup wait at 16 barriers; this puzzle allows 8" in report
+
+
+def test_topk_written_by_thread_zero_alone_is_over_budget():
+    one_writer = _topk_mistake("    if (j == t) {\n        mine = won_index;\n    }",
+                               "    if (j == 0) {\n        out[r * K + t] = won_index;\n    }").replace(
+        "if (j < K) {\n    out[r * K + j] = mine;\n}", "")
+    report = over_budget("topk", one_writer)
+    assert "uses 8 global writes per thread; this puzzle needs at most 1" in report
+
+
+def test_topk_reading_the_row_every_round_is_over_budget():
+    again = _topk_mistake("bool after = v[q]", "v[q] = k < N ? x[r * N + k] : -INFINITY;\n        bool after = v[q]")
+    report = over_budget("topk", again)
+    assert "global reads per thread; this puzzle needs at most 4" in report
+
+
+def test_topk_waits_at_one_barrier_a_round_and_reads_each_logit_once():
+    cost = _cost_on("topk", "four values per thread")
+    assert cost.barriers_per_threadgroup == 8
+    assert cost.figures().reads_per_element == 1.0
+    # Step 5 of the text: threads 0 to K - 1 store a row's K indices side by side, one segment.
+    stores = cost.lines[next(k for k in cost.lines if k[1] == _line(solution("topk"), "out[r * K + j] = mine;"))].stores
+    assert stores.requests and stores.max_segments == 1
 
 
 # ----------------------------------------------------------------------------- what the texts claim

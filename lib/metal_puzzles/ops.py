@@ -1,5 +1,5 @@
-"""Ready-made operations on the book's reference kernels: Part II's sparse operations, with
-gradients, and Part V's language-model kernels (forward only: a decode step needs no gradient).
+"""Ready-made operations on the book's reference kernels: Part II's sparse operations and Part V's
+language-model kernels, differentiable where a gradient means something.
 
 ``mvmr``, ``vvor`` and ``segment_sum`` are ``mx.custom_function``\\ s: their forward passes and
 their vjps launch the kernels in ``solutions/`` through :func:`metal_puzzles.metal_kernel`, so they
@@ -18,7 +18,21 @@ Definitions (float32 values, integer indices, ``T`` pairs):
   ``decode_attention(q (H,D), k (KV,T,D), v (KV,T,D))`` and ``argmax(x (R,V))``: what
   ``mx.fast.rms_norm`` (eps 1e-5), ``mx.fast.rope`` (base 10000, scale 1, all of D rotated),
   ``mx.quantized_matmul``, ``mx.fast.scaled_dot_product_attention`` (scale D**-0.5, grouped
-  query heads) and ``mx.argmax(x, axis=1)`` compute.
+  query heads) and ``mx.argmax(x, axis=1)`` compute; ``topk(x (R,V))``: the indices of each row's
+  8 largest values, largest first, ties in index order (``mx.argsort(-x, axis=1)[:, :8]``);
+  ``radix_sort_pass(keys (N,), shift)``: the uint32 keys ordered by the digit ``(key >> shift) & 15``,
+  equal digits in their order (V.7's three kernels in turn), and ``radix_sort(keys)``: eight such
+  passes, lowest digit first, which sort the keys (``mx.sort``).
+
+Gradients of Part V's operations: ``rms_norm`` with respect to ``x`` and ``w``, ``rope`` with
+respect to ``x`` (its vjp is V.2's kernel again: a rotation's transpose is the rotation by minus the
+angle, which is the kernel run on ``x`` with the second of each pair negated, then negated back)
+and ``quantized_matvec`` with respect to ``x``, ``scales`` and ``biases`` (the packed integers
+``w_q`` get zeros, as index arrays do: MLX's own ``quantized_matmul`` has no gradient for them
+either). The vjps of ``rms_norm`` and ``quantized_matvec`` are MLX operations: the book has no
+kernel for them. ``decode_attention`` has none (a decode step is inference: training runs attention
+over whole sequences, another kernel), nor have ``argmax`` and ``topk`` (their outputs are indices,
+piecewise constant in ``x``: the gradient is zero where it exists) or the radix sort (integer keys).
 
 Arguments are validated before any kernel runs; a ValueError names the argument, its shape and
 what was expected. Indices are checked against their ranges (which reads them, so these
@@ -37,13 +51,18 @@ from .host.kernel import MetalKernel
 from .puzzles import get_puzzle, launchers, solution_kernel, wiring
 from .puzzles.q05_segment_sum_large import TG as LARGE_TG
 from .puzzles.q07_mvmr import MAX_C
+from .puzzles.t01_rms_norm import EPS as RMS_EPS
 from .puzzles.t01_rms_norm import LONGEST as RMS_LONGEST
-from .puzzles.t03_quantized_matvec import GROUP, PER_WORD
+from .puzzles.t03_quantized_matvec import BITS, GROUP, PER_WORD
 from .puzzles.t04_decode_attention import LONGEST as ATTENTION_LONGEST
 from .puzzles.t04_decode_attention import MAX_D as ATTENTION_MAX_D
 from .puzzles.t05_argmax import LONGEST as ARGMAX_LONGEST
+from .puzzles.t06_topk import LONGEST as TOPK_LONGEST
+from .puzzles.t06_topk import K as TOPK_K
+from .puzzles.t07_radix_pipeline import RADIX
 
-__all__ = ["mvmr", "vvor", "segment_sum", "rms_norm", "rope", "quantized_matvec", "decode_attention", "argmax"]
+__all__ = ["mvmr", "vvor", "segment_sum", "rms_norm", "rope", "quantized_matvec", "decode_attention", "argmax",
+           "topk", "radix_sort_pass", "radix_sort"]
 
 #: Segments at least this long on average go to the threadgroup-per-segment kernel (II.5).
 LONG_SEGMENT = 4 * LARGE_TG
@@ -222,31 +241,101 @@ def _row_length(op: str, x: mx.array, longest: int) -> None:
                          f"fixed number of them), got shape {tuple(x.shape)}")
 
 
+@mx.custom_function
+def _rms_norm(x, w):
+    return launchers.run_rms_norm(_kernel("rms_norm"), x, w)
+
+
+@_rms_norm.vjp
+def _rms_norm_vjp(primals, cotangent, output):
+    x, w = primals
+    # y = x * r * w with r = (mean(x^2) + eps)^(-1/2) per row, and dr/dx_j = -r^3 x_j / N:
+    # dx = r * g - x * r^3 * mean(g * x) with g = dy * w;  dw = sum over rows of dy * x * r.
+    r = mx.rsqrt(mx.mean(x * x, axis=1, keepdims=True) + RMS_EPS)
+    g = cotangent * w
+    grad_x = r * g - x * (r * r * r) * mx.mean(g * x, axis=1, keepdims=True)
+    grad_w = mx.sum(cotangent * x * r, axis=0)
+    return grad_x, grad_w
+
+
+def _pair_seconds_negated(x: mx.array, traditional: bool) -> mx.array:
+    """``x`` with the second value of each rotated pair negated: x[2i+1] (interleaved pairs) or
+    x[i + D/2] (halves)."""
+    d = x.shape[-1]
+    second = (mx.arange(d) % 2 == 1) if traditional else (mx.arange(d) >= d // 2)
+    return mx.where(second, -x, x)
+
+
+def _rope_op(traditional: bool):
+    """Rotary embeddings in one layout as an ``mx.custom_function`` differentiable in ``x``."""
+    puzzle_id = "rope_traditional" if traditional else "rope"
+
+    @mx.custom_function
+    def rope_op(x, offset):
+        return launchers.run_rope(_kernel(puzzle_id), x, offset)
+
+    @rope_op.vjp
+    def rope_op_vjp(primals, cotangent, output):
+        x, offset = primals
+        # Each pair turns by R(theta); its vjp turns the cotangent's pair by R(theta)^T = R(-theta),
+        # and R(-theta) = S R(theta) S with S negating the pair's second value.
+        turned = launchers.run_rope(_kernel(puzzle_id), _pair_seconds_negated(cotangent, traditional), offset)
+        return _pair_seconds_negated(turned, traditional), None
+
+    return rope_op
+
+
+_ROPE = {traditional: _rope_op(traditional) for traditional in (True, False)}
+
+
+@mx.custom_function
+def _quantized_matvec(x, w_q, scales, biases):
+    return launchers.run_quantized_matvec(_kernel("quantized_matvec"), x, w_q, scales, biases)
+
+
+@_quantized_matvec.vjp
+def _quantized_matvec_vjp(primals, cotangent, output):
+    x, w_q, scales, biases = primals
+    # out[n] = sum_k x[k] (scale[n, g(k)] q[n, k] + bias[n, g(k)]): dx = dy @ W (the dequantized
+    # matrix); a group's scale meets sum over the group of x q, its bias sum over the group of x.
+    grad_x = mx.quantized_matmul(cotangent[None], w_q, scales, biases, transpose=False, group_size=GROUP,
+                                 bits=BITS)[0]
+    n, k = w_q.shape[0], x.shape[0]
+    q = mx.dequantize(w_q, mx.ones_like(scales), mx.zeros_like(biases), group_size=GROUP, bits=BITS)
+    xq = (q * x).reshape(n, k // GROUP, GROUP).sum(axis=2)
+    grad_scales = cotangent[:, None] * xq
+    grad_biases = cotangent[:, None] * x.reshape(k // GROUP, GROUP).sum(axis=1)
+    return grad_x, mx.zeros_like(w_q), grad_scales, grad_biases
+
+
 def rms_norm(x: mx.array, w: mx.array) -> mx.array:
-    """``mx.fast.rms_norm(x, w, 1e-5)`` with V.1's kernel: ``x`` (R, N) float32, N at most 256, ``w`` (N,)."""
+    """``mx.fast.rms_norm(x, w, 1e-5)`` with V.1's kernel: ``x`` (R, N) float32, N at most 256, ``w`` (N,).
+    Differentiable with respect to ``x`` and ``w``."""
     x = _values("rms_norm", "x", x, 2, "(R, N)")
     w = _values("rms_norm", "w", w, 1, "(N,)")
     _row_length("rms_norm", x, RMS_LONGEST)
     if w.shape[0] != x.shape[1]:
         raise ValueError(f"rms_norm: w has shape {tuple(w.shape)} but x has shape {tuple(x.shape)}: "
                          f"w must be ({x.shape[1]},)")
-    return launchers.run_rms_norm(_kernel("rms_norm"), x, w)
+    return _rms_norm(x, w)
 
 
 def rope(x: mx.array, offset: int, traditional: bool = False) -> mx.array:
     """``mx.fast.rope(x, D, traditional=traditional, base=10000, scale=1, offset=offset)`` with V.2's
-    kernels: ``x`` (H, L, D) float32 with D even, the first row at position ``offset``."""
+    kernels: ``x`` (H, L, D) float32 with D even, the first row at position ``offset``.
+    Differentiable with respect to ``x``."""
     x = _values("rope", "x", x, 3, "(H, L, D)")
     if x.shape[2] % 2 or x.shape[2] // 2 > MAX_THREADGROUP:
         raise ValueError(f"rope: the head dimension D must be even and at most {2 * MAX_THREADGROUP}, "
                          f"got shape {tuple(x.shape)}")
     offset = _count("rope", "offset", offset)
-    return launchers.run_rope(_kernel("rope_traditional" if traditional else "rope"), x, offset)
+    return _ROPE[bool(traditional)](x, offset)
 
 
 def quantized_matvec(x: mx.array, w_q: mx.array, scales: mx.array, biases: mx.array) -> mx.array:
     """``mx.quantized_matmul(x, w_q, scales, biases, transpose=True, group_size=64, bits=4)`` with V.3's
-    kernel: ``x`` (K,) float32, ``w_q`` (N, K/8) uint32, ``scales`` and ``biases`` (N, K/64) float32."""
+    kernel: ``x`` (K,) float32, ``w_q`` (N, K/8) uint32, ``scales`` and ``biases`` (N, K/64) float32.
+    Differentiable with respect to ``x``, ``scales`` and ``biases``."""
     x = _values("quantized_matvec", "x", x, 1, "(K,)")
     w_q = _array("quantized_matvec", "w_q", w_q)
     k = x.shape[0]
@@ -262,7 +351,7 @@ def quantized_matvec(x: mx.array, w_q: mx.array, scales: mx.array, biases: mx.ar
         if tuple(a.shape) != groups:
             raise ValueError(f"quantized_matvec: {name} must have shape {groups} (one per group of {GROUP}), "
                              f"got {tuple(a.shape)}")
-    return launchers.run_quantized_matvec(_kernel("quantized_matvec"), x, w_q, scales, biases)
+    return _quantized_matvec(x, w_q, scales, biases)
 
 
 def decode_attention(q: mx.array, k: mx.array, v: mx.array) -> mx.array:
@@ -285,8 +374,57 @@ def decode_attention(q: mx.array, k: mx.array, v: mx.array) -> mx.array:
 
 
 def argmax(x: mx.array) -> mx.array:
-    """``mx.argmax(x, axis=1)`` with V.4's kernel: ``x`` (R, V) float32, V at most 512; uint32 indices,
+    """``mx.argmax(x, axis=1)`` with V.5's kernel: ``x`` (R, V) float32, V at most 512; uint32 indices,
     the first where a row's largest value repeats."""
     x = _values("argmax", "x", x, 2, "(R, V)")
     _row_length("argmax", x, ARGMAX_LONGEST)
     return launchers.run_argmax(_kernel("argmax"), x)
+
+
+def topk(x: mx.array) -> mx.array:
+    """The indices of each row's 8 largest values with V.6's kernel, largest first, ties in index
+    order (``mx.argsort(-x, axis=1)[:, :8]``; ``mx.topk`` gives the values, in no promised order):
+    ``x`` (R, V) float32 of finite values, V from 8 to 256; uint32 indices of shape (R, 8)."""
+    x = _values("topk", "x", x, 2, "(R, V)")
+    if not TOPK_K <= x.shape[1] <= TOPK_LONGEST:
+        raise ValueError(f"topk: rows of x must hold {TOPK_K} to {TOPK_LONGEST} values (the {TOPK_K} it returns, and "
+                         f"what the kernel's threads keep), got shape {tuple(x.shape)}")
+    if not bool(mx.isfinite(x).all()):
+        raise ValueError("topk: x must hold finite values (the kernel's 'no value' is -INFINITY)")
+    return launchers.run_topk(_kernel("topk"), x)
+
+
+#: The most keys a radix pass takes: its scatter ranks each key by a loop over the keys before it.
+RADIX_LONGEST = 4096
+#: Bits of a digit: one pass orders the keys by 4 of their 32 bits.
+DIGIT_BITS = RADIX.bit_length() - 1
+
+
+def _keys(op: str, keys: Any) -> mx.array:
+    keys = _array(op, "keys", keys)
+    if keys.ndim != 1 or keys.dtype != mx.uint32:
+        raise ValueError(f"{op}: keys must be a 1-D uint32 array, got shape {tuple(keys.shape)} and dtype {keys.dtype}")
+    if keys.shape[0] > RADIX_LONGEST:
+        raise ValueError(f"{op}: keys holds {keys.shape[0]} values; at most {RADIX_LONGEST} (the scatter ranks each key "
+                         "by a loop over the keys before it)")
+    return keys
+
+
+def radix_sort_pass(keys: mx.array, shift: int) -> mx.array:
+    """One pass of a radix sort with V.7's shader: ``keys`` (N,) uint32, N at most 4096, ordered by
+    the digit ``(key >> shift) & 15``, keys of equal digits in their order; ``shift`` 0 to 28."""
+    keys = _keys("radix_sort_pass", keys)
+    shift = _count("radix_sort_pass", "shift", shift)
+    if shift > 32 - DIGIT_BITS:
+        raise ValueError(f"radix_sort_pass: shift must be 0 to {32 - DIGIT_BITS} (a digit is {DIGIT_BITS} of the "
+                         f"key's 32 bits), got {shift}")
+    return launchers.run_radix_pass(_kernel("radix_pass"), keys, shift)
+
+
+def radix_sort(keys: mx.array) -> mx.array:
+    """``mx.sort(keys)`` for uint32 keys (N at most 4096) by eight radix passes, the lowest digit
+    first: each pass is stable, so the order the earlier digits set survives among equal digits."""
+    keys = _keys("radix_sort", keys)
+    for shift in range(0, 32, DIGIT_BITS):
+        keys = launchers.run_radix_pass(_kernel("radix_pass"), keys, shift)
+    return keys

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from metal_puzzles.msl import ArgumentError, CompileError, KernelRuntimeError, simulate
 from metal_puzzles.msl.front.lexer import strip_comments, tokenize_line
-from metal_puzzles.msl.shader import LaunchGeometry, ShaderLibrary
+from metal_puzzles.msl.shader_program import LaunchGeometry, ShaderLibrary
 
 # ------------------------------------------------------------------------------------------ literals
 _DIGITS = st.text("0123456789", min_size=1, max_size=6)

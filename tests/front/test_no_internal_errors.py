@@ -164,7 +164,7 @@ def test_a_floating_literal_in_if_is_an_error(literal: str) -> None:
 
 # ---------------------------------------------------------------- found by the fuzz and its probes
 def _shader_error(body: str) -> CompileError:
-    from metal_puzzles.msl.shader import ShaderLibrary
+    from metal_puzzles.msl.shader_program import ShaderLibrary
 
     src = f"kernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {{\n{body}\n}}\n"
     with pytest.raises(CompileError) as info:
@@ -246,7 +246,7 @@ def test_recursion_the_bounds_miss_is_a_compile_error_on_both_paths(path: str, m
     if path == "body":
         err = _error("out[0] = g(1);", header=header)
     else:
-        from metal_puzzles.msl.shader import ShaderLibrary
+        from metal_puzzles.msl.shader_program import ShaderLibrary
 
         src = header + "\nkernel void k(device float* out [[buffer(0)]]) { out[0] = g(1); }\n"
         with pytest.raises(CompileError) as info:

@@ -37,7 +37,7 @@ from metal_puzzles.msl.abi.signature import (
     describe_input,
     template_value,
 )
-from metal_puzzles.msl.shader import LaunchGeometry, ShaderLibrary
+from metal_puzzles.msl.shader_program import LaunchGeometry, ShaderLibrary
 
 Dim3 = tuple[int, int, int]
 OutSpec = tuple[tuple[int, ...], str]

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from metal_puzzles.msl.lang.errors import CompileWarning
-from metal_puzzles.msl.shader import LaunchGeometry, ShaderLibrary
+from metal_puzzles.msl.shader_program import LaunchGeometry, ShaderLibrary
 
 KERNEL = "kernel void k(device float* o [[buffer(0)]], uint i [[thread_position_in_grid]])"
 

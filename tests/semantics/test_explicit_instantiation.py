@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from metal_puzzles.msl import CompileError
-from metal_puzzles.msl.shader import ShaderLibrary
+from metal_puzzles.msl.shader_program import ShaderLibrary
 
 TEMPLATE = """
 template <typename T>

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from metal_puzzles.msl import FindingKind, SanitizerError
-from metal_puzzles.msl.shader import LaunchGeometry, ShaderLibrary
+from metal_puzzles.msl.shader_program import LaunchGeometry, ShaderLibrary
 
 from .conftest import out0
 

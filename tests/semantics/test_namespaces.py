@@ -121,3 +121,22 @@ def test_a_static_assert_in_a_namespace_sees_its_names() -> None:
     failing = header.replace("WIDTH == 4,", "WIDTH == 5,")
     with pytest.raises(CompileError, match="static assertion failed: WIDTH must be 4"):
         one("out[0] = 0;", "int32", header=failing)
+
+
+# Every spelling of a library name: plain, 'metal::' and '::metal::' (lang/metal_namespace.py's
+# one rule); the deduction through '::metal::vec<T, N>' failed while one site stripped 'metal::'
+# without the leading '::'.
+@pytest.mark.parametrize("metal", ["", "metal::", "::metal::"])
+def test_every_spelling_of_a_library_name_is_the_library_s(metal: str) -> None:
+    header = f"template <typename T, int N> T last({metal}vec<T, N> v) {{ return v[N - 1]; }}"
+    assert one("out[0] = last(float3(1.0f, 2.0f, 3.0f));", header=header) == 3.0
+    assert one(f"{metal}uint k = 2; out[0] = {metal}exp(0.0f) + {metal}fast::exp(0.0f) + k;") == 4.0
+    assert one(f"out[0] = {metal}is_same_v<float, {metal}float32_t> ? {metal}M_PI_F : 0.0f;") == pytest.approx(3.1415927)
+    assert one(f"out[0] = {metal}numeric_limits<float>::digits + {metal}numeric_limits<char>::max();") == 151.0
+    assert one(f"threadgroup_barrier({metal}mem_flags::mem_threadgroup); out[0] = sizeof(decltype({metal}declval<half>()));") == 2.0
+
+
+@pytest.mark.parametrize("name", ["metalx::exp", "a::metal::exp", "metal::metal::exp", "c10::metal::exp"])
+def test_metal_inside_another_name_is_another_namespace(name: str) -> None:
+    with pytest.raises(CompileError, match=f"undeclared function '{name}'"):
+        one(f"out[0] = {name}(0.0f);")

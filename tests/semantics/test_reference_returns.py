@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from metal_puzzles.msl import CompileError, FindingKind, SanitizerError
-from metal_puzzles.msl.shader import LaunchGeometry, ShaderLibrary
+from metal_puzzles.msl.shader_program import LaunchGeometry, ShaderLibrary
 
 
 def launch(source: str, kernel: str, values: dict, threads=(8, 1, 1), group=(8, 1, 1), **options):

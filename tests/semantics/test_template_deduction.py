@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from metal_puzzles.msl import CompileError
-from metal_puzzles.msl.shader import LaunchGeometry, ShaderLibrary
+from metal_puzzles.msl.shader_program import LaunchGeometry, ShaderLibrary
 
 
 def launch(source: str, kernel: str, values: dict, n: int = 4):

@@ -1,5 +1,5 @@
 """Whole shaders (issue 23, item 1): kernel functions that declare their own parameters, run
-through the second ABI (``msl.shader``) with arrays bound at buffer indices.
+through the second ABI (``msl.shader_program``) with arrays bound at buffer indices.
 
 Each test states an answer known independently of the simulator (NumPy or by hand)."""
 
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from metal_puzzles.msl import ArgumentError, CompileError, FindingKind, SanitizerError, StopReason
-from metal_puzzles.msl.shader import LaunchGeometry, ShaderLibrary
+from metal_puzzles.msl.shader_program import LaunchGeometry, ShaderLibrary
 
 
 def launch(source: str, kernel: str, values: dict, threads=(8, 1, 1), group=(8, 1, 1), **options):

@@ -9,32 +9,23 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..msl import RunResult
+from ..msl import Counter, RunResult
 from ..msl.lang.types import AddressSpace
 from ..msl.observe.trace import ElementAccess
-from ..msl.run.memory import AccessKind
 from .case import Case
-
-#: The accesses each per-thread counter counts: memory spaces and access kinds.
-_GLOBAL = (AddressSpace.DEVICE, AddressSpace.CONSTANT)
-COUNTED_ACCESSES: dict[str, tuple[tuple[AddressSpace, ...], AccessKind]] = {
-    "global_reads": (_GLOBAL, AccessKind.READ),
-    "global_writes": (_GLOBAL, AccessKind.WRITE),
-    "shared_reads": ((AddressSpace.THREADGROUP,), AccessKind.READ),
-    "shared_writes": ((AddressSpace.THREADGROUP,), AccessKind.WRITE),
-}
 
 #: Accesses named in one sentence; the rest are counted.
 SHOWN = 6
 
 
-def worst_thread_accesses(run: RunResult, counter: str) -> str | None:
-    """'thread 2 reads a[2] (line 3), ...' for the thread with the
-    highest ``counter`` in a traced run, or None (untraced run, or a counter without accesses)."""
-    if counter not in COUNTED_ACCESSES or run.trace is None:
+def worst_thread_accesses(run: RunResult, counter: Counter | str) -> str | None:
+    """'thread 2 reads a[2] (line 3), ...' for the thread with the highest ``counter`` in a traced
+    run, or None (an untraced run, or no thread made such an access)."""
+    if run.trace is None:
         return None
-    spaces, kind = COUNTED_ACCESSES[counter]
-    per_thread = np.asarray(getattr(run.counts, counter))
+    counter = Counter(counter)
+    spaces, kind = counter.spaces, counter.access
+    per_thread = np.asarray(run.counts.of(counter))
     if per_thread.size == 0 or per_thread.max(initial=0) == 0:
         return None
     linear = int(np.argmax(per_thread))
@@ -81,4 +72,4 @@ def count_details(over: list[str], outcomes_counts: list[tuple[Case, dict[str, i
     return details
 
 
-__all__ = ["worst_thread_accesses", "count_details", "COUNTED_ACCESSES"]
+__all__ = ["worst_thread_accesses", "count_details"]

@@ -10,19 +10,12 @@ from dataclasses import dataclass, field, fields
 import numpy as np
 
 from ..host.kernel import MetalKernel
+from ..msl import Counter
 from ..msl.observe.cost import CostFigures
 from .case import Case
 from .contract import WorkExtent, mark_beyond
+from .pipeline import Pipeline
 from .tolerance import ErrorModel
-
-COUNTER_LABELS = {
-    "global_reads": "global reads",
-    "global_writes": "global writes",
-    "shared_reads": "shared reads",
-    "shared_writes": "shared writes",
-    "atomics": "atomic operations",
-}
-
 
 #: The cost-model figures a budget can limit (Part III), as the cost table labels them.
 COST_LABELS = {
@@ -38,9 +31,9 @@ COST_LABELS = {
 
 @dataclass(frozen=True)
 class Budget:
-    """What a solution may spend (None: no limit): per-thread counts (Parts I and II) and, for
-    Part III, figures of the cost model (``msl.observe.cost``) on the default GPU model, worst
-    over the tests."""
+    """What a solution may spend (None: no limit): per-thread counts (Parts I and II; one field
+    per ``Counter``, named by its value) and, for Part III, figures of the cost model
+    (``msl.observe.cost``) on the default GPU model, worst over the tests."""
 
     global_reads: int | None = None
     global_writes: int | None = None
@@ -65,8 +58,8 @@ class Budget:
     reads_advice: str | None = None
 
     def limits(self) -> dict[str, int]:
-        """The per-thread count limits (the score table's columns)."""
-        return {k: v for k, v in vars(self).items() if v is not None and k in COUNTER_LABELS}
+        """The per-thread count limits (the score table's columns), by counter name."""
+        return {c.value: getattr(self, c.value) for c in Counter if getattr(self, c.value) is not None}
 
     def cost_limits(self) -> dict[str, float]:
         """The cost-model limits (the cost table's columns)."""
@@ -96,7 +89,7 @@ class Budget:
         return out
 
     def exceeded_counters(self, counts_max: dict[str, int]) -> list[str]:
-        """The counters over budget (keys of ``COUNTER_LABELS``)."""
+        """The counters over budget (``Counter`` values)."""
         return [key for key, limit in self.limits().items() if counts_max.get(key, 0) > limit]
 
     def exceeded(self, counts_max: dict[str, int], details: dict[str, str] | None = None) -> list[str]:
@@ -105,7 +98,7 @@ class Budget:
         out = []
         for key in self.exceeded_counters(counts_max):
             detail = (details or {}).get(key)
-            out.append(f"uses {counts_max[key]} {COUNTER_LABELS[key]} per thread; this puzzle needs at most "
+            out.append(f"uses {counts_max[key]} {Counter(key).label} per thread; this puzzle needs at most "
                        f"{self.limits()[key]}" + (f" ({detail})" if detail else ""))
         return out
 
@@ -193,6 +186,8 @@ class LaunchOptions:
     #: A whole shader's buffers as its host binds them, [[buffer(0)]] first: each a position in the
     #: launch's inputs followed by its outputs (so a kernel that names its arrays otherwise binds alike).
     buffer_layout: tuple[int, ...] | None = None
+    #: A whole shader whose kernels run in turn, each launched as the pipeline says (``pipeline``).
+    pipeline: Pipeline | None = None
 
 
 @dataclass(frozen=True)
@@ -229,6 +224,9 @@ class Puzzle:
     #: Part IV: the arrays in the order the host binds them ([[buffer(0)]] first). A host binds by
     #: index, so a whole shader must declare each parameter where the host puts its array.
     buffer_layout: tuple[str, ...] | None = None
+    #: A pipeline of the whole shader's kernels (its stages, their launches and buffers), run in
+    #: turn on every test; the output is the last stage's. None: one kernel, ``kernel_name``.
+    pipeline: Pipeline | None = None
 
     def cases(self, seed: int = 0, visible: Case | None = None) -> list[Case]:
         """The visible test (by default the puzzle's own) followed by the hidden tests, each marked
@@ -241,7 +239,7 @@ class Puzzle:
     @property
     def launch_options(self) -> LaunchOptions:
         return LaunchOptions(self.output_dtype, self.init_value, self.budget.uses_cost, self.threadgroup_constant,
-                             self.buffer_positions)
+                             self.buffer_positions, self.pipeline)
 
     @property
     def buffer_positions(self) -> tuple[int, ...] | None:

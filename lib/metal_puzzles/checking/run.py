@@ -22,7 +22,9 @@ from ..msl import (
     StopReason,
     simulate,
 )
-from .puzzle import Case, LaunchOptions, Puzzle
+from .case import Case
+from .pipeline import run_pipeline
+from .puzzle import LaunchOptions, Puzzle
 from .tolerance import ErrorModel, compare_with_spec
 from .verdict import CaseStatus, CheckResult, Outcome, classify
 
@@ -48,6 +50,10 @@ def run_case(kernel: MetalKernel, case: Case, options: LaunchOptions = DEFAULT_L
     The findings' hints are worded for a puzzle's learner, who writes the kernel but not its launch.
     """
     case = launched_case(kernel, case, options)
+    if options.pipeline is not None:
+        return run_pipeline(options.pipeline, kernel, case, options.output_dtype, init_value=options.init_value,
+                            trace=trace, steps=steps, max_steps=max_steps or PUZZLE_MAX_STEPS,
+                            cost=options.cost if cost is None else cost)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         return kernel.kernel.run(inputs=list(case.inputs), output_shapes=[case.output_shape],

@@ -24,6 +24,7 @@ from ..msl import (
 from ..msl.observe.cost import CostFigures, worst_figures
 from ..msl.run.finding_kinds import kind_entry
 from .budget_detail import count_details
+from .pipeline import PipelineRun
 from .puzzle import Budget, Case
 from .tolerance import mismatch
 from .wording import REPORT_WIDTH, plural, report_width, wrap
@@ -40,7 +41,8 @@ class CaseStatus(StrEnum):
 
 
 class PuzzleStatus(StrEnum):
-    """The verdict on a puzzle (the grader's column), from its tests."""
+    """The verdict on a puzzle (the grader's column), from its tests. What the grader says of a
+    puzzle it did not check (no kernel, a limit reached) is ``grading.results.PuzzleStatus``."""
 
     PASSED = "passed"  # correct on every test and within budget
     OVER_BUDGET = "over-budget"  # correct on every test, over budget
@@ -48,16 +50,16 @@ class PuzzleStatus(StrEnum):
     WRONG = "wrong"
     FINDINGS = "findings"
     RUNTIME_ERROR = "runtime-error"
-    MISSING = "missing"  # the grader found no kernel for it
-    NOT_GRADED = "error"  # the grader could not grade it
 
 
 class Subject(StrEnum):
-    """What a verdict judges: a kernel on its tests, or a differentiable function's values,
-    vector-Jacobian products and gradients."""
+    """What a verdict judges: a kernel on its tests, a differentiable function's values,
+    vector-Jacobian products and gradients, or a model run on the learner's kernels (its tests
+    are prompts, each outcome says which stage failed)."""
 
     KERNEL = "kernel"
     GRADIENT = "gradient"
+    MODEL = "model"
 
 
 @dataclass
@@ -228,7 +230,7 @@ class CheckResult:
     def __repr__(self) -> str:
         counted = self.counted
         good = sum(o.ok for o in counted)
-        what = "comparisons" if self.subject == Subject.GRADIENT else "tests"
+        what = {Subject.GRADIENT: "comparisons", Subject.MODEL: "prompts"}.get(self.subject, "tests")
         notes = f", notes={len(self.beyond_failures)}" if self.beyond_failures else ""
         return (f"CheckResult({self.title!r}, status={self.status.value!r}, {what} passed={good}/{len(counted)}, "
                 f"within_budget={self.within_budget}{notes})")
@@ -242,8 +244,9 @@ class CheckResult:
         """The verdict as a learner reads it: what passed, and the first thing to fix; its prose
         wrapped at ``width`` characters, or (None) one line a paragraph, for a page that wraps it
         (``wording.report_html``)."""
+        report = {Subject.GRADIENT: _gradient_report, Subject.MODEL: _model_report}.get(self.subject, _kernel_report)
         with report_width(width):
-            lines = _gradient_report(self) if self.subject == Subject.GRADIENT else _kernel_report(self)
+            lines = report(self)
         if self.gpu_note:
             lines += ["", self.gpu_note]
         return "\n".join(lines)
@@ -362,6 +365,30 @@ def _gradient_report(r: CheckResult) -> list[str]:
     return lines
 
 
+def _model_report(r: CheckResult) -> list[str]:
+    """A model on the learner's kernels: one outcome a prompt, whose quantity says what it gave
+    (or which stage failed) and whose error says how far off."""
+    n = len(r.outcomes)
+    prompts = plural(n, "prompt")
+    if r.passed:
+        return [f"Passed: {r.title}: on your kernels the model gives MLX's next token and logits for "
+                f"{'all ' if n > 1 else ''}{prompts}.", *[f"- {o.case.label}: {o.quantity}." for o in r.outcomes]]
+    bad = [o for o in r.outcomes if not o.ok]
+    first = bad[0]
+    lines = [f"Failed: {r.title}: on your kernels the model differs from MLX's on {len(bad)} of {prompts}.", "",
+             *(wrap(f"{first.case.label}, {first.quantity}:{first.error}") if first.status == CaseStatus.WRONG
+               else _wrap_head(_describe_comparison(first)))]
+    if len(bad) > 1:
+        lines += wrap("Also failing: " + _listing([o.case.label for o in bad[1:]]) + ".")
+    return lines
+
+
+def _wrap_head(lines: list[str]) -> list[str]:
+    """A report's first line broken between words; the lines after it (a compiler's message with its
+    caret, findings already wrapped) as they are."""
+    return [*wrap(lines[0]), *lines[1:]] if lines else lines
+
+
 def describe_outcome(o: Outcome, head: str | None = None) -> list[str]:
     """What went wrong on one kernel test, as lines of a report, the first one starting with
     ``head`` (by default the test's label and launch)."""
@@ -391,6 +418,10 @@ def describe_outcome(o: Outcome, head: str | None = None) -> list[str]:
         elif errors:
             lines += wrap("The output happens to match the spec on this test, but the problem above would show on "
                           "other sizes or hardware.")
+    if isinstance(o.run, PipelineRun):  # where a pipeline's symptom (above) comes from
+        diagnosis = o.run.diagnosis()
+        if diagnosis is not None:
+            lines += wrap("Where: " + diagnosis)
     # The sanitizer's notes are listed once, under the verdict (``CheckResult.sanitizer_notes``).
     return lines
 

@@ -24,7 +24,6 @@ import numpy as np
 from chalk import Diagram
 from chalk.core import Compose
 from chalk.envelope import Envelope
-from chalk.shapes import Path
 from chalk.transform import P2, Affine, BoundingBox
 from colour import Color
 
@@ -32,11 +31,12 @@ from metal_puzzles.msl.lang.pycompat import StrEnum
 
 from ..msl import RunResult
 from ..msl.lang.types import AddressSpace
-from ..msl.observe.cost import conflict_ways, segments_touched
-from ..msl.observe.trace import AccessEvent
+from ..msl.observe.cost import CostProfile, conflict_ways, segments_touched
+from ..msl.observe.trace import AccessEvent, Recorder
 from ..msl.run.memory import AccessKind
-from .draw import RunDiagram, text_width, wrap_to_width
-from .svg_text import Anchor, anchored_text
+from .draw import RunDiagram
+from .style import text_width, wrap_to_width
+from .svg_text import Anchor, PlacedText, anchored_text, box_path, text_batch
 
 
 class ColourBy(StrEnum):
@@ -113,7 +113,7 @@ def draw_access_map(result: RunResult, colour_by: ColourBy | str | None = None, 
     if not sites:
         head.append(("no access of this kind was recorded", 11.0, MUTED))
     parts: list[Diagram] = []
-    y = PAD
+    y: float = PAD
     # Lines wrap to the width of the memory grid, so no caption makes the diagram wider than it.
     text_w = LABEL_W + WIDTH * LANE
     head = [(line, size, colour) for s, size, colour in head for line in wrap_to_width(s, size, text_w)]
@@ -133,13 +133,25 @@ def draw_access_map(result: RunResult, colour_by: ColourBy | str | None = None, 
 
 
 # ----------------------------------------------------------------------------- choosing the sites
+def _cost(result: RunResult) -> CostProfile:
+    """The cost profile of a run access_map drew (it refuses a run without one)."""
+    assert result.cost is not None
+    return result.cost
+
+
+def _trace(result: RunResult) -> Recorder:
+    """The trace of a run access_map drew (it refuses a run without one)."""
+    assert result.trace is not None
+    return result.trace
+
+
 def _sites(result: RunResult) -> list[Site]:
     """For each (line, buffer, kind), the SIMD-group execution that cost the most."""
     lanes = result.lanes
-    cost = result.cost
+    cost = _cost(result)
     m = cost.gpu.memory
     best: dict[tuple, Site] = {}
-    for e in result.trace.accesses():
+    for e in _trace(result).accesses():
         if e.space == AddressSpace.THREAD or e.file != "source" or e.space == AddressSpace.CONSTANT:
             continue
         simd = lanes.simd_global[e.lanes]
@@ -161,7 +173,7 @@ def _site(result: RunResult, e: AccessEvent, sg: int, sel: np.ndarray, m) -> Sit
     verb = {AccessKind.READ: "load from", AccessKind.WRITE: "store to", AccessKind.ATOMIC: "atomic on"}[e.kind]
     where = f"SIMD-group {int(lanes.simd_in_group[who[0]])} of {lanes.group_label(group)}"
     if e.space == AddressSpace.THREADGROUP:
-        base, item = result.cost.threadgroup_layout.get(e.buffer, (0, 4))
+        base, item = _cost(result).threadgroup_layout.get(e.buffer, (0, 4))
         words = (base + elements * item) // m.bank_width
         ways = conflict_ways(words, simd_lane, len(elements) // max(np.unique(who).size, 1) * item, m)
         bank = int(np.bincount(words % m.banks).argmax())
@@ -169,12 +181,12 @@ def _site(result: RunResult, e: AccessEvent, sg: int, sel: np.ndarray, m) -> Sit
                 f"a {ways}-way bank conflict: {ways} lanes need different words of one bank (bank {bank})")
         return Site(e.line, e.buffer, e.kind, e.space, sg, group, simd_lane, elements, words, ways,
                     f"line {e.line}: {verb} {e.buffer} (threadgroup memory), {where}: {what}")
-    item = result.cost.item_sizes.get(e.buffer)
-    if item is None:
+    size = _cost(result).item_sizes.get(e.buffer)
+    if size is None:
         return None
-    segments = elements * item // m.segment_bytes
-    n = segments_touched(elements, item, m.segment_bytes)
-    useful = int(np.unique(elements).size) * item
+    segments = elements * size // m.segment_bytes
+    n = segments_touched(elements, size, m.segment_bytes)
+    useful = int(np.unique(elements).size) * size
     what = f"{n} segment{'s' if n != 1 else ''} of {m.segment_bytes} B for {useful} useful bytes"
     return Site(e.line, e.buffer, e.kind, e.space, sg, group, simd_lane, elements, segments, n,
                 f"line {e.line}: {verb} {e.buffer}, {where}: {what}")
@@ -182,7 +194,7 @@ def _site(result: RunResult, e: AccessEvent, sg: int, sel: np.ndarray, m) -> Sit
 
 # ----------------------------------------------------------------------------- painting
 def _paint_site(result: RunResult, site: Site, y0: float) -> tuple[list[Diagram], float, float]:
-    m = result.cost.gpu.memory
+    m = _cost(result).gpu.memory
     parts = []
     y = y0
     caption = wrap_to_width(site.caption, 12.0, LABEL_W + WIDTH * LANE)
@@ -199,7 +211,7 @@ def _paint_site(result: RunResult, site: Site, y0: float) -> tuple[list[Diagram]
         colour_of = {k: PALETTE[k % m.banks % len(PALETTE)] for k in site.keys.tolist()}
     # The memory: one row per segment (device) or per bank-width row of words (threadgroup).
     if device:
-        per_row = max(1, m.segment_bytes // result.cost.item_sizes.get(site.buffer, 4))
+        per_row = max(1, m.segment_bytes // _cost(result).item_sizes.get(site.buffer, 4))
         rows = sorted(set(site.keys.tolist()))
         row_of = {k: r for r, k in enumerate(rows)}
         cells = {(row_of[k], e % per_row): colour_of[k] for e, k in zip(site.elements.tolist(), site.keys.tolist(),
@@ -220,18 +232,18 @@ def _paint_site(result: RunResult, site: Site, y0: float) -> tuple[list[Diagram]
     # The lane strip.
     parts.append(_text("lanes", PAD, y + LANE / 2, 11.0, MUTED))
     strip_at = len(parts)  # the strip's fills go under its numbers
-    lane_key = {}
+    lane_key: dict[int, int] = {}
     for lane, key in zip(site.lanes.tolist(), site.keys.tolist(), strict=True):
         lane_key.setdefault(lane, key)
     fills: dict[str, list] = defaultdict(list)
-    boxes = []
+    numbers = []
     for lane in range(WIDTH):
         x = PAD + label_w + lane * LANE
         b = (x, y, x + LANE - 2, y + LANE - 2)
-        boxes.append(b)
         fills[colour_of[lane_key[lane]] if lane in lane_key else UNTOUCHED].append(b)
-        parts.append(_text(str(lane), x + (LANE - 2) / 2, y + (LANE - 2) / 2, MIN_TEXT,
-                           INK if lane in lane_key else MUTED, Anchor.MIDDLE))
+        numbers.append(PlacedText(str(lane), x + (LANE - 2) / 2, y + (LANE - 2) / 2, MIN_TEXT,
+                                  INK if lane in lane_key else MUTED))
+    parts.append(text_batch(numbers, (PAD + label_w, y, PAD + label_w + WIDTH * LANE, y + LANE)))
     parts[strip_at:strip_at] = [_filled(bs, f) for f, bs in fills.items()]
     y += LANE + 8
     parts.append(_text(note, PAD + label_w, y + 6, 10.0, MUTED))
@@ -241,8 +253,10 @@ def _paint_site(result: RunResult, site: Site, y0: float) -> tuple[list[Diagram]
     # A column under its lane (its bank, for threadgroup memory); rows of more elements than
     # lanes (a segment of 2-byte elements) are drawn narrower.
     col_w = LANE if columns <= WIDTH else CELL
+    row_labels = [PlacedText(labels[r], PAD, y + r * CELL + CELL / 2, MIN_TEXT, MUTED, Anchor.START)
+                  for r in range(len(shown))]
+    parts.append(text_batch(row_labels, (PAD, y, PAD + label_w, y + len(shown) * CELL)))
     for r, _ in enumerate(shown):
-        parts.append(_text(labels[r], PAD, y + r * CELL + CELL / 2, MIN_TEXT, MUTED))
         for c in range(columns):
             x = PAD + label_w + c * col_w
             b = (x, y + r * CELL, x + col_w - (2 if col_w == LANE else 0), y + (r + 1) * CELL)
@@ -267,20 +281,10 @@ def _text(s: str, x: float, y: float, size: float, colour: str = INK, anchor: An
     return anchored_text(s, size, anchor, half).fill_color(c).line_color(c).line_width_local(0).translate(centre, y)
 
 
-def _rects(boxes, closed: bool) -> Path:
-    """Rectangles as one path: closed to be filled, or as open polylines to be outlined only
-    (a closed path would also be filled, hiding what lies beneath)."""
-    path = Path.empty()
-    for x0, y0, x1, y1 in boxes:
-        corners = [P2(x0, y0), P2(x1, y0), P2(x1, y1), P2(x0, y1)]
-        path = path + Path.from_points(corners if closed else [*corners, P2(x0, y0)], closed)
-    return path
-
-
 def _filled(boxes, fill: str) -> Diagram:
     c = Color(fill)
-    return _rects(boxes, True).stroke().fill_color(c).line_color(c).line_width_local(0)
+    return box_path(boxes, closed=True).fill_color(c).line_color(c).line_width_local(0)
 
 
 def _outlined(boxes, line: str, width: float) -> Diagram:
-    return _rects(boxes, False).stroke().line_color(Color(line)).line_width_local(width)
+    return box_path(boxes, closed=False).line_color(Color(line)).line_width_local(width)

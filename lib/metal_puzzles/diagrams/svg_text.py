@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
 
@@ -59,13 +60,35 @@ def anchored_text(s: str, size: float, anchor: Anchor, half_width: float):
     return Primitive.from_shape(AnchoredText(s, size, anchor, half_width))
 
 
-@dataclass
-class CubicPath(Path):
-    """A path that is one cubic Bézier curve (start, two control points, end). chalk's own
-    backends draw its ``loc_trails``, the curve sampled as a polyline; this writer writes the curve
-    itself, four points instead of a score."""
+#: A path as pieces, each starting where the one before it ends: a straight line (its two end
+#: points) or a cubic Bézier curve (its start, two control points and end).
+Pieces = tuple[tuple[tuple[float, float], ...], ...]
 
-    curve: tuple[tuple[float, float], ...] = ()
+
+@dataclass
+class PathBatch(Shape):
+    """Open paths of lines and curves (``Pieces``) stroked alike, as one chalk primitive: written as
+    one group that sets their stroke around one SVG path each (an arrow's shaft: arrows stay
+    countable), or, ``joined``, as one path of many (dots). ``round_caps``: round line ends, which
+    make a path of zero length a dot. The layout gives the bounding box (``box``)."""
+
+    paths: tuple[Pieces, ...] = ()
+    box: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 0.0)
+    joined: bool = False
+    round_caps: bool = False
+
+    def get_bounding_box(self) -> BoundingBox:
+        x0, y0, x1, y1 = self.box
+        return BoundingBox([P2(x0, y0), P2(x1, y1)])
+
+    def accept(self, visitor, **kwargs):
+        return visitor.visit_spacer(Spacer(0, 0), **kwargs)
+
+
+def path_batch(paths: Sequence[Pieces], box: tuple[float, float, float, float], joined: bool = False,
+               round_caps: bool = False):
+    """A chalk primitive drawing ``paths`` (see ``PathBatch``); style its stroke as any shape's."""
+    return Primitive.from_shape(PathBatch(tuple(paths), box, joined, round_caps))
 
 
 @dataclass(frozen=True)
@@ -234,8 +257,9 @@ def _flush_lines(commands: list[str], here: tuple[int, int], run: list[tuple[int
 
 
 class _Writer:
-    def __init__(self, output_size: float) -> None:
+    def __init__(self, output_size: float, separated: bool = False) -> None:
         self.output_size = output_size
+        self.separated = separated
         self.parts: list[str] = []
 
     def walk(self, d, t: Affine, style: Style) -> None:
@@ -270,8 +294,8 @@ class _Writer:
             self.box_path(shape, t, style)
         elif isinstance(shape, CellTargets):
             self.cell_targets(shape, t)
-        elif isinstance(shape, CubicPath) and len(shape.curve) == 4:
-            self.cubic(shape, t, style)
+        elif isinstance(shape, PathBatch):
+            self.path_batch(shape, t, style)
         elif isinstance(shape, Text):
             self.text(shape, t, style)
         elif isinstance(shape, Path):
@@ -293,20 +317,36 @@ class _Writer:
         self.parts.append(text_element(shape.text, c, f, size, fill, anchor))
 
     def batch(self, shape: TextBatch, t: Affine) -> None:
-        self.parts += _batch_elements(tuple(shape.items), tuple(t[:6]))
+        # Separated (the explorer's page), each text is an element of its own, which the page
+        # replaces alone when it changes; otherwise the texts that share a colour and an anchor
+        # are grouped under one element that sets them (a diagram has thousands of texts).
+        if self.separated:
+            self.parts += _batch_elements(tuple(shape.items), tuple(t[:6]))
+        else:
+            self.parts += _grouped_batch(tuple(shape.items), tuple(t[:6]))
 
     def box_path(self, shape: BoxPath, t: Affine, style: Style) -> None:
+        # Outlines of several boxes are written as their sides' lines; square ends close the
+        # corners as a rectangle's joins do.
+        caps = "" if shape.closed or len(shape.boxes) < 2 else " stroke-linecap='square'"
         self.parts.append(f"<path d='{_box_path_d(tuple(shape.boxes), shape.closed, tuple(t[:6]))}' "
-                          f"{self.stroke_attrs(style, shape.closed, _scale(t))}/>")
+                          f"{self.stroke_attrs(style, shape.closed, _scale(t))}{caps}/>")
 
     def cell_targets(self, shape: CellTargets, t: Affine) -> None:
         self.parts.append(_cell_targets_element(tuple(shape.attributes), tuple(shape.cells), tuple(t[:6])))
 
-    def cubic(self, shape: CubicPath, t: Affine, style: Style) -> None:
-        start, *rest = (_tenths(q.x, q.y) for q in (t * P2(x, y) for x, y in shape.curve))
-        steps = " ".join(f"{_tenth_str(x - start[0])} {_tenth_str(y - start[1])}" for x, y in rest)
-        self.parts.append(f"<path d='M{_tenth_str(start[0])} {_tenth_str(start[1])}c{steps}' "
-                          f"{self.stroke_attrs(style, closed=False, scale=_scale(t))}/>")
+    def path_batch(self, shape: PathBatch, t: Affine, style: Style) -> None:
+        if not shape.paths:
+            return
+        t6 = tuple(t[:6])
+        attrs = self.stroke_attrs(style, closed=False, scale=_scale(t))
+        if shape.round_caps:
+            attrs += " stroke-linecap='round'"
+        if shape.joined:
+            self.parts.append(f"<path d='{''.join(_pieces_d(p, t6) for p in shape.paths)}' {attrs}/>")
+        else:
+            paths = "".join(f"<path d='{_pieces_d(p, t6)}'/>" for p in shape.paths)
+            self.parts.append(f"<g {attrs}>{paths}</g>")
 
     def stroke_attrs(self, style: Style, closed: bool, scale: float = 1.0) -> str:
         """Fill and stroke; a line width is in the shape's own units, so it scales with the shape
@@ -342,7 +382,8 @@ class _Writer:
                 if isinstance(seg, ArcSegment):
                     here = _flush_lines(commands, here, run)
                     large = 1 if abs(seg.dangle) > 180 else 0
-                    sweep = 1 if seg.t.determinant * seg.dangle > 0 else 0
+                    # Affine.determinant is a property (chalk's types read it as a method).
+                    sweep = 1 if seg.t.determinant * seg.dangle > 0 else 0  # type: ignore[operator]
                     commands.append(f"A{num(seg.r_x * scale)} {num(seg.r_y * scale)} {num(seg.rot)} {large} "
                                     f"{sweep} {num(q.x)} {num(q.y)}")
                     here = _tenths(q.x, q.y)
@@ -379,17 +420,94 @@ def _batch_elements(items: tuple[PlacedText, ...], t6: tuple[float, ...]) -> tup
 
 
 @functools.lru_cache(maxsize=_BATCHES_REMEMBERED)
-def _box_path_d(boxes: tuple[tuple[float, float, float, float], ...], closed: bool, t6: tuple[float, ...]) -> str:
+def _grouped_batch(items: tuple[PlacedText, ...], t6: tuple[float, ...]) -> tuple[str, ...]:
+    """A batch's texts, those with one colour and one anchor in a group that sets them; the groups
+    in the order their first texts come in the batch (a cell's small index before its value, so
+    that the value stays on top where they meet; texts of one kind do not overlap)."""
     a, b, c, d, e, f = t6
-    commands = []
+    scale = math.sqrt(abs(a * e - b * d)) or 1.0
+    groups: dict[tuple[str, Anchor], list[str]] = {}
+    for p in items:
+        groups.setdefault((p.fill, p.anchor), []).append(
+            f"<text x='{num(a * p.x + b * p.y + c)}' y='{num(d * p.x + e * p.y + f)}' "
+            f"font-size='{num(p.size * scale)}'>{escape(p.text, quote=False)}</text>")
+    out = []
+    for (fill, anchor), texts in groups.items():
+        anchored = "" if anchor == Anchor.MIDDLE else f" text-anchor='{anchor}'"
+        out.append(f"<g fill='{fill}'{anchored}>{''.join(texts)}</g>")
+    return tuple(out)
+
+
+@functools.lru_cache(maxsize=_BATCHES_REMEMBERED)
+def _box_path_d(boxes: tuple[tuple[float, float, float, float], ...], closed: bool, t6: tuple[float, ...]) -> str:
+    """Path data of rectangles: filled ones (``closed``) merged where they touch into larger
+    rectangles, outlines as the lines of their sides, each side shared by two cells drawn once
+    (a grid of cells is a few lines, not a square a cell)."""
+    a, b, c, d, e, f = t6
+    corners = []
     for x0, y0, x1, y1 in boxes:
         # Corners in whole tenths, as path() writes them: the sides are exact differences.
         left, top = _tenths(a * x0 + b * y0 + c, d * x0 + e * y0 + f)
         right, bottom = _tenths(a * x1 + b * y1 + c, d * x1 + e * y1 + f)
-        w, h = _tenth_str(right - left), _tenth_str(bottom - top)
-        start = f"M{_tenth_str(left)} {_tenth_str(top)}l{w} 0 0 {h} {_tenth_str(left - right)} 0"
-        commands.append(start + ("Z" if closed else f" 0 {_tenth_str(top - bottom)}"))
-    return "".join(commands)
+        corners.append((left, top, right, bottom))
+    if closed:
+        return "".join(f"M{_tenth_str(x0)} {_tenth_str(y0)}h{_tenth_str(x1 - x0)}v{_tenth_str(y1 - y0)}"
+                       f"h{_tenth_str(x0 - x1)}Z" for x0, y0, x1, y1 in _merged_rectangles(corners))
+    if len(corners) == 1:  # a frame: one line around
+        x0, y0, x1, y1 = corners[0]
+        return (f"M{_tenth_str(x0)} {_tenth_str(y0)}l{_tenth_str(x1 - x0)} 0 0 {_tenth_str(y1 - y0)} "
+                f"{_tenth_str(x0 - x1)} 0 0 {_tenth_str(y0 - y1)}")
+    across: dict[int, list[tuple[int, int]]] = {}  # y -> the x spans of horizontal sides on it
+    down: dict[int, list[tuple[int, int]]] = {}  # x -> the y spans of vertical sides on it
+    for x0, y0, x1, y1 in corners:
+        across.setdefault(y0, []).append((x0, x1))
+        across.setdefault(y1, []).append((x0, x1))
+        down.setdefault(x0, []).append((y0, y1))
+        down.setdefault(x1, []).append((y0, y1))
+    lines = [f"M{_tenth_str(s)} {_tenth_str(y)}h{_tenth_str(e - s)}"
+             for y in sorted(across) for s, e in _joined_spans(across[y])]
+    lines += [f"M{_tenth_str(x)} {_tenth_str(s)}v{_tenth_str(e - s)}"
+              for x in sorted(down) for s, e in _joined_spans(down[x])]
+    return "".join(lines)
+
+
+def _joined_spans(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Spans on one line, those that overlap or touch joined."""
+    out: list[list[int]] = []
+    for s, e in sorted(spans):
+        if out and s <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], e)
+        else:
+            out.append([s, e])
+    return [(s, e) for s, e in out]
+
+
+def _merged_rectangles(boxes: list[tuple[int, int, int, int]]) -> list[tuple[int, int, int, int]]:
+    """Rectangles (in tenths) covering the same area: boxes side by side in a row joined, then
+    rows of the same span one under the other (a block of cells of one colour is one rectangle).
+    Boxes that overlap stay as they are."""
+    rows: dict[tuple[int, int], list[tuple[int, int]]] = {}
+    for x0, y0, x1, y1 in boxes:
+        rows.setdefault((y0, y1), []).append((x0, x1))
+    runs = []
+    for (y0, y1), spans in rows.items():
+        spans.sort()
+        if any(b[0] < a[1] for a, b in zip(spans, spans[1:], strict=False)):  # overlapping: keep
+            runs += [(x0, y0, x1, y1) for x0, x1 in spans]
+            continue
+        for s, e in _joined_spans(spans):
+            runs.append((s, y0, e, y1))
+    by_span: dict[tuple[int, int], list[tuple[int, int]]] = {}
+    for x0, y0, x1, y1 in runs:
+        by_span.setdefault((x0, x1), []).append((y0, y1))
+    out = []
+    for (x0, x1), ys in by_span.items():
+        ys.sort()
+        if any(b[0] < a[1] for a, b in zip(ys, ys[1:], strict=False)):
+            out += [(x0, y0, x1, y1) for y0, y1 in ys]
+            continue
+        out += [(x0, s, x1, e) for s, e in _joined_spans(ys)]
+    return out
 
 
 @functools.lru_cache(maxsize=_BATCHES_REMEMBERED)
@@ -406,6 +524,25 @@ def _cell_targets_element(attributes: tuple[tuple[str, str], ...],
         rects.append(f"<rect x='{_tenth_str(left)}' y='{_tenth_str(top)}' width='{_tenth_str(right - left)}' "
                      f"height='{_tenth_str(bottom - top)}' data-index='{index}'/>")
     return f"<g class='{CELL_TARGETS_CLASS}'{data} fill='transparent' style='cursor:pointer'>{''.join(rects)}</g>"
+
+
+def _pieces_d(pieces: Pieces, t6: tuple[float, ...]) -> str:
+    """Path data of one path of pieces: each point relative to its piece's start, in whole tenths
+    of a pixel (a curve in 'c', a line in 'l')."""
+    a, b, c, d, e, f = t6
+
+    def tenths(x: float, y: float) -> tuple[int, int]:
+        return _tenths(a * x + b * y + c, d * x + e * y + f)
+
+    here = tenths(*pieces[0][0])
+    commands = [f"M{_tenth_str(here[0])} {_tenth_str(here[1])}"]
+    for piece in pieces:
+        start = here
+        points = [tenths(x, y) for x, y in piece[1:]]
+        steps = " ".join(f"{_tenth_str(x - start[0])} {_tenth_str(y - start[1])}" for x, y in points)
+        commands.append(("c" if len(piece) == 4 else "l") + steps)
+        here = points[-1]
+    return "".join(commands)
 
 
 def diagram_svg(diagram, separated: bool = False) -> str:
@@ -430,7 +567,7 @@ def diagram_svg(diagram, separated: bool = False) -> str:
         shift = Affine.translation(V2(SEPARATED_MARGIN_PX - left, SEPARATED_MARGIN_PX - top))
     else:
         shift = Affine.translation(V2((width - env.width) / 2 - left, (height - env.height) / 2 - top))
-    writer = _Writer(output_size=max(width, height))
+    writer = _Writer(output_size=max(width, height), separated=separated)
     writer.walk(diagram, shift, Style.root(output_size=max(width, height)))
     sep = PART_SEPARATOR if separated else ""
     # Attributes in single quotes: JSON, the notebook's format, escapes every double quote.
@@ -441,6 +578,6 @@ def diagram_svg(diagram, separated: bool = False) -> str:
             f"<g {TEXT_DEFAULTS}>{sep}{sep.join(writer.parts)}{sep}</g></svg>\n")
 
 
-__all__ = ["diagram_svg", "PART_SEPARATOR", "num", "MARGIN", "CubicPath", "AnchoredText", "Anchor", "anchored_text", "PlacedText",
+__all__ = ["diagram_svg", "PART_SEPARATOR", "num", "MARGIN", "PathBatch", "path_batch", "Pieces", "AnchoredText", "Anchor", "anchored_text", "PlacedText",
            "TextBatch", "BoxPath", "box_path",
            "CellTargets", "cell_targets", "CELL_TARGETS_CLASS", "text_batch", "text_element"]

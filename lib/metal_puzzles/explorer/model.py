@@ -1,4 +1,4 @@
-"""The model behind the kernel explorer: what to highlight for a thread and a barrier phase,
+"""The model behind the kernel explorer: what a thread read and wrote in a barrier phase,
 what a thread's variables hold at each step, and the run's findings with where each one
 happened (a click on one jumps there). Pure Python + NumPy, so it is tested without a browser;
 ``widgets.py`` only lays it out.
@@ -21,7 +21,7 @@ from ..diagrams.marks import FindingSite, finding_sites
 from ..msl import RunResult
 from ..msl.lang.types import AddressSpace
 from ..msl.observe.cost import conflict_ways, segments_touched
-from ..msl.observe.trace import AccessEvent, BarrierEvent, ElementAccess, flatten_events
+from ..msl.observe.trace import AccessEvent, BarrierEvent, ElementAccess, Recorder, flatten_events
 from ..msl.run.memory import AccessKind
 
 
@@ -51,10 +51,11 @@ class ExplorerModel:
         if result.trace is None:
             raise ValueError("the run has no trace; launch it with trace=True to explore it")
         self.result = result
+        self.trace: Recorder = result.trace  # what every view is built from
         lanes = result.lanes
         self.n_groups = lanes.n_groups
         self._lanes_by_group = [np.flatnonzero(lanes.group == g) for g in range(lanes.n_groups)]
-        events = [e for e in result.trace.accesses() if e.space != AddressSpace.THREAD]
+        events = [e for e in self.trace.accesses() if e.space != AddressSpace.THREAD]
         phases = sorted({int(p) for e in events for p in np.unique(e.phase)})
         self.phases = phases or [0]
         self.sites = finding_sites(result)
@@ -87,7 +88,7 @@ class ExplorerModel:
         explorer asks about one thread many times while stepping."""
         cached = self._lane_events.get(lane)
         if cached is None:
-            trace = self.result.trace
+            trace = self.trace
             in_bounds = [e for e in trace.accesses() if e.space != AddressSpace.THREAD and (e.lanes == lane).any()]
             strays = [e for e in trace.strays if (e.lanes == lane).any()]
             cached = self._lane_events[lane] = (in_bounds, strays)
@@ -107,37 +108,13 @@ class ExplorerModel:
             out.sort(key=lambda a: a.seq)
         return out
 
-    def accesses_at(self, step: int, lane: int | None = None) -> list[ElementAccess]:
-        """What the statement of step ``step`` does (it runs after that step is shown): its
-        accesses, by every thread or one, out-of-bounds ones included (``in_bounds`` False)."""
-        if lane is not None:
-            in_bounds, strays = self._events_of(lane)
-        else:
-            trace = self.result.trace
-            in_bounds = [e for e in trace.accesses() if e.space != AddressSpace.THREAD]
-            strays = trace.strays
-        out = flatten_events([e for e in in_bounds if e.step == step], None, lane, None, in_bounds=True)
-        out += flatten_events([e for e in strays if e.step == step], None, lane, None, in_bounds=False)
-        out.sort(key=lambda a: a.seq)
-        return out
-
-    def highlighted(self, lane: int, phase: int | None = None) -> dict[str, set[tuple[str, int]]]:
-        """The (buffer, index) cells to highlight: read, written, atomically updated (accesses that
-        happened); and, under "out_of_bounds", the cells the thread asked for outside its memory,
-        at the index it computed, which a diagram draws past the array's end."""
-        out: dict[str, set[tuple[str, int]]] = {"read": set(), "write": set(), "atomic": set(),
-                                                "out_of_bounds": set()}
-        for a in self.accesses(lane, phase):
-            out[a.kind if a.in_bounds else "out_of_bounds"].add((a.buffer, a.index))
-        return out
-
     def threads_touching(self, buffer: str, index: int, group: int | None = None, phase: int | None = None,
                          step: int | None = None) -> list[int]:
         """The lanes that accessed element ``index`` of ``buffer`` (out-of-bounds accesses at the
         index they computed included), optionally before step ``step`` or in one barrier phase:
         what a click on a cell of the diagram selects. Threadgroup memory is one copy per
         threadgroup: ``group`` picks whose (device memory ignores it)."""
-        trace = self.result.trace
+        trace = self.trace
         found: set[int] = set()
         for e in [*trace.accesses(buffer=buffer), *(x for x in trace.strays if x.buffer == buffer)]:
             if step is not None and e.step >= step:
@@ -183,8 +160,8 @@ class ExplorerModel:
         statement; the last step is the end): only the accesses made before it, and the outputs
         holding what they held then (``memory_at``)."""
         group = int(self.result.lanes.group[lane])
-        keep = []
-        for e in self.result.trace.events:
+        keep: list[AccessEvent | BarrierEvent] = []
+        for e in self.trace.events:
             if isinstance(e, BarrierEvent):
                 keep.append(e)
                 continue
@@ -202,7 +179,7 @@ class ExplorerModel:
                 if sel.any():
                     keep.append(_select(e, np.flatnonzero(sel), arrows))
         strays = []
-        for e in self.result.trace.strays:
+        for e in self.trace.strays:
             if step is not None and e.step >= step:
                 continue
             mine = e.lanes == lane
@@ -210,7 +187,7 @@ class ExplorerModel:
                 mine &= e.phase == phase
             if mine.any():
                 strays.append(_select(e, np.flatnonzero(mine), False))
-        trace = copy.copy(self.result.trace)
+        trace = copy.copy(self.trace)
         trace.events = keep
         trace.strays = strays
         out = copy.copy(self.result)
@@ -244,7 +221,7 @@ class ExplorerModel:
             changed_later[name] = np.zeros(state[name].size, dtype=bool)
         for name, shape in result.threadgroup_shapes.items():
             state[name] = np.full(int(np.prod(shape)) if len(shape) else 1, None, dtype=object)
-        for e in result.trace.accesses():
+        for e in self.trace.accesses():
             if e.kind == AccessKind.READ or e.buffer not in state:
                 continue
             idx = e.index
@@ -299,15 +276,6 @@ class ExplorerModel:
         if step is None and site.lane is not None:  # a run recorded before findings carried steps
             return self.step_at(site.line, site.lane)
         return None
-
-    def finding_variables(self, number: int) -> dict[str, str]:
-        """The variables of finding ``number``'s thread at the step it happened ({} when it names
-        no thread or the record does not reach it)."""
-        site = self._site(number)
-        step = self.finding_step(number)
-        if step is None or site.lane is None:
-            return {}
-        return self.step(step, site.lane)["variables"]
 
     def _site(self, number: int) -> FindingSite:
         site = self._by_number.get(number)
@@ -364,7 +332,7 @@ class ExplorerModel:
         sg = int(lanes.simd_global[lane])
         memory = cost.gpu.memory
         worst: dict[tuple, dict] = {}
-        for e in self.result.trace.accesses():
+        for e in self.trace.accesses():
             if e.space in (AddressSpace.THREAD, AddressSpace.CONSTANT) or e.file != "source":
                 continue
             sel = lanes.simd_global[e.lanes] == sg
@@ -378,10 +346,10 @@ class ExplorerModel:
                                       per_lane * item, memory)
                 what = "bank conflict (ways)"
             else:
-                item = cost.item_sizes.get(e.buffer)
-                if item is None:
+                size = cost.item_sizes.get(e.buffer)
+                if size is None:
                     continue
-                value = segments_touched(elements, item, memory.segment_bytes)
+                value = segments_touched(elements, size, memory.segment_bytes)
                 what = "segments"
             key = (e.line, e.buffer, str(e.kind))
             row = {"line": e.line, "buffer": e.buffer, "kind": str(e.kind), "what": what, "value": value,
@@ -401,17 +369,6 @@ class ExplorerModel:
         """The index of the last step (None: no record). When the kernel ran to its end, it is the
         end step, which shows what the last statement left; step forward stops there."""
         return self.n_steps - 1 if self.n_steps else None
-
-    @property
-    def ends_at_kernel_end(self) -> bool:
-        """Whether the last step is the end of the kernel (False when the record was cut short,
-        or the run stopped early)."""
-        steps = self.result.steps or []
-        return bool(steps) and steps[-1].end
-
-    def is_last(self, index: int) -> bool:
-        """Whether step ``index`` is the last one (the UI disables ▶ there)."""
-        return self.last_step is None or index >= self.last_step
 
     def source_lines(self) -> list[str]:
         return self.result.source.split("\n")

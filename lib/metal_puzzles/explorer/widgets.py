@@ -20,7 +20,7 @@ from ..diagrams.marks import FINDING_RED
 from ..diagrams.svg_text import PART_SEPARATOR
 from ..host.kernel import MetalKernel, SimulatedKernel
 from ..host.shader_library import ShaderKernelFunction
-from ..msl import RunResult
+from ..msl import Counter, RunResult
 from ..msl.run.lanes import SIMD_WIDTH
 from .model import ExplorerModel
 from .page import (
@@ -60,9 +60,6 @@ DIAGRAMS_REMEMBERED = 32
 #: (``_draw_ahead``): a click that comes sooner (a key held down, a thread change) draws what it
 #: needs itself, without waiting for a diagram it may not want.
 DRAW_AHEAD_DELAY_S = 0.05
-
-_COUNTER_NAMES = (("global_reads", "global reads"), ("global_writes", "global writes"),
-                  ("shared_reads", "shared reads"), ("shared_writes", "shared writes"), ("atomics", "atomics"))
 
 
 class ThreadPicker:
@@ -520,8 +517,8 @@ class Explorer:
     def _counts_html(self, lane: int) -> str:
         mine = self.model.counts(lane)
         top = self.model.counts_max()
-        rows = "".join(f"<tr><td>{label}</td><td class='mp-mine'>{mine[k]}</td><td>{top[k]}</td></tr>"
-                       for k, label in _COUNTER_NAMES)
+        rows = "".join(f"<tr><td>{c.label}</td><td class='mp-mine'>{mine[c]}</td><td>{top[c]}</td></tr>"
+                       for c in Counter)
         return f"<table class='mp-count-table'><tr><th></th><th>this thread</th><th>max</th></tr>{rows}</table>"
 
     def _accesses_html(self, lane: int) -> str:

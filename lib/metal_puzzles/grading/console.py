@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from rich.console import Console
+from rich.console import Console, JustifyMethod
 from rich.table import Table
 
 from ..puzzles import PUZZLES
@@ -42,7 +42,9 @@ def print_check(st: Student, run: GradeRun, console=None, only: str | None = Non
         s = st.puzzles[only]
         title = f"{markup(st.path)}, puzzle {only}: {num(s['points'])} / {num(s['max_points'])} points"
     table = Table(title=title)
-    for col, just in (("#", "right"), ("puzzle", "left"), ("result", "left"), ("points", "right")):
+    columns: tuple[tuple[str, JustifyMethod], ...] = (("#", "right"), ("puzzle", "left"), ("result", "left"),
+                                                      ("points", "right"))
+    for col, just in columns:
         table.add_column(col, justify=just)
     for p in puzzles:
         s = st.puzzles[p.id]

@@ -3,8 +3,8 @@
 Each code cell is read as IPython reads it (``cells.py``: IPython's own input transformation
 turns magics into Python, so a ``%`` line inside a string stays in the string), and the cells
 are followed in notebook order by a small, sound evaluator of their string-valued Python
-(``evaluate.py``). Every ``MetalKernel(...)`` call is recorded as it runs; the last one of a name
-is the kernel the notebook runs. For each kernel the grader gets either that exact source or
+(the ``evaluate`` package). Every ``MetalKernel(...)`` call is recorded as it runs; the last one
+of a name is the kernel the notebook runs. For each kernel the grader gets either that exact source or
 "cannot be read without running the notebook", naming the cell, the line and the construct,
 never another kernel. The witness ``check()`` left in the outputs (``witness.py``) is compared
 with what was read; a difference is a note, never a grade.

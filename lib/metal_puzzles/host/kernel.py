@@ -14,7 +14,7 @@ import os
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from types import CodeType
+from types import CodeType, FrameType
 from typing import Any
 
 import mlx.core as mx
@@ -24,7 +24,7 @@ from ..msl import ArgumentError, Audience, CompileError, KernelRuntimeError, Run
 from ..msl.abi.signature import check_names, normalize_dtype_name
 from ..msl.api import cost_model
 from ..msl.program import NO_STEP_BUDGET, interrupted_message
-from ..msl.shader import (
+from ..msl.shader_program import (
     LaunchGeometry,
     ShaderLibrary,
     declares_kernels,
@@ -113,7 +113,7 @@ def _file_words(filename: str) -> str:
 
 def caller_origin() -> SourceOrigin | None:
     """The nearest calling function outside this package (the learner's)."""
-    frame = sys._getframe(1)
+    frame: FrameType | None = sys._getframe(1)
     while frame is not None and frame.f_globals.get("__name__", "").startswith("metal_puzzles"):
         frame = frame.f_back
     if frame is None or frame.f_code.co_name == "<module>":
@@ -237,6 +237,16 @@ class SimulatedKernel:
             return run_by_layout(self._shader, self.name, buffer_layout, inputs, dtypes, outputs, geometry, init_value,
                                  **options)
         return run_by_names(self._shader, self.name, inputs, dtypes, outputs, geometry, init_value, **options)
+
+    def shader_library(self) -> ShaderLibrary:
+        """The whole shader this kernel's source (and header) make, compiled once: a pipeline of its
+        kernels launches them from it one by one. A compile error names the learner's line."""
+        if self._shader is None:
+            try:
+                self._shader = ShaderLibrary(self.source, self.header)
+            except KERNEL_ERRORS as err:
+                raise self._in_learners_code(err).with_traceback(None) from None
+        return self._shader
 
     def _in_learners_code(self, err: Exception) -> Exception:
         """A compile error that also names the line in the learner's code, when it can."""

@@ -28,7 +28,7 @@ from ..msl.api import cost_model
 from ..msl.lang.types import DTYPE_NAMES, ScalarType, Type, VoidType, size_of, storage_scalar
 from ..msl.program import NO_STEP_BUDGET, interrupted_message, sanitize_mode
 from ..msl.run.memory import bfloat_bits, bfloat_values
-from ..msl.shader import LaunchGeometry, ShaderKernel, ShaderLibrary
+from ..msl.shader_program import LaunchGeometry, ShaderKernel, ShaderLibrary
 from .arrays import bfloat16_bits, host_view, storage_of, writable_view
 
 #: PyTorch's ``arg_casts`` names and the NumPy dtype each converts a Python number to.
@@ -390,11 +390,12 @@ def _geometry(threads, group_size, args: Sequence[Any], max_total: int) -> Launc
         if first is None:
             raise ArgumentError("the number of threads is undefined: pass threads=... (PyTorch takes it from the "
                                 "first tensor argument, and there is none)")
-        grid = (int(np.prod(tuple(first.shape), dtype=np.int64)),)
+        grid: tuple[int, ...] = (int(np.prod(tuple(first.shape), dtype=np.int64)),)
     else:
         grid = _dims(threads, "threads")
     if group_size is None:
-        group = (min(grid[0], max_total),) if len(grid) == 1 else (max_total,) + (1,) * (len(grid) - 1)
+        group: tuple[int, ...] = ((min(grid[0], max_total),) if len(grid) == 1
+                                  else (max_total,) + (1,) * (len(grid) - 1))
         group = (max(group[0], 1),) + group[1:]
     else:
         group = _dims(group_size, "group_size")

@@ -10,12 +10,13 @@ from .api import compile_cache_stats, get_kernel, simulate
 from .lang.errors import ArgumentError, CompileError, KernelRuntimeError, Pos
 from .program import CompiledKernel
 from .record import Counts, RunResult, SanitizerError
+from .run.counters import Counter
 from .run.findings import Finding, FindingKind, RaceKind, SanitizeMode, Severity, StopReason
 from .run.hints import Audience
-from .shader import LaunchGeometry, ShaderKernel, ShaderLibrary
+from .shader_program import LaunchGeometry, ShaderKernel, ShaderLibrary
 
 __all__ = [
     "simulate", "get_kernel", "compile_cache_stats", "CompileError", "KernelRuntimeError", "ArgumentError",
-    "SanitizerError", "RunResult", "Counts", "Finding", "FindingKind", "SanitizeMode", "Severity", "StopReason",
+    "SanitizerError", "RunResult", "Counts", "Counter", "Finding", "FindingKind", "SanitizeMode", "Severity", "StopReason",
     "CompiledKernel", "Pos", "RaceKind", "Audience", "ShaderLibrary", "ShaderKernel", "LaunchGeometry",
 ]

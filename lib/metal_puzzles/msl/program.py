@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import contextmanager
 from functools import lru_cache
 from typing import Any
@@ -53,11 +53,12 @@ from .observe.stepper import Stepper
 from .observe.trace import Recorder
 from .record import Counts, RunResult, SanitizerError
 from .run.codegen import CodeGen
+from .run.counters import Counted, Counter
 from .run.findings import Finding, FindingKind, SanitizeMode, StopKernel, StopReason
 from .run.hints import Audience, HostApi, partial_group_fix
 from .run.lanes import SIMD_WIDTH, Lanes
-from .run.memory import Counted, Memory, Ptr
-from .run.runtime import COUNTERS, Ctx
+from .run.memory import Memory, Ptr
+from .run.runtime import Ctx
 
 MAX_THREADS_PER_THREADGROUP = 1024
 MAX_THREADGROUP_MEMORY = 32 * 1024
@@ -85,9 +86,8 @@ def param_type(p: Param) -> Type:
     """The MSL type of a generated parameter, from the signature's description of it."""
     if p.role == ParamRole.ATTRIBUTE:
         return vector(UINT, 3) if p.width == 3 else UINT
-    elem: Type = DTYPE_NAMES[p.dtype]
-    if p.atomic:
-        elem = AtomicType(elem)
+    scalar = DTYPE_NAMES[p.dtype]
+    elem: Type = AtomicType(scalar) if p.atomic else scalar
     if p.passing == Passing.POINTER:
         return PointerType(elem, AddressSpace(p.space), p.const)
     return elem  # passed by reference (a 0-d input, an ndim): read like a value
@@ -154,14 +154,13 @@ class CompiledKernel:
         checked = ck.check_kernel(body, params)
         self.checked = checked
         check_threadgroup_memory(checked.threadgroup_arrays)
-        cg = CodeGen(checked.functions)
-        self.body, _ = cg.stmt(checked.body)
-        self._costed_body = None  # the instrumented variant, compiled the first time a profile is asked for
+        self.body, _ = CodeGen().stmt(checked.body)
+        self._costed_body: Callable | None = None  # the instrumented variant, compiled the first time a profile is asked for
 
     def costed_body(self):
         """The kernel compiled with cost instrumentation (see ``CodeGen``)."""
         if self._costed_body is None:
-            self._costed_body, _ = CodeGen(self.checked.functions, cost=True).stmt(self.checked.body)
+            self._costed_body, _ = CodeGen(cost=True).stmt(self.checked.body)
         return self._costed_body
 
     # ------------------------------------------------------------------ launch
@@ -262,7 +261,7 @@ class CompiledKernel:
                 ctx.attrs[p.name] = v.astype(u) if isinstance(v, np.ndarray) else u(v)
 
 
-def attribute_values(lanes: Lanes, grid, tg) -> dict[str, object]:
+def attribute_values(lanes: Lanes, grid, tg) -> dict[str, np.ndarray | np.integer]:
     """Every thread attribute's value on this launch: per lane (arrays) or uniform (scalars)."""
     group_size = lanes.group_size[lanes.group]
     simds = lanes.simds_per_group[lanes.group]
@@ -433,7 +432,7 @@ def _triple(v, what: str) -> tuple[int, int, int]:
         raise ArgumentError(f"{what} must be a tuple of three integers, got {v!r}") from None
     if len(t) != 3:
         raise ArgumentError(f"{what} must have three dimensions (x, y, z), got {v!r}")
-    return t  # type: ignore[return-value]
+    return t
 
 
 @contextmanager
@@ -486,9 +485,9 @@ def _row_strides(shape) -> list[int]:
 def _counts(ctx: Ctx, lanes: Lanes, grid) -> Counts:
     total = grid[0] * grid[1] * grid[2]
     arrays = {}
-    for k in COUNTERS:
+    for counter in Counter:
         a = np.zeros(total, dtype=np.int64)
-        a[lanes.grid_linear] = ctx.counts[k]
-        arrays[k] = a
+        a[lanes.grid_linear] = ctx.counts[counter]
+        arrays[counter.value] = a
     return Counts(**arrays)
 

@@ -12,14 +12,15 @@ from .lang.errors import KernelRuntimeError, SourceRegistry
 from .observe.cost import CostProfile
 from .observe.stepper import Step
 from .observe.trace import Recorder
+from .run.counters import Counter
 from .run.findings import Finding, StopReason
 from .run.lanes import Lanes
-from .run.runtime import COUNTERS
 
 
 @dataclass
 class Counts:
-    """Per-thread access counters, indexed by the thread's linear position in the grid."""
+    """Per-thread access counters, indexed by the thread's linear position in the grid: one field
+    per ``Counter``, named by its value."""
 
     global_reads: np.ndarray
     global_writes: np.ndarray
@@ -27,11 +28,17 @@ class Counts:
     shared_writes: np.ndarray
     atomics: np.ndarray
 
+    def of(self, counter: Counter) -> np.ndarray:
+        """One counter's count for every thread."""
+        return getattr(self, counter.value)
+
     def max(self) -> dict[str, int]:
-        return {k: int(getattr(self, k).max(initial=0)) for k in COUNTERS}
+        """Each counter's largest count over the threads, by the counter's name."""
+        return {c.value: int(self.of(c).max(initial=0)) for c in Counter}
 
     def of_thread(self, linear: int) -> dict[str, int]:
-        return {k: int(getattr(self, k)[linear]) for k in COUNTERS}
+        """Each counter's count for one thread, by the counter's name."""
+        return {c.value: int(self.of(c)[linear]) for c in Counter}
 
 
 @dataclass

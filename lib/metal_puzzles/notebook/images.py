@@ -11,9 +11,10 @@ from pathlib import Path
 from chalk import hcat, rectangle, text, vcat
 from colour import Color
 
-from ..checking import GradPuzzle, Puzzle, run_case
+from ..checking import Puzzle, WiredPuzzle, run_case
 from ..diagrams.access_map import draw_access_map
-from ..diagrams.draw import draw_run, text_width, thread_color, to_svg
+from ..diagrams.draw import draw_run, to_svg
+from ..diagrams.style import text_width, thread_color
 from ..puzzles import PUZZLES, solution_kernel
 
 
@@ -21,12 +22,23 @@ def puzzle_svg(puzzle: Puzzle) -> str:
     """The diagram of the puzzle's visible test, run with its reference solution: what every
     thread did or, for a puzzle budgeted in the cost model's terms (Part III), the access map
     (which segments and banks each SIMD-group touched)."""
-    title = f"{puzzle.number}. {puzzle.title}"
+    run = solution_run(puzzle)
     if puzzle.budget.uses_cost:
-        run = run_case(solution_kernel(puzzle), puzzle.visible, puzzle.launch_options, trace=True, cost=True)
-        return to_svg(draw_access_map(run, title=title))
-    run = run_case(solution_kernel(puzzle), puzzle.visible, puzzle.launch_options, trace=True)
-    return to_svg(draw_run(run, title=title))
+        return to_svg(draw_access_map(run, title=puzzle_title(puzzle)))
+    return to_svg(draw_run(run, title=puzzle_title(puzzle)))
+
+
+def solution_run(puzzle: Puzzle):
+    """The traced run of the puzzle's visible test with its reference solution that its diagram
+    draws (with a cost profile too for a puzzle budgeted in the cost model's terms)."""
+    kernel = solution_kernel(puzzle)
+    if puzzle.budget.uses_cost:
+        return run_case(kernel, puzzle.visible, puzzle.launch_options, trace=True, cost=True)
+    return run_case(kernel, puzzle.visible, puzzle.launch_options, trace=True)
+
+
+def puzzle_title(puzzle: Puzzle) -> str:
+    return f"{puzzle.number}. {puzzle.title}"
 
 
 def logo_svg() -> str:
@@ -49,7 +61,7 @@ def image_files() -> dict[str, str]:
     """File name -> SVG text for every image of the book."""
     files = {"logo.svg": logo_svg()}
     for p in PUZZLES:
-        if isinstance(p, GradPuzzle):  # the finale wires kernels together in Python: nothing to draw
+        if isinstance(p, WiredPuzzle):  # the finale wires kernels together in Python: nothing to draw
             continue
         files[f"{p.number.replace('.', '_')}_{p.id}.svg"] = puzzle_svg(p)
     return files
@@ -66,4 +78,4 @@ def write_images(out: str | Path = "imgs") -> list[Path]:
     return written
 
 
-__all__ = ["image_files", "write_images", "puzzle_svg", "logo_svg"]
+__all__ = ["image_files", "write_images", "puzzle_svg", "solution_run", "puzzle_title", "logo_svg"]

@@ -1,6 +1,6 @@
 """The notebook's face: ``MetalProblem`` (one puzzle: run it, show what every thread did, explore
-it, check it), ``GradProblem`` (a finale entry: check a differentiable function built on your
-kernels) and ``explore`` (the explorer on a problem, a kernel's last call or a run record).
+it, check it), ``GradProblem`` (Part II's finale: check a differentiable function built on your
+kernels), ``DecodeStepProblem`` (Part V's finale: a model's decode step on your kernels) and ``explore`` (the explorer on a problem, a kernel's last call or a run record).
 
 Compatible with the original Metal-Puzzles notebook: ``MetalProblem(name, fn, inputs,
 output_shape, grid, threadgroup, spec)`` where ``fn(*inputs)`` returns a ``MetalKernel``.
@@ -33,6 +33,7 @@ from ..checking import (
     run_grad_checks,
     run_one,
 )
+from ..checking.launch import KernelLike
 from ..checking.witness import METADATA_KEY, witness_record
 from ..checking.wording import plural, report_html, terminal_width, wrap
 from ..diagrams.access_map import ColourBy, draw_access_map
@@ -42,9 +43,11 @@ from ..explorer.widgets import Explorer, explore_kernel, explore_run
 from ..host.kernel import KERNEL_ERRORS, MetalKernel, SimulatedKernel, dtype_name, to_numpy
 from ..host.metal_backend import metal_available
 from ..host.shader_library import ShaderKernelFunction
-from ..msl import Finding, RunResult
+from ..msl import Counter, Finding, RunResult
 from ..msl.observe.cost import CostFigures, CostProfile
 from ..puzzles import find_grad_puzzle, find_puzzle
+from ..puzzles.decode_step import DecodeKernels
+from ..puzzles.t08_decode_step import PUZZLE as DECODE_STEP
 from .session import record as record_progress
 from .tables import Table, show_table
 from .tables import row as table_row
@@ -71,6 +74,15 @@ def show_report(result: CheckResult, metadata: dict | None = None) -> None:
     display({"text/plain": text, "text/html": report_html(text)}, raw=True, metadata=metadata or {})
 
 
+def present_report(result: CheckResult) -> None:
+    """A verdict where the learner is: shown in a notebook (``show_report``), printed at the
+    terminal's width elsewhere."""
+    if _shows_rich_output():
+        show_report(result)
+    else:
+        print(result.report(terminal_width()))
+
+
 def _say_explorer_needs_jupyter() -> None:
     """Outside Jupyter the explorer's widgets show nothing: say so instead of returning silently."""
     if not _shows_rich_output():
@@ -85,14 +97,10 @@ class NotAKernelError(TypeError):
 #: Mistakes in the learner's code that entry points report as text, not as a traceback.
 LEARNER_ERRORS = (*KERNEL_ERRORS, NotAKernelError)
 
-COLUMNS = (("global_reads", "Global Reads"), ("global_writes", "Global Writes"),
-           ("shared_reads", "Shared Reads"), ("shared_writes", "Shared Writes"))
-
-
 class MetalProblem:
     def __init__(self, name: str, fn: Callable[..., MetalKernel], inputs: Sequence[Any], output_shape: Sequence[int],
                  grid: Sequence[int] = (1, 1, 1), threadgroup: Sequence[int] = (1, 1, 1),
-                 spec: Callable | None = None, *, puzzle: Puzzle | None = None, output_dtype: Any = mx.float32,
+                 spec: Callable | None = None, *, puzzle: Puzzle | None = None, output_dtype: Any = None,
                  init_value: float | None = None, seed: int = 0) -> None:
         self.name = name
         self.fn = fn
@@ -102,6 +110,8 @@ class MetalProblem:
         self.threadgroup = tuple(int(t) for t in threadgroup)
         self.puzzle = puzzle if puzzle is not None else find_puzzle(name)
         self.spec = spec if spec is not None else (self.puzzle.spec if self.puzzle else None)
+        if output_dtype is None:  # the puzzle's (indices are uint32), else MLX's usual float32
+            output_dtype = self.puzzle.output_dtype if self.puzzle is not None else mx.float32
         self.output_dtype = dtype_name(output_dtype)
         self.seed = seed
         if init_value is None and self.puzzle is not None:
@@ -123,7 +133,8 @@ class MetalProblem:
     def launch_options(self) -> LaunchOptions:
         return LaunchOptions(self.output_dtype, self.init_value, self.budget.uses_cost,
                              self.puzzle.threadgroup_constant if self.puzzle else None,
-                             self.puzzle.buffer_positions if self.puzzle else None)
+                             self.puzzle.buffer_positions if self.puzzle else None,
+                             self.puzzle.pipeline if self.puzzle else None)
 
     def cases(self) -> list[Case]:
         """This problem's visible test (the contract) and the puzzle's hidden tests, each marked
@@ -151,14 +162,15 @@ class MetalProblem:
         puzzle sets one, its limit ('budget'; '-' for none). ``str()`` of it is the text."""
         counts = result.counts.max()
         budget = self.puzzle.budget if self.puzzle else Budget()
-        show_atomics = counts.get("atomics") or budget.atomics is not None
-        cols = list(COLUMNS) + ([("atomics", "Atomics")] if show_atomics else [])
+        # Atomics get a column only in kernels that use them or puzzles that limit them.
+        show_atomics = counts.get(Counter.ATOMICS) or budget.atomics is not None
+        cols = [c for c in Counter if c != Counter.ATOMICS or show_atomics]
         limits = budget.limits()
-        over = [k for k, (key, _) in enumerate(cols) if key in limits and counts.get(key, 0) > limits[key]]
-        rows = [table_row("yours", [str(counts.get(key, "-")) for key, _ in cols], over)]
+        over = [k for k, c in enumerate(cols) if c in limits and counts.get(c, 0) > limits[c]]
+        rows = [table_row("yours", [str(counts.get(c, "-")) for c in cols], over)]
         if limits:
-            rows.append(table_row("budget", [str(limits.get(key, "-")) for key, _ in cols]))
-        return Table(tuple(label for _, label in cols), tuple(rows),
+            rows.append(table_row("budget", [str(limits.get(c, "-")) for c in cols]))
+        return Table(tuple(c.heading for c in cols), tuple(rows),
                      above=(f"# {self.name}", "", "Score (Max Per Thread):"))
 
     def cost_table(self, result: RunResult) -> Table:
@@ -289,6 +301,8 @@ class MetalProblem:
         """On a Mac with Metal, also run the visible test on the GPU and say whether it agrees."""
         if not metal_available() or not outcomes or outcomes[0].yours is None:
             return None
+        if self.puzzle is not None and self.puzzle.pipeline is not None:
+            return None  # the GPU path launches one kernel; a pipeline's stages run in the simulator only
         case = outcomes[0].case
         kernel = self.fn(*[mx.array(x) for x in case.inputs])
         try:
@@ -362,10 +376,32 @@ class GradProblem:
         result = run_grad_checks(self.puzzle, self.op, self.seed)
         record_progress(self.puzzle.id, result)
         if not quiet:
-            if _shows_rich_output():
-                show_report(result)
-            else:
-                print(result.report(terminal_width()))
+            present_report(result)
+            result.printed = True
+        return result
+
+
+class DecodeStepProblem:
+    """The notebook side of Part V's finale: a tiny transformer's decode step on your kernels
+    (notebook test functions or MetalKernels), checked against the model in MLX operations."""
+
+    def __init__(self, *, rms_norm: KernelLike, rope: KernelLike, quantized_matvec: KernelLike,
+                 decode_attention: KernelLike, argmax: KernelLike, seed: int = 0) -> None:
+        self.kernels = DecodeKernels(rms_norm, rope, quantized_matvec, decode_attention, argmax)
+        self.puzzle = DECODE_STEP
+        self.seed = seed
+
+    def show(self) -> None:
+        """Decode the visible test's prompt on your kernels and say what it gave."""
+        result = self.puzzle.check_prompts(self.kernels, [self.puzzle.visible])
+        print(f"# {self.puzzle.title}\n")
+        present_report(result)
+
+    def check(self, quiet: bool = False) -> CheckResult:
+        result = self.puzzle.check_wired(self.kernels, self.seed)
+        record_progress(self.puzzle.id, result)
+        if not quiet:
+            present_report(result)
             result.printed = True
         return result
 

@@ -10,15 +10,19 @@ whose list holds it.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..checking import GradPuzzle, Puzzle
+from ..checking import Puzzle, WiredPuzzle
 from ..host.kernel import MetalKernel
 from .solutions import solution_file
 
-if TYPE_CHECKING:
-    from importlib.resources.abc import Traversable  # novermin (type checking only)
+if TYPE_CHECKING:  # Traversable moved to importlib.resources.abc in Python 3.11
+    if sys.version_info >= (3, 11):
+        from importlib.resources.abc import Traversable  # novermin (type checking only)
+    else:
+        from importlib.abc import Traversable
 
 
 @dataclass(frozen=True)
@@ -40,9 +44,12 @@ class Entry:
     #: A file of the solutions folder with the header the reference solution runs with, where it
     #: differs from the puzzle's (the occupancy puzzle's answer is its TG); None: the puzzle's own.
     header_file: str | None = None
+    #: Notebook lines after the visible test's (before the problem and its ``show()``) that teach
+    #: a way to debug the kernel (a pipeline's stages run one by one against NumPy); None: none.
+    debugging: str | None = None
 
     def __post_init__(self) -> None:
-        if self.setup is None and not isinstance(self.puzzle, GradPuzzle):
+        if self.setup is None and not isinstance(self.puzzle, WiredPuzzle):
             raise ValueError(f"puzzle {self.puzzle.id!r}: a kernel puzzle's entry needs the notebook lines "
                              "that build its visible test (setup)")
 

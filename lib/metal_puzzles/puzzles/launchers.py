@@ -11,13 +11,20 @@ from __future__ import annotations
 from typing import Any
 
 import mlx.core as mx
+import numpy as np
 
-from ..checking import launch
+from ..checking import as_kernel, launch
+from ..checking.pipeline import run_pipeline
+from ..msl import SanitizeMode
 from .q05_segment_sum_large import TG as LARGE_TG
 from .t01_rms_norm import TG as RMS_TG
 from .t03_quantized_matvec import ROWS as QMV_ROWS
 from .t04_decode_attention import TG as ATTENTION_TG
 from .t05_argmax import TG as ARGMAX_TG
+from .t06_topk import TG as TOPK_TG
+from .t06_topk import K as TOPK_K
+from .t07_radix_pipeline import PIPELINE as RADIX_PIPELINE
+from .t07_radix_pipeline import pass_case
 
 
 def _n(value: Any) -> int:
@@ -115,6 +122,27 @@ def run_decode_attention(kernel: Any, q: mx.array, k: mx.array, v: mx.array, **o
 
 
 def run_argmax(kernel: Any, x: mx.array, **options: Any) -> mx.array:
-    """Argmax with V.4's kernel: one threadgroup per row; uint32 indices."""
+    """Argmax with V.5's kernel: one threadgroup per row; uint32 indices."""
     rows = x.shape[0]
     return launch(kernel, [x], (rows,), (ARGMAX_TG, rows, 1), (ARGMAX_TG, 1, 1), output_dtype=mx.uint32, **options)
+
+
+def run_topk(kernel: Any, x: mx.array, **options: Any) -> mx.array:
+    """Top-k with V.6's kernel: one threadgroup per row; uint32 indices, K a row."""
+    rows = x.shape[0]
+    return launch(kernel, [x], (rows, TOPK_K), (TOPK_TG, rows, 1), (TOPK_TG, 1, 1), output_dtype=mx.uint32,
+                  **options)
+
+
+def run_radix_pass(kernel: Any, keys: mx.array, shift: int, **options: Any) -> mx.array:
+    """One radix sort pass with V.7's shader: its histogram, scan and scatter kernels in turn, as the
+    puzzle's host runs them; the keys ordered by the digit at ``shift``, stably. A finding in any
+    stage raises (``sanitize``, as for every launcher); ``max_steps`` bounds each stage."""
+    if keys.size == 0:
+        return mx.zeros((0,), dtype=mx.uint32)
+    case = pass_case(np.asarray(keys), int(shift), "radix pass")
+    run = run_pipeline(RADIX_PIPELINE, as_kernel(kernel, [keys]), case, "uint32", max_steps=options.get("max_steps"),
+                       sanitize=SanitizeMode(options.get("sanitize", SanitizeMode.ERROR)))
+    if run.stopped is not None:
+        raise RuntimeError(f"the radix pass's '{run.kernel_name}' kernel did not finish ({run.stopped})")
+    return mx.array(run.outputs[0])

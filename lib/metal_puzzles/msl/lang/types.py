@@ -10,6 +10,7 @@ from functools import cache
 
 import numpy as np
 
+from .metal_namespace import strip_metal_namespace
 from .pycompat import StrEnum
 
 
@@ -103,7 +104,7 @@ SCALAR_ALIASES = {
 }
 
 #: NumPy-style dtype names (as used by the kernel API) to MSL scalar types.
-DTYPE_NAMES = {
+DTYPE_NAMES: dict[str, ScalarType] = {
     "bool": BOOL, "int8": CHAR, "uint8": UCHAR, "int16": SHORT, "uint16": USHORT,
     "int32": INT, "uint32": UINT, "int64": LONG, "uint64": ULONG, "float16": HALF,
     "bfloat16": BFLOAT, "float32": FLOAT,
@@ -154,7 +155,8 @@ class ArrayType(Type):
     n: int
 
     def __str__(self) -> str:
-        inner, dims = self, ""
+        inner: Type = self
+        dims = ""
         while isinstance(inner, ArrayType):
             dims += f"[{inner.n}]"
             inner = inner.elem
@@ -274,7 +276,7 @@ _SIMDGROUP_MATRIX_NAME = re.compile(r"simdgroup_(float|half|bfloat)8x8")
 
 def lookup_builtin_type(name: str) -> Type | None:
     """Resolve a builtin type name such as 'float', 'uint32_t', 'half4', 'packed_float3'."""
-    name = name.removeprefix("metal::")
+    name = strip_metal_namespace(name)
     name = SCALAR_ALIASES.get(name, name)
     if name in SCALARS:
         return SCALARS[name]
@@ -292,13 +294,13 @@ def lookup_builtin_type(name: str) -> Type | None:
     packed = name.startswith("packed_")
     base = name.removeprefix("packed_")
     if base and base[-1] in "234":
-        elem = SCALAR_ALIASES.get(base[:-1], base[:-1])
-        if elem in SCALARS and elem in VECTOR_ELEMS:
-            return vector(SCALARS[elem], int(base[-1]), packed)
+        elem_name = SCALAR_ALIASES.get(base[:-1], base[:-1])
+        if elem_name in SCALARS and elem_name in VECTOR_ELEMS:
+            return vector(SCALARS[elem_name], int(base[-1]), packed)
     if name.startswith("atomic_"):
-        elem = {"atomic_int": INT, "atomic_uint": UINT, "atomic_float": FLOAT, "atomic_bool": BOOL}.get(name)
-        if elem is not None:
-            return AtomicType(elem)
+        atomic_elem = {"atomic_int": INT, "atomic_uint": UINT, "atomic_float": FLOAT, "atomic_bool": BOOL}.get(name)
+        if atomic_elem is not None:
+            return AtomicType(atomic_elem)
     return None
 
 

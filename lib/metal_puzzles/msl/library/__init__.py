@@ -8,19 +8,22 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..lang.metal_namespace import strip_metal_namespace
 from ..lang.types import Type
 from . import atomics, integer, math, matrix, simd, simdgroup_matrix, sync  # noqa: F401  (each registers its builtins)
 from .base import BUILTINS, Builtin
 from .constants import NUMERIC_LIMITS, lookup_constant
 from .std_types import STD_TYPES_SOURCE
 
-_NAMESPACES = ("metal::precise::", "metal::fast::", "precise::", "fast::", "metal::", "simd::")
+#: Namespaces whose functions are the library's own under their plain names, within ``metal``
+#: (``metal::fast::exp``, ``precise::exp``) or beside it (``simd::``).
+_INNER_NAMESPACES = ("precise::", "fast::", "simd::")
 
 
 def lookup_builtin(name: str) -> Builtin | None:
     """The builtin a (possibly qualified) name calls, or None."""
-    plain = name
-    for prefix in _NAMESPACES:
+    plain = strip_metal_namespace(name)
+    for prefix in _INNER_NAMESPACES:
         if plain.startswith(prefix):
             plain = plain[len(prefix):]
             break

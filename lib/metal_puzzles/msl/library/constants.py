@@ -7,6 +7,7 @@ import math
 import numpy as np
 
 from ..lang.errors import CompileError
+from ..lang.metal_namespace import strip_metal_namespace
 from ..lang.types import (
     BFLOAT,
     BOOL,
@@ -52,7 +53,7 @@ def _limit(ty: ScalarType, member: str, node) -> float | int:
         return {"max": 1, "min": 0, "lowest": 0}.get(member, 0)
     if ty.is_int:
         info = np.iinfo(ty.dtype)
-        table = {"max": info.max, "min": info.min, "lowest": info.min, "finite_max": info.max,
+        table: dict[str, float | int] = {"max": info.max, "min": info.min, "lowest": info.min, "finite_max": info.max,
                  "finite_min": info.min}
     else:
         info = np.finfo(np.float16 if ty == HALF else np.float32)
@@ -109,7 +110,7 @@ _INT_CONSTANTS = {
 
 
 def lookup_constant(name: str, targs, ck) -> tuple[Type, object] | None:
-    plain = name.removeprefix("metal::")
+    plain = strip_metal_namespace(name)
     if plain in _FLOAT_CONSTANTS:
         return FLOAT, _FLOAT_CONSTANTS[plain]
     if plain in _HALF_CONSTANTS:

@@ -17,6 +17,7 @@ from typing import Any
 
 from ..front import ast
 from ..lang.errors import CompileError
+from ..lang.metal_namespace import strip_metal_namespace
 from ..lang.types import BOOL, PointerType, ScalarType, Type, VectorType
 
 
@@ -43,7 +44,7 @@ TRAIT_NAMES = {*UNARY_TRAITS, "is_same"}
 
 def trait_base(name: str) -> str | None:
     """The trait a name reads (``metal::is_same_v`` and ``is_same<>::value`` are ``is_same``)."""
-    plain = name.removeprefix("::").removeprefix("metal::")
+    plain = strip_metal_namespace(name)
     for suffix in ("_v", "<>::value"):
         if plain.endswith(suffix) and plain[: -len(suffix)] in TRAIT_NAMES:
             return plain[: -len(suffix)]

@@ -17,7 +17,7 @@ count what decides a kernel's speed on real hardware:
   reading one word share it (a broadcast). Accesses wider than 4 bytes are served in phases of
   ``banks x bank_width`` bytes (8-byte accesses by half SIMD-groups, 16-byte by quarters), as
   NVIDIA documents. A conflict is a wavefront beyond the minimum;
-* barriers executed (priced as a wait each), arithmetic by kind (``run.ops.OpKind``), unique bytes read and written;
+* barriers executed (priced as a wait each), arithmetic by kind (``run.op_kinds.OpKind``), unique bytes read and written;
 * occupancy from the threadgroup size and threadgroup memory, and a roofline estimate of the
   time on a GPU model, naming the bound (``roofline``).
 
@@ -39,9 +39,10 @@ import numpy as np
 
 from ..lang.errors import Pos
 from ..lang.types import AddressSpace
+from ..run.counters import Counted
 from ..run.lanes import Lanes
-from ..run.memory import AccessKind, Counted, Memory
-from ..run.ops import OpKind
+from ..run.memory import AccessKind, Memory
+from ..run.op_kinds import OpKind
 from .gpu_models import GpuModel, MemoryModel
 from .roofline import REGISTERS_UNKNOWN, Occupancy, TimeEstimate, Workload, estimate_time, occupancy
 

@@ -27,7 +27,7 @@ from types import MappingProxyType
 
 from ..lang.errors import ArgumentError
 from ..lang.pycompat import StrEnum
-from ..run.ops import OpKind
+from ..run.op_kinds import OpKind
 
 
 class Evidence(StrEnum):

@@ -210,7 +210,7 @@ def flatten_events(events: list[AccessEvent], group: int | None, lane: int | Non
     """Events as element accesses, thread by thread, optionally filtered. Each event's selected
     fields are converted to Python numbers in one go (not element by element): a traced loop
     makes millions of them."""
-    out = []
+    out: list[ElementAccess] = []
     for e in events:
         sel = None
         if lane is not None:  # the common case of the explorer: one thread among many

@@ -11,7 +11,7 @@ from ...lang.types import (
     promote,
 )
 from .. import ast
-from ..parser import AliasStmt
+from ..parser.statements import AliasStmt
 from .state import CheckerState, Scope
 
 

@@ -1,0 +1,113 @@
+"""C's arithmetic on lane values: binary operators in the operands' common type (integer
+division by zero reported, shift counts masked as the GPU does, bfloat rounded), and
+``as_type`` reinterpreting bits."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, cast
+
+import numpy as np
+
+from ...front import ast
+from ...front.symbols import VarKind
+from ...lang.errors import Pos
+from ...lang.types import BFLOAT, BOOL, ScalarType, Type, VectorType
+from ...lang.values import c_divmod, round_bfloat
+from ..finding_kinds import kind_entry
+from ..findings import FindingKind
+from ..runtime import Ctx
+from .masks import Mask
+
+
+def _scalar(ty: Type) -> ScalarType:
+    """The scalar type of a scalar or of a vector's components."""
+    return ty.elem if isinstance(ty, VectorType) else cast(ScalarType, ty)
+
+
+def arith_fn(op: str, ty: Type) -> Callable[[Any, Any], Any]:
+    """The NumPy function computing ``x op y`` for operands of type ``ty`` (no checks)."""
+    elem = _scalar(ty)
+    table = {
+        "+": np.add, "-": np.subtract, "*": np.multiply, "/": np.divide,
+        "&": np.bitwise_and, "|": np.bitwise_or, "^": np.bitwise_xor,
+        "==": np.equal, "!=": np.not_equal, "<": np.less, ">": np.greater,
+        "<=": np.less_equal, ">=": np.greater_equal,
+    }
+    if elem == BOOL and op in ("&", "|", "^"):
+        return {"&": np.logical_and, "|": np.logical_or, "^": np.logical_xor}[op]
+    f = table[op]
+    if elem == BFLOAT and op in ("+", "-", "*", "/"):
+        return lambda a, b: round_bfloat(f(a, b))
+    return f
+
+
+def binary_op(op: str, ty: Type, pos: Pos) -> Callable[[Ctx, Mask, Any, Any], Any]:
+    """f(ctx, mask, x, y) computing 'x op y' in type ty (both operands already converted)."""
+    elem = _scalar(ty)
+    if op in ("/", "%") and elem.is_int:
+        def intdiv(c, m, x, y):
+            out, zero_b = c_divmod(x, y, op)
+            if np.any(zero_b):
+                zb = np.any(zero_b, axis=-1) if np.ndim(zero_b) > 1 or (isinstance(ty, VectorType) and np.ndim(zero_b) == 1) else zero_b
+                _report_div_zero(c, m, zb, pos, op)
+            return out
+        return intdiv
+    if op in ("<<", ">>"):
+        left_dtype = elem.dtype
+        mask_bits = np.int64(elem.bits - 1)
+        sh = np.left_shift if op == "<<" else np.right_shift
+
+        def shift(c, m, x, y):
+            s = (np.asarray(y).astype(np.int64) & mask_bits).astype(left_dtype)
+            r = sh(x, s)
+            return r.astype(left_dtype) if np.ndim(r) else left_dtype.type(r)
+        return shift
+    f = arith_fn(op, ty)
+    return lambda c, m, x, y: f(x, y)
+
+
+def _report_div_zero(c: Ctx, m: Mask, zero_b: Any, pos: Pos, op: str) -> None:
+    lanes = zero_b if m is None else (np.broadcast_to(zero_b, (c.n,)) & m)
+    if np.ndim(lanes) == 0:
+        lanes = c.full() if (lanes and m is None) else (m if lanes else None)
+    if lanes is not None and np.any(lanes):
+        lane = int(np.flatnonzero(lanes)[0])
+        what = "division" if op == "/" else "remainder"
+        c.report(FindingKind.DIVISION_BY_ZERO, pos, lanes, f"{c.lanes.label(lane)} computes an integer {what} by zero "
+                 f"(undefined on the GPU; the simulator uses 0): {kind_entry(FindingKind.DIVISION_BY_ZERO).fix}")
+
+
+def constant_int(e: ast.Expr | None) -> int | None:
+    """The value of an integer literal or named integer constant (through conversions), else None."""
+    while isinstance(e, ast.Convert | ast.Cast):
+        e = e.operand
+    if isinstance(e, ast.IntLit):
+        return e.value
+    if isinstance(e, ast.Name) and e.symbol is not None and e.symbol.kind == VarKind.CONST:
+        v = e.symbol.const_value
+        return v if isinstance(v, int) and not isinstance(v, bool) else None
+    return None
+
+
+def bitcast(v: Any, src: Type, dst: Type) -> Any:
+    """``as_type<dst>(v)``: the bits of ``v`` (of type ``src``, per lane or uniform) read as ``dst``."""
+    s_elem = _scalar(src)
+    d_elem = _scalar(dst)
+    a = np.asarray(v)
+    if s_elem == BFLOAT:
+        a = (a.astype(np.float32).view(np.uint32) >> np.uint32(16)).astype(np.uint16)
+    s_n = src.n if isinstance(src, VectorType) else 1
+    d_n = dst.n if isinstance(dst, VectorType) else 1
+    lanes = a.shape[0] if a.ndim > (1 if s_n > 1 else 0) else None
+    a = np.ascontiguousarray(a.reshape((lanes if lanes is not None else 1), s_n))
+    target = np.uint16 if d_elem == BFLOAT else d_elem.dtype
+    out = a.view(target).reshape((lanes if lanes is not None else 1), d_n)
+    if d_elem == BFLOAT:
+        out = (out.astype(np.uint32) << np.uint32(16)).view(np.float32)
+    if d_n == 1:
+        out = out[:, 0]
+    if lanes is None:
+        out = out[0]
+        return out if d_n > 1 else out[()]
+    return out

@@ -1,0 +1,213 @@
+"""Operators compiled: unary and binary arithmetic (counted in the cost model's variant),
+increments, assignments, '&&' and '||' (the right side only for the lanes that need it), '?:'
+(each side for its own lanes), the comma, and pointer arithmetic."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...front import ast
+from ...lang.errors import CompileError, KernelRuntimeError, Pos
+from ...lang.types import (
+    BFLOAT,
+    ArrayType,
+    MatrixType,
+    PointerType,
+    ScalarType,
+    VectorType,
+    units_in,
+)
+from ...lang.values import cast, round_bfloat, type_ndim
+from .. import matrices
+from ..memory import Ptr, view_of
+from .arithmetic import arith_fn, binary_op
+from .locations import MemLoc
+from .masks import and_mask, andnot_mask, empty, merge_ptr
+from .pointers import deref
+from .state import CodeGenState, Fn
+
+
+class Operators(CodeGenState):
+    def x_Unary(self, e: ast.Unary) -> Fn:
+        op = e.op
+        if op in ("++", "--"):
+            return self.incdec(e.operand, op, prefix=True, pos=e.pos)
+        if op == "&":
+            lv = self.lvalue(e.operand)
+
+            def address(c, m):
+                loc = lv(c, m)
+                if not isinstance(loc, MemLoc):
+                    raise KernelRuntimeError("cannot take the address of this value", e.pos)
+                return Ptr(loc.mem, loc.off)
+            return address
+        if op == "*":
+            ptr = self.expr(e.operand)
+            ty = e.ty
+            pos = e.pos
+            if isinstance(ty, ArrayType):
+                return ptr
+            view = view_of(ty)
+            return lambda c, m: deref(c, ptr(c, m), m, view, pos)
+        f = self.expr(e.operand)
+        if op == "-":
+            return lambda c, m: np.negative(f(c, m))
+        if op == "+":
+            return f
+        if op == "~":
+            return lambda c, m: np.invert(f(c, m))
+        if op == "!":
+            return lambda c, m: np.logical_not(f(c, m))
+        raise CompileError(f"unsupported operator '{op}'", e.pos)
+
+    def x_Postfix(self, e: ast.Postfix) -> Fn:
+        return self.incdec(e.operand, e.op, prefix=False, pos=e.pos)
+
+    def incdec(self, target: ast.Expr, op: str, prefix: bool, pos: Pos) -> Fn:
+        """'++' or '--' on ``target``, giving the new value (prefix) or the old one."""
+        lv = self.lvalue(target)
+        ty = target.ty
+        if isinstance(ty, PointerType):
+            stride = units_in(ty.pointee)
+            delta = np.int64(stride if op == "++" else -stride)
+
+            def ptr_step(c, m):
+                loc = lv(c, m)
+                old = loc.load(c, m)
+                new = old.moved(delta)
+                loc.store(c, new, m)
+                return new if prefix else old
+            return ptr_step
+        elem = ty.elem if isinstance(ty, VectorType) else ty
+        one = elem.dtype.type(1)
+        f = np.add if op == "++" else np.subtract
+        rnd = round_bfloat if elem == BFLOAT else None
+
+        def step(c, m):
+            loc = lv(c, m)
+            old = loc.load(c, m)
+            new = f(old, one)
+            if rnd is not None:
+                new = rnd(new)
+            loc.store(c, new, m)
+            return new if prefix else old
+        return self.binary_counted(step, "+", ty, pos)
+
+    def x_Binary(self, e: ast.Binary) -> Fn:
+        op = e.op
+        if op in ("&&", "||"):
+            return self._logical(e)
+        lt, rt = e.left.ty, e.right.ty
+        if isinstance(lt, PointerType) or isinstance(rt, PointerType):
+            return self._pointer_binary(e)
+        a, b = self.expr(e.left), self.expr(e.right)
+        if e.matrix_op is not None:
+            mf = matrices.binary(e.matrix_op, op)
+            return lambda c, m: mf(a(c, m), b(c, m))
+        f = binary_op(op, e.op_ty, e.pos)
+        return self.binary_counted(lambda c, m: f(c, m, a(c, m), b(c, m)), op, e.op_ty, e.pos, e.right)
+
+    def _logical(self, e: ast.Binary) -> Fn:
+        a, b = self.expr(e.left), self.expr(e.right)
+        is_and = e.op == "&&"
+
+        def logical(c, m):
+            x = a(c, m)
+            if np.ndim(x) == 0:
+                if bool(x) != is_and:
+                    return np.bool_(not is_and)
+                return b(c, m)
+            sub = and_mask(c, m, x) if is_and else andnot_mask(c, m, x)
+            if empty(sub):
+                return x
+            y = b(c, sub)
+            if is_and:
+                return x & y
+            return x | y
+        return logical
+
+    def _pointer_binary(self, e: ast.Binary) -> Fn:
+        a, b = self.expr(e.left), self.expr(e.right)
+        op = e.op
+        if isinstance(e.ty, PointerType):
+            stride = np.int64(units_in(e.ty.pointee))
+            sign = -1 if op == "-" else 1
+
+            def ptr_add(c, m):
+                p = a(c, m)
+                k = b(c, m)
+                return p.moved(sign * np.asarray(k, dtype=np.int64) * stride)
+            return ptr_add
+        stride = np.int64(units_in(e.left.ty.pointee))
+        if op == "-":
+            return lambda c, m: (a(c, m).off - b(c, m).off) // stride
+        f = arith_fn(op, ScalarType("long", "int", 64, True, 4))
+        return lambda c, m: f(a(c, m).off, b(c, m).off)
+
+    def x_Assign(self, e: ast.Assign) -> Fn:
+        lv = self.lvalue(e.target)
+        val = self.expr(e.value)
+        tt = e.target.ty
+        if e.op == "=" or isinstance(tt, MatrixType):  # a matrix's 'a op= b': the checker made the value 'a op b'
+            def assign(c, m):
+                v = val(c, m)
+                lv(c, m).store(c, v, m)
+                return v
+            return assign
+        op = e.op[:-1]
+        if isinstance(tt, PointerType):
+            stride = np.int64(units_in(tt.pointee))
+            sign = -1 if op == "-" else 1
+
+            def ptr_compound(c, m):
+                loc = lv(c, m)
+                p = loc.load(c, m)
+                new = p.moved(sign * np.asarray(val(c, m), dtype=np.int64) * stride)
+                loc.store(c, new, m)
+                return new
+            return ptr_compound
+        op_ty = e.op_ty
+        f = binary_op(op, op_ty, e.pos)
+        cur_t = tt
+        rhs_t = e.value.ty
+        shift = op in ("<<", ">>")
+
+        def compound(c, m):
+            loc = lv(c, m)
+            cur = loc.load(c, m)
+            rhs = val(c, m)
+            res = f(c, m, cast(cur, cur_t, op_ty), rhs if shift else cast(rhs, rhs_t, op_ty))
+            new = cast(res, op_ty, cur_t)
+            loc.store(c, new, m)
+            return new
+        return self.binary_counted(compound, op, op_ty, e.pos, e.value)
+
+    def x_Ternary(self, e: ast.Ternary) -> Fn:
+        cond, a, b = self.expr(e.cond), self.expr(e.then), self.expr(e.other)
+        vec = type_ndim(e.ty)
+
+        def ternary(c, m):
+            k = cond(c, m)
+            if np.ndim(k) == 0:
+                return a(c, m) if k else b(c, m)
+            mt = and_mask(c, m, k)
+            mf = andnot_mask(c, m, k)
+            if empty(mf):
+                return a(c, mt)
+            if empty(mt):
+                return b(c, mf)
+            x, y = a(c, mt), b(c, mf)
+            if isinstance(x, Ptr):
+                return merge_ptr(k, x, y)
+            return np.where(k.reshape(k.shape + (1,) * vec) if vec else k, x, y)
+        return ternary
+
+    def x_Comma(self, e: ast.Comma) -> Fn:
+        fns = [self.expr(x) for x in e.exprs]
+
+        def comma(c, m):
+            v = None
+            for f in fns:
+                v = f(c, m)
+            return v
+        return comma
