@@ -449,3 +449,39 @@ def test_check_prints_at_the_terminals_width_and_shows_a_page_its_paragraphs(mon
     assert data["text/plain"] == result.report(width=None)
     assert "mp-report-line" in data["text/html"] and "race: line 9" in data["text/html"]
     assert kw["metadata"][METADATA_KEY]["check"]["kernel"] == puzzle.kernel_name
+
+
+def test_a_verdict_shown_by_itself_in_a_notebook_is_wrapped_once(monkeypatch, capsys):
+    """A CheckResult displayed on its own (``result`` as a cell's last line, or check_source's
+    verdict) shows as check() does in Jupyter: paragraphs one line each, as text and HTML, which
+    the page wraps once; not printed at 100 columns for the page to wrap again. One that check()
+    has already shown is not shown twice."""
+    from IPython.core.formatters import DisplayFormatter
+
+    import metal_puzzles.notebook.problem as problem_module
+
+    class Shell:
+        display_formatter = DisplayFormatter()
+
+    shell = Shell()
+    problem_module.register_verdict_display(shell)
+    shown = []
+    monkeypatch.setattr("IPython.display.display", lambda data, **kw: shown.append(data))
+    result = check_source(get_puzzle("dot_product"), _RACY_DOT)
+    assert shell.display_formatter.ipython_display_formatter(result)
+    ((data,),) = [shown]
+    assert data["text/plain"] == result.report(width=None) and "mp-report-line" in data["text/html"]
+    assert capsys.readouterr().out == ""
+    result.printed = True
+    shown.clear()
+    shell.display_formatter.ipython_display_formatter(result)
+    assert shown == [] and capsys.readouterr().out == ""
+
+
+def test_a_verdict_shown_in_a_terminal_is_printed_at_its_width(monkeypatch, capsys):
+    import metal_puzzles.checking.verdict as verdict_module
+
+    monkeypatch.setattr(verdict_module, "terminal_width", lambda: 60)
+    result = check_source(get_puzzle("dot_product"), _RACY_DOT)
+    result._ipython_display_()
+    assert capsys.readouterr().out.strip() == result.report(width=60).strip()

@@ -27,7 +27,7 @@ from .budget_detail import count_details
 from .pipeline import PipelineRun
 from .puzzle import Budget, Case
 from .tolerance import mismatch
-from .wording import REPORT_WIDTH, plural, report_width, wrap
+from .wording import REPORT_WIDTH, plural, report_width, terminal_width, wrap
 
 
 class CaseStatus(StrEnum):
@@ -236,9 +236,11 @@ class CheckResult:
                 f"within_budget={self.within_budget}{notes})")
 
     def _ipython_display_(self) -> None:
-        # In a notebook, check() has already printed the verdict; showing it twice is noise.
+        # check() has already shown the verdict; showing it twice is noise. In a Jupyter kernel the
+        # notebook face registers its own display for verdicts (paragraphs the page wraps once,
+        # ``notebook.problem.register_verdict_display``); this is the terminal's.
         if not self.printed:
-            print(self.report())
+            print(self.report(terminal_width()))
 
     def report(self, width: int | None = REPORT_WIDTH) -> str:
         """The verdict as a learner reads it: what passed, and the first thing to fix; its prose

@@ -74,6 +74,29 @@ def show_report(result: CheckResult, metadata: dict | None = None) -> None:
     display({"text/plain": text, "text/html": report_html(text)}, raw=True, metadata=metadata or {})
 
 
+def _display_verdict(result: CheckResult) -> None:
+    if not result.printed:  # check() has shown it already
+        show_report(result)
+
+
+def register_verdict_display(shell: object) -> None:
+    """Show a CheckResult displayed on its own (a cell's last line) as check() shows it, wrapped
+    once by the page: IPython's display formatter asks registered printers before an object's own
+    ``_ipython_display_``, whose layer (checking) imports no IPython."""
+    formatter = getattr(getattr(shell, "display_formatter", None), "ipython_display_formatter", None)
+    if formatter is not None:
+        formatter.for_type(CheckResult, _display_verdict)
+
+
+def _register_in_this_kernel() -> None:
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover - IPython comes with the notebook extras
+        return
+    if _shows_rich_output():
+        register_verdict_display(get_ipython())
+
+
 def present_report(result: CheckResult) -> None:
     """A verdict where the learner is: shown in a notebook (``show_report``), printed at the
     terminal's width elsewhere."""
@@ -420,3 +443,6 @@ def explore(target: MetalProblem | MetalKernel | SimulatedKernel | ShaderKernelF
             print(err)
             return None
     return explore_run(target, title)
+
+
+_register_in_this_kernel()
