@@ -33,7 +33,7 @@ from ..msl import RunResult
 from ..msl.lang.types import AddressSpace
 from ..msl.observe.cost import CostProfile, conflict_ways, segments_touched
 from ..msl.observe.trace import AccessEvent, Recorder
-from ..msl.run.memory import AccessKind
+from ..msl.run.access_kind import AccessKind
 from .draw import RunDiagram
 from .style import text_width, wrap_to_width
 from .svg_text import Anchor, PlacedText, anchored_text, box_path, text_batch

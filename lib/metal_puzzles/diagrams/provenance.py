@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from ..msl import RunResult
 from ..msl.lang.types import AddressSpace
 from ..msl.observe.trace import ElementAccess
-from ..msl.run.memory import AccessKind
+from ..msl.run.access_kind import AccessKind
 from .model import Arrow
 from .style import MUTED
 

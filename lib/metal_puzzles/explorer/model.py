@@ -22,7 +22,7 @@ from ..msl import RunResult
 from ..msl.lang.types import AddressSpace
 from ..msl.observe.cost import conflict_ways, segments_touched
 from ..msl.observe.trace import AccessEvent, BarrierEvent, ElementAccess, Recorder, flatten_events
-from ..msl.run.memory import AccessKind
+from ..msl.run.access_kind import AccessKind
 
 
 @dataclass(frozen=True)

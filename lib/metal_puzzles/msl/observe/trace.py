@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..lang.types import AddressSpace
-from ..run.memory import AccessKind
+from ..run.access_kind import AccessKind
 from .provenance import sources_of, track
 
 

@@ -18,12 +18,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cache
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..lang.errors import KernelRuntimeError
-from ..lang.pycompat import StrEnum
 from ..lang.types import (
     BFLOAT,
     AddressSpace,
@@ -40,26 +38,11 @@ from ..lang.types import (
     unit_of,
 )
 from ..lang.values import round_bfloat
-
-if TYPE_CHECKING:  # counters.py imports AccessKind from here
-    from .counters import Counted
+from .counters import Counted
 
 #: Regions (one per threadgroup or thread) start at multiples of this many bytes, so every
 #: scalar view of a memory object addresses each region with whole units.
 REGION_ALIGN = 8
-
-
-class AccessKind(StrEnum):
-    """What an access does to an element."""
-
-    READ = "read"
-    WRITE = "write"
-    ATOMIC = "atomic"  # a read-modify-write
-
-    @property
-    def verb(self) -> str:
-        """What a thread does with this access, as messages say it ('thread 3 reads a[9]')."""
-        return {AccessKind.READ: "reads", AccessKind.WRITE: "writes", AccessKind.ATOMIC: "atomically updates"}[self]
 
 
 def memory_dtype(scalar: ScalarType) -> np.dtype:

@@ -14,6 +14,7 @@ import numpy as np
 
 from ..lang.errors import KernelRuntimeError, Pos
 from ..lang.types import AddressSpace, MemFlags
+from .access_kind import AccessKind
 from .counters import Counter
 from .findings import (
     Finding,
@@ -33,7 +34,7 @@ from .hints import (
     step_budget_advice,
 )
 from .lanes import Lanes
-from .memory import AccessKind, Memory, Ptr, SplitPtr, View, rescale, view_of
+from .memory import Memory, Ptr, SplitPtr, View, rescale, view_of
 
 #: A run stops once it has this many findings: enough to say what is wrong.
 MAX_FINDINGS = 200

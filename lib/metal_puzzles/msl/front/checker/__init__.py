@@ -18,14 +18,14 @@ from ..symbols import Var, VarKind
 from .calls import Calls
 from .conversions import Conversions
 from .declarations import Declarations
-from .entries import ArgumentBufferEntry, TypeEntry, VariableTemplateEntry
+from .entries import ArgumentBufferEntry, Scope, TypeEntry, VariableTemplateEntry
 from .expressions import Expressions
 from .helpers import addressed_names
 from .matrices import Matrices
 from .namespaces import NamespaceLookup
 from .operators import OperatorOverloads
 from .packs import PackExpansions
-from .state import CheckedKernel, CheckerState, FunctionContext, Library, Scope
+from .state import CheckedKernel, CheckerState, FunctionContext, Library
 from .statements import Statements
 from .struct_templates import StructTemplates
 from .structs import Structs

@@ -32,12 +32,13 @@ from .entries import (
     FunctionArgumentEntry,
     MethodEntry,
     ParameterPackEntry,
+    Scope,
     TypeEntry,
     template_value_entry,
 )
 from .helpers import addressed_names, callee_name, designates_part_of
 from .packs import element_name, rename
-from .state import CheckerState, Scope
+from .state import CheckerState
 from .typenames import SubstitutionFailure
 
 #: Function instances being checked inside each other (a chain of calls through functions not yet

@@ -10,15 +10,11 @@ mypy sees which kinds a lookup can return (``ScopeEntry``).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from ...lang.errors import Pos
 from ...lang.types import INT, StructField, StructType, Type
 from .. import ast
 from ..symbols import Var, VarKind
-
-if TYPE_CHECKING:
-    from .state import Scope
 
 
 class NameEntry:
@@ -125,3 +121,28 @@ def named_struct(entry: ScopeEntry | None) -> StructType | None:
     """The struct ``entry`` names, if it names one."""
     ty = named_type(entry)
     return ty if isinstance(ty, StructType) else None
+
+
+class Scope:
+    """One level of names (a block, a function, a struct, a template's arguments) and the level
+    around it."""
+
+    def __init__(self, parent: Scope | None = None) -> None:
+        self.parent = parent
+        self.names: dict[str, ScopeEntry] = {}
+
+    def lookup(self, name: str) -> ScopeEntry | None:
+        s: Scope | None = self
+        while s is not None:
+            if name in s.names:
+                return s.names[name]
+            s = s.parent
+        return None
+
+    def all_names(self) -> set[str]:
+        out: set[str] = set()
+        s: Scope | None = self
+        while s is not None:
+            out |= set(s.names)
+            s = s.parent
+        return out

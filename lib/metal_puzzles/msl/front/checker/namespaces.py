@@ -14,8 +14,8 @@ from __future__ import annotations
 from ...lang.errors import CompileError, Pos
 from ...lang.metal_namespace import METAL_NAMESPACE
 from .. import ast
-from .entries import ScopeEntry
-from .state import CheckerState, Scope
+from .entries import Scope, ScopeEntry
+from .state import CheckerState
 
 
 class NamespaceLookup(CheckerState):

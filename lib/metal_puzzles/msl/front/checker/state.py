@@ -12,7 +12,7 @@ from ...lang.types import (
 )
 from .. import ast
 from ..symbols import FuncInstance, Var
-from .entries import ScopeEntry
+from .entries import Scope, ScopeEntry
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -21,27 +21,6 @@ if TYPE_CHECKING:
     from ...lang.types import MatrixType
     from ..ast import ConvertKind
 
-
-class Scope:
-    def __init__(self, parent: Scope | None = None) -> None:
-        self.parent = parent
-        self.names: dict[str, ScopeEntry] = {}
-
-    def lookup(self, name: str) -> ScopeEntry | None:
-        s: Scope | None = self
-        while s is not None:
-            if name in s.names:
-                return s.names[name]
-            s = s.parent
-        return None
-
-    def all_names(self) -> set[str]:
-        out: set[str] = set()
-        s: Scope | None = self
-        while s is not None:
-            out |= set(s.names)
-            s = s.parent
-        return out
 
 
 @dataclass

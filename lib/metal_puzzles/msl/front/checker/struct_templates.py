@@ -24,6 +24,7 @@ from ..constexpr import NotConstant
 from ..symbols import Var, VarKind
 from .entries import (
     AliasTemplateEntry,
+    Scope,
     ScopeEntry,
     StructTemplateEntry,
     TypeEntry,
@@ -31,7 +32,7 @@ from .entries import (
     template_value_entry,
 )
 from .helpers import cast_const
-from .state import CheckerState, Scope
+from .state import CheckerState
 
 
 @dataclass

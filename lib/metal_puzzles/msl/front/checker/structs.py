@@ -32,11 +32,12 @@ from .entries import (
     MemberEntry,
     MethodEntry,
     NameEntry,
+    Scope,
     TypeEntry,
     named_struct,
 )
 from .helpers import addressed_names, callee_name, designates_part_of, regroup
-from .state import CheckerState, Scope
+from .state import CheckerState
 
 #: The name a struct's constructors go by among its member functions (no code can write it).
 CONSTRUCTOR = "#constructor"

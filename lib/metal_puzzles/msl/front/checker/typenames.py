@@ -35,6 +35,7 @@ from .entries import (
     AliasTemplateEntry,
     ArgumentBufferEntry,
     NameEntry,
+    Scope,
     ScopeEntry,
     StructTemplateEntry,
     TypeEntry,
@@ -43,7 +44,7 @@ from .entries import (
     template_value_entry,
 )
 from .helpers import callee_name, cast_const, flatten_items
-from .state import CheckerState, Scope
+from .state import CheckerState
 
 
 class SubstitutionFailure(CompileError):
