@@ -128,14 +128,15 @@ class DecodeKernels:
 
     @classmethod
     def reference(cls) -> DecodeKernels:
-        return cls(*(STAGE_PUZZLES[name].kernel(solution_file(SOLUTIONS[name]).read_text(encoding="utf-8"))
-                     for name in STAGE_ORDER))
+        return cls.wire({name: STAGE_PUZZLES[name].kernel(solution_file(SOLUTIONS[name]).read_text(encoding="utf-8"))
+                         for name in STAGE_ORDER})
 
     @classmethod
     def wire(cls, kernels: Mapping[str, KernelLike], **options: Any) -> DecodeKernels:
         """The reference wiring: the kernels by their puzzles' kernel names (how the grader hands
-        over the ones it read from a notebook)."""
-        return cls(*(kernels[name] for name in STAGE_ORDER), options=options)
+        over the ones it read from a notebook), which are this class's field names."""
+        return cls(rms_norm=kernels["rms_norm"], rope=kernels["rope"], quantized_matvec=kernels["quantized_matvec"],
+                   decode_attention=kernels["decode_attention"], argmax=kernels["argmax"], options=options)
 
 
 #: The puzzle of each stage's kernel, by kernel name (the fields of ``DecodeKernels``).
