@@ -28,7 +28,7 @@ from .case import Case
 from .pipeline import PipelineRun
 from .puzzle import Budget
 from .tolerance import mismatch
-from .wording import plural, wrap
+from .wording import REPORT_WIDTH, plural, report_width, terminal_width, wrap
 
 
 class CaseStatus(StrEnum):
@@ -242,14 +242,19 @@ class CheckResult:
                 f"within_budget={self.within_budget}{notes})")
 
     def _ipython_display_(self) -> None:
-        # In a notebook, check() has already printed the verdict; showing it twice is noise.
+        # check() has already shown the verdict; showing it twice is noise. In a Jupyter kernel the
+        # notebook face registers its own display for verdicts (paragraphs the page wraps once,
+        # ``notebook.problem.register_verdict_display``); this is the terminal's.
         if not self.printed:
-            print(self.report())
+            print(self.report(terminal_width()))
 
-    def report(self) -> str:
-        """The verdict as a learner reads it: what passed, and the first thing to fix."""
+    def report(self, width: int | None = REPORT_WIDTH) -> str:
+        """The verdict as a learner reads it: what passed, and the first thing to fix; its prose
+        wrapped at ``width`` characters, or (None) one line a paragraph, for a page that wraps it
+        (``wording.report_html``)."""
         report = {Subject.GRADIENT: _gradient_report, Subject.MODEL: _model_report}.get(self.subject, _kernel_report)
-        lines = report(self)
+        with report_width(width):
+            lines = report(self)
         if self.gpu_note:
             lines += ["", self.gpu_note]
         return "\n".join(lines)

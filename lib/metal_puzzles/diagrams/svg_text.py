@@ -174,7 +174,7 @@ def cell_targets(attributes: dict[str, str],
     return Primitive.from_shape(CellTargets(tuple(attributes.items()), tuple(cells)))
 
 
-def box_path(boxes: list[tuple[float, float, float, float]], closed: bool) -> Diagram:
+def box_path(boxes: Sequence[tuple[float, float, float, float]], closed: bool) -> Diagram:
     """A chalk primitive drawing ``boxes`` as one path (see ``BoxPath``); style it as any shape."""
     return Primitive.from_shape(BoxPath(tuple(boxes), closed))
 
