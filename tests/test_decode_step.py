@@ -20,6 +20,7 @@ from metal_puzzles.puzzles import entry_of, get_puzzle, part_of, solution_source
 from metal_puzzles.puzzles.decode_step import (
     LOGITS_RTOL,
     PROMPTS,
+    STAGE_PUZZLES,
     DecodeKernels,
     TinyModel,
     decode_with_kernels,
@@ -69,6 +70,15 @@ def test_the_finale_is_the_last_entry_of_part_v():
     assert FINALE.kernels == ("rms_norm", "rope", "quantized_matvec", "decode_attention", "argmax")
     assert [c.label for c in FINALE.cases(0)] == [f"{'visible' if n == 0 else 'hidden'} test: prompt {list(p)}"
                                                   for n, p in enumerate(PROMPTS)]
+
+
+def test_each_stage_puzzle_fills_the_field_of_its_kernel_name():
+    # DecodeKernels.wire takes the kernels by these names: a stage added to STAGE_PUZZLES must
+    # be a field too, and the reference wiring puts each puzzle's kernel in its own field.
+    stages = [f.name for f in dataclasses.fields(DecodeKernels) if f.name != "options"]
+    assert stages == list(STAGE_PUZZLES) == list(FINALE.kernels)
+    reference = DecodeKernels.reference()
+    assert all(getattr(reference, name).name == name for name in stages)
 
 
 def test_the_reference_kernels_decode_as_mlx_does():

@@ -16,8 +16,8 @@ import mlx.core as mx
 import numpy as np
 
 from ..msl import SanitizerError, StopReason
+from .case import Case
 from .inputs import values
-from .puzzle import Case
 from .verdict import CaseStatus, CheckResult, Outcome, Subject, classify
 from .wired import WiredPuzzle
 
@@ -115,10 +115,11 @@ def grad_outcomes(puzzle: GradPuzzle, op: Callable, case: Case, rng: np.random.G
         if quantity == "values":
             yours, expected = yours[0], expected[0]
         outcome = _compare(case, quantity, yours, expected, puzzle.rtol, puzzle.atol)
-        if quantity != "values" and outcome.yours is not None and outcome.yours.shape != outcome.expected.shape:
+        got, wanted = outcome.yours, outcome.expected
+        if quantity != "values" and got is not None and wanted is not None and got.shape != wanted.shape:
             shapes = {"the cotangent (the output)": tuple(expected_value.shape)} | {
                 f"'{name}'": tuple(np.shape(x)) for name, x in zip(puzzle.arg_names, case.inputs, strict=False)}
-            outcome.error = misplaced_gradient_cause(outcome.yours.shape, shapes)
+            outcome.error = misplaced_gradient_cause(got.shape, shapes)
         outcomes.append(outcome)
     return outcomes
 

@@ -22,6 +22,7 @@ from ..msl import (
     StopReason,
     simulate,
 )
+from ..msl.observe.gpu_models import GpuModel
 from .case import Case
 from .pipeline import run_pipeline
 from .puzzle import LaunchOptions, Puzzle
@@ -40,7 +41,7 @@ DEFAULT_LAUNCH = LaunchOptions()
 
 def run_case(kernel: MetalKernel, case: Case, options: LaunchOptions = DEFAULT_LAUNCH, *,
              trace: bool | None = False, steps: bool = False, max_steps: int | None = None,
-             cost=None) -> RunResult:
+             cost: GpuModel | str | bool | None = None) -> RunResult:
     """Launch a puzzle's kernel on one test case in the simulator.
 
     Findings are collected in the run record, not raised or warned about (sanitize='warn' with

@@ -24,8 +24,9 @@ from ..msl import (
 from ..msl.observe.cost import CostFigures, worst_figures
 from ..msl.run.finding_kinds import kind_entry
 from .budget_detail import count_details
+from .case import Case
 from .pipeline import PipelineRun
-from .puzzle import Budget, Case
+from .puzzle import Budget
 from .tolerance import mismatch
 from .wording import REPORT_WIDTH, plural, report_width, terminal_width, wrap
 
@@ -175,18 +176,23 @@ class CheckResult:
         """The cost model's figures, worst over the tests that count (None when none recorded
         them). SIMD efficiency is the worst test's own (active over issued lanes of that run),
         the figure show() prints for the visible test: one definition everywhere."""
-        costed = [o for o in self.counted if o.cost is not None]
-        figures = worst_figures([o.cost for o in costed])
+        costs = [cost for _, cost in self._costed]
+        figures = worst_figures(costs)
         if figures is None:
             return None
-        least = min(costed, key=lambda o: o.cost.simd_efficiency).cost
+        least = min(costs, key=lambda cost: cost.simd_efficiency)
         return dataclasses.replace(figures, active_lanes=least.active_lanes, issued_lanes=least.issued_lanes)
 
     @property
     def simd_worst_test(self) -> str | None:
         """The label of the test with the least SIMD efficiency (what the budget sentence names)."""
-        costed = [o for o in self.counted if o.cost is not None]
-        return min(costed, key=lambda o: o.cost.simd_efficiency).case.label if costed else None
+        costed = self._costed
+        return min(costed, key=lambda oc: oc[1].simd_efficiency)[0].case.label if costed else None
+
+    @property
+    def _costed(self) -> list[tuple[Outcome, CostFigures]]:
+        """The tests that count and recorded the cost model's figures, with their figures."""
+        return [(o, o.cost) for o in self.counted if o.cost is not None]
 
     @property
     def over_budget(self) -> list[str]:
@@ -442,14 +448,16 @@ def _describe_comparison(o: Outcome) -> list[str]:
     if errors:
         return [head + " the sanitizer found a problem in a kernel:",
                 *[line for f in errors[:3] for line in wrap(finding_text(f), "  ")]]
-    if o.yours is not None and o.expected is not None and o.yours.shape != o.expected.shape:
-        return [f"{head} shape {o.yours.shape}, but the reference's is {o.expected.shape}.",
-                *(wrap(o.error) if o.error else [])]
-    mismatch = o.mismatch
-    if mismatch is not None:
-        where = [tuple(int(i) for i in p) for p in np.argwhere(mismatch)[:4]]
-        detail = ", ".join(f"{p}: yours {float(o.yours[p]):.4g}, reference {float(o.expected[p]):.4g}" for p in where)
-        return [f"{head} wrong at {int(mismatch.sum())} of {mismatch.size} positions, e.g. {detail}."]
+    yours, expected = o.yours, o.expected
+    if yours is not None and expected is not None:
+        if yours.shape != expected.shape:
+            return [f"{head} shape {yours.shape}, but the reference's is {expected.shape}.",
+                    *(wrap(o.error) if o.error else [])]
+        mismatch = o.mismatch
+        if mismatch is not None:
+            where = [tuple(int(i) for i in p) for p in np.argwhere(mismatch)[:4]]
+            detail = ", ".join(f"{p}: yours {float(yours[p]):.4g}, reference {float(expected[p]):.4g}" for p in where)
+            return [f"{head} wrong at {int(mismatch.sum())} of {mismatch.size} positions, e.g. {detail}."]
     return [head + (o.error or " wrong.")]
 
 

@@ -57,19 +57,24 @@ def check_kernel_sources(puzzle: WiredPuzzle, kernels: Mapping[str, Any], *, see
     """
     missing = [name for name in puzzle.kernels if name not in kernels]
     if missing:
-        error = "missing kernel(s): " + ", ".join(missing)
-        return CheckResult(puzzle.title, [Outcome(puzzle.visible, CaseStatus.RUNTIME_ERROR, error=error)],
-                           subject=puzzle.subject)
+        return _not_wired(puzzle, CaseStatus.RUNTIME_ERROR, "missing kernel(s): " + ", ".join(missing))
     made: dict[str, MetalKernel] = {}
     for owner in puzzle.kernel_puzzles:
         k = kernels[owner.kernel_name]
         fields = k if isinstance(k, Mapping) else vars(k)
+        source = fields.get("source")
+        if not isinstance(source, str):  # e.g. an ExtractedKernel the grader could not read
+            return _not_wired(puzzle, CaseStatus.RUNTIME_ERROR, f"kernel '{owner.kernel_name}' has no source")
         try:
-            made[owner.kernel_name] = owner.kernel(fields.get("source"), fields.get("header") or None,
+            made[owner.kernel_name] = owner.kernel(source, fields.get("header") or None,
                                                    input_names=fields.get("input_names"),
                                                    output_names=fields.get("output_names"))
         except ArgumentError as exc:  # names MLX could not declare: the kernel cannot be made
-            return CheckResult(puzzle.title, [Outcome(puzzle.visible, CaseStatus.COMPILE_ERROR, error=str(exc))],
-                               subject=puzzle.subject)
+            return _not_wired(puzzle, CaseStatus.COMPILE_ERROR, str(exc))
     assert puzzle.wire is not None, f"finale entry {puzzle.id!r} has no reference wiring"
     return puzzle.check_wired(puzzle.wire(made, sanitize="error", max_steps=max_steps), seed)
+
+
+def _not_wired(puzzle: WiredPuzzle, status: CaseStatus, error: str) -> CheckResult:
+    """The verdict when the learner's kernels cannot be wired at all: one failed visible test."""
+    return CheckResult(puzzle.title, [Outcome(puzzle.visible, status, error=error)], subject=puzzle.subject)

@@ -80,7 +80,7 @@ class _SharedIndex:
         return earlier[-1] if earlier else None
 
 
-def trace_arrows(accesses: list[ElementAccess], colors: dict[int, str], result, phases: dict[str, list[int]]) -> list[Arrow]:
+def trace_arrows(accesses: list[ElementAccess], colors: dict[int, str], result: RunResult, phases: dict[str, list[int]]) -> list[Arrow]:
     """One arrow per (thread, written element, element its value came from), deduplicated."""
     inputs, outputs = set(result.input_names), set(result.output_names)
     arrows: dict[tuple, Arrow] = {}

@@ -12,7 +12,7 @@ from .results import GradeRun, PuzzleStatus, Student
 from .safe_text import markup, printable
 
 
-def print_summary(run: GradeRun, console=None) -> None:
+def print_summary(run: GradeRun, console: Console | None = None) -> None:
     console = console or Console()
     table = Table(title=f"Metal Puzzles grades ({len(run.students)} notebooks, {run.seconds:.1f} s, "
                         f"hidden-test seed {run.seed})")
@@ -32,7 +32,7 @@ def print_summary(run: GradeRun, console=None) -> None:
     console.print(table)
 
 
-def print_check(st: Student, run: GradeRun, console=None, only: str | None = None) -> None:
+def print_check(st: Student, run: GradeRun, console: Console | None = None, only: str | None = None) -> None:
     """A learner's own check: a table of every puzzle (or the puzzle ``only``) and what to fix in
     each that failed. An untouched puzzle (the book's template) is one row, not a report."""
     console = console or Console()

@@ -21,6 +21,7 @@ from ..puzzles import PUZZLES
 from ..version import __version__
 from . import pool
 from .bounds import bound_issues, bound_record
+from .extract import NotebookKernels
 from .ids import assign_ids, load_mapping
 from .journal import Journal, RunSettings
 from .limits import Limits
@@ -31,7 +32,7 @@ from .run_cost import RunCost
 from .runner import Outcome, TaskOutcome, TaskRunner
 from .safe_text import report_file_name
 from .submissions import DEFAULT_MAX_NOTEBOOK_BYTES, Submission, collect_submissions
-from .tasks import CheckTask, ReadTask, Task, WiredTask, content_key
+from .tasks import CheckTask, ReadTask, WiredTask, content_key
 
 __all__ = ["GradeRun", "Student", "PuzzleStatus", "StudentStatus", "grade_submissions", "write_outputs",
            "collect_notebooks", "load_mapping", "new_seed"]
@@ -67,10 +68,10 @@ def _not_graded(status: PuzzleStatus, reason: str) -> dict:
             "report": f"{said}: {reason}.", "tests": []}
 
 
-def kernel_tasks(st: Student, nb, seed: int) -> list[Task]:
+def kernel_tasks(st: Student, nb: NotebookKernels, seed: int) -> list[CheckTask | WiredTask]:
     """One task per kernel (the puzzles that share a kernel are checked together) and one per
     finale entry; puzzles without a kernel to grade are marked missing here."""
-    tasks: list[Task] = []
+    tasks: list[CheckTask | WiredTask] = []
     by_kernel: dict[str, list[str]] = {}
     for p in PUZZLES:
         if isinstance(p, WiredPuzzle):
@@ -82,7 +83,8 @@ def kernel_tasks(st: Student, nb, seed: int) -> list[Task]:
     for kname, pids in by_kernel.items():
         k = nb.kernels.get(kname)
         if k is None or k.source is None:
-            reason = f"no MetalKernel named '{kname}' was found" if k is None else k.problem
+            reason = (f"no MetalKernel named '{kname}' was found" if k is None
+                      else k.problem or "its source could not be read")
             for pid in pids:
                 st.puzzles[pid] = _not_graded(PuzzleStatus.MISSING, reason)
             continue
@@ -120,7 +122,7 @@ def is_template(kernel_name: str, source: str, header: str | None = None) -> boo
     return any(body == b and head in ("", h) for b, h in _templates().get(kernel_name, frozenset()))
 
 
-def _wired_task(st: Student, nb, puzzle, seed: int) -> WiredTask | None:
+def _wired_task(st: Student, nb: NotebookKernels, puzzle: WiredPuzzle, seed: int) -> WiredTask | None:
     """A finale entry is the learner's Python wiring kernels together (into mx.custom_function in
     Part II, into a model's decode step in Part V); the grader never runs that Python. It takes the
     learner's kernels from the notebook, wires them the reference way and runs the entry's check
@@ -178,7 +180,7 @@ class _ClassGrading:
         names = _kernel_names()
         for st in students:
             sub = st.submission
-            if not sub.readable:
+            if sub.problem is not None:  # not readable
                 st.notebook_issues.append(sub.problem)
                 self._all(st, PuzzleStatus.MISSING, "the notebook was not read")
                 self.finish(st)
@@ -242,6 +244,7 @@ class _ClassGrading:
             self._check(runner, st, task)
 
     def _checked(self, st: Student, o: TaskOutcome) -> None:
+        assert not isinstance(o.task, ReadTask), "a read task's outcome goes to _read"
         if o.outcome is Outcome.DONE:
             # Copies: a shared result is scored per student (``score`` writes into it).
             st.puzzles.update({pid: dict(summary) for pid, summary in o.value.items()})

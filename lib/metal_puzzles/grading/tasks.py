@@ -16,10 +16,10 @@ import os
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ..checking import CheckResult, check_kernel_sources, check_source
+from ..checking import CheckResult, WiredPuzzle, check_kernel_sources, check_source
 from ..puzzles import get_puzzle, solution_source
 from .bounds import bound_summary
-from .extract import extract_from_bytes
+from .extract import NotebookKernels, extract_from_bytes
 from .limits import Limits
 from .submissions import open_regular, read_bounded
 
@@ -143,7 +143,7 @@ def read_notebook_bytes(task: ReadTask) -> bytes:
     return data
 
 
-def _read(task: ReadTask):
+def _read(task: ReadTask) -> NotebookKernels:
     raw = task.data if task.data is not None else read_notebook_bytes(task)
     return extract_from_bytes(raw, task.path, task.kernel_names)
 
@@ -158,7 +158,10 @@ def _check(task: CheckTask, limits: Limits) -> dict[str, dict]:
 
 
 def _wired(task: WiredTask, limits: Limits) -> dict[str, dict]:
-    result = check_kernel_sources(get_puzzle(task.puzzle), task.kernels, seed=task.seed,
+    puzzle = get_puzzle(task.puzzle)
+    if not isinstance(puzzle, WiredPuzzle):
+        raise TypeError(f"a wired task names {task.puzzle!r}, which is not a finale entry")
+    result = check_kernel_sources(puzzle, task.kernels, seed=task.seed,
                                   max_steps=limits.max_steps)
     return {task.puzzle: summarize(result)}
 

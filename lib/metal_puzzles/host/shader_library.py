@@ -103,8 +103,10 @@ class ShaderKernelFunction:
                  threadgroup_memory=threadgroup_memory, sanitize=sanitize, trace=trace, max_steps=max_steps,
                  cost=cost)
 
-    def run(self, *args: Any, threads=None, group_size=None, arg_casts=None, threadgroup_memory=None,
-            sanitize: str = "warn", trace: bool | None = None, max_steps: int | None = None, steps: bool = False,
+    def run(self, *args: Any, threads: int | Sequence[int] | None = None,
+            group_size: int | Sequence[int] | None = None, arg_casts: str | Mapping[int, str] | None = None,
+            threadgroup_memory: Mapping[int, int] | None = None, sanitize: str = "warn",
+            trace: bool | None = None, max_steps: int | None = None, steps: bool = False,
             cost: Any = None, write_back: bool = True) -> RunResult:
         """Run on the simulator and return the run record (``write_back``: store the results in the
         arrays passed, as a call does)."""

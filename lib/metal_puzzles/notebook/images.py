@@ -15,6 +15,7 @@ from ..checking import Puzzle, WiredPuzzle, run_case
 from ..diagrams.access_map import draw_access_map
 from ..diagrams.draw import draw_run, to_svg
 from ..diagrams.style import text_width, thread_color
+from ..msl import RunResult
 from ..puzzles import PUZZLES, solution_kernel
 
 
@@ -28,7 +29,7 @@ def puzzle_svg(puzzle: Puzzle) -> str:
     return to_svg(draw_run(run, title=puzzle_title(puzzle)))
 
 
-def solution_run(puzzle: Puzzle):
+def solution_run(puzzle: Puzzle) -> RunResult:
     """The traced run of the puzzle's visible test with its reference solution that its diagram
     draws (with a cost profile too for a puzzle budgeted in the cost model's terms)."""
     kernel = solution_kernel(puzzle)

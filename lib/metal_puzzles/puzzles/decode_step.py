@@ -128,14 +128,15 @@ class DecodeKernels:
 
     @classmethod
     def reference(cls) -> DecodeKernels:
-        return cls(*(STAGE_PUZZLES[name].kernel(solution_file(SOLUTIONS[name]).read_text(encoding="utf-8"))
-                     for name in STAGE_ORDER))
+        return cls.wire({name: STAGE_PUZZLES[name].kernel(solution_file(SOLUTIONS[name]).read_text(encoding="utf-8"))
+                         for name in STAGE_ORDER})
 
     @classmethod
     def wire(cls, kernels: Mapping[str, KernelLike], **options: Any) -> DecodeKernels:
         """The reference wiring: the kernels by their puzzles' kernel names (how the grader hands
-        over the ones it read from a notebook)."""
-        return cls(*(kernels[name] for name in STAGE_ORDER), options=options)
+        over the ones it read from a notebook), which are this class's field names."""
+        return cls(rms_norm=kernels["rms_norm"], rope=kernels["rope"], quantized_matvec=kernels["quantized_matvec"],
+                   decode_attention=kernels["decode_attention"], argmax=kernels["argmax"], options=options)
 
 
 #: The puzzle of each stage's kernel, by kernel name (the fields of ``DecodeKernels``).
@@ -159,21 +160,21 @@ def stage_name(kernel_name: str) -> str:
 class MlxOps:
     """Every stage as MLX's own operation."""
 
-    def rms_norm(self, x, w, where):
+    def rms_norm(self, x: mx.array, w: mx.array, where: str) -> mx.array:
         return mx.fast.rms_norm(x[None], w, EPS)[0]
 
-    def rope(self, x, offset, where):
+    def rope(self, x: mx.array, offset: int, where: str) -> mx.array:
         return mx.fast.rope(x[:, None, :], HEAD_DIM, traditional=False, base=10000.0, scale=1.0,
                             offset=offset)[:, 0, :]
 
-    def matvec(self, m: Quantized, x, where):
+    def matvec(self, m: Quantized, x: mx.array, where: str) -> mx.array:
         return m.matvec(x)
 
-    def attention(self, q, k, v, where):
+    def attention(self, q: mx.array, k: mx.array, v: mx.array, where: str) -> mx.array:
         out = mx.fast.scaled_dot_product_attention(q[None, :, None, :], k[None], v[None], scale=HEAD_DIM**-0.5)
         return out.reshape(q.shape)
 
-    def argmax(self, logits, where):
+    def argmax(self, logits: mx.array, where: str) -> mx.array:
         return mx.argmax(logits)
 
 
@@ -227,19 +228,19 @@ class KernelOps(MlxOps):
                                                  float(np.max(np.abs(want.expected), initial=0.0))))
         return got
 
-    def rms_norm(self, x, w, where):
+    def rms_norm(self, x: mx.array, w: mx.array, where: str) -> mx.array:
         return self._stage("rms_norm", where, launchers.run_rms_norm, x[None], w)[0]
 
-    def rope(self, x, offset, where):
+    def rope(self, x: mx.array, offset: int, where: str) -> mx.array:
         return self._stage("rope", where, launchers.run_rope, x[:, None, :], mx.array(offset, dtype=mx.int32))[:, 0, :]
 
-    def matvec(self, m, x, where):
+    def matvec(self, m: Quantized, x: mx.array, where: str) -> mx.array:
         return self._stage("quantized_matvec", where, launchers.run_quantized_matvec, x, m.w_q, m.scales, m.biases)
 
-    def attention(self, q, k, v, where):
+    def attention(self, q: mx.array, k: mx.array, v: mx.array, where: str) -> mx.array:
         return self._stage("decode_attention", where, launchers.run_decode_attention, q, k, v)
 
-    def argmax(self, logits, where):
+    def argmax(self, logits: mx.array, where: str) -> mx.array:
         return self._stage("argmax", where, launchers.run_argmax, logits[None])[0]
 
 
@@ -268,7 +269,8 @@ def _decode(model: TinyModel, prompt: Sequence[int], ops: MlxOps) -> tuple[mx.ar
         at = f"token {position}"
         logits = ops.matvec(model.head, ops.rms_norm(h, model.final_norm, f"{at} (final norm)"), f"{at} (logits)")
     assert logits is not None, "a prompt has at least one token"
-    return logits, int(ops.argmax(logits, f"token {len(prompt) - 1} (next token)").item())
+    # argmax gives an integer array; MLX's stub types item() as any scalar (complex too).
+    return logits, int(ops.argmax(logits, f"token {len(prompt) - 1} (next token)").item())  # type: ignore[arg-type]
 
 
 def decode_with_mlx(model: TinyModel, prompt: Sequence[int]) -> tuple[mx.array, int]:
