@@ -485,3 +485,20 @@ def test_a_verdict_shown_in_a_terminal_is_printed_at_its_width(monkeypatch, caps
     result = check_source(get_puzzle("dot_product"), _RACY_DOT)
     result._ipython_display_()
     assert capsys.readouterr().out.strip() == result.report(width=60).strip()
+
+
+def test_a_problems_grid_is_three_sizes_and_a_fourth_is_refused():
+    """MLX's metal_kernel takes a grid and a threadgroup of three sizes: fewer are the leading
+    ones (the rest 1), and more are refused by name rather than failing later in a launch."""
+    puzzle = get_puzzle("map")
+
+    def kernel(a):
+        return MetalKernel(name=puzzle.kernel_name, input_names=["a"], output_names=["out"],
+                           source="out[thread_position_in_grid.x] = a[thread_position_in_grid.x] + 10;")
+
+    problem = MetalProblem(puzzle.title, kernel, [mx.arange(4, dtype=mx.float32)], (4,), (4,), (4, 1),
+                           spec=lambda a: a + 10)
+    assert (problem.grid, problem.threadgroup) == ((4, 1, 1), (4, 1, 1))
+    assert problem.check(quiet=True).passed
+    with pytest.raises(ValueError, match=r"grid has 4 dimensions; metal_kernel takes 3"):
+        MetalProblem(puzzle.title, kernel, [mx.arange(4, dtype=mx.float32)], (4,), (4, 1, 1, 1), (4, 1, 1))

@@ -37,7 +37,7 @@ from .svg_text import diagram_svg, num
 
 # ----------------------------------------------------------------------------- public API
 def draw_run(result, title: str | None = None, max_groups: int = 4, only_group: int | None = None,
-             selected_lane: int | None = None, clickable: bool = False, steady_gaps: bool = False) -> Diagram:
+             selected_lane: int | None = None, clickable: bool = False, steady_gaps: bool = False) -> RunDiagram:
     """The diagram of a traced run: a header and one panel per threadgroup (the first
     ``max_groups`` of them, or just threadgroup ``only_group``, a linear index). Works without a
     trace too, showing only the arrays.

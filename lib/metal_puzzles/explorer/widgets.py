@@ -116,6 +116,7 @@ class ThreadPicker:
     def value(self) -> int:
         if self.threads is not None:
             return self.threads.value
+        assert self.simd_groups is not None and self.lanes is not None  # one control or the other
         return self.simd_groups.value * SIMD_WIDTH + self.lanes.value
 
     def select(self, thread: int) -> None:
@@ -125,6 +126,7 @@ class ThreadPicker:
             if self.threads is not None:
                 self.threads.value = thread
             else:
+                assert self.simd_groups is not None and self.lanes is not None  # one control or the other
                 self.simd_groups.value, self.lanes.value = divmod(thread, SIMD_WIDTH)
         finally:
             self._setting = False
@@ -269,8 +271,9 @@ class Explorer:
         details = W.Accordion([self.counts, self.cost] if self.model.has_cost else [self.counts],
                               selected_index=None)
         details.set_title(0, "counts of this thread's accesses")
-        if self.model.has_cost:
-            details.set_title(1, f"cost model ({self.model.result.cost.gpu.name}; a model, not a measurement)")
+        cost = self.model.result.cost
+        if cost is not None:
+            details.set_title(1, f"cost model ({cost.gpu.name}; a model, not a measurement)")
         details.add_class("mp-details")
         self.details = details
         bottom = [W.HBox([self.check_button, self.verdict])] if with_check else []
@@ -347,7 +350,7 @@ class Explorer:
         picked = parse_cell_pick(change["new"])
         if picked is None:
             return
-        if picked.space == PickedSpace.THREAD:  # a thread's swatch: that thread
+        if picked.space == PickedSpace.THREAD and picked.group is not None:  # a thread's swatch: that thread
             self.cell_info.value = ""
             self._jumping = True
             try:
@@ -587,6 +590,8 @@ class Explorer:
             self.variables.value = heading + f"<table class='mp-var-table'>{rows}</table>"
 
     def run_check(self) -> None:
+        if self.check is None:  # no check button is shown without a check to run
+            return
         self.check_button.disabled = True
         self.verdict.value = "<i>checking...</i>"
         try:

@@ -106,6 +106,16 @@ def present_report(result: CheckResult) -> None:
         print(result.report(terminal_width()))
 
 
+def _three_dims(dims: Sequence[int], what: str) -> tuple[int, int, int]:
+    """A grid or threadgroup size as MLX's metal_kernel takes it: three integers (fewer are the
+    leading dimensions, the rest 1)."""
+    sizes = [int(d) for d in dims]
+    if not 1 <= len(sizes) <= 3:
+        raise ValueError(f"{what} has {len(sizes)} dimensions; metal_kernel takes 3, such as (8, 1, 1)")
+    x, y, z = (*sizes, 1, 1)[:3]
+    return (x, y, z)
+
+
 def _say_explorer_needs_jupyter() -> None:
     """Outside Jupyter the explorer's widgets show nothing: say so instead of returning silently."""
     if not _shows_rich_output():
@@ -129,8 +139,8 @@ class MetalProblem:
         self.fn = fn
         self.inputs = list(inputs)
         self.output_shape = tuple(int(s) for s in output_shape)
-        self.grid = tuple(int(g) for g in grid)
-        self.threadgroup = tuple(int(t) for t in threadgroup)
+        self.grid = _three_dims(grid, "grid")
+        self.threadgroup = _three_dims(threadgroup, "threadgroup")
         self.puzzle = puzzle if puzzle is not None else find_puzzle(name)
         self.spec = spec if spec is not None else (self.puzzle.spec if self.puzzle else None)
         if output_dtype is None:  # the puzzle's (indices are uint32), else MLX's usual float32
@@ -199,6 +209,8 @@ class MetalProblem:
     def cost_table(self, result: RunResult) -> Table:
         """The cost model's figures for a run (worst SIMD-group access), with the budget's."""
         profile = result.cost
+        if profile is None:
+            raise ValueError("cost_table needs a run launched with a cost model (cost=True or a GPU's name)")
         figures = profile.figures()
         limits = self.budget.cost_limits()
         keys = list(COST_LABELS)
@@ -266,6 +278,7 @@ class MetalProblem:
             print(f"# {self.name}\n\n{err}")
             return None
         self.last_run = result
+        assert result.cost is not None  # asked for above
         print(result.cost.text())
         return result.cost
 
@@ -385,7 +398,7 @@ class GradProblem:
         """Print how far the visible test's values and gradients are from the reference."""
         outcomes = grad_outcomes(self.puzzle, self.op, self.puzzle.visible, np.random.default_rng(self.seed))
         print(f"# {self.name}\n")
-        width = max(len(o.quantity) for o in outcomes)
+        width = max(len(o.quantity or "") for o in outcomes)
         for o in outcomes:
             if o.yours is not None and o.expected is not None and o.yours.shape == o.expected.shape:
                 gap = f"max |yours - reference| = {np.abs(o.yours - o.expected).max(initial=0.0):.3g}"
@@ -393,7 +406,7 @@ class GradProblem:
                 gap = f"shape {o.yours.shape}, reference {o.expected.shape}"
             else:
                 gap = (o.error or o.status).splitlines()[0]
-            print(f"{o.quantity.ljust(width)}  {'ok   ' if o.ok else 'WRONG'}  {gap}")
+            print(f"{(o.quantity or '').ljust(width)}  {'ok   ' if o.ok else 'WRONG'}  {gap}")
 
     def check(self, quiet: bool = False) -> CheckResult:
         result = run_grad_checks(self.puzzle, self.op, self.seed)
