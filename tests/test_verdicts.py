@@ -354,3 +354,14 @@ def test_simdgroup_matmul_reads_advice_fits_the_puzzle():
     (sentence,) = result.over_budget
     assert "later pass" not in sentence
     assert "simdgroup_load(m, p, n)" in sentence and "row length" in sentence
+
+
+def test_a_verdict_and_an_unchecked_status_are_two_enums_sharing_no_value() -> None:
+    """The grader's status column holds a checked puzzle's verdict (``checking.PuzzleStatus``) or
+    what the grader says of a puzzle it did not check (``grading.results.UncheckedStatus``): two
+    names for two ideas (both were PuzzleStatus), and no value that could mean either."""
+    from metal_puzzles.checking import PuzzleStatus
+    from metal_puzzles.grading.results import UncheckedStatus
+
+    assert UncheckedStatus.__name__ != PuzzleStatus.__name__
+    assert {s.value for s in PuzzleStatus} & {s.value for s in UncheckedStatus} == set()
