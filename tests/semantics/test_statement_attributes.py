@@ -104,3 +104,13 @@ def test_an_unknown_attribute_is_ignored_with_clangs_warning_at_its_name() -> No
     with pytest.warns(CompileWarning, match=r"source:2:3: warning: unknown attribute 'unroll' ignored"):
         out = _run("float s = 1.0f;\n[[unroll]] while (s < 8.0f) s *= 2.0f;\nout[0] = s;")
     assert out[0] == 8.0
+
+
+@pytest.mark.parametrize("header", ["[[maybe_unused]] typedef float T;\n[[maybe_unused]];\nconstant T K = 2.5f;",
+                                    "[[maybe_unused]] constant float K = 2.5f;"])
+def test_a_header_declaration_with_attributes_in_front_means_its_twin(header: str) -> None:
+    """The header's top level skipped the attributes after taking its first token (the statements'
+    gap): '[[maybe_unused]] typedef float T;' was read as a variable of type 'typedef'."""
+    res = simulate("k", [], ["out"], "out[0] = K;", header, inputs=[], output_shapes=[(1,)],
+                   output_dtypes=["float32"], grid=(1, 1, 1), threadgroup=(1, 1, 1))
+    assert res.outputs[0][0] == 2.5
