@@ -12,22 +12,33 @@ Chromium at 1400x900, and times each click inside the page: from the click until
 both the new highlighted line / thread and the new diagram (the diagram's ``data-shows`` names
 the thread, phase and step it draws), then two animation frames so that the new state is painted.
 
-Prints, per front end and per action, the median and the maximum in milliseconds. Timings, not
-asserts: compare before and after a change in one run on one machine (``--save`` and
-``--before`` as in bench_explorer.py). Needs Chromium and Playwright (``bash .ci/install-browser``).
+Prints, per front end and per action, the median and the maximum in milliseconds, and where the
+time went (medians): until the kernel's last message of the click arrived (the Python handler,
+the messages' encoding and their relay by the Jupyter server), the page's work after it (decoding,
+widget updates, the diagram's redraw, painting), and the bytes the click brought to the page.
+The machine's load average is printed with each front end's figures.
 
-Usage: python benchmarks/bench_explorer_clicks.py [--clicks N] [--ui lab|notebook] [--save F] [--before F]
+Timings, not asserts: compare before and after a change in one run on one machine, with
+``--compare DIR``, another checkout (e.g. ``git worktree add --detach ../base main``): its lib/ is
+measured first, then this checkout's, front end by front end, the figures side by side (or with
+``--save`` and ``--before`` as in bench_explorer.py). Needs Chromium and Playwright
+(``bash .ci/install-browser``).
+
+Usage: python benchmarks/bench_explorer_clicks.py [--clicks N] [--ui lab|notebook] [--compare DIR]
+                                                 [--save F] [--before F]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import signal
 import statistics
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
@@ -62,8 +73,28 @@ with warnings.catch_warnings():
     run = run_case(racy, puzzle.visible, trace=True, steps=True, cost=True)
 explore_run(run, "III.1 without its barrier")'''
 
+# Before the page's own scripts: every WebSocket (the kernel's channels) logs the time and size of
+# each message it receives, before the page handles it.
+_LOG_MESSAGES_JS = """
+(() => {
+  const Native = window.WebSocket;
+  window.mpMessages = [];
+  window.WebSocket = class extends Native {
+    constructor(...args) {
+      super(...args);
+      this.addEventListener('message', (event) => {
+        const data = event.data;
+        window.mpMessages.push({ t: performance.now(),
+                                 bytes: typeof data === 'string' ? data.length : (data.byteLength || data.size || 0) });
+      });
+    }
+  };
+})();
+"""
+
 # In the page: click ``target`` and resolve with the milliseconds until ``done()`` holds (checked
-# on every change of the explorer's DOM) and two animation frames have passed.
+# on every change of the explorer's DOM) and two animation frames have passed, with when the last
+# kernel message before then arrived and how many bytes came.
 _CLICK_JS = """
 async ([selector, nth, kind]) => {
   const ex = document.querySelector('.mp-explorer');
@@ -85,6 +116,7 @@ async ([selector, nth, kind]) => {
   };
   const target = ex.querySelectorAll(selector)[nth];
   if (!target || target.disabled) return null;
+  window.mpMessages.length = 0;
   const start = performance.now();
   const arrived = await new Promise((resolve) => {
     const observer = new MutationObserver(() => { if (done()) { observer.disconnect(); resolve(true); } });
@@ -94,9 +126,26 @@ async ([selector, nth, kind]) => {
   });
   if (!arrived) return null;
   await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
-  return performance.now() - start;
+  const end = performance.now();
+  const messages = window.mpMessages.filter((m) => m.t <= end);
+  return { ms: end - start, answer: messages.length ? messages[messages.length - 1].t - start : 0,
+           bytes: messages.reduce((sum, m) => sum + m.bytes, 0) };
 }
 """
+
+
+@dataclass(frozen=True)
+class Click:
+    """One timed click: milliseconds until painted, until the kernel's last message came, and the
+    bytes that came."""
+
+    ms: float
+    answer_ms: float
+    received: int
+
+    @property
+    def page_ms(self) -> float:
+        return self.ms - self.answer_ms
 
 
 def write_notebook(path: Path) -> None:
@@ -106,38 +155,46 @@ def write_notebook(path: Path) -> None:
     nbformat.write(nb, path)
 
 
-def click_times(page, clicks: int) -> dict[str, list[float]]:
-    """Milliseconds per click: steps forward, lane changes, and clicks on two findings in turn."""
+def timed_click(page, selector: str, nth: int, kind: str) -> Click | None:
+    """A click in the page, timed there; None when its change never showed."""
+    got = page.evaluate(_CLICK_JS, [selector, nth, kind])
+    return None if got is None else Click(got["ms"], got["answer"], got["bytes"])
+
+
+def click_times(page, clicks: int) -> dict[str, list[Click | None]]:
+    """The clicks, timed: steps forward, lane changes, and clicks on a finding."""
     ex = page.locator(".mp-explorer").first
     if ex.locator(".mp-finding").count() < 1:
         raise SystemExit("the explorer lists no finding to click")
     forward = True
-    clicks_by_action: dict[str, list] = {"step": [], "thread change": [], "finding click": []}
+    clicks_by_action: dict[str, list[Click | None]] = {"step": [], "thread change": [], "finding click": []}
     for _ in range(clicks):
         # Forward to the last step, then back: every click is a step.
         if ex.locator(".mp-forward" if forward else ".mp-back").is_disabled():
             forward = not forward
-        clicks_by_action["step"].append(page.evaluate(_CLICK_JS, [".mp-forward" if forward else ".mp-back", 0, "step"]))
+        clicks_by_action["step"].append(timed_click(page, ".mp-forward" if forward else ".mp-back", 0, "step"))
     for k in range(clicks):
         clicks_by_action["thread change"].append(
-            page.evaluate(_CLICK_JS, [".mp-lane-buttons button", 1 + (k * 7) % 31, "thread"]))
+            timed_click(page, ".mp-lane-buttons button", 1 + (k * 7) % 31, "thread"))
     for k in range(clicks):
         # Away from the finding first (untimed): another thread, a step back.
         page.evaluate(_CLICK_JS, [".mp-lane-buttons button", 3 + (k * 5) % 27, "thread"])
         page.evaluate(_CLICK_JS, [".mp-back", 0, "step"])
-        clicks_by_action["finding click"].append(page.evaluate(_CLICK_JS, [".mp-finding", 0, "finding"]))
+        clicks_by_action["finding click"].append(timed_click(page, ".mp-finding", 0, "finding"))
     return clicks_by_action
 
 
-def measure(ui: JupyterUI, browser, clicks: int) -> dict[str, list[float]]:
+def measure(ui: JupyterUI, browser, clicks: int, lib: Path) -> dict[str, list[Click | None]]:
+    """The clicks timed in ``ui``, with a kernel that imports the package from ``lib``."""
     from playwright.sync_api import expect
 
     with tempfile.TemporaryDirectory(prefix="mp-bench-", ignore_cleanup_errors=True) as tmp:
         private = Path(tmp)
-        server = _start_server(ui, private, private / "server.log")
+        server = _start_server(ui, private, private / "server.log", lib=lib)
         try:
             write_notebook(server.root_dir / NOTEBOOK)
             context = browser.new_context(viewport={"width": 1400, "height": 900})
+            context.add_init_script(_LOG_MESSAGES_JS)
             page = context.new_page()
             page.set_default_timeout(300_000)
             page.goto(server.notebook_url(NOTEBOOK))
@@ -156,41 +213,86 @@ def measure(ui: JupyterUI, browser, clicks: int) -> dict[str, list[float]]:
             _stop_server(server)
 
 
+def summary(all_clicks: list[Click | None]) -> dict[str, float]:
+    """Median and maximum milliseconds (a click whose change never showed counts as 10 s), and
+    the medians of the parts of a click."""
+    shown = [c for c in all_clicks if c is not None]
+    ms = [c.ms for c in shown] + [10_000.0] * (len(all_clicks) - len(shown))
+    return {"median": statistics.median(ms), "max": max(ms), "missed": len(all_clicks) - len(shown),
+            "answer": statistics.median(c.answer_ms for c in shown) if shown else float("nan"),
+            "page": statistics.median(c.page_ms for c in shown) if shown else float("nan"),
+            "kB": statistics.median(c.received for c in shown) / 1e3 if shown else float("nan")}
+
+
+def load_average() -> str:
+    return "load average {:.2f} {:.2f} {:.2f}".format(*os.getloadavg())
+
+
+def print_figures(title: str, figures: dict[str, dict[str, float]], old: dict[str, dict[str, float]] | None) -> None:
+    print(title)
+    for action, f in figures.items():
+        if f["missed"]:
+            print(f"  {action}: {f['missed']:.0f} click(s) whose change never showed within 10 s")
+        flag = "" if f["median"] < TARGET_MEDIAN_MS and f["max"] < TARGET_MAX_MS else "  (over target)"
+        parts = f"[kernel's answer {f['answer']:4.0f}, page {f['page']:4.0f} ms, {f['kB']:6.1f} kB]"
+        before = ""
+        if old is not None and action in old:
+            o = old[action]
+            before = (f"before median {o['median']:4.0f} max {o['max']:4.0f} "
+                      f"[{o['answer']:4.0f}, {o['page']:4.0f} ms, {o['kB']:6.1f} kB] -> ")
+        print(f"  {action:<14} {before}median {f['median']:4.0f} max {f['max']:4.0f} {parts}{flag}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--clicks", type=int, default=15, help="clicks per action (default 15)")
     parser.add_argument("--ui", choices=[ui.value for ui in JupyterUI], action="append",
                         help="front end(s) to measure (default: both)")
+    parser.add_argument("--compare", type=Path, metavar="DIR",
+                        help="another checkout of the project: its lib/ is measured too, before this one's")
+    parser.add_argument("--each", action="store_true",
+                        help="also print every click: ms to painted / to the kernel's last message, kB")
     parser.add_argument("--save", help="write the figures (median and max by front end and action) to this JSON file")
     parser.add_argument("--before", help="a --save file of the old code: its figures are printed beside")
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright
 
+    if args.compare is not None and not (args.compare / "lib" / "metal_puzzles").is_dir():
+        raise SystemExit(f"--compare {args.compare}: not a checkout of this project (no lib/metal_puzzles)")
     # Stopped with a signal: still stop the Jupyter servers and their kernels (the finally blocks).
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
 
     before = json.loads(Path(args.before).read_text()) if args.before else {}
     saved: dict[str, float] = {}
     uis = [JupyterUI(u) for u in args.ui] if args.ui else list(JupyterUI)
+    where = f"1400x900, {args.clicks} clicks per action, ms from click to painted"
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=_chromium_path(), headless=True, args=CHROMIUM_ARGS)
         try:
             for ui in uis:
-                times = measure(ui, browser, args.clicks)
-                print(f"{ui.title}, 1400x900, {args.clicks} clicks per action (ms from click to painted):")
-                for action, all_ms in times.items():
-                    ms = [t for t in all_ms if t is not None]
-                    missed = len(all_ms) - len(ms)
-                    if missed:  # counted as over the target, and said
-                        print(f"  {action}: {missed} click(s) whose change never showed within 10 s")
-                        ms += [10_000.0] * missed
-                    med, top = statistics.median(ms), max(ms)
-                    flag = "" if med < TARGET_MEDIAN_MS and top < TARGET_MAX_MS else "  (over target)"
-                    key = f"{ui.value}: {action}"
-                    saved[f"{key} median"], saved[f"{key} max"] = med, top
-                    old = (f"before median {before[key + ' median']:6.0f} max {before[key + ' max']:6.0f} -> "
-                           if key + " median" in before else "")
-                    print(f"  {action:<14} {old}median {med:6.0f}  max {top:6.0f}{flag}")
+                old = None
+                if args.compare is not None:
+                    load = load_average()
+                    old = {a: summary(c) for a, c in measure(ui, browser, args.clicks, args.compare / "lib").items()}
+                    print_figures(f"{ui.title}, {args.compare} ({where}; {load}):", old, None)
+                elif before:
+                    old = {a: {"median": before[f"{ui.value}: {a} median"], "max": before[f"{ui.value}: {a} max"],
+                               "answer": before.get(f"{ui.value}: {a} answer", float("nan")),
+                               "page": before.get(f"{ui.value}: {a} page", float("nan")),
+                               "kB": before.get(f"{ui.value}: {a} kB", float("nan"))}
+                           for a in ("step", "thread change", "finding click") if f"{ui.value}: {a} median" in before}
+                load = load_average()
+                clicks = measure(ui, browser, args.clicks, REPO_ROOT / "lib")
+                figures = {a: summary(c) for a, c in clicks.items()}
+                print_figures(f"{ui.title}, this checkout ({where}; {load}):", figures, old)
+                if args.each:
+                    for action, timed in clicks.items():
+                        print(f"    {action}: " + ", ".join("missed" if c is None else
+                                                           f"{c.ms:.0f}/{c.answer_ms:.0f}/{c.received / 1e3:.0f}"
+                                                           for c in timed))
+                for action, f in figures.items():
+                    for name in ("median", "max", "answer", "page", "kB"):
+                        saved[f"{ui.value}: {action} {name}"] = f[name]
         finally:
             browser.close()
     if args.save:

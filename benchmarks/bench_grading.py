@@ -17,7 +17,7 @@ from pathlib import Path
 
 import nbformat
 
-from metal_puzzles.checking import GradPuzzle
+from metal_puzzles.checking import WiredPuzzle
 from metal_puzzles.grading.grade import grade_submissions
 from metal_puzzles.grading.limits import DEFAULT_MEMORY_MIB, Limits
 from metal_puzzles.puzzles import PUZZLES, solution_source
@@ -32,7 +32,7 @@ def notebook(kind: int, student: int) -> nbformat.NotebookNode:
     nb.cells = [nbformat.v4.new_code_cell("from metal_puzzles import MetalKernel, MetalProblem")]
     seen = set()
     for i, p in enumerate(PUZZLES):
-        if p.kernel_name in seen or isinstance(p, GradPuzzle):  # the finale is graded from these kernels
+        if p.kernel_name in seen or isinstance(p, WiredPuzzle):  # the finale is graded from these kernels
             continue
         seen.add(p.kernel_name)
         if kind == 0 or (kind == 2 and i % 2 == 0):

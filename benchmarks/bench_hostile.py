@@ -23,7 +23,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from metal_puzzles.checking import GradPuzzle
+from metal_puzzles.checking import WiredPuzzle
 from metal_puzzles.grading.grade import grade_submissions
 from metal_puzzles.grading.journal import Journal, RunSettings
 from metal_puzzles.grading.limits import DEFAULT_MEMORY_MIB, Limits
@@ -88,7 +88,7 @@ def exponential_notebook(names: tuple[str, ...] | None = None) -> tuple[str, lis
     kernels = []
     seen = set()
     for p in PUZZLES:
-        if isinstance(p, GradPuzzle) or p.kernel_name in seen:
+        if isinstance(p, WiredPuzzle) or p.kernel_name in seen:
             continue
         seen.add(p.kernel_name)
         kernels.append(p)
@@ -236,7 +236,7 @@ def main(argv=None) -> int:
             dt = time.perf_counter() - start
             puzzles = run.students[0].puzzles
             by_shape = Counter()
-            for p, shape in zip([p for p in PUZZLES if not isinstance(p, GradPuzzle)], _shapes_by_puzzle(shapes),
+            for p, shape in zip([p for p in PUZZLES if not isinstance(p, WiredPuzzle)], _shapes_by_puzzle(shapes),
                                 strict=True):
                 by_shape[(shape, puzzles[p.id]["status"])] += 1
             print(f"notebook of {len(shapes)} kernels in the {len(SHAPES)} shapes below "
@@ -271,7 +271,7 @@ def _shapes_by_puzzle(kernel_shapes: list[str]) -> list[str]:
     """The shape of each Part I/II puzzle's kernel (puzzles sharing a kernel share its shape)."""
     order, seen = [], {}
     for p in PUZZLES:
-        if isinstance(p, GradPuzzle):
+        if isinstance(p, WiredPuzzle):
             continue
         if p.kernel_name not in seen:
             seen[p.kernel_name] = kernel_shapes[len(seen)]

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from metal_puzzles.checking import GradPuzzle
+from metal_puzzles.checking import WiredPuzzle
 from metal_puzzles.checking.fairness import sweep
 from metal_puzzles.puzzles import PUZZLES, get_puzzle, solution_header, solution_source
 
@@ -34,7 +34,7 @@ def main() -> int:
     wanted = set(args.puzzle or [])
     kernels = []
     for p in PUZZLES:
-        if isinstance(p, GradPuzzle) or (wanted and p.id not in wanted):
+        if isinstance(p, WiredPuzzle) or (wanted and p.id not in wanted):
             continue
         kernels.append((p, "reference", solution_source(p), solution_header(p), False))
         folder = VARIANTS / p.id

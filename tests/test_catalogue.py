@@ -7,10 +7,10 @@ import mlx.core as mx
 import numpy as np
 import pytest
 
-from metal_puzzles.checking import GradPuzzle
+from metal_puzzles.checking import WiredPuzzle
 from metal_puzzles.puzzles import ENTRIES, PARTS, PUZZLES, Entry, entry_of, get_puzzle, part_of
 
-KERNEL_IDS = [p.id for p in PUZZLES if not isinstance(p, GradPuzzle)]
+KERNEL_IDS = [p.id for p in PUZZLES if not isinstance(p, WiredPuzzle)]
 
 
 @pytest.mark.parametrize("pid", KERNEL_IDS)
@@ -45,7 +45,7 @@ def test_every_entry_is_complete():
     for entry in ENTRIES:
         assert entry.solution_path().is_file(), entry.puzzle.id
         assert entry.solution_source().strip(), entry.puzzle.id
-        assert (entry.setup is None) == isinstance(entry.puzzle, GradPuzzle), entry.puzzle.id
+        assert (entry.setup is None) == isinstance(entry.puzzle, WiredPuzzle), entry.puzzle.id
         assert entry_of(entry.puzzle) is entry and entry.puzzle in part_of(entry.puzzle).puzzles
 
 

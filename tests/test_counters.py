@@ -16,7 +16,7 @@ from metal_puzzles.explorer.widgets import Explorer
 from metal_puzzles.msl import Counter, Counts, simulate
 from metal_puzzles.msl.lang.types import AddressSpace
 from metal_puzzles.msl.run import counters
-from metal_puzzles.msl.run.memory import AccessKind
+from metal_puzzles.msl.run.access_kind import AccessKind
 from metal_puzzles.notebook.problem import MetalProblem
 
 # Every counter a different number per thread, so that a column showing the wrong counter fails.

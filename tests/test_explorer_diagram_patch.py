@@ -1,10 +1,13 @@
-"""The explorer's diagram is redrawn in place: each version is sent whole (for any new view) with
-what changed since the one before, and the page redraws only that (explorer/page.py). These tests
-hold the Python half to what the page script assumes: one element per part, and patches that,
-applied as the script applies them, give exactly the new diagram."""
+"""The explorer's diagram is redrawn in place: each version is sent as what changed since the one
+before, and the page redraws only that; a view that cannot apply it (a new one) asks for the whole
+diagram (explorer/page.py). These tests hold the Python half to what the page script assumes: one
+element per part, and messages that, applied as the script applies them, give exactly the new
+diagram."""
 
 from __future__ import annotations
 
+import html
+import json
 import re
 import warnings
 
@@ -12,7 +15,7 @@ import pytest
 
 from metal_puzzles.checking import run_case
 from metal_puzzles.diagrams.svg_text import PART_SEPARATOR
-from metal_puzzles.explorer.page import DiagramPatch, diagram_patch, diagram_source_html
+from metal_puzzles.explorer.page import DiagramPatch, diagram_message_html, diagram_patch
 from metal_puzzles.explorer.widgets import Explorer
 from metal_puzzles.puzzles import get_puzzle, solution_source
 
@@ -23,6 +26,47 @@ def apply_like_the_page(before: list[str], after: list[str], patch: DiagramPatch
     for i1, i2, j1, j2 in reversed(patch.ops):
         elements[i1:i2] = after[1 + j1:1 + j2]
     return [after[0] if patch.head else before[0], *elements, before[-1]]
+
+
+class PageCanvas:
+    """The page script's canvas, on lists: the version it shows and that version's parts. It
+    applies a message (the source widget's value) as the script does, or says it asks for the
+    whole diagram."""
+
+    def __init__(self) -> None:
+        self.version: int | None = None
+        self.parts: list[str] = []
+
+    def receive(self, message: str) -> str:
+        """'drawn', 'kept' (a whole diagram it already shows) or 'wants whole'."""
+        text = re.search(r"<textarea class='mp-diagram-text' hidden>(.*?)</textarea>", message, re.S).group(1)
+        pieces = html.unescape(text).split(PART_SEPARATOR)
+        version = int(re.search(r"data-version='(\d+)'", message).group(1))
+        patch = json.loads(html.unescape(re.search(r"data-patch='([^']*)'", message).group(1)))
+        same = re.search(r"data-same='(\d+)'", message)
+        if patch is None:
+            kept = same is not None and self.version == int(same.group(1))
+            if not kept:
+                self.parts = pieces
+            self.version = version
+            return "kept" if kept else "drawn"
+        if self.version != patch["base"]:
+            return "wants whole"
+        at = 0
+        if patch["head"]:
+            self.parts = [pieces[0], *self.parts[1:-1], pieces[1]]
+            at = 2
+        news = []
+        for _, _, j1, j2 in patch["ops"]:
+            news.append(pieces[at:at + j2 - j1])
+            at += j2 - j1
+        assert at == len(pieces) or pieces == [""], "a message carries exactly the elements it puts in"
+        elements = self.parts[1:-1]
+        for (i1, i2, _, _), new in reversed(list(zip(patch["ops"], news, strict=True))):
+            elements[i1:i2] = new
+        self.parts = [self.parts[0], *elements, self.parts[-1]]
+        self.version = version
+        return "drawn"
 
 
 @pytest.fixture(scope="module")
@@ -50,10 +94,15 @@ def test_each_part_of_the_diagram_is_one_element(racy_transpose: Explorer) -> No
 
 def test_a_step_a_thread_change_and_a_jump_send_patches_that_rebuild_the_new_diagram(racy_transpose: Explorer) -> None:
     ex = racy_transpose
-    actions = [lambda: ex.move(1), lambda: ex.move(1), lambda: setattr(ex.thread, "value", 517),
-               lambda: ex.jump_to(ex.model.findings()[0].number), lambda: ex.move(-1),
-               lambda: setattr(ex.thread, "value", 3)]
-    for act in actions:
+    canvas = PageCanvas()
+    ex.diagram_want.value = "whole|1"  # the canvas of a new view asks for the whole diagram
+    assert canvas.receive(ex.diagram.value) == "drawn" and canvas.parts == ex._diagram_parts
+    # (action, whether it keeps the kind of view: the first step leaves the whole run for the
+    # step-through, the jump goes to the finding's barrier phase; both redraw much of the diagram)
+    actions = [(lambda: ex.move(1), False), (lambda: ex.move(1), True), (lambda: setattr(ex.thread, "value", 517), True),
+               (lambda: ex.jump_to(ex.model.findings()[0].number), False), (lambda: ex.move(-1), True),
+               (lambda: setattr(ex.thread, "value", 3), True)]
+    for act, same_view in actions:
         before, version = ex._diagram_parts, ex._diagram_version
         act()
         after = ex._diagram_parts
@@ -61,13 +110,45 @@ def test_a_step_a_thread_change_and_a_jump_send_patches_that_rebuild_the_new_dia
         assert patch is not None and patch.base == version
         assert apply_like_the_page(before, after, patch) == after
         assert "".join(after) == ex.diagram_svg and PART_SEPARATOR not in ex.diagram_svg
-        # What the page gets: the version, the patch from the version before, whose diagram.
+        # What the page gets: the version, the patch from the version before, whose diagram, and
+        # only the elements that changed: far less than the whole diagram (which was sent at
+        # every click before: 400-550 kB on this 1,024-thread threadgroup).
         sent = ex.diagram.value
         assert f"data-version='{ex._diagram_version}'" in sent
         assert f"&quot;base&quot;: {version}" in sent
+        assert canvas.receive(sent) == "drawn" and canvas.parts == after and canvas.version == ex._diagram_version
+        changed_bytes = sum(len(part) for _, _, j1, j2 in patch.ops for part in after[1 + j1:1 + j2])
+        assert len(sent) < 1.3 * changed_bytes + len(after[0]) + len(after[-1]) + 8000, (len(sent), changed_bytes)
+        if same_view:
+            assert len(sent) < len(ex.diagram_svg) / 10, f"{len(sent)} bytes sent for a diagram of {len(ex.diagram_svg)}"
         # A step changes a small share of the elements: the patch, not the whole, is redrawn.
         changed = sum(j2 - j1 for _, _, j1, j2 in patch.ops)
         assert changed < len(after) / 2, f"{changed} of {len(after)} elements redrawn"
+
+
+def test_a_canvas_that_missed_a_version_asks_for_the_whole_diagram_and_another_keeps_its_own(
+        racy_transpose: Explorer) -> None:
+    ex = racy_transpose
+    current, late = PageCanvas(), PageCanvas()
+    ex.diagram_want.value = "whole|2"
+    assert current.receive(ex.diagram.value) == "drawn"
+    ex.move(1)
+    ex.thread.value = 40
+    assert current.receive(ex.diagram.value) == "wants whole", "a patch applied to another version than its base"
+    # What the page then does: the want box; the whole diagram comes as the next version.
+    ex.diagram_want.value = "whole|3"
+    whole = ex.diagram.value
+    assert "data-patch='null'" in whole and f"data-version='{ex._diagram_version}'" in whole
+    assert current.receive(whole) == "drawn" and current.parts == ex._diagram_parts
+    # A second canvas that asked: the first one, which shows that diagram already, keeps it.
+    ex.diagram_want.value = "whole|4"
+    assert late.receive(ex.diagram.value) == "drawn" and current.receive(ex.diagram.value) == "kept"
+    assert late.parts == current.parts == ex._diagram_parts
+    ex.move(1)
+    assert late.receive(ex.diagram.value) == current.receive(ex.diagram.value) == "drawn"
+    assert late.parts == current.parts == ex._diagram_parts
+    with pytest.raises(ValueError, match="whole"):
+        ex.diagram_want.value = "all of it"
 
 
 def test_a_first_diagram_or_another_drawing_is_drawn_whole() -> None:
@@ -76,7 +157,87 @@ def test_a_first_diagram_or_another_drawing_is_drawn_whole() -> None:
     assert diagram_patch(["<svg a>", "</other>"], parts, base=3) is None
     patch = diagram_patch(["<svg b>", "<text>1</text>", "</g></svg>"], parts, base=3)
     assert patch == DiagramPatch(3, True, [])
-    page = diagram_source_html(parts, 4, "thread 0, all phases", None)
+    page = diagram_message_html(parts, 4, "thread 0, all phases", None)
     assert "data-patch='null'" in page and "data-version='4'" in page
     # The SVG travels as the text of a textarea, escaped: none of it is parsed as the page's HTML.
     assert "&lt;svg a&gt;" in page and "<svg a>" not in page
+
+
+def test_a_diagram_shown_before_is_not_drawn_again(racy_transpose: Explorer, monkeypatch) -> None:
+    """Back and forth between two steps or two threads, or the same finding again: the diagram
+    drawn the first time is sent again, the same, without drawing it anew (tens of milliseconds
+    on this 1,024-thread threadgroup)."""
+    import metal_puzzles.explorer.widgets as widgets
+
+    ex = Explorer(racy_transpose.model.result, "III.1")  # a fresh one, which remembers nothing yet
+    drawn = []
+    real_draw = widgets.draw_run
+    monkeypatch.setattr(widgets, "draw_run", lambda *a, **k: drawn.append(1) or real_draw(*a, **k))
+    ex.thread.value = 700
+    ex.move(1)
+    first = ex._diagram_parts
+    ex.thread.value = 701
+    ex.thread.value = 700
+    assert len(drawn) == 3
+    assert ex._diagram_parts == first and ex._diagram_shows.endswith(f", at step {ex.step_index + 1}")
+    ex.move(-1)
+    ex.move(1)
+    assert len(drawn) == 4 and ex._diagram_parts == first
+    # Remembered diagrams are bounded: the oldest is drawn again.
+    for thread in range(widgets.DIAGRAMS_REMEMBERED + 1):
+        ex.thread.value = thread
+    drawn.clear()
+    ex.thread.value = 700
+    assert len(drawn) == 1 and ex._diagram_parts == first
+
+
+def test_a_thread_change_moves_no_array_of_the_diagram(racy_transpose: Explorer) -> None:
+    """At the last step, where every thread's arrows are drawn, the threads of the transpose send
+    their values across the tile: each thread's arrows travel another distance. The gaps between
+    the arrays are opened for the farthest any could travel (draw_run's ``steady_gaps``), so a
+    thread change moves nothing: the diagram keeps its size and only that thread's marks are sent
+    (they used to shift the output array and resend a third of the diagram, 150 kB)."""
+    ex = racy_transpose
+    ex.move(ex.model.n_steps)
+    for thread in (1, 5, 40, 517, 1000):
+        before, version = ex._diagram_parts, ex._diagram_version
+        ex.thread.value = thread
+        patch = diagram_patch(before, ex._diagram_parts, base=version)
+        assert not patch.head, f"thread {thread}: the diagram changed size"
+        assert len(ex.diagram.value) < len(ex.diagram_svg) / 10, \
+            f"thread {thread}: {len(ex.diagram.value)} bytes sent for a diagram of {len(ex.diagram_svg)}"
+
+
+def test_the_next_steps_diagram_is_drawn_ahead_in_the_kernels_event_loop(racy_transpose: Explorer,
+                                                                          monkeypatch) -> None:
+    """In a kernel (an event loop runs), after a step the diagram of the step after it is drawn
+    while the learner looks: the next click on step draws nothing. After a step back, the step
+    before. Without an event loop nothing is drawn ahead."""
+    import asyncio
+
+    import metal_puzzles.explorer.widgets as widgets
+
+    ex = Explorer(racy_transpose.model.result, "III.1")
+    drawn = []
+    real_draw = widgets.draw_run
+    monkeypatch.setattr(widgets, "draw_run", lambda *a, **k: drawn.append(k["selected_lane"]) or real_draw(*a, **k))
+    ex.move(1)
+    assert len(drawn) == 1 and len(ex._drawn) == 2  # no event loop: the step alone (and the whole run)
+
+    async def learner() -> list[int]:
+        counts = []
+        for delta in (1, 1, -1):
+            ex.move(delta)
+            counts.append(len(drawn))
+            await asyncio.sleep(widgets.DRAW_AHEAD_DELAY_S + 0.05)
+            counts.append(len(drawn))
+        ex.thread.value = 900  # a thread change: its own diagram, nothing ahead
+        await asyncio.sleep(widgets.DRAW_AHEAD_DELAY_S + 0.05)
+        counts.append(len(drawn))
+        return counts
+
+    counts = asyncio.run(learner())
+    # step 3: drawn, then step 4 ahead; step 4: found drawn, step 5 ahead; back to step 4:
+    # found, and step 3 (the way back) was drawn already; then thread 900 at step 3.
+    assert counts == [2, 3, 3, 4, 4, 4, 5], counts
+    assert ex.step_index == 2

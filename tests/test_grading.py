@@ -9,7 +9,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from metal_puzzles.checking import GradPuzzle
+from metal_puzzles.checking import WiredPuzzle
 from metal_puzzles.cli import main
 from metal_puzzles.grading.extract import extract_kernels
 from metal_puzzles.grading.grade import grade_submissions, write_outputs
@@ -19,7 +19,7 @@ from metal_puzzles.puzzles import PUZZLES, get_puzzle, solution_header, solution
 
 LIMITS = Limits(wall_seconds=60, max_steps=20_000)
 # The finale entries are Python wiring kernels together; the grader grades them from those kernels.
-KERNEL_PUZZLES = [p for p in PUZZLES if not isinstance(p, GradPuzzle)]
+KERNEL_PUZZLES = [p for p in PUZZLES if not isinstance(p, WiredPuzzle)]
 
 
 def kernel_cell(kernel_name: str, source: str, header: str = "", via_variable: bool = True) -> str:

@@ -15,7 +15,7 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from metal_puzzles.checking import GradPuzzle
+from metal_puzzles.checking import WiredPuzzle
 from metal_puzzles.grading.extract import extract_kernels
 from metal_puzzles.puzzles import (
     PUZZLES,
@@ -66,7 +66,7 @@ def _cells(nb, suffix: str) -> dict[str, nbformat.NotebookNode]:
 
 def _kernel_cells(nb) -> dict[str, nbformat.NotebookNode]:
     """Puzzle cells that build a kernel problem (the finale's cells wire kernels with a GradProblem)."""
-    return {k: c for k, c in _cells(nb, "-code").items() if "GradProblem(" not in c.source}
+    return {k: c for k, c in _cells(nb, "-code").items() if "GradProblem(" not in c.source and "DecodeStepProblem(" not in c.source}
 
 
 def _stdout(cell) -> str:
@@ -139,7 +139,7 @@ def test_grader_reads_every_kernel_of_the_book_as_it_runs(built):
     solved = extract_kernels(built["solutions"])
     assert solved.issues == []
     for p in PUZZLES:
-        if isinstance(p, GradPuzzle):
+        if isinstance(p, WiredPuzzle):
             continue
         kernel = solved.kernels[p.kernel_name]
         assert kernel.problem is None, (p.id, kernel.problem)
@@ -172,7 +172,7 @@ def test_each_check_leaves_a_witness_the_grader_agrees_with(executed, tmp_path):
     nb = executed["solutions"]
     witnessed = {o.metadata["metal_puzzles"]["check"]["kernel"] for c in _cells(nb, "-check").values()
                  for o in c.outputs if "metal_puzzles" in o.get("metadata", {})}
-    assert witnessed == {p.kernel_name for p in PUZZLES if not isinstance(p, GradPuzzle)}
+    assert witnessed == {p.kernel_name for p in PUZZLES if not isinstance(p, WiredPuzzle)}
     path = tmp_path / "executed.ipynb"
     nbformat.write(nb, str(path))
     read = extract_kernels(path)

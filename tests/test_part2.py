@@ -11,7 +11,13 @@ import numpy as np
 import pytest
 
 from metal_puzzles import MetalKernel, MetalProblem
-from metal_puzzles.checking import GradPuzzle, check_kernel_sources, check_source, compare_with_spec
+from metal_puzzles.checking import (
+    CaseStatus,
+    GradPuzzle,
+    check_kernel_sources,
+    check_source,
+    compare_with_spec,
+)
 from metal_puzzles.grading.tasks import summarize
 from metal_puzzles.msl import StopReason
 from metal_puzzles.puzzles import (
@@ -639,6 +645,17 @@ def test_grader_reports_sanitizer_findings_and_missing_kernels():
     assert "sanitizer" in result.report()
     missing = check_kernel_sources(get_puzzle("mvmr_autodiff"), {"mvmr": {"source": solution("mvmr_fast")}})
     assert not missing and "vvor" in missing.report()
+
+
+def test_grader_says_which_kernel_has_no_source():
+    # A kernel the extractor found but could not read (``ExtractedKernel.source`` None) is named,
+    # not handed to MetalKernel to fail inside the simulator ("NoneType has no len()").
+    kernels = _reference_kernels("mvmr_autodiff")
+    kernels["vvor"] = {"source": None, "header": ""}
+    result = check_kernel_sources(get_puzzle("mvmr_autodiff"), kernels)
+    assert not result and [o.status for o in result.outcomes] == [CaseStatus.RUNTIME_ERROR]
+    assert "kernel 'vvor' has no source" in result.report()
+    assert "NoneType" not in result.report()
 
 
 def test_grad_problem_records_progress():

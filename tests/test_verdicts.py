@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 import textwrap
 
 import mlx.core as mx
 import nbformat
+import numpy as np
 import pytest
 
 from metal_puzzles import MetalKernel, MetalProblem
@@ -354,6 +356,135 @@ def test_simdgroup_matmul_reads_advice_fits_the_puzzle():
     (sentence,) = result.over_budget
     assert "later pass" not in sentence
     assert "simdgroup_load(m, p, n)" in sentence and "row length" in sentence
+
+
+# ----------------------------------------------------------- one wrap, where the text is shown
+_RACY_DOT = """
+threadgroup float shared[8];
+uint i = thread_position_in_grid.x;
+uint local_i = thread_position_in_threadgroup.x;
+shared[local_i] = a[i] * b[i];
+threadgroup_barrier(mem_flags::mem_threadgroup);
+for (uint s = 4; s > 0; s /= 2) {
+    if (local_i < s) {
+        shared[local_i] += shared[local_i + s];
+    }
+}
+if (local_i == 0) {
+    out[0] = shared[0];
+}
+"""
+
+
+def test_a_report_for_a_page_keeps_each_paragraph_on_one_line():
+    """check() in a notebook: the page wraps the verdict to the output's width, so the report it
+    gets has one line a paragraph (a report wrapped at 100 was wrapped again in a narrower
+    output). Wrapped at 100 as before, it is the same text, line for line."""
+    from metal_puzzles.checking.wording import report_width
+
+    result = check_source(get_puzzle("dot_product"), _RACY_DOT)
+    wrapped, paragraphs = result.report(), result.report(width=None)
+    race = next(line for line in paragraphs.splitlines() if line.lstrip().startswith("race:"))
+    assert len(race) > 2 * REPORT_WIDTH and "\n" not in race
+    lines, wrapped_lines = paragraphs.splitlines(), wrapped.splitlines()
+    assert len(lines) < len(wrapped_lines)
+    # (A line that is not prose, such as the test's heading, is the same in both, at any length.)
+    rewrapped = [out for line in lines
+                 for out in (wrap(line.lstrip(), indent=line[:len(line) - len(line.lstrip())])
+                             if len(line) > REPORT_WIDTH and line not in wrapped_lines else [line])]
+    assert rewrapped == wrapped_lines
+    at_60 = result.report(width=60).splitlines()
+    assert len(at_60) > len(wrapped_lines) and all(len(line) <= 60 or line in lines for line in at_60)
+    with report_width(None):  # the width holds while the report is written, and only then
+        assert wrap("word " * 40) == [("word " * 40).strip()]
+    assert len(wrap("word " * 40)) == 3
+
+
+def test_a_report_as_html_wraps_in_the_page_with_hanging_indents():
+    from metal_puzzles.checking.wording import report_html
+
+    page = report_html("Failed: <b> & co\n\n  race: a long paragraph\n    table   row")
+    lines = re.findall(r"<div class='mp-report-line' style='([^']*)'>(.*?)</div>", page)
+    assert [text for _, text in lines] == ["Failed: &lt;b&gt; &amp; co", "&#160;", "race: a long paragraph",
+                                           "table   row"]
+    # Each line wraps (pre-wrap keeps aligned spaces) and hangs 2 characters under its first line.
+    assert all("white-space: pre-wrap" in style and "text-indent: -2ch" in style for style, _ in lines)
+    assert [re.search(r"padding-left: (\d+)ch", style).group(1) for style, _ in lines] == ["2", "2", "4", "6"]
+
+
+def test_check_prints_at_the_terminals_width_and_shows_a_page_its_paragraphs(monkeypatch, capsys):
+    """Outside Jupyter, check() prints its verdict wrapped to the terminal (at most 100
+    columns; a pipe or a capture gets 100); in Jupyter it displays the paragraphs one line each,
+    as text and as HTML, with the witness the grader reads."""
+    import io
+
+    import metal_puzzles.notebook.problem as problem_module
+    from metal_puzzles.checking.witness import METADATA_KEY
+    from metal_puzzles.checking.wording import terminal_width
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.setenv("COLUMNS", "60")
+    assert terminal_width(Terminal()) == 60 and terminal_width(io.StringIO()) == REPORT_WIDTH
+    monkeypatch.setenv("COLUMNS", "200")
+    assert terminal_width(Terminal()) == REPORT_WIDTH
+
+    puzzle = get_puzzle("dot_product")
+    problem = MetalProblem(
+        puzzle.title, lambda a, b: MetalKernel(name=puzzle.kernel_name, input_names=["a", "b"],
+                                               output_names=["out"], source=_RACY_DOT),
+        [mx.arange(8, dtype=mx.float32), mx.arange(8, dtype=mx.float32)], (1,), (8, 1, 1), (8, 1, 1),
+        spec=lambda a, b: np.array([np.dot(a, b)]))
+    monkeypatch.setattr(problem_module, "terminal_width", lambda: 60)
+    result = problem.check()
+    printed = capsys.readouterr().out
+    assert printed.strip() == result.report(width=60).strip() and "race:" in printed
+    shown = []
+    monkeypatch.setattr(problem_module, "_shows_rich_output", lambda: True)
+    monkeypatch.setattr("IPython.display.display", lambda data, **kw: shown.append((data, kw)))
+    result = problem.check()
+    ((data, kw),) = shown
+    assert data["text/plain"] == result.report(width=None)
+    assert "mp-report-line" in data["text/html"] and "race: line 9" in data["text/html"]
+    assert kw["metadata"][METADATA_KEY]["check"]["kernel"] == puzzle.kernel_name
+
+
+def test_a_verdict_shown_by_itself_in_a_notebook_is_wrapped_once(monkeypatch, capsys):
+    """A CheckResult displayed on its own (``result`` as a cell's last line, or check_source's
+    verdict) shows as check() does in Jupyter: paragraphs one line each, as text and HTML, which
+    the page wraps once; not printed at 100 columns for the page to wrap again. One that check()
+    has already shown is not shown twice."""
+    from IPython.core.formatters import DisplayFormatter
+
+    import metal_puzzles.notebook.problem as problem_module
+
+    class Shell:
+        display_formatter = DisplayFormatter()
+
+    shell = Shell()
+    problem_module.register_verdict_display(shell)
+    shown = []
+    monkeypatch.setattr("IPython.display.display", lambda data, **kw: shown.append(data))
+    result = check_source(get_puzzle("dot_product"), _RACY_DOT)
+    assert shell.display_formatter.ipython_display_formatter(result)
+    ((data,),) = [shown]
+    assert data["text/plain"] == result.report(width=None) and "mp-report-line" in data["text/html"]
+    assert capsys.readouterr().out == ""
+    result.printed = True
+    shown.clear()
+    shell.display_formatter.ipython_display_formatter(result)
+    assert shown == [] and capsys.readouterr().out == ""
+
+
+def test_a_verdict_shown_in_a_terminal_is_printed_at_its_width(monkeypatch, capsys):
+    import metal_puzzles.checking.verdict as verdict_module
+
+    monkeypatch.setattr(verdict_module, "terminal_width", lambda: 60)
+    result = check_source(get_puzzle("dot_product"), _RACY_DOT)
+    result._ipython_display_()
+    assert capsys.readouterr().out.strip() == result.report(width=60).strip()
 
 
 def test_a_verdict_and_an_unchecked_status_are_two_enums_sharing_no_value() -> None:

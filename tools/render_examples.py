@@ -216,11 +216,11 @@ EXAMPLES = {name[3:]: fn for name, fn in globals().items() if name.startswith("e
 
 def book_runs():
     """(file stem, title, run) for every puzzle of the catalogue that has a reference solution."""
-    from metal_puzzles.checking import GradPuzzle
+    from metal_puzzles.checking import WiredPuzzle
     from metal_puzzles.puzzles import PUZZLES, solution_source
 
     for p in PUZZLES:
-        if isinstance(p, GradPuzzle):
+        if isinstance(p, WiredPuzzle):
             continue
         case = p.visible
         src = solution_source(p)

@@ -23,6 +23,7 @@ _PUBLIC = {
     "SimulatedKernel": "host.kernel",
     "MetalProblem": "notebook.problem",
     "GradProblem": "notebook.problem",
+    "DecodeStepProblem": "notebook.problem",
     "explore": "notebook.problem",
     "progress": "notebook.session",
     "CompileError": "msl",
@@ -30,14 +31,14 @@ _PUBLIC = {
     "SanitizerError": "msl",
 }
 
-__all__ = ["metal_kernel", "compile_shader", "MetalKernel", "SimulatedKernel", "MetalProblem", "GradProblem", "explore", "progress",
+__all__ = ["metal_kernel", "compile_shader", "MetalKernel", "SimulatedKernel", "MetalProblem", "GradProblem", "DecodeStepProblem", "explore", "progress",
            "CompileError", "KernelRuntimeError", "SanitizerError", "__version__"]
 
 if TYPE_CHECKING:
     from .host.kernel import MetalKernel, SimulatedKernel, metal_kernel
     from .host.shader_library import compile_shader
     from .msl import CompileError, KernelRuntimeError, SanitizerError
-    from .notebook.problem import GradProblem, MetalProblem, explore
+    from .notebook.problem import DecodeStepProblem, GradProblem, MetalProblem, explore
     from .notebook.session import progress
 
 

@@ -8,6 +8,7 @@ import json
 import math
 import os
 import sys
+from collections.abc import Sequence
 from dataclasses import asdict
 from enum import IntEnum
 from pathlib import Path
@@ -32,6 +33,7 @@ from .grading.points import PointsConfig, unknown_puzzle
 from .grading.results import UncheckedStatus
 from .grading.roster import load_roster, mapping_mismatch
 from .grading.runner import RunnerStopped
+from .grading.submissions import Submission
 from .notebook import book
 from .notebook.images import write_images
 from .puzzles import PUZZLES
@@ -334,7 +336,7 @@ def settings_difference(journalled: RunSettings, now: RunSettings) -> str:
         f"{_SETTING_WORDS.get(k, k)} {old[k]} (this one: {new[k]})" for k in differ)
 
 
-def resume_note(journal: Journal, files) -> str | None:
+def resume_note(journal: Journal, files: Sequence[Submission]) -> str | None:
     """Why ``--resume`` will take nothing from a journal that holds students: none of its files is
     at a path graded now (records are matched by path, then content)."""
     if not journal.records or any(f.key in journal.records for f in files):

@@ -123,8 +123,10 @@ def _write_json(path: Path, data: dict) -> None:
     path.write_text(json.dumps(data, indent=1))
 
 
-def _prepare_private_dirs(private: Path) -> dict[str, str]:
-    """Config, kernelspec and lab settings in a private directory; returns the environment."""
+def _prepare_private_dirs(private: Path, lib: Path | None = None) -> dict[str, str]:
+    """Config, kernelspec and lab settings in a private directory; returns the environment. The
+    kernel imports the package from ``lib`` (default: this checkout's lib/; a benchmark compares
+    with another checkout's)."""
     dirs = {name: private / name for name in ("config", "data", "runtime", "settings", "workspaces",
                                               "ipython", "home", "root")}
     for d in dirs.values():
@@ -139,7 +141,7 @@ def _prepare_private_dirs(private: Path) -> dict[str, str]:
         "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
         "display_name": "Python (metal-puzzles e2e)",
         "language": "python",
-        "env": {"PYTHONPATH": str(REPO_ROOT / "lib"), "IPYTHONDIR": str(dirs["ipython"])},
+        "env": {"PYTHONPATH": str(lib or REPO_ROOT / "lib"), "IPYTHONDIR": str(dirs["ipython"])},
     })
     # Settings: no news toast over the page; every cell attached to the DOM (no windowing), so
     # locators see all outputs.
@@ -156,10 +158,11 @@ def _prepare_private_dirs(private: Path) -> dict[str, str]:
     return env
 
 
-def _start_server(ui: JupyterUI, private: Path, log_path: Path) -> JupyterServer:
+def _start_server(ui: JupyterUI, private: Path, log_path: Path, lib: Path | None = None) -> JupyterServer:
     """``metal-puzzles lab|notebook ROOT`` with a port, a token and no browser: the learner's
-    command, which also writes the book into ROOT."""
-    env = _prepare_private_dirs(private)
+    command, which also writes the book into ROOT. Its kernels import the package from ``lib``
+    (default: this checkout's)."""
+    env = _prepare_private_dirs(private, lib)
     root = private / "root"
     port = _free_port()
     token = os.urandom(24).hex()

@@ -315,13 +315,15 @@ class Launch:
 
 
 def book_launches() -> list[Launch]:
-    """Every puzzle whose reference solution is a kernel body (not a whole shader or a cell)."""
+    """Every puzzle whose reference solution is a kernel body (not a whole shader, nor a cell that
+    wires other puzzles' kernels: Part II's gradients, Part V's decode step)."""
+    from metal_puzzles.checking.wired import WiredPuzzle
     from metal_puzzles.puzzles import PUZZLES, solution_header, solution_source
 
     out = []
     for p in PUZZLES:
         src = solution_source(p)
-        if "kernel void" in src or "def " in src:
+        if isinstance(p, WiredPuzzle) or "kernel void" in src:
             continue
         c = p.visible
         out.append(Launch(p.kernel_name, tuple(p.input_names), tuple(p.output_names), src, solution_header(p) or "",

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from metal_puzzles.checking import GradPuzzle
+from metal_puzzles.checking import WiredPuzzle
 from metal_puzzles.cli import main
 from metal_puzzles.puzzles import PUZZLES, get_puzzle, solution_source
 
-KERNEL_PUZZLES = [p for p in PUZZLES if not isinstance(p, GradPuzzle)]
+KERNEL_PUZZLES = [p for p in PUZZLES if not isinstance(p, WiredPuzzle)]
 SEED = "7"
 
 

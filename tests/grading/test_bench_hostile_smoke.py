@@ -6,7 +6,7 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
-from metal_puzzles.checking import GradPuzzle
+from metal_puzzles.checking import WiredPuzzle
 from metal_puzzles.grading.extract import extract_from_bytes
 from metal_puzzles.puzzles import PUZZLES
 
@@ -26,7 +26,7 @@ def test_exponential_notebook_has_every_kernel_statically() -> None:
     nb = extract_from_bytes(text.encode(), "exponential.ipynb")
     assert nb.readable and not nb.issues
     # One kernel per distinct kernel name of the catalogue's (non-gradient) puzzles.
-    distinct = {p.kernel_name for p in PUZZLES if not isinstance(p, GradPuzzle)}
+    distinct = {p.kernel_name for p in PUZZLES if not isinstance(p, WiredPuzzle)}
     assert len(nb.kernels) == len(shapes) == len(distinct)
     assert all(k.source for k in nb.kernels.values())
     assert set(shapes) == {name for name, _, _ in bench.SHAPES}

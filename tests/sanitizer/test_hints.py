@@ -50,6 +50,18 @@ def test_both_operands_are_named_when_neither_is_a_literal():
     assert "'i - back'" in f.message and "with i = 0 and back = 3 it wraps around to 4294967293" in f.message
 
 
+def test_a_cast_operand_is_written_as_the_source_wrote_it():
+    """An operand that is a cast ('(uint)i', 'uint(i)') is quoted in C's notation (the hint once
+    asked for a cast style that does not exist, and the kernel failed to compile)."""
+    src = kernel("""
+        int i = int(thread_position_in_grid.x);
+        out[i] = a[(uint)i - 1u];
+    """)
+    f = next(f for f in run(src, 8, 8, 8).findings if f.kind == "out-of-bounds")
+    assert "the index comes from '(uint)i - 1u'" in f.message and "it wraps around to 4294967295" in f.message
+    assert "Test before subtracting (if ((uint)i >= 1u))" in f.message
+
+
 def test_an_index_out_of_bounds_for_other_reasons_gets_no_wraparound_hint():
     src = "uint i = thread_position_in_grid.x;\nout[i] = a[i + 1];"
     f = next(f for f in run(src, 4, 4, 4).findings if f.kind == "out-of-bounds")

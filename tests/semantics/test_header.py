@@ -175,6 +175,17 @@ def test_constant_array_global() -> None:
     assert got.tolist() == [6, 2, 8, 2]
 
 
+def test_constant_struct_and_vector_globals() -> None:
+    """A constant the checker does not fold to a number (a struct, a vector) keeps its checked
+    initializer, which each read evaluates (front.symbols.DeferredConstant)."""
+    header = """
+    struct P { float x; float y; };
+    constant P origin = {1.0f, 2.0f};
+    constant float2 step = float2(3.0f, 4.0f);
+    """
+    assert one("out[0] = origin.y * 10 + step.x + step.y;", header=header) == 27.0
+
+
 def test_constant_reads_are_not_global_traffic() -> None:
     """Program-scope constants are not kernel buffers: reading them is not a global read."""
     header = "constant float k[2] = {1.5f, 2.5f};"

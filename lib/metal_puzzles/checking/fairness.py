@@ -34,7 +34,8 @@ def sweep(puzzle: Puzzle, source: str, seeds: Iterable[int], header: str | None 
         out.seeds += 1
         result = check_source(puzzle, source, header, seed=seed)
         for o in result.outcomes:
-            if o.yours is not None and o.allowed is not None and o.yours.shape == o.expected.shape:
+            if (o.yours is not None and o.allowed is not None and o.expected is not None
+                    and o.yours.shape == o.expected.shape):
                 with np.errstate(divide="ignore", invalid="ignore"):
                     ratio = np.abs(o.yours.astype(np.float64) - o.expected) / o.allowed
                 finite = ratio[np.isfinite(ratio)]

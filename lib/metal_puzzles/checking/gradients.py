@@ -2,45 +2,44 @@
 and vjp launch their kernels; it is checked against a dense MLX reference in its values, its
 vector-Jacobian products (``mx.vjp``) and the gradient of a scalar loss (``mx.value_and_grad``).
 
-The grader never runs a submission's Python, so :func:`check_kernel_sources` wires the learner's
-*kernels* (read statically from the notebook) the reference way and runs the same checks.
+The grader never runs a submission's Python: it wires the learner's *kernels* the reference way
+(``wired.check_kernel_sources``) and runs the same checks.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import mlx.core as mx
 import numpy as np
 
-from ..host.kernel import MetalKernel
-from ..msl import ArgumentError, SanitizerError, StopReason
+from ..msl import SanitizerError, StopReason
+from .case import Case
 from .inputs import values
-from .puzzle import Case, Puzzle
 from .verdict import CaseStatus, CheckResult, Outcome, Subject, classify
+from .wired import WiredPuzzle
 
 
 @dataclass(frozen=True)
-class GradPuzzle(Puzzle):
-    """A finale entry: the learner writes Python (a custom function and its vjp), not a kernel.
+class GradPuzzle(WiredPuzzle):
+    """A finale entry of Part II: the learner writes Python (a custom function and its vjp), not a kernel.
 
     ``kernel_puzzles`` are the puzzles whose kernels the function wires together; ``wire``
     builds the function from such kernels (by kernel name) the reference way; ``argnums`` are
     the differentiated arguments; ``spec`` is the dense MLX reference taking the same arguments.
-    The template is Python code for a notebook cell.
     """
 
-    kernel_puzzles: tuple[Puzzle, ...] = ()
-    wire: Callable[..., Callable] | None = None
     argnums: tuple[int, ...] = (0,)
     arg_names: tuple[str, ...] = ()
 
     @property
-    def kernels(self) -> tuple[str, ...]:
-        """The kernel names the function wires together (how the grader finds them)."""
-        return tuple(p.kernel_name for p in self.kernel_puzzles)
+    def subject(self) -> Subject:
+        return Subject.GRADIENT
+
+    def check_wired(self, wired: Callable, seed: int = 0) -> CheckResult:
+        return run_grad_checks(self, wired, seed)
 
     def args(self, case: Case) -> list[Any]:
         """The function's arguments for a case: arrays as mx.array, 0-d counts as ints."""
@@ -116,10 +115,11 @@ def grad_outcomes(puzzle: GradPuzzle, op: Callable, case: Case, rng: np.random.G
         if quantity == "values":
             yours, expected = yours[0], expected[0]
         outcome = _compare(case, quantity, yours, expected, puzzle.rtol, puzzle.atol)
-        if quantity != "values" and outcome.yours is not None and outcome.yours.shape != outcome.expected.shape:
+        got, wanted = outcome.yours, outcome.expected
+        if quantity != "values" and got is not None and wanted is not None and got.shape != wanted.shape:
             shapes = {"the cotangent (the output)": tuple(expected_value.shape)} | {
                 f"'{name}'": tuple(np.shape(x)) for name, x in zip(puzzle.arg_names, case.inputs, strict=False)}
-            outcome.error = misplaced_gradient_cause(outcome.yours.shape, shapes)
+            outcome.error = misplaced_gradient_cause(got.shape, shapes)
         outcomes.append(outcome)
     return outcomes
 
@@ -152,32 +152,3 @@ def run_grad_checks(puzzle: GradPuzzle, op: Callable, seed: int = 0) -> CheckRes
             outcomes.extend(_not_run(rest) for rest in cases[i + 1:])
             break
     return CheckResult(puzzle.title, outcomes, subject=Subject.GRADIENT)
-
-
-def check_kernel_sources(puzzle: GradPuzzle, kernels: Mapping[str, Any], *, seed: int = 0,
-                         max_steps: int | None = None) -> CheckResult:
-    """Grade a finale entry without running learner Python: wire the learner's kernels the
-    reference way and run the finale's tests.
-
-    ``kernels`` maps each name in ``puzzle.kernels`` to the kernel as read from the notebook:
-    a mapping or an object with ``source`` and optionally ``header``, ``input_names``,
-    ``output_names`` (the grader's ``ExtractedKernel`` has them).
-    """
-    missing = [name for name in puzzle.kernels if name not in kernels]
-    if missing:
-        error = "missing kernel(s): " + ", ".join(missing)
-        return CheckResult(puzzle.title, [Outcome(puzzle.visible, CaseStatus.RUNTIME_ERROR, error=error)],
-                           subject=Subject.GRADIENT)
-    made: dict[str, MetalKernel] = {}
-    for owner in puzzle.kernel_puzzles:
-        k = kernels[owner.kernel_name]
-        fields = k if isinstance(k, Mapping) else vars(k)
-        try:
-            made[owner.kernel_name] = owner.kernel(fields.get("source"), fields.get("header") or None,
-                                                   input_names=fields.get("input_names"),
-                                                   output_names=fields.get("output_names"))
-        except ArgumentError as exc:  # names MLX could not declare: the kernel cannot be made
-            return CheckResult(puzzle.title, [Outcome(puzzle.visible, CaseStatus.COMPILE_ERROR, error=str(exc))],
-                               subject=Subject.GRADIENT)
-    op = puzzle.wire(made, sanitize="error", max_steps=max_steps)
-    return run_grad_checks(puzzle, op, seed)

@@ -10,17 +10,20 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+import numpy.typing as npt
 
 
-def arange(n: int, dtype=np.int32) -> np.ndarray:
+def arange(n: int, dtype: npt.DTypeLike = np.int32) -> np.ndarray:
     return np.arange(n, dtype=dtype)
 
 
-def randint(rng: np.random.Generator, shape, low: int = -20, high: int = 20, dtype=np.int32) -> np.ndarray:
+def randint(rng: np.random.Generator, shape: int | Sequence[int], low: int = -20, high: int = 20,
+            dtype: npt.DTypeLike = np.int32) -> np.ndarray:
     return rng.integers(low, high, size=shape).astype(dtype)
 
 
-def randfloat(rng: np.random.Generator, shape, low: float = -4.0, high: float = 4.0) -> np.ndarray:
+def randfloat(rng: np.random.Generator, shape: int | Sequence[int], low: float = -4.0,
+              high: float = 4.0) -> np.ndarray:
     """Random float32 values on a grid of quarters in [low, high)."""
     return (rng.integers(int(low * 4), int(high * 4), size=shape) / 4.0).astype(np.float32)
 

@@ -23,6 +23,7 @@ import numpy as np
 from ..host.kernel import MetalKernel
 from ..msl import Audience, RunResult, SanitizeMode
 from ..msl.api import cost_model
+from ..msl.observe.gpu_models import GpuModel
 from ..msl.shader_program import LaunchGeometry, run_by_layout
 from .case import Case
 
@@ -126,7 +127,8 @@ def _values(a: np.ndarray, shown: int = 16) -> str:
 
 def run_pipeline(pipeline: Pipeline, kernel: MetalKernel, case: Case, output_dtype: str, *,
                  init_value: float | None = None, trace: bool | None = False, steps: bool = False,
-                 max_steps: int | None = None, cost=None, sanitize: SanitizeMode = SanitizeMode.WARN) -> PipelineRun:
+                 max_steps: int | None = None,
+                 cost: GpuModel | str | bool | None = None, sanitize: SanitizeMode = SanitizeMode.WARN) -> PipelineRun:
     """Run every stage of ``kernel`` (a whole shader) on one test, as the pipeline's host does;
     the record is the last stage's (``steps`` and the trace, which diagrams draw, are recorded
     for it alone). A stage that does not finish ends the pipeline there. Findings are collected

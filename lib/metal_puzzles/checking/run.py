@@ -22,8 +22,10 @@ from ..msl import (
     StopReason,
     simulate,
 )
+from ..msl.observe.gpu_models import GpuModel
+from .case import Case
 from .pipeline import run_pipeline
-from .puzzle import Case, LaunchOptions, Puzzle
+from .puzzle import LaunchOptions, Puzzle
 from .tolerance import ErrorModel, compare_with_spec
 from .verdict import CaseStatus, CheckResult, Outcome, classify
 
@@ -39,7 +41,7 @@ DEFAULT_LAUNCH = LaunchOptions()
 
 def run_case(kernel: MetalKernel, case: Case, options: LaunchOptions = DEFAULT_LAUNCH, *,
              trace: bool | None = False, steps: bool = False, max_steps: int | None = None,
-             cost=None) -> RunResult:
+             cost: GpuModel | str | bool | None = None) -> RunResult:
     """Launch a puzzle's kernel on one test case in the simulator.
 
     Findings are collected in the run record, not raised or warned about (sanitize='warn' with

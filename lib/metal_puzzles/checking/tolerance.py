@@ -144,9 +144,10 @@ def _exact_in_float32(inputs: tuple[np.ndarray, ...], magnitude: np.ndarray) -> 
     if not floats:
         return True
     grids = [_grid_bits(x) for x in floats]
-    if None in grids:
+    known = [bits for bits in grids if bits is not None]
+    if len(known) < len(grids):
         return False
-    fraction_bits = max(grids) * len(floats)
+    fraction_bits = max(known) * len(floats)
     largest = float(np.max(np.abs(magnitude))) if np.size(magnitude) else 0.0
     return largest * 2.0**fraction_bits < 2.0**SIGNIFICAND_BITS
 

@@ -24,10 +24,11 @@ from ..msl import (
 from ..msl.observe.cost import CostFigures, worst_figures
 from ..msl.run.finding_kinds import kind_entry
 from .budget_detail import count_details
+from .case import Case
 from .pipeline import PipelineRun
-from .puzzle import Budget, Case
+from .puzzle import Budget
 from .tolerance import mismatch
-from .wording import plural, wrap
+from .wording import REPORT_WIDTH, plural, report_width, terminal_width, wrap
 
 
 class CaseStatus(StrEnum):
@@ -53,11 +54,13 @@ class PuzzleStatus(StrEnum):
 
 
 class Subject(StrEnum):
-    """What a verdict judges: a kernel on its tests, or a differentiable function's values,
-    vector-Jacobian products and gradients."""
+    """What a verdict judges: a kernel on its tests, a differentiable function's values,
+    vector-Jacobian products and gradients, or a model run on the learner's kernels (its tests
+    are prompts, each outcome says which stage failed)."""
 
     KERNEL = "kernel"
     GRADIENT = "gradient"
+    MODEL = "model"
 
 
 @dataclass
@@ -173,18 +176,23 @@ class CheckResult:
         """The cost model's figures, worst over the tests that count (None when none recorded
         them). SIMD efficiency is the worst test's own (active over issued lanes of that run),
         the figure show() prints for the visible test: one definition everywhere."""
-        costed = [o for o in self.counted if o.cost is not None]
-        figures = worst_figures([o.cost for o in costed])
+        costs = [cost for _, cost in self._costed]
+        figures = worst_figures(costs)
         if figures is None:
             return None
-        least = min(costed, key=lambda o: o.cost.simd_efficiency).cost
+        least = min(costs, key=lambda cost: cost.simd_efficiency)
         return dataclasses.replace(figures, active_lanes=least.active_lanes, issued_lanes=least.issued_lanes)
 
     @property
     def simd_worst_test(self) -> str | None:
         """The label of the test with the least SIMD efficiency (what the budget sentence names)."""
-        costed = [o for o in self.counted if o.cost is not None]
-        return min(costed, key=lambda o: o.cost.simd_efficiency).case.label if costed else None
+        costed = self._costed
+        return min(costed, key=lambda oc: oc[1].simd_efficiency)[0].case.label if costed else None
+
+    @property
+    def _costed(self) -> list[tuple[Outcome, CostFigures]]:
+        """The tests that count and recorded the cost model's figures, with their figures."""
+        return [(o, o.cost) for o in self.counted if o.cost is not None]
 
     @property
     def over_budget(self) -> list[str]:
@@ -228,19 +236,25 @@ class CheckResult:
     def __repr__(self) -> str:
         counted = self.counted
         good = sum(o.ok for o in counted)
-        what = "comparisons" if self.subject == Subject.GRADIENT else "tests"
+        what = {Subject.GRADIENT: "comparisons", Subject.MODEL: "prompts"}.get(self.subject, "tests")
         notes = f", notes={len(self.beyond_failures)}" if self.beyond_failures else ""
         return (f"CheckResult({self.title!r}, status={self.status.value!r}, {what} passed={good}/{len(counted)}, "
                 f"within_budget={self.within_budget}{notes})")
 
     def _ipython_display_(self) -> None:
-        # In a notebook, check() has already printed the verdict; showing it twice is noise.
+        # check() has already shown the verdict; showing it twice is noise. In a Jupyter kernel the
+        # notebook face registers its own display for verdicts (paragraphs the page wraps once,
+        # ``notebook.problem.register_verdict_display``); this is the terminal's.
         if not self.printed:
-            print(self.report())
+            print(self.report(terminal_width()))
 
-    def report(self) -> str:
-        """The verdict as a learner reads it: what passed, and the first thing to fix."""
-        lines = _gradient_report(self) if self.subject == Subject.GRADIENT else _kernel_report(self)
+    def report(self, width: int | None = REPORT_WIDTH) -> str:
+        """The verdict as a learner reads it: what passed, and the first thing to fix; its prose
+        wrapped at ``width`` characters, or (None) one line a paragraph, for a page that wraps it
+        (``wording.report_html``)."""
+        report = {Subject.GRADIENT: _gradient_report, Subject.MODEL: _model_report}.get(self.subject, _kernel_report)
+        with report_width(width):
+            lines = report(self)
         if self.gpu_note:
             lines += ["", self.gpu_note]
         return "\n".join(lines)
@@ -359,6 +373,30 @@ def _gradient_report(r: CheckResult) -> list[str]:
     return lines
 
 
+def _model_report(r: CheckResult) -> list[str]:
+    """A model on the learner's kernels: one outcome a prompt, whose quantity says what it gave
+    (or which stage failed) and whose error says how far off."""
+    n = len(r.outcomes)
+    prompts = plural(n, "prompt")
+    if r.passed:
+        return [f"Passed: {r.title}: on your kernels the model gives MLX's next token and logits for "
+                f"{'all ' if n > 1 else ''}{prompts}.", *[f"- {o.case.label}: {o.quantity}." for o in r.outcomes]]
+    bad = [o for o in r.outcomes if not o.ok]
+    first = bad[0]
+    lines = [f"Failed: {r.title}: on your kernels the model differs from MLX's on {len(bad)} of {prompts}.", "",
+             *(wrap(f"{first.case.label}, {first.quantity}:{first.error}") if first.status == CaseStatus.WRONG
+               else _wrap_head(_describe_comparison(first)))]
+    if len(bad) > 1:
+        lines += wrap("Also failing: " + _listing([o.case.label for o in bad[1:]]) + ".")
+    return lines
+
+
+def _wrap_head(lines: list[str]) -> list[str]:
+    """A report's first line broken between words; the lines after it (a compiler's message with its
+    caret, findings already wrapped) as they are."""
+    return [*wrap(lines[0]), *lines[1:]] if lines else lines
+
+
 def describe_outcome(o: Outcome, head: str | None = None) -> list[str]:
     """What went wrong on one kernel test, as lines of a report, the first one starting with
     ``head`` (by default the test's label and launch)."""
@@ -410,14 +448,16 @@ def _describe_comparison(o: Outcome) -> list[str]:
     if errors:
         return [head + " the sanitizer found a problem in a kernel:",
                 *[line for f in errors[:3] for line in wrap(finding_text(f), "  ")]]
-    if o.yours is not None and o.expected is not None and o.yours.shape != o.expected.shape:
-        return [f"{head} shape {o.yours.shape}, but the reference's is {o.expected.shape}.",
-                *(wrap(o.error) if o.error else [])]
-    mismatch = o.mismatch
-    if mismatch is not None:
-        where = [tuple(int(i) for i in p) for p in np.argwhere(mismatch)[:4]]
-        detail = ", ".join(f"{p}: yours {float(o.yours[p]):.4g}, reference {float(o.expected[p]):.4g}" for p in where)
-        return [f"{head} wrong at {int(mismatch.sum())} of {mismatch.size} positions, e.g. {detail}."]
+    yours, expected = o.yours, o.expected
+    if yours is not None and expected is not None:
+        if yours.shape != expected.shape:
+            return [f"{head} shape {yours.shape}, but the reference's is {expected.shape}.",
+                    *(wrap(o.error) if o.error else [])]
+        mismatch = o.mismatch
+        if mismatch is not None:
+            where = [tuple(int(i) for i in p) for p in np.argwhere(mismatch)[:4]]
+            detail = ", ".join(f"{p}: yours {float(yours[p]):.4g}, reference {float(expected[p]):.4g}" for p in where)
+            return [f"{head} wrong at {int(mismatch.sum())} of {mismatch.size} positions, e.g. {detail}."]
     return [head + (o.error or " wrong.")]
 
 

@@ -31,9 +31,9 @@ from metal_puzzles.msl.lang.pycompat import StrEnum
 
 from ..msl import RunResult
 from ..msl.lang.types import AddressSpace
-from ..msl.observe.cost import conflict_ways, segments_touched
-from ..msl.observe.trace import AccessEvent
-from ..msl.run.memory import AccessKind
+from ..msl.observe.cost import CostProfile, conflict_ways, segments_touched
+from ..msl.observe.trace import AccessEvent, Recorder
+from ..msl.run.access_kind import AccessKind
 from .draw import RunDiagram
 from .style import text_width, wrap_to_width
 from .svg_text import Anchor, PlacedText, anchored_text, box_path, text_batch
@@ -113,7 +113,7 @@ def draw_access_map(result: RunResult, colour_by: ColourBy | str | None = None, 
     if not sites:
         head.append(("no access of this kind was recorded", 11.0, MUTED))
     parts: list[Diagram] = []
-    y = PAD
+    y: float = PAD
     # Lines wrap to the width of the memory grid, so no caption makes the diagram wider than it.
     text_w = LABEL_W + WIDTH * LANE
     head = [(line, size, colour) for s, size, colour in head for line in wrap_to_width(s, size, text_w)]
@@ -133,13 +133,25 @@ def draw_access_map(result: RunResult, colour_by: ColourBy | str | None = None, 
 
 
 # ----------------------------------------------------------------------------- choosing the sites
+def _cost(result: RunResult) -> CostProfile:
+    """The cost profile of a run access_map drew (it refuses a run without one)."""
+    assert result.cost is not None
+    return result.cost
+
+
+def _trace(result: RunResult) -> Recorder:
+    """The trace of a run access_map drew (it refuses a run without one)."""
+    assert result.trace is not None
+    return result.trace
+
+
 def _sites(result: RunResult) -> list[Site]:
     """For each (line, buffer, kind), the SIMD-group execution that cost the most."""
     lanes = result.lanes
-    cost = result.cost
+    cost = _cost(result)
     m = cost.gpu.memory
     best: dict[tuple, Site] = {}
-    for e in result.trace.accesses():
+    for e in _trace(result).accesses():
         if e.space == AddressSpace.THREAD or e.file != "source" or e.space == AddressSpace.CONSTANT:
             continue
         simd = lanes.simd_global[e.lanes]
@@ -161,7 +173,7 @@ def _site(result: RunResult, e: AccessEvent, sg: int, sel: np.ndarray, m) -> Sit
     verb = {AccessKind.READ: "load from", AccessKind.WRITE: "store to", AccessKind.ATOMIC: "atomic on"}[e.kind]
     where = f"SIMD-group {int(lanes.simd_in_group[who[0]])} of {lanes.group_label(group)}"
     if e.space == AddressSpace.THREADGROUP:
-        base, item = result.cost.threadgroup_layout.get(e.buffer, (0, 4))
+        base, item = _cost(result).threadgroup_layout.get(e.buffer, (0, 4))
         words = (base + elements * item) // m.bank_width
         ways = conflict_ways(words, simd_lane, len(elements) // max(np.unique(who).size, 1) * item, m)
         bank = int(np.bincount(words % m.banks).argmax())
@@ -169,12 +181,12 @@ def _site(result: RunResult, e: AccessEvent, sg: int, sel: np.ndarray, m) -> Sit
                 f"a {ways}-way bank conflict: {ways} lanes need different words of one bank (bank {bank})")
         return Site(e.line, e.buffer, e.kind, e.space, sg, group, simd_lane, elements, words, ways,
                     f"line {e.line}: {verb} {e.buffer} (threadgroup memory), {where}: {what}")
-    item = result.cost.item_sizes.get(e.buffer)
-    if item is None:
+    size = _cost(result).item_sizes.get(e.buffer)
+    if size is None:
         return None
-    segments = elements * item // m.segment_bytes
-    n = segments_touched(elements, item, m.segment_bytes)
-    useful = int(np.unique(elements).size) * item
+    segments = elements * size // m.segment_bytes
+    n = segments_touched(elements, size, m.segment_bytes)
+    useful = int(np.unique(elements).size) * size
     what = f"{n} segment{'s' if n != 1 else ''} of {m.segment_bytes} B for {useful} useful bytes"
     return Site(e.line, e.buffer, e.kind, e.space, sg, group, simd_lane, elements, segments, n,
                 f"line {e.line}: {verb} {e.buffer}, {where}: {what}")
@@ -182,7 +194,7 @@ def _site(result: RunResult, e: AccessEvent, sg: int, sel: np.ndarray, m) -> Sit
 
 # ----------------------------------------------------------------------------- painting
 def _paint_site(result: RunResult, site: Site, y0: float) -> tuple[list[Diagram], float, float]:
-    m = result.cost.gpu.memory
+    m = _cost(result).gpu.memory
     parts = []
     y = y0
     caption = wrap_to_width(site.caption, 12.0, LABEL_W + WIDTH * LANE)
@@ -199,7 +211,7 @@ def _paint_site(result: RunResult, site: Site, y0: float) -> tuple[list[Diagram]
         colour_of = {k: PALETTE[k % m.banks % len(PALETTE)] for k in site.keys.tolist()}
     # The memory: one row per segment (device) or per bank-width row of words (threadgroup).
     if device:
-        per_row = max(1, m.segment_bytes // result.cost.item_sizes.get(site.buffer, 4))
+        per_row = max(1, m.segment_bytes // _cost(result).item_sizes.get(site.buffer, 4))
         rows = sorted(set(site.keys.tolist()))
         row_of = {k: r for r, k in enumerate(rows)}
         cells = {(row_of[k], e % per_row): colour_of[k] for e, k in zip(site.elements.tolist(), site.keys.tolist(),
@@ -220,7 +232,7 @@ def _paint_site(result: RunResult, site: Site, y0: float) -> tuple[list[Diagram]
     # The lane strip.
     parts.append(_text("lanes", PAD, y + LANE / 2, 11.0, MUTED))
     strip_at = len(parts)  # the strip's fills go under its numbers
-    lane_key = {}
+    lane_key: dict[int, int] = {}
     for lane, key in zip(site.lanes.tolist(), site.keys.tolist(), strict=True):
         lane_key.setdefault(lane, key)
     fills: dict[str, list] = defaultdict(list)

@@ -10,11 +10,11 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..msl import FindingKind
+from ..msl import FindingKind, RunResult
 from ..msl.lang.types import AddressSpace
 from ..msl.observe.trace import BarrierEvent, ElementAccess
+from ..msl.run.access_kind import AccessKind
 from ..msl.run.finding_kinds import ElementMark, ThreadMark, kind_entry
-from ..msl.run.memory import AccessKind
 from .marks import FINDING_RED, FindingSite, Place, drawn_place, marks_legend, stray_accesses
 from .model import ArrayView, Ghost, Header, Panel, PanelMarks, Ring, make_view, views_by_key
 from .provenance import group_accesses, shared_snapshots, trace_arrows
@@ -89,7 +89,7 @@ def _output_views(result, accesses: list[ElementAccess], colors: dict[int, str],
     return views
 
 
-def unwritten_elements(result, sites: Sequence[FindingSite]) -> dict[str, set[int]]:
+def unwritten_elements(result: RunResult, sites: Sequence[FindingSite]) -> dict[str, set[int]]:
     """The elements of each output that the sanitizer found no thread of the launch wrote."""
     names = {s.buffer for s in sites if s.kind == FindingKind.UNWRITTEN_OUTPUT and s.buffer is not None}
     if not names or result.trace is None:
@@ -142,7 +142,7 @@ def _legend(result, group: int) -> list[tuple[str, str]]:
     return [(_pos_text(lanes.pos[l], dims), thread_color(int(lanes.index_in_group[l]))) for l in members]
 
 
-def build_panel(result, group: int, sites: Sequence[FindingSite] = (), first_group: int = 0) -> Panel:
+def build_panel(result: RunResult, group: int, sites: Sequence[FindingSite] = (), first_group: int = 0) -> Panel:
     """Threadgroup ``group``'s panel, with its marks for the findings ``sites`` (those of the
     whole launch go to the panel of ``first_group``); not laid out yet."""
     accesses = group_accesses(result, group)
@@ -255,7 +255,7 @@ def _dims(size3: Sequence[int]) -> int:
 
 
 # ----------------------------------------------------------------------------- the header
-def build_header(result, title: str | None, groups: Sequence[int], n_groups: int,
+def build_header(result: RunResult, title: str | None, groups: Sequence[int], n_groups: int,
             sites: Sequence[FindingSite] = (), wrap_w: float = MAX_SECTION_W) -> Header:
     """The diagram's title, launch facts and what its arrows and marks mean; the explanations
     wrap at ``wrap_w`` so that they never make a diagram wider than its panels."""

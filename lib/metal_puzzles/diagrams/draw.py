@@ -37,22 +37,26 @@ from .svg_text import diagram_svg, num
 
 # ----------------------------------------------------------------------------- public API
 def draw_run(result, title: str | None = None, max_groups: int = 4, only_group: int | None = None,
-             selected_lane: int | None = None, clickable: bool = False) -> Diagram:
+             selected_lane: int | None = None, clickable: bool = False, steady_gaps: bool = False) -> Diagram:
     """The diagram of a traced run: a header and one panel per threadgroup (the first
     ``max_groups`` of them, or just threadgroup ``only_group``, a linear index). Works without a
     trace too, showing only the arrays.
 
     For the explorer: ``selected_lane`` frames that thread's swatch (the thread it shows), and
     ``clickable`` lays invisible targets over the cells that name their array and element
-    (``svg_text.CellTargets``), for a click on a cell to select the threads that touched it."""
-    drawing = lay_out_run(result, title, max_groups, only_group)
+    (``svg_text.CellTargets``), for a click on a cell to select the threads that touched it;
+    ``steady_gaps`` opens the gaps between lines of arrays for the farthest an arrow could travel
+    rather than for the arrows drawn, so that the diagrams of one run's threads share one layout
+    (a thread change moves no array: the explorer redraws only what changed)."""
+    drawing = lay_out_run(result, title, max_groups, only_group, steady_gaps)
     for p in drawing.panels:
         p.selected_lane = selected_lane
         p.clickable = clickable
     return RunDiagram(Affine.identity(), paint_run(drawing))
 
 
-def lay_out_run(result, title: str | None = None, max_groups: int = 4, only_group: int | None = None) -> RunDrawing:
+def lay_out_run(result, title: str | None = None, max_groups: int = 4, only_group: int | None = None,
+                steady_gaps: bool = False) -> RunDrawing:
     """What ``draw_run`` paints, built and laid out: the header and the panels, every array,
     label and arrow in place (in each panel's own coordinates)."""
     n_groups = int(result.lanes.n_groups)
@@ -65,7 +69,7 @@ def lay_out_run(result, title: str | None = None, max_groups: int = 4, only_grou
     sites = finding_sites(result)
     panels = [build_panel(result, g, sites, first_group=shown[0]) for g in shown]
     for p in panels:
-        lay_out_panel(p)
+        lay_out_panel(p, steady_gaps)
     header = build_header(result, title, shown, n_groups, sites,
                           wrap_w=max(MIN_HEADER_W, max((p.width for p in panels), default=0.0)))
     return RunDrawing(header, panels)

@@ -25,13 +25,13 @@ from .style import (
 )
 
 
-def lay_out_panel(panel: Panel) -> None:
+def lay_out_panel(panel: Panel, steady_gaps: bool = False) -> None:
     """Place everything in ``panel``: arrays, then the arrows between them; then the sections are
-    spaced again for the arrows that travel far sideways, the arrows routed again on the moved
-    arrays, and the findings listed under them."""
+    spaced again for the arrows that travel far sideways (``steady_gaps``: as far as any could),
+    the arrows routed again on the moved arrays, and the findings listed under them."""
     _layout_panel(panel)
     route_arrows(panel, detours=False)  # only how far they travel sideways, to space the sections
-    _relayout_for_arrows(panel)
+    _relayout_for_arrows(panel, steady_gaps)
     route_arrows(panel)
     _layout_notes(panel)
 
@@ -63,17 +63,20 @@ def _layout_sections(sections: list[list[ArrayView]], x0: float, y0: float,
     return width, y
 
 
-def _relayout_for_arrows(panel: Panel) -> None:
+def _relayout_for_arrows(panel: Panel, steady: bool = False) -> None:
     """Open up the gap above a line of arrays in proportion to how far its incoming arrows
-    travel sideways, so that long S-curves do not flatten into horizontal bundles."""
+    travel sideways, so that long S-curves do not flatten into horizontal bundles; ``steady``:
+    as far as any arrow could travel (the panel's arrays' extent), whichever arrows are drawn."""
     travel: dict[tuple, float] = defaultdict(float)
     for a in panel.arrows:
         if a.points:
             dx = abs(a.points[-1][0] - a.points[0][0])
             travel[a.target[0]] = max(travel[a.target[0]], dx)
+    views = [v for s in panel.sections for v in s]
+    extent = max((v.x + v.width for v in views), default=0.0) - min((v.x for v in views), default=0.0)
 
     def gap(line: list[ArrayView]) -> float:
-        far = max((travel.get(v.key, 0.0) for v in line), default=0.0)
+        far = extent if steady else max((travel.get(v.key, 0.0) for v in line), default=0.0)
         return min(SECTION_GAP + 0.1 * far, 3 * SECTION_GAP)
 
     top = min((v.y for s in panel.sections for v in s), default=0.0)

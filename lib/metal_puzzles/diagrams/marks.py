@@ -119,7 +119,7 @@ class _Threads:
     @cached_property
     def by_grid(self) -> dict[tuple[int, ...], int]:
         """Lane of every grid position (built only when a finding names a thread)."""
-        return {tuple(int(v) for v in p): k for k, p in enumerate(self.lanes.pos)}
+        return {tuple(p): k for k, p in enumerate(self.lanes.pos.tolist())}  # Python ints, at once
 
     def lane(self, thread: dict | None) -> int | None:
         return None if thread is None else self.by_grid.get(tuple(thread["grid"]))

@@ -5,6 +5,7 @@ that say where: ``x``, ``y``, ``width``, an arrow's curve), ``paint`` draws it."
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -44,6 +45,18 @@ class Ghost:
     @property
     def width(self) -> float:
         return max(CELL, text_width(str(self.index), 10) * 1.15 + 12)
+
+
+@functools.lru_cache(maxsize=64)  # the same grids at every redraw of the explorer's diagram
+def _cell_boxes(drawn: int, per_block: int, cols: int, gx: float, gy: float, cell: float,
+                block_w: float) -> tuple[tuple[float, float, float, float], ...]:
+    out = []
+    for i in range(drawn):
+        b, rest = divmod(i, per_block)
+        r, c = divmod(rest, cols)
+        x0, y0 = gx + b * block_w + c * cell, gy + r * cell
+        out.append((x0, y0, x0 + cell, y0 + cell))
+    return tuple(out)
 
 
 @dataclass
@@ -133,19 +146,11 @@ class ArrayView:
     def height(self) -> float:
         return max(self.top + self.rows * self.cell, 30.0)
 
-    def cell_boxes(self) -> list[tuple[float, float, float, float]]:
+    def cell_boxes(self) -> tuple[tuple[float, float, float, float], ...]:
         """``cell_box`` of every drawn element, in order (the painter's loop: the grid's origin
         is worked out once rather than per cell)."""
-        per_block = max(self.rows * self.cols, 1)
-        cols = max(self.cols, 1)
-        gx, gy, cell, block_w = self.x + self.label_w + self.margin, self.y + self.top, self.cell, self.block_w
-        out = []
-        for i in range(self.drawn):
-            b, rest = divmod(i, per_block)
-            r, c = divmod(rest, cols)
-            x0, y0 = gx + b * block_w + c * cell, gy + r * cell
-            out.append((x0, y0, x0 + cell, y0 + cell))
-        return out
+        return _cell_boxes(self.drawn, max(self.rows * self.cols, 1), max(self.cols, 1),
+                           self.x + self.label_w + self.margin, self.y + self.top, self.cell, self.block_w)
 
     def labels(self) -> list[Label]:
         """The texts beside an array's grid, placed: its name and what it is, left of the grid; the

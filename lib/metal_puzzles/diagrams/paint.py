@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from collections.abc import Sequence
 
 from chalk import Diagram
 from chalk.core import Compose
@@ -96,7 +97,7 @@ def _filled(boxes: list[Box], fill: str) -> Diagram:
     return box_path(boxes, closed=True).fill_color(c).line_color(c).line_width_local(0)
 
 
-def _outlined(boxes: list[Box], line: str, width: float = 1.0) -> Diagram:
+def _outlined(boxes: Sequence[Box], line: str, width: float = 1.0) -> Diagram:
     return box_path(boxes, closed=False).line_color(Color(line)).line_width_local(width)
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from ..msl import RunResult
 from ..msl.lang.types import AddressSpace
 from ..msl.observe.trace import ElementAccess
-from ..msl.run.memory import AccessKind
+from ..msl.run.access_kind import AccessKind
 from .model import Arrow
 from .style import MUTED
 
@@ -80,7 +80,7 @@ class _SharedIndex:
         return earlier[-1] if earlier else None
 
 
-def trace_arrows(accesses: list[ElementAccess], colors: dict[int, str], result, phases: dict[str, list[int]]) -> list[Arrow]:
+def trace_arrows(accesses: list[ElementAccess], colors: dict[int, str], result: RunResult, phases: dict[str, list[int]]) -> list[Arrow]:
     """One arrow per (thread, written element, element its value came from), deduplicated."""
     inputs, outputs = set(result.input_names), set(result.output_names)
     arrows: dict[tuple, Arrow] = {}

@@ -90,7 +90,7 @@ def _points(pieces: tuple[Piece, ...]) -> list[Point]:
     """The path as a polyline (for layout, arrow heads, chalk's own backends and tests)."""
     points: list[Point] = []
     for piece in pieces:
-        sampled = _sampled(piece) if len(piece) == 4 else list(piece)  # type: ignore[arg-type]
+        sampled = _sampled(piece) if len(piece) == 4 else list(piece)
         points += sampled[1:] if points else sampled
     return points
 

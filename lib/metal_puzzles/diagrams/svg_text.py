@@ -18,12 +18,15 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
+from typing import Any
 
 from chalk.core import ApplyName, ApplyStyle, ApplyTransform, Compose, Empty, Primitive
 from chalk.shapes import ArcSegment, Path, Spacer, Text
 from chalk.shapes.shape import Shape
 from chalk.style import Style, WidthType
 from chalk.transform import P2, V2, Affine, BoundingBox
+from chalk.types import Diagram
+from chalk.visitor import A, ShapeVisitor
 
 from metal_puzzles.msl.lang.pycompat import StrEnum
 
@@ -55,7 +58,7 @@ class AnchoredText(Text):
     half_width: float = 0.0
 
 
-def anchored_text(s: str, size: float, anchor: Anchor, half_width: float):
+def anchored_text(s: str, size: float, anchor: Anchor, half_width: float) -> Diagram:
     """A chalk text primitive that remembers its anchor (see ``AnchoredText``)."""
     return Primitive.from_shape(AnchoredText(s, size, anchor, half_width))
 
@@ -81,12 +84,12 @@ class PathBatch(Shape):
         x0, y0, x1, y1 = self.box
         return BoundingBox([P2(x0, y0), P2(x1, y1)])
 
-    def accept(self, visitor, **kwargs):
+    def accept(self, visitor: ShapeVisitor[A], **kwargs: Any) -> A:
         return visitor.visit_spacer(Spacer(0, 0), **kwargs)
 
 
 def path_batch(paths: Sequence[Pieces], box: tuple[float, float, float, float], joined: bool = False,
-               round_caps: bool = False):
+               round_caps: bool = False) -> Diagram:
     """A chalk primitive drawing ``paths`` (see ``PathBatch``); style its stroke as any shape's."""
     return Primitive.from_shape(PathBatch(tuple(paths), box, joined, round_caps))
 
@@ -118,7 +121,7 @@ class TextBatch(Shape):
         x0, y0, x1, y1 = self.box
         return BoundingBox([P2(x0, y0), P2(x1, y1)])
 
-    def accept(self, visitor, **kwargs):
+    def accept(self, visitor: ShapeVisitor[A], **kwargs: Any) -> A:
         # chalk's own backends (a sized render_svg) see an empty spacer: they cannot draw a batch.
         return visitor.visit_spacer(Spacer(0, 0), **kwargs)
 
@@ -138,7 +141,7 @@ class BoxPath(Shape):
         return BoundingBox([P2(min(b[0] for b in self.boxes), min(b[1] for b in self.boxes)),
                             P2(max(b[2] for b in self.boxes), max(b[3] for b in self.boxes))])
 
-    def accept(self, visitor, **kwargs):
+    def accept(self, visitor: ShapeVisitor[A], **kwargs: Any) -> A:
         return visitor.visit_spacer(Spacer(0, 0), **kwargs)
 
 
@@ -157,7 +160,7 @@ class CellTargets(Shape):
         return BoundingBox([P2(min(b[0] for b in boxes), min(b[1] for b in boxes)),
                             P2(max(b[2] for b in boxes), max(b[3] for b in boxes))])
 
-    def accept(self, visitor, **kwargs):
+    def accept(self, visitor: ShapeVisitor[A], **kwargs: Any) -> A:
         return visitor.visit_spacer(Spacer(0, 0), **kwargs)
 
 
@@ -165,17 +168,18 @@ class CellTargets(Shape):
 CELL_TARGETS_CLASS = "mp-cells"
 
 
-def cell_targets(attributes: dict[str, str], cells: list[tuple[int, tuple[float, float, float, float]]]):
+def cell_targets(attributes: dict[str, str],
+                 cells: list[tuple[int, tuple[float, float, float, float]]]) -> Diagram:
     """A chalk primitive of clickable cells (see ``CellTargets``)."""
     return Primitive.from_shape(CellTargets(tuple(attributes.items()), tuple(cells)))
 
 
-def box_path(boxes: list[tuple[float, float, float, float]], closed: bool):
+def box_path(boxes: Sequence[tuple[float, float, float, float]], closed: bool) -> Diagram:
     """A chalk primitive drawing ``boxes`` as one path (see ``BoxPath``); style it as any shape."""
     return Primitive.from_shape(BoxPath(tuple(boxes), closed))
 
 
-def text_batch(items: list[PlacedText], box: tuple[float, float, float, float]):
+def text_batch(items: list[PlacedText], box: tuple[float, float, float, float]) -> Diagram:
     """A chalk primitive drawing ``items`` (see ``TextBatch``)."""
     return Primitive.from_shape(TextBatch(tuple(items), box))
 
@@ -382,7 +386,8 @@ class _Writer:
                 if isinstance(seg, ArcSegment):
                     here = _flush_lines(commands, here, run)
                     large = 1 if abs(seg.dangle) > 180 else 0
-                    sweep = 1 if seg.t.determinant * seg.dangle > 0 else 0
+                    # Affine.determinant is a property (chalk's types read it as a method).
+                    sweep = 1 if seg.t.determinant * seg.dangle > 0 else 0  # type: ignore[operator]
                     commands.append(f"A{num(seg.r_x * scale)} {num(seg.r_y * scale)} {num(seg.rot)} {large} "
                                     f"{sweep} {num(q.x)} {num(q.y)}")
                     here = _tenths(q.x, q.y)
@@ -544,7 +549,7 @@ def _pieces_d(pieces: Pieces, t6: tuple[float, ...]) -> str:
     return "".join(commands)
 
 
-def diagram_svg(diagram, separated: bool = False) -> str:
+def diagram_svg(diagram: Diagram, separated: bool = False) -> str:
     """SVG text of a chalk diagram at its natural size (one diagram unit = one pixel), with a
     viewBox so that a page may still scale it.
 

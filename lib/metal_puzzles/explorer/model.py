@@ -21,8 +21,8 @@ from ..diagrams.marks import FindingSite, finding_sites
 from ..msl import RunResult
 from ..msl.lang.types import AddressSpace
 from ..msl.observe.cost import conflict_ways, segments_touched
-from ..msl.observe.trace import AccessEvent, BarrierEvent, ElementAccess, flatten_events
-from ..msl.run.memory import AccessKind
+from ..msl.observe.trace import AccessEvent, BarrierEvent, ElementAccess, Recorder, flatten_events
+from ..msl.run.access_kind import AccessKind
 
 
 @dataclass(frozen=True)
@@ -51,10 +51,11 @@ class ExplorerModel:
         if result.trace is None:
             raise ValueError("the run has no trace; launch it with trace=True to explore it")
         self.result = result
+        self.trace: Recorder = result.trace  # what every view is built from
         lanes = result.lanes
         self.n_groups = lanes.n_groups
         self._lanes_by_group = [np.flatnonzero(lanes.group == g) for g in range(lanes.n_groups)]
-        events = [e for e in result.trace.accesses() if e.space != AddressSpace.THREAD]
+        events = [e for e in self.trace.accesses() if e.space != AddressSpace.THREAD]
         phases = sorted({int(p) for e in events for p in np.unique(e.phase)})
         self.phases = phases or [0]
         self.sites = finding_sites(result)
@@ -87,7 +88,7 @@ class ExplorerModel:
         explorer asks about one thread many times while stepping."""
         cached = self._lane_events.get(lane)
         if cached is None:
-            trace = self.result.trace
+            trace = self.trace
             in_bounds = [e for e in trace.accesses() if e.space != AddressSpace.THREAD and (e.lanes == lane).any()]
             strays = [e for e in trace.strays if (e.lanes == lane).any()]
             cached = self._lane_events[lane] = (in_bounds, strays)
@@ -113,7 +114,7 @@ class ExplorerModel:
         index they computed included), optionally before step ``step`` or in one barrier phase:
         what a click on a cell of the diagram selects. Threadgroup memory is one copy per
         threadgroup: ``group`` picks whose (device memory ignores it)."""
-        trace = self.result.trace
+        trace = self.trace
         found: set[int] = set()
         for e in [*trace.accesses(buffer=buffer), *(x for x in trace.strays if x.buffer == buffer)]:
             if step is not None and e.step >= step:
@@ -159,8 +160,8 @@ class ExplorerModel:
         statement; the last step is the end): only the accesses made before it, and the outputs
         holding what they held then (``memory_at``)."""
         group = int(self.result.lanes.group[lane])
-        keep = []
-        for e in self.result.trace.events:
+        keep: list[AccessEvent | BarrierEvent] = []
+        for e in self.trace.events:
             if isinstance(e, BarrierEvent):
                 keep.append(e)
                 continue
@@ -178,7 +179,7 @@ class ExplorerModel:
                 if sel.any():
                     keep.append(_select(e, np.flatnonzero(sel), arrows))
         strays = []
-        for e in self.result.trace.strays:
+        for e in self.trace.strays:
             if step is not None and e.step >= step:
                 continue
             mine = e.lanes == lane
@@ -186,7 +187,7 @@ class ExplorerModel:
                 mine &= e.phase == phase
             if mine.any():
                 strays.append(_select(e, np.flatnonzero(mine), False))
-        trace = copy.copy(self.result.trace)
+        trace = copy.copy(self.trace)
         trace.events = keep
         trace.strays = strays
         out = copy.copy(self.result)
@@ -220,7 +221,7 @@ class ExplorerModel:
             changed_later[name] = np.zeros(state[name].size, dtype=bool)
         for name, shape in result.threadgroup_shapes.items():
             state[name] = np.full(int(np.prod(shape)) if len(shape) else 1, None, dtype=object)
-        for e in result.trace.accesses():
+        for e in self.trace.accesses():
             if e.kind == AccessKind.READ or e.buffer not in state:
                 continue
             idx = e.index
@@ -331,7 +332,7 @@ class ExplorerModel:
         sg = int(lanes.simd_global[lane])
         memory = cost.gpu.memory
         worst: dict[tuple, dict] = {}
-        for e in self.result.trace.accesses():
+        for e in self.trace.accesses():
             if e.space in (AddressSpace.THREAD, AddressSpace.CONSTANT) or e.file != "source":
                 continue
             sel = lanes.simd_global[e.lanes] == sg
@@ -345,10 +346,10 @@ class ExplorerModel:
                                       per_lane * item, memory)
                 what = "bank conflict (ways)"
             else:
-                item = cost.item_sizes.get(e.buffer)
-                if item is None:
+                size = cost.item_sizes.get(e.buffer)
+                if size is None:
                     continue
-                value = segments_touched(elements, item, memory.segment_bytes)
+                value = segments_touched(elements, size, memory.segment_bytes)
                 what = "segments"
             key = (e.line, e.buffer, str(e.kind))
             row = {"line": e.line, "buffer": e.buffer, "kind": str(e.kind), "what": what, "value": value,

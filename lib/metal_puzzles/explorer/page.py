@@ -162,19 +162,27 @@ KEYBOARD_GUARD_HTML = (
 
 # ------------------------------------------------------------------ the diagram, redrawn in place
 # A step redraws the diagram of a 1,024-thread threadgroup: thousands of SVG elements, of which a
-# step changes a few. Replacing the whole SVG (an HTML widget's new value) made the browser parse,
-# lay out and paint all of them again at every click: the slow part of a click. So the diagram is
-# two widgets: a canvas (``DIAGRAM_CANVAS_HTML``, set once) that shows it, and a hidden source
-# whose value is the diagram's SVG, its elements separated (``svg_text.PART_SEPARATOR``), inside a
-# textarea (the browser keeps it as one string, parsing nothing), with what changed since the
-# version before (``diagram_patch``). The page script below redraws in the canvas only the
-# elements that changed; a canvas that does not hold the version the patch starts from (a new
-# view of the explorer, a skipped update) is drawn whole from the source, so any view shows the
-# latest diagram. When it is done it writes the source's ``data-shows`` (whose diagram it is) on
-# the canvas's view, which tests and the click benchmark wait for.
+# click changes a few. Replacing the whole SVG (an HTML widget's new value) made the browser parse,
+# lay out and paint all of them again at every click; sending it whole (400-550 kB a click) made
+# the kernel, the Jupyter server and the page encode, relay and decode it at every click, the
+# slowest part of a click on a loaded machine. So the diagram is three widgets: a canvas
+# (``DIAGRAM_CANVAS_HTML``, set once) that shows it; a hidden source whose value is one message,
+# the elements that changed since the version before and where they go (``diagram_message_html``:
+# the SVG's elements, separated by ``svg_text.PART_SEPARATOR``, inside a textarea, which the
+# browser keeps as one string, parsing nothing); and a hidden box (``DIAGRAM_WANT_CLASS``) in which
+# a canvas that does not hold the version a message starts from (a new view of the explorer, a
+# message it missed) asks for the whole diagram, which the next message then is. The page script
+# below applies a message to the canvas; when it is done it writes the message's ``data-shows``
+# (whose diagram it is) on the canvas's view, which tests and the click benchmark wait for.
 
 #: The canvas's content: the page script draws into it.
 DIAGRAM_CANVAS_HTML = "<div class='mp-diagram-view'></div>"
+
+#: Class of the hidden text box in which the page asks for the whole diagram (``DIAGRAM_WANT_FORMAT``).
+DIAGRAM_WANT_CLASS = "mp-diagram-want"
+
+#: What the page writes in that box: the word and a counter (a second request is still a change).
+DIAGRAM_WANT_FORMAT = "whole|count"
 
 _DIAGRAM_SCRIPT = (
     "(function draw(img, tries) {"
@@ -184,38 +192,59 @@ _DIAGRAM_SCRIPT = (
     "  if (!view) { if (tries > 0) { setTimeout(function () { draw(img, tries - 1); }, 100); } return; }"
     "  var version = Number(img.getAttribute('data-version'));"
     "  if (view.mpVersion !== undefined && view.mpVersion >= version) { return; }"
-    f"  var parts = img.previousElementSibling.value.split('\\u{ord(PART_SEPARATOR):04x}');"
+    f"  var pieces = img.previousElementSibling.value.split('\\u{ord(PART_SEPARATOR):04x}');"
     "  var patch = JSON.parse(img.getAttribute('data-patch') || 'null');"
+    "  var same = img.getAttribute('data-same');"
     "  var svg = view.querySelector('svg');"
     "  var group = svg ? svg.querySelector(':scope > g') : null;"
-    "  if (patch && view.mpVersion === patch.base && group && group.children.length === view.mpCount) {"
+    "  var count;"
+    "  if (!patch) {"
+    # The whole diagram: drawn, unless the canvas shows it already (it was sent for another view).
+    "    if (same === null || view.mpVersion !== Number(same)) {"
+    "      view.innerHTML = pieces.join('');"
+    "      svg = view.querySelector('svg');"
+    "      group = svg ? svg.querySelector(':scope > g') : null;"
+    "    }"
+    "    count = pieces.length - 2;"
+    "  } else if (view.mpVersion === patch.base && group && group.children.length === view.mpCount) {"
+    # The message's pieces: the new head and tail if the head changed, then each range's elements.
+    "    var at = 0;"
     "    if (patch.head) {"
     "      var fresh = document.createElement('div');"
-    "      fresh.innerHTML = parts[0] + parts[parts.length - 1];"
+    "      fresh.innerHTML = pieces[0] + pieces[1];"
+    "      at = 2;"
     "      var pairs = [[fresh.querySelector('svg'), svg],"
     "                   [fresh.querySelector('svg > rect'), svg.querySelector(':scope > rect')]];"
     "      pairs.forEach(function (p) { if (p[0] && p[1]) {"
     "        Array.prototype.forEach.call(p[0].attributes, function (a) { p[1].setAttribute(a.name, a.value); }); } });"
     "    }"
+    "    var news = patch.ops.map(function (op) { at += op[3] - op[2]; return pieces.slice(at - op[3] + op[2], at); });"
+    "    count = view.mpCount;"
     # Last range first, so that the indices of the ranges before stay right.
     "    for (var k = patch.ops.length - 1; k >= 0; k--) {"
     "      var op = patch.ops[k], after = group.children[op[1]] || null;"
     "      for (var i = op[1] - 1; i >= op[0]; i--) { group.removeChild(group.children[i]); }"
-    "      if (op[3] > op[2]) {"
+    "      count += (op[3] - op[2]) - (op[1] - op[0]);"
+    "      if (news[k].length) {"
     "        var holder = document.createElementNS('http://www.w3.org/2000/svg', 'g');"
-    "        holder.innerHTML = parts.slice(op[2] + 1, op[3] + 1).join('');"
+    "        holder.innerHTML = news[k].join('');"
     "        var fragment = document.createDocumentFragment();"
     "        while (holder.firstChild) { fragment.appendChild(holder.firstChild); }"
     "        group.insertBefore(fragment, after);"
     "      }"
     "    }"
     "  } else {"
-    "    view.innerHTML = parts.join('');"
-    "    svg = view.querySelector('svg');"
-    "    group = svg ? svg.querySelector(':scope > g') : null;"
+    # Not the version this message starts from: ask for the whole diagram (the next message).
+    f"    var box = root.querySelector('.{DIAGRAM_WANT_CLASS} input');"
+    "    if (box) {"
+    "      root.dataset.mpWants = String(Number(root.dataset.mpWants || 0) + 1);"
+    "      box.value = 'whole|' + root.dataset.mpWants;"
+    "      box.dispatchEvent(new Event('input', { bubbles: true }));"
+    "    }"
+    "    return;"
     "  }"
     # A patch addresses elements by their place: only where each part drew one element.
-    "  view.mpCount = group && group.children.length === parts.length - 2 ? parts.length - 2 : -1;"
+    "  view.mpCount = group && group.children.length === count ? count : -1;"
     "  view.mpVersion = version;"
     "  view.setAttribute('data-shows', img.getAttribute('data-shows'));"
     "})(this, 50)"
@@ -242,14 +271,41 @@ def diagram_patch(before: list[str], after: list[str], base: int) -> DiagramPatc
     return DiagramPatch(base, before[0] != after[0], ops)
 
 
-def diagram_source_html(parts: list[str], version: int, shows: str, patch: DiagramPatch | None) -> str:
-    """The hidden source widget's value for version ``version`` of the diagram (see above)."""
-    text = html.escape(PART_SEPARATOR.join(parts), quote=False)
+def diagram_message_pieces(parts: list[str], patch: DiagramPatch | None) -> list[str]:
+    """What a message carries of the diagram ``parts``: all of them without a patch; with one, the
+    head and tail if the head changed, then the new elements of each of the patch's ranges."""
+    if patch is None:
+        return list(parts)
+    sent = [parts[0], parts[-1]] if patch.head else []
+    for _, _, j1, j2 in patch.ops:
+        sent += parts[1 + j1:1 + j2]
+    return sent
+
+
+def diagram_message_html(parts: list[str], version: int, shows: str, patch: DiagramPatch | None,
+                         same: int | None = None) -> str:
+    """The hidden source widget's value for version ``version`` of the diagram (see above): the
+    patch from the version before, or (``patch`` None) the whole diagram; ``same``: the version
+    whose diagram the whole one is, which a canvas showing it need not redraw."""
+    text = html.escape(PART_SEPARATOR.join(diagram_message_pieces(parts, patch)), quote=False)
     data = "null" if patch is None else json.dumps({"base": patch.base, "head": patch.head, "ops": patch.ops})
+    same_attr = "" if same is None or patch is not None else f"data-same='{same}' "
     return (f"<textarea class='mp-diagram-text' hidden>{text}</textarea>"
             f"<img class='mp-diagram-draw' src='data:,' alt='' style='display:none' data-version='{version}' "
             f"data-shows='{html.escape(shows, quote=True)}' data-patch='{html.escape(data, quote=True)}' "
-            f"onerror='{html.escape(_DIAGRAM_SCRIPT, quote=True)}'>")
+            f"{same_attr}onerror='{html.escape(_DIAGRAM_SCRIPT, quote=True)}'>")
+
+
+def parse_diagram_want(value: str) -> bool:
+    """Whether the value the page wrote in the want box (``DIAGRAM_WANT_FORMAT``) asks for the
+    whole diagram: False for the empty value the box starts with; anything else is not from our
+    page script, and says so."""
+    if not value:
+        return False
+    word, _, count = value.partition("|")
+    if word != "whole" or not count.isdigit():
+        raise ValueError(f"a request for the diagram must read {DIAGRAM_WANT_FORMAT!r}, got {value!r}")
+    return True
 
 
 # Scoped to the explorer. Why each rule:

@@ -5,13 +5,16 @@ puzzle in place. Standard ipywidgets only, so it works in JupyterLab, Notebook 7
 
 from __future__ import annotations
 
+import asyncio
 import html
+from collections import OrderedDict
 from collections.abc import Callable
 
 import ipywidgets as W
 from IPython.display import display
 
 from ..checking import CheckResult
+from ..checking.wording import report_html
 from ..diagrams.draw import draw_run, fitting_svg, to_svg
 from ..diagrams.marks import FINDING_RED
 from ..diagrams.svg_text import PART_SEPARATOR
@@ -23,14 +26,16 @@ from .model import ExplorerModel
 from .page import (
     CELL_PICK_CLASS,
     DIAGRAM_CANVAS_HTML,
+    DIAGRAM_WANT_CLASS,
     KEYBOARD_GUARD_HTML,
     ROOT_CLASS,
     SHOW_CURRENT_LINE_HTML,
     STYLE_HTML,
     PickedSpace,
+    diagram_message_html,
     diagram_patch,
-    diagram_source_html,
     parse_cell_pick,
+    parse_diagram_want,
 )
 
 #: Findings the explorer lists as buttons (a runaway kernel can have a couple of hundred).
@@ -45,6 +50,17 @@ MAX_THREAD_BUTTONS = 64
 
 #: Threads named when a click on a cell says who touched it.
 MAX_TOUCHING_LISTED = 8
+
+#: Diagrams kept drawn, by thread, phase and step: a learner goes back and forth between steps,
+#: compares two threads, clicks the same finding again, and each of those redraws of a
+#: 1,024-thread threadgroup's diagram cost tens of milliseconds (a few hundred kB each).
+DIAGRAMS_REMEMBERED = 32
+
+#: How long after a step the explorer waits before drawing the diagram the next step would show
+#: (``_draw_ahead``): a click that comes sooner (a key held down, a thread change) draws what it
+#: needs itself, without waiting for a diagram it may not want.
+DRAW_AHEAD_DELAY_S = 0.05
+
 
 class ThreadPicker:
     """The threads of a threadgroup as buttons to click: one button per thread in a small
@@ -160,16 +176,24 @@ class Explorer:
         self.cell_info.add_class("mp-cell-info")
         self.accesses = W.HTML()
         self.accesses.add_class("mp-accesses-box")
-        # The diagram: a canvas the page draws it in, and a hidden source of each version of it
-        # with what changed since the one before (page.py: only that is redrawn).
+        # The diagram: a canvas the page draws it in, a hidden source of what changed in it since
+        # the version before (page.py: only that is sent and redrawn), and a hidden box in which a
+        # canvas that cannot apply a change (a new view) asks for the whole diagram.
         self.diagram_canvas = W.HTML(DIAGRAM_CANVAS_HTML)
         self.diagram_canvas.add_class("mp-diagram")
         self.diagram = W.HTML(layout=W.Layout(display="none"))
         self.diagram.add_class("mp-diagram-source")
+        self.diagram_want = W.Text(layout=W.Layout(display="none"))
+        self.diagram_want.add_class(DIAGRAM_WANT_CLASS)
+        self.diagram_want.observe(self._on_diagram_want, names="value")
         #: The SVG of the diagram shown, as the page draws it.
         self.diagram_svg = ""
         self._diagram_parts: list[str] = []  # the version sent last, separated into its elements
+        # Drawn diagrams by (lane, phase, step), least recently shown first.
+        self._drawn: OrderedDict[tuple[int, int | None, int | None], list[str]] = OrderedDict()
+        self._direction = 1  # of the last step: the next one likely goes the same way
         self._diagram_version = 0
+        self._diagram_shows = ""  # whose diagram the version sent last is (its data-shows)
         self.counts = W.HTML()
         self.counts.add_class("mp-counts")
         self.cost = W.HTML()  # the cost model's figures, when the run carries a profile
@@ -235,7 +259,7 @@ class Explorer:
         # screen either way.
         code = W.VBox([stepper, self.variables, self.source])
         code.add_class("mp-left")
-        right = W.VBox([self.diagram_canvas, self.diagram])
+        right = W.VBox([self.diagram_canvas, self.diagram, self.diagram_want])
         right.add_class("mp-right")
         info = W.VBox([self.who, self.cell_info, self.accesses, self.cell_pick])
         info.add_class("mp-info")
@@ -375,6 +399,7 @@ class Explorer:
         return ordered
 
     def move(self, delta: int) -> None:
+        self._direction = -1 if delta < 0 else 1
         self.step_index = min(max(self.step_index + delta, 0), max(self.model.n_steps - 1, 0))
         self._stepped()
 
@@ -383,6 +408,7 @@ class Explorer:
         self.diagram_follows_step = True
         self.refresh_steps()
         self._send_diagram(self.lane)
+        self._draw_ahead(self.lane)
 
     # ---------------------------------------------------------------- drawing
     def refresh(self) -> None:
@@ -402,19 +428,69 @@ class Explorer:
         before and whose diagram it is (``data-shows``, which the page writes on the canvas when it
         has drawn it: a reader of the page, a browser test, can tell it from the one before)."""
         step = self.step_index if self.diagram_follows_step and self.model.n_steps else None
-        filtered = self.model.filtered_result(lane, self.selected_phase, step=step)
-        group = int(self.model.result.lanes.group[lane])
-        diagram = draw_run(filtered, title=self.title, max_groups=self.model.n_groups, only_group=group,
-                           selected_lane=lane, clickable=True)
-        parts = fitting_svg(to_svg(diagram, separated=True)).split(PART_SEPARATOR)
+        parts = self._diagram_of(lane, self.selected_phase, step)
         phase = "all phases" if self.selected_phase is None else f"phase {self.selected_phase}"
         when = "" if step is None else f", at step {step + 1}"
         patch = diagram_patch(self._diagram_parts, parts, base=self._diagram_version)
         self._diagram_version += 1
         self._diagram_parts = parts
+        self._diagram_shows = f"{self.model.label(lane)}, {phase}{when}"
         self.diagram_svg = "".join(parts)
-        self.diagram.value = diagram_source_html(parts, self._diagram_version,
-                                                 f"{self.model.label(lane)}, {phase}{when}", patch)
+        self.diagram.value = diagram_message_html(parts, self._diagram_version, self._diagram_shows, patch)
+
+    def _draw_ahead(self, lane: int) -> None:
+        """After a step, while the learner looks at it, draw the diagram the next step would show
+        (a step on, the way the last step went), so that the click finds it drawn. In the
+        kernel's event loop, between messages, and only if nothing was shown since; without an
+        event loop (a script, a test) nothing is drawn ahead. Not after a thread change: its next
+        click is as often another thread."""
+        if not self.model.n_steps:
+            return
+        phase, after = self.selected_phase, min(max(self.step_index + self._direction, 0), self.model.n_steps - 1)
+        if (lane, phase, after) in self._drawn:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        shown = self._diagram_version
+
+        def draw() -> None:
+            if self._diagram_version != shown:  # another click came first: it drew what it needed
+                return
+            try:
+                self._diagram_of(lane, phase, after)
+            except Exception:  # drawn ahead for speed only: the click itself draws it, or says why not
+                pass
+
+        loop.call_later(DRAW_AHEAD_DELAY_S, draw)
+
+    def _diagram_of(self, lane: int, phase: int | None, step: int | None) -> list[str]:
+        """The separated SVG of one thread's diagram, in one phase or all, at a step or for the
+        whole run: drawn, or remembered from an earlier click."""
+        key = (lane, phase, step)
+        parts = self._drawn.get(key)
+        if parts is None:
+            filtered = self.model.filtered_result(lane, phase, step=step)
+            group = int(self.model.result.lanes.group[lane])
+            diagram = draw_run(filtered, title=self.title, max_groups=self.model.n_groups, only_group=group,
+                               selected_lane=lane, clickable=True, steady_gaps=True)
+            parts = fitting_svg(to_svg(diagram, separated=True)).split(PART_SEPARATOR)
+            if len(self._drawn) >= DIAGRAMS_REMEMBERED:
+                self._drawn.popitem(last=False)
+        self._drawn[key] = parts
+        self._drawn.move_to_end(key)
+        return parts
+
+    def _on_diagram_want(self, change) -> None:
+        """A canvas asked for the whole diagram (page.py): the diagram shown, whole, as the next
+        version, which canvases that already show it need not redraw."""
+        if not parse_diagram_want(change["new"]) or not self._diagram_parts:
+            return
+        same = self._diagram_version
+        self._diagram_version += 1
+        self.diagram.value = diagram_message_html(self._diagram_parts, self._diagram_version, self._diagram_shows,
+                                                  None, same=same)
 
     def _cost_html(self, lane: int) -> str:
         """Per line, the cost model's figures; and what this thread's SIMD-group paid at each access."""
@@ -518,8 +594,9 @@ class Explorer:
         finally:
             self.check_button.disabled = False
         color = "#1a7f37" if result.passed else "#b42318"
-        self.verdict.value = (f"<pre class='mp-verdict-text' style='color:{color}'>"
-                              f"{html.escape(result.report())}</pre>")
+        # Its paragraphs wrap to the explorer's width, once (wording.report_html).
+        self.verdict.value = (f"<div class='mp-verdict-text' style='color:{color}'>"
+                              f"{report_html(result.report(width=None))}</div>")
 
     def _ipython_display_(self) -> None:
         display(self.widget)

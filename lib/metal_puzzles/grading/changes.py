@@ -53,7 +53,7 @@ def _points(x: object) -> str:
     return "" if x is None else f"{float(x):g}"  # type: ignore[arg-type]
 
 
-def _max_points(results: dict) -> dict[str, object]:
+def _max_points(results: dict) -> dict[object, object]:
     return {p.get("id"): p.get("max_points") for p in results.get("puzzles", []) if isinstance(p, dict)}
 
 

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from rich.console import Console
+from rich.console import Console, JustifyMethod
 from rich.table import Table
 
 from ..puzzles import PUZZLES
@@ -12,7 +12,7 @@ from .results import GradeRun, Student, UncheckedStatus
 from .safe_text import markup, printable
 
 
-def print_summary(run: GradeRun, console=None) -> None:
+def print_summary(run: GradeRun, console: Console | None = None) -> None:
     console = console or Console()
     table = Table(title=f"Metal Puzzles grades ({len(run.students)} notebooks, {run.seconds:.1f} s, "
                         f"hidden-test seed {run.seed})")
@@ -32,7 +32,7 @@ def print_summary(run: GradeRun, console=None) -> None:
     console.print(table)
 
 
-def print_check(st: Student, run: GradeRun, console=None, only: str | None = None) -> None:
+def print_check(st: Student, run: GradeRun, console: Console | None = None, only: str | None = None) -> None:
     """A learner's own check: a table of every puzzle (or the puzzle ``only``) and what to fix in
     each that failed. An untouched puzzle (the book's template) is one row, not a report."""
     console = console or Console()
@@ -42,7 +42,9 @@ def print_check(st: Student, run: GradeRun, console=None, only: str | None = Non
         s = st.puzzles[only]
         title = f"{markup(st.path)}, puzzle {only}: {num(s['points'])} / {num(s['max_points'])} points"
     table = Table(title=title)
-    for col, just in (("#", "right"), ("puzzle", "left"), ("result", "left"), ("points", "right")):
+    columns: tuple[tuple[str, JustifyMethod], ...] = (("#", "right"), ("puzzle", "left"), ("result", "left"),
+                                                      ("points", "right"))
+    for col, just in columns:
         table.add_column(col, justify=just)
     for p in puzzles:
         s = st.puzzles[p.id]

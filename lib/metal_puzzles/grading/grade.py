@@ -16,11 +16,12 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from ..checking import GradPuzzle
+from ..checking import WiredPuzzle
 from ..puzzles import PUZZLES
 from ..version import __version__
 from . import pool
 from .bounds import bound_issues, bound_record
+from .extract import NotebookKernels
 from .ids import assign_ids, load_mapping
 from .journal import Journal, RunSettings
 from .limits import Limits
@@ -31,7 +32,7 @@ from .run_cost import RunCost
 from .runner import Outcome, TaskOutcome, TaskRunner
 from .safe_text import report_file_name
 from .submissions import DEFAULT_MAX_NOTEBOOK_BYTES, Submission, collect_submissions
-from .tasks import CheckTask, GradTask, ReadTask, Task, content_key
+from .tasks import CheckTask, ReadTask, WiredTask, content_key
 
 __all__ = ["GradeRun", "Student", "UncheckedStatus", "StudentStatus", "grade_submissions", "write_outputs",
            "collect_notebooks", "load_mapping", "new_seed"]
@@ -67,14 +68,14 @@ def _not_graded(status: UncheckedStatus, reason: str) -> dict:
             "report": f"{said}: {reason}.", "tests": []}
 
 
-def kernel_tasks(st: Student, nb, seed: int) -> list[Task]:
+def kernel_tasks(st: Student, nb: NotebookKernels, seed: int) -> list[CheckTask | WiredTask]:
     """One task per kernel (the puzzles that share a kernel are checked together) and one per
     finale entry; puzzles without a kernel to grade are marked missing here."""
-    tasks: list[Task] = []
+    tasks: list[CheckTask | WiredTask] = []
     by_kernel: dict[str, list[str]] = {}
     for p in PUZZLES:
-        if isinstance(p, GradPuzzle):
-            task = _grad_task(st, nb, p, seed)
+        if isinstance(p, WiredPuzzle):
+            task = _wired_task(st, nb, p, seed)
             if task is not None:
                 tasks.append(task)
             continue
@@ -82,7 +83,8 @@ def kernel_tasks(st: Student, nb, seed: int) -> list[Task]:
     for kname, pids in by_kernel.items():
         k = nb.kernels.get(kname)
         if k is None or k.source is None:
-            reason = f"no MetalKernel named '{kname}' was found" if k is None else k.problem
+            reason = (f"no MetalKernel named '{kname}' was found" if k is None
+                      else k.problem or "its source could not be read")
             for pid in pids:
                 st.puzzles[pid] = _not_graded(UncheckedStatus.MISSING, reason)
             continue
@@ -108,7 +110,7 @@ def _templates() -> dict[str, frozenset[tuple[str, str]]]:
     ones), whitespace normalised: a learner's editor may re-indent or strip trailing spaces."""
     found: dict[str, set[tuple[str, str]]] = {}
     for p in PUZZLES:
-        if not isinstance(p, GradPuzzle):
+        if not isinstance(p, WiredPuzzle):
             found.setdefault(p.kernel_name, set()).add((_normalised(p.template), _normalised(p.header)))
     return {name: frozenset(t) for name, t in found.items()}
 
@@ -120,11 +122,12 @@ def is_template(kernel_name: str, source: str, header: str | None = None) -> boo
     return any(body == b and head in ("", h) for b, h in _templates().get(kernel_name, frozenset()))
 
 
-def _grad_task(st: Student, nb, puzzle, seed: int) -> GradTask | None:
-    """A finale entry is the learner's Python wiring kernels into mx.custom_function; the grader
-    never runs that Python. It takes the learner's kernels from the notebook, wires them the
-    reference way into mx.custom_function, and compares values and gradients. An entry whose
-    kernels are all the book's templates is not attempted."""
+def _wired_task(st: Student, nb: NotebookKernels, puzzle: WiredPuzzle, seed: int) -> WiredTask | None:
+    """A finale entry is the learner's Python wiring kernels together (into mx.custom_function in
+    Part II, into a model's decode step in Part V); the grader never runs that Python. It takes the
+    learner's kernels from the notebook, wires them the reference way and runs the entry's check
+    (``WiredPuzzle.check_wired``). An entry whose kernels are all the book's templates is not
+    attempted; one whose kernel is missing says which."""
     wired = [nb.kernels.get(name) for name in puzzle.kernels]
     if all(k is not None and k.source is not None and is_template(name, k.source, k.header)
            for name, k in zip(puzzle.kernels, wired, strict=True)):
@@ -140,13 +143,13 @@ def _grad_task(st: Student, nb, puzzle, seed: int) -> GradTask | None:
             return None
         kernels[name] = {"source": k.source, "header": k.header or None, "input_names": k.input_names,
                          "output_names": k.output_names}
-    return GradTask(f"{st.seq}:grad:{puzzle.id}", st.seq, puzzle.id, kernels, seed)
+    return WiredTask(f"{st.seq}:wired:{puzzle.id}", st.seq, puzzle.id, kernels, seed)
 
 
 def _kernel_names() -> tuple[str, ...]:
-    names = {p.kernel_name for p in PUZZLES if not isinstance(p, GradPuzzle)}
+    names = {p.kernel_name for p in PUZZLES if not isinstance(p, WiredPuzzle)}
     for p in PUZZLES:
-        if isinstance(p, GradPuzzle):
+        if isinstance(p, WiredPuzzle):
             names.update(p.kernels)
     return tuple(sorted(names))
 
@@ -177,7 +180,7 @@ class _ClassGrading:
         names = _kernel_names()
         for st in students:
             sub = st.submission
-            if not sub.readable:
+            if sub.problem is not None:  # not readable
                 st.notebook_issues.append(sub.problem)
                 self._all(st, UncheckedStatus.MISSING, "the notebook was not read")
                 self.finish(st)
@@ -206,7 +209,7 @@ class _ClassGrading:
         if self.waiting[st.seq] == 0:
             self.finish(st)
 
-    def _check(self, runner: TaskRunner, st: Student, task: CheckTask | GradTask) -> None:
+    def _check(self, runner: TaskRunner, st: Student, task: CheckTask | WiredTask) -> None:
         """Have ``task`` checked for ``st``, or share an identical check's result."""
         self.cost.kernel_checks += 1
         key = content_key(task)
@@ -241,6 +244,7 @@ class _ClassGrading:
             self._check(runner, st, task)
 
     def _checked(self, st: Student, o: TaskOutcome) -> None:
+        assert not isinstance(o.task, ReadTask), "a read task's outcome goes to _read"
         if o.outcome is Outcome.DONE:
             # Copies: a shared result is scored per student (``score`` writes into it).
             st.puzzles.update({pid: dict(summary) for pid, summary in o.value.items()})

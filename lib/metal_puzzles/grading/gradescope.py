@@ -36,7 +36,7 @@ from enum import Enum
 from importlib import metadata
 from pathlib import Path
 
-from ..checking import GradPuzzle
+from ..checking import WiredPuzzle
 from ..puzzles import PUZZLES
 from ..version import __version__
 from .feedback import feedback
@@ -271,7 +271,7 @@ def gradescope_results(run: GradeRun, st: Student, notes: list[str]) -> dict:
         if s.get("status") == UncheckedStatus.GRADER_FAULT:
             verdict += " (not your kernel's fault: resubmit, or tell your instructor)"
         text = f"Result: {verdict}."
-        fix = feedback(s, visible_known=not isinstance(p, GradPuzzle)) if not s.get("passed") else ""
+        fix = feedback(s, visible_known=not isinstance(p, WiredPuzzle)) if not s.get("passed") else ""
         if fix:
             text += "\n\nWhat to fix:\n" + fix
         tests.append(_test(p, float(s.get("points") or 0.0), float(s["max_points"]), status, text))

@@ -13,7 +13,7 @@ import json
 import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from ..puzzles import PUZZLES
 
@@ -35,7 +35,7 @@ class RunSettings:
     format: int = FORMAT
 
 
-def _whole(value: object) -> bool:
+def _whole(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
@@ -115,10 +115,10 @@ class Journal:
                                f"'version' string; it has {_shown(header)}")
         settings = RunSettings(seed, steps, version)
         records = {}
-        for line, entry in enumerate(entries[1:], start=2):
+        for line_number, entry in enumerate(entries[1:], start=2):
             problem = student_record_problem(entry)
             if problem is not None:
-                raise JournalError(f"{path}: line {line} is not a student record of this grader ({problem}); "
+                raise JournalError(f"{path}: line {line_number} is not a student record of this grader ({problem}); "
                                    "start again with --force")
             records[entry["file"]] = entry
         if good_bytes < len(data):

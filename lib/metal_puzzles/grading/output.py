@@ -187,8 +187,8 @@ def _write_reports(run: GradeRun, out: Path, changes: list[GradeChange]) -> None
             mine = [c for c in changes if c.file == st.path]
             with open(fresh / st.report, "xb") as f:  # 'x': names are unique by construction
                 f.write(_text(student_report(st, run, mine)))
-        for f in fresh.iterdir():
-            with open(f, "rb") as g:
+        for written in fresh.iterdir():
+            with open(written, "rb") as g:
                 os.fsync(g.fileno())
         target = out / REPORTS_DIR
         old = None

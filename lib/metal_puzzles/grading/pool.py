@@ -90,7 +90,7 @@ def _worker_main(conn: Connection, limits: Limits, lifeline: Connection | None =
     # (bounded by msl.api's budget) never count against a later student's memory.
     baseline = _address_space()
     headroom = limits.memory_bytes - baseline if baseline is not None else None
-    if headroom is not None and headroom < _MIN_HEADROOM_BYTES:
+    if baseline is not None and headroom is not None and headroom < _MIN_HEADROOM_BYTES:
         # Warm-up fitted in memory the process already had, but no check would: every student
         # would be failed for the grader's own setting. A worker that cannot work does not start.
         raise MemoryError(f"after warming up the worker holds {baseline / 2**20:.0f} MiB of its "
@@ -227,6 +227,12 @@ class _Worker:
     def task(self) -> Task | None:
         return self.job.task if self.job is not None else None
 
+    @property
+    def running(self) -> _Queued:
+        """The job of a worker that has one (busy with it, or reporting on it)."""
+        assert self.job is not None
+        return self.job
+
     def kill(self) -> None:
         if self.proc.is_alive():
             self.proc.kill()
@@ -324,14 +330,15 @@ class ProcessPoolRunner:
                 self._pool[i] = _Worker(self._ctx, self.limits)
             elif w.state is _State.BUSY and w.clock is not None and now - w.clock > self._wall_allowance(w):
                 w.kill()
-                limit = w.task.time_limit(self.limits)
+                job = w.running
+                limit = job.task.time_limit(self.limits)
                 if w.cpu_limited:  # it had CPU time left: the machine held it up, not the kernel
-                    out.extend(self._retry(w.job, "the grading machine was suspended or too busy to finish it",
+                    out.extend(self._retry(job, "the grading machine was suspended or too busy to finish it",
                                            f"no result after {self._wall_allowance(w):g} s of wall time, although "
                                            f"it may use only {limit:g} s of CPU time"))
                 else:
-                    out.append(TaskOutcome(w.task, Outcome.LIMIT, reason=f"ran longer than {limit:g} s and was "
-                                           "stopped", attempts=w.job.attempt))
+                    out.append(TaskOutcome(job.task, Outcome.LIMIT, reason=f"ran longer than {limit:g} s and was "
+                                           "stopped", attempts=job.attempt))
                 self._pool[i] = _Worker(self._ctx, self.limits)
             elif w.state is not _State.IDLE and w.clock is None and now - w.since > self.limits.startup_seconds:
                 w.kill()  # stuck starting up, or never started its task: treat as dead
@@ -360,14 +367,15 @@ class ProcessPoolRunner:
             w.clock, w.cpu_limited = _now(), bool(message[2])
             self._event(EventKind.STARTED, w, w.task)
             return
-        task, attempt, cost = w.task, w.job.attempt, message[3]
+        job = w.running
+        task, attempt, cost = job.task, job.attempt, message[3]
         if kind == _Message.DONE:
             out.append(TaskOutcome(task, Outcome.DONE, value=message[2], attempts=attempt, cost=cost))
         elif kind == _Message.LIMIT:
             out.append(TaskOutcome(task, Outcome.LIMIT, reason=message[2], attempts=attempt, cost=cost))
         elif attempt <= self.retries:  # an exception in the grader: never the student's; try again
-            w.job.attempt += 1
-            self._queue.appendleft(w.job)
+            job.attempt += 1
+            self._queue.appendleft(job)
         else:
             out.append(TaskOutcome(task, Outcome.GRADER_FAULT, attempts=attempt, cost=cost,
                                    reason=f"the grader failed on each of {attempt} attempts: {message[2]}"))
@@ -412,7 +420,7 @@ class ProcessPoolRunner:
                             reason=f"{failed} on each of {job.attempt} attempts (last: {last})")]
 
     def _wall_allowance(self, w: _Worker) -> float:
-        limit = w.task.time_limit(self.limits)
+        limit = w.running.task.time_limit(self.limits)
         return self.limits.stalled_after(limit) if w.cpu_limited else limit
 
     def _event(self, kind: EventKind, w: _Worker, task: Task) -> None:

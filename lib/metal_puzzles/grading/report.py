@@ -9,7 +9,7 @@ import json
 import os
 from collections.abc import Sequence
 
-from ..checking import GradPuzzle
+from ..checking import WiredPuzzle
 from ..puzzles import PUZZLES
 from .changes import GradeChange
 from .feedback import feedback
@@ -118,6 +118,6 @@ def student_report(st: Student, run: GradeRun, changes: Sequence[GradeChange] = 
             continue
         # What students receive: a hidden test's failure said without its values (as on
         # Gradescope); results.json keeps the full report for the instructor.
-        fix = feedback(s, visible_known=not isinstance(p, GradPuzzle))
+        fix = feedback(s, visible_known=not isinstance(p, WiredPuzzle))
         lines += [f"## {p.number}. {p.title}: what to fix", "", md_code_block(fix), ""]
     return "\n".join(lines)

@@ -60,7 +60,7 @@ class RunCost:
         self.compile_cache_hits += o.cost.cache_hits
         self.worker_seconds += o.cost.seconds
         self.worker_cpu_seconds += o.cost.cpu_seconds
-        if is_read:
+        if isinstance(o.task, ReadTask):
             self.read_seconds += o.cost.seconds
             return
         share = o.cost.seconds / len(o.task.puzzles)

@@ -188,7 +188,7 @@ def open_regular(real: str, device: int, inode: int, max_bytes: int, *, same_fil
 
 def read_bounded(fd: int, max_bytes: int) -> bytes:
     """At most ``max_bytes`` of a file; more than that is an error, not a truncation."""
-    chunks = []
+    chunks: list[bytes] = []
     total = 0
     while True:
         chunk = os.read(fd, min(_CHUNK, max_bytes + 1 - total))

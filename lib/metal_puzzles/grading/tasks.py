@@ -3,7 +3,7 @@
 Three kinds of task, all plain picklable data, so any backend (worker processes here, a cluster
 later) can run them: reading a notebook (``ReadTask``), checking one kernel against the puzzles
 that use it (``CheckTask``), and checking a finale entry from the kernels it wires
-(``GradTask``). ``run_task`` runs one in the current process and returns its value; a failure
+(``WiredTask``). ``run_task`` runs one in the current process and returns its value; a failure
 that is the submission's (a kernel out of memory) raises ``SubmissionLimit``; anything else that
 escapes is the grader's fault.
 """
@@ -16,10 +16,10 @@ import os
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ..checking import CheckResult, check_kernel_sources, check_source
+from ..checking import CheckResult, WiredPuzzle, check_kernel_sources, check_source
 from ..puzzles import get_puzzle, solution_source
 from .bounds import bound_summary
-from .extract import extract_from_bytes
+from .extract import NotebookKernels, extract_from_bytes
 from .limits import Limits
 from .submissions import open_regular, read_bounded
 
@@ -76,8 +76,9 @@ class CheckTask:
 
 
 @dataclass(frozen=True)
-class GradTask:
-    """Check a finale entry: the learner's kernels wired the reference way, values and gradients."""
+class WiredTask:
+    """Check a finale entry: the learner's kernels wired the reference way, then the entry's own
+    check (values and gradients in Part II, a decode step's prompts in Part V)."""
 
     task_id: str
     student: int
@@ -93,13 +94,13 @@ class GradTask:
         return limits.wall_seconds
 
 
-Task = ReadTask | CheckTask | GradTask
+Task = ReadTask | CheckTask | WiredTask
 
 #: Fields that say whose task it is, not what it computes.
 _IDENTITY_FIELDS = ("task_id", "student")
 
 
-def content_key(task: CheckTask | GradTask) -> str:
+def content_key(task: CheckTask | WiredTask) -> str:
     """What a kernel task's result depends on (besides the run's limits, the same for every task
     of a run): its puzzles, sources, headers, names and seed. Two tasks with the same key give the
     same result, so a run checks each key once and shares the result."""
@@ -115,8 +116,8 @@ def run_task(task: Task, limits: Limits) -> Any:
             return _read(task)
         if isinstance(task, CheckTask):
             return _check(task, limits)
-        if isinstance(task, GradTask):
-            return _grad(task, limits)
+        if isinstance(task, WiredTask):
+            return _wired(task, limits)
     except MemoryError:
         raise SubmissionLimit(f"used more memory than allowed ({limits.memory_bytes // 2**20} MiB)") from None
     except RecursionError:
@@ -142,7 +143,7 @@ def read_notebook_bytes(task: ReadTask) -> bytes:
     return data
 
 
-def _read(task: ReadTask):
+def _read(task: ReadTask) -> NotebookKernels:
     raw = task.data if task.data is not None else read_notebook_bytes(task)
     return extract_from_bytes(raw, task.path, task.kernel_names)
 
@@ -156,8 +157,11 @@ def _check(task: CheckTask, limits: Limits) -> dict[str, dict]:
     return out
 
 
-def _grad(task: GradTask, limits: Limits) -> dict[str, dict]:
-    result = check_kernel_sources(get_puzzle(task.puzzle), task.kernels, seed=task.seed,
+def _wired(task: WiredTask, limits: Limits) -> dict[str, dict]:
+    puzzle = get_puzzle(task.puzzle)
+    if not isinstance(puzzle, WiredPuzzle):
+        raise TypeError(f"a wired task names {task.puzzle!r}, which is not a finale entry")
+    result = check_kernel_sources(puzzle, task.kernels, seed=task.seed,
                                   max_steps=limits.max_steps)
     return {task.puzzle: summarize(result)}
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TypeGuard
 
 from ..checking.witness import MAX_LINES, METADATA_KEY, kernel_digest, line_digests
 
@@ -39,14 +40,18 @@ def witnesses_of(number: int, cell: dict) -> list[Witness]:
         if not isinstance(check, dict):
             continue
         kernel, digest = check.get("kernel"), check.get("sha256")
-        lines = [check.get("source_lines"), check.get("header_lines")]
+        source_lines, header_lines = check.get("source_lines"), check.get("header_lines")
         if not (isinstance(kernel, str) and isinstance(digest, str) and _HEX.fullmatch(digest)):
             continue
-        if not all(isinstance(x, list) and len(x) <= MAX_LINES and all(isinstance(d, str) for d in x)
-                   for x in lines):
+        if not (_line_record(source_lines) and _line_record(header_lines)):
             continue
-        found.append(Witness(kernel[:200], digest, tuple(lines[0]), tuple(lines[1]), number, (count, number)))
+        found.append(Witness(kernel[:200], digest, tuple(source_lines), tuple(header_lines), number, (count, number)))
     return found
+
+
+def _line_record(x: object) -> TypeGuard[list[str]]:
+    """Whether a witness's per-line record is what check() writes: a bounded list of strings."""
+    return isinstance(x, list) and len(x) <= MAX_LINES and all(isinstance(d, str) for d in x)
 
 
 def last_witnesses(witnesses: list[Witness]) -> dict[str, Witness]:

@@ -14,7 +14,7 @@ import os
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from types import CodeType
+from types import CodeType, FrameType
 from typing import Any
 
 import mlx.core as mx
@@ -113,7 +113,7 @@ def _file_words(filename: str) -> str:
 
 def caller_origin() -> SourceOrigin | None:
     """The nearest calling function outside this package (the learner's)."""
-    frame = sys._getframe(1)
+    frame: FrameType | None = sys._getframe(1)
     while frame is not None and frame.f_globals.get("__name__", "").startswith("metal_puzzles"):
         frame = frame.f_back
     if frame is None or frame.f_code.co_name == "<module>":
@@ -177,8 +177,10 @@ class SimulatedKernel:
                           sanitize=sanitize, trace=trace, max_steps=max_steps, cost=cost)
         return [to_mlx(o, dtype_name(d)) for o, d in zip(result.outputs, output_dtypes, strict=True)]
 
-    def run(self, *, inputs, output_shapes, output_dtypes, grid, threadgroup, template=None, init_value=None,
-            verbose=False, sanitize="warn", trace=None, max_steps=None, steps=False, cost=None,
+    def run(self, *, inputs: Sequence[Any], output_shapes: Sequence[Sequence[int]], output_dtypes: Sequence[Any],
+            grid: Sequence[int], threadgroup: Sequence[int], template: Sequence[tuple[str, Any]] | None = None,
+            init_value: float | None = None, verbose: bool = False, sanitize: str = "warn",
+            trace: bool | None = None, max_steps: int | None = None, steps: bool = False, cost: Any = None,
             audience: Audience = Audience.CALLER, buffer_layout: Sequence[str] | None = None) -> RunResult:
         """Run on the simulator and return the full run record (outputs as NumPy arrays).
         ``audience`` is who reads the findings (a puzzle's learner cannot change the launch).

@@ -140,7 +140,8 @@ class MetalBackendKernel:
             raise _metal_unavailable_error("a MetalBackendKernel was called")
         import mlx.core as mx
 
-        return mx.fast.metal_kernel
+        # MLX's stub types the kernel metal_kernel makes as 'object'; it is the callable a kernel is.
+        return mx.fast.metal_kernel  # type: ignore[return-value]
 
     def kernel(self) -> Callable[..., Any]:
         """The MLX kernel object, created on first use and then reused (MLX caches by source)."""

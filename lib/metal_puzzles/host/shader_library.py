@@ -103,8 +103,10 @@ class ShaderKernelFunction:
                  threadgroup_memory=threadgroup_memory, sanitize=sanitize, trace=trace, max_steps=max_steps,
                  cost=cost)
 
-    def run(self, *args: Any, threads=None, group_size=None, arg_casts=None, threadgroup_memory=None,
-            sanitize: str = "warn", trace: bool | None = None, max_steps: int | None = None, steps: bool = False,
+    def run(self, *args: Any, threads: int | Sequence[int] | None = None,
+            group_size: int | Sequence[int] | None = None, arg_casts: str | Mapping[int, str] | None = None,
+            threadgroup_memory: Mapping[int, int] | None = None, sanitize: str = "warn",
+            trace: bool | None = None, max_steps: int | None = None, steps: bool = False,
             cost: Any = None, write_back: bool = True) -> RunResult:
         """Run on the simulator and return the run record (``write_back``: store the results in the
         arrays passed, as a call does)."""
@@ -390,11 +392,12 @@ def _geometry(threads, group_size, args: Sequence[Any], max_total: int) -> Launc
         if first is None:
             raise ArgumentError("the number of threads is undefined: pass threads=... (PyTorch takes it from the "
                                 "first tensor argument, and there is none)")
-        grid = (int(np.prod(tuple(first.shape), dtype=np.int64)),)
+        grid: tuple[int, ...] = (int(np.prod(tuple(first.shape), dtype=np.int64)),)
     else:
         grid = _dims(threads, "threads")
     if group_size is None:
-        group = (min(grid[0], max_total),) if len(grid) == 1 else (max_total,) + (1,) * (len(grid) - 1)
+        group: tuple[int, ...] = ((min(grid[0], max_total),) if len(grid) == 1
+                                  else (max_total,) + (1,) * (len(grid) - 1))
         group = (max(group[0], 1),) + group[1:]
     else:
         group = _dims(group_size, "group_size")

@@ -124,9 +124,9 @@ def simulate(name: str, input_names: Sequence[str], output_names: Sequence[str],
         descs.append(d)
         arrays.append(_as_array(v, d))
     out_dtypes = [normalize_dtype_name(d) for d in output_dtypes]
-    for n, d in zip(output_names, out_dtypes, strict=True):
-        if d not in _SUPPORTED:
-            raise ArgumentError(f"output '{n}' has dtype {d}, which Metal kernels cannot produce")
+    for n, dt in zip(output_names, out_dtypes, strict=True):
+        if dt not in _SUPPORTED:
+            raise ArgumentError(f"output '{n}' has dtype {dt}, which Metal kernels cannot produce")
     shapes = []
     for n, s in zip(output_names, output_shapes, strict=True):
         try:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import contextmanager
 from functools import lru_cache
 from typing import Any
@@ -86,9 +86,8 @@ def param_type(p: Param) -> Type:
     """The MSL type of a generated parameter, from the signature's description of it."""
     if p.role == ParamRole.ATTRIBUTE:
         return vector(UINT, 3) if p.width == 3 else UINT
-    elem: Type = DTYPE_NAMES[p.dtype]
-    if p.atomic:
-        elem = AtomicType(elem)
+    scalar = DTYPE_NAMES[p.dtype]
+    elem: Type = AtomicType(scalar) if p.atomic else scalar
     if p.passing == Passing.POINTER:
         return PointerType(elem, AddressSpace(p.space), p.const)
     return elem  # passed by reference (a 0-d input, an ndim): read like a value
@@ -156,7 +155,7 @@ class CompiledKernel:
         self.checked = checked
         check_threadgroup_memory(checked.threadgroup_arrays)
         self.body, _ = CodeGen().stmt(checked.body)
-        self._costed_body = None  # the instrumented variant, compiled the first time a profile is asked for
+        self._costed_body: Callable | None = None  # the instrumented variant, compiled the first time a profile is asked for
 
     def costed_body(self):
         """The kernel compiled with cost instrumentation (see ``CodeGen``)."""
@@ -262,7 +261,7 @@ class CompiledKernel:
                 ctx.attrs[p.name] = v.astype(u) if isinstance(v, np.ndarray) else u(v)
 
 
-def attribute_values(lanes: Lanes, grid, tg) -> dict[str, object]:
+def attribute_values(lanes: Lanes, grid, tg) -> dict[str, np.ndarray | np.integer]:
     """Every thread attribute's value on this launch: per lane (arrays) or uniform (scalars)."""
     group_size = lanes.group_size[lanes.group]
     simds = lanes.simds_per_group[lanes.group]
@@ -433,7 +432,7 @@ def _triple(v, what: str) -> tuple[int, int, int]:
         raise ArgumentError(f"{what} must be a tuple of three integers, got {v!r}") from None
     if len(t) != 3:
         raise ArgumentError(f"{what} must have three dimensions (x, y, z), got {v!r}")
-    return t  # type: ignore[return-value]
+    return t
 
 
 @contextmanager

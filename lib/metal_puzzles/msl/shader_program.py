@@ -13,7 +13,7 @@ import contextlib
 import copy
 import dataclasses
 import difflib
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -43,6 +43,7 @@ from .lang.types import (
     Type,
     VectorType,
     VoidType,
+    scalar_of,
     size_of,
     storage_scalar,
 )
@@ -236,7 +237,7 @@ class ShaderKernel:
                                            outer=template_scope)
         check_threadgroup_memory(self.checked.threadgroup_arrays)
         self.body, _ = CodeGen().stmt(self.checked.body)
-        self._costed_body = None
+        self._costed_body: Callable | None = None
 
     @property
     def buffers(self) -> list[ShaderParam]:
@@ -335,11 +336,11 @@ class ShaderKernel:
             raise ArgumentError(f"group_size {tg} has {total} threads; kernel '{self.host_name}' allows at most "
                                 f"{self.max_total_threads} per threadgroup")
         # Groups wider than the grid hold no more threads than the grid has (as MLX launches do).
-        tg = tuple(max(1, min(t, g)) for t, g in zip(tg, grid, strict=True))
-        return grid, tg  # type: ignore[return-value]
+        tg = (max(1, min(tg[0], grid[0])), max(1, min(tg[1], grid[1])), max(1, min(tg[2], grid[2])))
+        return grid, tg
 
     def _threadgroup_memory(self, p: ShaderParam, sizes: Mapping[int, int], lanes, ctx: Ctx) -> Memory:
-        if p.index not in sizes:
+        if p.index is None or p.index not in sizes:
             raise ArgumentError(f"kernel '{self.host_name}' takes threadgroup memory at [[threadgroup({p.index})]] "
                                 f"('{p.name}'): give its size in bytes with threadgroup_memory={{{p.index}: nbytes}}")
         nbytes = int(sizes[p.index])
@@ -611,11 +612,11 @@ def _written(p: ShaderParam) -> str:
 def _attribute_value(value, ty: Type):
     """A thread attribute as the parameter declares it: its first components, in its type."""
     width = ty.n if isinstance(ty, VectorType) else 1
-    elem = ty.elem if isinstance(ty, VectorType) else ty
+    elem = scalar_of(ty)  # attributes are integer scalars and vectors
     v = np.asarray(value)
     if v.ndim and v.shape[-1] == 3:  # a uint3 attribute
         v = v[..., :width] if width > 1 else v[..., 0]
-    return v.astype(elem.dtype)  # type: ignore[union-attr]
+    return v.astype(elem.dtype)
 
 
 
@@ -699,9 +700,10 @@ def run_by_layout(library: ShaderLibrary, name: str, layout: Sequence[str], inpu
         _check_host_binding(kernel, p, layout, arrays)
     for out in outputs:
         index = layout.index(out)
-        p = at.get(index)
-        if p is None or not p.writable:
-            declared = "does not declare it" if p is None else f"declares it read-only ('{p.name}', {_written(p)})"
+        bound = at.get(index)
+        if bound is None or not bound.writable:
+            declared = ("does not declare it" if bound is None
+                        else f"declares it read-only ('{bound.name}', {_written(bound)})")
             raise ArgumentError(f"kernel '{kernel.host_name}': the host reads its output '{out}' back from "
                                 f"[[buffer({index})]], but the kernel {declared}; {_host_layout(layout)}")
     values: dict[int, np.ndarray] = {}

@@ -19,8 +19,11 @@ from importlib.resources import files
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from importlib.resources.abc import Traversable  # novermin (type checking only)
+if TYPE_CHECKING:  # Traversable moved to importlib.resources.abc in Python 3.11
+    if sys.version_info >= (3, 11):
+        from importlib.resources.abc import Traversable  # novermin (type checking only)
+    else:
+        from importlib.abc import Traversable
 
 #: The book's file name, in the package and in the learner's folder.
 NOTEBOOK_NAME = "puzzles.ipynb"

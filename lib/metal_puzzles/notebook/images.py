@@ -11,10 +11,11 @@ from pathlib import Path
 from chalk import hcat, rectangle, text, vcat
 from colour import Color
 
-from ..checking import GradPuzzle, Puzzle, run_case
+from ..checking import Puzzle, WiredPuzzle, run_case
 from ..diagrams.access_map import draw_access_map
 from ..diagrams.draw import draw_run, to_svg
 from ..diagrams.style import text_width, thread_color
+from ..msl import RunResult
 from ..puzzles import PUZZLES, solution_kernel
 
 
@@ -28,7 +29,7 @@ def puzzle_svg(puzzle: Puzzle) -> str:
     return to_svg(draw_run(run, title=puzzle_title(puzzle)))
 
 
-def solution_run(puzzle: Puzzle):
+def solution_run(puzzle: Puzzle) -> RunResult:
     """The traced run of the puzzle's visible test with its reference solution that its diagram
     draws (with a cost profile too for a puzzle budgeted in the cost model's terms)."""
     kernel = solution_kernel(puzzle)
@@ -61,7 +62,7 @@ def image_files() -> dict[str, str]:
     """File name -> SVG text for every image of the book."""
     files = {"logo.svg": logo_svg()}
     for p in PUZZLES:
-        if isinstance(p, GradPuzzle):  # the finale wires kernels together in Python: nothing to draw
+        if isinstance(p, WiredPuzzle):  # the finale wires kernels together in Python: nothing to draw
             continue
         files[f"{p.number.replace('.', '_')}_{p.id}.svg"] = puzzle_svg(p)
     return files

@@ -1,6 +1,6 @@
 """The notebook's face: ``MetalProblem`` (one puzzle: run it, show what every thread did, explore
-it, check it), ``GradProblem`` (a finale entry: check a differentiable function built on your
-kernels) and ``explore`` (the explorer on a problem, a kernel's last call or a run record).
+it, check it), ``GradProblem`` (Part II's finale: check a differentiable function built on your
+kernels), ``DecodeStepProblem`` (Part V's finale: a model's decode step on your kernels) and ``explore`` (the explorer on a problem, a kernel's last call or a run record).
 
 Compatible with the original Metal-Puzzles notebook: ``MetalProblem(name, fn, inputs,
 output_shape, grid, threadgroup, spec)`` where ``fn(*inputs)`` returns a ``MetalKernel``.
@@ -33,8 +33,9 @@ from ..checking import (
     run_grad_checks,
     run_one,
 )
+from ..checking.launch import KernelLike
 from ..checking.witness import METADATA_KEY, witness_record
-from ..checking.wording import plural, wrap
+from ..checking.wording import plural, report_html, terminal_width, wrap
 from ..diagrams.access_map import ColourBy, draw_access_map
 from ..diagrams.draw import RunDiagram, draw_run
 from ..diagrams.marks import finding_sites, marks_legend
@@ -45,6 +46,8 @@ from ..host.shader_library import ShaderKernelFunction
 from ..msl import Counter, Finding, RunResult
 from ..msl.observe.cost import CostFigures, CostProfile
 from ..puzzles import find_grad_puzzle, find_puzzle
+from ..puzzles.decode_step import DecodeKernels
+from ..puzzles.t08_decode_step import PUZZLE as DECODE_STEP
 from .session import record as record_progress
 from .tables import Table, show_table
 from .tables import row as table_row
@@ -59,6 +62,48 @@ def _shows_rich_output() -> bool:
         return False
     shell = get_ipython()
     return shell is not None and getattr(shell, "kernel", None) is not None
+
+
+def show_report(result: CheckResult, metadata: dict | None = None) -> None:
+    """A verdict in a notebook's output: its paragraphs one line each, which the page wraps to the
+    output's width, once (a report wrapped at 100 characters was wrapped again in a narrower
+    output: ragged lines); as HTML with hanging indents, and as plain text for front ends without."""
+    from IPython.display import display
+
+    text = result.report(width=None)
+    display({"text/plain": text, "text/html": report_html(text)}, raw=True, metadata=metadata or {})
+
+
+def _display_verdict(result: CheckResult) -> None:
+    if not result.printed:  # check() has shown it already
+        show_report(result)
+
+
+def register_verdict_display(shell: object) -> None:
+    """Show a CheckResult displayed on its own (a cell's last line) as check() shows it, wrapped
+    once by the page: IPython's display formatter asks registered printers before an object's own
+    ``_ipython_display_``, whose layer (checking) imports no IPython."""
+    formatter = getattr(getattr(shell, "display_formatter", None), "ipython_display_formatter", None)
+    if formatter is not None:
+        formatter.for_type(CheckResult, _display_verdict)
+
+
+def _register_in_this_kernel() -> None:
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover - IPython comes with the notebook extras
+        return
+    if _shows_rich_output():
+        register_verdict_display(get_ipython())
+
+
+def present_report(result: CheckResult) -> None:
+    """A verdict where the learner is: shown in a notebook (``show_report``), printed at the
+    terminal's width elsewhere."""
+    if _shows_rich_output():
+        show_report(result)
+    else:
+        print(result.report(terminal_width()))
 
 
 def _say_explorer_needs_jupyter() -> None:
@@ -255,20 +300,18 @@ class MetalProblem:
         if self.puzzle is not None:
             record_progress(self.puzzle.id, result)
         if not quiet:
-            self._show_verdict(result.report())
+            self._show_verdict(result)
             result.printed = True
         return result
 
-    def _show_verdict(self, report: str) -> None:
-        """Print the verdict; in Jupyter, show it as text carrying the witness of the kernel it
-        checked (``checking/witness.py``), which the grader compares with what it reads."""
+    def _show_verdict(self, result: CheckResult) -> None:
+        """Print the verdict, wrapped to the terminal; in Jupyter, show it with the witness of the
+        kernel it checked (``checking/witness.py``), which the grader compares with what it reads."""
         record = self._witness() if _shows_rich_output() else None
         if record is None:
-            print(report)
+            print(result.report(terminal_width()))
             return
-        from IPython.display import display
-
-        display({"text/plain": report}, raw=True, metadata={METADATA_KEY: record})
+        show_report(result, metadata={METADATA_KEY: record})
 
     def _witness(self) -> dict | None:
         try:
@@ -356,7 +399,32 @@ class GradProblem:
         result = run_grad_checks(self.puzzle, self.op, self.seed)
         record_progress(self.puzzle.id, result)
         if not quiet:
-            print(result.report())
+            present_report(result)
+            result.printed = True
+        return result
+
+
+class DecodeStepProblem:
+    """The notebook side of Part V's finale: a tiny transformer's decode step on your kernels
+    (notebook test functions or MetalKernels), checked against the model in MLX operations."""
+
+    def __init__(self, *, rms_norm: KernelLike, rope: KernelLike, quantized_matvec: KernelLike,
+                 decode_attention: KernelLike, argmax: KernelLike, seed: int = 0) -> None:
+        self.kernels = DecodeKernels(rms_norm, rope, quantized_matvec, decode_attention, argmax)
+        self.puzzle = DECODE_STEP
+        self.seed = seed
+
+    def show(self) -> None:
+        """Decode the visible test's prompt on your kernels and say what it gave."""
+        result = self.puzzle.check_prompts(self.kernels, [self.puzzle.visible])
+        print(f"# {self.puzzle.title}\n")
+        present_report(result)
+
+    def check(self, quiet: bool = False) -> CheckResult:
+        result = self.puzzle.check_wired(self.kernels, self.seed)
+        record_progress(self.puzzle.id, result)
+        if not quiet:
+            present_report(result)
             result.printed = True
         return result
 
@@ -375,3 +443,6 @@ def explore(target: MetalProblem | MetalKernel | SimulatedKernel | ShaderKernelF
             print(err)
             return None
     return explore_run(target, title)
+
+
+_register_in_this_kernel()

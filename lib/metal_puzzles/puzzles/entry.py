@@ -10,15 +10,19 @@ whose list holds it.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..checking import GradPuzzle, Puzzle
+from ..checking import Puzzle, WiredPuzzle
 from ..host.kernel import MetalKernel
 from .solutions import solution_file
 
-if TYPE_CHECKING:
-    from importlib.resources.abc import Traversable  # novermin (type checking only)
+if TYPE_CHECKING:  # Traversable moved to importlib.resources.abc in Python 3.11
+    if sys.version_info >= (3, 11):
+        from importlib.resources.abc import Traversable  # novermin (type checking only)
+    else:
+        from importlib.abc import Traversable
 
 
 @dataclass(frozen=True)
@@ -45,7 +49,7 @@ class Entry:
     debugging: str | None = None
 
     def __post_init__(self) -> None:
-        if self.setup is None and not isinstance(self.puzzle, GradPuzzle):
+        if self.setup is None and not isinstance(self.puzzle, WiredPuzzle):
             raise ValueError(f"puzzle {self.puzzle.id!r}: a kernel puzzle's entry needs the notebook lines "
                              "that build its visible test (setup)")
 

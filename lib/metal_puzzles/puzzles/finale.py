@@ -10,6 +10,7 @@ threadgroup evenly. The grader wires the learner's kernels the reference way
 
 from __future__ import annotations
 
+import mlx.core as mx
 import numpy as np
 
 from ..checking import Case, GradPuzzle
@@ -22,11 +23,11 @@ from .q07_mvmr import mvmr_spec
 from .wiring import mvmr_wire, segment_sum_wire
 
 
-def mvmr_dense(a, a_idx, b, b_idx, o_idx, n):
+def mvmr_dense(a: mx.array, a_idx: mx.array, b: mx.array, b_idx: mx.array, o_idx: mx.array, n: int) -> mx.array:
     return mvmr_spec(a, a_idx, b, b_idx, o_idx, n)
 
 
-def segment_sum_dense(x, lengths):
+def segment_sum_dense(x: mx.array, lengths: mx.array) -> mx.array:
     return segment_matrix(lengths, x.shape[0]) @ x
 
 

@@ -28,7 +28,11 @@ from .t07_radix_pipeline import pass_case
 
 
 def _n(value: Any) -> int:
-    return int(value.item()) if isinstance(value, mx.array) else int(value)
+    """A count given as a Python number or a 0-d MLX array."""
+    item = value.item() if isinstance(value, mx.array) else value
+    if isinstance(item, complex):
+        raise TypeError(f"a count must be a real number, got {item!r}")
+    return int(item)
 
 
 def _count(value: Any) -> mx.array:

@@ -1,6 +1,7 @@
 """Part V of the book: the kernels of a language model on Apple silicon (the norm, rotary
-embeddings, the 4-bit quantized product, sampling: what mlx-lm runs for every token). Each spec is
-MLX's own operation."""
+embeddings, the 4-bit quantized product, attention over a cache, sampling: what mlx-lm runs for
+every token), a whole-shader pipeline debugged stage by stage, and the finale: a decode step on
+the learner's own kernels. Each spec is MLX's own operation."""
 
 from __future__ import annotations
 
@@ -14,16 +15,23 @@ from . import (
     t07_radix_pipeline,
 )
 from .entry import Part
+from .t08_decode_step import ENTRY as DECODE_STEP_ENTRY
 
 INTRO = """\
 The kernels a language model runs for every token it writes: the norm each layer starts with,
 rotary position embeddings, the product of a vector with a 4-bit quantized weight matrix (most of
 a model's time on a Mac, and most of its memory), attention over the cache of earlier tokens, and
-the choice of the next token. Each spec is MLX's own operation (`mx.fast.rms_norm`,
-`mx.fast.rope`, `mx.quantized_matmul`, `mx.fast.scaled_dot_product_attention`, `mx.argmax`), and
-each kernel follows the plan of MLX's own: a threadgroup or a SIMD-group per row, `simd_sum` and
-its kin, values read once into registers. The budgets are the per-thread counts of Parts I and II
-and, where a puzzle is about speed, the cost model of Part III."""
+the choice of the next token, by argmax or among the top k. Each spec is MLX's own operation
+(`mx.fast.rms_norm`, `mx.fast.rope`, `mx.quantized_matmul`, `mx.fast.scaled_dot_product_attention`,
+`mx.argmax`, `mx.argsort`), and each kernel follows the plan of MLX's own: a threadgroup or a
+SIMD-group per row, `simd_sum` and its kin, values read once into registers. The budgets are the
+per-thread counts of Parts I and II and, where a puzzle is about speed, the cost model of Part III.
+
+Two puzzles close the part. A radix sort's pass is a pipeline of three kernels in one shader
+(`compile_shader`, as in Part IV), one of them planted wrong: you find which by checking each
+stage against NumPy, the way a kernel writer debugs a pipeline. Then the finale: a tiny
+two-layer transformer decodes its next token on your own kernels from this part, and must choose
+the token the same model written with MLX operations chooses."""
 
 PART_V = Part(
     number=7,
@@ -38,5 +46,6 @@ PART_V = Part(
         t05_argmax.ENTRY,
         t06_topk.ENTRY,
         t07_radix_pipeline.ENTRY,
+        DECODE_STEP_ENTRY,  # the finale, last
     ),
 )

@@ -7,11 +7,15 @@ installed editable and in an install from a wheel, an sdist or a git URL.
 
 from __future__ import annotations
 
+import sys
 from importlib.resources import files
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from importlib.resources.abc import Traversable  # novermin (type checking only)
+if TYPE_CHECKING:  # Traversable moved to importlib.resources.abc in Python 3.11
+    if sys.version_info >= (3, 11):
+        from importlib.resources.abc import Traversable  # novermin (type checking only)
+    else:
+        from importlib.abc import Traversable
 
 #: The package whose data files are the reference solutions.
 SOLUTIONS_PACKAGE = "metal_puzzles.solutions"

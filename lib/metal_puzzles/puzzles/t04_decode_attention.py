@@ -42,7 +42,8 @@ def _case(q: np.ndarray, k: np.ndarray, v: np.ndarray, label: str) -> Case:
     return Case((q, k, v), q.shape, (TG, heads, 1), (TG, 1, 1), label)
 
 
-def _draw(rng: np.random.Generator, heads: int, kv: int, t: int, d: int) -> tuple[np.ndarray, ...]:
+def _draw(rng: np.random.Generator, heads: int, kv: int, t: int,
+          d: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     # Values in [-1, 1) on a grid of eighths: scores of a few units, a softmax neither flat nor one-hot.
     return randfloat(rng, (heads, d), -1, 1), randfloat(rng, (kv, t, d), -1, 1), randfloat(rng, (kv, t, d), -1, 1)
 

@@ -202,6 +202,11 @@ class Calls(Machine):
             if isinstance(fn, Function):
                 return Problem(fn, returns_kernel=name == "MetalProblem")
             return self.unknown(f"a {name} of a function the grader cannot read", lineno)
+        if name == "DecodeStepProblem":
+            # Part V's finale runs the notebook's kernel functions, but the grader reads each kernel
+            # from its own puzzle's cells and wires them itself: this problem builds none it reads,
+            # and a name it is handed that is missing (a NameError) changes no kernel either.
+            return None
         if name in NAMESPACE_CHANGERS:
             self.escaped = self.unknown(f"{name}(...), which can change any variable of the notebook", lineno)
             self.taint(self.escaped)

@@ -19,6 +19,7 @@ from .values import (
     NAMESPACE_HANDLES,
     OPERATOR_SIGNS,
     OPERATORS,
+    PACKAGE_NAMES,
     STR_METHODS,
     WIDE_NUMBER,
     BoundMethod,
@@ -264,10 +265,10 @@ class Expressions(Machine):
                 return Builtin(f"textwrap.{name}")
             if owner.name == "inspect" and name == "cleandoc":
                 return Builtin("inspect.cleandoc")
-            if name in ("MetalKernel", "MetalProblem", "GradProblem"):
+            if name in PACKAGE_NAMES:
                 return Builtin(name)
             return self.unknown(f"{quote(node)}", node.lineno)
-        if name in ("MetalKernel", "MetalProblem", "GradProblem") and isinstance(owner, Unknown):
+        if name in PACKAGE_NAMES and isinstance(owner, Unknown):
             return Builtin(name)  # metal_puzzles.host.kernel.MetalKernel through a module the grader did not follow
         if isinstance(owner, str) and name in STR_METHODS or isinstance(owner, KList) and name in LIST_MUTATORS:
             return BoundMethod(owner, name, node.value)

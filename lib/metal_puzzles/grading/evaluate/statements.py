@@ -107,7 +107,7 @@ class Statements(Machine):
             if alias.name == "*":
                 if not module.startswith("metal_puzzles"):
                     self.taint(self.unknown(f"'from {module} import *', which may replace any name", stmt.lineno))
-                for name in ("MetalKernel", "MetalProblem", "GradProblem"):
+                for name in PACKAGE_NAMES:
                     self.store(name, Builtin(name), scope)
                 continue
             self.store(alias.asname or alias.name, self._imported(module, alias.name, stmt.lineno), scope)
@@ -117,7 +117,7 @@ class Statements(Machine):
             return Builtin(f"textwrap.{name}")
         if module == "inspect" and name == "cleandoc":
             return Builtin("inspect.cleandoc")
-        if module.startswith("metal_puzzles") and name in ("MetalKernel", "MetalProblem", "GradProblem"):
+        if module.startswith("metal_puzzles") and name in PACKAGE_NAMES:
             return Builtin(name)
         return self.unknown(f"'{name}' imported from {module or 'a package'}", lineno)
 

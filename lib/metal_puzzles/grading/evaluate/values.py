@@ -123,8 +123,9 @@ KERNEL_FIELDS = ("name", "input_names", "output_names", "source", "header")
 BUILTINS = {name: Builtin(name) for name in (
     "print", "len", "str", "range", "list", "tuple", "int", "enumerate", "zip", "reversed", "exec", "eval",
     "globals", "locals", "vars", "setattr", "delattr", "__import__", "compile", "getattr", "breakpoint",
-    "get_ipython", "display", "MetalKernel", "MetalProblem", "GradProblem")}
-PACKAGE_NAMES = {"MetalKernel", "MetalProblem", "GradProblem"}
+    "get_ipython", "display", "MetalKernel", "MetalProblem", "GradProblem", "DecodeStepProblem")}
+#: The package's names a notebook builds kernels and problems with (``from metal_puzzles import ...``).
+PACKAGE_NAMES = ("MetalKernel", "MetalProblem", "GradProblem", "DecodeStepProblem")
 #: Names Python and IPython bind in a notebook without an assignment the grader sees.
 PYTHON_NAMES = set(dir(builtins)) | {"In", "Out", "get_ipython", "exit", "quit", "_", "__", "___", "_i", "_ii",
                                       "_iii", "_oh", "_dh", "_ih", "__name__", "__doc__", "__builtins__"}

@@ -3,6 +3,7 @@ with its type (``ty``) and makes implicit conversions explicit as ``Convert`` no
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -408,7 +409,7 @@ class FuncDef(Node):
     name: str
     ret: TypeSpec
     params: list[Param]
-    body: Block | None
+    body: Block  # the parser refuses a prototype without its definition
     template_params: list[TemplateParam] = field(default_factory=list)
     is_kernel: bool = False
     #: A member function declared 'const' (it may not change its object).
@@ -507,7 +508,7 @@ class TranslationUnit(Node):
     items: list[Node]
 
 
-def children(node: Node):
+def children(node: Node) -> Iterator[Node]:
     """The nodes directly inside a node (fields holding nodes or lists of nodes)."""
     for value in vars(node).values():
         if isinstance(value, Node):
@@ -529,7 +530,7 @@ def too_deep(node: Node, limit: int) -> Node | None:
     return None
 
 
-def walk(node: Node, into_loops: bool = True):
+def walk(node: Node, into_loops: bool = True) -> Iterator[Node]:
     """Every node of a subtree, depth first (optionally not entering nested loops)."""
     stack = [node]
     while stack:

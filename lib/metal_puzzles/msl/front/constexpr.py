@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import TypeGuard
 
 import numpy as np
 
 from ..lang.errors import CompileError, Pos, warn_compile
-from ..lang.types import BFLOAT, BOOL, FLOAT, ScalarType
+from ..lang.types import BFLOAT, BOOL, FLOAT, ScalarType, Type
 from ..lang.values import round_bfloat
 from . import ast
 from .ast import CastStyle
@@ -29,11 +30,11 @@ def _c_div(a: int, b: int) -> int:
     return q if (a >= 0) == (b >= 0) else -q
 
 
-def _is_float(ty) -> bool:
+def _is_float(ty: Type | None) -> TypeGuard[ScalarType]:
     return isinstance(ty, ScalarType) and ty.is_float
 
 
-def _typed(value: float, ty) -> float:
+def _typed(value: float, ty: Type | None) -> float:
     """A float value rounded to the float type of the expression it is (unchecked: as it is)."""
     if not _is_float(ty):
         return value
@@ -42,7 +43,7 @@ def _typed(value: float, ty) -> float:
     return float(round_bfloat(x) if ty == BFLOAT else x)
 
 
-def _converted(value, src: ScalarType, dst: ScalarType):
+def _converted(value: int | float, src: ScalarType, dst: ScalarType) -> int | float:
     """C's conversion of a folded value: to a float type it rounds, to an integer type a float
     truncates and an integer wraps to the type's width."""
     if dst.is_float:
@@ -57,7 +58,7 @@ def _converted(value, src: ScalarType, dst: ScalarType):
     return v - (1 << dst.bits) if dst.signed and v >= 1 << (dst.bits - 1) else v
 
 
-def _integer(value, expr: ast.Expr) -> int:
+def _integer(value: int | float, expr: ast.Unary | ast.Binary) -> int:
     """An operand of ``~ & | ^ << >>``, which C defines on integers alone ('1 << NAN' as an array
     size raised ValueError)."""
     if isinstance(value, float):
@@ -66,7 +67,7 @@ def _integer(value, expr: ast.Expr) -> int:
     return int(value)
 
 
-def _truncated(value) -> int:
+def _truncated(value: int | float) -> int:
     """A value converted to an integer: an infinity or a NaN has none (undefined in C, so not a
     constant: '(int)NAN' as an array size is an error, not a Python ValueError)."""
     if isinstance(value, float) and not math.isfinite(value):
@@ -74,7 +75,7 @@ def _truncated(value) -> int:
     return int(value)
 
 
-def _reinterpret(value, src, dst):
+def _reinterpret(value: int | float, src: Type | None, dst: Type | None) -> int | float:
     """``as_type<dst>(value)``: the same bits read as another type of the same size."""
     if not (isinstance(src, ScalarType) and isinstance(dst, ScalarType)) or BFLOAT in (src, dst) \
             or src.size != dst.size:
@@ -100,9 +101,10 @@ def _shift(expr: ast.Binary, a: int, count: int, preprocessor: bool) -> int:
     return 0 if expr.op == "<<" else a >> (_WIDEST_BITS - 1)
 
 
-def evaluate(expr: ast.Expr, lookup: Callable[..., object] | None = None,
+def evaluate(expr: ast.Expr, lookup: Callable[..., int | float | bool] | None = None,
              size_of: Callable[[ast.SizeOf], int] | None = None,
-             call: Callable[[ast.Call], object] | None = None, preprocessor: bool = False) -> int | float | bool:
+             call: Callable[[ast.Call | ast.Construct], int | float | bool] | None = None,
+             preprocessor: bool = False) -> int | float | bool:
     """Evaluate an integral (or float) constant expression over Python numbers.
 
     Only used where C requires a constant (sizes, #if), so the values are small and the
@@ -167,6 +169,8 @@ def evaluate(expr: ast.Expr, lookup: Callable[..., object] | None = None,
     if isinstance(expr, ast.Ternary):
         return ev(expr.then) if ev(expr.cond) else ev(expr.other)
     if isinstance(expr, ast.Construct) and expr.type_spec.member:
+        if call is None:
+            raise NotConstant("call")
         return call(expr)  # 'Max<T>::size()': a static member function of a struct template's instance
     if isinstance(expr, ast.Cast | ast.Construct):
         operand = expr.operand if isinstance(expr, ast.Cast) else (expr.args[0] if len(expr.args) == 1 else None)

@@ -106,6 +106,7 @@ def tokenize_line(line: str, file: str, lineno: int, col0: int = 1) -> list[Toke
         if m is None:
             raise CompileError(f"unexpected character '{line[i]}'", Pos(file, lineno, col0 + i))
         kind = m.lastgroup
+        assert kind is not None  # every alternative of _TOKEN_RE is a named group
         text = m.group()
         if kind == "digraph":
             kind, text = "op", DIGRAPHS[text]

@@ -143,7 +143,8 @@ class Preprocessor:
         return _drop_pragma_operators(out)
 
     # ------------------------------------------------------------- directives
-    def _directive(self, toks, pos, conds, active, file, lineno, col) -> bool:
+    def _directive(self, toks: list[Token], pos: Pos, conds: list[list[bool]], active: bool, file: str, lineno: int,
+                   col: int) -> bool:
         if not toks:
             return active  # the null directive
         name = toks[0].text

@@ -83,7 +83,9 @@ def parse_shader(tokens: list[Token], type_names: set[str], template_names: set[
         if not isinstance(func, ast.FuncDef) or func.body is None:
             raise CompileError("a kernel function needs a body ('{ ... }'); a declaration alone defines nothing",
                                item[0].pos)
-        func = parser._qualify(func)
+        qualified = parser._qualify(func)
+        assert isinstance(qualified, ast.FuncDef)  # a definition keeps its kind, with its namespace's name
+        func = qualified
         if func.name in unit.kernels:
             raise CompileError(f"kernel function '{func.name}' is defined twice (Metal has no kernel overloads)",
                                func.pos)

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..abi.signature import ParamRole
 from ..lang.errors import Pos
 from ..lang.pycompat import StrEnum
 from ..lang.types import AddressSpace, Type
+
+if TYPE_CHECKING:
+    from .ast import Expr
 
 
 class VarKind(StrEnum):
@@ -24,6 +27,14 @@ class VarKind(StrEnum):
     REF = "ref"  # a reference bound to the caller's lvalue
 
 
+@dataclass(frozen=True)
+class DeferredConstant:
+    """The value of a program-scope constant that is not a number the checker folds (a struct,
+    a vector...): its checked initializer, which the executor evaluates where the name is read."""
+
+    expr: Expr
+
+
 @dataclass(eq=False)
 class Var:
     """A named object: local variable, parameter, kernel buffer, thread attribute, constant..."""
@@ -33,6 +44,7 @@ class Var:
     kind: VarKind
     pos: Pos
     slot: int | None = None
+    #: A constant's value: a number, a list of them (an array), or a ``DeferredConstant``.
     const_value: Any = None
     mutable: bool = True
     space: AddressSpace | None = None  # for arrays and variables in memory

@@ -104,7 +104,7 @@ SCALAR_ALIASES = {
 }
 
 #: NumPy-style dtype names (as used by the kernel API) to MSL scalar types.
-DTYPE_NAMES = {
+DTYPE_NAMES: dict[str, ScalarType] = {
     "bool": BOOL, "int8": CHAR, "uint8": UCHAR, "int16": SHORT, "uint16": USHORT,
     "int32": INT, "uint32": UINT, "int64": LONG, "uint64": ULONG, "float16": HALF,
     "bfloat16": BFLOAT, "float32": FLOAT,
@@ -155,7 +155,8 @@ class ArrayType(Type):
     n: int
 
     def __str__(self) -> str:
-        inner, dims = self, ""
+        inner: Type = self
+        dims = ""
         while isinstance(inner, ArrayType):
             dims += f"[{inner.n}]"
             inner = inner.elem
@@ -293,13 +294,13 @@ def lookup_builtin_type(name: str) -> Type | None:
     packed = name.startswith("packed_")
     base = name.removeprefix("packed_")
     if base and base[-1] in "234":
-        elem = SCALAR_ALIASES.get(base[:-1], base[:-1])
-        if elem in SCALARS and elem in VECTOR_ELEMS:
-            return vector(SCALARS[elem], int(base[-1]), packed)
+        elem_name = SCALAR_ALIASES.get(base[:-1], base[:-1])
+        if elem_name in SCALARS and elem_name in VECTOR_ELEMS:
+            return vector(SCALARS[elem_name], int(base[-1]), packed)
     if name.startswith("atomic_"):
-        elem = {"atomic_int": INT, "atomic_uint": UINT, "atomic_float": FLOAT, "atomic_bool": BOOL}.get(name)
-        if elem is not None:
-            return AtomicType(elem)
+        atomic_elem = {"atomic_int": INT, "atomic_uint": UINT, "atomic_float": FLOAT, "atomic_bool": BOOL}.get(name)
+        if atomic_elem is not None:
+            return AtomicType(atomic_elem)
     return None
 
 

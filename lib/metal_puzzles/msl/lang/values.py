@@ -7,6 +7,8 @@ values uniform is what makes lock-step execution cheap.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from .types import (
@@ -31,11 +33,11 @@ def type_ndim(ty: Type) -> int:
     return 0
 
 
-def is_varying(v, ty: Type) -> bool:
+def is_varying(v: Any, ty: Type) -> bool:
     return np.ndim(v) > type_ndim(ty)
 
 
-def round_bfloat(x):
+def round_bfloat(x: Any) -> Any:
     """Round float32 values to the nearest bfloat16 (ties to even), kept in float32 storage."""
     a = np.asarray(x, dtype=np.float32)
     bits = a.view(np.uint32)
@@ -44,7 +46,7 @@ def round_bfloat(x):
     return out[()] if out.ndim == 0 else out
 
 
-def cast(v, src: Type, dst: Type):
+def cast(v: Any, src: Type, dst: Type) -> Any:
     """Convert a value between arithmetic types with C semantics."""
     if src == dst:
         return v
@@ -76,14 +78,14 @@ def cast(v, src: Type, dst: Type):
     return out[()] if out.ndim == 0 else out
 
 
-def splat(v, ty: VectorType):
+def splat(v: Any, ty: VectorType) -> np.ndarray:
     """Scalar to vector: repeat the scalar into every component."""
     if np.ndim(v) == 0:
         return np.full(ty.n, v, dtype=ty.elem.dtype if ty.elem != BFLOAT else np.float32)
     return np.repeat(np.asanyarray(v)[:, None], ty.n, axis=1)
 
 
-def zero(ty: Type):
+def zero(ty: Type) -> Any:
     if isinstance(ty, VectorType):
         return np.zeros(ty.n, dtype=ty.elem.dtype)
     if isinstance(ty, SimdgroupMatrixType):
@@ -96,7 +98,7 @@ def zero(ty: Type):
     return ty.dtype.type(0)
 
 
-def c_divmod(a, b, want: str):
+def c_divmod(a: Any, b: Any, want: str) -> Any:
     """Truncating integer division / remainder, with zero divisors replaced by 1 (the caller
     reports the division by zero); returns (result, zero_mask)."""
     a = np.asanyarray(a)

@@ -8,6 +8,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ..front import ast
+from ..front.checker.helpers import callee_name
 from ..lang.errors import CompileError
 from ..lang.types import (
     BFLOAT,
@@ -40,7 +41,7 @@ def unify(ck, call: ast.Call, args: list[ast.Expr], *, floats_only: bool = False
     usual arithmetic conversions only when one side is a literal or an int meets a float;
     'min(uint, int)' on variables is ambiguous in Metal and reported as such.
     """
-    name = call.func.ident
+    name = callee_name(call).ident
     args = [ck.rvalue(a) for a in args]
     for a in args:
         if not is_arith(a.ty):
@@ -54,21 +55,22 @@ def unify(ck, call: ast.Call, args: list[ast.Expr], *, floats_only: bool = False
                                    call.pos)
         target: Type = vector(vt.elem, vt.n)
     else:
-        scalars = [a.ty for a in args]
-        nonlit = [a.ty for a in args if not is_int_literal(a)]
+        scalars = [scalar_of(a.ty) for a in args]  # no vectors: all are scalars
+        nonlit = [scalar_of(a.ty) for a in args if not is_int_literal(a)]
         pool = nonlit or scalars
-        target = pool[0]
+        common = pool[0]
         for t in pool[1:]:
-            if t == target:
+            if t == common:
                 continue
-            if t.is_int and target.is_int and t.kind == target.kind:
+            if t.is_int and common.is_int and t.kind == common.kind:
                 raise CompileError(
-                    f"call to '{name}' is ambiguous: arguments have types '{target}' and '{t}'; "
+                    f"call to '{name}' is ambiguous: arguments have types '{common}' and '{t}'; "
                     f"cast one so both have the same type", call.pos)
-            target = usual_arithmetic(target, t)
+            common = usual_arithmetic(common, t)
         if pool is not scalars and all(not t.is_float for t in pool) and any(
-                a.ty.is_float for a in args if is_int_literal(a)):
-            target = FLOAT if target.bits <= 32 else FLOAT
+                scalar_of(a.ty).is_float for a in args if is_int_literal(a)):
+            common = FLOAT if common.bits <= 32 else FLOAT
+        target = common
     elem = scalar_of(target)
     if floats_only and not elem.is_float:
         target = with_elem(target, FLOAT)
@@ -82,7 +84,7 @@ def nargs(call: ast.Call, args, n: int | tuple[int, ...]) -> None:
     ok = (n,) if isinstance(n, int) else n
     if len(args) not in ok:
         want = " or ".join(str(k) for k in ok)
-        raise CompileError(f"'{call.func.ident}' takes {want} argument(s), {len(args)} given", call.pos)
+        raise CompileError(f"'{callee_name(call).ident}' takes {want} argument(s), {len(args)} given", call.pos)
 
 
 def rounded(f: Callable, ty: Type) -> Callable:

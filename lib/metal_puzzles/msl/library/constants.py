@@ -53,7 +53,7 @@ def _limit(ty: ScalarType, member: str, node) -> float | int:
         return {"max": 1, "min": 0, "lowest": 0}.get(member, 0)
     if ty.is_int:
         info = np.iinfo(ty.dtype)
-        table = {"max": info.max, "min": info.min, "lowest": info.min, "finite_max": info.max,
+        table: dict[str, float | int] = {"max": info.max, "min": info.min, "lowest": info.min, "finite_max": info.max,
                  "finite_min": info.min}
     else:
         info = np.finfo(np.float16 if ty == HALF else np.float32)

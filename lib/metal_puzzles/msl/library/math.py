@@ -4,6 +4,7 @@ ilogb, the out-parameter functions (sincos, frexp, modf), select, geometric func
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 
@@ -103,7 +104,7 @@ def _absdiff(elem):
     return absdiff
 
 
-FLOAT_UNARY = {
+FLOAT_UNARY: dict[str, Callable] = {
     "sqrt": np.sqrt, "rsqrt": _rsqrt, "exp": np.exp, "exp2": np.exp2, "exp10": _exp10, "log": np.log,
     "log2": np.log2, "log10": np.log10, "sin": np.sin, "cos": np.cos, "tan": np.tan, "asin": np.arcsin,
     "acos": np.arccos, "atan": np.arctan, "sinh": np.sinh, "cosh": np.cosh, "tanh": np.tanh,
@@ -115,13 +116,13 @@ FLOAT_UNARY = {
     "cospi": lambda x: np.cos(np.asarray(x).dtype.type(math.pi) * x),
     "tanpi": lambda x: np.tan(np.asarray(x).dtype.type(math.pi) * x),
 }
-FLOAT_BINARY = {
+FLOAT_BINARY: dict[str, Callable] = {
     "pow": np.power, "powr": np.power, "atan2": np.arctan2, "fmod": np.fmod, "fmin": np.fmin,
     "fmax": np.fmax, "copysign": np.copysign, "step": _step, "fdim": lambda x, y: np.maximum(x - y, 0),
     "nextafter": np.nextafter, "hypot": np.hypot,
 }
 FLOAT_TERNARY = {"fma": _fma, "mad": _fma, "mix": _mix, "smoothstep": _smoothstep}
-FLOAT_PREDICATES = {"isnan": np.isnan, "isinf": np.isinf, "isfinite": np.isfinite, "signbit": np.signbit,
+FLOAT_PREDICATES: dict[str, Callable] = {"isnan": np.isnan, "isinf": np.isinf, "isfinite": np.isfinite, "signbit": np.signbit,
                     "isnormal": lambda x: np.isfinite(x) & (np.abs(x) >= np.finfo(np.asarray(x).dtype).tiny)}
 
 

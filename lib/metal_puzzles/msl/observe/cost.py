@@ -39,9 +39,10 @@ import numpy as np
 
 from ..lang.errors import Pos
 from ..lang.types import AddressSpace
+from ..run.access_kind import AccessKind
 from ..run.counters import Counted
 from ..run.lanes import Lanes
-from ..run.memory import AccessKind, Memory
+from ..run.memory import Memory
 from ..run.op_kinds import OpKind
 from .gpu_models import GpuModel, MemoryModel
 from .roofline import REGISTERS_UNKNOWN, Occupancy, TimeEstimate, Workload, estimate_time, occupancy

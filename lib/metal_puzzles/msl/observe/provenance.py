@@ -109,14 +109,14 @@ class Tracked(np.ndarray):
         if func is np.where and len(args) == 3:
             cond = np.broadcast_to(_strip(args[0]), (n,) + np.shape(args[0])[1:])
             if cond.ndim > 1:
-                cond = cond.reshape(n, -1).any(axis=1)
+                cond = np.asarray(cond.reshape(n, -1).any(axis=1))
             a, b = (_prov(x, n) for x in args[1:])
             if a is None and b is None:
                 return result
             a = a if a is not None else _empty(n)
             b = b if b is not None else _empty(n)
             return _wrap(result, np.where(cond, a, b), n)
-        flat_args = []
+        flat_args: list = []
         for a in args:
             if isinstance(a, list | tuple):
                 flat_args.extend(a)

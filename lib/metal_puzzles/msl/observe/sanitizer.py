@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 
@@ -54,6 +55,19 @@ from ..run.lanes import SIMD_WIDTH
 from ..run.memory import Memory, View, rescale
 
 _NONE = np.int64(-1)
+
+
+def _shadow(mem: Memory) -> Shadow:
+    """The shadow of a memory the sanitizer watches (the executor calls its hooks only for those)."""
+    return cast(Shadow, mem.shadow)
+
+
+def _made(phases: np.ndarray | None) -> np.ndarray:
+    """One of a shadow's arrays made on first need, where it is known made: the SIMD-group phases
+    once ``Sanitizer._now`` has given a SIMD-group phase (it calls ``Shadow.ensure_simd`` first),
+    the atomics' after ``Shadow.ensure_atomics``."""
+    assert phases is not None
+    return phases
 
 
 class Shadow:
@@ -162,7 +176,7 @@ class Shadow:
             if self.device:
                 self.r_sph = np.zeros_like(self.r_lane)
             if self.a_lane is not None:
-                self.a_sph = np.zeros_like(self.a_lane)
+                self.a_sph: np.ndarray | None = np.zeros_like(self.a_lane)
 
     def ensure_atomics(self) -> None:
         if self.a_lane is None:
@@ -308,7 +322,7 @@ class Sanitizer:
 
     # ------------------------------------------------------------- accesses
     def on_read(self, ctx, mem: Memory, flat, view: View, mask, pos: Pos) -> None:
-        sh = mem.shadow
+        sh = _shadow(mem)
         if sh.all_init and not sh.track_races:
             return  # thread-private memory every part of which holds a value: nothing to check
         lanes, f = self._lanes_and_flat(ctx, sh.entries(flat, view, ctx.n), mask)
@@ -363,14 +377,14 @@ class Sanitizer:
     def _device_read(self, ctx, sh: Shadow, lanes, f, pos: Pos, phase, sph) -> None:
         old = sh.r_lane[f]
         simd = ctx.lanes.simd_global
-        current = (old >= 0) & self._unordered(ctx, sh, old, sh.r_phase[f], None if sph is None else sh.r_sph[f],
+        current = (old >= 0) & self._unordered(ctx, sh, old, sh.r_phase[f], None if sph is None else _made(sh.r_sph)[f],
                                                lanes, phase, sph)
         multi = current & ((old != lanes) | sh.r_multi[f])
         msimd = current & ((simd[np.where(old >= 0, old, 0)] != simd[lanes]) | sh.r_msimd[f])
         sh.r_lane[f] = lanes
         sh.r_phase[f] = phase
         if sph is not None:
-            sh.r_sph[f] = sph
+            _made(sh.r_sph)[f] = sph
         sh.r_pos[f] = self.pos_id(pos)
         sh.r_multi[f] = multi
         sh.r_msimd[f] = msimd
@@ -430,7 +444,7 @@ class Sanitizer:
 
     def on_write(self, ctx, mem: Memory, flat, view: View, mask, pos: Pos, raw) -> None:
         """A plain write of ``raw`` (the stored scalars) at ``flat``, checked before it lands."""
-        sh = mem.shadow
+        sh = _shadow(mem)
         if sh.all_init and not sh.track_races:
             return  # thread-private memory every part of which holds a value: nothing to record
         lanes, f = self._lanes_and_flat(ctx, sh.entries(flat, view, ctx.n), mask)
@@ -460,7 +474,7 @@ class Sanitizer:
                                                                        survivors[clash]))
             sh.w_phase[f] = phase
             if sph is not None:
-                sh.w_sph[f] = sph
+                _made(sh.w_sph)[f] = sph
             sh.w_pos[f] = self.pos_id(pos)
             sh.last_write_epoch = ctx.sync_epoch
         if not sh.all_init:
@@ -473,7 +487,7 @@ class Sanitizer:
         never race with each other, but do with plain accesses nothing orders against them.
         ``reads_old``: the operation's result depends on what the element held (an add, a load, a
         compare), so an element nobody initialised is an uninitialised read, as a plain one is."""
-        sh = mem.shadow
+        sh = _shadow(mem)
         f_all = sh.entries(flat if lanes is ctx.all_lanes else np.asarray(flat)[lanes], view, lanes.size)
         if np.ndim(f_all) > 1:
             lanes = np.repeat(lanes, f_all.shape[1])
@@ -500,16 +514,17 @@ class Sanitizer:
             war, rl, r_pos = self._plain_readers(ctx, sh, lanes, f, phase, sph)
             self._conflict(ctx, mem, RaceKind.WRITE_AFTER_READ, war, lanes, f, rl, pos, r_pos, several_readers=True,
                            atomic=AtomicSide.NOW)
-        old = sh.a_lane[f]
-        current = (old >= 0) & self._unordered(ctx, sh, old, sh.a_phase[f], None if sph is None else sh.a_sph[f],
+        a_lane = _made(sh.a_lane)
+        old = a_lane[f]
+        current = (old >= 0) & self._unordered(ctx, sh, old, sh.a_phase[f], None if sph is None else _made(sh.a_sph)[f],
                                                lanes, phase, sph)
         sh.a_multi[f] = current & ((old != lanes) | sh.a_multi[f])
         sh.a_write[f] = np.where(current, sh.a_write[f] | writes, writes)
-        sh.a_lane[f] = lanes
-        sh.a_multi[f[sh.a_lane[f] != lanes]] = True
+        a_lane[f] = lanes
+        sh.a_multi[f[a_lane[f] != lanes]] = True
         sh.a_phase[f] = phase
         if sph is not None:
-            sh.a_sph[f] = sph
+            _made(sh.a_sph)[f] = sph
         sh.a_pos[f] = self.pos_id(pos)
         if writes:
             sh.last_write_epoch = ctx.sync_epoch
@@ -533,7 +548,7 @@ class Sanitizer:
     # ------------------------------------------------------------- findings
     def _byte(self, mem: Memory, entry: int, lane: int) -> int:
         """A granule's first byte within the lane's region."""
-        byte = entry * mem.shadow.granule
+        byte = entry * _shadow(mem).granule
         if mem.lane_region is not None:
             byte -= int(mem.lane_region[lane]) * mem.region_bytes
         return byte
@@ -573,7 +588,7 @@ class Sanitizer:
         if hit is None or not hit.any():
             return
         k = int(np.flatnonzero(hit)[0])
-        if mem.shadow.device:
+        if _shadow(mem).device:
             # A pair from different threadgroups, where there is one, is the one to report: its
             # cure (no barrier orders threadgroups) also cures the pairs within a threadgroup,
             # while a barrier, the cure of those, would leave it racing.
@@ -599,10 +614,10 @@ class Sanitizer:
             return
         place = self._place(mem, f, lane)
         if entries is not None:  # how many elements (distinct places in memory) race the same way
-            place += more_elements(int(np.unique(np.asarray(entries) * mem.shadow.granule // mem.unit).size))
-        race = _RacePair(kind, mem.shadow.space, lane, other, pos, other_pos, place,
+            place += more_elements(int(np.unique(np.asarray(entries) * _shadow(mem).granule // mem.unit).size))
+        race = _RacePair(kind, _shadow(mem).space, lane, other, pos, other_pos, place,
                          same_group=other >= 0 and ctx.lanes.group[other] == ctx.lanes.group[lane],
-                         preset=mem.shadow.preset)
+                         preset=_shadow(mem).preset)
         if atomic is not None:
             message = _atomic_race_message(ctx, race, atomic)
         elif same_value:
@@ -620,7 +635,7 @@ class Sanitizer:
         if init_value is not None:
             return
         for mem in outputs:
-            sh = mem.shadow
+            sh = _shadow(mem)
             if sh is None or sh.init.all():
                 continue
             missing = np.unique(np.flatnonzero(~sh.init) * sh.granule // mem.unit)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..lang.types import AddressSpace
-from ..run.memory import AccessKind
+from ..run.access_kind import AccessKind
 from .provenance import sources_of, track
 
 
@@ -210,7 +210,7 @@ def flatten_events(events: list[AccessEvent], group: int | None, lane: int | Non
     """Events as element accesses, thread by thread, optionally filtered. Each event's selected
     fields are converted to Python numbers in one go (not element by element): a traced loop
     makes millions of them."""
-    out = []
+    out: list[ElementAccess] = []
     for e in events:
         sel = None
         if lane is not None:  # the common case of the explorer: one thread among many

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from ..lang.pycompat import StrEnum
 from ..lang.types import AddressSpace
-from .memory import AccessKind
+from .access_kind import AccessKind
 
 
 class Counter(StrEnum):

@@ -81,7 +81,7 @@ def _elements(count: int | None) -> str:
 
 
 #: A race's two accesses, as the summary words them: (this thread's, the other thread's).
-_RACE_VERBS = {RaceKind.READ_AFTER_WRITE: ("reads", "writes"), RaceKind.WRITE_AFTER_READ: ("writes", "reads"),
+_RACE_VERBS: dict[RaceKind | None, tuple[str, str]] = {RaceKind.READ_AFTER_WRITE: ("reads", "writes"), RaceKind.WRITE_AFTER_READ: ("writes", "reads"),
                RaceKind.WRITE_AFTER_WRITE: ("writes", "writes")}
 
 

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..front import ast
 from ..front.ast import CastStyle
-from ..front.symbols import VarKind
+from ..front.symbols import DeferredConstant, VarKind
 from ..lang.errors import Pos
 from ..lang.pycompat import StrEnum
 from ..lang.types import AddressSpace, ScalarType
@@ -445,7 +445,7 @@ def _pure(e: ast.Expr) -> bool:
         return True
     if isinstance(e, ast.Name):
         sym = e.symbol
-        return sym is not None and sym.kind in _PURE_NAMES and not isinstance(sym.const_value, list)
+        return sym is not None and sym.kind in _PURE_NAMES and not isinstance(sym.const_value, list | DeferredConstant)
     if isinstance(e, ast.Member):
         return _pure(e.base)
     if isinstance(e, ast.Binary):
@@ -485,9 +485,7 @@ def unparse(e: ast.Expr) -> str | None:
         if inner is None:
             return None
         name = e.type_spec.name
-        if e.style == CastStyle.FUNCTIONAL:
-            return f"{name}({inner})"
-        if e.style == CastStyle.C:
+        if e.style == CastStyle.C:  # '(T)x', and 'T(x)', which the parser records as the same cast
             return f"({name}){_wrap(e.operand, inner, 11)}"
         return f"{e.style}<{name}>({inner})"
     if isinstance(e, ast.Unary):

@@ -18,12 +18,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cache
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..lang.errors import KernelRuntimeError
-from ..lang.pycompat import StrEnum
 from ..lang.types import (
     BFLOAT,
     AddressSpace,
@@ -40,26 +38,11 @@ from ..lang.types import (
     unit_of,
 )
 from ..lang.values import round_bfloat
-
-if TYPE_CHECKING:  # counters.py imports AccessKind from here
-    from .counters import Counted
+from .counters import Counted
 
 #: Regions (one per threadgroup or thread) start at multiples of this many bytes, so every
 #: scalar view of a memory object addresses each region with whole units.
 REGION_ALIGN = 8
-
-
-class AccessKind(StrEnum):
-    """What an access does to an element."""
-
-    READ = "read"
-    WRITE = "write"
-    ATOMIC = "atomic"  # a read-modify-write
-
-    @property
-    def verb(self) -> str:
-        """What a thread does with this access, as messages say it ('thread 3 reads a[9]')."""
-        return {AccessKind.READ: "reads", AccessKind.WRITE: "writes", AccessKind.ATOMIC: "atomically updates"}[self]
 
 
 def memory_dtype(scalar: ScalarType) -> np.dtype:
@@ -237,7 +220,8 @@ class Memory:
         self.lane_region = lane_region  # (N,) region index per lane, or None for one shared region
         self.counted = counted
         self.writable = writable
-        self.shadow = None  # the sanitizer's bookkeeping (sanitizer.Shadow), when enabled
+        # The sanitizer's bookkeeping (observe.sanitizer.Shadow, a layer above this one), when enabled.
+        self.shadow: object | None = None
         self._typed: dict[np.dtype, tuple[np.ndarray, np.ndarray | None, int]] = {}
         self.unit = scalar.size
         #: The view of the declared element type, its lane bases and region length (in elements).
@@ -315,7 +299,7 @@ class SplitPtr(Ptr):
     every thread has its new target. It may be moved while split; using it (an access through
     it) while its threads still disagree is what the simulator cannot do, and says so."""
 
-    def __init__(self, mems: tuple[Memory, ...], which: np.ndarray, off) -> None:
+    def __init__(self, mems: tuple[Memory | None, ...], which: np.ndarray, off) -> None:
         self.mems = mems
         self.which = which  # per thread: its memory's index in mems
         self.off = off
@@ -330,7 +314,7 @@ class SplitPtr(Ptr):
         return Ptr(self.mems[int(kinds[0]) if len(kinds) else 0], self.off)
 
     def split_message(self) -> str:
-        names = " and ".join(f"'{m.name}'" for m in self.mems)
+        names = " and ".join(_memory_name(m) for m in self.mems)
         return (f"a pointer is used while its threads point into different memories ({names}); the simulator "
                 "needs the threads that use a pointer to point into one memory")
 
@@ -342,13 +326,18 @@ class SplitPtr(Ptr):
         return SplitPtr(self.mems, self.which, self.off + delta)
 
     def __repr__(self) -> str:
-        return f"SplitPtr({[m.name for m in self.mems]}, {self.which!r}, {self.off!r})"
+        return f"SplitPtr({[_memory_name(m) for m in self.mems]}, {self.which!r}, {self.off!r})"
+
+
+def _memory_name(mem: Memory | None) -> str:
+    """How a message names the memory a pointer points into: a pointer never assigned has none."""
+    return "no memory (a pointer never assigned)" if mem is None else f"'{mem.name}'"
 
 
 def merge_pointers(m: np.ndarray, new: Ptr, old: Ptr) -> Ptr:
     """Per thread: ``new`` where ``m`` is set, ``old`` elsewhere; a split pointer while they point
     into different memories, a plain one again when all threads agree."""
-    mems: list[Memory] = []
+    mems: list[Memory | None] = []  # a null pointer has no memory
 
     def indices(p: Ptr) -> np.ndarray:
         parts = p.mems if isinstance(p, SplitPtr) else (p.mem,)
@@ -363,7 +352,7 @@ def merge_pointers(m: np.ndarray, new: Ptr, old: Ptr) -> Ptr:
         return table[p.which] if isinstance(p, SplitPtr) else np.full(m.shape, table[0])
 
     which = np.where(m, indices(new), indices(old))
-    off = np.where(m, new.off, old.off)
+    off = np.where(m, new.off, old.off)  # type: ignore[call-overload]  # each an int64 scalar or array (Ptr.off)
     if (which == which[0]).all():
         return Ptr(mems[int(which[0])], off)
     return SplitPtr(tuple(mems), which, off)

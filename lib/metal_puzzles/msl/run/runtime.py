@@ -8,10 +8,13 @@ device memory, running them together is one of the schedules a GPU may choose.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ..lang.errors import KernelRuntimeError, Pos
 from ..lang.types import AddressSpace, MemFlags
+from .access_kind import AccessKind
 from .counters import Counter
 from .findings import (
     Finding,
@@ -31,7 +34,7 @@ from .hints import (
     step_budget_advice,
 )
 from .lanes import Lanes
-from .memory import AccessKind, Memory, Ptr, SplitPtr, View, rescale, view_of
+from .memory import Memory, Ptr, SplitPtr, View, rescale, view_of
 
 #: A run stops once it has this many findings: enough to say what is wrong.
 MAX_FINDINGS = 200
@@ -51,8 +54,8 @@ class LoopState:
     __slots__ = ("active", "brk", "cont", "entered", "is_switch", "outer", "pos")
 
     def __init__(self, pos: Pos | None = None, outer: LoopState | None = None, active=None) -> None:
-        self.brk = None
-        self.cont = None
+        self.brk: np.ndarray | None = None  # lanes that left by 'break' (None: none yet)
+        self.cont: np.ndarray | None = None  # lanes that 'continue'd this iteration
         self.is_switch = False
         self.outer = outer
         self.pos = pos  # where the loop (or switch) starts, for step-budget findings
@@ -97,9 +100,11 @@ class Ctx:
         self.attrs: dict[str, object] = {}
         self.buffers: dict[str, Ptr] = {}
         self.scalars: dict[str, object] = {}
-        self.sanitizer = None  # sanitizer.Sanitizer when findings are checked
-        self.stepper = None  # stepper.Stepper when a step-through record is asked for
-        self.cost = None  # observe.cost.CostRecorder when a cost profile is asked for
+        # observe.sanitizer.Sanitizer when findings are checked (a layer above: typed Any, as its hooks
+        # are called only for memories it watches, which mypy cannot tell).
+        self.sanitizer: Any = None
+        self.stepper: Any = None  # observe.stepper.Stepper when a step-through record is asked for
+        self.cost: Any = None  # observe.cost.CostRecorder (a layer above) when a cost profile is asked for
         self.local_init: dict = {}  # (id(frame slots), slot) -> lanes whose variable holds a value
         self.root_frame = self.frame
         self._reported: set[FindingKey] = set()  # what report() has recorded, once each
@@ -175,7 +180,7 @@ class Ctx:
         st = self.loop
         while st is not None and (st.is_switch or st.pos is None):
             st = st.outer
-        where = st.pos if st is not None else pos
+        where = st.pos if st is not None and st.pos is not None else pos  # (the loop above left no None)
         counted = ("statements, calls and loop iterations, counted once for all threads in lock-step; a long "
                    "expression counts as several")
         threads = []
@@ -258,7 +263,7 @@ class Ctx:
         bad = (off < 0) | (off > limit)
         if not np.any(bad):
             return off, None
-        active_bad = bad if mask is None else (bad & mask) if np.ndim(bad) else (mask if bad else None)
+        active_bad: Any = bad if mask is None else (bad & mask) if np.ndim(bad) else (mask if bad else None)
         if np.ndim(active_bad) == 0:
             active_bad = self.full() if (active_bad and mask is None) else None
         if active_bad is not None and np.any(active_bad):
@@ -363,7 +368,7 @@ class Ctx:
         memory the flags order (mem_none synchronises execution only)."""
         lanes = self.lanes
         if mask is None:
-            groups = slice(None)
+            groups: slice | np.ndarray = slice(None)
         else:
             exited = self.root_frame.ret
             waiting_for = ~exited if exited is not None else np.ones(self.n, dtype=bool)
@@ -445,7 +450,7 @@ class Ctx:
         view = view_of(elem)
         mem, data, flat, lanes, mask = self._atomic_target(p, mask, pos, view)
         if self.cost is not None:
-            self.cost.access(AccessKind.ATOMIC, mem, flat, mask, 1, view.unit, p.mem.typed(view.dtype)[1], pos)
+            self.cost.access(AccessKind.ATOMIC, mem, flat, mask, 1, view.unit, mem.typed(view.dtype)[1], pos)
         old = np.zeros(self.n, dtype=data.dtype)
         if mem.shadow is not None:
             self.sanitizer.on_atomic(self, mem, flat, view, lanes, pos, writes=op != "load",
@@ -493,7 +498,7 @@ class Ctx:
         if mem.shadow is not None:
             self.sanitizer.on_atomic(self, mem, flat, view, lanes, pos, writes=True, reads_old=True)
         if self.cost is not None:
-            self.cost.access(AccessKind.ATOMIC, mem, flat, mask, 1, view.unit, p.mem.typed(view.dtype)[1], pos)
+            self.cost.access(AccessKind.ATOMIC, mem, flat, mask, 1, view.unit, mem.typed(view.dtype)[1], pos)
         exp = np.broadcast_to(np.asarray(expected, dtype=data.dtype), (self.n,))
         des = np.broadcast_to(np.asarray(desired, dtype=data.dtype), (self.n,))
         ok = np.zeros(self.n, dtype=bool)

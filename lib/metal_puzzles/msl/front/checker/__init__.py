@@ -18,17 +18,18 @@ from ..symbols import Var, VarKind
 from .calls import Calls
 from .conversions import Conversions
 from .declarations import Declarations
+from .entries import ArgumentBufferEntry, Scope, TypeEntry, VariableTemplateEntry
 from .expressions import Expressions
 from .helpers import addressed_names
 from .matrices import Matrices
 from .namespaces import NamespaceLookup
 from .operators import OperatorOverloads
 from .packs import PackExpansions
-from .state import CheckedKernel, CheckerState, FunctionContext, Library, Scope
+from .state import CheckedKernel, CheckerState, FunctionContext, Library
 from .statements import Statements
 from .struct_templates import StructTemplates
 from .structs import Structs
-from .typenames import ARGUMENT_BUFFER, VARIABLE_TEMPLATE, TypeResolution
+from .typenames import TypeResolution
 
 
 @lru_cache(maxsize=4)
@@ -69,14 +70,14 @@ class Checker(TypeResolution, Declarations, Statements, Conversions, Expressions
         elif isinstance(item, ast.EnumDef):
             self._declare_enum(item)
         elif isinstance(item, ast.StructDef) and item.argument_buffer is not None:
-            self.globals.names[item.name] = (ARGUMENT_BUFFER, item)
+            self.globals.names[item.name] = ArgumentBufferEntry(item, item.argument_buffer)
         elif isinstance(item, ast.StructDef):
             if item.template_params or item.specialization is not None:
                 self.declare_struct_template(item)
             else:
                 self._declare_struct(item)
         elif isinstance(item, ast.GlobalDecl) and item.template_params:
-            self.globals.names[item.decl.declarators[0].name] = (VARIABLE_TEMPLATE, item)
+            self.globals.names[item.decl.declarators[0].name] = VariableTemplateEntry(item)
         elif isinstance(item, ast.GlobalDecl):
             self._global_decl(item.decl)
         elif isinstance(item, ast.UsingNamespace):
@@ -95,7 +96,7 @@ class Checker(TypeResolution, Declarations, Statements, Conversions, Expressions
         if not (isinstance(underlying, ScalarType) and underlying.is_int):
             raise CompileError(f"the underlying type of enumeration '{item.name}' must be an integer type, "
                                f"not '{underlying}'", item.pos)
-        self.globals.names[item.name] = ("type", underlying)
+        self.globals.names[item.name] = TypeEntry(underlying)
         enclosing = "::".join(item.namespace)
         value = -1
         # Inside the braces the enumerators before are named without qualification ('Last = First + 9').
@@ -126,7 +127,7 @@ class Checker(TypeResolution, Declarations, Statements, Conversions, Expressions
         body and the header see) or in ``scope`` (a whole shader's kernel template)."""
         names = (scope or self.globals).names
         if isinstance(value, Type):
-            names[name] = ("type", value)
+            names[name] = TypeEntry(value)
         elif isinstance(value, bool):
             names[name] = Var(name, BOOL, VarKind.CONST, pos, const_value=value, mutable=False)
         else:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 from ...lang.errors import CompileError, Pos, did_you_mean
@@ -27,9 +28,17 @@ from ...lang.types import (
 from .. import ast
 from ..constexpr import NotConstant
 from ..symbols import FuncInstance, Var, VarKind
-from .helpers import addressed_names, designates_part_of
-from .packs import PARAMETER_PACK, element_name, rename
-from .state import FUNCTION_ARGUMENT, CheckerState, Scope
+from .entries import (
+    FunctionArgumentEntry,
+    MethodEntry,
+    ParameterPackEntry,
+    Scope,
+    TypeEntry,
+    template_value_entry,
+)
+from .helpers import addressed_names, callee_name, designates_part_of
+from .packs import element_name, rename
+from .state import CheckerState
 from .typenames import SubstitutionFailure
 
 #: Function instances being checked inside each other (a chain of calls through functions not yet
@@ -87,10 +96,10 @@ class Calls(CheckerState):
                 e.func = ast.Member(e.func.pos, e.func, "operator()", False)
                 return self.e_Call(e)
             raise CompileError(f"'{name}' is a variable, not a function", e.pos)
-        if isinstance(sym, tuple) and sym[0] == "method":
+        if isinstance(sym, MethodEntry):
             return self.member_function_call(e)
-        if isinstance(sym, tuple) and sym[0] == FUNCTION_ARGUMENT:  # 'op(a, b)' with 'T (*op)(T, T)'
-            return self._call_header_function(e, sym[1])
+        if isinstance(sym, FunctionArgumentEntry):  # 'op(a, b)' with 'T (*op)(T, T)'
+            return self._call_header_function(e, sym.functions)
         static = self.static_member_functions(name)
         if static is not None:  # 'S::f(x)', 'F::apply(a, b)'
             folded = self._fold_constexpr_call(e, static[0])
@@ -113,13 +122,13 @@ class Calls(CheckerState):
                 raise CompileError("brace lists cannot be passed to builtin functions", a.pos)
             args.append(self.expr(a))
         e.target = b
-        e.ty = b.check(self, e, args, e.func.template_args)
+        e.ty = b.check(self, e, args, callee_name(e).template_args)
         return e
 
     def _declval(self, e: ast.Call) -> ast.Expr:
         """``metal::declval<T>()``: a value of type T that is never computed, so only an
         unevaluated operand (decltype) may use it, as in C++."""
-        targs = e.func.template_args or []
+        targs = callee_name(e).template_args or []
         if len(targs) != 1 or not isinstance(targs[0], ast.TypeSpec) or e.args:
             raise CompileError("declval takes one type and no arguments ('metal::declval<T>()')", e.pos)
         if not self.unevaluated_depth:
@@ -145,7 +154,8 @@ class Calls(CheckerState):
             finally:
                 self.scope = saved_scope
         else:
-            fd = next(d for d in self.find_function(e.func.ident) if d.constexpr and len(d.params) == len(e.args))
+            fd = next(d for d in self.find_function(callee_name(e).ident) or []
+                      if d.constexpr and len(d.params) == len(e.args))
             saved_namespace = self.enter_namespace(fd.namespace)
             try:
                 ty = self.resolve_type(fd.ret)
@@ -169,8 +179,8 @@ class Calls(CheckerState):
         # An overloaded operator's operands come checked already (checking is not repeatable).
         args = [a if a.ty is not None else self.expr(a) for a in e.args]
         explicit = [self.resolve_type(t) if isinstance(t, ast.TypeSpec) else self.const_int(t, "template argument")
-                    for t in (e.func.template_args or [])]
-        fd, binding = self.choose_overload(e.func.ident, e.pos, defs, args, explicit)
+                    for t in (callee_name(e).template_args or [])]
+        fd, binding = self.choose_overload(callee_name(e).ident, e.pos, defs, args, explicit)
         explicit_spec = self._explicit_specialization(fd, binding)
         inst = (self._instantiate(explicit_spec, {}, e.pos) if explicit_spec is not None
                 else self._instantiate(fd, binding, e.pos))
@@ -232,8 +242,8 @@ class Calls(CheckerState):
         found = None
         if isinstance(target, ast.Name) and not target.template_args:
             sym = self.lookup_name(target.ident)
-            if isinstance(sym, tuple) and sym[0] == FUNCTION_ARGUMENT:
-                found = sym[1]
+            if isinstance(sym, FunctionArgumentEntry):
+                found = sym.functions
             elif sym is None:
                 found = self.find_function(target.ident) or self.func_defs.get(target.ident.removeprefix("::"))
         if not found:
@@ -278,7 +288,7 @@ class Calls(CheckerState):
         best = [c for c in ranked if not any(_better(o[2], c[2]) for o in ranked if o is not c)]
         if len(best) > 1:
             # A parameter written with a concrete type is more specialized than a deduced one.
-            def deduced(c) -> int:
+            def deduced(c: tuple[ast.FuncDef, dict, list[int]]) -> int:
                 names = {t.name for t in c[0].template_params}
                 return sum(1 for p in c[0].params if p.type_spec.name in names or any(
                     isinstance(a, ast.TypeSpec) and a.name in names or isinstance(a, ast.Name) and a.ident in names
@@ -299,7 +309,7 @@ class Calls(CheckerState):
         for k, v in binding.items():
             if isinstance(v, list):  # a type pack
                 continue
-            self.scope.names[k] = ("type", v) if isinstance(v, Type) else Var(k, INT, VarKind.CONST, fd.pos,
+            self.scope.names[k] = TypeEntry(v) if isinstance(v, Type) else Var(k, INT, VarKind.CONST, fd.pos,
                                                                              const_value=v)
         try:
             ranks = []
@@ -420,11 +430,10 @@ class Calls(CheckerState):
         if isinstance(value, list):  # a type parameter pack's types
             self.bind_type_pack(name, value)
             return
-        self.scope.names[name] = (("type", value) if isinstance(value, Type)
-                                  else Var(name, INT, VarKind.CONST, pos, const_value=int(value), mutable=False))
+        self.scope.names[name] = template_value_entry(name, value, pos)
 
     def _match(self, spec: ast.TypeSpec, actual: Type, tparams: dict, binding: dict,
-               given: set = frozenset()) -> None:
+               given: AbstractSet[str] = frozenset()) -> None:
         """Deduce template parameters from one argument's type: ``T`` in 'T', 'device T*',
         'thread T pos[N]' (an array parameter is a pointer to its elements); two arguments that
         deduce different types for one parameter make the template no candidate, as in C++."""
@@ -465,7 +474,7 @@ class Calls(CheckerState):
             name = element_name(p.name, k) if p.name else None
             out.append(self.param_var(ast.Param(p.pos, name, spec)))
         if p.name:
-            self.scope.names[p.name] = (PARAMETER_PACK, len(types))
+            self.scope.names[p.name] = ParameterPackEntry(len(types))
         return out
 
     def param_type(self, spec: ast.TypeSpec) -> Type:
@@ -520,7 +529,7 @@ class Calls(CheckerState):
             for k, v in binding.items():
                 self._bind_template_param(k, v, fd.pos)
             for k, functions in fd.function_arguments.items():
-                self.scope.names[k] = (FUNCTION_ARGUMENT, functions)
+                self.scope.names[k] = FunctionArgumentEntry(functions)
             ret = self.resolve_type(fd.ret)
             self.func = self.function_context(ret, fd.ret)
             params = []
@@ -534,7 +543,7 @@ class Calls(CheckerState):
         finally:
             self.namespace = saved_namespace
 
-    def _check_instance(self, key, name: str, params: list[Var], ret: Type, body: ast.Block, pos: Pos,
+    def _check_instance(self, key: tuple, name: str, params: list[Var], ret: Type, body: ast.Block, pos: Pos,
                         saved: tuple) -> FuncInstance:
         """Check a function body in the scope prepared for it, record the instance under ``key``
         (first, so that the body's own calls find it), and give back the caller's scope ``saved``."""
@@ -547,6 +556,7 @@ class Calls(CheckerState):
             self.stmt_block_contents(body)
         finally:
             self.instantiating.pop()
+        assert self.func is not None  # the caller made the function's context
         inst.nslots = self.func.nslots
         self.scope, self.func, self.addressed = saved
         return inst

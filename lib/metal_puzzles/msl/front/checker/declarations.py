@@ -19,7 +19,7 @@ from ...lang.types import (
 )
 from .. import ast
 from ..constexpr import NotConstant
-from ..symbols import Var, VarKind
+from ..symbols import DeferredConstant, Var, VarKind
 from .helpers import cast_const, regroup
 from .state import CheckerState
 
@@ -53,7 +53,7 @@ class Declarations(CheckerState):
                     d.init = regroup(d.init, ty)
                 value = self._const_array(d.init, ty)
             elif isinstance(ty, StructType):
-                value = ["expr", self.initial_value(d.init, ty)]
+                value = DeferredConstant(self.initial_value(d.init, ty))
             elif isinstance(ty, ScalarType):
                 init = self.expr(d.init)
                 try:
@@ -64,7 +64,7 @@ class Declarations(CheckerState):
                 value = cast_const(v, ty)
             else:
                 init = self.convert(self.expr(d.init), ty, "initialization")
-                value = ["expr", init]
+                value = DeferredConstant(init)
             var = Var(d.name, ty, VarKind.CONST, d.pos, const_value=value, mutable=False)
             d.symbol = var
             self.scope.names[d.name] = var
@@ -251,8 +251,8 @@ class Declarations(CheckerState):
         d.symbol = var
         if self.func is not None:
             self.func.variables.append(var)
-        if d.name in self.scope.names and isinstance(self.scope.names[d.name], Var):
-            prev = self.scope.names[d.name]
+        prev = self.scope.names.get(d.name)
+        if isinstance(prev, Var):
             first = (f"a parameter of the kernel that MLX generates ({prev.role})" if prev.role is not None
                      else f"first declared at line {prev.pos.line}")
             raise CompileError(f"redefinition of '{d.name}' ({first})", d.pos)
@@ -287,7 +287,7 @@ class Declarations(CheckerState):
             init = regroup(init, ty)
         if len(init.items) > ty.n:
             raise CompileError(f"too many initializers for an array of {ty.n}", init.pos)
-        items = []
+        items: list[ast.Expr] = []
         for item in init.items:
             if isinstance(ty.elem, ArrayType):
                 items.append(self._array_init(item, ty.elem))

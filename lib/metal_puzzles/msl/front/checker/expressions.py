@@ -42,10 +42,16 @@ from ...lang.types import (
 from .. import ast
 from ..ast import CastStyle
 from ..symbols import Var, VarKind
+from .entries import (
+    FunctionArgumentEntry,
+    MemberEntry,
+    MethodEntry,
+    NameEntry,
+    ParameterPackEntry,
+    VariableTemplateEntry,
+)
 from .helpers import designates_part_of, start_pos, typed_placeholder
-from .packs import PARAMETER_PACK
-from .state import FUNCTION_ARGUMENT, CheckerState
-from .typenames import VARIABLE_TEMPLATE
+from .state import CheckerState
 
 SWIZZLE_SETS = ("xyzw", "rgba")
 
@@ -100,8 +106,8 @@ class Expressions(CheckerState):
     def e_Name(self, e: ast.Name) -> ast.Expr:
         name = e.ident
         sym = self.lookup_name(name)
-        if isinstance(sym, tuple) and sym[0] == VARIABLE_TEMPLATE:
-            sym = self.variable_instance(sym[1], e.template_args, e.pos)
+        if isinstance(sym, VariableTemplateEntry):
+            sym = self.variable_instance(sym.decl, e.template_args, e.pos)
         if sym is None and e.template_args is not None:
             sym = self.template_struct_constant(name, e.template_args, e.pos)
         if sym is None and is_metal_qualified(name):
@@ -123,16 +129,16 @@ class Expressions(CheckerState):
                 e.const_mem = not sym.mutable
                 e.space = sym.space or AddressSpace.CONSTANT
             return e
-        if isinstance(sym, tuple) and sym[0] == "member":
+        if isinstance(sym, MemberEntry):
             return self.member_name(e)
-        if isinstance(sym, tuple) and sym[0] == "method":
+        if isinstance(sym, MethodEntry):
             raise CompileError(f"'{name}' is a member function; did you forget the parentheses '()'?", e.pos)
-        if isinstance(sym, tuple) and sym[0] == PARAMETER_PACK:
+        if isinstance(sym, ParameterPackEntry):
             raise self.unexpanded_pack_error(name, e.pos)
-        if isinstance(sym, tuple) and sym[0] == FUNCTION_ARGUMENT:
+        if isinstance(sym, FunctionArgumentEntry):
             raise CompileError(f"'{name}' is a function pointer parameter: the simulator supports calling it and "
                                "passing it on as an argument, not using it as a value", e.pos)
-        if isinstance(sym, tuple):
+        if isinstance(sym, NameEntry):  # a type, a template or a type pack
             raise CompileError(f"'{name}' is a type, not a value", e.pos)
         name = name.removeprefix("::")  # what is left are the library's names: '::metal::x' is 'metal::x'
         enum = ENUM_CONSTANTS.get(strip_metal_namespace(name)) or ENUM_CONSTANTS.get("mem_flags::" + name)
@@ -250,8 +256,10 @@ class Expressions(CheckerState):
         if isinstance(e, ast.Name) and isinstance(e.symbol, Var) and not e.symbol.mutable:
             raise CompileError(f"cannot assign to '{e.ident}': it is read-only (const)", start)
         if e.const_mem:
-            what = {AddressSpace.DEVICE: "a 'const device' buffer (MLX's inputs are 'const')",
-                    AddressSpace.CONSTANT: "'constant' memory"}.get(e.space, "a const object")
+            read_only: dict[AddressSpace | None, str] = {
+                AddressSpace.DEVICE: "a 'const device' buffer (MLX's inputs are 'const')",
+                AddressSpace.CONSTANT: "'constant' memory"}
+            what = read_only.get(e.space, "a const object")
             raise CompileError(f"cannot assign to {what}: it is read-only", start)
         if isinstance(e.ty, ArrayType):
             raise CompileError("arrays cannot be assigned as a whole; assign their elements", e.pos)
@@ -383,8 +391,7 @@ class Expressions(CheckerState):
             e.ty = tt
             return e
         # Evaluate 'a op= b' as 'a = (type of a)(a op b)'.
-        fake = ast.Binary(e.pos, op, typed_placeholder(target), value)
-        fake = self.e_Binary(fake)
+        fake = self.e_Binary(ast.Binary(e.pos, op, typed_placeholder(target), value))
         if isinstance(tt, MatrixType):
             if fake.ty != tt:
                 raise CompileError(f"invalid compound assignment '{e.op}' to '{tt}' (the result is '{fake.ty}')",
@@ -392,6 +399,7 @@ class Expressions(CheckerState):
             e.value, e.op_ty = fake, None  # the whole 'a op b', with a read in place
             e.ty = tt
             return e
+        assert isinstance(fake, ast.Binary)  # an operator on non-struct, non-matrix operands stays one
         e.op_ty = fake.op_ty
         e.value = fake.right
         if isinstance(tt, VectorType) and not isinstance(fake.ty, VectorType):

@@ -23,8 +23,14 @@ def designates_part_of(e: ast.Expr, base: ast.Expr) -> None:
     e.const_mem = base.const_mem
 
 
-def flatten_items(init: ast.InitList) -> list:
-    out = []
+def callee_name(e: ast.Call) -> ast.Name:
+    """The name a call calls, where the caller has made sure it calls one by name."""
+    assert isinstance(e.func, ast.Name)
+    return e.func
+
+
+def flatten_items(init: ast.InitList) -> list[ast.Expr]:
+    out: list[ast.Expr] = []
     for x in init.items:
         out.extend(flatten_items(x) if isinstance(x, ast.InitList) else [x])
     return out
@@ -34,10 +40,10 @@ def regroup(init: ast.InitList, ty: ArrayType) -> ast.InitList:
     """Brace elision: '{1, 2, 3, 4}' for 'float m[2][2]' means '{{1, 2}, {3, 4}}'."""
     flat = list(init.items)
 
-    def build(t):
+    def build(t: Type) -> ast.Expr | None:
         if not isinstance(t, ArrayType):
             return flat.pop(0) if flat else None
-        items = []
+        items: list[ast.Expr | None] = []
         for _ in range(t.n):
             if not flat:
                 break
@@ -46,6 +52,7 @@ def regroup(init: ast.InitList, ty: ArrayType) -> ast.InitList:
     out = build(ty)
     if flat:
         raise CompileError(f"too many initializers for '{ty}'", init.pos)
+    assert isinstance(out, ast.InitList)  # an array's items are built into a list
     return out
 
 
@@ -64,7 +71,7 @@ def start_pos(e: ast.Expr) -> Pos:
             return e.pos
 
 
-def addressed_names(node) -> set[str]:
+def addressed_names(node: ast.Node) -> set[str]:
     """Names of variables whose address is taken ('&x', '&v.x'): they must live in memory."""
     out: set[str] = set()
     for n in ast.walk(node):

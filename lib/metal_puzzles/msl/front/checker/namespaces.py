@@ -11,11 +11,10 @@ declarations of the global ``metal`` namespace.
 
 from __future__ import annotations
 
-from typing import Any
-
 from ...lang.errors import CompileError, Pos
 from ...lang.metal_namespace import METAL_NAMESPACE
 from .. import ast
+from .entries import Scope, ScopeEntry
 from .state import CheckerState
 
 
@@ -57,12 +56,12 @@ class NamespaceLookup(CheckerState):
             out.extend(f"{target}::{name}" for target in self.using.get(level, ()))
         return out
 
-    def lookup_name(self, name: str) -> Any:
-        """What ``name`` denotes (a variable, a ``("type", T)`` entry, a member...): block scopes
+    def lookup_name(self, name: str) -> ScopeEntry | None:
+        """What ``name`` denotes (a ``Var``, a ``TypeEntry``, a member...: ``entries.ScopeEntry``): block scopes
         first, then declarations at namespace scope from the current namespace outwards."""
         if not self.namespace and not self.using and "::" not in name:
             return self.scope.lookup(name)  # the common case: one chain of scopes ending at the globals
-        scope = self.scope
+        scope: Scope | None = self.scope
         if "::" not in name:
             while scope is not None and scope is not self.globals:
                 if name in scope.names:

@@ -2,7 +2,7 @@
 a function parameter pack ('const Args&... rest') and their expansion in an argument list
 ('declval<Args>()...', 'f(rest...)').
 
-A pack is bound in scope as a list; an expansion is rewritten, before its call is checked,
+A pack is bound in scope as a ``TypePackEntry`` or a ``ParameterPackEntry``; an expansion is rewritten, before its call is checked,
 into one copy of the pattern per element, each naming its element under a name no source can
 spell ('Args#0', 'rest#1'), which is bound to that element. C++ expands packs at
 instantiation, which is when the simulator checks a template's body, so the copies are the
@@ -13,16 +13,14 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+from collections.abc import Iterator
 from typing import Any
 
 from ...lang.errors import CompileError, Pos
 from ...lang.types import Type
 from .. import ast
+from .entries import ParameterPackEntry, TypeEntry, TypePackEntry
 from .state import CheckerState
-
-#: Scope entries of packs: ("type pack", [types]) and ("parameter pack", number of parameters).
-TYPE_PACK = "type pack"
-PARAMETER_PACK = "parameter pack"
 
 
 def element_name(pack: str, index: int) -> str:
@@ -30,7 +28,7 @@ def element_name(pack: str, index: int) -> str:
     return f"{pack}#{index}"
 
 
-def _named_nodes(node: Any):
+def _named_nodes(node: Any) -> Iterator[ast.TypeSpec | ast.Name]:
     """Every type spec and name in a tree (the places a pack's name can stand), depth first."""
     if isinstance(node, ast.TypeSpec | ast.Name):
         yield node
@@ -61,9 +59,9 @@ def rename(node: Any, renames: dict[str, str]) -> None:
 class PackExpansions(CheckerState):
     def bind_type_pack(self, name: str, types: list[Type]) -> None:
         """Bind type parameter pack ``name`` (and its elements' names) in the current scope."""
-        self.scope.names[name] = (TYPE_PACK, list(types))
+        self.scope.names[name] = TypePackEntry(tuple(types))
         for k, t in enumerate(types):
-            self.scope.names[element_name(name, k)] = ("type", t)
+            self.scope.names[element_name(name, k)] = TypeEntry(t)
 
     def expand_packs(self, args: list[ast.Expr], pos: Pos) -> list[ast.Expr]:
         """The argument list with each ``pattern...`` replaced by its copies, one per element
@@ -80,10 +78,10 @@ class PackExpansions(CheckerState):
             lengths: dict[str, int] = {}
             for n in sorted(names):
                 entry = self.lookup_name(n)
-                if isinstance(entry, tuple) and entry[0] == TYPE_PACK:
-                    lengths[n] = len(entry[1])
-                elif isinstance(entry, tuple) and entry[0] == PARAMETER_PACK:
-                    lengths[n] = entry[1]
+                if isinstance(entry, TypePackEntry):
+                    lengths[n] = len(entry.types)
+                elif isinstance(entry, ParameterPackEntry):
+                    lengths[n] = entry.length
             if not lengths:
                 raise CompileError("the pattern before '...' names no parameter pack", a.pos)
             if len(set(lengths.values())) > 1:

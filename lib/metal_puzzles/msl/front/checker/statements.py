@@ -12,7 +12,8 @@ from ...lang.types import (
 )
 from .. import ast
 from ..parser.statements import AliasStmt
-from .state import CheckerState, Scope
+from .entries import Scope
+from .state import CheckerState
 
 
 class Statements(CheckerState):

@@ -18,13 +18,21 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...lang.errors import CompileError, Pos
-from ...lang.types import INT, StructType, Type
+from ...lang.types import StructType, Type
 from .. import ast
 from ..constexpr import NotConstant
 from ..symbols import Var, VarKind
+from .entries import (
+    AliasTemplateEntry,
+    Scope,
+    ScopeEntry,
+    StructTemplateEntry,
+    TypeEntry,
+    named_struct,
+    template_value_entry,
+)
 from .helpers import cast_const
-from .state import CheckerState, Scope
-from .typenames import ALIAS_TEMPLATE, STRUCT_TEMPLATE
+from .state import CheckerState
 
 
 @dataclass
@@ -40,13 +48,13 @@ class StructTemplates(CheckerState):
             if item.name in self.struct_templates:
                 raise CompileError(f"redefinition of struct template '{item.name}'", item.pos)
             self.struct_templates[item.name] = StructTemplate(item)
-            self.globals.names[item.name] = (STRUCT_TEMPLATE, item.name)
+            self.globals.names[item.name] = StructTemplateEntry(item.name)
             return
         found = self.lookup_name(item.name)
-        if not (isinstance(found, tuple) and found[0] == STRUCT_TEMPLATE):
+        if not isinstance(found, StructTemplateEntry):
             raise CompileError(f"specialisation of '{item.name}', which is not a struct template declared before it",
                                item.pos)
-        template = self.struct_templates[found[1]]
+        template = self.struct_templates[found.key]
         if template.instances:
             raise CompileError(f"specialisation of '{item.name}' after it was used (C++ needs it before the first "
                                "use)", item.pos)
@@ -57,24 +65,25 @@ class StructTemplates(CheckerState):
         parameters of its template and its member types and constants."""
         definition = self.structs[st]
         for name, value in definition.binding.items():
-            scope.names[name] = self._template_value_entry(name, value, definition.pos)
+            scope.names[name] = template_value_entry(name, value, definition.pos)
         for name, entry in self.struct_members.get(st, {}).items():
             scope.names[name] = entry
 
-    def resolve_struct_members(self, item: ast.StructDef, scope: Scope) -> dict[str, Any]:
+    def resolve_struct_members(self, item: ast.StructDef, scope: Scope) -> dict[str, ScopeEntry]:
         """Resolve a struct's member types and static constants into ``scope`` (later members,
         and the data members, see earlier ones)."""
-        members: dict[str, Any] = {}
+        members: dict[str, ScopeEntry] = {}
         saved = self.scope
         self.scope = scope
         try:
             for alias in item.member_types:
                 if alias.template_params:  # resolved at each use, seeing the struct's own names
-                    members[alias.name] = self.scope.names[alias.name] = (ALIAS_TEMPLATE, alias, scope)
+                    members[alias.name] = self.scope.names[alias.name] = AliasTemplateEntry(alias, scope)
                     continue
-                members[alias.name] = self.scope.names[alias.name] = ("type", self.resolve_type(alias.type_spec))
+                members[alias.name] = self.scope.names[alias.name] = TypeEntry(self.resolve_type(alias.type_spec))
             for d in item.static_members:
                 ty = self.resolve_type(d.type_spec)
+                assert d.init is not None  # the parser refuses a static member without one
                 try:
                     value = cast_const(self._const_value(d.init), ty)
                 except NotConstant:
@@ -86,13 +95,13 @@ class StructTemplates(CheckerState):
             self.scope = saved
         return members
 
-    def record_struct_members(self, item: ast.StructDef, st: StructType, members: dict[str, Any]) -> None:
+    def record_struct_members(self, item: ast.StructDef, st: StructType, members: dict[str, ScopeEntry]) -> None:
         self.struct_members[st] = members
         if not item.binding:  # a plain struct: 'S::type', 'S::value'
             for name, entry in members.items():
                 self.globals.names[f"{item.name}::{name}"] = entry
 
-    def static_member_entry(self, st: StructType, member: list[str], pos: Pos) -> Any:
+    def static_member_entry(self, st: StructType, member: list[str], pos: Pos) -> ScopeEntry:
         if len(member) != 1:
             raise CompileError(f"nested member names ('{'::'.join(member)}') are not supported by the simulator",
                                pos)
@@ -101,22 +110,22 @@ class StructTemplates(CheckerState):
             raise CompileError(f"no member type or constant named '{member[0]}' in '{st.name}'", pos)
         return entry
 
-    def member_through_type_name(self, name: str, pos: Pos) -> Any:
+    def member_through_type_name(self, name: str, pos: Pos) -> ScopeEntry | None:
         """``A::value`` where ``A`` names a struct through an alias or a template type parameter
         ('true_type::value', 'F::value'): the member's entry; None when ``A`` names no struct
         or the struct has no such member."""
         owner, sep, member = name.rpartition("::")
         if not sep or not owner:
             return None
-        found = self.lookup_name(owner)
-        if not (isinstance(found, tuple) and found[0] == "type" and isinstance(found[1], StructType)):
+        st = named_struct(self.lookup_name(owner))
+        if st is None:
             return None
-        return self.struct_members.get(found[1], {}).get(member)
+        return self.struct_members.get(st, {}).get(member)
 
     def template_struct_named(self, name: str) -> str | None:
         """The struct template ``name`` names from here, or None."""
         found = self.lookup_name(name)
-        return found[1] if isinstance(found, tuple) and found[0] == STRUCT_TEMPLATE else None
+        return found.key if isinstance(found, StructTemplateEntry) else None
 
     def struct_instance(self, key: str, args: list[Any], pos: Pos) -> StructType:
         template = self.struct_templates[key]
@@ -138,7 +147,9 @@ class StructTemplates(CheckerState):
         self.scope = self._binding_scope(binding, chosen.pos)
         try:
             self._declare_struct(instance)
-            st = self.scope.names[instance.name][1]
+            declared = self.scope.names[instance.name]
+            assert isinstance(declared, TypeEntry) and isinstance(declared.type, StructType)
+            st = declared.type
         finally:
             self.scope, self.namespace = saved_scope, saved_namespace
         template.instances[cache_key] = st
@@ -157,7 +168,7 @@ class StructTemplates(CheckerState):
                     raise CompileError(f"struct template '{primary.name}' needs a value for '{p.name}'", pos)
                 value = self.resolve_type(p.default) if p.kind == "type" else self.const_int(p.default, "default")
                 values.append(value)
-                self.scope.names[p.name] = self._template_value_entry(p.name, value, primary.pos)
+                self.scope.names[p.name] = template_value_entry(p.name, value, primary.pos)
         finally:
             self.scope, self.namespace = saved_scope, saved_namespace
         return values
@@ -210,11 +221,5 @@ class StructTemplates(CheckerState):
     def _binding_scope(self, binding: dict[str, Any], pos: Pos) -> Scope:
         scope = Scope(self.globals)
         for name, value in binding.items():
-            scope.names[name] = self._template_value_entry(name, value, pos)
+            scope.names[name] = template_value_entry(name, value, pos)
         return scope
-
-    @staticmethod
-    def _template_value_entry(name: str, value: Any, pos: Pos) -> Any:
-        if isinstance(value, Type):
-            return ("type", value)
-        return Var(name, INT, VarKind.CONST, pos, const_value=int(value), mutable=False)

@@ -17,6 +17,7 @@ from ...lang.types import (
     MatrixType,
     PointerType,
     SimdgroupMatrixType,
+    StructField,
     StructType,
     Type,
     VectorType,
@@ -26,12 +27,18 @@ from ...lang.types import (
 )
 from .. import ast
 from ..symbols import FuncInstance, Var, VarKind
-from .helpers import addressed_names, designates_part_of, regroup
-from .state import FUNCTION_ARGUMENT, CheckerState, Scope
+from .entries import (
+    FunctionArgumentEntry,
+    MemberEntry,
+    MethodEntry,
+    NameEntry,
+    Scope,
+    TypeEntry,
+    named_struct,
+)
+from .helpers import addressed_names, callee_name, designates_part_of, regroup
+from .state import CheckerState
 
-#: Scope entries that stand for ``this->name`` inside a member function.
-MEMBER = "member"
-METHOD = "method"
 #: The name a struct's constructors go by among its member functions (no code can write it).
 CONSTRUCTOR = "#constructor"
 
@@ -39,7 +46,7 @@ CONSTRUCTOR = "#constructor"
 class Structs(CheckerState):
     # ------------------------------------------------------------------ declaration
     def _declare_struct(self, item: ast.StructDef) -> None:
-        if isinstance(self.scope.lookup(item.name), tuple):
+        if isinstance(self.scope.lookup(item.name), NameEntry):
             raise CompileError(f"redefinition of type '{item.name}'", item.pos)
         members: list[tuple[str, Type]] = []
         seen: set[str] = set()
@@ -55,7 +62,7 @@ class Structs(CheckerState):
                 raise CompileError(f"member function '{m.name}' has the name of a data member", m.pos)
         st = layout_struct(item.name, members, union=item.union)
         self.structs[st] = item
-        self.scope.names[item.name] = ("type", st)
+        self.scope.names[item.name] = TypeEntry(st)
         self.record_struct_members(item, st, named)
         item.methods.extend(self._constructor_bodies(item))
 
@@ -79,10 +86,10 @@ class Structs(CheckerState):
                 listed[init.name] = init
             stmts: list[ast.Stmt] = []
             for d in item.fields:
-                init = listed.get(d.name)
-                if init is not None:
-                    value = (init.args[0] if len(init.args) == 1 and not init.braced
-                             else ast.Construct(init.pos, copy.deepcopy(d.type_spec), list(init.args)))
+                given = listed.get(d.name)
+                if given is not None:
+                    value = (given.args[0] if len(given.args) == 1 and not given.braced
+                             else ast.Construct(given.pos, copy.deepcopy(d.type_spec), list(given.args)))
                 elif d.init is not None:
                     value = copy.deepcopy(d.init)
                     if isinstance(value, ast.InitList):
@@ -245,7 +252,7 @@ class Structs(CheckerState):
         return e
 
     @staticmethod
-    def _field(st: StructType, e: ast.Member):
+    def _field(st: StructType, e: ast.Member) -> StructField:
         f = st.field_named(e.name)
         if f is None:
             raise CompileError(f"no member named '{e.name}' in struct '{st.name}'"
@@ -259,11 +266,9 @@ class Structs(CheckerState):
         owner, sep, fname = name.rpartition("::")
         if not sep or not owner:
             return None
-        found = self.lookup_name(owner)
-        if not (isinstance(found, tuple) and found[0] == "type" and isinstance(found[1], StructType)
-                and found[1] in self.structs):
+        st = named_struct(self.lookup_name(owner))
+        if st is None or st not in self.structs:
             return None
-        st = found[1]
         if not any(m.name == fname for m in self.structs[st].methods):
             return None
         return st, fname
@@ -276,6 +281,7 @@ class Structs(CheckerState):
     def method_call(self, e: ast.Call, base: ast.Expr | None, st: StructType) -> ast.Expr:
         """A member function call on ``base`` (an object of struct ``st``), or on no object
         (``base`` None: 'S::f()'), which must pick a static member function."""
+        assert isinstance(e.func, ast.Member)  # static_call and the checker's callers make it one
         name = e.func.name
         defs = [m for m in self.structs[st].methods if m.name == name]
         if not defs:
@@ -287,6 +293,7 @@ class Structs(CheckerState):
         args = [a if a.ty is not None else self.expr(a) for a in e.args]  # operator operands come checked
         defs = _by_constness(defs, base is not None and base.const_mem)
         binding: dict = {}
+        fd: ast.FuncDef | None
         if any(m.template_params for m in defs) or name == CONSTRUCTOR:
             # Member function templates: deduced and picked like free function templates
             # (enable_if_t overloads drop out by SFINAE).
@@ -302,13 +309,13 @@ class Structs(CheckerState):
             raise CompileError(f"call to non-static member function '{st.name}::{name}' without an object", e.pos)
         # A temporary object ('F()(x)', 'make().get()') is materialised for the call (run.codegen).
         if not fd.const_method and not fd.static and name != CONSTRUCTOR:  # a const object is made by one
-            if base.const_mem:
+            if base is not None and base.const_mem:
                 raise CompileError(f"'{name}' changes its object, which is read-only here (declare it 'const' if "
                                    "it does not change the struct)", e.pos)
         inst = self._instantiate_method(st, fd, e.pos, binding)
         # A static member function has no object: called on one ('op.apply(x)'), the object is
         # not passed.
-        converted: list[ast.Expr] = [] if fd.static else [base]
+        converted: list[ast.Expr] = [] if fd.static or base is None else [base]
         own_params = inst.params if fd.static else inst.params[1:]
         for p, a in zip(own_params, args, strict=False):
             if p.kind == VarKind.REF:
@@ -318,6 +325,7 @@ class Structs(CheckerState):
             else:
                 converted.append(self.convert(a, p.ty, f"argument '{p.name}' of '{name}'"))
         for p, fp in list(zip(own_params, fd.params, strict=False))[len(args):]:
+            assert fp.default is not None  # the overload was chosen for having defaults for the rest
             converted.append(self.convert(self.expr(copy.deepcopy(fp.default)), p.ty, "default argument"))
         e.args = converted
         e.target = inst
@@ -344,14 +352,14 @@ class Structs(CheckerState):
         self.addressed = addressed_names(body)
         self.scope = Scope(self.globals)
         for f in st.fields:
-            self.scope.names[f.name] = (MEMBER, f)
+            self.scope.names[f.name] = MemberEntry(f)
         for m in self.structs[st].methods:
-            self.scope.names[m.name] = (METHOD, m.name, st)
+            self.scope.names[m.name] = MethodEntry(m.name, st)
         self.struct_members_scope(st, self.scope)
         for tname, value in binding.items():  # a member function template's own parameters
             self._bind_template_param(tname, value, fd.pos)
         for pname, functions in fd.function_arguments.items():  # its function pointer parameters
-            self.scope.names[pname] = (FUNCTION_ARGUMENT, functions)
+            self.scope.names[pname] = FunctionArgumentEntry(functions)
         ret = self.resolve_type(fd.ret)
         self.func = self.function_context(ret, fd.ret)
         params = [self.param_var(p) for p in fd.params]
@@ -400,10 +408,12 @@ class Structs(CheckerState):
     def member_function_call(self, e: ast.Call) -> ast.Expr:
         """A call of another member function inside a member function: on ``this``, or on no
         object inside a static member function (which may call only static ones)."""
+        callee = callee_name(e)
         if self.scope.lookup("this") is None:
-            entry = self.lookup_name(e.func.ident)
-            return self.static_call(e, entry[2], e.func.ident)
-        e.func = ast.Member(e.func.pos, ast.Name(e.func.pos, "this"), e.func.ident)
+            entry = self.lookup_name(callee.ident)
+            assert isinstance(entry, MethodEntry)  # the caller looked it up
+            return self.static_call(e, entry.struct, callee.ident)
+        e.func = ast.Member(callee.pos, ast.Name(callee.pos, "this"), callee.ident)
         return self.expr(e)
 
 

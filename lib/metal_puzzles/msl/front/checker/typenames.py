@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from collections.abc import Iterator
 from typing import Any
 
 from ...lang.errors import CompileError, Pos, did_you_mean
@@ -29,10 +30,21 @@ from ...lang.types import (
 )
 from .. import ast
 from ..constexpr import NotConstant, evaluate
-from ..symbols import Var, VarKind
-from .helpers import cast_const, flatten_items
-from .packs import TYPE_PACK
-from .state import CheckerState, Scope
+from ..symbols import DeferredConstant, Var, VarKind
+from .entries import (
+    AliasTemplateEntry,
+    ArgumentBufferEntry,
+    NameEntry,
+    Scope,
+    ScopeEntry,
+    StructTemplateEntry,
+    TypeEntry,
+    TypePackEntry,
+    VariableTemplateEntry,
+    template_value_entry,
+)
+from .helpers import callee_name, cast_const, flatten_items
+from .state import CheckerState
 
 
 class SubstitutionFailure(CompileError):
@@ -43,11 +55,6 @@ class SubstitutionFailure(CompileError):
 #: How deeply constexpr function calls may nest while evaluated (C++ compilers allow ~512).
 MAX_CONSTEXPR_DEPTH = 256
 
-#: The scope entry of a variable template's name ('pi_v' of 'template <typename T> constexpr T pi_v = ...').
-VARIABLE_TEMPLATE = "variable template"
-
-#: The scope entry of a struct template's name (struct_templates.py).
-STRUCT_TEMPLATE = "struct template"
 #: The one-type traits that name a type ('remove_cv_t<T>'), resolved by ``_type_transform``.
 TYPE_TRANSFORMS = ("remove_cv_t", "remove_const_t", "remove_volatile_t", "remove_reference_t", "remove_cvref_t",
                    "decay_t", "make_signed_t", "make_unsigned_t")
@@ -55,21 +62,14 @@ _INTEGER_PAIRS = (("char", "uchar"), ("short", "ushort"), ("int", "uint"), ("lon
 MAKE_SIGNED = {name: signed for pair in _INTEGER_PAIRS for signed in pair[:1] for name in pair}
 MAKE_UNSIGNED = {name: unsigned for pair in _INTEGER_PAIRS for unsigned in pair[1:] for name in pair}
 
-#: The scope entry of an alias template ('template <typename T> using opmath_t = ...;').
-ALIAS_TEMPLATE = "alias template"
-
-#: The scope entry of an argument buffer's struct (members with '[[id(n)]]'): declared, so a
-#: shader that has one compiles, and refused where a kernel or variable uses it.
-ARGUMENT_BUFFER = "argument buffer"
-
 
 class TypeResolution(CheckerState):
     def _declare_alias(self, item: ast.TypeAlias) -> None:
         if item.template_params:
             # Resolved at each use, with its arguments ('opmath_t<half>').
-            self.scope.names[item.name] = (ALIAS_TEMPLATE, item)
+            self.scope.names[item.name] = AliasTemplateEntry(item)
             return
-        self.scope.names[item.name] = ("type", self.resolve_type(item.type_spec))
+        self.scope.names[item.name] = TypeEntry(self.resolve_type(item.type_spec))
 
     def _alias_instance(self, alias: ast.TypeAlias, spec: ast.TypeSpec, declared_in: Scope | None = None) -> Type:
         """The type an alias template names for the arguments written in ``spec`` (missing
@@ -96,9 +96,7 @@ class TypeResolution(CheckerState):
             for p, value in zip(params, values, strict=True):
                 if value is None:  # a default, in the alias's own scope with the earlier arguments
                     value = self._template_argument(p, p.default, alias.name)
-                self.scope.names[p.name] = (("type", value) if isinstance(value, Type)
-                                            else Var(p.name, INT, VarKind.CONST, alias.pos, const_value=int(value),
-                                                     mutable=False))
+                self.scope.names[p.name] = template_value_entry(p.name, value, alias.pos)
             return self.resolve_type(alias.type_spec)
         finally:
             self.scope, self.namespace = saved_scope, saved_namespace
@@ -120,9 +118,7 @@ class TypeResolution(CheckerState):
         self.scope, self.namespace = Scope(self.globals), alias.namespace
         try:
             for p, value in zip(leading, values, strict=True):
-                self.scope.names[p.name] = (("type", value) if isinstance(value, Type)
-                                            else Var(p.name, INT, VarKind.CONST, alias.pos, const_value=int(value),
-                                                     mutable=False))
+                self.scope.names[p.name] = template_value_entry(p.name, value, alias.pos)
             self.bind_type_pack(pack.name, pack_types)
             return self.resolve_type(alias.type_spec)
         finally:
@@ -148,9 +144,7 @@ class TypeResolution(CheckerState):
                                            pos)
                     values.append(self._template_argument(p, p.default, declarator.name))
                 value = values[k]
-                self.scope.names[p.name] = (("type", value) if isinstance(value, Type)
-                                            else Var(p.name, INT, VarKind.CONST, pos, const_value=int(value),
-                                                     mutable=False))
+                self.scope.names[p.name] = template_value_entry(p.name, value, pos)
             key = (id(item), tuple(values))
             if key not in self.variable_instances:
                 decl = copy.deepcopy(item.decl)
@@ -213,27 +207,27 @@ class TypeResolution(CheckerState):
                                    spec.pos)
             return expr.ty
         found = self.lookup_name(name)
-        if isinstance(found, tuple) and found[0] == "type":
-            return found[1]
-        if isinstance(found, tuple) and found[0] == ALIAS_TEMPLATE:
-            return self._alias_instance(found[1], spec, found[2] if len(found) > 2 else None)
-        if isinstance(found, tuple) and found[0] == TYPE_PACK:
+        if isinstance(found, TypeEntry):
+            return found.type
+        if isinstance(found, AliasTemplateEntry):
+            return self._alias_instance(found.alias, spec, found.declared_in)
+        if isinstance(found, TypePackEntry):
             raise self.unexpanded_pack_error(name, spec.pos)
-        if isinstance(found, tuple) and found[0] == ARGUMENT_BUFFER:
-            declared = found[1].argument_buffer
+        if isinstance(found, ArgumentBufferEntry):
+            declared = found.declared
             raise CompileError(f"'{name}' is an argument buffer (its members carry [[id(n)]], line {declared.line}): "
                                "the simulator does not support argument buffers (structs of buffer pointers); "
                                "pass each buffer as a kernel parameter of its own", spec.pos)
-        if isinstance(found, tuple) and found[0] == STRUCT_TEMPLATE:
+        if isinstance(found, StructTemplateEntry):
             if not spec.args:
                 raise CompileError(f"struct template '{name}' needs template arguments ('{name}<...>')", spec.pos)
-            st = self.struct_instance(found[1], spec.args, spec.pos)
+            st = self.struct_instance(found.key, spec.args, spec.pos)
             if not spec.member:
                 return st
             entry = self.static_member_entry(st, spec.member, spec.pos)
-            if not (isinstance(entry, tuple) and entry[0] == "type"):
+            if not isinstance(entry, TypeEntry):
                 raise CompileError(f"'{st.name}::{spec.member[0]}' is a constant, not a type", spec.pos)
-            return entry[1]
+            return entry.type
         plain = strip_metal_namespace(name)
         if plain in ("enable_if_t", "conditional_t"):
             return self._type_trait(plain, spec)
@@ -323,15 +317,15 @@ class TypeResolution(CheckerState):
             target = table.get(ty.name) if isinstance(ty, ScalarType) else None
             if target is None:
                 raise CompileError(f"'{trait}' needs an integer type other than bool, not '{ty}'", spec.pos)
-            return lookup_builtin_type(target)
+            return SCALARS[target]
         return ty
 
     def _type_candidates(self) -> set[str]:
-        names = {k for k, v in self._all_scope_items() if isinstance(v, tuple)}
+        names = {k for k, v in self._all_scope_items() if isinstance(v, NameEntry)}
         return names | set(SCALARS) | {f"{e}{n}" for e in ("float", "half", "int", "uint") for n in (2, 3, 4)}
 
-    def _all_scope_items(self):
-        s = self.scope
+    def _all_scope_items(self) -> Iterator[tuple[str, ScopeEntry]]:
+        s: Scope | None = self.scope
         while s is not None:
             yield from s.names.items()
             s = s.parent
@@ -398,8 +392,10 @@ class TypeResolution(CheckerState):
     def constexpr_static_method(self, e: ast.Call) -> tuple[ast.FuncDef, StructType]:
         """The one 'static constexpr' member function (not a template) that ``S::f(args)`` names
         with this many arguments, and its struct; NotConstant when there is none."""
-        st, name = self.static_member_functions(e.func.ident)
-        return self._single_static_constexpr(st, name, len(e.args))
+        found = self.static_member_functions(callee_name(e).ident)
+        if found is None:
+            raise NotConstant("call")
+        return self._single_static_constexpr(*found, len(e.args))
 
     def _single_static_constexpr(self, st: StructType, name: str, nargs: int) -> tuple[ast.FuncDef, StructType]:
         defs = [m for m in self.structs[st].methods if m.name == name and m.static and m.constexpr
@@ -413,13 +409,15 @@ class TypeResolution(CheckerState):
 
     def _const_size_of(self, e: ast.SizeOf) -> int:
         # The checker's sizeof on a copy: the expression stays unchecked for its own later check.
-        return self.expr(copy.deepcopy(e)).value
+        size = self.expr(copy.deepcopy(e))
+        assert isinstance(size, ast.IntLit)  # e_SizeOf folds it
+        return size.value
 
     def _const_lookup(self, name: str, pos: Pos, template_args: Any = None) -> Any:
         found = self.lookup_name(name)
-        if isinstance(found, tuple) and found[0] == VARIABLE_TEMPLATE:
-            var = self.variable_instance(found[1], template_args, pos)
-            if var.const_value is None or isinstance(var.const_value, list):
+        if isinstance(found, VariableTemplateEntry):
+            var = self.variable_instance(found.decl, template_args, pos)
+            if var.const_value is None or isinstance(var.const_value, list | DeferredConstant):
                 raise NotConstant(name)
             return var.const_value
         if template_args is not None:  # a trait such as is_same_v<T, float>, or Limits<T>::max
@@ -435,7 +433,7 @@ class TypeResolution(CheckerState):
         sym = self.lookup_name(name)
         if sym is None:
             sym = self.member_through_type_name(name, pos)
-        if isinstance(sym, Var) and sym.const_value is not None and not isinstance(sym.const_value, list):
+        if isinstance(sym, Var) and sym.const_value is not None and not isinstance(sym.const_value, list | DeferredConstant):
             v = sym.const_value
             return float(v) if isinstance(v, float) else int(v)
         if sym is None:  # <metal_math>'s NAN, INFINITY, M_PI_F..., usable at program scope too

@@ -4,10 +4,12 @@ parameters bound to places and its by-value structs copied into thread memory.""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ...front import ast
-from ...front.symbols import FuncInstance, VarKind
+from ...front.symbols import FuncInstance, Var, VarKind
 from ...lang.errors import KernelRuntimeError
 from ...lang.types import VoidType
 from ..memory import view_of
@@ -58,16 +60,17 @@ class Calls(CodeGenState):
         params = inst.params
         nslots = inst.nslots
         ret_void = isinstance(inst.ret, VoidType)
+        param_slots = [_slot_of(p) for p in params]
         # Structs passed by value: copied into the callee's own thread memory.
-        copies = [(p.slot, p.name, p.ty, view_of(p.ty)) for p in params if p.kind == VarKind.MEMVAR]
+        copies = [(_slot_of(p), p.name, p.ty, view_of(p.ty)) for p in params if p.kind == VarKind.MEMVAR]
 
         def call(c, m):
             c.step(e.pos)
             vals = [f(c, m) for f in arg_fns]
             saved = (c.slots, c.frame, c.loop)
-            slots = [None] * nslots
-            for p, v in zip(params, vals, strict=True):
-                slots[p.slot] = v
+            slots: list[Any] = [None] * nslots
+            for k, v in zip(param_slots, vals, strict=True):
+                slots[k] = v
             c.slots, c.frame, c.loop = slots, Frame(), None
             for k, name, ty, view in copies:
                 value, slots[k] = slots[k], None
@@ -89,3 +92,9 @@ class Calls(CodeGenState):
                 raise KernelRuntimeError(f"function '{inst.name}' ended without returning a value", e.pos)
             return result
         return call
+
+
+def _slot_of(param: Var) -> int:
+    """A parameter's frame slot (the checker gives every parameter one)."""
+    assert param.slot is not None
+    return param.slot

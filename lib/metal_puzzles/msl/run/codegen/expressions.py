@@ -9,7 +9,7 @@ import numpy as np
 from ...abi.signature import ParamRole
 from ...front import ast
 from ...front.ast import CastStyle, ConvertKind
-from ...front.symbols import Var, VarKind
+from ...front.symbols import DeferredConstant, Var, VarKind
 from ...lang.errors import CompileError
 from ...lang.types import (
     BOOL,
@@ -98,8 +98,8 @@ class Expressions(CodeGenState):
 
     def _constant(self, sym: Var) -> Fn:
         v = sym.const_value
-        if isinstance(v, list) and v and v[0] == "expr":  # a deferred constant: its expression
-            return self.expr(v[1])
+        if isinstance(v, DeferredConstant):  # a deferred constant: its expression
+            return self.expr(v.expr)
         if isinstance(sym.ty, ArrayType):
             mem = self._const_memory(sym)
             p = Ptr(mem, np.int64(0))

@@ -61,8 +61,7 @@ class Statements(CodeGenState):
         return (stepped_costed if self.cost else stepped), jumps
 
     def s_Block(self, s: ast.Block) -> Compiled:
-        parts = [self.stmt(x) for x in s.stmts]
-        parts = [(f, j) for f, j in parts if f is not None]
+        parts = [(f, j) for f, j in (self.stmt(x) for x in s.stmts) if f is not None]
         fns = [f for f, _ in parts]
         any_jump = any(j for _, j in parts)
         if not any_jump:
@@ -114,10 +113,12 @@ class Statements(CodeGenState):
                     other(c, m)
                 return
             mt = and_mask(c, m, k)
+            assert mt is not None  # k varies: the lanes it holds for are an array
             if mt.any():
                 then(c, mt)
             if other is not None:
                 mf = andnot_mask(c, m, k)
+                assert mf is not None
                 if mf.any():
                     other(c, mf)
         return run_if, j1 or j2
