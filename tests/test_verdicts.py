@@ -502,3 +502,14 @@ def test_a_problems_grid_is_three_sizes_and_a_fourth_is_refused():
     assert problem.check(quiet=True).passed
     with pytest.raises(ValueError, match=r"grid has 4 dimensions; metal_kernel takes 3"):
         MetalProblem(puzzle.title, kernel, [mx.arange(4, dtype=mx.float32)], (4,), (4, 1, 1, 1), (4, 1, 1))
+
+
+def test_a_verdict_and_an_unchecked_status_are_two_enums_sharing_no_value() -> None:
+    """The grader's status column holds a checked puzzle's verdict (``checking.PuzzleStatus``) or
+    what the grader says of a puzzle it did not check (``grading.results.UncheckedStatus``): two
+    names for two ideas (both were PuzzleStatus), and no value that could mean either."""
+    from metal_puzzles.checking import PuzzleStatus
+    from metal_puzzles.grading.results import UncheckedStatus
+
+    assert UncheckedStatus.__name__ != PuzzleStatus.__name__
+    assert {s.value for s in PuzzleStatus} & {s.value for s in UncheckedStatus} == set()

@@ -30,7 +30,7 @@ from .grading.output import (
     write_outputs,
 )
 from .grading.points import PointsConfig, unknown_puzzle
-from .grading.results import PuzzleStatus
+from .grading.results import UncheckedStatus
 from .grading.roster import load_roster, mapping_mismatch
 from .grading.runner import RunnerStopped
 from .grading.submissions import Submission
@@ -397,7 +397,7 @@ def _check(args, config: PointsConfig, limits: Limits, max_bytes: int) -> int:
         return ExitStatus.INCOMPLETE
     # A puzzle the notebook does not attempt is not a failure; attempting none is.
     asked = [s for pid, s in student.puzzles.items() if args.puzzle in (None, pid)]
-    tried = [s for s in asked if s.get("status") not in (PuzzleStatus.MISSING, PuzzleStatus.NOT_ATTEMPTED)]
+    tried = [s for s in asked if s.get("status") not in (UncheckedStatus.MISSING, UncheckedStatus.NOT_ATTEMPTED)]
     return ExitStatus.OK if tried and all(s.get("passed") for s in tried) else ExitStatus.FAILED
 
 

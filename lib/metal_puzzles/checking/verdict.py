@@ -43,7 +43,7 @@ class CaseStatus(StrEnum):
 
 class PuzzleStatus(StrEnum):
     """The verdict on a puzzle (the grader's column), from its tests. What the grader says of a
-    puzzle it did not check (no kernel, a limit reached) is ``grading.results.PuzzleStatus``."""
+    puzzle it did not check (no kernel, a limit reached) is ``grading.results.UncheckedStatus``."""
 
     PASSED = "passed"  # correct on every test and within budget
     OVER_BUDGET = "over-budget"  # correct on every test, over budget

@@ -8,7 +8,7 @@ from rich.table import Table
 
 from ..puzzles import PUZZLES
 from .report import num, status_text
-from .results import GradeRun, PuzzleStatus, Student
+from .results import GradeRun, Student, UncheckedStatus
 from .safe_text import markup, printable
 
 
@@ -23,7 +23,7 @@ def print_summary(run: GradeRun, console: Console | None = None) -> None:
     table.add_column("notes")
     for st in run.students:
         passed = sum(1 for s in st.puzzles.values() if s.get("passed"))
-        untouched = sum(1 for s in st.puzzles.values() if s.get("status") == PuzzleStatus.NOT_ATTEMPTED)
+        untouched = sum(1 for s in st.puzzles.values() if s.get("status") == UncheckedStatus.NOT_ATTEMPTED)
         notes = "; ".join(st.issues)
         if not st.complete:
             notes = "GRADER FAULT: not all puzzles graded; " + notes
@@ -55,6 +55,6 @@ def print_check(st: Student, run: GradeRun, console: Console | None = None, only
         console.print(f"[yellow]note:[/yellow] {markup(issue)}")
     for p in puzzles:
         s = st.puzzles[p.id]
-        if not s.get("passed") and s.get("status") not in (PuzzleStatus.MISSING, PuzzleStatus.NOT_ATTEMPTED):
+        if not s.get("passed") and s.get("status") not in (UncheckedStatus.MISSING, UncheckedStatus.NOT_ATTEMPTED):
             console.rule(f"{p.number}. {p.title}")
             console.print(printable(s.get("report", ""), keep_newlines=True), markup=False, highlight=False)

@@ -27,14 +27,14 @@ from .journal import Journal, RunSettings
 from .limits import Limits
 from .output import OutputError, write_outputs
 from .points import PointsConfig
-from .results import GradeRun, PuzzleStatus, Student, StudentStatus
+from .results import GradeRun, Student, StudentStatus, UncheckedStatus
 from .run_cost import RunCost
 from .runner import Outcome, TaskOutcome, TaskRunner
 from .safe_text import report_file_name
 from .submissions import DEFAULT_MAX_NOTEBOOK_BYTES, Submission, collect_submissions
 from .tasks import CheckTask, ReadTask, WiredTask, content_key
 
-__all__ = ["GradeRun", "Student", "PuzzleStatus", "StudentStatus", "grade_submissions", "write_outputs",
+__all__ = ["GradeRun", "Student", "UncheckedStatus", "StudentStatus", "grade_submissions", "write_outputs",
            "collect_notebooks", "load_mapping", "new_seed"]
 
 
@@ -62,8 +62,8 @@ def students_of(submissions: list[Submission], mapping: dict[str, str]) -> tuple
 
 
 # ---------------------------------------------------------------------------- tasks
-def _not_graded(status: PuzzleStatus, reason: str) -> dict:
-    said = "Not attempted" if status is PuzzleStatus.NOT_ATTEMPTED else "Not graded"
+def _not_graded(status: UncheckedStatus, reason: str) -> dict:
+    said = "Not attempted" if status is UncheckedStatus.NOT_ATTEMPTED else "Not graded"
     return {"status": status.value, "passed": False, "correct": False, "reason": reason,
             "report": f"{said}: {reason}.", "tests": []}
 
@@ -86,11 +86,11 @@ def kernel_tasks(st: Student, nb: NotebookKernels, seed: int) -> list[CheckTask 
             reason = (f"no MetalKernel named '{kname}' was found" if k is None
                       else k.problem or "its source could not be read")
             for pid in pids:
-                st.puzzles[pid] = _not_graded(PuzzleStatus.MISSING, reason)
+                st.puzzles[pid] = _not_graded(UncheckedStatus.MISSING, reason)
             continue
         if is_template(kname, k.source, k.header):
             for pid in pids:
-                st.puzzles[pid] = _not_graded(PuzzleStatus.NOT_ATTEMPTED, NOT_ATTEMPTED_REASON)
+                st.puzzles[pid] = _not_graded(UncheckedStatus.NOT_ATTEMPTED, NOT_ATTEMPTED_REASON)
             continue
         tasks.append(CheckTask(f"{st.seq}:kernel:{kname}", st.seq, tuple(pids), k.source, k.header or None,
                                k.input_names, k.output_names, seed))
@@ -131,14 +131,14 @@ def _wired_task(st: Student, nb: NotebookKernels, puzzle: WiredPuzzle, seed: int
     wired = [nb.kernels.get(name) for name in puzzle.kernels]
     if all(k is not None and k.source is not None and is_template(name, k.source, k.header)
            for name, k in zip(puzzle.kernels, wired, strict=True)):
-        st.puzzles[puzzle.id] = _not_graded(PuzzleStatus.NOT_ATTEMPTED, "the kernels it wires are the book's "
+        st.puzzles[puzzle.id] = _not_graded(UncheckedStatus.NOT_ATTEMPTED, "the kernels it wires are the book's "
                                             "templates, unchanged")
         return None
     kernels = {}
     for name in puzzle.kernels:
         k = nb.kernels.get(name)
         if k is None or k.source is None:
-            st.puzzles[puzzle.id] = _not_graded(PuzzleStatus.MISSING, f"it wires kernel '{name}', which " +
+            st.puzzles[puzzle.id] = _not_graded(UncheckedStatus.MISSING, f"it wires kernel '{name}', which " +
                                                 ("was not found" if k is None else f"could not be read: {k.problem}"))
             return None
         kernels[name] = {"source": k.source, "header": k.header or None, "input_names": k.input_names,
@@ -182,7 +182,7 @@ class _ClassGrading:
             sub = st.submission
             if sub.problem is not None:  # not readable
                 st.notebook_issues.append(sub.problem)
-                self._all(st, PuzzleStatus.MISSING, "the notebook was not read")
+                self._all(st, UncheckedStatus.MISSING, "the notebook was not read")
                 self.finish(st)
                 continue
             runner.submit(ReadTask(f"{st.seq}:read", st.seq, sub.real, sub.device, sub.inode, max_bytes, names,
@@ -229,16 +229,16 @@ class _ClassGrading:
 
     def _read(self, runner: TaskRunner, st: Student, o: TaskOutcome) -> None:
         if o.outcome is Outcome.GRADER_FAULT:
-            self._all(st, PuzzleStatus.GRADER_FAULT, o.reason)
+            self._all(st, UncheckedStatus.GRADER_FAULT, o.reason)
             return
         if o.outcome is Outcome.LIMIT:
             st.notebook_issues.append(f"the notebook could not be read: reading it {o.reason}")
-            self._all(st, PuzzleStatus.MISSING, "the notebook could not be read")
+            self._all(st, UncheckedStatus.MISSING, "the notebook could not be read")
             return
         nb = o.value
         st.notebook_issues.extend(bound_issues(nb.issues))
         if not nb.readable:
-            self._all(st, PuzzleStatus.MISSING, "the notebook could not be read")
+            self._all(st, UncheckedStatus.MISSING, "the notebook could not be read")
             return
         for task in kernel_tasks(st, nb, self.seed):
             self._check(runner, st, task)
@@ -249,17 +249,17 @@ class _ClassGrading:
             # Copies: a shared result is scored per student (``score`` writes into it).
             st.puzzles.update({pid: dict(summary) for pid, summary in o.value.items()})
             return
-        status = PuzzleStatus.ERROR if o.outcome is Outcome.LIMIT else PuzzleStatus.GRADER_FAULT
+        status = UncheckedStatus.ERROR if o.outcome is Outcome.LIMIT else UncheckedStatus.GRADER_FAULT
         reason = f"the kernel {o.reason}" if o.outcome is Outcome.LIMIT else o.reason
         for pid in o.task.puzzles:
             st.puzzles[pid] = _not_graded(status, reason)
 
-    def _all(self, st: Student, status: PuzzleStatus, reason: str) -> None:
+    def _all(self, st: Student, status: UncheckedStatus, reason: str) -> None:
         for p in PUZZLES:
             st.puzzles.setdefault(p.id, _not_graded(status, reason))
 
     def finish(self, st: Student) -> None:
-        self._all(st, PuzzleStatus.MISSING, "not graded")  # defensive: every puzzle gets a row
+        self._all(st, UncheckedStatus.MISSING, "not graded")  # defensive: every puzzle gets a row
         bound_record(st.puzzles, st.notebook_issues)  # before it is journalled, written or reported
         if self.journal is not None:
             record = {"file": st.submission.key, "sha256": st.submission.sha256, "complete": st.complete,
@@ -289,7 +289,7 @@ def score(st: Student, config: PointsConfig) -> None:
     for p in PUZZLES:
         s = st.puzzles[p.id]
         # A grader fault is not the student's failure: no points either way until regraded.
-        s["points"] = None if s.get("status") == PuzzleStatus.GRADER_FAULT else config.score(p.id, s)
+        s["points"] = None if s.get("status") == UncheckedStatus.GRADER_FAULT else config.score(p.id, s)
         s["max_points"] = config.max_points(p.id)
 
 

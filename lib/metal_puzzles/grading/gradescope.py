@@ -40,7 +40,7 @@ from ..checking import WiredPuzzle
 from ..puzzles import PUZZLES
 from ..version import __version__
 from .feedback import feedback
-from .grade import GradeRun, PuzzleStatus, Student, grade_submissions
+from .grade import GradeRun, Student, UncheckedStatus, grade_submissions
 from .limits import Limits
 from .output import atomic_write
 from .points import PointsConfig
@@ -268,7 +268,7 @@ def gradescope_results(run: GradeRun, st: Student, notes: list[str]) -> dict:
         s = st.puzzles[p.id]
         status = TestStatus.PASSED if s.get("passed") else TestStatus.FAILED
         verdict = status_text(s)
-        if s.get("status") == PuzzleStatus.GRADER_FAULT:
+        if s.get("status") == UncheckedStatus.GRADER_FAULT:
             verdict += " (not your kernel's fault: resubmit, or tell your instructor)"
         text = f"Result: {verdict}."
         fix = feedback(s, visible_known=not isinstance(p, WiredPuzzle)) if not s.get("passed") else ""

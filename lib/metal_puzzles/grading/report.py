@@ -13,7 +13,7 @@ from ..checking import WiredPuzzle
 from ..puzzles import PUZZLES
 from .changes import GradeChange
 from .feedback import feedback
-from .results import GradeRun, PuzzleStatus, Student
+from .results import GradeRun, Student, UncheckedStatus
 from .safe_text import clean_strings, csv_cell, md_code_block, md_inline, printable
 
 REPORTS_DIR = "reports"
@@ -44,7 +44,7 @@ def gradebook_csv(run: GradeRun) -> str:
     w.writerow(["student", *ids, "total", "passed", "not_attempted", "status", "report"])
     for st in run.students:
         w.writerow([csv_cell(st.id), *[num(st.puzzles[i]["points"]) for i in ids], num(st.total),
-                    count_status(st, "passed"), count_status(st, PuzzleStatus.NOT_ATTEMPTED.value),
+                    count_status(st, "passed"), count_status(st, UncheckedStatus.NOT_ATTEMPTED.value),
                     st.status, csv_cell(f"{REPORTS_DIR}/{st.report}")])
     return buf.getvalue()
 
@@ -96,7 +96,7 @@ def student_report(st: Student, run: GradeRun, changes: Sequence[GradeChange] = 
         s = st.puzzles[p.id]
         lines.append(f"| {p.number} | {p.title} | {status_text(s)} | {num(s['points'])} / {num(s['max_points'])} |")
     lines.append("")
-    missing = [p for p in PUZZLES if st.puzzles[p.id].get("status") == PuzzleStatus.MISSING]
+    missing = [p for p in PUZZLES if st.puzzles[p.id].get("status") == UncheckedStatus.MISSING]
     # The commonest case (no kernel of that name at all) in one line; a kernel found but not
     # readable, or a notebook not read, says why, a line each.
     absent = [p.number for p in missing if str(st.puzzles[p.id].get("reason", "")).startswith("no MetalKernel named")]
@@ -109,7 +109,7 @@ def student_report(st: Student, run: GradeRun, changes: Sequence[GradeChange] = 
         lines += [*other, ""]
     for p in PUZZLES:
         s = st.puzzles[p.id]
-        if s.get("status") in (PuzzleStatus.NOT_ATTEMPTED, PuzzleStatus.MISSING):
+        if s.get("status") in (UncheckedStatus.NOT_ATTEMPTED, UncheckedStatus.MISSING):
             continue  # its line above says it all
         if s.get("passed"):
             # A passed puzzle's report is worth reading only for its notes (check() prints them too).

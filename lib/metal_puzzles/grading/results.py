@@ -17,8 +17,10 @@ from .run_cost import RunCost
 from .submissions import Submission
 
 
-class PuzzleStatus(str, Enum):
-    """Statuses the grader gives a puzzle itself (the checker gives passed, wrong, ...)."""
+class UncheckedStatus(str, Enum):
+    """What the grader says of a puzzle it did not check, or whose check gave no verdict. A
+    checked puzzle's status is its verdict, ``checking.PuzzleStatus`` (passed, wrong, ...); the
+    grader's status column holds one or the other, and no value is both."""
 
     MISSING = "missing"  # no kernel to grade (the notebook's fault)
     #: The kernel is the book's template, unchanged: not checked (a template fails by design, and
@@ -56,7 +58,7 @@ class Student:
 
     @property
     def complete(self) -> bool:
-        return not self.unsettled and not any(s.get("status") == PuzzleStatus.GRADER_FAULT
+        return not self.unsettled and not any(s.get("status") == UncheckedStatus.GRADER_FAULT
                                               for s in self.puzzles.values())
 
     @property

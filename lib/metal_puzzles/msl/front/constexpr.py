@@ -17,6 +17,7 @@ from ..lang.values import round_bfloat
 from . import ast
 from .ast import CastStyle
 from .lexer import Token
+from .literals import is_floating
 from .parser import Parser
 
 
@@ -118,8 +119,6 @@ def evaluate(expr: ast.Expr, lookup: Callable[..., int | float | bool] | None = 
     if isinstance(expr, ast.IntLit):
         return expr.value
     if isinstance(expr, ast.FloatLit):
-        if preprocessor:  # #if computes in intmax_t alone
-            raise CompileError("floating point literal in preprocessor expression", expr.pos)
         return _typed(expr.value, expr.ty)
     if isinstance(expr, ast.BoolLit):
         return int(expr.value)
@@ -203,6 +202,11 @@ def evaluate(expr: ast.Expr, lookup: Callable[..., int | float | bool] | None = 
 def eval_preprocessor_expression(tokens: list[Token], pos: Pos) -> int:
     if not tokens:
         raise CompileError("#if with no expression", pos)
+    # #if computes in intmax_t alone. A floating literal is refused before its value is read (as
+    # clang does), so a too large one ('#if 1e999f') is not also warned about.
+    floating = next((t for t in tokens if t.kind == "num" and is_floating(t.text)), None)
+    if floating is not None:
+        raise CompileError("floating point literal in preprocessor expression", floating.pos)
     p = Parser(tokens)
     expr = p.parse_expression()
     if p.tok.kind != "eof":

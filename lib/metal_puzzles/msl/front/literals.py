@@ -32,13 +32,20 @@ _OCTAL = "01234567"
 _HEX = "0123456789abcdefABCDEF"
 
 
+def is_floating(number: str) -> bool:
+    """Whether a numeric token spells a floating literal (``1.5``, ``1e3f``, ``0x1p-3``), not an integer."""
+    lower = number.lower()
+    if lower.startswith("0x"):
+        return "p" in lower or "." in lower
+    return "." in lower or "e" in lower.rstrip("fh")
+
+
 def parse_number(t: Token) -> ast.Expr:
     """The literal a numeric token spells (``1``, ``0x1Fu``, ``1.5e3f``, ``0x1p-3h``, ``1'000``)."""
     text = t.text.replace("'", "")
     lower = text.lower()
     is_hex = lower.startswith("0x")
-    is_float = ("." in text) or (not is_hex and "e" in lower.rstrip("fh")) or (is_hex and "p" in lower)
-    if is_float:
+    if is_floating(t.text):
         return _float_literal(t, text, lower, is_hex)
     body = lower
     suffix = ""

@@ -44,104 +44,123 @@ class Statements(CheckerState):
             self.stmt(s)
 
     def stmt(self, s: ast.Stmt) -> None:
-        if isinstance(s, ast.Block):
-            saved = self.scope
-            self.scope = Scope(saved)
-            self.stmt_block_contents(s)
-            self.scope = saved
-        elif isinstance(s, ast.Decl):
-            self.local_decl(s)
-        elif isinstance(s, ast.ExprStmt):
-            s.expr = self.expr(s.expr)
-            if isinstance(s.expr, ast.Call):
-                s.expr.value_unused = True
-        elif isinstance(s, ast.If):
-            s.cond = self.condition(s.cond)
-            self.scoped(s.then)
-            if s.other is not None:
-                self.scoped(s.other)
-        elif isinstance(s, ast.For):
-            saved = self.scope
-            self.scope = Scope(saved)
-            if s.init is not None:
-                self.stmt(s.init)
-            if s.cond is not None:
-                s.cond = self.condition(s.cond)
-            if s.step is not None:
-                s.step = self.expr(s.step)
-            self.loop_body(s.body)
-            self.scope = saved
-        elif isinstance(s, ast.While):
-            s.cond = self.condition(s.cond)
-            self.loop_body(s.body)
-        elif isinstance(s, ast.DoWhile):
-            self.loop_body(s.body)
-            s.cond = self.condition(s.cond)
-        elif isinstance(s, ast.Switch):
-            s.value = self.expr(s.value)
-            vt = s.value.ty
-            if not (isinstance(vt, ScalarType) and vt.kind in ("int", "bool")):
-                raise CompileError(f"switch needs an integer value, not '{vt}'", s.value.pos)
-            s.value = self.convert(s.value, promote(vt), "switch")
-            assert self.func is not None
-            self.func.switch_depth += 1
-            saved = self.scope
-            self.scope = Scope(saved)
-            seen = set()
-            for st in s.body.stmts:
-                if isinstance(st, ast.Case):
-                    if st.value is not None:
-                        v = self.const_int(st.value, "case value")
-                        if v in seen:
-                            raise CompileError(f"duplicate case value {v}", st.pos)
-                        seen.add(v)
-                        st.value = ast.IntLit(st.value.pos, v)
-                        st.value.ty = s.value.ty
-                else:
-                    self.stmt(st)
-            self.scope = saved
-            self.func.switch_depth -= 1
-        elif isinstance(s, ast.Case):
-            raise CompileError("'case' outside of a switch", s.pos)
-        elif isinstance(s, ast.Break):
-            assert self.func is not None
-            if not self.func.loop_depth and not self.func.switch_depth:
-                raise CompileError("'break' outside of a loop or switch", s.pos)
-        elif isinstance(s, ast.Continue):
-            assert self.func is not None
-            if not self.func.loop_depth:
-                raise CompileError("'continue' outside of a loop", s.pos)
-        elif isinstance(s, ast.Return):
-            assert self.func is not None
-            ret = self.func.ret
-            if s.value is None:
-                if not isinstance(ret, VoidType):
-                    raise CompileError(f"non-void function must return a value of type '{ret}'", s.pos)
-            else:
-                if isinstance(ret, VoidType):
-                    if self.func.is_kernel:
-                        raise CompileError("a kernel returns nothing: use 'return;' and write results to an "
-                                           "output buffer", s.value.pos)
-                    raise CompileError("void function should not return a value", s.value.pos)
-                if self.func.ret_ref:
-                    s.value = self.returned_reference(s.value, ret)
-                    s.by_reference = True
-                else:
-                    s.value = self.initial_value(s.value, ret)
-        elif isinstance(s, ast.Empty):
-            pass
-        elif isinstance(s, AliasStmt):
-            self._declare_alias(s.alias)
-        elif isinstance(s, ast.LocalTypeDef):
-            self._declare_struct(s.struct)  # in the block's scope
-            if s.decl is not None:
-                self.local_decl(s.decl)
-        elif isinstance(s, ast.UsingNamespace):
-            self.use_namespace(s)
-        elif isinstance(s, ast.StaticAssert):
-            self.static_assert(s)
-        else:  # pragma: no cover
+        method = getattr(self, "s_" + type(s).__name__, None)
+        if method is None:  # pragma: no cover  (tests/front/test_visitors.py: every statement has its s_)
             raise CompileError(f"unsupported statement {type(s).__name__}", s.pos)
+        method(s)
+
+    def s_Block(self, s: ast.Block) -> None:
+        saved = self.scope
+        self.scope = Scope(saved)
+        self.stmt_block_contents(s)
+        self.scope = saved
+
+    def s_Decl(self, s: ast.Decl) -> None:
+        self.local_decl(s)
+
+    def s_ExprStmt(self, s: ast.ExprStmt) -> None:
+        s.expr = self.expr(s.expr)
+        if isinstance(s.expr, ast.Call):
+            s.expr.value_unused = True
+
+    def s_If(self, s: ast.If) -> None:
+        s.cond = self.condition(s.cond)
+        self.scoped(s.then)
+        if s.other is not None:
+            self.scoped(s.other)
+
+    def s_For(self, s: ast.For) -> None:
+        saved = self.scope
+        self.scope = Scope(saved)
+        if s.init is not None:
+            self.stmt(s.init)
+        if s.cond is not None:
+            s.cond = self.condition(s.cond)
+        if s.step is not None:
+            s.step = self.expr(s.step)
+        self.loop_body(s.body)
+        self.scope = saved
+
+    def s_While(self, s: ast.While) -> None:
+        s.cond = self.condition(s.cond)
+        self.loop_body(s.body)
+
+    def s_DoWhile(self, s: ast.DoWhile) -> None:
+        self.loop_body(s.body)
+        s.cond = self.condition(s.cond)
+
+    def s_Switch(self, s: ast.Switch) -> None:
+        s.value = self.expr(s.value)
+        vt = s.value.ty
+        if not (isinstance(vt, ScalarType) and vt.kind in ("int", "bool")):
+            raise CompileError(f"switch needs an integer value, not '{vt}'", s.value.pos)
+        s.value = self.convert(s.value, promote(vt), "switch")
+        assert self.func is not None
+        self.func.switch_depth += 1
+        saved = self.scope
+        self.scope = Scope(saved)
+        seen = set()
+        for st in s.body.stmts:
+            if isinstance(st, ast.Case):  # the switch's own labels; s_Case is a stray one
+                if st.value is not None:
+                    v = self.const_int(st.value, "case value")
+                    if v in seen:
+                        raise CompileError(f"duplicate case value {v}", st.pos)
+                    seen.add(v)
+                    st.value = ast.IntLit(st.value.pos, v)
+                    st.value.ty = s.value.ty
+            else:
+                self.stmt(st)
+        self.scope = saved
+        self.func.switch_depth -= 1
+
+    def s_Case(self, s: ast.Case) -> None:
+        raise CompileError("'case' outside of a switch", s.pos)
+
+    def s_Break(self, s: ast.Break) -> None:
+        assert self.func is not None
+        if not self.func.loop_depth and not self.func.switch_depth:
+            raise CompileError("'break' outside of a loop or switch", s.pos)
+
+    def s_Continue(self, s: ast.Continue) -> None:
+        assert self.func is not None
+        if not self.func.loop_depth:
+            raise CompileError("'continue' outside of a loop", s.pos)
+
+    def s_Return(self, s: ast.Return) -> None:
+        assert self.func is not None
+        ret = self.func.ret
+        if s.value is None:
+            if not isinstance(ret, VoidType):
+                raise CompileError(f"non-void function must return a value of type '{ret}'", s.pos)
+        else:
+            if isinstance(ret, VoidType):
+                if self.func.is_kernel:
+                    raise CompileError("a kernel returns nothing: use 'return;' and write results to an "
+                                       "output buffer", s.value.pos)
+                raise CompileError("void function should not return a value", s.value.pos)
+            if self.func.ret_ref:
+                s.value = self.returned_reference(s.value, ret)
+                s.by_reference = True
+            else:
+                s.value = self.initial_value(s.value, ret)
+
+    def s_Empty(self, s: ast.Empty) -> None:
+        pass
+
+    def s__AliasStmt(self, s: AliasStmt) -> None:  # the parser's own node (a type alias in a body)
+        self._declare_alias(s.alias)
+
+    def s_LocalTypeDef(self, s: ast.LocalTypeDef) -> None:
+        self._declare_struct(s.struct)  # in the block's scope
+        if s.decl is not None:
+            self.local_decl(s.decl)
+
+    def s_UsingNamespace(self, s: ast.UsingNamespace) -> None:
+        self.use_namespace(s)
+
+    def s_StaticAssert(self, s: ast.StaticAssert) -> None:
+        self.static_assert(s)
 
     def scoped(self, s: ast.Stmt) -> None:
         saved = self.scope

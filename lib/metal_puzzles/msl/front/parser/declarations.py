@@ -169,8 +169,8 @@ class Declarations(TokenCursor):
         return ast.TypeAlias(name.pos, name.text, spec)
 
     def parse_top_level(self) -> ast.Node | None:
-        t = self.tok
         self._skip_attributes()
+        t = self.tok
         if t.is_op(";"):
             self.advance()
             return None

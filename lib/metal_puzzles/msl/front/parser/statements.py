@@ -3,11 +3,11 @@ the types and aliases a function body may define."""
 
 from __future__ import annotations
 
-from ...lang.errors import CompileError, Pos, did_you_mean
+from ...lang.errors import CompileError, Pos, did_you_mean, warn_compile
 from .. import ast
 from ..lexer import Token
 from .cursor import TokenCursor
-from .vocabulary import COMMON_TYPES
+from .vocabulary import COMMON_TYPES, STATEMENT_ATTRIBUTES
 
 
 class _AliasStmt(ast.Stmt):
@@ -59,10 +59,8 @@ class Statements(TokenCursor):
             self.depth -= 1
 
     def _statement(self) -> ast.Stmt:
-        # The first token is taken before any attributes, so a statement after '[[...]]' is read
-        # as an expression statement: a known gap ('[[likely]] if (c) ...' does not parse).
+        self._statement_attributes()
         t = self.tok
-        self._skip_attributes()
         if t.is_op("{"):
             return self.parse_block()
         if t.is_op(";"):
@@ -79,6 +77,21 @@ class Statements(TokenCursor):
         expr = self.parse_expression()
         self.expect(";", "after expression")
         return ast.ExprStmt(t.pos, expr)
+
+    def _statement_attributes(self) -> None:
+        """Skip the attributes a statement, label or declaration begins with ('[[likely]] if ...'):
+        they change nothing it computes. An unscoped one clang does not know ('[[unroll]]', HLSL's)
+        is ignored with clang's warning; scoped ones ('[[clang::nomerge]]') are vendors', not ours
+        to judge."""
+        start = self.i
+        self._skip_attributes()
+        toks = self.toks[start:self.i + 1]
+        depth = 0
+        for prev, tok, nxt in zip(toks, toks[1:], toks[2:], strict=False):  # each token with its neighbours
+            depth += prev.is_op("[", "(", "{") - prev.is_op("]", ")", "}")
+            is_name = depth == 2 and tok.kind == "id" and prev.is_op("[", ",") and not nxt.is_op("::")
+            if is_name and tok.text not in STATEMENT_ATTRIBUTES and tok.text != "using":
+                warn_compile(f"unknown attribute '{tok.text}' ignored", tok.pos)
 
     def _keyword_statement(self, t: Token) -> ast.Stmt | None:
         """A statement its keyword introduces (control flow, static_assert), or None."""

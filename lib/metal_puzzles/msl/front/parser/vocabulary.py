@@ -31,6 +31,11 @@ for _name in TYPE_TRAIT_TYPES:
 for _name in TYPE_TRAIT_VALUES:
     BUILTIN_TEMPLATE_NAMES |= {_name, _name + "_v", "metal::" + _name, "metal::" + _name + "_v"}
 
+#: The standard attributes clang knows on a statement, a label or a declaration in a body; it
+#: ignores any other unscoped one with a warning ('[[unroll]] for ...').
+STATEMENT_ATTRIBUTES = {"likely", "unlikely", "fallthrough", "assume", "maybe_unused", "nodiscard", "deprecated",
+                        "noreturn", "carries_dependency", "no_unique_address"}
+
 #: Words that may precede a constructor's name.
 CONSTRUCTOR_PREFIXES = ("constexpr", "inline", "METAL_FUNC", "explicit")
 
