@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from metal_puzzles.checking import GradPuzzle
+from metal_puzzles.checking.wired import WiredPuzzle
 from metal_puzzles.diagrams.draw import lay_out_run
 from metal_puzzles.diagrams.model import Arrow, Label, Panel, views_by_key
 from metal_puzzles.diagrams.routing import segment_meets_box
@@ -19,7 +19,7 @@ from metal_puzzles.notebook.images import puzzle_title, solution_run
 from metal_puzzles.puzzles import PUZZLES
 
 #: The book's run diagrams (Part III's access maps draw no arrows; the finale draws nothing).
-DRAWN = [p for p in PUZZLES if not isinstance(p, GradPuzzle) and not p.budget.uses_cost]
+DRAWN = [p for p in PUZZLES if not isinstance(p, WiredPuzzle) and not p.budget.uses_cost]
 
 
 def crossings(panel: Panel) -> list[tuple[Arrow, Label]]:
