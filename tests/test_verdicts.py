@@ -513,3 +513,20 @@ def test_a_verdict_and_an_unchecked_status_are_two_enums_sharing_no_value() -> N
 
     assert UncheckedStatus.__name__ != PuzzleStatus.__name__
     assert {s.value for s in PuzzleStatus} & {s.value for s in UncheckedStatus} == set()
+
+
+def test_the_grader_s_statuses_read_as_their_values_wherever_they_are_written() -> None:
+    """A status that reaches a report, a CSV cell or an f-string is its value ('missing'), as a
+    verdict's is, never the member's name ('UncheckedStatus.MISSING', what ``(str, Enum)`` gives
+    on Python 3.11 and later)."""
+    import csv
+    import io
+
+    from metal_puzzles.checking import PuzzleStatus
+    from metal_puzzles.grading.results import StudentStatus, UncheckedStatus
+
+    for status in (*PuzzleStatus, *UncheckedStatus, *StudentStatus):
+        cell = io.StringIO()
+        csv.writer(cell).writerow([status])
+        assert (str(status), f"{status}", f"{status:>1}", cell.getvalue().strip()) == (status.value,) * 4
+
