@@ -530,3 +530,14 @@ def test_the_grader_s_statuses_read_as_their_values_wherever_they_are_written() 
         csv.writer(cell).writerow([status])
         assert (str(status), f"{status}", f"{status:>1}", cell.getvalue().strip()) == (status.value,) * 4
 
+
+def test_every_status_the_grader_writes_has_words_in_its_status_column() -> None:
+    """A new verdict or unchecked status without words would show as its raw value in the
+    gradebook, the check table and Gradescope."""
+    from metal_puzzles.checking import PuzzleStatus
+    from metal_puzzles.grading.report import STATUS_TEXT, status_text
+    from metal_puzzles.grading.results import UncheckedStatus
+
+    assert set(STATUS_TEXT) == {*PuzzleStatus, *UncheckedStatus}
+    assert status_text({"status": "not-attempted"}) == "not attempted"  # as a summary read back holds it
+    assert status_text({"status": PuzzleStatus.OVER_BUDGET}) == "correct, over budget"
