@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+from itertools import pairwise
 from pathlib import Path
 
 import nbformat
@@ -235,6 +236,43 @@ def test_check_command_exits_non_zero_when_a_puzzle_fails(tmp_path, capsys):
     assert "Zip" in capsys.readouterr().out
     empty = write_nb(tmp_path / "empty.ipynb", [])
     assert main(["check", str(empty), "--workers", "1"]) == 1  # nothing attempted is not a pass
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" "))
+
+
+def _paragraph(lines: list[str], start: str) -> list[str]:
+    """The printed lines of the report paragraph that begins with ``start``: its first line and
+    the lines that hang under it (two spaces deeper)."""
+    first = next(i for i, line in enumerate(lines) if line.lstrip().startswith(start))
+    hang = _indent(lines[first]) + 2
+    end = first + 1
+    while end < len(lines) and lines[end].strip() and _indent(lines[end]) == hang:
+        end += 1
+    return lines[first:end]
+
+
+def test_check_wraps_reports_once_at_the_terminal_width(tmp_path, capsys, monkeypatch):
+    # Reports are stored broken at 100 columns; printed through rich in a 60-column terminal, each
+    # 100-column line was folded again, leaving short ragged lines between full ones.
+    monkeypatch.setenv("COLUMNS", "60")
+    zip_wrong = "uint i = thread_position_in_grid.x;\nout[i] = a[i] + b[i] + 1;\n"
+    guard_over = ("uint i = thread_position_in_grid.x;\nif (i < a_shape[0]) {\n  float x = a[i];\n"
+                  "  out[i] = x + a[i] - x + 10;\n}\n")
+    nb = write_nb(tmp_path / "me.ipynb", [kernel_cell("zip", zip_wrong), kernel_cell("guard", guard_over)])
+    assert main(["check", str(nb), "--workers", "1", "--seed", "1"]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert max(len(line) for line in lines) <= 60
+    # (Prose whose next line is not indented deeper, such as a failure followed by its indented
+    # table of values, cannot be told apart from a continuation in the printed text.)
+    paragraphs = [_paragraph(lines, start) for start in ("Also failing:", "- it uses")]
+    for para in paragraphs:
+        assert len(para) > 1  # long enough to be broken, and its continuation hangs under it
+        for line, after in pairwise(para):
+            assert len(line) + 1 + len(after.split()[0]) > 60, f"broken short: {line!r} before {after!r}"
+    also = " ".join(" ".join(paragraphs[0]).split())
+    assert also.count("threadgroups of") == 3 and also.endswith("threadgroups of 32.")  # the whole paragraph
 
 
 def test_grade_command_exit_status(tmp_path, capsys):

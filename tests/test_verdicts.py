@@ -513,3 +513,31 @@ def test_a_verdict_and_an_unchecked_status_are_two_enums_sharing_no_value() -> N
 
     assert UncheckedStatus.__name__ != PuzzleStatus.__name__
     assert {s.value for s in PuzzleStatus} & {s.value for s in UncheckedStatus} == set()
+
+
+def test_the_grader_s_statuses_read_as_their_values_wherever_they_are_written() -> None:
+    """A status that reaches a report, a CSV cell or an f-string is its value ('missing'), as a
+    verdict's is, never the member's name ('UncheckedStatus.MISSING', what ``(str, Enum)`` gives
+    on Python 3.11 and later)."""
+    import csv
+    import io
+
+    from metal_puzzles.checking import PuzzleStatus
+    from metal_puzzles.grading.results import StudentStatus, UncheckedStatus
+
+    for status in (*PuzzleStatus, *UncheckedStatus, *StudentStatus):
+        cell = io.StringIO()
+        csv.writer(cell).writerow([status])
+        assert (str(status), f"{status}", f"{status:>1}", cell.getvalue().strip()) == (status.value,) * 4
+
+
+def test_every_status_the_grader_writes_has_words_in_its_status_column() -> None:
+    """A new verdict or unchecked status without words would show as its raw value in the
+    gradebook, the check table and Gradescope."""
+    from metal_puzzles.checking import PuzzleStatus
+    from metal_puzzles.grading.report import STATUS_TEXT, status_text
+    from metal_puzzles.grading.results import UncheckedStatus
+
+    assert set(STATUS_TEXT) == {*PuzzleStatus, *UncheckedStatus}
+    assert status_text({"status": "not-attempted"}) == "not attempted"  # as a summary read back holds it
+    assert status_text({"status": PuzzleStatus.OVER_BUDGET}) == "correct, over budget"

@@ -387,7 +387,8 @@ def _check(args, config: PointsConfig, limits: Limits, max_bytes: int) -> int:
         return ExitStatus.USAGE
     try:
         run = grade_submissions([args.notebook], config=config, limits=limits, workers=args.workers,
-                                seed=args.seed, progress=False, max_notebook_bytes=max_bytes)
+                                seed=args.seed, progress=False, max_notebook_bytes=max_bytes,
+                                report_width=None)  # print_check folds them to the terminal's width
     except RunnerStopped as exc:
         _error(str(exc))
         return ExitStatus.STOPPED

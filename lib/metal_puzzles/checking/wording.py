@@ -64,6 +64,17 @@ def terminal_width(stream: TextIO | None = None) -> int:
     return max(20, min(shutil.get_terminal_size((REPORT_WIDTH, 24)).columns, REPORT_WIDTH))
 
 
+def report_text(report: str, width: int) -> str:
+    """A report written one line a paragraph (``report_width(None)``) broken at ``width``, each
+    line under its paragraph's first as ``wrap`` hangs them: a terminal's counterpart of
+    ``report_html``, so that a console narrower than ``REPORT_WIDTH`` wraps the prose once."""
+    folded = []
+    for line in report.split("\n"):
+        text = line.lstrip(" ")
+        folded += wrap(text, " " * (len(line) - len(text)), width=width) if text else [""]
+    return "\n".join(folded)
+
+
 #: A report as HTML: monospace like the text it replaces; each line a block that wraps to the
 #: output's width between words (``pre-wrap`` keeps the spaces that align tables and carets), and
 #: whose later lines hang under the first, as ``wrap`` indents them.
@@ -84,4 +95,4 @@ def report_html(report: str) -> str:
     return f"<div class='mp-report' style='{_REPORT_STYLE}'>{''.join(rows)}</div>"
 
 
-__all__ = ["plural", "wrap", "report_width", "report_html", "terminal_width", "REPORT_WIDTH"]
+__all__ = ["plural", "wrap", "report_width", "report_html", "report_text", "terminal_width", "REPORT_WIDTH"]

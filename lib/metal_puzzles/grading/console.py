@@ -6,6 +6,7 @@ from __future__ import annotations
 from rich.console import Console, JustifyMethod
 from rich.table import Table
 
+from ..checking.wording import report_text
 from ..puzzles import PUZZLES
 from .report import num, status_text
 from .results import GradeRun, Student, UncheckedStatus
@@ -34,7 +35,8 @@ def print_summary(run: GradeRun, console: Console | None = None) -> None:
 
 def print_check(st: Student, run: GradeRun, console: Console | None = None, only: str | None = None) -> None:
     """A learner's own check: a table of every puzzle (or the puzzle ``only``) and what to fix in
-    each that failed. An untouched puzzle (the book's template) is one row, not a report."""
+    each that failed. An untouched puzzle (the book's template) is one row, not a report. Reports
+    are best written one line a paragraph: they are broken at the console's width."""
     console = console or Console()
     puzzles = [p for p in PUZZLES if only is None or p.id == only]
     title = f"{markup(st.path)}: {num(st.total)} / {num(run.max_total)} points"
@@ -57,4 +59,7 @@ def print_check(st: Student, run: GradeRun, console: Console | None = None, only
         s = st.puzzles[p.id]
         if not s.get("passed") and s.get("status") not in (UncheckedStatus.MISSING, UncheckedStatus.NOT_ATTEMPTED):
             console.rule(f"{p.number}. {p.title}")
-            console.print(printable(s.get("report", ""), keep_newlines=True), markup=False, highlight=False)
+            # Reports come one line a paragraph (``grade_submissions(report_width=None)``), broken
+            # here once, at the console's width; rich then folds only a word wider than that.
+            report = printable(s.get("report", ""), keep_newlines=True)
+            console.print(report_text(report, console.width), markup=False, highlight=False, overflow="fold")

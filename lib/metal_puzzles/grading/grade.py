@@ -17,6 +17,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from ..checking import WiredPuzzle
+from ..checking.wording import REPORT_WIDTH
 from ..puzzles import PUZZLES
 from ..version import __version__
 from . import pool
@@ -68,14 +69,16 @@ def _not_graded(status: UncheckedStatus, reason: str) -> dict:
             "report": f"{said}: {reason}.", "tests": []}
 
 
-def kernel_tasks(st: Student, nb: NotebookKernels, seed: int) -> list[CheckTask | WiredTask]:
+def kernel_tasks(st: Student, nb: NotebookKernels, seed: int,
+                 report_width: int | None = REPORT_WIDTH) -> list[CheckTask | WiredTask]:
     """One task per kernel (the puzzles that share a kernel are checked together) and one per
-    finale entry; puzzles without a kernel to grade are marked missing here."""
+    finale entry; puzzles without a kernel to grade are marked missing here. ``report_width``:
+    where the reports' prose is broken (None: one line a paragraph)."""
     tasks: list[CheckTask | WiredTask] = []
     by_kernel: dict[str, list[str]] = {}
     for p in PUZZLES:
         if isinstance(p, WiredPuzzle):
-            task = _wired_task(st, nb, p, seed)
+            task = _wired_task(st, nb, p, seed, report_width)
             if task is not None:
                 tasks.append(task)
             continue
@@ -93,7 +96,7 @@ def kernel_tasks(st: Student, nb: NotebookKernels, seed: int) -> list[CheckTask 
                 st.puzzles[pid] = _not_graded(UncheckedStatus.NOT_ATTEMPTED, NOT_ATTEMPTED_REASON)
             continue
         tasks.append(CheckTask(f"{st.seq}:kernel:{kname}", st.seq, tuple(pids), k.source, k.header or None,
-                               k.input_names, k.output_names, seed))
+                               k.input_names, k.output_names, seed, report_width))
     return tasks
 
 
@@ -122,7 +125,8 @@ def is_template(kernel_name: str, source: str, header: str | None = None) -> boo
     return any(body == b and head in ("", h) for b, h in _templates().get(kernel_name, frozenset()))
 
 
-def _wired_task(st: Student, nb: NotebookKernels, puzzle: WiredPuzzle, seed: int) -> WiredTask | None:
+def _wired_task(st: Student, nb: NotebookKernels, puzzle: WiredPuzzle, seed: int,
+                report_width: int | None) -> WiredTask | None:
     """A finale entry is the learner's Python wiring kernels together (into mx.custom_function in
     Part II, into a model's decode step in Part V); the grader never runs that Python. It takes the
     learner's kernels from the notebook, wires them the reference way and runs the entry's check
@@ -143,7 +147,7 @@ def _wired_task(st: Student, nb: NotebookKernels, puzzle: WiredPuzzle, seed: int
             return None
         kernels[name] = {"source": k.source, "header": k.header or None, "input_names": k.input_names,
                          "output_names": k.output_names}
-    return WiredTask(f"{st.seq}:wired:{puzzle.id}", st.seq, puzzle.id, kernels, seed)
+    return WiredTask(f"{st.seq}:wired:{puzzle.id}", st.seq, puzzle.id, kernels, seed, report_width)
 
 
 def _kernel_names() -> tuple[str, ...]:
@@ -166,9 +170,11 @@ class _ClassGrading:
     """
 
     def __init__(self, students: list[Student], seed: int, journal: Journal | None,
-                 on_student: Callable[[Student], None] | None, cost: RunCost) -> None:
+                 on_student: Callable[[Student], None] | None, cost: RunCost,
+                 report_width: int | None = REPORT_WIDTH) -> None:
         self.by_seq = {st.seq: st for st in students}
         self.seed = seed
+        self.report_width = report_width
         self.journal = journal
         self.on_student = on_student
         self.cost = cost
@@ -240,7 +246,7 @@ class _ClassGrading:
         if not nb.readable:
             self._all(st, UncheckedStatus.MISSING, "the notebook could not be read")
             return
-        for task in kernel_tasks(st, nb, self.seed):
+        for task in kernel_tasks(st, nb, self.seed, self.report_width):
             self._check(runner, st, task)
 
     def _checked(self, st: Student, o: TaskOutcome) -> None:
@@ -299,7 +305,8 @@ def grade_submissions(paths: Sequence[str | Path], *, config: PointsConfig | Non
                       max_notebook_bytes: int = DEFAULT_MAX_NOTEBOOK_BYTES, journal: Journal | None = None,
                       runner: TaskRunner | None = None,
                       collected: tuple[list[Submission], list[str]] | None = None,
-                      runner_name: str | None = None, names: dict[str, str] | None = None) -> GradeRun:
+                      runner_name: str | None = None, names: dict[str, str] | None = None,
+                      report_width: int | None = REPORT_WIDTH) -> GradeRun:
     """Grade every notebook under ``paths``.
 
     ``seed`` picks the hidden tests (random when None; a resumed ``journal``'s own otherwise).
@@ -308,7 +315,9 @@ def grade_submissions(paths: Sequence[str | Path], *, config: PointsConfig | Non
     Raises ``OutputError`` if the journal cannot be written, ``RunnerStopped`` if no worker can
     run; whatever was journalled stays. ``collected`` is what ``collect_notebooks`` returned for
     ``paths``, when the caller has it already; ``runner_name`` says what ``runner`` is in the cost
-    report; ``names`` gives students' names by id (a roster's).
+    report; ``names`` gives students' names by id (a roster's). ``report_width``: where reports'
+    prose is broken, as the written outputs keep it; None (``check``): one line a paragraph, which
+    the console folds to its own width (``console.print_check``).
     """
     start = time.monotonic()
     config = config or PointsConfig()
@@ -329,7 +338,8 @@ def grade_submissions(paths: Sequence[str | Path], *, config: PointsConfig | Non
         runner_name = f"{runner.size} local worker process(es)"
     cost = RunCost(runner=runner_name or type(runner).__name__, students=len(students), graded=len(todo),
                    puzzles=len(PUZZLES))
-    grading = _ClassGrading(students, seed, journal, (lambda st: bar.update(1)) if bar else None, cost)
+    grading = _ClassGrading(students, seed, journal, (lambda st: bar.update(1)) if bar else None, cost,
+                            report_width)
     try:
         grading.start(runner, todo, max_notebook_bytes)
         for outcome in runner.outcomes():

@@ -9,7 +9,7 @@ import json
 import os
 from collections.abc import Sequence
 
-from ..checking import WiredPuzzle
+from ..checking import PuzzleStatus, WiredPuzzle
 from ..puzzles import PUZZLES
 from .changes import GradeChange
 from .feedback import feedback
@@ -23,14 +23,24 @@ def num(x: float | None) -> str:
     return "" if x is None else f"{x:g}"
 
 
+#: What the status column says of each status a summary can hold (a verdict or why there is none).
+STATUS_TEXT: dict[PuzzleStatus | UncheckedStatus, str] = {
+    PuzzleStatus.PASSED: "passed", PuzzleStatus.OVER_BUDGET: "correct, over budget",
+    PuzzleStatus.COMPILE_ERROR: "does not compile", PuzzleStatus.WRONG: "wrong output",
+    PuzzleStatus.FINDINGS: "sanitizer findings", PuzzleStatus.RUNTIME_ERROR: "runtime error",
+    UncheckedStatus.MISSING: "missing", UncheckedStatus.NOT_ATTEMPTED: "not attempted",
+    UncheckedStatus.ERROR: "stopped at a limit", UncheckedStatus.GRADER_FAULT: "not graded (grader fault)",
+}
+
+
 def status_text(s: dict) -> str:
-    return {"passed": "passed", "over-budget": "correct, over budget", "compile-error": "does not compile",
-            "wrong": "wrong output", "findings": "sanitizer findings", "runtime-error": "runtime error",
-            "missing": "missing", "not-attempted": "not attempted", "error": "stopped at a limit",
-            "grader-fault": "not graded (grader fault)"}.get(s.get("status", ""), printable(s.get("status", "")))
+    """A summary's status in words; a status from elsewhere (an older run's record) as it is."""
+    status = s.get("status", "")
+    # A summary holds the status's value (read back from JSON, a str): the enums are str, so it finds them.
+    return STATUS_TEXT.get(status, printable(status))
 
 
-def count_status(st: Student, status: str) -> int:
+def count_status(st: Student, status: PuzzleStatus | UncheckedStatus) -> int:
     return sum(1 for s in st.puzzles.values() if s.get("status") == status)
 
 
@@ -44,7 +54,7 @@ def gradebook_csv(run: GradeRun) -> str:
     w.writerow(["student", *ids, "total", "passed", "not_attempted", "status", "report"])
     for st in run.students:
         w.writerow([csv_cell(st.id), *[num(st.puzzles[i]["points"]) for i in ids], num(st.total),
-                    count_status(st, "passed"), count_status(st, UncheckedStatus.NOT_ATTEMPTED.value),
+                    count_status(st, PuzzleStatus.PASSED), count_status(st, UncheckedStatus.NOT_ATTEMPTED),
                     st.status, csv_cell(f"{REPORTS_DIR}/{st.report}")])
     return buf.getvalue()
 

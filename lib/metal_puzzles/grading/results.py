@@ -8,16 +8,16 @@ text, ``output`` writes that text, ``console`` and ``gradescope`` show it. The a
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import Enum
 from typing import Any
 
+from ..msl.lang.pycompat import StrEnum
 from ..puzzles import PUZZLES
 from .points import PointsConfig
 from .run_cost import RunCost
 from .submissions import Submission
 
 
-class UncheckedStatus(str, Enum):
+class UncheckedStatus(StrEnum):
     """What the grader says of a puzzle it did not check, or whose check gave no verdict. A
     checked puzzle's status is its verdict, ``checking.PuzzleStatus`` (passed, wrong, ...); the
     grader's status column holds one or the other, and no value is both."""
@@ -30,7 +30,7 @@ class UncheckedStatus(str, Enum):
     GRADER_FAULT = "grader-fault"  # the grader failed; not scored, not the student's fault
 
 
-class StudentStatus(str, Enum):
+class StudentStatus(StrEnum):
     COMPLETE = "complete"
     INCOMPLETE = "incomplete"  # some puzzle had a grader fault
 

@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ..checking import CheckResult, WiredPuzzle, check_kernel_sources, check_source
+from ..checking.wording import REPORT_WIDTH
 from ..puzzles import get_puzzle, solution_source
 from .bounds import bound_summary
 from .extract import NotebookKernels, extract_from_bytes
@@ -70,6 +71,9 @@ class CheckTask:
     input_names: list[str] | None
     output_names: list[str] | None
     seed: int
+    #: Where the report's prose is broken (``CheckResult.report``); None: one line a paragraph,
+    #: for ``check``, which prints it folded to the terminal's width.
+    report_width: int | None = REPORT_WIDTH
 
     def time_limit(self, limits: Limits) -> float:
         return limits.wall_seconds
@@ -85,6 +89,7 @@ class WiredTask:
     puzzle: str
     kernels: dict[str, dict[str, Any]] = field(default_factory=dict)
     seed: int = 0
+    report_width: int | None = REPORT_WIDTH  # as CheckTask's
 
     @property
     def puzzles(self) -> tuple[str, ...]:
@@ -153,7 +158,7 @@ def _check(task: CheckTask, limits: Limits) -> dict[str, dict]:
     for pid in task.puzzles:
         result = check_source(get_puzzle(pid), task.source, task.header, input_names=task.input_names,
                               output_names=task.output_names, seed=task.seed, max_steps=limits.max_steps)
-        out[pid] = summarize(result)
+        out[pid] = summarize(result, task.report_width)
     return out
 
 
@@ -163,12 +168,13 @@ def _wired(task: WiredTask, limits: Limits) -> dict[str, dict]:
         raise TypeError(f"a wired task names {task.puzzle!r}, which is not a finale entry")
     result = check_kernel_sources(puzzle, task.kernels, seed=task.seed,
                                   max_steps=limits.max_steps)
-    return {task.puzzle: summarize(result)}
+    return {task.puzzle: summarize(result, task.report_width)}
 
 
-def summarize(result: CheckResult) -> dict:
+def summarize(result: CheckResult, report_width: int | None = REPORT_WIDTH) -> dict:
     """A JSON-ready record of a check (a kernel puzzle's or a finale entry's): status, every test,
-    finding and count, the notes of tests beyond the visible test's structure, bounded in size."""
+    finding and count, the notes of tests beyond the visible test's structure, bounded in size;
+    its report's prose broken at ``report_width`` (None: one line a paragraph)."""
     tests = []
     for o in result.outcomes:
         findings = list(o.findings)
@@ -203,7 +209,7 @@ def summarize(result: CheckResult) -> dict:
         "notes": [_clip(n) for n in result.notes],
         # What the sanitizer notes (benign races): never counted, but shown by show() and check().
         "sanitizer_notes": [_clip(n) for n in result.sanitizer_notes],
-        "report": _clip(result.report()),
+        "report": _clip(result.report(report_width)),
     }
     return bound_summary(summary)
 

@@ -663,17 +663,17 @@ def run_by_names(library: ShaderLibrary, name: str, inputs: Mapping[str, np.ndar
     dtypes: dict[int, str] = {}
     unset: list[int] = []
     for array_name, value in inputs.items():
-        p = _named(kernel, by_name, array_name)
-        values[p.index] = value  # type: ignore[index]
-        dtypes[p.index] = input_dtypes[array_name]  # type: ignore[index]
+        index = _named(kernel, by_name, array_name).bound_index
+        values[index] = value
+        dtypes[index] = input_dtypes[array_name]
     for array_name, (shape, dtype) in outputs.items():
-        p = _named(kernel, by_name, array_name)
+        index = _named(kernel, by_name, array_name).bound_index
         size = int(np.prod(shape, dtype=np.int64))
         storage = np.float32 if dtype == "bfloat16" else dtype
-        values[p.index] = np.full(size, 0 if init_value is None else init_value, dtype=storage)  # type: ignore[index]
-        dtypes[p.index] = dtype  # type: ignore[index]
+        values[index] = np.full(size, 0 if init_value is None else init_value, dtype=storage)
+        dtypes[index] = dtype
         if init_value is None:
-            unset.append(p.index)  # type: ignore[arg-type]
+            unset.append(index)
     missing = [p.name for p in kernel.buffers if p.index not in values]
     if missing:
         raise ArgumentError(f"kernel '{kernel.host_name}' has buffer parameter(s) {missing} that no input or output "
@@ -710,18 +710,19 @@ def run_by_layout(library: ShaderLibrary, name: str, layout: Sequence[str], inpu
     dtypes: dict[int, str] = {}
     unset: list[int] = []
     for p in kernel.buffers:
-        array_name = layout[p.index]  # type: ignore[index]
+        index = p.bound_index
+        array_name = layout[index]
         if array_name in inputs:
-            values[p.index] = inputs[array_name]  # type: ignore[index]
-            dtypes[p.index] = input_dtypes[array_name]  # type: ignore[index]
+            values[index] = inputs[array_name]
+            dtypes[index] = input_dtypes[array_name]
             continue
         shape, dtype = outputs[array_name]
         storage = np.float32 if dtype == "bfloat16" else dtype
         size = int(np.prod(shape, dtype=np.int64))
-        values[p.index] = np.full(size, 0 if init_value is None else init_value, dtype=storage)  # type: ignore[index]
-        dtypes[p.index] = dtype  # type: ignore[index]
+        values[index] = np.full(size, 0 if init_value is None else init_value, dtype=storage)
+        dtypes[index] = dtype
         if init_value is None:
-            unset.append(p.index)  # type: ignore[arg-type]
+            unset.append(index)
     result = kernel.launch(values, geometry, dtypes=dtypes, unset=unset, **options)
     written = dict(zip(result.output_names, result.outputs, strict=True))
     shaped = [written[at[layout.index(out)].name].reshape(outputs[out][0]) for out in outputs]
@@ -759,8 +760,7 @@ def _check_host_binding(kernel: ShaderKernel, p: ShaderParam, layout: Sequence[s
     """A parameter at an index the host binds nothing at, named after an array the host binds at
     another index, or reading elements of another type than the host's would read or write the
     wrong memory on a GPU."""
-    index = p.index
-    assert index is not None
+    index = p.bound_index
     there = layout[index] if index < len(layout) else None
     head = f"kernel '{kernel.host_name}': [[buffer({index})]] is '{p.name}' ({_written(p)})"
     if there is None:

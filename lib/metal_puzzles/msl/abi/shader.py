@@ -62,6 +62,14 @@ class ShaderParam:
     ref_const: bool = False
 
     @property
+    def bound_index(self) -> int:
+        """The index the host binds it at (``[[buffer(i)]]``, ``[[threadgroup(i)]]``): every
+        parameter but a thread attribute has one (``describe_params`` gives it)."""
+        if self.index is None:
+            raise ValueError(f"'{self.name}' is a thread attribute: nothing is bound at an index to it")
+        return self.index
+
+    @property
     def element(self) -> Type:
         """What one element of the bound memory holds."""
         return self.ty.pointee if isinstance(self.ty, PointerType) else self.ty
