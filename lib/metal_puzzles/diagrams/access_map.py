@@ -176,7 +176,7 @@ def _site(result: RunResult, e: AccessEvent, sg: int, sel: np.ndarray, m) -> Sit
         base, item = _cost(result).threadgroup_layout.get(e.buffer, (0, 4))
         words = (base + elements * item) // m.bank_width
         ways = conflict_ways(words, simd_lane, len(elements) // max(np.unique(who).size, 1) * item, m)
-        bank = int(np.bincount(words % m.banks).argmax())
+        bank = int(np.argmax(np.bincount(words % m.banks)))
         what = ("no bank conflict" if ways <= 1 else
                 f"a {ways}-way bank conflict: {ways} lanes need different words of one bank (bank {bank})")
         return Site(e.line, e.buffer, e.kind, e.space, sg, group, simd_lane, elements, words, ways,

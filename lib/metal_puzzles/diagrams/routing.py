@@ -203,7 +203,7 @@ def _segments_meet_boxes(points: np.ndarray, boxes: np.ndarray) -> np.ndarray:
     last = len(points) - 2  # the index of the last segment
     first = np.clip(np.searchsorted(ys, boxes[:, 1], "right") - 1, 0, last)
     upto = np.clip(np.searchsorted(ys, boxes[:, 3], "left"), 0, last)
-    idx = np.minimum(first[:, None] + np.arange(int((upto - first).max()) + 1), last)  # k x w segments
+    idx = np.minimum(first[:, None] + np.arange(int(np.max(upto - first)) + 1), last)  # k x w segments
     a, d = points[idx], points[idx + 1] - points[idx]
     x0, y0, dx, dy = a[..., 0], a[..., 1], d[..., 0], d[..., 1]
     lo, hi = np.zeros(idx.shape), np.ones(idx.shape)

@@ -89,6 +89,7 @@ def param_type(p: Param) -> Type:
     scalar = DTYPE_NAMES[p.dtype]
     elem: Type = AtomicType(scalar) if p.atomic else scalar
     if p.passing == Passing.POINTER:
+        assert p.space is not None  # the signature names a pointer's address space
         return PointerType(elem, AddressSpace(p.space), p.const)
     return elem  # passed by reference (a 0-d input, an ndim): read like a value
 

@@ -57,7 +57,7 @@ def _shows_rich_output() -> bool:
     """Whether a returned diagram will be displayed: inside a Jupyter kernel, not a plain script
     or a terminal."""
     try:
-        from IPython import get_ipython
+        from IPython.core.getipython import get_ipython
     except ImportError:  # pragma: no cover - IPython comes with the notebook extras
         return False
     shell = get_ipython()
@@ -90,7 +90,7 @@ def register_verdict_display(shell: object) -> None:
 
 def _register_in_this_kernel() -> None:
     try:
-        from IPython import get_ipython
+        from IPython.core.getipython import get_ipython
     except ImportError:  # pragma: no cover - IPython comes with the notebook extras
         return
     if _shows_rich_output():

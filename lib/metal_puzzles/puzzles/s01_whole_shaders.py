@@ -146,6 +146,8 @@ def lerp_spec(start, end, weight, numel):
 
 
 def _lerp_case(rng: np.random.Generator | None, n: int, dtype: str, group: int, label: str) -> Case:
+    start: np.ndarray
+    end: np.ndarray
     if rng is None:
         start = (np.arange(n) / 4 - 2).astype(dtype)
         end = (np.arange(n) % 5).astype(dtype)

@@ -39,7 +39,7 @@ def _tied(rng: np.random.Generator, rows: int, n: int, negative: bool = False) -
     x = values(rng, (rows, n)) - (8.0 if negative else 0.0)
     for r in range(rows):
         places = rng.choice(n, size=min(n, 3), replace=False)
-        first = int(places.min())
+        first = int(np.min(places))
         x[r, places] = x[r].max() + 0.25
         if first + TG < n:
             x[r, first + TG] = x[r, first]

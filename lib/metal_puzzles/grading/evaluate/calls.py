@@ -5,6 +5,7 @@ show() and check(), and values handed to code the grader does not follow."""
 from __future__ import annotations
 
 import ast
+import sys
 import textwrap
 from collections.abc import Iterable
 from dataclasses import replace
@@ -347,9 +348,7 @@ class Calls(Machine):
             if effect is MagicEffect.RUN_HERE:
                 self.exec_block(tree.body, scope)
             else:  # run apart: as a function's body, whose names do not stay
-                fn_node = ast.FunctionDef(name=f"%{magic}", args=ast.arguments(
-                    posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[]),
-                    body=tree.body or [ast.Pass()], decorator_list=[], lineno=1, col_offset=0)
+                fn_node = _function_node(f"%{magic}", tree.body or [ast.Pass()])
                 fn = Function(fn_node, (), {}, self.cell, self.line_offset, next(self.serial),
                               FunctionFacts.of(fn_node))
                 self.call_function(fn, [], {}, node)
@@ -376,3 +375,11 @@ class Calls(Machine):
             fields.get("input_names"), fields.get("output_names"), self.cell, lineno)
         return KernelRef(build)
 
+
+def _function_node(name: str, body: list[ast.stmt]) -> ast.FunctionDef:
+    """A function of no parameters with ``body``, as ``def name(): ...`` parses (Python 3.12 added
+    its type parameters)."""
+    args = ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[])
+    since_312: dict[str, Any] = {"type_params": []} if sys.version_info >= (3, 12) else {}
+    return ast.FunctionDef(name=name, args=args, body=body, decorator_list=[], lineno=1, col_offset=0,
+                           **since_312)

@@ -52,9 +52,9 @@ def _limit(ty: ScalarType, member: str, node) -> float | int:
     if ty == BOOL:
         return {"max": 1, "min": 0, "lowest": 0}.get(member, 0)
     if ty.is_int:
-        info = np.iinfo(ty.dtype)
-        table: dict[str, float | int] = {"max": info.max, "min": info.min, "lowest": info.min, "finite_max": info.max,
-                 "finite_min": info.min}
+        ints = np.iinfo(ty.dtype)
+        table: dict[str, float | int] = {"max": ints.max, "min": ints.min, "lowest": ints.min, "finite_max": ints.max,
+                 "finite_min": ints.min}
     else:
         info = np.finfo(np.float16 if ty == HALF else np.float32)
         mx = float(info.max) if ty != BFLOAT else 3.3895313892515355e38

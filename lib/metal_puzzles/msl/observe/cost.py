@@ -362,7 +362,7 @@ def conflict_ways(words: np.ndarray, simd_lanes: np.ndarray, access_bytes: int, 
     worst = 0
     for phase in np.unique(simd_lanes // per_phase):
         distinct = np.unique(words[simd_lanes // per_phase == phase])
-        worst = max(worst, int(np.bincount(distinct % memory.banks).max()))
+        worst = max(worst, int(np.max(np.bincount(distinct % memory.banks))))
     return worst
 
 
@@ -524,7 +524,7 @@ class CostRecorder:
         acc[0] += _runs(simd)
         acc[1] += int(touched.size)
         acc[2] += int(lanes.size * width * size)
-        acc[3] = max(acc[3], int(per_simd.max()))
+        acc[3] = max(acc[3], int(np.max(per_simd)))
         # Bytes moved are counted in the buffer's own elements (a view may be narrower or wider).
         native = mem.unit
         mark = self.touched.get((mem.name, kind))
@@ -538,7 +538,7 @@ class CostRecorder:
         if kind == AccessKind.ATOMIC:
             _, counts = np.unique(simd * mem.raw.size + start, return_counts=True)
             t = self._tally(pos)
-            t.contention = max(t.contention, int(counts.max()))
+            t.contention = max(t.contention, int(np.max(counts)))
 
     def _banks(self, kind: AccessKind, start: np.ndarray, nbytes: int, lanes: np.ndarray, pos: Pos) -> None:
         mm = self.memory
@@ -571,7 +571,7 @@ class CostRecorder:
         acc[0] += _runs(simd)
         acc[1] += int(ways.sum())
         acc[2] += int(ways.size)
-        acc[3] = max(acc[3], int(ways.max()))
+        acc[3] = max(acc[3], int(np.max(ways)))
 
     # ---------------------------------------------------------------- result
     def profile(self, threads_per_threadgroup: int, source: str = "") -> CostProfile:
@@ -604,13 +604,13 @@ class CostRecorder:
             threadgroup_memory=self.tg_bytes, bytes_moved=kernel.device.bytes_moved,
             wavefronts=kernel.threadgroup.wavefronts,
             lane_slots={k: c.lane_slots for k, c in kernel.ops.items()},
-            barriers_per_threadgroup=int(self.barriers_per_group.max(initial=0)))
+            barriers_per_threadgroup=int(np.max(self.barriers_per_group, initial=0)))
         return CostProfile(
             gpu=self.gpu, lines=lines, kernel=kernel,
             occupancy=occupancy(self.gpu, threads_per_threadgroup, self.tg_bytes),
             estimate=estimate_time(work, self.gpu), workload=work, threadgroups=self.lanes.n_groups,
             threads=self.lanes.n, unique_bytes_read=read, unique_bytes_written=written,
-            barriers_per_threadgroup=int(self.barriers_per_group.max(initial=0)),
+            barriers_per_threadgroup=int(np.max(self.barriers_per_group, initial=0)),
             source_lines=tuple(source.split("\n")),
             threadgroup_layout={k: (v, self.tg_item[k]) for k, v in self.tg_base.items()},
             item_sizes=dict(self.item_size))

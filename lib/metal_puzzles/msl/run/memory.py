@@ -352,7 +352,7 @@ def merge_pointers(m: np.ndarray, new: Ptr, old: Ptr) -> Ptr:
         return table[p.which] if isinstance(p, SplitPtr) else np.full(m.shape, table[0])
 
     which = np.where(m, indices(new), indices(old))
-    off = np.where(m, new.off, old.off)  # type: ignore[call-overload]  # each an int64 scalar or array (Ptr.off)
+    off = np.where(m, new.off, old.off)  # type: ignore[call-overload, unused-ignore]  # an int64 scalar or array each (Ptr.off); NumPy 2.5 types it, 2.4 does not
     if (which == which[0]).all():
         return Ptr(mems[int(which[0])], off)
     return SplitPtr(tuple(mems), which, off)

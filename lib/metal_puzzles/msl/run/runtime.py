@@ -110,7 +110,7 @@ class Ctx:
         self._reported: set[FindingKey] = set()  # what report() has recorded, once each
         self.barrier_count = 0  # barriers executed so far (any threadgroup)
         self.sync_epoch = 0  # threadgroup-ordering barriers every threadgroup took
-        self.lane_phase = np.zeros(self.n, dtype=np.int64)  # threadgroup-memory phase of each lane's group
+        self.lane_phase: np.ndarray = np.zeros(self.n, dtype=np.int64)  # threadgroup-memory phase of each lane's group
         self.all_lanes = np.arange(self.n)
         self.barrier_hooks: list = []
         #: The kernel's local variables (front.symbols.Var), for findings that quote a thread's values.

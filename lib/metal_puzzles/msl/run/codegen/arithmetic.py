@@ -102,7 +102,7 @@ def bitcast(v: Any, src: Type, dst: Type) -> Any:
     lanes = a.shape[0] if a.ndim > (1 if s_n > 1 else 0) else None
     a = np.ascontiguousarray(a.reshape((lanes if lanes is not None else 1), s_n))
     target = np.uint16 if d_elem == BFLOAT else d_elem.dtype
-    out = a.view(target).reshape((lanes if lanes is not None else 1), d_n)
+    out: np.ndarray = a.view(target).reshape((lanes if lanes is not None else 1), d_n)
     if d_elem == BFLOAT:
         out = (out.astype(np.uint32) << np.uint32(16)).view(np.float32)
     if d_n == 1:
