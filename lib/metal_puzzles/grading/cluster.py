@@ -270,10 +270,13 @@ class DaskRunner:
 
     def _collect(self, future) -> list[TaskOutcome]:
         tasks = self._tasks.pop(future.key)
+        # result(), not the status as it stands: a result computed on a worker that died before it
+        # was fetched is computed again elsewhere (the status is then no longer "finished"), and
+        # result() waits for it; asking exception() instead gave None, counted a grader fault.
         try:
-            if future.status == "finished":
-                return future.result()
-            exc = future.exception()
+            return future.result()
+        except Exception as error:  # the task's own exception, raised here
+            exc = error
         finally:
             future.release()
         if isinstance(exc, RunnerStopped):
