@@ -237,6 +237,44 @@ if (local_i == THREADGROUP_MEM_SIZE - 1) {
 }
 """
 
+# Hillis-Steele with the read of a neighbour's element and the update of one's own in one round and
+# no barrier between them (issue 36): the writer also read its own element ('+='), which must not hide
+# the other thread's read at the line before, where the barrier goes. In a loop, and unrolled.
+HILLIS_STEELE_HEAD = """\
+threadgroup float tmp[BLOCK];
+uint i = thread_position_in_grid.x;
+uint b = thread_position_in_threadgroup.x;
+uint n = a_shape[0];
+tmp[b] = (i < n) ? a[i] : 0.0f;
+threadgroup_barrier(mem_flags::mem_threadgroup);
+"""
+HILLIS_STEELE_TAIL = """\
+if (i < n) {
+    out[i] = tmp[b];
+}
+"""
+HILLIS_STEELE_LOOP = HILLIS_STEELE_HEAD + """\
+for (uint s = 1; s < BLOCK; s *= 2) {
+    float v = b >= s ? tmp[b - s] : 0;
+    tmp[b] += v;
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+}
+""" + HILLIS_STEELE_TAIL
+# The rounds of an 8-element block written out; the first lacks its barrier between read and write.
+HILLIS_STEELE_UNROLLED = HILLIS_STEELE_HEAD + """\
+float v1 = b >= 1 ? tmp[b - 1] : 0;
+tmp[b] += v1;
+threadgroup_barrier(mem_flags::mem_threadgroup);
+float v2 = b >= 2 ? tmp[b - 2] : 0;
+threadgroup_barrier(mem_flags::mem_threadgroup);
+tmp[b] += v2;
+threadgroup_barrier(mem_flags::mem_threadgroup);
+float v4 = b >= 4 ? tmp[b - 4] : 0;
+threadgroup_barrier(mem_flags::mem_threadgroup);
+tmp[b] += v4;
+threadgroup_barrier(mem_flags::mem_threadgroup);
+""" + HILLIS_STEELE_TAIL
+
 TWO_BY_TWO = """\
 uint i = thread_position_in_grid.x;
 float v = a[i];
@@ -284,6 +322,16 @@ ROWS = [
         "the threadgroup reaches it)",
         edit(ONE_LINE, "    shared[local_i] = a[i]; out[i]", f"    shared[local_i] = a[i];\n}}\n{BARRIER}\n"
                                                              "if (i < a_shape[0]) {\n    out[i]")),
+    Row("a read of a neighbour's element, then an update of one's own, in one loop iteration", "block_scan",
+        HILLIS_STEELE_LOOP,
+        f"read by thread 1 = 1 of threadgroup 0 in the same barrier phase (line 8): add {BARRIER[:-1]} between the "
+        "two accesses (line 8, then line 9; outside any if",
+        edit(HILLIS_STEELE_LOOP, "    tmp[b] += v;\n", f"    {BARRIER}\n    tmp[b] += v;\n")),
+    Row("a read of a neighbour's element, then an update of one's own, outside a loop", "block_scan",
+        HILLIS_STEELE_UNROLLED,
+        f"read by thread 1 = 1 of threadgroup 0 in the same barrier phase (line 7): add {BARRIER[:-1]} between the "
+        "two accesses (line 7, then line 8; outside any if",
+        edit(HILLIS_STEELE_UNROLLED, "tmp[b] += v1;\n", f"{BARRIER}\ntmp[b] += v1;\n")),
     Row("a barrier whose flags do not order threadgroup memory", "detective_block_sum",
         edit(solution("D_01_block_sum.metal"), f"shared[local_i] = a[i];\n{BARRIER}",
              "shared[local_i] = a[i];\nthreadgroup_barrier(mem_flags::mem_none);"),

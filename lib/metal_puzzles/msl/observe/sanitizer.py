@@ -394,19 +394,26 @@ class Sanitizer:
 
     def _readers(self, ctx, sh: Shadow):
         """Who read each granule of threadgroup memory in the current phase: (lane or -1, other
-        unordered readers?, readers in several SIMD-groups?, position, phase, SIMD phase)."""
+        unordered readers?, readers in several SIMD-groups?, position, phase, SIMD phase, and the
+        last reader before the current one that was another thread, with its position). That
+        other reader names a race whose writer also read the element itself (``tmp[b] += v``
+        after another thread's ``tmp[b - s]``): the race is with the other thread's line."""
         if sh.reader_table is None:
             size = sh.w_lane.size
             sh.reader_table = (np.full(size, _NONE, dtype=np.int64), np.zeros(size, dtype=bool),
                                np.zeros(size, dtype=bool), np.zeros(size, dtype=np.int32),
-                               np.full(size, _NONE, dtype=np.int64), np.zeros(size, dtype=np.int64))
+                               np.full(size, _NONE, dtype=np.int64), np.zeros(size, dtype=np.int64),
+                               np.full(size, _NONE, dtype=np.int64), np.zeros(size, dtype=np.int32))
             sh.reader_folded = 0
         if sh.reader_folded < len(sh.pending):
             simd = ctx.lanes.simd_global
-            reader, multi, msimd, where, when, rsph = sh.reader_table
+            reader, multi, msimd, where, when, rsph, other_reader, other_where = sh.reader_table
             for f, lanes, pid, phase, sph in sh.pending[sh.reader_folded:]:
                 prev = reader[f]
                 same = (prev >= 0) & (when[f] == phase)
+                displaced = same & (prev != lanes)
+                other_where[f] = np.where(displaced, where[f], other_where[f])
+                other_reader[f] = np.where(displaced, prev, np.where(same, other_reader[f], _NONE))
                 prev_simd = simd[np.where(prev >= 0, prev, 0)]
                 cur_simd = simd[lanes]
                 unord = same
@@ -430,17 +437,18 @@ class Sanitizer:
 
     def _plain_readers(self, ctx, sh: Shadow, lanes, f, phase, sph):
         """Earlier reads of these granules by other threads that nothing orders before now:
-        (mask over the accesses, the reader lanes, the position table)."""
+        (mask over the accesses, the reader lanes, the position table, and for threadgroup
+        memory the reader before each of those that was another thread with its position table)."""
         if sh.device:
             rl = sh.r_lane[f]
             return self._unless_ordered(ctx, sh, (rl >= 0) & ((rl != lanes) | sh.r_multi[f]), rl, sh.r_phase,
-                                        sh.r_sph, f, lanes, phase, sph, sh.r_msimd), rl, sh.r_pos
+                                        sh.r_sph, f, lanes, phase, sph, sh.r_msimd), rl, sh.r_pos, None
         if not sh.pending or sh.pending_epoch != ctx.sync_epoch:
-            return None, None, None  # no read in this phase (the queue is never emptied within one)
-        reader, multi, msimd, where, when, rsph = self._readers(ctx, sh)
+            return None, None, None, None  # no read in this phase (the queue is never emptied within one)
+        reader, multi, msimd, where, when, rsph, other_reader, other_where = self._readers(ctx, sh)
         rl = reader[f]
         return self._unless_ordered(ctx, sh, (rl >= 0) & ((rl != lanes) | multi[f]), rl, when, rsph, f, lanes, phase,
-                                    sph, msimd), rl, where
+                                    sph, msimd), rl, where, (other_reader[f], other_where)
 
     def on_write(self, ctx, mem: Memory, flat, view: View, mask, pos: Pos, raw) -> None:
         """A plain write of ``raw`` (the stored scalars) at ``flat``, checked before it lands."""
@@ -457,8 +465,9 @@ class Sanitizer:
                                        phase, sph)
             self._conflict(ctx, mem, RaceKind.WRITE_AFTER_WRITE, waw, lanes, f, wl, pos, sh.w_pos,
                            same_value=lambda writers: self._same_value(ctx, mem, flat, view, raw, writers, None))
-            war, rl, r_pos = self._plain_readers(ctx, sh, lanes, f, phase, sph)
-            self._conflict(ctx, mem, RaceKind.WRITE_AFTER_READ, war, lanes, f, rl, pos, r_pos, several_readers=True)
+            war, rl, r_pos, displaced = self._plain_readers(ctx, sh, lanes, f, phase, sph)
+            self._conflict(ctx, mem, RaceKind.WRITE_AFTER_READ, war, lanes, f, rl, pos, r_pos, several_readers=True,
+                           displaced=displaced)
             if sh.a_lane is not None:
                 al = sh.a_lane[f]
                 hit = self._unless_ordered(ctx, sh, (al >= 0) & ((al != lanes) | sh.a_multi[f]), al, sh.a_phase,
@@ -511,9 +520,9 @@ class Sanitizer:
         self._conflict(ctx, mem, RaceKind.WRITE_AFTER_WRITE if writes else RaceKind.READ_AFTER_WRITE, hit, lanes, f,
                        wl, pos, sh.w_pos, atomic=AtomicSide.NOW)
         if writes:
-            war, rl, r_pos = self._plain_readers(ctx, sh, lanes, f, phase, sph)
+            war, rl, r_pos, displaced = self._plain_readers(ctx, sh, lanes, f, phase, sph)
             self._conflict(ctx, mem, RaceKind.WRITE_AFTER_READ, war, lanes, f, rl, pos, r_pos, several_readers=True,
-                           atomic=AtomicSide.NOW)
+                           atomic=AtomicSide.NOW, displaced=displaced)
         a_lane = _made(sh.a_lane)
         old = a_lane[f]
         current = (old >= 0) & self._unordered(ctx, sh, old, sh.a_phase[f], None if sph is None else _made(sh.a_sph)[f],
@@ -579,12 +588,14 @@ class Sanitizer:
 
     def _conflict(self, ctx, mem: Memory, kind: RaceKind, hit, lanes, f, others, pos: Pos, earlier, *,
                   several_readers: bool = False, same_value: Callable[[np.ndarray], bool] | None = None,
-                  atomic: AtomicSide | None = None) -> None:
+                  atomic: AtomicSide | None = None, displaced: tuple | None = None) -> None:
         """Report the first of the accesses ``hit`` marks (over ``lanes`` and their granules ``f``)
         that conflict with an earlier access by ``others`` (a lane per access), made at ``earlier``
         (a position id per granule, or one position). ``several_readers``: the earlier readers
-        recorded may include this very thread, which then stands for other threads;
-        ``same_value``: whether the writers store what is already there (a benign race)."""
+        recorded may include this very thread, which then stands for other threads, or for the
+        reader before it that was another thread (``displaced``: a lane per access and a position
+        id per granule), when one is known; ``same_value``: whether the writers store what is
+        already there (a benign race)."""
         if hit is None or not hit.any():
             return
         k = int(np.flatnonzero(hit)[0])
@@ -597,9 +608,14 @@ class Sanitizer:
             if apart.size:
                 k = int(apart[0])
         lane, other = int(lanes[k]), int(others[k])
+        other_pos = earlier if isinstance(earlier, Pos) else self.positions[earlier[f[k]]]
         if several_readers and other == lane:
             other = -1  # several readers; the recorded one is this thread
-        other_pos = earlier if isinstance(earlier, Pos) else self.positions[earlier[f[k]]]
+            before = int(displaced[0][k]) if displaced is not None else -1
+            if before >= 0 and before != lane and self.positions[displaced[1][f[k]]] != other_pos:
+                # The thread read the element itself before writing it ('tmp[b] += v'): the race
+                # is with the other thread's read, at its own line, which is where the barrier goes.
+                other, other_pos = before, self.positions[displaced[1][f[k]]]
         writers = lanes[hit]
         same = same_value(writers) if same_value is not None else False
         self._race(ctx, mem, kind, lane, other, int(f[k]), pos, other_pos, writers, entries=f[hit], same_value=same,
