@@ -56,6 +56,10 @@ class Budget:
     #: What to do about too many reads per element in this puzzle, when the general advice (keep
     #: values in registers instead of reading them again in a later pass) does not fit.
     reads_advice: str | None = None
+    #: How this puzzle's kernel makes do with ``max_barriers`` (what the budget sentence advises
+    #: when a kernel waits at more); None: the sentence states the count alone, since no one cure
+    #: fits every puzzle (a reduction's simd_sum is no help to top-k's rounds).
+    barriers_advice: str | None = None
 
     def limits(self) -> dict[str, int]:
         """The per-thread count limits (the score table's columns), by counter name."""
@@ -82,6 +86,8 @@ class Budget:
                 sentence = _simd(figures, limit, simd_test)
             elif key == "max_reads_per_element":
                 sentence = _reads(figures, limit, self.reads_advice)
+            elif key == "max_barriers":
+                sentence = _barriers(figures, limit, self.barriers_advice)
             else:
                 sentence = _COST_SENTENCES[key](figures, limit)
             if sentence is not None:
@@ -154,11 +160,16 @@ def _occupancy(f: CostFigures, limit: float) -> str | None:
             "flight to hide memory latency")
 
 
-def _barriers(f: CostFigures, limit: float) -> str | None:
+#: The barrier advice of a sum over a threadgroup (``Budget.barriers_advice``).
+SIMD_SUM_BARRIERS = ("reduce within each SIMD-group with simd_sum (no barrier needed), then combine the SIMD-groups' "
+                     "results once")
+
+
+def _barriers(f: CostFigures, limit: float, advice: str | None = None) -> str | None:
     if f.barriers <= limit:
         return None
-    return (f"makes each threadgroup wait at {f.barriers} barriers; this puzzle allows {limit:g}: reduce within "
-            "each SIMD-group with simd_sum (no barrier needed), then combine the SIMD-groups' results once")
+    return f"makes each threadgroup wait at {f.barriers} barriers; this puzzle allows {limit:g}" + (
+        f": {advice}" if advice else "")
 
 
 _COST_SENTENCES = {
@@ -168,7 +179,6 @@ _COST_SENTENCES = {
     "min_simd_efficiency": _simd,
     "max_reads_per_element": _reads,
     "min_occupancy": _occupancy,
-    "max_barriers": _barriers,
 }
 
 

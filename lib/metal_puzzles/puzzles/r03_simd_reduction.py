@@ -13,6 +13,7 @@ import numpy as np
 
 from ..checking import Budget, Case, Puzzle
 from ..checking.inputs import ceil_div, padded, values
+from ..checking.puzzle import SIMD_SUM_BARRIERS
 from .entry import Entry
 
 TG = 256
@@ -115,7 +116,8 @@ asks for the structure that scales.""",
     visible=VISIBLE,
     hidden=hidden,
     template=TEMPLATE,
-    budget=Budget(global_reads=1, global_writes=1, shared_reads=1, shared_writes=1, max_barriers=1),
+    budget=Budget(global_reads=1, global_writes=1, shared_reads=1, shared_writes=1, max_barriers=1,
+                  barriers_advice=SIMD_SUM_BARRIERS),
 )
 
 

@@ -12,6 +12,7 @@ import numpy as np
 
 from ..checking import Budget, Case, ErrorModel, Puzzle
 from ..checking.inputs import ceil_div, values
+from ..checking.puzzle import SIMD_SUM_BARRIERS
 from .entry import Entry
 
 TG = 64  # two SIMD-groups a row
@@ -118,7 +119,8 @@ elements of `x` read once, and its weight), {PER_THREAD} writes, and one barrier
     visible=VISIBLE,
     hidden=hidden,
     template=TEMPLATE,
-    budget=Budget(global_reads=2 * PER_THREAD, global_writes=PER_THREAD, max_barriers=1),
+    budget=Budget(global_reads=2 * PER_THREAD, global_writes=PER_THREAD, max_barriers=1,
+                  barriers_advice=SIMD_SUM_BARRIERS),
     work=lambda case: (TG, case.output_shape[0]),
     atol=1e-6,
     rtol=1e-5,

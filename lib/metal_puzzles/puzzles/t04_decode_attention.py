@@ -133,7 +133,10 @@ and one barrier per threadgroup.""",
     visible=VISIBLE,
     hidden=hidden,
     template=TEMPLATE,
-    budget=Budget(global_reads=PER_LANE * (1 + 2 * KEYS_PER_GROUP), global_writes=PER_LANE, max_barriers=1),
+    budget=Budget(global_reads=PER_LANE * (1 + 2 * KEYS_PER_GROUP), global_writes=PER_LANE, max_barriers=1,
+                  barriers_advice=("add each key's products across the SIMD-group with simd_sum and keep the "
+                                   "SIMD-group's running maximum and sum in registers (no barrier needed), then "
+                                   "merge the SIMD-groups' results once, behind one barrier")),
     work=lambda case: (TG, case.output_shape[0]),
     atol=1e-6,
     rtol=1e-5,

@@ -111,7 +111,10 @@ barrier per threadgroup.""",
     visible=VISIBLE,
     hidden=hidden,
     template=TEMPLATE,
-    budget=Budget(global_reads=PER_THREAD, global_writes=1, max_barriers=1, max_reads_per_element=1.0),
+    budget=Budget(global_reads=PER_THREAD, global_writes=1, max_barriers=1, max_reads_per_element=1.0,
+                  barriers_advice=("find each SIMD-group's largest value with simd_max and its first index with "
+                                   "simd_min (no barrier needed), then merge the SIMD-groups' pairs once, behind "
+                                   "one barrier")),
     work=lambda case: (TG, case.output_shape[0]),
     atol=0.0,
     rtol=0.0,
