@@ -133,7 +133,7 @@ def run_one(run: Runner, spec: Callable, case: Case, rtol: float, atol: float,
         # (the grader reports it as a grader fault and leaves the puzzle unscored).
         status, message, findings = classify(exc)
         outcome = Outcome(case, status, expected=expected, findings=findings, rtol=rtol, atol=atol,
-                          allowed=comparison.allowed, error=None if findings else message)
+                          allowed=comparison.allowed, tolerance=comparison.tolerance, error=None if findings else message)
         if isinstance(exc, SanitizerError) and exc.result is not None:  # the record of the stopped run
             outcome.counts_max = exc.result.counts.max()
             outcome.stopped = exc.result.stopped
@@ -141,7 +141,8 @@ def run_one(run: Runner, spec: Callable, case: Case, rtol: float, atol: float,
     yours = np.asarray(result.outputs[0])
     outcome = Outcome(case, CaseStatus.PASS, yours=yours, expected=expected, findings=list(result.findings),
                       counts_max=result.counts.max(), run=result, stopped=result.stopped, rtol=rtol, atol=atol,
-                      allowed=comparison.allowed, cost=result.cost.figures() if result.cost is not None else None)
+                      allowed=comparison.allowed, tolerance=comparison.tolerance,
+                      cost=result.cost.figures() if result.cost is not None else None)
     if yours.shape != expected.shape or comparison.mismatch(yours).any():
         outcome.status = CaseStatus.WRONG
     if any(f.is_error for f in outcome.findings):  # notes (benign races) never fail a test

@@ -27,6 +27,7 @@ than the conditioned bound (tests/test_tolerance.py, benchmarks/bench_seed_sweep
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from collections import OrderedDict
 from collections.abc import Callable
@@ -64,6 +65,40 @@ def gamma(n: int | np.ndarray) -> np.ndarray:
 
 
 @dataclass(frozen=True)
+class Tolerance:
+    """How close one test's output had to come, as a verdict states it: the error model and the
+    floor a puzzle declares (``Puzzle.error_model``, ``atol``, ``rtol``), and what the model made
+    of this test. The numbers at each element are the ``Comparison``'s ``allowed``."""
+
+    model: ErrorModel
+    atol: float
+    rtol: float
+    #: For exact sums: whether this test's values let float32 compute the result exactly.
+    exact: bool = False
+    #: For exact sums float32 cannot compute exactly: the n of the bound gamma(n) * spec(|x|).
+    roundings: int | None = None
+
+    def describe(self) -> str:
+        """The rule in one sentence, for a verdict: '|yours - spec| may be at most ...'."""
+        floor = f"atol {self.atol:g} + rtol {self.rtol:g} * |spec|"
+        if self.model is ErrorModel.FIXED:
+            return (f"|yours - spec| may be at most {floor} (a fixed tolerance, with no model of how float32 "
+                    "rounding affects this computation).")
+        source = f"(the puzzle's error model, '{self.model.value}', and its atol and rtol)"
+        if self.model is ErrorModel.EXACT_SUMS and self.exact:
+            return (f"|yours - spec| may be at most {floor} {source}: on this test float32 computes these sums of "
+                    "products exactly, in any order, so a larger difference is a wrong value, not rounding.")
+        if self.model is ErrorModel.EXACT_SUMS:
+            n = self.roundings if self.roundings is not None else "n"
+            return (f"|yours - spec| may be at most float32's bound for these sums in any order, gamma({n}) * "
+                    f"spec(|inputs|) with gamma(n) = n * 2**-24, plus {floor} {source}.")
+        return (f"|yours - spec| may be at most what float32 rounding can do to this computation at each position, "
+                f"gamma(n + {OWN_ROUNDINGS}) times the spec's condition number there (n: the inputs the position "
+                f"depends on; gamma(n) = n * 2**-24) plus {OWN_ROUNDINGS} roundings of the value, plus {floor} "
+                f"{source}.")
+
+
+@dataclass(frozen=True)
 class Comparison:
     """The reference output of one test and the error allowed at each of its elements."""
 
@@ -72,6 +107,8 @@ class Comparison:
     model: ErrorModel
     #: For exact sums: whether the test's values let float32 compute the result exactly.
     exact: bool = False
+    #: The rule ``allowed`` follows, for the verdict to state.
+    tolerance: Tolerance | None = None
 
     def mismatch(self, yours: np.ndarray) -> np.ndarray:
         """Where ``yours`` is further from the reference than allowed (NaN matches NaN)."""
@@ -117,23 +154,25 @@ def _key(spec, inputs, output_shape, model, atol, rtol) -> tuple:
 
 
 def _compare(spec, inputs, output_shape, model, atol, rtol) -> Comparison:
+    rule = Tolerance(model, atol, rtol)
     if model is ErrorModel.FIXED:
         expected = _shaped(_evaluate(spec, inputs), output_shape)
-        return Comparison(expected, atol + rtol * np.abs(expected), model)
+        return Comparison(expected, atol + rtol * np.abs(expected), model, tolerance=rule)
     wide = tuple(_as_float64(x) for x in inputs)
     expected = _shaped(_evaluate(spec, wide), output_shape)
     floor = atol + rtol * np.abs(expected)
     if model is ErrorModel.EXACT_SUMS:
         magnitude = _shaped(_evaluate(spec, tuple(np.abs(x) if _is_float(x) else x for x in wide)), output_shape)
         if _exact_in_float32(inputs, magnitude):
-            return Comparison(expected, floor, model, exact=True)
+            return Comparison(expected, floor, model, exact=True, tolerance=dataclasses.replace(rule, exact=True))
         floats = [x for x in inputs if _is_float(x)]
         longest = max((x.size for x in floats), default=1)
-        return Comparison(expected, floor + gamma(longest + len(floats)) * np.abs(magnitude), model)
+        return Comparison(expected, floor + gamma(longest + len(floats)) * np.abs(magnitude), model,
+                          tolerance=dataclasses.replace(rule, roundings=longest + len(floats)))
     condition, depends_on = _condition(spec, wide, output_shape)
     allowed = floor + CONDITIONED_SAFETY * gamma(depends_on + OWN_ROUNDINGS) * condition \
         + OWN_ROUNDINGS * U32 * np.abs(expected)
-    return Comparison(expected, allowed, model)
+    return Comparison(expected, allowed, model, tolerance=rule)
 
 
 def _exact_in_float32(inputs: tuple[np.ndarray, ...], magnitude: np.ndarray) -> bool:

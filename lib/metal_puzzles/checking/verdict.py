@@ -25,9 +25,11 @@ from ..msl.observe.cost import CostFigures, worst_figures
 from ..msl.run.finding_kinds import kind_entry
 from .budget_detail import count_details
 from .case import Case
+from .difference import Difference, format_difference, position_text
+from .likely_cause import likely_cause
 from .pipeline import PipelineRun
 from .puzzle import Budget
-from .tolerance import mismatch
+from .tolerance import ErrorModel, Tolerance, mismatch
 from .wording import REPORT_WIDTH, plural, report_width, terminal_width, wrap
 
 
@@ -83,6 +85,8 @@ class Outcome:
     atol: float = 1e-4
     #: The error allowed at each element (see ``tolerance``); None: ``atol``/``rtol`` alone.
     allowed: np.ndarray | None = None
+    #: The rule ``allowed`` follows, which a verdict states; None: ``atol``/``rtol`` as given.
+    tolerance: Tolerance | None = None
     #: The cost model's figures for this test (when the puzzle's budget uses them).
     cost: CostFigures | None = None
     #: Not run: the kernel did not finish an earlier test, so this one would not either.
@@ -420,9 +424,13 @@ def describe_outcome(o: Outcome, head: str | None = None) -> list[str]:
             lines.append(f"{head} output shape {o.yours.shape} differs from the spec's {o.expected.shape}.")
         elif o.mismatch is not None and o.mismatch.any():
             lines.append(f"{head} wrong output at {int(o.mismatch.sum())} of {o.mismatch.size} positions.")
-            lines += format_comparison(o.yours, o.expected, o.mismatch)
+            difference = _difference(o)
+            lines += format_difference(difference)
             if not errors:  # what the run did that explains it (a finding would have said so already)
                 lines += [line for hint in output_hints(o) for line in wrap("Why: " + hint)]
+                cause = likely_cause(o.yours, o.expected, o.mismatch, difference.allowed, _sizes(o))
+                if cause is not None:
+                    lines += wrap("Likely cause: " + cause)
         elif errors:
             lines += wrap("The output happens to match the spec on this test, but the problem above would show on "
                           "other sizes or hardware.")
@@ -432,6 +440,21 @@ def describe_outcome(o: Outcome, head: str | None = None) -> list[str]:
             lines += wrap("Where: " + diagnosis)
     # The sanitizer's notes are listed once, under the verdict (``CheckResult.sanitizer_notes``).
     return lines
+
+
+def _difference(o: Outcome) -> Difference:
+    """A wrong output as the report shows it, with the error allowed at each position and the
+    rule that allowed it (``atol``/``rtol`` where the outcome has none of its own)."""
+    assert o.yours is not None and o.expected is not None and o.mismatch is not None
+    expected = np.asarray(o.expected, dtype=np.float64)
+    allowed = o.allowed if o.allowed is not None else o.atol + o.rtol * np.abs(expected)
+    tolerance = o.tolerance if o.tolerance is not None else Tolerance(ErrorModel.FIXED, o.atol, o.rtol)
+    return Difference(o.yours, expected, o.mismatch, np.broadcast_to(allowed, o.yours.shape), tolerance)
+
+
+def _sizes(o: Outcome) -> set[int]:
+    """The sizes of a test's problem: its inputs' and output's axes."""
+    return {int(n) for x in o.case.inputs for n in np.shape(x)} | {int(n) for n in np.shape(o.expected)}
 
 
 def output_hints(o: Outcome) -> list[str]:
@@ -456,35 +479,12 @@ def _describe_comparison(o: Outcome) -> list[str]:
         mismatch = o.mismatch
         if mismatch is not None:
             where = [tuple(int(i) for i in p) for p in np.argwhere(mismatch)[:4]]
-            detail = ", ".join(f"{p}: yours {float(yours[p]):.4g}, reference {float(expected[p]):.4g}" for p in where)
+            shown = Difference(yours, np.asarray(expected, dtype=np.float64), mismatch)
+            digits = shown.digits(where)
+            detail = ", ".join(f"{position_text(p)}: yours {shown.text(yours[p], digits)}, reference "
+                               f"{shown.text(expected[p], digits)}" for p in where)
             return [f"{head} wrong at {int(mismatch.sum())} of {mismatch.size} positions, e.g. {detail}."]
     return [head + (o.error or " wrong.")]
-
-
-#: Outputs with more values are shown by their first differing positions only.
-MAX_SHOWN_VALUES = 36
-
-
-def format_comparison(yours: np.ndarray, expected: np.ndarray, mismatch: np.ndarray) -> list[str]:
-    """Yours versus the spec, with the differing positions marked."""
-    if yours.ndim <= 1:
-        ys = [_fmt(v) for v in np.atleast_1d(yours)]
-        es = [_fmt(v) for v in np.atleast_1d(expected)]
-        w = [max(len(a), len(b)) for a, b in zip(ys, es, strict=True)]
-        if len(ys) <= 24:
-            def row(vals: list[str]) -> str:
-                return "[" + " ".join(v.rjust(k) for v, k in zip(vals, w, strict=True)) + "]"
-            marks = " " + " ".join(("^" * k if m else " " * k) for m, k in zip(np.atleast_1d(mismatch), w, strict=True))
-            return [f"  Yours: {row(ys)}", f"  Spec : {row(es)}", f"         {marks.rstrip()}"]
-    idx = [tuple(int(i) for i in p) for p in np.argwhere(mismatch)[:8]]
-    # A whole output is worth reading while it is small; beyond that (600 zeros beside 600
-    # expected values) the first differing positions and a count say it all.
-    out = [] if yours.size > MAX_SHOWN_VALUES else ["  Yours:", _indent(np.array2string(yours, precision=4)),
-                                                     "  Spec :", _indent(np.array2string(expected, precision=4))]
-    more = "" if mismatch.sum() <= 8 else f" (first 8 of {int(mismatch.sum())})"
-    detail = ", ".join(f"{p}: yours {_fmt(yours[p])}, spec {_fmt(expected[p])}" for p in idx)
-    out.append(f"  Differs at{more}: {detail}")
-    return out
 
 
 def close(a: np.ndarray, b: np.ndarray, rtol: float = 1e-5, atol: float = 1e-4) -> np.ndarray:
@@ -503,14 +503,3 @@ def classify(exc: BaseException) -> tuple[CaseStatus, str, list[Finding]]:
     if isinstance(exc, KernelRuntimeError | ArgumentError):
         return CaseStatus.RUNTIME_ERROR, str(exc), []
     return CaseStatus.RUNTIME_ERROR, f"{type(exc).__name__}: {exc}", []
-
-
-def _indent(text: str) -> str:
-    return "\n".join("    " + line for line in text.splitlines())
-
-
-def _fmt(v) -> str:
-    v = float(v)
-    if np.isfinite(v) and v == int(v) and abs(v) < 1e9:
-        return str(int(v))
-    return f"{v:.4g}"

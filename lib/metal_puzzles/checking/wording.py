@@ -42,6 +42,18 @@ def wrap(text: str, indent: str = "", hanging: str = "  ", width: int | None = N
                          break_long_words=False, break_on_hyphens=False) or [indent]
 
 
+#: The widest line of a table (values side by side, their marks under them) in a report for a page:
+#: a notebook's output area in a window 900 px wide holds about 95 characters of 13 px code, and a
+#: table line the page broke would move its marks off their values.
+PAGE_TABLE_WIDTH = 88
+
+
+def table_width() -> int:
+    """How wide a line of a table in a report may be: the prose's width, or for a page that wraps
+    prose (``report_width(None)``) ``PAGE_TABLE_WIDTH``."""
+    return _PROSE_WIDTH.get() or PAGE_TABLE_WIDTH
+
+
 @contextmanager
 def report_width(width: int | None) -> Iterator[None]:
     """While inside: ``wrap`` breaks prose at ``width`` characters, or (None) keeps each paragraph
@@ -95,4 +107,4 @@ def report_html(report: str) -> str:
     return f"<div class='mp-report' style='{_REPORT_STYLE}'>{''.join(rows)}</div>"
 
 
-__all__ = ["plural", "wrap", "report_width", "report_html", "report_text", "terminal_width", "REPORT_WIDTH"]
+__all__ = ["plural", "wrap", "table_width", "report_width", "report_html", "report_text", "terminal_width", "REPORT_WIDTH"]

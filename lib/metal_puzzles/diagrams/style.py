@@ -9,6 +9,8 @@ import math
 import numpy as np
 from colour import Color
 
+from ..msl.lang.values import hex_word
+
 # ----------------------------------------------------------------------------- sizes and colours
 CELL = 34  # side of one array element, in pixels
 SMALL_CELL = 28  # used instead when a panel would be too wide (big 2D arrays)
@@ -74,6 +76,9 @@ def fmt_value(v) -> str:
         return v
     if isinstance(v, bool | np.bool_):
         return "1" if v else "0"
+    word = hex_word(v)  # a 32-bit word of packed bits (V.3's 4-bit values) reads in hex, not as 1.39e+09
+    if word is not None:
+        return word
     f = float(v)
     if math.isnan(f):
         return "nan"

@@ -115,3 +115,18 @@ def c_divmod(a: Any, b: Any, want: str) -> Any:
     if np.any(zero_b):
         out = np.where(zero_b, np.zeros_like(out), out)  # the stand-in value for x / 0 and x % 0
     return (out[()] if out.ndim == 0 else out), zero_b
+
+
+#: Unsigned integers from this value up are written in hexadecimal: such words hold bits (eight
+#: 4-bit values, a radix sort's digits), which hex shows a digit per 4 bits and decimal, let alone
+#: 1.39e+09, hides.
+HEX_FROM = 1 << 16
+
+
+def hex_word(v: Any) -> str | None:
+    """An unsigned integer of 32 or more bits whose value is at least ``HEX_FROM``, as its
+    hexadecimal word ('0x52fc9630', every digit of the word shown); None for any other value."""
+    dtype = getattr(v, "dtype", None)
+    if dtype is None or dtype.kind != "u" or dtype.itemsize < 4 or np.ndim(v) != 0 or int(v) < HEX_FROM:
+        return None
+    return f"0x{int(v):0{2 * dtype.itemsize}x}"

@@ -21,6 +21,7 @@ from ..front.symbols import DeferredConstant, VarKind
 from ..lang.errors import Pos
 from ..lang.pycompat import StrEnum
 from ..lang.types import AddressSpace, ScalarType
+from ..lang.values import hex_word
 
 
 class Audience(StrEnum):
@@ -121,7 +122,7 @@ def lane_values(variables, slots: list, lane: int, n: int, limit: int = 6) -> st
         if value.dtype.kind == "b":
             text = "true" if value else "false"
         else:
-            text = str(int(value)) if value.dtype.kind in "iu" else f"{float(value):g}"
+            text = hex_word(value) or (str(int(value)) if value.dtype.kind in "iu" else f"{float(value):g}")
         parts.append(f"{var.name} = {text}")
         if len(parts) == limit:
             break

@@ -1,0 +1,154 @@
+"""What the pattern of a wrong output's errors says about its cause, where it says something.
+
+A few patterns point at one kind of mistake whatever the puzzle:
+
+- NaN or infinity where the spec is finite: a float overflowed or divided by zero (``exp`` of an
+  attention score in the hundreds without the maximum subtracted first; ``0 / 0`` without EPS);
+- the spec's values in another order: a layout (rows for columns, another pairing) or a tie rule;
+- one ratio yours / spec at every differing position: a constant left out or changed; when that
+  ratio is the square root of a size of the problem, a missing 1/sqrt(D) scale, when it is the size
+  itself, a sum where a mean was meant;
+- the same ratio within each row, another in each: something computed once a row (its norm);
+- an error that grows with the position along an axis: an angle or an offset that grows with it.
+
+Each test looks at every differing position, not at the first few; none claims more than it sees.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+import numpy as np
+
+#: How far apart ratios may be and still be called one (relative).
+SAME_RATIO = 1e-3
+#: How well (Spearman's rank correlation) an error must follow a position to grow with it.
+GROWTH_CORRELATION = 0.9
+#: How much larger the error must be over the last quarter of the positions than over the first
+#: (on average), to be said to grow: an error proportional to the position is 7 times larger.
+GROWTH_FACTOR = 4.0
+
+
+def likely_cause(yours: np.ndarray, expected: np.ndarray, mismatch: np.ndarray, allowed: np.ndarray | None,
+                 sizes: Iterable[int] = ()) -> str | None:
+    """The likely cause of a wrong float output, as a sentence, or None when the errors show no
+    pattern. ``sizes``: the sizes of the problem (its inputs' and output's axes), for ratios
+    that are a size or its square root."""
+    if yours.dtype.kind != "f" or yours.shape != expected.shape or not mismatch.any():
+        return None
+    y = yours.astype(np.float64)
+    e = np.asarray(expected, dtype=np.float64)
+    for cause in (_not_finite(y, e, mismatch), _reordered(y, e, mismatch, allowed),
+                  _one_ratio(y, e, mismatch, sorted({int(s) for s in sizes if int(s) > 1})),
+                  _grows_with_position(y, e, mismatch, allowed)):
+        if cause is not None:
+            return cause
+    return None
+
+
+def _not_finite(y: np.ndarray, e: np.ndarray, mismatch: np.ndarray) -> str | None:
+    bad = mismatch & ~np.isfinite(y) & np.isfinite(e)
+    if not bad.any():
+        return None
+    what = "NaN" if np.isnan(y[bad]).all() else "infinity" if np.isinf(y[bad]).all() else "NaN or infinity"
+    return (f"your output holds {what} at {int(bad.sum())} position{'s' if bad.sum() > 1 else ''} where the spec's "
+            "is finite: a float overflowed or divided by zero. exp() of a value in the hundreds is infinite in float32 "
+            "(a softmax must subtract the row's maximum before exp), and 0 / 0 is NaN (a norm without its EPS).")
+
+
+def _reordered(y: np.ndarray, e: np.ndarray, mismatch: np.ndarray, allowed: np.ndarray | None) -> str | None:
+    """The spec's values, in another order: over the whole output, or within each row."""
+    if not (np.isfinite(y).all() and np.isfinite(e).all()):
+        return None
+    slack = float(np.max(allowed)) if allowed is not None and np.size(allowed) else 0.0
+    layouts = [("", y.reshape(1, -1), e.reshape(1, -1))]
+    if y.ndim >= 2:
+        layouts.append((" within each row", y.reshape(-1, y.shape[-1]), e.reshape(-1, y.shape[-1])))
+    for where, ys, es in layouts:
+        if np.all(np.abs(np.sort(ys, axis=1) - np.sort(es, axis=1)) <= slack):
+            return (f"your output holds the spec's values{where}, in another order: a layout mistake (rows for "
+                    "columns, the wrong stride, another pairing of elements) or, where values tie, another tie rule.")
+    return None
+
+
+def _one_ratio(y: np.ndarray, e: np.ndarray, mismatch: np.ndarray, sizes: list[int]) -> str | None:
+    """One ratio yours / spec at every differing position (or one per row)."""
+    use = mismatch & (e != 0) & np.isfinite(y)
+    if use.sum() < 2:
+        return None
+    ratio = y[use] / e[use]
+    if _one(ratio):
+        q = float(np.median(ratio))
+        size = _named_size(q, sizes)
+        if size is not None:
+            return size
+        return (f"yours is the spec's times {q:.6g} at every differing position (a relative error of {q - 1:+.3g} "
+                "everywhere): a constant left out or changed, such as EPS in a normalisation, or a scale.")
+    if y.ndim >= 2:
+        rows_y, rows_e, rows_m = (a.reshape(-1, a.shape[-1]) for a in (y, e, use))
+        ratios = []
+        for r in range(rows_y.shape[0]):
+            if rows_m[r].sum() >= 2:
+                q_row = rows_y[r][rows_m[r]] / rows_e[r][rows_m[r]]
+                if not _one(q_row):
+                    return None
+                ratios.append((r, float(np.median(q_row))))
+        if len(ratios) >= 1 and rows_m.sum() == sum(int(rows_m[r].sum()) for r, _ in ratios):
+            shown = ", ".join(f"row {r}: {q:.6g}" for r, q in ratios[:3])
+            return (f"within each row that differs, yours is the spec's times one factor ({shown}): something "
+                    "computed once a row is off, such as the row's norm (an EPS left out) or its maximum or sum.")
+    return None
+
+
+def _one(ratio: np.ndarray) -> bool:
+    q = float(np.median(ratio))
+    return q != 0 and abs(q - 1) > SAME_RATIO and float(np.max(np.abs(ratio - q))) <= SAME_RATIO * abs(q)
+
+
+def _named_size(q: float, sizes: list[int]) -> str | None:
+    for size in sizes:
+        root = math.sqrt(size)
+        for factor, what in ((root, f"sqrt({size}) = {root:.4g}"), (1 / root, f"1/sqrt({size}) = {1 / root:.4g}")):
+            if abs(q - factor) <= SAME_RATIO * factor:
+                return (f"yours is the spec's times {q:.4g} everywhere it differs, which is {what}, {size} being a size "
+                        f"of this problem: a scale such as 1/sqrt(D) left out, or applied twice.")
+        for factor, what in ((size, f"{size}"), (1 / size, f"1/{size}")):
+            if abs(q - factor) <= SAME_RATIO * factor:
+                return (f"yours is the spec's times {q:.4g} everywhere it differs, which is {what}, {size} being a size "
+                        "of this problem: a sum where a mean was meant (or the reverse), or a count applied twice.")
+    return None
+
+
+def _grows_with_position(y: np.ndarray, e: np.ndarray, mismatch: np.ndarray, allowed: np.ndarray | None
+                         ) -> str | None:
+    """The error, relative to the error allowed, growing along one axis (leading axes first)."""
+    if not np.isfinite(y).all():
+        return None
+    error = np.abs(y - e)
+    for axis in range(y.ndim):
+        n = y.shape[axis]
+        if n < 4:
+            continue
+        others = tuple(a for a in range(y.ndim) if a != axis)
+        per = np.max(error, axis=others) if others else error
+        if np.count_nonzero(per) < 3:
+            continue
+        rho = _spearman(np.arange(n), per)
+        quarter = max(1, n // 4)
+        start, end = float(np.mean(per[:quarter])), float(np.mean(per[-quarter:]))
+        if rho >= GROWTH_CORRELATION and end > GROWTH_FACTOR * max(start, 1e-300):
+            first = int(np.argmax(per > 0))
+            return (f"the error grows with the position along axis {axis} (about {float(per[first]):.2g} at {first}, "
+                    f"{float(per[-1]):.2g} at {n - 1}): something that grows with the position, such as a rotation's "
+                    "angle or an offset, computed with too little precision (a position in half, a float32 angle "
+                    "formed the long way) or with the wrong frequency.")
+    return None
+
+
+def _spearman(x: np.ndarray, v: np.ndarray) -> float:
+    rx = np.argsort(np.argsort(x)).astype(np.float64)
+    rv = np.argsort(np.argsort(v, kind="stable"), kind="stable").astype(np.float64)
+    if np.std(rv) == 0:
+        return 0.0
+    return float(np.corrcoef(rx, rv)[0, 1])
