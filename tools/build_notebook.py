@@ -143,9 +143,12 @@ grids), so an answer typed in by hand fails. It prints one verdict:
 - **Passed**: correct on every test and within budget.
 - **Almost**: correct on every test but over budget; it says which count is too high, for example
   `it uses 2 global reads per thread; this puzzle needs at most 1`.
-- **Failed**: a wrong output, a sanitizer finding or a compile error. You see the first failing test,
-  your output above the spec's with the differing positions marked `^`, and the names of the other
-  failing tests.
+- **Failed**: a wrong output, a sanitizer finding or a compile error. You see the first failing test:
+  your output above the spec's (row by row when it has two dimensions or more) with the differing
+  positions marked `^`; the error at each differing position beside the error allowed there, the worst
+  one, and the tolerance the check used and where it comes from; a likely cause where the errors show
+  one (NaN from an overflow, one ratio everywhere from a missing constant, the right values in another
+  order); and the names of the other failing tests.
 
 **The visible test is the contract.** Hidden tests change values and sizes, but keep the structure of
 the visible test: whether the last threadgroup is partial, whether there are spare threads, one

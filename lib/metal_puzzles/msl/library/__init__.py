@@ -12,7 +12,7 @@ from ..lang.metal_namespace import strip_metal_namespace
 from ..lang.types import Type
 from . import atomics, integer, math, matrix, simd, simdgroup_matrix, sync  # noqa: F401  (each registers its builtins)
 from .base import BUILTINS, Builtin
-from .constants import NUMERIC_LIMITS, lookup_constant
+from .constants import CONSTANT_NAMES, NUMERIC_LIMITS, lookup_constant
 from .std_types import STD_TYPES_SOURCE
 
 #: Namespaces whose functions are the library's own under their plain names, within ``metal``
@@ -43,6 +43,9 @@ class StandardLibrary:
 
     def function_names(self) -> set[str]:
         return set(BUILTINS)
+
+    def constant_names(self) -> set[str]:
+        return set(CONSTANT_NAMES)
 
     def types_source(self) -> str:
         return STD_TYPES_SOURCE

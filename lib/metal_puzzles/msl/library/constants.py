@@ -109,6 +109,10 @@ _INT_CONSTANTS = {
 }
 
 
+#: Every constant a kernel may name without qualification: what a misspelt name is compared with.
+CONSTANT_NAMES = frozenset(_FLOAT_CONSTANTS) | frozenset(_HALF_CONSTANTS) | frozenset(_INT_CONSTANTS)
+
+
 def lookup_constant(name: str, targs, ck) -> tuple[Type, object] | None:
     plain = strip_metal_namespace(name)
     if plain in _FLOAT_CONSTANTS:

@@ -173,7 +173,7 @@ class Expressions(CheckerState):
 
     def _value_candidates(self) -> set[str]:
         names = {k for k, v in self._all_scope_items() if isinstance(v, Var)}
-        return names | set(self.func_defs) | {name for name, _ in METAL_ATTRIBUTES}
+        return names | set(self.func_defs) | {name for name, _ in METAL_ATTRIBUTES} | self.library.constant_names()
 
     def e_Unary(self, e: ast.Unary) -> ast.Expr:
         op = e.op

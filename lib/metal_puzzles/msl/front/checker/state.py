@@ -56,6 +56,10 @@ class Library(Protocol):
 
     def function_names(self) -> set[str]: ...
 
+    def constant_names(self) -> set[str]:
+        """The library's named constants (UINT_MAX, INFINITY, M_PI_F, ...), for 'did you mean'."""
+        ...
+
     def types_source(self) -> str:
         """MSL source of the library's class templates (metal::array), declared in every program."""
         ...
