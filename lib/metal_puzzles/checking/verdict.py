@@ -454,7 +454,8 @@ def _difference(o: Outcome) -> Difference:
 
 def _sizes(o: Outcome) -> set[int]:
     """The sizes of a test's problem: its inputs' and output's axes."""
-    return {int(n) for x in o.case.inputs for n in np.shape(x)} | {int(n) for n in np.shape(o.expected)}
+    output = () if o.expected is None else o.expected.shape
+    return {int(n) for x in o.case.inputs for n in np.shape(x)} | {int(n) for n in output}
 
 
 def output_hints(o: Outcome) -> list[str]:

@@ -611,11 +611,14 @@ class Sanitizer:
         other_pos = earlier if isinstance(earlier, Pos) else self.positions[earlier[f[k]]]
         if several_readers and other == lane:
             other = -1  # several readers; the recorded one is this thread
-            before = int(displaced[0][k]) if displaced is not None else -1
-            if before >= 0 and before != lane and self.positions[displaced[1][f[k]]] != other_pos:
-                # The thread read the element itself before writing it ('tmp[b] += v'): the race
-                # is with the other thread's read, at its own line, which is where the barrier goes.
-                other, other_pos = before, self.positions[displaced[1][f[k]]]
+            if displaced is not None:
+                before_lanes, before_where = displaced
+                before = int(before_lanes[k])
+                before_pos = self.positions[before_where[f[k]]] if before >= 0 else None
+                if before >= 0 and before != lane and before_pos != other_pos:
+                    # The thread read the element itself before writing it ('tmp[b] += v'): the race is
+                    # with the other thread's read, at its own line, which is where the barrier goes.
+                    other, other_pos = before, before_pos
         writers = lanes[hit]
         same = same_value(writers) if same_value is not None else False
         self._race(ctx, mem, kind, lane, other, int(f[k]), pos, other_pos, writers, entries=f[hit], same_value=same,
