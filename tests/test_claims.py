@@ -139,3 +139,9 @@ def test_the_introductions_failed_verdict_states_its_tolerance_and_a_cause():
                                                     "}\n").report())
     assert re.search(r"\[0, 1\] yours 12 spec 11 error 1 allowed \S+", report)
     assert "Tolerance: |yours - spec| may be at most" in report and "Likely cause:" in report
+
+
+def test_the_introductions_almost_verdict_names_the_count_too_high():
+    said = re.search(r"for example\s+`(it uses 2 global reads per thread; this puzzle needs at most 1)`", INTRO).group(1)
+    result = check_source(get_puzzle("map"), "uint i = thread_position_in_grid.x;\nout[i] = a[i] * 0 + a[i] + 10;\n")
+    assert result.report().startswith("Almost: Map is correct on all") and said in flat(result.report())

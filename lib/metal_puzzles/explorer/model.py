@@ -20,6 +20,7 @@ import numpy as np
 from ..diagrams.marks import FindingSite, finding_sites
 from ..msl import RunResult
 from ..msl.lang.types import AddressSpace
+from ..msl.lang.values import hex_word
 from ..msl.observe.cost import conflict_ways, segments_touched
 from ..msl.observe.trace import AccessEvent, BarrierEvent, ElementAccess, Recorder, flatten_events
 from ..msl.run.access_kind import AccessKind
@@ -407,6 +408,9 @@ def _fmt(v) -> str:
     if a.dtype == object:
         return str(a.item() if a.ndim == 0 else a.tolist())
     if a.ndim == 0:
+        word = hex_word(a[()])  # a 32-bit word of packed bits reads in hex (V.3's eight 4-bit values)
+        if word is not None:
+            return word
         x = a.item()
         if isinstance(x, float):
             return f"{x:g}"
