@@ -218,3 +218,16 @@ def test_a_packed_word_is_shown_in_hex_in_diagrams_messages_and_verdicts():
     spec = np.array([float(first), 3.0])
     yours = np.array([first + 1, 3], dtype=np.uint32)
     assert "yours 0x52fc9631  spec 0x52fc9630" in "\n".join(format_difference(Difference(yours, spec, yours != spec)))
+
+
+def test_a_wrong_gradient_comparison_states_its_tolerance_and_digits_that_differ():
+    from metal_puzzles.checking import CaseStatus, CheckResult, Outcome, Subject
+
+    case = get_puzzle("map").visible
+    yours = np.array([1.1523456, 2.0], dtype=np.float32)
+    reference = np.array([1.1524, 2.0])
+    comparison = Outcome(case, CaseStatus.WRONG, yours=yours, expected=reference, quantity="vjp w.r.t. a",
+                         rtol=1e-5, atol=1e-6)
+    report = " ".join(CheckResult("Autodiff", [comparison], subject=Subject.GRADIENT).report().split())
+    assert "[0]: yours 1.1523, reference 1.1524" in report
+    assert "|yours - reference| may be at most atol 1e-06 + rtol 1e-05 * |reference|" in report

@@ -484,7 +484,8 @@ def _describe_comparison(o: Outcome) -> list[str]:
             digits = shown.digits(where)
             detail = ", ".join(f"{position_text(p)}: yours {shown.text(yours[p], digits)}, reference "
                                f"{shown.text(expected[p], digits)}" for p in where)
-            return [f"{head} wrong at {int(mismatch.sum())} of {mismatch.size} positions, e.g. {detail}."]
+            rule = Tolerance(ErrorModel.FIXED, o.atol, o.rtol).describe().replace("spec", "reference")
+            return [f"{head} wrong at {int(mismatch.sum())} of {mismatch.size} positions, e.g. {detail}. {rule}"]
     return [head + (o.error or " wrong.")]
 
 
