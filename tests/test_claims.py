@@ -130,9 +130,11 @@ def test_the_introductions_wrapped_index_is_explained_by_its_subtraction():
 
 def test_the_introductions_failed_verdict_states_its_tolerance_and_a_cause():
     """What the introduction promises of a wrong output beyond the marks."""
-    intro = flat(INTRO)
+    intro, readme = flat(INTRO), flat(README)
     assert "the error at each differing position beside the error allowed there" in intro
     assert "a likely cause where the errors show one" in intro
+    assert "each differing position's error beside the error the puzzle's tolerance allows there" in readme
+    assert "a likely cause where the errors show one" in readme
     report = flat(check_source(get_puzzle("map_2d"), "uint i = thread_position_in_grid.x;\nuint j = thread_position_in_grid.y;\n"
                                                     "if (i < a_shape[0] && j < a_shape[1]) {\n"
                                                     "    out[j * a_shape[0] + i] = a[i * a_shape[1] + j] + 10;\n"

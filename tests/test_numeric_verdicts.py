@@ -198,6 +198,10 @@ def test_errors_without_a_pattern_claim_no_cause():
     spec = rng.standard_normal((8, 16))
     yours = (spec + rng.standard_normal((8, 16))).astype(np.float32)
     assert likely_cause(yours, spec, np.ones(spec.shape, dtype=bool), np.full(spec.shape, 1e-4), spec.shape) is None
+    # A constant output with one element wrong is no shifted one.
+    flat, wrong = np.full(16, 10.0), np.full(16, 10.0, dtype=np.float32)
+    wrong[0] = 0
+    assert likely_cause(wrong, flat, wrong != flat, np.full(16, 1e-4), (16,)) is None
 
 
 # ----------------------------------------------------------------------------- packed words in hex
@@ -231,3 +235,10 @@ def test_a_wrong_gradient_comparison_states_its_tolerance_and_digits_that_differ
     report = " ".join(CheckResult("Autodiff", [comparison], subject=Subject.GRADIENT).report().split())
     assert "[0]: yours 1.1523, reference 1.1524" in report
     assert "|yours - reference| may be at most atol 1e-06 + rtol 1e-05 * |reference|" in report
+
+
+def test_an_output_moved_by_one_place_is_named_an_index_off_by_one():
+    shifted = "uint i = thread_position_in_grid.x;\nout[i] = i > 0 ? a[i - 1] + 10 : 10;\n"
+    report = " ".join(check_source(get_puzzle("map"), shifted).report().split())
+    assert "Likely cause: your output holds the spec's values 1 position later than the spec has them: an index off by 1" \
+        in report, report

@@ -5,6 +5,7 @@ A few patterns point at one kind of mistake whatever the puzzle:
 - NaN or infinity where the spec is finite: a float overflowed or divided by zero (``exp`` of an
   attention score in the hundreds without the maximum subtracted first; ``0 / 0`` without EPS);
 - the spec's values in another order: a layout (rows for columns, another pairing) or a tie rule;
+  moved a place or two along the output: an index off by one;
 - one ratio yours / spec at every differing position: a constant left out or changed; when that
   ratio is the square root of a size of the problem, a missing 1/sqrt(D) scale, when it is the size
   itself, a sum where a mean was meant;
@@ -69,7 +70,24 @@ def _reordered(y: np.ndarray, e: np.ndarray, mismatch: np.ndarray, allowed: np.n
         if np.all(np.abs(np.sort(ys, axis=1) - np.sort(es, axis=1)) <= slack):
             return (f"your output holds the spec's values{where}, in another order: a layout mistake (rows for "
                     "columns, the wrong stride, another pairing of elements) or, where values tie, another tie rule.")
+    for where, ys, es in reversed(layouts):
+        for shift in (1, -1, 2, -2):
+            if ys.shape[1] > 2 * abs(shift) + 1 and _shifted(ys, es, shift, slack):
+                way = "later" if shift > 0 else "earlier"
+                return (f"your output holds the spec's values{where} {abs(shift)} position{'s' if abs(shift) > 1 else ''} "
+                        f"{way} than the spec has them: an index off by {abs(shift)} (a missing or extra + 1, a loop "
+                        "bound or a start one step off).")
     return None
+
+
+def _shifted(ys: np.ndarray, es: np.ndarray, shift: int, slack: float) -> bool:
+    """Whether every row of ``ys`` is the row of ``es`` moved ``shift`` places along it, where both
+    are defined (yours[k + shift] is spec[k])."""
+    n = ys.shape[1]
+    mine = ys[:, shift:] if shift > 0 else ys[:, :n + shift]
+    theirs = es[:, :n - shift] if shift > 0 else es[:, -shift:]
+    # A constant row matches itself moved: that says nothing about an index.
+    return bool(np.all(np.abs(mine - theirs) <= slack)) and float(np.max(np.ptp(theirs, axis=1))) > slack
 
 
 def _one_ratio(y: np.ndarray, e: np.ndarray, mismatch: np.ndarray, sizes: list[int]) -> str | None:
