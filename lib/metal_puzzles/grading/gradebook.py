@@ -129,7 +129,7 @@ def identity_problem(text: str, lms: LMS) -> str | None:
     if lms is LMS.CANVAS:
         if canvas_reads(text) != text:  # C7
             return f"Canvas reads it as the number {canvas_reads(text)!r}"
-        if not text.strip() or CANVAS_BLANK_CELL.match(text):  # C5, C8: blank is no identity
+        if not text.strip():  # C8: a blank cell is no identity ("Muted" is one: the row has a number, C5)
             return "Canvas reads it as no identity"
     if lms is LMS.MOODLE:
         if text.strip(_PHP_TRIM) != text:  # M3

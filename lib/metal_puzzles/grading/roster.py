@@ -12,7 +12,8 @@ Canvas's own gradebook export (README: Importing grades), with a notebook column
 roster, with three identities: ``ID`` (Canvas's user number), ``SIS User ID`` and ``SIS Login ID``.
 Each is kept (``Roster.lms``) and written back in its own column of the gradebook; the student's
 id is the first the row gives of SIS User ID, SIS Login ID, ID. Its non-student rows (the
-``Points Possible`` row, a ``Muted`` or ``Manual Posting`` row) are skipped as Canvas skips them.
+``Points Possible`` row, a ``Muted`` or ``Manual Posting`` row) are skipped as Canvas skips them,
+and so is a student whose notebook cell is empty (the export lists the whole class).
 
 ``mapping_mismatch`` catches a mapping that matches no submission at all (columns swapped, a
 third column first) before a class is graded under file-name ids.
@@ -80,6 +81,8 @@ def load_roster(path: str | Path | None) -> Roster:
         cells = [c.strip() for c in row]
         if not any(cells) or (canvas and _canvas_non_student(cells)):
             continue
+        if canvas and (file_col >= len(cells) or not cells[file_col]):
+            continue  # Canvas's export lists the whole class: a student with no notebook to map
         ids = {col: _nfc(cells[i]) for col, i in canvas.items() if i < len(cells) and cells[i]}
         sid_col = next((canvas[col] for col in CANVAS_ID_ORDER if col in ids), id_col) if canvas else id_col
         if len(cells) <= max(file_col, sid_col) or not cells[file_col] or not cells[sid_col]:
