@@ -105,6 +105,8 @@ def canvas_import(text: str, users: list[CanvasUser]) -> CanvasImport:
             result.unmatched.append(row)
         else:
             result.grades[student.canvas_id] = grade_cell  # C9: a blank one is posted, as a grade removed
+    if result.points_possible is not None and re.search(r"read\s+only", result.points_possible):  # C10
+        result.grades.clear()
     return result
 
 
@@ -251,6 +253,10 @@ def test_a_roster_canvas_id_that_is_no_user_number_is_refused(tmp_path) -> None:
     (tmp_path / "roster.csv").write_text("Student,ID,SIS User ID,SIS Login ID,Section,File\n"
                                          "Ann Smith,12abc,S1,ann,A,ann.ipynb\n", encoding="utf-8")
     with pytest.raises(MappingError, match=r"line 2: the ID column of a Canvas export holds Canvas's user numbers"):
+        load_roster(tmp_path / "roster.csv")
+    (tmp_path / "roster.csv").write_text("Student,ID,SIS User ID,SIS Login ID,Section,File\n"
+                                         "Ann Smith,\uff11\uff12,S1,ann,A,ann.ipynb\n", encoding="utf-8")
+    with pytest.raises(MappingError, match=r"line 2: the ID column"):  # digits Python knows, Ruby's to_i not
         load_roster(tmp_path / "roster.csv")
 
 

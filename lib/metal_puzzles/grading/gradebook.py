@@ -31,6 +31,8 @@ Canvas (instructure/canvas-lms, ``lib/gradebook_importer.rb``, ``GradebookImport
   the name is never a student's own text (a notebook named like a classmate would take their grade).
 - C9 a blank grade is a grade removed (the upload posts it as a change): a student whose grading
   did not complete is left out of the file, so an upload leaves their grade as it was.
+- C10 a maximum-row cell matching ``read only`` makes its column read-only (``readonly_assignment?``,
+  nothing imported): ours is the maximum, a number.
 
 Moodle (moodle/moodle, ``grade/import/csv/classes/load_data.php``, ``lib/csvlib.class.php``):
 
@@ -163,7 +165,7 @@ def _canvas_row(st: dict, sid: str, name: str, total: str) -> tuple[list[str] | 
     if not ids:  # no roster identity: the grader's id is the SIS user id (README: Importing grades)
         ids = {LmsId.SIS_USER_ID: sid}
     canvas_id = ids.get(LmsId.CANVAS_ID, "")
-    if canvas_id and not canvas_id.isdigit():  # C8: only a user number goes in ID
+    if canvas_id and not (canvas_id.isascii() and canvas_id.isdigit()):  # C8: only a user number goes in ID
         return None, f"its Canvas ID {printable(canvas_id, limit=80)!r} is not a Canvas user number"
     for column in (LmsId.SIS_USER_ID, LmsId.SIS_LOGIN_ID):
         value = ids.get(column, "")
