@@ -146,7 +146,7 @@ def identity_problem(text: str, lms: LMS) -> str | None:
 def _name_cell(name: str, lms: LMS) -> str:
     """The roster's name as a cell the LMS reads no structure from: blank where it could be read
     as some (C4; M1), otherwise with a spreadsheet's formula escape."""
-    if lms is LMS.CANVAS and ("Points Possible" in name or CANVAS_BLANK_CELL.match(name)):
+    if lms is LMS.CANVAS and "Points Possible" in name:
         return ""
     if lms is LMS.MOODLE and "\\" in name and _needs_quotes(name):
         return ""

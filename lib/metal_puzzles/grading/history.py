@@ -23,7 +23,7 @@ from .output import RESULTS_NAME, OutputError, atomic_write
 from .safe_text import printable
 
 #: Where the results a run compares with are kept until its changes are on record.
-BASELINE_NAME = ".changes-baseline.json"
+BASELINE_NAME = "changes-baseline.json"
 #: The largest changes.csv or results.json read: a course's history is a few MiB.
 MAX_READ_BYTES = 512 * 2**20
 
@@ -34,7 +34,7 @@ def _read_regular(path: Path, what: str) -> bytes | None:
     unreadable file or one too large."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # no file (an --out that is a file: prepare_out says so)
         return None
     except OSError as exc:
         if os.path.islink(path):
