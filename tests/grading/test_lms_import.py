@@ -390,3 +390,13 @@ def test_the_refusal_stops_grade_before_grading(tmp_path, capsys) -> None:
     (tmp_path / "roster.csv").write_text('File,ID,Name\nalice.ipynb,a1,"Alice\n', encoding="utf-8")
     g = grade(capsys, [cls], tmp_path / "out", "--mapping", str(tmp_path / "roster.csv"))
     assert g.status == 2 and "line 2" in g.stderr and not Path(tmp_path / "out" / "grades.csv").exists()
+
+
+def test_the_gradebook_command_names_whom_it_leaves_out(tmp_path, capsys) -> None:
+    import json
+
+    (tmp_path / "results.json").write_text(json.dumps(results_of(("A1", 50), ("0", 3))), encoding="utf-8")
+    assert main(["gradebook", str(tmp_path), "--lms", "moodle", "--to", str(tmp_path / "moodle.csv")]) == 0
+    err = capsys.readouterr().err
+    assert "1 student(s) left out of" in err and "'0': its id cannot be written: Moodle reads it as empty" in err
+    assert moodle_import(raw_text(tmp_path / "moodle.csv"), {"A1": "ann"}) == {"ann": 50.0}

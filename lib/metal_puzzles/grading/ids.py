@@ -157,8 +157,8 @@ def mapping_rows(path: str | Path) -> list[tuple[int, list[str]]]:
                 rows.append((line, row))
             line = reader.line_num + 1
     except csv.Error as exc:
-        raise MappingError(f"{printable(path)}, line {line}: not CSV as a spreadsheet saves it ({exc}); "
-                           "a quote left open?") from None
+        raise MappingError(f"{printable(path)}, line {line}: not CSV as a spreadsheet saves it ({exc}): a quote "
+                           "left open, or text after a closing quote?") from None
     return rows
 
 
