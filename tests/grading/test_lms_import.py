@@ -400,3 +400,35 @@ def test_the_gradebook_command_names_whom_it_leaves_out(tmp_path, capsys) -> Non
     err = capsys.readouterr().err
     assert "1 student(s) left out of" in err and "'0': its id cannot be written: Moodle reads it as empty" in err
     assert moodle_import(raw_text(tmp_path / "moodle.csv"), {"A1": "ann"}) == {"ann": 50.0}
+
+
+HOSTILE = ["Points Possible", "    Points Possible", "Muted", "Manual Posting", "0", "1,5", "7.", "-3", "=1+1", "@a",
+           "+1", "a;b;c", ", ,", ";;", 'q"uote', "back\\slash", "x,\\", "Smith, Ann", " pad ", "read only", "12abc",
+           "EX", "-", "", "Student", "ID"]
+
+
+def left_out_ids(book, sids: list[str]) -> set[str]:
+    named = {why.split(": ")[0] for why in book.left_out}
+    assert len(named) == len(book.left_out)
+    return {sid for sid in sids if repr(sid) in named}
+
+
+def test_a_class_of_two_thousand_hostile_names_imports_exactly_its_grades() -> None:
+    # Every fragment above with a serial number before or after it (or alone): whatever the
+    # students named, each either lands on exactly its own user with exactly its total, or is
+    # left out of the file and named; the maximum is the class's.
+    sids = list(dict.fromkeys([f for f in HOSTILE if f] + [f"{f}{n}" for n in range(40) for f in HOSTILE]
+                              + [f"{n}{f}" for n in range(40) for f in HOSTILE]))
+    assert len(sids) > 2000
+    results = results_of(*[(sid, float(i % 57)) for i, sid in enumerate(sids)])
+    canvas = lms_gradebook(results, LMS.CANVAS)
+    users = [CanvasUser(1000 + i, f"User {i}", f"{i}, User", sis_user_id=sid) for i, sid in enumerate(sids)]
+    imported = canvas_import(canvas.text, users)
+    assert imported.points_possible == "56" and not imported.unmatched
+    left = left_out_ids(canvas, sids)
+    assert imported.grades == {1000 + i: f"{i % 57:g}" for i, sid in enumerate(sids) if sid not in left}
+    assert len(left) < len(sids) // 4  # refusals stay the odd case
+    moodle = lms_gradebook(results, LMS.MOODLE)
+    left = left_out_ids(moodle, sids)
+    grades = moodle_import(moodle.text, {sid: f"u{i}" for i, sid in enumerate(sids)})
+    assert grades == {f"u{i}": float(i % 57) for i, sid in enumerate(sids) if sid not in left}
