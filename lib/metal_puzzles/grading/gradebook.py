@@ -86,6 +86,9 @@ class LmsId(StrEnum):
     SECTION = "section"  # not an identity; carried back so a Canvas export round-trips
 
 
+_LMS_ID_NAMES = frozenset(LmsId)
+
+
 @dataclass(frozen=True)
 class Gradebook:
     text: str
@@ -157,7 +160,7 @@ def _lms_ids(st: dict) -> dict[str, str]:
     ids = st.get("lms")
     if not isinstance(ids, dict):
         return {}
-    return {k: v for k, v in ids.items() if k in set(LmsId) and isinstance(v, str) and v}
+    return {k: v for k, v in ids.items() if k in _LMS_ID_NAMES and isinstance(v, str) and v}
 
 
 def _canvas_row(st: dict, sid: str, name: str, total: str) -> tuple[list[str] | None, str | None]:
