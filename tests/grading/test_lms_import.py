@@ -248,6 +248,17 @@ def test_the_assignment_column_is_one_canvas_matches_by_title() -> None:
     assert not any(n in ASSIGNMENT for n in _NON_ASSIGNMENT) and not re.search(r"\(\d+\)$", ASSIGNMENT)
 
 
+def test_an_id_column_beside_sis_columns_in_another_order_is_not_canvas_user_number(tmp_path) -> None:
+    # Only Canvas's export (Student, ID, ... as Canvas writes it) has Canvas's user numbers under
+    # "ID": elsewhere a number there is the institution's, and Canvas would match it to user 102.
+    (tmp_path / "roster.csv").write_text("File,ID,SIS User ID,Name\nann.ipynb,102,S1,Ann Smith\n", encoding="utf-8")
+    roster = load_roster(tmp_path / "roster.csv")
+    assert roster.mapping == {"ann.ipynb": "102"} and roster.lms == {}
+    results = results_of(("102", 7))
+    imported = canvas_import(gradebook_csv(results, LMS.CANVAS), [ANN, BOB])
+    assert imported.grades == {} and len(imported.unmatched) == 1  # SIS "102" is no one's: not Bob's grade
+
+
 def test_a_roster_canvas_id_that_is_no_user_number_is_refused(tmp_path) -> None:
     # C8: Canvas reads the ID cell's leading digits ("12abc" is user 12).
     (tmp_path / "roster.csv").write_text("Student,ID,SIS User ID,SIS Login ID,Section,File\n"

@@ -35,8 +35,8 @@ FILE_COLUMNS = frozenset({"file", "filename", "file name", "notebook", "path", "
 ID_COLUMNS = frozenset({"id", "student id", "studentid", "sid", "sis user id", "sis login id", "login", "username",
                         "user name", "email", "email address", "id number", "student number", "matriculation"})
 NAME_COLUMNS = frozenset({"name", "full name", "student", "student name", "display name"})
-#: Canvas's identity columns (header cells as ``_key`` writes them); a header with a SIS column is
-#: Canvas's export, whose "ID" is Canvas's user number, not the institution's id.
+#: Canvas's identity columns (header cells as ``_key`` writes them); in Canvas's export (a header
+#: starting Student, ID, with a SIS column) "ID" is Canvas's user number, not the institution's id.
 CANVAS_COLUMNS = {"sis user id": LmsId.SIS_USER_ID, "sis login id": LmsId.SIS_LOGIN_ID, "id": LmsId.CANVAS_ID,
                   "section": LmsId.SECTION}
 #: Which identity a Canvas roster's student id is, in order of preference.
@@ -72,8 +72,10 @@ def load_roster(path: str | Path | None) -> Roster:
         return Roster(load_mapping(path))
     file_col, id_col, name_col = columns
     canvas = {CANVAS_COLUMNS[cell]: i for i, cell in enumerate(header) if cell in CANVAS_COLUMNS}
-    if not ({LmsId.SIS_USER_ID, LmsId.SIS_LOGIN_ID} & set(canvas)):
-        canvas = {}  # an "ID" alone is the institution's id, as any roster's
+    if header[:2] != ["student", "id"] or not ({LmsId.SIS_USER_ID, LmsId.SIS_LOGIN_ID} & set(canvas)):
+        # Not Canvas's export (it starts Student, ID and has SIS columns): an "ID" is the
+        # institution's id, as in any roster, and never goes in Canvas's user-number column.
+        canvas = {}
     mapping: dict[str, str] = {}
     names: dict[str, str] = {}
     lms: dict[str, dict[str, str]] = {}
