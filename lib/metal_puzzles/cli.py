@@ -13,11 +13,12 @@ from dataclasses import asdict
 from enum import IntEnum
 from pathlib import Path
 
-from .grading.changes import CHANGES_NAME, previous_results
+from .grading.changes import CHANGES_NAME
 from .grading.cluster import ClusterError
 from .grading.console import print_check, print_summary
 from .grading.grade import collect_notebooks, grade_submissions, new_seed
-from .grading.gradebook import LMS, gradebook_csv
+from .grading.gradebook import GRADEBOOK_NAME, LMS, lms_gradebook
+from .grading.history import check_history, keep_baseline, record_changes
 from .grading.ids import LOOK_ALIKE, TWICE, MappingError, assign_ids
 from .grading.journal import Journal, JournalError, RunSettings
 from .grading.limits import DEFAULT_MEMORY_MIB, Limits, unenforced_limits
@@ -225,9 +226,11 @@ def _grade(args, config: PointsConfig, limits: Limits, max_bytes: int) -> int:
     if any(p.startswith(TWICE) for p in id_problems):
         _error("a student id must name one notebook: fix the mapping file")
         return ExitStatus.USAGE
-    previous = previous_results(out)  # read before --force removes it: changes.csv compares with it
     try:
         check_apart(out, args.submissions, [f.path for f in files])
+        check_history(out)
+        # Kept before --force removes results.json, until changes.csv holds what changed since.
+        previous = keep_baseline(out, replacing=args.force or args.resume)
         prepare_out(out, students=len(files), resume=args.resume, force=args.force)
         if args.resume:
             journal = Journal.resume(out)
@@ -261,8 +264,9 @@ def _grade(args, config: PointsConfig, limits: Limits, max_bytes: int) -> int:
         run = grade_submissions(args.submissions, config=config, mapping=mapping, limits=limits,
                                 workers=args.workers, progress=not args.quiet, max_notebook_bytes=max_bytes,
                                 journal=journal, collected=collected, runner=runner, runner_name=runner_name,
-                                names=roster.names)
-        changes = write_outputs(run, out, args.lms, previous)
+                                names=roster.names, lms_ids=roster.lms)
+        written = write_outputs(run, out, args.lms, previous)
+        record_changes(out, written.changes)
     except KeyboardInterrupt:
         _error(f"interrupted; {len(journal.records)} notebook(s) graded so far are kept in {journal.path}: "
                "run the same command with --resume to carry on")
@@ -277,8 +281,10 @@ def _grade(args, config: PointsConfig, limits: Limits, max_bytes: int) -> int:
           f"({len(run.students)} students{reused}; "
           f"hidden-test seed {run.seed})")
     print(run.cost.summary())
-    if changes:
-        print(f"{len(changes)} grade change(s) recorded in {out / CHANGES_NAME} (who, which puzzle, old and new, why)")
+    if written.changes:
+        print(f"{len(written.changes)} grade change(s) recorded in {out / CHANGES_NAME} (who, which puzzle, old and "
+              "new, why)")
+    _left_out_note(written.left_out_of_gradebook, str(out / GRADEBOOK_NAME))
     if not run.complete:
         faults = sum(1 for st in run.students for s in st.puzzles.values() if s.get("status") == "grader-fault")
         _error(f"grading did not complete: the grader failed on {faults} puzzle(s) (marked 'grader-fault', "
@@ -294,7 +300,9 @@ def _gradebook(args) -> int:
     except (OSError, ValueError) as exc:
         _error(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}")
         return ExitStatus.USAGE
-    text = gradebook_csv(results, args.lms)
+    book = lms_gradebook(results, args.lms)
+    text = book.text
+    _left_out_note(book.left_out, args.to or "the gradebook")
     if args.to is None:
         sys.stdout.write(text)
     else:
@@ -305,6 +313,17 @@ def _gradebook(args) -> int:
             return ExitStatus.USAGE
         print(f"wrote {args.to} ({args.lms.value} gradebook of {len(results.get('students', []))} students)")
     return ExitStatus.OK
+
+
+def _left_out_note(left_out: list[str], path: str) -> None:
+    """The students a gradebook leaves out, on stderr: their grades go into the LMS by hand."""
+    if not left_out:
+        return
+    _error(f"{len(left_out)} student(s) left out of {path}; enter their grades in the LMS by hand:")
+    for why in left_out[:20]:
+        _error(f"  {why}")
+    if len(left_out) > 20:
+        _error(f"  ... and {len(left_out) - 20} more")
 
 
 def _puzzles(args) -> int:

@@ -152,13 +152,19 @@ def test_gradebooks_for_moodle_and_a_plain_sheet_on_request(rostered: Graded, ca
     assert ["b002", "Bruno Ortiz", "0", str(len(PUZZLES)), "complete"] in rows
 
 
-def test_an_incomplete_students_total_is_left_empty(tmp_path) -> None:
-    from metal_puzzles.grading.gradebook import LMS, gradebook_csv
+def test_an_incomplete_student_is_left_out_of_an_lms_import(tmp_path) -> None:
+    from metal_puzzles.grading.gradebook import LMS, gradebook_csv, lms_gradebook
 
     results = {"puzzles": [{"id": "map", "max_points": 3}],
                "students": [{"id": "a", "name": "", "total": 1, "max_total": 3, "status": "incomplete"}]}
-    rows = list(csv.reader(gradebook_csv(results, LMS.CANVAS).splitlines()))
-    assert rows[2] == ["a", "", "a", "", "", ""]  # an upload must not post a grade not yet complete
+    # An upload must not post a grade not yet complete, and a blank cell is no "leave it": Canvas
+    # posts it as the grade removed, Moodle as no grade (gradebook.py, rules C9 and M5).
+    for lms in (LMS.CANVAS, LMS.MOODLE):
+        book = lms_gradebook(results, lms)
+        assert "a" not in [r[0] for r in csv.reader(book.text.splitlines())][1:]
+        assert book.left_out == ["'a': grading did not complete (its grade in the LMS stays as it was)"]
+    rows = list(csv.reader(gradebook_csv(results, LMS.PLAIN).splitlines()))
+    assert rows[1] == ["a", "", "", "3", "incomplete"]  # a sheet for people says why
 
 
 # ---------------------------------------------------------------------------- 5. smaller

@@ -1,10 +1,12 @@
 """Every change of a grade on record: a run that regrades a class compares its results with the
-previous results in the same ``--out`` (read before ``--force`` removes them), and appends one
-row per puzzle whose points or status changed to ``changes.csv``: when, who, which puzzle, old and
-new points and status, and why (the notebook changed, a new seed, a new points file, other
-grader settings, a grader fault tried again). The log is kept across ``--force``: it is the
-history an instructor answers "why did my grade change?" from.
+results the history was last brought up to (``history.py`` keeps them until the changes are
+written), and adds one row per puzzle whose points or status changed to ``changes.csv``: when,
+who, which puzzle, old and new points and status, and why (the notebook changed, a new seed, a new
+points file, other grader settings, a grader fault tried again). The log is kept across
+``--force``: it is the history an instructor answers "why did my grade change?" from.
 
+Students are matched by who they are, not by the path a command line typed (``./class/`` and the
+same folder's absolute path are one class): by id, else by the notebook's file name and content.
 Both sides are results.json records (dicts), so the comparison needs nothing of the grader.
 """
 
@@ -13,10 +15,9 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
+import ntpath
 from dataclasses import astuple, dataclass, fields
 from datetime import datetime, timezone
-from pathlib import Path
 
 from .safe_text import csv_cell
 
@@ -40,13 +41,16 @@ def now_utc() -> str:
     return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def previous_results(out: Path) -> dict | None:
-    """The results.json already in ``out``, or None (none, or not readable as one)."""
+def results_record(data: bytes) -> dict | None:
+    """A results.json's content as a record to compare with, or None (not one: a comparison with
+    what is not a run's results would invent changes)."""
     try:
-        data = json.loads((out / "results.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        record = json.loads(data.decode("utf-8"))
+    except ValueError:
         return None
-    return data if isinstance(data, dict) and isinstance(data.get("students"), list) else None
+    if not isinstance(record, dict) or not isinstance(record.get("students"), list):
+        return None
+    return record
 
 
 def _points(x: object) -> str:
@@ -57,9 +61,38 @@ def _max_points(results: dict) -> dict[object, object]:
     return {p.get("id"): p.get("max_points") for p in results.get("puzzles", []) if isinstance(p, dict)}
 
 
+def _file_name(st: dict) -> str:
+    # The name below any folder, whichever separator the path was typed with.
+    return ntpath.basename(str(st.get("file", "")))
+
+
+def match_students(previous: list, current: list) -> dict[int, dict]:
+    """Each current student's record in ``previous`` (by position in ``current``): the one with
+    the same id, else the one unmatched with the same file name and content hash."""
+    old = [st for st in previous if isinstance(st, dict)]
+    by_id = {str(st.get("id")): st for st in old}
+    matched: dict[int, dict] = {}
+    for i, st in enumerate(current):
+        found = by_id.get(str(st.get("id")))
+        if found is not None:
+            matched[i] = found
+    taken = {id(st) for st in matched.values()}
+    by_content: dict[tuple[str, object], list[dict]] = {}
+    for st in old:
+        if id(st) not in taken:
+            by_content.setdefault((_file_name(st), st.get("sha256")), []).append(st)
+    for i, st in enumerate(current):
+        if i not in matched:
+            candidates = by_content.get((_file_name(st), st.get("sha256")), [])
+            if candidates:
+                matched[i] = candidates.pop(0)
+    return matched
+
+
 def grade_changes(previous: dict, current: dict, when: str) -> list[GradeChange]:
     """The puzzles whose points or status differ between two runs' results, with why."""
-    old_by_file = {st.get("file"): st for st in previous.get("students", []) if isinstance(st, dict)}
+    students = list(current.get("students", []))
+    old_of = match_students(list(previous.get("students", [])), students)
     old_max, new_max = _max_points(previous), _max_points(current)
     old_settings, new_settings = previous.get("settings") or {}, current.get("settings") or {}
     run_reasons = []
@@ -71,8 +104,8 @@ def grade_changes(previous: dict, current: dict, when: str) -> list[GradeChange]
             f"{k}: {old_settings.get(k)} -> {new_settings.get(k)}" for k in other) + ")")
     partial_rule = previous.get("rules") != current.get("rules")
     changes = []
-    for st in current.get("students", []):
-        old = old_by_file.get(st.get("file"))
+    for i, st in enumerate(students):
+        old = old_of.get(i)
         if old is None:
             continue  # a new student: nothing changed, it is their first grade
         student_reasons = []
@@ -97,18 +130,17 @@ def grade_changes(previous: dict, current: dict, when: str) -> list[GradeChange]
     return changes
 
 
-def append_changes(out: Path, changes: list[GradeChange]) -> None:
-    """Add ``changes`` to ``out``'s log (a header first when the log is new); synced."""
-    if not changes:
-        return
-    path = out / CHANGES_NAME
+def history_bytes(old: bytes, changes: list[GradeChange]) -> bytes:
+    """``changes.csv`` with ``changes`` added to its ``old`` content (kept byte for byte: a hand
+    edit stays), a header first when the log is new, each change a row of its own even when the
+    old content does not end its last line."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    if not path.exists():
+    if not old.strip():
+        old = b""
         w.writerow([f.name for f in fields(GradeChange)])
+    elif not old.endswith((b"\n", b"\r")):
+        old += b"\n"
     for change in changes:
         w.writerow([csv_cell(v) for v in astuple(change)])
-    with open(path, "a", encoding="utf-8", errors="backslashreplace") as f:
-        f.write(buf.getvalue())
-        f.flush()
-        os.fsync(f.fileno())
+    return old + buf.getvalue().encode("utf-8", errors="backslashreplace")

@@ -306,7 +306,7 @@ def grade_submissions(paths: Sequence[str | Path], *, config: PointsConfig | Non
                       runner: TaskRunner | None = None,
                       collected: tuple[list[Submission], list[str]] | None = None,
                       runner_name: str | None = None, names: dict[str, str] | None = None,
-                      report_width: int | None = REPORT_WIDTH) -> GradeRun:
+                      lms_ids: dict[str, dict[str, str]] | None = None, report_width: int | None = REPORT_WIDTH) -> GradeRun:
     """Grade every notebook under ``paths``.
 
     ``seed`` picks the hidden tests (random when None; a resumed ``journal``'s own otherwise).
@@ -315,7 +315,7 @@ def grade_submissions(paths: Sequence[str | Path], *, config: PointsConfig | Non
     Raises ``OutputError`` if the journal cannot be written, ``RunnerStopped`` if no worker can
     run; whatever was journalled stays. ``collected`` is what ``collect_notebooks`` returned for
     ``paths``, when the caller has it already; ``runner_name`` says what ``runner`` is in the cost
-    report; ``names`` gives students' names by id (a roster's). ``report_width``: where reports'
+    report; ``names`` gives students' names by id (a roster's), ``lms_ids`` their LMS identities. ``report_width``: where reports'
     prose is broken, as the written outputs keep it; None (``check``): one line a paragraph, which
     the console folds to its own width (``console.print_check``).
     """
@@ -330,6 +330,7 @@ def grade_submissions(paths: Sequence[str | Path], *, config: PointsConfig | Non
     students, id_problems = students_of(submissions, mapping or {})
     for st in students:  # ``names``: student id -> name, from a roster
         st.name = (names or {}).get(st.id, "")
+        st.lms = dict((lms_ids or {}).get(st.id, {}))
     problems = problems + id_problems
     todo = [st for st in students if not _reuse(st, journal)]
     bar = _progress_bar(len(todo)) if progress and todo else None

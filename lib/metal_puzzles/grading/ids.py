@@ -143,8 +143,23 @@ def mapping_rows(path: str | Path) -> list[tuple[int, list[str]]]:
     except UnicodeDecodeError as exc:
         raise MappingError(f"the mapping file {printable(path)} is not UTF-8 text (byte {exc.start}); save it "
                            "as 'CSV UTF-8'") from None
-    reader = csv.reader(io.StringIO(text), delimiter=_delimiter(text))
-    return [(line, row) for line, row in enumerate(reader, start=1) if any(c.strip() for c in row)]
+    # strict: a quote left open is an error, not a cell that swallows the rest of the file; and no
+    # cell of a roster spans lines, so one that does is a quote left open that a later one closed.
+    reader = csv.reader(io.StringIO(text), delimiter=_delimiter(text), strict=True)
+    rows: list[tuple[int, list[str]]] = []
+    line = 1
+    try:
+        for row in reader:
+            if any("\n" in c or "\r" in c for c in row):
+                raise MappingError(f"{printable(path)}, line {line}: a quoted cell runs on to line {reader.line_num} "
+                                   "(a quote left open?): a cell holds no line break")
+            if any(c.strip() for c in row):
+                rows.append((line, row))
+            line = reader.line_num + 1
+    except csv.Error as exc:
+        raise MappingError(f"{printable(path)}, line {line}: not CSV as a spreadsheet saves it ({exc}): a quote "
+                           "left open, or text after a closing quote?") from None
+    return rows
 
 
 def _delimiter(text: str) -> str:

@@ -16,11 +16,11 @@ import json
 import os
 import shutil
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
-from .changes import GradeChange, append_changes, grade_changes, now_utc
-from .gradebook import GRADEBOOK_NAME, LMS
-from .gradebook import gradebook_csv as lms_gradebook
+from .changes import GradeChange, grade_changes, now_utc
+from .gradebook import GRADEBOOK_NAME, LMS, lms_gradebook
 from .journal import JOURNAL_NAME
 from .report import REPORTS_DIR, gradebook_csv, results_json, student_report
 from .results import GradeRun
@@ -155,12 +155,17 @@ def _text(s: str) -> bytes:
     return s.encode("utf-8", errors="backslashreplace")
 
 
-def write_outputs(run: GradeRun, out: Path, lms: LMS = LMS.CANVAS, previous: dict | None = None
-                  ) -> list[GradeChange]:
+@dataclass(frozen=True)
+class Written:
+    changes: list[GradeChange]  # for changes.csv (``history.record_changes`` writes it)
+    left_out_of_gradebook: list[str]  # students gradebook.csv leaves out, and why
+
+
+def write_outputs(run: GradeRun, out: Path, lms: LMS = LMS.CANVAS, previous: dict | None = None) -> Written:
     """Write the reports, results.json, cost.json, grades.csv and the LMS's gradebook.csv of
-    ``run`` (each replaced all at once; the gradebook is made from results.json alone), and add
-    to changes.csv every grade that differs from ``previous`` (the results.json this run
-    replaces, read before ``--force`` removed it). Returns those changes."""
+    ``run`` (each replaced all at once; the gradebook is made from results.json alone). The
+    changes are every grade that differs from ``previous`` (``history.keep_baseline``); the
+    reports name them."""
     try:
         out.mkdir(parents=True, exist_ok=True)
         results = results_json(run)
@@ -170,11 +175,11 @@ def write_outputs(run: GradeRun, out: Path, lms: LMS = LMS.CANVAS, previous: dic
         atomic_write(out / RESULTS_NAME, _text(results))
         atomic_write(out / COST_NAME, _text(run.cost.to_json()))
         atomic_write(out / GRADES_NAME, _text(gradebook_csv(run)))
-        atomic_write(out / GRADEBOOK_NAME, _text(lms_gradebook(record, lms)))
+        book = lms_gradebook(record, lms)
+        atomic_write(out / GRADEBOOK_NAME, _text(book.text))
         atomic_write(out / SUMMARY_MD, _text(class_summary_md(record)))
         atomic_write(out / SUMMARY_SVG, _text(class_summary_svg(record)))
-        append_changes(out, changes)
-        return changes
+        return Written(changes, book.left_out)
     except OSError as exc:
         raise OutputError(f"cannot write the results in {out}: {_explain(exc)}") from None
 

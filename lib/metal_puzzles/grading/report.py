@@ -71,7 +71,7 @@ def results_json(run: GradeRun) -> str:
         "problems": run.problems,
         # Which file each id was given to (ids are unique: ``ids.assign_ids``).
         "ids": {st.id: st.path for st in run.students},
-        "students": [{"id": st.id, "name": st.name, "file": st.path, "report": f"{REPORTS_DIR}/{st.report}", "status": st.status,
+        "students": [{"id": st.id, "name": st.name, "lms": st.lms, "file": st.path, "report": f"{REPORTS_DIR}/{st.report}", "status": st.status,
                       "sha256": st.submission.sha256, "issues": st.issues, "total": st.total,
                       "max_total": run.max_total,
                       # In catalogue order, not the order checks finished in: the file is the same

@@ -47,6 +47,8 @@ class Student:
     #: The file changed while it was graded: its result is not kept by --resume (graded again).
     unsettled: bool = False
     name: str = ""  # the student's name, where the roster (--mapping) gives one
+    #: The LMS identities the roster gives (``gradebook.LmsId`` -> value): each goes back in its column.
+    lms: dict[str, str] = field(default_factory=dict)
 
     @property
     def path(self) -> str:
