@@ -315,6 +315,10 @@ MP_COMPOUND_VEC(mp_xor_eq, ^)
 MP_COMPOUND_VEC(mp_shl_eq, <<)
 MP_COMPOUND_VEC(mp_shr_eq, >>)
 
+// A temporary object read as an lvalue (a member function takes it by reference); it lives to
+// the end of the full expression, as a C++ temporary does.
+template <class T> __device__ inline T& mp_lvalue(T&& x) { return x; }
+
 template <class To, class From> __device__ inline To mp_as(const From& x) {
   static_assert(sizeof(To) == sizeof(From), "as_type between types of different sizes");
   To r;
