@@ -14,14 +14,13 @@ import mlx.core as mx
 import numpy as np
 import pytest
 
+from cuda_translation.corpus import book_translations
 from metal_puzzles import CompileError, compile_shader, metal_kernel
 from metal_puzzles.host.cuda_backend import CudaBackendKernel
 from metal_puzzles.host.nvrtc import NvrtcError, compile_to_ptx, nvrtc_available
 from metal_puzzles.msl.abi.signature import InputDesc
 from metal_puzzles.msl.cuda import launch_dims, missing_rules, translate_kernel
 from metal_puzzles.msl.cuda.builtins import missing_builtin_rules
-
-from cuda_translation.corpus import book_translations
 
 needs_nvrtc = pytest.mark.skipif(not nvrtc_available(), reason="NVRTC is not installed (the 'test' extra installs it)")
 
@@ -271,3 +270,19 @@ def test_the_cuda_backend_refuses_where_mlx_has_no_cuda():
     with pytest.raises(RuntimeError, match="mx.cuda.is_available"):
         k(inputs=[mx.zeros((1,))], output_shapes=[(1,)], output_dtypes=[mx.float32], grid=(1, 1, 1),
           threadgroup=(1, 1, 1), backend="cuda")
+
+
+def test_the_backends_command_names_every_back_end():
+    import contextlib
+    import io
+
+    from metal_puzzles.cli import main
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["backends"]) == 0
+    lines = out.getvalue().splitlines()
+    assert [line.split()[0] for line in lines] == ["simulator", "metal", "cuda", "nvrtc"]
+    assert lines[0].split()[1] == "yes"
+    assert lines[2].split()[1] == ("yes" if mx.cuda.is_available() else "no")
+    assert lines[3].split()[1] == ("yes" if nvrtc_available() else "no")

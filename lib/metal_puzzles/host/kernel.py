@@ -22,8 +22,8 @@ import numpy as np
 
 from ..msl import ArgumentError, Audience, CompileError, KernelRuntimeError, RunResult, simulate
 from ..msl.abi.signature import InputDesc, check_names, normalize_dtype_name
-from ..msl.cuda import CudaTranslation, translate_kernel, translate_shader
 from ..msl.api import cost_model
+from ..msl.cuda import CudaTranslation, translate_kernel, translate_shader
 from ..msl.program import NO_STEP_BUDGET, interrupted_message
 from ..msl.shader_program import (
     LaunchGeometry,

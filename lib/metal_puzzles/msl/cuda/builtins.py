@@ -8,11 +8,11 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..front import ast
+from ..lang.types import BOOL, ScalarType, Type, VectorType, scalar_of
 from ..library import BUILTINS
 from ..library.atomics import Atomic
 from ..library.base import Elementwise
 from ..library.simd import SimdReduce, SimdShuffle
-from ..lang.types import BOOL, ScalarType, Type, VectorType, scalar_of
 from .render import Renderer, unsupported
 
 Rule = Callable[[Renderer, ast.Call], str]

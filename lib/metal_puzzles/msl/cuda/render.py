@@ -564,7 +564,7 @@ class Renderer:
         return f"__device__ {ret} {name}({', '.join(params)})"
 
     def struct_definitions(self) -> list[str]:
-        out = []
+        out: list[str] = []
         seen: set[str] = set()
         for name, ty in list(self.types.structs.items()):
             self._struct(name, ty, seen, out)
@@ -661,10 +661,11 @@ STMT_RULES: dict[type, Callable[[Renderer, Any, int], list[str]]] = {
 
 
 def _subclasses(cls: type) -> list[type]:
-    out = []
-    for sub in cls.__subclasses__():
-        out.append(sub)
-        out.extend(_subclasses(sub))
+    out: list[type] = []
+    children: list[type] = cls.__subclasses__()
+    for child in children:
+        out.append(child)
+        out.extend(_subclasses(child))
     return out
 
 
