@@ -165,7 +165,7 @@ RULES: dict[str, Rule] = {
     "ldexp": ldexp,
     "extract_bits": bitfield,
     "insert_bits": bitfield,
-    "transpose": refused("the translator has no CUDA form for Metal's matrices yet"),
+    "transpose": lambda r, call: f"mp_transpose({r.expr(call.args[0])})",
     "make_filled_simdgroup_matrix": refused(_SIMDGROUP_MATRIX),
     "simdgroup_load": refused(_SIMDGROUP_MATRIX),
     "simdgroup_store": refused(_SIMDGROUP_MATRIX),

@@ -168,23 +168,33 @@ template <int... I, class T, int N, int M> __device__ inline mp_vec<T, M> mp_swz
 }
 
 // ------------------------------------------------------------------ C's arithmetic, defined
+// Float arithmetic rounds after every operation, as the simulator does: the _rn intrinsics are
+// never contracted into a fused multiply-add (NVRTC fuses 'a * b + c' by default) nor replaced by
+// approximations (--use_fast_math). Half and bfloat compute in float and round once to their
+// type, as NumPy's float16 (and the simulator's bfloat) do.
 template <class T> __device__ inline T mp_add(T a, T b) {
   if constexpr (mp_detail::is_int<T>::value && mp_detail::is_signed<T>::value) {
     typedef typename mp_detail::unsigned_of<T>::type U;
     return (T)(U)((U)a + (U)b);
-  } else return a + b;
+  } else if constexpr (MP_SAME(T, float)) return __fadd_rn(a, b);
+  else if constexpr (mp_detail::is_half<T>::value) return mp_cvt<T, float>(__fadd_rn(mp_cvt<float, T>(a), mp_cvt<float, T>(b)));
+  else return a + b;
 }
 template <class T> __device__ inline T mp_sub(T a, T b) {
   if constexpr (mp_detail::is_int<T>::value && mp_detail::is_signed<T>::value) {
     typedef typename mp_detail::unsigned_of<T>::type U;
     return (T)(U)((U)a - (U)b);
-  } else return a - b;
+  } else if constexpr (MP_SAME(T, float)) return __fsub_rn(a, b);
+  else if constexpr (mp_detail::is_half<T>::value) return mp_cvt<T, float>(__fsub_rn(mp_cvt<float, T>(a), mp_cvt<float, T>(b)));
+  else return a - b;
 }
 template <class T> __device__ inline T mp_mul(T a, T b) {
   if constexpr (mp_detail::is_int<T>::value && mp_detail::is_signed<T>::value) {
     typedef typename mp_detail::unsigned_of<T>::type U;
     return (T)(U)((U)a * (U)b);
-  } else return a * b;
+  } else if constexpr (MP_SAME(T, float)) return __fmul_rn(a, b);
+  else if constexpr (mp_detail::is_half<T>::value) return mp_cvt<T, float>(__fmul_rn(mp_cvt<float, T>(a), mp_cvt<float, T>(b)));
+  else return a * b;
 }
 template <class T> __device__ inline T mp_neg(T a) {
   if constexpr (mp_detail::is_int<T>::value && mp_detail::is_signed<T>::value) return mp_sub<T>(T(0), a);
@@ -198,11 +208,12 @@ template <class T> __device__ inline T mp_div(T a, T b) {
     }
     return a / b;
   } else if constexpr (mp_detail::is_half<T>::value) {
-    return mp_cvt<T, float>(mp_cvt<float, T>(a) / mp_cvt<float, T>(b));
-  } else return a / b;
+    return mp_cvt<T, float>(__fdiv_rn(mp_cvt<float, T>(a), mp_cvt<float, T>(b)));
+  } else if constexpr (MP_SAME(T, float)) return __fdiv_rn(a, b);
+  else return a / b;
 }
 template <class T> __device__ inline T mp_mod(T a, T b) {
-  if (b == T(0)) return T(0);
+  if (b == T(0)) return T(0);  // the simulator's stand-in for a remainder by zero
   if constexpr (mp_detail::is_signed<T>::value) {
     if (b == T(-1)) return T(0);
   }
@@ -385,10 +396,13 @@ template <class A> __device__ inline auto mp_ptr(const A& a) -> decltype(a.data(
     return r;                                                                                      \
   }
 
-__device__ inline float mp_c_round(float x) { float t = truncf(x); return fabsf(x - t) >= 0.5f ? t + copysignf(1.0f, x) : t; }
+__device__ inline float mp_c_round(float x) {
+  float t = truncf(x);
+  return fabsf(__fsub_rn(x, t)) >= 0.5f ? __fadd_rn(t, copysignf(1.0f, x)) : t;
+}
 __device__ inline float mp_sign_f(float x) { return x > 0.0f ? 1.0f : (x < 0.0f ? -1.0f : (x == x ? x : x)); }
-MP_FLOAT1(mp_sqrt, sqrtf(x))
-MP_FLOAT1(mp_rsqrt, 1.0f / sqrtf(x))
+MP_FLOAT1(mp_sqrt, __fsqrt_rn(x))
+MP_FLOAT1(mp_rsqrt, __fdiv_rn(1.0f, __fsqrt_rn(x)))
 MP_FLOAT1(mp_exp, expf(x))
 MP_FLOAT1(mp_exp2, exp2f(x))
 MP_FLOAT1(mp_exp10, powf(10.0f, x))
@@ -418,13 +432,13 @@ MP_FLOAT1(mp_saturate, fminf(fmaxf(x, 0.0f), 1.0f))
 MP_FLOAT1(mp_log1p, log1pf(x))
 MP_FLOAT1(mp_expm1, expm1f(x))
 MP_FLOAT1(mp_cbrt, cbrtf(x))
-MP_FLOAT1(mp_sinpi, sinf(3.14159265358979323846f * x))
-MP_FLOAT1(mp_cospi, cosf(3.14159265358979323846f * x))
-MP_FLOAT1(mp_tanpi, tanf(3.14159265358979323846f * x))
+MP_FLOAT1(mp_sinpi, sinf(__fmul_rn(3.14159265358979323846f, x)))
+MP_FLOAT1(mp_cospi, cosf(__fmul_rn(3.14159265358979323846f, x)))
+MP_FLOAT1(mp_tanpi, tanf(__fmul_rn(3.14159265358979323846f, x)))
 template <class T> __device__ inline T mp_fract(T x0) {
   float x = MP_F(T, x0);
   float top = sizeof(T) == 4 ? 0.99999994f : 0.9995f;
-  return MP_T(T, fminf(x - floorf(x), top));
+  return MP_T(T, fminf(__fsub_rn(x, floorf(x)), top));
 }
 MP_ANY1(mp_fract)
 MP_FLOAT2(mp_pow, powf(x, y))
@@ -435,10 +449,10 @@ MP_FLOAT2(mp_fmin, fminf(x, y))
 MP_FLOAT2(mp_fmax, fmaxf(x, y))
 MP_FLOAT2(mp_copysign, copysignf(x, y))
 MP_FLOAT2(mp_step, y < x ? 0.0f : 1.0f)
-MP_FLOAT2(mp_fdim, fmaxf(x - y, 0.0f))
+MP_FLOAT2(mp_fdim, fmaxf(__fsub_rn(x, y), 0.0f))
 MP_FLOAT2(mp_nextafter, nextafterf(x, y))
 MP_FLOAT2(mp_hypot, hypotf(x, y))
-MP_FLOAT2(mp_divide, x / y)
+MP_FLOAT2(mp_divide, __fdiv_rn(x, y))
 MP_PRED1(mp_isnan, x != x)
 MP_PRED1(mp_isinf, isinf(x))
 MP_PRED1(mp_isfinite, isfinite(x))
@@ -456,8 +470,9 @@ template <class T, int N> __device__ inline mp_vec<bool, N> mp_isnormal(const mp
   return r;
 }
 template <class T> __device__ inline T mp_fma(T a, T b, T c) {
-  if constexpr (MP_SAME(T, float)) return fmaf(a, b, c);
-  else return MP_T(T, fmaf(MP_F(T, a), MP_F(T, b), MP_F(T, c)));
+  // The simulator: the product exact in double, the sum rounded to double, then to float.
+  if constexpr (MP_SAME(T, float)) return (float)__dadd_rn(__dmul_rn((double)a, (double)b), (double)c);
+  else return MP_T(T, __fadd_rn(__fmul_rn(MP_F(T, a), MP_F(T, b)), MP_F(T, c)));
 }
 MP_ANY3(mp_fma)
 template <class T> __device__ inline T mp_mix(T x, T y, T a) { return mp_add<T>(x, mp_mul<T>(mp_sub<T>(y, x), a)); }
@@ -504,6 +519,83 @@ template <class T, int N> __device__ inline T mp_dot(const mp_vec<T, N>& a, cons
   T s = mp_mul<T>(a.c[0], b.c[0]);
   for (int i = 1; i < N; ++i) s = mp_add<T>(s, mp_mul<T>(a.c[i], b.c[i]));
   return s;
+}
+
+// ------------------------------------------------------------------ matrices (Metal's floatCxR: C columns of R)
+template <class T, int C, int R> struct mp_mat {
+  mp_vec<T, R> col[C];
+  __device__ mp_vec<T, R>& operator[](unsigned i) { return col[i]; }
+  __device__ const mp_vec<T, R>& operator[](unsigned i) const { return col[i]; }
+};
+// Products accumulate column by column, rounding after every multiply and add, as the simulator.
+template <class T, int C, int R> __device__ inline mp_vec<T, R> operator*(const mp_mat<T, C, R>& m, const mp_vec<T, C>& v) {
+  mp_vec<T, R> acc = m.col[0] * mp_splat<T, R>(v.c[0]);
+  for (int i = 1; i < C; ++i) acc = acc + m.col[i] * mp_splat<T, R>(v.c[i]);
+  return acc;
+}
+template <class T, int C, int R> __device__ inline mp_vec<T, C> operator*(const mp_vec<T, R>& v, const mp_mat<T, C, R>& m) {
+  mp_vec<T, C> acc;
+  for (int c = 0; c < C; ++c) acc.c[c] = mp_mul<T>(v.c[0], m.col[c].c[0]);
+  for (int j = 1; j < R; ++j)
+    for (int c = 0; c < C; ++c) acc.c[c] = mp_add<T>(acc.c[c], mp_mul<T>(v.c[j], m.col[c].c[j]));
+  return acc;
+}
+template <class T, int K, int R, int C> __device__ inline mp_mat<T, C, R> operator*(const mp_mat<T, K, R>& a, const mp_mat<T, C, K>& b) {
+  mp_mat<T, C, R> r;
+  for (int c = 0; c < C; ++c) r.col[c] = a * b.col[c];
+  return r;
+}
+template <class T, int C, int R> __device__ inline mp_mat<T, C, R> operator+(const mp_mat<T, C, R>& a, const mp_mat<T, C, R>& b) {
+  mp_mat<T, C, R> r;
+  for (int c = 0; c < C; ++c) r.col[c] = a.col[c] + b.col[c];
+  return r;
+}
+template <class T, int C, int R> __device__ inline mp_mat<T, C, R> operator-(const mp_mat<T, C, R>& a, const mp_mat<T, C, R>& b) {
+  mp_mat<T, C, R> r;
+  for (int c = 0; c < C; ++c) r.col[c] = a.col[c] - b.col[c];
+  return r;
+}
+template <class T, int C, int R> __device__ inline mp_mat<T, C, R> operator-(const mp_mat<T, C, R>& a) {
+  mp_mat<T, C, R> r;
+  for (int c = 0; c < C; ++c) r.col[c] = -a.col[c];
+  return r;
+}
+template <class T, int C, int R> __device__ inline mp_mat<T, C, R> operator*(const mp_mat<T, C, R>& a, const T& s) {
+  mp_mat<T, C, R> r;
+  for (int c = 0; c < C; ++c) r.col[c] = a.col[c] * mp_splat<T, R>(s);
+  return r;
+}
+template <class T, int C, int R> __device__ inline mp_mat<T, C, R> operator*(const T& s, const mp_mat<T, C, R>& a) {
+  mp_mat<T, C, R> r;
+  for (int c = 0; c < C; ++c) r.col[c] = mp_splat<T, R>(s) * a.col[c];
+  return r;
+}
+template <class T, int C, int R> __device__ inline mp_mat<T, C, R> operator/(const mp_mat<T, C, R>& a, const T& s) {
+  mp_mat<T, C, R> r;
+  for (int c = 0; c < C; ++c) r.col[c] = a.col[c] / mp_splat<T, R>(s);
+  return r;
+}
+template <class T, int C, int R, class... V> __device__ inline mp_mat<T, C, R> mp_mat_columns(const V&... cols) {
+  return mp_mat<T, C, R>{{cols...}};
+}
+template <class T, int C, int R, class... S> __device__ inline mp_mat<T, C, R> mp_mat_scalars(const S&... values) {
+  T flat[C * R] = {values...};
+  mp_mat<T, C, R> r;
+  for (int c = 0; c < C; ++c)
+    for (int j = 0; j < R; ++j) r.col[c].c[j] = flat[c * R + j];
+  return r;
+}
+template <class T, int C, int R> __device__ inline mp_mat<T, C, R> mp_mat_diagonal(const T& s) {
+  mp_mat<T, C, R> r;
+  for (int c = 0; c < C; ++c)
+    for (int j = 0; j < R; ++j) r.col[c].c[j] = c == j ? s : mp_cvt<T, int>(0);
+  return r;
+}
+template <class T, int C, int R> __device__ inline mp_mat<T, R, C> mp_transpose(const mp_mat<T, C, R>& m) {
+  mp_mat<T, R, C> r;
+  for (int c = 0; c < C; ++c)
+    for (int j = 0; j < R; ++j) r.col[j].c[c] = m.col[c].c[j];
+  return r;
 }
 
 // ------------------------------------------------------------------ integer functions (Metal's results)

@@ -84,8 +84,6 @@ class Renderer:
 
     # ------------------------------------------------------------------ helpers
     def ctype(self, ty: Type, pos: Pos) -> str:
-        if isinstance(ty, MatrixType):
-            raise unsupported(f"the matrix type '{ty}'", "the translator has no CUDA form for Metal's matrices yet", pos)
         if isinstance(ty, SimdgroupMatrixType):
             raise unsupported(f"'{ty}' (simdgroup_matrix)", "a SIMD-group matrix spreads its elements over the "
                               "lanes in an order Apple does not document; it is refused rather than emulated", pos)
@@ -238,10 +236,9 @@ class Renderer:
         return f"mp_post{'inc' if e.op == '++' else 'dec'}({inner})"
 
     def x_Binary(self, e: ast.Binary) -> str:
-        if e.matrix_op is not None:
-            raise unsupported("an operation on matrices", "the translator has no CUDA form for Metal's matrices yet",
-                              e.pos)
         op = str(e.op)
+        if e.matrix_op is not None:  # the prelude's matrix operators, in the simulator's order of operations
+            return f"({self.expr(e.left)} {op} {self.expr(e.right)})"
         left, right = self.expr(e.left), self.expr(e.right)
         if op == ",":
             return f"({left}, {right})"
@@ -261,7 +258,8 @@ class Renderer:
                 return f"{HELPER_OPS[op]}<{self.ctype(scalar, e.pos)}>({left}, {right})"
             return f"({left} {op} {right})"  # vectors: the prelude's operators call the same helpers
         if op in SIGNED_WRAP_OPS:
-            if scalar is not None and scalar.is_int and scalar.signed:
+            if scalar is not None and (scalar.is_float or (scalar.is_int and scalar.signed)):
+                # Signed integers wrap; floats round after the operation, never fused (see the prelude).
                 return f"{SIGNED_WRAP_OPS[op]}<{self.ctype(scalar, e.pos)}>({left}, {right})"
             if scalar is not None and scalar.is_int and scalar.bits < 32:
                 return f"(({self.ctype(scalar, e.pos)})({left} {op} {right}))"
@@ -317,8 +315,10 @@ class Renderer:
 
     def x_Construct(self, e: ast.Construct) -> str:
         ty = e.ty
+        if isinstance(ty, MatrixType):
+            return self._matrix(e, ty)
         if not isinstance(ty, VectorType):
-            self.ctype(ty, e.pos)  # refuses matrices with their reason
+            self.ctype(ty, e.pos)  # refuses what has no CUDA form with its reason
             raise unsupported(f"constructing a '{ty}'", "the translator has no rule for it", e.pos)
         elem = self.ctype(ty.elem, e.pos)
         parts = []
@@ -338,6 +338,20 @@ class Renderer:
             made = f"mp_make<{elem}, {ty.n}>({', '.join(parts)})"
         return f"mp_pack({made})" if ty.packed else made
 
+    def _matrix(self, e: ast.Construct, ty: MatrixType) -> str:
+        """floatCxR(...): from a scalar (its diagonal), from columns, or from C*R scalars."""
+        elem = self.ctype(ty.elem, e.pos)
+        shape = f"{elem}, {ty.cols}, {ty.rows}"
+        if e.splat:
+            a = e.args[0]
+            return f"mp_mat_diagonal<{shape}>({self.convert(self.expr(a), a.ty, ty.elem, a.pos)})"
+        if isinstance(e.args[0].ty, VectorType):
+            column = VectorType(ty.elem, ty.rows)
+            cols = [self.convert(self.expr(a), a.ty, column, a.pos) for a in e.args]
+            return f"mp_mat_columns<{shape}>({', '.join(cols)})"
+        values = [self.convert(self.expr(a), a.ty, ty.elem, a.pos) for a in e.args]
+        return f"mp_mat_scalars<{shape}>({', '.join(values)})"
+
     def x_Cast(self, e: ast.Cast) -> str:
         src, dst = e.operand.ty, e.ty
         inner = self.expr(e.operand)
@@ -351,7 +365,7 @@ class Renderer:
 
     def x_Index(self, e: ast.Index) -> str:
         if e.matrix_index:
-            raise unsupported("a column of a matrix", "the translator has no CUDA form for Metal's matrices yet", e.pos)
+            return f"{self.expr(e.base)}.col[{self.expr(e.index)}]"
         base, index = self.expr(e.base), self.expr(e.index)
         if e.vector_index:
             return f"{base}.c[{index}]"
