@@ -43,9 +43,8 @@ def test_every_syntax_tree_node_and_builtin_has_a_rule():
 
 
 # ----------------------------------------------------------------------------- the book
-# simdgroup_matmul is refused with a located error (Apple does not document which lane holds
-# which element of a simdgroup_matrix); every other reference kernel translates.
-REFUSED = {"simdgroup_matmul"}
+# Every reference kernel translates (simdgroup_matmul's matrices emulated in the simulator's lane layout).
+REFUSED: set[str] = set()
 
 
 @needs_nvrtc
@@ -64,10 +63,7 @@ def test_every_reference_solution_translates_and_compiles(label, translation):
 WILD_KERNELS = WILD["kernels"]
 #: The wild kernels the translator refuses, by name, and the words their located error carries:
 #: a kernel added here is a decision, written down; any other refusal fails the test.
-EXPECTED_REFUSALS = {
-    "sg_gemm": "simdgroup_matrix",
-    "causal_scores": "simdgroup_matrix",
-}
+EXPECTED_REFUSALS: dict[str, str] = {}
 
 
 def _wild_id(entry: dict) -> str:
@@ -222,12 +218,35 @@ out[i] = select(w.x, w.z, all(c)) + dot(v, v) + fma(w.y, 2.0f, 1.0f) + as_type<f
 
 def test_what_has_no_cuda_form_is_a_located_error():
     src = """uint i = thread_position_in_grid.x;
-simdgroup_float8x8 m = make_filled_simdgroup_matrix<float, 8, 8>(1.0f);
-out[i] = a[i];
+int e;
+out[i] = frexp(a[i], e);
 """
-    k = metal_kernel("mat", ["a"], ["out"], src)
-    with pytest.raises(CompileError, match=r"source:2:\d+.*: error: .*simdgroup_matrix.*is not supported on CUDA"):
+    k = metal_kernel("fr", ["a"], ["out"], src)
+    with pytest.raises(CompileError, match=r"source:3:\d+.*: error: 'frexp' is not supported on CUDA"):
         k.to_cuda(inputs=[mx.zeros((8,))], output_shapes=[(8,)], output_dtypes=[mx.float32])
+
+
+def test_simdgroup_matrices_are_emulated_in_the_simulators_lane_layout():
+    src = """
+simdgroup_float8x8 a, b;
+simdgroup_float8x8 acc = make_filled_simdgroup_matrix<float, 8, 8>(0.0f);
+simdgroup_load(a, x, 8);
+simdgroup_load(b, x, 8, ulong2(0, 0), true);
+simdgroup_multiply_accumulate(acc, a, b, acc);
+acc.thread_elements()[0] += 1.0f;
+simdgroup_store(acc, out, 8);
+"""
+    k = metal_kernel("sg", ["x"], ["out"], src)
+    tr = k.to_cuda(inputs=[mx.zeros((64,))], output_shapes=[(64,)], output_dtypes=[mx.float32])
+    assert "mp_sg_mma(acc, a, b, &(acc))" in tr.unit and "acc.e.c[0]" in tr.unit
+    # The layout the simulator documents (MLX steel's BaseMMAFrag): lane 9 holds row 2, columns 2 and 3.
+    assert "return ((l / 4) & 4) + (l / 2) % 4;" in tr.header and "return ((l / 4) & 2) * 2 + (l % 2) * 2;" in tr.header
+    from metal_puzzles.msl.library.simdgroup_matrix import FRAGMENT_COL, FRAGMENT_ROW
+    # ... the prelude's formulas (in C: '/' on ints truncates as '//' does on these) give the simulator's layout.
+    lanes = range(32)
+    assert [((lane // 4) & 4) + (lane // 2) % 4 for lane in lanes] == list(FRAGMENT_ROW)
+    assert [((lane // 4) & 2) * 2 + (lane % 2) * 2 for lane in lanes] == list(FRAGMENT_COL)
+    _ptx(tr.unit)
 
 
 def test_simd_functions_on_a_partial_two_dimensional_threadgroup_are_refused_at_launch():

@@ -831,6 +831,59 @@ __device__ inline unsigned long long mp_simd_ballot(bool p) { return (unsigned l
 __device__ inline unsigned long long mp_simd_active_threads_mask() { return (unsigned long long)__activemask(); }
 __device__ inline bool mp_simd_is_first() { return (int)mp_lane() == __ffs((int)__activemask()) - 1; }
 
+// ------------------------------------------------------------------ SIMD-group matrices, emulated
+// A simdgroup_matrix<T, 8, 8> as the simulator keeps it: each of the 32 lanes holds two elements,
+// lane l (q = l / 4) row (q & 4) + (l / 2) % 4, columns (q & 2) * 2 + (l % 2) * 2 and the next (MLX
+// steel's BaseMMAFrag layout). Products gather the operands' rows and columns by shuffles and
+// compute exactly (in double, products exact, summed in order), rounded once, as the simulator.
+template <class T> struct mp_sgmat { mp_vec<T, 2> e; };
+__device__ inline int mp_sg_row(int l) { return ((l / 4) & 4) + (l / 2) % 4; }
+__device__ inline int mp_sg_col(int l) { return ((l / 4) & 2) * 2 + (l % 2) * 2; }
+template <class T> __device__ inline mp_sgmat<T> mp_sg_fill(T x) { return mp_sgmat<T>{mp_splat<T, 2>(x)}; }
+template <class T> __device__ inline long long mp_sg_place(int k, unsigned long long ld, const mp_vec<unsigned long long, 2>& o, bool tr) {
+  int l = (int)mp_lane();
+  long long r = mp_sg_row(l), c = mp_sg_col(l) + k;
+  long long x = (long long)o.c[0], y = (long long)o.c[1], w = (long long)ld;
+  return tr ? (y + c) * w + x + r : (y + r) * w + x + c;
+}
+template <class T, class P> __device__ inline void mp_sg_load(mp_sgmat<T>& m, P* src, unsigned long long ld = 8,
+                                                             mp_vec<unsigned long long, 2> o = {{0, 0}}, bool tr = false) {
+  for (int k = 0; k < 2; ++k) m.e.c[k] = src[mp_sg_place<T>(k, ld, o, tr)];
+}
+template <class T, class P> __device__ inline void mp_sg_store(const mp_sgmat<T>& m, P* dst, unsigned long long ld = 8,
+                                                              mp_vec<unsigned long long, 2> o = {{0, 0}}, bool tr = false) {
+  for (int k = 0; k < 2; ++k) dst[mp_sg_place<T>(k, ld, o, tr)] = m.e.c[k];
+}
+template <class T> __device__ inline T mp_from_double(double x) {
+  if constexpr (MP_SAME(T, float)) return (float)x;
+  else if constexpr (MP_SAME(T, __half)) return __double2half(x);
+  else return mp_cvt<T, float>((float)x);  // bfloat: to float, then rounded to bfloat, as the simulator
+}
+template <class T> __device__ inline void mp_sg_mma(mp_sgmat<T>& d, const mp_sgmat<T>& a, const mp_sgmat<T>& b,
+                                                   const mp_sgmat<T>* c = nullptr) {
+  int l = (int)mp_lane();
+  int r = mp_sg_row(l), col = mp_sg_col(l);
+  double arow[8], b0[8], b1[8];
+  for (int s = 0; s < 32; ++s) {
+    T a0 = mp_shfl(0xffffffffu, a.e.c[0], s), a1 = mp_shfl(0xffffffffu, a.e.c[1], s);
+    T x0 = mp_shfl(0xffffffffu, b.e.c[0], s), x1 = mp_shfl(0xffffffffu, b.e.c[1], s);
+    int sr = mp_sg_row(s), sc = mp_sg_col(s);
+    if (sr == r) { arow[sc] = (double)mp_cvt<float, T>(a0); arow[sc + 1] = (double)mp_cvt<float, T>(a1); }
+    if (sc == col) { b0[sr] = (double)mp_cvt<float, T>(x0); b1[sr] = (double)mp_cvt<float, T>(x1); }
+  }
+  double acc0 = __dmul_rn(arow[0], b0[0]), acc1 = __dmul_rn(arow[0], b1[0]);
+  for (int j = 1; j < 8; ++j) {
+    acc0 = __dadd_rn(acc0, __dmul_rn(arow[j], b0[j]));
+    acc1 = __dadd_rn(acc1, __dmul_rn(arow[j], b1[j]));
+  }
+  if (c != nullptr) {
+    acc0 = __dadd_rn(acc0, (double)mp_cvt<float, T>(c->e.c[0]));
+    acc1 = __dadd_rn(acc1, (double)mp_cvt<float, T>(c->e.c[1]));
+  }
+  d.e.c[0] = mp_from_double<T>(acc0);
+  d.e.c[1] = mp_from_double<T>(acc1);
+}
+
 // ------------------------------------------------------------------ barriers
 // A threadgroup barrier that the threads past the Metal grid (which wait in mp_drain) match:
 // each waiting round of theirs meets one barrier of the running threads.

@@ -85,8 +85,7 @@ class Renderer:
     # ------------------------------------------------------------------ helpers
     def ctype(self, ty: Type, pos: Pos) -> str:
         if isinstance(ty, SimdgroupMatrixType):
-            raise unsupported(f"'{ty}' (simdgroup_matrix)", "a SIMD-group matrix spreads its elements over the "
-                              "lanes in an order Apple does not document; it is refused rather than emulated", pos)
+            self.uses_simd = True
         return self.types.ctype(ty, pos)
 
     def declare(self, ty: Type, name: str, pos: Pos) -> str:
@@ -317,6 +316,9 @@ class Renderer:
         ty = e.ty
         if isinstance(ty, MatrixType):
             return self._matrix(e, ty)
+        if isinstance(ty, SimdgroupMatrixType):  # every element one value
+            a = e.args[0]
+            return f"mp_sg_fill<{self.ctype(ty.elem, e.pos)}>({self.convert(self.expr(a), a.ty, ty.elem, a.pos)})"
         if not isinstance(ty, VectorType):
             self.ctype(ty, e.pos)  # refuses what has no CUDA form with its reason
             raise unsupported(f"constructing a '{ty}'", "the translator has no rule for it", e.pos)

@@ -10,6 +10,7 @@ from ..lang.types import (
     AtomicType,
     EnumType,
     MatrixType,
+    SimdgroupMatrixType,
     PointerType,
     ScalarType,
     StructType,
@@ -56,6 +57,8 @@ class TypeNames:
             return f"{kind}<{SCALAR_CTYPES[ty.elem.name]}, {ty.n}>"
         if isinstance(ty, AtomicType):
             return SCALAR_CTYPES[ty.elem.name]
+        if isinstance(ty, SimdgroupMatrixType):
+            return f"mp_sgmat<{SCALAR_CTYPES[ty.elem.name]}>"
         if isinstance(ty, MatrixType):
             return f"mp_mat<{SCALAR_CTYPES[ty.elem.name]}, {ty.cols}, {ty.rows}>"
         if isinstance(ty, PointerType):
