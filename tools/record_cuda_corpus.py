@@ -73,10 +73,11 @@ class Recorder:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default="tests/cuda_translation/wild_corpus.json")
+    parser.add_argument("--modules", nargs="*", default=MODULES, help="test modules to record (default: the wild ones)")
     args = parser.parse_args()
     rec = Recorder()
-    code = pytest.main(["-q", "-p", "no:cacheprovider", *MODULES], plugins=[rec])
-    data = {"modules": MODULES, "kernels": list(rec.kernels.values()), "shaders": list(rec.shaders.values())}
+    code = pytest.main(["-q", "-p", "no:cacheprovider", *args.modules], plugins=[rec])
+    data = {"modules": args.modules, "kernels": list(rec.kernels.values()), "shaders": list(rec.shaders.values())}
     out = Path(args.out)
     tmp = out.with_suffix(".tmp")
     tmp.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")

@@ -65,6 +65,8 @@ def load_nvrtc() -> Nvrtc:
             for name in ("libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"):
                 if (lib_dir / name).exists():
                     candidates.append((str(lib_dir / name), include))
+            # Windows wheels keep the DLL in bin/ (expected to work; not run here).
+            candidates.extend((str(dll), include) for dll in sorted((base / cu / "bin").glob("nvrtc64_*.dll")))
     for name in ("libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"):
         candidates.append((name, None))
     errors = []
