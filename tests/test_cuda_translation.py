@@ -333,3 +333,47 @@ out[i] = a[i] * a[i] + v.y + fma(a[i], 2.0f, 1.0f);
     ptx = _ptx(tr.unit)
     # fma() is the simulator's double-rounded sum; no other fused operation in the kernel.
     assert "fma.rn.f32" not in ptx
+
+
+def _zip_problem():
+    from metal_puzzles import MetalKernel, MetalProblem
+    from metal_puzzles.puzzles import get_puzzle, solution_source
+
+    puzzle = get_puzzle("zip")
+
+    def kernel_fn(*inputs):
+        return MetalKernel(name=puzzle.kernel_name, input_names=list(puzzle.input_names),
+                           output_names=list(puzzle.output_names), source=solution_source(puzzle))
+
+    case = puzzle.visible
+    return puzzle, MetalProblem(puzzle.title, kernel_fn, [mx.array(x) for x in case.inputs], case.output_shape,
+                                grid=case.grid, threadgroup=case.threadgroup, spec=puzzle.spec)
+
+
+@pytest.mark.parametrize("gpu_is_right", [True, False], ids=["agrees", "differs"])
+def test_check_also_runs_the_kernel_on_an_nvidia_gpu_where_mlx_has_cuda(monkeypatch, gpu_is_right):
+    import metal_puzzles.host.cuda_backend as cuda_backend
+    import metal_puzzles.host.metal_backend as metal_backend
+    import metal_puzzles.notebook.problem as problem
+
+    puzzle, prob = _zip_problem()
+    made: list[dict] = []
+
+    def stand_in(**kwargs):  # mx.fast.cuda_kernel: what reaches MLX is recorded; the GPU's answer stands in
+        made.append(kwargs)
+
+        def run(**call):
+            want = np.asarray(puzzle.spec(*call["inputs"]))
+            return [mx.array(want if gpu_is_right else want + 1)]
+        return run
+
+    monkeypatch.setattr(problem, "metal_available", lambda: False)
+    for module in (problem, metal_backend, cuda_backend):
+        monkeypatch.setattr(module, "cuda_available", lambda: True)
+    monkeypatch.setattr(mx.fast, "cuda_kernel", stand_in)
+    result = prob.check(quiet=True)
+    assert result.passed
+    assert made and made[0]["source"].count("mp_in_grid") >= 2 and made[0]["input_names"] == list(puzzle.input_names)
+    word = "agrees with" if gpu_is_right else "differs from"
+    assert result.gpu_note == f"On the NVIDIA GPU (the kernel translated to CUDA): the result {word} the simulator" + \
+        ("." if gpu_is_right else "'s (a race or uninitialised memory?).")
