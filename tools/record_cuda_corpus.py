@@ -1,9 +1,9 @@
 """Record the wild kernels the project tests against, as the CUDA translator's corpus.
 
 Runs the wild-kernel test modules (tests/test_wild_kernels.py, test_dropin_real_kernels.py,
-test_whole_shader_kernels.py) with every simulated kernel call and every compiled shader
-recorded: each distinct instance (source, header, names, input dtypes and sizes, output dtypes,
-template, atomic outputs; or a whole shader's source) is written to
+test_whole_shader_kernels.py) with every kernel the simulator compiles recorded: each distinct
+instance that compiles (source, header, names, input dtypes and sizes, output dtypes, template,
+atomic outputs; or a whole shader's source and header) is written to
 tests/cuda_translation/wild_corpus.json, which tests/test_cuda_translation.py translates and compiles.
 
     python tools/record_cuda_corpus.py [--out tests/cuda_translation/wild_corpus.json]
@@ -17,7 +17,6 @@ import os
 import sys
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 MODULES = ["tests/test_wild_kernels.py", "tests/test_dropin_real_kernels.py", "tests/test_whole_shader_kernels.py"]
@@ -29,45 +28,32 @@ class Recorder:
         self.shaders: dict[str, dict] = {}
 
     def pytest_sessionstart(self, session) -> None:  # patch once the test modules can import
-        from metal_puzzles.host import kernel as host_kernel
-        from metal_puzzles.host import shader_library as host_shader
-        from metal_puzzles.host.kernel import dtype_name, to_numpy
+        from metal_puzzles.msl import program, shader_program
 
         recorder = self
-        real_run = host_kernel.SimulatedKernel.run
+        real_init = program.CompiledKernel.__init__
 
-        def run(kernel, **call):
-            try:
-                arrays = [to_numpy(x) for x in call["inputs"]]
-                inputs = []
-                for name, (a, override) in zip(kernel.input_names, arrays, strict=True):
-                    arr = np.asarray(a)
-                    inputs.append({"name": name, "dtype": override or dtype_name(arr.dtype), "ndim": arr.ndim,
-                                   "size": int(arr.size)})
-                entry = {
-                    "name": kernel.name, "input_names": kernel.input_names, "output_names": kernel.output_names,
-                    "source": kernel.source, "header": kernel.header, "inputs": inputs,
-                    "output_dtypes": [dtype_name(d) for d in call["output_dtypes"]],
-                    "template": [[n, dtype_name(v) if not isinstance(v, bool | int) else v]
-                                 for n, v in (call.get("template") or [])],
-                    "atomic_outputs": kernel.atomic_outputs,
-                    "grid": list(call["grid"]), "threadgroup": list(call["threadgroup"]),
-                    "whole_shader": bool(kernel.whole_shaders),
-                }
-                key = json.dumps({k: v for k, v in entry.items() if k not in ("grid", "threadgroup")}, sort_keys=True)
-                recorder.kernels.setdefault(key, entry)
-            except Exception:  # noqa: BLE001 - a call the recorder cannot describe is left out
-                pass
-            return real_run(kernel, **call)
+        def init(kernel, name, input_names, output_names, source, header, inputs, output_dtypes, template,
+                 atomic_outputs):
+            real_init(kernel, name, input_names, output_names, source, header, inputs, output_dtypes, template,
+                      atomic_outputs)  # only kernels that compile are recorded
+            entry = {
+                "name": name, "input_names": list(input_names), "output_names": list(output_names),
+                "source": source, "header": header,
+                "inputs": [{"name": i.name, "dtype": i.dtype, "ndim": i.ndim, "size": i.size} for i in inputs],
+                "output_dtypes": list(output_dtypes), "template": [list(t) for t in template],
+                "atomic_outputs": bool(atomic_outputs), "whole_shader": False,
+            }
+            recorder.kernels.setdefault(json.dumps(entry, sort_keys=True, default=str), entry)
 
-        host_kernel.SimulatedKernel.run = run
-        real_init = host_shader.SimulatedShaderLibrary.__init__
+        program.CompiledKernel.__init__ = init
+        real_library = shader_program.ShaderLibrary.__init__
 
-        def init(lib, source, include_dirs=None):
-            real_init(lib, source, include_dirs)
-            recorder.shaders.setdefault(source, {"source": source})
+        def library(lib, source, header="", *args, **kwargs):
+            real_library(lib, source, header, *args, **kwargs)
+            recorder.shaders.setdefault(source + header, {"source": source, "header": header})
 
-        host_shader.SimulatedShaderLibrary.__init__ = init
+        shader_program.ShaderLibrary.__init__ = library
 
 
 def main() -> int:

@@ -44,8 +44,8 @@ from ..host.kernel import KERNEL_ERRORS, MetalKernel, SimulatedKernel, dtype_nam
 from ..host.metal_backend import CUDA, METAL, cuda_available, metal_available
 from ..host.shader_library import ShaderKernelFunction
 from ..msl import Counter, Finding, RunResult
-from ..msl.shader_program import declares_kernels
 from ..msl.observe.cost import CostFigures, CostProfile
+from ..msl.shader_program import declares_kernels
 from ..puzzles import find_grad_puzzle, find_puzzle
 from ..puzzles.decode_step import DecodeKernels
 from ..puzzles.t08_decode_step import PUZZLE as DECODE_STEP
