@@ -5,8 +5,8 @@ meeting every barrier of the threads that run), but MLX kernels written for CUDA
 do. This probe launches, in a child process with a timeout (a hang is an answer too), a block
 of 64 threads where the threads from ``cut`` up return at once and the others meet at two
 barriers, exchanging values through shared memory between them, and records whether the
-kernel finished and whether the exchange saw every value; the same for the translation's own
-guard (the drain) on a partial threadgroup. Compiled for each ``--arch`` (PTX, JIT-compiled
+kernel finished and whether the exchange saw every value (the translation's own guard runs in
+cuda_book_run.py's partial-threadgroup cases). Compiled for each ``--arch`` (PTX, JIT-compiled
 by the driver for the GPU at hand).
 
     python benchmarks/cuda_barrier_probe.py --out DIR [--arch compute_75 compute_90]
