@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import numpy as np
+
 from ..front import ast
 from ..lang.types import BOOL, ScalarType, Type, VectorType, scalar_of
 from ..library import BUILTINS
@@ -115,11 +117,14 @@ def all_any(r: Renderer, call: ast.Call) -> str:
 
 
 def geometric(r: Renderer, call: ast.Call) -> str:
-    name = call.target.name
-    args = _args(r, call)
-    if name == "dot":
-        return f"mp_dot({args[0]}, {args[1]})"
-    raise unsupported(f"'{name}'", "the translator has no rule for it yet (dot is translated)", call.pos)
+    """dot, length, distance (and their squares), normalize, cross: the prelude's mp_<name>."""
+    return f"mp_{call.target.name}({', '.join(_args(r, call))})"
+
+
+def out_param(r: Renderer, call: ast.Call) -> str:
+    """sincos(x, cosval), frexp(x, exp), modf(x, intpart): the second argument is written."""
+    x, place = _args(r, call)
+    return f"mp_{call.target.name}({x}, {place})"
 
 
 def ldexp(r: Renderer, call: ast.Call) -> str:
@@ -137,10 +142,18 @@ def bitfield(r: Renderer, call: ast.Call) -> str:
 
 
 def numeric_limit(r: Renderer, call: ast.Call) -> str:
+    """A constant-valued builtin (numeric_limits<T>::max() and friends): its value as a literal."""
     v = call.const_value
     ty = call.ty
+
+    def literal(x: object, elem: ScalarType) -> str:
+        return r.float_literal(float(x), elem, call.pos) if elem.is_float else r.int_literal(int(x), elem, call.pos)
+
     if isinstance(ty, ScalarType):
-        return r.float_literal(float(v), ty, call.pos) if ty.is_float else r.int_literal(int(v), ty, call.pos)
+        return literal(v, ty)
+    if isinstance(ty, VectorType):
+        values = list(np.broadcast_to(np.asarray(v), (ty.n,)))
+        return f"mp_make<{r.ctype(ty.elem, call.pos)}, {ty.n}>({', '.join(literal(x, ty.elem) for x in values)})"
     raise unsupported("this numeric_limits member", "the translator has no rule for it", call.pos)
 
 
@@ -192,10 +205,10 @@ RULES: dict[str, Rule] = {
     "simd_vote.any": refused("simd_vote objects are not translated yet (use simd_all / simd_any)"),
     "simd_shuffle_and_fill_down": refused("not translated yet"),
     "simd_shuffle_and_fill_up": refused("not translated yet"),
-    "frexp": refused("out-parameters of math functions are not translated yet"),
-    "modf": refused("out-parameters of math functions are not translated yet"),
-    "sincos": refused("out-parameters of math functions are not translated yet"),
-    "ilogb": refused("not translated yet"),
+    "frexp": out_param,
+    "modf": out_param,
+    "sincos": out_param,
+    "ilogb": lambda r, call: f"mp_ilogb({r.expr(call.args[0])})",
 }
 for _name, _b in BUILTINS.items():
     if _name in RULES:
@@ -214,7 +227,7 @@ for _name, _b in BUILTINS.items():
 
 def builtin_rule(r: Renderer, call: ast.Call) -> str:
     target = call.target
-    if call.const_value is not None and isinstance(call.ty, ScalarType):
+    if call.const_value is not None and isinstance(call.ty, ScalarType | VectorType):
         return numeric_limit(r, call)
     name = getattr(target, "name", None)
     rule = RULES.get(name) if name is not None else None

@@ -245,6 +245,11 @@ template <class T> __device__ inline T* mp_postdec(T*& a) { return a--; }
 #define MP_PLAIN_AND(a, b) ((a) & (b))
 #define MP_PLAIN_OR(a, b) ((a) | (b))
 #define MP_PLAIN_XOR(a, b) ((a) ^ (b))
+// A vector with a scalar (shift counts, which Metal does not widen): the scalar goes with every component.
+#define MP_VEC_SCALAR(OP)                                                                          \
+  template <class T, int N, class S> __device__ inline mp_vec<T, N> operator OP(const mp_vec<T, N>& a, const S& s) { \
+    return a OP mp_splat<T, N>((T)s);                                                              \
+  }
 MP_VEC_BINARY(+, mp_add)
 MP_VEC_BINARY(-, mp_sub)
 MP_VEC_BINARY(*, mp_mul)
@@ -255,6 +260,8 @@ MP_VEC_BINARY(|, MP_PLAIN_OR)
 MP_VEC_BINARY(^, MP_PLAIN_XOR)
 MP_VEC_BINARY(<<, mp_shl)
 MP_VEC_BINARY(>>, mp_shr)
+MP_VEC_SCALAR(<<)
+MP_VEC_SCALAR(>>)
 #define MP_VEC_COMPARE(OP)                                                                         \
   template <class T, int N> __device__ inline mp_vec<bool, N> operator OP(const mp_vec<T, N>& a,  \
                                                                          const mp_vec<T, N>& b) { \
@@ -325,6 +332,14 @@ MP_COMPOUND_VEC(mp_or_eq, |)
 MP_COMPOUND_VEC(mp_xor_eq, ^)
 MP_COMPOUND_VEC(mp_shl_eq, <<)
 MP_COMPOUND_VEC(mp_shr_eq, >>)
+template <class OpT, class T, int N> __device__ inline mp_vec<T, N>& mp_shl_eq(mp_vec<T, N>& a, const T& b) {
+  a = a << mp_splat<T, N>(b);
+  return a;
+}
+template <class OpT, class T, int N> __device__ inline mp_vec<T, N>& mp_shr_eq(mp_vec<T, N>& a, const T& b) {
+  a = a >> mp_splat<T, N>(b);
+  return a;
+}
 
 // A temporary object read as an lvalue (a member function takes it by reference); it lives to
 // the end of the full expression, as a C++ temporary does.
@@ -402,7 +417,8 @@ __device__ inline float mp_c_round(float x) {
 }
 __device__ inline float mp_sign_f(float x) { return x > 0.0f ? 1.0f : (x < 0.0f ? -1.0f : (x == x ? x : x)); }
 MP_FLOAT1(mp_sqrt, __fsqrt_rn(x))
-MP_FLOAT1(mp_rsqrt, __fdiv_rn(1.0f, __fsqrt_rn(x)))
+template <class T> __device__ inline T mp_rsqrt(T x) { return mp_div<T>(mp_cvt<T, float>(1.0f), mp_sqrt(x)); }
+MP_ANY1(mp_rsqrt)
 MP_FLOAT1(mp_exp, expf(x))
 MP_FLOAT1(mp_exp2, exp2f(x))
 MP_FLOAT1(mp_exp10, powf(10.0f, x))
@@ -432,9 +448,16 @@ MP_FLOAT1(mp_saturate, fminf(fmaxf(x, 0.0f), 1.0f))
 MP_FLOAT1(mp_log1p, log1pf(x))
 MP_FLOAT1(mp_expm1, expm1f(x))
 MP_FLOAT1(mp_cbrt, cbrtf(x))
-MP_FLOAT1(mp_sinpi, sinf(__fmul_rn(3.14159265358979323846f, x)))
-MP_FLOAT1(mp_cospi, cosf(__fmul_rn(3.14159265358979323846f, x)))
-MP_FLOAT1(mp_tanpi, tanf(__fmul_rn(3.14159265358979323846f, x)))
+// pi times x in x's type (the simulator: dt(pi) * x), then the function.
+#define MP_PI_TIMES(NAME, F)                                                                       \
+  template <class T> __device__ inline T NAME(T x) {                                               \
+    T t = mp_mul<T>(mp_cvt<T, float>(3.14159265358979323846f), x);                                 \
+    return mp_cvt<T, float>(F(mp_cvt<float, T>(t)));                                               \
+  }                                                                                                \
+  MP_ANY1(NAME)
+MP_PI_TIMES(mp_sinpi, sinf)
+MP_PI_TIMES(mp_cospi, cosf)
+MP_PI_TIMES(mp_tanpi, tanf)
 template <class T> __device__ inline T mp_fract(T x0) {
   float x = MP_F(T, x0);
   float top = sizeof(T) == 4 ? 0.99999994f : 0.9995f;
@@ -450,7 +473,20 @@ MP_FLOAT2(mp_fmax, fmaxf(x, y))
 MP_FLOAT2(mp_copysign, copysignf(x, y))
 MP_FLOAT2(mp_step, y < x ? 0.0f : 1.0f)
 MP_FLOAT2(mp_fdim, fmaxf(__fsub_rn(x, y), 0.0f))
-MP_FLOAT2(mp_nextafter, nextafterf(x, y))
+template <class T> __device__ inline T mp_nextafter(T x, T y) {
+  if constexpr (MP_SAME(T, float)) return nextafterf(x, y);
+  else {  // the next 16-bit value (half or bfloat) toward y, on its own bits
+    float fx = mp_cvt<float, T>(x), fy = mp_cvt<float, T>(y);
+    if (fx != fx || fy != fy) return mp_cvt<T, float>(fx + fy);
+    if (fx == fy) return y;
+    unsigned short b; memcpy(&b, &x, 2);
+    if (fx == 0.0f) b = (unsigned short)((fy > 0.0f ? 0x0000u : 0x8000u) | 1u);
+    else if ((fx < fy) == (fx > 0.0f)) b = (unsigned short)(b + 1);
+    else b = (unsigned short)(b - 1);
+    T r; memcpy(&r, &b, 2); return r;
+  }
+}
+MP_ANY2(mp_nextafter)
 MP_FLOAT2(mp_hypot, hypotf(x, y))
 MP_FLOAT2(mp_divide, __fdiv_rn(x, y))
 MP_PRED1(mp_isnan, x != x)
@@ -471,7 +507,9 @@ template <class T, int N> __device__ inline mp_vec<bool, N> mp_isnormal(const mp
 }
 template <class T> __device__ inline T mp_fma(T a, T b, T c) {
   // The simulator: the product exact in double, the sum rounded to double, then to float.
-  if constexpr (MP_SAME(T, float)) return (float)__dadd_rn(__dmul_rn((double)a, (double)b), (double)c);
+  // bfloat too (the simulator holds it in float32): then rounded to float, then to bfloat.
+  if constexpr (MP_SAME(T, float) || MP_SAME(T, __nv_bfloat16))
+    return MP_T(T, (float)__dadd_rn(__dmul_rn((double)MP_F(T, a), (double)MP_F(T, b)), (double)MP_F(T, c)));
   else return MP_T(T, __fadd_rn(__fmul_rn(MP_F(T, a), MP_F(T, b)), MP_F(T, c)));
 }
 MP_ANY3(mp_fma)
@@ -591,11 +629,54 @@ template <class T, int C, int R> __device__ inline mp_mat<T, C, R> mp_mat_diagon
     for (int j = 0; j < R; ++j) r.col[c].c[j] = c == j ? s : mp_cvt<T, int>(0);
   return r;
 }
+template <class To, class From, int C, int R> __device__ inline mp_mat<To, C, R> mp_cvt_mat(const mp_mat<From, C, R>& m) {
+  mp_mat<To, C, R> r;
+  for (int c = 0; c < C; ++c) r.col[c] = mp_cvt_vec<To>(m.col[c]);
+  return r;
+}
 template <class T, int C, int R> __device__ inline mp_mat<T, R, C> mp_transpose(const mp_mat<T, C, R>& m) {
   mp_mat<T, R, C> r;
   for (int c = 0; c < C; ++c)
     for (int j = 0; j < R; ++j) r.col[j].c[c] = m.col[c].c[j];
   return r;
+}
+
+template <class T, int N> __device__ inline T mp_length_squared(const mp_vec<T, N>& a) { return mp_dot(a, a); }
+template <class T, int N> __device__ inline T mp_length(const mp_vec<T, N>& a) { return mp_sqrt(mp_dot(a, a)); }
+template <class T, int N> __device__ inline T mp_distance_squared(const mp_vec<T, N>& a, const mp_vec<T, N>& b) {
+  return mp_length_squared(a - b);
+}
+template <class T, int N> __device__ inline T mp_distance(const mp_vec<T, N>& a, const mp_vec<T, N>& b) { return mp_length(a - b); }
+template <class T, int N> __device__ inline mp_vec<T, N> mp_normalize(const mp_vec<T, N>& a) {
+  return a * mp_splat<T, N>(mp_rsqrt(mp_dot(a, a)));
+}
+template <class T> __device__ inline mp_vec<T, 3> mp_cross(const mp_vec<T, 3>& x, const mp_vec<T, 3>& y) {
+  return mp_vec<T, 3>{{mp_sub<T>(mp_mul<T>(x.c[1], y.c[2]), mp_mul<T>(x.c[2], y.c[1])),
+                       mp_sub<T>(mp_mul<T>(x.c[2], y.c[0]), mp_mul<T>(x.c[0], y.c[2])),
+                       mp_sub<T>(mp_mul<T>(x.c[0], y.c[1]), mp_mul<T>(x.c[1], y.c[0]))}};
+}
+// Scalars are 1-vectors for these, as in Metal.
+template <class T> __device__ inline T mp_dot(T a, T b) { return mp_mul<T>(a, b); }
+template <class T> __device__ inline T mp_length(T a) { return mp_abs(a); }
+
+// Math functions with a result written through a reference, as the simulator computes them.
+template <class T> __device__ inline T mp_sincos(T x, T& c) {
+  c = mp_cvt<T, float>(cosf(mp_cvt<float, T>(x)));
+  return mp_cvt<T, float>(sinf(mp_cvt<float, T>(x)));
+}
+template <class T> __device__ inline T mp_frexp(T x, int& e) { return mp_cvt<T, float>(frexpf(mp_cvt<float, T>(x), &e)); }
+template <class T> __device__ inline T mp_modf(T x, T& whole) {
+  float f = mp_cvt<float, T>(x), w = truncf(f);
+  whole = mp_cvt<T, float>(w);
+  return mp_cvt<T, float>(isinf(f) ? copysignf(0.0f, f) : __fsub_rn(f, w));
+}
+template <class T> __device__ inline int mp_ilogb(T x0) {
+  // The simulator: frexp's exponent minus one (NumPy's frexp gives 0 for zero, inf and NaN: -1).
+  int e = 0;
+  float x = mp_cvt<float, T>(x0);
+  if (x != x || isinf(x)) return -1;
+  frexpf(x, &e);
+  return e - 1;
 }
 
 // ------------------------------------------------------------------ integer functions (Metal's results)
@@ -859,17 +940,18 @@ template <class T> __device__ inline T mp_from_double(double x) {
   else if constexpr (MP_SAME(T, __half)) return __double2half(x);
   else return mp_cvt<T, float>((float)x);  // bfloat: to float, then rounded to bfloat, as the simulator
 }
-template <class T> __device__ inline void mp_sg_mma(mp_sgmat<T>& d, const mp_sgmat<T>& a, const mp_sgmat<T>& b,
-                                                   const mp_sgmat<T>* c = nullptr) {
+template <class T, class TA, class TB, class TC = T>
+__device__ inline void mp_sg_mma(mp_sgmat<T>& d, const mp_sgmat<TA>& a, const mp_sgmat<TB>& b,
+                                 const mp_sgmat<TC>* c = nullptr) {
   int l = (int)mp_lane();
   int r = mp_sg_row(l), col = mp_sg_col(l);
   double arow[8], b0[8], b1[8];
   for (int s = 0; s < 32; ++s) {
-    T a0 = mp_shfl(0xffffffffu, a.e.c[0], s), a1 = mp_shfl(0xffffffffu, a.e.c[1], s);
-    T x0 = mp_shfl(0xffffffffu, b.e.c[0], s), x1 = mp_shfl(0xffffffffu, b.e.c[1], s);
+    TA a0 = mp_shfl(0xffffffffu, a.e.c[0], s), a1 = mp_shfl(0xffffffffu, a.e.c[1], s);
+    TB x0 = mp_shfl(0xffffffffu, b.e.c[0], s), x1 = mp_shfl(0xffffffffu, b.e.c[1], s);
     int sr = mp_sg_row(s), sc = mp_sg_col(s);
-    if (sr == r) { arow[sc] = (double)mp_cvt<float, T>(a0); arow[sc + 1] = (double)mp_cvt<float, T>(a1); }
-    if (sc == col) { b0[sr] = (double)mp_cvt<float, T>(x0); b1[sr] = (double)mp_cvt<float, T>(x1); }
+    if (sr == r) { arow[sc] = (double)mp_cvt<float, TA>(a0); arow[sc + 1] = (double)mp_cvt<float, TA>(a1); }
+    if (sc == col) { b0[sr] = (double)mp_cvt<float, TB>(x0); b1[sr] = (double)mp_cvt<float, TB>(x1); }
   }
   double acc0 = __dmul_rn(arow[0], b0[0]), acc1 = __dmul_rn(arow[0], b1[0]);
   for (int j = 1; j < 8; ++j) {
@@ -877,8 +959,8 @@ template <class T> __device__ inline void mp_sg_mma(mp_sgmat<T>& d, const mp_sgm
     acc1 = __dadd_rn(acc1, __dmul_rn(arow[j], b1[j]));
   }
   if (c != nullptr) {
-    acc0 = __dadd_rn(acc0, (double)mp_cvt<float, T>(c->e.c[0]));
-    acc1 = __dadd_rn(acc1, (double)mp_cvt<float, T>(c->e.c[1]));
+    acc0 = __dadd_rn(acc0, (double)mp_cvt<float, TC>(c->e.c[0]));
+    acc1 = __dadd_rn(acc1, (double)mp_cvt<float, TC>(c->e.c[1]));
   }
   d.e.c[0] = mp_from_double<T>(acc0);
   d.e.c[1] = mp_from_double<T>(acc1);

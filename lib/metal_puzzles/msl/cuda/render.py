@@ -95,6 +95,14 @@ class Renderer:
         self.ctype(inner, pos)  # refuses what has no CUDA form
         return self.types.declare(ty, name, pos)
 
+    def _array_type(self, ty: Type, pos: Pos) -> str:
+        """A pointer to an array type, spelt: 'float(*)[4][2]'."""
+        dims = ""
+        while isinstance(ty, ArrayType):
+            dims += f"[{ty.n}]"
+            ty = ty.elem
+        return f"{self.ctype(ty, pos)}(*){dims}"
+
     def convert(self, text: str, src: Type, dst: Type, pos: Pos) -> str:
         """``text`` (of type ``src``) as a value of type ``dst``, converted as C and the simulator do."""
         if src == dst:
@@ -111,6 +119,8 @@ class Renderer:
             return f"mp_pack({out})" if dst.packed else out
         if isinstance(dst, VectorType) and isinstance(src, ScalarType):
             return f"mp_splat<{self.ctype(dst.elem, pos)}, {dst.n}>({self.convert(text, src, dst.elem, pos)})"
+        if isinstance(dst, MatrixType) and isinstance(src, MatrixType) and (dst.cols, dst.rows) == (src.cols, src.rows):
+            return f"mp_cvt_mat<{self.ctype(dst.elem, pos)}>({text})"
         if isinstance(dst, PointerType) and isinstance(src, PointerType):
             return f"(({self.ctype(dst, pos)})({text}))"
         if isinstance(dst, ScalarType) and isinstance(src, PointerType):
@@ -193,7 +203,9 @@ class Renderer:
             if key not in self.const_arrays:
                 self.declare(sym.ty, "x", pos)
                 self.const_arrays[key] = (f"mp_const_{len(self.const_arrays)}_{_safe(sym.name)}", sym)
-            return self.const_arrays[key][0]
+            name = self.const_arrays[key][0]
+            return f"(*reinterpret_cast<const {self._array_type(sym.ty, pos)}>(&{name}_bits))"
+        
         if isinstance(sym.ty, ScalarType):
             if sym.ty.is_float:
                 return self.float_literal(float(v), sym.ty, pos)
@@ -203,16 +215,27 @@ class Renderer:
         raise unsupported(f"the constant '{sym.name}' of type '{sym.ty}'", "the translator has no rule for it", pos)
 
     def const_array_definitions(self) -> list[str]:
+        """Each constant array the kernel reads, as its bits (so the initializer is a constant
+        expression whatever the values: NaN, infinities, half), read back through its type."""
         out = []
         for name, sym in self.const_arrays.values():
-            out.append(f"__device__ const {self.declare(sym.ty, name, sym.pos)} = {self._const_init(sym.const_value, sym.ty, sym.pos)};")
+            out.append(f"__device__ const {self.types.declare(_bits_type(sym.ty), name + '_bits', sym.pos)} = "
+                       f"{self._const_init(sym.const_value, sym.ty, sym.pos)};")
         return out
 
     def _const_init(self, value: Any, ty: Type, pos: Pos) -> str:
         if isinstance(ty, ArrayType):
-            return "{" + ", ".join(self._const_init(v, ty.elem, pos) for v in value) + "}"
+            items = list(value) + [0] * (ty.n - len(value))
+            return "{" + ", ".join(self._const_init(v, ty.elem, pos) for v in items) + "}"
         if isinstance(ty, ScalarType):
-            return self.float_literal(float(value), ty, pos) if ty.is_float else self.int_literal(int(value), ty, pos)
+            if ty == BFLOAT:
+                from ..lang.values import round_bfloat
+                bits = int(np.array(np.float32(round_bfloat(np.float32(value)))).view(np.uint32)) >> 16
+            elif ty.is_float:
+                bits = int(np.array(value, dtype=ty.dtype).view(f"u{ty.size}"))
+            else:
+                bits = int(np.array(value).astype(ty.dtype).view(f"u{ty.size}"))
+            return f"{bits:#x}u"
         raise unsupported(f"a constant array of '{ty}'", "the translator has no rule for it", pos)
 
     def x_Unary(self, e: ast.Unary) -> str:
@@ -250,6 +273,8 @@ class Renderer:
         if op in ("&&", "||") or op in ("==", "!=", "<", ">", "<=", ">="):
             return f"({left} {op} {right})"
         if op in ("<<", ">>"):
+            if isinstance(lt, VectorType):  # the prelude's vector operators mask each count
+                return f"({left} {op} {right})"
             return f"{HELPER_OPS[op]}({left}, {right})"
         scalar = op_ty if isinstance(op_ty, ScalarType) else None
         if op in HELPER_OPS:
@@ -279,7 +304,7 @@ class Renderer:
             idx = ", ".join(str(c) for c in e.target.comps)
             return f"mp_swz_set<{idx}>({base}, {self.expr(e.value)})"
         target, value = self.expr(e.target), self.expr(e.value)
-        if op == "=":
+        if op == "=" or isinstance(e.target.ty, MatrixType):  # a matrix's 'a op= b': the checker made the value 'a op b'
             return f"({target} = {value})"
         if isinstance(e.target.ty, PointerType):
             return f"({target} {op} {value})"
@@ -347,6 +372,9 @@ class Renderer:
         if e.splat:
             a = e.args[0]
             return f"mp_mat_diagonal<{shape}>({self.convert(self.expr(a), a.ty, ty.elem, a.pos)})"
+        if len(e.args) == 1 and isinstance(e.args[0].ty, MatrixType):  # half3x3(m): converted element by element
+            a = e.args[0]
+            return self.convert(self.expr(a), a.ty, ty, a.pos)
         if isinstance(e.args[0].ty, VectorType):
             column = VectorType(ty.elem, ty.rows)
             cols = [self.convert(self.expr(a), a.ty, column, a.pos) for a in e.args]
@@ -603,6 +631,15 @@ class Renderer:
         out.append(f"struct alignas({ty.align}) {name} {{")
         out.extend(fields)
         out.append("};")
+
+
+def _bits_type(ty: Type) -> Type:
+    """The same array shape of unsigned integers as wide as its elements."""
+    from ..lang.types import UCHAR, UINT, ULONG, USHORT
+    if isinstance(ty, ArrayType):
+        return ArrayType(_bits_type(ty.elem), ty.n)
+    assert isinstance(ty, ScalarType)
+    return {1: UCHAR, 2: USHORT, 4: UINT, 8: ULONG}[ty.size]
 
 
 def _safe(name: str) -> str:
