@@ -205,7 +205,7 @@ class Renderer:
                 self.const_arrays[key] = (f"mp_const_{len(self.const_arrays)}_{_safe(sym.name)}", sym)
             name = self.const_arrays[key][0]
             return f"(*reinterpret_cast<const {self._array_type(sym.ty, pos)}>(&{name}_bits))"
-        
+
         if isinstance(sym.ty, ScalarType):
             if sym.ty.is_float:
                 return self.float_literal(float(v), sym.ty, pos)
