@@ -6,26 +6,32 @@ error. Runs on the GPU are benchmarks/cuda_book_run.py's."""
 
 from __future__ import annotations
 
-import json
 import re
-from pathlib import Path
+import warnings
 
 import mlx.core as mx
 import numpy as np
 import pytest
 
-from cuda_translation.corpus import book_translations
-from metal_puzzles import CompileError, compile_shader, metal_kernel
+from cuda_translation.corpus import (
+    batch_unit,
+    book_translations,
+    load_corpus,
+    shader_translations,
+    translate_entry,
+)
+from metal_puzzles import CompileError, metal_kernel
 from metal_puzzles.host.cuda_backend import CudaBackendKernel
 from metal_puzzles.host.nvrtc import NvrtcError, compile_to_ptx, nvrtc_available
-from metal_puzzles.msl.abi.signature import InputDesc
-from metal_puzzles.msl.cuda import launch_dims, missing_rules, translate_kernel
+from metal_puzzles.msl.cuda import launch_dims, missing_rules
 from metal_puzzles.msl.cuda.builtins import missing_builtin_rules
+from metal_puzzles.msl.lang.errors import CompileWarning
 
 needs_nvrtc = pytest.mark.skipif(not nvrtc_available(), reason="NVRTC is not installed (the 'test' extra installs it)")
 
 BOOK = list(book_translations())
-WILD = json.loads((Path(__file__).parent / "cuda_translation" / "wild_corpus.json").read_text())
+WILD = load_corpus("wild_corpus.json")
+SEMANTICS = load_corpus("semantics_corpus.json.gz")
 
 
 def _ptx(unit: str) -> str:
@@ -76,11 +82,8 @@ def _wild_id(entry: dict) -> str:
 def test_every_recorded_wild_kernel_translates_and_compiles(entry):
     if entry["whole_shader"] and "kernel void" in entry["source"]:
         pytest.skip("a whole shader: translated with the shaders below")
-    inputs = [InputDesc(i["name"], i["dtype"], i["ndim"], i["size"]) for i in entry["inputs"]]
     try:
-        tr = translate_kernel(entry["name"], entry["input_names"], entry["output_names"], entry["source"],
-                              entry["header"], inputs, entry["output_dtypes"],
-                              [tuple(t) for t in entry["template"]], entry["atomic_outputs"])
+        tr = translate_entry(entry)
     except CompileError as err:
         # A refusal names the construct, says where it is, and is one the translator declares.
         assert entry["name"] in EXPECTED_REFUSALS, str(err)
@@ -94,10 +97,56 @@ def test_every_recorded_wild_kernel_translates_and_compiles(entry):
 @needs_nvrtc
 @pytest.mark.parametrize("k", range(len(WILD["shaders"])))
 def test_every_recorded_whole_shader_translates_and_compiles(k):
-    lib = compile_shader(WILD["shaders"][k]["source"])
-    for host_name, tr in lib.to_cuda().items():
+    for host_name, tr in shader_translations(WILD["shaders"][k]):
+        assert not isinstance(tr, CompileError), f"{host_name}: {tr}"
         ptx = _ptx(tr.unit)
         assert f".entry {tr.entry}" in ptx, host_name
+
+
+# ----------------------------------------------------------------------------- the semantics suite
+# Every kernel tests/semantics compiles (tools/record_cuda_corpus.py --modules tests/semantics),
+# translated and compiled in batches (one NVRTC program each: a fortieth of the time apiece).
+#: What the translator refuses there, by the words of its located error: each a decision.
+SEMANTIC_REFUSALS = ("'simd_shuffle_and_fill_down' is not supported", "'simd_shuffle_and_fill_up' is not supported",
+                     "'LocalTypeDef' is not supported", "'simd_vote.all' is not supported",
+                     "on a swizzle of several components is not supported",
+                     "threadgroup memory sized at launch ('scratch') is not supported")
+SEMANTIC_ITEMS = [("kernel", e) for e in SEMANTICS["kernels"]] + [("shader", e) for e in SEMANTICS["shaders"]]
+CHUNK = 40
+
+
+def _translate_chunk(items, translations: list, refused: list) -> None:
+    for kind, entry in items:
+        if kind == "kernel":
+            try:
+                translations.append(translate_entry(entry))
+            except CompileError as err:
+                refused.append(str(err))
+            continue
+        for _, tr in shader_translations(entry):
+            if isinstance(tr, CompileError):
+                refused.append(str(tr))
+            else:
+                translations.append(tr)
+
+
+@needs_nvrtc
+@pytest.mark.parametrize("start", range(0, len(SEMANTIC_ITEMS), CHUNK))
+def test_the_semantics_suites_kernels_translate_and_compile(start):
+    translations: list = []
+    refused: list[str] = []
+    with warnings.catch_warnings():  # what the semantics suite compiles with clang's warnings (asserted there)
+        warnings.simplefilter("ignore", CompileWarning)
+        _translate_chunk(SEMANTIC_ITEMS[start:start + CHUNK], translations, refused)
+    for message in refused:
+        assert any(words in message for words in SEMANTIC_REFUSALS), message
+        assert re.search(r"(source|header|shader\.metal|<[a-z]+>):\d+:\d+", message), message
+    try:
+        compile_to_ptx(batch_unit(translations))
+    except NvrtcError:  # name the units NVRTC refuses
+        for tr in translations:
+            _ptx(tr.unit)
+        raise
 
 
 # ----------------------------------------------------------------------------- semantics in the code

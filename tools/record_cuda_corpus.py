@@ -7,11 +7,13 @@ atomic outputs; or a whole shader's source and header) is written to
 tests/cuda_translation/wild_corpus.json, which tests/test_cuda_translation.py translates and compiles.
 
     python tools/record_cuda_corpus.py [--out tests/cuda_translation/wild_corpus.json]
+    python tools/record_cuda_corpus.py --modules tests/semantics --out tests/cuda_translation/semantics_corpus.json.gz
 """
 
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import os
 import sys
@@ -66,7 +68,11 @@ def main() -> int:
     data = {"modules": args.modules, "kernels": list(rec.kernels.values()), "shaders": list(rec.shaders.values())}
     out = Path(args.out)
     tmp = out.with_suffix(".tmp")
-    tmp.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+    text = json.dumps(data, indent=1, sort_keys=True) + "\n"
+    if out.suffix == ".gz":  # a large corpus (the semantics suite's) is kept compressed
+        tmp.write_bytes(gzip.compress(text.encode(), mtime=0))
+    else:
+        tmp.write_text(text)
     os.replace(tmp, out)
     print(f"{len(data['kernels'])} kernel instances and {len(data['shaders'])} shaders written to {out} "
           f"(pytest exit {code})", file=sys.stderr)

@@ -3,13 +3,18 @@ translated for its puzzle's visible test (and each dtype its tests use)."""
 
 from __future__ import annotations
 
+import gzip
+import json
 from collections.abc import Iterator
+from pathlib import Path
 
 from metal_puzzles.checking.run import launched_case
 from metal_puzzles.checking.wired import WiredPuzzle
-from metal_puzzles.msl.cuda import CudaTranslation, translate_shader
+from metal_puzzles.msl import CompileError
+from metal_puzzles.msl.abi.signature import InputDesc
+from metal_puzzles.msl.cuda import CudaTranslation, translate_kernel, translate_shader
 from metal_puzzles.msl.cuda.prelude import CUDA_PRELUDE
-from metal_puzzles.msl.shader_program import declares_kernels
+from metal_puzzles.msl.shader_program import ShaderLibrary, declares_kernels
 from metal_puzzles.puzzles import PUZZLES, solution_kernel
 
 
@@ -45,3 +50,36 @@ def batch_unit(translations: list[CudaTranslation]) -> str:
         own = tr.unit[len(prelude):].replace(f"void {tr.entry}(", f"void {tr.entry}_{k}(")
         parts.append(f"namespace mp_unit_{k} {{\n{own}\n}}  // namespace mp_unit_{k}")
     return "\n".join(parts)
+
+
+HERE = Path(__file__).parent
+
+
+def load_corpus(name: str) -> dict:
+    """A recorded corpus (tools/record_cuda_corpus.py): kernel instances and whole shaders."""
+    path = HERE / name
+    raw = path.read_bytes()
+    return json.loads(gzip.decompress(raw) if path.suffix == ".gz" else raw)
+
+
+def translate_entry(entry: dict) -> CudaTranslation:
+    """One recorded kernel instance, translated as it was compiled."""
+    inputs = [InputDesc(i["name"], i["dtype"], i["ndim"], i["size"]) for i in entry["inputs"]]
+    return translate_kernel(entry["name"], entry["input_names"], entry["output_names"], entry["source"],
+                            entry["header"], inputs, entry["output_dtypes"], [tuple(t) for t in entry["template"]],
+                            entry["atomic_outputs"])
+
+
+def shader_translations(entry: dict) -> Iterator[tuple[str, CudaTranslation | CompileError]]:
+    """Each kernel of a recorded whole shader that the simulator compiles, translated (or the
+    translator's refusal); kernels the simulator itself refuses are not the translator's."""
+    library = ShaderLibrary(entry["source"], entry.get("header", ""))
+    for host_name in library.kernel_names:
+        try:
+            library.kernel(host_name)
+        except CompileError:
+            continue
+        try:
+            yield host_name, translate_shader(library, [host_name])[host_name]
+        except CompileError as err:
+            yield host_name, err

@@ -35,10 +35,11 @@ def translate_kernel(name: str, input_names: Sequence[str], output_names: Sequen
                           [i.dtype for i in inputs], list(output_dtypes), input_names, output_names, template)
 
 
-def translate_shader(library: ShaderLibrary) -> dict[str, CudaTranslation]:
-    """Every kernel of a whole shader, by host name (templated kernels: each instantiation)."""
+def translate_shader(library: ShaderLibrary, host_names: Sequence[str] | None = None) -> dict[str, CudaTranslation]:
+    """Every kernel of a whole shader (or those named), by host name (templated kernels: each
+    instantiation)."""
     out = {}
-    for host_name in library.kernel_names:
+    for host_name in library.kernel_names if host_names is None else host_names:
         kernel = library.kernel(host_name)
         try:
             out[host_name] = translate_shader_kernel(host_name, kernel.params, kernel.checked, library.registry)
