@@ -12,8 +12,9 @@ Needs CuPy and a GPU (cupy is imported only when this runs). Writes DIR/cuda_boo
 
     python benchmarks/cuda_book_run.py --out DIR [--only PUZZLE_ID ...] [--repeat N]
 
-Kernels it cannot launch here (pipelines of several kernels, whole shaders with constant values)
-are listed with the reason, never counted as agreeing.
+Whole shaders are bound as their puzzle's host binds them (the array its layout names at each
+buffer index). Pipelines of several kernels are listed as not run, with the reason, never counted
+as agreeing.
 """
 
 from __future__ import annotations
@@ -32,11 +33,11 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "lib"))
 
-from metal_puzzles.checking.run import launched_case, run_case  # noqa: E402
+from metal_puzzles.checking.run import buffer_layout, launched_case, run_case  # noqa: E402
 from metal_puzzles.checking.wired import WiredPuzzle  # noqa: E402
 from metal_puzzles.msl.abi.signature import ParamRole  # noqa: E402
 from metal_puzzles.msl.cuda import CudaTranslation, launch_dims, translate_shader  # noqa: E402
-from metal_puzzles.msl.shader_program import declares_kernels  # noqa: E402
+from metal_puzzles.msl.shader_program import choose_kernel, declares_kernels  # noqa: E402
 from metal_puzzles.puzzles import PUZZLES, solution_kernel  # noqa: E402
 
 
@@ -95,6 +96,48 @@ def run_on_gpu(cp: Any, tr: CudaTranslation, inputs: list[np.ndarray], output_sh
     return result, cp.cuda.get_elapsed_time(start, stop) * 1000.0 / max(repeat, 1)
 
 
+def shader_on_gpu(cp: Any, kernel: Any, case: Any, options: Any, dtype: str, repeat: int,
+                  cache: dict) -> tuple[np.ndarray, float, float]:
+    """A whole shader's kernel as its host binds it: the array ``layout[i]`` at [[buffer(i)]] (the
+    unit takes the buffers in index order), a constant value as a one-element buffer."""
+    library = kernel.kernel.shader_library()
+    layout = buffer_layout(kernel, options) or [*kernel.input_names, *kernel.output_names]
+    first = str(np.asarray(case.inputs[0]).dtype) if case.inputs else None
+    chosen = choose_kernel(library, kernel.name, first)
+    t0 = time.perf_counter()
+    tr = translate_shader(library, [chosen.host_name])[chosen.host_name]
+    translate_ms = (time.perf_counter() - t0) * 1000
+    tr.check_launch(case.grid, case.threadgroup)
+    if tr.unit not in cache:
+        cache[tr.unit] = cp.RawKernel(tr.unit, tr.entry, options=("--std=c++17",))
+    raw = cache[tr.unit]
+    inputs = dict(zip(kernel.input_names, case.inputs, strict=True))
+    by_index = {p.bound_index: p for p in chosen.buffers}
+    out = None
+    args: list[Any] = []
+    for index in sorted(by_index):
+        name = layout[index]
+        if name in inputs:
+            value = np.asarray(inputs[name]).reshape(-1)
+            args.append(device_array(cp, value, str(value.dtype)))
+        else:
+            host = np.full(case.output_shape, 0 if options.init_value is None else options.init_value, dtype=np.float64)
+            out = device_array(cp, host.reshape(-1), dtype)
+            args.append(out)
+    args.extend(np.uint32(g) for g in case.grid)
+    blocks, threads = launch_dims(case.grid, case.threadgroup)
+    raw(blocks, threads, tuple(args))
+    cp.cuda.Device().synchronize()
+    result = host_values(cp, out, dtype).reshape(case.output_shape)
+    start, stop = cp.cuda.Event(), cp.cuda.Event()
+    start.record()
+    for _ in range(repeat):
+        raw(blocks, threads, tuple(args))
+    stop.record()
+    stop.synchronize()
+    return result, cp.cuda.get_elapsed_time(start, stop) * 1000.0 / max(repeat, 1), translate_ms
+
+
 def compare(got: np.ndarray, want: np.ndarray) -> dict[str, Any]:
     got = np.asarray(got).reshape(np.shape(want))
     want = np.asarray(want)
@@ -123,25 +166,31 @@ def main() -> int:
             continue
         kernel = solution_kernel(puzzle)
         options = puzzle.launch_options
-        if options.pipeline is not None or declares_kernels(kernel.source):
+        if options.pipeline is not None:
             names = list(translate_shader(kernel.kernel.shader_library()))
             records.append({"puzzle": puzzle.id, "status": "not run",
-                            "why": f"a whole shader ({', '.join(names)}): its host bindings are not replayed here"})
+                            "why": f"a pipeline of a whole shader's kernels ({', '.join(names)}): its stages are "
+                                   "not replayed here"})
             continue
+        shader = declares_kernels(kernel.source)
         for case in puzzle.cases():
             case = launched_case(kernel, case, options)
             dtype = case.output_dtype or options.output_dtype
             rec: dict[str, Any] = {"puzzle": puzzle.id, "case": case.label, "grid": list(case.grid),
                                    "threadgroup": list(case.threadgroup), "dtype": dtype}
             try:
-                t0 = time.perf_counter()
-                tr = kernel.to_cuda(inputs=list(case.inputs), output_shapes=[case.output_shape],
-                                    output_dtypes=[dtype])
-                rec["translate_ms"] = (time.perf_counter() - t0) * 1000
                 want = run_case(kernel, case, options).outputs[0]
-                got, ms = run_on_gpu(cp, tr, [np.asarray(x) for x in case.inputs], tuple(case.output_shape), dtype,
-                                     tuple(case.grid), tuple(case.threadgroup), options.init_value, args.repeat, cache)
-                rec.update(compare(got, want), status="ran", gpu_ms=ms)
+                if shader:
+                    got, ms, translate_ms = shader_on_gpu(cp, kernel, case, options, dtype, args.repeat, cache)
+                else:
+                    t0 = time.perf_counter()
+                    tr = kernel.to_cuda(inputs=list(case.inputs), output_shapes=[case.output_shape],
+                                        output_dtypes=[dtype])
+                    translate_ms = (time.perf_counter() - t0) * 1000
+                    got, ms = run_on_gpu(cp, tr, [np.asarray(x) for x in case.inputs], tuple(case.output_shape),
+                                         dtype, tuple(case.grid), tuple(case.threadgroup), options.init_value,
+                                         args.repeat, cache)
+                rec.update(compare(got, want), status="ran", gpu_ms=ms, translate_ms=translate_ms)
             except Exception as exc:  # noqa: BLE001 - recorded per case
                 rec.update(status="error", error=f"{type(exc).__name__}: {exc}", trace=traceback.format_exc()[-2000:])
             records.append(rec)
