@@ -107,10 +107,7 @@ def test_every_recorded_whole_shader_translates_and_compiles(k):
 # Every kernel tests/semantics compiles (tools/record_cuda_corpus.py --modules tests/semantics),
 # translated and compiled in batches (one NVRTC program each: a fortieth of the time apiece).
 #: What the translator refuses there, by the words of its located error: each a decision.
-SEMANTIC_REFUSALS = ("'simd_shuffle_and_fill_down' is not supported", "'simd_shuffle_and_fill_up' is not supported",
-                     "'LocalTypeDef' is not supported", "'simd_vote.all' is not supported",
-                     "on a swizzle of several components is not supported",
-                     "threadgroup memory sized at launch ('scratch') is not supported")
+SEMANTIC_REFUSALS = ("'simd_vote.all' is not supported", "threadgroup memory sized at launch ('scratch') is not supported")
 SEMANTIC_ITEMS = [("kernel", e) for e in SEMANTICS["kernels"]] + [("shader", e) for e in SEMANTICS["shaders"]]
 CHUNK = 40
 
@@ -255,6 +252,7 @@ def test_vectors_swizzles_and_constructors_compile():
 uint i = thread_position_in_grid.x;
 float4 v = float4(a[i], float2(1.0f, 2.0f), 3.0f);
 v.xy = v.zw * 2.0f;
+v.wz += 1.0f;
 float3 w = v.zyx + float3(1);
 bool4 c = v > float4(0.5f);
 out[i] = select(w.x, w.z, all(c)) + dot(v, v) + fma(w.y, 2.0f, 1.0f) + as_type<float>(as_type<uint>(v.w));
@@ -262,18 +260,19 @@ out[i] = select(w.x, w.z, all(c)) + dot(v, v) + fma(w.y, 2.0f, 1.0f) + as_type<f
     k = metal_kernel("vec", ["a"], ["out"], src)
     tr = k.to_cuda(inputs=[mx.zeros((8,))], output_shapes=[(8,)], output_dtypes=[mx.float32])
     assert "mp_swz_set<0, 1>(" in tr.unit and "mp_swz<2, 1, 0>(" in tr.unit
+    assert "mp_swz_set<3, 2>(v, (mp_swz<3, 2>(v) + mp_splat<float, 2>(" in tr.unit
     _ptx(tr.unit)
 
 
 def test_what_has_no_cuda_form_is_a_located_error():
     src = """uint i = thread_position_in_grid.x;
-float2 v = float2(a[i]);
-v.yx *= 2.0f;
-out[i] = v.x;
+float2 v[2] = {float2(a[i]), float2(1.0f)};
+v[i % 2].yx *= 2.0f;
+out[i] = v[0].x;
 """
     k = metal_kernel("swz", ["a"], ["out"], src)
-    with pytest.raises(CompileError, match=r"source:3:\d+.*: error: '\*=' on a swizzle of several components is "
-                                           r"not supported on CUDA: write it as"):
+    with pytest.raises(CompileError, match=r"source:3:\d+.*: error: '\*=' on a swizzle of several components of "
+                                           r"this expression is not supported on CUDA: write it as"):
         k.to_cuda(inputs=[mx.zeros((8,))], output_shapes=[(8,)], output_dtypes=[mx.float32])
 
 

@@ -176,6 +176,12 @@ def simdgroup_matrix(r: Renderer, call: ast.Call) -> str:
     return f"mp_sg_mma({args[0]}, {args[1]}, {args[2]}, &({args[3]}))"
 
 
+def _shuffle_and_fill(r: Renderer, call: ast.Call, down: str) -> str:
+    r.uses_simd = True
+    args = _args(r, call)
+    return f"mp_simd_shuffle_and_fill<{down}>({', '.join(args)})"
+
+
 def refused(why: str) -> Rule:
     def rule(r: Renderer, call: ast.Call) -> str:
         raise unsupported(f"'{call.target.name}'", why, call.pos)
@@ -203,8 +209,8 @@ RULES: dict[str, Rule] = {
     "simdgroup_matrix.thread_elements": simdgroup_matrix,
     "simd_vote.all": refused("simd_vote objects are not translated yet (use simd_all / simd_any)"),
     "simd_vote.any": refused("simd_vote objects are not translated yet (use simd_all / simd_any)"),
-    "simd_shuffle_and_fill_down": refused("not translated yet"),
-    "simd_shuffle_and_fill_up": refused("not translated yet"),
+    "simd_shuffle_and_fill_down": lambda r, call: _shuffle_and_fill(r, call, "true"),
+    "simd_shuffle_and_fill_up": lambda r, call: _shuffle_and_fill(r, call, "false"),
     "frexp": out_param,
     "modf": out_param,
     "sincos": out_param,

@@ -853,6 +853,23 @@ template <int KIND, int W, class T> __device__ inline T mp_simd_shuffle(const T&
   return got;
 }
 
+// simd_shuffle_and_fill_down/up(data, filling, delta[, width]): within segments of 'width' lanes,
+// a lane whose source falls outside its segment (or on a lane that does not run) takes its own 'filling'.
+template <bool DOWN, class T> __device__ inline T mp_simd_shuffle_and_fill(const T& v, const T& fill, unsigned k,
+                                                                          unsigned width = 32u) {
+  unsigned mask = __activemask();
+  int lane = (int)mp_lane();
+  int w = (int)width;
+  int seg = (lane / w) * w, pos = lane - seg;
+  int src = DOWN ? pos + (int)k : pos - (int)k;
+  bool outside = src >= w || src < 0;
+  int from = outside ? lane : seg + src;
+  if (from > 31) { from = lane; outside = true; }
+  T got = mp_shfl(mask, v, from);
+  if (outside || !((mask >> from) & 1u)) return fill;
+  return got;
+}
+
 // op: 0 sum, 1 product, 2 min, 3 max, 4 and, 5 or, 6 xor, 7 all, 8 any
 template <int OP, class T> __device__ inline T mp_identity() {
   if constexpr (OP == 0) return mp_cvt<T, int>(0);

@@ -297,12 +297,19 @@ class Renderer:
     def x_Assign(self, e: ast.Assign) -> str:
         op = str(e.op)
         if isinstance(e.target, ast.Member) and len(e.target.comps) > 1:
-            if op != "=":
-                raise unsupported(f"'{op}' on a swizzle of several components",
-                                  "write it as 'v.xy = v.xy + w'", e.pos)
             base = self.expr(e.target.base)
             idx = ", ".join(str(c) for c in e.target.comps)
-            return f"mp_swz_set<{idx}>({base}, {self.expr(e.value)})"
+            value = self.expr(e.value)
+            if op != "=":
+                if not isinstance(e.target.base, ast.Name):  # its base is read twice: only a plain name
+                    raise unsupported(f"'{op}' on a swizzle of several components of this expression",
+                                      "write it as 'v.xy = v.xy + w'", e.pos)
+                target_ty = e.target.ty
+                assert isinstance(target_ty, VectorType)
+                if isinstance(e.value.ty, ScalarType):
+                    value = f"mp_splat<{self.ctype(target_ty.elem, e.pos)}, {target_ty.n}>({value})"
+                value = f"(mp_swz<{idx}>({base}) {op[:-1]} {value})"
+            return f"mp_swz_set<{idx}>({base}, {value})"
         target, value = self.expr(e.target), self.expr(e.value)
         if op == "=" or isinstance(e.target.ty, MatrixType):  # a matrix's 'a op= b': the checker made the value 'a op b'
             return f"({target} = {value})"
@@ -566,6 +573,11 @@ class Renderer:
     def s_Nothing(self, s: ast.Stmt, indent: int) -> list[str]:
         return []  # checked at compile time (static_assert, using namespace): nothing runs
 
+    def s_LocalTypeDef(self, s: ast.LocalTypeDef, indent: int) -> list[str]:
+        """A struct or union defined in a function: defined at file scope (through its type, as
+        every struct is), its variables declared here."""
+        return self.s_Decl(s.decl, indent) if s.decl is not None else []
+
     def s_Refused(self, s: ast.Stmt, indent: int) -> list[str]:
         raise unsupported(f"'{type(s).__name__}'", REFUSED_NODES[type(s)], s.pos)
 
@@ -628,7 +640,8 @@ class Renderer:
                 from .types import struct_name
                 self._struct(struct_name(inner), inner, seen, out)
             fields.append(f"  {self.declare(f.ty, f.name, pos)};")
-        out.append(f"struct alignas({ty.align}) {name} {{")
+        union = len(ty.fields) > 1 and all(f.offset == 0 for f in ty.fields)  # every member at offset 0
+        out.append(f"{'union' if union else 'struct'} alignas({ty.align}) {name} {{")
         out.extend(fields)
         out.append("};")
 
@@ -665,7 +678,6 @@ def ident(name: str) -> str:
 #: Node classes with no CUDA form yet, and why (a located error names the construct and this).
 REFUSED_NODES: dict[type, str] = {
     ast.PackExpansion: "parameter packs are not translated yet",
-    ast.LocalTypeDef: "a struct or union defined inside a function is not translated yet",
 }
 
 EXPR_RULES: dict[type, Callable[[Renderer, Any], str]] = {
@@ -708,7 +720,7 @@ STMT_RULES: dict[type, Callable[[Renderer, Any, int], list[str]]] = {
     ast.Empty: Renderer.s_Empty,
     ast.StaticAssert: Renderer.s_Nothing,
     ast.UsingNamespace: Renderer.s_Nothing,
-    ast.LocalTypeDef: Renderer.s_Refused,
+    ast.LocalTypeDef: Renderer.s_LocalTypeDef,
     AliasStmt: Renderer.s_Nothing,  # a type alias in a body: resolved by the checker
 }
 
