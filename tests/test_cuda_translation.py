@@ -107,7 +107,7 @@ def test_every_recorded_whole_shader_translates_and_compiles(k):
 # Every kernel tests/semantics compiles (tools/record_cuda_corpus.py --modules tests/semantics),
 # translated and compiled in batches (one NVRTC program each: a fortieth of the time apiece).
 #: What the translator refuses there, by the words of its located error: each a decision.
-SEMANTIC_REFUSALS = ("'simd_vote.all' is not supported", "threadgroup memory sized at launch ('scratch') is not supported")
+SEMANTIC_REFUSALS = ("'simd_vote.all' is not supported",)
 SEMANTIC_ITEMS = [("kernel", e) for e in SEMANTICS["kernels"]] + [("shader", e) for e in SEMANTICS["shaders"]]
 CHUNK = 40
 
@@ -427,3 +427,28 @@ def test_check_also_runs_the_kernel_on_an_nvidia_gpu_where_mlx_has_cuda(monkeypa
     word = "agrees with" if gpu_is_right else "differs from"
     assert result.gpu_note == f"On the NVIDIA GPU (the kernel translated to CUDA): the result {word} the simulator" + \
         ("." if gpu_is_right else "'s (a race or uninitialised memory?).")
+
+
+def test_threadgroup_memory_sized_at_launch_is_dynamic_shared_memory():
+    from metal_puzzles import compile_shader
+
+    lib = compile_shader("""
+#include <metal_stdlib>
+using namespace metal;
+kernel void rev(device float* a [[buffer(0)]], threadgroup float* tile [[threadgroup(0)]],
+                threadgroup int* flags [[threadgroup(1)]],
+                uint i [[thread_position_in_grid]], uint li [[thread_position_in_threadgroup]],
+                uint n [[threads_per_threadgroup]]) {
+  tile[li] = a[i];
+  flags[li] = 1;
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  a[i] = tile[n - 1 - li] + float(flags[li]);
+}""")
+    tr = lib.to_cuda()["rev"]
+    assert tr.threadgroup_memory == ("tile", "flags")
+    assert [p.name for p in tr.params][-2:] == ["tile_bytes", "flags_bytes"]
+    assert tr.dynamic_shared_bytes([64 * 4, 10]) == 256 + 16
+    kernel = tr.unit.split(f"void {tr.entry}(")[1]
+    assert "extern __shared__ __align__(16) unsigned char mp_dynamic_shared[];" in kernel
+    assert kernel.index("float* tile = ") < kernel.index("int* flags = ") < kernel.index("if (mp_in_grid)")
+    _ptx(tr.unit)

@@ -150,14 +150,23 @@ def translate_shader_kernel(host_name: str, params: Sequence[ShaderParam], check
     r = Renderer(builtin_rule)
     unit_params: list[CudaParam] = []
     attr_lines: list[str] = []
+    dynamic: list[CudaParam] = []
     try:
         for p in sorted(params, key=lambda q: (q.index is None, q.index or 0)):
             if p.binding == Binding.ATTRIBUTE:
                 assert p.attribute is not None
                 attr_lines.append(attribute_local(p.name, p.ty, p.attribute))
             elif p.binding == Binding.THREADGROUP:
-                raise unsupported(f"threadgroup memory sized at launch ('{p.name}')",
-                                  "the translator has no dynamic __shared__ memory yet", p.pos)
+                # Threadgroup memory sized at launch: one dynamic __shared__ region, each parameter's
+                # part in index order at a 16-byte boundary, its size in bytes a parameter of the unit.
+                if not dynamic:
+                    attr_lines.append("  extern __shared__ __align__(16) unsigned char mp_dynamic_shared[];")
+                    attr_lines.append("  unsigned int mp_shared_offset = 0u;")
+                size = CudaParam(f"{p.name}_bytes", "unsigned int", None)
+                dynamic.append(size)
+                attr_lines.append(f"  {r.ctype(p.ty, p.pos)} {p.name} = ({r.ctype(p.ty, p.pos)})"
+                                  f"(mp_dynamic_shared + mp_shared_offset);")
+                attr_lines.append(f"  mp_shared_offset += ({size.name} + 15u) & ~15u;")
             elif p.binding == Binding.BUFFER:
                 unit_params.append(CudaParam(p.name, r.ctype(p.ty, p.pos), None))
             else:  # a constant value: bound like a buffer, read as the object it points to
@@ -168,14 +177,17 @@ def translate_shader_kernel(host_name: str, params: Sequence[ShaderParam], check
     except CompileError as err:
         raise err.with_registry(registry) from None
     unit_params.extend(CudaParam(g, "unsigned int", None) for g in GRID_CONSTANTS)
+    unit_params.extend(dynamic)
     entry = f"mp_kernel_{_safe(host_name)}"
     header = "\n".join([CUDA_PRELUDE.strip("\n"), *header_lines])
     grid_locals = "\n".join(f"  const unsigned mp_g{a} = (unsigned)({g});" for a, g in zip("xyz", GRID_CONSTANTS, strict=True))
     signature = ",\n    ".join(f"{p.ctype} {p.name}" for p in unit_params)
     unit = f'{header}\n\nextern "C" __global__ void {entry}(\n    {signature}) {{\n{grid_locals}\n{body}\n}}\n'
     return CudaTranslation(name=host_name, entry=entry, unit=unit, body=f"{grid_locals}\n{body}\n", header=header,
-                           input_names=tuple(p.name for p in unit_params if p.name not in GRID_CONSTANTS),
+                           input_names=tuple(p.name for p in unit_params if p.name not in GRID_CONSTANTS
+                                             and p not in dynamic),
                            output_names=(), params=tuple(unit_params), shared_bytes=r.shared_bytes,
+                           threadgroup_memory=tuple(d.name[:-len("_bytes")] for d in dynamic),
                            uses_barriers=r.uses_barriers, uses_simd=r.uses_simd)
 
 

@@ -72,6 +72,17 @@ class CudaTranslation:
     uses_barriers: bool = False
     #: Whether the kernel calls SIMD-group functions (warp shuffles).
     uses_simd: bool = False
+    #: A whole shader's threadgroup memory sized at launch ([[threadgroup(n)]]), in index order:
+    #: the unit takes each one's size in bytes last ('<name>_bytes'); launch it with
+    #: ``dynamic_shared_bytes(sizes)`` bytes of dynamic shared memory.
+    threadgroup_memory: tuple[str, ...] = ()
+
+    def dynamic_shared_bytes(self, sizes: Sequence[int]) -> int:
+        """The dynamic shared memory a launch needs for these sizes (each part 16-byte aligned)."""
+        if len(sizes) != len(self.threadgroup_memory):
+            raise ValueError(f"'{self.name}' takes {len(self.threadgroup_memory)} threadgroup memory size(s) "
+                             f"({', '.join(self.threadgroup_memory) or 'none'}), {len(sizes)} given")
+        return sum((int(n) + 15) // 16 * 16 for n in sizes)
 
     def check_launch(self, grid: Sequence[int], threadgroup: Sequence[int]) -> None:
         """Refuse a launch the translation cannot run as Metal would: SIMD-group functions in a
