@@ -16,7 +16,7 @@ from ..lang.errors import CompileError, Pos, SourceRegistry
 from ..lang.types import ArrayType, PointerType, ScalarType, Type, VectorType
 from .builtins import builtin_rule
 from .prelude import CUDA_PRELUDE
-from .render import Renderer, unsupported
+from .render import Renderer
 from .translation import GRID_CONSTANTS, CudaParam, CudaTranslation
 from .types import DTYPE_CTYPES, DTYPE_UNIT_CTYPES
 
