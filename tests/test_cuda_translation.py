@@ -177,7 +177,11 @@ def test_threads_past_the_grid_skip_the_body_but_meet_every_barrier():
     assert "return" not in body
     assert body.index("mp_threadgroup_barrier();") < body.index("mp_drain();")
     assert tr.uses_barriers
-    assert "__syncthreads_or(1)" in tr.header and "while (__syncthreads_or(0))" in tr.header
+    assert "while (mp_barrier_or(false))" in tr.header
+    # Threads reach the barrier from two places (the body, the drain): the non-aligned barrier.red,
+    # never the aligned bar.sync/bar.red that __syncthreads and __syncthreads_or compile to.
+    ptx = _ptx(tr.unit)
+    assert "barrier.red.or.pred" in ptx and "bar.sync" not in ptx and "bar.red" not in ptx
 
 
 def test_the_last_threadgroup_reports_metals_partial_size():
@@ -226,6 +230,16 @@ out[i] = (big * 65536) + (i / a[1]) + (i % a[1]) + (i << a[2]) + int(b[0]);
     assert "mp_shl(" in tr.unit  # shift counts masked to the operand's width
     assert "mp_cvt<int, float>(" in tr.unit  # float to int as the simulator converts it
     _ptx(tr.unit)
+
+
+def test_simd_scans_shuffle_on_every_lane_before_keeping_their_prefix():
+    from metal_puzzles.msl.cuda.prelude import CUDA_PRELUDE
+
+    reduce = CUDA_PRELUDE[CUDA_PRELUDE.index("mp_simd_reduce_scalar(const T& v) {"):]
+    reduce = reduce[:reduce.index("\n}\n")]
+    # A lane that left the loop early would leave the others' __shfl_sync waiting for it.
+    assert "break" not in reduce and "mp_shfl(mask, v, base + k)" in reduce
+    assert "SCAN == 1 ? k <= me : k < me" in reduce
 
 
 def test_half_simd_sum_and_atomics_compile():

@@ -93,25 +93,22 @@ template <int OP, int SCAN, int W, class T> __device__ inline T mp_simd_reduce_s
   unsigned mask = __activemask();
   int lane = (int)mp_lane();
   int base = lane & ~(W - 1), me = lane & (W - 1);
-  // Half sums and products: accumulated in float, rounded once (the simulator's choice).
-  constexpr bool wide = MP_SAME(T, __half) && (OP == 0 || OP == 1);
+  // A half sum or product of the whole group: accumulated in float, rounded once (the simulator's
+  // choice); prefix sums add in the element type, rounding each step, as the simulator does.
+  constexpr bool wide = MP_SAME(T, __half) && (OP == 0 || OP == 1) && SCAN == 0;
   typedef typename mp_detail::conditional<wide, float, T>::type A;
   A acc = A();
-  bool have = false, first_seen = false;
-  T first_valid = v;
+  bool have = false;
+  // Every lane runs all W shuffles (a lane leaving the loop early would leave the others'
+  // __shfl_sync waiting for it); each keeps the lanes its result counts.
   for (int k = 0; k < W; ++k) {
     T got = mp_shfl(mask, v, base + k);
     bool on = (mask >> (base + k)) & 1u;
-    if (on && !first_seen) { first_valid = got; first_seen = true; }
-    if (SCAN == 2 && k == me) break;
-    T x = on ? got : ((OP == 2 || OP == 3) ? first_valid : mp_identity<OP, T>());
-    if (OP == 2 || OP == 3) {
-      if (!on) continue;
-    }
-    A xa = mp_cvt<A, T>(x);
+    bool counted = SCAN == 0 || (SCAN == 1 ? k <= me : k < me);
+    if (!counted || ((OP == 2 || OP == 3) && !on)) continue;  // min and max skip the lanes that do not run
+    A xa = mp_cvt<A, T>(on ? got : mp_identity<OP, T>());     // the others count as the identity
     acc = have ? mp_combine<OP, A>(acc, xa) : xa;
     have = true;
-    if (SCAN == 1 && k == me) break;
   }
   if (!have) return mp_identity<OP, T>();
   return mp_cvt<T, A>(acc);
@@ -184,9 +181,18 @@ __device__ inline void mp_sg_mma(mp_sgmat<T>& d, const mp_sgmat<TA>& a, const mp
 
 // ------------------------------------------------------------------ barriers
 // A threadgroup barrier that the threads past the Metal grid (which wait in mp_drain) match:
-// each waiting round of theirs meets one barrier of the running threads.
-__device__ inline void mp_threadgroup_barrier() { (void)__syncthreads_or(1); }
-__device__ inline void mp_drain() { while (__syncthreads_or(0)) {} }
+// each waiting round of theirs meets one barrier of the running threads. The barrier is PTX's
+// non-aligned barrier.red (sm_70+): threads may reach it from different places in the code
+// (__syncthreads_or is the aligned bar.red, which requires every thread at the same one). It
+// orders memory as __syncthreads does.
+__device__ inline bool mp_barrier_or(bool vote) {
+  unsigned int r;
+  asm volatile("{\n\t.reg .pred p, q;\n\tsetp.ne.u32 p, %1, 0;\n\tbarrier.red.or.pred q, 0, p;\n\t"
+               "selp.u32 %0, 1, 0, q;\n\t}" : "=r"(r) : "r"((unsigned int)vote) : "memory");
+  return r != 0u;
+}
+__device__ inline void mp_threadgroup_barrier() { (void)mp_barrier_or(true); }
+__device__ inline void mp_drain() { while (mp_barrier_or(false)) {} }
 __device__ inline void mp_simdgroup_barrier() { __syncwarp(__activemask()); }
 
 // ------------------------------------------------------------------ atomics on atomic<T> (T as stored)
