@@ -466,3 +466,13 @@ kernel void rev(device float* a [[buffer(0)]], threadgroup float* tile [[threadg
     assert "extern __shared__ __align__(16) unsigned char mp_dynamic_shared[];" in kernel
     assert kernel.index("float* tile = ") < kernel.index("int* flags = ") < kernel.index("if (mp_in_grid)")
     _ptx(tr.unit)
+
+
+def test_64_bit_buffers_read_as_the_translations_type_in_mlx_s_signature():
+    # MLX declares int64 buffers 'const int64_t*' (long on Linux); the translation's is long long,
+    # so a header function taking 'const device long*' gets a pointer of its own type.
+    k = metal_kernel("i64", ["a"], ["out"], "uint i = thread_position_in_grid.x; out[i] = a[i] * 2 + a_strides[0];")
+    tr = k.to_cuda(inputs=[mx.zeros((4,), dtype=mx.int64)], output_shapes=[(4,)], output_dtypes=[mx.int64])
+    assert "((long long*)out)[" in tr.body and "((const long long*)a)[" in tr.body
+    assert "((const long long*)mp_ptr(a_strides))[0]" in tr.body
+    _ptx(tr.unit)

@@ -98,6 +98,11 @@ def translate_body(name: str, generated: GeneratedKernel, checked: CheckedKernel
     shapes = {p.name for p in params if p.role in (ParamRole.SHAPE, ParamRole.STRIDES)}
     r = Renderer(builtin_rule, scalar_inputs=scalar_inputs, shape_params=shapes)
     r.long_strides = {p.name for p in params if p.role == ParamRole.STRIDES}
+    dtypes_of = dict(zip(input_names, input_dtypes, strict=True)) | dict(zip(output_names, output_dtypes, strict=True))
+    for p in params:
+        if p.role in (ParamRole.INPUT, ParamRole.OUTPUT) and dtypes_of.get(p.name) in ("int64", "uint64"):
+            ctype = DTYPE_UNIT_CTYPES[dtypes_of[p.name]]
+            r.pointer_casts[p.name] = f"{'const ' if p.role == ParamRole.INPUT else ''}{ctype}*"
     try:
         attr_lines = [attribute_local(p.name, _attribute_type(p), p.name) for p in params
                       if p.role == ParamRole.ATTRIBUTE]

@@ -74,6 +74,9 @@ class Renderer:
         self.shape_params = shape_params or set()
         #: Strides parameters: int64_t in MLX (long on Linux), read as the long long the translation uses.
         self.long_strides: set[str] = set()
+        #: Buffers MLX declares with another spelling of the same type (int64_t is long, the
+        #: translation's is long long): read through a cast to the translation's pointer type.
+        self.pointer_casts: dict[str, str] = {}
         self.functions: dict[int, tuple[str, FuncInstance]] = {}
         self.function_order: list[int] = []
         self.const_arrays: dict[int, tuple[str, Var]] = {}
@@ -188,6 +191,8 @@ class Renderer:
             return self.constant(sym, e.pos)
         if sym.kind == VarKind.SCALAR_INPUT and sym.name in self.scalar_inputs:
             return f"(*{sym.name})"
+        if sym.name in self.pointer_casts:
+            return f"(({self.pointer_casts[sym.name]}){sym.name})"
         if sym.name in self.long_strides:
             return f"((const long long*)mp_ptr({sym.name}))"
         if sym.name in self.shape_params:
