@@ -6,6 +6,7 @@ located error."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -146,7 +147,7 @@ def numeric_limit(r: Renderer, call: ast.Call) -> str:
     v = call.const_value
     ty = call.ty
 
-    def literal(x: object, elem: ScalarType) -> str:
+    def literal(x: Any, elem: ScalarType) -> str:
         return r.float_literal(float(x), elem, call.pos) if elem.is_float else r.int_literal(int(x), elem, call.pos)
 
     if isinstance(ty, ScalarType):
