@@ -476,3 +476,23 @@ def test_64_bit_buffers_read_as_the_translations_type_in_mlx_s_signature():
     assert "((long long*)out)[" in tr.body and "((const long long*)a)[" in tr.body
     assert "((const long long*)mp_ptr(a_strides))[0]" in tr.body
     _ptx(tr.unit)
+
+
+def test_a_barrier_inside_a_header_function_still_gets_the_drain():
+    header = """
+inline float exchange(threadgroup float* t, uint li, float v) {
+    t[li] = v;
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    return t[li ^ 1];
+}
+"""
+    src = """
+threadgroup float t[64];
+uint i = thread_position_in_grid.x;
+out[i] = exchange(t, thread_position_in_threadgroup.x, a[i]);
+"""
+    k = metal_kernel("ex", ["a"], ["out"], src, header=header)
+    tr = k.to_cuda(inputs=[mx.zeros((100,))], output_shapes=[(100,)], output_dtypes=[mx.float32])
+    assert tr.uses_barriers
+    assert "mp_drain();" in tr.unit.split(f"void {tr.entry}(")[1]
+    _ptx(tr.unit)

@@ -79,12 +79,14 @@ def _elem_ctype(ty: ScalarType) -> str:
 def _assemble(r: Renderer, body: ast.Block, attribute_lines: list[str]) -> tuple[list[str], str]:
     """(header lines, kernel body text): the body guarded, its 'return's jumping to its end."""
     body_lines = r.s_Block(body, 1)
+    # The header functions the body calls, rendered before the drain is decided: a barrier may
+    # be in one of them.
+    protos, defs = r.function_definitions()
     lines = [_GEOMETRY.rstrip("\n"), *attribute_lines, "  if (mp_in_grid)", *body_lines, "mp_done:;"]
     if r.uses_barriers:
         lines.append("  // The threads that left the body (or never ran it) keep meeting the barriers of those")
-        lines.append("  // still running, so every __syncthreads is reached by the whole block.")
+        lines.append("  // still running, so every barrier is reached by the whole block.")
         lines.append("  mp_drain();")
-    protos, defs = r.function_definitions()
     header = [*r.struct_definitions(), *r.const_array_definitions(), *protos, "", *defs]
     return header, "\n".join(lines)
 
