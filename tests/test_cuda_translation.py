@@ -496,3 +496,24 @@ out[i] = exchange(t, thread_position_in_threadgroup.x, a[i]);
     assert tr.uses_barriers
     assert "mp_drain();" in tr.unit.split(f"void {tr.entry}(")[1]
     _ptx(tr.unit)
+
+
+def test_a_shaders_reference_parameters_are_pointers_to_one_object():
+    from metal_puzzles import compile_shader
+
+    lib = compile_shader("""
+#include <metal_stdlib>
+using namespace metal;
+kernel void count(device const float* a [[buffer(0)]], device atomic_uint& hits [[buffer(1)]],
+                  constant float& limit [[buffer(2)]], device uint& last [[buffer(3)]],
+                  uint i [[thread_position_in_grid]]) {
+  if (a[i] > limit) atomic_fetch_add_explicit(&hits, 1u, memory_order_relaxed);
+  if (i == 0) last = uint(limit);
+}""")
+    tr = lib.to_cuda()["count"]
+    assert [(p.name, p.ctype) for p in tr.params][:4] == [
+        ("a", "const float*"), ("hits", "unsigned int*"), ("limit", "const float*"), ("last", "unsigned int*")]
+    kernel = tr.unit.split(f"void {tr.entry}(")[1]
+    assert "(a[mp_cvt<long long, unsigned int>(i)] > (*limit))" in kernel
+    assert "mp_atomic_add((&(*hits)), 1u)" in kernel and "((*last) = " in kernel
+    _ptx(tr.unit)

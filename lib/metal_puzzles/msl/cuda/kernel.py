@@ -174,11 +174,14 @@ def translate_shader_kernel(host_name: str, params: Sequence[ShaderParam], check
                 attr_lines.append(f"  {r.ctype(p.ty, p.pos)} {p.name} = ({r.ctype(p.ty, p.pos)})"
                                   f"(mp_dynamic_shared + mp_shared_offset);")
                 attr_lines.append(f"  mp_shared_offset += ({size.name} + 15u) & ~15u;")
-            elif p.binding == Binding.BUFFER:
+            elif isinstance(p.ty, PointerType):  # a buffer the host binds
                 unit_params.append(CudaParam(p.name, r.ctype(p.ty, p.pos), None))
-            else:  # a constant value: bound like a buffer, read as the object it points to
-                ty = p.ty
-                unit_params.append(CudaParam(p.name, f"const {r.ctype(ty, p.pos)}*", None))
+            else:
+                # A reference to one object in a buffer ('constant float& w', 'device int& n'), or a
+                # constant value the host sets: bound like a buffer, read (and written, when it is
+                # a writable device reference) as the object it points to.
+                const = "" if p.writable else "const "
+                unit_params.append(CudaParam(p.name, f"{const}{r.ctype(p.ty, p.pos)}*", None))
                 r.scalar_inputs.add(p.name)
         header_lines, body = _assemble(r, checked.body, attr_lines)
     except CompileError as err:
