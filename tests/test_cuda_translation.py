@@ -517,3 +517,29 @@ kernel void count(device const float* a [[buffer(0)]], device atomic_uint& hits 
     assert "(a[mp_cvt<long long, unsigned int>(i)] > (*limit))" in kernel
     assert "mp_atomic_add((&(*hits)), 1u)" in kernel and "((*last) = " in kernel
     _ptx(tr.unit)
+
+
+def test_show_says_the_time_measured_on_an_nvidia_gpu_beside_the_models_estimate(monkeypatch, capsys):
+    import metal_puzzles.host.cuda_backend as cuda_backend
+    import metal_puzzles.host.metal_backend as metal_backend
+    import metal_puzzles.notebook.problem as problem
+
+    puzzle, prob = _zip_problem()
+    calls: list[dict] = []
+
+    def stand_in(**kwargs):  # mx.fast.cuda_kernel
+        def run(**call):
+            calls.append(call)
+            return [mx.zeros(call["output_shapes"][0])]
+        return run
+
+    monkeypatch.setattr(problem, "metal_available", lambda: False)
+    for module in (problem, metal_backend, cuda_backend):
+        monkeypatch.setattr(module, "cuda_available", lambda: True)
+    monkeypatch.setattr(mx.fast, "cuda_kernel", stand_in)
+    prob.show(cost=True)
+    out = capsys.readouterr().out
+    assert "Time (a roofline model):" in out
+    line = next(line for line in out.splitlines() if line.startswith("Measured on this NVIDIA GPU"))
+    assert re.search(r": \d+ us a call \(the median of 20, launch and synchronisation included", line), line
+    assert len(calls) == 1 + problem.MEASURED_CALLS  # one call compiles, twenty are timed

@@ -36,6 +36,9 @@ class CudaBackendKernel:
         self.ensure_row_contiguous = ensure_row_contiguous
         self._factory = factory
         self._kernels: dict[tuple[str, str], Callable[..., Any]] = {}
+        #: Translations by instance (what a Metal compile depends on), so a repeated call does
+        #: not run the front end again.
+        self._translations: dict[str, CudaTranslation] = {}
         #: The last call's translation (what ran on the GPU).
         self.last_translation: CudaTranslation | None = None
 
@@ -55,8 +58,12 @@ class CudaBackendKernel:
             raise TypeError(f"unexpected keyword argument(s) {unknown} for a CUDA kernel call; "
                             f"accepted: {', '.join(CALL_ARGUMENTS)}")
         template = list(kwargs.pop("template", None) or [])
-        tr = self.translate(inputs=kwargs["inputs"], output_shapes=kwargs["output_shapes"],
-                            output_dtypes=kwargs["output_dtypes"], template=template)
+        key = repr(([(str(getattr(x, "dtype", type(x))), getattr(x, "shape", ())) for x in kwargs["inputs"]],
+                    [str(d) for d in kwargs["output_dtypes"]], template))
+        tr = self._translations.get(key)
+        if tr is None:
+            tr = self._translations[key] = self.translate(inputs=kwargs["inputs"], output_shapes=kwargs["output_shapes"],
+                                                          output_dtypes=kwargs["output_dtypes"], template=template)
         grid, threadgroup = kwargs["grid"], kwargs["threadgroup"]
         tr.check_launch(grid, threadgroup)
         _, threads = launch_dims(grid, threadgroup)
