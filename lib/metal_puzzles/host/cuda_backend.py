@@ -58,11 +58,11 @@ class CudaBackendKernel:
             raise TypeError(f"unexpected keyword argument(s) {unknown} for a CUDA kernel call; "
                             f"accepted: {', '.join(CALL_ARGUMENTS)}")
         template = list(kwargs.pop("template", None) or [])
-        key = repr(([(str(getattr(x, "dtype", type(x))), getattr(x, "shape", ())) for x in kwargs["inputs"]],
-                    [str(d) for d in kwargs["output_dtypes"]], template))
-        tr = self._translations.get(key)
+        instance = repr(([(str(getattr(x, "dtype", type(x))), getattr(x, "shape", ())) for x in kwargs["inputs"]],
+                         [str(d) for d in kwargs["output_dtypes"]], template))
+        tr = self._translations.get(instance)
         if tr is None:
-            tr = self._translations[key] = self.translate(inputs=kwargs["inputs"], output_shapes=kwargs["output_shapes"],
+            tr = self._translations[instance] = self.translate(inputs=kwargs["inputs"], output_shapes=kwargs["output_shapes"],
                                                           output_dtypes=kwargs["output_dtypes"], template=template)
         grid, threadgroup = kwargs["grid"], kwargs["threadgroup"]
         tr.check_launch(grid, threadgroup)
