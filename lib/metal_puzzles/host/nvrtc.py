@@ -99,6 +99,16 @@ def nvrtc_available() -> bool:
 def compile_to_ptx(source: str, name: str = "kernel.cu", arch: str = DEFAULT_ARCH,
                    options: Sequence[str] = ()) -> str:
     """Compile a whole translation unit to PTX; raises NvrtcError with NVRTC's log when it fails."""
+    return _compile(source, name, arch, options, cubin=False).decode()
+
+
+def compile_to_cubin(source: str, arch: str = "sm_90", name: str = "kernel.cu", options: Sequence[str] = ()) -> bytes:
+    """Compile a whole translation unit down to a GPU's machine code (NVRTC runs ptxas itself):
+    what PTX alone does not show, such as ptxas running out of registers, shows here."""
+    return _compile(source, name, arch, options, cubin=True)
+
+
+def _compile(source: str, name: str, arch: str, options: Sequence[str], *, cubin: bool) -> bytes:
     nv = load_nvrtc()
     lib = nv.lib
     prog = ctypes.c_void_p()
@@ -114,10 +124,11 @@ def compile_to_ptx(source: str, name: str = "kernel.cu", arch: str = DEFAULT_ARC
         if status != 0:
             raise NvrtcError(f"NVRTC could not compile {name} ({_error_string(lib, status)})", log)
         size = ctypes.c_size_t()
-        _check(lib, lib.nvrtcGetPTXSize(prog, ctypes.byref(size)), "nvrtcGetPTXSize")
+        what = "CUBIN" if cubin else "PTX"
+        _check(lib, getattr(lib, f"nvrtcGet{what}Size")(prog, ctypes.byref(size)), f"nvrtcGet{what}Size")
         buf = ctypes.create_string_buffer(size.value)
-        _check(lib, lib.nvrtcGetPTX(prog, buf), "nvrtcGetPTX")
-        return buf.value.decode()
+        _check(lib, getattr(lib, f"nvrtcGet{what}")(prog, buf), f"nvrtcGet{what}")
+        return buf.raw[: size.value] if cubin else buf.value
     finally:
         lib.nvrtcDestroyProgram(ctypes.byref(prog))
 

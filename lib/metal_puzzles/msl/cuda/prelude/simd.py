@@ -100,7 +100,10 @@ template <int OP, int SCAN, int W, class T> __device__ inline T mp_simd_reduce_s
   A acc = A();
   bool have = false;
   // Every lane runs all W shuffles (a lane leaving the loop early would leave the others'
-  // __shfl_sync waiting for it); each keeps the lanes its result counts.
+  // __shfl_sync waiting for it); each keeps the lanes its result counts. Not unrolled: 32
+  // unrolled shuffles with their predicates exhaust sm_90's seven predicate registers when a
+  // barrier loop (the drain) follows, and ptxas gives up ("Register allocation failed").
+#pragma unroll 1
   for (int k = 0; k < W; ++k) {
     T got = mp_shfl(mask, v, base + k);
     bool on = (mask >> (base + k)) & 1u;
@@ -159,6 +162,7 @@ __device__ inline void mp_sg_mma(mp_sgmat<T>& d, const mp_sgmat<TA>& a, const mp
   int l = (int)mp_lane();
   int r = mp_sg_row(l), col = mp_sg_col(l);
   double arow[8], b0[8], b1[8];
+#pragma unroll 1
   for (int s = 0; s < 32; ++s) {
     TA a0 = mp_shfl(0xffffffffu, a.e.c[0], s), a1 = mp_shfl(0xffffffffu, a.e.c[1], s);
     TB x0 = mp_shfl(0xffffffffu, b.e.c[0], s), x1 = mp_shfl(0xffffffffu, b.e.c[1], s);
