@@ -255,6 +255,8 @@ def test_simd_scans_shuffle_on_every_lane_before_keeping_their_prefix():
     # A lane that left the loop early would leave the others' __shfl_sync waiting for it.
     assert "break" not in reduce and "mp_shfl(mask, v, base + k)" in reduce
     assert "SCAN == 1 ? k <= me : k < me" in reduce
+    # Float sums keep the simulator's lane order; integers, exact in any order, take the butterfly.
+    assert "if constexpr (SCAN == 0 && W == 32 && !mp_detail::is_float<T>::value)" in reduce
 
 
 def test_half_simd_sum_and_atomics_compile():
