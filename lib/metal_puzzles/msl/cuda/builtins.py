@@ -1,7 +1,7 @@
 """Metal's standard library functions as CUDA: one rule per builtin, keyed by the name the
-simulator's library registers it under (``library.BUILTINS``). Every builtin has a rule or a
-stated refusal (``missing_builtin_rules`` is empty, checked at import); a refused one is a
-located error."""
+simulator's library registers it under (``library.BUILTINS``). Every builtin has a rule
+(``missing_builtin_rules`` is empty, checked at import: a builtin added to the simulator without
+one stops the import); a call the renderer cannot write is a located error."""
 
 from __future__ import annotations
 
@@ -183,12 +183,6 @@ def _shuffle_and_fill(r: Renderer, call: ast.Call, down: str) -> str:
     return f"mp_simd_shuffle_and_fill<{down}>({', '.join(args)})"
 
 
-def refused(why: str) -> Rule:
-    def rule(r: Renderer, call: ast.Call) -> str:
-        raise unsupported(f"'{call.target.name}'", why, call.pos)
-    return rule
-
-
 RULES: dict[str, Rule] = {
     "threadgroup_barrier": barrier,
     "simdgroup_barrier": barrier,
@@ -208,8 +202,8 @@ RULES: dict[str, Rule] = {
     "simdgroup_multiply": simdgroup_matrix,
     "simdgroup_multiply_accumulate": simdgroup_matrix,
     "simdgroup_matrix.thread_elements": simdgroup_matrix,
-    "simd_vote.all": refused("simd_vote objects are not translated yet (use simd_all / simd_any)"),
-    "simd_vote.any": refused("simd_vote objects are not translated yet (use simd_all / simd_any)"),
+    "simd_vote.all": lambda r, call: f"mp_vote_all({r.expr(call.args[0])})",
+    "simd_vote.any": lambda r, call: f"mp_vote_any({r.expr(call.args[0])})",
     "simd_shuffle_and_fill_down": lambda r, call: _shuffle_and_fill(r, call, "true"),
     "simd_shuffle_and_fill_up": lambda r, call: _shuffle_and_fill(r, call, "false"),
     "frexp": out_param,

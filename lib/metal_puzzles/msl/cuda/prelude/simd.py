@@ -136,6 +136,12 @@ template <int OP, int SCAN, int W, class T, int N> __device__ inline mp_vec<T, N
 }
 __device__ inline unsigned long long mp_simd_ballot(bool p) { return (unsigned long long)__ballot_sync(__activemask(), p); }
 __device__ inline unsigned long long mp_simd_active_threads_mask() { return (unsigned long long)__activemask(); }
+// simd_vote::all() / any(): over the lanes active where the member is called, as the simulator.
+__device__ inline bool mp_vote_all(unsigned long long v) {
+  unsigned long long act = (unsigned long long)__activemask();
+  return (v & act) == act;
+}
+__device__ inline bool mp_vote_any(unsigned long long v) { return (v & (unsigned long long)__activemask()) != 0ull; }
 __device__ inline bool mp_simd_is_first() { return (int)mp_lane() == __ffs((int)__activemask()) - 1; }
 
 // ------------------------------------------------------------------ SIMD-group matrices, emulated
