@@ -61,7 +61,8 @@ ends with a tiny transformer producing its next token on your own kernels.
 Every kernel in this notebook runs on a simulator of the Metal Shading Language, so it works on any
 machine. The simulator counts what every thread reads and writes, draws it, and catches the mistakes a
 GPU would silently hide. On a Mac with Metal, `check()` also runs your kernel on the GPU and tells you
-whether the two agree.
+whether the two agree; with an NVIDIA GPU (Colab's T4: a GPU runtime and `pip install
+"metal-puzzles[cuda12]"`), it does the same through MLX's CUDA back end, your kernel translated to CUDA.
 
 ## How a puzzle works
 

@@ -21,8 +21,9 @@ import mlx.core as mx
 import numpy as np
 
 from ..msl import ArgumentError, Audience, CompileError, KernelRuntimeError, RunResult, simulate
-from ..msl.abi.signature import check_names, normalize_dtype_name
+from ..msl.abi.signature import InputDesc, check_names, normalize_dtype_name
 from ..msl.api import cost_model
+from ..msl.cuda import CudaTranslation, translate_kernel, translate_shader
 from ..msl.program import NO_STEP_BUDGET, interrupted_message
 from ..msl.shader_program import (
     LaunchGeometry,
@@ -31,7 +32,8 @@ from ..msl.shader_program import (
     run_by_layout,
     run_by_names,
 )
-from .metal_backend import METAL, MetalBackendKernel, resolve_backend
+from .cuda_backend import CudaBackendKernel
+from .metal_backend import CUDA, METAL, MetalBackendKernel, resolve_backend
 
 #: What a kernel's author got wrong (not the simulator): raised without the simulator's own frames.
 KERNEL_ERRORS = (CompileError, KernelRuntimeError, ArgumentError)
@@ -124,7 +126,7 @@ def caller_origin() -> SourceOrigin | None:
 class SimulatedKernel:
     """What ``metal_kernel`` returns: call it like the object ``mx.fast.metal_kernel`` returns.
 
-    Besides MLX's keyword arguments it takes ``backend`` ('simulator' or 'metal', default from
+    Besides MLX's keyword arguments it takes ``backend`` ('simulator', 'metal' or 'cuda', default from
     the METAL_PUZZLES_BACKEND environment variable, else 'simulator'), ``sanitize``, ``trace``
     and ``cost`` (a cost profile on a GPU model). ``sanitize='warn'`` (the default) shows what
     the sanitizer finds as Python warnings, each finding once per kernel object however often it
@@ -157,6 +159,7 @@ class SimulatedKernel:
         self.last_call: dict | None = None
         self._warned: set = set()  # findings already shown as warnings (once per kernel)
         self._metal: MetalBackendKernel | None = None
+        self._cuda: CudaBackendKernel | None = None
         #: The book's MetalKernel also takes a whole kernel function (MLX's drop-in refuses one, as MLX does).
         self.whole_shaders = whole_shaders
         self._shader: ShaderLibrary | None = None
@@ -168,7 +171,12 @@ class SimulatedKernel:
                  sanitize: str = "warn", trace: bool | None = None, max_steps: int | None = None,
                  cost: Any = None) -> list[mx.array]:
         __tracebackhide__ = True  # IPython and pytest show the learner's frames, not ours
-        if resolve_backend(backend) == METAL:
+        chosen = resolve_backend(backend)
+        if chosen == CUDA:
+            return self._run_cuda(inputs=inputs, output_shapes=output_shapes, output_dtypes=output_dtypes,
+                                  grid=grid, threadgroup=threadgroup, template=template, init_value=init_value,
+                                  verbose=verbose, stream=stream)
+        if chosen == METAL:
             return self._run_metal(inputs=inputs, output_shapes=output_shapes, output_dtypes=output_dtypes,
                                    grid=grid, threadgroup=threadgroup, template=template, init_value=init_value,
                                    verbose=verbose, stream=stream)
@@ -250,6 +258,31 @@ class SimulatedKernel:
                 raise self._in_learners_code(err).with_traceback(None) from None
         return self._shader
 
+    def to_cuda(self, *, inputs: Sequence[Any], output_shapes: Sequence[Sequence[int]] | None = None,
+                output_dtypes: Sequence[Any], template: Sequence[tuple[str, Any]] | None = None) -> CudaTranslation:
+        """The kernel translated to CUDA C++ for these inputs, output dtypes and template (one
+        instance, as MLX compiles one per call): ``.unit`` for NVRTC or CuPy, ``.body`` and
+        ``.header`` for ``mx.fast.cuda_kernel`` (see ``metal_puzzles.msl.cuda.CudaTranslation``).
+        ``output_shapes`` is taken for symmetry with a call; a translation does not depend on it.
+        A construct with no faithful CUDA form is a compile error naming its line."""
+        __tracebackhide__ = True
+        arrays, overrides = zip(*(to_numpy(x) for x in inputs), strict=True) if inputs else ((), ())
+        descs = []
+        for n, a, o in zip(self.input_names, arrays, overrides, strict=True):
+            arr = np.asarray(a)
+            descs.append(InputDesc(n, o or dtype_name(arr.dtype), arr.ndim, int(arr.size)))
+        tmpl = [(n, dtype_name(v) if isinstance(v, mx.Dtype) else v) for n, v in (template or [])]
+        if self.whole_shaders and declares_kernels(self.source):
+            found = translate_shader(self.shader_library())
+            if self.name not in found:
+                raise ArgumentError(f"the shader has no kernel named '{self.name}' (kernels: {', '.join(found)})")
+            return found[self.name]
+        try:
+            return translate_kernel(self.name, self.input_names, self.output_names, self.source, self.header, descs,
+                                    [dtype_name(d) for d in output_dtypes], tmpl, self.atomic_outputs)
+        except KERNEL_ERRORS as err:
+            raise self._in_learners_code(err).with_traceback(None) from None
+
     def _in_learners_code(self, err: Exception) -> Exception:
         """A compile error that also names the line in the learner's code, when it can."""
         if not isinstance(err, CompileError) or self.origin is None or err.pos.file not in ("source", "header"):
@@ -264,6 +297,14 @@ class SimulatedKernel:
         if self.last_call is None:
             raise RuntimeError("call the kernel once before replaying (or exploring) it")
         return self.run(**{**self.last_call, **options})
+
+    def _run_cuda(self, **call: Any) -> list[mx.array]:
+        """On an NVIDIA GPU through mx.fast.cuda_kernel: the kernel translated to CUDA (``to_cuda``)."""
+        if self._cuda is None:
+            self._cuda = CudaBackendKernel(self.name, self.input_names, self.output_names, self.to_cuda,
+                                           self.ensure_row_contiguous)
+        call = {k: v for k, v in call.items() if v is not None or k in ("init_value",)}
+        return self._cuda(**call)
 
     def _run_metal(self, **call: Any) -> list[mx.array]:
         if self._metal is None:
@@ -322,3 +363,8 @@ class MetalKernel:
         if args:
             raise TypeError("MetalKernel takes keyword arguments (inputs=..., output_shapes=..., ...)")
         return self.kernel(**kwargs)
+
+    def to_cuda(self, **kwargs: Any) -> CudaTranslation:
+        """The kernel translated to CUDA C++ (``SimulatedKernel.to_cuda``)."""
+        __tracebackhide__ = True
+        return self.kernel.to_cuda(**kwargs)

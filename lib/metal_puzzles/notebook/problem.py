@@ -10,6 +10,8 @@ this module exists.
 
 from __future__ import annotations
 
+import statistics
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -41,10 +43,11 @@ from ..diagrams.draw import RunDiagram, draw_run
 from ..diagrams.marks import finding_sites, marks_legend
 from ..explorer.widgets import Explorer, explore_kernel, explore_run
 from ..host.kernel import KERNEL_ERRORS, MetalKernel, SimulatedKernel, dtype_name, to_numpy
-from ..host.metal_backend import metal_available
+from ..host.metal_backend import CUDA, METAL, cuda_available, metal_available
 from ..host.shader_library import ShaderKernelFunction
 from ..msl import Counter, Finding, RunResult
 from ..msl.observe.cost import CostFigures, CostProfile
+from ..msl.shader_program import declares_kernels
 from ..puzzles import find_grad_puzzle, find_puzzle
 from ..puzzles.decode_step import DecodeKernels
 from ..puzzles.t08_decode_step import PUZZLE as DECODE_STEP
@@ -130,6 +133,10 @@ class NotAKernelError(TypeError):
 #: Mistakes in the learner's code that entry points report as text, not as a traceback.
 LEARNER_ERRORS = (*KERNEL_ERRORS, NotAKernelError)
 
+#: Warm calls timed on a GPU for show()'s measured time (their median is said).
+MEASURED_CALLS = 20
+
+
 class MetalProblem:
     def __init__(self, name: str, fn: Callable[..., MetalKernel], inputs: Sequence[Any], output_shape: Sequence[int],
                  grid: Sequence[int] = (1, 1, 1), threadgroup: Sequence[int] = (1, 1, 1),
@@ -206,8 +213,9 @@ class MetalProblem:
         return Table(tuple(c.heading for c in cols), tuple(rows),
                      above=(f"# {self.name}", "", "Score (Max Per Thread):"))
 
-    def cost_table(self, result: RunResult) -> Table:
-        """The cost model's figures for a run (worst SIMD-group access), with the budget's."""
+    def cost_table(self, result: RunResult, measured: str | None = None) -> Table:
+        """The cost model's figures for a run (worst SIMD-group access), with the budget's;
+        ``measured``: the kernel's time measured on this machine's GPU, said beside the estimate."""
         profile = result.cost
         if profile is None:
             raise ValueError("cost_table needs a run launched with a cost model (cost=True or a GPU's name)")
@@ -223,7 +231,8 @@ class MetalProblem:
         return Table(tuple(label[0].upper() + label[1:] for label in COST_LABELS.values()), tuple(rows),
                      above=(f"Cost on a model of an Apple GPU ({profile.gpu.name}; the worst SIMD-group access; "
                             "problem.profile() for every line):",),
-                     below=(f"Time (a roofline model): {profile.estimate.describe()}.",))
+                     below=(f"Time (a roofline model): {profile.estimate.describe()}.",
+                            *((measured,) if measured else ())))
 
     def show(self, max_groups: int = 4, colour_by: ColourBy | str | None = None,
              cost: bool | None = None) -> RunDiagram | None:
@@ -253,7 +262,7 @@ class MetalProblem:
         if result.cost is not None and result.stopped is None:
             if not rich:
                 print()
-            show_table(self.cost_table(result), rich)
+            show_table(self.cost_table(result, self._measured_time()), rich)
         if result.findings:
             print("\n" + "\n".join(findings_summary(result.findings)))
             print("\n".join(wrap(f"In the diagram, {marks_legend(finding_sites(result))}.")))
@@ -333,24 +342,60 @@ class MetalProblem:
             return None
         return witness_record(kernel.name, kernel.source, kernel.header or "")
 
+    def _measured_time(self) -> str | None:
+        """The visible test timed on this machine's GPU (Metal on a Mac; an NVIDIA GPU through
+        MLX's CUDA back end), to stand beside the model's estimate; None where there is none."""
+        backend = METAL if metal_available() else CUDA if cuda_available() else None
+        if backend is None or (self.puzzle is not None and self.puzzle.pipeline is not None):
+            return None
+        case = self.visible_case
+        inputs = [mx.array(x) for x in case.inputs]
+        kernel = self.fn(*inputs)
+        if backend == CUDA and kernel.kernel.whole_shaders and declares_kernels(kernel.source):
+            return None  # cuda_kernel takes MLX's body ABI; a whole shader's kernel function is not that
+
+        def call() -> None:
+            outs = kernel.kernel(inputs=inputs, output_shapes=[case.output_shape],
+                                 output_dtypes=[getattr(mx, self.output_dtype)], grid=case.grid,
+                                 threadgroup=case.threadgroup, init_value=self.init_value or 0, backend=backend)
+            mx.eval(*outs)
+
+        where = "this Mac's GPU" if backend == METAL else "this NVIDIA GPU (the kernel translated to CUDA)"
+        try:
+            call()  # the first call compiles (MLX caches it)
+            times = []
+            for _ in range(MEASURED_CALLS):
+                start = time.perf_counter()
+                call()
+                times.append(time.perf_counter() - start)
+        except Exception as exc:  # the GPU path is best-effort information, never the verdict
+            return f"Measured on {where}: the kernel failed to run ({exc})."
+        return (f"Measured on {where}: {statistics.median(times) * 1e6:.0f} us a call (the median of "
+                f"{MEASURED_CALLS}, launch and synchronisation included; another GPU than the model's).")
+
     def _gpu_comparison(self, outcomes: list[Outcome]) -> str | None:
-        """On a Mac with Metal, also run the visible test on the GPU and say whether it agrees."""
-        if not metal_available() or not outcomes or outcomes[0].yours is None:
+        """Where a GPU is at hand (Metal on a Mac; an NVIDIA GPU through MLX's CUDA back end, the
+        kernel translated to CUDA), also run the visible test on it and say whether it agrees."""
+        backend = METAL if metal_available() else CUDA if cuda_available() else None
+        if backend is None or not outcomes or outcomes[0].yours is None:
             return None
         if self.puzzle is not None and self.puzzle.pipeline is not None:
             return None  # the GPU path launches one kernel; a pipeline's stages run in the simulator only
         case = outcomes[0].case
         kernel = self.fn(*[mx.array(x) for x in case.inputs])
+        if backend == CUDA and kernel.kernel.whole_shaders and declares_kernels(kernel.source):
+            return None  # cuda_kernel takes MLX's body ABI; a whole shader's kernel function is not that
+        where = "On the GPU" if backend == METAL else "On the NVIDIA GPU (the kernel translated to CUDA)"
         try:
             (gpu,) = kernel.kernel(inputs=[mx.array(x) for x in case.inputs], output_shapes=[case.output_shape],
                                    output_dtypes=[getattr(mx, self.output_dtype)], grid=case.grid,
                                    threadgroup=case.threadgroup, init_value=self.init_value or 0,
-                                   backend="metal")
+                                   backend=backend)
         except Exception as exc:  # the GPU path is best-effort information, never the verdict
-            return f"On the GPU: the kernel failed to run ({exc})."
+            return f"{where}: the kernel failed to run ({exc})."
         same = np.allclose(np.asarray(gpu), outcomes[0].yours, rtol=1e-4, atol=1e-4)
-        return "On the GPU: the result agrees with the simulator." if same else \
-            "On the GPU: the result differs from the simulator's (a race or uninitialised memory?)."
+        return f"{where}: the result agrees with the simulator." if same else \
+            f"{where}: the result differs from the simulator's (a race or uninitialised memory?)."
 
 
 def findings_summary(findings: list[Finding], shown: int = 3) -> list[str]:
