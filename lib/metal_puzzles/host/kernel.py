@@ -21,7 +21,8 @@ import mlx.core as mx
 import numpy as np
 
 from ..msl import ArgumentError, Audience, CompileError, KernelRuntimeError, RunResult, simulate
-from ..msl.abi.signature import check_names, normalize_dtype_name
+from ..msl.abi.signature import InputDesc, check_names, normalize_dtype_name
+from ..msl.cuda import CudaTranslation, translate_kernel, translate_shader
 from ..msl.api import cost_model
 from ..msl.program import NO_STEP_BUDGET, interrupted_message
 from ..msl.shader_program import (
@@ -250,6 +251,31 @@ class SimulatedKernel:
                 raise self._in_learners_code(err).with_traceback(None) from None
         return self._shader
 
+    def to_cuda(self, *, inputs: Sequence[Any], output_shapes: Sequence[Sequence[int]] | None = None,
+                output_dtypes: Sequence[Any], template: Sequence[tuple[str, Any]] | None = None) -> CudaTranslation:
+        """The kernel translated to CUDA C++ for these inputs, output dtypes and template (one
+        instance, as MLX compiles one per call): ``.unit`` for NVRTC or CuPy, ``.body`` and
+        ``.header`` for ``mx.fast.cuda_kernel`` (see ``metal_puzzles.msl.cuda.CudaTranslation``).
+        ``output_shapes`` is taken for symmetry with a call; a translation does not depend on it.
+        A construct with no faithful CUDA form is a compile error naming its line."""
+        __tracebackhide__ = True
+        arrays, overrides = zip(*(to_numpy(x) for x in inputs), strict=True) if inputs else ((), ())
+        descs = []
+        for n, a, o in zip(self.input_names, arrays, overrides, strict=True):
+            arr = np.asarray(a)
+            descs.append(InputDesc(n, o or dtype_name(arr.dtype), arr.ndim, int(arr.size)))
+        tmpl = [(n, dtype_name(v) if isinstance(v, mx.Dtype) else v) for n, v in (template or [])]
+        if self.whole_shaders and declares_kernels(self.source):
+            found = translate_shader(self.shader_library())
+            if self.name not in found:
+                raise ArgumentError(f"the shader has no kernel named '{self.name}' (kernels: {', '.join(found)})")
+            return found[self.name]
+        try:
+            return translate_kernel(self.name, self.input_names, self.output_names, self.source, self.header, descs,
+                                    [dtype_name(d) for d in output_dtypes], tmpl, self.atomic_outputs)
+        except KERNEL_ERRORS as err:
+            raise self._in_learners_code(err).with_traceback(None) from None
+
     def _in_learners_code(self, err: Exception) -> Exception:
         """A compile error that also names the line in the learner's code, when it can."""
         if not isinstance(err, CompileError) or self.origin is None or err.pos.file not in ("source", "header"):
@@ -322,3 +348,8 @@ class MetalKernel:
         if args:
             raise TypeError("MetalKernel takes keyword arguments (inputs=..., output_shapes=..., ...)")
         return self.kernel(**kwargs)
+
+    def to_cuda(self, **kwargs: Any) -> CudaTranslation:
+        """The kernel translated to CUDA C++ (``SimulatedKernel.to_cuda``)."""
+        __tracebackhide__ = True
+        return self.kernel.to_cuda(**kwargs)

@@ -25,6 +25,7 @@ import numpy as np
 
 from ..msl import ArgumentError, Audience, CompileError, KernelRuntimeError, RunResult
 from ..msl.api import cost_model
+from ..msl.cuda import CudaTranslation, translate_shader
 from ..msl.lang.types import DTYPE_NAMES, ScalarType, Type, VoidType, size_of, storage_scalar
 from ..msl.program import NO_STEP_BUDGET, interrupted_message, sanitize_mode
 from ..msl.run.memory import bfloat_bits, bfloat_values
@@ -201,6 +202,15 @@ class SimulatedShaderLibrary:
 
     def __dir__(self) -> list[str]:
         return list(self._library.kernel_names)
+
+    def to_cuda(self) -> dict[str, CudaTranslation]:
+        """Every kernel of the shader translated to CUDA C++, by host name (each a
+        ``CudaTranslation``: ``.unit`` with one ``extern "C" __global__`` function ``.entry``
+        taking the kernel's buffers in index order, then the Metal grid's three sizes)."""
+        try:
+            return translate_shader(self._library)
+        except CompileError as err:
+            raise ShaderCompileError(err) from None
 
 
 def compile_shader(source: str, *, include_dirs: Sequence[str | Path] | None = None) -> SimulatedShaderLibrary:

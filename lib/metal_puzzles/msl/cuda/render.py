@@ -1,0 +1,645 @@
+"""The checked syntax tree rendered as CUDA C++: one rule per node class and per operator, in
+the spirit of tinygrad's ``renderer/cstyle.py``. Every expression and statement class of
+``front.ast`` has a rule or an explicit refusal (``NODE_RULES``; checked when this module is
+imported), and a refused node is a located error: "source:12:3: error: ... is not supported on
+CUDA: ...", never wrong code.
+
+Semantics are Metal's, as the simulator runs them: the checker has made every implicit
+conversion explicit (``Convert``), so each operation here is written in its own type; C's
+arithmetic goes through the prelude's helpers where CUDA's would differ (signed overflow wraps,
+division by zero gives 0, shift counts are masked, float to int converts as the simulator does)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ..front import ast
+from ..front.symbols import DeferredConstant, FuncInstance, Var, VarKind
+from ..lang.errors import CompileError, Pos
+from ..lang.types import (
+    BFLOAT,
+    BOOL,
+    FLOAT,
+    HALF,
+    ArrayType,
+    AtomicType,
+    EnumType,
+    MatrixType,
+    PointerType,
+    ScalarType,
+    SimdgroupMatrixType,
+    StructType,
+    Type,
+    VectorType,
+    VoidType,
+)
+from .types import TypeNames
+
+SIGNED_WRAP_OPS = {"+": "mp_add", "-": "mp_sub", "*": "mp_mul"}
+#: Operators whose C/CUDA form differs from Metal's (as the simulator runs it) in some type.
+HELPER_OPS = {"/": "mp_div", "%": "mp_mod", "<<": "mp_shl", ">>": "mp_shr"}
+PLAIN_OPS = {"&", "|", "^", "==", "!=", "<", ">", "<=", ">=", "&&", "||"}
+#: Compound assignment 'a op= b' by operator.
+COMPOUND_HELPERS = {"+=": "mp_add_eq", "-=": "mp_sub_eq", "*=": "mp_mul_eq", "/=": "mp_div_eq", "%=": "mp_mod_eq",
+                    "&=": "mp_and_eq", "|=": "mp_or_eq", "^=": "mp_xor_eq", "<<=": "mp_shl_eq", ">>=": "mp_shr_eq"}
+#: Every binary operator the checker produces: a translation rule for each (keyed by its text).
+BINARY_OPERATORS = set(SIGNED_WRAP_OPS) | set(HELPER_OPS) | PLAIN_OPS | {","}
+
+
+class Unsupported(CompileError):
+    """A construct with no faithful CUDA form (a located compile error)."""
+
+
+def unsupported(what: str, why: str, pos: Pos) -> Unsupported:
+    return Unsupported(f"{what} is not supported on CUDA: {why}", pos)
+
+
+class Renderer:
+    """Renders one kernel's checked tree (and the header functions it calls) as CUDA C++.
+
+    ``kernel_level``: a 'return' in the kernel body itself leaves the body (a jump to its end,
+    so the partial-threadgroup guard still meets every barrier), not the function."""
+
+    def __init__(self, builtin_rule: Callable[[Renderer, ast.Call], str],
+                 scalar_inputs: set[str] | None = None, shape_params: set[str] | None = None) -> None:
+        self.types = TypeNames()
+        self.builtin_rule = builtin_rule
+        #: Names of 0-d inputs: MLX's cuda_kernel passes them as pointers; Metal as references.
+        self.scalar_inputs = scalar_inputs or set()
+        #: Names of shape and strides parameters: read through mp_ptr (Shape in MLX, a pointer in the unit).
+        self.shape_params = shape_params or set()
+        #: Strides parameters: int64_t in MLX (long on Linux), read as the long long the translation uses.
+        self.long_strides: set[str] = set()
+        self.functions: dict[int, tuple[str, FuncInstance]] = {}
+        self.function_order: list[int] = []
+        self.const_arrays: dict[int, tuple[str, Var]] = {}
+        self.uses_barriers = False
+        self.uses_simd = False
+        self.in_function: FuncInstance | None = None
+        self.shared_bytes = 0
+
+    # ------------------------------------------------------------------ helpers
+    def ctype(self, ty: Type, pos: Pos) -> str:
+        if isinstance(ty, MatrixType):
+            raise unsupported(f"the matrix type '{ty}'", "the translator has no CUDA form for Metal's matrices yet", pos)
+        if isinstance(ty, SimdgroupMatrixType):
+            raise unsupported(f"'{ty}' (simdgroup_matrix)", "a SIMD-group matrix spreads its elements over the "
+                              "lanes in an order Apple does not document; it is refused rather than emulated", pos)
+        return self.types.ctype(ty, pos)
+
+    def declare(self, ty: Type, name: str, pos: Pos) -> str:
+        inner = ty
+        while isinstance(inner, ArrayType):
+            inner = inner.elem
+        self.ctype(inner, pos)  # refuses what has no CUDA form
+        return self.types.declare(ty, name, pos)
+
+    def convert(self, text: str, src: Type, dst: Type, pos: Pos) -> str:
+        """``text`` (of type ``src``) as a value of type ``dst``, converted as C and the simulator do."""
+        if src == dst:
+            return text
+        if isinstance(dst, ScalarType) and isinstance(src, ScalarType):
+            return f"mp_cvt<{self.ctype(dst, pos)}, {self.ctype(src, pos)}>({text})"
+        if isinstance(dst, ScalarType) and isinstance(src, EnumType):
+            return f"mp_cvt<{self.ctype(dst, pos)}, int>({text})"
+        if isinstance(dst, VectorType) and isinstance(src, VectorType) and dst.n == src.n:
+            if src.packed != dst.packed and src.elem == dst.elem:
+                return f"mp_unpack({text})" if src.packed else f"mp_pack({text})"
+            inner = f"mp_unpack({text})" if src.packed else text
+            out = f"mp_cvt_vec<{self.ctype(dst.elem, pos)}>({inner})"
+            return f"mp_pack({out})" if dst.packed else out
+        if isinstance(dst, VectorType) and isinstance(src, ScalarType):
+            return f"mp_splat<{self.ctype(dst.elem, pos)}, {dst.n}>({self.convert(text, src, dst.elem, pos)})"
+        if isinstance(dst, PointerType) and isinstance(src, PointerType):
+            return f"(({self.ctype(dst, pos)})({text}))"
+        if isinstance(dst, ScalarType) and isinstance(src, PointerType):
+            if dst == BOOL:
+                return f"(({text}) != nullptr)"
+            return f"(({self.ctype(dst, pos)})(unsigned long long)({text}))"
+        if isinstance(dst, StructType) and src == dst:
+            return text
+        raise unsupported(f"a conversion from '{src}' to '{dst}'", "the translator has no rule for it", pos)
+
+    # ------------------------------------------------------------------ expressions
+    def expr(self, e: ast.Expr) -> str:
+        rule = EXPR_RULES.get(type(e))
+        if rule is None:
+            raise unsupported(f"the expression '{type(e).__name__}'", "the translator has no rule for it", e.pos)
+        return rule(self, e)
+
+    def x_IntLit(self, e: ast.IntLit) -> str:
+        return self.int_literal(e.value, e.ty, e.pos)
+
+    def int_literal(self, value: int, ty: Type, pos: Pos) -> str:
+        if not isinstance(ty, ScalarType):
+            raise unsupported(f"an integer literal of type '{ty}'", "unexpected type", pos)
+        if ty.is_float:
+            return self.float_literal(float(value), ty, pos)
+        if ty == BOOL:
+            return "true" if value else "false"
+        value = int(np.array(value).astype(ty.dtype)) if ty.bits < 64 or value < 0 else value
+        if ty.bits == 64:
+            text = f"{value & 0xFFFFFFFFFFFFFFFF}ull"
+            return text if not ty.signed else f"((long long){text})"
+        if ty.name == "int":
+            return str(value) if value != -(2**31) else "(-2147483647 - 1)"
+        if ty.name == "uint":
+            return f"{value}u"
+        return f"(({self.ctype(ty, pos)}){value})"
+
+    def float_literal(self, value: float, ty: Type, pos: Pos) -> str:
+        assert isinstance(ty, ScalarType)
+        with np.errstate(over="ignore"):
+            stored = np.float32(value) if ty != HALF else np.float32(np.float16(value))
+        if ty == BFLOAT:
+            from ..lang.values import round_bfloat
+            stored = np.float32(round_bfloat(np.float32(value)))
+        bits = int(np.array(stored, dtype=np.float32).view(np.uint32))
+        if np.isfinite(stored):
+            f = f"{float(stored).hex()}f"
+            if f.startswith("-"):
+                f = f"({f})"
+        else:
+            f = f"__uint_as_float({bits:#x}u)"
+        return f if ty == FLOAT else f"mp_cvt<{self.ctype(ty, pos)}, float>({f})"
+
+    def x_FloatLit(self, e: ast.FloatLit) -> str:
+        return self.float_literal(e.value, e.ty, e.pos)
+
+    def x_BoolLit(self, e: ast.BoolLit) -> str:
+        return "true" if e.value else "false"
+
+    def x_Name(self, e: ast.Name) -> str:
+        sym = e.symbol
+        if not isinstance(sym, Var):
+            raise unsupported(f"the name '{e.ident}'", "it names no variable the translator knows", e.pos)
+        if sym.kind == VarKind.CONST:
+            return self.constant(sym, e.pos)
+        if sym.kind == VarKind.SCALAR_INPUT and sym.name in self.scalar_inputs:
+            return f"(*{sym.name})"
+        if sym.name in self.long_strides:
+            return f"((const long long*)mp_ptr({sym.name}))"
+        if sym.name in self.shape_params:
+            return f"mp_ptr({sym.name})"
+        return sym.name
+
+    def constant(self, sym: Var, pos: Pos) -> str:
+        v = sym.const_value
+        if isinstance(v, DeferredConstant):
+            return self.expr(v.expr)
+        if isinstance(sym.ty, ArrayType):
+            key = id(sym)
+            if key not in self.const_arrays:
+                self.declare(sym.ty, "x", pos)
+                self.const_arrays[key] = (f"mp_const_{len(self.const_arrays)}_{_safe(sym.name)}", sym)
+            return self.const_arrays[key][0]
+        if isinstance(sym.ty, ScalarType):
+            if sym.ty.is_float:
+                return self.float_literal(float(v), sym.ty, pos)
+            return self.int_literal(int(v), sym.ty, pos)
+        if isinstance(sym.ty, EnumType):
+            return str(int(v))
+        raise unsupported(f"the constant '{sym.name}' of type '{sym.ty}'", "the translator has no rule for it", pos)
+
+    def const_array_definitions(self) -> list[str]:
+        out = []
+        for name, sym in self.const_arrays.values():
+            out.append(f"__device__ const {self.declare(sym.ty, name, sym.pos)} = {self._const_init(sym.const_value, sym.ty, sym.pos)};")
+        return out
+
+    def _const_init(self, value: Any, ty: Type, pos: Pos) -> str:
+        if isinstance(ty, ArrayType):
+            return "{" + ", ".join(self._const_init(v, ty.elem, pos) for v in value) + "}"
+        if isinstance(ty, ScalarType):
+            return self.float_literal(float(value), ty, pos) if ty.is_float else self.int_literal(int(value), ty, pos)
+        raise unsupported(f"a constant array of '{ty}'", "the translator has no rule for it", pos)
+
+    def x_Unary(self, e: ast.Unary) -> str:
+        inner = self.expr(e.operand)
+        op = e.op
+        if op == "-":
+            if isinstance(e.ty, ScalarType) and e.ty.is_int and e.ty.signed:
+                return f"mp_neg<{self.ctype(e.ty, e.pos)}>({inner})"
+            return f"(-{inner})"
+        if op in ("+", "!", "~", "*", "&"):
+            if op == "~" and isinstance(e.ty, ScalarType):
+                return f"(({self.ctype(e.ty, e.pos)})~{inner})"
+            return f"({op}{inner})"
+        if op in ("++", "--"):
+            return f"mp_pre{'inc' if op == '++' else 'dec'}({inner})"
+        raise unsupported(f"the operator '{op}'", "the translator has no rule for it", e.pos)
+
+    def x_Postfix(self, e: ast.Postfix) -> str:
+        inner = self.expr(e.operand)
+        return f"mp_post{'inc' if e.op == '++' else 'dec'}({inner})"
+
+    def x_Binary(self, e: ast.Binary) -> str:
+        if e.matrix_op is not None:
+            raise unsupported("an operation on matrices", "the translator has no CUDA form for Metal's matrices yet",
+                              e.pos)
+        op = str(e.op)
+        left, right = self.expr(e.left), self.expr(e.right)
+        if op == ",":
+            return f"({left}, {right})"
+        lt, rt = e.left.ty, e.right.ty
+        if isinstance(lt, PointerType) or isinstance(rt, PointerType):
+            if op in HELPER_OPS or op == "*":
+                raise unsupported(f"'{op}' on a pointer", "not C", e.pos)
+            return f"({left} {op} {right})"
+        op_ty = e.op_ty if e.op_ty is not None else lt
+        if op in ("&&", "||") or op in ("==", "!=", "<", ">", "<=", ">="):
+            return f"({left} {op} {right})"
+        if op in ("<<", ">>"):
+            return f"{HELPER_OPS[op]}({left}, {right})"
+        scalar = op_ty if isinstance(op_ty, ScalarType) else None
+        if op in HELPER_OPS:
+            if scalar is not None:
+                return f"{HELPER_OPS[op]}<{self.ctype(scalar, e.pos)}>({left}, {right})"
+            return f"({left} {op} {right})"  # vectors: the prelude's operators call the same helpers
+        if op in SIGNED_WRAP_OPS:
+            if scalar is not None and scalar.is_int and scalar.signed:
+                return f"{SIGNED_WRAP_OPS[op]}<{self.ctype(scalar, e.pos)}>({left}, {right})"
+            if scalar is not None and scalar.is_int and scalar.bits < 32:
+                return f"(({self.ctype(scalar, e.pos)})({left} {op} {right}))"
+            return f"({left} {op} {right})"
+        if op in ("&", "|", "^"):
+            if scalar is not None and scalar != BOOL:
+                return f"(({self.ctype(scalar, e.pos)})({left} {op} {right}))"
+            return f"({left} {op} {right})"
+        raise unsupported(f"the operator '{op}'", "the translator has no rule for it", e.pos)
+
+    def x_Assign(self, e: ast.Assign) -> str:
+        op = str(e.op)
+        if isinstance(e.target, ast.Member) and len(e.target.comps) > 1:
+            if op != "=":
+                raise unsupported(f"'{op}' on a swizzle of several components",
+                                  "write it as 'v.xy = v.xy + w'", e.pos)
+            base = self.expr(e.target.base)
+            idx = ", ".join(str(c) for c in e.target.comps)
+            return f"mp_swz_set<{idx}>({base}, {self.expr(e.value)})"
+        target, value = self.expr(e.target), self.expr(e.value)
+        if op == "=":
+            return f"({target} = {value})"
+        if isinstance(e.target.ty, PointerType):
+            return f"({target} {op} {value})"
+        helper = COMPOUND_HELPERS.get(op)
+        if helper is None:
+            raise unsupported(f"the operator '{op}'", "the translator has no rule for it", e.pos)
+        op_ty = e.op_ty if e.op_ty is not None else e.target.ty
+        return f"{helper}<{self.ctype(op_ty, e.pos)}>({target}, {value})"
+
+    def x_Ternary(self, e: ast.Ternary) -> str:
+        return f"({self.expr(e.cond)} ? {self.expr(e.then)} : {self.expr(e.other)})"
+
+    def x_Call(self, e: ast.Call) -> str:
+        target = e.target
+        if isinstance(target, FuncInstance):
+            name = self.function_name(target)
+            args = []
+            for p, a in zip(target.params, e.args, strict=True):
+                args.append(self.expr(a))
+            return f"{name}({', '.join(args)})"
+        return self.builtin_rule(self, e)
+
+    def function_name(self, inst: FuncInstance) -> str:
+        key = id(inst)
+        if key not in self.functions:
+            self.functions[key] = (f"mp_fn{len(self.functions)}_{_safe(inst.name)}", inst)
+            self.function_order.append(key)
+        return self.functions[key][0]
+
+    def x_Construct(self, e: ast.Construct) -> str:
+        ty = e.ty
+        if not isinstance(ty, VectorType):
+            self.ctype(ty, e.pos)  # refuses matrices with their reason
+            raise unsupported(f"constructing a '{ty}'", "the translator has no rule for it", e.pos)
+        elem = self.ctype(ty.elem, e.pos)
+        parts = []
+        for a in e.args:
+            text = self.expr(a)
+            if isinstance(a.ty, VectorType):
+                if a.ty.packed:
+                    text = f"mp_unpack({text})"
+                if a.ty.elem != ty.elem:
+                    text = f"mp_cvt_vec<{elem}>({text})"
+            elif isinstance(a.ty, ScalarType):
+                text = self.convert(text, a.ty, ty.elem, a.pos)
+            parts.append(text)
+        if e.splat:
+            made = f"mp_splat<{elem}, {ty.n}>({parts[0]})"
+        else:
+            made = f"mp_make<{elem}, {ty.n}>({', '.join(parts)})"
+        return f"mp_pack({made})" if ty.packed else made
+
+    def x_Cast(self, e: ast.Cast) -> str:
+        src, dst = e.operand.ty, e.ty
+        inner = self.expr(e.operand)
+        if isinstance(dst, VoidType):
+            return f"((void)({inner}))"
+        if e.style == ast.CastStyle.AS_TYPE and not isinstance(dst, PointerType):
+            return f"mp_as<{self.ctype(dst, e.pos)}>({inner})"
+        if isinstance(dst, PointerType):
+            return f"(({self.ctype(dst, e.pos)})({inner}))"
+        return self.convert(inner, src, dst, e.pos)
+
+    def x_Index(self, e: ast.Index) -> str:
+        if e.matrix_index:
+            raise unsupported("a column of a matrix", "the translator has no CUDA form for Metal's matrices yet", e.pos)
+        base, index = self.expr(e.base), self.expr(e.index)
+        if e.vector_index:
+            return f"{base}.c[{index}]"
+        return f"{base}[{index}]"
+
+    def x_Member(self, e: ast.Member) -> str:
+        base = self.expr(e.base)
+        if e.field is not None:
+            return f"{base}{'->' if e.arrow else '.'}{e.name}"
+        if e.comps:
+            if e.arrow:
+                base = f"(*{base})"
+            if isinstance(e.base.ty, VectorType) and e.base.ty.packed:
+                base_vec = base if len(e.comps) == 1 else f"mp_unpack({base})"
+            else:
+                base_vec = base
+            if len(e.comps) == 1:
+                return f"{base}.c[{e.comps[0]}]"
+            return f"mp_swz<{', '.join(str(c) for c in e.comps)}>({base_vec})"
+        raise unsupported(f"the member '.{e.name}'", "the translator has no rule for it", e.pos)
+
+    def x_Comma(self, e: ast.Comma) -> str:
+        return "(" + ", ".join(self.expr(x) for x in e.exprs) + ")"
+
+    def x_InitList(self, e: ast.InitList) -> str:
+        return "{" + ", ".join(self.expr(x) for x in e.items) + "}"
+
+    def x_SizeOf(self, e: ast.SizeOf) -> str:  # the checker folds sizeof into a constant
+        raise unsupported("'sizeof'", "the checker should have folded it", e.pos)
+
+    def x_Convert(self, e: ast.Convert) -> str:
+        inner = self.expr(e.operand)
+        kind = e.kind
+        if kind in (ast.ConvertKind.DECAY, ast.ConvertKind.LOAD):
+            return inner
+        if kind == ast.ConvertKind.PTR:
+            return f"(({self.ctype(e.ty, e.pos)})({inner}))"
+        return self.convert(inner, e.operand.ty, e.ty, e.pos)
+
+    def refuse(self, e: ast.Node) -> str:
+        raise unsupported(f"'{type(e).__name__}'", REFUSED_NODES[type(e)], e.pos)
+
+    # ------------------------------------------------------------------ statements
+    def stmt(self, s: ast.Stmt, indent: int) -> list[str]:
+        rule = STMT_RULES.get(type(s))
+        if rule is None:
+            raise unsupported(f"the statement '{type(s).__name__}'", "the translator has no rule for it", s.pos)
+        return rule(self, s, indent)
+
+    def s_Block(self, s: ast.Block, indent: int) -> list[str]:
+        pad = "  " * indent
+        out = [pad + "{"]
+        for st in s.stmts:
+            out.extend(self.stmt(st, indent + 1))
+        out.append(pad + "}")
+        return out
+
+    def s_Decl(self, s: ast.Decl, indent: int) -> list[str]:
+        pad = "  " * indent
+        out = []
+        for d in s.declarators:
+            sym = d.symbol
+            if d.construct is not None:
+                raise unsupported("a struct with a constructor", "the translator has no rule for constructors yet",
+                                  d.pos)
+            if sym is None:
+                raise unsupported(f"the declaration of '{d.name}'", "the checker bound no variable to it", d.pos)
+            if sym.kind == VarKind.CONST:
+                continue  # a compile-time constant: its uses are written as its value
+            ty = sym.ty
+            shared = sym.space is not None and str(sym.space) == "threadgroup"
+            if sym.kind == VarKind.REF:
+                assert d.init is not None
+                out.append(f"{pad}{self.ctype(ty, d.pos)}& {sym.name} = {self.expr(d.init)};")
+                continue
+            text = self.declare(ty, sym.name, d.pos)
+            if shared:
+                self.uses_shared(ty)
+                out.append(f"{pad}__shared__ {text};")
+                continue
+            if d.init is not None:
+                out.append(f"{pad}{text} = {self.expr(d.init)};")
+            else:
+                out.append(f"{pad}{text};")
+        return out
+
+    def uses_shared(self, ty: Type) -> None:
+        from ..lang.types import size_of
+        self.shared_bytes += size_of(ty)
+
+    def s_ExprStmt(self, s: ast.ExprStmt, indent: int) -> list[str]:
+        return ["  " * indent + self.expr(s.expr) + ";"]
+
+    def s_If(self, s: ast.If, indent: int) -> list[str]:
+        pad = "  " * indent
+        out = [f"{pad}if ({self.expr(s.cond)})"]
+        out.extend(self._sub(s.then, indent))
+        if s.other is not None:
+            out.append(f"{pad}else")
+            out.extend(self._sub(s.other, indent))
+        return out
+
+    def _sub(self, s: ast.Stmt, indent: int) -> list[str]:
+        if isinstance(s, ast.Block):
+            return self.s_Block(s, indent)
+        return ["  " * indent + "{", *self.stmt(s, indent + 1), "  " * indent + "}"]
+
+    def s_For(self, s: ast.For, indent: int) -> list[str]:
+        pad = "  " * indent
+        out = [pad + "{"]
+        if s.init is not None:
+            out.extend(self.stmt(s.init, indent + 1))
+        cond = self.expr(s.cond) if s.cond is not None else ""
+        step = self.expr(s.step) if s.step is not None else ""
+        out.append(f"{pad}  for (; {cond}; {step})")
+        out.extend(self._sub(s.body, indent + 1))
+        out.append(pad + "}")
+        return out
+
+    def s_While(self, s: ast.While, indent: int) -> list[str]:
+        return [f"{'  ' * indent}while ({self.expr(s.cond)})", *self._sub(s.body, indent)]
+
+    def s_DoWhile(self, s: ast.DoWhile, indent: int) -> list[str]:
+        pad = "  " * indent
+        return [f"{pad}do", *self._sub(s.body, indent), f"{pad}while ({self.expr(s.cond)});"]
+
+    def s_Switch(self, s: ast.Switch, indent: int) -> list[str]:
+        return [f"{'  ' * indent}switch ({self.expr(s.value)})", *self.s_Block(s.body, indent)]
+
+    def s_Case(self, s: ast.Case, indent: int) -> list[str]:
+        pad = "  " * max(indent - 1, 0)
+        return [f"{pad}default:" if s.value is None else f"{pad}case {self.expr(s.value)}:"]
+
+    def s_Break(self, s: ast.Break, indent: int) -> list[str]:
+        return ["  " * indent + "break;"]
+
+    def s_Continue(self, s: ast.Continue, indent: int) -> list[str]:
+        return ["  " * indent + "continue;"]
+
+    def s_Return(self, s: ast.Return, indent: int) -> list[str]:
+        pad = "  " * indent
+        if self.in_function is None:  # the kernel body: to its end, where the guard meets the barriers
+            return [f"{pad}goto mp_done;"]
+        if s.value is None:
+            return [f"{pad}return;"]
+        return [f"{pad}return {self.expr(s.value)};"]
+
+    def s_Empty(self, s: ast.Empty, indent: int) -> list[str]:
+        return []
+
+    def s_Nothing(self, s: ast.Stmt, indent: int) -> list[str]:
+        return []  # checked at compile time (static_assert, using namespace): nothing runs
+
+    def s_Refused(self, s: ast.Stmt, indent: int) -> list[str]:
+        raise unsupported(f"'{type(s).__name__}'", REFUSED_NODES[type(s)], s.pos)
+
+    # ------------------------------------------------------------------ header functions
+    def function_definitions(self) -> tuple[list[str], list[str]]:
+        """(prototypes, definitions) of every header function the kernel calls, directly or not."""
+        protos: list[str] = []
+        defs: list[str] = []
+        done = 0
+        while done < len(self.function_order):  # rendering a body may find more functions
+            key = self.function_order[done]
+            done += 1
+            name, inst = self.functions[key]
+            proto = self._prototype(name, inst)
+            protos.append(proto + ";")
+            saved = self.in_function
+            self.in_function = inst
+            try:
+                body = self.s_Block(inst.body, 0)
+            finally:
+                self.in_function = saved
+            defs.extend([proto, *body, ""])
+        return protos, defs
+
+    def _prototype(self, name: str, inst: FuncInstance) -> str:
+        pos = inst.pos or Pos("header", 1, 1)
+        if inst.ret_ref:
+            ret = f"{'const ' if inst.ret_const else ''}{self.ctype(inst.ret, pos)}&"
+        else:
+            ret = self.ctype(inst.ret, pos)
+        params = []
+        for p in inst.params:
+            if p.kind == VarKind.REF:
+                params.append(f"{self.ctype(p.ty, pos)}& {p.name}")
+            elif isinstance(p.ty, ArrayType):
+                params.append(self.declare(p.ty, p.name, pos))
+            else:
+                params.append(f"{self.ctype(p.ty, pos)} {p.name}")
+        return f"__device__ {ret} {name}({', '.join(params)})"
+
+    def struct_definitions(self) -> list[str]:
+        out = []
+        seen: set[str] = set()
+        for name, ty in list(self.types.structs.items()):
+            self._struct(name, ty, seen, out)
+        return out
+
+    def _struct(self, name: str, ty: StructType, seen: set[str], out: list[str]) -> None:
+        if name in seen:
+            return
+        seen.add(name)
+        pos = Pos("header", 1, 1)
+        fields = []
+        for f in ty.fields:
+            inner = f.ty
+            while isinstance(inner, ArrayType):
+                inner = inner.elem
+            if isinstance(inner, StructType):
+                from .types import struct_name
+                self._struct(struct_name(inner), inner, seen, out)
+            fields.append(f"  {self.declare(f.ty, f.name, pos)};")
+        out.append(f"struct alignas({ty.align}) {name} {{")
+        out.extend(fields)
+        out.append("};")
+
+
+def _safe(name: str) -> str:
+    return "".join(ch if ch.isalnum() else "_" for ch in name)
+
+
+#: Node classes with no CUDA form yet, and why (a located error names the construct and this).
+REFUSED_NODES: dict[type, str] = {
+    ast.TemporaryObject: "struct temporaries built by a constructor are not translated yet",
+    ast.StructInit: "struct values built from an initializer list are not translated yet",
+    ast.PackExpansion: "parameter packs are not translated yet",
+    ast.LocalTypeDef: "a struct or union defined inside a function is not translated yet",
+}
+
+EXPR_RULES: dict[type, Callable[[Renderer, Any], str]] = {
+    ast.IntLit: Renderer.x_IntLit,
+    ast.FloatLit: Renderer.x_FloatLit,
+    ast.BoolLit: Renderer.x_BoolLit,
+    ast.Name: Renderer.x_Name,
+    ast.Unary: Renderer.x_Unary,
+    ast.Postfix: Renderer.x_Postfix,
+    ast.Binary: Renderer.x_Binary,
+    ast.Assign: Renderer.x_Assign,
+    ast.Ternary: Renderer.x_Ternary,
+    ast.Call: Renderer.x_Call,
+    ast.Construct: Renderer.x_Construct,
+    ast.Cast: Renderer.x_Cast,
+    ast.Index: Renderer.x_Index,
+    ast.Member: Renderer.x_Member,
+    ast.Comma: Renderer.x_Comma,
+    ast.InitList: Renderer.x_InitList,
+    ast.SizeOf: Renderer.x_SizeOf,
+    ast.Convert: Renderer.x_Convert,
+    ast.TemporaryObject: Renderer.refuse,
+    ast.StructInit: Renderer.refuse,
+    ast.PackExpansion: Renderer.refuse,
+}
+
+STMT_RULES: dict[type, Callable[[Renderer, Any, int], list[str]]] = {
+    ast.Block: Renderer.s_Block,
+    ast.Decl: Renderer.s_Decl,
+    ast.ExprStmt: Renderer.s_ExprStmt,
+    ast.If: Renderer.s_If,
+    ast.For: Renderer.s_For,
+    ast.While: Renderer.s_While,
+    ast.DoWhile: Renderer.s_DoWhile,
+    ast.Switch: Renderer.s_Switch,
+    ast.Case: Renderer.s_Case,
+    ast.Break: Renderer.s_Break,
+    ast.Continue: Renderer.s_Continue,
+    ast.Return: Renderer.s_Return,
+    ast.Empty: Renderer.s_Empty,
+    ast.StaticAssert: Renderer.s_Nothing,
+    ast.UsingNamespace: Renderer.s_Nothing,
+    ast.LocalTypeDef: Renderer.s_Refused,
+}
+
+
+def missing_rules() -> list[str]:
+    """Expression and statement classes of the syntax tree with no rule (nor refusal) here."""
+    missing = []
+    for name in dir(ast):
+        cls = getattr(ast, name)
+        if not isinstance(cls, type) or cls.__module__ != ast.__name__:
+            continue
+        if issubclass(cls, ast.Expr) and cls is not ast.Expr and cls not in EXPR_RULES:
+            missing.append(name)
+        if issubclass(cls, ast.Stmt) and cls is not ast.Stmt and cls not in STMT_RULES:
+            missing.append(name)
+    return sorted(missing)
+
+
+_MISSING = missing_rules()
+if _MISSING:  # a node class added to the syntax tree needs its CUDA rule here
+    raise ImportError(f"the CUDA renderer has no rule for the syntax tree's {', '.join(_MISSING)}")
+
+__all__ = ["Renderer", "Unsupported", "EXPR_RULES", "STMT_RULES", "missing_rules", "BINARY_OPERATORS"]
+_ = (AtomicType, HALF)

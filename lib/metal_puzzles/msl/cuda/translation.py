@@ -1,0 +1,115 @@
+"""What a translation to CUDA gives back: one kernel as a whole CUDA C++ translation unit (for
+NVRTC, CuPy's RawKernel) and as the body and header ``mx.fast.cuda_kernel`` takes, plus what a
+caller needs to launch either one exactly as Metal would have run the kernel.
+
+The launch contract (the same for ``.unit`` and ``.body``):
+
+* blocks are Metal's threadgroups, as MLX's ``cuda_kernel`` launches them: ``blockDim`` is the
+  threadgroup size and the grid has ``ceil(grid / threadgroup)`` blocks in each dimension, so a
+  partial last threadgroup is a whole block whose threads past the Metal grid do not run the body;
+* the Metal grid (in threads) reaches the kernel as three numbers: in ``.unit`` the last three
+  parameters (``unsigned int``), in ``.body`` the template constants named by
+  :data:`GRID_CONSTANTS` (``template=translation.cuda_template(grid, template)`` builds them);
+* inputs and outputs keep their names and order; an input whose source mentions ``x_shape``,
+  ``x_strides`` or ``x_ndim`` gets them as MLX passes them: in ``.body`` MLX's own ``Shape``,
+  ``Strides`` and ``int``; in ``.unit`` a pointer to ``int`` (shape), to ``long long`` (strides,
+  in elements) and an ``int`` (ndim), right after the input, in that order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..abi.signature import ParamRole
+
+#: The template constants the ``.body`` reads the Metal grid (in threads) from.
+GRID_CONSTANTS: tuple[str, str, str] = ("mp_grid_x", "mp_grid_y", "mp_grid_z")
+
+
+@dataclass(frozen=True)
+class CudaParam:
+    """One parameter of the ``.unit``'s entry function, in order: its name, its CUDA type as
+    written in the unit, and what it carries (an input, output, shape, strides, ndim, or the
+    Metal grid: role ``None``)."""
+
+    name: str
+    ctype: str
+    role: ParamRole | None
+    #: The dtype (NumPy-style name) of an input's or output's elements; '' for the others.
+    dtype: str = ""
+
+    @property
+    def pointer(self) -> bool:
+        return self.ctype.endswith("*")
+
+
+@dataclass(frozen=True)
+class CudaTranslation:
+    """A kernel translated to CUDA C++ (``kernel.to_cuda(...)``, ``compile_shader(src).to_cuda()``).
+
+    ``unit``: a whole translation unit with one ``extern "C" __global__`` function named
+    ``entry``, compilable by NVRTC alone (sm_75 and newer); ``params`` are its parameters in order.
+    ``body`` / ``header``: the ``source`` and ``header`` for ``mx.fast.cuda_kernel`` with the
+    same ``input_names`` and ``output_names`` (call it with ``template=cuda_template(...)``).
+    """
+
+    name: str
+    entry: str
+    unit: str
+    body: str
+    header: str
+    input_names: tuple[str, ...]
+    output_names: tuple[str, ...]
+    params: tuple[CudaParam, ...]
+    #: The template arguments the translation was made for (MLX's ``template=``), as given.
+    template: tuple[tuple[str, Any], ...] = ()
+    #: Bytes of ``__shared__`` memory the kernel declares (threadgroup memory).
+    shared_bytes: int = 0
+    #: Whether the kernel waits at barriers (the partial-threadgroup guard then keeps the threads
+    #: past the grid at the barriers until the others are done, instead of returning).
+    uses_barriers: bool = False
+    #: Whether the kernel calls SIMD-group functions (warp shuffles).
+    uses_simd: bool = False
+
+    def check_launch(self, grid: Sequence[int], threadgroup: Sequence[int]) -> None:
+        """Refuse a launch the translation cannot run as Metal would: SIMD-group functions in a
+        partial threadgroup of more than one row (Metal numbers its threads by the partial
+        group's width, CUDA's warps by the block's, so the SIMD-groups hold other threads)."""
+        if not self.uses_simd:
+            return
+        blocks, threads = launch_dims(grid, threadgroup)
+        g = _triple(grid)
+        partial_x = g[0] % threads[0] != 0
+        partial_y = g[1] % threads[1] != 0
+        if (partial_x and (threads[1] > 1 or threads[2] > 1)) or (partial_y and threads[2] > 1):
+            raise ValueError(f"'{self.name}' calls SIMD-group functions and the grid {tuple(g)} leaves a partial "
+                             f"threadgroup of more than one row (threadgroup {threads}): its SIMD-groups hold "
+                             "other threads than CUDA's warps, so it cannot run on CUDA as on Metal; make the "
+                             "grid a multiple of the threadgroup in x (and y)")
+
+    def cuda_template(self, grid: Sequence[int], template: Sequence[tuple[str, Any]] | None = None
+                      ) -> list[tuple[str, Any]]:
+        """The ``template=`` for ``mx.fast.cuda_kernel`` on this ``body``: the kernel's own
+        template arguments, then the Metal grid's three sizes."""
+        gx, gy, gz = _triple(grid)
+        given = list(self.template if template is None else template)
+        return given + list(zip(GRID_CONSTANTS, (gx, gy, gz), strict=True))
+
+
+def launch_dims(grid: Sequence[int], threadgroup: Sequence[int]) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
+    """(blocks, threads per block) for a Metal dispatch of ``grid`` threads in threadgroups of
+    ``threadgroup``, as MLX's ``cuda_kernel`` launches it: each threadgroup dimension no larger
+    than the grid's (Metal shrinks it so), then ceil(grid / threadgroup) blocks."""
+    g = _triple(grid)
+    t = tuple(max(1, min(tt, gg)) for tt, gg in zip(_triple(threadgroup), g, strict=True))
+    blocks = tuple(-(-gg // tt) if gg > 0 else 0 for gg, tt in zip(g, t, strict=True))
+    return (blocks[0], blocks[1], blocks[2]), (t[0], t[1], t[2])
+
+
+def _triple(v: Sequence[int]) -> tuple[int, int, int]:
+    vals = [int(x) for x in v] + [1] * (3 - len(v))
+    if len(vals) != 3:
+        raise ValueError(f"a grid or threadgroup has at most three sizes, got {tuple(v)}")
+    return vals[0], vals[1], vals[2]
