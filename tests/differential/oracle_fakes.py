@@ -1,0 +1,51 @@
+"""Fake devices for tests/test_cuda_oracle.py: importable by name in a worker process
+('differential.oracle_fakes:Corrupting'), as the oracle's ``--device module:factory`` takes them."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from .multithread import MultiThreadKernel
+from .oracle import DeviceError, DeviceRun, Refused, SimulatorDevice
+
+
+class Corrupting(SimulatorDevice):
+    """The simulator, with one bit of the first float output flipped in thread 1's first slot."""
+
+    def run(self, k: MultiThreadKernel) -> DeviceRun:
+        run = super().run(k)
+        out_f = run.outputs[k.output_names.index("out_f")]
+        slots = out_f.size // k.n_threads
+        out_f.reshape(-1)[slots] = np.float32(out_f.reshape(-1)[slots]) + np.float32(1.0)
+        if np.isnan(out_f.reshape(-1)[slots]):
+            out_f.reshape(-1)[slots] = np.float32(1.0)
+        return run
+
+
+class FailsOnOddSeeds(SimulatorDevice):
+    """Odd seeds: a sticky device error; seeds divisible by 4: the translator refuses."""
+
+    def run(self, k: MultiThreadKernel) -> DeviceRun:
+        if k.seed % 2:
+            raise DeviceError("an illegal memory access was encountered", fatal=True)
+        if k.seed % 4 == 0:
+            raise Refused("source:3:5: error: 'x' is not supported on CUDA")
+        return super().run(k)
+
+
+class HangsOnSeedOne(SimulatorDevice):
+    """Seed 1 never finishes (a kernel that loops forever on the GPU)."""
+
+    def run(self, k: MultiThreadKernel) -> DeviceRun:
+        if k.seed == 1:
+            threading.Event().wait()
+        return super().run(k)
+
+
+class NoDevice:
+    """A machine without the GPU: making the device fails."""
+
+    def __init__(self) -> None:
+        raise ImportError("No module named 'cupy'")

@@ -1,0 +1,99 @@
+"""benchmarks/cuda_oracle.py without a GPU: the driver, the comparison, the workers and the report,
+with the simulator standing in for the GPU and fake devices that differ, fail, hang or are missing
+(tests/differential/oracle_fakes.py). The GPU run itself is recorded by the lead on an H200."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from differential.multithread import generate
+from differential.oracle import DeviceUnavailable, Status, compare_outputs, run_oracle
+
+SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "cuda_oracle.py"
+
+
+@pytest.fixture(scope="module")
+def script():
+    spec = importlib.util.spec_from_file_location("cuda_oracle", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    yield module
+    sys.modules.pop(spec.name, None)
+
+
+def test_the_script_imports_no_cupy_and_runs_on_the_stand_in_device(script, tmp_path, capsys):
+    assert "cupy" not in sys.modules
+    code = script.main(["--count", "3", "--seed", "5", "--out", str(tmp_path), "--device", "simulator",
+                        "--jobs", "0"])
+    line = capsys.readouterr().out.strip()
+    assert code == 0 and line.startswith("cuda_oracle: 3 kernels (seeds 5..7)") and "3 agree" in line
+    data = json.loads((tmp_path / "cuda_oracle.json").read_text())
+    assert [k["seed"] for k in data["kernels"]] == [5, 6, 7]
+    assert {k["status"] for k in data["kernels"]} == {"agree"} and data["summary"] == line
+    assert data["features"]["threadgroup_barrier"]["kernels"] == 3
+    assert [r.seed for r in script.read_report(tmp_path / "cuda_oracle.json")] == [5, 6, 7]
+    assert "cupy" not in sys.modules
+
+
+def test_a_report_that_is_not_one_is_a_located_error(script, tmp_path):
+    bad = tmp_path / "cuda_oracle.json"
+    bad.write_text('{"kernels": [{"seed": 1}]}')
+    with pytest.raises(ValueError, match="cuda_oracle.json: not a cuda_oracle report"):
+        script.read_report(bad)
+
+
+def test_comparison_is_bitwise_and_names_the_first_difference():
+    k = generate(3)
+    want = [np.asarray(o) for o in __import__("differential.multithread", fromlist=["x"]).simulate_kernel(k).outputs]
+    assert compare_outputs(k, want, [w.copy() for w in want]) is None
+    got = [w.copy() for w in want]
+    f = k.output_names.index("out_f")
+    slots = got[f].size // k.n_threads
+    i = 2 * slots + 1  # thread 2, slot 1
+    x = got[f][i]
+    got[f][i] = -x if x == 0 else np.nextafter(x, np.float32(np.inf))  # -0.0 or one ulp
+    d = compare_outputs(k, want, got)
+    assert d is not None and (d.output, d.index, d.differing) == ("out_f", i, 1)
+    assert d.where == "thread 2 (linear), slot 1"
+    # Two NaNs agree whatever their payloads.
+    want[f][i], got[f][i] = np.float32("nan"), -np.float32("nan")
+    assert compare_outputs(k, want, got) is None
+
+
+def test_a_difference_is_reported_with_its_source():
+    run = run_oracle([0, 2], "differential.oracle_fakes:Corrupting", jobs=0)
+    assert [r.status for r in run.records] == [Status.DIFFER, Status.DIFFER]
+    r = run.records[0]
+    assert r.difference.output == "out_f" and r.difference.where.startswith("thread 1 (linear), slot 0")
+    assert "source:" in r.source and "threadgroup_barrier" in r.source
+    assert "2 differ" in run.summary_line()
+
+
+def test_failing_kernels_are_recorded_and_the_run_goes_on_in_fresh_workers():
+    run = run_oracle(range(4), "differential.oracle_fakes:FailsOnOddSeeds", jobs=2, timeout=120)
+    got = {r.seed: r.status for r in run.records}
+    assert got == {0: Status.REFUSED, 1: Status.DEVICE_ERROR, 2: Status.AGREE, 3: Status.DEVICE_ERROR}
+    assert not Status.REFUSED.failed and Status.DEVICE_ERROR.failed
+    assert "illegal memory access" in run.records[1].message
+
+
+def test_a_kernel_past_the_wall_limit_is_killed_and_the_next_still_runs():
+    run = run_oracle([1, 2], "differential.oracle_fakes:HangsOnSeedOne", jobs=1, timeout=10)
+    assert [(r.seed, r.status) for r in run.records] == [(1, Status.TIMEOUT), (2, Status.AGREE)]
+    assert "10 s limit" in run.records[0].message
+
+
+def test_a_machine_without_the_device_says_so(script, tmp_path, capsys):
+    with pytest.raises(DeviceUnavailable, match="No module named 'cupy'"):
+        run_oracle([0], "differential.oracle_fakes:NoDevice", jobs=1)
+    code = script.main(["--count", "1", "--out", str(tmp_path), "--device", "differential.oracle_fakes:NoDevice",
+                        "--jobs", "1"])
+    assert code == 2 and "not available" in capsys.readouterr().err
+    assert not (tmp_path / "cuda_oracle.json").exists()
