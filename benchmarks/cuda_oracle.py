@@ -97,7 +97,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                    help="worker processes (0: in this process, no wall limit)")
     p.add_argument("--timeout", type=float, default=120.0, help="wall limit per kernel, seconds")
     p.add_argument("--budget", type=float, default=None, help="stop starting kernels after this many seconds")
-    p.add_argument("--device", default="cupy", help="cupy (the GPU) or simulator (a stand-in, for testing)")
+    p.add_argument("--device", default="cupy", help="cupy (the GPU), nvrtc (translate and compile only, no GPU) or simulator (a stand-in, for testing)")
     p.add_argument("--quiet", action="store_true", help="no line per failing kernel")
     args = p.parse_args(argv)
 

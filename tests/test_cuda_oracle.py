@@ -14,6 +14,7 @@ import pytest
 
 from differential.multithread import generate
 from differential.oracle import DeviceUnavailable, Status, compare_outputs, run_oracle
+from metal_puzzles.host.nvrtc import nvrtc_available
 
 SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "cuda_oracle.py"
 
@@ -97,3 +98,13 @@ def test_a_machine_without_the_device_says_so(script, tmp_path, capsys):
                         "--jobs", "1"])
     assert code == 2 and "not available" in capsys.readouterr().err
     assert not (tmp_path / "cuda_oracle.json").exists()
+
+
+@pytest.mark.skipif(not nvrtc_available(), reason="needs NVRTC (the 'test' extra's nvidia-cuda-nvrtc wheel)")
+def test_generated_kernels_translate_and_nvrtc_compiles_them():
+    """The oracle's pre-flight without a GPU: every kernel either compiles for sm_75 or gets the
+    translator's located refusal; NVRTC refusing a translation would be a translator bug."""
+    run = run_oracle(range(100, 106), "nvrtc", jobs=0)
+    failed = [r for r in run.records if r.status.failed]
+    assert not failed, "\n\n".join(f"{r.message}\n{r.source}" for r in failed)
+    assert sum(r.status == Status.COMPILED for r in run.records) >= 4, run.summary_line()

@@ -41,6 +41,8 @@ class Status(enum.StrEnum):
     COMPILE_ERROR = "compile error"
     DEVICE_ERROR = "device error"
     SIMULATOR_ERROR = "simulator error"
+    #: Translated and compiled to PTX, not run (the ``nvrtc`` device: a pre-flight without a GPU).
+    COMPILED = "compiled, not run"
     TIMEOUT = "timeout"
     CRASHED = "worker crashed"
     NOT_RUN = "not run (time budget spent)"
@@ -48,7 +50,7 @@ class Status(enum.StrEnum):
     @property
     def failed(self) -> bool:
         """A result someone must explain and fix (a refusal is the translator's documented answer)."""
-        return self not in (Status.AGREE, Status.REFUSED, Status.NOT_RUN)
+        return self not in (Status.AGREE, Status.REFUSED, Status.NOT_RUN, Status.COMPILED)
 
 
 class Refused(Exception):
@@ -87,6 +89,23 @@ class SimulatorDevice:
         return DeviceRun(outputs, {"run_s": time.perf_counter() - t0})
 
 
+def translate(k: MultiThreadKernel) -> Any:
+    """The kernel's CUDA translation for its launch; raises Refused with the translator's
+    located error (or its refusal of the launch geometry)."""
+    from metal_puzzles.msl.abi.signature import describe_input
+    from metal_puzzles.msl.cuda import translate_kernel
+    from metal_puzzles.msl.lang.errors import CompileError
+
+    try:
+        descs = [describe_input(n, a, None) for n, a in zip(k.input_names, k.inputs, strict=True)]
+        tr = translate_kernel(k.name, k.input_names, k.output_names, k.source, k.header, descs,
+                              k.output_dtypes, k.template, k.atomic_outputs)
+        tr.check_launch(k.grid, k.threadgroup)
+    except (CompileError, ValueError) as exc:
+        raise Refused(str(exc)) from None
+    return tr
+
+
 class CupyDevice:
     """The kernel translated (``metal_puzzles.msl.cuda``) and run with CuPy's RawKernel."""
 
@@ -99,22 +118,11 @@ class CupyDevice:
         return self.launcher.device_name()
 
     def run(self, k: MultiThreadKernel) -> DeviceRun:
-        from metal_puzzles.msl.abi.signature import describe_input
-        from metal_puzzles.msl.cuda import translate_kernel
-        from metal_puzzles.msl.lang.errors import CompileError
-
         from .cuda_launch import CudaCompileError, CudaLaunchError, Timing, initial_outputs
 
-        seconds: dict[str, float] = {}
         t0 = time.perf_counter()
-        try:
-            descs = [describe_input(n, a, None) for n, a in zip(k.input_names, k.inputs, strict=True)]
-            tr = translate_kernel(k.name, k.input_names, k.output_names, k.source, k.header, descs,
-                                  k.output_dtypes, k.template, k.atomic_outputs)
-            tr.check_launch(k.grid, k.threadgroup)
-        except (CompileError, ValueError) as exc:
-            raise Refused(str(exc)) from None
-        seconds["translate_s"] = time.perf_counter() - t0
+        tr = translate(k)
+        seconds = {"translate_s": time.perf_counter() - t0}
         timing = Timing()
         t0 = time.perf_counter()
         try:
@@ -132,6 +140,38 @@ class CupyDevice:
         return DeviceRun(outputs, seconds)
 
 
+class CompiledOnly(Exception):
+    """The device compiled the kernel and has nothing to run it on."""
+
+
+class NvrtcDevice:
+    """No GPU: translate and compile to PTX with the project's NVRTC (``host/nvrtc``, the pip
+    wheels), for the oldest target MLX's CUDA back end runs (sm_75). A pre-flight that finds the
+    translator's refusals and NVRTC's errors before a GPU is at hand."""
+
+    def __init__(self) -> None:
+        from metal_puzzles.host.nvrtc import load_nvrtc
+
+        self.nvrtc = load_nvrtc()
+
+    def describe(self) -> str:
+        major, minor = self.nvrtc.version()
+        return f"NVRTC {major}.{minor} (compile only, compute_75)"
+
+    def run(self, k: MultiThreadKernel) -> DeviceRun:
+        from metal_puzzles.host.nvrtc import NvrtcError, compile_to_ptx
+
+        from .cuda_launch import NVRTC_OPTIONS
+
+        tr = translate(k)
+        try:
+            # compile_to_ptx adds its own --std and target.
+            compile_to_ptx(tr.unit, f"{k.name}.cu", options=[o for o in NVRTC_OPTIONS if not o.startswith("--std")])
+        except NvrtcError as exc:
+            raise CompileFailed(exc.log or str(exc), tr.unit) from None
+        raise CompiledOnly()
+
+
 class CompileFailed(Exception):
     """NVRTC refused the translation unit (kept for the report)."""
 
@@ -140,11 +180,11 @@ class CompileFailed(Exception):
         self.unit = unit
 
 
-DEVICES: dict[str, Callable[[], Device]] = {"simulator": SimulatorDevice, "cupy": CupyDevice}
+DEVICES: dict[str, Callable[[], Device]] = {"simulator": SimulatorDevice, "cupy": CupyDevice, "nvrtc": NvrtcDevice}
 
 
 def make_device(spec: str) -> Device:
-    """'cupy', 'simulator', or 'module:factory' (a test's fake device, importable in a worker)."""
+    """'cupy', 'nvrtc', 'simulator', or 'module:factory' (a test's fake device, importable in a worker)."""
     if spec in DEVICES:
         return DEVICES[spec]()
     module, sep, attr = spec.partition(":")
@@ -257,6 +297,9 @@ def check_kernel(seed: int, device: Device) -> KernelRecord:
         run = device.run(k)
     except Refused as exc:
         rec.status, rec.message = Status.REFUSED, str(exc)
+        return rec
+    except CompiledOnly:
+        rec.status = Status.COMPILED
         return rec
     except CompileFailed as exc:
         rec = _failed(rec, k, Status.COMPILE_ERROR, str(exc))
