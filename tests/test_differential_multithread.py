@@ -13,6 +13,7 @@ import os
 import re
 
 import numpy as np
+
 from differential.multithread import Feature, feature_counts, generate, simulate_kernel
 from metal_puzzles.msl import SanitizerError
 
