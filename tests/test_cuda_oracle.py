@@ -108,3 +108,34 @@ def test_generated_kernels_translate_and_nvrtc_compiles_them():
     failed = [r for r in run.records if r.status.failed]
     assert not failed, "\n\n".join(f"{r.message}\n{r.source}" for r in failed)
     assert sum(r.status == Status.COMPILED for r in run.records) >= 4, run.summary_line()
+
+
+def test_the_launch_arguments_follow_the_translations_parameters():
+    """Inputs (each with the shape, strides and ndim its source mentions), outputs, then the
+    Metal grid as three unsigned ints: what the .unit's entry takes, in its order."""
+    from types import SimpleNamespace
+
+    from differential.cuda_launch import CudaLauncher, initial_outputs, poison
+    from metal_puzzles.msl.abi.signature import describe_input
+    from metal_puzzles.msl.cuda import translate_kernel
+
+    a = np.arange(12, dtype=np.float32).reshape(3, 4)
+    source = "uint i = thread_position_in_grid.x; if (i < a_shape[0] * a_strides[0]) out[i] = a[i] + a_ndim;"
+    tr = translate_kernel("k", ["a", "s"], ["out"], source, "", [describe_input("a", a, None),
+                          describe_input("s", np.float32(2), None)], ["float32"])
+    launcher = object.__new__(CudaLauncher)
+    launcher.cp = SimpleNamespace(asarray=np.asarray)  # device arrays stand in as host arrays
+    out = np.zeros(12, np.float32)
+    args = launcher.arguments(tr, {"a": a, "s": np.float32(2)}, {"out": out}, (12, 1, 1))
+    names = [p.name for p in tr.params]
+    assert names[:4] == ["a", "a_shape", "a_strides", "a_ndim"] and names[-4:] == ["out", "mp_grid_x", "mp_grid_y",
+                                                                                    "mp_grid_z"]
+    by_name = dict(zip(names, args, strict=True))
+    assert by_name["a_shape"].tolist() == [3, 4] and by_name["a_shape"].dtype == np.int32
+    assert by_name["a_strides"].tolist() == [4, 1] and by_name["a_strides"].dtype == np.int64
+    assert by_name["a_ndim"] == 2 and by_name["out"] is out and by_name["s"].tolist() == [2.0]  # a 0-d input: a pointer to its one element
+    assert [by_name[g] for g in ("mp_grid_x", "mp_grid_y", "mp_grid_z")] == [12, 1, 1]
+    assert all(isinstance(by_name[g], np.uint32) for g in ("mp_grid_x", "mp_grid_y", "mp_grid_z"))
+    # Outputs start poisoned (0xA5 in every byte) unless an init_value fills them.
+    assert poison((2,), "float32").view(np.uint32).tolist() == [0xA5A5A5A5] * 2
+    assert initial_outputs([(2,)], ["int32"], 0)[0].tolist() == [0, 0]

@@ -163,3 +163,42 @@ class CudaLauncher:
             stop.synchronize()
             times.append(cp.cuda.get_elapsed_time(start, stop) / 1e3)
         return times
+
+
+def _isolated_entry(conn: Any, target: str, payload: Any) -> None:
+    import importlib
+
+    module, _, name = target.partition(":")
+    try:
+        result = getattr(importlib.import_module(module), name)(payload)
+        conn.send(("ok", result))
+    except BaseException as exc:  # reported to the parent, which carries on
+        import traceback
+
+        conn.send(("error", "".join(traceback.format_exception(exc))[-4000:]))
+
+
+def run_isolated(target: str, payload: Any, timeout: float) -> tuple[str, Any]:
+    """``module:function(payload)`` in a fresh process (spawned: a CUDA context of its own):
+    ('ok', result), ('error', traceback text), ('timeout', message) when it ran past ``timeout``
+    seconds (it is killed), or ('crashed', message) when the process died."""
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("spawn")
+    parent, child = ctx.Pipe()
+    proc = ctx.Process(target=_isolated_entry, args=(child, target, payload), daemon=True)
+    proc.start()
+    child.close()
+    try:
+        if not parent.poll(timeout):
+            return "timeout", f"no result within {timeout:.0f} s; the worker was killed"
+        try:
+            return parent.recv()
+        except (EOFError, OSError):
+            proc.join(5)
+            return "crashed", f"the worker died (exit code {proc.exitcode})"
+    finally:
+        if proc.is_alive():
+            proc.kill()
+        proc.join(5)
+        parent.close()
