@@ -137,6 +137,9 @@ def build_parser() -> argparse.ArgumentParser:
     pz = sub.add_parser("puzzles", help="list the puzzles: the ids a points file and check --puzzle take, and "
                                          "each one's points")
     pz.add_argument("--points", default=None, help="TOML file with points per puzzle (default: 1 point each)")
+    sub.add_parser("backends", help="say which back ends this machine has: the simulator (always), real Metal "
+                                    "(backend='metal'), an NVIDIA GPU through MLX's CUDA back end (backend='cuda'), "
+                                    "and NVRTC to compile CUDA translations")
     im = sub.add_parser("images", help="regenerate the book's images (logo and puzzle diagrams)")
     im.add_argument("--out", default="imgs", help="directory to write into (default: imgs)")
     c = sub.add_parser("check", help="check your own notebook and print a table of results (exit status 1 "
@@ -147,6 +150,27 @@ def build_parser() -> argparse.ArgumentParser:
     _add_limits(c)
     book.add_commands(sub)
     return parser
+
+
+def backends_report() -> str:
+    """What ``metal-puzzles backends`` prints: each back end and whether this machine has it."""
+    from .host.metal_backend import cuda_available, metal_available
+    from .host.nvrtc import NvrtcUnavailable, load_nvrtc
+
+    lines = ["simulator  yes   every kernel, everywhere (the default)"]
+    lines.append("metal      " + ("yes   backend='metal' runs on this Mac's GPU" if metal_available()
+                                  else "no    needs a Mac with Apple silicon (mx.metal.is_available() is False)"))
+    lines.append("cuda       " + ("yes   backend='cuda' runs the CUDA translation through mx.fast.cuda_kernel"
+                                  if cuda_available() else
+                                  "no    needs Linux, an NVIDIA GPU (SM 7.5+) and pip install \"metal-puzzles[cuda12]\" "
+                                  "or \"[cuda13]\" (mx.cuda.is_available() is False)"))
+    try:
+        nv = load_nvrtc()
+        major, minor = nv.version()
+        lines.append(f"nvrtc      yes   CUDA {major}.{minor} ({nv.path}): kernel.to_cuda() translations compile here")
+    except NvrtcUnavailable:
+        lines.append("nvrtc      no    pip install nvidia-cuda-nvrtc nvidia-cuda-runtime to compile translations here")
+    return "\n".join(lines)
 
 
 def _error(message: str) -> None:
@@ -179,6 +203,9 @@ def main(argv: list[str] | None = None) -> int:
         return _gradebook(args)
     if args.command == "puzzles":
         return _puzzles(args)
+    if args.command == "backends":
+        print(backends_report())
+        return ExitStatus.OK
     if args.command == "images":
         for path in write_images(args.out):
             print(path)

@@ -22,8 +22,8 @@ import numpy as np
 
 from ..msl import ArgumentError, Audience, CompileError, KernelRuntimeError, RunResult, simulate
 from ..msl.abi.signature import InputDesc, check_names, normalize_dtype_name
-from ..msl.cuda import CudaTranslation, translate_kernel, translate_shader
 from ..msl.api import cost_model
+from ..msl.cuda import CudaTranslation, translate_kernel, translate_shader
 from ..msl.program import NO_STEP_BUDGET, interrupted_message
 from ..msl.shader_program import (
     LaunchGeometry,
@@ -32,7 +32,8 @@ from ..msl.shader_program import (
     run_by_layout,
     run_by_names,
 )
-from .metal_backend import METAL, MetalBackendKernel, resolve_backend
+from .cuda_backend import CudaBackendKernel
+from .metal_backend import CUDA, METAL, MetalBackendKernel, resolve_backend
 
 #: What a kernel's author got wrong (not the simulator): raised without the simulator's own frames.
 KERNEL_ERRORS = (CompileError, KernelRuntimeError, ArgumentError)
@@ -125,7 +126,7 @@ def caller_origin() -> SourceOrigin | None:
 class SimulatedKernel:
     """What ``metal_kernel`` returns: call it like the object ``mx.fast.metal_kernel`` returns.
 
-    Besides MLX's keyword arguments it takes ``backend`` ('simulator' or 'metal', default from
+    Besides MLX's keyword arguments it takes ``backend`` ('simulator', 'metal' or 'cuda', default from
     the METAL_PUZZLES_BACKEND environment variable, else 'simulator'), ``sanitize``, ``trace``
     and ``cost`` (a cost profile on a GPU model). ``sanitize='warn'`` (the default) shows what
     the sanitizer finds as Python warnings, each finding once per kernel object however often it
@@ -158,6 +159,7 @@ class SimulatedKernel:
         self.last_call: dict | None = None
         self._warned: set = set()  # findings already shown as warnings (once per kernel)
         self._metal: MetalBackendKernel | None = None
+        self._cuda: CudaBackendKernel | None = None
         #: The book's MetalKernel also takes a whole kernel function (MLX's drop-in refuses one, as MLX does).
         self.whole_shaders = whole_shaders
         self._shader: ShaderLibrary | None = None
@@ -169,7 +171,12 @@ class SimulatedKernel:
                  sanitize: str = "warn", trace: bool | None = None, max_steps: int | None = None,
                  cost: Any = None) -> list[mx.array]:
         __tracebackhide__ = True  # IPython and pytest show the learner's frames, not ours
-        if resolve_backend(backend) == METAL:
+        chosen = resolve_backend(backend)
+        if chosen == CUDA:
+            return self._run_cuda(inputs=inputs, output_shapes=output_shapes, output_dtypes=output_dtypes,
+                                  grid=grid, threadgroup=threadgroup, template=template, init_value=init_value,
+                                  verbose=verbose, stream=stream)
+        if chosen == METAL:
             return self._run_metal(inputs=inputs, output_shapes=output_shapes, output_dtypes=output_dtypes,
                                    grid=grid, threadgroup=threadgroup, template=template, init_value=init_value,
                                    verbose=verbose, stream=stream)
@@ -290,6 +297,14 @@ class SimulatedKernel:
         if self.last_call is None:
             raise RuntimeError("call the kernel once before replaying (or exploring) it")
         return self.run(**{**self.last_call, **options})
+
+    def _run_cuda(self, **call: Any) -> list[mx.array]:
+        """On an NVIDIA GPU through mx.fast.cuda_kernel: the kernel translated to CUDA (``to_cuda``)."""
+        if self._cuda is None:
+            self._cuda = CudaBackendKernel(self.name, self.input_names, self.output_names, self.to_cuda,
+                                           self.ensure_row_contiguous)
+        call = {k: v for k, v in call.items() if v is not None or k in ("init_value",)}
+        return self._cuda(**call)
 
     def _run_metal(self, **call: Any) -> list[mx.array]:
         if self._metal is None:

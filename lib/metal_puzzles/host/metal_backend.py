@@ -5,8 +5,8 @@ asked for, because it needs Apple silicon and gives none of the simulator's coun
 
 Backend selection (see :func:`resolve_backend`):
 
-1. a ``backend=`` keyword (``"metal"`` or ``"simulator"``) wins when given;
-2. otherwise the environment variable ``METAL_PUZZLES_BACKEND`` (same two values, case and
+1. a ``backend=`` keyword (``"metal"``, ``"cuda"`` or ``"simulator"``) wins when given;
+2. otherwise the environment variable ``METAL_PUZZLES_BACKEND`` (same values, case and
    surrounding blanks ignored, empty means unset);
 3. otherwise ``"simulator"``.
 
@@ -27,7 +27,9 @@ from typing import Any
 BACKEND_ENV_VAR = "METAL_PUZZLES_BACKEND"
 SIMULATOR = "simulator"
 METAL = "metal"
-BACKENDS = (SIMULATOR, METAL)
+#: An NVIDIA GPU through MLX's CUDA back end (host/cuda_backend.py), the kernel translated to CUDA.
+CUDA = "cuda"
+BACKENDS = (SIMULATOR, METAL, CUDA)
 DEFAULT_BACKEND = SIMULATOR
 
 #: The keyword arguments MLX 0.32's kernel call accepts, in its order.
@@ -55,6 +57,23 @@ def metal_available() -> bool:
     return bool(mx.metal.is_available())
 
 
+def cuda_available() -> bool:
+    """True when mlx imports and reports a usable CUDA device (MLX's CUDA back end)."""
+    try:
+        import mlx.core as mx
+    except ImportError:
+        return False
+    cuda = getattr(mx, "cuda", None)
+    return bool(cuda is not None and cuda.is_available())
+
+
+def cuda_unavailable_error(requested_by: str) -> RuntimeError:
+    return RuntimeError(
+        f"The CUDA backend was requested ({requested_by}), but mx.cuda.is_available() is False on this "
+        "machine (it needs Linux, an NVIDIA GPU of SM 7.5 or newer and pip install \"metal-puzzles[cuda12]\" "
+        f"or \"[cuda13]\"). Use the simulator backend (backend='{SIMULATOR}' or unset {BACKEND_ENV_VAR}).")
+
+
 def _metal_unavailable_error(requested_by: str) -> RuntimeError:
     return RuntimeError(
         f"The Metal backend was requested ({requested_by}), but mx.metal.is_available() is "
@@ -71,7 +90,7 @@ def _parse_backend(value: str, origin: str) -> str:
 
 
 def resolve_backend(backend: str | None = None, environ: Mapping[str, str] | None = None) -> str:
-    """Return ``"simulator"`` or ``"metal"`` following the rule in the module docstring.
+    """Return ``"simulator"``, ``"metal"`` or ``"cuda"`` following the rule in the module docstring.
 
     ``environ`` defaults to ``os.environ``. Raises ValueError for an unknown name and
     RuntimeError when Metal is chosen but unavailable.
@@ -87,6 +106,8 @@ def resolve_backend(backend: str | None = None, environ: Mapping[str, str] | Non
         return DEFAULT_BACKEND
     if choice == METAL and not metal_available():
         raise _metal_unavailable_error(origin)
+    if choice == CUDA and not cuda_available():
+        raise cuda_unavailable_error(origin)
     return choice
 
 

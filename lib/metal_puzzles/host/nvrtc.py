@@ -60,22 +60,23 @@ def load_nvrtc() -> Nvrtc:
     for base in _nvidia_dirs():
         for cu in ("cu13", "cu12", "cuda_nvrtc"):
             lib_dir = base / cu / "lib"
-            include = base / cu / "include"
+            headers = base / cu / "include"
+            include: Path | None = headers if (headers / "cuda_fp16.h").exists() else None
             for name in ("libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"):
                 if (lib_dir / name).exists():
-                    candidates.append((str(lib_dir / name), include if (include / "cuda_fp16.h").exists() else None))
+                    candidates.append((str(lib_dir / name), include))
+            # Windows wheels keep the DLL in bin/ (expected to work; not run here).
+            candidates.extend((str(dll), include) for dll in sorted((base / cu / "bin").glob("nvrtc64_*.dll")))
     for name in ("libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"):
         candidates.append((name, None))
     errors = []
-    for path, include in candidates:
+    for path, found in candidates:
         try:
             lib = ctypes.CDLL(path)
         except OSError as exc:
             errors.append(str(exc))
             continue
-        if include is None:
-            include = _system_include()
-        return Nvrtc(lib, include, path)
+        return Nvrtc(lib, found if found is not None else _system_include(), path)
     raise NvrtcUnavailable("NVRTC is not installed (pip install nvidia-cuda-nvrtc nvidia-cuda-runtime, or the "
                            "'test' extra): " + "; ".join(errors[-2:]))
 

@@ -41,10 +41,11 @@ from ..diagrams.draw import RunDiagram, draw_run
 from ..diagrams.marks import finding_sites, marks_legend
 from ..explorer.widgets import Explorer, explore_kernel, explore_run
 from ..host.kernel import KERNEL_ERRORS, MetalKernel, SimulatedKernel, dtype_name, to_numpy
-from ..host.metal_backend import metal_available
+from ..host.metal_backend import CUDA, METAL, cuda_available, metal_available
 from ..host.shader_library import ShaderKernelFunction
 from ..msl import Counter, Finding, RunResult
 from ..msl.observe.cost import CostFigures, CostProfile
+from ..msl.shader_program import declares_kernels
 from ..puzzles import find_grad_puzzle, find_puzzle
 from ..puzzles.decode_step import DecodeKernels
 from ..puzzles.t08_decode_step import PUZZLE as DECODE_STEP
@@ -334,23 +335,28 @@ class MetalProblem:
         return witness_record(kernel.name, kernel.source, kernel.header or "")
 
     def _gpu_comparison(self, outcomes: list[Outcome]) -> str | None:
-        """On a Mac with Metal, also run the visible test on the GPU and say whether it agrees."""
-        if not metal_available() or not outcomes or outcomes[0].yours is None:
+        """Where a GPU is at hand (Metal on a Mac; an NVIDIA GPU through MLX's CUDA back end, the
+        kernel translated to CUDA), also run the visible test on it and say whether it agrees."""
+        backend = METAL if metal_available() else CUDA if cuda_available() else None
+        if backend is None or not outcomes or outcomes[0].yours is None:
             return None
         if self.puzzle is not None and self.puzzle.pipeline is not None:
             return None  # the GPU path launches one kernel; a pipeline's stages run in the simulator only
         case = outcomes[0].case
         kernel = self.fn(*[mx.array(x) for x in case.inputs])
+        if backend == CUDA and kernel.kernel.whole_shaders and declares_kernels(kernel.source):
+            return None  # cuda_kernel takes MLX's body ABI; a whole shader's kernel function is not that
+        where = "On the GPU" if backend == METAL else "On the NVIDIA GPU (the kernel translated to CUDA)"
         try:
             (gpu,) = kernel.kernel(inputs=[mx.array(x) for x in case.inputs], output_shapes=[case.output_shape],
                                    output_dtypes=[getattr(mx, self.output_dtype)], grid=case.grid,
                                    threadgroup=case.threadgroup, init_value=self.init_value or 0,
-                                   backend="metal")
+                                   backend=backend)
         except Exception as exc:  # the GPU path is best-effort information, never the verdict
-            return f"On the GPU: the kernel failed to run ({exc})."
+            return f"{where}: the kernel failed to run ({exc})."
         same = np.allclose(np.asarray(gpu), outcomes[0].yours, rtol=1e-4, atol=1e-4)
-        return "On the GPU: the result agrees with the simulator." if same else \
-            "On the GPU: the result differs from the simulator's (a race or uninitialised memory?)."
+        return f"{where}: the result agrees with the simulator." if same else \
+            f"{where}: the result differs from the simulator's (a race or uninitialised memory?)."
 
 
 def findings_summary(findings: list[Finding], shown: int = 3) -> list[str]:

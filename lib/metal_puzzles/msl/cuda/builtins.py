@@ -8,11 +8,11 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..front import ast
+from ..lang.types import BOOL, ScalarType, Type, VectorType, scalar_of
 from ..library import BUILTINS
 from ..library.atomics import Atomic
 from ..library.base import Elementwise
 from ..library.simd import SimdReduce, SimdShuffle
-from ..lang.types import BOOL, ScalarType, Type, VectorType, scalar_of
 from .render import Renderer, unsupported
 
 Rule = Callable[[Renderer, ast.Call], str]
@@ -144,14 +144,30 @@ def numeric_limit(r: Renderer, call: ast.Call) -> str:
     raise unsupported("this numeric_limits member", "the translator has no rule for it", call.pos)
 
 
+def simdgroup_matrix(r: Renderer, call: ast.Call) -> str:
+    """The emulated SIMD-group matrices (the prelude's mp_sg_*, the simulator's lane layout)."""
+    r.uses_simd = True
+    name = call.target.name
+    args = _args(r, call)
+    if name == "make_filled_simdgroup_matrix":
+        return f"mp_sg_fill<{r.ctype(call.ty.elem, call.pos)}>({args[0]})"
+    if name == "simdgroup_matrix.thread_elements":
+        return f"{args[0]}.e"
+    if name in ("simdgroup_load", "simdgroup_store"):
+        rest = args[2:]
+        if len(rest) > 2:
+            rest[2] = f"(bool)({rest[2]})"
+        return f"mp_sg_{name.split('_')[1]}({', '.join(args[:2] + rest)})"
+    if name == "simdgroup_multiply":
+        return f"mp_sg_mma({args[0]}, {args[1]}, {args[2]})"
+    return f"mp_sg_mma({args[0]}, {args[1]}, {args[2]}, &({args[3]}))"
+
+
 def refused(why: str) -> Rule:
     def rule(r: Renderer, call: ast.Call) -> str:
         raise unsupported(f"'{call.target.name}'", why, call.pos)
     return rule
 
-
-_SIMDGROUP_MATRIX = ("a SIMD-group matrix spreads its elements over the lanes in an order Apple does not document; "
-                     "the translator refuses it rather than guess (use threadgroup tiles)")
 
 RULES: dict[str, Rule] = {
     "threadgroup_barrier": barrier,
@@ -165,13 +181,13 @@ RULES: dict[str, Rule] = {
     "ldexp": ldexp,
     "extract_bits": bitfield,
     "insert_bits": bitfield,
-    "transpose": refused("the translator has no CUDA form for Metal's matrices yet"),
-    "make_filled_simdgroup_matrix": refused(_SIMDGROUP_MATRIX),
-    "simdgroup_load": refused(_SIMDGROUP_MATRIX),
-    "simdgroup_store": refused(_SIMDGROUP_MATRIX),
-    "simdgroup_multiply": refused(_SIMDGROUP_MATRIX),
-    "simdgroup_multiply_accumulate": refused(_SIMDGROUP_MATRIX),
-    "simdgroup_matrix.thread_elements": refused(_SIMDGROUP_MATRIX),
+    "transpose": lambda r, call: f"mp_transpose({r.expr(call.args[0])})",
+    "make_filled_simdgroup_matrix": simdgroup_matrix,
+    "simdgroup_load": simdgroup_matrix,
+    "simdgroup_store": simdgroup_matrix,
+    "simdgroup_multiply": simdgroup_matrix,
+    "simdgroup_multiply_accumulate": simdgroup_matrix,
+    "simdgroup_matrix.thread_elements": simdgroup_matrix,
     "simd_vote.all": refused("simd_vote objects are not translated yet (use simd_all / simd_any)"),
     "simd_vote.any": refused("simd_vote objects are not translated yet (use simd_all / simd_any)"),
     "simd_shuffle_and_fill_down": refused("not translated yet"),

@@ -168,23 +168,33 @@ template <int... I, class T, int N, int M> __device__ inline mp_vec<T, M> mp_swz
 }
 
 // ------------------------------------------------------------------ C's arithmetic, defined
+// Float arithmetic rounds after every operation, as the simulator does: the _rn intrinsics are
+// never contracted into a fused multiply-add (NVRTC fuses 'a * b + c' by default) nor replaced by
+// approximations (--use_fast_math). Half and bfloat compute in float and round once to their
+// type, as NumPy's float16 (and the simulator's bfloat) do.
 template <class T> __device__ inline T mp_add(T a, T b) {
   if constexpr (mp_detail::is_int<T>::value && mp_detail::is_signed<T>::value) {
     typedef typename mp_detail::unsigned_of<T>::type U;
     return (T)(U)((U)a + (U)b);
-  } else return a + b;
+  } else if constexpr (MP_SAME(T, float)) return __fadd_rn(a, b);
+  else if constexpr (mp_detail::is_half<T>::value) return mp_cvt<T, float>(__fadd_rn(mp_cvt<float, T>(a), mp_cvt<float, T>(b)));
+  else return a + b;
 }
 template <class T> __device__ inline T mp_sub(T a, T b) {
   if constexpr (mp_detail::is_int<T>::value && mp_detail::is_signed<T>::value) {
     typedef typename mp_detail::unsigned_of<T>::type U;
     return (T)(U)((U)a - (U)b);
-  } else return a - b;
+  } else if constexpr (MP_SAME(T, float)) return __fsub_rn(a, b);
+  else if constexpr (mp_detail::is_half<T>::value) return mp_cvt<T, float>(__fsub_rn(mp_cvt<float, T>(a), mp_cvt<float, T>(b)));
+  else return a - b;
 }
 template <class T> __device__ inline T mp_mul(T a, T b) {
   if constexpr (mp_detail::is_int<T>::value && mp_detail::is_signed<T>::value) {
     typedef typename mp_detail::unsigned_of<T>::type U;
     return (T)(U)((U)a * (U)b);
-  } else return a * b;
+  } else if constexpr (MP_SAME(T, float)) return __fmul_rn(a, b);
+  else if constexpr (mp_detail::is_half<T>::value) return mp_cvt<T, float>(__fmul_rn(mp_cvt<float, T>(a), mp_cvt<float, T>(b)));
+  else return a * b;
 }
 template <class T> __device__ inline T mp_neg(T a) {
   if constexpr (mp_detail::is_int<T>::value && mp_detail::is_signed<T>::value) return mp_sub<T>(T(0), a);
@@ -198,11 +208,12 @@ template <class T> __device__ inline T mp_div(T a, T b) {
     }
     return a / b;
   } else if constexpr (mp_detail::is_half<T>::value) {
-    return mp_cvt<T, float>(mp_cvt<float, T>(a) / mp_cvt<float, T>(b));
-  } else return a / b;
+    return mp_cvt<T, float>(__fdiv_rn(mp_cvt<float, T>(a), mp_cvt<float, T>(b)));
+  } else if constexpr (MP_SAME(T, float)) return __fdiv_rn(a, b);
+  else return a / b;
 }
 template <class T> __device__ inline T mp_mod(T a, T b) {
-  if (b == T(0)) return T(0);
+  if (b == T(0)) return T(0);  // the simulator's stand-in for a remainder by zero
   if constexpr (mp_detail::is_signed<T>::value) {
     if (b == T(-1)) return T(0);
   }
@@ -315,6 +326,10 @@ MP_COMPOUND_VEC(mp_xor_eq, ^)
 MP_COMPOUND_VEC(mp_shl_eq, <<)
 MP_COMPOUND_VEC(mp_shr_eq, >>)
 
+// A temporary object read as an lvalue (a member function takes it by reference); it lives to
+// the end of the full expression, as a C++ temporary does.
+template <class T> __device__ inline T& mp_lvalue(T&& x) { return x; }
+
 template <class To, class From> __device__ inline To mp_as(const From& x) {
   static_assert(sizeof(To) == sizeof(From), "as_type between types of different sizes");
   To r;
@@ -381,10 +396,13 @@ template <class A> __device__ inline auto mp_ptr(const A& a) -> decltype(a.data(
     return r;                                                                                      \
   }
 
-__device__ inline float mp_c_round(float x) { float t = truncf(x); return fabsf(x - t) >= 0.5f ? t + copysignf(1.0f, x) : t; }
+__device__ inline float mp_c_round(float x) {
+  float t = truncf(x);
+  return fabsf(__fsub_rn(x, t)) >= 0.5f ? __fadd_rn(t, copysignf(1.0f, x)) : t;
+}
 __device__ inline float mp_sign_f(float x) { return x > 0.0f ? 1.0f : (x < 0.0f ? -1.0f : (x == x ? x : x)); }
-MP_FLOAT1(mp_sqrt, sqrtf(x))
-MP_FLOAT1(mp_rsqrt, 1.0f / sqrtf(x))
+MP_FLOAT1(mp_sqrt, __fsqrt_rn(x))
+MP_FLOAT1(mp_rsqrt, __fdiv_rn(1.0f, __fsqrt_rn(x)))
 MP_FLOAT1(mp_exp, expf(x))
 MP_FLOAT1(mp_exp2, exp2f(x))
 MP_FLOAT1(mp_exp10, powf(10.0f, x))
@@ -414,13 +432,13 @@ MP_FLOAT1(mp_saturate, fminf(fmaxf(x, 0.0f), 1.0f))
 MP_FLOAT1(mp_log1p, log1pf(x))
 MP_FLOAT1(mp_expm1, expm1f(x))
 MP_FLOAT1(mp_cbrt, cbrtf(x))
-MP_FLOAT1(mp_sinpi, sinf(3.14159265358979323846f * x))
-MP_FLOAT1(mp_cospi, cosf(3.14159265358979323846f * x))
-MP_FLOAT1(mp_tanpi, tanf(3.14159265358979323846f * x))
+MP_FLOAT1(mp_sinpi, sinf(__fmul_rn(3.14159265358979323846f, x)))
+MP_FLOAT1(mp_cospi, cosf(__fmul_rn(3.14159265358979323846f, x)))
+MP_FLOAT1(mp_tanpi, tanf(__fmul_rn(3.14159265358979323846f, x)))
 template <class T> __device__ inline T mp_fract(T x0) {
   float x = MP_F(T, x0);
   float top = sizeof(T) == 4 ? 0.99999994f : 0.9995f;
-  return MP_T(T, fminf(x - floorf(x), top));
+  return MP_T(T, fminf(__fsub_rn(x, floorf(x)), top));
 }
 MP_ANY1(mp_fract)
 MP_FLOAT2(mp_pow, powf(x, y))
@@ -431,10 +449,10 @@ MP_FLOAT2(mp_fmin, fminf(x, y))
 MP_FLOAT2(mp_fmax, fmaxf(x, y))
 MP_FLOAT2(mp_copysign, copysignf(x, y))
 MP_FLOAT2(mp_step, y < x ? 0.0f : 1.0f)
-MP_FLOAT2(mp_fdim, fmaxf(x - y, 0.0f))
+MP_FLOAT2(mp_fdim, fmaxf(__fsub_rn(x, y), 0.0f))
 MP_FLOAT2(mp_nextafter, nextafterf(x, y))
 MP_FLOAT2(mp_hypot, hypotf(x, y))
-MP_FLOAT2(mp_divide, x / y)
+MP_FLOAT2(mp_divide, __fdiv_rn(x, y))
 MP_PRED1(mp_isnan, x != x)
 MP_PRED1(mp_isinf, isinf(x))
 MP_PRED1(mp_isfinite, isfinite(x))
@@ -452,8 +470,9 @@ template <class T, int N> __device__ inline mp_vec<bool, N> mp_isnormal(const mp
   return r;
 }
 template <class T> __device__ inline T mp_fma(T a, T b, T c) {
-  if constexpr (MP_SAME(T, float)) return fmaf(a, b, c);
-  else return MP_T(T, fmaf(MP_F(T, a), MP_F(T, b), MP_F(T, c)));
+  // The simulator: the product exact in double, the sum rounded to double, then to float.
+  if constexpr (MP_SAME(T, float)) return (float)__dadd_rn(__dmul_rn((double)a, (double)b), (double)c);
+  else return MP_T(T, __fadd_rn(__fmul_rn(MP_F(T, a), MP_F(T, b)), MP_F(T, c)));
 }
 MP_ANY3(mp_fma)
 template <class T> __device__ inline T mp_mix(T x, T y, T a) { return mp_add<T>(x, mp_mul<T>(mp_sub<T>(y, x), a)); }
@@ -500,6 +519,83 @@ template <class T, int N> __device__ inline T mp_dot(const mp_vec<T, N>& a, cons
   T s = mp_mul<T>(a.c[0], b.c[0]);
   for (int i = 1; i < N; ++i) s = mp_add<T>(s, mp_mul<T>(a.c[i], b.c[i]));
   return s;
+}
+
+// ------------------------------------------------------------------ matrices (Metal's floatCxR: C columns of R)
+template <class T, int C, int R> struct mp_mat {
+  mp_vec<T, R> col[C];
+  __device__ mp_vec<T, R>& operator[](unsigned i) { return col[i]; }
+  __device__ const mp_vec<T, R>& operator[](unsigned i) const { return col[i]; }
+};
+// Products accumulate column by column, rounding after every multiply and add, as the simulator.
+template <class T, int C, int R> __device__ inline mp_vec<T, R> operator*(const mp_mat<T, C, R>& m, const mp_vec<T, C>& v) {
+  mp_vec<T, R> acc = m.col[0] * mp_splat<T, R>(v.c[0]);
+  for (int i = 1; i < C; ++i) acc = acc + m.col[i] * mp_splat<T, R>(v.c[i]);
+  return acc;
+}
+template <class T, int C, int R> __device__ inline mp_vec<T, C> operator*(const mp_vec<T, R>& v, const mp_mat<T, C, R>& m) {
+  mp_vec<T, C> acc;
+  for (int c = 0; c < C; ++c) acc.c[c] = mp_mul<T>(v.c[0], m.col[c].c[0]);
+  for (int j = 1; j < R; ++j)
+    for (int c = 0; c < C; ++c) acc.c[c] = mp_add<T>(acc.c[c], mp_mul<T>(v.c[j], m.col[c].c[j]));
+  return acc;
+}
+template <class T, int K, int R, int C> __device__ inline mp_mat<T, C, R> operator*(const mp_mat<T, K, R>& a, const mp_mat<T, C, K>& b) {
+  mp_mat<T, C, R> r;
+  for (int c = 0; c < C; ++c) r.col[c] = a * b.col[c];
+  return r;
+}
+template <class T, int C, int R> __device__ inline mp_mat<T, C, R> operator+(const mp_mat<T, C, R>& a, const mp_mat<T, C, R>& b) {
+  mp_mat<T, C, R> r;
+  for (int c = 0; c < C; ++c) r.col[c] = a.col[c] + b.col[c];
+  return r;
+}
+template <class T, int C, int R> __device__ inline mp_mat<T, C, R> operator-(const mp_mat<T, C, R>& a, const mp_mat<T, C, R>& b) {
+  mp_mat<T, C, R> r;
+  for (int c = 0; c < C; ++c) r.col[c] = a.col[c] - b.col[c];
+  return r;
+}
+template <class T, int C, int R> __device__ inline mp_mat<T, C, R> operator-(const mp_mat<T, C, R>& a) {
+  mp_mat<T, C, R> r;
+  for (int c = 0; c < C; ++c) r.col[c] = -a.col[c];
+  return r;
+}
+template <class T, int C, int R> __device__ inline mp_mat<T, C, R> operator*(const mp_mat<T, C, R>& a, const T& s) {
+  mp_mat<T, C, R> r;
+  for (int c = 0; c < C; ++c) r.col[c] = a.col[c] * mp_splat<T, R>(s);
+  return r;
+}
+template <class T, int C, int R> __device__ inline mp_mat<T, C, R> operator*(const T& s, const mp_mat<T, C, R>& a) {
+  mp_mat<T, C, R> r;
+  for (int c = 0; c < C; ++c) r.col[c] = mp_splat<T, R>(s) * a.col[c];
+  return r;
+}
+template <class T, int C, int R> __device__ inline mp_mat<T, C, R> operator/(const mp_mat<T, C, R>& a, const T& s) {
+  mp_mat<T, C, R> r;
+  for (int c = 0; c < C; ++c) r.col[c] = a.col[c] / mp_splat<T, R>(s);
+  return r;
+}
+template <class T, int C, int R, class... V> __device__ inline mp_mat<T, C, R> mp_mat_columns(const V&... cols) {
+  return mp_mat<T, C, R>{{cols...}};
+}
+template <class T, int C, int R, class... S> __device__ inline mp_mat<T, C, R> mp_mat_scalars(const S&... values) {
+  T flat[C * R] = {values...};
+  mp_mat<T, C, R> r;
+  for (int c = 0; c < C; ++c)
+    for (int j = 0; j < R; ++j) r.col[c].c[j] = flat[c * R + j];
+  return r;
+}
+template <class T, int C, int R> __device__ inline mp_mat<T, C, R> mp_mat_diagonal(const T& s) {
+  mp_mat<T, C, R> r;
+  for (int c = 0; c < C; ++c)
+    for (int j = 0; j < R; ++j) r.col[c].c[j] = c == j ? s : mp_cvt<T, int>(0);
+  return r;
+}
+template <class T, int C, int R> __device__ inline mp_mat<T, R, C> mp_transpose(const mp_mat<T, C, R>& m) {
+  mp_mat<T, R, C> r;
+  for (int c = 0; c < C; ++c)
+    for (int j = 0; j < R; ++j) r.col[j].c[c] = m.col[c].c[j];
+  return r;
 }
 
 // ------------------------------------------------------------------ integer functions (Metal's results)
@@ -734,6 +830,59 @@ template <int OP, int SCAN, int W, class T, int N> __device__ inline mp_vec<T, N
 __device__ inline unsigned long long mp_simd_ballot(bool p) { return (unsigned long long)__ballot_sync(__activemask(), p); }
 __device__ inline unsigned long long mp_simd_active_threads_mask() { return (unsigned long long)__activemask(); }
 __device__ inline bool mp_simd_is_first() { return (int)mp_lane() == __ffs((int)__activemask()) - 1; }
+
+// ------------------------------------------------------------------ SIMD-group matrices, emulated
+// A simdgroup_matrix<T, 8, 8> as the simulator keeps it: each of the 32 lanes holds two elements,
+// lane l (q = l / 4) row (q & 4) + (l / 2) % 4, columns (q & 2) * 2 + (l % 2) * 2 and the next (MLX
+// steel's BaseMMAFrag layout). Products gather the operands' rows and columns by shuffles and
+// compute exactly (in double, products exact, summed in order), rounded once, as the simulator.
+template <class T> struct mp_sgmat { mp_vec<T, 2> e; };
+__device__ inline int mp_sg_row(int l) { return ((l / 4) & 4) + (l / 2) % 4; }
+__device__ inline int mp_sg_col(int l) { return ((l / 4) & 2) * 2 + (l % 2) * 2; }
+template <class T> __device__ inline mp_sgmat<T> mp_sg_fill(T x) { return mp_sgmat<T>{mp_splat<T, 2>(x)}; }
+template <class T> __device__ inline long long mp_sg_place(int k, unsigned long long ld, const mp_vec<unsigned long long, 2>& o, bool tr) {
+  int l = (int)mp_lane();
+  long long r = mp_sg_row(l), c = mp_sg_col(l) + k;
+  long long x = (long long)o.c[0], y = (long long)o.c[1], w = (long long)ld;
+  return tr ? (y + c) * w + x + r : (y + r) * w + x + c;
+}
+template <class T, class P> __device__ inline void mp_sg_load(mp_sgmat<T>& m, P* src, unsigned long long ld = 8,
+                                                             mp_vec<unsigned long long, 2> o = {{0, 0}}, bool tr = false) {
+  for (int k = 0; k < 2; ++k) m.e.c[k] = src[mp_sg_place<T>(k, ld, o, tr)];
+}
+template <class T, class P> __device__ inline void mp_sg_store(const mp_sgmat<T>& m, P* dst, unsigned long long ld = 8,
+                                                              mp_vec<unsigned long long, 2> o = {{0, 0}}, bool tr = false) {
+  for (int k = 0; k < 2; ++k) dst[mp_sg_place<T>(k, ld, o, tr)] = m.e.c[k];
+}
+template <class T> __device__ inline T mp_from_double(double x) {
+  if constexpr (MP_SAME(T, float)) return (float)x;
+  else if constexpr (MP_SAME(T, __half)) return __double2half(x);
+  else return mp_cvt<T, float>((float)x);  // bfloat: to float, then rounded to bfloat, as the simulator
+}
+template <class T> __device__ inline void mp_sg_mma(mp_sgmat<T>& d, const mp_sgmat<T>& a, const mp_sgmat<T>& b,
+                                                   const mp_sgmat<T>* c = nullptr) {
+  int l = (int)mp_lane();
+  int r = mp_sg_row(l), col = mp_sg_col(l);
+  double arow[8], b0[8], b1[8];
+  for (int s = 0; s < 32; ++s) {
+    T a0 = mp_shfl(0xffffffffu, a.e.c[0], s), a1 = mp_shfl(0xffffffffu, a.e.c[1], s);
+    T x0 = mp_shfl(0xffffffffu, b.e.c[0], s), x1 = mp_shfl(0xffffffffu, b.e.c[1], s);
+    int sr = mp_sg_row(s), sc = mp_sg_col(s);
+    if (sr == r) { arow[sc] = (double)mp_cvt<float, T>(a0); arow[sc + 1] = (double)mp_cvt<float, T>(a1); }
+    if (sc == col) { b0[sr] = (double)mp_cvt<float, T>(x0); b1[sr] = (double)mp_cvt<float, T>(x1); }
+  }
+  double acc0 = __dmul_rn(arow[0], b0[0]), acc1 = __dmul_rn(arow[0], b1[0]);
+  for (int j = 1; j < 8; ++j) {
+    acc0 = __dadd_rn(acc0, __dmul_rn(arow[j], b0[j]));
+    acc1 = __dadd_rn(acc1, __dmul_rn(arow[j], b1[j]));
+  }
+  if (c != nullptr) {
+    acc0 = __dadd_rn(acc0, (double)mp_cvt<float, T>(c->e.c[0]));
+    acc1 = __dadd_rn(acc1, (double)mp_cvt<float, T>(c->e.c[1]));
+  }
+  d.e.c[0] = mp_from_double<T>(acc0);
+  d.e.c[1] = mp_from_double<T>(acc1);
+}
 
 // ------------------------------------------------------------------ barriers
 // A threadgroup barrier that the threads past the Metal grid (which wait in mp_drain) match:

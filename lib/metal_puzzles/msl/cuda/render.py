@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from ..front import ast
+from ..front.parser.statements import AliasStmt
 from ..front.symbols import DeferredConstant, FuncInstance, Var, VarKind
 from ..lang.errors import CompileError, Pos
 from ..lang.types import (
@@ -83,11 +84,8 @@ class Renderer:
 
     # ------------------------------------------------------------------ helpers
     def ctype(self, ty: Type, pos: Pos) -> str:
-        if isinstance(ty, MatrixType):
-            raise unsupported(f"the matrix type '{ty}'", "the translator has no CUDA form for Metal's matrices yet", pos)
         if isinstance(ty, SimdgroupMatrixType):
-            raise unsupported(f"'{ty}' (simdgroup_matrix)", "a SIMD-group matrix spreads its elements over the "
-                              "lanes in an order Apple does not document; it is refused rather than emulated", pos)
+            self.uses_simd = True
         return self.types.ctype(ty, pos)
 
     def declare(self, ty: Type, name: str, pos: Pos) -> str:
@@ -184,7 +182,7 @@ class Renderer:
             return f"((const long long*)mp_ptr({sym.name}))"
         if sym.name in self.shape_params:
             return f"mp_ptr({sym.name})"
-        return sym.name
+        return ident(sym.name)
 
     def constant(self, sym: Var, pos: Pos) -> str:
         v = sym.const_value
@@ -237,10 +235,9 @@ class Renderer:
         return f"mp_post{'inc' if e.op == '++' else 'dec'}({inner})"
 
     def x_Binary(self, e: ast.Binary) -> str:
-        if e.matrix_op is not None:
-            raise unsupported("an operation on matrices", "the translator has no CUDA form for Metal's matrices yet",
-                              e.pos)
         op = str(e.op)
+        if e.matrix_op is not None:  # the prelude's matrix operators, in the simulator's order of operations
+            return f"({self.expr(e.left)} {op} {self.expr(e.right)})"
         left, right = self.expr(e.left), self.expr(e.right)
         if op == ",":
             return f"({left}, {right})"
@@ -260,7 +257,8 @@ class Renderer:
                 return f"{HELPER_OPS[op]}<{self.ctype(scalar, e.pos)}>({left}, {right})"
             return f"({left} {op} {right})"  # vectors: the prelude's operators call the same helpers
         if op in SIGNED_WRAP_OPS:
-            if scalar is not None and scalar.is_int and scalar.signed:
+            if scalar is not None and (scalar.is_float or (scalar.is_int and scalar.signed)):
+                # Signed integers wrap; floats round after the operation, never fused (see the prelude).
                 return f"{SIGNED_WRAP_OPS[op]}<{self.ctype(scalar, e.pos)}>({left}, {right})"
             if scalar is not None and scalar.is_int and scalar.bits < 32:
                 return f"(({self.ctype(scalar, e.pos)})({left} {op} {right}))"
@@ -300,7 +298,10 @@ class Renderer:
             name = self.function_name(target)
             args = []
             for p, a in zip(target.params, e.args, strict=True):
-                args.append(self.expr(a))
+                text = self.expr(a)
+                # A reference parameter given a value (a member function called on a temporary)
+                # binds to that value, materialised, as the simulator does.
+                args.append(f"mp_lvalue({text})" if p.kind == VarKind.REF and not a.lvalue else text)
             return f"{name}({', '.join(args)})"
         return self.builtin_rule(self, e)
 
@@ -313,8 +314,13 @@ class Renderer:
 
     def x_Construct(self, e: ast.Construct) -> str:
         ty = e.ty
+        if isinstance(ty, MatrixType):
+            return self._matrix(e, ty)
+        if isinstance(ty, SimdgroupMatrixType):  # every element one value
+            a = e.args[0]
+            return f"mp_sg_fill<{self.ctype(ty.elem, e.pos)}>({self.convert(self.expr(a), a.ty, ty.elem, a.pos)})"
         if not isinstance(ty, VectorType):
-            self.ctype(ty, e.pos)  # refuses matrices with their reason
+            self.ctype(ty, e.pos)  # refuses what has no CUDA form with its reason
             raise unsupported(f"constructing a '{ty}'", "the translator has no rule for it", e.pos)
         elem = self.ctype(ty.elem, e.pos)
         parts = []
@@ -334,6 +340,20 @@ class Renderer:
             made = f"mp_make<{elem}, {ty.n}>({', '.join(parts)})"
         return f"mp_pack({made})" if ty.packed else made
 
+    def _matrix(self, e: ast.Construct, ty: MatrixType) -> str:
+        """floatCxR(...): from a scalar (its diagonal), from columns, or from C*R scalars."""
+        elem = self.ctype(ty.elem, e.pos)
+        shape = f"{elem}, {ty.cols}, {ty.rows}"
+        if e.splat:
+            a = e.args[0]
+            return f"mp_mat_diagonal<{shape}>({self.convert(self.expr(a), a.ty, ty.elem, a.pos)})"
+        if isinstance(e.args[0].ty, VectorType):
+            column = VectorType(ty.elem, ty.rows)
+            cols = [self.convert(self.expr(a), a.ty, column, a.pos) for a in e.args]
+            return f"mp_mat_columns<{shape}>({', '.join(cols)})"
+        values = [self.convert(self.expr(a), a.ty, ty.elem, a.pos) for a in e.args]
+        return f"mp_mat_scalars<{shape}>({', '.join(values)})"
+
     def x_Cast(self, e: ast.Cast) -> str:
         src, dst = e.operand.ty, e.ty
         inner = self.expr(e.operand)
@@ -347,7 +367,7 @@ class Renderer:
 
     def x_Index(self, e: ast.Index) -> str:
         if e.matrix_index:
-            raise unsupported("a column of a matrix", "the translator has no CUDA form for Metal's matrices yet", e.pos)
+            return f"{self.expr(e.base)}.col[{self.expr(e.index)}]"
         base, index = self.expr(e.base), self.expr(e.index)
         if e.vector_index:
             return f"{base}.c[{index}]"
@@ -387,6 +407,23 @@ class Renderer:
             return f"(({self.ctype(e.ty, e.pos)})({inner}))"
         return self.convert(inner, e.operand.ty, e.ty, e.pos)
 
+    def x_StructInit(self, e: ast.StructInit) -> str:
+        """A struct built from an initializer list: zero bytes, then each part at its offset."""
+        sty = self.ctype(e.ty, e.pos)
+        parts = []
+        for k, (offset, x) in enumerate(e.parts):
+            parts.append(f"{{ {self.ctype(x.ty, x.pos)} mp_p{k} = {self.expr(x)}; "
+                         f"memcpy((char*)&mp_s + {offset}, &mp_p{k}, sizeof(mp_p{k})); }}")
+        return f"([&]() {{ {sty} mp_s; memset(&mp_s, 0, sizeof(mp_s)); {' '.join(parts)} return mp_s; }}())"
+
+    def x_TemporaryObject(self, e: ast.TemporaryObject) -> str:
+        """'P(1, 2)' as a value: a hidden object, its constructor run on it, read as an lvalue
+        (a member function may be called on it) that lives to the end of the full expression."""
+        var = e.var
+        name = ident(var.name)
+        sty = self.ctype(var.ty, e.pos)
+        return f"mp_lvalue([&]() {{ {sty} {name}; {self.expr(e.construct)}; return {name}; }}())"
+
     def refuse(self, e: ast.Node) -> str:
         raise unsupported(f"'{type(e).__name__}'", REFUSED_NODES[type(e)], e.pos)
 
@@ -410,28 +447,28 @@ class Renderer:
         out = []
         for d in s.declarators:
             sym = d.symbol
-            if d.construct is not None:
-                raise unsupported("a struct with a constructor", "the translator has no rule for constructors yet",
-                                  d.pos)
             if sym is None:
                 raise unsupported(f"the declaration of '{d.name}'", "the checker bound no variable to it", d.pos)
             if sym.kind == VarKind.CONST:
                 continue  # a compile-time constant: its uses are written as its value
             ty = sym.ty
             shared = sym.space is not None and str(sym.space) == "threadgroup"
+            name = ident(sym.name)
             if sym.kind == VarKind.REF:
                 assert d.init is not None
-                out.append(f"{pad}{self.ctype(ty, d.pos)}& {sym.name} = {self.expr(d.init)};")
+                const = "" if sym.mutable else "const "
+                out.append(f"{pad}{const}{self.ctype(ty, d.pos)}& {name} = {self.expr(d.init)};")
                 continue
-            text = self.declare(ty, sym.name, d.pos)
+            text = self.declare(ty, name, d.pos)
             if shared:
                 self.uses_shared(ty)
                 out.append(f"{pad}__shared__ {text};")
-                continue
-            if d.init is not None:
+            elif d.init is not None:
                 out.append(f"{pad}{text} = {self.expr(d.init)};")
             else:
                 out.append(f"{pad}{text};")
+            if d.construct is not None:  # 'P p(1, 2);': the constructor runs on the new object
+                out.append(f"{pad}{self.expr(d.construct)};")
         return out
 
     def uses_shared(self, ty: Type) -> None:
@@ -533,16 +570,17 @@ class Renderer:
             ret = self.ctype(inst.ret, pos)
         params = []
         for p in inst.params:
+            pname = ident(p.name)
             if p.kind == VarKind.REF:
-                params.append(f"{self.ctype(p.ty, pos)}& {p.name}")
+                params.append(f"{'' if p.mutable else 'const '}{self.ctype(p.ty, pos)}& {pname}")
             elif isinstance(p.ty, ArrayType):
-                params.append(self.declare(p.ty, p.name, pos))
+                params.append(self.declare(p.ty, pname, pos))
             else:
-                params.append(f"{self.ctype(p.ty, pos)} {p.name}")
+                params.append(f"{self.ctype(p.ty, pos)} {pname}")
         return f"__device__ {ret} {name}({', '.join(params)})"
 
     def struct_definitions(self) -> list[str]:
-        out = []
+        out: list[str] = []
         seen: set[str] = set()
         for name, ty in list(self.types.structs.items()):
             self._struct(name, ty, seen, out)
@@ -571,10 +609,24 @@ def _safe(name: str) -> str:
     return "".join(ch if ch.isalnum() else "_" for ch in name)
 
 
+#: Names a Metal kernel may use that mean something else in CUDA C++.
+_CUDA_RESERVED = {"this", "threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize", "new", "delete", "class",
+                  "private", "public", "protected", "virtual", "friend", "operator", "template", "typename",
+                  "namespace", "try", "catch", "throw", "explicit", "mutable", "export", "register", "asm"}
+
+
+def ident(name: str) -> str:
+    """A variable's name as CUDA C++ can take it: as written when it can, else made one
+    ('this' of a member function, a hidden temporary 'P temporary@3:5', a CUDA built-in name)."""
+    if name in _CUDA_RESERVED or name.startswith("mp_"):
+        return f"mp_{name}_"
+    if name.isidentifier() and name.isascii():
+        return name
+    return f"mp_v_{_safe(name)}"
+
+
 #: Node classes with no CUDA form yet, and why (a located error names the construct and this).
 REFUSED_NODES: dict[type, str] = {
-    ast.TemporaryObject: "struct temporaries built by a constructor are not translated yet",
-    ast.StructInit: "struct values built from an initializer list are not translated yet",
     ast.PackExpansion: "parameter packs are not translated yet",
     ast.LocalTypeDef: "a struct or union defined inside a function is not translated yet",
 }
@@ -598,8 +650,8 @@ EXPR_RULES: dict[type, Callable[[Renderer, Any], str]] = {
     ast.InitList: Renderer.x_InitList,
     ast.SizeOf: Renderer.x_SizeOf,
     ast.Convert: Renderer.x_Convert,
-    ast.TemporaryObject: Renderer.refuse,
-    ast.StructInit: Renderer.refuse,
+    ast.TemporaryObject: Renderer.x_TemporaryObject,
+    ast.StructInit: Renderer.x_StructInit,
     ast.PackExpansion: Renderer.refuse,
 }
 
@@ -620,21 +672,25 @@ STMT_RULES: dict[type, Callable[[Renderer, Any, int], list[str]]] = {
     ast.StaticAssert: Renderer.s_Nothing,
     ast.UsingNamespace: Renderer.s_Nothing,
     ast.LocalTypeDef: Renderer.s_Refused,
+    AliasStmt: Renderer.s_Nothing,  # a type alias in a body: resolved by the checker
 }
 
 
+def _subclasses(cls: type) -> list[type]:
+    out: list[type] = []
+    children: list[type] = cls.__subclasses__()
+    for child in children:
+        out.append(child)
+        out.extend(_subclasses(child))
+    return out
+
+
 def missing_rules() -> list[str]:
-    """Expression and statement classes of the syntax tree with no rule (nor refusal) here."""
-    missing = []
-    for name in dir(ast):
-        cls = getattr(ast, name)
-        if not isinstance(cls, type) or cls.__module__ != ast.__name__:
-            continue
-        if issubclass(cls, ast.Expr) and cls is not ast.Expr and cls not in EXPR_RULES:
-            missing.append(name)
-        if issubclass(cls, ast.Stmt) and cls is not ast.Stmt and cls not in STMT_RULES:
-            missing.append(name)
-    return sorted(missing)
+    """Expression and statement classes of the syntax tree (the parser's own included) with no
+    rule (nor refusal) here."""
+    missing = [c.__name__ for c in _subclasses(ast.Expr) if c not in EXPR_RULES]
+    missing += [c.__name__ for c in _subclasses(ast.Stmt) if c not in STMT_RULES]
+    return sorted(set(missing))
 
 
 _MISSING = missing_rules()

@@ -9,8 +9,10 @@ from ..lang.errors import CompileError, Pos
 from ..lang.types import (
     AtomicType,
     EnumType,
+    MatrixType,
     PointerType,
     ScalarType,
+    SimdgroupMatrixType,
     StructType,
     Type,
     VectorType,
@@ -55,6 +57,10 @@ class TypeNames:
             return f"{kind}<{SCALAR_CTYPES[ty.elem.name]}, {ty.n}>"
         if isinstance(ty, AtomicType):
             return SCALAR_CTYPES[ty.elem.name]
+        if isinstance(ty, SimdgroupMatrixType):
+            return f"mp_sgmat<{SCALAR_CTYPES[ty.elem.name]}>"
+        if isinstance(ty, MatrixType):
+            return f"mp_mat<{SCALAR_CTYPES[ty.elem.name]}, {ty.cols}, {ty.rows}>"
         if isinstance(ty, PointerType):
             inner = self.ctype(ty.pointee, pos)
             return f"{'const ' if ty.const else ''}{inner}*"
