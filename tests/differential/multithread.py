@@ -69,6 +69,7 @@ class Feature(enum.StrEnum):
     SIMD_SHUFFLE = "SIMD shuffle"
     SIMD_BALLOT = "SIMD ballot/vote"
     SIMDGROUP_BARRIER = "simdgroup_barrier"
+    QUAD = "quad-group function"
     DEVICE_ATOMIC = "device atomic"
     THREADGROUP_ATOMIC = "threadgroup atomic"
     ATOMIC_OUTPUTS = "atomic_outputs"
@@ -403,7 +404,7 @@ class KernelBuilder:
     def simd_op(self) -> None:
         rng = self.rng
         name = self.fresh("q")
-        kind = rng.choice(("reduce", "reduce", "scan", "shuffle", "shuffle", "ballot", "exchange"))
+        kind = rng.choice(("reduce", "reduce", "scan", "shuffle", "shuffle", "ballot", "exchange", "quad"))
         if kind == "reduce":
             op = rng.choice(("sum", "max", "min", "and", "or", "xor", "product"))
             ctype = rng.choice((INT, UINT, FLOAT)) if op in ("sum", "max", "min", "product") else rng.choice((INT, UINT))
@@ -435,16 +436,49 @@ class KernelBuilder:
         elif kind == "ballot":
             cond = self.gen.expr("any", 2).render()
             form = rng.random()
-            if form < 0.5:
+            if form < 0.4:
                 self.emit(f"ulong {name} = static_cast<ulong>(simd_ballot({cond}));")
+                self.local(name, ULONG)
+            elif form < 0.5:
+                # Every live lane is active here: the mask of the SIMD-group's live lanes.
+                self.emit(f"ulong {name} = static_cast<ulong>(simd_active_threads_mask()) ^ "
+                          f"(simd_is_first() ? {rng.randint(1, 9)}ul : 0ul);")
                 self.local(name, ULONG)
             else:
                 fn = rng.choice(("simd_all", "simd_any"))
                 self.emit(f"int {name} = {fn}({cond}) ? {rng.randint(1, 99)} : {rng.randint(-9, 0)};")
                 self.local(name, INT)
             self.features.add(Feature.SIMD_BALLOT)
+        elif kind == "quad":
+            self.quad(name)
         else:
             self.exchange(name)
+
+    def quad(self, name: str) -> None:
+        """Quad-group functions (4 consecutive threads of a threadgroup; the last quad of a
+        partial threadgroup may be partial): a reduction, or a shuffle kept where its lane exists."""
+        rng = self.rng
+        ctype = rng.choice((INT, UINT))
+        value = f"({ctype.name})({self.int_expr()})"
+        if rng.random() < 0.5:
+            op = rng.choice(("sum", "max", "min", "or", "xor"))
+            self.emit(f"{ctype.name} {name} = quad_{op}({value});")
+        else:
+            src = self.fresh("x")
+            self.emit(f"{ctype.name} {src} = {value};")
+            form = rng.choice(("xor", "down", "broadcast"))
+            if form == "xor":
+                mask = rng.choice((1, 2, 3))
+                call, lane = f"quad_shuffle_xor({src}, {mask}u)", f"(lid & ~3u) + ((lid & 3u) ^ {mask}u)"
+            elif form == "down":
+                delta = rng.choice((1, 2))
+                call, lane = f"quad_shuffle_down({src}, {delta}u)", f"((lid & 3u) + {delta}u > 3u ? lid : lid + {delta}u)"
+            else:
+                call, lane = f"quad_broadcast({src}, 0)", "(lid & ~3u)"
+            self.emit(f"{ctype.name} {name}s = {call};")
+            self.emit(f"{ctype.name} {name} = {lane} < live ? {name}s : {src};")
+        self.local(name, ctype)
+        self.features.add(Feature.QUAD)
 
     def shuffle(self, name: str) -> None:
         """A shuffle whose result is kept only where the lane it reads exists."""
@@ -461,7 +495,7 @@ class KernelBuilder:
                 value = f"(ulong)({value})"
         src = self.fresh("x")
         self.emit(f"{tname} {src} = {value};")
-        form = rng.choice(("xor", "down", "up", "shuffle", "broadcast", "first"))
+        form = rng.choice(("xor", "down", "up", "shuffle", "broadcast", "first", "rotate"))
         if form == "xor":
             mask = rng.choice((1, 2, 4, 8, 16, 3, 31))
             call, lane = f"simd_shuffle_xor({src}, {mask}u)", f"(lane ^ {mask}u)"
@@ -476,6 +510,9 @@ class KernelBuilder:
             call, lane = f"simd_shuffle({src}, (lane + {k}u) % simd_live)", "0u"
         elif form == "broadcast":
             call, lane = f"simd_broadcast({src}, 0)", "0u"
+        elif form == "rotate":
+            delta = rng.choice((1, 3, 8, 31))
+            call, lane = f"simd_shuffle_rotate_down({src}, {delta}u)", f"((lane + {delta}u) % 32u)"
         else:
             call, lane = f"simd_broadcast_first({src})", "0u"
         self.emit(f"{tname} {name}s = {call};")
