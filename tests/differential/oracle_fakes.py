@@ -12,15 +12,17 @@ from .oracle import DeviceError, DeviceRun, Refused, SimulatorDevice
 
 
 class Corrupting(SimulatorDevice):
-    """The simulator, with one bit of the first float output flipped in thread 1's first slot."""
+    """The simulator, with the lowest bit of thread 1's first float slot flipped (a NaN there
+    becomes 1.0 instead: NaNs agree whatever their bits)."""
 
     def run(self, k: MultiThreadKernel) -> DeviceRun:
         run = super().run(k)
-        out_f = run.outputs[k.output_names.index("out_f")]
+        out_f = run.outputs[k.output_names.index("out_f")].reshape(-1)
         slots = out_f.size // k.n_threads
-        out_f.reshape(-1)[slots] = np.float32(out_f.reshape(-1)[slots]) + np.float32(1.0)
-        if np.isnan(out_f.reshape(-1)[slots]):
-            out_f.reshape(-1)[slots] = np.float32(1.0)
+        if np.isnan(out_f[slots]):
+            out_f[slots] = np.float32(1.0)
+        else:
+            out_f.view(np.uint32)[slots] ^= np.uint32(1)
         return run
 
 
