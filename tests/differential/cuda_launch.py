@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from metal_puzzles.msl.abi.signature import ParamRole
-from metal_puzzles.msl.cuda import CudaTranslation, launch_dims
+from metal_puzzles.msl.cuda import GRID_CONSTANTS, CudaTranslation, launch_dims
 
 #: NVRTC options for every unit: C++17 (the translator's prelude), IEEE float rounding per operation.
 NVRTC_OPTIONS = ("--std=c++17", "--fmad=false")
@@ -119,8 +119,11 @@ class CudaLauncher:
             elif p.role == ParamRole.NDIM:
                 x = np.asarray(inputs[p.name[: -len("_ndim")]])
                 args.append(np.int32(x.ndim))
-            else:  # the Metal grid, three unsigned ints
+            elif p.name in GRID_CONSTANTS:  # the Metal grid, three unsigned ints
                 args.append(np.uint32(next(grid_values)))
+            else:
+                raise ValueError(f"'{tr.entry}' has a parameter '{p.name}' ({p.ctype}) that a custom kernel's "
+                                 "launch does not fill")
         return args
 
     def run(self, tr: CudaTranslation, kernel: Any, inputs: Mapping[str, np.ndarray],
