@@ -40,7 +40,6 @@ from differential.oracle import (  # noqa: E402
     DeviceUnavailable,
     KernelRecord,
     OracleRun,
-    Status,
     feature_table,
     run_oracle,
 )
@@ -88,18 +87,37 @@ def read_report(path: Path) -> list[KernelRecord]:
         raise ValueError(f"{path}: not a cuda_oracle report ({type(exc).__name__}: {exc})") from None
 
 
+def show(seed: int) -> int:
+    """Kernel ``seed`` as the report shows it, and its translation (what the GPU ran)."""
+    from differential.multithread import generate
+    from differential.oracle import Refused, translate
+
+    k = generate(seed)
+    print(k.listing())
+    try:
+        print(translate(k).unit)
+    except Refused as exc:
+        print(f"refused by the translator: {exc}")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--count", type=int, default=1000, help="kernels to check")
     p.add_argument("--seed", "--start", dest="start", type=int, default=0, help="first kernel's seed")
-    p.add_argument("--out", type=Path, required=True, help="directory for cuda_oracle.json")
-    p.add_argument("--jobs", type=int, default=min(8, os.cpu_count() or 1),
-                   help="worker processes (0: in this process, no wall limit)")
+    p.add_argument("--out", type=Path, help="directory for cuda_oracle.json (required unless --show)")
+    p.add_argument("--jobs", type=int, default=max(1, min(16, (os.cpu_count() or 2) - 1)),
+                   help="worker processes (0: in this process, no wall limit); NVRTC's compiles are the CPU work")
     p.add_argument("--timeout", type=float, default=120.0, help="wall limit per kernel, seconds")
     p.add_argument("--budget", type=float, default=None, help="stop starting kernels after this many seconds")
     p.add_argument("--device", default="cupy", help="cupy (the GPU), nvrtc (translate and compile only, no GPU) or simulator (a stand-in, for testing)")
     p.add_argument("--quiet", action="store_true", help="no line per failing kernel")
+    p.add_argument("--show", type=int, metavar="SEED", help="print kernel SEED and its CUDA unit, and stop")
     args = p.parse_args(argv)
+    if args.show is not None:
+        return show(args.show)
+    if args.out is None:
+        p.error("--out is required")
 
     def progress(rec: KernelRecord) -> None:
         if rec.status.failed and not args.quiet:

@@ -139,3 +139,10 @@ def test_the_launch_arguments_follow_the_translations_parameters():
     # Outputs start poisoned (0xA5 in every byte) unless an init_value fills them.
     assert poison((2,), "float32").view(np.uint32).tolist() == [0xA5A5A5A5] * 2
     assert initial_outputs([(2,)], ["int32"], 0)[0].tolist() == [0, 0]
+
+
+def test_show_prints_a_kernel_and_what_the_gpu_runs(script, capsys):
+    assert script.main(["--show", "3"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("kernel mt3 (seed 3;") and "  source:" in out
+    assert 'extern "C" __global__ void mp_kernel_mt3(' in out or "refused by the translator" in out
