@@ -83,7 +83,10 @@ class CudaLauncher:
         options = self.options + ((f"-I{self._include}",) if self._include else ())
         kernel = cp.RawKernel(tr.unit, tr.entry, options=options)
         try:
-            kernel.compile()
+            if hasattr(kernel, "compile"):  # CuPy 10 and later
+                kernel.compile()
+            else:
+                _ = kernel.kernel  # loading the function compiles it
         except cp.cuda.compiler.CompileException as exc:
             text = str(exc)
             if self._include is None and "cannot open source file" in text:
