@@ -225,6 +225,17 @@ RECIPES: dict[str, Callable[[np.random.Generator, int, Sequence[int]], Launch]] 
 # Devices: the GPU through CuPy, or the simulator standing in (tests)
 
 
+def translate_variant(lesson: dict, variant: dict, inputs: Sequence[np.ndarray]) -> Any:
+    """A lesson kernel's CUDA translation (``metal_puzzles.msl.cuda``) for these inputs."""
+    from metal_puzzles.msl.abi.signature import describe_input
+    from metal_puzzles.msl.cuda import translate_kernel
+
+    descs = [describe_input(n, a, None) for n, a in zip(lesson["input_names"], inputs, strict=True)]
+    return translate_kernel(lesson["kernel_name"], lesson["input_names"], lesson["output_names"],
+                            variant["source"], variant["header"], descs, [lesson["output_dtype"]], (),
+                            lesson["atomic_outputs"])
+
+
 class CupyLessonDevice:
     def __init__(self) -> None:
         from differential.cuda_launch import CudaLauncher
@@ -236,13 +247,7 @@ class CupyLessonDevice:
 
     def prepare(self, lesson: dict, variant: dict, inputs: Sequence[np.ndarray]) -> Any:
         """The translation for these inputs, compiled: (translation, kernel)."""
-        from metal_puzzles.msl.abi.signature import describe_input
-        from metal_puzzles.msl.cuda import translate_kernel
-
-        descs = [describe_input(n, a, None) for n, a in zip(lesson["input_names"], inputs, strict=True)]
-        tr = translate_kernel(lesson["kernel_name"], lesson["input_names"], lesson["output_names"],
-                              variant["source"], variant["header"], descs, [lesson["output_dtype"]], (),
-                              lesson["atomic_outputs"])
+        tr = translate_variant(lesson, variant, inputs)
         return tr, self.launcher.compile(tr)
 
     def run(self, prepared: Any, lesson: dict, inputs: Sequence[np.ndarray], output_shape: Sequence[int],

@@ -10,7 +10,10 @@ import json
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
+
+from metal_puzzles.host.nvrtc import nvrtc_available
 
 SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "cuda_lessons.py"
 SMALLEST = 1 << 30  # divides every recipe's size down to its floor
@@ -90,3 +93,20 @@ def test_a_plan_that_is_not_one_is_a_located_error(script, tmp_path, capsys):
         script.read_plan(bad)
     assert script.main(["--out", str(tmp_path), "--plan", str(bad), "--device", "simulator"]) == 2
     assert "regenerate it" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(not nvrtc_available(), reason="needs NVRTC (the 'test' extra's nvidia-cuda-nvrtc wheel)")
+def test_every_lesson_kernel_translates_and_nvrtc_compiles_it(script):
+    """What the GPU run compiles, compiled here for sm_75 (no GPU needed), at both launch sizes."""
+    from differential.cuda_launch import NVRTC_OPTIONS
+    from metal_puzzles.host.nvrtc import compile_to_ptx
+
+    for lesson in script.read_plan()["lessons"]:
+        visible = [script.decode_array(a) for a in lesson["visible"]["inputs"]]
+        for v in lesson["variants"]:
+            tr = script.translate_variant(lesson, v, visible)
+            tr.check_launch(v["grid"], v["threadgroup"])
+            compile_to_ptx(tr.unit, options=[o for o in NVRTC_OPTIONS if not o.startswith("--std")])
+            large, _, grid, tg = script.RECIPES[lesson["recipe"]](np.random.default_rng(0), SMALLEST, v["threadgroup"])
+            assert script.translate_variant(lesson, v, large).unit == tr.unit, (lesson["lesson"], v["label"])
+            tr.check_launch(grid, tg)
