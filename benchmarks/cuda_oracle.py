@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import sys
 import tempfile
 import time
@@ -119,22 +120,45 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.out is None:
         p.error("--out is required")
 
+    done: list[KernelRecord] = []
+    t0 = last_write = time.perf_counter()
+
+    def save(run: OracleRun, complete: bool) -> None:
+        data = report(run, args)
+        data["complete"] = complete
+        write_json_atomically(args.out / REPORT_NAME, data)
+
     def progress(rec: KernelRecord) -> None:
+        nonlocal last_write
+        done.append(rec)
         if rec.status.failed and not args.quiet:
             what = rec.difference.output if rec.difference else rec.message.splitlines()[0][:120] if rec.message else ""
             print(f"seed {rec.seed}: {rec.status.value} {what}", file=sys.stderr, flush=True)
+        if time.perf_counter() - last_write > 30:  # a run cut short still leaves its results
+            save(OracleRun(args.device, sorted(done, key=lambda r: r.seed), time.perf_counter() - t0), False)
+            last_write = time.perf_counter()
 
-    t0 = time.perf_counter()
+    # SIGTERM (a machine's time limit) ends the run as Ctrl-C does: workers killed, report written.
+    signal.signal(signal.SIGTERM, _interrupt)
     try:
         run = run_oracle(range(args.start, args.start + args.count), args.device, jobs=args.jobs,
                          timeout=args.timeout, budget=args.budget, progress=progress)
     except DeviceUnavailable as exc:
         print(f"cuda_oracle: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        run = OracleRun(args.device, sorted(done, key=lambda r: r.seed), time.perf_counter() - t0)
+        save(run, False)
+        print(run.summary_line() + " (interrupted)")
+        return 130
     run.seconds = time.perf_counter() - t0
-    write_json_atomically(args.out / REPORT_NAME, report(run, args))
+    save(run, True)
     print(run.summary_line())
     return 1 if any(r.status.failed for r in run.records) else 0
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -146,3 +147,26 @@ def test_show_prints_a_kernel_and_what_the_gpu_runs(script, capsys):
     out = capsys.readouterr().out
     assert out.startswith("kernel mt3 (seed 3;") and "  source:" in out
     assert 'extern "C" __global__ void mp_kernel_mt3(' in out or "refused by the translator" in out
+
+
+def test_a_run_cut_short_by_sigterm_kills_its_workers_and_leaves_its_report(tmp_path):
+    """A machine's time limit sends SIGTERM: the kernels done so far are in the report (marked
+    incomplete) and no worker outlives the run. The run is stopped once seed 0's result is in."""
+    import subprocess
+
+    out = tmp_path / "out"
+    proc = subprocess.Popen([sys.executable, str(SCRIPT), "--count", "3", "--out", str(out), "--jobs", "1",
+                             "--device", "differential.oracle_fakes:HangsOnSeedOne"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # Seed 0 agrees, then seed 1 hangs: wait for the worker to say it is busy with seed 1.
+    assert proc.stderr is not None
+    line = proc.stderr.readline()
+    assert line.startswith("worker busy with seed 1 (pid "), line + proc.stderr.read()
+    worker = int(line.split("pid ")[1].rstrip(")\n"))
+    proc.terminate()
+    stdout, _ = proc.communicate(timeout=120)
+    assert proc.returncode == 130 and "(interrupted)" in stdout
+    data = json.loads((out / "cuda_oracle.json").read_text())
+    assert data["complete"] is False and [k["seed"] for k in data["kernels"]] == [0]
+    with pytest.raises(ProcessLookupError):  # killed and reaped before the run exited
+        os.kill(worker, 0)

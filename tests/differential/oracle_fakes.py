@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import os
+import sys
 import threading
 
 import numpy as np
@@ -38,10 +40,12 @@ class FailsOnOddSeeds(SimulatorDevice):
 
 
 class HangsOnSeedOne(SimulatorDevice):
-    """Seed 1 never finishes (a kernel that loops forever on the GPU)."""
+    """Seed 1 never finishes (a kernel that loops forever on the GPU); it says on stderr when it
+    starts, with the worker's pid, so a test can wait for that state."""
 
     def run(self, k: MultiThreadKernel) -> DeviceRun:
         if k.seed == 1:
+            print(f"worker busy with seed 1 (pid {os.getpid()})", file=sys.stderr, flush=True)
             threading.Event().wait()
         return super().run(k)
 
