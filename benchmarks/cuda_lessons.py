@@ -29,6 +29,7 @@ import argparse
 import base64
 import json
 import os
+import signal
 import statistics
 import sys
 import tempfile
@@ -432,10 +433,13 @@ def read_plan(path: Path = PLAN) -> dict[str, Any]:
 
 
 def run_lessons(plan: dict[str, Any], device: str, *, lessons: Sequence[str] | None = None, repeats: int = 20,
-                scale: int = 1, timeout: float = 300.0, isolate: bool = True) -> list[dict[str, Any]]:
+                scale: int = 1, timeout: float = 300.0, isolate: bool = True,
+                results: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+    """Each lesson measured (in a worker process unless ``isolate`` is False); the results are
+    appended to ``results`` as they come, so a caller keeps them if the run is cut short."""
     from differential.cuda_launch import run_isolated
 
-    results = []
+    results = [] if results is None else results
     for lesson in plan["lessons"]:
         if lessons and lesson["lesson"] not in lessons:
             continue
@@ -478,21 +482,34 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"cuda_lessons: {exc}", file=sys.stderr)
         return 2
     t0 = time.perf_counter()
-    results = run_lessons(plan, args.device, lessons=args.lessons, repeats=args.repeats, scale=args.scale,
-                          timeout=args.timeout, isolate=not args.in_process)
+    results: list[dict[str, Any]] = []
+    # SIGTERM (a machine's time limit) ends the run as Ctrl-C does: the lessons done are reported.
+    signal.signal(signal.SIGTERM, _interrupt)
+    complete = True
+    try:
+        run_lessons(plan, args.device, lessons=args.lessons, repeats=args.repeats, scale=args.scale,
+                    timeout=args.timeout, isolate=not args.in_process, results=results)
+    except KeyboardInterrupt:
+        complete = False
     text = table(results)
     device = next((r["device"] for r in results if "device" in r), args.device)
     agree = [r for r in results if r.get("ranking", {}).get("headline_agrees")]
     summary = (f"cuda_lessons: {len(results)} lessons on {device}: the taught kernel's rank agrees with the model "
-               f"in {len(agree)}; {time.perf_counter() - t0:.0f} s")
+               f"in {len(agree)}; {time.perf_counter() - t0:.0f} s{'' if complete else ' (interrupted)'}")
     report = {"tool": "benchmarks/cuda_lessons.py", "device": device, "scale": args.scale, "repeats": args.repeats,
-              "summary": summary, "lessons": results}
+              "summary": summary, "complete": complete, "lessons": results}
     write_atomically(args.out / f"{REPORT_NAME}.json", json.dumps(report, indent=1) + "\n")
     write_atomically(args.out / f"{REPORT_NAME}.md", f"{summary}\n\n{text}\n")
     print(text)
     print(summary)
+    if not complete:
+        return 130
     failed = any("error" in r or any("error" in v for v in r["variants"]) for r in results)
     return 1 if failed else 0
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
 
 
 if __name__ == "__main__":
