@@ -256,6 +256,11 @@ class KernelBuilder:
             self.tg_size_text = "TGS"
             self.features.add(Feature.TEMPLATE)
         self.atomic_outputs = rng.random() < 0.12
+        # A 2-D threadgroup cut short in x numbers its threads by its partial width, so its
+        # SIMD-groups are not CUDA's warps and the translator refuses SIMD-group functions there:
+        # most such kernels leave them out, so that the GPU checks the rest of their launch.
+        partial_x = self.geo.grid[0] % self.geo.threadgroup[0] != 0
+        self.simd_allowed = not (self.geo.two_d and partial_x and rng.random() < 0.7)
         self.decls: list[str] = []  # threadgroup declarations, at the top of the body
         self.arrays: list[TgArray] = []
         self.halves: list[str] = []
@@ -606,7 +611,7 @@ class KernelBuilder:
             (2.0, self.write_phase),
             (2.0, self.read_phase),
             (1.2, self.barrier),
-            (2.0, self.simd_op),
+            (2.0 if self.simd_allowed else 0.0, self.simd_op),
             (1.0, self.device_atomic),
             (0.3, self.threadgroup_atomic),
             (0.5, self.half_work),
