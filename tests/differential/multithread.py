@@ -269,7 +269,6 @@ class KernelBuilder:
         self.acc_ops: list[str] = []
         self.acc_dtype = rng.choice(("int32", "uint32"))
         self.accf_used = False
-        self.group_stores: list[str] = []
         self.counter = 0
 
     # -- small helpers ------------------------------------------------------------------
@@ -283,7 +282,8 @@ class KernelBuilder:
         self.gen.emit(line)
 
     def local(self, name: str, ctype: CType) -> None:
-        """Make a top-level local visible to later expressions (read-only: it holds a result)."""
+        """Make a top-level local visible to later expressions and statements (half of them may
+        also change it), and stored to an output at the end."""
         self.gen.scopes[0].append(Var(name, ctype, assignable=self.rng.random() < 0.5))
 
     def int_expr(self, depth: int = 2) -> str:
@@ -666,7 +666,6 @@ class KernelBuilder:
         return slots, group_slots
 
     def build(self) -> MultiThreadKernel:
-        rng = self.rng
         self.prologue()
         self.body_phases()
         slots, group_slots = self.final_stores()
@@ -693,7 +692,6 @@ class KernelBuilder:
             init_value = 0
         inputs = [random_values(self.data_rng, b.ctype, 1).reshape(()) if b.scalar
                   else random_values(self.data_rng, b.ctype, n) for b in self.inputs]
-        del rng
         return MultiThreadKernel(
             name=f"mt{self.seed}",
             seed=self.seed,
