@@ -102,6 +102,24 @@ def show(seed: int) -> int:
     return 0
 
 
+def reduce(seed: int, device_spec: str) -> int:
+    """Kernel ``seed`` shrunk on the device (in this process) while it still differs."""
+    from differential.multithread import generate, simulate_kernel
+    from differential.oracle import compare_outputs, make_device, reduce_kernel
+
+    device = make_device(device_spec)
+    small = reduce_kernel(generate(seed), device, log=lambda line: print(line, file=sys.stderr, flush=True))
+    expected = [o for o in simulate_kernel(small).outputs]
+    diff = compare_outputs(small, expected, device.run(small).outputs)
+    print(small.listing())
+    if diff is None:
+        print(f"kernel {seed} does not differ on {device.describe()}")
+        return 0
+    print(f"first difference: {diff.output}[{diff.index}] ({diff.where}): simulator {diff.expected}, "
+          f"device {diff.got}; {diff.differing} element(s) differ (outputs zero-filled first)")
+    return 1
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--count", type=int, default=1000, help="kernels to check")
@@ -114,9 +132,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--device", default="cupy", help="cupy (the GPU), nvrtc (translate and compile only, no GPU) or simulator (a stand-in, for testing)")
     p.add_argument("--quiet", action="store_true", help="no line per failing kernel")
     p.add_argument("--show", type=int, metavar="SEED", help="print kernel SEED and its CUDA unit, and stop")
+    p.add_argument("--reduce", type=int, metavar="SEED",
+                   help="shrink kernel SEED, which differs on the device, to the lines that still differ; print it")
     args = p.parse_args(argv)
     if args.show is not None:
         return show(args.show)
+    if args.reduce is not None:
+        return reduce(args.reduce, args.device)
     if args.out is None:
         p.error("--out is required")
 

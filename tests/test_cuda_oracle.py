@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -170,3 +171,23 @@ def test_a_run_cut_short_by_sigterm_kills_its_workers_and_leaves_its_report(tmp_
     assert data["complete"] is False and [k["seed"] for k in data["kernels"]] == [0]
     with pytest.raises(ProcessLookupError):  # killed and reaped before the run exited
         os.kill(worker, 0)
+
+
+def test_the_reducer_shrinks_a_differing_kernel_to_what_still_differs(script, capsys):
+    """With a device that differs only where a SIMD-group function is called, the reducer keeps
+    one such call and what it needs, and drops the rest; what is left still runs clean on the
+    simulator and still differs."""
+    from differential.multithread import simulate_kernel
+    from differential.oracle import reduce_kernel, still_differs
+    from differential.oracle_fakes import CorruptsWhenSimd
+
+    k = generate(5)
+    assert "simd_" in k.source and still_differs(k, CorruptsWhenSimd())
+    small = reduce_kernel(k, CorruptsWhenSimd())
+    calls = re.findall(r"\bsimd_(?:sum|max|min|and|or|xor|product|shuffle\w*|broadcast\w*|prefix\w*)\(", small.source)
+    assert len(calls) == 1, small.listing()
+    assert len(small.source.splitlines()) < len(k.source.splitlines()) // 3, small.listing()
+    assert small.init_value == 0 and not simulate_kernel(small).findings
+    assert still_differs(small, CorruptsWhenSimd())
+    assert script.main(["--reduce", "5", "--device", "differential.oracle_fakes:CorruptsWhenSimd"]) == 1
+    assert "first difference: out_f[" in capsys.readouterr().out

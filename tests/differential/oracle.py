@@ -491,3 +491,54 @@ def feature_table(records: Sequence[KernelRecord]) -> dict[str, dict[str, int]]:
             row["kernels"] += 1
             row[r.status.value] = row.get(r.status.value, 0) + 1
     return dict(sorted(table.items()))
+
+
+# ----------------------------------------------------------------------------------------
+# Reducer: shrink a kernel that differs to the few lines that still make it differ
+
+
+def still_differs(k: MultiThreadKernel, device: Device) -> bool:
+    """The kernel runs clean on the simulator (no finding: still race-free and defined) and the
+    device's output differs from it."""
+    try:
+        expected = [np.asarray(o) for o in simulate_kernel(k).outputs]
+        got = device.run(k).outputs
+    except Exception:  # a deletion that broke the kernel, or one the device cannot take
+        return False
+    return compare_outputs(k, expected, got) is not None
+
+
+def reduce_kernel(k: MultiThreadKernel, device: Device, log: Callable[[str], None] | None = None
+                  ) -> MultiThreadKernel:
+    """Delete statements, and unwrap blocks, while the kernel still differs on the device. The
+    outputs are zero-filled first on both sides (``init_value=0``), so deleting a store leaves a
+    defined element, not a finding."""
+    import dataclasses
+
+    from .runner import _units, _unwrappings
+
+    k = dataclasses.replace(k, init_value=0)
+    if not still_differs(k, device):
+        return k
+    lines = k.source.splitlines()
+    progress = True
+    while progress:
+        progress = False
+        cursor = len(lines)
+        while True:
+            spans = [sp for sp in _units(lines) if sp[0] < cursor]
+            if not spans:
+                break
+            first, last = spans[-1]
+            cursor = first
+            candidates = [lines[:first] + lines[last + 1 :]]
+            if last > first:
+                candidates += _unwrappings(lines, first, last)
+            for cand in candidates:
+                trial = dataclasses.replace(k, source="\n".join(cand) + "\n")
+                if still_differs(trial, device):
+                    lines, k, progress = cand, trial, True
+                    if log is not None:
+                        log(f"{k.name}: {len(lines)} lines")
+                    break
+    return k

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
 import threading
 
@@ -55,3 +56,13 @@ class NoDevice:
 
     def __init__(self) -> None:
         raise ImportError("No module named 'cupy'")
+
+
+class CorruptsWhenSimd(Corrupting):
+    """Differs only on kernels that call a SIMD-group reduction, shuffle or scan (a translator bug
+    in those, as the reducer would meet it)."""
+
+    def run(self, k: MultiThreadKernel) -> DeviceRun:
+        if re.search(r"\bsimd_(sum|max|min|and|or|xor|product|shuffle\w*|broadcast\w*|prefix\w*)\(", k.source):
+            return super().run(k)
+        return SimulatorDevice.run(self, k)
