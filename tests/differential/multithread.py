@@ -70,6 +70,7 @@ class Feature(enum.StrEnum):
     SIMD_BALLOT = "SIMD ballot/vote"
     SIMDGROUP_BARRIER = "simdgroup_barrier"
     QUAD = "quad-group function"
+    VECTORS = "vector types"
     DEVICE_ATOMIC = "device atomic"
     THREADGROUP_ATOMIC = "threadgroup atomic"
     ATOMIC_OUTPUTS = "atomic_outputs"
@@ -602,6 +603,57 @@ class KernelBuilder:
         self.local(name, FLOAT)
         self.features.add(Feature.HALF)
 
+    # -- vectors -----------------------------------------------------------------------------
+
+    def vector_work(self) -> None:
+        """A vector built from expressions, changed by Metal's vector operators and swizzles
+        (read and assigned), maybe through a SIMD-group sum or shuffle, its components copied to
+        scalars. Float vectors hold small whole numbers (exact whatever the order of a sum)."""
+        rng = self.rng
+        n = rng.choice((2, 3, 4))
+        base = rng.choice((INT, UINT, FLOAT))
+        tname = f"{base.name}{n}"
+        name = self.fresh("w")
+        if base == FLOAT:
+            comps = [self.exact_float(rng.choice((4, 8))) for _ in range(n)]
+        else:
+            comps = [f"({base.name})({self.int_expr(1)})" for _ in range(n)]
+        init = f"{tname}({comps[0]})" if rng.random() < 0.25 else f"{tname}({', '.join(comps)})"
+        self.emit(f"{tname} {name} = {init};")
+        swizzles = {2: ("yx", "xx", "yy"), 3: ("zxy", "yzx", "xzy"), 4: ("wzyx", "yxwz", "zwxy", "xxyy")}[n]
+        pairs = {2: ("yx",), 3: ("zx", "yz"), 4: ("wx", "zy", "yw")}[n]
+        for _ in range(rng.randint(1, 3)):
+            form = rng.random()
+            if form < 0.3:
+                self.emit(f"{name} = {name}.{rng.choice(swizzles)};")
+            elif form < 0.5:
+                dst = rng.choice(pairs)
+                self.emit(f"{name}.{dst} = {name}.{dst[::-1]};")  # a swizzle assigned from its reverse
+            elif base == FLOAT:
+                k = rng.choice(("2.0f", "0.5f", "-1.0f"))
+                op = rng.choice(("*", "+", "-"))
+                self.emit(f"{name} = {name} {op} {k if op == '*' else f'{tname}({self.exact_float(4)})'};")
+            else:
+                op = rng.choice(("+", "-", "*", "^", "&", "|"))
+                scalar = f"({base.name})({self.int_expr(1)})"
+                other = f"{tname}({scalar})" if rng.random() < 0.5 else scalar  # a scalar widens
+                self.emit(f"{name} = {name} {op} {other};")
+        if self.simd_allowed and rng.random() < 0.5:
+            if rng.random() < 0.5:
+                self.emit(f"{tname} {name}r = simd_sum({name});")
+                self.features.add(Feature.SIMD_REDUCTION)
+            else:
+                mask = rng.choice((1, 2, 16))
+                self.emit(f"{tname} {name}s = simd_shuffle_xor({name}, {mask}u);")
+                self.emit(f"{tname} {name}r = (lane ^ {mask}u) < simd_live ? {name}s : {name};")
+                self.features.add(Feature.SIMD_SHUFFLE)
+            name = f"{name}r"
+        for c in "xyzw"[:n]:
+            scalar = self.fresh("c")
+            self.emit(f"{base.name} {scalar} = {name}.{c};")
+            self.local(scalar, base)
+        self.features.add(Feature.VECTORS)
+
     # -- the whole kernel -------------------------------------------------------------------
 
     def body_phases(self) -> None:
@@ -615,6 +667,7 @@ class KernelBuilder:
             (1.0, self.device_atomic),
             (0.3, self.threadgroup_atomic),
             (0.5, self.half_work),
+            (0.6, self.vector_work),
         ]
         for _ in range(rng.randint(8, 18)):
             rng.choices([f for _, f in table], [w for w, _ in table])[0]()
