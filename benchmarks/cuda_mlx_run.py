@@ -1,0 +1,116 @@
+"""Every reference kernel of the book through MLX's own CUDA back end (``mx.fast.cuda_kernel``),
+as a learner's ``backend="cuda"`` runs it, compared with the simulator.
+
+``cuda_book_run.py`` runs the translated ``.unit`` with CuPy; this script takes the path a learner
+takes: the drop-in kernel called with ``backend="cuda"``, translated to MLX's body ABI and compiled
+by MLX's NVRTC JIT. Needs ``mlx[cuda13]`` (or cuda12) and an NVIDIA GPU; MLX is imported as the
+package imports it. Writes DIR/cuda_mlx_run.json:
+
+    python benchmarks/cuda_mlx_run.py --out DIR [--only PUZZLE_ID ...]
+
+Whole shaders (a kernel function with its own parameters) are listed as not run: ``cuda_kernel``
+takes a body, as ``metal_kernel`` does. Pipelines likewise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "lib"))
+
+import mlx.core as mx  # noqa: E402
+
+from metal_puzzles.checking.run import launched_case, run_case  # noqa: E402
+from metal_puzzles.checking.wired import WiredPuzzle  # noqa: E402
+from metal_puzzles.msl.shader_program import declares_kernels  # noqa: E402
+from metal_puzzles.puzzles import PUZZLES, solution_kernel  # noqa: E402
+
+
+def compare(got: np.ndarray, want: np.ndarray, puzzle: Any) -> dict[str, Any]:
+    got = np.asarray(got).reshape(np.shape(want))
+    want = np.asarray(want)
+    if want.dtype.kind != "f":
+        equal = bool(np.array_equal(got, want))
+        return {"agree": equal, "bit_exact": equal}
+    g32, w32 = got.astype(np.float32), want.astype(np.float32)
+    bit_exact = bool(np.array_equal(g32.view(np.uint32), w32.view(np.uint32)))
+    diff = float(np.nanmax(np.abs(g32.astype(np.float64) - w32))) if g32.size else 0.0
+    return {"agree": bool(np.allclose(g32, w32, rtol=1e-5, atol=1e-5, equal_nan=True)),
+            "bit_exact": bit_exact, "max_abs_diff": diff}
+
+
+def call_on_cuda(kernel: Any, inputs: list[Any], case: Any, dtype: str, init_value: Any) -> Any:
+    """One launch of the drop-in kernel on MLX's CUDA back end, evaluated."""
+    outs = kernel.kernel(inputs=inputs, output_shapes=[tuple(case.output_shape)],
+                         output_dtypes=[getattr(mx, dtype)], grid=tuple(case.grid),
+                         threadgroup=tuple(case.threadgroup), init_value=init_value, backend="cuda")
+    mx.eval(*outs)
+    return outs[0]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--only", nargs="*", default=None)
+    args = parser.parse_args()
+    print(f"mlx {mx.__version__}; CUDA available: {mx.cuda.is_available()}", flush=True)
+    records: list[dict[str, Any]] = []
+    for puzzle in PUZZLES:
+        if isinstance(puzzle, WiredPuzzle) or (args.only and puzzle.id not in args.only):
+            continue
+        kernel = solution_kernel(puzzle)
+        options = puzzle.launch_options
+        if options.pipeline is not None or declares_kernels(kernel.source):
+            records.append({"puzzle": puzzle.id, "status": "not run",
+                            "why": "a pipeline or a whole shader: cuda_kernel takes a kernel body"})
+            continue
+        for case in puzzle.cases():
+            case = launched_case(kernel, case, options)
+            dtype = case.output_dtype or options.output_dtype
+            rec: dict[str, Any] = {"puzzle": puzzle.id, "case": case.label, "grid": list(case.grid),
+                                   "threadgroup": list(case.threadgroup), "dtype": dtype}
+            try:
+                want = run_case(kernel, case, options).outputs[0]
+                inputs = [mx.array(np.asarray(x)) for x in case.inputs]
+
+                t0 = time.perf_counter()
+                got = call_on_cuda(kernel, inputs, case, dtype, options.init_value)
+                first_s = time.perf_counter() - t0
+                times = []
+                for _ in range(10):
+                    t0 = time.perf_counter()
+                    call_on_cuda(kernel, inputs, case, dtype, options.init_value)
+                    times.append(time.perf_counter() - t0)
+                rec.update(compare(np.array(got.astype(mx.float32) if dtype == "bfloat16" else got), want, puzzle),
+                           status="ran", first_call_s=first_s, warm_call_us=float(np.median(times)) * 1e6)
+            except Exception as exc:  # noqa: BLE001 - recorded per case
+                rec.update(status="error", error=f"{type(exc).__name__}: {exc}", trace=traceback.format_exc()[-1500:])
+            records.append(rec)
+            print(f"{puzzle.id:26s} {case.label[:34]:34s} {rec['status']:6s} agree={rec.get('agree')} "
+                  f"{rec.get('error', '')[:100]}", flush=True)
+    ran = [r for r in records if r["status"] == "ran"]
+    summary = {"cases_ran": len(ran), "agree": sum(r["agree"] for r in ran),
+               "bit_exact": sum(r["bit_exact"] for r in ran),
+               "errors": sum(r["status"] == "error" for r in records),
+               "not_run": sum(r["status"] == "not run" for r in records), "mlx": mx.__version__}
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    tmp = out / "cuda_mlx_run.json.tmp"
+    tmp.write_text(json.dumps({"summary": summary, "records": records}, indent=1) + "\n")
+    os.replace(tmp, out / "cuda_mlx_run.json")
+    print(json.dumps(summary))
+    return 0 if summary["agree"] == summary["cases_ran"] and not summary["errors"] else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
