@@ -184,7 +184,7 @@ def test_rope_with_the_frequency_of_the_wrong_pair_fails():
 
 
 def test_rope_error_floor_is_far_below_a_layout_mistake():
-    """The angle's float32 roundings allow ATOL; swapping two values of a pair moves them by O(1)."""
+    """The floor ATOL (a rotation's roundings at position 0) is far below swapping two values of a pair (O(1))."""
     from metal_puzzles.puzzles.t02_rope import ATOL
     assert 1e-5 < ATOL < 1e-3
 

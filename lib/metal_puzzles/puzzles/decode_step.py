@@ -218,7 +218,7 @@ class KernelOps(MlxOps):
             raise StageFailed(kernel, where, exc) from exc
         p = STAGE_PUZZLES[kernel]
         arrays = tuple(np.asarray(x) for x in inputs)
-        want = compare_with_spec(p.spec, arrays, tuple(got.shape), p.error_model, p.atol, p.rtol)
+        want = compare_with_spec(p.spec, arrays, tuple(got.shape), p.error_model, p.atol, p.rtol, p.allowance)
         yours = np.asarray(got)
         wrong = want.mismatch(yours)
         if wrong.any():

@@ -1,0 +1,80 @@
+"""Tests at the magnitudes real models reach (issue 36, section 1): the hidden tests of every
+numerically sensitive puzzle pose the inputs that separate a stable algorithm from a naive one
+(scores in the hundreds, positions in the thousands, half-precision activations), and the error
+models stay fair to every correct float32 kernel there. Seed sweeps of the references and of the
+planted naive kernels (tests/fairness_variants) are in test_fairness.py; bigger sweeps in
+benchmarks/bench_seed_sweep.py."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import mlx.core as mx
+import numpy as np
+import pytest
+
+from metal_puzzles.checking import Case, Puzzle, check_source
+from metal_puzzles.puzzles import get_puzzle, solution_source
+from metal_puzzles.puzzles.t02_rope import _case as rope_case
+
+
+def _on(puzzle: Puzzle, case: Case) -> Puzzle:
+    """The puzzle with ``case`` as its only test: its own error model judges it."""
+    return dataclasses.replace(puzzle, visible=case, hidden=lambda rng: [])
+
+
+def _rope64(x: np.ndarray, offset: int) -> np.ndarray:
+    """RoPE (halves) in float64 throughout: the true rotation of float32 inputs."""
+    _, length, d = x.shape
+    theta = (offset + np.arange(length))[:, None] * 10000.0 ** (-2 * np.arange(d // 2) / d)
+    a, b = x[..., :d // 2].astype(np.float64), x[..., d // 2:].astype(np.float64)
+    return np.concatenate([a * np.cos(theta) - b * np.sin(theta), a * np.sin(theta) + b * np.cos(theta)], -1)
+
+
+ROPE_AT_4000 = rope_case((np.random.default_rng(36).integers(-16, 16, size=(2, 4, 64)) / 4).astype(np.float32),
+                         4000, "offset 4000")
+POW = solution_source(get_puzzle("rope"))
+EXP2 = POW.replace("pow(BASE, -2.0f * float(i) / float(D))", "exp2(-2.0f * float(i) / float(D) * log2(BASE))")
+HALF_POSITION = POW.replace("float(offset + int(l))", "float(half(offset + int(l)))")
+
+
+@pytest.mark.parametrize("source", [POW, EXP2], ids=["pow", "exp2"])
+def test_the_books_float32_rope_passes_at_offset_4000(source) -> None:
+    assert source != POW or "pow(" in source
+    assert check_source(_on(get_puzzle("rope"), ROPE_AT_4000), source).correct
+
+
+def test_rope_with_the_position_rounded_to_half_fails_at_offset_4000() -> None:
+    assert HALF_POSITION != POW
+    assert not check_source(_on(get_puzzle("rope"), ROPE_AT_4000), HALF_POSITION).correct
+
+
+def test_mlx_and_the_books_kernels_stay_within_half_the_rope_allowance_of_the_true_rotation() -> None:
+    """The allowance is shared by two float32 computations, the kernel's and the reference's
+    (mx.fast.rope computes its angles in float32 even for float64 arrays): each of them, MLX's
+    own included, is within half of it from the rotation computed in float64 throughout."""
+    from metal_puzzles.puzzles.t02_rope import angle_allowance_halves
+
+    x, offset = ROPE_AT_4000.inputs
+    truth = _rope64(x, int(offset))
+    share = angle_allowance_halves(ROPE_AT_4000.inputs) / 2
+    mlx32 = np.asarray(mx.fast.rope(mx.array(x), 64, traditional=False, base=10000.0, scale=1.0, offset=int(offset)))
+    assert np.abs(mlx32 - truth).max() > 1e-4  # MLX is that far off: a fixed 1e-4 would fail MLX itself
+    assert (np.abs(mlx32 - truth) <= share).all()
+    for source in (POW, EXP2):
+        yours = check_source(_on(get_puzzle("rope"), ROPE_AT_4000), source).outcomes[0].yours
+        assert (np.abs(yours - truth) <= share).all()
+    half = check_source(_on(get_puzzle("rope"), ROPE_AT_4000), HALF_POSITION).outcomes[0].yours
+    assert (np.abs(half - truth) > 10 * share).any()
+
+
+@pytest.mark.parametrize("pid", ["rope", "rope_traditional"])
+def test_rope_hidden_tests_reach_positions_in_the_thousands_where_half_positions_are_off(pid) -> None:
+    from metal_puzzles.puzzles.t02_rope import MAX_POSITION
+
+    for seed in (0, 1, 2):
+        cases = get_puzzle(pid).cases(seed)
+        last = [int(c.inputs[1]) + c.inputs[0].shape[1] - 1 for c in cases]
+        assert max(last) == MAX_POSITION - 1 >= 4000
+        # Consecutive positions past 2048, where half's spacing is 2: some are odd, rounded off.
+        assert any(int(c.inputs[1]) > 2048 and c.inputs[0].shape[1] > 1 for c in cases)
