@@ -127,3 +127,53 @@ def test_the_finale_poses_scores_in_the_hundreds_and_positions_past_2048() -> No
     _decode(TinyModel.from_seed(), PROMPTS[0], Scores())
     assert Scores.largest > 100
     assert max(len(p.tokens) for p in PROMPTS) - 1 > 2048
+
+
+# ----------------------------------------------------------------------------- half activations
+def _half_case(pid: str) -> Case:
+    (case,) = [c for c in get_puzzle(pid).cases(7) if c.output_dtype == "float16"]
+    assert all(x.dtype == np.float16 for x in case.inputs)
+    return case
+
+
+def test_rms_norm_in_half_poses_an_activation_whose_square_overflows_half() -> None:
+    case = _half_case("rms_norm")
+    assert (np.abs(case.inputs[0].astype(np.float32)) ** 2 > np.finfo(np.float16).max).any(axis=1).all()
+
+
+def test_attention_in_half_poses_scores_in_the_hundreds() -> None:
+    q, k, _ = (x.astype(np.float64) for x in _half_case("decode_attention").inputs)
+    heads = q.shape[0] // k.shape[0]
+    scores = np.einsum("hd,htd->ht", q, np.repeat(k, heads, axis=0)) / np.sqrt(q.shape[1])
+    assert scores.min() > 150
+
+
+@pytest.mark.parametrize(("pid", "call"), [
+    ("rms_norm", lambda x, w: mx.fast.rms_norm(x, w, 1e-5)),
+    # MLX's GPU kernel (sdpa_vector) reads half, computes in float32 and stores half; its CPU
+    # fallback computes half attention in half, and is off as a half kernel is: float32, then half.
+    ("decode_attention", lambda q, k, v: mx.fast.scaled_dot_product_attention(
+        q[None, :, None, :].astype(mx.float32), k[None].astype(mx.float32), v[None].astype(mx.float32),
+        scale=q.shape[1] ** -0.5).reshape(q.shape).astype(mx.float16))])
+def test_mlx_in_half_passes_the_half_test_and_accumulating_in_half_fails_it(pid, call) -> None:
+    """MLX's half kernels (float32 inside, half stored) are within the error model; a kernel
+    that keeps its sum of squares (its scores) in half is not, for the reason its text gives:
+    an infinite sum of squares, a score good to 1/16."""
+    from pathlib import Path
+
+    from metal_puzzles.checking import compare_with_spec
+
+    puzzle, case = get_puzzle(pid), _half_case(pid)
+    c = compare_with_spec(puzzle.spec, case.inputs, case.output_shape, puzzle.error_model, puzzle.atol, puzzle.rtol,
+                          puzzle.allowance, case.output_dtype)
+    mlx_half = np.asarray(call(*[mx.array(x) for x in case.inputs]))
+    assert mlx_half.dtype == np.float16 and not c.mismatch(mlx_half).any()
+    name = {"rms_norm": "wrong_half_accumulation", "decode_attention": "wrong_half_scores"}[pid]
+    variant = (Path(__file__).parent / "fairness_variants" / pid / f"{name}.metal").read_text()
+    result = check_source(_on(puzzle, case), variant)
+    assert not result.correct
+    yours = result.outcomes[0].yours.astype(np.float64)
+    if pid == "rms_norm":  # the sum of squares is infinite: every output 0 (or NaN at the outlier)
+        assert ((yours == 0) | np.isnan(yours)).all(axis=1).all()
+    else:  # 1.6 to 3.2 times the allowed error over 30 seeds (the conditioned bound is loose here)
+        assert c.mismatch(yours).any()

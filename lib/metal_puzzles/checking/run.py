@@ -126,7 +126,8 @@ def run_cases(run: Runner, spec: Callable, cases: Sequence[Case], *, rtol: float
 def run_one(run: Runner, spec: Callable, case: Case, rtol: float, atol: float,
             model: ErrorModel = ErrorModel.FIXED, allowance: Allowance | None = None) -> Outcome:
     """Run one case and judge it."""
-    comparison = compare_with_spec(spec, case.inputs, case.output_shape, model, atol, rtol, allowance)
+    comparison = compare_with_spec(spec, case.inputs, case.output_shape, model, atol, rtol, allowance,
+                                   case.output_dtype)
     expected = comparison.expected
     try:
         result = run(case)

@@ -37,9 +37,9 @@ def attention_spec(q, k, v):
     return out.reshape(H, D)
 
 
-def _case(q: np.ndarray, k: np.ndarray, v: np.ndarray, label: str) -> Case:
+def _case(q: np.ndarray, k: np.ndarray, v: np.ndarray, label: str, output_dtype: str | None = None) -> Case:
     heads = q.shape[0]
-    return Case((q, k, v), q.shape, (TG, heads, 1), (TG, 1, 1), label)
+    return Case((q, k, v), q.shape, (TG, heads, 1), (TG, 1, 1), label, output_dtype=output_dtype)
 
 
 def _draw(rng: np.random.Generator, heads: int, kv: int, t: int,
@@ -76,6 +76,12 @@ def hidden(rng: np.random.Generator) -> list[Case]:
                                      (4, 2, 12, 32, -0.8 * LOUD_SCORE, f"scores near {-0.8 * LOUD_SCORE:g}")):
         cases.append(_case(*_draw_loud(rng, h, kv, t, d, score),
                            f"hidden test: {h} query heads, {kv} KV heads, {t} keys of {d}, {what}"))
+    # In half, as a model in half runs it: q, k, v and out are half, the scores near LOUD_SCORE. A
+    # score near 200 kept in half is a multiple of 1/8 (11 bits), off by up to 1/16, and exp turns
+    # that into a 6% error in a key's weight: the scores, the softmax and the sums are for float32.
+    half = tuple(a.astype(np.float16) for a in _draw_loud(rng, 4, 2, 20, MAX_D, LOUD_SCORE))
+    cases.append(_case(*half, f"hidden test: 4 query heads, 2 KV heads, 20 keys of {MAX_D} in half, scores near "
+                       f"{LOUD_SCORE:g}", output_dtype="float16"))
     return cases
 
 
@@ -152,7 +158,10 @@ This is how MLX's `sdpa_vector` kernel does it, with more SIMD-groups.
 scores in the hundreds: one test near {LOUD_SCORE:g}, one near {-0.8 * LOUD_SCORE:g}. There `exp(s)`
 overflows float32 (above 88.7) or rounds to 0 (below -103): a softmax that starts from `m = 0`
 and never subtracts its maximum writes NaN. Subtracting the running maximum keeps every `exp`
-in `(0, 1]`.
+in `(0, 1]`. One more test is in `half`, as models run in half precision: `q`, `k`, `v` and `out`
+are `half`, the scores again near {LOUD_SCORE:g}. Read the halves into `float` and compute in `float`
+(MLX's `sdpa_vector` accumulates in `float` too): a score near {LOUD_SCORE:g} kept in `half` is a
+multiple of 1/8 (11 bits), off by up to 1/16, and `exp` makes that a 6% error in a key's weight.
 
 **Budget**: at most {PER_LANE * (1 + 2 * KEYS_PER_GROUP)} global reads per thread ({PER_LANE} of `q`,
 then {PER_LANE} of `k` and {PER_LANE} of `v` for each of at most {KEYS_PER_GROUP} keys), {PER_LANE} writes,
