@@ -177,3 +177,46 @@ def test_mlx_in_half_passes_the_half_test_and_accumulating_in_half_fails_it(pid,
         assert ((yours == 0) | np.isnan(yours)).all(axis=1).all()
     else:  # 1.6 to 3.2 times the allowed error over 30 seeds (the conditioned bound is loose here)
         assert c.mismatch(yours).any()
+
+
+# ----------------------------------------------------------------------------- every seed poses the range
+#: Drawing a puzzle's hidden tests is cheap (no kernel runs): every one of these seeds poses the
+#: range that separates the stable algorithm from the naive one. test_fairness.py runs the kernels
+#: on a handful of seeds; benchmarks/bench_seed_sweep.py on hundreds (its output: benchmarks/README.md).
+RANGE_SEEDS = range(300)
+
+
+def _scores(q: np.ndarray, k: np.ndarray) -> np.ndarray:
+    heads = q.shape[0] // k.shape[0]
+    q64, k64 = q.astype(np.float64), np.repeat(k.astype(np.float64), heads, axis=0)
+    return np.einsum("hd,htd->ht", q64, k64) / np.sqrt(q.shape[1])
+
+
+def test_every_seed_poses_attention_scores_past_exps_range_both_ways() -> None:
+    for seed in RANGE_SEEDS:
+        scores = [_scores(*c.inputs[:2]) for c in get_puzzle("decode_attention").cases(seed)]
+        assert max(float(s.min()) for s in scores) > 88.7, seed  # exp(s) overflows float32
+        assert min(float(s.max()) for s in scores) < -103.3, seed  # exp(s) is 0 in float32
+
+
+def test_every_seed_poses_logits_past_exps_range_both_ways() -> None:
+    for seed in RANGE_SEEDS:
+        rows = [c.inputs[0] for c in get_puzzle("fused_softmax").cases(seed)]
+        assert max(float(r.min()) for r in rows) > 88.7, seed
+        assert min(float(r.max()) for r in rows) < -103.3, seed
+
+
+@pytest.mark.parametrize("pid", ["rope", "rope_traditional"])
+def test_every_seed_poses_odd_positions_past_2048(pid) -> None:
+    for seed in RANGE_SEEDS:
+        positions = [int(c.inputs[1]) + np.arange(c.inputs[0].shape[1]) for c in get_puzzle(pid).cases(seed)]
+        assert any(((p > 2048) & (p % 2 == 1)).any() for p in positions), seed
+
+
+def test_every_seed_poses_a_half_row_whose_squares_overflow_half_and_a_row_where_eps_counts() -> None:
+    for seed in RANGE_SEEDS:
+        cases = get_puzzle("rms_norm").cases(seed)
+        (half,) = [c for c in cases if c.output_dtype == "float16"]
+        assert (half.inputs[0].astype(np.float32) ** 2 > 65504).any(axis=1).all(), seed
+        mean_squares = [np.mean(c.inputs[0].astype(np.float64) ** 2, axis=1) for c in cases]
+        assert any((m < 100 * 1e-5).any() for m in mean_squares), seed
