@@ -52,9 +52,9 @@ ROTATION_ULPS = 24
 ATOL = 2 * MAX_ABS * ROTATION_ULPS * U32
 
 
-def _pair_allowance(x: np.ndarray, offset: np.ndarray) -> np.ndarray:
-    """Per pair (H, L, D/2): what float32 angles and rotations may move the pair's outputs by,
-    given each pair's values ``a``, ``b`` in the halves layout."""
+def _pair_allowance(x: np.ndarray, offset: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """What float32 angles and rotations may move a pair's outputs by, relative to the pair's size
+    (L, D/2), and the values' magnitudes |x| (H, L, D), which the layouts pair up."""
     _, length, d = x.shape
     theta = (int(offset) + np.arange(length))[:, None] * BASE ** (-2.0 * np.arange(d // 2) / d)
     x64 = np.abs(x.astype(np.float64))

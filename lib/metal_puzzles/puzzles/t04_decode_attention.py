@@ -79,8 +79,8 @@ def hidden(rng: np.random.Generator) -> list[Case]:
     # In half, as a model in half runs it: q, k, v and out are half, the scores near LOUD_SCORE. A
     # score near 200 kept in half is a multiple of 1/8 (11 bits), off by up to 1/16, and exp turns
     # that into a 6% error in a key's weight: the scores, the softmax and the sums are for float32.
-    half = tuple(a.astype(np.float16) for a in _draw_loud(rng, 4, 2, 20, MAX_D, LOUD_SCORE))
-    cases.append(_case(*half, f"hidden test: 4 query heads, 2 KV heads, 20 keys of {MAX_D} in half, scores near "
+    q, k, v = (a.astype(np.float16) for a in _draw_loud(rng, 4, 2, 20, MAX_D, LOUD_SCORE))
+    cases.append(_case(q, k, v, f"hidden test: 4 query heads, 2 KV heads, 20 keys of {MAX_D} in half, scores near "
                        f"{LOUD_SCORE:g}", output_dtype="float16"))
     return cases
 
