@@ -220,3 +220,22 @@ def test_every_seed_poses_a_half_row_whose_squares_overflow_half_and_a_row_where
         assert (half.inputs[0].astype(np.float32) ** 2 > 65504).any(axis=1).all(), seed
         mean_squares = [np.mean(c.inputs[0].astype(np.float64) ** 2, axis=1) for c in cases]
         assert any((m < 100 * 1e-5).any() for m in mean_squares), seed
+
+
+def test_an_output_stored_in_half_is_allowed_an_ulp_of_half_and_not_three() -> None:
+    """2**-10 of the value: one ulp at the bottom of a binade, almost two at its top."""
+    from metal_puzzles.checking import ErrorModel, compare_with_spec
+
+    def thirds(x):
+        return x / 3
+
+    x = np.arange(1, 257, dtype=np.float16)
+    c = compare_with_spec(thirds, (x,), x.shape, ErrorModel.CONDITIONED, 0.0, 0.0, output_dtype="float16")
+    rounded = (x.astype(np.float64) / 3).astype(np.float16)  # to nearest: within half an ulp
+    assert not c.mismatch(rounded).any()
+    three_ulps = rounded
+    for _ in range(3):
+        three_ulps = np.nextafter(three_ulps, np.float16(np.inf))
+    assert c.mismatch(three_ulps).all()
+    # Without the output's type the model holds a half-rounded output to float32's roundings.
+    assert compare_with_spec(thirds, (x,), x.shape, ErrorModel.CONDITIONED, 0.0, 0.0).mismatch(rounded).any()

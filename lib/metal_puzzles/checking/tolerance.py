@@ -44,10 +44,10 @@ import numpy as np
 #: to what the error model allows: RoPE's float32 angles, which grow with an integer position.
 Allowance = Callable[[tuple[np.ndarray, ...]], np.ndarray]
 
-#: What an output stored narrower than float32 may be off by, relative: one ulp of the output's
-#: type (half: 11 significant bits, bfloat16: 8). Rounding to nearest costs half an ulp; a float32
-#: result a few of its own ulps off that lands across a rounding midpoint rounds to the neighbour,
-#: so a correct kernel is within one ulp, not half of one.
+#: What an output stored narrower than float32 may be off by, relative: 2**-10 for half (11
+#: significant bits), 2**-7 for bfloat16 (8), an ulp at the bottom of a binade, almost two at its
+#: top. Rounding to nearest costs half an ulp; a float32 result a few of its own ulps off that lands
+#: across a rounding midpoint rounds to the neighbour, so a correct kernel is within one ulp.
 STORED_ROUNDOFF = {"float16": 2.0**-10, "bfloat16": 2.0**-7}
 
 #: float32's unit roundoff.
