@@ -175,7 +175,7 @@ def test_mlx_in_half_passes_the_half_test_and_accumulating_in_half_fails_it(pid,
     yours = result.outcomes[0].yours.astype(np.float64)
     if pid == "rms_norm":  # the sum of squares is infinite: every output 0 (or NaN at the outlier)
         assert ((yours == 0) | np.isnan(yours)).all(axis=1).all()
-    else:  # 1.6 to 3.2 times the allowed error over 30 seeds (the conditioned bound is loose here)
+    else:  # 3.7 to 7 times the allowed error over 30 seeds
         assert c.mismatch(yours).any()
 
 
