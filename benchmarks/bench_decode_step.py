@@ -1,4 +1,5 @@
-"""How long Part V's finale takes to check, on one core (issue 32: under 10 s).
+"""How long Part V's finale takes to check, on one core (issue 32: under 10 s; issue 36 added a
+10-token prompt and a 2100-token one whose last token is decoded over a cache that long).
 
 Run: python benchmarks/bench_decode_step.py [--repeat 2]
 
@@ -18,6 +19,7 @@ import time
 
 from metal_puzzles.puzzles.decode_step import (
     PROMPTS,
+    WINDOW,
     DecodeKernels,
     KernelOps,
     TinyModel,
@@ -59,7 +61,10 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=2, help="checks after the first (warm)")
     args = ap.parse_args()
-    print(f"V.8 check, {len(PROMPTS)} prompts ({sum(map(len, PROMPTS))} tokens), {_pin_to_one_core()}")
+    decoded = sum(p.decoded for p in PROMPTS)
+    prefilled = sum(p.prefilled for p in PROMPTS)
+    print(f"V.8 check, {len(PROMPTS)} prompts ({decoded} tokens decoded on the kernels, {prefilled} prefilled, "
+          f"the longest {max(len(p.tokens) for p in PROMPTS)}, attention over at most {WINDOW}), {_pin_to_one_core()}")
     kernels = DecodeKernels.reference()
     for n in range(1 + args.repeat):
         wall, cpu, result = _timed(lambda: PUZZLE.check_wired(kernels))

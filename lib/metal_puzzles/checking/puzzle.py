@@ -15,7 +15,7 @@ from ..msl.observe.cost import CostFigures
 from .case import Case
 from .contract import WorkExtent, mark_beyond
 from .pipeline import Pipeline
-from .tolerance import ErrorModel
+from .tolerance import Allowance, ErrorModel
 
 #: The cost-model figures a budget can limit (Part III), as the cost table labels them.
 COST_LABELS = {
@@ -221,6 +221,9 @@ class Puzzle:
     rtol: float = 1e-5
     #: What float32 can promise for the spec's computation (see ``tolerance``); atol/rtol are the floor.
     error_model: ErrorModel = ErrorModel.EXACT_SUMS
+    #: An error the model cannot see in the spec's float inputs, added to what it allows (RoPE's
+    #: float32 angles of integer positions; see ``tolerance.Allowance``).
+    allowance: Allowance | None = None
     #: Launch options the puzzle's kernel needs (scatter-adds: init_value=0, atomic_outputs=True).
     init_value: float | None = None
     atomic_outputs: bool = False

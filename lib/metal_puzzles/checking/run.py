@@ -26,7 +26,7 @@ from ..msl.observe.gpu_models import GpuModel
 from .case import Case
 from .pipeline import run_pipeline
 from .puzzle import LaunchOptions, Puzzle
-from .tolerance import ErrorModel, compare_with_spec
+from .tolerance import Allowance, ErrorModel, compare_with_spec
 from .verdict import CaseStatus, CheckResult, Outcome, classify
 
 #: Lock-step steps (statements, calls and loop iterations, once for all threads) a puzzle's kernel
@@ -101,13 +101,15 @@ def header_constant(header: str, name: str) -> int:
 
 
 def run_cases(run: Runner, spec: Callable, cases: Sequence[Case], *, rtol: float = 1e-5, atol: float = 1e-4,
-              stop_on_compile_error: bool = True, model: ErrorModel = ErrorModel.FIXED) -> list[Outcome]:
+              stop_on_compile_error: bool = True, model: ErrorModel = ErrorModel.FIXED,
+              allowance: Allowance | None = None) -> list[Outcome]:
     """Run every case and compare it with the spec. ``run`` launches the learner's kernel on one
     case (usually ``run_case`` with the kernel bound); ``model`` says how close float32 can come
-    (see ``tolerance``), with ``atol``/``rtol`` as the floor."""
+    (see ``tolerance``), with ``atol``/``rtol`` as the floor and ``allowance`` the puzzle's own
+    error the model cannot see."""
     outcomes: list[Outcome] = []
     for case in cases:
-        outcome = run_one(run, spec, case, rtol, atol, model)
+        outcome = run_one(run, spec, case, rtol, atol, model, allowance)
         outcomes.append(outcome)
         if outcome.status == CaseStatus.COMPILE_ERROR and stop_on_compile_error:
             break
@@ -122,9 +124,10 @@ def run_cases(run: Runner, spec: Callable, cases: Sequence[Case], *, rtol: float
 
 
 def run_one(run: Runner, spec: Callable, case: Case, rtol: float, atol: float,
-            model: ErrorModel = ErrorModel.FIXED) -> Outcome:
+            model: ErrorModel = ErrorModel.FIXED, allowance: Allowance | None = None) -> Outcome:
     """Run one case and judge it."""
-    comparison = compare_with_spec(spec, case.inputs, case.output_shape, model, atol, rtol)
+    comparison = compare_with_spec(spec, case.inputs, case.output_shape, model, atol, rtol, allowance,
+                                   case.output_dtype)
     expected = comparison.expected
     try:
         result = run(case)
@@ -161,7 +164,8 @@ def check_source(puzzle: Puzzle, source: str, header: str | None = None, *, inpu
                            puzzle.budget)
     options = puzzle.launch_options
     outcomes = run_cases(lambda case: run_case(kernel, case, options, max_steps=max_steps), puzzle.spec,
-                         puzzle.cases(seed), rtol=puzzle.rtol, atol=puzzle.atol, model=puzzle.error_model)
+                         puzzle.cases(seed), rtol=puzzle.rtol, atol=puzzle.atol, model=puzzle.error_model,
+                         allowance=puzzle.allowance)
     result = CheckResult(puzzle.title, outcomes, puzzle.budget)
     result.explain_counts(lambda case: run_case(kernel, case, options, trace=True, max_steps=max_steps))
     return result

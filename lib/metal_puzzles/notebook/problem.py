@@ -308,7 +308,8 @@ class MetalProblem:
         problem of the learner's own, the spec as written within fixed tolerances."""
         if self.puzzle is None:
             return dict(rtol=1e-5, atol=1e-4, model=ErrorModel.FIXED)
-        return dict(rtol=self.puzzle.rtol, atol=self.puzzle.atol, model=self.puzzle.error_model)
+        return dict(rtol=self.puzzle.rtol, atol=self.puzzle.atol, model=self.puzzle.error_model,
+                    allowance=self.puzzle.allowance)
 
     # ------------------------------------------------------------------ check
     def check(self, quiet: bool = False) -> CheckResult:

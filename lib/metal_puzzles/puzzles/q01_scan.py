@@ -121,6 +121,11 @@ more threads than elements (the visible test has 16 threads for 13 values), and 
 elements is `a_shape[0]`. Spare threads must not read `a` or write `out`; let them store 0 in
 their slot and take part in every round, so every slot of the block holds a number.
 
+**Hidden tests** pose values in `[-4, 4)` on a grid of quarters, up to 64 of them: every partial
+sum is a multiple of 1/4 below 256, exact in float32, so any order of additions (Hillis-Steele,
+Blelloch, one thread after another) gives the reference exactly, and the check allows only a
+floor of 1e-4; a missed or doubled element is off by a quarter or more.
+
 Budget: each thread reads `a` once and writes `out` once; everything else happens in threadgroup
 memory.""",
     spec=block_scan_spec,
@@ -161,6 +166,11 @@ the original array. In the visible test the original array was `0, 1, ..., 12`, 
 with `78`. Blocks are 8 elements long (`BLOCK` in the header), one threadgroup each; as before,
 the grid is a whole number of blocks and may have a few spare threads at the end (`a_shape[0]`
 is the length).
+
+**Hidden tests** pose values in `[-4, 4)` on a grid of quarters, up to 64 of them: every partial
+sum is a multiple of 1/4 below 256, exact in float32, so any order of additions (Hillis-Steele,
+Blelloch, one thread after another) gives the reference exactly, and the check allows only a
+floor of 1e-4; a missed or doubled element is off by a quarter or more.
 
 Budget: each thread reads at most 2 elements (its own, and one entry of `block_sums`) and writes
 1.""",

@@ -121,6 +121,12 @@ still reading it is a race. Two passes are not a luxury: with values near 10000,
 `mean(x^2) - mean^2` loses almost every digit of the variance in float32 (one hidden test checks).
 `rsqrt(v)` is `1 / sqrt(v)`. This is the plan of MLX's own layer-norm kernels.
 
+**Hidden tests** pose values in `[-4, 4)` on a grid of quarters and one test of rows near 10000
+(the same values plus 10000): float32 keeps them exactly, but their squares are near 1e8, where
+float32's spacing is 8, so `mean(x^2) - mean^2` has lost the variance (about 5) entirely, while
+`mean((x - mean)^2)` keeps it. The error allowed grows with how far the rows are from 0 (the
+problem's condition), so a two-pass kernel passes every seed.
+
 Budget: at most {5 * PER_THREAD} global reads per thread (each of a thread's at most {PER_THREAD}
 elements read 5 times: `x` in three passes, `w` and `b` once) and {PER_THREAD} writes.""",
     spec=layer_norm_spec,
@@ -168,6 +174,9 @@ from MLX's autodiff of the forward spec.
 Four reductions per row: the mean, the variance (as in B.2), then `sum(wg)` and `sum(wg * xhat)`,
 which can share one barrier: reduce both with `simd_sum`, and give them separate slots. Then every
 thread writes its elements of `gx`.
+
+**Hidden tests** pose the forward's rows (values in `[-4, 4)`, and rows near 10000 where only a
+two-pass variance keeps its digits) with cotangents `g` in `[-4, 4)`.
 
 Budget: at most {8 * PER_THREAD} global reads per thread ({PER_THREAD} elements: `x` read four
 times, `w` and `g` twice) and {PER_THREAD} writes.""",

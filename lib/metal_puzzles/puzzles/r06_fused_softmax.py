@@ -31,10 +31,19 @@ def _case(x: np.ndarray, label: str) -> Case:
     return Case((x,), x.shape, (TG, rows, 1), (TG, 1, 1), label)
 
 
+#: The logits the loud hidden tests pose: a model's logits reach the hundreds, where exp(x)
+#: overflows float32 (above 88.7) or underflows to 0 (below -103); softmax(x + c) = softmax(x), so
+#: only a kernel that subtracts the row's maximum gets them right.
+LOUD_LOGITS = (300.0, -200.0)
+
+
 def hidden(rng: np.random.Generator) -> list[Case]:
-    return [_case(values(rng, (r, n)), f"hidden test: {r} rows of {n}, {what}") for r, n, what in
-            ((3, LONGEST, "four values per thread"), (2, 700, "a partial last round"),
-             (4, TG, "one value per thread"), (1, 37, "shorter than two SIMD-groups"))]
+    cases = [_case(values(rng, (r, n)), f"hidden test: {r} rows of {n}, {what}") for r, n, what in
+             ((3, LONGEST, "four values per thread"), (2, 700, "a partial last round"),
+              (4, TG, "one value per thread"), (1, 37, "shorter than two SIMD-groups"))]
+    # Values of [-4, 4) on a grid of quarters around each offset: float32 holds them exactly.
+    return cases + [_case(values(rng, (2, n)) + np.float32(offset), f"hidden test: 2 rows of {n}, logits near {offset:g}")
+                    for n, offset in zip((LONGEST, 300), LOUD_LOGITS, strict=True)]
 
 
 VISIBLE = _case(((np.arange(600) % 11) / 4).astype(np.float32).reshape(2, 300), "visible test")
@@ -110,6 +119,10 @@ reads; it is bound by memory traffic, so three reads take about three times as l
 Fuse the passes: read your elements of the row **once** into a thread array
 `float v[PER_THREAD]` (registers, free in the score table), and take the maximum, the sum and
 the output from it. One read and one write per element: what MLX's own softmax kernel does.
+
+**Hidden tests** pose values in `[-4, 4)` and, as a model's logits do, rows in the hundreds
+(near {LOUD_LOGITS[0]:g} and near {LOUD_LOGITS[1]:g}): `exp(x)` overflows float32 above 88.7 and
+rounds to 0 below -103, so keep subtracting the row's maximum (`softmax(x - m)` is `softmax(x)`).
 
 **Budget**: each element of `x` read at most once (the cost model's *reads per element*), at
 most {PER_THREAD} reads and {PER_THREAD} writes of device memory per thread.""",

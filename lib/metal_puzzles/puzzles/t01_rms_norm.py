@@ -36,9 +36,13 @@ def rms_norm_spec(x, w):
 SPEC_SOURCE = "EPS = 1e-5\n\n\n" + inspect.getsource(rms_norm_spec).strip()
 
 
-def _case(x: np.ndarray, w: np.ndarray, label: str) -> Case:
+def _case(x: np.ndarray, w: np.ndarray, label: str, output_dtype: str | None = None) -> Case:
     rows = x.shape[0]
-    return Case((x, w), x.shape, (TG, rows, 1), (TG, 1, 1), label)
+    return Case((x, w), x.shape, (TG, rows, 1), (TG, 1, 1), label, output_dtype=output_dtype)
+
+
+#: The large activations of the hidden test in half: each squared is past half's largest value.
+HALF_OUTLIERS = (300.0, -1000.0)
 
 
 def hidden(rng: np.random.Generator) -> list[Case]:
@@ -50,6 +54,15 @@ def hidden(rng: np.random.Generator) -> list[Case]:
             x[1] = 0.0  # sqrt(mean(0) + EPS): without EPS this row is 0 / 0
             x[2] /= 1024.0  # mean square near EPS: EPS changes every output
         cases.append(_case(x, values(rng, (n,)), f"hidden test: {rows} rows of {n}, {what}"))
+    # Half activations, as a model in half feeds them: values of a few units and, in each row, one
+    # of the few hundred that real models' residual streams reach ("massive activations"). Its square
+    # alone is past half's largest finite value (65504): a sum of squares kept in half is infinite.
+    x = values(rng, (2, LONGEST)).astype(np.float16)
+    for row, outlier in enumerate(HALF_OUTLIERS):
+        x[row, rng.integers(0, LONGEST)] = outlier
+    cases.append(_case(x, values(rng, (LONGEST,)).astype(np.float16),
+                       f"hidden test: 2 rows of {LONGEST} in half, with activations of {HALF_OUTLIERS[0]:g} and "
+                       f"{HALF_OUTLIERS[1]:g}", output_dtype="float16"))
     return cases
 
 
@@ -111,6 +124,14 @@ This is the reduction of Part II's bonus with what Part III taught:
 4. `rsqrt(total / N + EPS)` is `1 / sqrt(...)`; write `v[q] * rsqrt(...) * w[k]`.
 
 MLX's `rms_norm` kernel is this plan, with more elements per thread.
+
+**Hidden tests** pose rows of values in `[-4, 4)`, a row of zeros and a row of tiny values (where
+`EPS` counts), and, as models run in half precision, one test in `half`: `x`, `w` and `out` are
+`half`, and each row holds one activation of several hundred ({HALF_OUTLIERS[0]:g}, {HALF_OUTLIERS[1]:g}), as real
+models' residual streams do. `{HALF_OUTLIERS[0]:g}^2 = {HALF_OUTLIERS[0] ** 2:g}` is already past half's largest finite
+value, 65504: a sum of squares kept in `half` is infinite, and every output of the row 0 or NaN.
+Read each element into a `float` and add in `float` (the same kernel then works for both types:
+`float v = x[i]` converts a `half`); MLX's kernels, too, compute in `float32` and store `half`.
 
 **Budget**: at most {2 * PER_THREAD} global reads per thread (each of your at most {PER_THREAD}
 elements of `x` read once, and its weight), {PER_THREAD} writes, and one barrier per threadgroup.""",

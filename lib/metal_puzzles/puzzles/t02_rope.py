@@ -2,11 +2,30 @@
 position of the first token: the length of the cache already written). The spec is
 ``mx.fast.rope`` with ``traditional=True`` (interleaved pairs) and ``False`` (halves).
 
-The error model: the kernel and the reference both compute each angle in float32 (MLX does so
-even for float64 arrays), so an output may differ from the reference by what a few roundings of
-an angle as large as the largest position make of a pair's values. That is not an input the
-conditioned model sees (positions are integers), so the floor ``atol`` carries it; a wrong layout
-or a forgotten offset is off by far more.
+The error model: the kernel and the reference both compute each angle ``theta = p * BASE^(-2i/D)``
+in float32 (MLX does so even for float64 arrays), and a relative error of the angle is an absolute
+error ``|theta|`` times larger, which grows with the position: at position 4000 a correct float32
+kernel, and MLX's own ``mx.fast.rope``, are 1e-4 to 1e-3 from the true rotation. Positions are
+integers, so the conditioned model cannot see it: ``angle_allowance`` adds, per pair,
+
+    ANGLE_ULPS * U32 * |theta| * (|a| + |b|) + ROTATION_ULPS * U32 * (|a| + |b|)
+
+(the angle's error moves a rotated pair by at most that angle times its length; each pair's two
+outputs are allowed alike). ANGLE_ULPS bounds what one float32 angle may be off by, relative, for
+each of the two computations compared (the kernel's and the reference's), summed:
+
+- the exponent ``-2i/D`` rounded once (exact when D is a power of two), and, in MLX's and the
+  ``exp2`` form, ``log2(BASE)`` and its product with the exponent rounded: each an error of at
+  most ``u`` relative in an exponent of magnitude up to ``log2(10000) = 13.3``, so ``13.3 ln 2 u =
+  9.2 u`` relative in the frequency, three of them 27.6 u;
+- ``pow`` or ``exp2`` themselves: Metal allows ``pow`` 16 ulp (``exp2`` 4 ulp);
+- the product ``p * frequency``: 1 u (the position itself is exact below 2**24);
+
+about 45 u for one computation, 90 u for both: ANGLE_ULPS = 96. ROTATION_ULPS covers ``cos`` and
+``sin`` (4 ulp each in Metal) and the multiply-add of each output, for both computations. A
+position rounded to half (spacing 2 above 2048, 4 above 4096) moves the angle by 1 to 2 times the
+frequency, some 100 times what this allows; a wrong layout or a forgotten offset moves the pair by
+its own size.
 """
 
 import inspect
@@ -19,12 +38,43 @@ from ..checking.inputs import scalar, values
 from ..checking.tolerance import U32
 from .entry import Entry
 
-MAX_POSITION = 32  # offset + sequence length, at most, in any test
+#: The largest position (offset + sequence length) in any test: models decode at thousands, and a
+#: position rounded to half is off from 2049 on.
+MAX_POSITION = 8192
 MAX_ABS = 4.0  # test values lie in [-4, 4)
-#: What float32 roundings of an angle up to MAX_POSITION (the product, the frequency's few ulps,
-#: cos and sin) can move it by, and so a pair's outputs (each at most |a| + |b| times that).
-ANGLE_ERROR = 16 * U32 * MAX_POSITION
-ATOL = 2 * MAX_ABS * ANGLE_ERROR
+BASE = 10000.0
+#: The relative error of a float32 angle, in units of U32, for the kernel's and the reference's
+#: computation together (derived in the module's docstring).
+ANGLE_ULPS = 96
+#: cos, sin and the multiply-add of an output, for both computations (derived in the docstring).
+ROTATION_ULPS = 24
+#: The floor: the rotation's roundings at position 0, every output at most 2 * MAX_ABS.
+ATOL = 2 * MAX_ABS * ROTATION_ULPS * U32
+
+
+def _pair_allowance(x: np.ndarray, offset: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """What float32 angles and rotations may move a pair's outputs by, relative to the pair's size
+    (L, D/2), and the values' magnitudes |x| (H, L, D), which the layouts pair up."""
+    _, length, d = x.shape
+    theta = (int(offset) + np.arange(length))[:, None] * BASE ** (-2.0 * np.arange(d // 2) / d)
+    x64 = np.abs(x.astype(np.float64))
+    return (ANGLE_ULPS * theta + ROTATION_ULPS) * U32, x64
+
+
+def angle_allowance_halves(inputs: tuple[np.ndarray, ...]) -> np.ndarray:
+    """The allowance for ``traditional=False``: pair i is (x[i], x[i + D/2])."""
+    per_angle, x = _pair_allowance(*inputs)
+    half = x.shape[-1] // 2
+    pair = per_angle * (x[..., :half] + x[..., half:])
+    return np.concatenate([pair, pair], axis=-1)
+
+
+def angle_allowance_interleaved(inputs: tuple[np.ndarray, ...]) -> np.ndarray:
+    """The allowance for ``traditional=True``: pair i is (x[2i], x[2i + 1])."""
+    per_angle, x = _pair_allowance(*inputs)
+    pair = per_angle * (x[..., 0::2] + x[..., 1::2])
+    return np.repeat(pair, 2, axis=-1)
+
 
 HEADER = """\
 constant float BASE = 10000.0f;
@@ -48,10 +98,16 @@ def _case(x: np.ndarray, offset: int, label: str) -> Case:
 
 
 def hidden(rng: np.random.Generator) -> list[Case]:
+    # Positions from 0 to MAX_POSITION: the early ones (where a learner's first kernel is tried), a
+    # prompt deep into a long context, and single decode steps in the thousands (where float32's
+    # angles lose digits and half's positions are off by whole units).
+    far = int(rng.integers(2049, MAX_POSITION // 2))
     out = []
-    for heads, length, d, what in ((4, 5, 64, "a head dimension of 64, as Llama's"), (2, 3, 8, "short heads"),
-                                   (3, 7, 16, "a longer sequence"), (2, 2, 32, "the largest offset")):
-        offset = MAX_POSITION - length if "offset" in what else int(rng.integers(0, MAX_POSITION - length))
+    for heads, length, d, offset, what in ((4, 5, 64, int(rng.integers(0, 30)), "a head dimension of 64, as Llama's"),
+                                           (2, 3, 8, int(rng.integers(0, 30)), "short heads"),
+                                           (3, 7, 16, far, "a longer sequence far into the context"),
+                                           (2, 1, 64, 2 * far + 1, "one decode step in the thousands"),
+                                           (2, 2, 32, MAX_POSITION - 2, "the largest offset")):
         out.append(_case(values(rng, (heads, length, d)), offset,
                          f"hidden test: {heads} heads, {length} positions of {d} from {offset}, {what}"))
     return out
@@ -73,7 +129,7 @@ pair: the grid is `(D/2, L, H)`, `thread_position_in_grid` is `(i, l, h)`, and a
 the pairs of one head (`(D/2, L, 1)` threads). `offset` arrives as a scalar input
 (`const constant int& offset`)."""
 
-_ANGLE = """\
+_ANGLE = f"""\
 Pair `i` (from 0 to `D/2 - 1`) turns by the angle `theta = p * BASE^(-2i/D)` with `BASE = 10000`:
 the first pairs turn fast (`theta = p` for `i = 0`), the last ones barely. A rotation by `theta`
 sends the pair `(a, b)` to
@@ -85,7 +141,14 @@ sends the pair `(a, b)` to
 Because the angle grows with the position, the product of two rotated vectors depends only on the
 distance between their positions: attention sees where tokens are relative to each other.
 `pow(BASE, -2.0f * i / D)` gives the frequency (MLX's kernel computes the same as
-`exp2(-2i/D * log2(BASE))`); work in `float`."""
+`exp2(-2i/D * log2(BASE))`); work in `float`.
+
+**Hidden tests** pose values in `[-4, 4)` at positions from 0 to {MAX_POSITION}: prompts at the
+start, a sequence some thousands of tokens in, single decode steps in the thousands. There a
+float32 angle is off by some ulps of an angle in the thousands, and so is MLX's own: outputs may
+differ from the exact rotation by `{ANGLE_ULPS} * 2^-24 * |theta|` times the pair's size (and a
+few ulps more). Keep the position an integer until you make it a `float`: as a `half` (11 bits)
+it is off by whole units from 2049 on."""
 
 TEMPLATE = """\
 uint i = thread_position_in_grid.x;  // the pair
@@ -128,6 +191,7 @@ visible test's first row (`D = 8`), pair 0 is elements 0 and 1, pair 3 is elemen
     budget=_BUDGET,
     work=lambda case: (case.output_shape[2] // 2, case.output_shape[1], case.output_shape[0]),
     atol=ATOL,
+    allowance=angle_allowance_interleaved,
     rtol=1e-5,
     error_model=ErrorModel.CONDITIONED,
 )
@@ -158,6 +222,7 @@ with one of them, which is why `mx.fast.rope` asks.
     budget=_BUDGET,
     work=TRADITIONAL.work,
     atol=ATOL,
+    allowance=angle_allowance_halves,
     rtol=1e-5,
     error_model=ErrorModel.CONDITIONED,
 )

@@ -144,6 +144,12 @@ do: for each word a lane takes, 64 segments of `x` against 3 a row (the word, th
 time moves less, and the model times it faster than this kernel, though it reads 32/5 times the
 weight bytes. What no cache could save is the weights: each word is read once.
 
+**Hidden tests** pose `x` in `[-4, 4)` and scales in `[-1, 1)`, biases in `[-2, 2)`, all on a grid
+of quarters, with 4-bit values 0 to 15: every product and partial sum is then a multiple of
+1/16 well within float32's 24 bits, so float32 computes the product exactly in any order (MLX's
+factored form `scale * (x . q) + bias * sum(x)` included), and the check allows only a floor of
+1e-4, while a nibble read from the wrong end or a wrong group is off by a quarter or more.
+
 **Budget**: at most {WORDS_PER_LANE * (PER_WORD + 3 * ROWS)} global reads per thread (at most
 {WORDS_PER_LANE} words a lane in each row: 8 values of `x` each, and a word, a scale and a bias for
 each of the {ROWS} rows) and {ROWS} writes; at most {PER_WORD} memory segments per SIMD-group load.

@@ -37,9 +37,9 @@ def attention_spec(q, k, v):
     return out.reshape(H, D)
 
 
-def _case(q: np.ndarray, k: np.ndarray, v: np.ndarray, label: str) -> Case:
+def _case(q: np.ndarray, k: np.ndarray, v: np.ndarray, label: str, output_dtype: str | None = None) -> Case:
     heads = q.shape[0]
-    return Case((q, k, v), q.shape, (TG, heads, 1), (TG, 1, 1), label)
+    return Case((q, k, v), q.shape, (TG, heads, 1), (TG, 1, 1), label, output_dtype=output_dtype)
 
 
 def _draw(rng: np.random.Generator, heads: int, kv: int, t: int,
@@ -48,12 +48,42 @@ def _draw(rng: np.random.Generator, heads: int, kv: int, t: int,
     return randfloat(rng, (heads, d), -1, 1), randfloat(rng, (kv, t, d), -1, 1), randfloat(rng, (kv, t, d), -1, 1)
 
 
+#: The scores the loud hidden tests pose: real attention scores reach the hundreds (a query aligned
+#: with a direction every key shares, as models' outlier features and attention sinks are), where
+#: exp(s) overflows float32 above 88.7 and underflows to 0 below -103: only a softmax that
+#: subtracts its running maximum survives them.
+LOUD_SCORE = 200.0
+
+
+def _draw_loud(rng: np.random.Generator, heads: int, kv: int, t: int, d: int,
+               score: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    # Every key is 1 + a small part (|b| <= 1/8, on a grid of 2**-5), every query dimension the same
+    # offset A + a small part: scores s = (A * D + ...) / sqrt(D) lie near `score`, a few units
+    # apart (a softmax neither flat nor one-hot, over scores far from 0).
+    offset = score / np.sqrt(d)
+    q = (np.float32(round(offset * 4) / 4) + randfloat(rng, (heads, d), -1, 1)).astype(np.float32)
+    k = (1 + rng.integers(-4, 4, size=(kv, t, d)) / 32).astype(np.float32)
+    return q, k, randfloat(rng, (kv, t, d), -1, 1)
+
+
 def hidden(rng: np.random.Generator) -> list[Case]:
-    return [_case(*_draw(rng, h, kv, t, d), f"hidden test: {h} query heads, {kv} KV heads, {t} keys of {d}, {what}")
-            for h, kv, t, d, what in ((4, 2, LONGEST, MAX_D, "the longest cache"),
-                                      (2, 2, 1, 32, "one key: a SIMD-group with none"),
-                                      (8, 1, 9, 32, "every query head on one KV head"),
-                                      (4, 4, 17, MAX_D, "one query head per KV head"))]
+    cases = [_case(*_draw(rng, h, kv, t, d), f"hidden test: {h} query heads, {kv} KV heads, {t} keys of {d}, {what}")
+             for h, kv, t, d, what in ((4, 2, LONGEST, MAX_D, "the longest cache"),
+                                       (2, 2, 1, 32, "one key: a SIMD-group with none"),
+                                       (8, 1, 9, 32, "every query head on one KV head"),
+                                       (4, 4, 17, MAX_D, "one query head per KV head"))]
+    # Small caches: each test costs check() its run with a cost profile (bench_part5_checks.py).
+    for h, kv, t, d, score, what in ((4, 2, 10, MAX_D, LOUD_SCORE, f"scores near {LOUD_SCORE:g}"),
+                                     (4, 2, 7, 32, -0.8 * LOUD_SCORE, f"scores near {-0.8 * LOUD_SCORE:g}")):
+        cases.append(_case(*_draw_loud(rng, h, kv, t, d, score),
+                           f"hidden test: {h} query heads, {kv} KV heads, {t} keys of {d}, {what}"))
+    # In half, as a model in half runs it: q, k, v and out are half, the scores near LOUD_SCORE. A
+    # score near 200 kept in half is a multiple of 1/8 (11 bits), off by up to 1/16, and exp turns
+    # that into a 6% error in a key's weight: the scores, the softmax and the sums are for float32.
+    q, k, v = (a.astype(np.float16) for a in _draw_loud(rng, 4, 2, 8, MAX_D, LOUD_SCORE))
+    cases.append(_case(q, k, v, f"hidden test: 4 query heads, 2 KV heads, 8 keys of {MAX_D} in half, scores near "
+                       f"{LOUD_SCORE:g}", output_dtype="float16"))
+    return cases
 
 
 _Q = ((np.arange(128) % 7 - 3) / 4).astype(np.float32).reshape(4, 32)
@@ -124,6 +154,15 @@ One threadgroup of `TG = {TG}` threads (two SIMD-groups) per query head: the gri
    its weight is `exp(-INFINITY) = 0`.
 
 This is how MLX's `sdpa_vector` kernel does it, with more SIMD-groups.
+
+**Hidden tests** pose values in `[-1, 1)` (scores of about one unit) and, as real attention does,
+scores in the hundreds: one test near {LOUD_SCORE:g}, one near {-0.8 * LOUD_SCORE:g}. There `exp(s)`
+overflows float32 (above 88.7) or rounds to 0 (below -103): a softmax that starts from `m = 0`
+and never subtracts its maximum writes NaN. Subtracting the running maximum keeps every `exp`
+in `(0, 1]`. One more test is in `half`, as models run in half precision: `q`, `k`, `v` and `out`
+are `half`, the scores again near {LOUD_SCORE:g}. Read the halves into `float` and compute in `float`
+(MLX's `sdpa_vector` accumulates in `float` too): a score near {LOUD_SCORE:g} kept in `half` is a
+multiple of 1/8 (11 bits), off by up to 1/16, and `exp` makes that a 6% error in a key's weight.
 
 **Budget**: at most {PER_LANE * (1 + 2 * KEYS_PER_GROUP)} global reads per thread ({PER_LANE} of `q`,
 then {PER_LANE} of `k` and {PER_LANE} of `v` for each of at most {KEYS_PER_GROUP} keys), {PER_LANE} writes,

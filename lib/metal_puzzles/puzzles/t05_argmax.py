@@ -104,6 +104,12 @@ One threadgroup of `TG = {TG}` threads (four SIMD-groups) per row; thread `j` ow
 Sampling with a temperature draws from the softmax of the logits instead; at temperature 0 it is
 this kernel.
 
+**Hidden tests** pose logits in `[-4, 4)` on a grid of quarters, the largest of every row at
+three places (in different SIMD-groups, and twice among one thread's elements): ties decide the
+answer, and the lowest index must win; one test has every logit below -4, where a running maximum
+started at 0 instead of `-INFINITY` (or the first element) finds a maximum that is not there. The
+answer is an index: it must be exact.
+
 **Budget**: each logit read once (at most {PER_THREAD} global reads per thread), one write, one
 barrier per threadgroup.""",
     spec=argmax_spec,

@@ -139,6 +139,11 @@ Logits are finite here (a masked logit of `-INFINITY` would need the "no pair" o
 apart from a real one). With `K` this small, `K` rounds over values held in registers cost less
 than sorting the row.
 
+**Hidden tests** pose logits on a grid of eighths in `[-2, 2)` (32 values, so long rows repeat
+values across SIMD-groups and within a thread), a row of equal logits, the largest logits tied at
+the end of a row, and a row of negative logits only: ties are where top-k kernels go wrong, and
+the answer (indices) must be exact.
+
 **Budget**: each logit read once (at most {PER_THREAD} global reads per thread, 1 read per
 element), one write per thread, and `K = {K}` barriers per threadgroup, one a round.""",
     spec=topk_spec,

@@ -211,6 +211,10 @@ The spec is MLX's `mx.argsort` of the digits, which is stable on MLX's CPU build
 with SIMD-group ballots or a local scan, rather than by a loop over all earlier keys; this pass is
 short enough for the loop.)
 
+**Hidden tests** pose random 32-bit keys over the whole range (every digit value, top bits set)
+and keys that share their other digits: the pass is integer work, exact or wrong, and stability
+(equal digits keep their order) is what the shared digits test.
+
 **Budget**: the scatter writes each key once (1 global write per thread).""",
     spec=radix_pass_spec,
     spec_source=SPEC_SOURCE,

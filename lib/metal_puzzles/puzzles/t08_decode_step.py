@@ -19,6 +19,7 @@ from ..checking import Case, CaseStatus, CheckResult, Outcome, Subject, WiredPuz
 from ..msl import StopReason
 from . import t01_rms_norm, t02_rope, t03_quantized_matvec, t04_decode_attention, t05_argmax
 from .decode_step import (
+    EMBEDDING_STD,
     HEAD_DIM,
     HEADS,
     HIDDEN,
@@ -29,7 +30,9 @@ from .decode_step import (
     SEED,
     VOCAB,
     WIDTH,
+    WINDOW,
     DecodeKernels,
+    Prompt,
     TinyModel,
     decode_outcome,
     decode_with_mlx,
@@ -41,9 +44,10 @@ from .entry import Entry
 MODEL_SEED = SEED
 
 
-def decode_step_spec(prompt):
+def decode_step_spec(prompt, prefilled):
     # The same model written with MLX operations: its logits after the last token of the prompt.
-    return decode_with_mlx(TinyModel.from_seed(MODEL_SEED), [int(t) for t in np.asarray(prompt)])[0]
+    tokens = tuple(int(t) for t in np.asarray(prompt))
+    return decode_with_mlx(TinyModel.from_seed(MODEL_SEED), Prompt(tokens, int(np.asarray(prefilled))))[0]
 
 
 @dataclass(frozen=True)
@@ -92,7 +96,7 @@ for layer in layers:                                    # two of them, each with
     k = matvec(layer.wk, x).reshape({KV_HEADS}, {HEAD_DIM})              #      {KV_HEADS} key/value heads
     v = matvec(layer.wv, x).reshape({KV_HEADS}, {HEAD_DIM})
     q, k = rope(q, position), rope(k, position)         # V.2b
-    cache.keys.append(k); cache.values.append(v)
+    cache.keys.append(k); cache.values.append(v)      # it keeps the last {WINDOW}
     h = h + matvec(layer.wo, attention(q, cache.keys, cache.values))   # V.4
     x = rms_norm(h, layer.mlp_norm)
     gate, up = matvec(layer.gate, x), matvec(layer.up, x)
@@ -105,7 +109,7 @@ PUZZLE = DecodeStepPuzzle(
     number="V.8",
     title="A Decode Step on Your Kernels",
     kernel_name="decode_step_problem",
-    input_names=("prompt",),
+    input_names=("prompt", "prefilled"),
     description=f"""\
 Your kernels are the kernels a language model runs for every token it writes. Here they run one:
 a tiny Llama-style transformer with {LAYERS} layers, width {WIDTH}, {HEADS} query heads sharing {KV_HEADS}
@@ -123,8 +127,11 @@ launches, and the prompt's last token an argmax besides. The cell below hands yo
 to `DecodeStepProblem`; run it once your five kernels pass their own checks. `show()` decodes the
 first prompt and says what it gave.
 
-`check()` decodes {len(PROMPTS)} prompts ({", ".join(str(list(p)) for p in PROMPTS)}) twice: on
-your kernels, and with MLX's own operations (`mx.fast.rms_norm`, `mx.fast.rope`,
+`check()` decodes {len(PROMPTS)} prompts twice: {", ".join(str(list(p.tokens)) for p in PROMPTS[:2])}, one of
+{len(PROMPTS[2].tokens)} tokens, and one of {len(PROMPTS[3].tokens)} whose first {PROMPTS[3].prefilled} tokens are *prefilled* (run
+through MLX's model at once, as mlx-lm does before it decodes) and whose last {PROMPTS[3].decoded} are decoded at
+positions past 2048. Attention sees the last {WINDOW} tokens (a sliding window, as Mistral's; the cache
+keeps that many). It decodes them on your kernels, and with MLX's own operations (`mx.fast.rms_norm`, `mx.fast.rope`,
 `mx.quantized_matmul`, `mx.fast.scaled_dot_product_attention`, `mx.argmax`). It passes when every
 prompt gives MLX's next token, and logits within {LOGITS_RTOL:g} of their largest value. On the way,
 each kernel's output is compared with its puzzle's spec on the same input, within the error that
@@ -132,17 +139,23 @@ puzzle allows: when a prompt fails, the verdict names the first stage that went 
 kernel, which layer and token, how far off). A kernel that passes its own tests can still fail
 here only on something its tests do not pose: the finale's inputs are the model's own.
 
+The model poses what real models do, where naive numerics fail: embeddings of about
+{EMBEDDING_STD:g} (as Llama's), so a layer's first norm sees a mean square near 4e-4 and `EPS` counts;
+a sharp query head in each layer whose scores reach the hundreds, where a softmax that never
+subtracts its maximum overflows; positions past 2048, where a position kept in `half` is off.
+
 *Grading:* the grader never runs a notebook's Python. It reads your five kernels from the
 notebook (`rms_norm`, `rope`, `quantized_matvec`, `decode_attention`, `argmax`), wires them as this
 cell does, and runs the same check. A kernel it cannot find is named; while all five are the
 book's templates, the finale counts as not attempted.""",
     spec=decode_step_spec,
     spec_source="""\
-def decode_step_spec(prompt):
+def decode_step_spec(prompt, prefilled):
     # The same model written with MLX operations: its logits after the last token of the prompt.
-    return decode_with_mlx(TinyModel.from_seed(MODEL_SEED), [int(t) for t in np.asarray(prompt)])[0]""",
-    visible=prompt_case(PROMPTS[0], f"visible test: prompt {list(PROMPTS[0])}"),
-    hidden=lambda rng: [prompt_case(p, f"hidden test: prompt {list(p)}") for p in PROMPTS[1:]],
+    tokens = tuple(int(t) for t in np.asarray(prompt))
+    return decode_with_mlx(TinyModel.from_seed(MODEL_SEED), Prompt(tokens, int(np.asarray(prefilled))))[0]""",
+    visible=prompt_case(PROMPTS[0], f"visible test: {PROMPTS[0].describe()}"),
+    hidden=lambda rng: [prompt_case(p, f"hidden test: {p.describe()}") for p in PROMPTS[1:]],
     template=TEMPLATE,
     kernel_puzzles=(t01_rms_norm.PUZZLE, t02_rope.HALVES, t03_quantized_matvec.PUZZLE, t04_decode_attention.PUZZLE,
                     t05_argmax.PUZZLE),
