@@ -18,8 +18,16 @@ from metal_puzzles.checking import CheckResult, PuzzleStatus, check_source, run_
 from metal_puzzles.msl.observe.cost import CostFigures
 from metal_puzzles.msl.observe.roofline import Bound
 from metal_puzzles.puzzles import get_puzzle, solution_header, solution_source
-from metal_puzzles.puzzles.r03_simd_reduction import TREE
-from metal_puzzles.puzzles.r07_simdgroup_matmul import LANE_BY_LANE
+from part3_kernels import (
+    IN_ORDER,
+    LANE_BY_LANE,
+    NAIVE_TRANSPOSE,
+    SERIAL_PARTIALS,
+    THREE_PASS,
+    TILE_WRITTEN_BY_COLUMN,
+    TREE,
+    TWO_PASS,
+)
 
 
 @dataclass(frozen=True)
@@ -57,33 +65,7 @@ def taught(pid: str) -> Lesson:
 
 
 # ----------------------------------------------------------------------------- III.1, III.2
-NAIVE_TRANSPOSE = """\
-uint rows = a_shape[0];
-uint cols = a_shape[1];
-uint x = thread_position_in_grid.x;
-uint y = thread_position_in_grid.y;
-if (y < rows && x < cols) {
-    out[x * rows + y] = a[y * cols + x];
-}
-"""
 
-#: Through the tile, but written back as it was read: out's column again, 32 segments a store.
-TILE_WRITTEN_BY_COLUMN = """\
-threadgroup float tile[TILE][TILE];
-uint rows = a_shape[0];
-uint cols = a_shape[1];
-uint tx = thread_position_in_threadgroup.x;
-uint ty = thread_position_in_threadgroup.y;
-uint bx = threadgroup_position_in_grid.x * TILE;
-uint by = threadgroup_position_in_grid.y * TILE;
-if (by + ty < rows && bx + tx < cols) {
-    tile[ty][tx] = a[(by + ty) * cols + bx + tx];
-}
-threadgroup_barrier(mem_flags::mem_threadgroup);
-if (by + ty < rows && bx + tx < cols) {
-    out[(bx + tx) * rows + by + ty] = tile[ty][tx];
-}
-"""
 
 
 def test_iii_1_the_tile_turns_32_segments_a_store_into_one_and_the_time_with_them():
@@ -121,25 +103,6 @@ def test_iii_2_one_float_of_padding_removes_the_32_way_conflict_and_its_time():
 
 
 # ----------------------------------------------------------------------------- III.3
-#: The taught first level, then thread 0 adds the 8 partials one after another.
-SERIAL_PARTIALS = """\
-threadgroup float partial[SIMD_GROUPS];
-uint i = thread_position_in_grid.x;
-uint lane = thread_index_in_simdgroup;
-uint sg = simdgroup_index_in_threadgroup;
-float v = simd_sum(i < a_shape[0] ? a[i] : 0.0f);
-if (lane == 0) {
-    partial[sg] = v;
-}
-threadgroup_barrier(mem_flags::mem_threadgroup);
-if (thread_position_in_threadgroup.x == 0) {
-    float total = 0.0f;
-    for (uint s = 0; s < SIMD_GROUPS; s++) {
-        total += partial[s];
-    }
-    out[threadgroup_position_in_grid.x] = total;
-}
-"""
 
 
 def test_iii_3_the_barrier_tree_is_slower_for_its_nine_barriers_not_for_its_simd_efficiency():
@@ -183,7 +146,6 @@ def test_iii_3_the_tree_is_slower_on_every_test_of_the_puzzle():
 
 # ----------------------------------------------------------------------------- III.4
 UNIFORM = get_puzzle("uniform_branches")
-IN_ORDER = UNIFORM.template.replace("uint i = 0;", "uint i = t;")
 UNGUARDED = solution_source(UNIFORM).replace("if (i < n) {", "{")
 
 
@@ -256,13 +218,6 @@ def test_iii_5_larger_threadgroups_share_the_table_and_take_less_time():
 
 # ----------------------------------------------------------------------------- III.6
 SOFTMAX = get_puzzle("fused_softmax")
-THREE_PASS = SOFTMAX.template + """
-for (uint k = j; k < N; k += TG) {
-    out[r * N + k] = exp(x[r * N + k] - m) / sum;
-}
-"""
-#: Fused for the maximum and the sum, but the output reads the row again.
-TWO_PASS = solution_source(SOFTMAX).replace("out[r * N + k] = v[q] / sum;", "out[r * N + k] = exp(x[r * N + k] - m) / sum;")
 
 
 def test_iii_6_each_pass_that_reads_the_row_again_costs_its_traffic():

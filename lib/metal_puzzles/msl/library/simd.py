@@ -134,7 +134,9 @@ class SimdReduce(Builtin):
                 red = (np.fmax if elem.is_float else np.maximum) if op == "max" else (np.fmin if elem.is_float else np.minimum)
                 res = red.reduce(rows, axis=1)
             else:
-                ident = dtype.type(identity[op]) if op not in ("all", "any") else identity[op]
+                # All ones for 'and' in the operand's own type (uint's -1 is not a NumPy uint).
+                ident = (identity[op] if op in ("all", "any")
+                         else np.array(identity[op]).astype(dtype)[()])
                 rows, table, valid = _padded(c, v, m, ident, width)
                 if scan is not None:
                     res_rows = _scan(rows, op, rnd)
