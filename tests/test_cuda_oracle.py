@@ -191,3 +191,42 @@ def test_the_reducer_shrinks_a_differing_kernel_to_what_still_differs(script, ca
     assert still_differs(small, CorruptsWhenSimd())
     assert script.main(["--reduce", "5", "--device", "differential.oracle_fakes:CorruptsWhenSimd"]) == 1
     assert "first difference: out_f[" in capsys.readouterr().out
+
+
+@pytest.mark.skipif(not nvrtc_available(), reason="needs NVRTC (the 'test' extra's nvidia-cuda-nvrtc wheel)")
+def test_the_launcher_keeps_float_denormals_instead_of_cupys_flush_to_zero(monkeypatch):
+    """On the H200 (gpu2 run) kernel 665's ``out_f[...] = -as_type<float>(tid)`` gave -0.0 where the
+    simulator (and Metal) give -1e-45, and 17 other kernels lost denormals the same way: CuPy's
+    RawKernel appends ``-ftz=true`` after the caller's options. The launcher now compiles with the
+    project's NVRTC and exactly its own options (no flush) and loads the cubin as a module."""
+    from types import ModuleType, SimpleNamespace
+
+    from differential.cuda_launch import NVRTC_OPTIONS, CudaLauncher
+    from differential.oracle import translate
+    from metal_puzzles.host.nvrtc import compile_to_ptx
+
+    tr = translate(generate(665))
+    opts = [o for o in NVRTC_OPTIONS if not o.startswith("--std")]
+    flushing = compile_to_ptx(tr.unit, options=[*opts, "-ftz=true"])
+    assert re.search(r"\.ftz\.f32", flushing)  # the option CuPy adds changes the code...
+    assert not re.search(r"\.ftz\.", compile_to_ptx(tr.unit, options=opts))  # ...and ours has no flush
+
+    loaded: list[bytes] = []
+
+    class Module:
+        def load(self, cubin: bytes) -> None:
+            loaded.append(cubin)
+
+        def get_function(self, name: str) -> tuple[str, str]:
+            return ("function", name)
+
+    cuda = ModuleType("cupy.cuda")
+    cuda.function = SimpleNamespace(Module=Module)  # type: ignore[attr-defined]
+    cuda.Device = lambda: SimpleNamespace(compute_capability="75")  # type: ignore[attr-defined]
+    cupy = ModuleType("cupy")
+    cupy.cuda = cuda  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "cupy", cupy)
+    monkeypatch.setitem(sys.modules, "cupy.cuda", cuda)
+    launcher = CudaLauncher()
+    assert launcher.compile(tr) == ("function", tr.entry)
+    assert len(loaded) == 1 and loaded[0][:4] == b"\x7fELF"  # NVRTC's sm_75 cubin, not CuPy's compile
