@@ -7,7 +7,9 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import platform
 import re
+import shutil
 import sys
 from pathlib import Path
 
@@ -230,3 +232,21 @@ def test_the_launcher_keeps_float_denormals_instead_of_cupys_flush_to_zero(monke
     launcher = CudaLauncher()
     assert launcher.compile(tr) == ("function", tr.entry)
     assert len(loaded) == 1 and loaded[0][:4] == b"\x7fELF"  # NVRTC's sm_75 cubin, not CuPy's compile
+
+
+@pytest.mark.skipif(not shutil.which("cc") or platform.machine().lower() not in ("x86_64", "amd64"),
+                    reason="needs a C compiler and x86-64's MXCSR")
+def test_the_simulator_flushing_denormals_reproduces_what_the_h200_gave(tmp_path):
+    """The cause of the gpu2 run's differences, shown without a GPU: kernel 60 on the H200 gave 0.0
+    at out_f[299] where the simulator gives 1e-45, 7 elements of out_f differing (recorded in the
+    lead's report). The simulator with the x86 FTZ/DAZ bits set gives exactly that; a record with
+    another value is not explained, and the flag is cleared afterwards."""
+    spec = importlib.util.spec_from_file_location("oracle_ftz_replay", SCRIPT.parent / "oracle_ftz_replay.py")
+    replay = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(replay)
+    helper = replay.load_helper(tmp_path)
+    gpu = {"output": "out_f", "index": 299, "got": "np.float32(0.0) (0x00000000)", "differing": 7}
+    explained, diff = replay.replay(60, gpu, helper)
+    assert explained and diff.expected.startswith("np.float32(1e-45)")
+    assert not replay.replay(60, {**gpu, "got": "np.float32(-0.0) (0x80000000)"}, helper)[0]
+    assert np.float32(1e-45) * np.float32(1) != 0  # MXCSR restored: denormals are kept again
