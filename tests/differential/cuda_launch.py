@@ -73,6 +73,9 @@ class CudaLauncher:
     def __init__(self, options: Sequence[str] = NVRTC_OPTIONS) -> None:
         import cupy  # the one place the oracle needs a GPU
 
+        from metal_puzzles.host.nvrtc import load_nvrtc
+
+        load_nvrtc()  # the compiler too, now, or the device is unavailable with NVRTC's own message
         self.cp = cupy
         self.options = tuple(options)
 
