@@ -7,7 +7,9 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import platform
 import re
+import shutil
 import sys
 from pathlib import Path
 
@@ -191,3 +193,77 @@ def test_the_reducer_shrinks_a_differing_kernel_to_what_still_differs(script, ca
     assert still_differs(small, CorruptsWhenSimd())
     assert script.main(["--reduce", "5", "--device", "differential.oracle_fakes:CorruptsWhenSimd"]) == 1
     assert "first difference: out_f[" in capsys.readouterr().out
+
+
+@pytest.mark.skipif(not nvrtc_available(), reason="needs NVRTC (the 'test' extra's nvidia-cuda-nvrtc wheel)")
+def test_the_launcher_keeps_float_denormals_instead_of_cupys_flush_to_zero(monkeypatch):
+    """On the H200 (gpu2 run) kernel 665's ``out_f[...] = -as_type<float>(tid)`` gave -0.0 where the
+    simulator (and Metal) give -1e-45; 96 of the run's 98 differences came from flushed denormals
+    (benchmarks/oracle_ftz_replay.py): CuPy's
+    RawKernel appends ``-ftz=true`` after the caller's options. The launcher now compiles with the
+    project's NVRTC and exactly its own options (no flush) and loads the cubin as a module."""
+    from types import ModuleType, SimpleNamespace
+
+    from differential.cuda_launch import NVRTC_OPTIONS, CudaLauncher
+    from differential.oracle import translate
+    from metal_puzzles.host.nvrtc import compile_to_ptx
+
+    tr = translate(generate(665))
+    opts = [o for o in NVRTC_OPTIONS if not o.startswith("--std")]
+    flushing = compile_to_ptx(tr.unit, options=[*opts, "-ftz=true"])
+    assert re.search(r"\.ftz\.f32", flushing)  # the option CuPy adds changes the code...
+    assert not re.search(r"\.ftz\.", compile_to_ptx(tr.unit, options=opts))  # ...and ours has no flush
+
+    loaded: list[bytes] = []
+
+    class Module:
+        def load(self, cubin: bytes) -> None:
+            loaded.append(cubin)
+
+        def get_function(self, name: str) -> tuple[str, str]:
+            return ("function", name)
+
+    cuda = ModuleType("cupy.cuda")
+    cuda.function = SimpleNamespace(Module=Module)  # type: ignore[attr-defined]
+    cuda.Device = lambda: SimpleNamespace(compute_capability="75")  # type: ignore[attr-defined]
+    cupy = ModuleType("cupy")
+    cupy.cuda = cuda  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "cupy", cupy)
+    monkeypatch.setitem(sys.modules, "cupy.cuda", cuda)
+    launcher = CudaLauncher()
+    assert launcher.compile(tr) == ("function", tr.entry)
+    assert len(loaded) == 1 and loaded[0][:4] == b"\x7fELF"  # NVRTC's sm_75 cubin, not CuPy's compile
+
+
+@pytest.mark.skipif(not shutil.which("cc") or platform.machine().lower() not in ("x86_64", "amd64"),
+                    reason="needs a C compiler and x86-64's MXCSR")
+def test_the_simulator_flushing_denormals_reproduces_what_the_h200_gave(tmp_path):
+    """The cause of the gpu2 run's differences, shown without a GPU: kernel 60 on the H200 gave 0.0
+    at out_f[299] where the simulator gives 1e-45, 7 elements of out_f differing (recorded in the
+    lead's report). The simulator with the x86 FTZ/DAZ bits set gives exactly that; a record with
+    another value is not explained, and the flag is cleared afterwards."""
+    spec = importlib.util.spec_from_file_location("oracle_ftz_replay", SCRIPT.parent / "oracle_ftz_replay.py")
+    replay = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(replay)
+    helper = replay.load_helper(tmp_path)
+    gpu = {"output": "out_f", "index": 299, "got": "np.float32(0.0) (0x00000000)", "differing": 7}
+    explained, diff = replay.replay(60, gpu, helper)
+    assert explained and diff.expected.startswith("np.float32(1e-45)")
+    assert not replay.replay(60, {**gpu, "got": "np.float32(-0.0) (0x80000000)"}, helper)[0]
+    assert np.float32(1e-45) * np.float32(1) != 0  # MXCSR restored: denormals are kept again
+
+
+@pytest.mark.skipif(not nvrtc_available(), reason="needs NVRTC (the 'test' extra's nvidia-cuda-nvrtc wheel)")
+def test_the_kernels_that_hung_in_the_first_gpu_run_meet_only_non_aligned_barriers():
+    """The first H200 run had 30 kernels hang (seeds 5 and 13 among them), partial threadgroups whose
+    drained threads reach the barrier from another place in the code: the aligned bar.sync/bar.red
+    that __syncthreads compiles to is undefined there, so every barrier must be barrier.red (in the
+    second run those seeds agree and nothing timed out). Today's kernels of these seeds, both with
+    partial threadgroups and SIMD-group functions, are checked."""
+    from differential.oracle import translate
+    from metal_puzzles.host.nvrtc import compile_to_ptx
+
+    for seed in (5, 13):
+        ptx = compile_to_ptx(translate(generate(seed)).unit, options=["--fmad=false"])
+        assert "barrier.red" in ptx
+        assert not re.search(r"\bbar\.(sync|red|arrive)\b|\bbarrier\.sync\.aligned\b", ptx), seed

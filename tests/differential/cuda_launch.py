@@ -11,7 +11,11 @@ outputs, then the Metal grid in threads as three ``unsigned int``.
 
 Compiled without FMA contraction (``--fmad=false``): the simulator rounds every float operation,
 and NVRTC's default would fuse ``a * b + c`` into one rounding, so bits would differ where the
-kernels agree.
+kernels agree. Compiled by the project's own NVRTC (``metal_puzzles.host.nvrtc``) to the device's
+machine code and loaded as a module, not with CuPy's ``RawKernel``: CuPy appends ``-ftz=true``
+after the caller's options (NVRTC honours the last), which flushed float denormals to zero on the
+H200 (``-as_type<float>(tid)`` gave -0.0 for -1e-45; 18 of the first 1,000 oracle kernels) where
+Metal and the simulator keep them.
 """
 
 from __future__ import annotations
@@ -26,8 +30,9 @@ import numpy as np
 from metal_puzzles.msl.abi.signature import ParamRole
 from metal_puzzles.msl.cuda import GRID_CONSTANTS, CudaTranslation, launch_dims
 
-#: NVRTC options for every unit: C++17 (the translator's prelude), IEEE float rounding per operation.
-NVRTC_OPTIONS = ("--std=c++17", "--fmad=false")
+#: NVRTC options for every unit: C++17 (the translator's prelude), IEEE float rounding per operation,
+#: denormals kept (``--ftz=false`` is NVRTC's default, said here because CuPy's compile overrides it).
+NVRTC_OPTIONS = ("--std=c++17", "--fmad=false", "--ftz=false")
 
 
 class CudaCompileError(RuntimeError):
@@ -68,37 +73,38 @@ class CudaLauncher:
     def __init__(self, options: Sequence[str] = NVRTC_OPTIONS) -> None:
         import cupy  # the one place the oracle needs a GPU
 
+        from metal_puzzles.host.nvrtc import load_nvrtc
+
+        load_nvrtc()  # the compiler too, now, or the device is unavailable with NVRTC's own message
         self.cp = cupy
         self.options = tuple(options)
-        self._include: str | None = None
 
     def device_name(self) -> str:
         props = self.cp.cuda.runtime.getDeviceProperties(self.cp.cuda.Device().id)
         name = props["name"]
         return name.decode() if isinstance(name, bytes) else str(name)
 
-    def compile(self, tr: CudaTranslation) -> Any:
-        """The unit's entry as a loaded ``cupy.RawKernel``; raises CudaCompileError with the log."""
-        cp = self.cp
-        options = self.options + ((f"-I{self._include}",) if self._include else ())
-        kernel = cp.RawKernel(tr.unit, tr.entry, options=options)
-        try:
-            if hasattr(kernel, "compile"):  # CuPy 10 and later
-                kernel.compile()
-            else:
-                _ = kernel.kernel  # loading the function compiles it
-        except cp.cuda.compiler.CompileException as exc:
-            text = str(exc)
-            if self._include is None and "cannot open source file" in text:
-                # CuPy's NVRTC found no CUDA headers (cuda_fp16.h): use the nvidia-* wheel's.
-                from metal_puzzles.host.nvrtc import load_nvrtc
+    def device_arch(self) -> str:
+        """The current device's real architecture for NVRTC (``sm_90`` on an H200)."""
+        return f"sm_{self.cp.cuda.Device().compute_capability}"
 
-                include = load_nvrtc().include_dir
-                if include is not None:
-                    self._include = str(include)
-                    return self.compile(tr)
-            raise CudaCompileError(text) from None
-        return kernel
+    def compile(self, tr: CudaTranslation) -> Any:
+        """The unit's entry as a loaded CuPy function; raises CudaCompileError with the log.
+
+        NVRTC compiles the unit with exactly ``self.options`` to the device's cubin, which CuPy
+        loads as it is: CuPy's own compile would append ``-ftz=true`` (see the module's doc)."""
+        from metal_puzzles.host.nvrtc import NvrtcError, compile_to_cubin
+
+        options = [o for o in self.options if not o.startswith("--std")]  # compile_to_cubin sets C++17
+        try:
+            cubin = compile_to_cubin(tr.unit, arch=self.device_arch(), name=f"{tr.entry}.cu", options=options)
+        except NvrtcError as exc:
+            raise CudaCompileError(str(exc)) from None
+        from cupy.cuda import function as cuda_function
+
+        module = cuda_function.Module()
+        module.load(cubin)
+        return module.get_function(tr.entry)  # the function keeps its module loaded
 
     def arguments(self, tr: CudaTranslation, inputs: Mapping[str, np.ndarray], outputs: Mapping[str, Any],
                   grid: Sequence[int]) -> list[Any]:
