@@ -33,7 +33,7 @@ class Atomic(Builtin):
         if len(args) not in (1 + nvals, 1 + nvals + orders) and not (op == "cas" and len(args) in (3, 4, 5)):
             raise CompileError(f"'{self.name}' takes a pointer to an atomic, {nvals} value(s) and a memory order",
                                call.pos)
-        p = ck.rvalue(args[0])
+        p = ck.conversions.rvalue(args[0])
         if not (isinstance(p.ty, PointerType) and isinstance(p.ty.pointee, AtomicType)):
             hint = ""
             if isinstance(p.ty, PointerType):
@@ -53,10 +53,10 @@ class Atomic(Builtin):
             if not target.lvalue or target.ty != elem:
                 raise CompileError(f"'expected' must be a '{elem}' variable", exp.pos)
             conv.append(target)
-            conv.append(ck.convert(args[2], elem, "desired value"))
+            conv.append(ck.conversions.convert(args[2], elem, "desired value"))
             rest = args[3:]
         else:
-            vals = [ck.convert(a, elem, f"value of '{self.name}'") for a in args[1:1 + nvals]]
+            vals = [ck.conversions.convert(a, elem, f"value of '{self.name}'") for a in args[1:1 + nvals]]
             conv.extend(vals)
             rest = args[1 + nvals:]
         for r in rest:

@@ -42,7 +42,7 @@ def unify(ck, call: ast.Call, args: list[ast.Expr], *, floats_only: bool = False
     'min(uint, int)' on variables is ambiguous in Metal and reported as such.
     """
     name = callee_name(call).ident
-    args = [ck.rvalue(a) for a in args]
+    args = [ck.conversions.rvalue(a) for a in args]
     for a in args:
         if not is_arith(a.ty):
             raise CompileError(f"no matching function for call to '{name}': argument of type '{a.ty}'", a.pos)
@@ -76,7 +76,7 @@ def unify(ck, call: ast.Call, args: list[ast.Expr], *, floats_only: bool = False
         target = with_elem(target, FLOAT)
     if ints_only and not elem.is_int:
         raise CompileError(f"'{name}' needs integer arguments, got '{target}'", call.pos)
-    call.args = [ck.convert(a, target, f"argument of '{name}'") for a in args]
+    call.args = [ck.conversions.convert(a, target, f"argument of '{name}'") for a in args]
     return target
 
 

@@ -34,7 +34,7 @@ class NumericLimits(Builtin):
         member = call.func.ident.split("::")[-1]
         if not targs or len(targs) != 1:
             raise CompileError("numeric_limits needs one type argument", call.pos)
-        ty = ck.resolve_type(targs[0])
+        ty = ck.types.resolve_type(targs[0])
         if isinstance(ty, VectorType):  # Metal's vectors have limits too: the element's, in every component
             call.const_value = np.full(ty.n, _limit(ty.elem, member, call), dtype=ty.elem.dtype)
             return ty
@@ -119,12 +119,12 @@ def lookup_constant(name: str, targs, ck) -> tuple[Type, object] | None:
         return _INT_CONSTANTS[plain]
     if plain.startswith("numeric_limits<>::") and targs and plain.split("::")[-1] in _LIMIT_DATA:
         # The static data members (numeric_limits<T>::digits), beside the member functions (max()).
-        ty = ck.resolve_type(targs[0])
+        ty = ck.types.resolve_type(targs[0])
         if isinstance(ty, ScalarType):
             return _limit_data(ty, plain.split("::")[-1])
     if plain.startswith("Limits<>::") and targs:
         # MLX's Limits<T>::max / min / finite_max / finite_min (static constants, not calls).
-        ty = ck.resolve_type(targs[0])
+        ty = ck.types.resolve_type(targs[0])
         member = plain.split("::")[-1]
         if isinstance(ty, ScalarType):
             if ty.is_float and member in ("max", "min"):

@@ -157,7 +157,7 @@ class BitField(Builtin):
         values = args[: n - 2]
         fake = ast.Call(call.pos, call.func, values)
         t = unify(ck, fake, values, ints_only=True)
-        call.args = fake.args + [ck.convert(ck.rvalue(a), UINT, f"'{self.name}'") for a in args[n - 2:]]
+        call.args = fake.args + [ck.conversions.convert(ck.conversions.rvalue(a), UINT, f"'{self.name}'") for a in args[n - 2:]]
         call.arg_ty = t
         return t
 

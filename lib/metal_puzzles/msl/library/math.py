@@ -152,10 +152,10 @@ class Ldexp(Builtin):
 
     def check(self, ck, call, args, targs):
         nargs(call, args, 2)
-        x = ck.rvalue(args[0])
+        x = ck.conversions.rvalue(args[0])
         t = x.ty if scalar_of(x.ty).is_float else with_elem(x.ty, FLOAT)
         k_t = with_elem(t, INT)
-        call.args = [ck.convert(x, t, "'ldexp'"), ck.convert(ck.rvalue(args[1]), k_t, "'ldexp'")]
+        call.args = [ck.conversions.convert(x, t, "'ldexp'"), ck.conversions.convert(ck.conversions.rvalue(args[1]), k_t, "'ldexp'")]
         call.arg_ty = t
         return t
 
@@ -204,7 +204,7 @@ class OutParam(Builtin):
 
     def check(self, ck, call, args, targs):
         nargs(call, args, 2)
-        x = ck.rvalue(args[0])
+        x = ck.conversions.rvalue(args[0])
         t = x.ty if is_arith(x.ty) and scalar_of(x.ty).is_float else with_elem(x.ty, FLOAT) if is_arith(x.ty) else None
         if t is None:
             raise CompileError(f"'{self.name}' needs a floating-point argument", call.pos)
@@ -214,8 +214,8 @@ class OutParam(Builtin):
         want = with_elem(t, INT) if self.name == "frexp" else t
         if not out.lvalue or out.ty != want:
             raise CompileError(f"the second argument of '{self.name}' must be a '{want}' variable", out.pos)
-        ck.require_modifiable(out)
-        call.args = [ck.convert(x, t, f"'{self.name}'"), out]
+        ck.exprs.require_modifiable(out)
+        call.args = [ck.conversions.convert(x, t, f"'{self.name}'"), out]
         call.arg_ty = t
         return t
 
@@ -248,11 +248,11 @@ class Select(Builtin):
 
     def check(self, ck, call, args, targs):
         nargs(call, args, 3)
-        a, b, c = (ck.rvalue(x) for x in args)
+        a, b, c = (ck.conversions.rvalue(x) for x in args)
         fake = ast.Call(call.pos, call.func, [a, b])
         t = unify(ck, fake, [a, b])
         cond_t = with_elem(t, BOOL) if isinstance(c.ty, VectorType) else BOOL
-        call.args = fake.args + [ck.convert(c, cond_t, "condition of 'select'")]
+        call.args = fake.args + [ck.conversions.convert(c, cond_t, "condition of 'select'")]
         call.select_per_component = isinstance(t, VectorType) and not isinstance(c.ty, VectorType)
         return t
 
@@ -339,11 +339,11 @@ for _n, _k in (("dot", 2), ("length", 1), ("length_squared", 1), ("distance", 2)
 class AllAny(Builtin):
     def check(self, ck, call, args, targs):
         nargs(call, args, 1)
-        a = ck.rvalue(args[0])
+        a = ck.conversions.rvalue(args[0])
         if isinstance(a.ty, VectorType):
-            call.args = [ck.convert(a, vector(BOOL, a.ty.n), f"'{self.name}'")]
+            call.args = [ck.conversions.convert(a, vector(BOOL, a.ty.n), f"'{self.name}'")]
         else:
-            call.args = [ck.to_bool(a)]
+            call.args = [ck.conversions.to_bool(a)]
         return BOOL
 
     def emit(self, cg, call, fns):

@@ -12,7 +12,7 @@ from .base import Builtin, nargs, register
 class Transpose(Builtin):
     def check(self, ck, call, args, targs):
         nargs(call, args, 1)
-        a = ck.rvalue(args[0])
+        a = ck.conversions.rvalue(args[0])
         if not isinstance(a.ty, MatrixType):
             raise CompileError(f"'transpose' takes a matrix, got '{a.ty}'", a.pos)
         call.args = [a]

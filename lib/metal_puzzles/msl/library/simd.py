@@ -100,11 +100,11 @@ class SimdReduce(Builtin):
 
     def check(self, ck, call, args, targs):
         nargs(call, args, 1)
-        a = ck.rvalue(args[0])
+        a = ck.conversions.rvalue(args[0])
         if self.op in ("and", "or", "xor") and not scalar_of(a.ty).is_int:
             raise CompileError(f"'{self.name}' needs an integer argument", call.pos)
         if self.op in ("all", "any"):
-            a = ck.to_bool(a)
+            a = ck.conversions.to_bool(a)
         elif not is_arith(a.ty):
             raise CompileError(f"'{self.name}' needs a scalar or vector argument, got '{a.ty}'", call.pos)
         call.args = [a]
@@ -210,15 +210,15 @@ class SimdShuffle(Builtin):
     def check(self, ck, call, args, targs):
         want = 1 if self.kind == "broadcast_first" else 2
         nargs(call, args, want)
-        a = ck.rvalue(args[0])
+        a = ck.conversions.rvalue(args[0])
         if not is_arith(a.ty):
             raise CompileError(f"'{self.name}' needs a scalar or vector value, got '{a.ty}'", call.pos)
         conv = [a]
         if want == 2:
-            b = ck.rvalue(args[1])
+            b = ck.conversions.rvalue(args[1])
             if not (isinstance(b.ty, ScalarType) and b.ty.is_int):
                 raise CompileError(f"'{self.name}' takes an integer lane/delta, got '{b.ty}'", b.pos)
-            conv.append(ck.convert(b, UINT, f"'{self.name}'"))
+            conv.append(ck.conversions.convert(b, UINT, f"'{self.name}'"))
         call.args = conv
         return a.ty
 
@@ -304,7 +304,7 @@ register(SimdIsFirst("simd_is_first"))
 class SimdBallot(Builtin):
     def check(self, ck, call, args, targs):
         nargs(call, args, 1)
-        call.args = [ck.to_bool(ck.rvalue(args[0]))]
+        call.args = [ck.conversions.to_bool(ck.conversions.rvalue(args[0]))]
         return SIMD_VOTE
 
     def emit(self, cg, call, fns):
@@ -365,7 +365,7 @@ class ShuffleAndFill(Builtin):
         nargs(call, args, (3, 4))
         fake = ast.Call(call.pos, call.func, args[:2])
         t = unify(ck, fake, args[:2])
-        call.args = fake.args + [ck.convert(ck.rvalue(a), UINT, f"'{self.name}'") for a in args[2:]]
+        call.args = fake.args + [ck.conversions.convert(ck.conversions.rvalue(a), UINT, f"'{self.name}'") for a in args[2:]]
         call.arg_ty = t
         return t
 

@@ -57,7 +57,7 @@ def _matrix_arg(ck, a: ast.Expr, what: str) -> SimdgroupMatrixType:
 
 def _destination(ck, a: ast.Expr, name: str) -> SimdgroupMatrixType:
     ty = _matrix_arg(ck, a, f"the first argument of '{name}'")
-    ck.require_modifiable(a)
+    ck.exprs.require_modifiable(a)
     return ty
 
 
@@ -128,20 +128,20 @@ class SimdgroupLoadStore(Builtin):
             raise CompileError(f"'{self.name}' takes a matrix, a pointer, and optionally elements per row, the "
                                "matrix origin (ulong2: column, row) and whether to transpose", call.pos)
         if self.store:
-            ty = _matrix_arg(ck, ck.rvalue(args[0]), f"the first argument of '{self.name}'")
-            first = ck.rvalue(args[0])
+            ty = _matrix_arg(ck, ck.conversions.rvalue(args[0]), f"the first argument of '{self.name}'")
+            first = ck.conversions.rvalue(args[0])
         else:
             ty = _destination(ck, args[0], self.name)
             first = args[0]
-        p = ck.rvalue(args[1])
+        p = ck.conversions.rvalue(args[1])
         if not (isinstance(p.ty, PointerType) and p.ty.pointee == ty.elem):
             raise CompileError(f"'{self.name}' of a '{ty}' needs a pointer to '{ty.elem}' (device or threadgroup), "
                                f"got '{p.ty}'", p.pos)
         if self.store and p.ty.const:
             raise CompileError(f"'{self.name}' cannot write through '{p.ty}' (it points to read-only memory)", p.pos)
-        rest = [ck.convert(ck.rvalue(args[2]), ULONG, "elements per row") if len(args) > 2 else None,
-                ck.convert(ck.rvalue(args[3]), ORIGIN, "matrix origin") if len(args) > 3 else None,
-                ck.to_bool(ck.rvalue(args[4])) if len(args) > 4 else None]
+        rest = [ck.conversions.convert(ck.conversions.rvalue(args[2]), ULONG, "elements per row") if len(args) > 2 else None,
+                ck.conversions.convert(ck.conversions.rvalue(args[3]), ORIGIN, "matrix origin") if len(args) > 3 else None,
+                ck.conversions.to_bool(ck.conversions.rvalue(args[4])) if len(args) > 4 else None]
         call.args = [first, p] + [a for a in rest if a is not None]
         call.arg_ty = ty
         return VOID
@@ -203,7 +203,7 @@ class SimdgroupMultiply(Builtin):
         if len(args) != want:
             raise CompileError(f"'{self.name}' takes {want} simdgroup matrices (the destination first)", call.pos)
         d = _destination(ck, args[0], self.name)
-        rest = [ck.rvalue(a) for a in args[1:]]
+        rest = [ck.conversions.rvalue(a) for a in args[1:]]
         for a, what in zip(rest, ("a", "b", "c"), strict=False):
             _matrix_arg(ck, a, f"'{self.name}' operand {what}")
         call.args = [args[0], *rest]
@@ -231,14 +231,14 @@ class MakeFilled(Builtin):
     def check(self, ck, call, args, targs):
         if not targs or len(targs) not in (2, 3) or not isinstance(targs[0], ast.TypeSpec):
             raise CompileError("make_filled_simdgroup_matrix takes <T, 8> or <T, 8, 8>", call.pos)
-        elem = ck.resolve_type(targs[0])
-        dims = [ck.const_int(t, "matrix size") for t in targs[1:]]
+        elem = ck.types.resolve_type(targs[0])
+        dims = [ck.types.const_int(t, "matrix size") for t in targs[1:]]
         if not isinstance(elem, ScalarType) or elem.name not in ("float", "half", "bfloat") or any(d != 8 for d in dims):
             raise CompileError(f"simdgroup matrices are 8x8 of float, half or bfloat; got <{elem}, "
                                + ", ".join(map(str, dims)) + ">", call.pos)
         if len(args) != 1:
             raise CompileError("make_filled_simdgroup_matrix takes one value", call.pos)
-        call.args = [ck.convert(ck.rvalue(args[0]), elem, "fill value")]
+        call.args = [ck.conversions.convert(ck.conversions.rvalue(args[0]), elem, "fill value")]
         return SimdgroupMatrixType(elem)
 
     def emit(self, cg, call, fns):

@@ -15,19 +15,19 @@ from ...lang.errors import CompileError, Pos
 from ...lang.metal_namespace import METAL_NAMESPACE
 from .. import ast
 from .entries import Scope, ScopeEntry
-from .state import CheckerState
+from .state import CheckerPart
 
 
-class NamespaceLookup(CheckerState):
+class NamespaceLookup(CheckerPart):
     def declare_namespace(self, path: tuple[str, ...]) -> None:
         """Record namespace ``path`` and each namespace enclosing it as known."""
         for k in range(1, len(path) + 1):
-            self.namespaces.add("::".join(path[:k]))
+            self.chk.namespaces.add("::".join(path[:k]))
 
     def use_namespace(self, directive: ast.UsingNamespace) -> None:
         """``using namespace X;``: X's names become visible where the directive is written."""
         target = self._resolve_namespace(directive.target, directive.namespace, directive.pos)
-        targets = self.using.setdefault(directive.namespace, [])
+        targets = self.chk.using.setdefault(directive.namespace, [])
         if target not in targets:
             targets.append(target)
 
@@ -37,7 +37,7 @@ class NamespaceLookup(CheckerState):
         else:
             candidates = ["::".join(where[:k] + (written,)) for k in range(len(where), -1, -1)]
         for cand in candidates:
-            if cand in self.namespaces:
+            if cand in self.chk.namespaces:
                 return cand
         if candidates[-1] == METAL_NAMESPACE or candidates[-1].startswith(METAL_NAMESPACE + "::"):
             return candidates[-1]
@@ -47,43 +47,43 @@ class NamespaceLookup(CheckerState):
         """The qualified names ``name`` may denote from the current namespace, innermost first."""
         if name.startswith("::"):
             bare = name[2:]
-            return [bare] + [f"{target}::{bare}" for target in self.using.get((), ())]
+            return [bare] + [f"{target}::{bare}" for target in self.chk.using.get((), ())]
         out = []
-        ns = self.namespace
+        ns = self.chk.namespace
         for k in range(len(ns), -1, -1):
             level = ns[:k]
             out.append("::".join(level + (name,)))
-            out.extend(f"{target}::{name}" for target in self.using.get(level, ()))
+            out.extend(f"{target}::{name}" for target in self.chk.using.get(level, ()))
         return out
 
     def lookup_name(self, name: str) -> ScopeEntry | None:
         """What ``name`` denotes (a ``Var``, a ``TypeEntry``, a member...: ``entries.ScopeEntry``): block scopes
         first, then declarations at namespace scope from the current namespace outwards."""
-        if not self.namespace and not self.using and "::" not in name:
-            return self.scope.lookup(name)  # the common case: one chain of scopes ending at the globals
-        scope: Scope | None = self.scope
+        if not self.chk.namespace and not self.chk.using and "::" not in name:
+            return self.chk.scope.lookup(name)  # the common case: one chain of scopes ending at the globals
+        scope: Scope | None = self.chk.scope
         if "::" not in name:
-            while scope is not None and scope is not self.globals:
+            while scope is not None and scope is not self.chk.globals:
                 if name in scope.names:
                     return scope.names[name]
                 scope = scope.parent
         for cand in self.qualified_candidates(name):
-            if cand in self.globals.names:
-                return self.globals.names[cand]
+            if cand in self.chk.globals.names:
+                return self.chk.globals.names[cand]
         return None
 
     def find_function(self, name: str) -> list[ast.FuncDef] | None:
         """The header functions ``name`` names (an overload set of one namespace), or None."""
-        if not self.namespace and not self.using and "::" not in name:
-            return self.func_defs.get(name)
+        if not self.chk.namespace and not self.chk.using and "::" not in name:
+            return self.chk.func_defs.get(name)
         for cand in self.qualified_candidates(name):
-            defs = self.func_defs.get(cand)
+            defs = self.chk.func_defs.get(cand)
             if defs:
                 return defs
         return None
 
     def enter_namespace(self, path: tuple[str, ...]) -> tuple[str, ...]:
         """Check what follows as written in namespace ``path``; returns the namespace to restore."""
-        saved = self.namespace
-        self.namespace = path
+        saved = self.chk.namespace
+        self.chk.namespace = path
         return saved

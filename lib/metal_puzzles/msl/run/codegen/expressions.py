@@ -42,8 +42,7 @@ from .state import CodeGenState, Fn, slot_of
 class Expressions(CodeGenState):
     def expr(self, e: ast.Expr) -> Fn:
         self.work += 1
-        method = getattr(self, "x_" + type(e).__name__)
-        return method(e)
+        return self.expression_handlers[type(e)](self, e)
 
     def x_IntLit(self, e: ast.IntLit) -> Fn:
         v = e.ty.dtype.type(e.value)

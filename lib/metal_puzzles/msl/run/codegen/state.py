@@ -5,8 +5,8 @@ are mixins of ``CodeGen`` that call each other through ``self``."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, ClassVar
 
 from ...front import ast
 from ...front.symbols import FuncInstance, Var
@@ -42,6 +42,11 @@ def slot_of(sym: Var) -> int:
 
 class CodeGenState:
     """The code generator's state, and the entry points its parts call each other by."""
+
+    #: The handler of each expression and statement node (``CodeGen`` in __init__.py declares
+    #: them, checked complete when the package is imported: ``front.dispatch``).
+    expression_handlers: ClassVar[Mapping[type[ast.Expr], Callable[[Any, Any], Fn]]]
+    statement_handlers: ClassVar[Mapping[type[ast.Stmt], Callable[[Any, Any], Compiled]]]
 
     def __init__(self, *, cost: bool = False) -> None:
         self.const_memories: dict[int, Memory] = {}

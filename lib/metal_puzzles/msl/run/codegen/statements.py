@@ -28,11 +28,11 @@ class _CaseLabel:
 
 class Statements(CodeGenState):
     def stmt(self, s: ast.Stmt) -> Compiled:
-        method = getattr(self, "s_" + type(s).__name__)
+        handler = self.statement_handlers[type(s)]
         # Count this statement's own work; nested statements count theirs.
         outer_work, self.work = self.work, 0
         try:
-            f, jumps = method(s)
+            f, jumps = handler(self, s)
             cost = self.step_cost()
         finally:
             self.work = outer_work
@@ -91,7 +91,7 @@ class Statements(CodeGenState):
     def s_StaticAssert(self, s: ast.StaticAssert) -> Compiled:  # checked at compile time: nothing runs
         return None, False
 
-    def s__AliasStmt(self, s: ast.Stmt) -> Compiled:  # a type alias in a body: the checker's alone
+    def s_AliasStmt(self, s: ast.Stmt) -> Compiled:  # a type alias in a body: the checker's alone
         return None, False
 
     def s_ExprStmt(self, s: ast.ExprStmt) -> Compiled:
@@ -175,7 +175,7 @@ class Statements(CodeGenState):
 
     def s_For(self, s: ast.For) -> Compiled:
         # The initializer is shown as part of the loop's own step, not as a step of its own.
-        init = getattr(self, "s_" + type(s.init).__name__)(s.init)[0] if s.init is not None else None
+        init = self.statement_handlers[type(s.init)](self, s.init)[0] if s.init is not None else None
         cond = self.expr(s.cond) if s.cond is not None else None
         step = self.expr(s.step) if s.step is not None else None
         body, _ = self.stmt(s.body)
