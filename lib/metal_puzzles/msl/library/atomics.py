@@ -13,6 +13,7 @@ from ..lang.types import (
     AtomicType,
     PointerType,
 )
+from ..run.op_kinds import BuiltinCost
 from .base import Builtin, register
 
 
@@ -20,8 +21,8 @@ from .base import Builtin, register
 class Atomic(Builtin):
     """atomic_*_explicit on a pointer to atomic<T> (device or threadgroup memory)."""
 
-    def __init__(self, name: str, op: str) -> None:
-        super().__init__(name)
+    def __init__(self, name: str, op: str, cost: BuiltinCost) -> None:
+        super().__init__(name, cost)
         self.op = op
         if op == "cas":
             self.lvalue_args = (1,)
@@ -94,13 +95,13 @@ class Atomic(Builtin):
 
 
 for _op in ("add", "sub", "min", "max", "and", "or", "xor"):
-    register(Atomic(f"atomic_fetch_{_op}_explicit", _op))
-    register(Atomic(f"atomic_fetch_{_op}", _op))
-register(Atomic("atomic_exchange_explicit", "exchange"))
-register(Atomic("atomic_exchange", "exchange"))
-register(Atomic("atomic_load_explicit", "load"))
-register(Atomic("atomic_load", "load"))
-register(Atomic("atomic_store_explicit", "store"))
-register(Atomic("atomic_store", "store"))
-register(Atomic("atomic_compare_exchange_weak_explicit", "cas"))
-register(Atomic("atomic_compare_exchange_strong_explicit", "cas"))
+    register(Atomic(f"atomic_fetch_{_op}_explicit", _op, BuiltinCost.NOT_ARITHMETIC))
+    register(Atomic(f"atomic_fetch_{_op}", _op, BuiltinCost.NOT_ARITHMETIC))
+register(Atomic("atomic_exchange_explicit", "exchange", BuiltinCost.NOT_ARITHMETIC))
+register(Atomic("atomic_exchange", "exchange", BuiltinCost.NOT_ARITHMETIC))
+register(Atomic("atomic_load_explicit", "load", BuiltinCost.NOT_ARITHMETIC))
+register(Atomic("atomic_load", "load", BuiltinCost.NOT_ARITHMETIC))
+register(Atomic("atomic_store_explicit", "store", BuiltinCost.NOT_ARITHMETIC))
+register(Atomic("atomic_store", "store", BuiltinCost.NOT_ARITHMETIC))
+register(Atomic("atomic_compare_exchange_weak_explicit", "cas", BuiltinCost.NOT_ARITHMETIC))
+register(Atomic("atomic_compare_exchange_strong_explicit", "cas", BuiltinCost.NOT_ARITHMETIC))

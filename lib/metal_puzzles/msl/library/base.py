@@ -4,11 +4,13 @@ vectorised implementation), generic elementwise functions, argument unification 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
 from ..front import ast
 from ..front.checker.helpers import callee_name
+from ..front.checker.state import CheckerState
 from ..lang.errors import CompileError
 from ..lang.types import (
     BFLOAT,
@@ -23,6 +25,11 @@ from ..lang.types import (
     with_elem,
 )
 from ..lang.values import round_bfloat
+from ..run.codegen.state import CodeGenState, Fn
+from ..run.op_kinds import BuiltinCost
+
+#: A call's explicit template arguments as the parser gives them ('f<T, 4>(x)'), or None.
+TemplateArgs = list[Any] | None
 
 
 # ============================================================================ checking helpers
@@ -94,24 +101,32 @@ def rounded(f: Callable, ty: Type) -> Callable:
 
 
 class Builtin:
+    """One builtin function, all of it in its row (its registration): its name, what one call
+    costs the cost model (``cost``, a ``BuiltinCost``), its type rule (``check``: run by the
+    checker, it converts the arguments and declares on the call what ``emit`` needs) and its
+    vectorised implementation (``emit``: run by the code generator, a closure over the compiled
+    arguments)."""
+
+    #: Arguments passed as places, not values (an out-parameter: 'sincos(x, c)').
     lvalue_args: tuple[int, ...] = ()
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, cost: BuiltinCost) -> None:
         self.name = name
+        self.cost = cost
 
-    def check(self, ck, call: ast.Call, args: list[ast.Expr], targs) -> Type:  # pragma: no cover
+    def check(self, ck: CheckerState, call: ast.Call, args: list[ast.Expr], targs: TemplateArgs) -> Type:  # pragma: no cover
         raise NotImplementedError
 
-    def emit(self, cg, call: ast.Call, fns: list[Callable]) -> Callable:  # pragma: no cover
+    def emit(self, cg: CodeGenState, call: ast.Call, fns: list[Fn]) -> Fn:  # pragma: no cover
         raise NotImplementedError
 
 
 class Elementwise(Builtin):
     """A function applied component by component to arguments of one common type."""
 
-    def __init__(self, name: str, nargs: int, impl: Callable, *, floats_only=False, ints_only=False,
-                 result: str = "same", per_type: bool = False) -> None:
-        super().__init__(name)
+    def __init__(self, name: str, nargs: int, impl: Callable, *, cost: BuiltinCost, floats_only: bool = False,
+                 ints_only: bool = False, result: str = "same", per_type: bool = False) -> None:
+        super().__init__(name, cost)
         self.nargs = nargs
         #: ``impl(*values)``, or with ``per_type`` a factory ``impl(elem)`` returning it for an element type.
         self.impl = impl

@@ -21,6 +21,7 @@ from ..lang.types import (
     Type,
     VectorType,
 )
+from ..run.op_kinds import BuiltinCost
 from .base import Builtin, nargs
 from .type_traits import lookup_trait
 
@@ -67,7 +68,7 @@ def _limit(ty: ScalarType, member: str, node) -> float | int:
     return table[member]
 
 
-NUMERIC_LIMITS = NumericLimits("numeric_limits")
+NUMERIC_LIMITS = NumericLimits("numeric_limits", BuiltinCost.NOT_ARITHMETIC)
 
 #: numeric_limits's static data members, as values (C++'s <limits>, which Metal's mirrors).
 _LIMIT_DATA = ("digits", "digits10", "is_signed", "is_integer", "is_exact", "radix", "has_infinity",

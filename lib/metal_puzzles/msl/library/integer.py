@@ -11,6 +11,7 @@ from ..lang.types import (
     UINT,
     scalar_of,
 )
+from ..run.op_kinds import BuiltinCost
 from .base import Builtin, Elementwise, as_dtype, nargs, register, unify, unsigned_of_width
 
 
@@ -138,14 +139,14 @@ def _mad24(elem):
                             + np.asarray(z).astype(np.int64)).astype(elem.dtype)
 
 
-register(Elementwise("popcount", 1, _popcount, ints_only=True, per_type=True))
-register(Elementwise("clz", 1, _clz, ints_only=True, per_type=True))
-register(Elementwise("ctz", 1, _ctz, ints_only=True, per_type=True))
-register(Elementwise("reverse_bits", 1, _reverse_bits, ints_only=True, per_type=True))
+register(Elementwise("popcount", 1, _popcount, cost=BuiltinCost.ELEMENTWISE, ints_only=True, per_type=True))
+register(Elementwise("clz", 1, _clz, cost=BuiltinCost.ELEMENTWISE, ints_only=True, per_type=True))
+register(Elementwise("ctz", 1, _ctz, cost=BuiltinCost.ELEMENTWISE, ints_only=True, per_type=True))
+register(Elementwise("reverse_bits", 1, _reverse_bits, cost=BuiltinCost.ELEMENTWISE, ints_only=True, per_type=True))
 for _n, _f, _k in (("mulhi", _mulhi, 2), ("madhi", _madhi, 3), ("rotate", _rotate, 2), ("addsat", _addsat, 2),
                    ("subsat", _subsat, 2), ("hadd", _hadd, 2), ("rhadd", _rhadd, 2), ("mul24", _mul24, 2),
                    ("mad24", _mad24, 3)):
-    register(Elementwise(_n, _k, _f, ints_only=True, per_type=True))
+    register(Elementwise(_n, _k, _f, cost=BuiltinCost.ELEMENTWISE, ints_only=True, per_type=True))
 
 
 class BitField(Builtin):
@@ -191,5 +192,5 @@ class BitField(Builtin):
         return insert
 
 
-register(BitField("extract_bits"))
-register(BitField("insert_bits"))
+register(BitField("extract_bits", BuiltinCost.ELEMENTWISE))
+register(BitField("insert_bits", BuiltinCost.ELEMENTWISE))

@@ -22,6 +22,7 @@ from ..lang.types import (
     with_elem,
 )
 from ..lang.values import round_bfloat
+from ..run.op_kinds import BuiltinCost
 from .base import (
     Builtin,
     Elementwise,
@@ -104,47 +105,92 @@ def _absdiff(elem):
     return absdiff
 
 
-FLOAT_UNARY: dict[str, Callable] = {
-    "sqrt": np.sqrt, "rsqrt": _rsqrt, "exp": np.exp, "exp2": np.exp2, "exp10": _exp10, "log": np.log,
-    "log2": np.log2, "log10": np.log10, "sin": np.sin, "cos": np.cos, "tan": np.tan, "asin": np.arcsin,
-    "acos": np.arccos, "atan": np.arctan, "sinh": np.sinh, "cosh": np.cosh, "tanh": np.tanh,
-    "asinh": np.arcsinh, "acosh": np.arccosh, "atanh": np.arctanh, "floor": np.floor, "ceil": np.ceil,
-    "round": _c_round, "rint": np.rint, "trunc": np.trunc, "fract": _fract, "fabs": np.abs,
-    "sign": _sign, "saturate": lambda x: np.clip(x, np.asarray(x).dtype.type(0), np.asarray(x).dtype.type(1)),
-    "log1p": np.log1p, "expm1": np.expm1, "cbrt": np.cbrt,
-    "sinpi": lambda x: np.sin(np.asarray(x).dtype.type(math.pi) * x),
-    "cospi": lambda x: np.cos(np.asarray(x).dtype.type(math.pi) * x),
-    "tanpi": lambda x: np.tan(np.asarray(x).dtype.type(math.pi) * x),
+# What one call costs, on each builtin's row (run/op_kinds.BuiltinCost).
+SPECIAL, ELEMENTWISE, FMA = BuiltinCost.SPECIAL, BuiltinCost.ELEMENTWISE, BuiltinCost.FMA
+FLOAT_DIVISION, DOT = BuiltinCost.FLOAT_DIVISION, BuiltinCost.DOT
+
+FLOAT_UNARY: dict[str, tuple[Callable, BuiltinCost]] = {
+    "sqrt": (np.sqrt, SPECIAL),
+    "rsqrt": (_rsqrt, SPECIAL),
+    "exp": (np.exp, SPECIAL),
+    "exp2": (np.exp2, SPECIAL),
+    "exp10": (_exp10, SPECIAL),
+    "log": (np.log, SPECIAL),
+    "log2": (np.log2, SPECIAL),
+    "log10": (np.log10, SPECIAL),
+    "sin": (np.sin, SPECIAL),
+    "cos": (np.cos, SPECIAL),
+    "tan": (np.tan, SPECIAL),
+    "asin": (np.arcsin, SPECIAL),
+    "acos": (np.arccos, SPECIAL),
+    "atan": (np.arctan, SPECIAL),
+    "sinh": (np.sinh, SPECIAL),
+    "cosh": (np.cosh, SPECIAL),
+    "tanh": (np.tanh, SPECIAL),
+    "asinh": (np.arcsinh, SPECIAL),
+    "acosh": (np.arccosh, SPECIAL),
+    "atanh": (np.arctanh, SPECIAL),
+    "floor": (np.floor, ELEMENTWISE),
+    "ceil": (np.ceil, ELEMENTWISE),
+    "round": (_c_round, ELEMENTWISE),
+    "rint": (np.rint, ELEMENTWISE),
+    "trunc": (np.trunc, ELEMENTWISE),
+    "fract": (_fract, ELEMENTWISE),
+    "fabs": (np.abs, ELEMENTWISE),
+    "sign": (_sign, ELEMENTWISE),
+    "saturate": (lambda x: np.clip(x, np.asarray(x).dtype.type(0), np.asarray(x).dtype.type(1)), ELEMENTWISE),
+    "log1p": (np.log1p, SPECIAL),
+    "expm1": (np.expm1, SPECIAL),
+    "cbrt": (np.cbrt, SPECIAL),
+    "sinpi": (lambda x: np.sin(np.asarray(x).dtype.type(math.pi) * x), SPECIAL),
+    "cospi": (lambda x: np.cos(np.asarray(x).dtype.type(math.pi) * x), SPECIAL),
+    "tanpi": (lambda x: np.tan(np.asarray(x).dtype.type(math.pi) * x), SPECIAL),
 }
-FLOAT_BINARY: dict[str, Callable] = {
-    "pow": np.power, "powr": np.power, "atan2": np.arctan2, "fmod": np.fmod, "fmin": np.fmin,
-    "fmax": np.fmax, "copysign": np.copysign, "step": _step, "fdim": lambda x, y: np.maximum(x - y, 0),
-    "nextafter": np.nextafter, "hypot": np.hypot,
+FLOAT_BINARY: dict[str, tuple[Callable, BuiltinCost]] = {
+    "pow": (np.power, SPECIAL),
+    "powr": (np.power, SPECIAL),
+    "atan2": (np.arctan2, SPECIAL),
+    "fmod": (np.fmod, FLOAT_DIVISION),
+    "fmin": (np.fmin, ELEMENTWISE),
+    "fmax": (np.fmax, ELEMENTWISE),
+    "copysign": (np.copysign, ELEMENTWISE),
+    "step": (_step, ELEMENTWISE),
+    "fdim": (lambda x, y: np.maximum(x - y, 0), ELEMENTWISE),
+    "nextafter": (np.nextafter, ELEMENTWISE),
+    "hypot": (np.hypot, ELEMENTWISE),
 }
-FLOAT_TERNARY = {"fma": _fma, "mad": _fma, "mix": _mix, "smoothstep": _smoothstep}
-FLOAT_PREDICATES: dict[str, Callable] = {"isnan": np.isnan, "isinf": np.isinf, "isfinite": np.isfinite, "signbit": np.signbit,
-                    "isnormal": lambda x: np.isfinite(x) & (np.abs(x) >= np.finfo(np.asarray(x).dtype).tiny)}
+FLOAT_TERNARY: dict[str, tuple[Callable, BuiltinCost]] = {
+    "fma": (_fma, FMA),
+    "mad": (_fma, FMA),
+    "mix": (_mix, ELEMENTWISE),
+    "smoothstep": (_smoothstep, ELEMENTWISE),
+}
+FLOAT_PREDICATES: dict[str, tuple[Callable, BuiltinCost]] = {
+    "isnan": (np.isnan, ELEMENTWISE),
+    "isinf": (np.isinf, ELEMENTWISE),
+    "isfinite": (np.isfinite, ELEMENTWISE),
+    "signbit": (np.signbit, ELEMENTWISE),
+    "isnormal": (lambda x: np.isfinite(x) & (np.abs(x) >= np.finfo(np.asarray(x).dtype).tiny), ELEMENTWISE),
+}
 
-
-
-for _n, _f in FLOAT_UNARY.items():
-    register(Elementwise(_n, 1, _f, floats_only=True))
-for _n, _f in FLOAT_BINARY.items():
-    register(Elementwise(_n, 2, _f, floats_only=True))
-for _n, _f in FLOAT_TERNARY.items():
-    register(Elementwise(_n, 3, _f, floats_only=True))
-for _n, _f in FLOAT_PREDICATES.items():
-    register(Elementwise(_n, 1, _f, floats_only=True, result="bool"))
+for _n, (_f, _cost) in FLOAT_UNARY.items():
+    register(Elementwise(_n, 1, _f, cost=_cost, floats_only=True))
+for _n, (_f, _cost) in FLOAT_BINARY.items():
+    register(Elementwise(_n, 2, _f, cost=_cost, floats_only=True))
+for _n, (_f, _cost) in FLOAT_TERNARY.items():
+    register(Elementwise(_n, 3, _f, cost=_cost, floats_only=True))
+for _n, (_f, _cost) in FLOAT_PREDICATES.items():
+    register(Elementwise(_n, 1, _f, cost=_cost, floats_only=True, result="bool"))
 # Two-argument predicates: whether either argument is NaN (comparisons with it are unordered).
 FLOAT_PAIR_PREDICATES = {"isunordered": lambda x, y: np.isnan(x) | np.isnan(y),
                          "isordered": lambda x, y: ~(np.isnan(x) | np.isnan(y))}
 for _n, _f in FLOAT_PAIR_PREDICATES.items():
-    register(Elementwise(_n, 2, _f, floats_only=True, result="bool"))
-register(Elementwise("min", 2, _min))
-register(Elementwise("max", 2, _max))
-register(Elementwise("clamp", 3, _clamp_any))
-register(Elementwise("abs", 1, _abs, per_type=True))
-register(Elementwise("absdiff", 2, _absdiff, ints_only=True, per_type=True))
+    register(Elementwise(_n, 2, _f, cost=ELEMENTWISE, floats_only=True, result="bool"))
+register(Elementwise("min", 2, _min, cost=ELEMENTWISE))
+register(Elementwise("max", 2, _max, cost=ELEMENTWISE))
+register(Elementwise("clamp", 3, _clamp_any, cost=ELEMENTWISE))
+register(Elementwise("abs", 1, _abs, cost=ELEMENTWISE, per_type=True))
+register(Elementwise("absdiff", 2, _absdiff, cost=ELEMENTWISE, ints_only=True, per_type=True))
 
 
 class Ldexp(Builtin):
@@ -166,7 +212,7 @@ class Ldexp(Builtin):
         return lambda c, m: as_dtype(f(a(c, m), b(c, m)), dtype)
 
 
-register(Ldexp("ldexp"))
+register(Ldexp("ldexp", ELEMENTWISE))
 
 
 def _median3(a, b, c):
@@ -175,11 +221,11 @@ def _median3(a, b, c):
 
 for _n, _f in (("fmax3", lambda a, b, c: np.fmax(np.fmax(a, b), c)), ("fmin3", lambda a, b, c: np.fmin(np.fmin(a, b), c)),
                ("fmedian3", _median3)):
-    register(Elementwise(_n, 3, _f, floats_only=True))
+    register(Elementwise(_n, 3, _f, cost=ELEMENTWISE, floats_only=True))
 for _n, _f in (("max3", lambda a, b, c: _max(_max(a, b), c)), ("min3", lambda a, b, c: _min(_min(a, b), c)),
                ("median3", _median3)):
-    register(Elementwise(_n, 3, _f))
-register(Elementwise("divide", 2, np.divide, floats_only=True))
+    register(Elementwise(_n, 3, _f, cost=ELEMENTWISE))
+register(Elementwise("divide", 2, np.divide, cost=FLOAT_DIVISION, floats_only=True))
 
 
 class Ilogb(Builtin):
@@ -194,7 +240,7 @@ class Ilogb(Builtin):
         return lambda c, m: as_dtype(np.frexp(np.asarray(a(c, m), dtype=np.float32))[1] - 1, np.dtype(np.int32))
 
 
-register(Ilogb("ilogb"))
+register(Ilogb("ilogb", ELEMENTWISE))
 
 
 class OutParam(Builtin):
@@ -239,8 +285,8 @@ class OutParam(Builtin):
         return out_param
 
 
-for _n in ("sincos", "frexp", "modf"):
-    register(OutParam(_n))
+for _n, _cost in (("sincos", SPECIAL), ("frexp", ELEMENTWISE), ("modf", ELEMENTWISE)):
+    register(OutParam(_n, _cost))
 
 
 class Select(Builtin):
@@ -262,12 +308,12 @@ class Select(Builtin):
         return lambda cx, m: np.where((lambda k: k[..., None] if vec and np.ndim(k) else k)(c(cx, m)), b(cx, m), a(cx, m))
 
 
-register(Select("select"))
+register(Select("select", ELEMENTWISE))
 
 
 class Geometric(Builtin):
-    def __init__(self, name: str, nargs: int, kind: str) -> None:
-        super().__init__(name)
+    def __init__(self, name: str, nargs: int, kind: str, cost: BuiltinCost) -> None:
+        super().__init__(name, cost)
         self.nargs = nargs
         self.kind = kind
 
@@ -331,9 +377,10 @@ class Geometric(Builtin):
         raise AssertionError(kind)
 
 
-for _n, _k in (("dot", 2), ("length", 1), ("length_squared", 1), ("distance", 2), ("distance_squared", 2),
-               ("normalize", 1), ("cross", 2)):
-    register(Geometric(_n, _k, _n))
+for _n, _k, _cost in (("dot", 2, DOT), ("length", 1, SPECIAL), ("length_squared", 1, ELEMENTWISE),
+                      ("distance", 2, SPECIAL), ("distance_squared", 2, ELEMENTWISE), ("normalize", 1, SPECIAL),
+                      ("cross", 2, DOT)):
+    register(Geometric(_n, _k, _n, _cost))
 
 
 class AllAny(Builtin):
@@ -355,5 +402,5 @@ class AllAny(Builtin):
         return lambda c, m: f(a(c, m), axis=-1)
 
 
-register(AllAny("all"))
-register(AllAny("any"))
+register(AllAny("all", ELEMENTWISE))
+register(AllAny("any", ELEMENTWISE))

@@ -6,6 +6,7 @@ import numpy as np
 
 from ..lang.errors import CompileError
 from ..lang.types import MatrixType, matrix
+from ..run.op_kinds import BuiltinCost
 from .base import Builtin, nargs, register
 
 
@@ -23,4 +24,4 @@ class Transpose(Builtin):
         return lambda c, m: np.swapaxes(np.asarray(a(c, m)), -1, -2).copy()
 
 
-register(Transpose("transpose"))
+register(Transpose("transpose", BuiltinCost.ELEMENTWISE))

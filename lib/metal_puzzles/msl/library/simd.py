@@ -20,6 +20,7 @@ from ..lang.types import (
 )
 from ..lang.values import round_bfloat
 from ..run.lanes import SIMD_WIDTH
+from ..run.op_kinds import BuiltinCost
 from .base import BUILTINS, Builtin, nargs, register, unify
 
 
@@ -92,8 +93,9 @@ def _lane_group_index(c, width):
 
 
 class SimdReduce(Builtin):
-    def __init__(self, name: str, op: str, width: int = SIMD_WIDTH, scan: str | None = None) -> None:
-        super().__init__(name)
+    def __init__(self, name: str, op: str, width: int = SIMD_WIDTH, scan: str | None = None, *,
+                 cost: BuiltinCost) -> None:
+        super().__init__(name, cost)
         self.op = op
         self.width = width
         self.scan = scan  # None, 'inclusive' or 'exclusive'
@@ -192,18 +194,18 @@ def _scan(rows, op, rnd):
 
 for _w, _p in ((SIMD_WIDTH, "simd"), (4, "quad")):
     for _op in ("sum", "product", "max", "min", "and", "or", "xor", "all", "any"):
-        register(SimdReduce(f"{_p}_{_op}", _op, _w))
-    register(SimdReduce(f"{_p}_prod", "product", _w))
+        register(SimdReduce(f"{_p}_{_op}", _op, _w, cost=BuiltinCost.SIMD_REDUCTION))
+    register(SimdReduce(f"{_p}_prod", "product", _w, cost=BuiltinCost.SIMD_REDUCTION))
     for _op in ("sum", "product"):
         for _kind in ("inclusive", "exclusive"):
-            register(SimdReduce(f"{_p}_prefix_{_kind}_{_op}", _op, _w, _kind))
+            register(SimdReduce(f"{_p}_prefix_{_kind}_{_op}", _op, _w, _kind, cost=BuiltinCost.SIMD_REDUCTION))
 
 
 class SimdShuffle(Builtin):
     """simd_shuffle / _up / _down / _xor / _rotate_* and simd_broadcast."""
 
-    def __init__(self, name: str, kind: str, width: int = SIMD_WIDTH) -> None:
-        super().__init__(name)
+    def __init__(self, name: str, kind: str, width: int = SIMD_WIDTH, *, cost: BuiltinCost) -> None:
+        super().__init__(name, cost)
         self.kind = kind
         self.width = width
 
@@ -272,14 +274,14 @@ def _shape(ty):
 
 
 for _w, _p in ((SIMD_WIDTH, "simd"), (4, "quad")):
-    register(SimdShuffle(f"{_p}_shuffle", "shuffle", _w))
-    register(SimdShuffle(f"{_p}_shuffle_down", "down", _w))
-    register(SimdShuffle(f"{_p}_shuffle_up", "up", _w))
-    register(SimdShuffle(f"{_p}_shuffle_xor", "xor", _w))
-    register(SimdShuffle(f"{_p}_shuffle_rotate_down", "rotate_down", _w))
-    register(SimdShuffle(f"{_p}_shuffle_rotate_up", "rotate_up", _w))
-    register(SimdShuffle(f"{_p}_broadcast", "broadcast", _w))
-    register(SimdShuffle(f"{_p}_broadcast_first", "broadcast_first", _w))
+    register(SimdShuffle(f"{_p}_shuffle", "shuffle", _w, cost=BuiltinCost.SIMD_STEP))
+    register(SimdShuffle(f"{_p}_shuffle_down", "down", _w, cost=BuiltinCost.SIMD_STEP))
+    register(SimdShuffle(f"{_p}_shuffle_up", "up", _w, cost=BuiltinCost.SIMD_STEP))
+    register(SimdShuffle(f"{_p}_shuffle_xor", "xor", _w, cost=BuiltinCost.SIMD_STEP))
+    register(SimdShuffle(f"{_p}_shuffle_rotate_down", "rotate_down", _w, cost=BuiltinCost.SIMD_STEP))
+    register(SimdShuffle(f"{_p}_shuffle_rotate_up", "rotate_up", _w, cost=BuiltinCost.SIMD_STEP))
+    register(SimdShuffle(f"{_p}_broadcast", "broadcast", _w, cost=BuiltinCost.SIMD_STEP))
+    register(SimdShuffle(f"{_p}_broadcast_first", "broadcast_first", _w, cost=BuiltinCost.SIMD_STEP))
 
 
 class SimdIsFirst(Builtin):
@@ -298,7 +300,7 @@ class SimdIsFirst(Builtin):
         return is_first
 
 
-register(SimdIsFirst("simd_is_first"))
+register(SimdIsFirst("simd_is_first", BuiltinCost.SIMD_STEP))
 
 
 class SimdBallot(Builtin):
@@ -342,7 +344,7 @@ class VoteMember(Builtin):
 
     def emit(self, cg, call, fns):
         (v,) = fns
-        active = SimdActiveMask("simd_active_threads_mask").emit(cg, call, [])
+        active = SimdActiveMask("simd_active_threads_mask", BuiltinCost.SIMD_STEP).emit(cg, call, [])
         is_all = self.name.endswith("all")
 
         def member(c, m):
@@ -352,10 +354,10 @@ class VoteMember(Builtin):
         return member
 
 
-register(SimdBallot("simd_ballot"))
-register(SimdActiveMask("simd_active_threads_mask"))
-BUILTINS["simd_vote.all"] = VoteMember("simd_vote.all")
-BUILTINS["simd_vote.any"] = VoteMember("simd_vote.any")
+register(SimdBallot("simd_ballot", BuiltinCost.SIMD_STEP))
+register(SimdActiveMask("simd_active_threads_mask", BuiltinCost.SIMD_STEP))
+BUILTINS["simd_vote.all"] = VoteMember("simd_vote.all", BuiltinCost.SIMD_STEP)
+BUILTINS["simd_vote.any"] = VoteMember("simd_vote.any", BuiltinCost.SIMD_STEP)
 
 
 class ShuffleAndFill(Builtin):
@@ -395,5 +397,5 @@ class ShuffleAndFill(Builtin):
         return shuffle_fill
 
 
-register(ShuffleAndFill("simd_shuffle_and_fill_down"))
-register(ShuffleAndFill("simd_shuffle_and_fill_up"))
+register(ShuffleAndFill("simd_shuffle_and_fill_down", BuiltinCost.SIMD_STEP))
+register(ShuffleAndFill("simd_shuffle_and_fill_up", BuiltinCost.SIMD_STEP))

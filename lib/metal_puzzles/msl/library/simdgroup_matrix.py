@@ -39,6 +39,7 @@ from ..run.findings import FindingKind
 from ..run.hints import simdgroup_size_fix
 from ..run.lanes import SIMD_WIDTH
 from ..run.memory import view_of
+from ..run.op_kinds import BuiltinCost
 from .base import BUILTINS, Builtin, register
 
 _LANE = np.arange(SIMD_WIDTH)
@@ -118,8 +119,8 @@ class SimdgroupLoadStore(Builtin):
     """simdgroup_load(d, src, elements_per_row = 8, matrix_origin = 0, transpose = false) and
     simdgroup_store(a, dst, ...)."""
 
-    def __init__(self, name: str, store: bool) -> None:
-        super().__init__(name)
+    def __init__(self, name: str, store: bool, cost: BuiltinCost) -> None:
+        super().__init__(name, cost)
         self.store = store
         self.lvalue_args = () if store else (0,)
 
@@ -194,8 +195,8 @@ class SimdgroupMultiply(Builtin):
 
     lvalue_args = (0,)
 
-    def __init__(self, name: str, accumulate: bool) -> None:
-        super().__init__(name)
+    def __init__(self, name: str, accumulate: bool, cost: BuiltinCost) -> None:
+        super().__init__(name, cost)
         self.accumulate = accumulate
 
     def check(self, ck, call, args, targs):
@@ -264,9 +265,10 @@ class ThreadElements(Builtin):
         return fns[0]
 
 
-register(SimdgroupLoadStore("simdgroup_load", store=False))
-register(SimdgroupLoadStore("simdgroup_store", store=True))
-register(SimdgroupMultiply("simdgroup_multiply", accumulate=False))
-register(SimdgroupMultiply("simdgroup_multiply_accumulate", accumulate=True))
-register(MakeFilled("make_filled_simdgroup_matrix"))
-BUILTINS["simdgroup_matrix.thread_elements"] = ThreadElements("simdgroup_matrix.thread_elements")
+register(SimdgroupLoadStore("simdgroup_load", store=False, cost=BuiltinCost.ELEMENTWISE))
+register(SimdgroupLoadStore("simdgroup_store", store=True, cost=BuiltinCost.ELEMENTWISE))
+register(SimdgroupMultiply("simdgroup_multiply", accumulate=False, cost=BuiltinCost.MATRIX_PRODUCT))
+register(SimdgroupMultiply("simdgroup_multiply_accumulate", accumulate=True, cost=BuiltinCost.MATRIX_PRODUCT))
+register(MakeFilled("make_filled_simdgroup_matrix", BuiltinCost.ELEMENTWISE))
+BUILTINS["simdgroup_matrix.thread_elements"] = ThreadElements("simdgroup_matrix.thread_elements",
+                                                                 BuiltinCost.ELEMENTWISE)

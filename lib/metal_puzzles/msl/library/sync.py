@@ -9,6 +9,7 @@ from ..lang.types import (
     VOID,
     MemFlags,
 )
+from ..run.op_kinds import BuiltinCost
 from .base import Builtin, register
 
 
@@ -34,5 +35,5 @@ class Barrier(Builtin):
         return lambda c, m: c.barrier(m, pos, MemFlags(int(flags(c, m))))
 
 
-register(Barrier("threadgroup_barrier"))
-register(Barrier("simdgroup_barrier"))
+register(Barrier("threadgroup_barrier", BuiltinCost.NOT_ARITHMETIC))
+register(Barrier("simdgroup_barrier", BuiltinCost.NOT_ARITHMETIC))

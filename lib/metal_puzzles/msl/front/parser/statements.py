@@ -10,16 +10,12 @@ from .cursor import TokenCursor
 from .vocabulary import COMMON_TYPES, STATEMENT_ATTRIBUTES
 
 
-class _AliasStmt(ast.Stmt):
+class AliasStmt(ast.Stmt):
     """A type alias declared inside a function body."""
 
     def __init__(self, alias: ast.TypeAlias) -> None:
         super().__init__(alias.pos)
         self.alias = alias
-
-
-#: The public name; the class keeps its own, which the executor dispatches on ('s__AliasStmt').
-AliasStmt = _AliasStmt
 
 
 class Statements(TokenCursor):
@@ -202,7 +198,7 @@ class Statements(TokenCursor):
             if item is None or isinstance(item, ast.UsingNamespace):
                 # 'using metal::max;' declares no alias, 'using namespace metal;' widens lookup.
                 return ast.Empty(t.pos) if item is None else item
-            return _AliasStmt(item)
+            return AliasStmt(item)
         if self.looks_like_declaration():
             return self.parse_declaration()
         nxt = self.peek()

@@ -34,7 +34,7 @@ class Calls(CodeGenState):
         arg_fns = [self.lvalue(a) if i in target.lvalue_args else self.expr(a) for i, a in enumerate(e.args)]
         fn = target.emit(self, e, arg_fns)
         if self.cost:
-            found = builtin_kind(target.name, e.arg_ty if e.arg_ty is not None else e.ty)
+            found = builtin_kind(target.cost, e.arg_ty if e.arg_ty is not None else e.ty)
             if found is not None:
                 kind, steps = found
                 fn = self.counted(fn, kind, steps * elem_of(e.arg_ty if e.arg_ty is not None else e.ty)[1], e.pos)
