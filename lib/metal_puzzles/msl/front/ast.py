@@ -32,6 +32,91 @@ class ConvertKind(StrEnum):
     LOAD = "load"  # the current value of an lvalue (the 'a' in 'a op= b')
 
 
+class BinaryOp(StrEnum):
+    """A binary operator, its value the operator's text: the parser reads it once
+    (``BinaryOp(token.text)``), and precedence (the parser's ``BINARY_PRECEDENCE``), typing (the
+    checker), constant folding (``constexpr``), arithmetic (the code generator) and cost
+    (``run/op_kinds``) are keyed by it."""
+
+    LOGICAL_OR = "||"
+    LOGICAL_AND = "&&"
+    BIT_OR = "|"
+    BIT_XOR = "^"
+    BIT_AND = "&"
+    EQ = "=="
+    NE = "!="
+    LT = "<"
+    GT = ">"
+    LE = "<="
+    GE = ">="
+    SHL = "<<"
+    SHR = ">>"
+    ADD = "+"
+    SUB = "-"
+    MUL = "*"
+    DIV = "/"
+    MOD = "%"
+
+    @property
+    def is_comparison(self) -> bool:
+        return self in _COMPARISONS
+
+    @property
+    def is_logical(self) -> bool:
+        return self in (BinaryOp.LOGICAL_AND, BinaryOp.LOGICAL_OR)
+
+    @property
+    def is_bitwise(self) -> bool:
+        """'&', '|', '^' (not the shifts)."""
+        return self in (BinaryOp.BIT_AND, BinaryOp.BIT_OR, BinaryOp.BIT_XOR)
+
+    @property
+    def is_shift(self) -> bool:
+        return self in (BinaryOp.SHL, BinaryOp.SHR)
+
+
+_COMPARISONS = frozenset({BinaryOp.EQ, BinaryOp.NE, BinaryOp.LT, BinaryOp.GT, BinaryOp.LE, BinaryOp.GE})
+
+
+class UnaryOp(StrEnum):
+    """A prefix operator (``Unary.op``), or '++'/'--' after the operand (``Postfix.op``)."""
+
+    NEG = "-"
+    PLUS = "+"
+    NOT = "!"
+    BIT_NOT = "~"
+    DEREF = "*"
+    ADDRESS = "&"
+    INC = "++"
+    DEC = "--"
+
+    @property
+    def is_increment(self) -> bool:
+        """'++' or '--': the operand is modified."""
+        return self in (UnaryOp.INC, UnaryOp.DEC)
+
+
+class AssignOp(StrEnum):
+    """An assignment operator: '=' or a compound one ('+=' is '+' then '=')."""
+
+    ASSIGN = "="
+    ADD = "+="
+    SUB = "-="
+    MUL = "*="
+    DIV = "/="
+    MOD = "%="
+    SHL = "<<="
+    SHR = ">>="
+    BIT_AND = "&="
+    BIT_OR = "|="
+    BIT_XOR = "^="
+
+    @property
+    def binary(self) -> BinaryOp | None:
+        """The operation a compound assignment applies ('+=' -> '+'); None for '='."""
+        return None if self is AssignOp.ASSIGN else BinaryOp(self.value[:-1])
+
+
 @dataclass(eq=False)
 class Node:
     pos: Pos
@@ -97,19 +182,19 @@ class Name(Expr):
 
 @dataclass(eq=False)
 class Unary(Expr):
-    op: str  # '-', '+', '!', '~', '*', '&', '++', '--' (prefix)
+    op: UnaryOp
     operand: Expr
 
 
 @dataclass(eq=False)
 class Postfix(Expr):
-    op: str  # '++' or '--'
+    op: UnaryOp  # INC or DEC
     operand: Expr
 
 
 @dataclass(eq=False)
 class Binary(Expr):
-    op: str
+    op: BinaryOp
     left: Expr
     right: Expr
     # Set by the checker: the type both operands are converted to before the operation.
@@ -130,7 +215,7 @@ class MatrixOp(StrEnum):
 
 @dataclass(eq=False)
 class Assign(Expr):
-    op: str  # '=', '+=', ...
+    op: AssignOp
     target: Expr
     value: Expr
     op_ty: Any = field(default=None, init=False, repr=False)

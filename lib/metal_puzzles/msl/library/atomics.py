@@ -47,7 +47,7 @@ class Atomic(Builtin):
         conv = [p]
         if op == "cas":
             exp = args[1]
-            if not (isinstance(exp, ast.Unary) and exp.op == "&"):
+            if not (isinstance(exp, ast.Unary) and exp.op == ast.UnaryOp.ADDRESS):
                 raise CompileError("the second argument of atomic_compare_exchange_weak_explicit must be the "
                                    "address of a local variable, e.g. &expected", exp.pos)
             target = exp.operand

@@ -36,7 +36,7 @@ TemplateArgs = list[Any] | None
 def is_int_literal(e: ast.Expr) -> bool:
     while isinstance(e, ast.Convert):
         e = e.operand
-    if isinstance(e, ast.Unary) and e.op == "-":
+    if isinstance(e, ast.Unary) and e.op == ast.UnaryOp.NEG:
         return is_int_literal(e.operand)
     return isinstance(e, ast.IntLit | ast.FloatLit | ast.BoolLit)
 

@@ -255,7 +255,7 @@ class OutParam(Builtin):
         if t is None:
             raise CompileError(f"'{self.name}' needs a floating-point argument", call.pos)
         out = args[1]
-        if isinstance(out, ast.Unary) and out.op == "&":
+        if isinstance(out, ast.Unary) and out.op == ast.UnaryOp.ADDRESS:
             out = out.operand
         want = with_elem(t, INT) if self.name == "frexp" else t
         if not out.lvalue or out.ty != want:

@@ -10,6 +10,7 @@ communication.
 
 from __future__ import annotations
 
+from ..front.ast import BinaryOp
 from ..lang.pycompat import StrEnum
 from ..lang.types import ScalarType, Type, VectorType
 
@@ -38,9 +39,9 @@ class OpKind(StrEnum):
 _FLOPS = {OpKind.FLOAT_ADD: 1, OpKind.FLOAT_MUL: 1, OpKind.FLOAT_FMA: 2, OpKind.FLOAT_DIV: 1,
           OpKind.FLOAT_SPECIAL: 1}
 
-_FLOAT_BINARY = {"+": OpKind.FLOAT_ADD, "-": OpKind.FLOAT_ADD, "*": OpKind.FLOAT_MUL, "/": OpKind.FLOAT_DIV}
-_INT_BINARY = {"*": OpKind.INT_MUL, "/": OpKind.INT_DIV, "%": OpKind.INT_DIV}
-_COMPARE = {"==", "!=", "<", ">", "<=", ">="}
+_FLOAT_BINARY = {BinaryOp.ADD: OpKind.FLOAT_ADD, BinaryOp.SUB: OpKind.FLOAT_ADD, BinaryOp.MUL: OpKind.FLOAT_MUL,
+                 BinaryOp.DIV: OpKind.FLOAT_DIV}
+_INT_BINARY = {BinaryOp.MUL: OpKind.INT_MUL, BinaryOp.DIV: OpKind.INT_DIV, BinaryOp.MOD: OpKind.INT_DIV}
 
 
 class BuiltinCost(StrEnum):
@@ -82,7 +83,7 @@ def elem_of(ty: Type) -> tuple[ScalarType | None, int]:
     return None, 1
 
 
-def binary_kind(op: str, operand_ty: Type, divisor: int | None = None) -> OpKind | None:
+def binary_kind(op: BinaryOp, operand_ty: Type, divisor: int | None = None) -> OpKind | None:
     """The kind of ``x op y`` computed in ``operand_ty`` (None: not arithmetic, e.g. on pointers).
 
     ``divisor`` is ``y`` when it is a compile-time constant: compilers turn an integer division
@@ -95,8 +96,8 @@ def binary_kind(op: str, operand_ty: Type, divisor: int | None = None) -> OpKind
     if elem.is_float:
         if op in _FLOAT_BINARY:
             return _FLOAT_BINARY[op]
-        return OpKind.FLOAT_OTHER if op in _COMPARE else None
-    if op in ("/", "%") and divisor is not None and divisor > 0:
+        return OpKind.FLOAT_OTHER if op.is_comparison else None
+    if op in (BinaryOp.DIV, BinaryOp.MOD) and divisor is not None and divisor > 0:
         return OpKind.INT_ADD if divisor & (divisor - 1) == 0 else OpKind.INT_MUL
     return _INT_BINARY.get(op, OpKind.INT_ADD)
 

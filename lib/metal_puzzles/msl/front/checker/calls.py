@@ -59,7 +59,7 @@ class Calls(CheckerPart):
         if isinstance(e.func, ast.Member):
             target = e.func.base
             if e.func.arrow and not (isinstance(target, ast.Name) and target.ident == "this"):
-                target = ast.Unary(e.func.pos, "*", target)
+                target = ast.Unary(e.func.pos, ast.UnaryOp.DEREF, target)
             base = self.chk.exprs.expr(target)
             if isinstance(base.ty, StructType):
                 return self.chk.structs.method_call(e, base, base.ty)
@@ -238,7 +238,7 @@ class Calls(CheckerPart):
     def _function_named_by(self, arg: ast.Expr, param: ast.Param, callee: str) -> list[ast.FuncDef]:
         """The header functions an argument for function pointer ``param`` names ('add', '&add',
         or a function pointer parameter of the caller passed on)."""
-        target = arg.operand if isinstance(arg, ast.Unary) and arg.op == "&" else arg
+        target = arg.operand if isinstance(arg, ast.Unary) and arg.op == ast.UnaryOp.ADDRESS else arg
         found = None
         if isinstance(target, ast.Name) and not target.template_args:
             sym = self.chk.lookup.lookup_name(target.ident)

@@ -43,7 +43,7 @@ from ...lang.types import (
     with_elem,
 )
 from .. import ast
-from ..ast import CastStyle
+from ..ast import AssignOp, BinaryOp, CastStyle, UnaryOp
 from ..dispatch import dispatch_table
 from ..symbols import Var, VarKind
 from .entries import (
@@ -181,7 +181,7 @@ class Expressions(CheckerPart):
 
     def e_Unary(self, e: ast.Unary) -> ast.Expr:
         op = e.op
-        if op in ("++", "--"):
+        if op.is_increment:
             e.operand = self.expr(e.operand)
             self.require_modifiable(e.operand)
             t = e.operand.ty
@@ -190,7 +190,7 @@ class Expressions(CheckerPart):
             self.no_void_arithmetic(t, op, e.pos)
             e.ty = t
             return e
-        if op == "&":
+        if op == UnaryOp.ADDRESS:
             e.operand = self.expr(e.operand)
             if not e.operand.lvalue:
                 raise CompileError("cannot take the address of a temporary value", e.pos)
@@ -200,7 +200,7 @@ class Expressions(CheckerPart):
             const = e.operand.const_mem
             e.ty = PointerType(e.operand.ty, space, const)
             return e
-        if op == "*":
+        if op == UnaryOp.DEREF:
             if isinstance(e.operand, ast.Name) and e.operand.ident == "this":
                 # The simulator binds 'this' to the object itself (a reference): '*this' is that object.
                 return self.expr(e.operand)
@@ -222,7 +222,7 @@ class Expressions(CheckerPart):
         t = e.operand.ty
         if isinstance(t, MatrixType):
             return self.chk.matrices.matrix_unary(e, t)
-        if op == "!":
+        if op == UnaryOp.NOT:
             if isinstance(t, VectorType):
                 e.operand = self.chk.conversions.convert(e.operand, vector(BOOL, t.n), "'!'")
                 e.ty = vector(BOOL, t.n)
@@ -232,7 +232,7 @@ class Expressions(CheckerPart):
             return e
         if not is_arith(t):
             raise CompileError(f"invalid argument type '{t}' to unary '{op}'", e.pos)
-        if op == "~" and scalar_of(t).is_float:
+        if op == UnaryOp.BIT_NOT and scalar_of(t).is_float:
             raise CompileError(f"invalid argument type '{t}' to unary '~' (integers only)", e.pos)
         rt = with_elem(t, promote(scalar_of(t))) if scalar_of(t).kind != "float" else t
         e.operand = self.chk.conversions.convert(e.operand, rt, f"unary '{op}'")
@@ -294,12 +294,12 @@ class Expressions(CheckerPart):
             return self.chk.operators.overloaded_operator(e.pos, op, [l, r])
         l, r = self.chk.conversions.rvalue(l), self.chk.conversions.rvalue(r)
         lt, rt = l.ty, r.ty
-        if isinstance(lt, EnumType) and lt == rt and op in ("|", "&"):
+        if isinstance(lt, EnumType) and lt == rt and op in (BinaryOp.BIT_OR, BinaryOp.BIT_AND):
             e.left, e.right = l, r
             e.ty = lt
             e.op_ty = INT
             return e
-        if op in ("&&", "||"):
+        if op.is_logical:
             if isinstance(lt, VectorType) or isinstance(rt, VectorType):
                 raise CompileError(f"'{op}' needs scalar operands; use all()/any() for vectors", e.pos)
             e.left, e.right = self.chk.conversions.to_bool(l), self.chk.conversions.to_bool(r)
@@ -310,7 +310,7 @@ class Expressions(CheckerPart):
             return self._pointer_binary(e, l, r)
         if isinstance(lt, MatrixType) or isinstance(rt, MatrixType):
             return self.chk.matrices.matrix_binary(e, l, r)
-        if op in ("<<", ">>"):
+        if op.is_shift:
             if not (is_arith(lt) and is_arith(rt)) or scalar_of(lt).is_float or scalar_of(rt).is_float:
                 raise CompileError(f"invalid operands to binary '{op}' ('{lt}' and '{rt}'): integers only", e.pos)
             if isinstance(lt, VectorType) or isinstance(rt, VectorType):
@@ -325,16 +325,16 @@ class Expressions(CheckerPart):
             return e
         res = self.arith_result(op, l, r, e.pos)
         elem = scalar_of(res)
-        if op in ("%", "&", "|", "^") and elem.is_float:
-            hint = "; use fmod() for floating-point remainder" if op == "%" else ""
+        if (op == BinaryOp.MOD or op.is_bitwise) and elem.is_float:
+            hint = "; use fmod() for floating-point remainder" if op == BinaryOp.MOD else ""
             raise CompileError(f"invalid operands to binary '{op}' ('{lt}' and '{rt}'){hint}", e.pos)
-        if op in ("&", "|", "^") and elem == BOOL:
+        if op.is_bitwise and elem == BOOL:
             pass
         elif elem.kind != "float" and not isinstance(res, VectorType):
             res = with_elem(res, promote(elem))
         e.left, e.right = self.chk.conversions.convert(l, res, f"'{op}'"), self.chk.conversions.convert(r, res, f"'{op}'")
         e.op_ty = res
-        if op in ("==", "!=", "<", ">", "<=", ">="):
+        if op.is_comparison:
             e.ty = vector(BOOL, res.n) if isinstance(res, VectorType) else BOOL
         else:
             e.ty = res
@@ -343,14 +343,14 @@ class Expressions(CheckerPart):
     def _pointer_binary(self, e: ast.Binary, l: ast.Expr, r: ast.Expr) -> ast.Expr:
         op = e.op
         lt, rt = l.ty, r.ty
-        if op in ("+", "-"):
+        if op in (BinaryOp.ADD, BinaryOp.SUB):
             for t in (lt, rt):
                 self.no_void_arithmetic(t, op, e.pos)
-        if op in ("+", "-") and isinstance(lt, PointerType) and isinstance(rt, ScalarType) and rt.is_int:
+        if op in (BinaryOp.ADD, BinaryOp.SUB) and isinstance(lt, PointerType) and isinstance(rt, ScalarType) and rt.is_int:
             e.left, e.right = l, self.chk.conversions.convert(r, LONG, "pointer arithmetic")
             e.ty = lt
             return e
-        if op == "+" and isinstance(rt, PointerType) and isinstance(lt, ScalarType) and lt.is_int:
+        if op == BinaryOp.ADD and isinstance(rt, PointerType) and isinstance(lt, ScalarType) and lt.is_int:
             e.left, e.right = r, self.chk.conversions.convert(l, LONG, "pointer arithmetic")
             e.ty = rt
             return e
@@ -358,10 +358,10 @@ class Expressions(CheckerPart):
             if lt.pointee != rt.pointee:
                 raise CompileError(f"'{op}' on pointers to different types ('{lt}' and '{rt}')", e.pos)
             e.left, e.right = l, r
-            if op == "-":
+            if op == BinaryOp.SUB:
                 e.ty = LONG
                 return e
-            if op in ("==", "!=", "<", ">", "<=", ">="):
+            if op.is_comparison:
                 e.ty = BOOL
                 return e
         raise CompileError(f"invalid operands to binary '{op}' ('{lt}' and '{rt}')", e.pos)
@@ -372,22 +372,22 @@ class Expressions(CheckerPart):
         e.target = target
         tt = target.ty
         if isinstance(e.value, ast.InitList):
-            if isinstance(tt, VectorType | StructType | MatrixType) and e.op == "=":
+            if isinstance(tt, VectorType | StructType | MatrixType) and e.op == AssignOp.ASSIGN:
                 e.value = self.chk.structs.initial_value(e.value, tt)
             else:
                 raise CompileError("brace initializers can only be assigned to vectors, matrices and structs",
                                    e.value.pos)
         value = self.expr(e.value)
-        if isinstance(tt, StructType) and e.op != "=":
+        if isinstance(tt, StructType) and e.op != AssignOp.ASSIGN:
             return self.chk.operators.overloaded_operator(e.pos, e.op, [target, value])
         value = self.chk.conversions.rvalue(value)
-        if e.op == "=":
+        op = e.op.binary
+        if op is None:  # '='
             e.value = self.chk.conversions.convert(value, tt, "assignment")
             e.ty = tt
             return e
-        op = e.op[:-1]
         if isinstance(tt, PointerType):
-            if op not in ("+", "-") or not (isinstance(value.ty, ScalarType) and value.ty.is_int):
+            if op not in (BinaryOp.ADD, BinaryOp.SUB) or not (isinstance(value.ty, ScalarType) and value.ty.is_int):
                 raise CompileError(f"invalid operands to '{e.op}' on a pointer", e.pos)
             self.no_void_arithmetic(tt, e.op, e.pos)
             e.value = self.chk.conversions.convert(value, LONG, "pointer arithmetic")

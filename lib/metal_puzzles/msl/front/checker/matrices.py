@@ -68,11 +68,11 @@ class Matrices(CheckerPart):
         if isinstance(lt, MatrixType) and isinstance(rt, MatrixType):
             if lt.elem != rt.elem:
                 raise bad(": the element types differ; convert one matrix first")
-            if op in ("+", "-"):
+            if op in (ast.BinaryOp.ADD, ast.BinaryOp.SUB):
                 if lt != rt:
                     raise bad(": the shapes differ")
                 e.matrix_op, e.ty = MatrixOp.ELEMENTWISE, lt
-            elif op == "*":
+            elif op == ast.BinaryOp.MUL:
                 if lt.cols != rt.rows:
                     raise bad(f": a {lt.cols}-column matrix times a matrix of {rt.rows} rows")
                 e.matrix_op, e.ty = MatrixOp.MAT_MAT, matrix(elem, rt.cols, lt.rows)
@@ -82,8 +82,8 @@ class Matrices(CheckerPart):
             return e
         other = rt if isinstance(lt, MatrixType) else lt
         if isinstance(other, VectorType):
-            if op != "*" or other.elem != elem:
-                raise bad("" if op != "*" else ": the element types differ")
+            if op != ast.BinaryOp.MUL or other.elem != elem:
+                raise bad("" if op != ast.BinaryOp.MUL else ": the element types differ")
             if isinstance(lt, MatrixType):
                 if other.n != lt.cols:
                     raise bad(f": a {lt.cols}-column matrix times a {other.n}-vector")
@@ -94,7 +94,7 @@ class Matrices(CheckerPart):
                 e.matrix_op, e.ty = MatrixOp.VEC_MAT, vector(elem, rt.cols)
             e.left, e.right = l, r
             return e
-        if isinstance(other, ScalarType) and (op == "*" or (op == "/" and isinstance(lt, MatrixType))):
+        if isinstance(other, ScalarType) and (op == ast.BinaryOp.MUL or (op == ast.BinaryOp.DIV and isinstance(lt, MatrixType))):
             if isinstance(lt, MatrixType):
                 e.left, e.right = l, self.chk.conversions.convert(r, elem, f"'{op}'")
             else:
@@ -114,7 +114,7 @@ class Matrices(CheckerPart):
         return e
 
     def matrix_unary(self, e: ast.Unary, t: Type) -> ast.Expr:
-        if e.op not in ("-", "+"):
+        if e.op not in (ast.UnaryOp.NEG, ast.UnaryOp.PLUS):
             raise CompileError(f"invalid argument type '{t}' to unary '{e.op}'", e.pos)
         e.ty = t
         return e

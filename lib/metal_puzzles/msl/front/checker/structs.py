@@ -101,7 +101,7 @@ class Structs(CheckerPart):
                                        "by the simulator (assign its elements in the constructor's body)",
                                        value.pos)
                 target = ast.Member(value.pos, ast.Name(value.pos, "this"), d.name)
-                stmts.append(ast.ExprStmt(value.pos, ast.Assign(value.pos, "=", target, value)))
+                stmts.append(ast.ExprStmt(value.pos, ast.Assign(value.pos, ast.AssignOp.ASSIGN, target, value)))
             body = ast.Block(ctor.pos, stmts + list(ctor.body.stmts))
             out.append(ast.FuncDef(ctor.pos, CONSTRUCTOR, ctor.ret, ctor.params, body))
         return out

@@ -9,7 +9,7 @@ from ..ast import CastStyle
 from ..lexer import Token
 from ..literals import parse_char, parse_number
 from .cursor import TokenCursor
-from .vocabulary import ASSIGN_OPS, BINARY_LEVEL
+from .vocabulary import ASSIGN_OPS, BINARY_LEVEL, BINARY_OPERATORS, POSTFIX_OPS, PREFIX_OPS
 
 
 class Expressions(TokenCursor):
@@ -31,7 +31,7 @@ class Expressions(TokenCursor):
                 value = self.parse_initializer() if self.tok.is_op("{") else self.parse_assignment()
             finally:
                 self.depth -= 1
-            return ast.Assign(op.pos, op.text, left, value)
+            return ast.Assign(op.pos, ast.AssignOp(op.text), left, value)
         return left
 
     def parse_ternary(self, no_gt: bool = False) -> ast.Expr:
@@ -55,12 +55,12 @@ class Expressions(TokenCursor):
         left = self.parse_unary()
         while True:
             t = self.tok
-            op_level = BINARY_LEVEL.get(t.text) if t.kind == "op" else None
-            if op_level is None or op_level < level or (no_gt and t.text in (">", ">>")):
+            op = BINARY_OPERATORS.get(t.text) if t.kind == "op" else None
+            if op is None or BINARY_LEVEL[op] < level or (no_gt and op in (ast.BinaryOp.GT, ast.BinaryOp.SHR)):
                 return left
-            op = self.advance()
-            right = self.parse_binary(op_level + 1, no_gt)
-            left = ast.Binary(op.pos, op.text, left, right)
+            self.advance()
+            right = self.parse_binary(BINARY_LEVEL[op] + 1, no_gt)
+            left = ast.Binary(t.pos, op, left, right)
 
     def parse_unary(self) -> ast.Expr:
         self._nest()
@@ -71,9 +71,9 @@ class Expressions(TokenCursor):
 
     def _unary(self) -> ast.Expr:
         t = self.tok
-        if t.kind == "op" and t.text in ("-", "+", "!", "~", "*", "&", "++", "--"):
+        if t.kind == "op" and t.text in PREFIX_OPS:
             self.advance()
-            return ast.Unary(t.pos, t.text, self.parse_unary())
+            return ast.Unary(t.pos, ast.UnaryOp(t.text), self.parse_unary())
         if t.is_op("(") and self.starts_type(1) and not self._is_functional_cast_in_parens():
             self.advance()
             spec = self.parse_type_spec()
@@ -119,9 +119,9 @@ class Expressions(TokenCursor):
                 self.advance()
                 name = self.expect_ident("a member name")
                 e = ast.Member(name.pos, e, name.text, t.text == "->")
-            elif t.is_op("++", "--"):
+            elif t.kind == "op" and t.text in POSTFIX_OPS:
                 self.advance()
-                e = ast.Postfix(t.pos, t.text, e)
+                e = ast.Postfix(t.pos, ast.UnaryOp(t.text), e)
             else:
                 return e
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...front import ast
+from ...front.ast import BinaryOp, UnaryOp
 from ...lang.errors import CompileError, KernelRuntimeError, Pos
 from ...lang.types import (
     BFLOAT,
@@ -26,13 +27,17 @@ from .masks import and_mask, andnot_mask, empty, merge_ptr
 from .pointers import deref
 from .state import CodeGenState, Fn
 
+#: The prefix operators that are one NumPy function of the operand's value ('+' is the value itself).
+_UNARY_UFUNCS: dict[UnaryOp, np.ufunc] = {UnaryOp.NEG: np.negative, UnaryOp.BIT_NOT: np.invert,
+                                          UnaryOp.NOT: np.logical_not}
+
 
 class Operators(CodeGenState):
     def x_Unary(self, e: ast.Unary) -> Fn:
         op = e.op
-        if op in ("++", "--"):
+        if op.is_increment:
             return self.incdec(e.operand, op, prefix=True, pos=e.pos)
-        if op == "&":
+        if op == UnaryOp.ADDRESS:
             lv = self.lvalue(e.operand)
 
             def address(c, m):
@@ -41,7 +46,7 @@ class Operators(CodeGenState):
                     raise KernelRuntimeError("cannot take the address of this value", e.pos)
                 return Ptr(loc.mem, loc.off)
             return address
-        if op == "*":
+        if op == UnaryOp.DEREF:
             ptr = self.expr(e.operand)
             ty = e.ty
             pos = e.pos
@@ -50,26 +55,23 @@ class Operators(CodeGenState):
             view = view_of(ty)
             return lambda c, m: deref(c, ptr(c, m), m, view, pos)
         f = self.expr(e.operand)
-        if op == "-":
-            return lambda c, m: np.negative(f(c, m))
-        if op == "+":
+        if op == UnaryOp.PLUS:
             return f
-        if op == "~":
-            return lambda c, m: np.invert(f(c, m))
-        if op == "!":
-            return lambda c, m: np.logical_not(f(c, m))
-        raise CompileError(f"unsupported operator '{op}'", e.pos)
+        if op not in _UNARY_UFUNCS:
+            raise CompileError(f"unsupported operator '{op}'", e.pos)
+        ufunc = _UNARY_UFUNCS[op]
+        return lambda c, m: ufunc(f(c, m))
 
     def x_Postfix(self, e: ast.Postfix) -> Fn:
         return self.incdec(e.operand, e.op, prefix=False, pos=e.pos)
 
-    def incdec(self, target: ast.Expr, op: str, prefix: bool, pos: Pos) -> Fn:
+    def incdec(self, target: ast.Expr, op: UnaryOp, prefix: bool, pos: Pos) -> Fn:
         """'++' or '--' on ``target``, giving the new value (prefix) or the old one."""
         lv = self.lvalue(target)
         ty = target.ty
         if isinstance(ty, PointerType):
             stride = units_in(ty.pointee)
-            delta = np.int64(stride if op == "++" else -stride)
+            delta = np.int64(stride if op == UnaryOp.INC else -stride)
 
             def ptr_step(c, m):
                 loc = lv(c, m)
@@ -80,7 +82,7 @@ class Operators(CodeGenState):
             return ptr_step
         elem = ty.elem if isinstance(ty, VectorType) else ty
         one = elem.dtype.type(1)
-        f = np.add if op == "++" else np.subtract
+        f = np.add if op == UnaryOp.INC else np.subtract
         rnd = round_bfloat if elem == BFLOAT else None
 
         def step(c, m):
@@ -91,11 +93,11 @@ class Operators(CodeGenState):
                 new = rnd(new)
             loc.store(c, new, m)
             return new if prefix else old
-        return self.binary_counted(step, "+", ty, pos)
+        return self.binary_counted(step, BinaryOp.ADD, ty, pos)
 
     def x_Binary(self, e: ast.Binary) -> Fn:
         op = e.op
-        if op in ("&&", "||"):
+        if op.is_logical:
             return self._logical(e)
         lt, rt = e.left.ty, e.right.ty
         if isinstance(lt, PointerType) or isinstance(rt, PointerType):
@@ -109,7 +111,7 @@ class Operators(CodeGenState):
 
     def _logical(self, e: ast.Binary) -> Fn:
         a, b = self.expr(e.left), self.expr(e.right)
-        is_and = e.op == "&&"
+        is_and = e.op == BinaryOp.LOGICAL_AND
 
         def logical(c, m):
             x = a(c, m)
@@ -131,7 +133,7 @@ class Operators(CodeGenState):
         op = e.op
         if isinstance(e.ty, PointerType):
             stride = np.int64(units_in(e.ty.pointee))
-            sign = -1 if op == "-" else 1
+            sign = -1 if op == BinaryOp.SUB else 1
 
             def ptr_add(c, m):
                 p = a(c, m)
@@ -139,7 +141,7 @@ class Operators(CodeGenState):
                 return p.moved(sign * np.asarray(k, dtype=np.int64) * stride)
             return ptr_add
         stride = np.int64(units_in(e.left.ty.pointee))
-        if op == "-":
+        if op == BinaryOp.SUB:
             return lambda c, m: (a(c, m).off - b(c, m).off) // stride
         f = arith_fn(op, ScalarType("long", "int", 64, True, 4))
         return lambda c, m: f(a(c, m).off, b(c, m).off)
@@ -148,16 +150,16 @@ class Operators(CodeGenState):
         lv = self.lvalue(e.target)
         val = self.expr(e.value)
         tt = e.target.ty
-        if e.op == "=" or isinstance(tt, MatrixType):  # a matrix's 'a op= b': the checker made the value 'a op b'
+        op = e.op.binary
+        if op is None or isinstance(tt, MatrixType):  # a matrix's 'a op= b': the checker made the value 'a op b'
             def assign(c, m):
                 v = val(c, m)
                 lv(c, m).store(c, v, m)
                 return v
             return assign
-        op = e.op[:-1]
         if isinstance(tt, PointerType):
             stride = np.int64(units_in(tt.pointee))
-            sign = -1 if op == "-" else 1
+            sign = -1 if op == BinaryOp.SUB else 1
 
             def ptr_compound(c, m):
                 loc = lv(c, m)
@@ -170,7 +172,7 @@ class Operators(CodeGenState):
         f = binary_op(op, op_ty, e.pos)
         cur_t = tt
         rhs_t = e.value.ty
-        shift = op in ("<<", ">>")
+        shift = op.is_shift
 
         def compound(c, m):
             loc = lv(c, m)

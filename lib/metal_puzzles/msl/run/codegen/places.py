@@ -31,7 +31,7 @@ class Places(CodeGenState):
             return self.column_loc(e)
         if isinstance(e, ast.Index):
             return self._element_loc(e)
-        if isinstance(e, ast.Unary) and e.op == "*":
+        if isinstance(e, ast.Unary) and e.op == ast.UnaryOp.DEREF:
             return self._deref_loc(e)
         if isinstance(e, ast.Member) and e.field is not None:
             return self._member_loc(e)

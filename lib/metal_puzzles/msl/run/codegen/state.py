@@ -9,6 +9,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
 from ...front import ast
+from ...front.ast import BinaryOp, UnaryOp
 from ...front.symbols import FuncInstance, Var
 from ...lang.errors import Pos
 from ...lang.types import Type
@@ -72,7 +73,7 @@ class CodeGenState:
             return fn(c, m)
         return costed
 
-    def binary_counted(self, fn: Fn, op: str, ty: Type, pos: Pos, right: ast.Expr | None = None) -> Fn:
+    def binary_counted(self, fn: Fn, op: BinaryOp, ty: Type, pos: Pos, right: ast.Expr | None = None) -> Fn:
         """``fn`` counted as the arithmetic instruction ``op`` on type ``ty`` (see ``counted``)."""
         if not self.cost:
             return fn
@@ -97,5 +98,5 @@ class CodeGenState:
     def column_loc(self, e: ast.Index) -> Fn:
         raise NotImplementedError
 
-    def incdec(self, target: ast.Expr, op: str, prefix: bool, pos: Pos) -> Fn:
+    def incdec(self, target: ast.Expr, op: UnaryOp, prefix: bool, pos: Pos) -> Fn:
         raise NotImplementedError
