@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..front import ast
+from ..front.checker.state import CheckerState
 from ..lang.errors import CompileError
 from ..lang.types import (
     BOOL,
@@ -12,9 +15,13 @@ from ..lang.types import (
     VOID,
     AtomicType,
     PointerType,
+    Type,
 )
+from ..run.codegen.masks import Mask
+from ..run.codegen.state import CodeGenState, Fn
 from ..run.op_kinds import BuiltinCost
-from .base import Builtin, register
+from ..run.runtime import Ctx
+from .base import Builtin, TemplateArgs, register
 
 
 # ============================================================================ atomics
@@ -27,7 +34,7 @@ class Atomic(Builtin):
         if op == "cas":
             self.lvalue_args = (1,)
 
-    def check(self, ck, call, args, targs):
+    def check(self, ck: CheckerState, call: ast.Call, args: list[ast.Expr], targs: TemplateArgs) -> Type:
         op = self.op
         nvals = {"load": 0, "store": 1, "cas": 2}.get(op, 1)
         orders = {"cas": 2}.get(op, 1)
@@ -71,7 +78,7 @@ class Atomic(Builtin):
             return BOOL
         return elem
 
-    def emit(self, cg, call, fns):
+    def emit(self, cg: CodeGenState, call: ast.Call, fns: list[Fn]) -> Fn:
         op = self.op
         pos = call.pos
         elem = call.atomic_elem
@@ -82,7 +89,7 @@ class Atomic(Builtin):
         if op == "cas":
             exp_fn, des_fn = fns[1], fns[2]
 
-            def cas(c, m):
+            def cas(c: Ctx, m: Mask) -> Any:
                 loc = exp_fn(c, m)
                 expected = loc.load(c, m)
                 ok, old = c.atomic_cas(p_fn(c, m), m, expected, des_fn(c, m), pos, elem)

@@ -41,7 +41,7 @@ def is_int_literal(e: ast.Expr) -> bool:
     return isinstance(e, ast.IntLit | ast.FloatLit | ast.BoolLit)
 
 
-def unify(ck, call: ast.Call, args: list[ast.Expr], *, floats_only: bool = False, ints_only: bool = False) -> Type:
+def unify(ck: CheckerState, call: ast.Call, args: list[ast.Expr], *, floats_only: bool = False, ints_only: bool = False) -> Type:
     """Find the common argument type of a generic builtin and convert the arguments to it.
 
     Vectors must agree; a scalar next to a vector is splatted. Mixed scalar types follow C's
@@ -87,7 +87,7 @@ def unify(ck, call: ast.Call, args: list[ast.Expr], *, floats_only: bool = False
     return target
 
 
-def nargs(call: ast.Call, args, n: int | tuple[int, ...]) -> None:
+def nargs(call: ast.Call, args: list[ast.Expr], n: int | tuple[int, ...]) -> None:
     ok = (n,) if isinstance(n, int) else n
     if len(args) not in ok:
         want = " or ".join(str(k) for k in ok)
@@ -135,7 +135,7 @@ class Elementwise(Builtin):
         self.ints_only = ints_only
         self.result = result  # 'same' or 'bool'
 
-    def check(self, ck, call, args, targs):
+    def check(self, ck: CheckerState, call: ast.Call, args: list[ast.Expr], targs: TemplateArgs) -> Type:
         nargs(call, args, self.nargs)
         t = unify(ck, call, args, floats_only=self.floats_only, ints_only=self.ints_only)
         call.arg_ty = t
@@ -143,7 +143,7 @@ class Elementwise(Builtin):
             return with_elem(t, BOOL)
         return t
 
-    def emit(self, cg, call, fns):
+    def emit(self, cg: CodeGenState, call: ast.Call, fns: list[Fn]) -> Fn:
         ty = call.arg_ty
         elem = scalar_of(ty)
         impl = self.impl(elem) if self.per_type else self.impl
@@ -158,7 +158,7 @@ class Elementwise(Builtin):
         return lambda c, m: as_dtype(f(*[g(c, m) for g in fns]), dtype)
 
 
-def as_dtype(v, dtype):
+def as_dtype(v: Any, dtype: Any) -> Any:
     if np.ndim(v) == 0:
         return dtype.type(v)
     return v.astype(dtype, copy=False)
@@ -177,5 +177,5 @@ def register(b: Builtin) -> None:
     BUILTINS[b.name] = b
 
 
-def unsigned_of_width(bits: int):
+def unsigned_of_width(bits: int) -> Any:
     return {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}[bits]

@@ -5,16 +5,20 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
 from ..front import ast
+from ..front.checker.state import CheckerState
 from ..lang.errors import CompileError
 from ..lang.types import (
     BFLOAT,
     BOOL,
     FLOAT,
     INT,
+    ScalarType,
+    Type,
     VectorType,
     is_arith,
     scalar_of,
@@ -22,10 +26,14 @@ from ..lang.types import (
     with_elem,
 )
 from ..lang.values import round_bfloat
+from ..run.codegen.masks import Mask
+from ..run.codegen.state import CodeGenState, Fn
 from ..run.op_kinds import BuiltinCost
+from ..run.runtime import Ctx
 from .base import (
     Builtin,
     Elementwise,
+    TemplateArgs,
     as_dtype,
     nargs,
     register,
@@ -35,50 +43,50 @@ from .base import (
 )
 
 
-def _c_round(x):
+def _c_round(x: Any) -> Any:
     t = np.trunc(x)
     return np.where(np.abs(x - t) >= 0.5, t + np.sign(x), t)
 
 
-def _fract(x):
+def _fract(x: Any) -> Any:
     return np.minimum(x - np.floor(x), np.asarray(x).dtype.type(0.99999994) if np.asarray(x).dtype == np.float32
                       else np.asarray(x).dtype.type(0.9995))
 
 
-def _rsqrt(x):
+def _rsqrt(x: Any) -> Any:
     one = np.asarray(x).dtype.type(1)
     return one / np.sqrt(x)
 
 
-def _step(edge, x):
+def _step(edge: Any, x: Any) -> Any:
     return np.where(x < edge, np.zeros_like(x), np.ones_like(x))
 
 
-def _smoothstep(e0, e1, x):
+def _smoothstep(e0: Any, e1: Any, x: Any) -> Any:
     dt = np.asarray(x).dtype.type
     t = np.clip((x - e0) / (e1 - e0), dt(0), dt(1))
     return t * t * (dt(3) - dt(2) * t)
 
 
-def _mix(x, y, a):
+def _mix(x: Any, y: Any, a: Any) -> Any:
     return x + (y - x) * a
 
 
-def _clamp_any(x, lo, hi):
+def _clamp_any(x: Any, lo: Any, hi: Any) -> Any:
     if np.asarray(x).dtype.kind == "f":
         return np.fmin(np.fmax(x, lo), hi)
     return np.minimum(np.maximum(x, lo), hi)
 
 
-def _min(x, y):
+def _min(x: Any, y: Any) -> Any:
     return np.fmin(x, y) if np.asarray(x).dtype.kind == "f" else np.minimum(x, y)
 
 
-def _max(x, y):
+def _max(x: Any, y: Any) -> Any:
     return np.fmax(x, y) if np.asarray(x).dtype.kind == "f" else np.maximum(x, y)
 
 
-def _fma(a, b, c):
+def _fma(a: Any, b: Any, c: Any) -> Any:
     # One rounding: the exact product fits in float64; the sum is rounded once more to float32.
     dt = np.asarray(a).dtype
     if dt == np.float32:
@@ -86,20 +94,20 @@ def _fma(a, b, c):
     return (np.asarray(a, np.float32) * b + np.asarray(c, np.float32)).astype(dt)
 
 
-def _exp10(x):
+def _exp10(x: Any) -> Any:
     return np.power(np.asarray(x).dtype.type(10), x)
 
 
-def _sign(x):
+def _sign(x: Any) -> Any:
     return np.sign(x)
 
 
-def _abs(elem):
+def _abs(elem: ScalarType) -> Any:
     return np.abs
 
 
-def _absdiff(elem):
-    def absdiff(x, y):
+def _absdiff(elem: ScalarType) -> Any:
+    def absdiff(x: Any, y: Any) -> Any:
         hi, lo = np.maximum(x, y), np.minimum(x, y)
         return (hi.astype(unsigned_of_width(elem.bits)) - lo.astype(unsigned_of_width(elem.bits))).astype(elem.dtype)
     return absdiff
@@ -196,7 +204,7 @@ register(Elementwise("absdiff", 2, _absdiff, cost=ELEMENTWISE, ints_only=True, p
 class Ldexp(Builtin):
     """ldexp(x, k) = x * 2^k, with an integer exponent."""
 
-    def check(self, ck, call, args, targs):
+    def check(self, ck: CheckerState, call: ast.Call, args: list[ast.Expr], targs: TemplateArgs) -> Type:
         nargs(call, args, 2)
         x = ck.conversions.rvalue(args[0])
         t = x.ty if scalar_of(x.ty).is_float else with_elem(x.ty, FLOAT)
@@ -205,7 +213,7 @@ class Ldexp(Builtin):
         call.arg_ty = t
         return t
 
-    def emit(self, cg, call, fns):
+    def emit(self, cg: CodeGenState, call: ast.Call, fns: list[Fn]) -> Fn:
         a, b = fns
         f = rounded(np.ldexp, call.arg_ty)
         dtype = scalar_of(call.arg_ty).dtype
@@ -215,7 +223,7 @@ class Ldexp(Builtin):
 register(Ldexp("ldexp", ELEMENTWISE))
 
 
-def _median3(a, b, c):
+def _median3(a: Any, b: Any, c: Any) -> Any:
     return _max(_min(a, b), _min(_max(a, b), c))
 
 
@@ -229,13 +237,13 @@ register(Elementwise("divide", 2, np.divide, cost=FLOAT_DIVISION, floats_only=Tr
 
 
 class Ilogb(Builtin):
-    def check(self, ck, call, args, targs):
+    def check(self, ck: CheckerState, call: ast.Call, args: list[ast.Expr], targs: TemplateArgs) -> Type:
         nargs(call, args, 1)
         t = unify(ck, call, args, floats_only=True)
         call.arg_ty = t
         return with_elem(t, INT)
 
-    def emit(self, cg, call, fns):
+    def emit(self, cg: CodeGenState, call: ast.Call, fns: list[Fn]) -> Fn:
         (a,) = fns
         return lambda c, m: as_dtype(np.frexp(np.asarray(a(c, m), dtype=np.float32))[1] - 1, np.dtype(np.int32))
 
@@ -248,7 +256,7 @@ class OutParam(Builtin):
 
     lvalue_args = (1,)
 
-    def check(self, ck, call, args, targs):
+    def check(self, ck: CheckerState, call: ast.Call, args: list[ast.Expr], targs: TemplateArgs) -> Type:
         nargs(call, args, 2)
         x = ck.conversions.rvalue(args[0])
         t = x.ty if is_arith(x.ty) and scalar_of(x.ty).is_float else with_elem(x.ty, FLOAT) if is_arith(x.ty) else None
@@ -265,12 +273,12 @@ class OutParam(Builtin):
         call.arg_ty = t
         return t
 
-    def emit(self, cg, call, fns):
+    def emit(self, cg: CodeGenState, call: ast.Call, fns: list[Fn]) -> Fn:
         x, loc_fn = fns
         name = self.name
         dtype = scalar_of(call.arg_ty).dtype
 
-        def out_param(c, m):
+        def out_param(c: Ctx, m: Mask) -> Any:
             v = np.asarray(x(c, m))
             if name == "sincos":
                 result, other = np.sin(v), np.cos(v)
@@ -292,7 +300,7 @@ for _n, _cost in (("sincos", SPECIAL), ("frexp", ELEMENTWISE), ("modf", ELEMENTW
 class Select(Builtin):
     """select(a, b, c): c ? b : a, per component."""
 
-    def check(self, ck, call, args, targs):
+    def check(self, ck: CheckerState, call: ast.Call, args: list[ast.Expr], targs: TemplateArgs) -> Type:
         nargs(call, args, 3)
         a, b, c = (ck.conversions.rvalue(x) for x in args)
         fake = ast.Call(call.pos, call.func, [a, b])
@@ -302,7 +310,7 @@ class Select(Builtin):
         call.select_per_component = isinstance(t, VectorType) and not isinstance(c.ty, VectorType)
         return t
 
-    def emit(self, cg, call, fns):
+    def emit(self, cg: CodeGenState, call: ast.Call, fns: list[Fn]) -> Fn:
         a, b, c = fns
         vec = call.select_per_component
         return lambda cx, m: np.where((lambda k: k[..., None] if vec and np.ndim(k) else k)(c(cx, m)), b(cx, m), a(cx, m))
@@ -317,7 +325,7 @@ class Geometric(Builtin):
         self.nargs = nargs
         self.kind = kind
 
-    def check(self, ck, call, args, targs):
+    def check(self, ck: CheckerState, call: ast.Call, args: list[ast.Expr], targs: TemplateArgs) -> Type:
         nargs(call, args, self.nargs)
         t = unify(ck, call, args, floats_only=self.kind != "dot")
         call.arg_ty = t
@@ -327,12 +335,12 @@ class Geometric(Builtin):
             raise CompileError("cross() takes two 3-component vectors", call.pos)
         return t
 
-    def emit(self, cg, call, fns):
+    def emit(self, cg: CodeGenState, call: ast.Call, fns: list[Fn]) -> Fn:
         kind = self.kind
         elem = scalar_of(call.arg_ty)
         rnd = (lambda v: round_bfloat(v)) if elem == BFLOAT else (lambda v: v)
 
-        def dot(x, y):
+        def dot(x: Any, y: Any) -> Any:
             if np.ndim(x) == 0 and np.ndim(y) == 0:
                 return rnd(x * y)
             x = np.asarray(x)
@@ -360,7 +368,7 @@ class Geometric(Builtin):
         if kind == "normalize":
             (a,) = fns
 
-            def normalize(c, m):
+            def normalize(c: Ctx, m: Mask) -> Any:
                 x = a(c, m)
                 inv = _rsqrt(dot(x, x))
                 return rnd(x * (np.asarray(inv)[..., None] if np.ndim(x) > 1 else inv))
@@ -368,7 +376,7 @@ class Geometric(Builtin):
         if kind == "cross":
             a, b = fns
 
-            def cross(c, m):
+            def cross(c: Ctx, m: Mask) -> Any:
                 x, y = np.asarray(a(c, m)), np.asarray(b(c, m))
                 x0, x1, x2 = x[..., 0], x[..., 1], x[..., 2]
                 y0, y1, y2 = y[..., 0], y[..., 1], y[..., 2]
@@ -384,7 +392,7 @@ for _n, _k, _cost in (("dot", 2, DOT), ("length", 1, SPECIAL), ("length_squared"
 
 
 class AllAny(Builtin):
-    def check(self, ck, call, args, targs):
+    def check(self, ck: CheckerState, call: ast.Call, args: list[ast.Expr], targs: TemplateArgs) -> Type:
         nargs(call, args, 1)
         a = ck.conversions.rvalue(args[0])
         if isinstance(a.ty, VectorType):
@@ -393,7 +401,7 @@ class AllAny(Builtin):
             call.args = [ck.conversions.to_bool(a)]
         return BOOL
 
-    def emit(self, cg, call, fns):
+    def emit(self, cg: CodeGenState, call: ast.Call, fns: list[Fn]) -> Fn:
         (a,) = fns
         vec = isinstance(call.args[0].ty, VectorType)
         f = np.all if self.name == "all" else np.any

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..front import ast
+from ..front.checker.state import CheckerState
 from ..lang.errors import CompileError
-from ..lang.types import MatrixType, matrix
+from ..lang.types import MatrixType, Type, matrix
+from ..run.codegen.state import CodeGenState, Fn
 from ..run.op_kinds import BuiltinCost
-from .base import Builtin, nargs, register
+from .base import Builtin, TemplateArgs, nargs, register
 
 
 class Transpose(Builtin):
-    def check(self, ck, call, args, targs):
+    def check(self, ck: CheckerState, call: ast.Call, args: list[ast.Expr], targs: TemplateArgs) -> Type:
         nargs(call, args, 1)
         a = ck.conversions.rvalue(args[0])
         if not isinstance(a.ty, MatrixType):
@@ -19,7 +22,7 @@ class Transpose(Builtin):
         call.args = [a]
         return matrix(a.ty.elem, a.ty.rows, a.ty.cols)
 
-    def emit(self, cg, call, fns):
+    def emit(self, cg: CodeGenState, call: ast.Call, fns: list[Fn]) -> Fn:
         (a,) = fns
         return lambda c, m: np.swapaxes(np.asarray(a(c, m)), -1, -2).copy()
 

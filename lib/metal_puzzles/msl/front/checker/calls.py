@@ -66,6 +66,7 @@ class Calls(CheckerPart):
             if isinstance(base.ty, SimdgroupMatrixType) and e.func.name == "thread_elements" and not e.args:
                 # This thread's two elements: a vec<T, 2> that is a part of the matrix (assignable).
                 b = self.chk.library.function("simdgroup_matrix.thread_elements")
+                assert b is not None  # the library's own member function
                 e.target = b
                 e.ty = b.check(self.chk, e, [base], None)
                 designates_part_of(e, base)
@@ -73,6 +74,7 @@ class Calls(CheckerPart):
             base = self.chk.conversions.rvalue(base)
             if base.ty == SIMD_VOTE and e.func.name in ("all", "any") and not e.args:
                 b = self.chk.library.function("simd_vote." + e.func.name)
+                assert b is not None  # the library's own member functions
                 e.func = ast.Name(e.func.pos, "simd_vote." + e.func.name)
                 e.target = b
                 e.args = [base]

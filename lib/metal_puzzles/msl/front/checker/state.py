@@ -54,11 +54,21 @@ class CheckedKernel:
     variables: list[Var] = field(default_factory=list)
 
 
+class BuiltinFunction(Protocol):
+    """A builtin function as the checker sees it (``msl.library``'s ``Builtin``): its name, the
+    arguments it takes as places, and its type rule."""
+
+    name: str
+    lvalue_args: tuple[int, ...]
+
+    def check(self, ck: CheckerState, call: ast.Call, args: list[ast.Expr], targs: list[Any] | None) -> Type: ...
+
+
 class Library(Protocol):
     """The builtin functions and constants the checker resolves names against (the simulator's
     standard library, ``msl.library``, passed in so the front end does not depend on it)."""
 
-    def function(self, name: str) -> Any: ...
+    def function(self, name: str) -> BuiltinFunction | None: ...
 
     def constant(self, name: str, template_args: Any, checker: CheckerState) -> tuple[Type, Any] | None: ...
 

@@ -56,7 +56,7 @@ def binary_op(op: BinaryOp, ty: Type, pos: Pos) -> Callable[[Ctx, Mask, Any, Any
     """f(ctx, mask, x, y) computing 'x op y' in type ty (both operands already converted)."""
     elem = _scalar(ty)
     if op in (BinaryOp.DIV, BinaryOp.MOD) and elem.is_int:
-        def intdiv(c, m, x, y):
+        def intdiv(c: Ctx, m: Mask, x: Any, y: Any) -> Any:
             out, zero_b = c_divmod(x, y, op)
             if np.any(zero_b):
                 zb = np.any(zero_b, axis=-1) if np.ndim(zero_b) > 1 or (isinstance(ty, VectorType) and np.ndim(zero_b) == 1) else zero_b
@@ -68,7 +68,7 @@ def binary_op(op: BinaryOp, ty: Type, pos: Pos) -> Callable[[Ctx, Mask, Any, Any
         mask_bits = np.int64(elem.bits - 1)
         sh = np.left_shift if op == BinaryOp.SHL else np.right_shift
 
-        def shift(c, m, x, y):
+        def shift(c: Ctx, m: Mask, x: Any, y: Any) -> Any:
             s = (np.asarray(y).astype(np.int64) & mask_bits).astype(left_dtype)
             r = sh(x, s)
             return r.astype(left_dtype) if np.ndim(r) else left_dtype.type(r)

@@ -14,8 +14,9 @@ from ...lang.errors import KernelRuntimeError
 from ...lang.types import VoidType
 from ..memory import view_of
 from ..op_kinds import builtin_kind, elem_of
-from ..runtime import Frame
-from .locations import materialised, thread_memory
+from ..runtime import Ctx, Frame
+from .locations import materialised, thread_object
+from .masks import Mask
 from .state import CodeGenState, Fn
 
 #: How deeply calls may nest at run time (recursion compiles, as in Metal since MSL 2.4; a GPU
@@ -64,7 +65,7 @@ class Calls(CodeGenState):
         # Structs passed by value: copied into the callee's own thread memory.
         copies = [(_slot_of(p), p.name, p.ty, view_of(p.ty)) for p in params if p.kind == VarKind.MEMVAR]
 
-        def call(c, m):
+        def call(c: Ctx, m: Mask) -> Any:
             c.step(e.pos)
             vals = [f(c, m) for f in arg_fns]
             saved = (c.slots, c.frame, c.loop)
@@ -74,7 +75,7 @@ class Calls(CodeGenState):
             c.slots, c.frame, c.loop = slots, Frame(), None
             for k, name, ty, view in copies:
                 value, slots[k] = slots[k], None
-                mem = thread_memory(c, k, name, ty).mem
+                mem = thread_object(c, k, name, ty)
                 c.store(mem, np.int64(0), value, m, view, e.pos)
             c.call_depth += 1
             if c.call_depth > MAX_CALL_DEPTH:

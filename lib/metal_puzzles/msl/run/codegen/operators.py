@@ -4,6 +4,8 @@ increments, assignments, '&&' and '||' (the right side only for the lanes that n
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ...front import ast
@@ -21,9 +23,10 @@ from ...lang.types import (
 from ...lang.values import cast, round_bfloat, type_ndim
 from .. import matrices
 from ..memory import Ptr, view_of
+from ..runtime import Ctx
 from .arithmetic import arith_fn, binary_op
 from .locations import MemLoc
-from .masks import and_mask, andnot_mask, empty, merge_ptr
+from .masks import Mask, and_mask, andnot_mask, empty, merge_ptr
 from .pointers import deref
 from .state import CodeGenState, Fn
 
@@ -40,7 +43,7 @@ class Operators(CodeGenState):
         if op == UnaryOp.ADDRESS:
             lv = self.lvalue(e.operand)
 
-            def address(c, m):
+            def address(c: Ctx, m: Mask) -> Any:
                 loc = lv(c, m)
                 if not isinstance(loc, MemLoc):
                     raise KernelRuntimeError("cannot take the address of this value", e.pos)
@@ -73,7 +76,7 @@ class Operators(CodeGenState):
             stride = units_in(ty.pointee)
             delta = np.int64(stride if op == UnaryOp.INC else -stride)
 
-            def ptr_step(c, m):
+            def ptr_step(c: Ctx, m: Mask) -> Any:
                 loc = lv(c, m)
                 old = loc.load(c, m)
                 new = old.moved(delta)
@@ -85,7 +88,7 @@ class Operators(CodeGenState):
         f = np.add if op == UnaryOp.INC else np.subtract
         rnd = round_bfloat if elem == BFLOAT else None
 
-        def step(c, m):
+        def step(c: Ctx, m: Mask) -> Any:
             loc = lv(c, m)
             old = loc.load(c, m)
             new = f(old, one)
@@ -113,7 +116,7 @@ class Operators(CodeGenState):
         a, b = self.expr(e.left), self.expr(e.right)
         is_and = e.op == BinaryOp.LOGICAL_AND
 
-        def logical(c, m):
+        def logical(c: Ctx, m: Mask) -> Any:
             x = a(c, m)
             if np.ndim(x) == 0:
                 if bool(x) != is_and:
@@ -135,7 +138,7 @@ class Operators(CodeGenState):
             stride = np.int64(units_in(e.ty.pointee))
             sign = -1 if op == BinaryOp.SUB else 1
 
-            def ptr_add(c, m):
+            def ptr_add(c: Ctx, m: Mask) -> Any:
                 p = a(c, m)
                 k = b(c, m)
                 return p.moved(sign * np.asarray(k, dtype=np.int64) * stride)
@@ -152,7 +155,7 @@ class Operators(CodeGenState):
         tt = e.target.ty
         op = e.op.binary
         if op is None or isinstance(tt, MatrixType):  # a matrix's 'a op= b': the checker made the value 'a op b'
-            def assign(c, m):
+            def assign(c: Ctx, m: Mask) -> Any:
                 v = val(c, m)
                 lv(c, m).store(c, v, m)
                 return v
@@ -161,7 +164,7 @@ class Operators(CodeGenState):
             stride = np.int64(units_in(tt.pointee))
             sign = -1 if op == BinaryOp.SUB else 1
 
-            def ptr_compound(c, m):
+            def ptr_compound(c: Ctx, m: Mask) -> Any:
                 loc = lv(c, m)
                 p = loc.load(c, m)
                 new = p.moved(sign * np.asarray(val(c, m), dtype=np.int64) * stride)
@@ -174,7 +177,7 @@ class Operators(CodeGenState):
         rhs_t = e.value.ty
         shift = op.is_shift
 
-        def compound(c, m):
+        def compound(c: Ctx, m: Mask) -> Any:
             loc = lv(c, m)
             cur = loc.load(c, m)
             rhs = val(c, m)
@@ -188,7 +191,7 @@ class Operators(CodeGenState):
         cond, a, b = self.expr(e.cond), self.expr(e.then), self.expr(e.other)
         vec = type_ndim(e.ty)
 
-        def ternary(c, m):
+        def ternary(c: Ctx, m: Mask) -> Any:
             k = cond(c, m)
             if np.ndim(k) == 0:
                 return a(c, m) if k else b(c, m)
@@ -207,7 +210,7 @@ class Operators(CodeGenState):
     def x_Comma(self, e: ast.Comma) -> Fn:
         fns = [self.expr(x) for x in e.exprs]
 
-        def comma(c, m):
+        def comma(c: Ctx, m: Mask) -> Any:
             v = None
             for f in fns:
                 v = f(c, m)

@@ -68,7 +68,7 @@ class CodeGenState:
         if not self.cost or kind is None:
             return fn
 
-        def costed(c, m):
+        def costed(c: Ctx, m: Mask) -> Any:
             c.cost.op(kind, per_lane, m, pos)
             return fn(c, m)
         return costed
