@@ -38,7 +38,7 @@ from .entries import (
 )
 from .helpers import addressed_names, callee_name, designates_part_of
 from .packs import element_name, rename
-from .state import CheckerPart
+from .state import CheckerPart, CheckerState
 from .typenames import SubstitutionFailure
 
 #: Function instances being checked inside each other (a chain of calls through functions not yet
@@ -50,6 +50,14 @@ MAX_INSTANTIATION_DEPTH = 64
 
 
 class Calls(CheckerPart):
+    def __init__(self, chk: CheckerState) -> None:
+        super().__init__(chk)
+        # The header functions being instantiated, innermost last (their nesting is bounded).
+        self.instantiating: list[str] = []
+        # Functions taking function pointers, as made for the functions a call site names: by
+        # (the declaration's id, those functions' names), so each is instantiated once.
+        self.function_argument_defs: dict[tuple, ast.FuncDef] = {}
+
     def check_call(self, e: ast.Call) -> ast.Expr:
         if e.target is not None and e.ty is not None:
             # Checked already (a compound assignment checks its operand again as 'a op b'): a
@@ -230,10 +238,10 @@ class Calls(CheckerPart):
             named = {fd.params[k].name or f"#{k}": self._function_named_by(e.args[k], fd.params[k], fd.name)
                      for k in where}
             key = (id(fd), tuple((k, v[0].name) for k, v in named.items()))
-            if key not in self.chk.function_argument_defs:
-                self.chk.function_argument_defs[key] = dataclasses.replace(
+            if key not in self.function_argument_defs:
+                self.function_argument_defs[key] = dataclasses.replace(
                     fd, params=[p for p in fd.params if p.function_params is None], function_arguments=named)
-            made.append(self.chk.function_argument_defs[key])
+            made.append(self.function_argument_defs[key])
         e.args = [a for k, a in enumerate(e.args) if k not in where]
         return made
 
@@ -515,7 +523,7 @@ class Calls(CheckerPart):
         # Metal (MSL 2.4 on) compiles recursion, and the executor bounds its depth at run time.
         if key in self.chk.instances:
             return self.chk.instances[key]
-        if len(self.chk.instantiating) >= MAX_INSTANTIATION_DEPTH:
+        if len(self.instantiating) >= MAX_INSTANTIATION_DEPTH:
             if binding:  # 'g(t..., 1)' in a variadic g instantiates a longer g at every level, forever
                 raise CompileError(f"recursive template instantiation exceeded maximum depth of "
                                    f"{MAX_INSTANTIATION_DEPTH} (instantiating '{fd.name}'; the simulator's bound, "
@@ -553,11 +561,11 @@ class Calls(CheckerPart):
         if self.chk.func is not None and self.chk.func.ret_ref:
             inst.ret_ref, inst.ret_space, inst.ret_const = True, self.chk.func.ret_space, self.chk.func.ret_const
         self.chk.instances[key] = inst
-        self.chk.instantiating.append(name)
+        self.instantiating.append(name)
         try:
             self.chk.stmts.stmt_block_contents(body)
         finally:
-            self.chk.instantiating.pop()
+            self.instantiating.pop()
         assert self.chk.func is not None  # the caller made the function's context
         inst.nslots = self.chk.func.nslots
         self.chk.scope, self.chk.func, self.chk.addressed = saved

@@ -15,19 +15,26 @@ from ...lang.errors import CompileError, Pos
 from ...lang.metal_namespace import METAL_NAMESPACE
 from .. import ast
 from .entries import Scope, ScopeEntry
-from .state import CheckerPart
+from .state import CheckerPart, CheckerState
 
 
 class NamespaceLookup(CheckerPart):
+    def __init__(self, chk: CheckerState) -> None:
+        super().__init__(chk)
+        # Every namespace the header declares ('a', 'a::b'), and the namespaces 'using namespace'
+        # makes visible in each.
+        self.namespaces: set[str] = set()
+        self.using: dict[tuple[str, ...], list[str]] = {}
+
     def declare_namespace(self, path: tuple[str, ...]) -> None:
         """Record namespace ``path`` and each namespace enclosing it as known."""
         for k in range(1, len(path) + 1):
-            self.chk.namespaces.add("::".join(path[:k]))
+            self.namespaces.add("::".join(path[:k]))
 
     def use_namespace(self, directive: ast.UsingNamespace) -> None:
         """``using namespace X;``: X's names become visible where the directive is written."""
         target = self._resolve_namespace(directive.target, directive.namespace, directive.pos)
-        targets = self.chk.using.setdefault(directive.namespace, [])
+        targets = self.using.setdefault(directive.namespace, [])
         if target not in targets:
             targets.append(target)
 
@@ -37,7 +44,7 @@ class NamespaceLookup(CheckerPart):
         else:
             candidates = ["::".join(where[:k] + (written,)) for k in range(len(where), -1, -1)]
         for cand in candidates:
-            if cand in self.chk.namespaces:
+            if cand in self.namespaces:
                 return cand
         if candidates[-1] == METAL_NAMESPACE or candidates[-1].startswith(METAL_NAMESPACE + "::"):
             return candidates[-1]
@@ -47,19 +54,19 @@ class NamespaceLookup(CheckerPart):
         """The qualified names ``name`` may denote from the current namespace, innermost first."""
         if name.startswith("::"):
             bare = name[2:]
-            return [bare] + [f"{target}::{bare}" for target in self.chk.using.get((), ())]
+            return [bare] + [f"{target}::{bare}" for target in self.using.get((), ())]
         out = []
         ns = self.chk.namespace
         for k in range(len(ns), -1, -1):
             level = ns[:k]
             out.append("::".join(level + (name,)))
-            out.extend(f"{target}::{name}" for target in self.chk.using.get(level, ()))
+            out.extend(f"{target}::{name}" for target in self.using.get(level, ()))
         return out
 
     def lookup_name(self, name: str) -> ScopeEntry | None:
         """What ``name`` denotes (a ``Var``, a ``TypeEntry``, a member...: ``entries.ScopeEntry``): block scopes
         first, then declarations at namespace scope from the current namespace outwards."""
-        if not self.chk.namespace and not self.chk.using and "::" not in name:
+        if not self.chk.namespace and not self.using and "::" not in name:
             return self.chk.scope.lookup(name)  # the common case: one chain of scopes ending at the globals
         scope: Scope | None = self.chk.scope
         if "::" not in name:
@@ -74,7 +81,7 @@ class NamespaceLookup(CheckerPart):
 
     def find_function(self, name: str) -> list[ast.FuncDef] | None:
         """The header functions ``name`` names (an overload set of one namespace), or None."""
-        if not self.chk.namespace and not self.chk.using and "::" not in name:
+        if not self.chk.namespace and not self.using and "::" not in name:
             return self.chk.func_defs.get(name)
         for cand in self.qualified_candidates(name):
             defs = self.chk.func_defs.get(cand)

@@ -7,12 +7,11 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ...lang.types import (
     AddressSpace,
-    StructType,
     Type,
 )
 from .. import ast
 from ..symbols import FuncInstance, Var
-from .entries import Scope, ScopeEntry
+from .entries import Scope
 
 if TYPE_CHECKING:
     from .interfaces import (
@@ -107,30 +106,16 @@ class CheckerState:
         self.func_specializations: dict[str, list[ast.FuncDef]] = {}
         self.instances: dict[tuple, FuncInstance] = {}
         self.threadgroup_arrays: list[Var] = []
-        self.instantiating: list[str] = []
         # Names whose address is taken ('&x'): such locals live in thread memory, not registers.
         self.addressed: set[str] = set()
         # The header's structs, with their definitions (default member initializers, member functions).
         self.struct_defs: dict = {}
-        # Namespaces: the one being checked, every one the header declares ('a', 'a::b'), and
-        # the namespaces 'using namespace' makes visible in each.
+        # The namespace being checked (each part keeps its own caches: the namespaces declared and
+        # used in NamespaceLookup, struct templates in StructTemplates, ...).
         self.namespace: tuple[str, ...] = ()
-        self.namespaces: set[str] = set()
-        self.using: dict[tuple[str, ...], list[str]] = {}
-        # Struct templates by qualified name (struct_templates.StructTemplate), and each struct's
-        # member types and static constants by name.
-        self.struct_templates: dict[str, Any] = {}
-        self.struct_members: dict[StructType, dict[str, ScopeEntry]] = {}
-        # The constexpr functions being evaluated, innermost last (their nesting is bounded).
-        self.constexpr_calls: list[str] = []
         # How deep the checker is inside an unevaluated operand (decltype): only there may
         # 'metal::declval<T>()' stand for a value of type T.
         self.unevaluated_depth = 0
-        # Variable template instances, by (template, argument values).
-        self.variable_instances: dict[tuple, Any] = {}
-        # Functions taking function pointers, as made for the functions a call site names: by
-        # (the declaration's id, those functions' names), so each is instantiated once.
-        self.function_argument_defs: dict[tuple, ast.FuncDef] = {}
 
     def function_context(self, ret: Type, ret_spec: ast.TypeSpec) -> FunctionContext:
         """The context a function body is checked in, from its resolved return type and the return

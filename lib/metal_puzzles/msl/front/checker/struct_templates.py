@@ -32,7 +32,7 @@ from .entries import (
     template_value_entry,
 )
 from .helpers import cast_const
-from .state import CheckerPart
+from .state import CheckerPart, CheckerState
 
 
 @dataclass
@@ -43,18 +43,24 @@ class StructTemplate:
 
 
 class StructTemplates(CheckerPart):
+    def __init__(self, chk: CheckerState) -> None:
+        super().__init__(chk)
+        # Struct templates by qualified name, and each struct's member types and static constants by name.
+        self.struct_templates: dict[str, StructTemplate] = {}
+        self.struct_members: dict[StructType, dict[str, ScopeEntry]] = {}
+
     def declare_struct_template(self, item: ast.StructDef) -> None:
         if item.specialization is None:
-            if item.name in self.chk.struct_templates:
+            if item.name in self.struct_templates:
                 raise CompileError(f"redefinition of struct template '{item.name}'", item.pos)
-            self.chk.struct_templates[item.name] = StructTemplate(item)
+            self.struct_templates[item.name] = StructTemplate(item)
             self.chk.globals.names[item.name] = StructTemplateEntry(item.name)
             return
         found = self.chk.lookup.lookup_name(item.name)
         if not isinstance(found, StructTemplateEntry):
             raise CompileError(f"specialisation of '{item.name}', which is not a struct template declared before it",
                                item.pos)
-        template = self.chk.struct_templates[found.key]
+        template = self.struct_templates[found.key]
         if template.instances:
             raise CompileError(f"specialisation of '{item.name}' after it was used (C++ needs it before the first "
                                "use)", item.pos)
@@ -66,7 +72,7 @@ class StructTemplates(CheckerPart):
         definition = self.chk.struct_defs[st]
         for name, value in definition.binding.items():
             scope.names[name] = template_value_entry(name, value, definition.pos)
-        for name, entry in self.chk.struct_members.get(st, {}).items():
+        for name, entry in self.struct_members.get(st, {}).items():
             scope.names[name] = entry
 
     def resolve_struct_members(self, item: ast.StructDef, scope: Scope) -> dict[str, ScopeEntry]:
@@ -96,7 +102,7 @@ class StructTemplates(CheckerPart):
         return members
 
     def record_struct_members(self, item: ast.StructDef, st: StructType, members: dict[str, ScopeEntry]) -> None:
-        self.chk.struct_members[st] = members
+        self.struct_members[st] = members
         if not item.binding:  # a plain struct: 'S::type', 'S::value'
             for name, entry in members.items():
                 self.chk.globals.names[f"{item.name}::{name}"] = entry
@@ -105,7 +111,7 @@ class StructTemplates(CheckerPart):
         if len(member) != 1:
             raise CompileError(f"nested member names ('{'::'.join(member)}') are not supported by the simulator",
                                pos)
-        entry = self.chk.struct_members.get(st, {}).get(member[0])
+        entry = self.struct_members.get(st, {}).get(member[0])
         if entry is None:
             raise CompileError(f"no member type or constant named '{member[0]}' in '{st.name}'", pos)
         return entry
@@ -120,7 +126,7 @@ class StructTemplates(CheckerPart):
         st = named_struct(self.chk.lookup.lookup_name(owner))
         if st is None:
             return None
-        return self.chk.struct_members.get(st, {}).get(member)
+        return self.struct_members.get(st, {}).get(member)
 
     def template_struct_named(self, name: str) -> str | None:
         """The struct template ``name`` names from here, or None."""
@@ -128,7 +134,7 @@ class StructTemplates(CheckerPart):
         return found.key if isinstance(found, StructTemplateEntry) else None
 
     def struct_instance(self, key: str, args: list[Any], pos: Pos) -> StructType:
-        template = self.chk.struct_templates[key]
+        template = self.struct_templates[key]
         values = [self.chk.types.resolve_type(a) if isinstance(a, ast.TypeSpec) else self.chk.types.const_int(a, "template argument")
                   for a in args]
         params = template.primary.template_params

@@ -44,7 +44,7 @@ from .entries import (
     template_value_entry,
 )
 from .helpers import callee_name, cast_const, flatten_items
-from .state import CheckerPart
+from .state import CheckerPart, CheckerState
 
 
 class SubstitutionFailure(CompileError):
@@ -64,6 +64,13 @@ MAKE_UNSIGNED = {name: unsigned for pair in _INTEGER_PAIRS for unsigned in pair[
 
 
 class TypeResolution(CheckerPart):
+    def __init__(self, chk: CheckerState) -> None:
+        super().__init__(chk)
+        # The constexpr functions being evaluated, innermost last (their nesting is bounded).
+        self.constexpr_calls: list[str] = []
+        # Variable template instances, by (template, argument values).
+        self.variable_instances: dict[tuple, Any] = {}
+
     def declare_alias(self, item: ast.TypeAlias) -> None:
         if item.template_params:
             # Resolved at each use, with its arguments ('opmath_t<half>').
@@ -146,13 +153,13 @@ class TypeResolution(CheckerPart):
                 value = values[k]
                 self.chk.scope.names[p.name] = template_value_entry(p.name, value, pos)
             key = (id(item), tuple(values))
-            if key not in self.chk.variable_instances:
+            if key not in self.variable_instances:
                 decl = copy.deepcopy(item.decl)
                 name = f"{declarator.name}<{', '.join(str(v) for v in values)}>"
                 decl.declarators[0].name = name
                 self.chk.decls.global_decl(decl)
-                self.chk.variable_instances[key] = self.chk.scope.names[name]
-            return self.chk.variable_instances[key]
+                self.variable_instances[key] = self.chk.scope.names[name]
+            return self.variable_instances[key]
         finally:
             self.chk.scope, self.chk.namespace = saved_scope, saved_namespace
 
@@ -361,7 +368,7 @@ class TypeResolution(CheckerPart):
         body = fd.body.stmts if fd.body is not None else []
         if len(body) != 1 or not isinstance(body[0], ast.Return) or body[0].value is None:
             raise NotConstant("call")
-        if len(self.chk.constexpr_calls) >= MAX_CONSTEXPR_DEPTH:
+        if len(self.constexpr_calls) >= MAX_CONSTEXPR_DEPTH:
             raise CompileError(f"constexpr evaluation of '{fd.name}' nests more than {MAX_CONSTEXPR_DEPTH} calls "
                                "deep", e.pos)
         args = [self.const_value(a) for a in e.args]
@@ -369,7 +376,7 @@ class TypeResolution(CheckerPart):
         self.chk.scope = Scope(self.chk.globals)
         if owner is not None:  # a static member function sees its struct's types, constants, template arguments
             self.chk.templates.struct_members_scope(owner, self.chk.scope)
-        self.chk.constexpr_calls.append(fd.name)
+        self.constexpr_calls.append(fd.name)
         try:
             for p, value in zip(fd.params, args, strict=True):
                 ty = self.resolve_type(p.type_spec)
@@ -377,7 +384,7 @@ class TypeResolution(CheckerPart):
                                                       const_value=cast_const(value, ty), mutable=False)
             return cast_const(self.const_value(body[0].value), self.resolve_type(fd.ret))
         finally:
-            self.chk.constexpr_calls.pop()
+            self.constexpr_calls.pop()
             self.chk.scope, self.chk.namespace = saved_scope, saved_namespace
 
     def _constexpr_member_of_instance(self, e: ast.Construct) -> tuple[ast.FuncDef, StructType]:
