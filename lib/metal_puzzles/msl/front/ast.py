@@ -57,25 +57,30 @@ class BinaryOp(StrEnum):
     DIV = "/"
     MOD = "%"
 
+    # The groups below are sets of the operators' texts: a member is its text, and a set lookup
+    # is cheaper than the class attribute lookups a tuple of members costs on every call.
     @property
     def is_comparison(self) -> bool:
         return self in _COMPARISONS
 
     @property
     def is_logical(self) -> bool:
-        return self in (BinaryOp.LOGICAL_AND, BinaryOp.LOGICAL_OR)
+        return self in _LOGICAL
 
     @property
     def is_bitwise(self) -> bool:
         """'&', '|', '^' (not the shifts)."""
-        return self in (BinaryOp.BIT_AND, BinaryOp.BIT_OR, BinaryOp.BIT_XOR)
+        return self in _BITWISE
 
     @property
     def is_shift(self) -> bool:
-        return self in (BinaryOp.SHL, BinaryOp.SHR)
+        return self in _SHIFTS
 
 
-_COMPARISONS = frozenset({BinaryOp.EQ, BinaryOp.NE, BinaryOp.LT, BinaryOp.GT, BinaryOp.LE, BinaryOp.GE})
+_COMPARISONS = frozenset({"==", "!=", "<", ">", "<=", ">="})
+_LOGICAL = frozenset({"&&", "||"})
+_BITWISE = frozenset({"&", "|", "^"})
+_SHIFTS = frozenset({"<<", ">>"})
 
 
 class UnaryOp(StrEnum):
@@ -93,7 +98,10 @@ class UnaryOp(StrEnum):
     @property
     def is_increment(self) -> bool:
         """'++' or '--': the operand is modified."""
-        return self in (UnaryOp.INC, UnaryOp.DEC)
+        return self in _INCREMENTS
+
+
+_INCREMENTS = frozenset({"++", "--"})
 
 
 class AssignOp(StrEnum):
@@ -114,7 +122,11 @@ class AssignOp(StrEnum):
     @property
     def binary(self) -> BinaryOp | None:
         """The operation a compound assignment applies ('+=' -> '+'); None for '='."""
-        return None if self is AssignOp.ASSIGN else BinaryOp(self.value[:-1])
+        return _COMPOUND.get(self)
+
+
+#: Each compound assignment's operation.
+_COMPOUND: dict[str, BinaryOp] = {op.value: BinaryOp(op.value[:-1]) for op in AssignOp if op.value != "="}
 
 
 @dataclass(eq=False)

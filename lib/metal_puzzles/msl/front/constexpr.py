@@ -16,7 +16,7 @@ from ..lang.types import BFLOAT, BOOL, FLOAT, ScalarType, Type
 from ..lang.values import round_bfloat
 from . import ast
 from .ast import BinaryOp, CastStyle, UnaryOp
-from .lexer import Token, TokenKind
+from .lexer import EOF, NUM, Token
 from .literals import is_floating
 from .parser import Parser
 
@@ -206,12 +206,12 @@ def eval_preprocessor_expression(tokens: list[Token], pos: Pos) -> int:
         raise CompileError("#if with no expression", pos)
     # #if computes in intmax_t alone. A floating literal is refused before its value is read (as
     # clang does), so a too large one ('#if 1e999f') is not also warned about.
-    floating = next((t for t in tokens if t.kind == TokenKind.NUM and is_floating(t.text)), None)
+    floating = next((t for t in tokens if t.kind == NUM and is_floating(t.text)), None)
     if floating is not None:
         raise CompileError("floating point literal in preprocessor expression", floating.pos)
     p = Parser(tokens)
     expr = p.parse_expression()
-    if p.tok.kind != TokenKind.EOF:
+    if p.tok.kind != EOF:
         raise CompileError(f"unexpected '{p.tok.text}' in preprocessor expression", p.tok.pos)
     try:
         return int(evaluate(expr, preprocessor=True))
