@@ -8,6 +8,9 @@ import numpy as np
 import pytest
 
 from metal_puzzles.msl import ArgumentError, simulate
+from metal_puzzles.msl.lang.types import FLOAT, HALF, INT, vector
+from metal_puzzles.msl.library import BUILTINS
+from metal_puzzles.msl.library.constants import NUMERIC_LIMITS
 from metal_puzzles.msl.observe.gpu_models import (
     APPLE_16_BANKS,
     GPU_MODELS,
@@ -22,7 +25,7 @@ from metal_puzzles.msl.observe.roofline import (
     estimate_time,
     occupancy,
 )
-from metal_puzzles.msl.run.op_kinds import OpKind
+from metal_puzzles.msl.run.op_kinds import BuiltinCost, OpKind, builtin_kind
 
 M1 = GPU_MODELS["M1"]
 
@@ -242,6 +245,48 @@ out[i] = x + v.x;
     assert ops[OpKind.FLOAT_FMA].lane_ops == 32 and ops[OpKind.FLOAT_SPECIAL].lane_ops == 32
     assert ops[OpKind.FLOAT_DIV].lane_ops == 32 and ops[OpKind.FLOAT_ADD].lane_ops == 32
     assert line(p, 6).flops == 32 * (2 + 1 + 1 + 1)
+
+
+def test_every_builtin_declares_its_cost_on_its_row():
+    """The cost class is part of each builtin's registration (issue 38): a builtin without one is
+    an error here, not a call the cost model silently counts as nothing (fma once was, when its
+    name was missing from a set in op_kinds)."""
+    rows = {**BUILTINS, "numeric_limits": NUMERIC_LIMITS}
+    missing = sorted(name for name, b in rows.items() if not isinstance(getattr(b, "cost", None), BuiltinCost))
+    assert not missing, f"builtins without a BuiltinCost: {missing}"
+    assert BUILTINS["fma"].cost == BUILTINS["mad"].cost == BuiltinCost.FMA
+    assert BUILTINS["threadgroup_barrier"].cost == BuiltinCost.NOT_ARITHMETIC
+
+
+@pytest.mark.parametrize("cost", list(BuiltinCost))
+def test_every_cost_class_counts_on_every_argument_type(cost: BuiltinCost) -> None:
+    for ty in (FLOAT, vector(HALF, 4), INT, None):
+        found = builtin_kind(cost, ty)
+        assert found is None or (isinstance(found[0], OpKind) and found[1] >= 1)
+    assert (builtin_kind(cost, FLOAT) is None) == (cost == BuiltinCost.NOT_ARITHMETIC)
+
+
+def test_a_shuffle_is_one_simd_step_and_a_reduction_five():
+    """Only reductions and scans are log2(32) shuffle steps: simd_shuffle_xor, simd_shuffle_and_fill_down
+    and a vote's all() are one exchange each (their names, matched by substrings, once made them
+    reductions: 'xor', 'and', 'all')."""
+    src = """
+uint i = thread_position_in_grid.x;
+float x = simd_shuffle_xor(a[i], 1u);
+float y = simd_shuffle_and_fill_down(x, 0.0f, 1u);
+bool all = simd_active_threads_mask().all();
+out[i] = simd_sum(y) + float(all);
+"""
+    p = profile(src, n=64, tg=64)
+    assert line(p, 3).ops[OpKind.SIMD].instructions == 2  # two SIMD-groups, one shuffle each
+    assert line(p, 4).ops[OpKind.SIMD].instructions == 2
+    assert line(p, 5).ops[OpKind.SIMD].instructions == 2 * 2  # the mask, then its all()
+    assert line(p, 6).ops[OpKind.SIMD].instructions == 2 * 5
+
+
+def test_a_numeric_limit_is_a_constant_not_an_instruction():
+    p = profile("uint i = thread_position_in_grid.x;\nout[i] = metal::numeric_limits<float>::max();\n", n=32, tg=32)
+    assert OpKind.FLOAT_OTHER not in line(p, 2).ops
 
 
 def test_integer_division_by_a_constant_power_of_two_is_a_shift():

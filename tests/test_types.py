@@ -1,7 +1,9 @@
 """The whole package (lib/metal_puzzles: the simulator, msl/, and every layer above it) passes
 mypy as configured in pyproject.toml ([tool.mypy]), and that configuration catches what it is
-there to catch: a checker mixin calling another's method with the wrong arguments or by a name
-none of them defines (the mixins share one ``self``, typed by ``front/checker/state.CheckerState``).
+there to catch: a part of the checker calling another's method with the wrong arguments or by a
+name its interface does not offer, or a part no longer offering what its interface lists (the parts
+reach each other through ``self.chk``, typed by ``front/checker/state.CheckerState`` and the
+protocols of ``front/checker/interfaces.py``).
 Nothing is exempt but the modules another branch is editing, named in one override."""
 
 from __future__ import annotations
@@ -53,12 +55,16 @@ def test_no_module_is_silenced() -> None:
 
 
 @pytest.mark.parametrize(("module", "original", "broken", "error"), [
-    # A method another mixin defines, called with an argument of the wrong type.
-    ("msl/front/checker/calls.py", "ty = self.resolve_type(fd.ret)", "ty = self.resolve_type(fd)",
-     'Argument 1 to "resolve_type"'),
-    # A method no mixin defines.
-    ("msl/front/checker/calls.py", "ty = self.resolve_type(fd.ret)", "ty = self.resolve_typ(fd.ret)",
+    # A method another part of the checker offers, called with an argument of the wrong type.
+    ("msl/front/checker/calls.py", "ty = self.chk.types.resolve_type(fd.ret)", "ty = self.chk.types.resolve_type(fd)",
+     'Argument 1 to "resolve_type" of "TypeResolutionApi"'),
+    # A method the part's interface does not offer.
+    ("msl/front/checker/calls.py", "ty = self.chk.types.resolve_type(fd.ret)", "ty = self.chk.types.resolve_typ(fd.ret)",
      'has no attribute "resolve_typ"'),
+    # A part that no longer offers what its interface lists (the checker makes it under that interface).
+    ("msl/front/checker/typenames.py", "def const_int(self, expr: Any, what: str) -> int:",
+     "def const_integer(self, expr: Any, what: str) -> int:",
+     'variable has type "TypeResolutionApi")'),
     # A function without annotations (the front end is annotated throughout).
     ("msl/front/checker/structs.py", "def _field(st: StructType, e: ast.Member) -> StructField:",
      "def _field(st, e):", "Function is missing a type annotation"),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from metal_puzzles.msl import CompileError
-from metal_puzzles.msl.front.lexer import strip_comments, tokenize_line
+from metal_puzzles.msl.front.lexer import TokenKind, strip_comments, tokenize_line
 
 
 def kinds_and_texts(line: str) -> list[tuple[str, str]]:
@@ -48,3 +48,11 @@ def test_unknown_character_is_a_compile_error_at_its_column() -> None:
     with pytest.raises(CompileError) as err:
         tokenize_line("int x = 1 $ 2;", "source", 3)
     assert (err.value.line, err.value.col) == (3, 11)
+
+
+def test_each_token_kind_is_a_member_of_the_enum() -> None:
+    """A token's kind is read once into ``TokenKind`` (issue 38); a digraph is the token it spells."""
+    toks = tokenize_line("x <: 1.5f ] + 'c' \"s\"", "source", 1)
+    assert [t.kind for t in toks] == [TokenKind.ID, TokenKind.OP, TokenKind.NUM, TokenKind.OP, TokenKind.OP,
+                                      TokenKind.CHAR, TokenKind.STR]
+    assert all(type(t.kind) is TokenKind for t in toks) and toks[1].text == "["

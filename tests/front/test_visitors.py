@@ -1,9 +1,10 @@
 """Every syntax-tree node has its handler in every visitor that dispatches on the node's type
-(issue 31), the guarantee jlox's visitors give: the code generator's ``x_<Node>`` (expressions)
-and ``s_<Node>`` (statements), the checker's ``e_<Node>`` (expressions) and ``s_<Node>``
-(statements). The node classes are found by introspection, not listed, so a
-node added to the tree without its handlers fails here instead of in a learner's kernel. A node
-a visitor never sees is declared in ``EXEMPT`` with the reason.
+(issue 31), the guarantee jlox's visitors give. Each visitor is a table from node class to handler
+(``front/dispatch.py``), checked complete when its module is imported (issue 38): the code
+generator's expressions and statements (``CodeGen.expression_handlers``, ``.statement_handlers``),
+the checker's (``checker/expressions.EXPRESSION_HANDLERS``, ``checker/statements.STATEMENT_HANDLERS``).
+Here the node classes are found after every module of the simulator is imported, so a node
+defined in a module the tables' modules do not import still fails here, not in a learner's kernel.
 
 (``constexpr.evaluate`` is not such a visitor: it folds what C allows in a constant expression
 and answers NotConstant for every other node, by design.)"""
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+from collections.abc import Mapping
 
 import numpy as np
 import pytest
@@ -19,74 +21,70 @@ import pytest
 import metal_puzzles.msl
 from metal_puzzles.msl import CompileError, simulate
 from metal_puzzles.msl.front import ast
-from metal_puzzles.msl.front.checker import Checker
+from metal_puzzles.msl.front.checker.expressions import EXPRESSION_HANDLERS, NEVER_CHECKED
+from metal_puzzles.msl.front.checker.statements import STATEMENT_HANDLERS
+from metal_puzzles.msl.front.dispatch import dispatch_table, node_classes
 from metal_puzzles.msl.run.codegen import CodeGen
 
 # Node classes may be defined anywhere in the simulator (the parser has a statement of its own).
 for _module in pkgutil.walk_packages(metal_puzzles.msl.__path__, "metal_puzzles.msl."):
     importlib.import_module(_module.name)
 
-
-def node_classes(base: type) -> list[type]:
-    """Every class of the simulator derived from ``base``, however indirectly."""
-    found: dict[str, type] = {}
-    todo = [base]
-    while todo:
-        for sub in todo.pop().__subclasses__():
-            todo.append(sub)
-            if sub.__module__.startswith("metal_puzzles.msl."):
-                found[sub.__name__] = sub
-    return [found[name] for name in sorted(found)]
-
-
-#: The visitors that dispatch by name: (class, handler prefix, the node classes it must handle).
-NAMED_VISITORS = {
-    "codegen expressions": (CodeGen, "x_", ast.Expr),
-    "codegen statements": (CodeGen, "s_", ast.Stmt),
-    "checker expressions": (Checker, "e_", ast.Expr),
-    "checker statements": (Checker, "s_", ast.Stmt),
+#: Each visitor's table, the node classes it must handle, and the nodes it never sees.
+VISITORS: dict[str, tuple[Mapping[type, object], type, Mapping[type, str]]] = {
+    "codegen expressions": (CodeGen.expression_handlers, ast.Expr,
+                            {ast.PackExpansion: "expanded or refused by the checker"}),
+    "codegen statements": (CodeGen.statement_handlers, ast.Stmt, {}),
+    "checker expressions": (EXPRESSION_HANDLERS, ast.Expr, NEVER_CHECKED),
+    "checker statements": (STATEMENT_HANDLERS, ast.Stmt, {}),
 }
 
-#: Nodes a visitor never sees: (visitor, node class name) -> why.
-EXEMPT = {
-    ("codegen expressions", "PackExpansion"):
-        "the checker expands 'pattern...' into one argument per pack element (checker/packs.py) or "
-        "refuses it, so no checked tree holds one",
-    ("checker expressions", "PackExpansion"):
-        "expanded by expand_packs in call and constructor arguments before they are checked; one left "
-        "anywhere else is refused by Checker.expr's own error (test_a_stray_pack_expansion_is_refused)",
-    ("checker expressions", "StructInit"):
-        "built by the checker from an initializer list it has already checked (checker/structs.py), "
-        "never checked again",
-}
-
-CASES = [(visitor, node) for visitor, (_, _, base) in NAMED_VISITORS.items() for node in node_classes(base)]
+CASES = [(visitor, node) for visitor, (_, base, _) in VISITORS.items() for node in node_classes(base)]
 
 
 @pytest.mark.parametrize("visitor, node", CASES, ids=[f"{v}-{n.__name__}" for v, n in CASES])
 def test_every_node_has_its_handler(visitor: str, node: type) -> None:
-    cls, prefix, _ = NAMED_VISITORS[visitor]
-    if (visitor, node.__name__) in EXEMPT:
+    table, _, never = VISITORS[visitor]
+    if node in never:
+        assert node not in table, f"{visitor} handles {node.__name__}: it is not a node it never sees"
         return
-    assert callable(getattr(cls, prefix + node.__name__, None)), (
-        f"{cls.__name__} has no {prefix}{node.__name__} for node {node.__module__}.{node.__name__}: "
-        f"add it, or declare in EXEMPT why {visitor} never sees this node")
+    assert callable(table.get(node)), (
+        f"{visitor} has no handler for node {node.__module__}.{node.__name__}: add it to its table, "
+        f"or declare why it never sees this node")
 
 
-@pytest.mark.parametrize("visitor, node_name", list(EXEMPT))
-def test_every_exemption_is_still_needed(visitor: str, node_name: str) -> None:
-    cls, prefix, base = NAMED_VISITORS[visitor]
-    assert node_name in {n.__name__ for n in node_classes(base)}, f"{node_name} is no longer a node: drop it"
-    assert not hasattr(cls, prefix + node_name), f"{cls.__name__} now handles {node_name}: drop the exemption"
-
-
-@pytest.mark.parametrize("visitor", list(NAMED_VISITORS))
+@pytest.mark.parametrize("visitor", list(VISITORS))
 def test_every_handler_is_for_a_node(visitor: str) -> None:
-    """A handler whose node is gone (or misspelt) is dead code, and would hide a missing one."""
-    cls, prefix, base = NAMED_VISITORS[visitor]
-    nodes = {n.__name__ for n in node_classes(base)}
-    handlers = {name[len(prefix):] for name in dir(cls) if name.startswith(prefix) and callable(getattr(cls, name))}
-    assert handlers - nodes == set()
+    """A handler whose node is gone is dead code, and would hide a missing one."""
+    table, base, _ = VISITORS[visitor]
+    assert set(table) - set(node_classes(base)) == set()
+
+
+class _Toy(ast.Node):
+    """A tree of its own, so that the toy nodes never join the simulator's."""
+
+
+class _Leaf(_Toy):
+    pass
+
+
+class _Pair(_Toy):
+    pass
+
+
+def test_a_table_without_a_handler_for_a_node_is_refused_by_name() -> None:
+    with pytest.raises(TypeError, match="toy visitor: no handler for _Pair"):
+        dispatch_table("toy visitor", _Toy, {_Leaf: "leaf"})
+
+
+def test_a_table_with_a_handler_for_a_class_that_is_not_a_node_is_refused() -> None:
+    with pytest.raises(TypeError, match="toy visitor: Name is not a _Toy node"):
+        dispatch_table("toy visitor", _Toy, {_Leaf: "leaf", _Pair: "pair", ast.Name: "name"})
+
+
+def test_a_node_the_visitor_never_sees_needs_no_handler() -> None:
+    assert dispatch_table("toy visitor", _Toy, {_Leaf: "leaf"}, never={_Pair: "the toy folds pairs away"}) == {
+        _Leaf: "leaf"}
 
 
 def test_a_stray_pack_expansion_is_refused() -> None:

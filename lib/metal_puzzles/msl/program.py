@@ -24,7 +24,7 @@ from .abi.signature import (
     normalize_dtype_name,
 )
 from .front import ast
-from .front.checker import Checker
+from .front.checker import CheckedKernel, Checker
 from .front.parser import Parser
 from .front.preprocessor import Preprocessor
 from .front.whole_kernel import refuse_kernel_function, starts_a_kernel_function
@@ -78,7 +78,7 @@ TEMPLATE_POS = Pos("<template>", 0, 0)
 
 
 @lru_cache(maxsize=1)
-def _prelude_tokens():
+def _prelude_tokens() -> Any:
     return Preprocessor().process(PRELUDE, "<mlx utils>")
 
 
@@ -120,7 +120,7 @@ class CompiledKernel:
         except CompileError as err:
             raise err.with_registry(self.registry) from None
 
-    def _compile(self, template) -> None:
+    def _compile(self, template: Any) -> None:
         # Template type names must be known while parsing ('T x = ...' is a declaration).
         type_names = {n for n, v in template if isinstance(v, str)}
         pp = Preprocessor()
@@ -158,15 +158,15 @@ class CompiledKernel:
         self.body, _ = CodeGen().stmt(checked.body)
         self._costed_body: Callable | None = None  # the instrumented variant, compiled the first time a profile is asked for
 
-    def costed_body(self):
+    def costed_body(self) -> Any:
         """The kernel compiled with cost instrumentation (see ``CodeGen``)."""
         if self._costed_body is None:
             self._costed_body, _ = CodeGen(cost=True).stmt(self.checked.body)
         return self._costed_body
 
     # ------------------------------------------------------------------ launch
-    def launch(self, inputs: Sequence[np.ndarray], input_dtypes: Sequence[str], output_shapes, output_dtypes,
-               grid, threadgroup, init_value, ensure_row_contiguous: bool, sanitize: SanitizeMode,
+    def launch(self, inputs: Sequence[np.ndarray], input_dtypes: Sequence[str], output_shapes: Any, output_dtypes: Any,
+               grid: Any, threadgroup: Any, init_value: Any, ensure_row_contiguous: bool, sanitize: SanitizeMode,
                max_steps: int | None, trace: bool | None, steps: bool = False,
                audience: Audience = Audience.CALLER, warned: set | None = None,
                cost: GpuModel | None = None) -> RunResult:
@@ -218,7 +218,7 @@ class CompiledKernel:
         )
         return conclude(result, ctx, sanitize, warned, self.registry)
 
-    def _bind_inputs(self, ctx: Ctx, inputs, input_dtypes, row_contiguous: bool) -> None:
+    def _bind_inputs(self, ctx: Ctx, inputs: Any, input_dtypes: Any, row_contiguous: bool) -> None:
         for name, value, dtype in zip(self.input_names, inputs, input_dtypes, strict=True):
             scalar = DTYPE_NAMES[dtype]
             arr = np.asarray(value)
@@ -236,7 +236,7 @@ class CompiledKernel:
             ctx.buffers[name + "_strides"] = Ptr(st, np.int64(0))
             ctx.scalars[name + "_ndim"] = np.int32(arr.ndim)
 
-    def _bind_outputs(self, ctx: Ctx, shapes, dtypes, init_value):
+    def _bind_outputs(self, ctx: Ctx, shapes: Any, dtypes: Any, init_value: Any) -> Any:
         out = []
         for name, shape, dtype in zip(self.output_names, shapes, dtypes, strict=True):
             scalar = DTYPE_NAMES[dtype]
@@ -253,7 +253,7 @@ class CompiledKernel:
             out.append((mem, tuple(shape)))
         return out
 
-    def _bind_attributes(self, ctx: Ctx, lanes: Lanes, grid, tg) -> None:
+    def _bind_attributes(self, ctx: Ctx, lanes: Lanes, grid: Any, tg: Any) -> None:
         u = np.uint32
         values = attribute_values(lanes, grid, tg)
         for p in self.generated.params:
@@ -262,7 +262,7 @@ class CompiledKernel:
                 ctx.attrs[p.name] = v.astype(u) if isinstance(v, np.ndarray) else u(v)
 
 
-def attribute_values(lanes: Lanes, grid, tg) -> dict[str, np.ndarray | np.integer]:
+def attribute_values(lanes: Lanes, grid: Any, tg: Any) -> dict[str, np.ndarray | np.integer]:
     """Every thread attribute's value on this launch: per lane (arrays) or uniform (scalars)."""
     group_size = lanes.group_size[lanes.group]
     simds = lanes.simds_per_group[lanes.group]
@@ -301,7 +301,7 @@ def interrupted_message(name: str, max_steps: int | None) -> str:
             "forever can be stopped with an error instead by passing max_steps=N (e.g. 100000)")
 
 
-def check_threadgroup_memory(arrays) -> None:
+def check_threadgroup_memory(arrays: Any) -> None:
     """The threadgroup arrays a kernel declares fit in a threadgroup's memory (else a compile
     error at the largest)."""
     tg_bytes = sum(size_of(v.ty) for v in arrays)
@@ -319,7 +319,7 @@ def sanitize_mode(value: SanitizeMode | str) -> SanitizeMode:
         raise ArgumentError(f"sanitize must be 'error', 'warn' or 'off', not {value!r}") from None
 
 
-def start_run(checked, lanes: Lanes, sanitize: SanitizeMode, max_steps: int | None, trace: bool | None,
+def start_run(checked: CheckedKernel, lanes: Lanes, sanitize: SanitizeMode, max_steps: int | None, trace: bool | None,
               steps: bool, audience: Audience, host: HostApi = HostApi.MLX_BODY) -> tuple[Ctx, Recorder | None]:
     """The execution context of one launch of a checked kernel, with the observers asked for."""
     recorder = None
@@ -339,26 +339,27 @@ def start_run(checked, lanes: Lanes, sanitize: SanitizeMode, max_steps: int | No
     return ctx, recorder
 
 
-def bind_parameters(ctx: Ctx, checked) -> None:
+def bind_parameters(ctx: Ctx, checked: CheckedKernel) -> None:
     """Each pointer parameter's slot gets the buffer bound to it (the body's own copy of the pointer)."""
     for var in checked.params:
         if var.slot is not None:
             ctx.slots[var.slot] = ctx.buffers[var.name]
 
 
-def bind_threadgroup_arrays(ctx: Ctx, lanes: Lanes, checked) -> None:
+def bind_threadgroup_arrays(ctx: Ctx, lanes: Lanes, checked: CheckedKernel) -> None:
     """Memory for the threadgroup arrays the kernel declares: one region per threadgroup."""
     for var in checked.threadgroup_arrays:
         mem = Memory(var.name, AddressSpace.THREADGROUP, storage_scalar(var.ty), size_of(var.ty),
                      regions=lanes.n_groups, lane_region=lanes.group, counted=Counted.SHARED, writable=True,
                      ty=var.ty)
         ctx.memories[var.name] = mem
+        assert var.slot is not None  # the checker gives every threadgroup array a slot
         ctx.slots[var.slot] = Ptr(mem, np.int64(0))
         if ctx.sanitizer is not None:
             ctx.sanitizer.watch(mem, initialized=False)
 
 
-def run_observed(ctx: Ctx, lanes: Lanes, kernel, cost: GpuModel | None,
+def run_observed(ctx: Ctx, lanes: Lanes, kernel: Any, cost: GpuModel | None,
                  registry: SourceRegistry) -> tuple[StopReason | None, CostRecorder | None]:
     """Run a compiled kernel (anything with ``body`` and ``costed_body()``) on every lane, priced
     on ``cost`` when a profile is asked for: why it stopped early, and the cost recorder."""
@@ -370,7 +371,7 @@ def run_observed(ctx: Ctx, lanes: Lanes, kernel, cost: GpuModel | None,
     return execute(ctx, body, registry), recorder
 
 
-def execute(ctx: Ctx, body, registry: SourceRegistry) -> StopReason | None:
+def execute(ctx: Ctx, body: Any, registry: SourceRegistry) -> StopReason | None:
     """Run a compiled body on every lane; why it stopped early, if it did."""
     if ctx.lanes.n:
         try:
@@ -418,7 +419,7 @@ def warn_findings(findings: Sequence[Finding], warned: set | None) -> None:
         warnings.warn(str(f), RuntimeWarning, stacklevel=4)
 
 
-def _array_shape(ty) -> tuple[int, ...]:
+def _array_shape(ty: Type) -> tuple[int, ...]:
     dims = []
     while isinstance(ty, ArrayType):
         dims.append(ty.n)
@@ -426,7 +427,7 @@ def _array_shape(ty) -> tuple[int, ...]:
     return tuple(dims) or (1,)
 
 
-def _triple(v, what: str) -> tuple[int, int, int]:
+def _triple(v: Any, what: str) -> tuple[int, int, int]:
     try:
         t = tuple(int(x) for x in v)
     except TypeError:
@@ -437,7 +438,7 @@ def _triple(v, what: str) -> tuple[int, int, int]:
 
 
 @contextmanager
-def _deep_stack(where: Pos):
+def _deep_stack(where: Pos) -> Any:
     """Room on the Python stack for the front end's recursion over nested code (bounded by
     MAX_NESTING, MAX_TREE_DEPTH and the checker's instantiation depth). A RecursionError is a
     last resort, for nesting those bounds missed: a compile error at ``where`` (the file's start),
@@ -453,11 +454,11 @@ def _deep_stack(where: Pos):
 
 
 @lru_cache(maxsize=64)
-def _lanes(grid, tg) -> Lanes:
+def _lanes(grid: Any, tg: Any) -> Lanes:
     return Lanes(grid, tg)
 
 
-def _buffer_of(arr: np.ndarray, scalar, row_contiguous: bool):
+def _buffer_of(arr: np.ndarray, scalar: Any, row_contiguous: bool) -> Any:
     """The flat buffer a kernel sees for an input, and its strides in elements."""
     dtype = scalar.dtype
     if row_contiguous or arr.ndim == 0:
@@ -474,7 +475,7 @@ def _buffer_of(arr: np.ndarray, scalar, row_contiguous: bool):
     return data.copy(), _row_strides(arr.shape)
 
 
-def _row_strides(shape) -> list[int]:
+def _row_strides(shape: Any) -> list[int]:
     out = []
     acc = 1
     for n in reversed(shape):
@@ -483,7 +484,7 @@ def _row_strides(shape) -> list[int]:
     return list(reversed(out))
 
 
-def _counts(ctx: Ctx, lanes: Lanes, grid) -> Counts:
+def _counts(ctx: Ctx, lanes: Lanes, grid: Any) -> Counts:
     total = grid[0] * grid[1] * grid[2]
     arrays = {}
     for counter in Counter:

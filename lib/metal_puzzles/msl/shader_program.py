@@ -389,9 +389,9 @@ def _bind_explicit_template_args(ck: Checker, func: ast.FuncDef, inst: Instantia
             if not isinstance(arg, ast.TypeSpec):
                 raise NoMatchingTemplate(f"template parameter '{tp.name}' is a type; '{inst.host_name}' gives a value",
                                    inst.pos)
-            ck.bind_template(tp.name, ck.resolve_type(arg), arg.pos, ck.scope)
+            ck.bind_template(tp.name, ck.types.resolve_type(arg), arg.pos, ck.scope)
         else:
-            value = ck.const_int(arg, f"template argument '{tp.name}'")
+            value = ck.types.const_int(arg, f"template argument '{tp.name}'")
             ck.bind_template(tp.name, bool(value) if tp.kind == "bool" else value, arg.pos, ck.scope)
 
 
@@ -405,7 +405,7 @@ def _bind_deduced_template_args(ck: Checker, func: ast.FuncDef, inst: Instantiat
     deduced: dict = {}
     for declared, theirs in zip(func.params, written, strict=True):
         try:
-            ck._match(declared.type_spec, theirs.ty, tparams, deduced)
+            ck.calls.match_type_spec(declared.type_spec, theirs.ty, tparams, deduced)
         except CompileError as err:  # two parameters deduce different types: no template matches
             raise _no_matching_template(ck, func, inst, written, err.message, err.pos) from None
     for tp in func.template_params:
@@ -415,7 +415,7 @@ def _bind_deduced_template_args(ck: Checker, func: ast.FuncDef, inst: Instantiat
         if tp.name in deduced:
             ty = deduced[tp.name]
         elif tp.default is not None:
-            ty = ck.resolve_type(tp.default)  # it may name the parameters bound before it
+            ty = ck.types.resolve_type(tp.default)  # it may name the parameters bound before it
         else:
             raise CompileError(f"the instantiation '{inst.host_name}' does not say what '{tp.name}' is: write "
                                f"'{func.name}<...>(...)', or parameter types it can be deduced from", inst.pos)
@@ -442,7 +442,7 @@ class _ParamType:
 
 def _param_type(ck: Checker, p: ast.Param) -> _ParamType:
     spec = p.type_spec
-    ty = ck.param_type(spec)
+    ty = ck.calls.param_type(spec)
     if isinstance(ty, PointerType) and ty.space == AddressSpace.CONSTANT:
         ty = dataclasses.replace(ty, const=True)
     if not spec.reference:
@@ -510,7 +510,7 @@ def _spelled(spec: ast.TypeSpec) -> str:
 def _declared(ck: Checker, p: ast.Param, attribute) -> DeclaredParam:
     if p.name is None:
         raise CompileError("a kernel parameter needs a name", p.pos)
-    ty = ck.resolve_type(p.type_spec)
+    ty = ck.types.resolve_type(p.type_spec)
     if isinstance(ty, PointerType) and p.type_spec.space is None and len(p.type_spec.pointers) == 1:
         raise CompileError(f"kernel parameter '{p.name}' needs an address space: 'device', 'constant' or "
                            "'threadgroup'", p.pos)

@@ -32,6 +32,103 @@ class ConvertKind(StrEnum):
     LOAD = "load"  # the current value of an lvalue (the 'a' in 'a op= b')
 
 
+class BinaryOp(StrEnum):
+    """A binary operator, its value the operator's text: the parser reads it once
+    (``BinaryOp(token.text)``), and precedence (the parser's ``BINARY_PRECEDENCE``), typing (the
+    checker), constant folding (``constexpr``), arithmetic (the code generator) and cost
+    (``run/op_kinds``) are keyed by it."""
+
+    LOGICAL_OR = "||"
+    LOGICAL_AND = "&&"
+    BIT_OR = "|"
+    BIT_XOR = "^"
+    BIT_AND = "&"
+    EQ = "=="
+    NE = "!="
+    LT = "<"
+    GT = ">"
+    LE = "<="
+    GE = ">="
+    SHL = "<<"
+    SHR = ">>"
+    ADD = "+"
+    SUB = "-"
+    MUL = "*"
+    DIV = "/"
+    MOD = "%"
+
+    # The groups below are sets of the operators' texts: a member is its text, and a set lookup
+    # is cheaper than the class attribute lookups a tuple of members costs on every call.
+    @property
+    def is_comparison(self) -> bool:
+        return self in _COMPARISONS
+
+    @property
+    def is_logical(self) -> bool:
+        return self in _LOGICAL
+
+    @property
+    def is_bitwise(self) -> bool:
+        """'&', '|', '^' (not the shifts)."""
+        return self in _BITWISE
+
+    @property
+    def is_shift(self) -> bool:
+        return self in _SHIFTS
+
+
+_COMPARISONS = frozenset({"==", "!=", "<", ">", "<=", ">="})
+_LOGICAL = frozenset({"&&", "||"})
+_BITWISE = frozenset({"&", "|", "^"})
+_SHIFTS = frozenset({"<<", ">>"})
+
+
+class UnaryOp(StrEnum):
+    """A prefix operator (``Unary.op``), or '++'/'--' after the operand (``Postfix.op``)."""
+
+    NEG = "-"
+    PLUS = "+"
+    NOT = "!"
+    BIT_NOT = "~"
+    DEREF = "*"
+    ADDRESS = "&"
+    INC = "++"
+    DEC = "--"
+
+    @property
+    def is_increment(self) -> bool:
+        """'++' or '--': the operand is modified."""
+        return self in _INCREMENTS
+
+
+_INCREMENTS = frozenset({"++", "--"})
+
+
+class AssignOp(StrEnum):
+    """An assignment operator: '=' or a compound one ('+=' is '+' then '=')."""
+
+    ASSIGN = "="
+    ADD = "+="
+    SUB = "-="
+    MUL = "*="
+    DIV = "/="
+    MOD = "%="
+    SHL = "<<="
+    SHR = ">>="
+    BIT_AND = "&="
+    BIT_OR = "|="
+    BIT_XOR = "^="
+
+    @property
+    def binary(self) -> BinaryOp | None:
+        """The operation a compound assignment applies ('+=' -> '+'); None for '='."""
+        return _COMPOUND.get(self)
+
+
+#: Each compound assignment's operation.
+_COMPOUND: dict[str, BinaryOp] = {op.value: BinaryOp(op.value[:-1]) for op in AssignOp if op.value != "="}
+
+
 @dataclass(eq=False)
 class Node:
     pos: Pos
@@ -97,19 +194,19 @@ class Name(Expr):
 
 @dataclass(eq=False)
 class Unary(Expr):
-    op: str  # '-', '+', '!', '~', '*', '&', '++', '--' (prefix)
+    op: UnaryOp
     operand: Expr
 
 
 @dataclass(eq=False)
 class Postfix(Expr):
-    op: str  # '++' or '--'
+    op: UnaryOp  # INC or DEC
     operand: Expr
 
 
 @dataclass(eq=False)
 class Binary(Expr):
-    op: str
+    op: BinaryOp
     left: Expr
     right: Expr
     # Set by the checker: the type both operands are converted to before the operation.
@@ -130,7 +227,7 @@ class MatrixOp(StrEnum):
 
 @dataclass(eq=False)
 class Assign(Expr):
-    op: str  # '=', '+=', ...
+    op: AssignOp
     target: Expr
     value: Expr
     op_ty: Any = field(default=None, init=False, repr=False)

@@ -15,8 +15,8 @@ from ..lang.errors import CompileError, Pos, warn_compile
 from ..lang.types import BFLOAT, BOOL, FLOAT, ScalarType, Type
 from ..lang.values import round_bfloat
 from . import ast
-from .ast import CastStyle
-from .lexer import Token
+from .ast import BinaryOp, CastStyle, UnaryOp
+from .lexer import EOF, NUM, Token
 from .literals import is_floating
 from .parser import Parser
 
@@ -93,12 +93,12 @@ def _shift(expr: ast.Binary, a: int, count: int, preprocessor: bool) -> int:
     is undefined in C: in #if clang folds it as its 64-bit arithmetic does (``<<`` gives 0, ``>>``
     shifts by 63) and warns; in a C++ constant expression it is an error, as in clang."""
     if 0 <= count < _WIDEST_BITS:
-        return a << count if expr.op == "<<" else a >> count
+        return a << count if expr.op == BinaryOp.SHL else a >> count
     if not preprocessor:
         problem = "is negative" if count < 0 else f">= width of type ({count} >= {_WIDEST_BITS} bits)"
         raise CompileError(f"shift count {problem} in a constant expression", expr.pos)
     warn_compile("integer overflow in preprocessor expression", expr.pos)
-    return 0 if expr.op == "<<" else a >> (_WIDEST_BITS - 1)
+    return 0 if expr.op == BinaryOp.SHL else a >> (_WIDEST_BITS - 1)
 
 
 def evaluate(expr: ast.Expr, lookup: Callable[..., int | float | bool] | None = None,
@@ -130,40 +130,42 @@ def evaluate(expr: ast.Expr, lookup: Callable[..., int | float | bool] | None = 
         return lookup(expr.ident, expr.pos)
     if isinstance(expr, ast.Unary):
         v = ev(expr.operand)
-        ops = {"-": lambda x: -x, "+": lambda x: x, "!": lambda x: int(not x), "~": lambda x: ~_integer(x, expr)}
+        ops = {UnaryOp.NEG: lambda x: -x, UnaryOp.PLUS: lambda x: x, UnaryOp.NOT: lambda x: int(not x),
+               UnaryOp.BIT_NOT: lambda x: ~_integer(x, expr)}
         if expr.op not in ops:
             raise NotConstant(expr.op)
         return ops[expr.op](v)
     if isinstance(expr, ast.Binary):
-        if expr.op == "&&":
+        if expr.op == BinaryOp.LOGICAL_AND:
             return int(bool(ev(expr.left)) and bool(ev(expr.right)))
-        if expr.op == "||":
+        if expr.op == BinaryOp.LOGICAL_OR:
             return int(bool(ev(expr.left)) or bool(ev(expr.right)))
         a, b = ev(expr.left), ev(expr.right)
-        if expr.op == "/" and _is_float(expr.ty):  # IEEE division: x / 0 is an infinity or NaN
+        if expr.op == BinaryOp.DIV and _is_float(expr.ty):  # IEEE division: x / 0 is an infinity or NaN
             with np.errstate(all="ignore"):
                 return _typed(float(np.float64(a) / np.float64(b)), expr.ty)
-        if expr.op in ("/", "%"):
+        if expr.op in (BinaryOp.DIV, BinaryOp.MOD):
             if b == 0:
                 raise CompileError("division by zero in a constant expression", expr.pos)
             if isinstance(a, float) or isinstance(b, float):
                 return a / b
-            return _c_div(a, b) if expr.op == "/" else a - _c_div(a, b) * b
+            return _c_div(a, b) if expr.op == BinaryOp.DIV else a - _c_div(a, b) * b
         table = {
-            "+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b,
-            "<<": lambda: _shift(expr, _integer(a, expr), _integer(b, expr), preprocessor),
-            ">>": lambda: _shift(expr, _integer(a, expr), _integer(b, expr), preprocessor),
-            "&": lambda: _integer(a, expr) & _integer(b, expr), "|": lambda: _integer(a, expr) | _integer(b, expr),
-            "^": lambda: _integer(a, expr) ^ _integer(b, expr),
-            "==": lambda: int(a == b), "!=": lambda: int(a != b), "<": lambda: int(a < b),
-            ">": lambda: int(a > b), "<=": lambda: int(a <= b), ">=": lambda: int(a >= b),
+            BinaryOp.ADD: lambda: a + b, BinaryOp.SUB: lambda: a - b, BinaryOp.MUL: lambda: a * b,
+            BinaryOp.SHL: lambda: _shift(expr, _integer(a, expr), _integer(b, expr), preprocessor),
+            BinaryOp.SHR: lambda: _shift(expr, _integer(a, expr), _integer(b, expr), preprocessor),
+            BinaryOp.BIT_AND: lambda: _integer(a, expr) & _integer(b, expr),
+            BinaryOp.BIT_OR: lambda: _integer(a, expr) | _integer(b, expr),
+            BinaryOp.BIT_XOR: lambda: _integer(a, expr) ^ _integer(b, expr),
+            BinaryOp.EQ: lambda: int(a == b), BinaryOp.NE: lambda: int(a != b), BinaryOp.LT: lambda: int(a < b),
+            BinaryOp.GT: lambda: int(a > b), BinaryOp.LE: lambda: int(a <= b), BinaryOp.GE: lambda: int(a >= b),
         }
-        if _is_float(expr.ty) and expr.op in ("+", "-", "*"):
+        if _is_float(expr.ty) and expr.op in (BinaryOp.ADD, BinaryOp.SUB, BinaryOp.MUL):
             # In the expression's own type: float arithmetic rounds every result to float (exact
             # in double first, so one rounding gives the float result).
             with np.errstate(all="ignore"):
                 x, y = np.float64(a), np.float64(b)
-                value = {"+": x + y, "-": x - y, "*": x * y}[expr.op]
+                value = {BinaryOp.ADD: x + y, BinaryOp.SUB: x - y, BinaryOp.MUL: x * y}[expr.op]
             return _typed(float(value), expr.ty)
         return table[expr.op]()
     if isinstance(expr, ast.Ternary):
@@ -204,12 +206,12 @@ def eval_preprocessor_expression(tokens: list[Token], pos: Pos) -> int:
         raise CompileError("#if with no expression", pos)
     # #if computes in intmax_t alone. A floating literal is refused before its value is read (as
     # clang does), so a too large one ('#if 1e999f') is not also warned about.
-    floating = next((t for t in tokens if t.kind == "num" and is_floating(t.text)), None)
+    floating = next((t for t in tokens if t.kind == NUM and is_floating(t.text)), None)
     if floating is not None:
         raise CompileError("floating point literal in preprocessor expression", floating.pos)
     p = Parser(tokens)
     expr = p.parse_expression()
-    if p.tok.kind != "eof":
+    if p.tok.kind != EOF:
         raise CompileError(f"unexpected '{p.tok.text}' in preprocessor expression", p.tok.pos)
     try:
         return int(evaluate(expr, preprocessor=True))

@@ -6,18 +6,37 @@ import re
 from dataclasses import dataclass, field
 
 from ..lang.errors import CompileError, Pos
+from ..lang.pycompat import StrEnum
+
+
+class TokenKind(StrEnum):
+    """What a token is (its value is the name of its pattern in the tokenizer)."""
+
+    ID = "id"
+    NUM = "num"
+    STR = "str"
+    CHAR = "char"
+    OP = "op"  # an operator or punctuator, digraphs read as the token they spell
+    EOF = "eof"
+
+
+#: Each pattern's kind (a dictionary: cheaper than calling the enum on every token).
+_KINDS: dict[str, TokenKind] = {k.value: k for k in TokenKind}
+#: The kinds as module names, for the lexer's, preprocessor's and parser's tests of every token:
+#: reading a member off its enum class costs several times a module global on Python 3.11.
+ID, NUM, STR, CHAR, OP, EOF = TokenKind.ID, TokenKind.NUM, TokenKind.STR, TokenKind.CHAR, TokenKind.OP, TokenKind.EOF
 
 
 @dataclass
 class Token:
-    kind: str  # 'id', 'num', 'str', 'char', 'op', 'eof'
+    kind: TokenKind
     text: str
     pos: Pos
     # Macro names that must not be expanded again inside this token's own expansion.
     hide: frozenset[str] = field(default_factory=frozenset)
 
     def is_op(self, *ops: str) -> bool:
-        return self.kind == "op" and self.text in ops
+        return self.kind is OP and self.text in ops
 
     def __repr__(self) -> str:
         return f"Token({self.kind}, {self.text!r}, {self.pos})"
@@ -109,11 +128,11 @@ def tokenize_line(line: str, file: str, lineno: int, col0: int = 1) -> list[Toke
         assert kind is not None  # every alternative of _TOKEN_RE is a named group
         text = m.group()
         if kind == "digraph":
-            kind, text = "op", DIGRAPHS[text]
+            kind, text = OP, DIGRAPHS[text]
         elif kind == "id" and not text.isascii():
             _check_identifier(text, Pos(file, lineno, col0 + i))
         if kind != "ws":
-            tokens.append(Token(kind, text, Pos(file, lineno, col0 + i)))
+            tokens.append(Token(_KINDS[kind], text, Pos(file, lineno, col0 + i)))
         i = m.end()
     return tokens
 

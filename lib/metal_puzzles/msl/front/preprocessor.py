@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ..lang.errors import CompileError, Pos, SourceRegistry
 from .constexpr import eval_preprocessor_expression
-from .lexer import Token, strip_comments, tokenize_line
+from .lexer import ID, NUM, OP, STR, Token, strip_comments, tokenize_line
 
 # Headers a Metal kernel may include; their contents are built into the simulator.
 KNOWN_SYSTEM_HEADERS = {
@@ -125,9 +125,9 @@ class Preprocessor:
                 col = len(line) - len(stripped) + 1
                 toks = _where_written(tokenize_line(line, where, lineno), pieces)
                 if active and len(toks) > 1 and toks[1].text == "line":
-                    args = toks[2:] if len(toks) > 2 and toks[2].kind == "num" else self._expand(toks[2:])
+                    args = toks[2:] if len(toks) > 2 and toks[2].kind == NUM else self._expand(toks[2:])
                     shift = _line_number(args, toks[1].pos) - (i + 1)
-                    if len(args) > 1 and args[1].kind == "str":
+                    if len(args) > 1 and args[1].kind == STR:
                         where = args[1].text[1:-1]
                     continue
                 if active and len(toks) > 1 and toks[1].text == "include":
@@ -156,7 +156,7 @@ class Preprocessor:
             if name == "if":
                 cond = self._eval_condition(args, toks[0].pos)
             else:
-                if not args or args[0].kind != "id":
+                if not args or args[0].kind != ID:
                     raise CompileError(f"macro name missing after #{name}", toks[0].pos)
                 cond = (args[0].text in self.macros) == (name == "ifdef")
             conds.append([cond, cond, True])
@@ -218,7 +218,7 @@ class Preprocessor:
         return self.process(text, target)
 
     def _define(self, args: list[Token], pos: Pos) -> None:
-        if not args or args[0].kind != "id":
+        if not args or args[0].kind != ID:
             raise CompileError("macro name must be an identifier", pos)
         name_tok = args[0]
         rest = args[1:]
@@ -230,7 +230,7 @@ class Preprocessor:
             j = 1
             while j < len(rest) and not rest[j].is_op(")"):
                 t = rest[j]
-                if t.kind == "id":
+                if t.kind == ID:
                     params.append(t.text)
                 elif t.is_op("..."):
                     variadic = True
@@ -249,16 +249,16 @@ class Preprocessor:
         j = 0
         while j < len(args):
             t = args[j]
-            if t.kind == "id" and t.text == "defined":
+            if t.kind == ID and t.text == "defined":
                 if j + 1 < len(args) and args[j + 1].is_op("("):
                     name = args[j + 2].text if j + 2 < len(args) else ""
                     j += 4
                 else:
                     name = args[j + 1].text if j + 1 < len(args) else ""
                     j += 2
-                toks.append(Token("num", "1" if name in self.macros else "0", t.pos))
+                toks.append(Token(NUM, "1" if name in self.macros else "0", t.pos))
                 continue
-            if t.kind == "id" and t.text == "__has_include":
+            if t.kind == ID and t.text == "__has_include":
                 # __has_include(<name>) / ("name"): whether an #include of it would find it.
                 close = next((k for k in range(j + 1, len(args)) if args[k].is_op(")")), None)
                 if close is None or not args[j + 1].is_op("("):
@@ -266,7 +266,7 @@ class Preprocessor:
                 target = _header_name(args[j + 2 : close], "__has_include", t.pos)
                 found = _built_in(target) or (
                     self.include_path is not None and self.include_path.find(target) is not None)
-                toks.append(Token("num", "1" if found else "0", t.pos))
+                toks.append(Token(NUM, "1" if found else "0", t.pos))
                 j = close + 1
                 continue
             toks.append(t)
@@ -274,7 +274,7 @@ class Preprocessor:
         toks = self._expand(toks)
         # Identifiers left after expansion are 0 in #if, except the literals true/false.
         toks = [
-            Token("num", "1" if t.text == "true" else "0", t.pos) if t.kind == "id" else t
+            Token(NUM, "1" if t.text == "true" else "0", t.pos) if t.kind == ID else t
             for t in toks
         ]
         return eval_preprocessor_expression(toks, pos) != 0
@@ -303,7 +303,7 @@ class Preprocessor:
                 raise CompileError(f"the kernel expands to more than {self.max_tokens} tokens, more than "
                                    "the simulator compiles; a macro probably expands into several copies of "
                                    "itself", t.pos)
-            macro = self.macros.get(t.text) if t.kind == "id" else None
+            macro = self.macros.get(t.text) if t.kind == ID else None
             if macro is None or t.text in t.hide:
                 out.append(t)
                 continue
@@ -353,7 +353,7 @@ class Preprocessor:
             rest: list[Token] = []
             for k, a in enumerate(args[fixed:]):
                 if k:
-                    rest.append(Token("op", ",", name_tok.pos))
+                    rest.append(Token(OP, ",", name_tok.pos))
                 rest.extend(a)
             args = args[:fixed] + [rest]
         if len(args) != len(params) and not (len(params) == 1 and not args):
@@ -374,11 +374,11 @@ class Preprocessor:
             t = body[j]
             if t.is_op("#") and j + 1 < len(body) and body[j + 1].text in binding:
                 text = " ".join(x.text for x in binding[body[j + 1].text])
-                out.append(Token("str", '"' + text.replace('"', '\\"') + '"', use.pos, hide))
+                out.append(Token(STR, '"' + text.replace('"', '\\"') + '"', use.pos, hide))
                 j += 2
                 continue
             pasting = (j + 1 < len(body) and body[j + 1].is_op("##")) or (j > 0 and body[j - 1].is_op("##"))
-            if t.kind == "id" and t.text in binding:
+            if t.kind == ID and t.text in binding:
                 arg = binding[t.text]
                 if pasting:
                     replacement = arg
@@ -428,7 +428,7 @@ def _where_written(tokens: list[Token], pieces: list[tuple[int, int]]) -> list[T
 def _line_number(args: list[Token], pos: Pos) -> int:
     """The number a ``#line`` directive gives the next line: a simple decimal digit sequence, as
     clang requires (no '0x', no suffix), that fits its 32-bit line counter."""
-    if not args or args[0].kind != "num":
+    if not args or args[0].kind != NUM:
         raise CompileError("#line directive requires a positive integer argument", args[0].pos if args else pos)
     digits = args[0].text
     for k, c in enumerate(digits):
@@ -459,7 +459,7 @@ def _use_too_large(use: Token | None, limit: int) -> CompileError:
 
 def _header_name(args: list[Token], where: str, pos: Pos) -> str:
     """The header an '#include' or '__has_include' names: "name" or <name>."""
-    if len(args) == 1 and args[0].kind == "str":
+    if len(args) == 1 and args[0].kind == STR:
         return args[0].text[1:-1]
     if args and args[0].is_op("<") and args[-1].is_op(">"):
         return "".join(t.text for t in args[1:-1])
@@ -478,8 +478,8 @@ def _drop_pragma_operators(tokens: list[Token]) -> list[Token]:
     i = 0
     while i < len(tokens):
         t = tokens[i]
-        if (t.kind == "id" and t.text == "_Pragma" and i + 3 < len(tokens) and tokens[i + 1].is_op("(")
-                and tokens[i + 2].kind == "str" and tokens[i + 3].is_op(")")):
+        if (t.kind == ID and t.text == "_Pragma" and i + 3 < len(tokens) and tokens[i + 1].is_op("(")
+                and tokens[i + 2].kind == STR and tokens[i + 3].is_op(")")):
             i += 4
             continue
         out.append(t)

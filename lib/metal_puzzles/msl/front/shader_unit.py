@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from ..lang.errors import CompileError, Pos
 from . import ast
-from .lexer import Token
+from .lexer import ID, NUM, STR, Token
 from .parser import Parser
 
 
@@ -121,14 +121,14 @@ def _split_items(tokens: list[Token], namespace: tuple[str, ...], helper_tokens:
 def _namespace_block(item: list[Token]) -> tuple[tuple[str, ...], int] | None:
     """For ``namespace a::b { ... }`` (or an anonymous or inline one): the path it adds and the
     index of its '{'; None for any other item."""
-    k = 1 if item and item[0].kind == "id" and item[0].text == "inline" else 0
-    if not (len(item) > k + 1 and item[k].kind == "id" and item[k].text == "namespace" and item[-1].is_op("}")):
+    k = 1 if item and item[0].kind == ID and item[0].text == "inline" else 0
+    if not (len(item) > k + 1 and item[k].kind == ID and item[k].text == "namespace" and item[-1].is_op("}")):
         return None
     inline = k == 1
     path: list[str] = []
     k += 1
     while k < len(item) and not item[k].is_op("{"):
-        if item[k].kind == "id":
+        if item[k].kind == ID:
             path.append(item[k].text)
         elif not item[k].is_op("::"):
             return None  # 'namespace x = y;' and the like: the parser reports them
@@ -179,7 +179,7 @@ def _head(item: list[Token]) -> list[Token]:
 
 
 def declares_kernel(item: list[Token]) -> bool:
-    return any(t.kind == "id" and t.text == "kernel" for t in _head(item))
+    return any(t.kind == ID and t.text == "kernel" for t in _head(item))
 
 
 # ------------------------------------------------------------------------------ attributes
@@ -195,14 +195,14 @@ def _attributes_in(tokens: list[Token]) -> list[Attribute]:
         k += 2
         while k < len(tokens) and not tokens[k].is_op("]"):
             t = tokens[k]
-            if t.kind == "id":
+            if t.kind == ID:
                 index = None
                 if k + 1 < len(tokens) and tokens[k + 1].is_op("("):
                     close = k + 2
                     while close < len(tokens) and not tokens[close].is_op(")"):
                         close += 1
                     inside = tokens[k + 2 : close]
-                    if len(inside) == 1 and inside[0].kind == "num":
+                    if len(inside) == 1 and inside[0].kind == NUM:
                         index = _integer(inside[0])
                     k = close
                 found.append(Attribute(t.text, index, t.pos))
@@ -265,7 +265,7 @@ def _instantiation(item: list[Token], unit: ShaderUnit, helpers: Parser) -> Inst
         raise CompileError("an explicit instantiation of a kernel needs [[host_name(\"...\")]]: the name the host "
                            "looks the kernel up by", start)
     for k, t in enumerate(item):
-        if t.kind == "id" and k + 1 < len(item) and item[k + 1].is_op("<"):
+        if t.kind == ID and k + 1 < len(item) and item[k + 1].is_op("<"):
             function = _kernel_named_at(item, k, unit.kernels)
             if function is None:
                 continue
@@ -276,7 +276,7 @@ def _instantiation(item: list[Token], unit: ShaderUnit, helpers: Parser) -> Inst
             params = parser.parse_params() if parser.accept("(") else None
             return Instantiation(host_name, function, args, t.pos, params=params, explicit_args=True)
     for k, t in enumerate(item):
-        if t.kind == "id" and k + 1 < len(item) and item[k + 1].is_op("("):
+        if t.kind == ID and k + 1 < len(item) and item[k + 1].is_op("("):
             function = _kernel_named_at(item, k, unit.kernels)
             if function is None or not unit.kernels[function].func.template_params:
                 continue
@@ -293,7 +293,7 @@ def _kernel_named_at(item: list[Token], k: int, kernels: dict) -> str | None:
     qualified reading that names a kernel wins ('void ::ops::apply' has no 'void::ops::apply')."""
     parts = [item[k].text]
     found = parts[0] if parts[0] in kernels else None
-    while k >= 2 and item[k - 1].is_op("::") and item[k - 2].kind == "id":
+    while k >= 2 and item[k - 1].is_op("::") and item[k - 2].kind == ID:
         parts.insert(0, item[k - 2].text)
         k -= 2
         if "::".join(parts) in kernels:
@@ -303,10 +303,10 @@ def _kernel_named_at(item: list[Token], k: int, kernels: dict) -> str | None:
 
 def _host_name(item: list[Token]) -> str | None:
     for k in range(len(item) - 2):
-        if item[k].kind == "id" and item[k].text == "host_name" and item[k + 1].is_op("("):
+        if item[k].kind == ID and item[k].text == "host_name" and item[k + 1].is_op("("):
             parts = []
             j = k + 2
-            while j < len(item) and item[j].kind == "str":
+            while j < len(item) and item[j].kind == STR:
                 parts.append(python_ast.literal_eval(item[j].text))
                 j += 1
             if not parts:

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from ..abi.signature import METAL_ATTRIBUTES
 from ..lang.errors import CompileError
 from . import ast
-from .lexer import Token
+from .lexer import ID, Token
 from .parser import Parser
 
 _ATTRIBUTES = {name for name, _ in METAL_ATTRIBUTES}
@@ -30,7 +30,7 @@ def starts_a_kernel_function(tokens: Sequence[Token]) -> bool:
             if depth == 0:
                 i = j + 1
                 break
-    if i < len(tokens) and tokens[i].kind == "id" and tokens[i].text == "kernel":
+    if i < len(tokens) and tokens[i].kind == ID and tokens[i].text == "kernel":
         return True
     return (i + 2 < len(tokens) and tokens[i].is_op("[") and tokens[i + 1].is_op("[")
             and tokens[i + 2].text == "kernel")

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..front import ast
+from ..front.checker.state import CheckerState
 from ..lang.errors import CompileError
 from ..lang.types import (
     BOOL,
@@ -12,28 +15,33 @@ from ..lang.types import (
     VOID,
     AtomicType,
     PointerType,
+    Type,
 )
-from .base import Builtin, register
+from ..run.codegen.masks import Mask
+from ..run.codegen.state import CodeGenState, Fn
+from ..run.op_kinds import BuiltinCost
+from ..run.runtime import Ctx
+from .base import Builtin, TemplateArgs, register
 
 
 # ============================================================================ atomics
 class Atomic(Builtin):
     """atomic_*_explicit on a pointer to atomic<T> (device or threadgroup memory)."""
 
-    def __init__(self, name: str, op: str) -> None:
-        super().__init__(name)
+    def __init__(self, name: str, op: str, cost: BuiltinCost) -> None:
+        super().__init__(name, cost)
         self.op = op
         if op == "cas":
             self.lvalue_args = (1,)
 
-    def check(self, ck, call, args, targs):
+    def check(self, ck: CheckerState, call: ast.Call, args: list[ast.Expr], targs: TemplateArgs) -> Type:
         op = self.op
         nvals = {"load": 0, "store": 1, "cas": 2}.get(op, 1)
         orders = {"cas": 2}.get(op, 1)
         if len(args) not in (1 + nvals, 1 + nvals + orders) and not (op == "cas" and len(args) in (3, 4, 5)):
             raise CompileError(f"'{self.name}' takes a pointer to an atomic, {nvals} value(s) and a memory order",
                                call.pos)
-        p = ck.rvalue(args[0])
+        p = ck.conversions.rvalue(args[0])
         if not (isinstance(p.ty, PointerType) and isinstance(p.ty.pointee, AtomicType)):
             hint = ""
             if isinstance(p.ty, PointerType):
@@ -46,17 +54,17 @@ class Atomic(Builtin):
         conv = [p]
         if op == "cas":
             exp = args[1]
-            if not (isinstance(exp, ast.Unary) and exp.op == "&"):
+            if not (isinstance(exp, ast.Unary) and exp.op == ast.UnaryOp.ADDRESS):
                 raise CompileError("the second argument of atomic_compare_exchange_weak_explicit must be the "
                                    "address of a local variable, e.g. &expected", exp.pos)
             target = exp.operand
             if not target.lvalue or target.ty != elem:
                 raise CompileError(f"'expected' must be a '{elem}' variable", exp.pos)
             conv.append(target)
-            conv.append(ck.convert(args[2], elem, "desired value"))
+            conv.append(ck.conversions.convert(args[2], elem, "desired value"))
             rest = args[3:]
         else:
-            vals = [ck.convert(a, elem, f"value of '{self.name}'") for a in args[1:1 + nvals]]
+            vals = [ck.conversions.convert(a, elem, f"value of '{self.name}'") for a in args[1:1 + nvals]]
             conv.extend(vals)
             rest = args[1 + nvals:]
         for r in rest:
@@ -70,7 +78,7 @@ class Atomic(Builtin):
             return BOOL
         return elem
 
-    def emit(self, cg, call, fns):
+    def emit(self, cg: CodeGenState, call: ast.Call, fns: list[Fn]) -> Fn:
         op = self.op
         pos = call.pos
         elem = call.atomic_elem
@@ -81,7 +89,7 @@ class Atomic(Builtin):
         if op == "cas":
             exp_fn, des_fn = fns[1], fns[2]
 
-            def cas(c, m):
+            def cas(c: Ctx, m: Mask) -> Any:
                 loc = exp_fn(c, m)
                 expected = loc.load(c, m)
                 ok, old = c.atomic_cas(p_fn(c, m), m, expected, des_fn(c, m), pos, elem)
@@ -94,13 +102,13 @@ class Atomic(Builtin):
 
 
 for _op in ("add", "sub", "min", "max", "and", "or", "xor"):
-    register(Atomic(f"atomic_fetch_{_op}_explicit", _op))
-    register(Atomic(f"atomic_fetch_{_op}", _op))
-register(Atomic("atomic_exchange_explicit", "exchange"))
-register(Atomic("atomic_exchange", "exchange"))
-register(Atomic("atomic_load_explicit", "load"))
-register(Atomic("atomic_load", "load"))
-register(Atomic("atomic_store_explicit", "store"))
-register(Atomic("atomic_store", "store"))
-register(Atomic("atomic_compare_exchange_weak_explicit", "cas"))
-register(Atomic("atomic_compare_exchange_strong_explicit", "cas"))
+    register(Atomic(f"atomic_fetch_{_op}_explicit", _op, BuiltinCost.NOT_ARITHMETIC))
+    register(Atomic(f"atomic_fetch_{_op}", _op, BuiltinCost.NOT_ARITHMETIC))
+register(Atomic("atomic_exchange_explicit", "exchange", BuiltinCost.NOT_ARITHMETIC))
+register(Atomic("atomic_exchange", "exchange", BuiltinCost.NOT_ARITHMETIC))
+register(Atomic("atomic_load_explicit", "load", BuiltinCost.NOT_ARITHMETIC))
+register(Atomic("atomic_load", "load", BuiltinCost.NOT_ARITHMETIC))
+register(Atomic("atomic_store_explicit", "store", BuiltinCost.NOT_ARITHMETIC))
+register(Atomic("atomic_store", "store", BuiltinCost.NOT_ARITHMETIC))
+register(Atomic("atomic_compare_exchange_weak_explicit", "cas", BuiltinCost.NOT_ARITHMETIC))
+register(Atomic("atomic_compare_exchange_strong_explicit", "cas", BuiltinCost.NOT_ARITHMETIC))

@@ -4,11 +4,13 @@ vectorised implementation), generic elementwise functions, argument unification 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
 from ..front import ast
 from ..front.checker.helpers import callee_name
+from ..front.checker.state import CheckerState
 from ..lang.errors import CompileError
 from ..lang.types import (
     BFLOAT,
@@ -23,18 +25,23 @@ from ..lang.types import (
     with_elem,
 )
 from ..lang.values import round_bfloat
+from ..run.codegen.state import CodeGenState, Fn
+from ..run.op_kinds import BuiltinCost
+
+#: A call's explicit template arguments as the parser gives them ('f<T, 4>(x)'), or None.
+TemplateArgs = list[Any] | None
 
 
 # ============================================================================ checking helpers
 def is_int_literal(e: ast.Expr) -> bool:
     while isinstance(e, ast.Convert):
         e = e.operand
-    if isinstance(e, ast.Unary) and e.op == "-":
+    if isinstance(e, ast.Unary) and e.op == ast.UnaryOp.NEG:
         return is_int_literal(e.operand)
     return isinstance(e, ast.IntLit | ast.FloatLit | ast.BoolLit)
 
 
-def unify(ck, call: ast.Call, args: list[ast.Expr], *, floats_only: bool = False, ints_only: bool = False) -> Type:
+def unify(ck: CheckerState, call: ast.Call, args: list[ast.Expr], *, floats_only: bool = False, ints_only: bool = False) -> Type:
     """Find the common argument type of a generic builtin and convert the arguments to it.
 
     Vectors must agree; a scalar next to a vector is splatted. Mixed scalar types follow C's
@@ -42,7 +49,7 @@ def unify(ck, call: ast.Call, args: list[ast.Expr], *, floats_only: bool = False
     'min(uint, int)' on variables is ambiguous in Metal and reported as such.
     """
     name = callee_name(call).ident
-    args = [ck.rvalue(a) for a in args]
+    args = [ck.conversions.rvalue(a) for a in args]
     for a in args:
         if not is_arith(a.ty):
             raise CompileError(f"no matching function for call to '{name}': argument of type '{a.ty}'", a.pos)
@@ -76,11 +83,11 @@ def unify(ck, call: ast.Call, args: list[ast.Expr], *, floats_only: bool = False
         target = with_elem(target, FLOAT)
     if ints_only and not elem.is_int:
         raise CompileError(f"'{name}' needs integer arguments, got '{target}'", call.pos)
-    call.args = [ck.convert(a, target, f"argument of '{name}'") for a in args]
+    call.args = [ck.conversions.convert(a, target, f"argument of '{name}'") for a in args]
     return target
 
 
-def nargs(call: ast.Call, args, n: int | tuple[int, ...]) -> None:
+def nargs(call: ast.Call, args: list[ast.Expr], n: int | tuple[int, ...]) -> None:
     ok = (n,) if isinstance(n, int) else n
     if len(args) not in ok:
         want = " or ".join(str(k) for k in ok)
@@ -94,24 +101,32 @@ def rounded(f: Callable, ty: Type) -> Callable:
 
 
 class Builtin:
+    """One builtin function, all of it in its row (its registration): its name, what one call
+    costs the cost model (``cost``, a ``BuiltinCost``), its type rule (``check``: run by the
+    checker, it converts the arguments and declares on the call what ``emit`` needs) and its
+    vectorised implementation (``emit``: run by the code generator, a closure over the compiled
+    arguments)."""
+
+    #: Arguments passed as places, not values (an out-parameter: 'sincos(x, c)').
     lvalue_args: tuple[int, ...] = ()
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, cost: BuiltinCost) -> None:
         self.name = name
+        self.cost = cost
 
-    def check(self, ck, call: ast.Call, args: list[ast.Expr], targs) -> Type:  # pragma: no cover
+    def check(self, ck: CheckerState, call: ast.Call, args: list[ast.Expr], targs: TemplateArgs) -> Type:  # pragma: no cover
         raise NotImplementedError
 
-    def emit(self, cg, call: ast.Call, fns: list[Callable]) -> Callable:  # pragma: no cover
+    def emit(self, cg: CodeGenState, call: ast.Call, fns: list[Fn]) -> Fn:  # pragma: no cover
         raise NotImplementedError
 
 
 class Elementwise(Builtin):
     """A function applied component by component to arguments of one common type."""
 
-    def __init__(self, name: str, nargs: int, impl: Callable, *, floats_only=False, ints_only=False,
-                 result: str = "same", per_type: bool = False) -> None:
-        super().__init__(name)
+    def __init__(self, name: str, nargs: int, impl: Callable, *, cost: BuiltinCost, floats_only: bool = False,
+                 ints_only: bool = False, result: str = "same", per_type: bool = False) -> None:
+        super().__init__(name, cost)
         self.nargs = nargs
         #: ``impl(*values)``, or with ``per_type`` a factory ``impl(elem)`` returning it for an element type.
         self.impl = impl
@@ -120,7 +135,7 @@ class Elementwise(Builtin):
         self.ints_only = ints_only
         self.result = result  # 'same' or 'bool'
 
-    def check(self, ck, call, args, targs):
+    def check(self, ck: CheckerState, call: ast.Call, args: list[ast.Expr], targs: TemplateArgs) -> Type:
         nargs(call, args, self.nargs)
         t = unify(ck, call, args, floats_only=self.floats_only, ints_only=self.ints_only)
         call.arg_ty = t
@@ -128,7 +143,7 @@ class Elementwise(Builtin):
             return with_elem(t, BOOL)
         return t
 
-    def emit(self, cg, call, fns):
+    def emit(self, cg: CodeGenState, call: ast.Call, fns: list[Fn]) -> Fn:
         ty = call.arg_ty
         elem = scalar_of(ty)
         impl = self.impl(elem) if self.per_type else self.impl
@@ -143,7 +158,7 @@ class Elementwise(Builtin):
         return lambda c, m: as_dtype(f(*[g(c, m) for g in fns]), dtype)
 
 
-def as_dtype(v, dtype):
+def as_dtype(v: Any, dtype: Any) -> Any:
     if np.ndim(v) == 0:
         return dtype.type(v)
     return v.astype(dtype, copy=False)
@@ -162,5 +177,5 @@ def register(b: Builtin) -> None:
     BUILTINS[b.name] = b
 
 
-def unsigned_of_width(bits: int):
+def unsigned_of_width(bits: int) -> Any:
     return {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}[bits]

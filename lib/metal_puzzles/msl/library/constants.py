@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
+from ..front import ast
+from ..front.checker.helpers import callee_name
+from ..front.checker.state import CheckerState
 from ..lang.errors import CompileError
 from ..lang.metal_namespace import strip_metal_namespace
 from ..lang.types import (
@@ -21,7 +25,9 @@ from ..lang.types import (
     Type,
     VectorType,
 )
-from .base import Builtin, nargs
+from ..run.codegen.state import CodeGenState, Fn
+from ..run.op_kinds import BuiltinCost
+from .base import Builtin, TemplateArgs, nargs
 from .type_traits import lookup_trait
 
 
@@ -29,12 +35,12 @@ from .type_traits import lookup_trait
 class NumericLimits(Builtin):
     """metal::numeric_limits<T>::max() and friends."""
 
-    def check(self, ck, call, args, targs):
+    def check(self, ck: CheckerState, call: ast.Call, args: list[ast.Expr], targs: TemplateArgs) -> Type:
         nargs(call, args, 0)
-        member = call.func.ident.split("::")[-1]
+        member = callee_name(call).ident.split("::")[-1]
         if not targs or len(targs) != 1:
             raise CompileError("numeric_limits needs one type argument", call.pos)
-        ty = ck.resolve_type(targs[0])
+        ty = ck.types.resolve_type(targs[0])
         if isinstance(ty, VectorType):  # Metal's vectors have limits too: the element's, in every component
             call.const_value = np.full(ty.n, _limit(ty.elem, member, call), dtype=ty.elem.dtype)
             return ty
@@ -43,12 +49,12 @@ class NumericLimits(Builtin):
         call.const_value = ty.dtype.type(_limit(ty, member, call))
         return ty
 
-    def emit(self, cg, call, fns):
+    def emit(self, cg: CodeGenState, call: ast.Call, fns: list[Fn]) -> Fn:
         v = call.const_value
         return lambda c, m: v
 
 
-def _limit(ty: ScalarType, member: str, node) -> float | int:
+def _limit(ty: ScalarType, member: str, node: Any) -> float | int:
     if ty == BOOL:
         return {"max": 1, "min": 0, "lowest": 0}.get(member, 0)
     if ty.is_int:
@@ -67,7 +73,7 @@ def _limit(ty: ScalarType, member: str, node) -> float | int:
     return table[member]
 
 
-NUMERIC_LIMITS = NumericLimits("numeric_limits")
+NUMERIC_LIMITS = NumericLimits("numeric_limits", BuiltinCost.NOT_ARITHMETIC)
 
 #: numeric_limits's static data members, as values (C++'s <limits>, which Metal's mirrors).
 _LIMIT_DATA = ("digits", "digits10", "is_signed", "is_integer", "is_exact", "radix", "has_infinity",
@@ -113,7 +119,7 @@ _INT_CONSTANTS = {
 CONSTANT_NAMES = frozenset(_FLOAT_CONSTANTS) | frozenset(_HALF_CONSTANTS) | frozenset(_INT_CONSTANTS)
 
 
-def lookup_constant(name: str, targs, ck) -> tuple[Type, object] | None:
+def lookup_constant(name: str, targs: TemplateArgs, ck: CheckerState) -> tuple[Type, object] | None:
     plain = strip_metal_namespace(name)
     if plain in _FLOAT_CONSTANTS:
         return FLOAT, _FLOAT_CONSTANTS[plain]
@@ -123,12 +129,12 @@ def lookup_constant(name: str, targs, ck) -> tuple[Type, object] | None:
         return _INT_CONSTANTS[plain]
     if plain.startswith("numeric_limits<>::") and targs and plain.split("::")[-1] in _LIMIT_DATA:
         # The static data members (numeric_limits<T>::digits), beside the member functions (max()).
-        ty = ck.resolve_type(targs[0])
+        ty = ck.types.resolve_type(targs[0])
         if isinstance(ty, ScalarType):
             return _limit_data(ty, plain.split("::")[-1])
     if plain.startswith("Limits<>::") and targs:
         # MLX's Limits<T>::max / min / finite_max / finite_min (static constants, not calls).
-        ty = ck.resolve_type(targs[0])
+        ty = ck.types.resolve_type(targs[0])
         member = plain.split("::")[-1]
         if isinstance(ty, ScalarType):
             if ty.is_float and member in ("max", "min"):

@@ -5,16 +5,20 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
 from ..front import ast
+from ..front.checker.state import CheckerState
 from ..lang.errors import CompileError
 from ..lang.types import (
     BFLOAT,
     BOOL,
     FLOAT,
     INT,
+    ScalarType,
+    Type,
     VectorType,
     is_arith,
     scalar_of,
@@ -22,9 +26,14 @@ from ..lang.types import (
     with_elem,
 )
 from ..lang.values import round_bfloat
+from ..run.codegen.masks import Mask
+from ..run.codegen.state import CodeGenState, Fn
+from ..run.op_kinds import BuiltinCost
+from ..run.runtime import Ctx
 from .base import (
     Builtin,
     Elementwise,
+    TemplateArgs,
     as_dtype,
     nargs,
     register,
@@ -34,50 +43,50 @@ from .base import (
 )
 
 
-def _c_round(x):
+def _c_round(x: Any) -> Any:
     t = np.trunc(x)
     return np.where(np.abs(x - t) >= 0.5, t + np.sign(x), t)
 
 
-def _fract(x):
+def _fract(x: Any) -> Any:
     return np.minimum(x - np.floor(x), np.asarray(x).dtype.type(0.99999994) if np.asarray(x).dtype == np.float32
                       else np.asarray(x).dtype.type(0.9995))
 
 
-def _rsqrt(x):
+def _rsqrt(x: Any) -> Any:
     one = np.asarray(x).dtype.type(1)
     return one / np.sqrt(x)
 
 
-def _step(edge, x):
+def _step(edge: Any, x: Any) -> Any:
     return np.where(x < edge, np.zeros_like(x), np.ones_like(x))
 
 
-def _smoothstep(e0, e1, x):
+def _smoothstep(e0: Any, e1: Any, x: Any) -> Any:
     dt = np.asarray(x).dtype.type
     t = np.clip((x - e0) / (e1 - e0), dt(0), dt(1))
     return t * t * (dt(3) - dt(2) * t)
 
 
-def _mix(x, y, a):
+def _mix(x: Any, y: Any, a: Any) -> Any:
     return x + (y - x) * a
 
 
-def _clamp_any(x, lo, hi):
+def _clamp_any(x: Any, lo: Any, hi: Any) -> Any:
     if np.asarray(x).dtype.kind == "f":
         return np.fmin(np.fmax(x, lo), hi)
     return np.minimum(np.maximum(x, lo), hi)
 
 
-def _min(x, y):
+def _min(x: Any, y: Any) -> Any:
     return np.fmin(x, y) if np.asarray(x).dtype.kind == "f" else np.minimum(x, y)
 
 
-def _max(x, y):
+def _max(x: Any, y: Any) -> Any:
     return np.fmax(x, y) if np.asarray(x).dtype.kind == "f" else np.maximum(x, y)
 
 
-def _fma(a, b, c):
+def _fma(a: Any, b: Any, c: Any) -> Any:
     # One rounding: the exact product fits in float64; the sum is rounded once more to float32.
     dt = np.asarray(a).dtype
     if dt == np.float32:
@@ -85,116 +94,161 @@ def _fma(a, b, c):
     return (np.asarray(a, np.float32) * b + np.asarray(c, np.float32)).astype(dt)
 
 
-def _exp10(x):
+def _exp10(x: Any) -> Any:
     return np.power(np.asarray(x).dtype.type(10), x)
 
 
-def _sign(x):
+def _sign(x: Any) -> Any:
     return np.sign(x)
 
 
-def _abs(elem):
+def _abs(elem: ScalarType) -> Any:
     return np.abs
 
 
-def _absdiff(elem):
-    def absdiff(x, y):
+def _absdiff(elem: ScalarType) -> Any:
+    def absdiff(x: Any, y: Any) -> Any:
         hi, lo = np.maximum(x, y), np.minimum(x, y)
         return (hi.astype(unsigned_of_width(elem.bits)) - lo.astype(unsigned_of_width(elem.bits))).astype(elem.dtype)
     return absdiff
 
 
-FLOAT_UNARY: dict[str, Callable] = {
-    "sqrt": np.sqrt, "rsqrt": _rsqrt, "exp": np.exp, "exp2": np.exp2, "exp10": _exp10, "log": np.log,
-    "log2": np.log2, "log10": np.log10, "sin": np.sin, "cos": np.cos, "tan": np.tan, "asin": np.arcsin,
-    "acos": np.arccos, "atan": np.arctan, "sinh": np.sinh, "cosh": np.cosh, "tanh": np.tanh,
-    "asinh": np.arcsinh, "acosh": np.arccosh, "atanh": np.arctanh, "floor": np.floor, "ceil": np.ceil,
-    "round": _c_round, "rint": np.rint, "trunc": np.trunc, "fract": _fract, "fabs": np.abs,
-    "sign": _sign, "saturate": lambda x: np.clip(x, np.asarray(x).dtype.type(0), np.asarray(x).dtype.type(1)),
-    "log1p": np.log1p, "expm1": np.expm1, "cbrt": np.cbrt,
-    "sinpi": lambda x: np.sin(np.asarray(x).dtype.type(math.pi) * x),
-    "cospi": lambda x: np.cos(np.asarray(x).dtype.type(math.pi) * x),
-    "tanpi": lambda x: np.tan(np.asarray(x).dtype.type(math.pi) * x),
+# What one call costs, on each builtin's row (run/op_kinds.BuiltinCost).
+SPECIAL, ELEMENTWISE, FMA = BuiltinCost.SPECIAL, BuiltinCost.ELEMENTWISE, BuiltinCost.FMA
+FLOAT_DIVISION, DOT = BuiltinCost.FLOAT_DIVISION, BuiltinCost.DOT
+
+FLOAT_UNARY: dict[str, tuple[Callable, BuiltinCost]] = {
+    "sqrt": (np.sqrt, SPECIAL),
+    "rsqrt": (_rsqrt, SPECIAL),
+    "exp": (np.exp, SPECIAL),
+    "exp2": (np.exp2, SPECIAL),
+    "exp10": (_exp10, SPECIAL),
+    "log": (np.log, SPECIAL),
+    "log2": (np.log2, SPECIAL),
+    "log10": (np.log10, SPECIAL),
+    "sin": (np.sin, SPECIAL),
+    "cos": (np.cos, SPECIAL),
+    "tan": (np.tan, SPECIAL),
+    "asin": (np.arcsin, SPECIAL),
+    "acos": (np.arccos, SPECIAL),
+    "atan": (np.arctan, SPECIAL),
+    "sinh": (np.sinh, SPECIAL),
+    "cosh": (np.cosh, SPECIAL),
+    "tanh": (np.tanh, SPECIAL),
+    "asinh": (np.arcsinh, SPECIAL),
+    "acosh": (np.arccosh, SPECIAL),
+    "atanh": (np.arctanh, SPECIAL),
+    "floor": (np.floor, ELEMENTWISE),
+    "ceil": (np.ceil, ELEMENTWISE),
+    "round": (_c_round, ELEMENTWISE),
+    "rint": (np.rint, ELEMENTWISE),
+    "trunc": (np.trunc, ELEMENTWISE),
+    "fract": (_fract, ELEMENTWISE),
+    "fabs": (np.abs, ELEMENTWISE),
+    "sign": (_sign, ELEMENTWISE),
+    "saturate": (lambda x: np.clip(x, np.asarray(x).dtype.type(0), np.asarray(x).dtype.type(1)), ELEMENTWISE),
+    "log1p": (np.log1p, SPECIAL),
+    "expm1": (np.expm1, SPECIAL),
+    "cbrt": (np.cbrt, SPECIAL),
+    "sinpi": (lambda x: np.sin(np.asarray(x).dtype.type(math.pi) * x), SPECIAL),
+    "cospi": (lambda x: np.cos(np.asarray(x).dtype.type(math.pi) * x), SPECIAL),
+    "tanpi": (lambda x: np.tan(np.asarray(x).dtype.type(math.pi) * x), SPECIAL),
 }
-FLOAT_BINARY: dict[str, Callable] = {
-    "pow": np.power, "powr": np.power, "atan2": np.arctan2, "fmod": np.fmod, "fmin": np.fmin,
-    "fmax": np.fmax, "copysign": np.copysign, "step": _step, "fdim": lambda x, y: np.maximum(x - y, 0),
-    "nextafter": np.nextafter, "hypot": np.hypot,
+FLOAT_BINARY: dict[str, tuple[Callable, BuiltinCost]] = {
+    "pow": (np.power, SPECIAL),
+    "powr": (np.power, SPECIAL),
+    "atan2": (np.arctan2, SPECIAL),
+    "fmod": (np.fmod, FLOAT_DIVISION),
+    "fmin": (np.fmin, ELEMENTWISE),
+    "fmax": (np.fmax, ELEMENTWISE),
+    "copysign": (np.copysign, ELEMENTWISE),
+    "step": (_step, ELEMENTWISE),
+    "fdim": (lambda x, y: np.maximum(x - y, 0), ELEMENTWISE),
+    "nextafter": (np.nextafter, ELEMENTWISE),
+    "hypot": (np.hypot, ELEMENTWISE),
 }
-FLOAT_TERNARY = {"fma": _fma, "mad": _fma, "mix": _mix, "smoothstep": _smoothstep}
-FLOAT_PREDICATES: dict[str, Callable] = {"isnan": np.isnan, "isinf": np.isinf, "isfinite": np.isfinite, "signbit": np.signbit,
-                    "isnormal": lambda x: np.isfinite(x) & (np.abs(x) >= np.finfo(np.asarray(x).dtype).tiny)}
+FLOAT_TERNARY: dict[str, tuple[Callable, BuiltinCost]] = {
+    "fma": (_fma, FMA),
+    "mad": (_fma, FMA),
+    "mix": (_mix, ELEMENTWISE),
+    "smoothstep": (_smoothstep, ELEMENTWISE),
+}
+FLOAT_PREDICATES: dict[str, tuple[Callable, BuiltinCost]] = {
+    "isnan": (np.isnan, ELEMENTWISE),
+    "isinf": (np.isinf, ELEMENTWISE),
+    "isfinite": (np.isfinite, ELEMENTWISE),
+    "signbit": (np.signbit, ELEMENTWISE),
+    "isnormal": (lambda x: np.isfinite(x) & (np.abs(x) >= np.finfo(np.asarray(x).dtype).tiny), ELEMENTWISE),
+}
 
-
-
-for _n, _f in FLOAT_UNARY.items():
-    register(Elementwise(_n, 1, _f, floats_only=True))
-for _n, _f in FLOAT_BINARY.items():
-    register(Elementwise(_n, 2, _f, floats_only=True))
-for _n, _f in FLOAT_TERNARY.items():
-    register(Elementwise(_n, 3, _f, floats_only=True))
-for _n, _f in FLOAT_PREDICATES.items():
-    register(Elementwise(_n, 1, _f, floats_only=True, result="bool"))
+for _n, (_f, _cost) in FLOAT_UNARY.items():
+    register(Elementwise(_n, 1, _f, cost=_cost, floats_only=True))
+for _n, (_f, _cost) in FLOAT_BINARY.items():
+    register(Elementwise(_n, 2, _f, cost=_cost, floats_only=True))
+for _n, (_f, _cost) in FLOAT_TERNARY.items():
+    register(Elementwise(_n, 3, _f, cost=_cost, floats_only=True))
+for _n, (_f, _cost) in FLOAT_PREDICATES.items():
+    register(Elementwise(_n, 1, _f, cost=_cost, floats_only=True, result="bool"))
 # Two-argument predicates: whether either argument is NaN (comparisons with it are unordered).
 FLOAT_PAIR_PREDICATES = {"isunordered": lambda x, y: np.isnan(x) | np.isnan(y),
                          "isordered": lambda x, y: ~(np.isnan(x) | np.isnan(y))}
 for _n, _f in FLOAT_PAIR_PREDICATES.items():
-    register(Elementwise(_n, 2, _f, floats_only=True, result="bool"))
-register(Elementwise("min", 2, _min))
-register(Elementwise("max", 2, _max))
-register(Elementwise("clamp", 3, _clamp_any))
-register(Elementwise("abs", 1, _abs, per_type=True))
-register(Elementwise("absdiff", 2, _absdiff, ints_only=True, per_type=True))
+    register(Elementwise(_n, 2, _f, cost=ELEMENTWISE, floats_only=True, result="bool"))
+register(Elementwise("min", 2, _min, cost=ELEMENTWISE))
+register(Elementwise("max", 2, _max, cost=ELEMENTWISE))
+register(Elementwise("clamp", 3, _clamp_any, cost=ELEMENTWISE))
+register(Elementwise("abs", 1, _abs, cost=ELEMENTWISE, per_type=True))
+register(Elementwise("absdiff", 2, _absdiff, cost=ELEMENTWISE, ints_only=True, per_type=True))
 
 
 class Ldexp(Builtin):
     """ldexp(x, k) = x * 2^k, with an integer exponent."""
 
-    def check(self, ck, call, args, targs):
+    def check(self, ck: CheckerState, call: ast.Call, args: list[ast.Expr], targs: TemplateArgs) -> Type:
         nargs(call, args, 2)
-        x = ck.rvalue(args[0])
+        x = ck.conversions.rvalue(args[0])
         t = x.ty if scalar_of(x.ty).is_float else with_elem(x.ty, FLOAT)
         k_t = with_elem(t, INT)
-        call.args = [ck.convert(x, t, "'ldexp'"), ck.convert(ck.rvalue(args[1]), k_t, "'ldexp'")]
+        call.args = [ck.conversions.convert(x, t, "'ldexp'"), ck.conversions.convert(ck.conversions.rvalue(args[1]), k_t, "'ldexp'")]
         call.arg_ty = t
         return t
 
-    def emit(self, cg, call, fns):
+    def emit(self, cg: CodeGenState, call: ast.Call, fns: list[Fn]) -> Fn:
         a, b = fns
         f = rounded(np.ldexp, call.arg_ty)
         dtype = scalar_of(call.arg_ty).dtype
         return lambda c, m: as_dtype(f(a(c, m), b(c, m)), dtype)
 
 
-register(Ldexp("ldexp"))
+register(Ldexp("ldexp", ELEMENTWISE))
 
 
-def _median3(a, b, c):
+def _median3(a: Any, b: Any, c: Any) -> Any:
     return _max(_min(a, b), _min(_max(a, b), c))
 
 
 for _n, _f in (("fmax3", lambda a, b, c: np.fmax(np.fmax(a, b), c)), ("fmin3", lambda a, b, c: np.fmin(np.fmin(a, b), c)),
                ("fmedian3", _median3)):
-    register(Elementwise(_n, 3, _f, floats_only=True))
+    register(Elementwise(_n, 3, _f, cost=ELEMENTWISE, floats_only=True))
 for _n, _f in (("max3", lambda a, b, c: _max(_max(a, b), c)), ("min3", lambda a, b, c: _min(_min(a, b), c)),
                ("median3", _median3)):
-    register(Elementwise(_n, 3, _f))
-register(Elementwise("divide", 2, np.divide, floats_only=True))
+    register(Elementwise(_n, 3, _f, cost=ELEMENTWISE))
+register(Elementwise("divide", 2, np.divide, cost=FLOAT_DIVISION, floats_only=True))
 
 
 class Ilogb(Builtin):
-    def check(self, ck, call, args, targs):
+    def check(self, ck: CheckerState, call: ast.Call, args: list[ast.Expr], targs: TemplateArgs) -> Type:
         nargs(call, args, 1)
         t = unify(ck, call, args, floats_only=True)
         call.arg_ty = t
         return with_elem(t, INT)
 
-    def emit(self, cg, call, fns):
+    def emit(self, cg: CodeGenState, call: ast.Call, fns: list[Fn]) -> Fn:
         (a,) = fns
         return lambda c, m: as_dtype(np.frexp(np.asarray(a(c, m), dtype=np.float32))[1] - 1, np.dtype(np.int32))
 
 
-register(Ilogb("ilogb"))
+register(Ilogb("ilogb", ELEMENTWISE))
 
 
 class OutParam(Builtin):
@@ -202,29 +256,29 @@ class OutParam(Builtin):
 
     lvalue_args = (1,)
 
-    def check(self, ck, call, args, targs):
+    def check(self, ck: CheckerState, call: ast.Call, args: list[ast.Expr], targs: TemplateArgs) -> Type:
         nargs(call, args, 2)
-        x = ck.rvalue(args[0])
+        x = ck.conversions.rvalue(args[0])
         t = x.ty if is_arith(x.ty) and scalar_of(x.ty).is_float else with_elem(x.ty, FLOAT) if is_arith(x.ty) else None
         if t is None:
             raise CompileError(f"'{self.name}' needs a floating-point argument", call.pos)
         out = args[1]
-        if isinstance(out, ast.Unary) and out.op == "&":
+        if isinstance(out, ast.Unary) and out.op == ast.UnaryOp.ADDRESS:
             out = out.operand
         want = with_elem(t, INT) if self.name == "frexp" else t
         if not out.lvalue or out.ty != want:
             raise CompileError(f"the second argument of '{self.name}' must be a '{want}' variable", out.pos)
-        ck.require_modifiable(out)
-        call.args = [ck.convert(x, t, f"'{self.name}'"), out]
+        ck.exprs.require_modifiable(out)
+        call.args = [ck.conversions.convert(x, t, f"'{self.name}'"), out]
         call.arg_ty = t
         return t
 
-    def emit(self, cg, call, fns):
+    def emit(self, cg: CodeGenState, call: ast.Call, fns: list[Fn]) -> Fn:
         x, loc_fn = fns
         name = self.name
         dtype = scalar_of(call.arg_ty).dtype
 
-        def out_param(c, m):
+        def out_param(c: Ctx, m: Mask) -> Any:
             v = np.asarray(x(c, m))
             if name == "sincos":
                 result, other = np.sin(v), np.cos(v)
@@ -239,39 +293,39 @@ class OutParam(Builtin):
         return out_param
 
 
-for _n in ("sincos", "frexp", "modf"):
-    register(OutParam(_n))
+for _n, _cost in (("sincos", SPECIAL), ("frexp", ELEMENTWISE), ("modf", ELEMENTWISE)):
+    register(OutParam(_n, _cost))
 
 
 class Select(Builtin):
     """select(a, b, c): c ? b : a, per component."""
 
-    def check(self, ck, call, args, targs):
+    def check(self, ck: CheckerState, call: ast.Call, args: list[ast.Expr], targs: TemplateArgs) -> Type:
         nargs(call, args, 3)
-        a, b, c = (ck.rvalue(x) for x in args)
+        a, b, c = (ck.conversions.rvalue(x) for x in args)
         fake = ast.Call(call.pos, call.func, [a, b])
         t = unify(ck, fake, [a, b])
         cond_t = with_elem(t, BOOL) if isinstance(c.ty, VectorType) else BOOL
-        call.args = fake.args + [ck.convert(c, cond_t, "condition of 'select'")]
+        call.args = fake.args + [ck.conversions.convert(c, cond_t, "condition of 'select'")]
         call.select_per_component = isinstance(t, VectorType) and not isinstance(c.ty, VectorType)
         return t
 
-    def emit(self, cg, call, fns):
+    def emit(self, cg: CodeGenState, call: ast.Call, fns: list[Fn]) -> Fn:
         a, b, c = fns
         vec = call.select_per_component
         return lambda cx, m: np.where((lambda k: k[..., None] if vec and np.ndim(k) else k)(c(cx, m)), b(cx, m), a(cx, m))
 
 
-register(Select("select"))
+register(Select("select", ELEMENTWISE))
 
 
 class Geometric(Builtin):
-    def __init__(self, name: str, nargs: int, kind: str) -> None:
-        super().__init__(name)
+    def __init__(self, name: str, nargs: int, kind: str, cost: BuiltinCost) -> None:
+        super().__init__(name, cost)
         self.nargs = nargs
         self.kind = kind
 
-    def check(self, ck, call, args, targs):
+    def check(self, ck: CheckerState, call: ast.Call, args: list[ast.Expr], targs: TemplateArgs) -> Type:
         nargs(call, args, self.nargs)
         t = unify(ck, call, args, floats_only=self.kind != "dot")
         call.arg_ty = t
@@ -281,12 +335,12 @@ class Geometric(Builtin):
             raise CompileError("cross() takes two 3-component vectors", call.pos)
         return t
 
-    def emit(self, cg, call, fns):
+    def emit(self, cg: CodeGenState, call: ast.Call, fns: list[Fn]) -> Fn:
         kind = self.kind
         elem = scalar_of(call.arg_ty)
         rnd = (lambda v: round_bfloat(v)) if elem == BFLOAT else (lambda v: v)
 
-        def dot(x, y):
+        def dot(x: Any, y: Any) -> Any:
             if np.ndim(x) == 0 and np.ndim(y) == 0:
                 return rnd(x * y)
             x = np.asarray(x)
@@ -314,7 +368,7 @@ class Geometric(Builtin):
         if kind == "normalize":
             (a,) = fns
 
-            def normalize(c, m):
+            def normalize(c: Ctx, m: Mask) -> Any:
                 x = a(c, m)
                 inv = _rsqrt(dot(x, x))
                 return rnd(x * (np.asarray(inv)[..., None] if np.ndim(x) > 1 else inv))
@@ -322,7 +376,7 @@ class Geometric(Builtin):
         if kind == "cross":
             a, b = fns
 
-            def cross(c, m):
+            def cross(c: Ctx, m: Mask) -> Any:
                 x, y = np.asarray(a(c, m)), np.asarray(b(c, m))
                 x0, x1, x2 = x[..., 0], x[..., 1], x[..., 2]
                 y0, y1, y2 = y[..., 0], y[..., 1], y[..., 2]
@@ -331,22 +385,23 @@ class Geometric(Builtin):
         raise AssertionError(kind)
 
 
-for _n, _k in (("dot", 2), ("length", 1), ("length_squared", 1), ("distance", 2), ("distance_squared", 2),
-               ("normalize", 1), ("cross", 2)):
-    register(Geometric(_n, _k, _n))
+for _n, _k, _cost in (("dot", 2, DOT), ("length", 1, SPECIAL), ("length_squared", 1, ELEMENTWISE),
+                      ("distance", 2, SPECIAL), ("distance_squared", 2, ELEMENTWISE), ("normalize", 1, SPECIAL),
+                      ("cross", 2, DOT)):
+    register(Geometric(_n, _k, _n, _cost))
 
 
 class AllAny(Builtin):
-    def check(self, ck, call, args, targs):
+    def check(self, ck: CheckerState, call: ast.Call, args: list[ast.Expr], targs: TemplateArgs) -> Type:
         nargs(call, args, 1)
-        a = ck.rvalue(args[0])
+        a = ck.conversions.rvalue(args[0])
         if isinstance(a.ty, VectorType):
-            call.args = [ck.convert(a, vector(BOOL, a.ty.n), f"'{self.name}'")]
+            call.args = [ck.conversions.convert(a, vector(BOOL, a.ty.n), f"'{self.name}'")]
         else:
-            call.args = [ck.to_bool(a)]
+            call.args = [ck.conversions.to_bool(a)]
         return BOOL
 
-    def emit(self, cg, call, fns):
+    def emit(self, cg: CodeGenState, call: ast.Call, fns: list[Fn]) -> Fn:
         (a,) = fns
         vec = isinstance(call.args[0].ty, VectorType)
         f = np.all if self.name == "all" else np.any
@@ -355,5 +410,5 @@ class AllAny(Builtin):
         return lambda c, m: f(a(c, m), axis=-1)
 
 
-register(AllAny("all"))
-register(AllAny("any"))
+register(AllAny("all", ELEMENTWISE))
+register(AllAny("any", ELEMENTWISE))

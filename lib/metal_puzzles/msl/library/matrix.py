@@ -4,23 +4,27 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..front import ast
+from ..front.checker.state import CheckerState
 from ..lang.errors import CompileError
-from ..lang.types import MatrixType, matrix
-from .base import Builtin, nargs, register
+from ..lang.types import MatrixType, Type, matrix
+from ..run.codegen.state import CodeGenState, Fn
+from ..run.op_kinds import BuiltinCost
+from .base import Builtin, TemplateArgs, nargs, register
 
 
 class Transpose(Builtin):
-    def check(self, ck, call, args, targs):
+    def check(self, ck: CheckerState, call: ast.Call, args: list[ast.Expr], targs: TemplateArgs) -> Type:
         nargs(call, args, 1)
-        a = ck.rvalue(args[0])
+        a = ck.conversions.rvalue(args[0])
         if not isinstance(a.ty, MatrixType):
             raise CompileError(f"'transpose' takes a matrix, got '{a.ty}'", a.pos)
         call.args = [a]
         return matrix(a.ty.elem, a.ty.rows, a.ty.cols)
 
-    def emit(self, cg, call, fns):
+    def emit(self, cg: CodeGenState, call: ast.Call, fns: list[Fn]) -> Fn:
         (a,) = fns
         return lambda c, m: np.swapaxes(np.asarray(a(c, m)), -1, -2).copy()
 
 
-register(Transpose("transpose"))
+register(Transpose("transpose", BuiltinCost.ELEMENTWISE))

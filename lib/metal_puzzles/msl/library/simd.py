@@ -3,9 +3,12 @@ votes, over 32-lane SIMD-groups and 4-lane quad-groups."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ..front import ast
+from ..front.checker.state import CheckerState
 from ..lang.errors import CompileError, KernelRuntimeError
 from ..lang.types import (
     BFLOAT,
@@ -14,17 +17,22 @@ from ..lang.types import (
     SIMD_VOTE,
     UINT,
     ScalarType,
+    Type,
     VectorType,
     is_arith,
     scalar_of,
 )
 from ..lang.values import round_bfloat
+from ..run.codegen.masks import Mask
+from ..run.codegen.state import CodeGenState, Fn
 from ..run.lanes import SIMD_WIDTH
-from .base import BUILTINS, Builtin, nargs, register, unify
+from ..run.op_kinds import BuiltinCost
+from ..run.runtime import Ctx
+from .base import BUILTINS, Builtin, TemplateArgs, nargs, register, unify
 
 
 # ============================================================================ SIMD-group functions
-def _padded(c, v, m, fill, width: int):
+def _padded(c: Ctx, v: Any, m: Mask, fill: Any, width: int) -> Any:
     """Arrange a per-lane value as (groups, width) rows of one SIMD (or quad) group each."""
     lanes = c.lanes
     if width == SIMD_WIDTH:
@@ -43,14 +51,14 @@ def _padded(c, v, m, fill, width: int):
     return rows, table, valid
 
 
-def _scatter_rows(c, rows, table):
+def _scatter_rows(c: Ctx, rows: Any, table: Any) -> Any:
     out = np.empty((c.n,) + rows.shape[2:], dtype=rows.dtype)
     valid = table >= 0
     out[table[valid]] = rows[valid]
     return out
 
 
-def _with_provenance(c, v, m, result, width: int, scan: str | None = "all", src_lane=None):
+def _with_provenance(c: Ctx, v: Any, m: Mask, result: Any, width: int, scan: str | None = "all", src_lane: Any = None) -> Any:
     """``result`` carrying where its values came from, when the operand ``v`` is a traced value (a
     provenance-tracking array of the observer, recognised by its per-lane ``prov`` sets: the library
     does not import the observers). A reduction's result comes from every active lane of the
@@ -85,33 +93,34 @@ def _with_provenance(c, v, m, result, width: int, scan: str | None = "all", src_
     return out
 
 
-def _lane_group_index(c, width):
+def _lane_group_index(c: Ctx, width: Any) -> Any:
     if width == SIMD_WIDTH:
         return c.lanes.simd_global, c.lanes.simd_lane
     return c.lanes.quad_global(), c.lanes.index_in_group % 4
 
 
 class SimdReduce(Builtin):
-    def __init__(self, name: str, op: str, width: int = SIMD_WIDTH, scan: str | None = None) -> None:
-        super().__init__(name)
+    def __init__(self, name: str, op: str, width: int = SIMD_WIDTH, scan: str | None = None, *,
+                 cost: BuiltinCost) -> None:
+        super().__init__(name, cost)
         self.op = op
         self.width = width
         self.scan = scan  # None, 'inclusive' or 'exclusive'
 
-    def check(self, ck, call, args, targs):
+    def check(self, ck: CheckerState, call: ast.Call, args: list[ast.Expr], targs: TemplateArgs) -> Type:
         nargs(call, args, 1)
-        a = ck.rvalue(args[0])
+        a = ck.conversions.rvalue(args[0])
         if self.op in ("and", "or", "xor") and not scalar_of(a.ty).is_int:
             raise CompileError(f"'{self.name}' needs an integer argument", call.pos)
         if self.op in ("all", "any"):
-            a = ck.to_bool(a)
+            a = ck.conversions.to_bool(a)
         elif not is_arith(a.ty):
             raise CompileError(f"'{self.name}' needs a scalar or vector argument, got '{a.ty}'", call.pos)
         call.args = [a]
         call.arg_ty = a.ty
         return a.ty
 
-    def emit(self, cg, call, fns):
+    def emit(self, cg: CodeGenState, call: ast.Call, fns: list[Fn]) -> Fn:
         (a,) = fns
         op, width, scan = self.op, self.width, self.scan
         ty = call.arg_ty
@@ -120,7 +129,7 @@ class SimdReduce(Builtin):
         identity = {"sum": 0, "product": 1, "and": -1, "or": 0, "xor": 0, "all": True, "any": False}
         rnd = round_bfloat if elem == BFLOAT else (lambda v: v)
 
-        def reduce_fn(c, m):
+        def reduce_fn(c: Ctx, m: Mask) -> Any:
             v = a(c, m)
             if op in ("max", "min"):
                 rows, table, valid = _padded(c, v, m, None, width)
@@ -172,14 +181,14 @@ class SimdReduce(Builtin):
         return reduce_fn
 
 
-def _sequential(rows, ufunc, rnd):
+def _sequential(rows: Any, ufunc: Any, rnd: Any) -> Any:
     acc = rows[:, 0]
     for k in range(1, rows.shape[1]):
         acc = rnd(ufunc(acc, rows[:, k]))
     return acc
 
 
-def _scan(rows, op, rnd):
+def _scan(rows: Any, op: Any, rnd: Any) -> Any:
     out = np.empty_like(rows)
     f = {"sum": np.add, "product": np.multiply}.get(op)
     if f is None:
@@ -194,40 +203,40 @@ def _scan(rows, op, rnd):
 
 for _w, _p in ((SIMD_WIDTH, "simd"), (4, "quad")):
     for _op in ("sum", "product", "max", "min", "and", "or", "xor", "all", "any"):
-        register(SimdReduce(f"{_p}_{_op}", _op, _w))
-    register(SimdReduce(f"{_p}_prod", "product", _w))
+        register(SimdReduce(f"{_p}_{_op}", _op, _w, cost=BuiltinCost.SIMD_REDUCTION))
+    register(SimdReduce(f"{_p}_prod", "product", _w, cost=BuiltinCost.SIMD_REDUCTION))
     for _op in ("sum", "product"):
         for _kind in ("inclusive", "exclusive"):
-            register(SimdReduce(f"{_p}_prefix_{_kind}_{_op}", _op, _w, _kind))
+            register(SimdReduce(f"{_p}_prefix_{_kind}_{_op}", _op, _w, _kind, cost=BuiltinCost.SIMD_REDUCTION))
 
 
 class SimdShuffle(Builtin):
     """simd_shuffle / _up / _down / _xor / _rotate_* and simd_broadcast."""
 
-    def __init__(self, name: str, kind: str, width: int = SIMD_WIDTH) -> None:
-        super().__init__(name)
+    def __init__(self, name: str, kind: str, width: int = SIMD_WIDTH, *, cost: BuiltinCost) -> None:
+        super().__init__(name, cost)
         self.kind = kind
         self.width = width
 
-    def check(self, ck, call, args, targs):
+    def check(self, ck: CheckerState, call: ast.Call, args: list[ast.Expr], targs: TemplateArgs) -> Type:
         want = 1 if self.kind == "broadcast_first" else 2
         nargs(call, args, want)
-        a = ck.rvalue(args[0])
+        a = ck.conversions.rvalue(args[0])
         if not is_arith(a.ty):
             raise CompileError(f"'{self.name}' needs a scalar or vector value, got '{a.ty}'", call.pos)
         conv = [a]
         if want == 2:
-            b = ck.rvalue(args[1])
+            b = ck.conversions.rvalue(args[1])
             if not (isinstance(b.ty, ScalarType) and b.ty.is_int):
                 raise CompileError(f"'{self.name}' takes an integer lane/delta, got '{b.ty}'", b.pos)
-            conv.append(ck.convert(b, UINT, f"'{self.name}'"))
+            conv.append(ck.conversions.convert(b, UINT, f"'{self.name}'"))
         call.args = conv
         return a.ty
 
-    def emit(self, cg, call, fns):
+    def emit(self, cg: CodeGenState, call: ast.Call, fns: list[Fn]) -> Fn:
         kind, width = self.kind, self.width
 
-        def shuffle(c, m):
+        def shuffle(c: Ctx, m: Mask) -> Any:
             traced = fns[0](c, m)
             v = np.asarray(traced)
             k = np.asarray(fns[1](c, m)).astype(np.int64) if len(fns) > 1 else np.int64(0)
@@ -269,28 +278,28 @@ class SimdShuffle(Builtin):
         return shuffle
 
 
-def _shape(ty):
+def _shape(ty: Type) -> Any:
     return (ty.n,) if isinstance(ty, VectorType) else ()
 
 
 for _w, _p in ((SIMD_WIDTH, "simd"), (4, "quad")):
-    register(SimdShuffle(f"{_p}_shuffle", "shuffle", _w))
-    register(SimdShuffle(f"{_p}_shuffle_down", "down", _w))
-    register(SimdShuffle(f"{_p}_shuffle_up", "up", _w))
-    register(SimdShuffle(f"{_p}_shuffle_xor", "xor", _w))
-    register(SimdShuffle(f"{_p}_shuffle_rotate_down", "rotate_down", _w))
-    register(SimdShuffle(f"{_p}_shuffle_rotate_up", "rotate_up", _w))
-    register(SimdShuffle(f"{_p}_broadcast", "broadcast", _w))
-    register(SimdShuffle(f"{_p}_broadcast_first", "broadcast_first", _w))
+    register(SimdShuffle(f"{_p}_shuffle", "shuffle", _w, cost=BuiltinCost.SIMD_STEP))
+    register(SimdShuffle(f"{_p}_shuffle_down", "down", _w, cost=BuiltinCost.SIMD_STEP))
+    register(SimdShuffle(f"{_p}_shuffle_up", "up", _w, cost=BuiltinCost.SIMD_STEP))
+    register(SimdShuffle(f"{_p}_shuffle_xor", "xor", _w, cost=BuiltinCost.SIMD_STEP))
+    register(SimdShuffle(f"{_p}_shuffle_rotate_down", "rotate_down", _w, cost=BuiltinCost.SIMD_STEP))
+    register(SimdShuffle(f"{_p}_shuffle_rotate_up", "rotate_up", _w, cost=BuiltinCost.SIMD_STEP))
+    register(SimdShuffle(f"{_p}_broadcast", "broadcast", _w, cost=BuiltinCost.SIMD_STEP))
+    register(SimdShuffle(f"{_p}_broadcast_first", "broadcast_first", _w, cost=BuiltinCost.SIMD_STEP))
 
 
 class SimdIsFirst(Builtin):
-    def check(self, ck, call, args, targs):
+    def check(self, ck: CheckerState, call: ast.Call, args: list[ast.Expr], targs: TemplateArgs) -> Type:
         nargs(call, args, 0)
         return BOOL
 
-    def emit(self, cg, call, fns):
-        def is_first(c, m):
+    def emit(self, cg: CodeGenState, call: ast.Call, fns: list[Fn]) -> Fn:
+        def is_first(c: Ctx, m: Mask) -> Any:
             table = c.lanes.simd_table
             valid = table >= 0
             if m is not None:
@@ -300,19 +309,19 @@ class SimdIsFirst(Builtin):
         return is_first
 
 
-register(SimdIsFirst("simd_is_first"))
+register(SimdIsFirst("simd_is_first", BuiltinCost.SIMD_STEP))
 
 
 class SimdBallot(Builtin):
-    def check(self, ck, call, args, targs):
+    def check(self, ck: CheckerState, call: ast.Call, args: list[ast.Expr], targs: TemplateArgs) -> Type:
         nargs(call, args, 1)
-        call.args = [ck.to_bool(ck.rvalue(args[0]))]
+        call.args = [ck.conversions.to_bool(ck.conversions.rvalue(args[0]))]
         return SIMD_VOTE
 
-    def emit(self, cg, call, fns):
+    def emit(self, cg: CodeGenState, call: ast.Call, fns: list[Fn]) -> Fn:
         (a,) = fns
 
-        def ballot(c, m):
+        def ballot(c: Ctx, m: Mask) -> Any:
             v = a(c, m)
             rows, table, valid = _padded(c, np.broadcast_to(v, (c.n,)), m, False, SIMD_WIDTH)
             weights = (np.uint64(1) << np.arange(SIMD_WIDTH, dtype=np.uint64))
@@ -322,12 +331,12 @@ class SimdBallot(Builtin):
 
 
 class SimdActiveMask(Builtin):
-    def check(self, ck, call, args, targs):
+    def check(self, ck: CheckerState, call: ast.Call, args: list[ast.Expr], targs: TemplateArgs) -> Type:
         nargs(call, args, 0)
         return SIMD_VOTE
 
-    def emit(self, cg, call, fns):
-        def active(c, m):
+    def emit(self, cg: CodeGenState, call: ast.Call, fns: list[Fn]) -> Fn:
+        def active(c: Ctx, m: Mask) -> Any:
             act = np.ones(c.n, dtype=bool) if m is None else m
             rows, table, valid = _padded(c, act, m, False, SIMD_WIDTH)
             weights = (np.uint64(1) << np.arange(SIMD_WIDTH, dtype=np.uint64))
@@ -338,45 +347,45 @@ class SimdActiveMask(Builtin):
 class VoteMember(Builtin):
     """simd_vote::all() / any(): over the lanes active where the member is called."""
 
-    def check(self, ck, call, args, targs):
+    def check(self, ck: CheckerState, call: ast.Call, args: list[ast.Expr], targs: TemplateArgs) -> Type:
         nargs(call, args, 1)
         return BOOL
 
-    def emit(self, cg, call, fns):
+    def emit(self, cg: CodeGenState, call: ast.Call, fns: list[Fn]) -> Fn:
         (v,) = fns
-        active = SimdActiveMask("simd_active_threads_mask").emit(cg, call, [])
+        active = SimdActiveMask("simd_active_threads_mask", BuiltinCost.SIMD_STEP).emit(cg, call, [])
         is_all = self.name.endswith("all")
 
-        def member(c, m):
+        def member(c: Ctx, m: Mask) -> Any:
             bits = np.asarray(v(c, m)).astype(np.uint64)
             act = active(c, m)
             return (bits & act) == act if is_all else (bits & act) != 0
         return member
 
 
-register(SimdBallot("simd_ballot"))
-register(SimdActiveMask("simd_active_threads_mask"))
-BUILTINS["simd_vote.all"] = VoteMember("simd_vote.all")
-BUILTINS["simd_vote.any"] = VoteMember("simd_vote.any")
+register(SimdBallot("simd_ballot", BuiltinCost.SIMD_STEP))
+register(SimdActiveMask("simd_active_threads_mask", BuiltinCost.SIMD_STEP))
+BUILTINS["simd_vote.all"] = VoteMember("simd_vote.all", BuiltinCost.SIMD_STEP)
+BUILTINS["simd_vote.any"] = VoteMember("simd_vote.any", BuiltinCost.SIMD_STEP)
 
 
 class ShuffleAndFill(Builtin):
     """simd_shuffle_and_fill_down/up(data, filling, delta): lanes shifted past the edge take 'filling'."""
 
-    def check(self, ck, call, args, targs):
+    def check(self, ck: CheckerState, call: ast.Call, args: list[ast.Expr], targs: TemplateArgs) -> Type:
         nargs(call, args, (3, 4))
         fake = ast.Call(call.pos, call.func, args[:2])
         t = unify(ck, fake, args[:2])
-        call.args = fake.args + [ck.convert(ck.rvalue(a), UINT, f"'{self.name}'") for a in args[2:]]
+        call.args = fake.args + [ck.conversions.convert(ck.conversions.rvalue(a), UINT, f"'{self.name}'") for a in args[2:]]
         call.arg_ty = t
         return t
 
-    def emit(self, cg, call, fns):
+    def emit(self, cg: CodeGenState, call: ast.Call, fns: list[Fn]) -> Fn:
         down = "down" in self.name
         data, fill, delta = fns[:3]
         width_fn = fns[3] if len(fns) > 3 else None
 
-        def shuffle_fill(c, m):
+        def shuffle_fill(c: Ctx, m: Mask) -> Any:
             v = np.asarray(data(c, m))
             f = np.asarray(fill(c, m))
             k = np.asarray(delta(c, m)).astype(np.int64)
@@ -397,5 +406,5 @@ class ShuffleAndFill(Builtin):
         return shuffle_fill
 
 
-register(ShuffleAndFill("simd_shuffle_and_fill_down"))
-register(ShuffleAndFill("simd_shuffle_and_fill_up"))
+register(ShuffleAndFill("simd_shuffle_and_fill_down", BuiltinCost.SIMD_STEP))
+register(ShuffleAndFill("simd_shuffle_and_fill_up", BuiltinCost.SIMD_STEP))

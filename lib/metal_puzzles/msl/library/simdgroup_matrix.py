@@ -20,10 +20,13 @@ of accumulation is not specified; this is the correctly rounded result).
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ..front import ast
-from ..lang.errors import CompileError, KernelRuntimeError
+from ..front.checker.state import CheckerState
+from ..lang.errors import CompileError, KernelRuntimeError, Pos
 from ..lang.types import (
     BFLOAT,
     ULONG,
@@ -31,15 +34,20 @@ from ..lang.types import (
     PointerType,
     ScalarType,
     SimdgroupMatrixType,
+    Type,
     vector,
 )
 from ..lang.values import round_bfloat
+from ..run.codegen.masks import Mask
+from ..run.codegen.state import CodeGenState, Fn
 from ..run.finding_kinds import kind_entry
 from ..run.findings import FindingKind
 from ..run.hints import simdgroup_size_fix
 from ..run.lanes import SIMD_WIDTH
 from ..run.memory import view_of
-from .base import BUILTINS, Builtin, register
+from ..run.op_kinds import BuiltinCost
+from ..run.runtime import Ctx
+from .base import BUILTINS, Builtin, TemplateArgs, register
 
 _LANE = np.arange(SIMD_WIDTH)
 _Q = _LANE // 4
@@ -49,20 +57,20 @@ FRAGMENT_COL = (_Q & 2) * 2 + (_LANE % 2) * 2
 ORIGIN = vector(ULONG, 2)
 
 
-def _matrix_arg(ck, a: ast.Expr, what: str) -> SimdgroupMatrixType:
+def _matrix_arg(ck: CheckerState, a: ast.Expr, what: str) -> SimdgroupMatrixType:
     if not isinstance(a.ty, SimdgroupMatrixType):
         raise CompileError(f"{what} must be a simdgroup matrix (e.g. simdgroup_float8x8), got '{a.ty}'", a.pos)
     return a.ty
 
 
-def _destination(ck, a: ast.Expr, name: str) -> SimdgroupMatrixType:
+def _destination(ck: CheckerState, a: ast.Expr, name: str) -> SimdgroupMatrixType:
     ty = _matrix_arg(ck, a, f"the first argument of '{name}'")
-    ck.require_modifiable(a)
+    ck.exprs.require_modifiable(a)
     return ty
 
 
 # ============================================================================ lanes <-> matrices
-def gather(c, value) -> np.ndarray:
+def gather(c: Ctx, value: Any) -> np.ndarray:
     """Each SIMD-group's 8x8 matrix from its lanes' two elements: (SIMD-groups, 8, 8)."""
     v = np.asarray(value)
     if v.ndim == 1:
@@ -75,14 +83,14 @@ def gather(c, value) -> np.ndarray:
     return out
 
 
-def scatter(c, mats: np.ndarray) -> np.ndarray:
+def scatter(c: Ctx, mats: np.ndarray) -> np.ndarray:
     """Every lane's two elements of its SIMD-group's matrix: (lanes, 2)."""
     simd, lane = c.lanes.simd_global, c.lanes.simd_lane
     row, col = FRAGMENT_ROW[lane], FRAGMENT_COL[lane]
     return np.stack([mats[simd, row, col], mats[simd, row, col + 1]], axis=1)
 
 
-def check_together(c, m, pos, name: str) -> None:
+def check_together(c: Ctx, m: Mask, pos: Pos, name: str) -> None:
     """All 32 threads of every SIMD-group that runs a collective matrix operation run it."""
     table = c.lanes.simd_table
     exists = table >= 0
@@ -118,35 +126,35 @@ class SimdgroupLoadStore(Builtin):
     """simdgroup_load(d, src, elements_per_row = 8, matrix_origin = 0, transpose = false) and
     simdgroup_store(a, dst, ...)."""
 
-    def __init__(self, name: str, store: bool) -> None:
-        super().__init__(name)
+    def __init__(self, name: str, store: bool, cost: BuiltinCost) -> None:
+        super().__init__(name, cost)
         self.store = store
         self.lvalue_args = () if store else (0,)
 
-    def check(self, ck, call, args, targs):
+    def check(self, ck: CheckerState, call: ast.Call, args: list[ast.Expr], targs: TemplateArgs) -> Type:
         if not 2 <= len(args) <= 5:
             raise CompileError(f"'{self.name}' takes a matrix, a pointer, and optionally elements per row, the "
                                "matrix origin (ulong2: column, row) and whether to transpose", call.pos)
         if self.store:
-            ty = _matrix_arg(ck, ck.rvalue(args[0]), f"the first argument of '{self.name}'")
-            first = ck.rvalue(args[0])
+            ty = _matrix_arg(ck, ck.conversions.rvalue(args[0]), f"the first argument of '{self.name}'")
+            first = ck.conversions.rvalue(args[0])
         else:
             ty = _destination(ck, args[0], self.name)
             first = args[0]
-        p = ck.rvalue(args[1])
+        p = ck.conversions.rvalue(args[1])
         if not (isinstance(p.ty, PointerType) and p.ty.pointee == ty.elem):
             raise CompileError(f"'{self.name}' of a '{ty}' needs a pointer to '{ty.elem}' (device or threadgroup), "
                                f"got '{p.ty}'", p.pos)
         if self.store and p.ty.const:
             raise CompileError(f"'{self.name}' cannot write through '{p.ty}' (it points to read-only memory)", p.pos)
-        rest = [ck.convert(ck.rvalue(args[2]), ULONG, "elements per row") if len(args) > 2 else None,
-                ck.convert(ck.rvalue(args[3]), ORIGIN, "matrix origin") if len(args) > 3 else None,
-                ck.to_bool(ck.rvalue(args[4])) if len(args) > 4 else None]
+        rest = [ck.conversions.convert(ck.conversions.rvalue(args[2]), ULONG, "elements per row") if len(args) > 2 else None,
+                ck.conversions.convert(ck.conversions.rvalue(args[3]), ORIGIN, "matrix origin") if len(args) > 3 else None,
+                ck.conversions.to_bool(ck.conversions.rvalue(args[4])) if len(args) > 4 else None]
         call.args = [first, p] + [a for a in rest if a is not None]
         call.arg_ty = ty
         return VOID
 
-    def emit(self, cg, call, fns):
+    def emit(self, cg: CodeGenState, call: ast.Call, fns: list[Fn]) -> Fn:
         ty: SimdgroupMatrixType = call.arg_ty
         view = view_of(ty.elem)
         mat_fn, ptr_fn = fns[0], fns[1]
@@ -155,7 +163,7 @@ class SimdgroupLoadStore(Builtin):
         tr_fn = fns[4] if len(fns) > 4 else (lambda c, m: np.bool_(False))
         pos, name, store = call.pos, self.name, self.store
 
-        def places(c, m):
+        def places(c: Ctx, m: Mask) -> Any:
             lane = c.lanes.simd_lane
             rows, cols = FRAGMENT_ROW[lane], FRAGMENT_COL[lane]
             ld = np.asarray(ld_fn(c, m)).astype(np.int64)
@@ -170,7 +178,7 @@ class SimdgroupLoadStore(Builtin):
             return out
 
         if store:
-            def simd_store(c, m):
+            def simd_store(c: Ctx, m: Mask) -> None:
                 check_together(c, m, pos, name)
                 p = ptr_fn(c, m)
                 if not p.mem.writable:
@@ -180,7 +188,7 @@ class SimdgroupLoadStore(Builtin):
                     c.store(p.mem, p.off + off, vals[:, k], m, view, pos)
             return simd_store
 
-        def simd_load(c, m):
+        def simd_load(c: Ctx, m: Mask) -> None:
             check_together(c, m, pos, name)
             p = ptr_fn(c, m)
             loaded = [c.load(p.mem, p.off + off, m, view, pos) for off in places(c, m)]
@@ -194,29 +202,29 @@ class SimdgroupMultiply(Builtin):
 
     lvalue_args = (0,)
 
-    def __init__(self, name: str, accumulate: bool) -> None:
-        super().__init__(name)
+    def __init__(self, name: str, accumulate: bool, cost: BuiltinCost) -> None:
+        super().__init__(name, cost)
         self.accumulate = accumulate
 
-    def check(self, ck, call, args, targs):
+    def check(self, ck: CheckerState, call: ast.Call, args: list[ast.Expr], targs: TemplateArgs) -> Type:
         want = 4 if self.accumulate else 3
         if len(args) != want:
             raise CompileError(f"'{self.name}' takes {want} simdgroup matrices (the destination first)", call.pos)
         d = _destination(ck, args[0], self.name)
-        rest = [ck.rvalue(a) for a in args[1:]]
+        rest = [ck.conversions.rvalue(a) for a in args[1:]]
         for a, what in zip(rest, ("a", "b", "c"), strict=False):
             _matrix_arg(ck, a, f"'{self.name}' operand {what}")
         call.args = [args[0], *rest]
         call.arg_ty = d
         return VOID
 
-    def emit(self, cg, call, fns):
+    def emit(self, cg: CodeGenState, call: ast.Call, fns: list[Fn]) -> Fn:
         d_fn, a_fn, b_fn = fns[:3]
         c_fn = fns[3] if self.accumulate else None
         elem = call.arg_ty.elem
         pos, name = call.pos, self.name
 
-        def multiply(c, m):
+        def multiply(c: Ctx, m: Mask) -> None:
             check_together(c, m, pos, name)
             exact = np.matmul(gather(c, a_fn(c, m)).astype(np.float64), gather(c, b_fn(c, m)).astype(np.float64))
             if c_fn is not None:
@@ -228,25 +236,25 @@ class SimdgroupMultiply(Builtin):
 class MakeFilled(Builtin):
     """make_filled_simdgroup_matrix<T, Cols[, Rows]>(value): every element ``value``."""
 
-    def check(self, ck, call, args, targs):
+    def check(self, ck: CheckerState, call: ast.Call, args: list[ast.Expr], targs: TemplateArgs) -> Type:
         if not targs or len(targs) not in (2, 3) or not isinstance(targs[0], ast.TypeSpec):
             raise CompileError("make_filled_simdgroup_matrix takes <T, 8> or <T, 8, 8>", call.pos)
-        elem = ck.resolve_type(targs[0])
-        dims = [ck.const_int(t, "matrix size") for t in targs[1:]]
+        elem = ck.types.resolve_type(targs[0])
+        dims = [ck.types.const_int(t, "matrix size") for t in targs[1:]]
         if not isinstance(elem, ScalarType) or elem.name not in ("float", "half", "bfloat") or any(d != 8 for d in dims):
             raise CompileError(f"simdgroup matrices are 8x8 of float, half or bfloat; got <{elem}, "
                                + ", ".join(map(str, dims)) + ">", call.pos)
         if len(args) != 1:
             raise CompileError("make_filled_simdgroup_matrix takes one value", call.pos)
-        call.args = [ck.convert(ck.rvalue(args[0]), elem, "fill value")]
+        call.args = [ck.conversions.convert(ck.conversions.rvalue(args[0]), elem, "fill value")]
         return SimdgroupMatrixType(elem)
 
-    def emit(self, cg, call, fns):
+    def emit(self, cg: CodeGenState, call: ast.Call, fns: list[Fn]) -> Fn:
         (v,) = fns
         return lambda c, m: fill(v(c, m))
 
 
-def fill(value) -> np.ndarray:
+def fill(value: Any) -> np.ndarray:
     """A matrix with every element ``value`` (per lane: its two elements)."""
     v = np.asarray(value)
     return np.stack([v, v], axis=-1)
@@ -255,18 +263,19 @@ def fill(value) -> np.ndarray:
 class ThreadElements(Builtin):
     """m.thread_elements(): this thread's two elements, a vec<T, 2> that is also a place."""
 
-    def check(self, ck, call, args, targs):
+    def check(self, ck: CheckerState, call: ast.Call, args: list[ast.Expr], targs: TemplateArgs) -> Type:
         (m,) = args
         call.args = [m]
         return vector(m.ty.elem, 2)
 
-    def emit(self, cg, call, fns):
+    def emit(self, cg: CodeGenState, call: ast.Call, fns: list[Fn]) -> Fn:
         return fns[0]
 
 
-register(SimdgroupLoadStore("simdgroup_load", store=False))
-register(SimdgroupLoadStore("simdgroup_store", store=True))
-register(SimdgroupMultiply("simdgroup_multiply", accumulate=False))
-register(SimdgroupMultiply("simdgroup_multiply_accumulate", accumulate=True))
-register(MakeFilled("make_filled_simdgroup_matrix"))
-BUILTINS["simdgroup_matrix.thread_elements"] = ThreadElements("simdgroup_matrix.thread_elements")
+register(SimdgroupLoadStore("simdgroup_load", store=False, cost=BuiltinCost.ELEMENTWISE))
+register(SimdgroupLoadStore("simdgroup_store", store=True, cost=BuiltinCost.ELEMENTWISE))
+register(SimdgroupMultiply("simdgroup_multiply", accumulate=False, cost=BuiltinCost.MATRIX_PRODUCT))
+register(SimdgroupMultiply("simdgroup_multiply_accumulate", accumulate=True, cost=BuiltinCost.MATRIX_PRODUCT))
+register(MakeFilled("make_filled_simdgroup_matrix", BuiltinCost.ELEMENTWISE))
+BUILTINS["simdgroup_matrix.thread_elements"] = ThreadElements("simdgroup_matrix.thread_elements",
+                                                                 BuiltinCost.ELEMENTWISE)

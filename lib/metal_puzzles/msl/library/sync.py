@@ -3,18 +3,23 @@ which memory it orders (``mem_none``: execution only)."""
 
 from __future__ import annotations
 
+from ..front import ast
+from ..front.checker.state import CheckerState
 from ..lang.errors import CompileError
 from ..lang.types import (
     MEM_FLAGS,
     VOID,
     MemFlags,
+    Type,
 )
-from .base import Builtin, register
+from ..run.codegen.state import CodeGenState, Fn
+from ..run.op_kinds import BuiltinCost
+from .base import Builtin, TemplateArgs, register
 
 
 # ============================================================================ barriers
 class Barrier(Builtin):
-    def check(self, ck, call, args, targs):
+    def check(self, ck: CheckerState, call: ast.Call, args: list[ast.Expr], targs: TemplateArgs) -> Type:
         if len(args) != 1:
             raise CompileError(f"'{self.name}' takes one mem_flags argument saying which memory it orders "
                                "(mem_flags::mem_threadgroup, mem_flags::mem_device, both with '|', or "
@@ -26,7 +31,7 @@ class Barrier(Builtin):
         call.args = args
         return VOID
 
-    def emit(self, cg, call, fns):
+    def emit(self, cg: CodeGenState, call: ast.Call, fns: list[Fn]) -> Fn:
         pos = call.pos
         flags = fns[0] if fns else (lambda c, m: MemFlags.NONE)
         if self.name == "simdgroup_barrier":
@@ -34,5 +39,5 @@ class Barrier(Builtin):
         return lambda c, m: c.barrier(m, pos, MemFlags(int(flags(c, m))))
 
 
-register(Barrier("threadgroup_barrier"))
-register(Barrier("simdgroup_barrier"))
+register(Barrier("threadgroup_barrier", BuiltinCost.NOT_ARITHMETIC))
+register(Barrier("simdgroup_barrier", BuiltinCost.NOT_ARITHMETIC))

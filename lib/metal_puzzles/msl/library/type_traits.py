@@ -63,7 +63,7 @@ def lookup_trait(name: str, targs: Any, ck: Any) -> tuple[Type, object] | None:
         if where is None:
             return None
         raise CompileError(f"'{base}' takes {arity} type argument(s), {len(targs)} given", where)
-    types = [ck.resolve_type(a) if isinstance(a, ast.TypeSpec) else _not_a_type(base, a) for a in targs]
+    types = [ck.types.resolve_type(a) if isinstance(a, ast.TypeSpec) else _not_a_type(base, a) for a in targs]
     value = types[0] == types[1] if base == "is_same" else UNARY_TRAITS[base](types[0])
     return BOOL, bool(value)
 

@@ -34,16 +34,19 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 from ..lang.errors import Pos
 from ..lang.types import AddressSpace
 from ..run.access_kind import AccessKind
+from ..run.codegen.masks import Mask
 from ..run.counters import Counted
 from ..run.lanes import Lanes
 from ..run.memory import Memory
 from ..run.op_kinds import OpKind
+from ..run.runtime import Ctx
 from .gpu_models import GpuModel, MemoryModel
 from .roofline import REGISTERS_UNKNOWN, Occupancy, TimeEstimate, Workload, estimate_time, occupancy
 
@@ -204,7 +207,7 @@ def worst_figures(figures: Sequence[CostFigures]) -> CostFigures | None:
     if not figures:
         return None
 
-    def most(get) -> WorstAccess:
+    def most(get: Any) -> WorstAccess:
         return max((get(f) for f in figures), key=lambda w: w.value)
 
     least_occupied = min(figures, key=lambda f: f.occupancy)
@@ -260,7 +263,7 @@ class CostProfile:
         return estimate_time(self.workload, gpu, whole_gpu=whole_gpu)
 
     def figures(self) -> CostFigures:
-        def worst(get) -> WorstAccess:
+        def worst(get: Any) -> WorstAccess:
             best = WorstAccess(0)
             for (file, line), c in self.lines.items():
                 v = get(c)
@@ -430,7 +433,7 @@ class CostRecorder:
         self.barriers_per_group = np.zeros(lanes.n_groups, dtype=np.int64)
 
     # ------------------------------------------------------------------ setup
-    def attach(self, ctx) -> None:
+    def attach(self, ctx: Ctx) -> None:
         """Start watching a launch (after its threadgroup arrays are allocated)."""
         ctx.cost = self
         ctx.barrier_hooks.append(self.barrier)
@@ -451,14 +454,14 @@ class CostRecorder:
             t = self.tallies[key] = _Tally()
         return t
 
-    def _stats_of(self, m) -> tuple[int, int]:
+    def _stats_of(self, m: Mask) -> tuple[int, int]:
         """(SIMD-groups with an active lane, active lanes) for a mask."""
         if m is None:
             return self.n_simds, self.lanes.n
         counts = np.bincount(self.simd[m], minlength=self.n_simds)
         return int(np.count_nonzero(counts)), int(counts.sum())
 
-    def _stats(self, m) -> tuple[int, int]:
+    def _stats(self, m: Mask) -> tuple[int, int]:
         if m is None:
             return self._all
         if m is not self._last_mask:  # the statements of one mask share it: count it once
@@ -467,13 +470,13 @@ class CostRecorder:
         return self._last_stats
 
     # ------------------------------------------------------------ statements
-    def statement(self, pos: Pos, m) -> None:
+    def statement(self, pos: Pos, m: Mask) -> None:
         issued, active = self._stats(m)
         t = self._tally(pos)
         t.simd_issues += issued
         t.active_lanes += active
 
-    def op(self, kind: OpKind, per_lane: int, m, pos: Pos) -> None:
+    def op(self, kind: OpKind, per_lane: int, m: Mask, pos: Pos) -> None:
         issued, active = self._stats(m)
         if not issued:
             return
@@ -482,13 +485,13 @@ class CostRecorder:
         acc[1] += active * per_lane
         acc[2] += issued * self.width * per_lane
 
-    def barrier(self, ctx, m, pos: Pos) -> None:
+    def barrier(self, ctx: Ctx, m: Mask, pos: Pos) -> None:
         groups = np.arange(self.lanes.n_groups) if m is None else np.unique(self.lanes.group[m])
         self.barriers_per_group[groups] += 1
         self._tally(pos).barriers += len(groups)
 
     # -------------------------------------------------------------- accesses
-    def access(self, kind: AccessKind, mem: Memory, flat, m, width: int, unit: int, base, pos: Pos) -> None:
+    def access(self, kind: AccessKind, mem: Memory, flat: Any, m: Mask, width: int, unit: int, base: Any, pos: Pos) -> None:
         """One access by every active lane: ``flat`` the first element each lane touches, in
         elements of ``unit`` bytes (the view the kernel accesses memory through, which may
         reinterpret it), ``width`` the elements each touches, ``base`` each lane's region start in
@@ -581,11 +584,11 @@ class CostRecorder:
         for key in sorted(self.tallies, key=lambda k: (k[0] != "source", k)):
             t = self.tallies[key]
 
-            def dev(kind: AccessKind, t=t) -> DeviceTraffic:
+            def dev(kind: AccessKind, t: Any = t) -> DeviceTraffic:
                 r = t.device.get(kind)
                 return DeviceTraffic(r[0], r[1], r[2], r[3], seg) if r else DeviceTraffic(segment_bytes=seg)
 
-            def tg(kind: AccessKind, t=t) -> BankTraffic:
+            def tg(kind: AccessKind, t: Any = t) -> BankTraffic:
                 r = t.banks.get(kind)
                 return BankTraffic(*r) if r else BankTraffic()
 

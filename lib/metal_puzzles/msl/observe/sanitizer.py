@@ -28,13 +28,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import cast
+from typing import Any, cast
 
 import numpy as np
 
 from ..lang.errors import Pos
 from ..lang.pycompat import StrEnum
 from ..lang.types import AddressSpace, ArrayType, StructType, Type, VectorType, size_of
+from ..run.codegen.masks import Mask
 from ..run.finding_kinds import kind_entry
 from ..run.findings import FindingKind, RaceKind, Severity
 from ..run.hints import (
@@ -53,6 +54,7 @@ from ..run.hints import (
 )
 from ..run.lanes import SIMD_WIDTH
 from ..run.memory import Memory, View, rescale
+from ..run.runtime import Ctx
 
 _NONE = np.int64(-1)
 
@@ -164,7 +166,7 @@ class Shadow:
             self.last_read = None
         self.granule = granule
 
-    def entries(self, flat, view: View, n: int):
+    def entries(self, flat: Any, view: View, n: int) -> Any:
         """The granules an access covers: (lanes,) or (lanes, k) indices."""
         if view.unit < self.granule:
             self.refine(view.unit)
@@ -203,7 +205,7 @@ def _same_read(a: tuple, b: tuple) -> bool:
     return _same(a[1], b[1]) and _same(fa, fb) and _same(a[3], b[3]) and _same(a[4], b[4])
 
 
-def _same(x, y) -> bool:
+def _same(x: Any, y: Any) -> bool:
     return x is y or (x is not None and y is not None and np.shape(x) == np.shape(y) and bool(np.array_equal(x, y)))
 
 
@@ -211,7 +213,7 @@ def _split(f: np.ndarray, factor: int) -> np.ndarray:
     return (np.asarray(f)[:, None] * factor + np.arange(factor)).reshape(-1)
 
 
-def _per_lane(x, n: int, base_ndim: int):
+def _per_lane(x: Any, n: int, base_ndim: int) -> Any:
     """A per-lane array (lanes, ...) from a value that may be uniform."""
     a = np.asarray(x)
     if a.ndim == base_ndim:
@@ -244,8 +246,9 @@ class Sanitizer:
         mem.shadow = Shadow(mem, initialized, track_races=mem.space in (AddressSpace.THREADGROUP, AddressSpace.DEVICE))
 
     # ------------------------------------------------------------- ordering
-    def _lanes_and_flat(self, ctx, flat, mask):
+    def _lanes_and_flat(self, ctx: Ctx, flat: Any, mask: Mask) -> tuple[np.ndarray, np.ndarray]:
         f = np.asarray(flat)
+        lanes: np.ndarray | None
         if mask is None:
             lanes = ctx.all_lanes
             if f.ndim == 0 or f.shape[0] != ctx.n:
@@ -265,9 +268,10 @@ class Sanitizer:
             else:
                 lanes = np.repeat(lanes, f.shape[1])
             f = f.reshape(-1)
+        assert lanes is not None
         return lanes, f
 
-    def _now(self, ctx, sh: Shadow, lanes):
+    def _now(self, ctx: Ctx, sh: Shadow, lanes: Any) -> Any:
         """The memory phase of each accessing lane's threadgroup, and its SIMD-group's phase (or
         None while no simdgroup_barrier has ordered this kind of memory)."""
         if sh.device:
@@ -280,7 +284,7 @@ class Sanitizer:
         sh.ensure_simd()
         return phase, simd[ctx.lanes.simd_global[lanes]]
 
-    def _phases_of(self, ctx, lanes):
+    def _phases_of(self, ctx: Ctx, lanes: Any) -> Any:
         """The threadgroup-memory phase of each of ``lanes`` (ctx.lane_phase is replaced, never
         changed, at a barrier, so the same two arrays give the same answer)."""
         last = self._last_phases
@@ -292,7 +296,7 @@ class Sanitizer:
         return phase
 
     @staticmethod
-    def _unordered(ctx, sh: Shadow, other, other_phase, other_sph, lanes, phase, sph, many_simds=None):
+    def _unordered(ctx: Ctx, sh: Shadow, other: Any, other_phase: Any, other_sph: Any, lanes: Any, phase: Any, sph: Any, many_simds: Any = None) -> Any:
         """Which earlier accesses (by ``other`` lanes, at their phases) no barrier orders before
         the accesses now (by ``lanes``). ``many_simds``: the earlier accesses came from several
         SIMD-groups, so a SIMD-group barrier orders only some of them (never relied on)."""
@@ -310,8 +314,8 @@ class Sanitizer:
             un = un & ~ordered
         return un
 
-    def _unless_ordered(self, ctx, sh: Shadow, candidates, other, other_phases, other_sphs, f, lanes, phase, sph,
-                        many_simds=None):
+    def _unless_ordered(self, ctx: Ctx, sh: Shadow, candidates: Any, other: Any, other_phases: Any, other_sphs: Any, f: Any, lanes: Any, phase: Any, sph: Any,
+                        many_simds: Any = None) -> Any:
         """``candidates`` (accesses that would conflict with the earlier ones by ``other``) less
         those a barrier ordered; the earlier accesses' phases are looked up only when there is a
         candidate, which in a race-free kernel there mostly is not."""
@@ -321,7 +325,7 @@ class Sanitizer:
                                             lanes, phase, sph, None if many_simds is None else many_simds[f])
 
     # ------------------------------------------------------------- accesses
-    def on_read(self, ctx, mem: Memory, flat, view: View, mask, pos: Pos) -> None:
+    def on_read(self, ctx: Ctx, mem: Memory, flat: Any, view: View, mask: Mask, pos: Pos) -> None:
         sh = _shadow(mem)
         if sh.all_init and not sh.track_races:
             return  # thread-private memory every part of which holds a value: nothing to check
@@ -374,7 +378,7 @@ class Sanitizer:
             sh.reader_folded = 1
             sh.queued = f.size
 
-    def _device_read(self, ctx, sh: Shadow, lanes, f, pos: Pos, phase, sph) -> None:
+    def _device_read(self, ctx: Ctx, sh: Shadow, lanes: Any, f: Any, pos: Pos, phase: Any, sph: Any) -> None:
         old = sh.r_lane[f]
         simd = ctx.lanes.simd_global
         current = (old >= 0) & self._unordered(ctx, sh, old, sh.r_phase[f], None if sph is None else _made(sh.r_sph)[f],
@@ -392,7 +396,7 @@ class Sanitizer:
         sh.r_multi[f[dup]] = True
         sh.r_msimd[f[dup & (simd[sh.r_lane[f]] != simd[lanes])]] = True
 
-    def _readers(self, ctx, sh: Shadow):
+    def _readers(self, ctx: Ctx, sh: Shadow) -> Any:
         """Who read each granule of threadgroup memory in the current phase: (lane or -1, other
         unordered readers?, readers in several SIMD-groups?, position, phase, SIMD phase, and the
         last reader before the current one that was another thread, with its position). That
@@ -435,7 +439,7 @@ class Sanitizer:
             sh.reader_folded = len(sh.pending)
         return sh.reader_table
 
-    def _plain_readers(self, ctx, sh: Shadow, lanes, f, phase, sph):
+    def _plain_readers(self, ctx: Ctx, sh: Shadow, lanes: Any, f: Any, phase: Any, sph: Any) -> Any:
         """Earlier reads of these granules by other threads that nothing orders before now:
         (mask over the accesses, the reader lanes, the position table, and for threadgroup
         memory the reader before each of those that was another thread with its position table)."""
@@ -450,7 +454,7 @@ class Sanitizer:
         return self._unless_ordered(ctx, sh, (rl >= 0) & ((rl != lanes) | multi[f]), rl, when, rsph, f, lanes, phase,
                                     sph, msimd), rl, where, (other_reader[f], other_where)
 
-    def on_write(self, ctx, mem: Memory, flat, view: View, mask, pos: Pos, raw) -> None:
+    def on_write(self, ctx: Ctx, mem: Memory, flat: Any, view: View, mask: Mask, pos: Pos, raw: Any) -> None:
         """A plain write of ``raw`` (the stored scalars) at ``flat``, checked before it lands."""
         sh = _shadow(mem)
         if sh.all_init and not sh.track_races:
@@ -490,7 +494,7 @@ class Sanitizer:
             sh.init[f] = True
             sh.all_init = bool(sh.init.all())
 
-    def on_atomic(self, ctx, mem: Memory, flat, view: View, lanes, pos: Pos, writes: bool,
+    def on_atomic(self, ctx: Ctx, mem: Memory, flat: Any, view: View, lanes: Any, pos: Pos, writes: bool,
                   reads_old: bool = True) -> None:
         """An atomic operation by ``lanes`` on the elements at ``flat`` (one per lane): atomics
         never race with each other, but do with plain accesses nothing orders against them.
@@ -540,7 +544,7 @@ class Sanitizer:
 
     # -------------------------------------------------------- same-value writes
     @staticmethod
-    def _same_value(ctx, mem: Memory, flat, view: View, raw, lanes, survivors) -> bool:
+    def _same_value(ctx: Ctx, mem: Memory, flat: Any, view: View, raw: Any, lanes: Any, survivors: Any) -> bool:
         """Whether the writers ``lanes`` store bit for bit what is already there (``survivors``
         None) or what the surviving writers of this statement store."""
         base = 1 if view.width > 1 else 0
@@ -562,18 +566,18 @@ class Sanitizer:
             byte -= int(mem.lane_region[lane]) * mem.region_bytes
         return byte
 
-    def _element(self, ctx, mem: Memory, entry: int, lane: int) -> int:
+    def _element(self, mem: Memory, entry: int, lane: int) -> int:
         """A granule as the index of the memory's element it lies in (within the lane's region)."""
         return self._byte(mem, entry, lane) // mem.unit
 
     def _place(self, mem: Memory, entry: int, lane: int) -> str:
         """How a message names the place: 'buf[3]', or a struct member 'acc.lo'."""
-        return mem.place(self._byte(mem, entry, lane)) or f"{mem.name}[{self._element(None, mem, entry, lane)}]"
+        return mem.place(self._byte(mem, entry, lane)) or f"{mem.name}[{self._element(mem, entry, lane)}]"
 
-    def _uninit(self, ctx, mem: Memory, lanes, f: int, lane: int, pos: Pos) -> None:
+    def _uninit(self, ctx: Ctx, mem: Memory, lanes: Any, f: int, lane: int, pos: Pos) -> None:
         if ctx.is_reported(FindingKind.UNINITIALIZED_READ, pos, mem.name):
             return
-        idx = self._element(ctx, mem, f, lane)
+        idx = self._element(mem, f, lane)
         member = mem.space == AddressSpace.THREAD and mem.place(0) is not None
         what = "a member that was never assigned" if member else _UNINITIALIZED[mem.space]
         if mem.space == AddressSpace.DEVICE and ctx.audience != Audience.PUZZLE:
@@ -586,7 +590,7 @@ class Sanitizer:
                          f"{ctx.lanes.label(int(lane))} reads {self._place(mem, f, lane)}, {what}: {fix}",
                          buffer=mem.name, index=idx)
 
-    def _conflict(self, ctx, mem: Memory, kind: RaceKind, hit, lanes, f, others, pos: Pos, earlier, *,
+    def _conflict(self, ctx: Ctx, mem: Memory, kind: RaceKind, hit: Any, lanes: Any, f: Any, others: Any, pos: Pos, earlier: Any, *,
                   several_readers: bool = False, same_value: Callable[[np.ndarray], bool] | None = None,
                   atomic: AtomicSide | None = None, displaced: tuple | None = None) -> None:
         """Report the first of the accesses ``hit`` marks (over ``lanes`` and their granules ``f``)
@@ -624,8 +628,8 @@ class Sanitizer:
         self._race(ctx, mem, kind, lane, other, int(f[k]), pos, other_pos, writers, entries=f[hit], same_value=same,
                    atomic=atomic)
 
-    def _race(self, ctx, mem: Memory, kind: RaceKind, lane: int, other: int, f: int, pos: Pos, other_pos: Pos,
-              lanes, *, entries=None, same_value: bool = False, atomic: AtomicSide | None = None) -> None:
+    def _race(self, ctx: Ctx, mem: Memory, kind: RaceKind, lane: int, other: int, f: int, pos: Pos, other_pos: Pos,
+              lanes: Any, *, entries: Any = None, same_value: bool = False, atomic: AtomicSide | None = None) -> None:
         """Report a race. ``atomic``: which of the two accesses is the atomic one, if one is;
         ``same_value``: both writes store the same bits (a benign race, a note)."""
         severity = Severity.NOTE if same_value else Severity.ERROR
@@ -646,11 +650,11 @@ class Sanitizer:
         mask = np.zeros(ctx.n, dtype=bool)
         mask[lanes] = True
         ctx.report_first(FindingKind.RACE, pos, lane, mask, message, buffer=mem.name,
-                         index=self._element(ctx, mem, f, lane), race=kind, other_pos=other_pos,
+                         index=self._element(mem, f, lane), race=kind, other_pos=other_pos,
                          other_thread=ctx.lanes.describe(other) if other >= 0 else None, severity=severity)
 
     # ------------------------------------------------------------- the end
-    def finish(self, ctx, outputs: list[Memory], init_value) -> None:
+    def finish(self, ctx: Ctx, outputs: list[Memory], init_value: Any) -> None:
         if init_value is not None:
             return
         for mem in outputs:
@@ -706,7 +710,7 @@ class _RacePair:
     same_group: bool  # the two threads are in one threadgroup
     preset: bool  # the memory held values before the kernel ran (an output with init_value)
 
-    def opening(self, ctx, verb: str, earlier: str) -> str:
+    def opening(self, ctx: Ctx, verb: str, earlier: str) -> str:
         """'thread 2 writes buf[3], read by thread 5 in the same barrier phase (line 4)'."""
         them = ctx.lanes.label(self.other) if self.other >= 0 else "other threads"
         if self.space == AddressSpace.THREADGROUP or self.same_group:
@@ -715,13 +719,13 @@ class _RacePair:
             where = "in another threadgroup during the same dispatch"
         return f"{ctx.lanes.label(self.lane)} {verb} {self.place}, {earlier} {them} {where} (line {self.other_pos.line})"
 
-    def misplaced(self, ctx) -> str | None:
+    def misplaced(self, ctx: Ctx) -> str | None:
         """Device threads of different threadgroups at one element because a partial threadgroup
         computed its positions wrongly: the fix is the position, not the way of writing."""
         return None if self.same_group or self.space == AddressSpace.THREADGROUP else partial_group_fix(ctx)
 
 
-def _atomic_race_message(ctx, race: _RacePair, atomic: AtomicSide) -> str:
+def _atomic_race_message(ctx: Ctx, race: _RacePair, atomic: AtomicSide) -> str:
     """An atomic and a plain access to one element that nothing orders."""
     if atomic == AtomicSide.NOW:
         verb, earlier = "atomically updates", _EARLIER_THAN_ATOMIC[race.kind]
@@ -731,7 +735,7 @@ def _atomic_race_message(ctx, race: _RacePair, atomic: AtomicSide) -> str:
     return f"{race.opening(ctx, verb, earlier)}: {fix}"
 
 
-def _benign_race_message(ctx, race: _RacePair) -> str:
+def _benign_race_message(ctx: Ctx, race: _RacePair) -> str:
     """Two threads writing the same value to one element: harmless in itself, but where the two
     threads computed one position it is a wrong one."""
     misplaced = race.misplaced(ctx)
@@ -739,11 +743,11 @@ def _benign_race_message(ctx, race: _RacePair) -> str:
             + (misplaced if misplaced is not None else benign_race_fix()))
 
 
-def _race_message(ctx, race: _RacePair) -> str:
+def _race_message(ctx: Ctx, race: _RacePair) -> str:
     return f"{race.opening(ctx, _LATER[race.kind], _EARLIER[race.kind])}: {_race_fix(ctx, race)}"
 
 
-def _race_fix(ctx, race: _RacePair) -> str:
+def _race_fix(ctx: Ctx, race: _RacePair) -> str:
     """What fixes a race of plain accesses: a barrier where it goes, or atomics, or a position."""
     pos, other_pos = race.pos, race.other_pos
     misplaced = race.misplaced(ctx)
@@ -764,14 +768,14 @@ def _race_fix(ctx, race: _RacePair) -> str:
     return _weak_barrier_fix(ctx, race) or fix
 
 
-def _weak_barrier_fix(ctx, race: _RacePair) -> str | None:
+def _weak_barrier_fix(ctx: Ctx, race: _RacePair) -> str | None:
     """Where a barrier ran between the race's two accesses but its mem_flags left their memory
     unordered, the fix is its flags (whatever the accesses are); else None."""
     pos, other_pos = race.pos, race.other_pos
     weak = ctx.unordered_by.get(race.space)
     between = weak is not None and weak.file == pos.file and min(other_pos.line, pos.line) < weak.line < max(
         other_pos.line, pos.line)
-    if between and (race.space == AddressSpace.THREADGROUP or race.same_group):
+    if weak is not None and between and (race.space == AddressSpace.THREADGROUP or race.same_group):
         return barrier_flags_fix(weak, race.space, other_pos, pos)
     return None
 

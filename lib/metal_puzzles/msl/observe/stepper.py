@@ -12,12 +12,16 @@ record's end is never mistaken for a recorded step."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from ..front.symbols import Var, VarKind
+from ..lang.errors import Pos
 from ..lang.types import AddressSpace
+from ..run.codegen.masks import Mask
 from ..run.memory import Ptr
+from ..run.runtime import Ctx
 
 MAX_STEPS_RECORDED = 4000
 
@@ -44,7 +48,7 @@ class Stepper:
         """The number of the statement running now (None before the first one)."""
         return self.begun - 1 if self.begun else None
 
-    def before(self, ctx, pos, mask) -> None:
+    def before(self, ctx: Ctx, pos: Pos, mask: Mask) -> None:
         if ctx.call_depth or pos.file not in ("source",):
             return  # only the kernel body's own statements
         self.begun += 1
@@ -54,7 +58,7 @@ class Stepper:
         active = np.ones(ctx.n, dtype=bool) if mask is None else mask.copy()
         self.steps.append(Step(pos.line, pos.file, active, self._values(ctx)))
 
-    def finish(self, ctx) -> None:
+    def finish(self, ctx: Ctx) -> None:
         """Record the end step: every thread done, its variables as the kernel left them. A
         truncated record gets none (its last recorded step is not the kernel's last)."""
         self.begun += 1
@@ -63,7 +67,7 @@ class Stepper:
             return
         self.steps.append(Step(None, "source", np.ones(ctx.n, dtype=bool), self._values(ctx), end=True))
 
-    def _values(self, ctx) -> dict[str, np.ndarray]:
+    def _values(self, ctx: Ctx) -> dict[str, np.ndarray]:
         values = {}
         slots = ctx.slots
         for var in self.variables:
@@ -78,7 +82,7 @@ class Stepper:
         return values
 
 
-def _lane_values(ctx, var: Var, v):
+def _lane_values(ctx: Ctx, var: Var, v: Any) -> Any:
     n = ctx.n
     if isinstance(v, Ptr):
         mem = v.mem

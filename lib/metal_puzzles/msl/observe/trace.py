@@ -8,11 +8,16 @@ the statement that made it (when a record is kept), so the memory at any step ca
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
+from ..lang.errors import Pos
 from ..lang.types import AddressSpace
 from ..run.access_kind import AccessKind
+from ..run.codegen.masks import Mask
+from ..run.memory import Memory
+from ..run.runtime import Ctx
 from .provenance import sources_of, track
 
 
@@ -85,7 +90,7 @@ class Recorder:
         self._last_groups: tuple | None = None
         self._last_phases: tuple | None = None
 
-    def track(self, ctx, mem, val, flat, mask):
+    def track(self, ctx: Ctx, mem: Memory, val: Any, flat: Any, mask: Mask) -> Any:
         """Attach provenance atoms to values just loaded from ``mem``."""
         n = ctx.n
         first = np.broadcast_to(np.asarray(flat), (n,))
@@ -96,7 +101,7 @@ class Recorder:
                  for i in range(n)]
         return track(val, atoms)
 
-    def access(self, kind, mem, mask, flat, pos, ctx, val) -> None:
+    def access(self, kind: AccessKind, mem: Memory, mask: Mask, flat: Any, pos: Pos, ctx: Ctx, val: Any) -> None:
         n = ctx.n
         lanes = ctx.all_lanes if mask is None else np.flatnonzero(mask)
         flat = np.asarray(flat)
@@ -133,14 +138,14 @@ class Recorder:
                                        pos.line, pos.file, self.seq, sources, values, _step(ctx)))
         self.seq += 1
 
-    def _repeated(self, ctx, width: int) -> np.ndarray:
+    def _repeated(self, ctx: Ctx, width: int) -> np.ndarray:
         lanes = self._all_repeated.get(width)
         if lanes is None:
             lanes = self._all_repeated[width] = np.repeat(ctx.all_lanes, width)
             lanes.flags.writeable = False
         return lanes
 
-    def _groups_and_phases(self, ctx, lanes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def _groups_and_phases(self, ctx: Ctx, lanes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The threadgroup of each of ``lanes`` and its barrier phase now, shared with the events
         before while the lanes are the same array and no barrier ran (a barrier changes
         ``ctx.phase`` in place, and counts itself in ``ctx.barrier_count``)."""
@@ -159,7 +164,7 @@ class Recorder:
         self._last_phases = (group, ctx.barrier_count, phase)
         return group, phase
 
-    def out_of_bounds(self, kind, mem, lanes_mask, off, pos, ctx) -> None:
+    def out_of_bounds(self, kind: AccessKind, mem: Memory, lanes_mask: Any, off: Any, pos: Pos, ctx: Ctx) -> None:
         """Accesses of the lanes in ``lanes_mask`` at offsets ``off`` (within the lane's region of
         ``mem``) that fall outside it."""
         lanes = np.flatnonzero(lanes_mask)
@@ -176,7 +181,7 @@ class Recorder:
         one threadgroup's, one thread's or one barrier phase's."""
         return flatten_events(self.strays, group, lane, phase, in_bounds=False)
 
-    def barrier(self, ctx, mask, pos) -> None:
+    def barrier(self, ctx: Ctx, mask: Mask, pos: Pos) -> None:
         groups = np.arange(ctx.lanes.n_groups) if mask is None else np.unique(ctx.lanes.group[mask])
         self.events.append(BarrierEvent(groups, pos.line, pos.file, self.seq))
         self.seq += 1
@@ -199,7 +204,7 @@ class Recorder:
         return out
 
 
-def _step(ctx) -> int:
+def _step(ctx: Ctx) -> int:
     """The step-through record's number of the statement running now (-1: no record kept)."""
     current = ctx.current_step()
     return -1 if current is None else current

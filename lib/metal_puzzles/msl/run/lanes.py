@@ -5,6 +5,7 @@ threadgroup by threadgroup, so each threadgroup's lanes are contiguous."""
 from __future__ import annotations
 
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 
@@ -109,7 +110,7 @@ class Lanes:
         return "threadgroup " + fmt_position(self.group_pos[group], self.dims)
 
 
-def fmt_position(p, dims: int) -> str:
+def fmt_position(p: Any, dims: int) -> str:
     """A position on the axes the grid uses: "7" in one dimension, "(5,2)" in two."""
     values = [str(int(v)) for v in list(p)[:dims]]
     return values[0] if dims == 1 else "(" + ",".join(values) + ")"

@@ -18,10 +18,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cache
+from typing import Any
 
 import numpy as np
 
-from ..lang.errors import KernelRuntimeError
+from ..lang.errors import KernelRuntimeError, Pos
 from ..lang.types import (
     BFLOAT,
     AddressSpace,
@@ -50,13 +51,13 @@ def memory_dtype(scalar: ScalarType) -> np.dtype:
     return np.dtype(np.uint16) if scalar == BFLOAT else scalar.dtype
 
 
-def bfloat_bits(values) -> np.ndarray:
+def bfloat_bits(values: Any) -> np.ndarray:
     """float32 values (already bfloat, or rounded here) to their 16 stored bits."""
     rounded = np.asarray(round_bfloat(values), dtype=np.float32)
     return (rounded.view(np.uint32) >> np.uint32(16)).astype(np.uint16)
 
 
-def bfloat_values(bits) -> np.ndarray:
+def bfloat_values(bits: Any) -> np.ndarray:
     """16 stored bfloat bits to float32 register values."""
     return (np.asarray(bits).astype(np.uint32) << np.uint32(16)).view(np.float32)
 
@@ -84,7 +85,7 @@ class View:
     def __post_init__(self) -> None:
         object.__setattr__(self, "identity", self.scalar != BFLOAT and self.matrix is None)
 
-    def decode(self, raw):
+    def decode(self, raw: Any) -> Any:
         """Stored scalars (one per lane, or (lanes, width)) to a register value."""
         out = bfloat_values(raw) if self.scalar == BFLOAT else raw
         if self.matrix is not None:
@@ -92,7 +93,7 @@ class View:
             out = np.asarray(out).reshape(np.shape(out)[:-1] + (cols, stride))[..., :rows]
         return out
 
-    def encode(self, value):
+    def encode(self, value: Any) -> Any:
         """A register value to the scalars stored (the inverse of ``decode``)."""
         if self.matrix is not None:
             cols, rows, stride = self.matrix
@@ -154,7 +155,7 @@ def scalar_count(ty: Type) -> int:
     return view_of(ty).count
 
 
-def rescale(flat, unit: int, to_unit: int, n: int):
+def rescale(flat: Any, unit: int, to_unit: int, n: int) -> Any:
     """Element indices in units of ``unit`` bytes as indices in units of ``to_unit`` bytes, each
     covering what it covered: (lanes,) or (lanes, k) in (a uniform index stands for all ``n``
     lanes), (lanes,) or (lanes, k') out."""
@@ -170,7 +171,7 @@ def rescale(flat, unit: int, to_unit: int, n: int):
     return (flat * unit) // to_unit
 
 
-def to_bytes(value, ty: Type) -> np.ndarray:
+def to_bytes(value: Any, ty: Type) -> np.ndarray:
     """A register value of type ``ty`` as the bytes it occupies: (bytes,) for a uniform value,
     (lanes, bytes) for a varying one. Padding (a float3's fourth scalar) is not included."""
     view = view_of(ty)
@@ -182,7 +183,7 @@ def to_bytes(value, ty: Type) -> np.ndarray:
     return raw.view(np.uint8).reshape(raw.shape[:-1] + (view.width * view.unit,))
 
 
-def from_bytes(blob: np.ndarray, offset: int, ty: Type):
+def from_bytes(blob: np.ndarray, offset: int, ty: Type) -> Any:
     """The register value of type ``ty`` stored at ``offset`` in a struct's bytes."""
     view = view_of(ty)
     part = np.ascontiguousarray(blob[..., offset: offset + view.width * view.unit])
@@ -228,7 +229,7 @@ class Memory:
         self.data, self.lane_base, self.region_size = self.typed(memory_dtype(scalar))
 
     @classmethod
-    def of_values(cls, name: str, space: AddressSpace, scalar: ScalarType, values, **kw) -> Memory:
+    def of_values(cls, name: str, space: AddressSpace, scalar: ScalarType, values: Any, **kw: Any) -> Memory:
         """A one-region object holding ``values`` (register values of ``scalar``)."""
         flat = np.asarray(values).reshape(-1)
         mem = cls(name, space, scalar, flat.size * scalar.size, **kw)
@@ -288,7 +289,7 @@ class Ptr:
     mem: Memory | None
     off: object  # np.int64 scalar or (N,) int64 array
 
-    def moved(self, delta) -> Ptr:
+    def moved(self, delta: Any) -> Ptr:
         return Ptr(self.mem, self.off + delta)
 
 
@@ -299,12 +300,12 @@ class SplitPtr(Ptr):
     every thread has its new target. It may be moved while split; using it (an access through
     it) while its threads still disagree is what the simulator cannot do, and says so."""
 
-    def __init__(self, mems: tuple[Memory | None, ...], which: np.ndarray, off) -> None:
+    def __init__(self, mems: tuple[Memory | None, ...], which: np.ndarray, off: Any) -> None:
         self.mems = mems
         self.which = which  # per thread: its memory's index in mems
         self.off = off
 
-    def for_threads(self, m: np.ndarray | None, pos=None) -> Ptr:
+    def for_threads(self, m: np.ndarray | None, pos: Pos | None = None) -> Ptr:
         """The pointer as the threads of mask ``m`` (None: all) hold it, if they all point into
         one memory (threads outside the mask may point elsewhere)."""
         used = self.which if m is None else self.which[m]
@@ -322,7 +323,7 @@ class SplitPtr(Ptr):
     def mem(self) -> Memory | None:  # type: ignore[override]
         raise KernelRuntimeError(self.split_message())
 
-    def moved(self, delta) -> Ptr:
+    def moved(self, delta: Any) -> Ptr:
         return SplitPtr(self.mems, self.which, self.off + delta)
 
     def __repr__(self) -> str:

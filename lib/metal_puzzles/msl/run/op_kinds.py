@@ -10,6 +10,7 @@ communication.
 
 from __future__ import annotations
 
+from ..front.ast import BinaryOp
 from ..lang.pycompat import StrEnum
 from ..lang.types import ScalarType, Type, VectorType
 
@@ -38,21 +39,39 @@ class OpKind(StrEnum):
 _FLOPS = {OpKind.FLOAT_ADD: 1, OpKind.FLOAT_MUL: 1, OpKind.FLOAT_FMA: 2, OpKind.FLOAT_DIV: 1,
           OpKind.FLOAT_SPECIAL: 1}
 
-_FLOAT_BINARY = {"+": OpKind.FLOAT_ADD, "-": OpKind.FLOAT_ADD, "*": OpKind.FLOAT_MUL, "/": OpKind.FLOAT_DIV}
-_INT_BINARY = {"*": OpKind.INT_MUL, "/": OpKind.INT_DIV, "%": OpKind.INT_DIV}
-_COMPARE = {"==", "!=", "<", ">", "<=", ">="}
+_FLOAT_BINARY = {BinaryOp.ADD: OpKind.FLOAT_ADD, BinaryOp.SUB: OpKind.FLOAT_ADD, BinaryOp.MUL: OpKind.FLOAT_MUL,
+                 BinaryOp.DIV: OpKind.FLOAT_DIV}
+_INT_BINARY = {BinaryOp.MUL: OpKind.INT_MUL, BinaryOp.DIV: OpKind.INT_DIV, BinaryOp.MOD: OpKind.INT_DIV}
 
-_SPECIAL = {
-    "sqrt", "rsqrt", "exp", "exp2", "exp10", "log", "log2", "log10", "sin", "cos", "tan", "asin", "acos",
-    "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "pow", "powr", "atan2", "log1p", "expm1",
-    "cbrt", "sinpi", "cospi", "tanpi", "sincos", "normalize", "length", "distance",
-}
-_FMA = {"fma", "mad"}
-_FLOAT_DIVISION = {"divide", "fmod"}
-#: SIMD-group and quad-group functions: a reduction or scan over 32 lanes is log2(32) = 5 steps.
+
+class BuiltinCost(StrEnum):
+    """What one call of a builtin function costs: each builtin's row in ``msl/library`` declares
+    its own (``Builtin.cost``), and ``builtin_kind`` turns it into instructions of an ``OpKind``."""
+
+    NOT_ARITHMETIC = "not arithmetic"  # barriers, atomics (counted as memory accesses), the launch's attributes
+    ELEMENTWISE = "elementwise"  # one instruction per component: FLOAT_OTHER on floats, INT_ADD on integers
+    SPECIAL = "special function"  # exp, log, sqrt, sin, pow...: the special-function unit
+    FMA = "fused multiply-add"  # fma, mad: FLOAT_FMA (2 flops); on integers a multiply
+    FLOAT_DIVISION = "float division"  # divide, fmod
+    DOT = "dot product"  # dot, cross: one FMA instruction per component
+    SIMD_STEP = "SIMD-group step"  # one shuffle, broadcast or vote
+    SIMD_REDUCTION = "SIMD-group reduction"  # a reduction or scan: log2(32) = 5 shuffle steps
+    MATRIX_PRODUCT = "SIMD-group matrix product"  # an 8x8 by 8x8 product shared by 32 lanes
+
+
+#: A SIMD-group reduction or scan over 32 lanes is log2(32) = 5 steps.
 _SIMD_STEPS = 5
 #: An 8x8 by 8x8 SIMD-group matrix product is 8 * 8 * 8 = 512 multiply-adds shared by 32 lanes.
 _MATRIX_FMAS_PER_LANE = 8 * 8 * 8 // 32
+#: The cost classes whose instructions are the same whatever the argument's type.
+_FIXED: dict[BuiltinCost, tuple[OpKind, int]] = {
+    BuiltinCost.SPECIAL: (OpKind.FLOAT_SPECIAL, 1),
+    BuiltinCost.FLOAT_DIVISION: (OpKind.FLOAT_DIV, 1),
+    BuiltinCost.DOT: (OpKind.FLOAT_FMA, 1),
+    BuiltinCost.SIMD_STEP: (OpKind.SIMD, 1),
+    BuiltinCost.SIMD_REDUCTION: (OpKind.SIMD, _SIMD_STEPS),
+    BuiltinCost.MATRIX_PRODUCT: (OpKind.FLOAT_FMA, _MATRIX_FMAS_PER_LANE),
+}
 
 
 def elem_of(ty: Type) -> tuple[ScalarType | None, int]:
@@ -64,7 +83,7 @@ def elem_of(ty: Type) -> tuple[ScalarType | None, int]:
     return None, 1
 
 
-def binary_kind(op: str, operand_ty: Type, divisor: int | None = None) -> OpKind | None:
+def binary_kind(op: BinaryOp, operand_ty: Type, divisor: int | None = None) -> OpKind | None:
     """The kind of ``x op y`` computed in ``operand_ty`` (None: not arithmetic, e.g. on pointers).
 
     ``divisor`` is ``y`` when it is a compile-time constant: compilers turn an integer division
@@ -77,35 +96,24 @@ def binary_kind(op: str, operand_ty: Type, divisor: int | None = None) -> OpKind
     if elem.is_float:
         if op in _FLOAT_BINARY:
             return _FLOAT_BINARY[op]
-        return OpKind.FLOAT_OTHER if op in _COMPARE else None
-    if op in ("/", "%") and divisor is not None and divisor > 0:
+        return OpKind.FLOAT_OTHER if op.is_comparison else None
+    if op in (BinaryOp.DIV, BinaryOp.MOD) and divisor is not None and divisor > 0:
         return OpKind.INT_ADD if divisor & (divisor - 1) == 0 else OpKind.INT_MUL
     return _INT_BINARY.get(op, OpKind.INT_ADD)
 
 
-def builtin_kind(name: str, arg_ty: Type | None) -> tuple[OpKind, int] | None:
-    """The kind of a builtin function call and how many instructions of that kind one call is
-    (a SIMD-group reduction is several shuffle steps); None for builtins that are not arithmetic
-    (barriers, atomics, attributes of the launch)."""
-    if name in ("simdgroup_multiply", "simdgroup_multiply_accumulate"):
-        return OpKind.FLOAT_FMA, _MATRIX_FMAS_PER_LANE
-    if name.startswith(("simd_", "quad_")):
-        if name in ("simd_is_first", "simd_active_threads_mask", "simd_ballot"):
-            return OpKind.SIMD, 1
-        steps = _SIMD_STEPS if any(w in name for w in ("sum", "prod", "max", "min", "and", "or", "xor",
-                                                        "all", "any")) else 1
-        return OpKind.SIMD, steps
-    elem, _ = elem_of(arg_ty) if arg_ty is not None else (None, 1)
-    if name in _FMA:
-        return (OpKind.FLOAT_FMA, 1) if elem is None or elem.is_float else (OpKind.INT_MUL, 1)
-    if name in _FLOAT_DIVISION:
-        return OpKind.FLOAT_DIV, 1
-    if name in _SPECIAL:
-        return OpKind.FLOAT_SPECIAL, 1
-    if name in ("dot", "cross"):
-        return OpKind.FLOAT_FMA, 1
-    if name.startswith(("atomic", "threadgroup_barrier", "simdgroup_barrier", "as_type")):
+def builtin_kind(cost: BuiltinCost, arg_ty: Type | None) -> tuple[OpKind, int] | None:
+    """The kind of one call of a builtin of cost class ``cost`` whose arguments have type
+    ``arg_ty``, and how many instructions of that kind one call is (a SIMD-group reduction is
+    several shuffle steps); None for builtins that are not arithmetic."""
+    if cost in _FIXED:
+        return _FIXED[cost]
+    if cost == BuiltinCost.NOT_ARITHMETIC:
         return None
+    elem, _ = elem_of(arg_ty) if arg_ty is not None else (None, 1)
+    if cost == BuiltinCost.FMA:
+        return (OpKind.FLOAT_FMA, 1) if elem is None or elem.is_float else (OpKind.INT_MUL, 1)
+    assert cost == BuiltinCost.ELEMENTWISE, cost
     if elem is None:
         return None
     return (OpKind.FLOAT_OTHER, 1) if elem.is_float else (OpKind.INT_ADD, 1)

@@ -12,8 +12,9 @@ from typing import Any
 
 import numpy as np
 
+from ..front import ast
 from ..lang.errors import KernelRuntimeError, Pos
-from ..lang.types import AddressSpace, MemFlags
+from ..lang.types import AddressSpace, MemFlags, ScalarType
 from .access_kind import AccessKind
 from .counters import Counter
 from .findings import (
@@ -46,14 +47,14 @@ class Frame:
     __slots__ = ("ret", "ret_val")
 
     def __init__(self) -> None:
-        self.ret = None  # bool (N,) or None
-        self.ret_val = None
+        self.ret: np.ndarray | None = None  # the lanes that have returned (None: none)
+        self.ret_val: Any = None  # their value (a location, for a function returning a reference)
 
 
 class LoopState:
     __slots__ = ("active", "brk", "cont", "entered", "is_switch", "outer", "pos")
 
-    def __init__(self, pos: Pos | None = None, outer: LoopState | None = None, active=None) -> None:
+    def __init__(self, pos: Pos | None = None, outer: LoopState | None = None, active: Any = None) -> None:
         self.brk: np.ndarray | None = None  # lanes that left by 'break' (None: none yet)
         self.cont: np.ndarray | None = None  # lanes that 'continue'd this iteration
         self.is_switch = False
@@ -63,14 +64,14 @@ class LoopState:
         self.entered = active  # lanes that reached the loop (None: all), for barrier-divergence findings
 
 
-def _bits_dtype(dt):
+def _bits_dtype(dt: Any) -> Any:
     return {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[np.dtype(dt).itemsize]
 
 
 class Ctx:
     """Mutable state of one launch."""
 
-    def __init__(self, lanes: Lanes, sanitize: SanitizeMode, max_steps: int, recorder=None,
+    def __init__(self, lanes: Lanes, sanitize: SanitizeMode, max_steps: int, recorder: Any = None,
                  audience: Audience = Audience.CALLER, host: HostApi = HostApi.MLX_BODY) -> None:
         self.lanes = lanes
         self.audience = audience
@@ -121,7 +122,7 @@ class Ctx:
         #: 'uint tpt [[threads_per_threadgroup]]'); a kernel body uses the attributes' names.
         self.attribute_names: dict[str, str] = {}
         #: The checked kernel body, for hints that depend on how the code computes something.
-        self.body = None
+        self.body: ast.Block | None = None
         #: What explains a wrong output, should there be one (``RunResult.output_hints``), by place.
         self.output_hints: dict[Pos, str] = {}
 
@@ -131,7 +132,7 @@ class Ctx:
             return self.attribute_names[attribute]
         return attribute if attribute in self.attrs else None
 
-    def address_of(self, p: Ptr, unit: int, m, pos) -> np.ndarray:
+    def address_of(self, p: Ptr, unit: int, m: np.ndarray | None, pos: Pos) -> np.ndarray:
         """The number a pointer converts to (``reinterpret_cast<ulong>(p)``): each memory gets an
         address of its own, 4 GiB apart and so aligned as Metal aligns buffers, in the order the
         run first converts a pointer into it; a thread's place in per-thread or per-threadgroup
@@ -147,7 +148,7 @@ class Ctx:
         return addr.astype(np.uint64)
 
     # ----------------------------------------------------------------- masks
-    def live(self, mask):
+    def live(self, mask: np.ndarray | None) -> Any:
         """Drop lanes that returned, broke or continued."""
         dead = self.frame.ret
         loop = self.loop
@@ -161,7 +162,7 @@ class Ctx:
             return ~dead
         return mask & ~dead
 
-    def full(self):
+    def full(self) -> Any:
         return np.ones(self.n, dtype=bool)
 
     def step(self, pos: Pos, cost: int = 1) -> None:
@@ -209,9 +210,9 @@ class Ctx:
         return None if self.stepper is None else self.stepper.current
 
     # -------------------------------------------------------------- findings
-    def report(self, kind: FindingKind, pos: Pos | None, lanes_mask, message: str, buffer: str | None = None,
+    def report(self, kind: FindingKind, pos: Pos | None, lanes_mask: Any, message: str, buffer: str | None = None,
                index: int | None = None, first_lane: int | None = None, severity: Severity = Severity.ERROR,
-               **details) -> None:
+               **details: Any) -> None:
         """Record a finding (once per ``FindingKey``: kind, place, buffer and severity), naming up to 8
         of its threads."""
         if self.sanitize == SanitizeMode.OFF:
@@ -241,12 +242,12 @@ class Ctx:
         build (the sanitizer's) asks first, since a second report of it would be dropped."""
         return FindingKey(kind, pos, buffer, severity) in self._reported
 
-    def report_first(self, kind: FindingKind, pos: Pos | None, lane: int, lanes_mask, message: str, **kw) -> None:
+    def report_first(self, kind: FindingKind, pos: Pos | None, lane: int, lanes_mask: Any, message: str, **kw: Any) -> None:
         """Report a finding whose primary thread is ``lane``."""
         self.report(kind, pos, lanes_mask, message, first_lane=int(lane), **kw)
 
     # ---------------------------------------------------------------- memory
-    def count(self, which: Counter, mask, amount: int = 1) -> None:
+    def count(self, which: Counter, mask: np.ndarray | None, amount: int = 1) -> None:
         arr = self.counts[which]
         if mask is None:
             arr += amount
@@ -255,7 +256,7 @@ class Ctx:
         else:
             arr += mask * amount
 
-    def _check_bounds(self, mem: Memory, off, mask, view: View, count: int, pos: Pos, kind: AccessKind):
+    def _check_bounds(self, mem: Memory, off: Any, mask: np.ndarray | None, view: View, count: int, pos: Pos, kind: AccessKind) -> Any:
         """Return (offsets safe to index with, lanes that are out of bounds or None). Offsets
         and ``count`` (the region's length) are in units of the view's scalar."""
         width = view.width
@@ -290,7 +291,7 @@ class Ctx:
         safe = np.where(bad, 0, off) if np.ndim(off) else (0 if bad else off)
         return safe, active_bad
 
-    def load(self, mem: Memory, off, mask, view: View, pos: Pos):
+    def load(self, mem: Memory, off: Any, mask: np.ndarray | None, view: View, pos: Pos) -> Any:
         """Read one value per active lane through ``view`` (a scalar, a vector's components, a
         matrix's columns or a struct's bytes, stored consecutively from ``off``)."""
         data, base, count = mem.typed(view.dtype)
@@ -326,7 +327,7 @@ class Ctx:
                 val = self.recorder.track(self, mem, val, first, done)
         return val
 
-    def store(self, mem: Memory, off, val, mask, view: View, pos: Pos) -> None:
+    def store(self, mem: Memory, off: Any, val: Any, mask: np.ndarray | None, view: View, pos: Pos) -> None:
         """Write one value per active lane through ``view`` (see ``load``)."""
         data, base, count = mem.typed(view.dtype)
         width = view.width
@@ -362,7 +363,7 @@ class Ctx:
             self.recorder.access(AccessKind.WRITE, mem, mask, rescale(flat, view.unit, mem.unit, self.n), pos, self, val)
 
     # ------------------------------------------------------------- barriers
-    def barrier(self, mask, pos: Pos, flags: MemFlags) -> None:
+    def barrier(self, mask: np.ndarray | None, pos: Pos, flags: MemFlags) -> None:
         """threadgroup_barrier(flags): in lock-step every live thread is already here; what remains
         is to check that all of them are (barrier divergence) and to open a new phase of the
         memory the flags order (mem_none synchronises execution only)."""
@@ -403,7 +404,7 @@ class Ctx:
         if self.recorder is not None:
             self.recorder.barrier(self, mask, pos)
 
-    def _loop_left_by(self, missing) -> int | None:
+    def _loop_left_by(self, missing: Any) -> int | None:
         """The line of the innermost loop around the statement running now that some of the
         ``missing`` threads entered and have left (its condition let them out sooner), or None."""
         st = self.loop
@@ -416,7 +417,7 @@ class Ctx:
         entered = missing if st.entered is None else (missing & st.entered)
         return st.pos.line if np.any(entered & ~st.active) else None
 
-    def simd_barrier(self, mask, pos: Pos, flags: MemFlags) -> None:
+    def simd_barrier(self, mask: np.ndarray | None, pos: Pos, flags: MemFlags) -> None:
         """simdgroup_barrier(flags): orders the flagged memory among the threads of each SIMD-group
         that reaches it (threads of other SIMD-groups stay unordered)."""
         simds = self.lanes.simd_global if mask is None else self.lanes.simd_global[mask]
@@ -431,7 +432,7 @@ class Ctx:
                 self.unordered_by[space] = pos
 
     # --------------------------------------------------------------- atomics
-    def _atomic_target(self, p: Ptr, mask, pos: Pos, view: View):
+    def _atomic_target(self, p: Ptr, mask: np.ndarray | None, pos: Pos, view: View) -> Any:
         if p.mem is None:
             raise KernelRuntimeError("atomic operation through an uninitialised pointer", pos)
         data, base, count = p.mem.typed(view.dtype)
@@ -444,7 +445,7 @@ class Ctx:
         lanes = self.all_lanes if mask is None else np.flatnonzero(mask)
         return p.mem, data, flat, lanes, mask
 
-    def atomic(self, p: Ptr, mask, op: str, value, pos: Pos, elem, want_old: bool):
+    def atomic(self, p: Ptr, mask: np.ndarray | None, op: str, value: Any, pos: Pos, elem: ScalarType, want_old: bool) -> Any:
         """One atomic read-modify-write per active lane, applied in lane order (one of the orders a
         GPU may pick), returning each lane's old value."""
         view = view_of(elem)
@@ -472,7 +473,7 @@ class Ctx:
         old[lanes] = apply_in_lane_order(data, addr, v, ufunc)
         return old
 
-    def _note_lost_stores(self, mem: Memory, addr, lanes, v, pos: Pos) -> None:
+    def _note_lost_stores(self, mem: Memory, addr: Any, lanes: Any, v: Any, pos: Pos) -> None:
         """Several threads atomically storing different values into one element at once: the
         stores are atomic, so nothing races, but only one value survives. Where they meant to
         add, the output is wrong, and this says why."""
@@ -492,7 +493,7 @@ class Ctx:
             "element, so only one of their updates survives and the others are lost. To add every thread's value, "
             "use atomic_fetch_add_explicit")
 
-    def atomic_cas(self, p: Ptr, mask, expected, desired, pos: Pos, elem):
+    def atomic_cas(self, p: Ptr, mask: np.ndarray | None, expected: Any, desired: Any, pos: Pos, elem: ScalarType) -> Any:
         view = view_of(elem)
         mem, data, flat, lanes, mask = self._atomic_target(p, mask, pos, view)
         if mem.shadow is not None:
@@ -532,7 +533,7 @@ _ATOMIC_UFUNCS = {"add": np.add, "sub": np.subtract, "min": np.minimum, "max": n
 _TABLE_CELLS_PER_UPDATE = 4
 
 
-def _groups(addr: np.ndarray):
+def _groups(addr: np.ndarray) -> Any:
     """The updates grouped by address, lane order kept within each: (order that sorts them,
     start of each address's run in that order, each run's length, each update's rank in its run)."""
     order = np.argsort(addr, kind="stable")
@@ -543,7 +544,7 @@ def _groups(addr: np.ndarray):
     return order, starts, sizes, rank
 
 
-def _rounds(addr: np.ndarray):
+def _rounds(addr: np.ndarray) -> Any:
     """Index arrays into ``addr``, one per round: round r holds the r-th update (in lane order)
     of every address that has one."""
     if addr.size == 0:
@@ -554,7 +555,7 @@ def _rounds(addr: np.ndarray):
     return np.split(order[by_rank], bounds)
 
 
-def apply_in_lane_order(data: np.ndarray, addr: np.ndarray, v: np.ndarray, ufunc) -> np.ndarray:
+def apply_in_lane_order(data: np.ndarray, addr: np.ndarray, v: np.ndarray, ufunc: Any) -> np.ndarray:
     """Apply one atomic update per lane to ``data[addr]`` (``data[a] = ufunc(data[a], v)``, or
     ``data[a] = v`` for an exchange when ``ufunc`` is None), the lanes of each address one after
     another in lane order, and return the value each lane found (its atomic's result).

@@ -37,19 +37,33 @@ def _library_types(source: str) -> ast.TranslationUnit:
     return Parser(Preprocessor().process(source, "<metal_stdlib>")).parse_translation_unit()
 
 
-class Checker(TypeResolution, Declarations, Statements, Conversions, Expressions, Calls, Structs, Matrices,
-              NamespaceLookup, OperatorOverloads, StructTemplates, PackExpansions):
+class Checker(CheckerState):
     """Checks a kernel: the header's declarations first (``add_header``), template arguments
-    (``bind_template``), then the body with the generated parameters (``check_kernel``)."""
+    (``bind_template``), then the body with the generated parameters (``check_kernel``).
+
+    A composition: the shared state (``CheckerState``) and one part per concept, each reaching
+    the others through the interface it is declared under (``interfaces.py``)."""
 
     def __init__(self, library: Library) -> None:
         super().__init__(library)
+        self.types = TypeResolution(self)
+        self.lookup = NamespaceLookup(self)
+        self.templates = StructTemplates(self)
+        self.packs = PackExpansions(self)
+        self.decls = Declarations(self)
+        self.stmts = Statements(self)
+        self.conversions = Conversions(self)
+        self.exprs = Expressions(self)
+        self.calls = Calls(self)
+        self.structs = Structs(self)
+        self.matrices = Matrices(self)
+        self.operators = OperatorOverloads(self)
         # The standard library's class templates (metal::array), as if <metal_stdlib> declared them.
         self.add_header(copy.deepcopy(_library_types(library.types_source())))
 
     def add_header(self, tu: ast.TranslationUnit) -> None:
         for item in tu.items:
-            self.declare_namespace(getattr(item, "namespace", ()))
+            self.lookup.declare_namespace(getattr(item, "namespace", ()))
         for item in tu.items:
             # Declarations are checked from their own namespace (a global's initializer, an alias).
             self.namespace = getattr(item, "namespace", ())
@@ -66,24 +80,24 @@ class Checker(TypeResolution, Declarations, Statements, Conversions, Expressions
             else:
                 self.func_defs.setdefault(item.name, []).append(item)
         elif isinstance(item, ast.TypeAlias):
-            self._declare_alias(item)
+            self.types.declare_alias(item)
         elif isinstance(item, ast.EnumDef):
             self._declare_enum(item)
         elif isinstance(item, ast.StructDef) and item.argument_buffer is not None:
             self.globals.names[item.name] = ArgumentBufferEntry(item, item.argument_buffer)
         elif isinstance(item, ast.StructDef):
             if item.template_params or item.specialization is not None:
-                self.declare_struct_template(item)
+                self.templates.declare_struct_template(item)
             else:
-                self._declare_struct(item)
+                self.structs.declare_struct(item)
         elif isinstance(item, ast.GlobalDecl) and item.template_params:
             self.globals.names[item.decl.declarators[0].name] = VariableTemplateEntry(item)
         elif isinstance(item, ast.GlobalDecl):
-            self._global_decl(item.decl)
+            self.decls.global_decl(item.decl)
         elif isinstance(item, ast.UsingNamespace):
-            self.use_namespace(item)
+            self.lookup.use_namespace(item)
         elif isinstance(item, ast.StaticAssert):
-            self.static_assert(item)
+            self.types.static_assert(item)
         else:  # pragma: no cover - parser only produces the above
             raise CompileError("unsupported declaration in header", item.pos)
 
@@ -92,7 +106,7 @@ class Checker(TypeResolution, Declarations, Statements, Conversions, Expressions
         constants of it: 'E::A' always, and 'A' in the enclosing namespace for an unscoped enum.
         The values are C++'s; what the simulator does not enforce is a scoped enum's refusal of
         implicit conversions to and from integers (it accepts them)."""
-        underlying = INT if item.underlying is None else self.resolve_type(item.underlying)
+        underlying = INT if item.underlying is None else self.types.resolve_type(item.underlying)
         if not (isinstance(underlying, ScalarType) and underlying.is_int):
             raise CompileError(f"the underlying type of enumeration '{item.name}' must be an integer type, "
                                f"not '{underlying}'", item.pos)
@@ -104,7 +118,7 @@ class Checker(TypeResolution, Declarations, Statements, Conversions, Expressions
         self.scope = body_scope = Scope(self.globals)
         try:
             for e in item.enumerators:
-                value = self.const_int(e.value, "enumerator value") if e.value is not None else value + 1
+                value = self.types.const_int(e.value, "enumerator value") if e.value is not None else value + 1
                 body_scope.names[e.name] = self._enumerator(item, e, underlying, value, enclosing)
         finally:
             self.scope = saved_scope
@@ -148,7 +162,7 @@ class Checker(TypeResolution, Declarations, Statements, Conversions, Expressions
             if isinstance(ty, PointerType):
                 # A pointer parameter is the body's own copy of the pointer (C++): it may be moved
                 # ('out += n;', 'x++'); what it points to keeps its constness.
-                var = Var(name, ty, VarKind.LOCAL, BUILTIN_POS, slot=self.new_slot(), mutable=True, role=role,
+                var = Var(name, ty, VarKind.LOCAL, BUILTIN_POS, slot=self.decls.new_slot(), mutable=True, role=role,
                           space=AddressSpace.THREAD)
                 self.scope.names[name] = var
                 pvars.append(var)
@@ -161,7 +175,7 @@ class Checker(TypeResolution, Declarations, Statements, Conversions, Expressions
                       space=AddressSpace.DEVICE if role == ParamRole.OUTPUT else None)
             self.scope.names[name] = var
             pvars.append(var)
-        self.stmt_block_contents(body)
+        self.stmts.stmt_block_contents(body)
         checked = CheckedKernel(body, pvars, self.func.nslots, self.threadgroup_arrays,
                                 list(self.instances.values()), self.func.variables)
         self.func = None

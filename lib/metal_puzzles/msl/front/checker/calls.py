@@ -38,7 +38,7 @@ from .entries import (
 )
 from .helpers import addressed_names, callee_name, designates_part_of
 from .packs import element_name, rename
-from .state import CheckerState
+from .state import CheckerPart, CheckerState
 from .typenames import SubstitutionFailure
 
 #: Function instances being checked inside each other (a chain of calls through functions not yet
@@ -49,80 +49,90 @@ from .typenames import SubstitutionFailure
 MAX_INSTANTIATION_DEPTH = 64
 
 
-class Calls(CheckerState):
-    def e_Call(self, e: ast.Call) -> ast.Expr:
+class Calls(CheckerPart):
+    def __init__(self, chk: CheckerState) -> None:
+        super().__init__(chk)
+        # The header functions being instantiated, innermost last (their nesting is bounded).
+        self.instantiating: list[str] = []
+        # Functions taking function pointers, as made for the functions a call site names: by
+        # (the declaration's id, those functions' names), so each is instantiated once.
+        self.function_argument_defs: dict[tuple, ast.FuncDef] = {}
+
+    def check_call(self, e: ast.Call) -> ast.Expr:
         if e.target is not None and e.ty is not None:
             # Checked already (a compound assignment checks its operand again as 'a op b'): a
             # static member call's object-less form ('S<T>::f') could not be looked up twice.
             return e
-        e.args = self.expand_packs(e.args, e.pos)
+        e.args = self.chk.packs.expand_packs(e.args, e.pos)
         if isinstance(e.func, ast.Member):
             target = e.func.base
             if e.func.arrow and not (isinstance(target, ast.Name) and target.ident == "this"):
-                target = ast.Unary(e.func.pos, "*", target)
-            base = self.expr(target)
+                target = ast.Unary(e.func.pos, ast.UnaryOp.DEREF, target)
+            base = self.chk.exprs.expr(target)
             if isinstance(base.ty, StructType):
-                return self.method_call(e, base, base.ty)
+                return self.chk.structs.method_call(e, base, base.ty)
             if isinstance(base.ty, SimdgroupMatrixType) and e.func.name == "thread_elements" and not e.args:
                 # This thread's two elements: a vec<T, 2> that is a part of the matrix (assignable).
-                b = self.library.function("simdgroup_matrix.thread_elements")
+                b = self.chk.library.function("simdgroup_matrix.thread_elements")
+                assert b is not None  # the library's own member function
                 e.target = b
-                e.ty = b.check(self, e, [base], None)
+                e.ty = b.check(self.chk, e, [base], None)
                 designates_part_of(e, base)
                 return e
-            base = self.rvalue(base)
+            base = self.chk.conversions.rvalue(base)
             if base.ty == SIMD_VOTE and e.func.name in ("all", "any") and not e.args:
-                b = self.library.function("simd_vote." + e.func.name)
+                b = self.chk.library.function("simd_vote." + e.func.name)
+                assert b is not None  # the library's own member functions
                 e.func = ast.Name(e.func.pos, "simd_vote." + e.func.name)
                 e.target = b
                 e.args = [base]
-                e.ty = b.check(self, e, [base], None)
+                e.ty = b.check(self.chk, e, [base], None)
                 return e
             raise CompileError(f"member functions are not supported on '{base.ty}'", e.pos)
         if not isinstance(e.func, ast.Name):
-            callee = self.expr(e.func)
+            callee = self.chk.exprs.expr(e.func)
             if isinstance(callee.ty, StructType):
                 # 'declval<F>()(x)', 'F()(x)': a functor value's 'operator()'.
                 e.func = ast.Member(e.func.pos, callee, "operator()", False)
-                return self.method_call(e, callee, callee.ty)
+                return self.chk.structs.method_call(e, callee, callee.ty)
             raise CompileError("only named functions and functor objects can be called", e.pos)
         name = e.func.ident
-        if strip_metal_namespace(name) == "declval" and self.lookup_name(name) is None:
+        if strip_metal_namespace(name) == "declval" and self.chk.lookup.lookup_name(name) is None:
             return self._declval(e)
-        sym = self.lookup_name(name)
+        sym = self.chk.lookup.lookup_name(name)
         if isinstance(sym, Var):
             if isinstance(sym.ty, StructType):
                 # 'f(a, b)' on a functor object calls its 'operator()', as in C++.
                 e.func = ast.Member(e.func.pos, e.func, "operator()", False)
-                return self.e_Call(e)
+                return self.check_call(e)
             raise CompileError(f"'{name}' is a variable, not a function", e.pos)
         if isinstance(sym, MethodEntry):
-            return self.member_function_call(e)
+            return self.chk.structs.member_function_call(e)
         if isinstance(sym, FunctionArgumentEntry):  # 'op(a, b)' with 'T (*op)(T, T)'
-            return self._call_header_function(e, sym.functions)
-        static = self.static_member_functions(name)
+            return self.call_header_function(e, sym.functions)
+        static = self.chk.structs.static_member_functions(name)
         if static is not None:  # 'S::f(x)', 'F::apply(a, b)'
             folded = self._fold_constexpr_call(e, static[0])
-            return folded if folded is not None else self.static_call(e, *static)
+            return folded if folded is not None else self.chk.structs.static_call(e, *static)
         plain = strip_metal_namespace(name)
-        defs = self.find_function(name) or self.func_defs.get(plain)
+        defs = self.chk.lookup.find_function(name) or self.chk.func_defs.get(plain)
         if defs and any(d.constexpr for d in defs):
             folded = self._fold_constexpr_call(e)
             if folded is not None:
                 return folded
         if defs:
-            return self._call_header_function(e, defs)
-        b = self.library.function(name.removeprefix("::"))
+            return self.call_header_function(e, defs)
+        b = self.chk.library.function(name.removeprefix("::"))
         if b is None:
-            cands = set(self.func_defs) | self.library.function_names()
+            cands = set(self.chk.func_defs) | self.chk.library.function_names()
             raise CompileError(f"use of undeclared function '{name}'" + did_you_mean(plain, cands), e.func.pos)
         args = []
         for a in e.args:
             if isinstance(a, ast.InitList):
                 raise CompileError("brace lists cannot be passed to builtin functions", a.pos)
-            args.append(self.expr(a))
+            args.append(self.chk.exprs.expr(a))
         e.target = b
-        e.ty = b.check(self, e, args, callee_name(e).template_args)
+        e.ty = b.check(self.chk, e, args, callee_name(e).template_args)
         return e
 
     def _declval(self, e: ast.Call) -> ast.Expr:
@@ -131,10 +141,10 @@ class Calls(CheckerState):
         targs = callee_name(e).template_args or []
         if len(targs) != 1 or not isinstance(targs[0], ast.TypeSpec) or e.args:
             raise CompileError("declval takes one type and no arguments ('metal::declval<T>()')", e.pos)
-        if not self.unevaluated_depth:
+        if not self.chk.unevaluated_depth:
             raise CompileError("metal::declval<T>() may only be used in an unevaluated operand such as "
                                "decltype(...): it has no value to compute", e.pos)
-        e.ty = self.resolve_type(targs[0])
+        e.ty = self.chk.types.resolve_type(targs[0])
         return e
 
     def _fold_constexpr_call(self, e: ast.Call, owner: StructType | None = None) -> ast.Expr | None:
@@ -142,25 +152,25 @@ class Calls(CheckerState):
         constant arguments is its value, computed now (as C++ compilers do; it also lets a
         recursive constexpr function run, which Metal could not)."""
         try:
-            value = self._const_call(e)
+            value = self.chk.types.const_call(e)
         except NotConstant:
             return None
         if owner is not None:
-            fd, _ = self.constexpr_static_method(e)
-            saved_scope, self.scope = self.scope, Scope(self.globals)
-            self.struct_members_scope(owner, self.scope)
+            fd, _ = self.chk.types.constexpr_static_method(e)
+            saved_scope, self.chk.scope = self.chk.scope, Scope(self.chk.globals)
+            self.chk.templates.struct_members_scope(owner, self.chk.scope)
             try:
-                ty = self.resolve_type(fd.ret)
+                ty = self.chk.types.resolve_type(fd.ret)
             finally:
-                self.scope = saved_scope
+                self.chk.scope = saved_scope
         else:
-            fd = next(d for d in self.find_function(callee_name(e).ident) or []
+            fd = next(d for d in self.chk.lookup.find_function(callee_name(e).ident) or []
                       if d.constexpr and len(d.params) == len(e.args))
-            saved_namespace = self.enter_namespace(fd.namespace)
+            saved_namespace = self.chk.lookup.enter_namespace(fd.namespace)
             try:
-                ty = self.resolve_type(fd.ret)
+                ty = self.chk.types.resolve_type(fd.ret)
             finally:
-                self.namespace = saved_namespace
+                self.chk.namespace = saved_namespace
         if not isinstance(ty, ScalarType):
             return None
         lit: ast.Expr
@@ -173,12 +183,12 @@ class Calls(CheckerState):
         lit.ty = ty
         return lit
 
-    def _call_header_function(self, e: ast.Call, defs: list[ast.FuncDef]) -> ast.Expr:
+    def call_header_function(self, e: ast.Call, defs: list[ast.FuncDef]) -> ast.Expr:
         if any(p.function_params is not None for fd in defs for p in fd.params):
             defs = self.with_function_arguments(e, defs)
         # An overloaded operator's operands come checked already (checking is not repeatable).
-        args = [a if a.ty is not None else self.expr(a) for a in e.args]
-        explicit = [self.resolve_type(t) if isinstance(t, ast.TypeSpec) else self.const_int(t, "template argument")
+        args = [a if a.ty is not None else self.chk.exprs.expr(a) for a in e.args]
+        explicit = [self.chk.types.resolve_type(t) if isinstance(t, ast.TypeSpec) else self.chk.types.const_int(t, "template argument")
                     for t in (callee_name(e).template_args or [])]
         fd, binding = self.choose_overload(callee_name(e).ident, e.pos, defs, args, explicit)
         explicit_spec = self._explicit_specialization(fd, binding)
@@ -193,19 +203,19 @@ class Calls(CheckerState):
                     raise CompileError(f"reference parameter '{p.name}' has type '{p.ty}', argument has '{a.ty}'",
                                        a.pos)
                 if p.mutable:
-                    self.require_modifiable(a)
+                    self.chk.exprs.require_modifiable(a)
                 converted.append(a)
             else:
-                converted.append(self.convert(a, p.ty, f"argument '{p.name}' of '{fd.name}'"))
+                converted.append(self.chk.conversions.convert(a, p.ty, f"argument '{p.name}' of '{fd.name}'"))
         # Default arguments.
         for p, fp in list(zip(inst.params, fd.params, strict=False))[len(args):]:
             if fp.default is None:
                 raise CompileError(f"too few arguments to '{fd.name}'", e.pos)
-            converted.append(self.convert(self.expr(fp.default), p.ty, "default argument"))
+            converted.append(self.chk.conversions.convert(self.chk.exprs.expr(fp.default), p.ty, "default argument"))
         e.args = converted
         e.target = inst
         e.ty = inst.ret
-        self.mark_reference_result(e, inst)
+        self.chk.mark_reference_result(e, inst)
         return e
 
     def with_function_arguments(self, e: ast.Call, defs: list[ast.FuncDef]) -> list[ast.FuncDef]:
@@ -238,14 +248,14 @@ class Calls(CheckerState):
     def _function_named_by(self, arg: ast.Expr, param: ast.Param, callee: str) -> list[ast.FuncDef]:
         """The header functions an argument for function pointer ``param`` names ('add', '&add',
         or a function pointer parameter of the caller passed on)."""
-        target = arg.operand if isinstance(arg, ast.Unary) and arg.op == "&" else arg
+        target = arg.operand if isinstance(arg, ast.Unary) and arg.op == ast.UnaryOp.ADDRESS else arg
         found = None
         if isinstance(target, ast.Name) and not target.template_args:
-            sym = self.lookup_name(target.ident)
+            sym = self.chk.lookup.lookup_name(target.ident)
             if isinstance(sym, FunctionArgumentEntry):
                 found = sym.functions
             elif sym is None:
-                found = self.find_function(target.ident) or self.func_defs.get(target.ident.removeprefix("::"))
+                found = self.chk.lookup.find_function(target.ident) or self.chk.func_defs.get(target.ident.removeprefix("::"))
         if not found:
             raise CompileError(f"argument '{param.name}' of '{callee}' is a function pointer: the simulator needs the "
                                "name of a function declared in the source here", arg.pos)
@@ -284,7 +294,7 @@ class Calls(CheckerState):
                 ranked.append((fd, binding, ranks))
         if not ranked:
             raise CompileError(f"no matching function for call to '{name}': no overload takes arguments of "
-                               f"types {', '.join(repr(str(self.rvalue(a).ty)) for a in args)}", pos)
+                               f"types {', '.join(repr(str(self.chk.conversions.rvalue(a).ty)) for a in args)}", pos)
         best = [c for c in ranked if not any(_better(o[2], c[2]) for o in ranked if o is not c)]
         if len(best) > 1:
             # A parameter written with a concrete type is more specialized than a deduced one.
@@ -303,13 +313,13 @@ class Calls(CheckerState):
         """How well each argument matches its parameter in this candidate: 0 the same type, 1 an
         promotion, 2 another implicit conversion, 3 a scalar made a vector (``_conversion_rank``); None when some argument converts to no parameter type (the address
         space of a pointer, a reference to another type...)."""
-        saved = self.scope
-        saved_namespace = self.enter_namespace(fd.namespace)
-        self.scope = Scope(self.globals)
+        saved = self.chk.scope
+        saved_namespace = self.chk.lookup.enter_namespace(fd.namespace)
+        self.chk.scope = Scope(self.chk.globals)
         for k, v in binding.items():
             if isinstance(v, list):  # a type pack
                 continue
-            self.scope.names[k] = TypeEntry(v) if isinstance(v, Type) else Var(k, INT, VarKind.CONST, fd.pos,
+            self.chk.scope.names[k] = TypeEntry(v) if isinstance(v, Type) else Var(k, INT, VarKind.CONST, fd.pos,
                                                                              const_value=v)
         try:
             ranks = []
@@ -320,21 +330,21 @@ class Calls(CheckerState):
                     want = self.param_type(p.type_spec)
                 except CompileError:
                     return None
-                got = self.rvalue(a).ty
+                got = self.chk.conversions.rvalue(a).ty
                 if want == got:
                     ranks.append(0)
                     continue
                 if p.type_spec.reference and not p.type_spec.const:
                     return None  # a non-const reference binds only its own type
                 try:
-                    self.convert(a, want, "argument")
+                    self.chk.conversions.convert(a, want, "argument")
                 except CompileError:
                     return None
                 ranks.append(_conversion_rank(got, want))
             return ranks
         finally:
-            self.scope = saved
-            self.namespace = saved_namespace
+            self.chk.scope = saved
+            self.chk.namespace = saved_namespace
 
     def _explicit_specialization(self, fd: ast.FuncDef, binding: dict) -> ast.FuncDef | None:
         """The explicit specialisation of function template ``fd`` ('template <> T f<float>()')
@@ -342,13 +352,13 @@ class Calls(CheckerState):
         if not fd.template_params:
             return None
         bound = [binding[tp.name] for tp in fd.template_params]
-        for spec in self.func_specializations.get(fd.name, []):
-            saved_namespace = self.enter_namespace(spec.namespace)
+        for spec in self.chk.func_specializations.get(fd.name, []):
+            saved_namespace = self.chk.lookup.enter_namespace(spec.namespace)
             try:
-                values = [self.resolve_type(a) if isinstance(a, ast.TypeSpec)
-                          else self.const_int(a, "template argument") for a in spec.specialization or []]
+                values = [self.chk.types.resolve_type(a) if isinstance(a, ast.TypeSpec)
+                          else self.chk.types.const_int(a, "template argument") for a in spec.specialization or []]
             finally:
-                self.namespace = saved_namespace
+                self.chk.namespace = saved_namespace
             if len(values) != len(bound):
                 raise CompileError(f"the specialisation of '{fd.name}' gives {len(values)} template argument(s), "
                                    f"the template takes {len(bound)}", spec.pos)
@@ -371,7 +381,7 @@ class Calls(CheckerState):
         if tparams:
             given = set(binding)  # explicit template arguments: the call's arguments convert to them
             for p, a in zip(fd.params, args, strict=False):
-                self._match(p.type_spec, self.rvalue(a).ty, tparams, binding, given)
+                self.match_type_spec(p.type_spec, self.chk.conversions.rvalue(a).ty, tparams, binding, given)
             self._complete_binding(fd, binding, pos)
         return binding
 
@@ -392,8 +402,8 @@ class Calls(CheckerState):
                 binding[tp.name] = val
         given = set(binding)
         for p, a in zip(leading, args, strict=False):
-            self._match(p.type_spec, self.rvalue(a).ty, tparams, binding, given)
-        binding[pack.name] = [self.rvalue(a).ty for a in args[len(leading):]]
+            self.match_type_spec(p.type_spec, self.chk.conversions.rvalue(a).ty, tparams, binding, given)
+        binding[pack.name] = [self.chk.conversions.rvalue(a).ty for a in args[len(leading):]]
         self._complete_binding(fd, binding, pos)
         return binding
 
@@ -402,37 +412,37 @@ class Calls(CheckerState):
         from the template's namespace); then the signature must form with the binding: an
         'enable_if_t' that names no type in a parameter's type, a value parameter's type or the
         return type makes the template no candidate (SFINAE)."""
-        saved_scope = self.scope
-        saved_namespace = self.enter_namespace(fd.namespace)
-        self.scope = Scope(self.globals)
+        saved_scope = self.chk.scope
+        saved_namespace = self.chk.lookup.enter_namespace(fd.namespace)
+        self.chk.scope = Scope(self.chk.globals)
         try:
             for tp in fd.template_params:
                 if tp.name not in binding:
                     if tp.default is None:
                         raise CompileError(f"could not deduce template argument '{tp.name}'", pos)
-                    binding[tp.name] = (self.resolve_type(tp.default) if tp.kind == "type"
-                                        else self.const_int(tp.default, "template argument"))
-                self._bind_template_param(tp.name, binding[tp.name], fd.pos)
+                    binding[tp.name] = (self.chk.types.resolve_type(tp.default) if tp.kind == "type"
+                                        else self.chk.types.const_int(tp.default, "template argument"))
+                self.bind_template_param(tp.name, binding[tp.name], fd.pos)
                 if tp.type_spec is not None:
-                    self.resolve_type(tp.type_spec)
+                    self.chk.types.resolve_type(tp.type_spec)
             for spec in [p.type_spec for p in fd.params if not p.pack] + [fd.ret]:
                 try:
-                    self.resolve_type(spec)
+                    self.chk.types.resolve_type(spec)
                 except SubstitutionFailure:
                     raise
                 except CompileError:
                     pass  # reported where the chosen function is instantiated
         finally:
-            self.scope = saved_scope
-            self.namespace = saved_namespace
+            self.chk.scope = saved_scope
+            self.chk.namespace = saved_namespace
 
-    def _bind_template_param(self, name: str, value: Any, pos: Pos) -> None:
+    def bind_template_param(self, name: str, value: Any, pos: Pos) -> None:
         if isinstance(value, list):  # a type parameter pack's types
-            self.bind_type_pack(name, value)
+            self.chk.packs.bind_type_pack(name, value)
             return
-        self.scope.names[name] = template_value_entry(name, value, pos)
+        self.chk.scope.names[name] = template_value_entry(name, value, pos)
 
-    def _match(self, spec: ast.TypeSpec, actual: Type, tparams: dict, binding: dict,
+    def match_type_spec(self, spec: ast.TypeSpec, actual: Type, tparams: dict, binding: dict,
                given: AbstractSet[str] = frozenset()) -> None:
         """Deduce template parameters from one argument's type: ``T`` in 'T', 'device T*',
         'thread T pos[N]' (an array parameter is a pointer to its elements); two arguments that
@@ -474,7 +484,7 @@ class Calls(CheckerState):
             name = element_name(p.name, k) if p.name else None
             out.append(self.param_var(ast.Param(p.pos, name, spec)))
         if p.name:
-            self.scope.names[p.name] = ParameterPackEntry(len(types))
+            self.chk.scope.names[p.name] = ParameterPackEntry(len(types))
         return out
 
     def param_type(self, spec: ast.TypeSpec) -> Type:
@@ -483,8 +493,8 @@ class Calls(CheckerState):
         if spec.array_dims and spec.array_dims[0] is None:
             elem = ast.TypeSpec(spec.pos, spec.name, spec.args, spec.const, spec.space, list(spec.pointers), False,
                                 spec.array_dims[1:], spec.member)
-            return PointerType(self.resolve_type(elem), spec.space or AddressSpace.THREAD, spec.const)
-        ty = self.resolve_type(spec)
+            return PointerType(self.chk.types.resolve_type(elem), spec.space or AddressSpace.THREAD, spec.const)
+        ty = self.chk.types.resolve_type(spec)
         if isinstance(ty, ArrayType):
             ty = PointerType(ty.elem, spec.space or AddressSpace.THREAD, spec.const)
         return ty
@@ -495,24 +505,24 @@ class Calls(CheckerState):
         if p.type_spec.reference:
             # A reference into 'constant' memory is read-only whether or not it says 'const'.
             read_only = p.type_spec.const or p.type_spec.space == AddressSpace.CONSTANT
-            var = Var(p.name or "_", pty, VarKind.REF, p.pos, slot=self.new_slot(), mutable=not read_only)
+            var = Var(p.name or "_", pty, VarKind.REF, p.pos, slot=self.chk.decls.new_slot(), mutable=not read_only)
             var.space = p.type_spec.space or AddressSpace.THREAD
         elif isinstance(pty, StructType):
             # A struct passed by value is the callee's own copy, in its thread memory like any struct variable.
-            var = Var(p.name or "_", pty, VarKind.MEMVAR, p.pos, slot=self.new_slot(), mutable=not p.type_spec.const,
+            var = Var(p.name or "_", pty, VarKind.MEMVAR, p.pos, slot=self.chk.decls.new_slot(), mutable=not p.type_spec.const,
                       space=AddressSpace.THREAD)
         else:
-            var = Var(p.name or "_", pty, VarKind.LOCAL, p.pos, slot=self.new_slot(), mutable=not p.type_spec.const)
+            var = Var(p.name or "_", pty, VarKind.LOCAL, p.pos, slot=self.chk.decls.new_slot(), mutable=not p.type_spec.const)
         if p.name:
-            self.scope.names[p.name] = var
+            self.chk.scope.names[p.name] = var
         return var
 
     def _instantiate(self, fd: ast.FuncDef, binding: dict, pos: Pos) -> FuncInstance:
         key = (id(fd), tuple(sorted((k, str(v)) for k, v in binding.items())))
         # A recursive call finds the instance still being checked (its key is recorded first):
         # Metal (MSL 2.4 on) compiles recursion, and the executor bounds its depth at run time.
-        if key in self.instances:
-            return self.instances[key]
+        if key in self.chk.instances:
+            return self.chk.instances[key]
         if len(self.instantiating) >= MAX_INSTANTIATION_DEPTH:
             if binding:  # 'g(t..., 1)' in a variadic g instantiates a longer g at every level, forever
                 raise CompileError(f"recursive template instantiation exceeded maximum depth of "
@@ -521,44 +531,44 @@ class Calls(CheckerState):
             raise CompileError(f"'{fd.name}' is called more than {MAX_INSTANTIATION_DEPTH} calls deep (each function "
                                "calls the next): more than a kernel may nest calls in the simulator", pos)
         body = copy.deepcopy(fd.body)
-        saved_scope, saved_func, saved_addr = self.scope, self.func, self.addressed
-        saved_namespace = self.enter_namespace(fd.namespace)
+        saved_scope, saved_func, saved_addr = self.chk.scope, self.chk.func, self.chk.addressed
+        saved_namespace = self.chk.lookup.enter_namespace(fd.namespace)
         try:
-            self.addressed = addressed_names(body)
-            self.scope = Scope(self.globals)
+            self.chk.addressed = addressed_names(body)
+            self.chk.scope = Scope(self.chk.globals)
             for k, v in binding.items():
-                self._bind_template_param(k, v, fd.pos)
+                self.bind_template_param(k, v, fd.pos)
             for k, functions in fd.function_arguments.items():
-                self.scope.names[k] = FunctionArgumentEntry(functions)
-            ret = self.resolve_type(fd.ret)
-            self.func = self.function_context(ret, fd.ret)
+                self.chk.scope.names[k] = FunctionArgumentEntry(functions)
+            ret = self.chk.types.resolve_type(fd.ret)
+            self.chk.func = self.chk.function_context(ret, fd.ret)
             params = []
             for p in fd.params:
                 if p.pack:
                     params += self._pack_param_vars(p, binding[p.type_spec.name])
                 else:
                     params.append(self.param_var(p))
-            return self._check_instance(key, fd.name, params, ret, body, fd.pos,
+            return self.check_instance(key, fd.name, params, ret, body, fd.pos,
                                         (saved_scope, saved_func, saved_addr))
         finally:
-            self.namespace = saved_namespace
+            self.chk.namespace = saved_namespace
 
-    def _check_instance(self, key: tuple, name: str, params: list[Var], ret: Type, body: ast.Block, pos: Pos,
+    def check_instance(self, key: tuple, name: str, params: list[Var], ret: Type, body: ast.Block, pos: Pos,
                         saved: tuple) -> FuncInstance:
         """Check a function body in the scope prepared for it, record the instance under ``key``
         (first, so that the body's own calls find it), and give back the caller's scope ``saved``."""
         inst = FuncInstance(name, params, ret, body, pos=pos)
-        if self.func is not None and self.func.ret_ref:
-            inst.ret_ref, inst.ret_space, inst.ret_const = True, self.func.ret_space, self.func.ret_const
-        self.instances[key] = inst
+        if self.chk.func is not None and self.chk.func.ret_ref:
+            inst.ret_ref, inst.ret_space, inst.ret_const = True, self.chk.func.ret_space, self.chk.func.ret_const
+        self.chk.instances[key] = inst
         self.instantiating.append(name)
         try:
-            self.stmt_block_contents(body)
+            self.chk.stmts.stmt_block_contents(body)
         finally:
             self.instantiating.pop()
-        assert self.func is not None  # the caller made the function's context
-        inst.nslots = self.func.nslots
-        self.scope, self.func, self.addressed = saved
+        assert self.chk.func is not None  # the caller made the function's context
+        inst.nslots = self.chk.func.nslots
+        self.chk.scope, self.chk.func, self.chk.addressed = saved
         return inst
 
 

@@ -15,19 +15,19 @@ from ...lang.types import (
 )
 from .. import ast
 from ..ast import ConvertKind
-from .state import CheckerState
+from .state import CheckerPart
 
 
-class Conversions(CheckerState):
+class Conversions(CheckerPart):
     def to_bool(self, e: ast.Expr) -> ast.Expr:
         t = e.ty
         if t == BOOL:
             return e
         if isinstance(t, ScalarType) or isinstance(t, PointerType):
-            return self._mk_convert(e, BOOL)
+            return self.make_convert(e, BOOL)
         raise CompileError(f"value of type '{t}' is not contextually convertible to 'bool'", e.pos)
 
-    def _mk_convert(self, e: ast.Expr, ty: Type, kind: ConvertKind = ConvertKind.CONVERT) -> ast.Expr:
+    def make_convert(self, e: ast.Expr, ty: Type, kind: ConvertKind = ConvertKind.CONVERT) -> ast.Expr:
         c = ast.Convert(e.pos, e, kind)
         c.ty = ty
         return c
@@ -36,7 +36,7 @@ class Conversions(CheckerState):
         """Array-to-pointer decay."""
         if isinstance(e.ty, ArrayType):
             space = e.space or AddressSpace.THREAD
-            return self._mk_convert(e, PointerType(e.ty.elem, space, False), ConvertKind.DECAY)
+            return self.make_convert(e, PointerType(e.ty.elem, space, False), ConvertKind.DECAY)
         return e
 
     def convert(self, e: ast.Expr, ty: Type, context: str) -> ast.Expr:
@@ -45,19 +45,19 @@ class Conversions(CheckerState):
         if src == ty:
             return e
         if isinstance(ty, ScalarType) and isinstance(src, ScalarType):
-            return self._mk_convert(e, ty)
+            return self.make_convert(e, ty)
         if isinstance(ty, VectorType) and isinstance(src, ScalarType):
-            return self._mk_convert(self._mk_convert(e, ty.elem) if src != ty.elem else e, ty, ConvertKind.SPLAT)
+            return self.make_convert(self.make_convert(e, ty.elem) if src != ty.elem else e, ty, ConvertKind.SPLAT)
         if isinstance(ty, VectorType) and isinstance(src, VectorType):
             if ty.n == src.n and ty.elem == src.elem:
-                return self._mk_convert(e, ty)  # packed <-> unpacked
+                return self.make_convert(e, ty)  # packed <-> unpacked
             raise CompileError(f"cannot implicitly convert '{src}' to '{ty}' in {context}; "
                                f"use an explicit conversion such as {ty}(...)", e.pos)
         if isinstance(ty, PointerType) and isinstance(src, PointerType):
             if src.pointee == ty.pointee and src.space == ty.space and (ty.const or not src.const):
-                return self._mk_convert(e, ty, ConvertKind.PTR)
+                return self.make_convert(e, ty, ConvertKind.PTR)
             if isinstance(ty.pointee, VoidType) and src.space == ty.space and (ty.const or not src.const):
-                return self._mk_convert(e, ty, ConvertKind.PTR)  # any object pointer converts to 'void*'
+                return self.make_convert(e, ty, ConvertKind.PTR)  # any object pointer converts to 'void*'
             if isinstance(src.pointee, VoidType) and src.space == ty.space:
                 raise CompileError(f"cannot convert '{src}' to '{ty}' in {context} without a cast; write "
                                    f"static_cast<{ty}>(...)", e.pos)
@@ -70,5 +70,5 @@ class Conversions(CheckerState):
                                    "(inputs are read-only)", e.pos)
             raise CompileError(f"cannot convert '{src}' to '{ty}' in {context}", e.pos)
         if isinstance(ty, ScalarType) and ty == BOOL and isinstance(src, PointerType):
-            return self._mk_convert(e, BOOL)
+            return self.make_convert(e, BOOL)
         raise CompileError(f"cannot convert '{src}' to '{ty}' in {context}", e.pos)

@@ -42,7 +42,7 @@ class AliasTemplateEntry(NameEntry):
 
 @dataclass(frozen=True)
 class StructTemplateEntry(NameEntry):
-    """A struct template's name; ``key`` is its qualified name in ``CheckerState.struct_templates``."""
+    """A struct template's name; ``key`` is its qualified name in the StructTemplates part's ``struct_templates``."""
 
     key: str
 

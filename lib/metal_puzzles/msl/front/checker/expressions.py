@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from ...abi.signature import METAL_ATTRIBUTES, ParamRole
 from ...lang.errors import CompileError, Pos, did_you_mean
 from ...lang.metal_namespace import is_metal_qualified, strip_metal_namespace
@@ -40,7 +43,8 @@ from ...lang.types import (
     with_elem,
 )
 from .. import ast
-from ..ast import CastStyle
+from ..ast import AssignOp, BinaryOp, CastStyle, UnaryOp
+from ..dispatch import dispatch_table
 from ..symbols import Var, VarKind
 from .entries import (
     FunctionArgumentEntry,
@@ -51,7 +55,7 @@ from .entries import (
     VariableTemplateEntry,
 )
 from .helpers import designates_part_of, start_pos, typed_placeholder
-from .state import CheckerState
+from .state import CheckerPart
 
 SWIZZLE_SETS = ("xyzw", "rgba")
 
@@ -68,12 +72,12 @@ ENUM_CONSTANTS = {
 }
 
 
-class Expressions(CheckerState):
+class Expressions(CheckerPart):
     def expr(self, e: ast.Expr) -> ast.Expr:
-        method = getattr(self, "e_" + type(e).__name__, None)
-        if method is None:
+        handler = EXPRESSION_HANDLERS.get(type(e))
+        if handler is None:  # a node in NEVER_CHECKED
             raise CompileError(f"unsupported expression ({type(e).__name__})", e.pos)
-        out = method(e)
+        out = handler(self, e)
         assert out.ty is not None, type(e).__name__
         return out
 
@@ -105,15 +109,15 @@ class Expressions(CheckerState):
 
     def e_Name(self, e: ast.Name) -> ast.Expr:
         name = e.ident
-        sym = self.lookup_name(name)
+        sym = self.chk.lookup.lookup_name(name)
         if isinstance(sym, VariableTemplateEntry):
-            sym = self.variable_instance(sym.decl, e.template_args, e.pos)
+            sym = self.chk.types.variable_instance(sym.decl, e.template_args, e.pos)
         if sym is None and e.template_args is not None:
-            sym = self.template_struct_constant(name, e.template_args, e.pos)
+            sym = self.chk.types.template_struct_constant(name, e.template_args, e.pos)
         if sym is None and is_metal_qualified(name):
-            sym = self.scope.lookup(strip_metal_namespace(name))
+            sym = self.chk.scope.lookup(strip_metal_namespace(name))
         if sym is None and e.template_args is None:
-            sym = self.member_through_type_name(name, e.pos)
+            sym = self.chk.templates.member_through_type_name(name, e.pos)
         if isinstance(sym, Var):
             e.symbol = sym
             e.ty = sym.ty
@@ -130,11 +134,11 @@ class Expressions(CheckerState):
                 e.space = sym.space or AddressSpace.CONSTANT
             return e
         if isinstance(sym, MemberEntry):
-            return self.member_name(e)
+            return self.chk.structs.member_name(e)
         if isinstance(sym, MethodEntry):
             raise CompileError(f"'{name}' is a member function; did you forget the parentheses '()'?", e.pos)
         if isinstance(sym, ParameterPackEntry):
-            raise self.unexpanded_pack_error(name, e.pos)
+            raise self.chk.packs.unexpanded_pack_error(name, e.pos)
         if isinstance(sym, FunctionArgumentEntry):
             raise CompileError(f"'{name}' is a function pointer parameter: the simulator supports calling it and "
                                "passing it on as an argument, not using it as a value", e.pos)
@@ -146,13 +150,13 @@ class Expressions(CheckerState):
             e.ty = enum[0]
             e.symbol = Var(name, enum[0], VarKind.CONST, e.pos, const_value=enum[1], mutable=False)
             return e
-        const = self.library.constant(name, e.template_args, self)
+        const = self.chk.library.constant(name, e.template_args, self.chk)
         if const is not None:
             ty, value = const
             e.ty = ty
             e.symbol = Var(name, ty, VarKind.CONST, e.pos, const_value=value, mutable=False)
             return e
-        if self.library.function(name) is not None or self.find_function(name) is not None:
+        if self.chk.library.function(name) is not None or self.chk.lookup.find_function(name) is not None:
             raise CompileError(f"'{name}' is a function; did you forget the parentheses '()'?", e.pos)
         owner = self._output_of(name)
         if owner is not None:  # 'dx_shape' for an output dx: no near name fits, the cause is the rule
@@ -166,18 +170,19 @@ class Expressions(CheckerState):
         """The output whose _shape, _strides or _ndim ``name`` asks for, or None."""
         for suffix in ("_shape", "_strides", "_ndim"):
             if name.endswith(suffix):
-                owner = self.scope.lookup(name.removesuffix(suffix))
+                owner = self.chk.scope.lookup(name.removesuffix(suffix))
                 if isinstance(owner, Var) and owner.role == ParamRole.OUTPUT:
                     return owner.name
         return None
 
     def _value_candidates(self) -> set[str]:
-        names = {k for k, v in self._all_scope_items() if isinstance(v, Var)}
-        return names | set(self.func_defs) | {name for name, _ in METAL_ATTRIBUTES} | self.library.constant_names()
+        names = {k for k, v in self.chk.types.all_scope_items() if isinstance(v, Var)}
+        return (names | set(self.chk.func_defs) | {name for name, _ in METAL_ATTRIBUTES}
+                | self.chk.library.constant_names())
 
     def e_Unary(self, e: ast.Unary) -> ast.Expr:
         op = e.op
-        if op in ("++", "--"):
+        if op.is_increment:
             e.operand = self.expr(e.operand)
             self.require_modifiable(e.operand)
             t = e.operand.ty
@@ -186,7 +191,7 @@ class Expressions(CheckerState):
             self.no_void_arithmetic(t, op, e.pos)
             e.ty = t
             return e
-        if op == "&":
+        if op == UnaryOp.ADDRESS:
             e.operand = self.expr(e.operand)
             if not e.operand.lvalue:
                 raise CompileError("cannot take the address of a temporary value", e.pos)
@@ -196,11 +201,11 @@ class Expressions(CheckerState):
             const = e.operand.const_mem
             e.ty = PointerType(e.operand.ty, space, const)
             return e
-        if op == "*":
+        if op == UnaryOp.DEREF:
             if isinstance(e.operand, ast.Name) and e.operand.ident == "this":
                 # The simulator binds 'this' to the object itself (a reference): '*this' is that object.
                 return self.expr(e.operand)
-            e.operand = self.rvalue(self.expr(e.operand))
+            e.operand = self.chk.conversions.rvalue(self.expr(e.operand))
             t = e.operand.ty
             if not isinstance(t, PointerType):
                 raise CompileError(f"cannot dereference a value of type '{t}'", e.pos)
@@ -213,25 +218,25 @@ class Expressions(CheckerState):
             return e
         operand = self.expr(e.operand)
         if isinstance(operand.ty, StructType):
-            return self.overloaded_operator(e.pos, op, [operand])
-        e.operand = self.rvalue(operand)
+            return self.chk.operators.overloaded_operator(e.pos, op, [operand])
+        e.operand = self.chk.conversions.rvalue(operand)
         t = e.operand.ty
         if isinstance(t, MatrixType):
-            return self.matrix_unary(e, t)
-        if op == "!":
+            return self.chk.matrices.matrix_unary(e, t)
+        if op == UnaryOp.NOT:
             if isinstance(t, VectorType):
-                e.operand = self.convert(e.operand, vector(BOOL, t.n), "'!'")
+                e.operand = self.chk.conversions.convert(e.operand, vector(BOOL, t.n), "'!'")
                 e.ty = vector(BOOL, t.n)
             else:
-                e.operand = self.to_bool(e.operand)
+                e.operand = self.chk.conversions.to_bool(e.operand)
                 e.ty = BOOL
             return e
         if not is_arith(t):
             raise CompileError(f"invalid argument type '{t}' to unary '{op}'", e.pos)
-        if op == "~" and scalar_of(t).is_float:
+        if op == UnaryOp.BIT_NOT and scalar_of(t).is_float:
             raise CompileError(f"invalid argument type '{t}' to unary '~' (integers only)", e.pos)
         rt = with_elem(t, promote(scalar_of(t))) if scalar_of(t).kind != "float" else t
-        e.operand = self.convert(e.operand, rt, f"unary '{op}'")
+        e.operand = self.chk.conversions.convert(e.operand, rt, f"unary '{op}'")
         e.ty = rt
         return e
 
@@ -287,50 +292,50 @@ class Expressions(CheckerState):
         op = e.op
         l, r = self.expr(e.left), self.expr(e.right)
         if isinstance(l.ty, StructType) or isinstance(r.ty, StructType):
-            return self.overloaded_operator(e.pos, op, [l, r])
-        l, r = self.rvalue(l), self.rvalue(r)
+            return self.chk.operators.overloaded_operator(e.pos, op, [l, r])
+        l, r = self.chk.conversions.rvalue(l), self.chk.conversions.rvalue(r)
         lt, rt = l.ty, r.ty
-        if isinstance(lt, EnumType) and lt == rt and op in ("|", "&"):
+        if isinstance(lt, EnumType) and lt == rt and op in (BinaryOp.BIT_OR, BinaryOp.BIT_AND):
             e.left, e.right = l, r
             e.ty = lt
             e.op_ty = INT
             return e
-        if op in ("&&", "||"):
+        if op.is_logical:
             if isinstance(lt, VectorType) or isinstance(rt, VectorType):
                 raise CompileError(f"'{op}' needs scalar operands; use all()/any() for vectors", e.pos)
-            e.left, e.right = self.to_bool(l), self.to_bool(r)
+            e.left, e.right = self.chk.conversions.to_bool(l), self.chk.conversions.to_bool(r)
             e.ty = BOOL
             return e
         # Pointer arithmetic and comparison.
         if isinstance(lt, PointerType) or isinstance(rt, PointerType):
             return self._pointer_binary(e, l, r)
         if isinstance(lt, MatrixType) or isinstance(rt, MatrixType):
-            return self.matrix_binary(e, l, r)
-        if op in ("<<", ">>"):
+            return self.chk.matrices.matrix_binary(e, l, r)
+        if op.is_shift:
             if not (is_arith(lt) and is_arith(rt)) or scalar_of(lt).is_float or scalar_of(rt).is_float:
                 raise CompileError(f"invalid operands to binary '{op}' ('{lt}' and '{rt}'): integers only", e.pos)
             if isinstance(lt, VectorType) or isinstance(rt, VectorType):
                 res = self.arith_result(op, l, r, e.pos)
-                e.left, e.right = self.convert(l, res, op), self.convert(r, res, op)
+                e.left, e.right = self.chk.conversions.convert(l, res, op), self.chk.conversions.convert(r, res, op)
             else:
                 res = promote(lt)
-                e.left = self.convert(l, res, op)
-                e.right = self.convert(r, promote(rt), op)
+                e.left = self.chk.conversions.convert(l, res, op)
+                e.right = self.chk.conversions.convert(r, promote(rt), op)
             e.op_ty = res
             e.ty = res
             return e
         res = self.arith_result(op, l, r, e.pos)
         elem = scalar_of(res)
-        if op in ("%", "&", "|", "^") and elem.is_float:
-            hint = "; use fmod() for floating-point remainder" if op == "%" else ""
+        if (op == BinaryOp.MOD or op.is_bitwise) and elem.is_float:
+            hint = "; use fmod() for floating-point remainder" if op == BinaryOp.MOD else ""
             raise CompileError(f"invalid operands to binary '{op}' ('{lt}' and '{rt}'){hint}", e.pos)
-        if op in ("&", "|", "^") and elem == BOOL:
+        if op.is_bitwise and elem == BOOL:
             pass
         elif elem.kind != "float" and not isinstance(res, VectorType):
             res = with_elem(res, promote(elem))
-        e.left, e.right = self.convert(l, res, f"'{op}'"), self.convert(r, res, f"'{op}'")
+        e.left, e.right = self.chk.conversions.convert(l, res, f"'{op}'"), self.chk.conversions.convert(r, res, f"'{op}'")
         e.op_ty = res
-        if op in ("==", "!=", "<", ">", "<=", ">="):
+        if op.is_comparison:
             e.ty = vector(BOOL, res.n) if isinstance(res, VectorType) else BOOL
         else:
             e.ty = res
@@ -339,25 +344,25 @@ class Expressions(CheckerState):
     def _pointer_binary(self, e: ast.Binary, l: ast.Expr, r: ast.Expr) -> ast.Expr:
         op = e.op
         lt, rt = l.ty, r.ty
-        if op in ("+", "-"):
+        if op in (BinaryOp.ADD, BinaryOp.SUB):
             for t in (lt, rt):
                 self.no_void_arithmetic(t, op, e.pos)
-        if op in ("+", "-") and isinstance(lt, PointerType) and isinstance(rt, ScalarType) and rt.is_int:
-            e.left, e.right = l, self.convert(r, LONG, "pointer arithmetic")
+        if op in (BinaryOp.ADD, BinaryOp.SUB) and isinstance(lt, PointerType) and isinstance(rt, ScalarType) and rt.is_int:
+            e.left, e.right = l, self.chk.conversions.convert(r, LONG, "pointer arithmetic")
             e.ty = lt
             return e
-        if op == "+" and isinstance(rt, PointerType) and isinstance(lt, ScalarType) and lt.is_int:
-            e.left, e.right = r, self.convert(l, LONG, "pointer arithmetic")
+        if op == BinaryOp.ADD and isinstance(rt, PointerType) and isinstance(lt, ScalarType) and lt.is_int:
+            e.left, e.right = r, self.chk.conversions.convert(l, LONG, "pointer arithmetic")
             e.ty = rt
             return e
         if isinstance(lt, PointerType) and isinstance(rt, PointerType):
             if lt.pointee != rt.pointee:
                 raise CompileError(f"'{op}' on pointers to different types ('{lt}' and '{rt}')", e.pos)
             e.left, e.right = l, r
-            if op == "-":
+            if op == BinaryOp.SUB:
                 e.ty = LONG
                 return e
-            if op in ("==", "!=", "<", ">", "<=", ">="):
+            if op.is_comparison:
                 e.ty = BOOL
                 return e
         raise CompileError(f"invalid operands to binary '{op}' ('{lt}' and '{rt}')", e.pos)
@@ -368,25 +373,25 @@ class Expressions(CheckerState):
         e.target = target
         tt = target.ty
         if isinstance(e.value, ast.InitList):
-            if isinstance(tt, VectorType | StructType | MatrixType) and e.op == "=":
-                e.value = self.initial_value(e.value, tt)
+            if isinstance(tt, VectorType | StructType | MatrixType) and e.op == AssignOp.ASSIGN:
+                e.value = self.chk.structs.initial_value(e.value, tt)
             else:
                 raise CompileError("brace initializers can only be assigned to vectors, matrices and structs",
                                    e.value.pos)
         value = self.expr(e.value)
-        if isinstance(tt, StructType) and e.op != "=":
-            return self.overloaded_operator(e.pos, e.op, [target, value])
-        value = self.rvalue(value)
-        if e.op == "=":
-            e.value = self.convert(value, tt, "assignment")
+        if isinstance(tt, StructType) and e.op != AssignOp.ASSIGN:
+            return self.chk.operators.overloaded_operator(e.pos, e.op, [target, value])
+        value = self.chk.conversions.rvalue(value)
+        op = e.op.binary
+        if op is None:  # '='
+            e.value = self.chk.conversions.convert(value, tt, "assignment")
             e.ty = tt
             return e
-        op = e.op[:-1]
         if isinstance(tt, PointerType):
-            if op not in ("+", "-") or not (isinstance(value.ty, ScalarType) and value.ty.is_int):
+            if op not in (BinaryOp.ADD, BinaryOp.SUB) or not (isinstance(value.ty, ScalarType) and value.ty.is_int):
                 raise CompileError(f"invalid operands to '{e.op}' on a pointer", e.pos)
             self.no_void_arithmetic(tt, e.op, e.pos)
-            e.value = self.convert(value, LONG, "pointer arithmetic")
+            e.value = self.chk.conversions.convert(value, LONG, "pointer arithmetic")
             e.op_ty = None
             e.ty = tt
             return e
@@ -410,9 +415,9 @@ class Expressions(CheckerState):
         return e
 
     def e_Ternary(self, e: ast.Ternary) -> ast.Expr:
-        e.cond = self.condition(e.cond)
-        a = self.rvalue(self.expr(e.then))
-        b = self.rvalue(self.expr(e.other))
+        e.cond = self.chk.stmts.condition(e.cond)
+        a = self.chk.conversions.rvalue(self.expr(e.then))
+        b = self.chk.conversions.rvalue(self.expr(e.other))
         if a.ty == b.ty:
             e.ty = a.ty
         elif is_arith(a.ty) and is_arith(b.ty):
@@ -422,27 +427,27 @@ class Expressions(CheckerState):
             e.ty = PointerType(a.ty.pointee, a.ty.space, a.ty.const or b.ty.const)
         else:
             raise CompileError(f"incompatible operand types in '?:' ('{a.ty}' and '{b.ty}')", e.pos)
-        e.then, e.other = self.convert(a, e.ty, "'?:'"), self.convert(b, e.ty, "'?:'")
+        e.then, e.other = self.chk.conversions.convert(a, e.ty, "'?:'"), self.chk.conversions.convert(b, e.ty, "'?:'")
         return e
 
     def e_Comma(self, e: ast.Comma) -> ast.Expr:
-        e.exprs = [self.rvalue(self.expr(x)) for x in e.exprs]
+        e.exprs = [self.chk.conversions.rvalue(self.expr(x)) for x in e.exprs]
         e.ty = e.exprs[-1].ty
         return e
 
     def e_Index(self, e: ast.Index) -> ast.Expr:
         base = self.expr(e.base)
         if isinstance(base.ty, StructType):
-            return self.overloaded_operator(e.pos, "[]", [base, self.expr(e.index)])
-        idx = self.rvalue(self.expr(e.index))
+            return self.chk.operators.overloaded_operator(e.pos, "[]", [base, self.expr(e.index)])
+        idx = self.chk.conversions.rvalue(self.expr(e.index))
         if not (isinstance(idx.ty, ScalarType) and idx.ty.kind in ("int", "bool")):
             raise CompileError(f"array subscript is not an integer (it is '{idx.ty}')", e.index.pos)
         bt = base.ty
         if isinstance(bt, MatrixType):
-            return self.matrix_column(e, base, idx)
+            return self.chk.matrices.matrix_column(e, base, idx)
         if isinstance(bt, VectorType):
             e.base = base
-            e.index = self.convert(idx, promote(idx.ty), "subscript")
+            e.index = self.chk.conversions.convert(idx, promote(idx.ty), "subscript")
             e.ty = bt.elem
             e.vector_index = True
             designates_part_of(e, base)
@@ -461,18 +466,18 @@ class Expressions(CheckerState):
             e.const_mem = bt.const
         else:
             raise CompileError(f"subscripted value is not an array, pointer or vector (it is '{bt}')", e.pos)
-        e.index = self.convert(idx, LONG if (idx.ty.bits > 32 or idx.ty == UINT) else INT, "subscript")
+        e.index = self.chk.conversions.convert(idx, LONG if (idx.ty.bits > 32 or idx.ty == UINT) else INT, "subscript")
         e.lvalue = True
         e.memory = True
         return e
 
     def e_Member(self, e: ast.Member) -> ast.Expr:
         if e.arrow:
-            return self.struct_member(e)
+            return self.chk.structs.struct_member(e)
         base = self.expr(e.base)
         bt = base.ty
         if isinstance(bt, StructType):
-            return self.struct_member(e, base)
+            return self.chk.structs.struct_member(e, base)
         if not isinstance(bt, VectorType):
             raise CompileError(f"member reference base type '{bt}' is not a vector or struct", e.pos)
         comps = []
@@ -508,9 +513,12 @@ class Expressions(CheckerState):
             raise CompileError(f"arithmetic '{op}' on a '{t}': a void pointer has no element size; cast it to "
                                f"'{PointerType(CHAR, t.space, t.const)}' to move by bytes", pos)
 
+    def e_Call(self, e: ast.Call) -> ast.Expr:
+        return self.chk.calls.check_call(e)
+
     def e_Cast(self, e: ast.Cast) -> ast.Expr:
-        ty = self.resolve_type(e.type_spec)
-        operand = self.rvalue(self.expr(e.operand))
+        ty = self.chk.types.resolve_type(e.type_spec)
+        operand = self.chk.conversions.rvalue(self.expr(e.operand))
         src = operand.ty
         e.ty = ty
         if e.style == CastStyle.AS_TYPE and isinstance(ty, PointerType) and isinstance(src, PointerType):
@@ -566,22 +574,22 @@ class Expressions(CheckerState):
         spec = e.type_spec
         if len(spec.member) == 1 and spec.args:
             # 'Max<T>::apply(a, b)': a static member function of a struct template's instance.
-            owner = self.resolve_type(ast.TypeSpec(spec.pos, spec.name, spec.args))
+            owner = self.chk.types.resolve_type(ast.TypeSpec(spec.pos, spec.name, spec.args))
             name = spec.member[0]
-            if isinstance(owner, StructType) and any(m.name == name for m in self.structs[owner].methods):
-                call = ast.Call(e.pos, ast.Name(spec.pos, name), self.expand_packs(e.args, e.pos))
-                return self.static_call(call, owner, name)
-        ty = self.resolve_type(e.type_spec)
-        return self._construct(e, ty)
+            if isinstance(owner, StructType) and any(m.name == name for m in self.chk.struct_defs[owner].methods):
+                call = ast.Call(e.pos, ast.Name(spec.pos, name), self.chk.packs.expand_packs(e.args, e.pos))
+                return self.chk.structs.static_call(call, owner, name)
+        ty = self.chk.types.resolve_type(e.type_spec)
+        return self.construct(e, ty)
 
-    def _construct(self, e: ast.Construct, ty: Type) -> ast.Expr:
+    def construct(self, e: ast.Construct, ty: Type) -> ast.Expr:
         if isinstance(ty, MatrixType):
-            return self.matrix_construct(e, ty)
+            return self.chk.matrices.matrix_construct(e, ty)
         if isinstance(ty, SimdgroupMatrixType):
             if len(e.args) > 1:
                 raise CompileError(f"'{ty}(...)' takes one value to fill the matrix with", e.pos)
             value = self.expr(e.args[0]) if e.args else self.expr(ast.IntLit(e.pos, 0))
-            e.args = [self.convert(self.rvalue(value), ty.elem, "matrix fill value")]
+            e.args = [self.chk.conversions.convert(self.chk.conversions.rvalue(value), ty.elem, "matrix fill value")]
             e.ty, e.splat = ty, True
             return e
         if isinstance(ty, StructType):
@@ -590,15 +598,15 @@ class Expressions(CheckerState):
                 if arg.ty == ty:
                     return arg  # a copy
                 e.args[0] = arg
-            if self.has_constructors(ty):
-                return self.temporary_object(ty, e.args, e.pos)
-            return self.struct_init(ast.InitList(e.pos, list(e.args)), ty, e.pos)
-        args = [self.rvalue(self.expr(a)) for a in e.args]
+            if self.chk.structs.has_constructors(ty):
+                return self.chk.structs.temporary_object(ty, e.args, e.pos)
+            return self.chk.structs.struct_init(ast.InitList(e.pos, list(e.args)), ty, e.pos)
+        args = [self.chk.conversions.rvalue(self.expr(a)) for a in e.args]
         if isinstance(ty, ScalarType):
             if len(args) == 0:
                 lit = ast.IntLit(e.pos, 0)
                 self.e_IntLit(lit)
-                return self.convert(lit, ty, "value-initialization")
+                return self.chk.conversions.convert(lit, ty, "value-initialization")
             if len(args) != 1:
                 raise CompileError(f"'{ty}(...)' takes one argument", e.pos)
             if not isinstance(args[0].ty, ScalarType | EnumType):
@@ -608,7 +616,7 @@ class Expressions(CheckerState):
             return cast
         if isinstance(ty, VectorType):
             if len(args) == 1 and isinstance(args[0].ty, ScalarType):
-                e.args = [self.convert(args[0], ty.elem, "vector constructor")]
+                e.args = [self.chk.conversions.convert(args[0], ty.elem, "vector constructor")]
                 e.ty = ty
                 e.splat = True
                 return e
@@ -621,16 +629,16 @@ class Expressions(CheckerState):
             for a in args:
                 if isinstance(a.ty, VectorType):
                     total += a.ty.n
-                    conv.append(self._mk_convert(a, vector(ty.elem, a.ty.n)) if a.ty.elem != ty.elem else a)
+                    conv.append(self.chk.conversions.make_convert(a, vector(ty.elem, a.ty.n)) if a.ty.elem != ty.elem else a)
                 elif isinstance(a.ty, ScalarType):
                     total += 1
-                    conv.append(self.convert(a, ty.elem, "vector constructor"))
+                    conv.append(self.chk.conversions.convert(a, ty.elem, "vector constructor"))
                 else:
                     raise CompileError(f"invalid argument of type '{a.ty}' to '{ty}(...)'", a.pos)
             if len(args) == 0:
                 lit = ast.IntLit(e.pos, 0)
                 self.e_IntLit(lit)
-                e.args = [self.convert(lit, ty.elem, "vector constructor")]
+                e.args = [self.chk.conversions.convert(lit, ty.elem, "vector constructor")]
                 e.ty = ty
                 e.splat = True
                 return e
@@ -644,7 +652,7 @@ class Expressions(CheckerState):
 
     def e_SizeOf(self, e: ast.SizeOf) -> ast.Expr:
         if isinstance(e.target, ast.TypeSpec):
-            t = self.resolve_type(e.target)
+            t = self.chk.types.resolve_type(e.target)
         else:
             t = self.expr(e.target).ty
         what = "alignof" if e.align else "sizeof"
@@ -659,3 +667,24 @@ class Expressions(CheckerState):
 
     def e_Convert(self, e: ast.Convert) -> ast.Expr:
         return e
+
+
+#: Expression nodes the checker never sees (node class -> why).
+NEVER_CHECKED: dict[type[ast.Expr], str] = {
+    ast.PackExpansion: "expanded by expand_packs in call and constructor arguments before they are checked; one "
+                       "left anywhere else is refused by Expressions.expr's own error",
+    ast.StructInit: "built by the checker from an initializer list it has already checked (structs.py), "
+                    "never checked again",
+}
+
+#: The checker's handler of each expression node (the node's own class, not a base).
+EXPRESSION_HANDLERS: dict[type[ast.Expr], Callable[[Expressions, Any], ast.Expr]] = dispatch_table(
+    "the checker's expressions", ast.Expr, {
+        ast.IntLit: Expressions.e_IntLit, ast.FloatLit: Expressions.e_FloatLit, ast.BoolLit: Expressions.e_BoolLit,
+        ast.Name: Expressions.e_Name, ast.Unary: Expressions.e_Unary, ast.Postfix: Expressions.e_Postfix,
+        ast.Binary: Expressions.e_Binary, ast.Assign: Expressions.e_Assign, ast.Ternary: Expressions.e_Ternary,
+        ast.Comma: Expressions.e_Comma, ast.Index: Expressions.e_Index, ast.Member: Expressions.e_Member,
+        ast.Call: Expressions.e_Call, ast.Cast: Expressions.e_Cast, ast.TemporaryObject: Expressions.e_TemporaryObject,
+        ast.Construct: Expressions.e_Construct, ast.SizeOf: Expressions.e_SizeOf,
+        ast.InitList: Expressions.e_InitList, ast.Convert: Expressions.e_Convert,
+    }, never=NEVER_CHECKED)

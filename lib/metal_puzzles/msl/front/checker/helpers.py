@@ -75,7 +75,7 @@ def addressed_names(node: ast.Node) -> set[str]:
     """Names of variables whose address is taken ('&x', '&v.x'): they must live in memory."""
     out: set[str] = set()
     for n in ast.walk(node):
-        if isinstance(n, ast.Unary) and n.op == "&":
+        if isinstance(n, ast.Unary) and n.op == ast.UnaryOp.ADDRESS:
             inner = n.operand
             while isinstance(inner, ast.Member):
                 inner = inner.base

@@ -15,10 +15,17 @@ from ...lang.errors import CompileError, Pos
 from ...lang.metal_namespace import METAL_NAMESPACE
 from .. import ast
 from .entries import Scope, ScopeEntry
-from .state import CheckerState
+from .state import CheckerPart, CheckerState
 
 
-class NamespaceLookup(CheckerState):
+class NamespaceLookup(CheckerPart):
+    def __init__(self, chk: CheckerState) -> None:
+        super().__init__(chk)
+        # Every namespace the header declares ('a', 'a::b'), and the namespaces 'using namespace'
+        # makes visible in each.
+        self.namespaces: set[str] = set()
+        self.using: dict[tuple[str, ...], list[str]] = {}
+
     def declare_namespace(self, path: tuple[str, ...]) -> None:
         """Record namespace ``path`` and each namespace enclosing it as known."""
         for k in range(1, len(path) + 1):
@@ -49,7 +56,7 @@ class NamespaceLookup(CheckerState):
             bare = name[2:]
             return [bare] + [f"{target}::{bare}" for target in self.using.get((), ())]
         out = []
-        ns = self.namespace
+        ns = self.chk.namespace
         for k in range(len(ns), -1, -1):
             level = ns[:k]
             out.append("::".join(level + (name,)))
@@ -59,31 +66,31 @@ class NamespaceLookup(CheckerState):
     def lookup_name(self, name: str) -> ScopeEntry | None:
         """What ``name`` denotes (a ``Var``, a ``TypeEntry``, a member...: ``entries.ScopeEntry``): block scopes
         first, then declarations at namespace scope from the current namespace outwards."""
-        if not self.namespace and not self.using and "::" not in name:
-            return self.scope.lookup(name)  # the common case: one chain of scopes ending at the globals
-        scope: Scope | None = self.scope
+        if not self.chk.namespace and not self.using and "::" not in name:
+            return self.chk.scope.lookup(name)  # the common case: one chain of scopes ending at the globals
+        scope: Scope | None = self.chk.scope
         if "::" not in name:
-            while scope is not None and scope is not self.globals:
+            while scope is not None and scope is not self.chk.globals:
                 if name in scope.names:
                     return scope.names[name]
                 scope = scope.parent
         for cand in self.qualified_candidates(name):
-            if cand in self.globals.names:
-                return self.globals.names[cand]
+            if cand in self.chk.globals.names:
+                return self.chk.globals.names[cand]
         return None
 
     def find_function(self, name: str) -> list[ast.FuncDef] | None:
         """The header functions ``name`` names (an overload set of one namespace), or None."""
-        if not self.namespace and not self.using and "::" not in name:
-            return self.func_defs.get(name)
+        if not self.chk.namespace and not self.using and "::" not in name:
+            return self.chk.func_defs.get(name)
         for cand in self.qualified_candidates(name):
-            defs = self.func_defs.get(cand)
+            defs = self.chk.func_defs.get(cand)
             if defs:
                 return defs
         return None
 
     def enter_namespace(self, path: tuple[str, ...]) -> tuple[str, ...]:
         """Check what follows as written in namespace ``path``; returns the namespace to restore."""
-        saved = self.namespace
-        self.namespace = path
+        saved = self.chk.namespace
+        self.chk.namespace = path
         return saved

@@ -14,26 +14,26 @@ from __future__ import annotations
 from ...lang.errors import CompileError, Pos
 from ...lang.types import StructType
 from .. import ast
-from .state import CheckerState
+from .state import CheckerPart
 
 
-class OperatorOverloads(CheckerState):
+class OperatorOverloads(CheckerPart):
     def overloaded_operator(self, pos: Pos, op: str, operands: list[ast.Expr]) -> ast.Expr:
         """The call of the operator that ``op`` on these (checked) operands denotes; at least
         one operand is a struct."""
         name = "operator" + op
         first = operands[0]
-        if isinstance(first.ty, StructType) and any(m.name == name for m in self.structs[first.ty].methods):
+        if isinstance(first.ty, StructType) and any(m.name == name for m in self.chk.struct_defs[first.ty].methods):
             call = ast.Call(pos, ast.Member(pos, first, name, False), operands[1:])
-            return self.method_call(call, first, first.ty)
-        defs = list(self.find_function(name) or [])
+            return self.chk.structs.method_call(call, first, first.ty)
+        defs = list(self.chk.lookup.find_function(name) or [])
         for x in operands:  # argument-dependent lookup: the operand types' own namespaces
             if isinstance(x.ty, StructType) and "::" in x.ty.name:
                 namespace = x.ty.name.rsplit("::", 1)[0]
-                defs += [d for d in self.func_defs.get(f"{namespace}::{name}", []) if d not in defs]
+                defs += [d for d in self.chk.func_defs.get(f"{namespace}::{name}", []) if d not in defs]
         if defs and op != "[]":
             call = ast.Call(pos, ast.Name(pos, name), operands)
-            return self._call_header_function(call, defs)
+            return self.chk.calls.call_header_function(call, defs)
         types = " and ".join(f"'{x.ty}'" for x in operands)
         kind = "subscript" if op == "[]" else ("unary" if len(operands) == 1 else "binary")
         raise CompileError(f"invalid operand{'s' if len(operands) > 1 else ''} to {kind} '{op}' ({types}): "

@@ -20,7 +20,7 @@ from ...lang.errors import CompileError, Pos
 from ...lang.types import Type
 from .. import ast
 from .entries import ParameterPackEntry, TypeEntry, TypePackEntry
-from .state import CheckerState
+from .state import CheckerPart
 
 
 def element_name(pack: str, index: int) -> str:
@@ -56,12 +56,12 @@ def rename(node: Any, renames: dict[str, str]) -> None:
             n.ident = renames[n.ident]
 
 
-class PackExpansions(CheckerState):
+class PackExpansions(CheckerPart):
     def bind_type_pack(self, name: str, types: list[Type]) -> None:
         """Bind type parameter pack ``name`` (and its elements' names) in the current scope."""
-        self.scope.names[name] = TypePackEntry(tuple(types))
+        self.chk.scope.names[name] = TypePackEntry(tuple(types))
         for k, t in enumerate(types):
-            self.scope.names[element_name(name, k)] = TypeEntry(t)
+            self.chk.scope.names[element_name(name, k)] = TypeEntry(t)
 
     def expand_packs(self, args: list[ast.Expr], pos: Pos) -> list[ast.Expr]:
         """The argument list with each ``pattern...`` replaced by its copies, one per element
@@ -77,7 +77,7 @@ class PackExpansions(CheckerState):
             _names_in(a.pattern, names)
             lengths: dict[str, int] = {}
             for n in sorted(names):
-                entry = self.lookup_name(n)
+                entry = self.chk.lookup.lookup_name(n)
                 if isinstance(entry, TypePackEntry):
                     lengths[n] = len(entry.types)
                 elif isinstance(entry, ParameterPackEntry):

@@ -32,7 +32,7 @@ from .entries import (
     template_value_entry,
 )
 from .helpers import cast_const
-from .state import CheckerState
+from .state import CheckerPart, CheckerState
 
 
 @dataclass
@@ -42,15 +42,21 @@ class StructTemplate:
     instances: dict[tuple, StructType] = field(default_factory=dict)
 
 
-class StructTemplates(CheckerState):
+class StructTemplates(CheckerPart):
+    def __init__(self, chk: CheckerState) -> None:
+        super().__init__(chk)
+        # Struct templates by qualified name, and each struct's member types and static constants by name.
+        self.struct_templates: dict[str, StructTemplate] = {}
+        self.struct_members: dict[StructType, dict[str, ScopeEntry]] = {}
+
     def declare_struct_template(self, item: ast.StructDef) -> None:
         if item.specialization is None:
             if item.name in self.struct_templates:
                 raise CompileError(f"redefinition of struct template '{item.name}'", item.pos)
             self.struct_templates[item.name] = StructTemplate(item)
-            self.globals.names[item.name] = StructTemplateEntry(item.name)
+            self.chk.globals.names[item.name] = StructTemplateEntry(item.name)
             return
-        found = self.lookup_name(item.name)
+        found = self.chk.lookup.lookup_name(item.name)
         if not isinstance(found, StructTemplateEntry):
             raise CompileError(f"specialisation of '{item.name}', which is not a struct template declared before it",
                                item.pos)
@@ -63,7 +69,7 @@ class StructTemplates(CheckerState):
     def struct_members_scope(self, st: StructType, scope: Scope) -> None:
         """Put what a struct's member functions see by name besides members: the template
         parameters of its template and its member types and constants."""
-        definition = self.structs[st]
+        definition = self.chk.struct_defs[st]
         for name, value in definition.binding.items():
             scope.names[name] = template_value_entry(name, value, definition.pos)
         for name, entry in self.struct_members.get(st, {}).items():
@@ -73,33 +79,33 @@ class StructTemplates(CheckerState):
         """Resolve a struct's member types and static constants into ``scope`` (later members,
         and the data members, see earlier ones)."""
         members: dict[str, ScopeEntry] = {}
-        saved = self.scope
-        self.scope = scope
+        saved = self.chk.scope
+        self.chk.scope = scope
         try:
             for alias in item.member_types:
                 if alias.template_params:  # resolved at each use, seeing the struct's own names
-                    members[alias.name] = self.scope.names[alias.name] = AliasTemplateEntry(alias, scope)
+                    members[alias.name] = self.chk.scope.names[alias.name] = AliasTemplateEntry(alias, scope)
                     continue
-                members[alias.name] = self.scope.names[alias.name] = TypeEntry(self.resolve_type(alias.type_spec))
+                members[alias.name] = self.chk.scope.names[alias.name] = TypeEntry(self.chk.types.resolve_type(alias.type_spec))
             for d in item.static_members:
-                ty = self.resolve_type(d.type_spec)
+                ty = self.chk.types.resolve_type(d.type_spec)
                 assert d.init is not None  # the parser refuses a static member without one
                 try:
-                    value = cast_const(self._const_value(d.init), ty)
+                    value = cast_const(self.chk.types.const_value(d.init), ty)
                 except NotConstant:
                     raise CompileError(f"static member '{d.name}' must be initialized by a constant expression",
                                        d.init.pos) from None
-                members[d.name] = self.scope.names[d.name] = Var(d.name, ty, VarKind.CONST, d.pos,
+                members[d.name] = self.chk.scope.names[d.name] = Var(d.name, ty, VarKind.CONST, d.pos,
                                                                  const_value=value, mutable=False)
         finally:
-            self.scope = saved
+            self.chk.scope = saved
         return members
 
     def record_struct_members(self, item: ast.StructDef, st: StructType, members: dict[str, ScopeEntry]) -> None:
         self.struct_members[st] = members
         if not item.binding:  # a plain struct: 'S::type', 'S::value'
             for name, entry in members.items():
-                self.globals.names[f"{item.name}::{name}"] = entry
+                self.chk.globals.names[f"{item.name}::{name}"] = entry
 
     def static_member_entry(self, st: StructType, member: list[str], pos: Pos) -> ScopeEntry:
         if len(member) != 1:
@@ -117,19 +123,19 @@ class StructTemplates(CheckerState):
         owner, sep, member = name.rpartition("::")
         if not sep or not owner:
             return None
-        st = named_struct(self.lookup_name(owner))
+        st = named_struct(self.chk.lookup.lookup_name(owner))
         if st is None:
             return None
         return self.struct_members.get(st, {}).get(member)
 
     def template_struct_named(self, name: str) -> str | None:
         """The struct template ``name`` names from here, or None."""
-        found = self.lookup_name(name)
+        found = self.chk.lookup.lookup_name(name)
         return found.key if isinstance(found, StructTemplateEntry) else None
 
     def struct_instance(self, key: str, args: list[Any], pos: Pos) -> StructType:
         template = self.struct_templates[key]
-        values = [self.resolve_type(a) if isinstance(a, ast.TypeSpec) else self.const_int(a, "template argument")
+        values = [self.chk.types.resolve_type(a) if isinstance(a, ast.TypeSpec) else self.chk.types.const_int(a, "template argument")
                   for a in args]
         params = template.primary.template_params
         if len(values) > len(params):
@@ -143,15 +149,15 @@ class StructTemplates(CheckerState):
         instance = copy.deepcopy(chosen)
         instance.name = f"{key}<{', '.join(str(v) for v in values)}>"
         instance.template_params, instance.specialization, instance.binding = [], None, binding
-        saved_scope, saved_namespace = self.scope, self.enter_namespace(chosen.namespace)
-        self.scope = self._binding_scope(binding, chosen.pos)
+        saved_scope, saved_namespace = self.chk.scope, self.chk.lookup.enter_namespace(chosen.namespace)
+        self.chk.scope = self._binding_scope(binding, chosen.pos)
         try:
-            self._declare_struct(instance)
-            declared = self.scope.names[instance.name]
+            self.chk.structs.declare_struct(instance)
+            declared = self.chk.scope.names[instance.name]
             assert isinstance(declared, TypeEntry) and isinstance(declared.type, StructType)
             st = declared.type
         finally:
-            self.scope, self.namespace = saved_scope, saved_namespace
+            self.chk.scope, self.chk.namespace = saved_scope, saved_namespace
         template.instances[cache_key] = st
         return st
 
@@ -160,17 +166,17 @@ class StructTemplates(CheckerState):
         params = primary.template_params
         if len(values) == len(params):
             return values
-        saved_scope, saved_namespace = self.scope, self.enter_namespace(primary.namespace)
-        self.scope = self._binding_scope(dict(zip([p.name for p in params], values, strict=False)), primary.pos)
+        saved_scope, saved_namespace = self.chk.scope, self.chk.lookup.enter_namespace(primary.namespace)
+        self.chk.scope = self._binding_scope(dict(zip([p.name for p in params], values, strict=False)), primary.pos)
         try:
             for p in params[len(values):]:
                 if p.default is None:
                     raise CompileError(f"struct template '{primary.name}' needs a value for '{p.name}'", pos)
-                value = self.resolve_type(p.default) if p.kind == "type" else self.const_int(p.default, "default")
+                value = self.chk.types.resolve_type(p.default) if p.kind == "type" else self.chk.types.const_int(p.default, "default")
                 values.append(value)
-                self.scope.names[p.name] = template_value_entry(p.name, value, primary.pos)
+                self.chk.scope.names[p.name] = template_value_entry(p.name, value, primary.pos)
         finally:
-            self.scope, self.namespace = saved_scope, saved_namespace
+            self.chk.scope, self.chk.namespace = saved_scope, saved_namespace
         return values
 
     def _choose_definition(self, template: StructTemplate, values: list[Any],
@@ -198,28 +204,28 @@ class StructTemplates(CheckerState):
         binding: dict[str, Any] = {}
         for pattern, value in zip(patterns, values, strict=True):
             if isinstance(pattern, ast.TypeSpec) and isinstance(value, Type):
-                self._match(pattern, value, tparams, binding)
+                self.chk.calls.match_type_spec(pattern, value, tparams, binding)
             elif isinstance(pattern, ast.Name) and pattern.ident in tparams and not isinstance(value, Type):
                 binding.setdefault(pattern.ident, value)
         if any(name not in binding for name in tparams):
             return None
         # The pattern, with the deduced parameters, must give exactly the arguments.
-        saved_scope, saved_namespace = self.scope, self.enter_namespace(spec.namespace)
-        self.scope = self._binding_scope(binding, spec.pos)
+        saved_scope, saved_namespace = self.chk.scope, self.chk.lookup.enter_namespace(spec.namespace)
+        self.chk.scope = self._binding_scope(binding, spec.pos)
         try:
             for pattern, value in zip(patterns, values, strict=True):
                 if isinstance(pattern, ast.TypeSpec) != isinstance(value, Type):
                     return None
-                got = (self.resolve_type(pattern) if isinstance(pattern, ast.TypeSpec)
-                       else self.const_int(pattern, "specialisation argument"))
+                got = (self.chk.types.resolve_type(pattern) if isinstance(pattern, ast.TypeSpec)
+                       else self.chk.types.const_int(pattern, "specialisation argument"))
                 if got != value:
                     return None
         finally:
-            self.scope, self.namespace = saved_scope, saved_namespace
+            self.chk.scope, self.chk.namespace = saved_scope, saved_namespace
         return binding
 
     def _binding_scope(self, binding: dict[str, Any], pos: Pos) -> Scope:
-        scope = Scope(self.globals)
+        scope = Scope(self.chk.globals)
         for name, value in binding.items():
             scope.names[name] = template_value_entry(name, value, pos)
         return scope

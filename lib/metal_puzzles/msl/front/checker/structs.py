@@ -37,37 +37,37 @@ from .entries import (
     named_struct,
 )
 from .helpers import addressed_names, callee_name, designates_part_of, regroup
-from .state import CheckerState
+from .state import CheckerPart
 
 #: The name a struct's constructors go by among its member functions (no code can write it).
 CONSTRUCTOR = "#constructor"
 
 
-class Structs(CheckerState):
+class Structs(CheckerPart):
     # ------------------------------------------------------------------ declaration
-    def _declare_struct(self, item: ast.StructDef) -> None:
-        if isinstance(self.scope.lookup(item.name), NameEntry):
+    def declare_struct(self, item: ast.StructDef) -> None:
+        if isinstance(self.chk.scope.lookup(item.name), NameEntry):
             raise CompileError(f"redefinition of type '{item.name}'", item.pos)
         members: list[tuple[str, Type]] = []
         seen: set[str] = set()
-        saved_scope = self.scope
-        self.scope = Scope(saved_scope)  # member types and constants, seen by the data members
+        saved_scope = self.chk.scope
+        self.chk.scope = Scope(saved_scope)  # member types and constants, seen by the data members
         try:
-            named = self.resolve_struct_members(item, self.scope)
+            named = self.chk.templates.resolve_struct_members(item, self.chk.scope)
             self._declare_fields(item, members, seen)
         finally:
-            self.scope = saved_scope
+            self.chk.scope = saved_scope
         for m in item.methods:
             if m.name in seen:
                 raise CompileError(f"member function '{m.name}' has the name of a data member", m.pos)
         st = layout_struct(item.name, members, union=item.union)
-        self.structs[st] = item
-        self.scope.names[item.name] = TypeEntry(st)
-        self.record_struct_members(item, st, named)
+        self.chk.struct_defs[st] = item
+        self.chk.scope.names[item.name] = TypeEntry(st)
+        self.chk.templates.record_struct_members(item, st, named)
         item.methods.extend(self._constructor_bodies(item))
 
     def has_constructors(self, st: StructType) -> bool:
-        return bool(self.structs[st].constructors)
+        return bool(self.chk.struct_defs[st].constructors)
 
     def _constructor_bodies(self, item: ast.StructDef) -> list[ast.FuncDef]:
         """Each constructor as a member function named CONSTRUCTOR whose body first initialises
@@ -101,7 +101,7 @@ class Structs(CheckerState):
                                        "by the simulator (assign its elements in the constructor's body)",
                                        value.pos)
                 target = ast.Member(value.pos, ast.Name(value.pos, "this"), d.name)
-                stmts.append(ast.ExprStmt(value.pos, ast.Assign(value.pos, "=", target, value)))
+                stmts.append(ast.ExprStmt(value.pos, ast.Assign(value.pos, ast.AssignOp.ASSIGN, target, value)))
             body = ast.Block(ctor.pos, stmts + list(ctor.body.stmts))
             out.append(ast.FuncDef(ctor.pos, CONSTRUCTOR, ctor.ret, ctor.params, body))
         return out
@@ -113,7 +113,7 @@ class Structs(CheckerState):
             seen.add(d.name)
             if d.type_spec.reference:
                 raise CompileError("reference members are not supported by the simulator", d.pos)
-            ty = self.resolve_type(d.type_spec)
+            ty = self.chk.types.resolve_type(d.type_spec)
             if _holds_pointer(ty):
                 raise CompileError(f"pointer member '{d.name}' ('{ty}'): structs holding pointers are not supported "
                                    "by the simulator (pass the buffer and an index instead)", d.pos)
@@ -141,7 +141,7 @@ class Structs(CheckerState):
         if len(items) > len(st.fields):
             raise CompileError(f"too many initializers for struct '{st.name}' ({len(items)} for "
                                f"{len(st.fields)} members)", init.pos if init is not None else pos)
-        defaults = {d.name: d.init for d in self.structs[st].fields}
+        defaults = {d.name: d.init for d in self.chk.struct_defs[st].fields}
         parts: list[tuple[int, ast.Expr]] = []
         for k, f in enumerate(st.fields):
             if k < len(items):
@@ -170,20 +170,20 @@ class Structs(CheckerState):
             return flat.pop(0)
         if isinstance(ty, StructType):
             # A value of the struct's own type initialises it whole (checked on a copy: only its type matters).
-            if self.expr(copy.deepcopy(item)).ty == ty:
+            if self.chk.exprs.expr(copy.deepcopy(item)).ty == ty:
                 return flat.pop(0)
             return ast.InitList(item.pos, [self._elided(flat, f.ty) for f in ty.fields if flat])
         return ast.InitList(item.pos, [self._elided(flat, ty.elem) for _ in range(ty.n) if flat])
 
     def has_defaults(self, st: StructType) -> bool:
-        return any(d.init is not None for d in self.structs[st].fields) or any(
+        return any(d.init is not None for d in self.chk.struct_defs[st].fields) or any(
             isinstance(f.ty, StructType) and self.has_defaults(f.ty) for f in st.fields)
 
     def _member_parts(self, item: ast.Expr, ty: Type, offset: int) -> list[tuple[int, ast.Expr]]:
         if isinstance(ty, StructType):
             if isinstance(item, ast.InitList):
                 return [(offset + o, e) for o, e in self.struct_init(item, ty, item.pos).parts]
-            return [(offset, self.convert(self.expr(item), ty, "initialization"))]
+            return [(offset, self.chk.conversions.convert(self.chk.exprs.expr(item), ty, "initialization"))]
         if isinstance(ty, ArrayType):
             if not isinstance(item, ast.InitList):
                 raise CompileError(f"array member of type '{ty}' needs a {{...}} initializer", item.pos)
@@ -207,14 +207,14 @@ class Structs(CheckerState):
             if isinstance(ty, StructType):
                 return self.struct_init(item, ty, item.pos)
             if isinstance(ty, VectorType | MatrixType):
-                return self.convert(self._construct(ast.Construct(item.pos, ast.TypeSpec(item.pos, str(ty)),
+                return self.chk.conversions.convert(self.chk.exprs.construct(ast.Construct(item.pos, ast.TypeSpec(item.pos, str(ty)),
                                                                   item.items), ty), ty, "initialization")
             if len(item.items) == 1:
-                return self.convert(self.expr(item.items[0]), ty, "initialization")
+                return self.chk.conversions.convert(self.chk.exprs.expr(item.items[0]), ty, "initialization")
             if not item.items:
-                return self.convert(self.expr(ast.IntLit(item.pos, 0)), ty, "initialization")
+                return self.chk.conversions.convert(self.chk.exprs.expr(ast.IntLit(item.pos, 0)), ty, "initialization")
             raise CompileError(f"too many initializers for '{ty}'", item.pos)
-        return self.convert(item if item.ty is not None else self.expr(item), ty, "initialization")
+        return self.chk.conversions.convert(item if item.ty is not None else self.chk.exprs.expr(item), ty, "initialization")
 
     # ------------------------------------------------------------------ member access
     def struct_member(self, e: ast.Member, base: ast.Expr | None = None) -> ast.Expr:
@@ -223,7 +223,7 @@ class Structs(CheckerState):
         if e.arrow and isinstance(e.base, ast.Name) and e.base.ident == "this":
             e.arrow = False  # 'this' is a reference here: this->x is this.x
         if e.arrow:
-            base = self.rvalue(self.expr(e.base))
+            base = self.chk.conversions.rvalue(self.chk.exprs.expr(e.base))
             bt = base.ty
             if not (isinstance(bt, PointerType) and isinstance(bt.pointee, StructType)):
                 raise CompileError(f"member reference type '{bt}' is not a pointer to a struct; use '.'", e.pos)
@@ -235,7 +235,7 @@ class Structs(CheckerState):
             e.const_mem = bt.const
             return e
         if base is None:
-            base = self.expr(e.base)
+            base = self.chk.exprs.expr(e.base)
         st = base.ty
         if not isinstance(st, StructType):
             raise CompileError(f"member reference base type '{st}' is not a struct", e.pos)
@@ -266,10 +266,10 @@ class Structs(CheckerState):
         owner, sep, fname = name.rpartition("::")
         if not sep or not owner:
             return None
-        st = named_struct(self.lookup_name(owner))
-        if st is None or st not in self.structs:
+        st = named_struct(self.chk.lookup.lookup_name(owner))
+        if st is None or st not in self.chk.struct_defs:
             return None
-        if not any(m.name == fname for m in self.structs[st].methods):
+        if not any(m.name == fname for m in self.chk.struct_defs[st].methods):
             return None
         return st, fname
 
@@ -283,14 +283,14 @@ class Structs(CheckerState):
         (``base`` None: 'S::f()'), which must pick a static member function."""
         assert isinstance(e.func, ast.Member)  # static_call and the checker's callers make it one
         name = e.func.name
-        defs = [m for m in self.structs[st].methods if m.name == name]
+        defs = [m for m in self.chk.struct_defs[st].methods if m.name == name]
         if not defs:
             raise CompileError(f"no member function named '{name}' in struct '{st.name}'"
-                               + did_you_mean(name, [m.name for m in self.structs[st].methods
+                               + did_you_mean(name, [m.name for m in self.chk.struct_defs[st].methods
                                                      if m.name != CONSTRUCTOR]), e.func.pos)
         if any(p.function_params is not None for m in defs for p in m.params):
-            defs = self.with_function_arguments(e, defs)
-        args = [a if a.ty is not None else self.expr(a) for a in e.args]  # operator operands come checked
+            defs = self.chk.calls.with_function_arguments(e, defs)
+        args = [a if a.ty is not None else self.chk.exprs.expr(a) for a in e.args]  # operator operands come checked
         defs = _by_constness(defs, base is not None and base.const_mem)
         binding: dict = {}
         fd: ast.FuncDef | None
@@ -298,7 +298,7 @@ class Structs(CheckerState):
             # Member function templates: deduced and picked like free function templates
             # (enable_if_t overloads drop out by SFINAE).
             label = f"{st.name}::{st.name if name == CONSTRUCTOR else name}"
-            fd, binding = self.choose_overload(label, e.pos, defs, args, [])
+            fd, binding = self.chk.calls.choose_overload(label, e.pos, defs, args, [])
         else:
             fd = next((m for m in defs if len(m.params) >= len(args) >= sum(p.default is None for p in m.params)),
                       None)
@@ -323,75 +323,75 @@ class Structs(CheckerState):
                     raise CompileError(f"cannot bind a temporary to reference parameter '{p.name}'", a.pos)
                 converted.append(a)
             else:
-                converted.append(self.convert(a, p.ty, f"argument '{p.name}' of '{name}'"))
+                converted.append(self.chk.conversions.convert(a, p.ty, f"argument '{p.name}' of '{name}'"))
         for p, fp in list(zip(own_params, fd.params, strict=False))[len(args):]:
             assert fp.default is not None  # the overload was chosen for having defaults for the rest
-            converted.append(self.convert(self.expr(copy.deepcopy(fp.default)), p.ty, "default argument"))
+            converted.append(self.chk.conversions.convert(self.chk.exprs.expr(copy.deepcopy(fp.default)), p.ty, "default argument"))
         e.args = converted
         e.target = inst
         e.ty = inst.ret
-        self.mark_reference_result(e, inst)
+        self.chk.mark_reference_result(e, inst)
         return e
 
     def _instantiate_method(self, st: StructType, fd: ast.FuncDef, pos: Pos, binding: dict) -> FuncInstance:
         key = (id(fd), id(st), tuple(sorted((k, str(v)) for k, v in binding.items())))
-        if key in self.instances:
-            return self.instances[key]
+        if key in self.chk.instances:
+            return self.chk.instances[key]
         qualified = f"{st.name}::{fd.name}"
         body = copy.deepcopy(fd.body)
-        saved_scope, saved_func, saved_addr = self.scope, self.func, self.addressed
-        saved_namespace = self.enter_namespace(fd.namespace)
+        saved_scope, saved_func, saved_addr = self.chk.scope, self.chk.func, self.chk.addressed
+        saved_namespace = self.chk.lookup.enter_namespace(fd.namespace)
         try:
             return self._instantiate_method_body(st, fd, body, key, qualified, binding,
                                                  (saved_scope, saved_func, saved_addr))
         finally:
-            self.namespace = saved_namespace
+            self.chk.namespace = saved_namespace
 
     def _instantiate_method_body(self, st: StructType, fd: ast.FuncDef, body: ast.Block, key: tuple,
                                  qualified: str, binding: dict, saved: tuple) -> FuncInstance:
-        self.addressed = addressed_names(body)
-        self.scope = Scope(self.globals)
+        self.chk.addressed = addressed_names(body)
+        self.chk.scope = Scope(self.chk.globals)
         for f in st.fields:
-            self.scope.names[f.name] = MemberEntry(f)
-        for m in self.structs[st].methods:
-            self.scope.names[m.name] = MethodEntry(m.name, st)
-        self.struct_members_scope(st, self.scope)
+            self.chk.scope.names[f.name] = MemberEntry(f)
+        for m in self.chk.struct_defs[st].methods:
+            self.chk.scope.names[m.name] = MethodEntry(m.name, st)
+        self.chk.templates.struct_members_scope(st, self.chk.scope)
         for tname, value in binding.items():  # a member function template's own parameters
-            self._bind_template_param(tname, value, fd.pos)
+            self.chk.calls.bind_template_param(tname, value, fd.pos)
         for pname, functions in fd.function_arguments.items():  # its function pointer parameters
-            self.scope.names[pname] = FunctionArgumentEntry(functions)
-        ret = self.resolve_type(fd.ret)
-        self.func = self.function_context(ret, fd.ret)
-        params = [self.param_var(p) for p in fd.params]
+            self.chk.scope.names[pname] = FunctionArgumentEntry(functions)
+        ret = self.chk.types.resolve_type(fd.ret)
+        self.chk.func = self.chk.function_context(ret, fd.ret)
+        params = [self.chk.calls.param_var(p) for p in fd.params]
         if not fd.static:
-            this = Var("this", st, VarKind.REF, fd.pos, slot=self.new_slot(), mutable=not fd.const_method,
+            this = Var("this", st, VarKind.REF, fd.pos, slot=self.chk.decls.new_slot(), mutable=not fd.const_method,
                        space=AddressSpace.THREAD)
-            self.scope.names["this"] = this
+            self.chk.scope.names["this"] = this
             params.insert(0, this)
-        return self._check_instance(key, qualified, params, ret, body, fd.pos, saved)
+        return self.chk.calls.check_instance(key, qualified, params, ret, body, fd.pos, saved)
 
     # ------------------------------------------------------------------ constructors
     def construct_into(self, target: ast.Name, st: StructType, args: list[ast.Expr], pos: Pos) -> ast.Expr:
         """The (checked) call of the constructor of ``st`` that these arguments pick, on the
         object ``target`` names."""
-        arities = sorted({len(c.params) for c in self.structs[st].constructors})
+        arities = sorted({len(c.params) for c in self.chk.struct_defs[st].constructors})
         if not any(sum(p.default is None for p in c.params) <= len(args) <= len(c.params)
-                   for c in self.structs[st].constructors):
+                   for c in self.chk.struct_defs[st].constructors):
             raise CompileError(f"no constructor of '{st.name}' takes {len(args)} argument(s) (its constructors take "
                                f"{' or '.join(map(str, arities))})", pos)
-        return self.method_call(ast.Call(pos, ast.Member(pos, target, CONSTRUCTOR), list(args)), self.expr(target),
+        return self.method_call(ast.Call(pos, ast.Member(pos, target, CONSTRUCTOR), list(args)), self.chk.exprs.expr(target),
                                 st)
 
     def temporary_object(self, st: StructType, args: list[ast.Expr], pos: Pos) -> ast.Expr:
         """``P(args)`` / ``P{args}`` as a value: a hidden variable of its own, constructed, then read."""
-        if self.func is None:
+        if self.chk.func is None:
             raise CompileError(f"constructing '{st.name}' at program scope is not supported by the simulator", pos)
         # A name no code can write, and no qualified one ('c10::metal::df32'): it is looked up in scope.
         name = f"{st.name.replace('::', '.')} temporary@{pos.line}:{pos.col}"
-        var = Var(name, st, VarKind.MEMVAR, pos, slot=self.new_slot(), space=AddressSpace.THREAD)
-        self.scope.names[name] = var
+        var = Var(name, st, VarKind.MEMVAR, pos, slot=self.chk.decls.new_slot(), space=AddressSpace.THREAD)
+        self.chk.scope.names[name] = var
         construct = self.construct_into(ast.Name(pos, name), st, args, pos)
-        value = self.expr(ast.Name(pos, name))
+        value = self.chk.exprs.expr(ast.Name(pos, name))
         out = ast.TemporaryObject(pos, var, construct, value)
         # It designates the object (as a C++ prvalue materialised once): a member read or a
         # member function call uses it in place, without copying members it leaves indeterminate.
@@ -400,21 +400,21 @@ class Structs(CheckerState):
 
     def member_name(self, e: ast.Name) -> ast.Expr:
         """A member's name inside a member function: ``this``'s field."""
-        if self.scope.lookup("this") is None:
+        if self.chk.scope.lookup("this") is None:
             raise CompileError(f"invalid use of member '{e.ident}' in a static member function (it has no object)",
                                e.pos)
-        return self.expr(ast.Member(e.pos, ast.Name(e.pos, "this"), e.ident))
+        return self.chk.exprs.expr(ast.Member(e.pos, ast.Name(e.pos, "this"), e.ident))
 
     def member_function_call(self, e: ast.Call) -> ast.Expr:
         """A call of another member function inside a member function: on ``this``, or on no
         object inside a static member function (which may call only static ones)."""
         callee = callee_name(e)
-        if self.scope.lookup("this") is None:
-            entry = self.lookup_name(callee.ident)
+        if self.chk.scope.lookup("this") is None:
+            entry = self.chk.lookup.lookup_name(callee.ident)
             assert isinstance(entry, MethodEntry)  # the caller looked it up
             return self.static_call(e, entry.struct, callee.ident)
         e.func = ast.Member(callee.pos, ast.Name(callee.pos, "this"), callee.ident)
-        return self.expr(e)
+        return self.chk.exprs.expr(e)
 
 
 def _by_constness(defs: list[ast.FuncDef], const_object: bool) -> list[ast.FuncDef]:

@@ -44,7 +44,7 @@ from .entries import (
     template_value_entry,
 )
 from .helpers import callee_name, cast_const, flatten_items
-from .state import CheckerState
+from .state import CheckerPart, CheckerState
 
 
 class SubstitutionFailure(CompileError):
@@ -63,13 +63,20 @@ MAKE_SIGNED = {name: signed for pair in _INTEGER_PAIRS for signed in pair[:1] fo
 MAKE_UNSIGNED = {name: unsigned for pair in _INTEGER_PAIRS for unsigned in pair[1:] for name in pair}
 
 
-class TypeResolution(CheckerState):
-    def _declare_alias(self, item: ast.TypeAlias) -> None:
+class TypeResolution(CheckerPart):
+    def __init__(self, chk: CheckerState) -> None:
+        super().__init__(chk)
+        # The constexpr functions being evaluated, innermost last (their nesting is bounded).
+        self.constexpr_calls: list[str] = []
+        # Variable template instances, by (template, argument values).
+        self.variable_instances: dict[tuple, Any] = {}
+
+    def declare_alias(self, item: ast.TypeAlias) -> None:
         if item.template_params:
             # Resolved at each use, with its arguments ('opmath_t<half>').
-            self.scope.names[item.name] = AliasTemplateEntry(item)
+            self.chk.scope.names[item.name] = AliasTemplateEntry(item)
             return
-        self.scope.names[item.name] = TypeEntry(self.resolve_type(item.type_spec))
+        self.chk.scope.names[item.name] = TypeEntry(self.resolve_type(item.type_spec))
 
     def _alias_instance(self, alias: ast.TypeAlias, spec: ast.TypeSpec, declared_in: Scope | None = None) -> Type:
         """The type an alias template names for the arguments written in ``spec`` (missing
@@ -90,16 +97,16 @@ class TypeResolution(CheckerState):
                 values.append(self._template_argument(p, arg, alias.name))
             else:
                 values.append(None)
-        saved_scope, saved_namespace = self.scope, self.namespace
-        self.scope, self.namespace = Scope(declared_in or self.globals), alias.namespace
+        saved_scope, saved_namespace = self.chk.scope, self.chk.namespace
+        self.chk.scope, self.chk.namespace = Scope(declared_in or self.chk.globals), alias.namespace
         try:
             for p, value in zip(params, values, strict=True):
                 if value is None:  # a default, in the alias's own scope with the earlier arguments
                     value = self._template_argument(p, p.default, alias.name)
-                self.scope.names[p.name] = template_value_entry(p.name, value, alias.pos)
+                self.chk.scope.names[p.name] = template_value_entry(p.name, value, alias.pos)
             return self.resolve_type(alias.type_spec)
         finally:
-            self.scope, self.namespace = saved_scope, saved_namespace
+            self.chk.scope, self.chk.namespace = saved_scope, saved_namespace
 
     def _variadic_alias_instance(self, alias: ast.TypeAlias, spec: ast.TypeSpec) -> Type:
         """An alias template ending in a type pack ('template <typename F, typename... Args>
@@ -114,15 +121,15 @@ class TypeResolution(CheckerState):
             if not isinstance(arg, ast.TypeSpec):
                 raise CompileError(f"the pack '{pack.name}' of alias template '{alias.name}' takes types", spec.pos)
             pack_types.append(self.resolve_type(arg))
-        saved_scope, saved_namespace = self.scope, self.namespace
-        self.scope, self.namespace = Scope(self.globals), alias.namespace
+        saved_scope, saved_namespace = self.chk.scope, self.chk.namespace
+        self.chk.scope, self.chk.namespace = Scope(self.chk.globals), alias.namespace
         try:
             for p, value in zip(leading, values, strict=True):
-                self.scope.names[p.name] = template_value_entry(p.name, value, alias.pos)
-            self.bind_type_pack(pack.name, pack_types)
+                self.chk.scope.names[p.name] = template_value_entry(p.name, value, alias.pos)
+            self.chk.packs.bind_type_pack(pack.name, pack_types)
             return self.resolve_type(alias.type_spec)
         finally:
-            self.scope, self.namespace = saved_scope, saved_namespace
+            self.chk.scope, self.chk.namespace = saved_scope, saved_namespace
 
     def variable_instance(self, item: ast.GlobalDecl, args: Any, pos: Pos) -> Var:
         """The constant a variable template gives for these template arguments (one per list)."""
@@ -134,8 +141,8 @@ class TypeResolution(CheckerState):
             raise CompileError(f"variable template '{declarator.name}' takes {len(params)} template argument(s), "
                                f"{len(args)} given", pos)
         values = [self._template_argument(p, a, declarator.name) for p, a in zip(params, args, strict=False)]
-        saved_scope, saved_namespace = self.scope, self.enter_namespace(item.namespace)
-        self.scope = Scope(self.globals)
+        saved_scope, saved_namespace = self.chk.scope, self.chk.lookup.enter_namespace(item.namespace)
+        self.chk.scope = Scope(self.chk.globals)
         try:
             for k, p in enumerate(params):
                 if k >= len(values):
@@ -144,17 +151,17 @@ class TypeResolution(CheckerState):
                                            pos)
                     values.append(self._template_argument(p, p.default, declarator.name))
                 value = values[k]
-                self.scope.names[p.name] = template_value_entry(p.name, value, pos)
+                self.chk.scope.names[p.name] = template_value_entry(p.name, value, pos)
             key = (id(item), tuple(values))
             if key not in self.variable_instances:
                 decl = copy.deepcopy(item.decl)
                 name = f"{declarator.name}<{', '.join(str(v) for v in values)}>"
                 decl.declarators[0].name = name
-                self._global_decl(decl)
-                self.variable_instances[key] = self.scope.names[name]
+                self.chk.decls.global_decl(decl)
+                self.variable_instances[key] = self.chk.scope.names[name]
             return self.variable_instances[key]
         finally:
-            self.scope, self.namespace = saved_scope, saved_namespace
+            self.chk.scope, self.chk.namespace = saved_scope, saved_namespace
 
     def _template_argument(self, param: ast.TemplateParam, arg: Any, template: str) -> Type | int:
         if param.kind == "type":
@@ -197,22 +204,22 @@ class TypeResolution(CheckerState):
         name = spec.name
         if name == "decltype":
             # The type of the expression (a copy is checked: nothing of it is evaluated).
-            self.unevaluated_depth += 1
+            self.chk.unevaluated_depth += 1
             try:
-                expr = self.rvalue(self.expr(copy.deepcopy(spec.args[0])))
+                expr = self.chk.conversions.rvalue(self.chk.exprs.expr(copy.deepcopy(spec.args[0])))
             finally:
-                self.unevaluated_depth -= 1
+                self.chk.unevaluated_depth -= 1
             if isinstance(expr.ty, VoidType | EnumType):
                 raise CompileError(f"decltype of an expression of type '{expr.ty}' cannot declare anything",
                                    spec.pos)
             return expr.ty
-        found = self.lookup_name(name)
+        found = self.chk.lookup.lookup_name(name)
         if isinstance(found, TypeEntry):
             return found.type
         if isinstance(found, AliasTemplateEntry):
             return self._alias_instance(found.alias, spec, found.declared_in)
         if isinstance(found, TypePackEntry):
-            raise self.unexpanded_pack_error(name, spec.pos)
+            raise self.chk.packs.unexpanded_pack_error(name, spec.pos)
         if isinstance(found, ArgumentBufferEntry):
             declared = found.declared
             raise CompileError(f"'{name}' is an argument buffer (its members carry [[id(n)]], line {declared.line}): "
@@ -221,10 +228,10 @@ class TypeResolution(CheckerState):
         if isinstance(found, StructTemplateEntry):
             if not spec.args:
                 raise CompileError(f"struct template '{name}' needs template arguments ('{name}<...>')", spec.pos)
-            st = self.struct_instance(found.key, spec.args, spec.pos)
+            st = self.chk.templates.struct_instance(found.key, spec.args, spec.pos)
             if not spec.member:
                 return st
-            entry = self.static_member_entry(st, spec.member, spec.pos)
+            entry = self.chk.templates.static_member_entry(st, spec.member, spec.pos)
             if not isinstance(entry, TypeEntry):
                 raise CompileError(f"'{st.name}::{spec.member[0]}' is a constant, not a type", spec.pos)
             return entry.type
@@ -274,10 +281,10 @@ class TypeResolution(CheckerState):
         if "<>::" not in name:
             return None
         base, member = name.split("<>::", 1)
-        key = self.template_struct_named(base)
+        key = self.chk.templates.template_struct_named(base)
         if key is None:
             return None
-        entry = self.static_member_entry(self.struct_instance(key, template_args, pos), member.split("::"), pos)
+        entry = self.chk.templates.static_member_entry(self.chk.templates.struct_instance(key, template_args, pos), member.split("::"), pos)
         if not isinstance(entry, Var):
             raise CompileError(f"'{base}<...>::{member}' is a type, not a value", pos)
         return entry
@@ -321,11 +328,11 @@ class TypeResolution(CheckerState):
         return ty
 
     def _type_candidates(self) -> set[str]:
-        names = {k for k, v in self._all_scope_items() if isinstance(v, NameEntry)}
+        names = {k for k, v in self.all_scope_items() if isinstance(v, NameEntry)}
         return names | set(SCALARS) | {f"{e}{n}" for e in ("float", "half", "int", "uint") for n in (2, 3, 4)}
 
-    def _all_scope_items(self) -> Iterator[tuple[str, ScopeEntry]]:
-        s: Scope | None = self.scope
+    def all_scope_items(self) -> Iterator[tuple[str, ScopeEntry]]:
+        s: Scope | None = self.chk.scope
         while s is not None:
             yield from s.names.items()
             s = s.parent
@@ -334,14 +341,14 @@ class TypeResolution(CheckerState):
         if isinstance(expr, ast.TypeSpec):
             raise CompileError(f"expected a constant for the {what}, found a type", expr.pos)
         try:
-            value = evaluate(expr, self._const_lookup, self._const_size_of, self._const_call)
+            value = evaluate(expr, self._const_lookup, self._const_size_of, self.const_call)
         except NotConstant:
             raise CompileError(f"{what} must be a compile-time constant", expr.pos) from None
         if isinstance(value, float):
             raise CompileError(f"{what} must be an integer", expr.pos)
         return int(value)
 
-    def _const_call(self, e: ast.Call | ast.Construct) -> int | float:
+    def const_call(self, e: ast.Call | ast.Construct) -> int | float:
         """A call of a (non-template) ``constexpr`` function whose body is ``return expr;`` (C++11's
         form), evaluated with its arguments' values; anything else is not a constant here.
         ``S::f()`` and ``S<T>::f()`` (a Construct naming a member) call a static constexpr member."""
@@ -350,10 +357,10 @@ class TypeResolution(CheckerState):
             fd, owner = self._constexpr_member_of_instance(e)
         elif not isinstance(e.func, ast.Name) or e.func.template_args:
             raise NotConstant("call")
-        elif self.static_member_functions(e.func.ident) is not None:
+        elif self.chk.structs.static_member_functions(e.func.ident) is not None:
             fd, owner = self.constexpr_static_method(e)
         else:
-            defs = [d for d in (self.find_function(e.func.ident) or []) if d.constexpr and not d.template_params
+            defs = [d for d in (self.chk.lookup.find_function(e.func.ident) or []) if d.constexpr and not d.template_params
                     and len(d.params) == len(e.args)]
             if len(defs) != 1:
                 raise NotConstant("call")
@@ -364,21 +371,21 @@ class TypeResolution(CheckerState):
         if len(self.constexpr_calls) >= MAX_CONSTEXPR_DEPTH:
             raise CompileError(f"constexpr evaluation of '{fd.name}' nests more than {MAX_CONSTEXPR_DEPTH} calls "
                                "deep", e.pos)
-        args = [self._const_value(a) for a in e.args]
-        saved_scope, saved_namespace = self.scope, self.enter_namespace(fd.namespace)
-        self.scope = Scope(self.globals)
+        args = [self.const_value(a) for a in e.args]
+        saved_scope, saved_namespace = self.chk.scope, self.chk.lookup.enter_namespace(fd.namespace)
+        self.chk.scope = Scope(self.chk.globals)
         if owner is not None:  # a static member function sees its struct's types, constants, template arguments
-            self.struct_members_scope(owner, self.scope)
+            self.chk.templates.struct_members_scope(owner, self.chk.scope)
         self.constexpr_calls.append(fd.name)
         try:
             for p, value in zip(fd.params, args, strict=True):
                 ty = self.resolve_type(p.type_spec)
-                self.scope.names[p.name or "_"] = Var(p.name or "_", ty, VarKind.CONST, p.pos,
+                self.chk.scope.names[p.name or "_"] = Var(p.name or "_", ty, VarKind.CONST, p.pos,
                                                       const_value=cast_const(value, ty), mutable=False)
-            return cast_const(self._const_value(body[0].value), self.resolve_type(fd.ret))
+            return cast_const(self.const_value(body[0].value), self.resolve_type(fd.ret))
         finally:
             self.constexpr_calls.pop()
-            self.scope, self.namespace = saved_scope, saved_namespace
+            self.chk.scope, self.chk.namespace = saved_scope, saved_namespace
 
     def _constexpr_member_of_instance(self, e: ast.Construct) -> tuple[ast.FuncDef, StructType]:
         spec = e.type_spec
@@ -392,29 +399,29 @@ class TypeResolution(CheckerState):
     def constexpr_static_method(self, e: ast.Call) -> tuple[ast.FuncDef, StructType]:
         """The one 'static constexpr' member function (not a template) that ``S::f(args)`` names
         with this many arguments, and its struct; NotConstant when there is none."""
-        found = self.static_member_functions(callee_name(e).ident)
+        found = self.chk.structs.static_member_functions(callee_name(e).ident)
         if found is None:
             raise NotConstant("call")
         return self._single_static_constexpr(*found, len(e.args))
 
     def _single_static_constexpr(self, st: StructType, name: str, nargs: int) -> tuple[ast.FuncDef, StructType]:
-        defs = [m for m in self.structs[st].methods if m.name == name and m.static and m.constexpr
+        defs = [m for m in self.chk.struct_defs[st].methods if m.name == name and m.static and m.constexpr
                 and not m.template_params and len(m.params) == nargs]
         if len(defs) != 1:
             raise NotConstant("call")
         return defs[0], st
 
-    def _const_value(self, expr: ast.Expr) -> int | float:
-        return evaluate(expr, self._const_lookup, self._const_size_of, self._const_call)
+    def const_value(self, expr: ast.Expr) -> int | float:
+        return evaluate(expr, self._const_lookup, self._const_size_of, self.const_call)
 
     def _const_size_of(self, e: ast.SizeOf) -> int:
         # The checker's sizeof on a copy: the expression stays unchecked for its own later check.
-        size = self.expr(copy.deepcopy(e))
+        size = self.chk.exprs.expr(copy.deepcopy(e))
         assert isinstance(size, ast.IntLit)  # e_SizeOf folds it
         return size.value
 
     def _const_lookup(self, name: str, pos: Pos, template_args: Any = None) -> Any:
-        found = self.lookup_name(name)
+        found = self.chk.lookup.lookup_name(name)
         if isinstance(found, VariableTemplateEntry):
             var = self.variable_instance(found.decl, template_args, pos)
             if var.const_value is None or isinstance(var.const_value, list | DeferredConstant):
@@ -426,20 +433,20 @@ class TypeResolution(CheckerState):
                 if member.const_value is None:
                     raise NotConstant(name)
                 return member.const_value
-            const = self.library.constant(name.removeprefix("::"), template_args, self)
+            const = self.chk.library.constant(name.removeprefix("::"), template_args, self.chk)
             if const is None:
                 raise NotConstant(name)
             return const[1] if isinstance(const[1], float) else int(const[1])
-        sym = self.lookup_name(name)
+        sym = self.chk.lookup.lookup_name(name)
         if sym is None:
-            sym = self.member_through_type_name(name, pos)
+            sym = self.chk.templates.member_through_type_name(name, pos)
         if isinstance(sym, Var) and sym.const_value is not None and not isinstance(sym.const_value, list | DeferredConstant):
             v = sym.const_value
             return float(v) if isinstance(v, float) else int(v)
         if sym is None:  # <metal_math>'s NAN, INFINITY, M_PI_F..., usable at program scope too
-            const = self.library.constant(name.removeprefix("::"), None, self)
+            const = self.chk.library.constant(name.removeprefix("::"), None, self.chk)
             if const is not None and not isinstance(const[1], list):
                 return float(const[1]) if isinstance(const[1], float) else int(const[1])
-        if sym is None and self.scope.lookup(name.split("::")[-1]) is None:
-            raise CompileError(f"use of undeclared identifier '{name}'" + did_you_mean(name, self.scope.all_names()), pos)
+        if sym is None and self.chk.scope.lookup(name.split("::")[-1]) is None:
+            raise CompileError(f"use of undeclared identifier '{name}'" + did_you_mean(name, self.chk.scope.all_names()), pos)
         raise NotConstant(name)

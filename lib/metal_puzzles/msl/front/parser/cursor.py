@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, NoReturn
 
 from ...lang.errors import CompileError, Pos
 from .. import ast
-from ..lexer import Token
+from ..lexer import EOF, ID, OP, Token
 from .vocabulary import BUILTIN_TEMPLATE_NAMES, MAX_NESTING
 
 
@@ -20,7 +20,7 @@ class TokenCursor:
                  template_names: set[str] | None = None) -> None:
         self.depth = 0
         end = tokens[-1].pos if tokens else Pos("source", 1, 1)
-        self.toks = tokens + [Token("eof", "", Pos(end.file, end.line, end.col + 1))]
+        self.toks = tokens + [Token(EOF, "", Pos(end.file, end.line, end.col + 1))]
         self.i = 0
         # Names that denote types (typedefs, template parameters) besides builtins.
         self.type_names: set[str] = set(type_names or ())
@@ -93,17 +93,17 @@ class TokenCursor:
     def advance(self) -> Token:
         t = self.toks[self.i]
         # The end of input is never passed: an error reported after it still has a token to point at.
-        if t.kind != "eof":
+        if t.kind != EOF:
             self.i += 1
         return t
 
     def accept(self, *ops: str) -> Token | None:
-        if self.tok.kind == "op" and self.tok.text in ops:
+        if self.tok.kind == OP and self.tok.text in ops:
             return self.advance()
         return None
 
     def accept_word(self, *words: str) -> Token | None:
-        if self.tok.kind == "id" and self.tok.text in words:
+        if self.tok.kind == ID and self.tok.text in words:
             return self.advance()
         return None
 
@@ -113,13 +113,13 @@ class TokenCursor:
         # '>>' closing two template argument lists at once.
         if op == ">" and self.tok.is_op(">>"):
             t = self.tok
-            self.toks[self.i] = Token("op", ">", Pos(t.pos.file, t.pos.line, t.pos.col + 1))
-            return Token("op", ">", t.pos)
+            self.toks[self.i] = Token(OP, ">", Pos(t.pos.file, t.pos.line, t.pos.col + 1))
+            return Token(OP, ">", t.pos)
         self.error_expected(f"'{op}'" + (f" {what}" if what else ""))
 
     def error_expected(self, what: str) -> NoReturn:
         t = self.tok
-        got = "end of input" if t.kind == "eof" else f"'{t.text}'"
+        got = "end of input" if t.kind == EOF else f"'{t.text}'"
         # A missing ';' is reported at the end of the previous token, as compilers do.
         if what.startswith("';'") and self.i > 0:
             prev = self.toks[self.i - 1]
@@ -128,7 +128,7 @@ class TokenCursor:
         raise CompileError(f"expected {what}, found {got}", t.pos)
 
     def expect_ident(self, what: str = "identifier") -> Token:
-        if self.tok.kind == "id":
+        if self.tok.kind == ID:
             return self.advance()
         self.error_expected(what)
 
@@ -143,7 +143,7 @@ class TokenCursor:
         depth = 1
         while depth:
             t = self.advance()
-            if t.kind == "eof":
+            if t.kind == EOF:
                 self.error_expected(f"'{close}'")
             if t.is_op(open_):
                 depth += 1
@@ -155,7 +155,7 @@ class TokenCursor:
         first = None
         while self.tok.is_op("[") and self.peek().is_op("["):
             self.advance()
-            if first is None and self.peek().kind == "id":
+            if first is None and self.peek().kind == ID:
                 first = self.peek().text
             self._skip_balanced("[", "]")
             self.expect("]")

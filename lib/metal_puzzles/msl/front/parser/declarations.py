@@ -7,7 +7,7 @@ from typing import Any
 
 from ...lang.errors import CompileError, Pos
 from .. import ast
-from ..lexer import Token
+from ..lexer import EOF, ID, Token
 from .cursor import TokenCursor
 from .vocabulary import add_suffixes
 
@@ -24,7 +24,7 @@ class Declarations(TokenCursor):
         while True:
             if opened is not None and self.accept("}"):
                 return items
-            if self.tok.kind == "eof":
+            if self.tok.kind == EOF:
                 if opened is None:
                     return items
                 raise CompileError("expected '}' to close this namespace", opened.pos)
@@ -41,7 +41,7 @@ class Declarations(TokenCursor):
         inline = self.accept_word("inline") is not None
         self.advance()  # 'namespace'
         path: tuple[str, ...] = ()
-        if self.tok.kind == "id":
+        if self.tok.kind == ID:
             name, n = self._qualified_name_at(0)
             path = () if inline else tuple(name.split("::"))
             self.i += n
@@ -120,7 +120,7 @@ class Declarations(TokenCursor):
                                    self.tok.pos)
             default: Any = None
             if self.accept_word("typename", "class"):
-                name = self.advance().text if self.tok.kind == "id" else unnamed
+                name = self.advance().text if self.tok.kind == ID else unnamed
                 if self.accept("="):
                     default = self.parse_type_spec()
                 params.append(ast.TemplateParam(t.pos, name, "type", default))
@@ -130,7 +130,7 @@ class Declarations(TokenCursor):
                 if self.tok.is_op("..."):
                     raise CompileError("only type parameter packs ('typename... Args') are supported by the "
                                        "simulator", self.tok.pos)
-                name = self.advance().text if self.tok.kind == "id" else unnamed
+                name = self.advance().text if self.tok.kind == ID else unnamed
                 default = self.parse_ternary(no_gt=True) if self.accept("=") else None
                 params.append(ast.TemplateParam(t.pos, name, spec.name, default, spec))
             if not self.accept(","):
@@ -151,7 +151,7 @@ class Declarations(TokenCursor):
             name = self.expect_ident("an alias name")
             if not self.accept("="):
                 # 'using metal::foo;' declarations just bring names in scope.
-                while not self.tok.is_op(";") and self.tok.kind != "eof":
+                while not self.tok.is_op(";") and self.tok.kind != EOF:
                     self.advance()
                 self.expect(";")
                 return None
@@ -159,7 +159,7 @@ class Declarations(TokenCursor):
             self.expect(";", "after the alias")
             self.type_names.add(name.text)
             return ast.TypeAlias(name.pos, name.text, spec)
-        if self.tok.kind == "id" and self.tok.text == "struct" and (self.peek().is_op("{") or self.peek(2).is_op("{")):
+        if self.tok.kind == ID and self.tok.text == "struct" and (self.peek().is_op("{") or self.peek(2).is_op("{")):
             raise CompileError("'typedef struct { ... } Name;' is not supported by the simulator; define the "
                                "struct as 'struct Name { ... };' (C++ needs no typedef)", self.tok.pos)
         spec = self.parse_type_spec()  # typedef
@@ -174,30 +174,30 @@ class Declarations(TokenCursor):
         if t.is_op(";"):
             self.advance()
             return None
-        if t.kind == "id" and t.text in ("using", "typedef"):
+        if t.kind == ID and t.text in ("using", "typedef"):
             return self.parse_alias()
-        if t.kind == "id" and t.text == "namespace":
+        if t.kind == ID and t.text == "namespace":
             raise CompileError("namespaces in the header are not supported by the simulator", t.pos)
-        if t.kind == "id" and t.text == "struct":
+        if t.kind == ID and t.text == "struct":
             return self.parse_struct()
-        if t.kind == "id" and t.text == "enum":
+        if t.kind == ID and t.text == "enum":
             return self.parse_enum()
-        if t.kind == "id" and t.text == "union" and self.peek().kind == "id" and self.peek(2).is_op("{", ";"):
+        if t.kind == ID and t.text == "union" and self.peek().kind == ID and self.peek(2).is_op("{", ";"):
             return self.parse_struct()
-        if t.kind == "id" and t.text in ("class", "union"):
+        if t.kind == ID and t.text in ("class", "union"):
             raise CompileError(f"'{t.text}' definitions are not supported by the simulator (a 'struct' with "
                                "members and member functions is, and a named 'union')", t.pos)
-        if t.kind == "id" and t.text == "static_assert":
+        if t.kind == ID and t.text == "static_assert":
             return self.parse_static_assert()
         template_params: list[ast.TemplateParam] = []
         saved_types = set(self.type_names)
         is_template = self.accept_word("template") is not None
         if is_template:
             template_params = self.parse_template_params()
-            if self.tok.kind == "id" and self.tok.text == "class":
+            if self.tok.kind == ID and self.tok.text == "class":
                 raise CompileError("class templates are not supported by the simulator (struct templates are)",
                                    self.tok.pos)
-            if self.tok.kind == "id" and self.tok.text in ("struct", "union"):
+            if self.tok.kind == ID and self.tok.text in ("struct", "union"):
                 try:
                     return self.parse_struct(template_params)
                 finally:
@@ -219,7 +219,7 @@ class Declarations(TokenCursor):
             self._skip_attributes()
         if self.accept_word("kernel"):
             is_kernel = True
-        if self.tok.kind == "id" and self.tok.text in ("using", "typedef") and template_params:
+        if self.tok.kind == ID and self.tok.text in ("using", "typedef") and template_params:
             alias = self.parse_alias()
             if not isinstance(alias, ast.TypeAlias):
                 raise CompileError("expected an alias template ('template <typename T> using Name = ...;')", t.pos)
@@ -229,17 +229,17 @@ class Declarations(TokenCursor):
             return alias
         start_i = self.i
         spec = self.parse_type_spec()
-        if self.tok.kind == "id" and self.tok.text == "kernel":
+        if self.tok.kind == ID and self.tok.text == "kernel":
             self.advance()  # 'void kernel f(...)': Metal takes the specifier after the return type too
             is_kernel = True
         # A function has '(' after its name; anything else is a global variable.
-        if self.tok.text == "operator" and self.tok.kind == "id":
+        if self.tok.text == "operator" and self.tok.kind == ID:
             self._operator_name()
         name: Token | None = None
         specialization: list | None = None
-        if self.tok.kind == "id" and self.peek().is_op("("):
+        if self.tok.kind == ID and self.peek().is_op("("):
             name = self.advance()
-        elif (is_template and not template_params and self.tok.kind == "id" and self.peek().is_op("<")
+        elif (is_template and not template_params and self.tok.kind == ID and self.peek().is_op("<")
                 and self.tok.text in self.template_names):
             # An explicit specialisation of a function template: 'template <> float2 one<float2>()'.
             name = self.advance()
@@ -294,7 +294,7 @@ class Declarations(TokenCursor):
         self.expect("{", "to open the enumeration")
         enumerators: list[ast.Enumerator] = []
         while not self.accept("}"):
-            if self.tok.kind == "eof":
+            if self.tok.kind == EOF:
                 raise CompileError(f"expected '}}' to close enumeration '{name.text}'", start.pos)
             ident = self.expect_ident("an enumerator name")
             value = self.parse_ternary() if self.accept("=") else None
@@ -302,7 +302,7 @@ class Declarations(TokenCursor):
             if not self.accept(","):
                 self.expect("}", "to close the enumeration")
                 break
-        if self.tok.kind == "id":
+        if self.tok.kind == ID:
             raise CompileError("declaring variables in an enumeration's definition is not supported; declare them "
                                "separately", self.tok.pos)
         self.expect(";", "after the enumeration")
@@ -329,7 +329,7 @@ class Declarations(TokenCursor):
                 return params
             pack = self.accept("...")  # 'const Args&... rest'
             name = None
-            if self.tok.kind == "id":
+            if self.tok.kind == ID:
                 name = self.advance().text
             while self.tok.is_op("[") and not self.peek().is_op("["):
                 self.advance()

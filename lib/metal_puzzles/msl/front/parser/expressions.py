@@ -6,10 +6,10 @@ from __future__ import annotations
 from ...lang.errors import CompileError
 from .. import ast
 from ..ast import CastStyle
-from ..lexer import Token
+from ..lexer import CHAR, ID, NUM, OP, STR, Token
 from ..literals import parse_char, parse_number
 from .cursor import TokenCursor
-from .vocabulary import ASSIGN_OPS, BINARY_LEVEL
+from .vocabulary import ASSIGN_OPS, BINARY_LEVEL, BINARY_OPERATORS, POSTFIX_OPS, PREFIX_OPS
 
 
 class Expressions(TokenCursor):
@@ -24,14 +24,14 @@ class Expressions(TokenCursor):
 
     def parse_assignment(self) -> ast.Expr:
         left = self.parse_ternary()
-        if self.tok.kind == "op" and self.tok.text in ASSIGN_OPS:
+        if self.tok.kind == OP and self.tok.text in ASSIGN_OPS:
             op = self.advance()
             self._nest()  # 'a = b = c = ...' nests to the right: each one is a level
             try:
                 value = self.parse_initializer() if self.tok.is_op("{") else self.parse_assignment()
             finally:
                 self.depth -= 1
-            return ast.Assign(op.pos, op.text, left, value)
+            return ast.Assign(op.pos, ASSIGN_OPS[op.text], left, value)
         return left
 
     def parse_ternary(self, no_gt: bool = False) -> ast.Expr:
@@ -55,12 +55,12 @@ class Expressions(TokenCursor):
         left = self.parse_unary()
         while True:
             t = self.tok
-            op_level = BINARY_LEVEL.get(t.text) if t.kind == "op" else None
-            if op_level is None or op_level < level or (no_gt and t.text in (">", ">>")):
+            op = BINARY_OPERATORS.get(t.text) if t.kind == OP else None
+            if op is None or BINARY_LEVEL[op] < level or (no_gt and op in (ast.BinaryOp.GT, ast.BinaryOp.SHR)):
                 return left
-            op = self.advance()
-            right = self.parse_binary(op_level + 1, no_gt)
-            left = ast.Binary(op.pos, op.text, left, right)
+            self.advance()
+            right = self.parse_binary(BINARY_LEVEL[op] + 1, no_gt)
+            left = ast.Binary(t.pos, op, left, right)
 
     def parse_unary(self) -> ast.Expr:
         self._nest()
@@ -71,15 +71,15 @@ class Expressions(TokenCursor):
 
     def _unary(self) -> ast.Expr:
         t = self.tok
-        if t.kind == "op" and t.text in ("-", "+", "!", "~", "*", "&", "++", "--"):
+        if t.kind == OP and t.text in PREFIX_OPS:
             self.advance()
-            return ast.Unary(t.pos, t.text, self.parse_unary())
+            return ast.Unary(t.pos, PREFIX_OPS[t.text], self.parse_unary())
         if t.is_op("(") and self.starts_type(1) and not self._is_functional_cast_in_parens():
             self.advance()
             spec = self.parse_type_spec()
             self.expect(")", "to close the cast")
             return ast.Cast(t.pos, spec, self.parse_unary(), CastStyle.C)
-        if t.kind == "id" and t.text in ("sizeof", "alignof"):
+        if t.kind == ID and t.text in ("sizeof", "alignof"):
             self.advance()
             align = t.text == "alignof"
             if self.tok.is_op("(") and self.starts_type(1):
@@ -119,9 +119,9 @@ class Expressions(TokenCursor):
                 self.advance()
                 name = self.expect_ident("a member name")
                 e = ast.Member(name.pos, e, name.text, t.text == "->")
-            elif t.is_op("++", "--"):
+            elif t.kind == OP and t.text in POSTFIX_OPS:
                 self.advance()
-                e = ast.Postfix(t.pos, t.text, e)
+                e = ast.Postfix(t.pos, POSTFIX_OPS[t.text], e)
             else:
                 return e
 
@@ -140,25 +140,25 @@ class Expressions(TokenCursor):
 
     def parse_primary(self) -> ast.Expr:
         t = self.tok
-        if t.kind == "num":
+        if t.kind == NUM:
             self.advance()
             return parse_number(t)
-        if t.kind == "op" and t.text == "(":
+        if t.kind == OP and t.text == "(":
             self.advance()
             e = self.parse_expression()
             self.expect(")", "to close the parenthesis")
             return e
-        if t.kind == "op" and t.text == "{":
+        if t.kind == OP and t.text == "{":
             return self.parse_initializer()
         if t.is_op("[") and not self.peek().is_op("["):
             raise CompileError("lambda expressions ('[...](...) { ... }', Metal 3.2) are not supported by the "
                                "simulator; write a helper function, or a struct with an operator(), instead", t.pos)
-        if t.kind in ("str", "char"):
-            if t.kind == "char":
+        if t.kind in (STR, CHAR):
+            if t.kind == CHAR:
                 self.advance()
                 return parse_char(t)
             raise CompileError("string literals are not supported in kernels", t.pos)
-        if t.kind == "id" or (t.is_op("::") and self.peek().kind == "id"):
+        if t.kind == ID or (t.is_op("::") and self.peek().kind == ID):
             return self._named_primary(t)
         self.error_expected("an expression")
 
@@ -178,7 +178,7 @@ class Expressions(TokenCursor):
                                     or name.split("::")[-1] in self.template_names):
             targs = self.parse_template_args()
             # numeric_limits<float>::max  — a qualified name after template args
-            while self.tok.is_op("::") and self.peek().kind == "id":
+            while self.tok.is_op("::") and self.peek().kind == ID:
                 self.advance()
                 name += "<>::" + self.advance().text
         return ast.Name(t.pos, name, targs)

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from ...lang.errors import CompileError, Pos, did_you_mean, warn_compile
 from .. import ast
-from ..lexer import Token
+from ..lexer import EOF, ID, STR, Token
 from .cursor import TokenCursor
 from .vocabulary import COMMON_TYPES, STATEMENT_ATTRIBUTES
 
 
-class _AliasStmt(ast.Stmt):
+class AliasStmt(ast.Stmt):
     """A type alias declared inside a function body."""
 
     def __init__(self, alias: ast.TypeAlias) -> None:
@@ -18,16 +18,12 @@ class _AliasStmt(ast.Stmt):
         self.alias = alias
 
 
-#: The public name; the class keeps its own, which the executor dispatches on ('s__AliasStmt').
-AliasStmt = _AliasStmt
-
-
 class Statements(TokenCursor):
     def parse_body(self) -> ast.Block:
         """A kernel body: statements up to the end of input."""
         start = self.tok.pos
         stmts = []
-        while self.tok.kind != "eof":
+        while self.tok.kind != EOF:
             stmts.append(self.parse_statement())
         return ast.Block(start, stmts)
 
@@ -45,7 +41,7 @@ class Statements(TokenCursor):
         start = self.expect("{").pos
         stmts = []
         while not self.tok.is_op("}"):
-            if self.tok.kind == "eof":
+            if self.tok.kind == EOF:
                 raise CompileError("expected '}' to close this block", start)
             stmts.append(self.parse_statement())
         self.advance()
@@ -66,7 +62,7 @@ class Statements(TokenCursor):
         if t.is_op(";"):
             self.advance()
             return ast.Empty(t.pos)
-        if t.kind == "id":
+        if t.kind == ID:
             stmt = self._keyword_statement(t)
             if stmt is None:
                 stmt = self._declaration_statement(t)
@@ -89,7 +85,7 @@ class Statements(TokenCursor):
         depth = 0
         for prev, tok, nxt in zip(toks, toks[1:], toks[2:], strict=False):  # each token with its neighbours
             depth += prev.is_op("[", "(", "{") - prev.is_op("]", ")", "}")
-            is_name = depth == 2 and tok.kind == "id" and prev.is_op("[", ",") and not nxt.is_op("::")
+            is_name = depth == 2 and tok.kind == ID and prev.is_op("[", ",") and not nxt.is_op("::")
             if is_name and tok.text not in STATEMENT_ATTRIBUTES and tok.text != "using":
                 warn_compile(f"unknown attribute '{tok.text}' ignored", tok.pos)
 
@@ -188,10 +184,10 @@ class Statements(TokenCursor):
         """A declaration, a local type or an alias starting at the word ``t``; None for an
         expression statement. Two names in a row that do not declare anything are an unknown type."""
         kw = t.text
-        if kw == "struct" and self.peek().kind == "id" and self.peek().text in self.type_names \
+        if kw == "struct" and self.peek().kind == ID and self.peek().text in self.type_names \
                 and not self.peek(2).is_op("{"):
             return self.parse_declaration()  # 'struct Name x;' names a struct declared in the header
-        if kw in ("struct", "union") and (self.peek().is_op("{") or (self.peek().kind == "id"
+        if kw in ("struct", "union") and (self.peek().is_op("{") or (self.peek().kind == ID
                                                                       and self.peek(2).is_op("{"))):
             return self._parse_local_type()
         if kw in ("class", "enum"):
@@ -202,11 +198,11 @@ class Statements(TokenCursor):
             if item is None or isinstance(item, ast.UsingNamespace):
                 # 'using metal::max;' declares no alias, 'using namespace metal;' widens lookup.
                 return ast.Empty(t.pos) if item is None else item
-            return _AliasStmt(item)
+            return AliasStmt(item)
         if self.looks_like_declaration():
             return self.parse_declaration()
         nxt = self.peek()
-        if nxt.kind == "id" and (self.peek(2).is_op("=", ";", "[", ",") or self.peek(2).kind == "eof"):
+        if nxt.kind == ID and (self.peek(2).is_op("=", ";", "[", ",") or self.peek(2).kind == EOF):
             # 'flaot x = 1;' : two identifiers in a row can only be a declaration.
             names = set(self.type_names) | COMMON_TYPES
             raise CompileError(f"unknown type name '{kw}'" + did_you_mean(kw, names), t.pos)
@@ -218,10 +214,10 @@ class Statements(TokenCursor):
         condition = self.parse_assignment()
         message = ""
         if self.accept(","):
-            if self.tok.kind != "str":
+            if self.tok.kind != STR:
                 self.error_expected("a string literal as the static_assert message")
             message = self.advance().text[1:-1]
-            while self.tok.kind == "str":  # adjacent literals join, as macros that stringify write them
+            while self.tok.kind == STR:  # adjacent literals join, as macros that stringify write them
                 message += self.advance().text[1:-1]
         self.expect(")", "to close static_assert")
         self.expect(";", "after static_assert")

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from ...lang.errors import CompileError, Pos
 from .. import ast
-from ..lexer import Token
+from ..lexer import EOF, ID, OP, Token
 from .cursor import TokenCursor
 from .vocabulary import CONSTRUCTOR_PREFIXES, OVERLOADABLE_OPERATORS, add_suffixes
 
@@ -33,9 +33,9 @@ class Structs(TokenCursor):
         (``template <> struct Name<half>``, ``template <typename T> struct Name<vec<T, 2>>``)."""
         start = self.advance()  # 'struct' or 'union'
         union = start.text == "union"
-        if local and not self.tok.kind == "id":
+        if local and not self.tok.kind == ID:
             # An anonymous type in a function body, named where it is written.
-            name = Token("id", f"(anonymous {start.text} at line {start.pos.line})", start.pos)
+            name = Token(ID, f"(anonymous {start.text} at line {start.pos.line})", start.pos)
         else:
             name = self.expect_ident(f"a {start.text} name")
         is_template = template_params is not None
@@ -54,13 +54,13 @@ class Structs(TokenCursor):
         outer_type_names = set(self.type_names)
         body = _StructBody()
         while not self.accept("}"):
-            if self.tok.kind == "eof":
+            if self.tok.kind == EOF:
                 raise CompileError(f"expected '}}' to close struct '{name.text}'", start.pos)
             self._struct_member(name, body)
         # A member type is named 'S::type' outside the struct: its bare name leaves scope with the
         # struct, so a variable called 'type' after it is a variable, as in C++.
         self.type_names -= {alias.name for alias in body.member_types} - outer_type_names
-        if self.tok.kind == "id" and not local:
+        if self.tok.kind == ID and not local:
             raise CompileError("declaring variables in a struct definition is not supported; declare them "
                                "separately", self.tok.pos)
         if not local:
@@ -75,33 +75,33 @@ class Structs(TokenCursor):
         t = self.tok
         if self.accept(";"):
             return
-        if t.kind == "id" and t.text in ("public", "private", "protected") and self.peek().is_op(":"):
+        if t.kind == ID and t.text in ("public", "private", "protected") and self.peek().is_op(":"):
             self.advance()
             self.advance()
             return
-        if t.kind == "id" and t.text in ("using", "typedef") and not self.peek().text == "namespace":
+        if t.kind == ID and t.text in ("using", "typedef") and not self.peek().text == "namespace":
             alias = self.parse_alias()
             if isinstance(alias, ast.TypeAlias):
                 body.member_types.append(alias)
                 add_suffixes(self.type_names, f"{name.text}::{alias.name}")
             return
-        static_method = t.kind == "id" and t.text == "static" and self._starts_member_function()
-        if t.kind == "id" and t.text == "static" and not static_method and any(
+        static_method = t.kind == ID and t.text == "static" and self._starts_member_function()
+        if t.kind == ID and t.text == "static" and not static_method and any(
                 self.peek(k).text in ("constexpr", "const") for k in (1, 2)):
             self._static_data_members(body)
             return
         method_template: list[ast.TemplateParam] | None = None
-        if t.kind == "id" and t.text == "template" and self.peek().is_op("<"):
+        if t.kind == ID and t.text == "template" and self.peek().is_op("<"):
             # A member function template ('template <typename T> T operator()(T a, T b)'),
             # as every PyTorch elementwise functor declares.
             self.advance()
             method_template = self.parse_template_params()
             t = self.tok
-            if t.kind == "id" and t.text in ("using", "typedef"):
+            if t.kind == ID and t.text in ("using", "typedef"):
                 self._member_alias_template(name, method_template, body)
                 return
-            static_method = t.kind == "id" and t.text == "static" and self._starts_member_function()
-            if t.kind == "id" and t.text in ("static", "struct", "template", "friend") and not static_method:
+            static_method = t.kind == ID and t.text == "static" and self._starts_member_function()
+            if t.kind == ID and t.text in ("static", "struct", "template", "friend") and not static_method:
                 raise CompileError("only member functions may be templates inside a struct in the simulator "
                                    f"(a member template starting '{t.text}' is not supported)", t.pos)
         self._refuse_unsupported_member(t, static_method)
@@ -115,9 +115,9 @@ class Structs(TokenCursor):
         self._skip_attributes()
         method_start = self.i
         spec = self.parse_type_spec()
-        if self.tok.kind == "id" and self.tok.text == "operator":
+        if self.tok.kind == ID and self.tok.text == "operator":
             self._operator_name()
-        if self.tok.kind == "id" and self.peek().is_op("("):
+        if self.tok.kind == ID and self.peek().is_op("("):
             body.methods.append(self._member_function(spec, method_start, method_template, static_method))
             return
         if method_template is not None:
@@ -153,10 +153,10 @@ class Structs(TokenCursor):
     def _refuse_unsupported_member(t: Token, static_method: bool) -> None:
         """A precise error for a member the simulator does not have ('static' data without an
         initializer, friends, virtual functions, nested templates and aliases of other kinds)."""
-        if t.kind == "id" and t.text == "static" and not static_method:
+        if t.kind == ID and t.text == "static" and not static_method:
             raise CompileError("'static' inside a struct is supported on member functions and on 'static "
                                "constexpr' / 'static const' data members with an initializer", t.pos)
-        if t.kind == "id" and t.text in ("template", "friend", "virtual", "using", "typedef"):
+        if t.kind == ID and t.text in ("template", "friend", "virtual", "using", "typedef"):
             raise CompileError(f"'{t.text}' inside a struct is not supported by the simulator (data members "
                                "and member functions are)", t.pos)
 
@@ -167,7 +167,7 @@ class Structs(TokenCursor):
         self.advance()
         params = self.parse_params()
         const_method = False
-        while self.tok.kind == "id" and self.tok.text in ("const", "noexcept", "thread", "device",
+        while self.tok.kind == ID and self.tok.text in ("const", "noexcept", "thread", "device",
                                                           "constant", "threadgroup"):
             # Advance first: 'const const' must not stop the loop from moving on.
             qualifier = self.advance().text
@@ -176,7 +176,7 @@ class Structs(TokenCursor):
             raise CompileError(f"static member function '{fname.text}' cannot be 'const' (it has no "
                                "object)", fname.pos)
         body = self.parse_function_body(params)
-        prefix = {tok.text for tok in self.toks[method_start:self.i] if tok.kind == "id"} & {"constexpr"}
+        prefix = {tok.text for tok in self.toks[method_start:self.i] if tok.kind == ID} & {"constexpr"}
         return ast.FuncDef(fname.pos, fname.text, spec, params, body, const_method=const_method,
                            template_params=method_template or [], static=static_method,
                            constexpr=bool(prefix))
@@ -216,9 +216,9 @@ class Structs(TokenCursor):
 
     def _starts_constructor(self, struct_name: str) -> bool:
         k = 0
-        while self.peek(k).kind == "id" and self.peek(k).text in CONSTRUCTOR_PREFIXES:
+        while self.peek(k).kind == ID and self.peek(k).text in CONSTRUCTOR_PREFIXES:
             k += 1
-        return self.peek(k).kind == "id" and self.peek(k).text == struct_name and self.peek(k + 1).is_op("(")
+        return self.peek(k).kind == ID and self.peek(k).text == struct_name and self.peek(k + 1).is_op("(")
 
     def _parse_constructor(self, struct_name: str) -> ast.FuncDef:
         """``[constexpr|inline|METAL_FUNC|explicit] Name(params) [: member(args), ...] { body }``."""
@@ -252,9 +252,9 @@ class Structs(TokenCursor):
         saved = self.i
         try:
             self.parse_type_spec()
-            if self.tok.kind == "id" and self.tok.text == "operator":
+            if self.tok.kind == ID and self.tok.text == "operator":
                 return True
-            return self.tok.kind == "id" and self.peek().is_op("(")
+            return self.tok.kind == ID and self.peek().is_op("(")
         except CompileError:
             return False
         finally:
@@ -272,10 +272,10 @@ class Structs(TokenCursor):
             # The call operator: a functor's 'operator()(...)', called as 'f(a, b)'.
             self.advance()
             symbol = "()"
-        elif t.kind == "op" and t.text in OVERLOADABLE_OPERATORS:
+        elif t.kind == OP and t.text in OVERLOADABLE_OPERATORS:
             symbol = t.text
         else:
             raise CompileError("the simulator supports overloading the arithmetic, bitwise, comparison, compound "
                                "assignment, unary, '[]' and '()' operators, not this one", t.pos)
-        self.toks[self.i] = Token("id", "operator" + symbol, start.pos)
+        self.toks[self.i] = Token(ID, "operator" + symbol, start.pos)
 

@@ -7,6 +7,7 @@ from ...lang.errors import CompileError
 from ...lang.metal_namespace import strip_metal_namespace
 from ...lang.types import SCALAR_ALIASES, lookup_builtin_type
 from .. import ast
+from ..lexer import ID
 from .cursor import TokenCursor
 from .vocabulary import ADDRESS_SPACES, QUALIFIERS, TEMPLATE_TYPE_NAMES, address_space
 
@@ -17,13 +18,13 @@ class TypeSpecs(TokenCursor):
         A name written from the global namespace ('::metal::max') keeps its leading '::'."""
         parts = []
         n = 0
-        rooted = self.peek(k).is_op("::") and self.peek(k + 1).kind == "id"
+        rooted = self.peek(k).is_op("::") and self.peek(k + 1).kind == ID
         if rooted:
             n += 1
-        while self.peek(k + n).kind == "id":
+        while self.peek(k + n).kind == ID:
             parts.append(self.peek(k + n).text)
             n += 1
-            if self.peek(k + n).is_op("::") and self.peek(k + n + 1).kind == "id":
+            if self.peek(k + n).is_op("::") and self.peek(k + n + 1).kind == ID:
                 n += 1
                 continue
             break
@@ -45,7 +46,7 @@ class TypeSpecs(TokenCursor):
         t = self.peek(k)
         if t.is_op("::"):
             return self.is_type_name(self._qualified_name_at(k)[0])
-        if t.kind != "id":
+        if t.kind != ID:
             return False
         if t.text in ADDRESS_SPACES or t.text in QUALIFIERS or t.text in ("unsigned", "signed", "typename"):
             return True
@@ -54,7 +55,7 @@ class TypeSpecs(TokenCursor):
 
     def looks_like_declaration(self) -> bool:
         t = self.tok
-        if t.kind != "id" and not t.is_op("::"):
+        if t.kind != ID and not t.is_op("::"):
             return False
         if t.text in ("decltype", "typename"):  # 'typename S<T>::type x = ...;'
             return True
@@ -64,14 +65,14 @@ class TypeSpecs(TokenCursor):
         if not self.is_type_name(name):
             return False
         nxt = self.peek(n)
-        if nxt.kind == "id":
+        if nxt.kind == ID:
             return True
         if nxt.is_op("<"):
             return not self._starts_static_member_call()
         if nxt.is_op("*", "&", "&&"):
             return True
         # 'float (*op)(float, float) = add;' reads as a declaration, to be refused precisely.
-        return nxt.is_op("(") and self.peek(n + 1).is_op("*") and self.peek(n + 2).kind == "id" \
+        return nxt.is_op("(") and self.peek(n + 1).is_op("*") and self.peek(n + 2).kind == ID \
             and self.peek(n + 3).is_op(")")
 
     def parse_type_spec(self) -> ast.TypeSpec:
@@ -81,7 +82,7 @@ class TypeSpecs(TokenCursor):
         space = None
         while True:
             t = self.tok
-            if t.kind != "id":
+            if t.kind != ID:
                 break
             if t.text == "const" or t.text == "volatile":
                 const = const or t.text == "const"
@@ -97,7 +98,7 @@ class TypeSpecs(TokenCursor):
             else:
                 break
         name, args, member = self._parse_base_type()
-        while self.tok.kind == "id" and self.tok.text in ("const", "volatile") + ADDRESS_SPACES:
+        while self.tok.kind == ID and self.tok.text in ("const", "volatile") + ADDRESS_SPACES:
             t = self.advance()
             if t.text == "const":
                 const = True
@@ -112,7 +113,7 @@ class TypeSpecs(TokenCursor):
             if self.accept("*"):
                 pconst = False
                 pspace = None
-                while self.tok.kind == "id" and self.tok.text in ("const", "volatile", "restrict", "__restrict") + ADDRESS_SPACES:
+                while self.tok.kind == ID and self.tok.text in ("const", "volatile", "restrict", "__restrict") + ADDRESS_SPACES:
                     w = self.advance()
                     if w.text == "const":
                         pconst = True
@@ -129,13 +130,13 @@ class TypeSpecs(TokenCursor):
         """The base type's name, its template arguments and, after them, a member type path
         ('OpMath<T>::type' gives 'OpMath', [T], ['type'])."""
         t = self.tok
-        if t.kind != "id" and not (t.is_op("::") and self.peek().kind == "id"):
+        if t.kind != ID and not (t.is_op("::") and self.peek().kind == ID):
             self.error_expected("a type")
         if t.text in ("unsigned", "signed"):
             sign = self.advance().text
-            if self.tok.kind == "id" and self.tok.text in ("char", "short", "int", "long"):
+            if self.tok.kind == ID and self.tok.text in ("char", "short", "int", "long"):
                 base = self.advance().text
-                if base in ("short", "long") and self.tok.kind == "id" and self.tok.text == "int":
+                if base in ("short", "long") and self.tok.kind == ID and self.tok.text == "int":
                     self.advance()
                 if sign == "unsigned":
                     return {"char": "uchar", "short": "ushort", "int": "uint", "long": "ulong"}[base], [], []
@@ -148,7 +149,7 @@ class TypeSpecs(TokenCursor):
             expr = self.parse_expression()
             self.expect(")", "to close decltype")
             return "decltype", [expr], []
-        if t.text == "struct" and self.peek().kind == "id":  # an elaborated 'struct Name'
+        if t.text == "struct" and self.peek().kind == ID:  # an elaborated 'struct Name'
             self.advance()
             t = self.tok
         name, n = self._qualified_name_at(0)
@@ -157,14 +158,14 @@ class TypeSpecs(TokenCursor):
         if not self.is_type_name(name):
             raise CompileError(f"unknown type name '{name}'", t.pos)
         self.i += n
-        if name in ("short", "long") and self.tok.kind == "id" and self.tok.text == "int":
+        if name in ("short", "long") and self.tok.kind == ID and self.tok.text == "int":
             self.advance()
         args: list = []
         member: list[str] = []
         bare = name.removeprefix("::")
         if self.tok.is_op("<") and (bare in TEMPLATE_TYPE_NAMES or bare in self.template_names):
             args = self.parse_template_args()
-            while self.tok.is_op("::") and self.peek().kind == "id":
+            while self.tok.is_op("::") and self.peek().kind == ID:
                 self.advance()
                 member.append(self.advance().text)
         return name, args, member

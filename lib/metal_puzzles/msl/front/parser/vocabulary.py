@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ...lang.errors import CompileError
 from ...lang.types import AddressSpace
+from ..ast import AssignOp, BinaryOp, UnaryOp
 from ..lexer import Token
 
 ADDRESS_SPACES = ("device", "constant", "threadgroup", "thread", "threadgroup_imageblock", "ray_data", "object_data")
@@ -49,13 +50,22 @@ COMMON_TYPES = {
 #: Operators a struct may overload (besides '[]'), as the simulator runs them.
 OVERLOADABLE_OPERATORS = ("+", "-", "*", "/", "%", "^", "&", "|", "~", "!", "<", ">", "<=", ">=", "==", "!=",
                           "<<", ">>", "+=", "-=", "*=", "/=", "%=", "^=", "&=", "|=", "<<=", ">>=")
-ASSIGN_OPS = ("=", "+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "&=", "|=", "^=")
-BINARY_PRECEDENCE = [
-    ("||",), ("&&",), ("|",), ("^",), ("&",), ("==", "!="), ("<", ">", "<=", ">="),
-    ("<<", ">>"), ("+", "-"), ("*", "/", "%"),
+#: The binary operators from the loosest to the tightest binding.
+BINARY_PRECEDENCE: list[tuple[BinaryOp, ...]] = [
+    (BinaryOp.LOGICAL_OR,), (BinaryOp.LOGICAL_AND,), (BinaryOp.BIT_OR,), (BinaryOp.BIT_XOR,), (BinaryOp.BIT_AND,),
+    (BinaryOp.EQ, BinaryOp.NE), (BinaryOp.LT, BinaryOp.GT, BinaryOp.LE, BinaryOp.GE),
+    (BinaryOp.SHL, BinaryOp.SHR), (BinaryOp.ADD, BinaryOp.SUB), (BinaryOp.MUL, BinaryOp.DIV, BinaryOp.MOD),
 ]
 #: Each binary operator's precedence: its index in BINARY_PRECEDENCE (higher binds tighter).
-BINARY_LEVEL = {op: level for level, ops in enumerate(BINARY_PRECEDENCE) for op in ops}
+BINARY_LEVEL: dict[BinaryOp, int] = {op: level for level, ops in enumerate(BINARY_PRECEDENCE) for op in ops}
+assert set(BINARY_LEVEL) == set(BinaryOp), "every binary operator has its precedence"
+#: The binary operator each operator token is, if any.
+BINARY_OPERATORS: dict[str, BinaryOp] = {op.value: op for op in BinaryOp}
+#: Operator tokens that read as an assignment, a prefix operator, or '++'/'--' after an operand.
+#: (Dictionaries from the token's text: cheaper than calling the enum on every operator.)
+ASSIGN_OPS: dict[str, AssignOp] = {op.value: op for op in AssignOp}
+PREFIX_OPS: dict[str, UnaryOp] = {op.value: op for op in UnaryOp}
+POSTFIX_OPS: dict[str, UnaryOp] = {op.value: op for op in (UnaryOp.INC, UnaryOp.DEC)}
 
 #: Parentheses, operators and blocks nest at most this deep (recursive descent uses the stack).
 MAX_NESTING = 64

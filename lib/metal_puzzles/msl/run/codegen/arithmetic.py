@@ -10,6 +10,7 @@ from typing import Any, cast
 import numpy as np
 
 from ...front import ast
+from ...front.ast import BinaryOp
 from ...front.symbols import VarKind
 from ...lang.errors import Pos
 from ...lang.types import BFLOAT, BOOL, ScalarType, Type, VectorType
@@ -25,40 +26,49 @@ def _scalar(ty: Type) -> ScalarType:
     return ty.elem if isinstance(ty, VectorType) else cast(ScalarType, ty)
 
 
-def arith_fn(op: str, ty: Type) -> Callable[[Any, Any], Any]:
+#: Each arithmetic, bitwise and comparison operator as one NumPy function (the division and
+#: remainder of integers, and the shifts, are ``binary_op``'s own).
+_UFUNCS: dict[BinaryOp, np.ufunc] = {
+    BinaryOp.ADD: np.add, BinaryOp.SUB: np.subtract, BinaryOp.MUL: np.multiply, BinaryOp.DIV: np.divide,
+    BinaryOp.BIT_AND: np.bitwise_and, BinaryOp.BIT_OR: np.bitwise_or, BinaryOp.BIT_XOR: np.bitwise_xor,
+    BinaryOp.EQ: np.equal, BinaryOp.NE: np.not_equal, BinaryOp.LT: np.less, BinaryOp.GT: np.greater,
+    BinaryOp.LE: np.less_equal, BinaryOp.GE: np.greater_equal,
+}
+#: '&', '|' and '^' on bools are logical.
+_BOOL_UFUNCS: dict[BinaryOp, np.ufunc] = {
+    BinaryOp.BIT_AND: np.logical_and, BinaryOp.BIT_OR: np.logical_or, BinaryOp.BIT_XOR: np.logical_xor}
+#: The operators whose bfloat result is rounded to bfloat (comparisons give bools).
+_ROUNDED = frozenset({BinaryOp.ADD, BinaryOp.SUB, BinaryOp.MUL, BinaryOp.DIV})
+
+
+def arith_fn(op: BinaryOp, ty: Type) -> Callable[[Any, Any], Any]:
     """The NumPy function computing ``x op y`` for operands of type ``ty`` (no checks)."""
     elem = _scalar(ty)
-    table = {
-        "+": np.add, "-": np.subtract, "*": np.multiply, "/": np.divide,
-        "&": np.bitwise_and, "|": np.bitwise_or, "^": np.bitwise_xor,
-        "==": np.equal, "!=": np.not_equal, "<": np.less, ">": np.greater,
-        "<=": np.less_equal, ">=": np.greater_equal,
-    }
-    if elem == BOOL and op in ("&", "|", "^"):
-        return {"&": np.logical_and, "|": np.logical_or, "^": np.logical_xor}[op]
-    f = table[op]
-    if elem == BFLOAT and op in ("+", "-", "*", "/"):
+    if elem == BOOL and op.is_bitwise:
+        return _BOOL_UFUNCS[op]
+    f = _UFUNCS[op]
+    if elem == BFLOAT and op in _ROUNDED:
         return lambda a, b: round_bfloat(f(a, b))
     return f
 
 
-def binary_op(op: str, ty: Type, pos: Pos) -> Callable[[Ctx, Mask, Any, Any], Any]:
+def binary_op(op: BinaryOp, ty: Type, pos: Pos) -> Callable[[Ctx, Mask, Any, Any], Any]:
     """f(ctx, mask, x, y) computing 'x op y' in type ty (both operands already converted)."""
     elem = _scalar(ty)
-    if op in ("/", "%") and elem.is_int:
-        def intdiv(c, m, x, y):
+    if op in (BinaryOp.DIV, BinaryOp.MOD) and elem.is_int:
+        def intdiv(c: Ctx, m: Mask, x: Any, y: Any) -> Any:
             out, zero_b = c_divmod(x, y, op)
             if np.any(zero_b):
                 zb = np.any(zero_b, axis=-1) if np.ndim(zero_b) > 1 or (isinstance(ty, VectorType) and np.ndim(zero_b) == 1) else zero_b
                 _report_div_zero(c, m, zb, pos, op)
             return out
         return intdiv
-    if op in ("<<", ">>"):
+    if op.is_shift:
         left_dtype = elem.dtype
         mask_bits = np.int64(elem.bits - 1)
-        sh = np.left_shift if op == "<<" else np.right_shift
+        sh = np.left_shift if op == BinaryOp.SHL else np.right_shift
 
-        def shift(c, m, x, y):
+        def shift(c: Ctx, m: Mask, x: Any, y: Any) -> Any:
             s = (np.asarray(y).astype(np.int64) & mask_bits).astype(left_dtype)
             r = sh(x, s)
             return r.astype(left_dtype) if np.ndim(r) else left_dtype.type(r)
@@ -67,13 +77,13 @@ def binary_op(op: str, ty: Type, pos: Pos) -> Callable[[Ctx, Mask, Any, Any], An
     return lambda c, m, x, y: f(x, y)
 
 
-def _report_div_zero(c: Ctx, m: Mask, zero_b: Any, pos: Pos, op: str) -> None:
+def _report_div_zero(c: Ctx, m: Mask, zero_b: Any, pos: Pos, op: BinaryOp) -> None:
     lanes = zero_b if m is None else (np.broadcast_to(zero_b, (c.n,)) & m)
     if np.ndim(lanes) == 0:
         lanes = c.full() if (lanes and m is None) else (m if lanes else None)
     if lanes is not None and np.any(lanes):
         lane = int(np.flatnonzero(lanes)[0])
-        what = "division" if op == "/" else "remainder"
+        what = "division" if op == BinaryOp.DIV else "remainder"
         c.report(FindingKind.DIVISION_BY_ZERO, pos, lanes, f"{c.lanes.label(lane)} computes an integer {what} by zero "
                  f"(undefined on the GPU; the simulator uses 0): {kind_entry(FindingKind.DIVISION_BY_ZERO).fix}")
 

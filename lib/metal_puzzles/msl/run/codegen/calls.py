@@ -14,8 +14,9 @@ from ...lang.errors import KernelRuntimeError
 from ...lang.types import VoidType
 from ..memory import view_of
 from ..op_kinds import builtin_kind, elem_of
-from ..runtime import Frame
-from .locations import materialised, thread_memory
+from ..runtime import Ctx, Frame
+from .locations import materialised, thread_object
+from .masks import Mask
 from .state import CodeGenState, Fn
 
 #: How deeply calls may nest at run time (recursion compiles, as in Metal since MSL 2.4; a GPU
@@ -34,7 +35,7 @@ class Calls(CodeGenState):
         arg_fns = [self.lvalue(a) if i in target.lvalue_args else self.expr(a) for i, a in enumerate(e.args)]
         fn = target.emit(self, e, arg_fns)
         if self.cost:
-            found = builtin_kind(target.name, e.arg_ty if e.arg_ty is not None else e.ty)
+            found = builtin_kind(target.cost, e.arg_ty if e.arg_ty is not None else e.ty)
             if found is not None:
                 kind, steps = found
                 fn = self.counted(fn, kind, steps * elem_of(e.arg_ty if e.arg_ty is not None else e.ty)[1], e.pos)
@@ -64,7 +65,7 @@ class Calls(CodeGenState):
         # Structs passed by value: copied into the callee's own thread memory.
         copies = [(_slot_of(p), p.name, p.ty, view_of(p.ty)) for p in params if p.kind == VarKind.MEMVAR]
 
-        def call(c, m):
+        def call(c: Ctx, m: Mask) -> Any:
             c.step(e.pos)
             vals = [f(c, m) for f in arg_fns]
             saved = (c.slots, c.frame, c.loop)
@@ -74,7 +75,7 @@ class Calls(CodeGenState):
             c.slots, c.frame, c.loop = slots, Frame(), None
             for k, name, ty, view in copies:
                 value, slots[k] = slots[k], None
-                mem = thread_memory(c, k, name, ty).mem
+                mem = thread_object(c, k, name, ty)
                 c.store(mem, np.int64(0), value, m, view, e.pos)
             c.call_depth += 1
             if c.call_depth > MAX_CALL_DEPTH:

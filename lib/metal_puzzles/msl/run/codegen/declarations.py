@@ -13,9 +13,10 @@ from ...front.symbols import Var, VarKind
 from ...lang.types import AddressSpace, ArrayType, PointerType
 from ...lang.values import type_ndim, zero
 from ..memory import Ptr, span_view, view_of
+from ..runtime import Ctx
 from .initializers import flatten_init, init_offsets
 from .locations import thread_memory
-from .masks import mark_init, merge
+from .masks import Mask, mark_init, merge
 from .state import CodeGenState, Compiled, Fn, slot_of
 
 
@@ -43,7 +44,7 @@ class Declarations(CodeGenState):
         if len(fns) == 1:
             return fns[0], False
 
-        def decls(c, m):
+        def decls(c: Ctx, m: Mask) -> None:
             for f in fns:
                 f(c, m)
         return decls, False
@@ -59,7 +60,7 @@ class Declarations(CodeGenState):
         ty = sym.ty
         z = None if isinstance(ty, PointerType) else zero(ty)
 
-        def declare(c, m):
+        def declare(c: Ctx, m: Mask) -> None:
             if c.slots[k] is None:
                 c.slots[k] = z if z is not None else Ptr(None, np.int64(0))
             if c.sanitizer is not None:
@@ -79,7 +80,7 @@ class Declarations(CodeGenState):
         ty = sym.ty
         init = self.expr(value)
 
-        def declare_init(c, m):
+        def declare_init(c: Ctx, m: Mask) -> None:
             v = init(c, m)
             old = c.slots[k]
             if m is None or old is None:
@@ -101,7 +102,7 @@ class Declarations(CodeGenState):
         lv = self.lvalue(d.init)
         k = slot_of(sym)
 
-        def bind(c, m):
+        def bind(c: Ctx, m: Mask) -> None:
             c.slots[k] = lv(c, m)
         return bind
 
@@ -114,8 +115,9 @@ class Declarations(CodeGenState):
         view = view_of(ty)
         name, pos = sym.name, d.pos
 
-        def declare(c, m):
+        def declare(c: Ctx, m: Mask) -> None:
             p = thread_memory(c, k, name, ty)
+            assert p.mem is not None
             if init is not None:
                 c.store(p.mem, np.int64(0), init(c, m), m, view, pos)
             if construct is not None:  # a constructor initialises it in place
@@ -136,8 +138,9 @@ class Declarations(CodeGenState):
         name = sym.name
         pos = d.pos
 
-        def declare_array(c, m):
+        def declare_array(c: Ctx, m: Mask) -> None:
             p = thread_memory(c, k, name, ty)
+            assert p.mem is not None
             if d.init is not None:
                 # Aggregate initialization zero-fills the elements not listed.
                 c.store(p.mem, np.int64(0), np.zeros(whole.width, dtype=whole.dtype), m, whole, pos)

@@ -4,6 +4,8 @@ constructors, subscripts, members, struct values and temporaries. Operators are 
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ...abi.signature import ParamRole
@@ -31,10 +33,12 @@ from ...lang.types import (
 from ...lang.values import cast, is_varying, splat
 from .. import matrices
 from ..memory import Memory, Ptr, from_bytes, to_bytes, view_of
+from ..runtime import Ctx
 from .arithmetic import bitcast
 from .bounds import checked_component
 from .initializers import flatten
 from .locations import check_initialised, column, component, thread_memory
+from .masks import Mask
 from .pointers import as_pointer, pointer_cast
 from .state import CodeGenState, Fn, slot_of
 
@@ -42,8 +46,7 @@ from .state import CodeGenState, Fn, slot_of
 class Expressions(CodeGenState):
     def expr(self, e: ast.Expr) -> Fn:
         self.work += 1
-        method = getattr(self, "x_" + type(e).__name__)
-        return method(e)
+        return self.expression_handlers[type(e)](self, e)
 
     def x_IntLit(self, e: ast.IntLit) -> Fn:
         v = e.ty.dtype.type(e.value)
@@ -79,7 +82,7 @@ class Expressions(CodeGenState):
         if kind == VarKind.LOCAL and sym.maybe_uninit:
             name, pos = sym.name, e.pos
 
-            def read_checked(c, m):
+            def read_checked(c: Ctx, m: Mask) -> Any:
                 if c.sanitizer is not None:
                     check_initialised(c, c.slots, k, m, name, pos)
                 return c.slots[k]
@@ -91,7 +94,7 @@ class Expressions(CodeGenState):
         view = view_of(sym.ty)  # a variable in memory (threadgroup, or a local whose address is taken)
         pos = e.pos
 
-        def read_tgvar(c, m):
+        def read_tgvar(c: Ctx, m: Mask) -> Any:
             p = c.slots[k]
             return c.load(p.mem, p.off, m, view, pos)
         return read_tgvar
@@ -114,7 +117,7 @@ class Expressions(CodeGenState):
             view = view_of(sym.ty)
             pos = e.pos
 
-            def read_scalar(c, m):
+            def read_scalar(c: Ctx, m: Mask) -> Any:
                 mem = c.memories[name]
                 return c.load(mem, np.int64(0), m, view, pos)
             return read_scalar
@@ -183,7 +186,7 @@ class Expressions(CodeGenState):
         widths = [a.ty.n if isinstance(a.ty, VectorType) else 1 for a in e.args]
         dtype = ty.elem.dtype
 
-        def construct(c, m):
+        def construct(c: Ctx, m: Mask) -> Any:
             parts = [f(c, m) for f in fns]
             varying = any(np.ndim(p) > (1 if w > 1 else 0) for p, w in zip(parts, widths, strict=True))
             if not varying:
@@ -221,7 +224,7 @@ class Expressions(CodeGenState):
             idx = self.expr(e.index)
             n = e.base.ty.n
 
-            def vindex(c, m):
+            def vindex(c: Ctx, m: Mask) -> Any:
                 return component(c, base(c, m), checked_component(c, idx(c, m), n, m, pos))
             return vindex
         addr = self.address(e)
@@ -230,7 +233,7 @@ class Expressions(CodeGenState):
             return lambda c, m: Ptr(*addr(c, m))
         view = view_of(ty)
 
-        def load(c, m):
+        def load(c: Ctx, m: Mask) -> Any:
             mem, off = addr(c, m)
             return c.load(mem, off, m, view, pos)
         return load
@@ -263,7 +266,7 @@ class Expressions(CodeGenState):
         size = e.ty.size
         parts = [(off, self.expr(x), x.ty) for off, x in e.parts]
 
-        def build(c, m):
+        def build(c: Ctx, m: Mask) -> Any:
             values = [(off, f(c, m), ty) for off, f, ty in parts]
             varying = any(is_varying(v, ty) for _, v, ty in values)
             blob = np.zeros((c.n, size) if varying else size, dtype=np.uint8)
@@ -278,7 +281,7 @@ class Expressions(CodeGenState):
         construct = self.expr(e.construct)
         value = self.expr(e.value)
 
-        def temporary(c, m):
+        def temporary(c: Ctx, m: Mask) -> Any:
             thread_memory(c, k, name, ty)
             construct(c, m)
             return value(c, m)

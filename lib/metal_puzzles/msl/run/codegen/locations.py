@@ -169,12 +169,19 @@ def thread_memory(c: Ctx, k: int, name: str, ty: Type) -> Ptr:
     return p
 
 
+def thread_object(c: Ctx, k: int, name: str, ty: Type) -> Memory:
+    """The memory object behind slot k (``thread_memory``'s pointer always has one)."""
+    mem = thread_memory(c, k, name, ty).mem
+    assert mem is not None
+    return mem
+
+
 def materialised(value: Callable[[Ctx, Mask], Any], ty: Type, pos: Pos) -> Callable[[Ctx, Mask], MemLoc]:
     """A temporary object in thread memory of its own, so that a member function can be called on
     it ('F()(x)': its 'this' refers to the temporary, which lives until the call ends)."""
     view = view_of(ty)
 
-    def loc(c, m):
+    def loc(c: Ctx, m: Mask) -> Any:
         mem = Memory("temporary", AddressSpace.THREAD, storage_scalar(ty), size_of(ty), regions=c.n,
                      lane_region=c.all_lanes, writable=True, ty=ty)
         c.store(mem, np.int64(0), value(c, m), m, view, pos)

@@ -4,9 +4,12 @@ increments, assignments, '&&' and '||' (the right side only for the lanes that n
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ...front import ast
+from ...front.ast import BinaryOp, UnaryOp
 from ...lang.errors import CompileError, KernelRuntimeError, Pos
 from ...lang.types import (
     BFLOAT,
@@ -20,28 +23,33 @@ from ...lang.types import (
 from ...lang.values import cast, round_bfloat, type_ndim
 from .. import matrices
 from ..memory import Ptr, view_of
+from ..runtime import Ctx
 from .arithmetic import arith_fn, binary_op
 from .locations import MemLoc
-from .masks import and_mask, andnot_mask, empty, merge_ptr
+from .masks import Mask, and_mask, andnot_mask, empty, merge_ptr
 from .pointers import deref
 from .state import CodeGenState, Fn
+
+#: The prefix operators that are one NumPy function of the operand's value ('+' is the value itself).
+_UNARY_UFUNCS: dict[UnaryOp, np.ufunc] = {UnaryOp.NEG: np.negative, UnaryOp.BIT_NOT: np.invert,
+                                          UnaryOp.NOT: np.logical_not}
 
 
 class Operators(CodeGenState):
     def x_Unary(self, e: ast.Unary) -> Fn:
         op = e.op
-        if op in ("++", "--"):
+        if op.is_increment:
             return self.incdec(e.operand, op, prefix=True, pos=e.pos)
-        if op == "&":
+        if op == UnaryOp.ADDRESS:
             lv = self.lvalue(e.operand)
 
-            def address(c, m):
+            def address(c: Ctx, m: Mask) -> Any:
                 loc = lv(c, m)
                 if not isinstance(loc, MemLoc):
                     raise KernelRuntimeError("cannot take the address of this value", e.pos)
                 return Ptr(loc.mem, loc.off)
             return address
-        if op == "*":
+        if op == UnaryOp.DEREF:
             ptr = self.expr(e.operand)
             ty = e.ty
             pos = e.pos
@@ -50,28 +58,25 @@ class Operators(CodeGenState):
             view = view_of(ty)
             return lambda c, m: deref(c, ptr(c, m), m, view, pos)
         f = self.expr(e.operand)
-        if op == "-":
-            return lambda c, m: np.negative(f(c, m))
-        if op == "+":
+        if op == UnaryOp.PLUS:
             return f
-        if op == "~":
-            return lambda c, m: np.invert(f(c, m))
-        if op == "!":
-            return lambda c, m: np.logical_not(f(c, m))
-        raise CompileError(f"unsupported operator '{op}'", e.pos)
+        if op not in _UNARY_UFUNCS:
+            raise CompileError(f"unsupported operator '{op}'", e.pos)
+        ufunc = _UNARY_UFUNCS[op]
+        return lambda c, m: ufunc(f(c, m))
 
     def x_Postfix(self, e: ast.Postfix) -> Fn:
         return self.incdec(e.operand, e.op, prefix=False, pos=e.pos)
 
-    def incdec(self, target: ast.Expr, op: str, prefix: bool, pos: Pos) -> Fn:
+    def incdec(self, target: ast.Expr, op: UnaryOp, prefix: bool, pos: Pos) -> Fn:
         """'++' or '--' on ``target``, giving the new value (prefix) or the old one."""
         lv = self.lvalue(target)
         ty = target.ty
         if isinstance(ty, PointerType):
             stride = units_in(ty.pointee)
-            delta = np.int64(stride if op == "++" else -stride)
+            delta = np.int64(stride if op == UnaryOp.INC else -stride)
 
-            def ptr_step(c, m):
+            def ptr_step(c: Ctx, m: Mask) -> Any:
                 loc = lv(c, m)
                 old = loc.load(c, m)
                 new = old.moved(delta)
@@ -80,10 +85,10 @@ class Operators(CodeGenState):
             return ptr_step
         elem = ty.elem if isinstance(ty, VectorType) else ty
         one = elem.dtype.type(1)
-        f = np.add if op == "++" else np.subtract
+        f = np.add if op == UnaryOp.INC else np.subtract
         rnd = round_bfloat if elem == BFLOAT else None
 
-        def step(c, m):
+        def step(c: Ctx, m: Mask) -> Any:
             loc = lv(c, m)
             old = loc.load(c, m)
             new = f(old, one)
@@ -91,11 +96,11 @@ class Operators(CodeGenState):
                 new = rnd(new)
             loc.store(c, new, m)
             return new if prefix else old
-        return self.binary_counted(step, "+", ty, pos)
+        return self.binary_counted(step, BinaryOp.ADD, ty, pos)
 
     def x_Binary(self, e: ast.Binary) -> Fn:
         op = e.op
-        if op in ("&&", "||"):
+        if op.is_logical:
             return self._logical(e)
         lt, rt = e.left.ty, e.right.ty
         if isinstance(lt, PointerType) or isinstance(rt, PointerType):
@@ -109,9 +114,9 @@ class Operators(CodeGenState):
 
     def _logical(self, e: ast.Binary) -> Fn:
         a, b = self.expr(e.left), self.expr(e.right)
-        is_and = e.op == "&&"
+        is_and = e.op == BinaryOp.LOGICAL_AND
 
-        def logical(c, m):
+        def logical(c: Ctx, m: Mask) -> Any:
             x = a(c, m)
             if np.ndim(x) == 0:
                 if bool(x) != is_and:
@@ -131,15 +136,15 @@ class Operators(CodeGenState):
         op = e.op
         if isinstance(e.ty, PointerType):
             stride = np.int64(units_in(e.ty.pointee))
-            sign = -1 if op == "-" else 1
+            sign = -1 if op == BinaryOp.SUB else 1
 
-            def ptr_add(c, m):
+            def ptr_add(c: Ctx, m: Mask) -> Any:
                 p = a(c, m)
                 k = b(c, m)
                 return p.moved(sign * np.asarray(k, dtype=np.int64) * stride)
             return ptr_add
         stride = np.int64(units_in(e.left.ty.pointee))
-        if op == "-":
+        if op == BinaryOp.SUB:
             return lambda c, m: (a(c, m).off - b(c, m).off) // stride
         f = arith_fn(op, ScalarType("long", "int", 64, True, 4))
         return lambda c, m: f(a(c, m).off, b(c, m).off)
@@ -148,18 +153,18 @@ class Operators(CodeGenState):
         lv = self.lvalue(e.target)
         val = self.expr(e.value)
         tt = e.target.ty
-        if e.op == "=" or isinstance(tt, MatrixType):  # a matrix's 'a op= b': the checker made the value 'a op b'
-            def assign(c, m):
+        op = e.op.binary
+        if op is None or isinstance(tt, MatrixType):  # a matrix's 'a op= b': the checker made the value 'a op b'
+            def assign(c: Ctx, m: Mask) -> Any:
                 v = val(c, m)
                 lv(c, m).store(c, v, m)
                 return v
             return assign
-        op = e.op[:-1]
         if isinstance(tt, PointerType):
             stride = np.int64(units_in(tt.pointee))
-            sign = -1 if op == "-" else 1
+            sign = -1 if op == BinaryOp.SUB else 1
 
-            def ptr_compound(c, m):
+            def ptr_compound(c: Ctx, m: Mask) -> Any:
                 loc = lv(c, m)
                 p = loc.load(c, m)
                 new = p.moved(sign * np.asarray(val(c, m), dtype=np.int64) * stride)
@@ -170,9 +175,9 @@ class Operators(CodeGenState):
         f = binary_op(op, op_ty, e.pos)
         cur_t = tt
         rhs_t = e.value.ty
-        shift = op in ("<<", ">>")
+        shift = op.is_shift
 
-        def compound(c, m):
+        def compound(c: Ctx, m: Mask) -> Any:
             loc = lv(c, m)
             cur = loc.load(c, m)
             rhs = val(c, m)
@@ -186,7 +191,7 @@ class Operators(CodeGenState):
         cond, a, b = self.expr(e.cond), self.expr(e.then), self.expr(e.other)
         vec = type_ndim(e.ty)
 
-        def ternary(c, m):
+        def ternary(c: Ctx, m: Mask) -> Any:
             k = cond(c, m)
             if np.ndim(k) == 0:
                 return a(c, m) if k else b(c, m)
@@ -205,7 +210,7 @@ class Operators(CodeGenState):
     def x_Comma(self, e: ast.Comma) -> Fn:
         fns = [self.expr(x) for x in e.exprs]
 
-        def comma(c, m):
+        def comma(c: Ctx, m: Mask) -> Any:
             v = None
             for f in fns:
                 v = f(c, m)

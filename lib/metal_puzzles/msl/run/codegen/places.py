@@ -4,6 +4,8 @@ members, vector components and matrix columns."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ...front import ast
@@ -15,8 +17,10 @@ from ...lang.values import type_ndim
 from ..findings import SanitizeMode
 from ..hints import wraparound_explainer
 from ..memory import SplitPtr, view_of
+from ..runtime import Ctx
 from .bounds import check_subscript, checked_component
 from .locations import ColumnLoc, CompLoc, MemLoc, SlotLoc, thread_memory
+from .masks import Mask
 from .pointers import member_offset, pointee
 from .state import CodeGenState, Fn, slot_of
 
@@ -31,7 +35,7 @@ class Places(CodeGenState):
             return self.column_loc(e)
         if isinstance(e, ast.Index):
             return self._element_loc(e)
-        if isinstance(e, ast.Unary) and e.op == "*":
+        if isinstance(e, ast.Unary) and e.op == ast.UnaryOp.DEREF:
             return self._deref_loc(e)
         if isinstance(e, ast.Member) and e.field is not None:
             return self._member_loc(e)
@@ -77,7 +81,7 @@ class Places(CodeGenState):
         construct = self.expr(e.construct)
         loc = self.lvalue(e.value)
 
-        def temporary_loc(c, m):
+        def temporary_loc(c: Ctx, m: Mask) -> Any:
             thread_memory(c, k, name, ty)
             construct(c, m)
             return loc(c, m)
@@ -91,14 +95,14 @@ class Places(CodeGenState):
             idx = self.expr(e.index)
             n = e.base.ty.n
 
-            def vloc(c, m):
+            def vloc(c: Ctx, m: Mask) -> Any:
                 return CompLoc(base(c, m), checked_component(c, idx(c, m), n, m, pos), True)
             return vloc
         addr = self.address(e)
         view = view_of(e.ty)
         ty = e.ty
 
-        def mloc(c, m):
+        def mloc(c: Ctx, m: Mask) -> Any:
             mem, off = addr(c, m)
             return MemLoc(mem, off, view, pos, ty)
         return mloc
@@ -109,7 +113,7 @@ class Places(CodeGenState):
         ty = e.ty
         pos = e.pos
 
-        def dloc(c, m):
+        def dloc(c: Ctx, m: Mask) -> Any:
             p = ptr(c, m)
             return MemLoc(pointee(p, m, pos, "dereference of an uninitialised pointer"), p.off, view, pos, ty)
         return dloc
@@ -126,7 +130,7 @@ class Places(CodeGenState):
         # Most indices have no unsigned subtraction, and get no explainer.
         explain = wraparound_explainer(e.index, pos, self.expr)
 
-        def address(c, m):
+        def address(c: Ctx, m: Mask) -> Any:
             p = base(c, m)
             k = idx(c, m)
             if isinstance(p, SplitPtr):
@@ -152,7 +156,7 @@ class Places(CodeGenState):
         if e.arrow:
             ptr = self.expr(e.base)
 
-            def through_pointer(c, m):
+            def through_pointer(c: Ctx, m: Mask) -> Any:
                 p = ptr(c, m)
                 mem = pointee(p, m, pos, "member access through an uninitialised pointer")
                 return MemLoc(mem, member_offset(c, m, mem, p.off, offset, unit, pos), view, pos, ty)
@@ -160,7 +164,7 @@ class Places(CodeGenState):
         base = self.lvalue(e.base)
         base_unit = unit_of(e.base.ty)
 
-        def member(c, m):
+        def member(c: Ctx, m: Mask) -> Any:
             loc = base(c, m)
             if not isinstance(loc, MemLoc):
                 raise KernelRuntimeError("this struct is not in memory", pos)
@@ -178,7 +182,7 @@ class Places(CodeGenState):
         stride = np.int64(units_in(col))
         pos = e.pos
 
-        def column(c, m):
+        def column(c: Ctx, m: Mask) -> Any:
             loc = base(c, m)
             k = checked_component(c, idx(c, m), mt.cols, m, pos)
             if isinstance(loc, MemLoc):

@@ -50,7 +50,7 @@ def pointer_cast(inner: Callable[[Ctx, Mask], Any], src: PointerType, dst: Point
         return lambda c, m: rescaled(inner(c, m), factor, 1)
     factor = np.int64(d_unit // s_unit)
 
-    def narrow(c, m):
+    def narrow(c: Ctx, m: Mask) -> Any:
         p = inner(c, m)
         if p.mem is None:
             return p

@@ -5,10 +5,11 @@ are mixins of ``CodeGen`` that call each other through ``self``."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, ClassVar
 
 from ...front import ast
+from ...front.ast import BinaryOp, UnaryOp
 from ...front.symbols import FuncInstance, Var
 from ...lang.errors import Pos
 from ...lang.types import Type
@@ -43,6 +44,11 @@ def slot_of(sym: Var) -> int:
 class CodeGenState:
     """The code generator's state, and the entry points its parts call each other by."""
 
+    #: The handler of each expression and statement node (``CodeGen`` in __init__.py declares
+    #: them, checked complete when the package is imported: ``front.dispatch``).
+    expression_handlers: ClassVar[Mapping[type[ast.Expr], Callable[[Any, Any], Fn]]]
+    statement_handlers: ClassVar[Mapping[type[ast.Stmt], Callable[[Any, Any], Compiled]]]
+
     def __init__(self, *, cost: bool = False) -> None:
         self.const_memories: dict[int, Memory] = {}
         self.cost = cost
@@ -62,12 +68,12 @@ class CodeGenState:
         if not self.cost or kind is None:
             return fn
 
-        def costed(c, m):
+        def costed(c: Ctx, m: Mask) -> Any:
             c.cost.op(kind, per_lane, m, pos)
             return fn(c, m)
         return costed
 
-    def binary_counted(self, fn: Fn, op: str, ty: Type, pos: Pos, right: ast.Expr | None = None) -> Fn:
+    def binary_counted(self, fn: Fn, op: BinaryOp, ty: Type, pos: Pos, right: ast.Expr | None = None) -> Fn:
         """``fn`` counted as the arithmetic instruction ``op`` on type ``ty`` (see ``counted``)."""
         if not self.cost:
             return fn
@@ -92,5 +98,5 @@ class CodeGenState:
     def column_loc(self, e: ast.Index) -> Fn:
         raise NotImplementedError
 
-    def incdec(self, target: ast.Expr, op: str, prefix: bool, pos: Pos) -> Fn:
+    def incdec(self, target: ast.Expr, op: UnaryOp, prefix: bool, pos: Pos) -> Fn:
         raise NotImplementedError

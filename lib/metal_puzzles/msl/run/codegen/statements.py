@@ -13,9 +13,9 @@ import numpy as np
 from ...front import ast
 from ...lang.errors import CompileError
 from ...lang.values import type_ndim
-from ..runtime import LoopState
+from ..runtime import Ctx, LoopState
 from .locations import merged_location
-from .masks import and_mask, andnot_mask, merge, with_lanes
+from .masks import Mask, and_mask, andnot_mask, merge, with_lanes
 from .state import CodeGenState, Compiled, Fn
 
 
@@ -28,11 +28,11 @@ class _CaseLabel:
 
 class Statements(CodeGenState):
     def stmt(self, s: ast.Stmt) -> Compiled:
-        method = getattr(self, "s_" + type(s).__name__)
+        handler = self.statement_handlers[type(s)]
         # Count this statement's own work; nested statements count theirs.
         outer_work, self.work = self.work, 0
         try:
-            f, jumps = method(s)
+            f, jumps = handler(self, s)
             cost = self.step_cost()
         finally:
             self.work = outer_work
@@ -41,7 +41,7 @@ class Statements(CodeGenState):
             return f, jumps
         pos = s.pos
 
-        def stepped(c, m):
+        def stepped(c: Ctx, m: Mask) -> None:
             c.steps += cost  # Ctx.step inlined: this runs for every statement
             if c.steps > c.max_steps:
                 c.out_of_steps(pos)
@@ -50,7 +50,7 @@ class Statements(CodeGenState):
                 c.stepper.before(c, pos, m)
             f(c, m)
 
-        def stepped_costed(c, m):
+        def stepped_costed(c: Ctx, m: Mask) -> None:
             c.steps += cost
             if c.steps > c.max_steps:
                 c.out_of_steps(pos)
@@ -68,12 +68,12 @@ class Statements(CodeGenState):
             if len(fns) == 1:
                 return fns[0], False
 
-            def block(c, m):
+            def block(c: Ctx, m: Mask) -> None:
                 for f in fns:
                     f(c, m)
             return block, False
 
-        def jump_block(c, m):
+        def jump_block(c: Ctx, m: Mask) -> None:
             for f, j in parts:
                 f(c, m)
                 if j:
@@ -91,7 +91,7 @@ class Statements(CodeGenState):
     def s_StaticAssert(self, s: ast.StaticAssert) -> Compiled:  # checked at compile time: nothing runs
         return None, False
 
-    def s__AliasStmt(self, s: ast.Stmt) -> Compiled:  # a type alias in a body: the checker's alone
+    def s_AliasStmt(self, s: ast.Stmt) -> Compiled:  # a type alias in a body: the checker's alone
         return None, False
 
     def s_ExprStmt(self, s: ast.ExprStmt) -> Compiled:
@@ -104,7 +104,7 @@ class Statements(CodeGenState):
         other, j2 = self.stmt(s.other) if s.other is not None else (None, False)
         then = then or (lambda c, m: None)
 
-        def run_if(c, m):
+        def run_if(c: Ctx, m: Mask) -> None:
             k = cond(c, m)
             if np.ndim(k) == 0:
                 if k:
@@ -129,7 +129,7 @@ class Statements(CodeGenState):
         cost = self.step_cost()  # the loop's own condition and increment, paid every iteration
         costed = self.cost  # the instrumented variant counts every iteration as a statement
 
-        def run_loop(c, m):
+        def run_loop(c: Ctx, m: Mask) -> None:
             if init is not None:
                 init(c, m)
             outer = c.loop
@@ -145,7 +145,7 @@ class Statements(CodeGenState):
                                 break
                         else:
                             m = and_mask(c, m, k)
-                            if not m.any():
+                            if m is not None and not m.any():
                                 break
                     first = False
                     st.cont = None
@@ -175,7 +175,7 @@ class Statements(CodeGenState):
 
     def s_For(self, s: ast.For) -> Compiled:
         # The initializer is shown as part of the loop's own step, not as a step of its own.
-        init = getattr(self, "s_" + type(s.init).__name__)(s.init)[0] if s.init is not None else None
+        init = self.statement_handlers[type(s.init)](self, s.init)[0] if s.init is not None else None
         cond = self.expr(s.cond) if s.cond is not None else None
         step = self.expr(s.step) if s.step is not None else None
         body, _ = self.stmt(s.body)
@@ -190,18 +190,21 @@ class Statements(CodeGenState):
         return self._loop(s, None, self.expr(s.cond), None, body, test_first=False), _has_return(s.body)
 
     def s_Break(self, s: ast.Break) -> Compiled:
-        def brk(c, m):
+        def brk(c: Ctx, m: Mask) -> None:
             st = c.loop
+            assert st is not None  # the checker allows 'break' only in a loop or a switch
             st.brk = (c.full() if m is None else m.copy()) if st.brk is None else (st.brk | (True if m is None else m))
         return brk, True
 
     def s_Continue(self, s: ast.Continue) -> Compiled:
-        def cont(c, m):
+        def cont(c: Ctx, m: Mask) -> None:
             st = c.loop
+            assert st is not None  # the checker allows 'continue' only in a loop
             # Inside a switch, 'continue' belongs to the enclosing loop and also leaves the switch.
             while st.is_switch:
                 st.brk = with_lanes(c, st.brk, m)
                 st = st.outer
+                assert st is not None
             st.cont = with_lanes(c, st.cont, m)
         return cont, True
 
@@ -211,7 +214,7 @@ class Statements(CodeGenState):
         val = self.expr(s.value) if s.value is not None else None
         vec = type_ndim(s.value.ty) if s.value is not None else 0
 
-        def ret(c, m):
+        def ret(c: Ctx, m: Mask) -> None:
             fr = c.frame
             if val is not None:
                 v = val(c, m)
@@ -227,7 +230,7 @@ class Statements(CodeGenState):
         loc = self.lvalue(s.value)
         pos = s.pos
 
-        def ret(c, m):
+        def ret(c: Ctx, m: Mask) -> None:
             fr = c.frame
             here = loc(c, m)
             if fr.ret_val is None or m is None:
@@ -253,7 +256,7 @@ class Statements(CodeGenState):
                     items.append(f)
         dtype = s.value.ty.dtype
 
-        def run_switch(c, m):
+        def run_switch(c: Ctx, m: Mask) -> None:
             v = value(c, m)
             st = LoopState(None, c.loop)
             st.is_switch = True
