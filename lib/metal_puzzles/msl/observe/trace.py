@@ -13,7 +13,7 @@ import numpy as np
 
 from ..lang.types import AddressSpace
 from ..run.access_kind import AccessKind
-from .provenance import sources_of, track
+from .provenance import recall, remember, sources_of, track
 
 
 @dataclass
@@ -95,6 +95,15 @@ class Recorder:
         atoms = [(mem.name, int(groups[i]) if groups is not None else -1, int(local[i])) if active[i] else None
                  for i in range(n)]
         return track(val, atoms)
+
+    def remember(self, ctx, mem, native, val, mask) -> None:
+        """A store into thread-private memory: the elements written remember where the value came
+        from (``native``: element indices in the memory's declared elements)."""
+        remember(mem, native, val, ctx.all_lanes if mask is None else np.flatnonzero(mask), ctx.n)
+
+    def recall(self, ctx, mem, native, val, mask):
+        """A load from thread-private memory: the value, carrying what its elements remember."""
+        return recall(mem, native, val, ctx.all_lanes if mask is None else np.flatnonzero(mask), ctx.n)
 
     def access(self, kind, mem, mask, flat, pos, ctx, val) -> None:
         n = ctx.n
