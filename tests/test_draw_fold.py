@@ -99,3 +99,18 @@ def test_values_too_wide_for_lines_of_32_fold_onto_fewer_cells():
     view = next(v for s in lay_out_run(run).panels[0].sections for v in s if v.key == ("in", "x"))
     assert view.cols < WRAP and view.cols * view.cell <= MAX_SECTION_W
     assert view.locate(399) == (0, view.rows - 1, (199 % view.cols))
+
+
+def test_a_diagram_fitted_to_its_room_keeps_its_typical_text_at_8_px_at_least():
+    # Pooling's show() was fitted down to 0.69 of its size at 1400x900 beside JupyterLab's file
+    # browser: 7 px text. Narrower than 8 px text allows, a diagram keeps that size and scrolls.
+    from metal_puzzles.diagrams.draw import fitting_svg
+    from metal_puzzles.notebook.images import puzzle_svg
+
+    for puzzle_id in ("pooling", "topk", "matmul_full"):
+        svg = puzzle_svg(get_puzzle(puzzle_id)) if puzzle_id != "topk" else explorer_svg(puzzle_id)
+        fitted = fitting_svg(svg)
+        min_width = int(re.search(r"min-width:(\d+)px", fitted).group(1))
+        sizes = sorted(float(f) for f in re.findall(r"font-size='([0-9.]+)'", svg))
+        scale = min(1.0, min_width / natural_width(svg))
+        assert sizes[len(sizes) // 2] * scale >= 8.0 - 0.01, (puzzle_id, sizes[len(sizes) // 2] * scale)

@@ -223,7 +223,10 @@ _DIAGRAM_SCRIPT = (
     # Last range first, so that the indices of the ranges before stay right.
     "    for (var k = patch.ops.length - 1; k >= 0; k--) {"
     "      var op = patch.ops[k], after = group.children[op[1]] || null;"
-    "      for (var i = op[1] - 1; i >= op[0]; i--) { group.removeChild(group.children[i]); }"
+    # A range of elements goes in one removal (one by one, a thousand of them took 200 ms).
+    "      if (op[1] > op[0]) { var gone = document.createRange();"
+    "        gone.setStartBefore(group.children[op[0]]); gone.setEndAfter(group.children[op[1] - 1]);"
+    "        gone.deleteContents(); }"
     "      count += (op[3] - op[2]) - (op[1] - op[0]);"
     "      if (news[k].length) {"
     "        var holder = document.createElementNS('http://www.w3.org/2000/svg', 'g');"
