@@ -319,7 +319,11 @@ def parse_diagram_want(value: str) -> bool:
 #   the diagram stands beside the code and info; narrower, the diagram comes right under the
 #   code and info last. The listing and the diagram are given heights that leave the controls
 #   above them on the same screen (the room a notebook leaves below its own bars is about
-#   100vh - 120 px; the explorer's controls and findings above the grid take about 200 px);
+#   100vh - 120 px; the explorer's controls and findings above the grid take about 200 px, and
+#   a 1,024-thread threadgroup's two rows of 32 thread buttons, wrapped, 100 px more: at 900x800
+#   beside JupyterLab's file browser its diagram ran 88 px past the screen);
+# - a row of thread buttons has its name beside it, not above it (JupyterLab lays a
+#   ToggleButtons out as a block: its label took a line of its own);
 # - the code listing and the diagram scroll instead of wrapping mid-identifier or shrinking past
 #   legible text (the diagram's SVG sizes itself: draw.fitting_svg);
 # - the findings are a short list that scrolls: twenty findings would push the code off-screen;
@@ -336,8 +340,8 @@ STYLE_HTML = f"""<style>
 .{ROOT_CLASS} .mp-left {{ grid-area: code; min-width: 0; }}
 .{ROOT_CLASS} .mp-right {{ grid-area: diagram; min-width: 0; }}
 .{ROOT_CLASS} .mp-info {{ grid-area: info; min-width: 0; }}
-.{ROOT_CLASS} .mp-source {{ overflow: auto; max-width: 100%; max-height: max(7em, calc(36vh - 120px)); }}
-.{ROOT_CLASS} .mp-diagram {{ overflow: auto; max-width: 100%; max-height: max(150px, calc(58vh - 220px));
+.{ROOT_CLASS} .mp-source {{ overflow: auto; max-width: 100%; max-height: max(6em, calc(30vh - 110px)); }}
+.{ROOT_CLASS} .mp-diagram {{ overflow: auto; max-width: 100%; max-height: max(150px, calc(50vh - 210px));
   border: 1px solid #ddd; }}
 @container mp-explorer (min-width: 760px) {{
   .{ROOT_CLASS} .mp-main {{ grid-template-columns: minmax(280px, min(560px, 46%)) minmax(0, 1fr);
@@ -375,7 +379,8 @@ STYLE_HTML = f"""<style>
 .{ROOT_CLASS} .mp-accesses li {{ white-space: nowrap; }}
 .{ROOT_CLASS} .mp-picker .widget-toggle-button {{ padding: 0 1px; font-size: 11px; height: 20px; line-height: 20px;
   margin: 1px 2px 1px 0; }}
-.{ROOT_CLASS} .mp-picker .widget-toggle-buttons {{ margin: 0; flex-wrap: nowrap; align-items: flex-start; }}
+.{ROOT_CLASS} .mp-picker .widget-toggle-buttons {{ display: flex; margin: 0; flex-wrap: nowrap;
+  align-items: flex-start; }}
 .{ROOT_CLASS} .mp-picker .widget-toggle-buttons .widget-label {{ flex: 0 0 auto; height: 22px; line-height: 22px; }}
 .{ROOT_CLASS} .mp-picker .widget-toggle-buttons > div:last-child {{ display: flex; flex-flow: row wrap; min-width: 0; }}
 .{ROOT_CLASS} .mp-finding-text {{ font-size: 12px; }}
