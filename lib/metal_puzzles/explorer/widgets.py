@@ -179,27 +179,7 @@ class Explorer:
         self.cell_info.add_class("mp-cell-info")
         self.accesses = W.HTML()
         self.accesses.add_class("mp-accesses-box")
-        # The diagram: a canvas the page draws it in, a hidden source of what changed in it since
-        # the version before (page.py: only that is sent and redrawn), and a hidden box in which a
-        # canvas that cannot apply a change (a new view) asks for the whole diagram.
-        self.diagram_canvas = W.HTML(DIAGRAM_CANVAS_HTML)
-        self.diagram_canvas.add_class("mp-diagram")
-        self.diagram = W.HTML(layout=W.Layout(display="none"))
-        self.diagram.add_class("mp-diagram-source")
-        self.diagram_want = W.Text(layout=W.Layout(display="none"))
-        self.diagram_want.add_class(DIAGRAM_WANT_CLASS)
-        self.diagram_want.observe(self._on_diagram_want, names="value")
-        #: The SVG of the diagram shown, as the page draws it.
-        self.diagram_svg = ""
-        self._diagram_parts: list[str] = []  # the version sent last, separated into its elements
-        # Drawn diagrams by (lane, phase, step), least recently shown first.
-        self._drawn: OrderedDict[tuple[int, int | None, int | None], list[str]] = OrderedDict()
-        self._direction = 1  # of the last step: the next one likely goes the same way
-        self._diagram_version = 0
-        self._diagram_shows = ""  # whose diagram the version sent last is (its data-shows)
-        # The patch to a diagram drawn ahead, worked out with it: (the version it starts from,
-        # the parts it goes from and to, the patch), used if that is the next diagram sent.
-        self._patch_ahead: tuple[int, list[str], list[str], DiagramPatch | None] | None = None
+        self._set_up_diagram()
         self.counts = W.HTML()
         self.counts.add_class("mp-counts")
         self.cost = W.HTML()  # the cost model's figures, when the run carries a profile
@@ -255,6 +235,30 @@ class Explorer:
         # the explorer and the learner reads it, as after every step. It was the one slow click:
         # 700-820 ms in the browser against 33-106 ms for the clicks after it.
         self._draw_ahead(self.lane)
+
+    def _set_up_diagram(self) -> None:
+        """The diagram's widgets and what the explorer remembers of the diagrams it drew and sent."""
+        # The diagram: a canvas the page draws it in, a hidden source of what changed in it since
+        # the version before (page.py: only that is sent and redrawn), and a hidden box in which a
+        # canvas that cannot apply a change (a new view) asks for the whole diagram.
+        self.diagram_canvas = W.HTML(DIAGRAM_CANVAS_HTML)
+        self.diagram_canvas.add_class("mp-diagram")
+        self.diagram = W.HTML(layout=W.Layout(display="none"))
+        self.diagram.add_class("mp-diagram-source")
+        self.diagram_want = W.Text(layout=W.Layout(display="none"))
+        self.diagram_want.add_class(DIAGRAM_WANT_CLASS)
+        self.diagram_want.observe(self._on_diagram_want, names="value")
+        #: The SVG of the diagram shown, as the page draws it.
+        self.diagram_svg = ""
+        self._diagram_parts: list[str] = []  # the version sent last, separated into its elements
+        # Drawn diagrams by (lane, phase, step), least recently shown first.
+        self._drawn: OrderedDict[tuple[int, int | None, int | None], list[str]] = OrderedDict()
+        self._direction = 1  # of the last step: the next one likely goes the same way
+        self._diagram_version = 0
+        self._diagram_shows = ""  # whose diagram the version sent last is (its data-shows)
+        # The patch to a diagram drawn ahead, worked out with it: (the version it starts from,
+        # the parts it goes from and to, the patch), used if that is the next diagram sent.
+        self._patch_ahead: tuple[int, list[str], list[str], DiagramPatch | None] | None = None
 
     def _lay_out(self, title: str, findings: W.Widget, with_check: bool) -> W.VBox:
         controls = W.HBox([self.group, self.thread, self.phase, self.picker.widget],
