@@ -322,6 +322,8 @@ def parse_diagram_want(value: str) -> bool:
 #   100vh - 120 px; the explorer's controls and findings above the grid take about 200 px, and
 #   a 1,024-thread threadgroup's two rows of 32 thread buttons, wrapped, 100 px more: at 900x800
 #   beside JupyterLab's file browser its diagram ran 88 px past the screen);
+# - the diagram's box contains its layout and paint: a step that changes most of the diagram (the
+#   first, from the whole run to step 2) lays out and paints that box, not the notebook around it;
 # - a row of thread buttons has its name beside it, not above it (JupyterLab lays a
 #   ToggleButtons out as a block: its label took a line of its own);
 # - the code listing and the diagram scroll instead of wrapping mid-identifier or shrinking past
@@ -342,7 +344,7 @@ STYLE_HTML = f"""<style>
 .{ROOT_CLASS} .mp-info {{ grid-area: info; min-width: 0; }}
 .{ROOT_CLASS} .mp-source {{ overflow: auto; max-width: 100%; max-height: max(6em, calc(30vh - 110px)); }}
 .{ROOT_CLASS} .mp-diagram {{ overflow: auto; max-width: 100%; max-height: max(150px, calc(50vh - 210px));
-  border: 1px solid #ddd; }}
+  border: 1px solid #ddd; contain: content; }}
 @container mp-explorer (min-width: 760px) {{
   .{ROOT_CLASS} .mp-main {{ grid-template-columns: minmax(280px, min(560px, 46%)) minmax(0, 1fr);
     grid-template-rows: auto 1fr; grid-template-areas: "code diagram" "info diagram"; }}
