@@ -12,6 +12,12 @@ Chromium at 1400x900, and times each click inside the page: from the click until
 both the new highlighted line / thread and the new diagram (the diagram's ``data-shows`` names
 the thread, phase and step it draws), then two animation frames so that the new state is painted.
 
+The first step after the explorer opens is timed apart ("first step"), once the page is idle and
+a second after (a learner looks before clicking): it is the slow one (700-820 ms against 33-106 ms
+for the steps after it, issue 36), the one click that changes most of the diagram; the explorer
+draws its diagram and the patch to it ahead, while the page renders and the learner reads (the
+figures: benchmarks/README.md). Its target is the worst case's, under 250 ms.
+
 Prints, per front end and per action, the median and the maximum in milliseconds, and where the
 time went (medians): until the kernel's last message of the click arrived (the Python handler,
 the messages' encoding and their relay by the Jupyter server), the page's work after it (decoding,
@@ -24,8 +30,8 @@ measured first, then this checkout's, front end by front end, the figures side b
 ``--save`` and ``--before`` as in bench_explorer.py). Needs Chromium and Playwright
 (``bash .ci/install-browser``).
 
-Usage: python benchmarks/bench_explorer_clicks.py [--clicks N] [--ui lab|notebook] [--compare DIR]
-                                                 [--save F] [--before F]
+Usage: python benchmarks/bench_explorer_clicks.py [--clicks N] [--openings N] [--ui lab|notebook]
+                                                 [--compare DIR] [--save F] [--before F]
 """
 
 from __future__ import annotations
@@ -134,6 +140,14 @@ async ([selector, nth, kind]) => {
 """
 
 
+# Resolves once the page's main thread is idle (it has laid out and painted what it was given).
+_IDLE_JS = "() => new Promise((resolve) => requestIdleCallback(() => resolve(), { timeout: 10000 }))"
+
+#: How long a learner looks at the explorer before the first click (no one clicks within
+#: milliseconds of seeing it): the explorer draws the first step's diagram meanwhile.
+READING_MS = 1000
+
+
 @dataclass(frozen=True)
 class Click:
     """One timed click: milliseconds until painted, until the kernel's last message came, and the
@@ -167,7 +181,13 @@ def click_times(page, clicks: int) -> dict[str, list[Click | None]]:
     if ex.locator(".mp-finding").count() < 1:
         raise SystemExit("the explorer lists no finding to click")
     forward = True
-    clicks_by_action: dict[str, list[Click | None]] = {"step": [], "thread change": [], "finding click": []}
+    clicks_by_action: dict[str, list[Click | None]] = {"first step": [], "step": [], "thread change": [],
+                                                       "finding click": []}
+    # The first click after the explorer opened, as a learner's first: a step, once the page has
+    # drawn the explorer (its main thread idle) and the learner has looked at it for a moment.
+    page.evaluate(_IDLE_JS)
+    page.wait_for_timeout(READING_MS)
+    clicks_by_action["first step"].append(timed_click(page, ".mp-forward", 0, "step"))
     for _ in range(clicks):
         # Forward to the last step, then back: every click is a step.
         if ex.locator(".mp-forward" if forward else ".mp-back").is_disabled():
@@ -213,6 +233,16 @@ def measure(ui: JupyterUI, browser, clicks: int, lib: Path) -> dict[str, list[Cl
             _stop_server(server)
 
 
+def measure_openings(ui: JupyterUI, browser, clicks: int, lib: Path, openings: int) -> dict[str, list[Click | None]]:
+    """``measure`` on ``openings`` fresh servers and explorers, the clicks of each action together
+    (one first step per opening)."""
+    together: dict[str, list[Click | None]] = {}
+    for _ in range(openings):
+        for action, timed in measure(ui, browser, clicks, lib).items():
+            together.setdefault(action, []).extend(timed)
+    return together
+
+
 def summary(all_clicks: list[Click | None]) -> dict[str, float]:
     """Median and maximum milliseconds (a click whose change never showed counts as 10 s), and
     the medians of the parts of a click."""
@@ -233,7 +263,9 @@ def print_figures(title: str, figures: dict[str, dict[str, float]], old: dict[st
     for action, f in figures.items():
         if f["missed"]:
             print(f"  {action}: {f['missed']:.0f} click(s) whose change never showed within 10 s")
-        flag = "" if f["median"] < TARGET_MEDIAN_MS and f["max"] < TARGET_MAX_MS else "  (over target)"
+        # One first step per opening: its target is the worst case's.
+        within = f["max"] < TARGET_MAX_MS and (action == "first step" or f["median"] < TARGET_MEDIAN_MS)
+        flag = "" if within else "  (over target)"
         parts = f"[kernel's answer {f['answer']:4.0f}, page {f['page']:4.0f} ms, {f['kB']:6.1f} kB]"
         before = ""
         if old is not None and action in old:
@@ -250,6 +282,8 @@ def main() -> None:
                         help="front end(s) to measure (default: both)")
     parser.add_argument("--compare", type=Path, metavar="DIR",
                         help="another checkout of the project: its lib/ is measured too, before this one's")
+    parser.add_argument("--openings", type=int, default=1,
+                        help="explorers opened (each on a fresh server) per front end: one first step each (default 1)")
     parser.add_argument("--each", action="store_true",
                         help="also print every click: ms to painted / to the kernel's last message, kB")
     parser.add_argument("--save", help="write the figures (median and max by front end and action) to this JSON file")
@@ -273,16 +307,18 @@ def main() -> None:
                 old = None
                 if args.compare is not None:
                     load = load_average()
-                    old = {a: summary(c) for a, c in measure(ui, browser, args.clicks, args.compare / "lib").items()}
+                    old = {a: summary(c) for a, c in measure_openings(ui, browser, args.clicks, args.compare / "lib",
+                                                                      args.openings).items()}
                     print_figures(f"{ui.title}, {args.compare} ({where}; {load}):", old, None)
                 elif before:
                     old = {a: {"median": before[f"{ui.value}: {a} median"], "max": before[f"{ui.value}: {a} max"],
                                "answer": before.get(f"{ui.value}: {a} answer", float("nan")),
                                "page": before.get(f"{ui.value}: {a} page", float("nan")),
                                "kB": before.get(f"{ui.value}: {a} kB", float("nan"))}
-                           for a in ("step", "thread change", "finding click") if f"{ui.value}: {a} median" in before}
+                           for a in ("first step", "step", "thread change", "finding click")
+                           if f"{ui.value}: {a} median" in before}
                 load = load_average()
-                clicks = measure(ui, browser, args.clicks, REPO_ROOT / "lib")
+                clicks = measure_openings(ui, browser, args.clicks, REPO_ROOT / "lib", args.openings)
                 figures = {a: summary(c) for a, c in clicks.items()}
                 print_figures(f"{ui.title}, this checkout ({where}; {load}):", figures, old)
                 if args.each:

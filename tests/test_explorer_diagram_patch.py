@@ -241,3 +241,43 @@ def test_the_next_steps_diagram_is_drawn_ahead_in_the_kernels_event_loop(racy_tr
     # found, and step 3 (the way back) was drawn already; then thread 900 at step 3.
     assert counts == [2, 3, 3, 4, 4, 4, 5], counts
     assert ex.step_index == 2
+
+
+def test_the_first_steps_diagram_and_patch_are_ready_before_the_first_click(racy_transpose: Explorer,
+                                                                            monkeypatch) -> None:
+    """Opened in a kernel (an event loop runs), the explorer draws the diagram of the first step
+    and the patch to it from the whole run's while the page renders it: the first click on step
+    draws and compares nothing (it was the slow click: 700-820 ms, the later ones 33-106 ms)."""
+    import asyncio
+
+    import metal_puzzles.explorer.widgets as widgets
+
+    monkeypatch.setattr(widgets, "DRAW_AHEAD_DELAY_S", 0.0)
+    work: list[str] = []
+    real_draw, real_patch = widgets.draw_run, widgets.diagram_patch
+    monkeypatch.setattr(widgets, "draw_run", lambda *a, **k: work.append("draw") or real_draw(*a, **k))
+    monkeypatch.setattr(widgets, "diagram_patch", lambda *a, **k: work.append("patch") or real_patch(*a, **k))
+
+    async def first_click() -> tuple[Explorer, list[str], int]:
+        ex = Explorer(racy_transpose.model.result, "III.1")
+        assert list(ex._drawn) == [(0, None, None)]  # the whole run, shown
+        for _ in range(1000):  # until the first step's diagram and patch are ready
+            if ex._patch_ahead is not None:
+                break
+            await asyncio.sleep(0)
+        before = len(work)
+        ex.move(1)
+        return ex, work[before:], before
+
+    ex, at_click, before = asyncio.run(first_click())
+    # Opening: the whole run's diagram drawn and sent, then the first step's drawn and compared.
+    assert before == 4
+    assert at_click == []  # the click found both ready
+    whole = ex._drawn[(0, None, None)]
+    step = ex._drawn[(0, None, 1)]
+    assert ex._diagram_shows.endswith("at step 2") and ex._diagram_parts is step
+    # What went to the page: the patch from the whole run's diagram to the first step's.
+    expected = real_patch(whole, step, base=1)  # version 1: the whole run's, sent on opening
+    assert expected is not None and expected.ops
+    assert "data-version='2'" in ex.diagram.value
+    assert json.dumps({"base": 1, "head": expected.head, "ops": expected.ops}) in html.unescape(ex.diagram.value)

@@ -86,7 +86,9 @@ def to_svg(diagram: Diagram, separated: bool = False) -> str:
 #: the room it is given: its typical text (the median size: the values in the cells) no smaller
 #: than LEGIBLE_TEXT_PX, its smallest (the indices in the cells' corners) no smaller than
 #: SMALLEST_TEXT_PX. Narrower than that, a diagram keeps that scale and scrolls sideways instead.
-LEGIBLE_TEXT_PX = 7.0
+#: (At 7 px, Pooling's diagram was fitted down to 0.69 of its size at 1400x900 beside JupyterLab's
+#: file browser: too small to read; issue 36.)
+LEGIBLE_TEXT_PX = 8.0
 SMALLEST_TEXT_PX = 5.0
 
 _FONT_SIZE = re.compile(r"font-size='([0-9.]+)'")

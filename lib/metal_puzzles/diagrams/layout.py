@@ -118,6 +118,7 @@ def _layout_panel(panel: Panel) -> None:
             v.cell = SMALL_CELL
     for v in views:  # cells wide enough for their values at the smallest legible size
         v.cell = max([v.cell, *(text_width(t, MIN_CELL_FONT) + 6 for t in v.texts)])
+        v.narrow(MAX_SECTION_W)
     _order_for_arrows(panel)
     sections_w = sections_width()
     legend_w = max(560.0, min(MAX_SECTION_W, sections_w))

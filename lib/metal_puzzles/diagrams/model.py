@@ -15,6 +15,7 @@ import numpy as np
 from .style import (
     BLOCK_GAP,
     CELL,
+    FOLD_GAP,
     GHOST_GAP,
     INDEX_H,
     INK,
@@ -49,12 +50,17 @@ class Ghost:
 
 @functools.lru_cache(maxsize=64)  # the same grids at every redraw of the explorer's diagram
 def _cell_boxes(drawn: int, per_block: int, cols: int, gx: float, gy: float, cell: float,
-                block_w: float) -> tuple[tuple[float, float, float, float], ...]:
+                block_w: float, fold: int = 0, fold_lines: int = 1) -> tuple[tuple[float, float, float, float], ...]:
     out = []
     for i in range(drawn):
-        b, rest = divmod(i, per_block)
-        r, c = divmod(rest, cols)
-        x0, y0 = gx + b * block_w + c * cell, gy + r * cell
+        if fold:  # a folded row: its lines one under another, a gap before the next row's
+            a, c = divmod(i, fold)
+            r, col = a * fold_lines + c // cols, c % cols
+            x0, y0 = gx + col * cell, gy + r * cell + a * FOLD_GAP
+        else:
+            b, rest = divmod(i, per_block)
+            r, col = divmod(rest, cols)
+            x0, y0 = gx + b * block_w + col * cell, gy + r * cell
         out.append((x0, y0, x0 + cell, y0 + cell))
     return tuple(out)
 
@@ -76,6 +82,10 @@ class ArrayView:
     faint: list[bool]  # grey text: not touched by this threadgroup
     wrapped: bool = False  # a long 1D array folded onto rows
     two_d: bool = False
+    #: A 2D array whose rows are longer than WRAP: the length of its rows, each folded onto lines
+    #: of ``cols`` cells (``rows`` counts the lines drawn), as a long 1D array is; 0: not folded.
+    #: So a (2, 200) array is a block of 14 lines, not a grid 200 cells wide.
+    fold: int = 0
     # Arrays of three or more dimensions: one rows x cols block per index of the leading
     # dimensions, side by side, each labelled with that index.
     blocks: int = 1
@@ -90,10 +100,50 @@ class ArrayView:
 
     @property
     def drawn(self) -> int:
+        if self.fold:
+            return min(self.size, (self.rows // self.fold_lines) * self.fold)
         return min(self.size, self.blocks * self.rows * self.cols)
 
+    @property
+    def fold_lines(self) -> int:
+        """Lines each row of a folded 2D array takes (1 for any other array)."""
+        return -(-self.fold // max(self.cols, 1)) if self.fold else 1
+
+    def narrow(self, max_w: float) -> None:
+        """Fold a wrapped or folded grid onto lines of half as many cells (down to 8) while its
+        grid is wider than ``max_w`` at its cell size: values wide enough to widen the cells would
+        otherwise make lines of 32 far wider than a laptop's screen."""
+        if not (self.wrapped or self.fold):
+            return
+        n = len(self.texts)
+        while self.cols > 8 and self.cols * self.cell > max_w:
+            self.cols //= 2
+            self.rows = (n // self.fold) * self.fold_lines if self.fold else -(-n // self.cols)
+
+    def locate(self, i: int) -> tuple[int, int, int]:
+        """(block, line, column) of element ``i``'s cell in the grid as drawn."""
+        cols = max(self.cols, 1)
+        if self.fold:
+            a, c = divmod(i, self.fold)
+            return 0, a * self.fold_lines + c // cols, c % cols
+        block, rest = divmod(i, max(self.rows * self.cols, 1))
+        row, column = divmod(rest, cols)
+        return block, row, column
+
     def row_of(self, i: int) -> int:
-        return (i % max(self.rows * self.cols, 1)) // max(self.cols, 1)
+        return self.locate(i)[1]
+
+    def line_y(self, line: int) -> float:
+        """How far below the grid's top the line ``line`` of cells starts."""
+        return line * self.cell + (line // self.fold_lines) * FOLD_GAP if self.fold else line * self.cell
+
+    def line_label(self, line: int) -> str:
+        """The number left of a line of a wrapped or folded grid (its first element's index: for a
+        folded 2D array, its row and first column) or of a 2D grid's row."""
+        if self.fold:
+            row, part = divmod(line, self.fold_lines)
+            return f"{row}, {part * self.cols}"
+        return str(line * (self.cols if self.wrapped else 1))
 
     @property
     def own_label_w(self) -> float:
@@ -102,10 +152,9 @@ class ArrayView:
     @property
     def margin(self) -> float:
         """Room between the name column and the grid for row numbers (2D and wrapped arrays)."""
-        if not (self.two_d or self.wrapped):
+        if not (self.two_d or self.wrapped or self.fold):
             return 0.0
-        last = (self.rows - 1) * (self.cols if self.wrapped else 1)
-        return 6 + text_width(str(max(last, 0)), 9)
+        return 6 + text_width(self.line_label(max(self.rows - 1, 0)), 9)  # the last line's: the longest
 
     @property
     def top(self) -> float:
@@ -139,18 +188,24 @@ class ArrayView:
             x += g.width + (14 if g.gap_before else 2)
         if self.ghosts[k].gap_before:
             x += 12
-        y = self.y + self.top + max(self.rows - 1, 0) * self.cell
+        y = self.y + self.top + self.line_y(max(self.rows - 1, 0))
         return (x, y, x + self.ghosts[k].width, y + self.cell)
 
     @property
+    def grid_h(self) -> float:
+        """Height of the grid of cells (a folded array's rows with the gaps between them)."""
+        return self.line_y(self.rows) - (FOLD_GAP if self.fold and self.rows else 0.0)
+
+    @property
     def height(self) -> float:
-        return max(self.top + self.rows * self.cell, 30.0)
+        return max(self.top + self.grid_h, 30.0)
 
     def cell_boxes(self) -> tuple[tuple[float, float, float, float], ...]:
         """``cell_box`` of every drawn element, in order (the painter's loop: the grid's origin
         is worked out once rather than per cell)."""
         return _cell_boxes(self.drawn, max(self.rows * self.cols, 1), max(self.cols, 1),
-                           self.x + self.label_w + self.margin, self.y + self.top, self.cell, self.block_w)
+                           self.x + self.label_w + self.margin, self.y + self.top, self.cell, self.block_w,
+                           self.fold, self.fold_lines)
 
     def labels(self) -> list[Label]:
         """The texts beside an array's grid, placed: its name and what it is, left of the grid; the
@@ -172,19 +227,17 @@ class ArrayView:
                     labels.append(Label(PlacedText(self.block_labels[b], bx + self.cols * cell / 2, gy - 2 * INDEX_H + 6, 9, INK),
                                         self.key, block=b))
         if self.margin:
-            step = self.cols if self.wrapped else 1
             for r in range(self.rows):
-                labels.append(Label(PlacedText(str(r * step), gx - 4, gy + (r + 0.5) * cell, 9, MUTED, Anchor.END),
-                                    self.key, row=r))
+                labels.append(Label(PlacedText(self.line_label(r), gx - 4, gy + self.line_y(r) + 0.5 * cell, 9, MUTED,
+                                               Anchor.END), self.key, row=r))
         return labels
 
     def cell_box(self, i: int) -> tuple[float, float, float, float] | None:
         if i < 0 or i >= self.drawn:
             return None
-        b, rest = divmod(i, max(self.rows * self.cols, 1))
-        r, c = divmod(rest, self.cols)
+        b, r, c = self.locate(i)
         x0 = self.x + self.label_w + self.margin + b * self.block_w + c * self.cell
-        y0 = self.y + self.top + r * self.cell
+        y0 = self.y + self.top + self.line_y(r)
         return (x0, y0, x0 + self.cell, y0 + self.cell)
 
 
@@ -213,8 +266,7 @@ class Label:
         its column or its row)."""
         if view.key != self.key:
             return False
-        block, rest = divmod(element, max(view.rows * view.cols, 1))
-        row, column = divmod(rest, max(view.cols, 1))
+        block, row, column = view.locate(element)
         return ((self.block is None or self.block == block) and (self.column is None or self.column == column)
                 and (self.row is None or self.row == row))
 
@@ -240,6 +292,13 @@ def make_view(key: tuple, name: str, note: str, shape: Sequence[int], values: di
     rows, cols, wrapped, two_d = grid_shape(shape)
     size = int(np.prod(shape)) if len(shape) else 1
     blocks, labels = 1, []
+    fold = 0
+    if len(shape) == 2 and cols > WRAP:  # long rows fold onto lines of WRAP cells, one row under another
+        fold, cols, two_d = cols, WRAP, False
+        shown = min(rows, max(1, MAX_CELLS // fold))
+        if shown < rows:
+            note = f"{note}, first {shown * fold} shown"
+        rows = shown * -(-fold // WRAP)
     if len(shape) >= 3:
         lead = tuple(int(d) for d in shape[:-2])
         rows = int(shape[-2])
@@ -249,10 +308,10 @@ def make_view(key: tuple, name: str, note: str, shape: Sequence[int], values: di
             note = f"{note}, first {blocks} blocks shown"
         labels = ["[" + ",".join(str(int(k)) for k in np.unravel_index(b, lead)) + ",:,:]" for b in range(blocks)]
     max_rows = max(1, MAX_CELLS // max(cols, 1))
-    if blocks == 1 and rows > max_rows:
+    if blocks == 1 and not fold and rows > max_rows:
         note = f"{note}, first {max_rows * cols} shown"
         rows = max_rows
-    n = min(size, blocks * rows * cols)
+    n = min(size, (rows // -(-fold // cols)) * fold if fold else blocks * rows * cols)
     if isinstance(values, np.ndarray):
         flat = values.reshape(-1)
         texts = [fmt_value(flat[i]) for i in range(n)]
@@ -260,7 +319,7 @@ def make_view(key: tuple, name: str, note: str, shape: Sequence[int], values: di
         texts = [fmt_value(values.get(i)) for i in range(n)]
     faint = [touched is not None and i not in touched for i in range(n)]
     return ArrayView(key, name, note, rows, cols, size, texts, [fills.get(i) for i in range(n)], faint,
-                     wrapped, two_d, blocks, labels)
+                     wrapped, two_d, fold, blocks, labels)
 
 
 # ----------------------------------------------------------------------------- a panel

@@ -138,7 +138,8 @@ def _paint_view_foreground(v: ArrayView) -> list[Diagram]:
     cells = []
     for i, (x0, y0, x1, y1) in enumerate(boxes):
         if not v.two_d:  # the element's index, small in the corner
-            cells.append(PlacedText(str(i % v.cols if v.wrapped else i), x0 + 2.5, y0 + 6, 7.5, MUTED, Anchor.START))
+            corner = v.locate(i)[2] if v.wrapped or v.fold else i  # a line's first index is left of it
+            cells.append(PlacedText(str(corner), x0 + 2.5, y0 + 6, 7.5, MUTED, Anchor.START))
         s = v.texts[i]
         if s:
             cells.append(PlacedText(s, (x0 + x1) / 2, (y0 + y1) / 2 + 2, _cell_font(s, cell),

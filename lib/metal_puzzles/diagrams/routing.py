@@ -61,7 +61,7 @@ def _arrow_ends(panel: Panel) -> list[tuple[_End, _End, str] | None]:
 def _outer(v: ArrayView, edge: str) -> float:
     """The y past which an arrow leaving or entering the array at ``edge`` is out of its grid and
     of the numbers above it (its top, for a top edge; its grid's bottom, for a bottom edge)."""
-    return v.y if edge == "top" else v.y + v.top + v.rows * v.cell
+    return v.y if edge == "top" else v.y + v.top + v.grid_h
 
 
 def _pieces(src: _End, dst: _End, mode: str, a: Point, b: Point,
@@ -236,8 +236,7 @@ class _LabelIndex:
     def _own(self, key: tuple, element: int) -> np.ndarray:
         """Which labels are about the element ``element`` of the array ``key``."""
         view = self.views[key]
-        block, rest = divmod(element, max(view.rows * view.cols, 1))
-        row, column = divmod(rest, max(view.cols, 1))
+        block, row, column = view.locate(element)
         a = self.about
         return ((a[:, 0] == self.keys[key]) & ((a[:, 1] == -1) | (a[:, 1] == block))
                 & ((a[:, 2] == -1) | (a[:, 2] == row)) & ((a[:, 3] == -1) | (a[:, 3] == column)))

@@ -31,6 +31,7 @@ from .page import (
     ROOT_CLASS,
     SHOW_CURRENT_LINE_HTML,
     STYLE_HTML,
+    DiagramPatch,
     PickedSpace,
     diagram_message_html,
     diagram_patch,
@@ -86,7 +87,7 @@ class ThreadPicker:
         if n_threads == self.n_threads:
             return
         self.n_threads = n_threads
-        style = {"button_width": "26px", "description_width": "initial"}
+        style = {"button_width": "22px", "description_width": "initial"}  # 16 a row beside the file browser at 900 px
         if not self.by_simd_group:
             self.threads = W.ToggleButtons(options=[(str(t), t) for t in range(n_threads)], value=0,
                                            description="thread", style=style,
@@ -178,24 +179,7 @@ class Explorer:
         self.cell_info.add_class("mp-cell-info")
         self.accesses = W.HTML()
         self.accesses.add_class("mp-accesses-box")
-        # The diagram: a canvas the page draws it in, a hidden source of what changed in it since
-        # the version before (page.py: only that is sent and redrawn), and a hidden box in which a
-        # canvas that cannot apply a change (a new view) asks for the whole diagram.
-        self.diagram_canvas = W.HTML(DIAGRAM_CANVAS_HTML)
-        self.diagram_canvas.add_class("mp-diagram")
-        self.diagram = W.HTML(layout=W.Layout(display="none"))
-        self.diagram.add_class("mp-diagram-source")
-        self.diagram_want = W.Text(layout=W.Layout(display="none"))
-        self.diagram_want.add_class(DIAGRAM_WANT_CLASS)
-        self.diagram_want.observe(self._on_diagram_want, names="value")
-        #: The SVG of the diagram shown, as the page draws it.
-        self.diagram_svg = ""
-        self._diagram_parts: list[str] = []  # the version sent last, separated into its elements
-        # Drawn diagrams by (lane, phase, step), least recently shown first.
-        self._drawn: OrderedDict[tuple[int, int | None, int | None], list[str]] = OrderedDict()
-        self._direction = 1  # of the last step: the next one likely goes the same way
-        self._diagram_version = 0
-        self._diagram_shows = ""  # whose diagram the version sent last is (its data-shows)
+        self._set_up_diagram()
         self.counts = W.HTML()
         self.counts.add_class("mp-counts")
         self.cost = W.HTML()  # the cost model's figures, when the run carries a profile
@@ -246,6 +230,35 @@ class Explorer:
         self.check_button.on_click(lambda _: self.run_check())
         self.widget = self._lay_out(title, findings, check is not None)
         self.refresh()
+        # The first click is most often a step: its diagram (the run as it stood at step 2, where
+        # the explorer opens on the whole run) and the patch to it are drawn while the page renders
+        # the explorer and the learner reads it, as after every step. It was the one slow click:
+        # 700-820 ms in the browser against 33-106 ms for the clicks after it.
+        self._draw_ahead(self.lane)
+
+    def _set_up_diagram(self) -> None:
+        """The diagram's widgets and what the explorer remembers of the diagrams it drew and sent."""
+        # The diagram: a canvas the page draws it in, a hidden source of what changed in it since
+        # the version before (page.py: only that is sent and redrawn), and a hidden box in which a
+        # canvas that cannot apply a change (a new view) asks for the whole diagram.
+        self.diagram_canvas = W.HTML(DIAGRAM_CANVAS_HTML)
+        self.diagram_canvas.add_class("mp-diagram")
+        self.diagram = W.HTML(layout=W.Layout(display="none"))
+        self.diagram.add_class("mp-diagram-source")
+        self.diagram_want = W.Text(layout=W.Layout(display="none"))
+        self.diagram_want.add_class(DIAGRAM_WANT_CLASS)
+        self.diagram_want.observe(self._on_diagram_want, names="value")
+        #: The SVG of the diagram shown, as the page draws it.
+        self.diagram_svg = ""
+        self._diagram_parts: list[str] = []  # the version sent last, separated into its elements
+        # Drawn diagrams by (lane, phase, step), least recently shown first.
+        self._drawn: OrderedDict[tuple[int, int | None, int | None], list[str]] = OrderedDict()
+        self._direction = 1  # of the last step: the next one likely goes the same way
+        self._diagram_version = 0
+        self._diagram_shows = ""  # whose diagram the version sent last is (its data-shows)
+        # The patch to a diagram drawn ahead, worked out with it: (the version it starts from,
+        # the parts it goes from and to, the patch), used if that is the next diagram sent.
+        self._patch_ahead: tuple[int, list[str], list[str], DiagramPatch | None] | None = None
 
     def _lay_out(self, title: str, findings: W.Widget, with_check: bool) -> W.VBox:
         controls = W.HBox([self.group, self.thread, self.phase, self.picker.widget],
@@ -434,7 +447,13 @@ class Explorer:
         parts = self._diagram_of(lane, self.selected_phase, step)
         phase = "all phases" if self.selected_phase is None else f"phase {self.selected_phase}"
         when = "" if step is None else f", at step {step + 1}"
-        patch = diagram_patch(self._diagram_parts, parts, base=self._diagram_version)
+        ahead = self._patch_ahead
+        if ahead is not None and ahead[0] == self._diagram_version and ahead[1] is self._diagram_parts \
+                and ahead[2] is parts:
+            patch = ahead[3]
+        else:
+            patch = diagram_patch(self._diagram_parts, parts, base=self._diagram_version)
+        self._patch_ahead = None
         self._diagram_version += 1
         self._diagram_parts = parts
         self._diagram_shows = f"{self.model.label(lane)}, {phase}{when}"
@@ -442,11 +461,12 @@ class Explorer:
         self.diagram.value = diagram_message_html(parts, self._diagram_version, self._diagram_shows, patch)
 
     def _draw_ahead(self, lane: int) -> None:
-        """After a step, while the learner looks at it, draw the diagram the next step would show
-        (a step on, the way the last step went), so that the click finds it drawn. In the
-        kernel's event loop, between messages, and only if nothing was shown since; without an
-        event loop (a script, a test) nothing is drawn ahead. Not after a thread change: its next
-        click is as often another thread."""
+        """After a step (and when the explorer opens), while the learner looks at it, draw the
+        diagram the next step would show (a step on, the way the last step went) and the patch to
+        it from the one shown, so that the click finds both ready. In the kernel's event loop,
+        between messages, and only if nothing was shown since; without an event loop (a script, a
+        test) nothing is drawn ahead. Not after a thread change: its next click is as often
+        another thread."""
         if not self.model.n_steps:
             return
         phase, after = self.selected_phase, min(max(self.step_index + self._direction, 0), self.model.n_steps - 1)
@@ -462,7 +482,9 @@ class Explorer:
             if self._diagram_version != shown:  # another click came first: it drew what it needed
                 return
             try:
-                self._diagram_of(lane, phase, after)
+                shown_parts = self._diagram_parts
+                parts = self._diagram_of(lane, phase, after)
+                self._patch_ahead = (shown, shown_parts, parts, diagram_patch(shown_parts, parts, base=shown))
             except Exception:  # drawn ahead for speed only: the click itself draws it, or says why not
                 pass
 

@@ -6,6 +6,13 @@ When a launch is traced, every value loaded from memory is a ``Tracked`` array: 
 arithmetic operation, conversion and per-thread select propagate those sets, so the executor
 itself needs no changes; a store then records the atoms of the value it writes.
 
+Values also wait in thread-private memory (``float v[PER_THREAD]``, a struct, a local whose
+address is taken), whose loads and stores carry no atoms of their own: there each stored element
+remembers the atoms of the value written into it (``remember``), and a load brings back those of
+the elements it reads (``recall``), element by element at the index each thread computed. A value
+that covers several elements at once (a vector, a whole struct) carries one set per thread, so a
+whole copy of a struct gives each of its members the sources of all of them.
+
 Only data flow is tracked: an index used to address memory does not flow into the loaded
 value, and branch conditions do not flow into the values assigned under them.
 """
@@ -137,6 +144,50 @@ def track(values, atoms: list) -> Tracked:
     prov = np.empty(n, dtype=object)
     prov[:] = [EMPTY if a is None else frozenset((a,)) for a in atoms]
     arr = np.asarray(values)
+    if arr.ndim == 0 or arr.shape[0] != n:
+        arr = np.broadcast_to(arr, (n,) + arr.shape).copy()
+    out = arr.view(Tracked)
+    out.prov = prov
+    return out
+
+
+def _per_lane(native, n: int) -> np.ndarray:
+    """Element indices (uniform, (lanes,) or (lanes, k)) as a (lanes, k) array."""
+    idx = np.asarray(native, dtype=np.int64)
+    if idx.ndim == 0 or idx.shape[0] != n:
+        idx = np.broadcast_to(idx, (n,) + idx.shape)
+    return idx.reshape(n, -1)
+
+
+def _elements_sources(mem) -> np.ndarray:
+    """The atoms of the value stored in each element of thread-private memory ``mem`` (all its
+    threads' regions, in its declared elements), kept on the memory object while it lives."""
+    shadow = mem.provenance
+    if shadow is None:
+        shadow = mem.provenance = np.empty(mem.data.size, dtype=object)
+        shadow.fill(EMPTY)
+    return shadow
+
+
+def remember(mem, native, value, lanes: np.ndarray, n: int) -> None:
+    """A store of ``value`` by ``lanes`` into the elements ``native`` of thread-private ``mem``:
+    each element written now holds that lane's atoms (none for a value computed from none)."""
+    if lanes.size == 0:
+        return
+    idx = _per_lane(native, n)[lanes]
+    prov = _prov(value, n)
+    written = _empty(lanes.size) if prov is None else prov[lanes]
+    _elements_sources(mem)[idx.reshape(-1)] = np.repeat(written, idx.shape[1])
+
+
+def recall(mem, native, value, lanes: np.ndarray, n: int) -> Tracked:
+    """A load by ``lanes`` of the elements ``native`` of thread-private ``mem``: the value, with
+    the atoms of what was stored in the elements each lane read."""
+    prov = _empty(n)
+    if lanes.size and mem.provenance is not None:
+        held = mem.provenance[_per_lane(native, n)[lanes]]
+        prov[lanes] = held[:, 0] if held.shape[1] == 1 else _union.reduce(held, axis=1)
+    arr = np.asarray(value)
     if arr.ndim == 0 or arr.shape[0] != n:
         arr = np.broadcast_to(arr, (n,) + arr.shape).copy()
     out = arr.view(Tracked)

@@ -18,7 +18,7 @@ from ..run.access_kind import AccessKind
 from ..run.codegen.masks import Mask
 from ..run.memory import Memory
 from ..run.runtime import Ctx
-from .provenance import sources_of, track
+from .provenance import recall, remember, sources_of, track
 
 
 @dataclass
@@ -100,6 +100,15 @@ class Recorder:
         atoms = [(mem.name, int(groups[i]) if groups is not None else -1, int(local[i])) if active[i] else None
                  for i in range(n)]
         return track(val, atoms)
+
+    def remember(self, ctx: Ctx, mem: Memory, native: Any, val: Any, mask: Mask) -> None:
+        """A store into thread-private memory: the elements written remember where the value came
+        from (``native``: element indices in the memory's declared elements)."""
+        remember(mem, native, val, ctx.all_lanes if mask is None else np.flatnonzero(mask), ctx.n)
+
+    def recall(self, ctx: Ctx, mem: Memory, native: Any, val: Any, mask: Mask) -> Any:
+        """A load from thread-private memory: the value, carrying what its elements remember."""
+        return recall(mem, native, val, ctx.all_lanes if mask is None else np.flatnonzero(mask), ctx.n)
 
     def access(self, kind: AccessKind, mem: Memory, mask: Mask, flat: Any, pos: Pos, ctx: Ctx, val: Any) -> None:
         n = ctx.n

@@ -223,6 +223,9 @@ class Memory:
         self.writable = writable
         # The sanitizer's bookkeeping (observe.sanitizer.Shadow, a layer above this one), when enabled.
         self.shadow: object | None = None
+        #: A traced run's record of where each element's stored value came from (thread-private
+        #: memory, whose loads carry no provenance of their own: observe.provenance.remember).
+        self.provenance: np.ndarray | None = None
         self._typed: dict[np.dtype, tuple[np.ndarray, np.ndarray | None, int]] = {}
         self.unit = scalar.size
         #: The view of the declared element type, its lane bases and region length (in elements).

@@ -321,10 +321,13 @@ class Ctx:
         if self.recorder is not None:
             native = rescale(flat, view.unit, mem.unit, self.n)
             self.recorder.access(AccessKind.READ, mem, done, native, pos, self, None)
-            if self.recorder is not None and self.recorder.provenance and mem.counted is not None:
-                if view.unit != mem.unit:
-                    first = (np.asarray(first) * view.unit) // mem.unit
-                val = self.recorder.track(self, mem, val, first, done)
+            if self.recorder is not None and self.recorder.provenance:
+                if mem.counted is not None:
+                    if view.unit != mem.unit:
+                        first = (np.asarray(first) * view.unit) // mem.unit
+                    val = self.recorder.track(self, mem, val, first, done)
+                elif mem.space == AddressSpace.THREAD:  # a value kept in a thread's own array
+                    val = self.recorder.recall(self, mem, native, val, done)
         return val
 
     def store(self, mem: Memory, off: Any, val: Any, mask: np.ndarray | None, view: View, pos: Pos) -> None:
@@ -360,7 +363,10 @@ class Ctx:
         if mem.counted is not None:
             self.count(mem.counted.writes, attempted, view.count)
         if self.recorder is not None:
-            self.recorder.access(AccessKind.WRITE, mem, mask, rescale(flat, view.unit, mem.unit, self.n), pos, self, val)
+            native = rescale(flat, view.unit, mem.unit, self.n)
+            self.recorder.access(AccessKind.WRITE, mem, mask, native, pos, self, val)
+            if self.recorder is not None and self.recorder.provenance and mem.space == AddressSpace.THREAD:
+                self.recorder.remember(self, mem, native, val, mask)
 
     # ------------------------------------------------------------- barriers
     def barrier(self, mask: np.ndarray | None, pos: Pos, flags: MemFlags) -> None:
