@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import sys
@@ -19,10 +18,9 @@ from .grading.console import print_check, print_summary
 from .grading.grade import collect_notebooks, grade_submissions, new_seed
 from .grading.gradebook import LMS, gradebook_csv
 from .grading.ids import LOOK_ALIKE, TWICE, MappingError, assign_ids
-from .grading.journal import Journal, JournalError, RunSettings
+from .grading.journal import Journal, JournalError, NeverStarted, RunSettings
 from .grading.limits import DEFAULT_MEMORY_MIB, Limits, unenforced_limits
 from .grading.output import (
-    RESULTS_NAME,
     OutputError,
     atomic_write,
     check_apart,
@@ -31,6 +29,7 @@ from .grading.output import (
 )
 from .grading.points import PointsConfig, unknown_puzzle
 from .grading.results import UncheckedStatus
+from .grading.results_file import RESULTS_NAME, ResultsFileError, read_results
 from .grading.roster import load_roster, mapping_mismatch
 from .grading.runner import RunnerStopped
 from .grading.submissions import Submission
@@ -225,24 +224,17 @@ def _grade(args, config: PointsConfig, limits: Limits, max_bytes: int) -> int:
     if any(p.startswith(TWICE) for p in id_problems):
         _error("a student id must name one notebook: fix the mapping file")
         return ExitStatus.USAGE
-    previous = previous_results(out)  # read before --force removes it: changes.csv compares with it
     try:
+        # Before anything in --out is opened: a student's folder given as --out may hold a FIFO there.
         check_apart(out, args.submissions, [f.path for f in files])
+        previous = previous_results(out)  # the results this run replaces: changes.csv compares with them
         prepare_out(out, students=len(files), resume=args.resume, force=args.force)
-        if args.resume:
-            journal = Journal.resume(out)
-            mine = RunSettings(journal.settings.seed if args.seed is None else args.seed, limits.max_steps,
-                               __version__)
-            if mine != journal.settings:
-                raise JournalError(f"{settings_difference(journal.settings, mine)}; a resumed run must grade as the "
-                                   "journalled one did: resume with the same settings (and version), or start "
-                                   "again with --force")
-            note = resume_note(journal, files)
-            if note is not None:
-                _error(note)
-        else:
-            seed = new_seed() if args.seed is None else args.seed
-            journal = Journal.create(out, RunSettings(seed, limits.max_steps, __version__))
+        journal = _open_journal(args, out, files, limits)
+    except ResultsFileError as exc:
+        _error(f"{exc}\nnothing was graded: a regrade compares its grades with the results it replaces, to record "
+               f"each change in {CHANGES_NAME}; correct the file, or move it out of {out} to grade with no record of "
+               "changes")
+        return ExitStatus.USAGE
     except (OutputError, JournalError) as exc:
         _error(str(exc))
         return ExitStatus.USAGE
@@ -287,12 +279,37 @@ def _grade(args, config: PointsConfig, limits: Limits, max_bytes: int) -> int:
     return ExitStatus.OK
 
 
+def _open_journal(args, out: Path, files: Sequence[Submission], limits: Limits) -> Journal:
+    """The journal a run records its students in: the one in ``out`` carried on (``--resume``),
+    or a new one. Raises ``JournalError`` for a journal that cannot be carried on as asked."""
+    seed = new_seed() if args.seed is None else args.seed
+    if not args.resume:
+        return Journal.create(out, RunSettings(seed, limits.max_steps, __version__))
+    try:
+        journal = Journal.resume(out)
+    except NeverStarted as exc:  # nothing to carry on with, and nothing lost: start from the beginning
+        _error(f"note: {exc}; grading every notebook from the beginning (hidden-test seed {seed})")
+        return Journal.create(out, RunSettings(seed, limits.max_steps, __version__))
+    mine = RunSettings(journal.settings.seed if args.seed is None else args.seed, limits.max_steps, __version__)
+    if mine != journal.settings:
+        raise JournalError(f"{settings_difference(journal.settings, mine)}; a resumed run must grade as the "
+                           "journalled one did: resume with the same settings (and version), or start "
+                           "again with --force")
+    note = resume_note(journal, files)
+    if note is not None:
+        _error(note)
+    return journal
+
+
 def _gradebook(args) -> int:
     path = Path(args.out) / RESULTS_NAME
     try:
-        results = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        _error(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}")
+        results = read_results(path)
+    except FileNotFoundError:
+        _error(f"{path}: no such file; gradebook exports the results.json of a grading run's --out folder")
+        return ExitStatus.USAGE
+    except ResultsFileError as exc:
+        _error(f"{exc}\nnothing was exported: correct the file, or grade again to write the results anew")
         return ExitStatus.USAGE
     text = gradebook_csv(results, args.lms)
     if args.to is None:

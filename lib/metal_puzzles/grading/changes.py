@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import os
 from dataclasses import astuple, dataclass, fields
 from datetime import datetime, timezone
 from pathlib import Path
 
+from .results_file import RESULTS_NAME, read_results
 from .safe_text import csv_cell
 
 CHANGES_NAME = "changes.csv"
@@ -41,12 +41,13 @@ def now_utc() -> str:
 
 
 def previous_results(out: Path) -> dict | None:
-    """The results.json already in ``out``, or None (none, or not readable as one)."""
-    try:
-        data = json.loads((out / "results.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    """The results.json already in ``out``, or None where there is none. It is read as untrusted
+    (``results_file.read_results``): one edited by hand into something else, or a FIFO in its
+    place, raises ``ResultsFileError`` before a run that would compare with it starts."""
+    path = out / RESULTS_NAME
+    if not os.path.lexists(path):
         return None
-    return data if isinstance(data, dict) and isinstance(data.get("students"), list) else None
+    return read_results(path)
 
 
 def _points(x: object) -> str:
