@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import re
 import sys
 from collections.abc import Sequence
 from dataclasses import asdict
@@ -27,7 +28,7 @@ from .grading.output import (
     prepare_out,
     write_outputs,
 )
-from .grading.points import PointsConfig, unknown_puzzle
+from .grading.points import PointsConfig, find_puzzle, unknown_puzzle
 from .grading.results import UncheckedStatus
 from .grading.results_file import RESULTS_NAME, ResultsFileError, read_results
 from .grading.roster import load_roster, mapping_mismatch
@@ -142,7 +143,8 @@ def build_parser() -> argparse.ArgumentParser:
                                      "when a puzzle in it fails, as test runners do)")
     c.add_argument("notebook")
     c.add_argument("--puzzle", default=None, metavar="ID",
-                   help="check this puzzle alone (its id, as in a points file: metal-puzzles puzzles lists them)")
+                   help="check this puzzle alone, and no other: its id or its number, in any case, as "
+                        "metal-puzzles puzzles lists them (map, V.8)")
     _add_limits(c)
     book.add_commands(sub)
     return parser
@@ -150,6 +152,29 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _error(message: str) -> None:
     print(f"metal-puzzles: {message}", file=sys.stderr)
+
+
+#: Problems of one kind printed before the rest are counted: a 10,000-row roster for a class of 30
+#: names 9,970 notebooks that are not among the submissions (results.json lists every problem).
+SHOWN_PER_KIND = 5
+
+
+def problem_kind(problem: str) -> str:
+    """What ``problem`` says with what it quotes left out: problems that differ only in the file or
+    id they name are one kind."""
+    return re.sub(r"'[^']*'|\"[^\"]*\"", "'...'", problem)
+
+
+def _error_lines(problems: Sequence[str]) -> None:
+    """Print ``problems``, at most ``SHOWN_PER_KIND`` of each kind, then how many more of it."""
+    kinds: dict[str, list[str]] = {}
+    for p in problems:
+        kinds.setdefault(problem_kind(p), []).append(p)
+    for kind, said in kinds.items():
+        for p in said[:SHOWN_PER_KIND]:
+            _error(p)
+        if len(said) > SHOWN_PER_KIND:
+            _error(f"... and {len(said) - SHOWN_PER_KIND:,} more like these ({kind}); a graded run's results.json lists every one")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -203,8 +228,7 @@ def _grade(args, config: PointsConfig, limits: Limits, max_bytes: int) -> int:
     out = Path(args.out)
     collected = collect_notebooks(args.submissions, max_bytes)
     files, problems = collected
-    for p in problems:
-        _error(p)
+    _error_lines(problems)
     if not files:
         _error("no notebooks to grade")
         return ExitStatus.USAGE
@@ -219,8 +243,7 @@ def _grade(args, config: PointsConfig, limits: Limits, max_bytes: int) -> int:
         _error(f"--mapping: {mismatch}")
         return ExitStatus.USAGE
     _, id_problems = assign_ids(files, mapping)
-    for p in id_problems:
-        _error(p if p.startswith(LOOK_ALIKE) else f"--mapping: {p}")
+    _error_lines([p if p.startswith(LOOK_ALIKE) else f"--mapping: {p}" for p in id_problems])
     if any(p.startswith(TWICE) for p in id_problems):
         _error("a student id must name one notebook: fix the mapping file")
         return ExitStatus.USAGE
@@ -399,22 +422,24 @@ def _check(args, config: PointsConfig, limits: Limits, max_bytes: int) -> int:
     if not Path(args.notebook).exists():
         _error(f"{args.notebook}: no such file")
         return ExitStatus.USAGE
-    if args.puzzle is not None and args.puzzle not in {p.id for p in PUZZLES}:
-        _error(f"--puzzle: {unknown_puzzle(args.puzzle)}")
+    only = None if args.puzzle is None else find_puzzle(args.puzzle)  # an id or a number, as listed
+    if args.puzzle is not None and only is None:
+        _error(f"--puzzle: {unknown_puzzle(args.puzzle, numbers=True)}")
         return ExitStatus.USAGE
     try:
         run = grade_submissions([args.notebook], config=config, limits=limits, workers=args.workers,
                                 seed=args.seed, progress=False, max_notebook_bytes=max_bytes,
-                                report_width=None)  # print_check folds them to the terminal's width
+                                report_width=None,  # print_check folds them to the terminal's width
+                                only=None if only is None else (only,))  # that puzzle's kernels alone
     except RunnerStopped as exc:
         _error(str(exc))
         return ExitStatus.STOPPED
     student = run.students[0]
-    print_check(student, run, only=args.puzzle)
+    print_check(student, run, only=only)
     if not run.complete:
         return ExitStatus.INCOMPLETE
     # A puzzle the notebook does not attempt is not a failure; attempting none is.
-    asked = [s for pid, s in student.puzzles.items() if args.puzzle in (None, pid)]
+    asked = [s for pid, s in student.puzzles.items() if only in (None, pid)]
     tried = [s for s in asked if s.get("status") not in (UncheckedStatus.MISSING, UncheckedStatus.NOT_ATTEMPTED)]
     return ExitStatus.OK if tried and all(s.get("passed") for s in tried) else ExitStatus.FAILED
 
