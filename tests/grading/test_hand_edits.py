@@ -239,6 +239,24 @@ def test_a_special_file_named_journal_is_never_opened_on_resume(tmp_path, kind) 
         assert (out / "journal.jsonl").is_file() and not (out / "journal.jsonl").is_symlink()
 
 
+@needs_special_files
+def test_a_fifo_named_changes_csv_is_refused_before_grading(graded: Graded, tmp_path) -> None:
+    """Was: the class graded, then the run blocked for ever opening the FIFO to add its changes."""
+    out = copy_of(graded, tmp_path)
+
+    def bob_passed(record: dict) -> None:  # a valid hand edit: the regrade then changes bob's grade
+        bob = record["students"][1]
+        bob["puzzles"]["map"].update(status="passed", points=1)
+        bob["total"] += 1
+
+    edit(out, bob_passed)
+    before = (out / "results.json").read_bytes()
+    os.mkfifo(out / "changes.csv")
+    done = run_cli("grade", str(graded.out.parent / "class"), "--out", str(out), "--quiet", "--force", "--seed", SEED)
+    assert done.returncode == 2 and "changes.csv is a FIFO (named pipe)" in done.stderr, done.stderr
+    assert (out / "results.json").read_bytes() == before
+
+
 def test_reading_a_special_journal_is_refused_by_name(tmp_path) -> None:
     from metal_puzzles.grading.journal import Journal, JournalError
 

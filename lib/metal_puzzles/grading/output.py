@@ -21,7 +21,7 @@ import stat
 import tempfile
 from pathlib import Path
 
-from .changes import GradeChange, append_changes, grade_changes, now_utc
+from .changes import CHANGES_NAME, GradeChange, append_changes, grade_changes, now_utc
 from .gradebook import GRADEBOOK_NAME, LMS
 from .gradebook import gradebook_csv as lms_gradebook
 from .journal import JOURNAL_NAME
@@ -109,7 +109,9 @@ def prepare_out(out: Path, *, students: int, resume: bool = False, force: bool =
     if free < needed:
         raise OutputError(f"only {free / 2**20:.0f} MiB free in {out}; grading {students} notebook(s) needs "
                           f"about {needed / 2**20:.0f} MiB")
-    for name in used:  # what the run will replace must be replaceable, or it would fail after grading
+    # What the run will replace must be replaceable, or it would fail (or block on a FIFO) after grading.
+    kept = [CHANGES_NAME] if os.path.lexists(out / CHANGES_NAME) else []  # kept across --force, and added to
+    for name in used + kept:
         problem = _unreplaceable(out / name, folder=name == REPORTS_DIR)
         if problem is not None:
             raise OutputError(f"{printable(out / name)} is {problem}, not what the grader wrote there; remove it, or "
