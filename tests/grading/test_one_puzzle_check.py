@@ -145,3 +145,23 @@ def test_problems_of_other_kinds_are_each_shown(capsys) -> None:
     assert "the mapping gives the id 'a1' to 2 notebooks" in err  # not hidden among the others
     assert err.count("which is not among the submissions") == cli.SHOWN_PER_KIND + 1  # five, and the count
     assert "... and 3 more like these" in err
+
+
+def test_the_benchmarks_slow_notebook_holds_what_it_times(tmp_path) -> None:
+    """benchmarks/bench_check_one_puzzle.py keeps working: its notebook gives Map and the finale's
+    five kernels, each finale kernel with the idle loop (the time is the benchmark's to report)."""
+    import importlib.util
+    from pathlib import Path
+
+    from metal_puzzles.grading.extract import extract_kernels
+
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_check_one_puzzle.py"
+    spec = importlib.util.spec_from_file_location("bench_check_one_puzzle", path)
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    nb = bench.notebook(tmp_path / "slow.ipynb", bench.slow_finale_cells(7))
+    found = extract_kernels(nb).kernels
+    assert set(found) == {"map", *FINALE.kernels}
+    assert all("w_ < 7u" in (found[name].source or "") for name in FINALE.kernels)
+    assert "w_ <" not in (found["map"].source or "")
