@@ -292,3 +292,15 @@ def test_a_journal_that_is_not_one_is_still_refused(tmp_path, capsys) -> None:
     g = grade(capsys, [nb], out, "--resume")
     assert g.status == 2 and "not a grading journal" in g.stderr
     assert (out / "journal.jsonl").read_bytes() == b"my notes"
+
+
+def test_a_file_past_the_bound_is_not_read(tmp_path) -> None:
+    from metal_puzzles.grading.own_files import OwnFileError, read_own_file
+
+    path = tmp_path / "results.json"
+    with open(path, "wb") as f:
+        f.truncate(2**30)  # a sparse gigabyte: nothing to read, but a MemoryError if it were
+    with pytest.raises(OwnFileError, match=r"results\.json is 1024\.0 MiB, more than the grader reads back"):
+        read_own_file(path, max_bytes=2**20)
+    path.write_bytes(b"{}")
+    assert read_own_file(path, max_bytes=2**20) == b"{}"

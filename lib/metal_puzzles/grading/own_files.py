@@ -52,8 +52,8 @@ def _refuse_unless_regular(path: Path, st: os.stat_result, linked: bool, max_byt
         raise OwnFileError(f"{printable(str(path))} is {link}{describe_kind(st.st_mode)}, not a file the grader "
                            "wrote; it was not opened: remove it or choose another --out")
     if st.st_size > max_bytes:
-        raise OwnFileError(f"{printable(str(path))} is {st.st_size / 2**20:.1f} MiB, more than the grader ever "
-                           f"writes ({max_bytes / 2**20:g} MiB); it was not read")
+        raise OwnFileError(f"{printable(str(path))} is {st.st_size / 2**20:.1f} MiB, more than the grader reads "
+                           f"back of its own files ({max_bytes / 2**20:g} MiB); it was not read")
 
 
 def read_own_file(path: Path, max_bytes: int = MAX_OWN_FILE_BYTES) -> bytes:
