@@ -250,8 +250,8 @@ def _grade(args, config: PointsConfig, limits: Limits, max_bytes: int) -> int:
     try:
         # Before anything in --out is opened: a student's folder given as --out may hold a FIFO there.
         check_apart(out, args.submissions, [f.path for f in files])
+        prepare_out(out, students=len(files), resume=args.resume, force=args.force)  # removes nothing
         previous = previous_results(out)  # the results this run replaces: changes.csv compares with them
-        prepare_out(out, students=len(files), resume=args.resume, force=args.force)
         journal = _open_journal(args, out, files, limits)
     except ResultsFileError as exc:
         _error(f"{exc}\nnothing was graded: a regrade compares its grades with the results it replaces, to record "

@@ -170,6 +170,13 @@ def test_gradebook_keeps_keys_it_does_not_know(graded: Graded, tmp_path, capsys)
     assert capsys.readouterr().out == plain
 
 
+def test_a_plain_run_over_a_hand_edit_is_told_to_resume_or_force(graded: Graded, tmp_path, capsys) -> None:
+    out = copy_of(graded, tmp_path)
+    edit(out, regraded_by_hand)
+    g = grade(capsys, [graded.out.parent / "class"], out, "--seed", SEED)
+    assert g.status == 2 and "already holds the results of a run" in g.stderr
+
+
 def test_gradebook_of_a_folder_without_results(tmp_path, capsys) -> None:
     assert main(["gradebook", str(tmp_path)]) == 2
     assert "results.json: no such file" in capsys.readouterr().err
@@ -217,7 +224,7 @@ def test_a_special_file_named_results_json_in_out_is_never_opened(tmp_path, kind
     plant(out / "results.json", kind)
     done = run_cli("grade", str(nb), "--out", str(out), "--quiet", "--force")
     assert done.returncode == 2 and f"results.json is {said}" in done.stderr, done.stderr
-    assert "nothing was graded" in done.stderr and "Traceback" not in done.stderr
+    assert "Traceback" not in done.stderr and "wrote" not in done.stdout
     done = run_cli("gradebook", str(out))
     assert done.returncode == 2 and f"results.json is {said}" in done.stderr, done.stderr
 
