@@ -132,6 +132,10 @@ def test_a_force_over_valid_results_replaces_them(graded: Graded, tmp_path, caps
                                                  "student's puzzles' points (1.5)"),
     (_set("students.0.puzzles.map.tests.0.findings", 3), "students[0].puzzles.map.tests[0].findings: expected a list"),
     (_set("seed", -1), "seed: expected a whole number of at least 0"),
+    # The roster's LMS identities, which the Canvas and Moodle gradebooks write (was: a number there was
+    # dropped without a word and the student's row written under the grader's id instead).
+    (_set("students.0.lms", {"ID": 101}), "students[0].lms.ID: expected a string, got 101 (student \"alice\")"),
+    (_set("students.0.lms", ["101"]), "students[0].lms: expected an object, got [\"101\"]"),
 ])
 def test_gradebook_over_a_hand_edit_names_the_field(graded: Graded, tmp_path, capsys, change, says) -> None:
     out = copy_of(graded, tmp_path)

@@ -59,7 +59,7 @@ TOP_FIELDS = (("seed", WHOLE, True), ("settings", OBJECT, True), ("puzzles", LIS
 PUZZLE_FIELDS = (("id", TEXT, True), ("max_points", NUMBER, True))
 STUDENT_FIELDS = (("id", TEXT, True), ("file", TEXT, True), ("status", STUDENT_STATUS, True),
                   ("total", NUMBER, True), ("puzzles", OBJECT, True), ("name", TEXT_OR_NULL, False),
-                  ("sha256", TEXT, False), ("max_total", NUMBER, False))
+                  ("sha256", TEXT, False), ("max_total", NUMBER, False), ("lms", OBJECT, False))
 SUMMARY_FIELDS = (("status", TEXT, True), ("points", NUMBER_OR_NULL, True), ("reason", TEXT_OR_NULL, False),
                   ("tests", LIST, False))
 
@@ -95,6 +95,9 @@ def _student_problem(st: object, where: str) -> str | None:
     if problem is not None or not isinstance(st, dict):
         return problem
     whose = f" (student {_shown(st['id'])})"
+    for column, value in st.get("lms", {}).items():  # the roster's LMS identities, written to the gradebooks
+        if not isinstance(value, str):
+            return f"{where}.lms.{printable(column)}: expected a string, got {_shown(value)}{whose}"
     for pid, summary in st["puzzles"].items():
         problem = _summary_problem(summary, f"{where}.puzzles.{pid}")
         if problem is not None:
