@@ -2,8 +2,8 @@
 
 A run compares its grades with the *baseline*: the results the history was last brought up to.
 Before a run may replace results (``--force``, ``--resume``), the results.json in ``--out``
-becomes the baseline (a hard link, so ``--force`` removing results.json leaves it), unless an
-earlier run left one: that run stopped (Ctrl-C, a full disk, changes.csv unwritable) before its
+becomes the baseline (a hard link: results.json renamed over by the run's new one leaves it),
+unless an earlier run left one: that run stopped (Ctrl-C, a full disk, changes.csv unwritable) before its
 changes were written, and they are still to be recorded. The baseline goes once changes.csv holds
 the run's changes; ``--force`` leaves it (it is not part of the result set).
 
