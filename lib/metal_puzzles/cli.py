@@ -4,9 +4,9 @@
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
+import re
 import sys
 from collections.abc import Sequence
 from dataclasses import asdict
@@ -20,18 +20,18 @@ from .grading.grade import collect_notebooks, grade_submissions, new_seed
 from .grading.gradebook import GRADEBOOK_NAME, LMS, lms_gradebook
 from .grading.history import check_history, keep_baseline, record_changes
 from .grading.ids import LOOK_ALIKE, TWICE, MappingError, assign_ids
-from .grading.journal import Journal, JournalError, RunSettings
+from .grading.journal import Journal, JournalError, NeverStarted, RunSettings
 from .grading.limits import DEFAULT_MEMORY_MIB, Limits, unenforced_limits
 from .grading.output import (
-    RESULTS_NAME,
     OutputError,
     atomic_write,
     check_apart,
     prepare_out,
     write_outputs,
 )
-from .grading.points import PointsConfig, unknown_puzzle
+from .grading.points import PointsConfig, find_puzzle, unknown_puzzle
 from .grading.results import UncheckedStatus
+from .grading.results_file import RESULTS_NAME, ResultsFileError, read_results
 from .grading.roster import load_roster, mapping_mismatch
 from .grading.runner import RunnerStopped
 from .grading.submissions import Submission
@@ -147,7 +147,8 @@ def build_parser() -> argparse.ArgumentParser:
                                      "when a puzzle in it fails, as test runners do)")
     c.add_argument("notebook")
     c.add_argument("--puzzle", default=None, metavar="ID",
-                   help="check this puzzle alone (its id, as in a points file: metal-puzzles puzzles lists them)")
+                   help="check this puzzle alone, and no other: its id or its number, in any case, as "
+                        "metal-puzzles puzzles lists them (map, V.8)")
     _add_limits(c)
     book.add_commands(sub)
     return parser
@@ -176,6 +177,29 @@ def backends_report() -> str:
 
 def _error(message: str) -> None:
     print(f"metal-puzzles: {message}", file=sys.stderr)
+
+
+#: Problems of one kind printed before the rest are counted: a 10,000-row roster for a class of 30
+#: names 9,970 notebooks that are not among the submissions (results.json lists every problem).
+SHOWN_PER_KIND = 5
+
+
+def problem_kind(problem: str) -> str:
+    """What ``problem`` says with what it quotes left out: problems that differ only in the file or
+    id they name are one kind."""
+    return re.sub(r"'[^']*'|\"[^\"]*\"", "'...'", problem)
+
+
+def _error_lines(problems: Sequence[str]) -> None:
+    """Print ``problems``, at most ``SHOWN_PER_KIND`` of each kind, then how many more of it."""
+    kinds: dict[str, list[str]] = {}
+    for p in problems:
+        kinds.setdefault(problem_kind(p), []).append(p)
+    for kind, said in kinds.items():
+        for p in said[:SHOWN_PER_KIND]:
+            _error(p)
+        if len(said) > SHOWN_PER_KIND:
+            _error(f"... and {len(said) - SHOWN_PER_KIND:,} more like these ({kind}); a graded run's results.json lists every one")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -232,8 +256,7 @@ def _grade(args, config: PointsConfig, limits: Limits, max_bytes: int) -> int:
     out = Path(args.out)
     collected = collect_notebooks(args.submissions, max_bytes)
     files, problems = collected
-    for p in problems:
-        _error(p)
+    _error_lines(problems)
     if not files:
         _error("no notebooks to grade")
         return ExitStatus.USAGE
@@ -248,31 +271,24 @@ def _grade(args, config: PointsConfig, limits: Limits, max_bytes: int) -> int:
         _error(f"--mapping: {mismatch}")
         return ExitStatus.USAGE
     _, id_problems = assign_ids(files, mapping)
-    for p in id_problems:
-        _error(p if p.startswith(LOOK_ALIKE) else f"--mapping: {p}")
+    _error_lines([p if p.startswith(LOOK_ALIKE) else f"--mapping: {p}" for p in id_problems])
     if any(p.startswith(TWICE) for p in id_problems):
         _error("a student id must name one notebook: fix the mapping file")
         return ExitStatus.USAGE
     try:
+        # Before anything in --out is opened: a student's folder given as --out may hold a FIFO there.
         check_apart(out, args.submissions, [f.path for f in files])
-        check_history(out)
-        # Kept before --force removes results.json, until changes.csv holds what changed since.
+        prepare_out(out, students=len(files), resume=args.resume, force=args.force)  # removes nothing
+        check_history(out)  # changes.csv, kept across --force: refused now if it could not be added to
+        # The results this run's changes are counted from, kept (changes-baseline.json) until changes.csv
+        # holds them: a run stopped before then (Ctrl-C, changes.csv unwritable) leaves them to its --resume.
         previous = keep_baseline(out, replacing=args.force or args.resume)
-        prepare_out(out, students=len(files), resume=args.resume, force=args.force)
-        if args.resume:
-            journal = Journal.resume(out)
-            mine = RunSettings(journal.settings.seed if args.seed is None else args.seed, limits.max_steps,
-                               __version__)
-            if mine != journal.settings:
-                raise JournalError(f"{settings_difference(journal.settings, mine)}; a resumed run must grade as the "
-                                   "journalled one did: resume with the same settings (and version), or start "
-                                   "again with --force")
-            note = resume_note(journal, files)
-            if note is not None:
-                _error(note)
-        else:
-            seed = new_seed() if args.seed is None else args.seed
-            journal = Journal.create(out, RunSettings(seed, limits.max_steps, __version__))
+        journal = _open_journal(args, out, files, limits)
+    except ResultsFileError as exc:
+        _error(f"{exc}\nnothing was graded: a regrade compares its grades with the results it replaces, to record "
+               f"each change in {CHANGES_NAME}; correct the file, or move it out of {out} to grade with no record of "
+               "changes")
+        return ExitStatus.USAGE
     except (OutputError, JournalError) as exc:
         _error(str(exc))
         return ExitStatus.USAGE
@@ -320,12 +336,37 @@ def _grade(args, config: PointsConfig, limits: Limits, max_bytes: int) -> int:
     return ExitStatus.OK
 
 
+def _open_journal(args, out: Path, files: Sequence[Submission], limits: Limits) -> Journal:
+    """The journal a run records its students in: the one in ``out`` carried on (``--resume``),
+    or a new one. Raises ``JournalError`` for a journal that cannot be carried on as asked."""
+    seed = new_seed() if args.seed is None else args.seed
+    if not args.resume:
+        return Journal.create(out, RunSettings(seed, limits.max_steps, __version__))
+    try:
+        journal = Journal.resume(out)
+    except NeverStarted as exc:  # nothing to carry on with, and nothing lost: start from the beginning
+        _error(f"note: {exc}; grading every notebook from the beginning (hidden-test seed {seed})")
+        return Journal.create(out, RunSettings(seed, limits.max_steps, __version__))
+    mine = RunSettings(journal.settings.seed if args.seed is None else args.seed, limits.max_steps, __version__)
+    if mine != journal.settings:
+        raise JournalError(f"{settings_difference(journal.settings, mine)}; a resumed run must grade as the "
+                           "journalled one did: resume with the same settings (and version), or start "
+                           "again with --force")
+    note = resume_note(journal, files)
+    if note is not None:
+        _error(note)
+    return journal
+
+
 def _gradebook(args) -> int:
     path = Path(args.out) / RESULTS_NAME
     try:
-        results = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        _error(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}")
+        results = read_results(path)
+    except FileNotFoundError:
+        _error(f"{path}: no such file; gradebook exports the results.json of a grading run's --out folder")
+        return ExitStatus.USAGE
+    except ResultsFileError as exc:
+        _error(f"{exc}\nnothing was exported: correct the file, or grade again to write the results anew")
         return ExitStatus.USAGE
     book = lms_gradebook(results, args.lms)
     text = book.text
@@ -428,22 +469,24 @@ def _check(args, config: PointsConfig, limits: Limits, max_bytes: int) -> int:
     if not Path(args.notebook).exists():
         _error(f"{args.notebook}: no such file")
         return ExitStatus.USAGE
-    if args.puzzle is not None and args.puzzle not in {p.id for p in PUZZLES}:
-        _error(f"--puzzle: {unknown_puzzle(args.puzzle)}")
+    only = None if args.puzzle is None else find_puzzle(args.puzzle)  # an id or a number, as listed
+    if args.puzzle is not None and only is None:
+        _error(f"--puzzle: {unknown_puzzle(args.puzzle, numbers=True)}")
         return ExitStatus.USAGE
     try:
         run = grade_submissions([args.notebook], config=config, limits=limits, workers=args.workers,
                                 seed=args.seed, progress=False, max_notebook_bytes=max_bytes,
-                                report_width=None)  # print_check folds them to the terminal's width
+                                report_width=None,  # print_check folds them to the terminal's width
+                                only=None if only is None else (only,))  # that puzzle's kernels alone
     except RunnerStopped as exc:
         _error(str(exc))
         return ExitStatus.STOPPED
     student = run.students[0]
-    print_check(student, run, only=args.puzzle)
+    print_check(student, run, only=only)
     if not run.complete:
         return ExitStatus.INCOMPLETE
     # A puzzle the notebook does not attempt is not a failure; attempting none is.
-    asked = [s for pid, s in student.puzzles.items() if args.puzzle in (None, pid)]
+    asked = [s for pid, s in student.puzzles.items() if only in (None, pid)]
     tried = [s for s in asked if s.get("status") not in (UncheckedStatus.MISSING, UncheckedStatus.NOT_ATTEMPTED)]
     return ExitStatus.OK if tried and all(s.get("passed") for s in tried) else ExitStatus.FAILED
 

@@ -63,9 +63,12 @@ def test_ctrl_c_during_force_then_resume_is_on_record(cls, tmp_path, capsys, mon
         append(journal, record)
         raise KeyboardInterrupt
 
+    before = (out / "results.json").read_bytes()
     monkeypatch.setattr(Journal, "append", append_then_interrupt)
     g = grade(capsys, [cls], out, "--force", "--seed", SEED)
-    assert g.status == 130 and "--resume" in g.stderr and not (out / "results.json").exists()
+    assert g.status == 130 and "--resume" in g.stderr
+    assert (out / "results.json").read_bytes() == before  # --force removes nothing before replacing it
+    assert (out / BASELINE_NAME).exists()  # the results the stopped run compares with, kept for its --resume
     monkeypatch.setattr(Journal, "append", append)
     g = grade(capsys, [cls], out, "--resume")
     assert g.status == 0, g.stderr

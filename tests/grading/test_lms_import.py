@@ -186,6 +186,16 @@ def results_of(*students: tuple[str, float], names: dict[str, str] | None = None
                           "total": total, "max_total": maximum, "status": "complete"} for sid, total in students]}
 
 
+def results_file_of(*students: tuple[str, float]) -> dict:
+    """``results_of`` with every field the grader writes and reads back (``results_file``): what
+    the gradebook command is given."""
+    record = results_of(*students)
+    record.update(seed=0, settings={})
+    for st in record["students"]:
+        st.update(file=f"{st['id']}.ipynb", puzzles={"all": {"status": "passed", "points": st["total"]}})
+    return record
+
+
 ANN = CanvasUser(101, "Ann Smith", "Smith, Ann", sis_user_id="S1")
 BOB = CanvasUser(102, "Bob Jones", "Jones, Bob", sis_user_id="S2")
 
@@ -406,7 +416,7 @@ def test_the_refusal_stops_grade_before_grading(tmp_path, capsys) -> None:
 def test_the_gradebook_command_names_whom_it_leaves_out(tmp_path, capsys) -> None:
     import json
 
-    (tmp_path / "results.json").write_text(json.dumps(results_of(("A1", 50), ("0", 3))), encoding="utf-8")
+    (tmp_path / "results.json").write_text(json.dumps(results_file_of(("A1", 50), ("0", 3))), encoding="utf-8")
     assert main(["gradebook", str(tmp_path), "--lms", "moodle", "--to", str(tmp_path / "moodle.csv")]) == 0
     err = capsys.readouterr().err
     assert "1 student(s) left out of" in err and "'0': its id cannot be written: Moodle reads it as empty" in err

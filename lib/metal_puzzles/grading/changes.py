@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import ntpath
 from dataclasses import astuple, dataclass, fields
 from datetime import datetime, timezone
@@ -39,18 +38,6 @@ class GradeChange:
 
 def now_utc() -> str:
     return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def results_record(data: bytes) -> dict | None:
-    """A results.json's content as a record to compare with, or None (not one: a comparison with
-    what is not a run's results would invent changes)."""
-    try:
-        record = json.loads(data.decode("utf-8"))
-    except ValueError:
-        return None
-    if not isinstance(record, dict) or not isinstance(record.get("students"), list):
-        return None
-    return record
 
 
 def _points(x: object) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import secrets
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import asdict
 from pathlib import Path
 
@@ -70,13 +70,18 @@ def _not_graded(status: UncheckedStatus, reason: str) -> dict:
 
 
 def kernel_tasks(st: Student, nb: NotebookKernels, seed: int,
-                 report_width: int | None = REPORT_WIDTH) -> list[CheckTask | WiredTask]:
+                 report_width: int | None = REPORT_WIDTH, only: frozenset[str] | None = None
+                 ) -> list[CheckTask | WiredTask]:
     """One task per kernel (the puzzles that share a kernel are checked together) and one per
     finale entry; puzzles without a kernel to grade are marked missing here. ``report_width``:
-    where the reports' prose is broken (None: one line a paragraph)."""
+    where the reports' prose is broken (None: one line a paragraph). ``only``: the puzzles to
+    check (``check --puzzle``); the others are marked not checked, and no task runs for them."""
     tasks: list[CheckTask | WiredTask] = []
     by_kernel: dict[str, list[str]] = {}
     for p in PUZZLES:
+        if only is not None and p.id not in only:
+            st.puzzles[p.id] = _not_graded(UncheckedStatus.NOT_CHECKED, "check was asked about another puzzle")
+            continue
         if isinstance(p, WiredPuzzle):
             task = _wired_task(st, nb, p, seed, report_width)
             if task is not None:
@@ -150,11 +155,12 @@ def _wired_task(st: Student, nb: NotebookKernels, puzzle: WiredPuzzle, seed: int
     return WiredTask(f"{st.seq}:wired:{puzzle.id}", st.seq, puzzle.id, kernels, seed, report_width)
 
 
-def _kernel_names() -> tuple[str, ...]:
-    names = {p.kernel_name for p in PUZZLES if not isinstance(p, WiredPuzzle)}
+def _kernel_names(only: frozenset[str] | None = None) -> tuple[str, ...]:
+    """The kernels a notebook is read for: those of every puzzle, or of the puzzles ``only``."""
+    names: set[str] = set()
     for p in PUZZLES:
-        if isinstance(p, WiredPuzzle):
-            names.update(p.kernels)
+        if only is None or p.id in only:
+            names.update(p.kernels if isinstance(p, WiredPuzzle) else (p.kernel_name,))
     return tuple(sorted(names))
 
 
@@ -171,8 +177,9 @@ class _ClassGrading:
 
     def __init__(self, students: list[Student], seed: int, journal: Journal | None,
                  on_student: Callable[[Student], None] | None, cost: RunCost,
-                 report_width: int | None = REPORT_WIDTH) -> None:
+                 report_width: int | None = REPORT_WIDTH, only: frozenset[str] | None = None) -> None:
         self.by_seq = {st.seq: st for st in students}
+        self.only = only  # the puzzles to check (check --puzzle); None: every one
         self.seed = seed
         self.report_width = report_width
         self.journal = journal
@@ -183,7 +190,7 @@ class _ClassGrading:
         self.finished: dict[str, TaskOutcome] = {}  # content key -> its outcome, to share
 
     def start(self, runner: TaskRunner, students: list[Student], max_bytes: int) -> None:
-        names = _kernel_names()
+        names = _kernel_names(self.only)
         for st in students:
             sub = st.submission
             if sub.problem is not None:  # not readable
@@ -246,7 +253,7 @@ class _ClassGrading:
         if not nb.readable:
             self._all(st, UncheckedStatus.MISSING, "the notebook could not be read")
             return
-        for task in kernel_tasks(st, nb, self.seed, self.report_width):
+        for task in kernel_tasks(st, nb, self.seed, self.report_width, self.only):
             self._check(runner, st, task)
 
     def _checked(self, st: Student, o: TaskOutcome) -> None:
@@ -306,7 +313,8 @@ def grade_submissions(paths: Sequence[str | Path], *, config: PointsConfig | Non
                       runner: TaskRunner | None = None,
                       collected: tuple[list[Submission], list[str]] | None = None,
                       runner_name: str | None = None, names: dict[str, str] | None = None,
-                      lms_ids: dict[str, dict[str, str]] | None = None, report_width: int | None = REPORT_WIDTH) -> GradeRun:
+                      lms_ids: dict[str, dict[str, str]] | None = None, report_width: int | None = REPORT_WIDTH,
+                      only: Collection[str] | None = None) -> GradeRun:
     """Grade every notebook under ``paths``.
 
     ``seed`` picks the hidden tests (random when None; a resumed ``journal``'s own otherwise).
@@ -315,9 +323,12 @@ def grade_submissions(paths: Sequence[str | Path], *, config: PointsConfig | Non
     Raises ``OutputError`` if the journal cannot be written, ``RunnerStopped`` if no worker can
     run; whatever was journalled stays. ``collected`` is what ``collect_notebooks`` returned for
     ``paths``, when the caller has it already; ``runner_name`` says what ``runner`` is in the cost
-    report; ``names`` gives students' names by id (a roster's), ``lms_ids`` their LMS identities. ``report_width``: where reports'
-    prose is broken, as the written outputs keep it; None (``check``): one line a paragraph, which
-    the console folds to its own width (``console.print_check``).
+    report; ``names`` gives students' names by id (a roster's), ``lms_ids`` their LMS identities.
+    ``report_width``: where reports' prose is broken, as the written outputs keep it; None
+    (``check``): one line a paragraph, which the console folds to its own width
+    (``console.print_check``). ``only``: the ids of the
+    puzzles to check (``check --puzzle``): no other puzzle's kernel is read or run, and each other
+    puzzle is marked not checked.
     """
     start = time.monotonic()
     config = config or PointsConfig()
@@ -340,7 +351,7 @@ def grade_submissions(paths: Sequence[str | Path], *, config: PointsConfig | Non
     cost = RunCost(runner=runner_name or type(runner).__name__, students=len(students), graded=len(todo),
                    puzzles=len(PUZZLES))
     grading = _ClassGrading(students, seed, journal, (lambda st: bar.update(1)) if bar else None, cost,
-                            report_width)
+                            report_width, None if only is None else frozenset(only))
     try:
         grading.start(runner, todo, max_notebook_bytes)
         for outcome in runner.outcomes():

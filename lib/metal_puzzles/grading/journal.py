@@ -9,20 +9,32 @@ short by a crash is dropped (and cut off the file before appending goes on).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, TypeGuard
 
 from ..puzzles import PUZZLES
+from .own_files import OwnFileError, file_mode, read_own_file
 
 JOURNAL_NAME = "journal.jsonl"
 FORMAT = 1
+#: How ``create`` begins a journal: a file holding no whole line but a beginning of this is a run
+#: record cut short.
+_RUN_RECORD_START = b'{"type": "run"'
 
 
 class JournalError(Exception):
     """The journal cannot be used: unreadable, from another version, or other settings."""
+
+
+class NeverStarted(JournalError):
+    """The journal holds no whole line: the run it was made for stopped before its first record
+    was written (an empty file, or its run record cut short). There is nothing to carry on with,
+    and nothing to refuse: a resumed run starts from the beginning."""
 
 
 @dataclass(frozen=True)
@@ -75,21 +87,36 @@ class Journal:
 
     @classmethod
     def create(cls, out: Path, settings: RunSettings) -> Journal:
+        """A new journal holding its run record, put in place whole (a new file, then a rename):
+        a run stopped as it starts leaves the previous journal or this one, never an empty file."""
         path = out / JOURNAL_NAME
-        with open(path, "w", encoding="ascii") as f:
-            f.write(json.dumps({"type": "run", **asdict(settings)}) + "\n")
-            f.flush()
-            os.fsync(f.fileno())
+        fd, tmp = tempfile.mkstemp(dir=out, prefix=f".{JOURNAL_NAME}.")
+        try:
+            os.fchmod(fd, file_mode())  # as every output: the umask's mode, not mkstemp's 0600
+            with os.fdopen(fd, "w", encoding="ascii") as f:
+                f.write(json.dumps({"type": "run", **asdict(settings)}) + "\n")
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
         return cls(path, settings, {})
 
     @classmethod
     def resume(cls, out: Path) -> Journal:
         path = out / JOURNAL_NAME
         try:
-            data = path.read_bytes()
+            data = read_own_file(path)
+        except OwnFileError as exc:
+            raise JournalError(str(exc)) from None
         except OSError as exc:
             raise JournalError(f"cannot read {path}: {exc.strerror or exc}") from None
-        *lines, _tail = data.split(b"\n")  # the tail after the last newline is a line cut short
+        *lines, tail = data.split(b"\n")  # the tail after the last newline is a line cut short
+        if not lines and _RUN_RECORD_START.startswith(tail[:len(_RUN_RECORD_START)]):
+            raise NeverStarted(f"{path} is {'empty' if not data else 'only its run record, cut short'}: the run it "
+                               "journals stopped before grading anyone")
         good_bytes = 0
         entries = []
         for number, line in enumerate(lines, start=1):

@@ -2,8 +2,10 @@
 
 - ``prepare_out`` refuses an ``--out`` that is a file, cannot be created or written, or lacks the
   space a class needs, before any grading. A folder that already holds a result set is refused
-  too, unless the run resumes it (``--resume``) or replaces it (``--force``: the whole previous
-  set is removed first, so no stale report stays beside new ones).
+  too, unless the run resumes it (``--resume``) or replaces it (``--force``). A replaced set is
+  not removed first: each file stays until its replacement is written (an interrupted or failed
+  ``--force`` leaves the previous results whole), and ``reports/`` is swapped as a folder, so no
+  stale report stays beside new ones.
 - Every file is written to a temporary file in the same folder, synced, and renamed over the old
   one; the reports are written to a fresh folder that replaces ``reports/`` in one rename. A
   failure (a full disk) leaves the previous file in place, and the journal keeps every student.
@@ -15,6 +17,7 @@ import contextlib
 import json
 import os
 import shutil
+import stat
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,14 +25,16 @@ from pathlib import Path
 from .changes import GradeChange, grade_changes, now_utc
 from .gradebook import GRADEBOOK_NAME, LMS, lms_gradebook
 from .journal import JOURNAL_NAME
+from .own_files import dir_mode, file_mode
 from .report import REPORTS_DIR, gradebook_csv, results_json, student_report
 from .results import GradeRun
+from .results_file import RESULTS_NAME
 from .run_cost import COST_NAME
 from .safe_text import printable
+from .submissions import describe_kind
 from .summary import SUMMARY_MD, SUMMARY_SVG, class_summary_md, class_summary_svg
 
 GRADES_NAME = "grades.csv"
-RESULTS_NAME = "results.json"
 #: The files and folders of one result set (what ``--force`` removes).
 RESULT_SET = (GRADES_NAME, RESULTS_NAME, COST_NAME, REPORTS_DIR, JOURNAL_NAME, GRADEBOOK_NAME, SUMMARY_MD,
               SUMMARY_SVG)
@@ -104,34 +109,25 @@ def prepare_out(out: Path, *, students: int, resume: bool = False, force: bool =
     if free < needed:
         raise OutputError(f"only {free / 2**20:.0f} MiB free in {out}; grading {students} notebook(s) needs "
                           f"about {needed / 2**20:.0f} MiB")
-    if force and not resume:
-        remove_result_set(out)
+    # What the run will replace must be replaceable, or it would fail (or block on a FIFO) after grading.
+    # changes.csv, kept across --force and read to be added to, is ``history.check_history``'s.
+    for name in used:
+        problem = _unreplaceable(out / name, folder=name == REPORTS_DIR)
+        if problem is not None:
+            raise OutputError(f"{printable(out / name)} is {problem}, not what the grader wrote there; remove it, or "
+                              "choose another --out")
 
 
-def remove_result_set(out: Path) -> None:
-    for name in RESULT_SET:
-        path = out / name
-        if path.is_dir() and not path.is_symlink():
-            shutil.rmtree(path)
-        elif os.path.lexists(path):
-            path.unlink()
-
-
-def _umask() -> int:
-    mask = os.umask(0o022)  # reading the umask means setting it: put it straight back
-    os.umask(mask)
-    return mask
-
-
-def file_mode() -> int:
-    """The one permission rule for everything the grader writes: what the instructor's umask
-    gives a new file (0644 under the usual 022; ``umask 027`` lets the group, the TAs, read and
-    others nothing). Temporary files are created private and given this mode before they appear."""
-    return 0o666 & ~_umask()
-
-
-def dir_mode() -> int:
-    return 0o777 & ~_umask()
+def _unreplaceable(path: Path, *, folder: bool) -> str | None:
+    """What ``path`` is, if a rename cannot put the grader's new file (or folder) in its place."""
+    mode = os.lstat(path).st_mode
+    if stat.S_ISLNK(mode):  # a rename replaces the link itself, never what it points to
+        return None
+    if stat.S_ISDIR(mode):
+        return None if folder else "a folder"
+    if stat.S_ISREG(mode):
+        return "a file" if folder else None
+    return describe_kind(mode)
 
 
 def atomic_write(path: Path, data: bytes) -> None:

@@ -84,11 +84,31 @@ class PointsConfig:
         return cls(default, values, over)
 
 
-def unknown_puzzle(name: str) -> str:
-    """'<name> is not a puzzle of the book (did you mean ...?)', for a points file or an option."""
-    close = difflib.get_close_matches(name, sorted(p.id for p in PUZZLES), n=1)
-    hint = f" (did you mean {close[0]!r}?)" if close else ""
+def find_puzzle(name: str) -> str | None:
+    """The id of the puzzle ``name`` names as ``metal-puzzles puzzles`` lists it, by its id or
+    its number, in any case ('MAP', 'v.8', 'ii.1A'); None if it names none."""
+    key = name.strip().casefold()
+    return next((p.id for p in PUZZLES if key in (p.id.casefold(), p.number.casefold())), None)
+
+
+def unknown_puzzle(name: str, *, numbers: bool = False) -> str:
+    """'<name> is not a puzzle of the book (did you mean ...?)', for a points file or an option.
+    The suggestion is the nearest id (case aside), or with ``numbers`` (an option that takes
+    them) the nearest id or number, as the listing writes it."""
+    spelt = {p.id.casefold(): p.id for p in PUZZLES}
+    if numbers:
+        spelt.update({p.number.casefold(): p.number for p in PUZZLES})
+    key = name.strip().casefold()
+    score = {c: difflib.SequenceMatcher(None, key, c).ratio() for c in spelt}  # in the listing's order
+    best = max(score.values())
+    # Every one as near as the nearest ('ii.1c': II.1a, II.1b and III.1), up to three.
+    close = [spelt[c] for c, r in score.items() if r == best and r >= _NEAR][:3]
+    hint = f" (did you mean {' or '.join(repr(c) for c in close)}?)" if close else ""
     return f"{name!r} is not a puzzle of the book{hint}; `metal-puzzles puzzles` lists them"
+
+
+#: How alike two names must be for one to be suggested for the other (difflib's usual cutoff).
+_NEAR = 0.6
 
 
 class PointsError(ValueError):

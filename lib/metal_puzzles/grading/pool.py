@@ -29,7 +29,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from enum import Enum
 from multiprocessing.connection import Connection, wait
+from typing import Any
 
+from ..checking import progress
 from ..msl import compile_cache_stats
 from .limits import Limits
 from .runner import Outcome, RunnerStopped, TaskCost, TaskOutcome
@@ -71,7 +73,8 @@ def _exit_with_parent(lifeline: Connection) -> None:
     threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
 
 
-def _worker_main(conn: Connection, limits: Limits, lifeline: Connection | None = None) -> None:
+def _worker_main(conn: Connection, limits: Limits, lifeline: Connection | None = None,
+                 whereabouts: Any = None) -> None:
     # Ctrl-C is the parent's to handle: it stops the workers itself, and a worker dying of it
     # first would look like a grader fault.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -95,6 +98,8 @@ def _worker_main(conn: Connection, limits: Limits, lifeline: Connection | None =
         # would be failed for the grader's own setting. A worker that cannot work does not start.
         raise MemoryError(f"after warming up the worker holds {baseline / 2**20:.0f} MiB of its "
                           f"{limits.memory_bytes / 2**20:.0f} MiB limit, leaving no room for a check")
+    if whereabouts is not None:  # where a check is, for the verdict of one stopped at its time limit
+        progress.watch(lambda where: _note(whereabouts, where))
     conn.send((_Message.READY, os.getpid()))
     while True:
         try:
@@ -105,6 +110,8 @@ def _worker_main(conn: Connection, limits: Limits, lifeline: Connection | None =
             return
         if headroom is not None:
             _limit_memory(max(limits.memory_bytes, (_address_space() or 0) + headroom))
+        if whereabouts is not None:
+            _note(whereabouts, "")  # nothing from an earlier task is this one's
         cpu_limited = _limit_cpu(task.time_limit(limits))
         conn.send((_Message.STARTED, task.task_id, cpu_limited))
         compiles, hits = compile_cache_stats()
@@ -125,6 +132,15 @@ def _worker_main(conn: Connection, limits: Limits, lifeline: Connection | None =
                 conn.send((_Message.LIMIT, task.task_id, "its result was too large to send back", cost))
         except (BrokenPipeError, ConnectionResetError):  # the parent is gone: nobody to tell
             return
+
+
+#: Bytes of the place a check last reported (``checking.progress``) a worker shares with the pool.
+_WHEREABOUTS_BYTES = 512
+
+
+def _note(whereabouts: Any, where: str) -> None:
+    """Write ``where`` into the shared buffer: memory the pool can read after the worker is killed."""
+    whereabouts.value = where.encode("utf-8", errors="backslashreplace")[:_WHEREABOUTS_BYTES - 1]
 
 
 #: The least memory a worker must have free after warming up to take a check at all.
@@ -213,7 +229,8 @@ class _Worker:
     def __init__(self, ctx, limits: Limits) -> None:
         self.conn, child = ctx.Pipe()
         watched, self._lifeline = ctx.Pipe(duplex=False)  # see _exit_with_parent
-        self.proc = ctx.Process(target=_worker_main, args=(child, limits, watched), daemon=True)
+        self.whereabouts = ctx.Array("c", _WHEREABOUTS_BYTES, lock=False)  # see checking.progress
+        self.proc = ctx.Process(target=_worker_main, args=(child, limits, watched, self.whereabouts), daemon=True)
         self.proc.start()
         child.close()
         watched.close()
@@ -239,6 +256,11 @@ class _Worker:
         self.proc.join(timeout=5)
         self.conn.close()
         self._lifeline.close()
+
+    def stopped_in(self) -> str:
+        """' in <where the check last reported>', for a task stopped at its limit; '' if it said nothing."""
+        where = self.whereabouts.value.decode("utf-8", errors="replace")
+        return f" in {where}" if where else ""
 
     def how_it_died(self) -> str:
         code = self.proc.exitcode
@@ -338,7 +360,7 @@ class ProcessPoolRunner:
                                            f"it may use only {limit:g} s of CPU time"))
                 else:
                     out.append(TaskOutcome(job.task, Outcome.LIMIT, reason=f"ran longer than {limit:g} s and was "
-                                           "stopped", attempts=job.attempt))
+                                           f"stopped{w.stopped_in()}", attempts=job.attempt))
                 self._pool[i] = _Worker(self._ctx, self.limits)
             elif w.state is not _State.IDLE and w.clock is None and now - w.since > self.limits.startup_seconds:
                 w.kill()  # stuck starting up, or never started its task: treat as dead
@@ -406,7 +428,7 @@ class ProcessPoolRunner:
         if _SIGXCPU is not None and w.proc.exitcode == -_SIGXCPU:  # the operating system's CPU-time limit
             limit = job.task.time_limit(self.limits)
             return [TaskOutcome(job.task, Outcome.LIMIT, attempts=job.attempt,
-                                reason=f"ran for more than {limit:g} s of CPU time and was stopped")]
+                                reason=f"ran for more than {limit:g} s of CPU time and was stopped{w.stopped_in()}")]
         return self._retry(job, "the grading worker died", how)
 
     def _retry(self, job: _Queued, failed: str, last: str) -> list[TaskOutcome]:

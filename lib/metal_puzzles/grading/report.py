@@ -30,6 +30,7 @@ STATUS_TEXT: dict[PuzzleStatus | UncheckedStatus, str] = {
     PuzzleStatus.FINDINGS: "sanitizer findings", PuzzleStatus.RUNTIME_ERROR: "runtime error",
     UncheckedStatus.MISSING: "missing", UncheckedStatus.NOT_ATTEMPTED: "not attempted",
     UncheckedStatus.ERROR: "stopped at a limit", UncheckedStatus.GRADER_FAULT: "not graded (grader fault)",
+    UncheckedStatus.NOT_CHECKED: "not checked (another puzzle was asked about)",
 }
 
 

@@ -28,6 +28,9 @@ class UncheckedStatus(StrEnum):
     NOT_ATTEMPTED = "not-attempted"
     ERROR = "error"  # stopped at a limit: time or memory (the kernel's fault)
     GRADER_FAULT = "grader-fault"  # the grader failed; not scored, not the student's fault
+    #: ``check --puzzle`` asked about another puzzle: this one was not looked at (never written
+    #: to a class's results: ``grade`` checks every puzzle).
+    NOT_CHECKED = "not-checked"
 
 
 class StudentStatus(StrEnum):

@@ -147,7 +147,8 @@ class Submission:
         return os.path.abspath(self.path)
 
 
-def _kind(mode: int) -> str:
+def describe_kind(mode: int) -> str:
+    """What a file that is not a regular file is, in words ("a FIFO (named pipe)", "a device")."""
     if stat.S_ISFIFO(mode):
         return "a FIFO (named pipe)"
     if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
@@ -175,7 +176,7 @@ def open_regular(real: str, device: int, inode: int, max_bytes: int, *, same_fil
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            raise OSError(f"the file became {_kind(st.st_mode)} while grading")
+            raise OSError(f"the file became {describe_kind(st.st_mode)} while grading")
         if same_file and (st.st_dev, st.st_ino) != (device, inode):
             raise OSError("the file was replaced while grading")
         if st.st_size > max_bytes:
@@ -215,7 +216,7 @@ def examine(path: str, root: str | None, max_bytes: int) -> Submission:
         return Submission(path, problem=f"cannot examine the file: {exc.strerror or exc}")
     if not stat.S_ISREG(st.st_mode):
         link = "a symbolic link to " if stat.S_ISLNK(lst.st_mode) else ""
-        return Submission(path, problem=f"{link}{_kind(st.st_mode)}, not a notebook file; not read")
+        return Submission(path, problem=f"{link}{describe_kind(st.st_mode)}, not a notebook file; not read")
     if st.st_size > max_bytes:
         return Submission(path, problem=f"the file is {st.st_size / 2**20:.1f} MiB, over the "
                                         f"{max_bytes / 2**20:g} MiB limit per notebook; not read")

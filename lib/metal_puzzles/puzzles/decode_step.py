@@ -32,7 +32,7 @@ from typing import Any
 import mlx.core as mx
 import numpy as np
 
-from ..checking import Case, CaseStatus, Outcome, Puzzle
+from ..checking import Case, CaseStatus, Outcome, Puzzle, progress
 from ..checking.launch import KernelLike
 from ..checking.tolerance import compare_with_spec
 from ..checking.verdict import classify
@@ -273,6 +273,7 @@ class KernelOps(MlxOps):
     mismatches: list[StageMismatch] = field(default_factory=list)
 
     def _stage(self, kernel: str, where: str, run: Callable[..., mx.array], *inputs: mx.array) -> mx.array:
+        progress.now_at(f"{stage_name(kernel)} '{kernel}' at {where}")  # what a time limit's verdict names
         try:
             got = run(getattr(self.kernels, kernel), *inputs, **self.kernels.options)
             mx.eval(got)
