@@ -13,6 +13,7 @@ from . import (
     t05_argmax,
     t06_topk,
     t07_radix_pipeline,
+    t09_kv_cache_append,
 )
 from .entry import Part
 from .t08_decode_step import ENTRY as DECODE_STEP_ENTRY
@@ -20,8 +21,8 @@ from .t08_decode_step import ENTRY as DECODE_STEP_ENTRY
 INTRO = """\
 The kernels a language model runs for every token it writes: the norm each layer starts with,
 rotary position embeddings, the product of a vector with a 4-bit quantized weight matrix (most of
-a model's time on a Mac, and most of its memory), attention over the cache of earlier tokens, and
-the choice of the next token, by argmax or among the top k. Each spec is MLX's own operation
+a model's time on a Mac, and most of its memory), attention over the cache of earlier tokens, the
+append of each step's keys and values to that cache, and the choice of the next token, by argmax or among the top k. Each spec is MLX's own operation
 (`mx.fast.rms_norm`, `mx.fast.rope`, `mx.quantized_matmul`, `mx.fast.scaled_dot_product_attention`,
 `mx.argmax`, `mx.argsort`), and each kernel follows the plan of MLX's own: a threadgroup or a
 SIMD-group per row, `simd_sum` and its kin, values read once into registers. The budgets are the
@@ -46,6 +47,7 @@ PART_V = Part(
         t05_argmax.ENTRY,
         t06_topk.ENTRY,
         t07_radix_pipeline.ENTRY,
+        t09_kv_cache_append.ENTRY,
         DECODE_STEP_ENTRY,  # the finale, last
     ),
 )
