@@ -11,6 +11,8 @@ import numpy as np
 import pytest
 
 from metal_puzzles.checking import PuzzleStatus, check_source
+from metal_puzzles.checking.launch import launch
+from metal_puzzles.msl import SanitizerError
 from metal_puzzles.puzzles import get_puzzle, part5, solution_source
 
 VARIANTS = Path(__file__).parent / "fairness_variants"
@@ -24,9 +26,10 @@ def variant(pid: str, name: str) -> str:
 KV = get_puzzle("kv_cache_append")
 
 
-def test_the_kv_cache_append_comes_before_the_finale():
+def test_the_kv_cache_append_follows_top_k_and_the_part_still_closes_with_the_pipeline_and_finale():
     ids = [p.id for p in part5.PART_V.puzzles]
-    assert ids.index("kv_cache_append") == len(ids) - 2 and ids[-1] == "decode_step"
+    assert ids.index("kv_cache_append") == ids.index("topk") + 1
+    assert ids[-2:] == ["radix_pass", "decode_step"]
 
 
 def test_the_kv_cache_spec_is_mlxs_slice_update_in_mlxs_layout():
@@ -105,3 +108,111 @@ def test_reading_the_step_twice_is_over_budget():
     result = check_source(KV, twice)
     assert result.status == PuzzleStatus.OVER_BUDGET, result.report()
     assert "uses 5 global reads per thread; this puzzle needs at most 4" in " ".join(result.report().split())
+
+
+# ----------------------------------------------------------------------------- V.10 top-p sampling
+SAMPLING = get_puzzle("sampling")
+
+
+def _visible_tokens(source: str) -> np.ndarray:
+    """The tokens a kernel draws on the visible test (one launch: the full check runs every test)."""
+    import mlx.core as mx
+
+    c = SAMPLING.visible
+    out = launch(SAMPLING.kernel(source), c.inputs, c.output_shape, c.grid, c.threadgroup, output_dtype=mx.uint32)
+    return np.asarray(out)
+
+
+def _spec_tokens() -> np.ndarray:
+    import mlx.core as mx
+
+    return np.asarray(SAMPLING.spec(*[mx.array(x) for x in SAMPLING.visible.inputs]))
+
+
+def test_the_sampler_follows_the_append_and_its_spec_is_written_from_mlx_ops():
+    ids = [p.id for p in part5.PART_V.puzzles]
+    assert ids.index("sampling") == ids.index("kv_cache_append") + 1 and ids[-1] == "decode_step"
+    for op in ("mx.softmax(logits / temperature", "mx.argsort(-logits", "mx.cumsum(p, axis=-1, inclusive=False)",
+               "above < top_p"):
+        assert op in SAMPLING.spec_source
+
+
+def test_the_visible_row_draws_what_the_text_says():
+    """Row 0: four tied 300s at 3, 7, 11, 19 (0.25 each), top_p = 0.5: 3 and 7 are in, 11 is out
+    (its mass above is exactly 0.5); u = 0.75 draws token 7."""
+    import mlx.core as mx
+
+    logits, u, temperature, top_p = SAMPLING.visible.inputs
+    assert np.flatnonzero(logits[0] == logits[0].max()).tolist() == [3, 7, 11, 19]
+    assert float(top_p) == 0.5 and float(u[0]) == 0.75 and float(temperature) == 0.5
+    probs = np.asarray(mx.softmax(mx.array(logits[0]) / float(temperature)))
+    assert (probs[[3, 7, 11, 19]] == 0.25).all()  # exactly: the others' exp underflows to 0
+    assert int(np.asarray(SAMPLING.spec(*[mx.array(x) for x in SAMPLING.visible.inputs]))[0]) == 7
+    assert logits.max() >= 300 and np.abs(logits).min() >= 100  # logits in the hundreds
+
+
+def test_the_reference_draws_mlxs_tokens_on_the_visible_test():
+    assert _visible_tokens(solution_source(SAMPLING)).tolist() == _spec_tokens().tolist() == [7, 11]
+
+
+def test_a_softmax_without_the_maximum_overflows_at_these_logits():
+    # exp(600) is infinite in float32: every comparison with NaN fails, no token comes out right.
+    with np.errstate(over="ignore"):
+        assert np.exp(np.float32(600.0)) == np.inf
+    # Infinite probabilities make an infinite total: every comparison with inf - inf (NaN) is false,
+    # and no thread of either row draws a token; the sanitizer says the output is never written.
+    with pytest.raises(SanitizerError, match="2 of the 2 elements of output 'out' are never written"):
+        _visible_tokens(variant("sampling", "wrong_without_the_maximum"))
+
+
+def test_breaking_ties_by_the_larger_token_draws_another_token():
+    assert _visible_tokens(variant("sampling", "wrong_ties_by_the_larger_token"))[0] != 7
+
+
+def test_a_cut_at_or_below_top_p_keeps_the_token_on_the_boundary():
+    # Token 11's mass above is exactly 0.5: kept, the nucleus is 0.75 and u = 0.75 draws 11.
+    assert _visible_tokens(variant("sampling", "wrong_cut_at_or_below_top_p"))[0] == 11
+    tie = next(c for c in SAMPLING.cases(5) if "exactly on a cumulative sum" in c.label)
+    assert float(tie.inputs[3]) == 0.75
+
+
+def test_forgetting_the_temperature_draws_another_token():
+    assert (_visible_tokens(variant("sampling", "wrong_temperature_forgotten")) != _spec_tokens()).any()
+
+
+def test_the_hidden_tests_pose_the_ranges_the_text_names():
+    for seed in (0, 1, 2**63 - 1):
+        cases = SAMPLING.cases(seed)[1:]
+        lows = [float(c.inputs[0].min()) for c in cases]
+        highs = [float(c.inputs[0].max()) for c in cases]
+        assert min(lows) < -300 and max(highs) >= 300 and max(highs) <= 400 and min(lows) >= -365
+        assert any(float(c.inputs[3]) == 1.0 for c in cases)
+        assert max(c.inputs[0].shape[1] for c in cases) == 256
+        for c in cases:
+            assert (c.inputs[1] >= 0).all() and (c.inputs[1] < 1).all()
+
+
+def test_the_random_tests_are_decided_by_a_wide_margin():
+    """No random row's token depends on the order of summation: moving the cut or the draw by
+    1e-4 either way draws the same token (in float64), and the reference draws MLX's token."""
+    from metal_puzzles.puzzles.t10_sampling import MARGIN, _decided
+
+    assert MARGIN >= 1e-4
+    for c in SAMPLING.cases(11)[1:-1]:
+        logits, u, temperature, top_p = c.inputs
+        assert all(_decided(logits[r], float(u[r]), float(temperature), float(top_p)) for r in range(len(u)))
+    # The tie test is the designed edge: a row the margin rule leaves undecided, exact in float32.
+    tie = SAMPLING.cases(11)[-1]
+    logits, u, temperature, top_p = tie.inputs
+    assert not all(_decided(logits[r], float(u[r]), float(temperature), float(top_p)) for r in range(len(u)))
+
+
+def test_the_sampler_within_budget_sorts_with_one_barrier_a_step():
+    from metal_puzzles.puzzles.t10_sampling import BARRIERS, SORT_STEPS
+
+    assert SORT_STEPS == 36 and BARRIERS == 40
+    # One more barrier (after the scan's read of the slots) is over budget.
+    extra = solution_source(SAMPLING).replace("// 4. The nucleus", "threadgroup_barrier(mem_flags::mem_threadgroup);\n// 4. The nucleus")
+    result = check_source(SAMPLING, extra)
+    assert result.status == PuzzleStatus.OVER_BUDGET, result.report()
+    assert "41 barriers" in " ".join(result.report().split())
