@@ -185,7 +185,7 @@ def test_the_hidden_tests_pose_the_ranges_the_text_names():
         cases = SAMPLING.cases(seed)[1:]
         lows = [float(c.inputs[0].min()) for c in cases]
         highs = [float(c.inputs[0].max()) for c in cases]
-        assert min(lows) < -300 and max(highs) >= 300 and max(highs) <= 400 and min(lows) >= -365
+        assert -356 <= min(lows) < -300 and max(highs) == 400  # the text's range
         assert any(float(c.inputs[3]) == 1.0 for c in cases)
         assert max(c.inputs[0].shape[1] for c in cases) == 256
         for c in cases:

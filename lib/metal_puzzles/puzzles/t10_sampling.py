@@ -104,7 +104,7 @@ def hidden(rng: np.random.Generator) -> list[Case]:
     cases = []
     for rows, n, centre, spread, temperature, top_p, what in (
             (3, NV, 300.0, 8.0, 0.7, 0.9, "the longest rows, logits near 300"),
-            (2, 37, 150.0, 4.0, 1.3, 0.95, "rows shorter than a SIMD-group's share"),
+            (2, 37, 150.0, 4.0, 1.3, 0.95, "rows shorter than the threadgroup"),
             (2, 200, -350.0, 6.0, 0.8, 1.0, "negative logits, top_p = 1: the whole softmax"),
             (2, 130, 200.0, 16.0, 0.5, 0.3, "a peaked softmax and a small nucleus")):
         logits, u = _draw(rng, rows, n, centre, spread, temperature, top_p)
@@ -172,7 +172,7 @@ mlx-lm's sampler does with a temperature and top-p. For each row of `logits` (sh
 
 1. **temperature**: `s = logits / temperature`, and `p = softmax(s)`. A temperature below 1
    sharpens the distribution, above 1 flattens it. Logits reach the hundreds (these tests pose
-   -360 to 400): `exp(300)` is infinite in float32, so subtract the row's maximum first, as
+   -356 to 400): `exp(300)` is infinite in float32, so subtract the row's maximum first, as
    every softmax must (without it the total is infinite, every comparison with `inf - inf`,
    NaN, is false, and no thread draws a token: the sanitizer reports the output unwritten);
 2. **top-p (nucleus)**: rank the tokens by probability, largest first, **equal probabilities in
