@@ -105,7 +105,8 @@ def test_the_spec_is_mlxs_own_operation(pid):
     operation = {"rms_norm": "mx.fast.rms_norm(", "rope_traditional": "mx.fast.rope(", "rope": "mx.fast.rope(",
                  "quantized_matvec": "mx.quantized_matmul(", "argmax": "mx.argmax(", "topk": "mx.argsort(",
                  "radix_pass": "mx.argsort(",
-                 "decode_attention": "mx.fast.scaled_dot_product_attention("}[pid]
+                 "decode_attention": "mx.fast.scaled_dot_product_attention(",
+                 "kv_cache_append": "] = k  # MLX's slice update", "sampling": "mx.argsort("}[pid]
     assert operation in get_puzzle(pid).spec_source
 
 

@@ -13,19 +13,23 @@ from . import (
     t05_argmax,
     t06_topk,
     t07_radix_pipeline,
+    t09_kv_cache_append,
+    t10_sampling,
 )
 from .entry import Part
 from .t08_decode_step import ENTRY as DECODE_STEP_ENTRY
 
 INTRO = """\
 The kernels a language model runs for every token it writes: the norm each layer starts with,
-rotary position embeddings, the product of a vector with a 4-bit quantized weight matrix (most of
-a model's time on a Mac, and most of its memory), attention over the cache of earlier tokens, and
-the choice of the next token, by argmax or among the top k. Each spec is MLX's own operation
-(`mx.fast.rms_norm`, `mx.fast.rope`, `mx.quantized_matmul`, `mx.fast.scaled_dot_product_attention`,
-`mx.argmax`, `mx.argsort`), and each kernel follows the plan of MLX's own: a threadgroup or a
-SIMD-group per row, `simd_sum` and its kin, values read once into registers. The budgets are the
-per-thread counts of Parts I and II and, where a puzzle is about speed, the cost model of Part III.
+rotary position embeddings, the product of a vector with a 4-bit quantized weight matrix (most of a
+model's time on a Mac, and most of its memory), attention over the cache of earlier tokens, the
+append of each step's keys and values to that cache, and the choice of the next token, by argmax,
+among the top k or by temperature and top-p. Each spec is MLX's own operation (`mx.fast.rms_norm`,
+`mx.fast.rope`, `mx.quantized_matmul`, `mx.fast.scaled_dot_product_attention`, `mx.argmax`,
+`mx.argsort`, a slice update, `mx.softmax` and `mx.cumsum`), and each kernel follows the plan of
+MLX's own: a threadgroup or a SIMD-group per row, `simd_sum` and its kin, values read once into
+registers. The budgets are the per-thread counts of Parts I and II and, where a puzzle is about
+speed, the cost model of Part III.
 
 Two puzzles close the part. A radix sort's pass is a pipeline of three kernels in one shader
 (`compile_shader`, as in Part IV), one of them planted wrong: you find which by checking each
@@ -45,6 +49,8 @@ PART_V = Part(
         t04_decode_attention.ENTRY,
         t05_argmax.ENTRY,
         t06_topk.ENTRY,
+        t09_kv_cache_append.ENTRY,  # numbered after the part's first eight, read after top-k
+        t10_sampling.ENTRY,
         t07_radix_pipeline.ENTRY,
         DECODE_STEP_ENTRY,  # the finale, last
     ),
