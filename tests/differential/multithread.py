@@ -33,13 +33,14 @@ produce (``benchmarks/cuda_oracle.py`` compares the two bit for bit):
 
 from __future__ import annotations
 
-import enum
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+
+from metal_puzzles.msl.lang.pycompat import StrEnum
 
 from .gen import (
     FLOAT,
@@ -59,7 +60,7 @@ from .gen import (
 )
 
 
-class Feature(enum.StrEnum):
+class Feature(StrEnum):
     """What a generated kernel exercises (for coverage tests and the oracle's report)."""
 
     THREADGROUP_MEMORY = "threadgroup memory"

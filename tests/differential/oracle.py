@@ -14,7 +14,6 @@ this with fake devices.
 
 from __future__ import annotations
 
-import enum
 import importlib
 import multiprocessing
 import multiprocessing.connection
@@ -27,10 +26,12 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from metal_puzzles.msl.lang.pycompat import StrEnum
+
 from .multithread import MultiThreadKernel, generate, simulate_kernel
 
 
-class Status(enum.StrEnum):
+class Status(StrEnum):
     """How one kernel came out."""
 
     AGREE = "agree"
