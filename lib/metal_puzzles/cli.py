@@ -24,11 +24,11 @@ from .grading.journal import Journal, JournalError, NeverStarted, RunSettings
 from .grading.limits import DEFAULT_MEMORY_MIB, Limits, unenforced_limits
 from .grading.output import (
     OutputError,
-    atomic_write,
     check_apart,
     prepare_out,
     write_outputs,
 )
+from .grading.own_files import atomic_write
 from .grading.points import PointsConfig, find_puzzle, unknown_puzzle
 from .grading.results import UncheckedStatus
 from .grading.results_file import RESULTS_NAME, ResultsFileError, read_results

@@ -42,7 +42,7 @@ from ..version import __version__
 from .feedback import feedback
 from .grade import GradeRun, Student, UncheckedStatus, grade_submissions
 from .limits import Limits
-from .output import atomic_write
+from .own_files import atomic_write
 from .points import PointsConfig
 from .report import num, status_text
 from .safe_text import clip, printable

@@ -22,8 +22,8 @@ import stat
 from pathlib import Path
 
 from .changes import CHANGES_NAME, GradeChange, history_bytes
-from .output import OutputError, atomic_write
-from .own_files import OwnFileError, read_own_file
+from .output import OutputError
+from .own_files import OwnFileError, atomic_write, read_own_file
 from .results_file import RESULTS_NAME, read_results
 from .safe_text import printable
 from .submissions import describe_kind

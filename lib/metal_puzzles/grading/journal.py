@@ -9,16 +9,14 @@ short by a crash is dropped (and cut off the file before appending goes on).
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, TypeGuard
 
 from ..puzzles import PUZZLES
-from .own_files import OwnFileError, file_mode, read_own_file
+from .own_files import OwnFileError, atomic_write, read_own_file
 
 JOURNAL_NAME = "journal.jsonl"
 FORMAT = 1
@@ -90,18 +88,7 @@ class Journal:
         """A new journal holding its run record, put in place whole (a new file, then a rename):
         a run stopped as it starts leaves the previous journal or this one, never an empty file."""
         path = out / JOURNAL_NAME
-        fd, tmp = tempfile.mkstemp(dir=out, prefix=f".{JOURNAL_NAME}.")
-        try:
-            os.fchmod(fd, file_mode())  # as every output: the umask's mode, not mkstemp's 0600
-            with os.fdopen(fd, "w", encoding="ascii") as f:
-                f.write(json.dumps({"type": "run", **asdict(settings)}) + "\n")
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
+        atomic_write(path, (json.dumps({"type": "run", **asdict(settings)}) + "\n").encode("ascii"))
         return cls(path, settings, {})
 
     @classmethod

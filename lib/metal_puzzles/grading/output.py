@@ -13,7 +13,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import shutil
@@ -25,7 +24,7 @@ from pathlib import Path
 from .changes import GradeChange, grade_changes, now_utc
 from .gradebook import GRADEBOOK_NAME, LMS, lms_gradebook
 from .journal import JOURNAL_NAME
-from .own_files import dir_mode, file_mode
+from .own_files import atomic_write, dir_mode
 from .report import REPORTS_DIR, gradebook_csv, results_json, student_report
 from .results import GradeRun
 from .results_file import RESULTS_NAME
@@ -128,22 +127,6 @@ def _unreplaceable(path: Path, *, folder: bool) -> str | None:
     if stat.S_ISREG(mode):
         return "a file" if folder else None
     return describe_kind(mode)
-
-
-def atomic_write(path: Path, data: bytes) -> None:
-    """Replace ``path`` with ``data`` all at once: the old content stays if anything fails."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        os.fchmod(fd, file_mode())  # mkstemp's files are 0600: the rule is the umask's
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
 
 
 def _text(s: str) -> bytes:

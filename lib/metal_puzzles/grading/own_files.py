@@ -11,8 +11,10 @@ and read up to a bound; anything else is an ``OwnFileError`` that names the file
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
+import tempfile
 from pathlib import Path
 
 from .safe_text import printable
@@ -71,3 +73,19 @@ def read_own_file(path: Path, max_bytes: int = MAX_OWN_FILE_BYTES) -> bytes:
             raise OwnFileError(f"{printable(str(path))}: {exc.strerror or exc}") from None
     finally:
         os.close(fd)
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Replace ``path`` with ``data`` all at once: the old content stays if anything fails."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        os.fchmod(fd, file_mode())  # mkstemp's files are 0600: the rule is the umask's
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
