@@ -169,6 +169,24 @@ def compare(got: np.ndarray, want: np.ndarray, atol: float, rtol: float) -> dict
     return {"agree": equal, "bit_exact": equal, "max_abs_diff": 0.0 if equal else None}
 
 
+def summarise(records: list[dict[str, Any]]) -> dict[str, Any]:
+    """How many cases ran, agreed (within the puzzle's tolerance), agreed bit for bit, failed."""
+    ran = [r for r in records if r["status"] == "ran"]
+    return {"cases_ran": len(ran), "agree": sum(r["agree"] for r in ran),
+            "bit_exact": sum(r["bit_exact"] for r in ran),
+            "errors": sum(r["status"] == "error" for r in records),
+            "not_run": sum(r["status"] == "not run" for r in records)}
+
+
+def write_report(target: Path, summary: dict[str, Any], records: list[dict[str, Any]]) -> None:
+    """The report as JSON, put in place whole, and its summary printed."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_suffix(".tmp")
+    tmp.write_text(json.dumps({"summary": summary, "records": records}, indent=1) + "\n")
+    os.replace(tmp, target)
+    print(json.dumps(summary, indent=1))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", required=True, help="directory for cuda_book_run.json")
@@ -214,20 +232,9 @@ def main() -> int:
             records.append(rec)
             print(f"{puzzle.id:28s} {case.label[:30]:30s} {rec['status']:6s} agree={rec.get('agree')} "
                   f"bit_exact={rec.get('bit_exact')} {rec.get('error', '')[:80]}", flush=True)
-    ran = [r for r in records if r["status"] == "ran"]
-    summary = {"cases_ran": len(ran), "agree": sum(r["agree"] for r in ran),
-               "bit_exact": sum(r["bit_exact"] for r in ran),
-               "errors": sum(r["status"] == "error" for r in records),
-               "not_run": sum(r["status"] == "not run" for r in records),
-               "device": cp.cuda.runtime.getDeviceProperties(0)["name"].decode(),
+    summary = {**summarise(records), "device": cp.cuda.runtime.getDeviceProperties(0)["name"].decode(),
                "cupy": cp.__version__}
-    out_dir = Path(args.out)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    target = out_dir / "cuda_book_run.json"
-    tmp = target.with_suffix(".tmp")
-    tmp.write_text(json.dumps({"summary": summary, "records": records}, indent=1) + "\n")
-    os.replace(tmp, target)
-    print(json.dumps(summary, indent=1))
+    write_report(Path(args.out) / "cuda_book_run.json", summary, records)
     return 0 if summary["agree"] == summary["cases_ran"] and not summary["errors"] else 1
 
 

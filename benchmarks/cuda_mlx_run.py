@@ -15,8 +15,6 @@ takes a body, as ``metal_kernel`` does. Pipelines likewise.
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import sys
 import time
 import traceback
@@ -35,18 +33,8 @@ from metal_puzzles.checking.wired import WiredPuzzle  # noqa: E402
 from metal_puzzles.msl.shader_program import declares_kernels  # noqa: E402
 from metal_puzzles.puzzles import PUZZLES, solution_kernel  # noqa: E402
 
-
-def compare(got: np.ndarray, want: np.ndarray, puzzle: Any) -> dict[str, Any]:
-    got = np.asarray(got).reshape(np.shape(want))
-    want = np.asarray(want)
-    if want.dtype.kind != "f":
-        equal = bool(np.array_equal(got, want))
-        return {"agree": equal, "bit_exact": equal}
-    g32, w32 = got.astype(np.float32), want.astype(np.float32)
-    bit_exact = bool(np.array_equal(g32.view(np.uint32), w32.view(np.uint32)))
-    diff = float(np.nanmax(np.abs(g32.astype(np.float64) - w32))) if g32.size else 0.0
-    return {"agree": bool(np.allclose(g32, w32, rtol=1e-5, atol=1e-5, equal_nan=True)),
-            "bit_exact": bit_exact, "max_abs_diff": diff}
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from cuda_book_run import compare, summarise, write_report  # noqa: E402
 
 
 def call_on_cuda(kernel: Any, inputs: list[Any], case: Any, dtype: str, init_value: Any) -> Any:
@@ -91,24 +79,16 @@ def main() -> int:
                     t0 = time.perf_counter()
                     call_on_cuda(kernel, inputs, case, dtype, options.init_value)
                     times.append(time.perf_counter() - t0)
-                rec.update(compare(np.array(got.astype(mx.float32) if dtype == "bfloat16" else got), want, puzzle),
+                rec.update(compare(np.array(got.astype(mx.float32) if dtype == "bfloat16" else got), want, puzzle.atol,
+                                   puzzle.rtol),
                            status="ran", first_call_s=first_s, warm_call_us=float(np.median(times)) * 1e6)
             except Exception as exc:  # noqa: BLE001 - recorded per case
                 rec.update(status="error", error=f"{type(exc).__name__}: {exc}", trace=traceback.format_exc()[-1500:])
             records.append(rec)
             print(f"{puzzle.id:26s} {case.label[:34]:34s} {rec['status']:6s} agree={rec.get('agree')} "
                   f"{rec.get('error', '')[:100]}", flush=True)
-    ran = [r for r in records if r["status"] == "ran"]
-    summary = {"cases_ran": len(ran), "agree": sum(r["agree"] for r in ran),
-               "bit_exact": sum(r["bit_exact"] for r in ran),
-               "errors": sum(r["status"] == "error" for r in records),
-               "not_run": sum(r["status"] == "not run" for r in records), "mlx": mx.__version__}
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    tmp = out / "cuda_mlx_run.json.tmp"
-    tmp.write_text(json.dumps({"summary": summary, "records": records}, indent=1) + "\n")
-    os.replace(tmp, out / "cuda_mlx_run.json")
-    print(json.dumps(summary))
+    summary = {**summarise(records), "mlx": mx.__version__}
+    write_report(Path(args.out) / "cuda_mlx_run.json", summary, records)
     return 0 if summary["agree"] == summary["cases_ran"] and not summary["errors"] else 1
 
 
