@@ -163,7 +163,7 @@ def test_the_quantized_product_is_most_of_a_decode_steps_time_and_of_what_it_rea
     """Part V's introduction: 'the product of a vector with a 4-bit quantized weight matrix (most of
     a model's time on a Mac, and most of its memory)', priced on the finale's model: one prompt
     decoded on the reference kernels, every launch's modelled kernel time and distinct bytes read."""
-    assert "(most of\na model's time on a Mac, and most of its memory)" in part5.INTRO
+    assert "(most of a model's time on a Mac, and most of its memory)" in " ".join(part5.INTRO.split())
     ops = _Priced(dataclasses.replace(DecodeKernels.reference(), options={"cost": True}))
     _decode(TinyModel.from_seed(), PROMPTS[0], ops)
     assert ops.mismatches == []
