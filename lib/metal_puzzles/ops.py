@@ -110,15 +110,7 @@ _mvmr = wiring.build_mvmr(_mvmr_raw, _vvor_raw, _mvmr_db)
 _segment_sum = wiring.build_segment_sum(_segment_forward, _segment_backward)
 
 
-# MLX's stub types a call of a custom_function as returning object; it returns what the wrapped
-# function does (an mx.array here), so the public ops returning one say `type: ignore[return-value]`.
-@mx.custom_function
-def _vvor(a, a_idx, b, b_idx, o_idx, n):
-    return _vvor_raw(a, a_idx, b, b_idx, o_idx, n)
-
-
-@_vvor.vjp
-def _vvor_vjp(primals, cotangent, output):
+def _vvor_vjp(primals: tuple[Any, ...], cotangent: mx.array) -> tuple[Any, ...]:
     a, a_idx, b, b_idx, o_idx, n = primals
     # da[a_idx[t], g, m] += sum_c do[o_idx[t], g, m, c] * b[b_idx[t], g, c]: an MVMR reading do's
     # (M, C) blocks as (C, M) matrices.
@@ -127,6 +119,9 @@ def _vvor_vjp(primals, cotangent, output):
     # blocks as they are and a in the place of b.
     grad_b = _mvmr_raw(cotangent, o_idx, a, a_idx, b_idx, b.shape[0])
     return grad_a, mx.zeros_like(a_idx), grad_b, mx.zeros_like(b_idx), mx.zeros_like(o_idx), None
+
+
+_vvor = wiring.differentiable(_vvor_raw, _vvor_vjp)
 
 
 # ----------------------------------------------------------------------------- validation
@@ -211,7 +206,7 @@ def vvor(a: mx.array, a_idx: mx.array, b: mx.array, b_idx: mx.array, o_idx: mx.a
                          f"b must be (Nb, G={a.shape[1]}, C)")
     n = _count("vvor", "n", n)
     a_idx, b_idx, o_idx = _check_pairs("vvor", a_idx, b_idx, o_idx, a.shape[0], b.shape[0], n)
-    return _vvor(a, a_idx, b, b_idx, o_idx, n)  # type: ignore[return-value]  # custom_function: see _vvor
+    return _vvor(a, a_idx, b, b_idx, o_idx, n)
 
 
 def segment_sum(x: mx.array, lengths: mx.array) -> mx.array:
@@ -243,13 +238,7 @@ def _row_length(op: str, x: mx.array, longest: int) -> None:
                          f"fixed number of them), got shape {tuple(x.shape)}")
 
 
-@mx.custom_function
-def _rms_norm(x, w):
-    return launchers.run_rms_norm(_kernel("rms_norm"), x, w)
-
-
-@_rms_norm.vjp
-def _rms_norm_vjp(primals, cotangent, output):
+def _rms_norm_vjp(primals: tuple[Any, ...], cotangent: mx.array) -> tuple[Any, ...]:
     x, w = primals
     # y = x * r * w with r = (mean(x^2) + eps)^(-1/2) per row, and dr/dx_j = -r^3 x_j / N:
     # dx = r * g - x * r^3 * mean(g * x) with g = dy * w;  dw = sum over rows of dy * x * r.
@@ -258,6 +247,9 @@ def _rms_norm_vjp(primals, cotangent, output):
     grad_x = r * g - x * (r * r * r) * mx.mean(g * x, axis=1, keepdims=True)
     grad_w = mx.sum(cotangent * x * r, axis=0)
     return grad_x, grad_w
+
+
+_rms_norm = wiring.differentiable(lambda x, w: launchers.run_rms_norm(_kernel("rms_norm"), x, w), _rms_norm_vjp)
 
 
 def _pair_seconds_negated(x: mx.array, traditional: bool) -> mx.array:
@@ -272,31 +264,27 @@ def _rope_op(traditional: bool):
     """Rotary embeddings in one layout as an ``mx.custom_function`` differentiable in ``x``."""
     puzzle_id = "rope_traditional" if traditional else "rope"
 
-    @mx.custom_function
-    def rope_op(x, offset):
+    def rope_op(x: mx.array, offset: int) -> mx.array:
         return launchers.run_rope(_kernel(puzzle_id), x, offset)
 
-    @rope_op.vjp
-    def rope_op_vjp(primals, cotangent, output):
+    def rope_op_vjp(primals: tuple[Any, ...], cotangent: mx.array) -> tuple[Any, ...]:
         x, offset = primals
         # Each pair turns by R(theta); its vjp turns the cotangent's pair by R(theta)^T = R(-theta),
         # and R(-theta) = S R(theta) S with S negating the pair's second value.
         turned = launchers.run_rope(_kernel(puzzle_id), _pair_seconds_negated(cotangent, traditional), offset)
         return _pair_seconds_negated(turned, traditional), None
 
-    return rope_op
+    return wiring.differentiable(rope_op, rope_op_vjp)
 
 
 _ROPE = {traditional: _rope_op(traditional) for traditional in (True, False)}
 
 
-@mx.custom_function
-def _quantized_matvec(x, w_q, scales, biases):
+def _quantized_matvec_forward(x: mx.array, w_q: mx.array, scales: mx.array, biases: mx.array) -> mx.array:
     return launchers.run_quantized_matvec(_kernel("quantized_matvec"), x, w_q, scales, biases)
 
 
-@_quantized_matvec.vjp
-def _quantized_matvec_vjp(primals, cotangent, output):
+def _quantized_matvec_vjp(primals: tuple[Any, ...], cotangent: mx.array) -> tuple[Any, ...]:
     x, w_q, scales, biases = primals
     # out[n] = sum_k x[k] (scale[n, g(k)] q[n, k] + bias[n, g(k)]): dx = dy @ W (the dequantized
     # matrix); a group's scale meets sum over the group of x q, its bias sum over the group of x.
@@ -310,6 +298,9 @@ def _quantized_matvec_vjp(primals, cotangent, output):
     return grad_x, mx.zeros_like(w_q), grad_scales, grad_biases
 
 
+_quantized_matvec = wiring.differentiable(_quantized_matvec_forward, _quantized_matvec_vjp)
+
+
 def rms_norm(x: mx.array, w: mx.array) -> mx.array:
     """``mx.fast.rms_norm(x, w, 1e-5)`` with V.1's kernel: ``x`` (R, N) float32, N at most 256, ``w`` (N,).
     Differentiable with respect to ``x`` and ``w``."""
@@ -319,7 +310,7 @@ def rms_norm(x: mx.array, w: mx.array) -> mx.array:
     if w.shape[0] != x.shape[1]:
         raise ValueError(f"rms_norm: w has shape {tuple(w.shape)} but x has shape {tuple(x.shape)}: "
                          f"w must be ({x.shape[1]},)")
-    return _rms_norm(x, w)  # type: ignore[return-value]  # custom_function: see _vvor
+    return _rms_norm(x, w)
 
 
 def rope(x: mx.array, offset: int, traditional: bool = False) -> mx.array:
@@ -353,7 +344,7 @@ def quantized_matvec(x: mx.array, w_q: mx.array, scales: mx.array, biases: mx.ar
         if tuple(a.shape) != groups:
             raise ValueError(f"quantized_matvec: {name} must have shape {groups} (one per group of {GROUP}), "
                              f"got {tuple(a.shape)}")
-    return _quantized_matvec(x, w_q, scales, biases)  # type: ignore[return-value]  # custom_function: see _vvor
+    return _quantized_matvec(x, w_q, scales, biases)
 
 
 def decode_attention(q: mx.array, k: mx.array, v: mx.array) -> mx.array:

@@ -6,7 +6,7 @@ on the reference kernels."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, cast
 
 import mlx.core as mx
 
@@ -18,6 +18,25 @@ from .launchers import (
     run_vvor,
 )
 
+#: The gradients of a differentiable operation from its arguments (``primals``, a tuple) and the
+#: cotangent of its output: one per argument, in order (zeros for an index array, None for an int).
+Vjp = Callable[[tuple[Any, ...], mx.array], tuple[Any, ...]]
+
+
+def differentiable(forward: Callable[..., mx.array], vjp: Vjp) -> Callable[..., mx.array]:
+    """``forward`` as an ``mx.custom_function`` whose vector-Jacobian product is ``vjp``, so that
+    ``mx.grad`` and ``mx.vjp`` go through kernels MLX cannot differentiate itself. The one place the
+    wiring of a kernel's backward pass is written (this module's operations and ``metal_puzzles.ops``)."""
+    op = mx.custom_function(forward)
+
+    @op.vjp
+    def op_vjp(primals: tuple[Any, ...], cotangent: mx.array, output: mx.array) -> tuple[Any, ...]:
+        return vjp(primals, cotangent)
+
+    # MLX's stub types a call of a custom_function as returning object; it returns what ``forward``
+    # does, an array.
+    return cast(Callable[..., mx.array], op)
+
 
 def build_mvmr(forward: Callable, da: Callable, db: Callable) -> Callable:
     """MVMR as an ``mx.custom_function`` from three launch functions.
@@ -26,12 +45,7 @@ def build_mvmr(forward: Callable, da: Callable, db: Callable) -> Callable:
     ``db(...)`` a transposed-MVMR launch, called with the arguments DESIGN §6 gives them.
     """
 
-    @mx.custom_function
-    def mvmr(a, a_idx, b, b_idx, o_idx, n):
-        return forward(a, a_idx, b, b_idx, o_idx, n)
-
-    @mvmr.vjp
-    def mvmr_vjp(primals, cotangent, output):
+    def mvmr_vjp(primals: tuple[Any, ...], cotangent: mx.array) -> tuple[Any, ...]:
         a, a_idx, b, b_idx, o_idx, n = primals
         # da[a_idx[t], g, c, m] += b[b_idx[t], g, c] * do[o_idx[t], g, m]: a VVOR with (C, M) as (M, C).
         grad_a = da(b, b_idx, cotangent, o_idx, a_idx, a.shape[0])
@@ -40,23 +54,18 @@ def build_mvmr(forward: Callable, da: Callable, db: Callable) -> Callable:
         # MLX lines gradients up with the array arguments: index arrays get zeros, not None.
         return grad_a, mx.zeros_like(a_idx), grad_b, mx.zeros_like(b_idx), mx.zeros_like(o_idx), None
 
-    return mvmr
+    return differentiable(forward, mvmr_vjp)
 
 
 def build_segment_sum(forward: Callable, backward: Callable) -> Callable:
     """Segment sum as an ``mx.custom_function``: ``forward(x, lengths, offsets)`` and
     ``backward(dy, lengths, offsets, rows)`` are launch functions."""
 
-    @mx.custom_function
-    def segment_sum(x, lengths):
-        return forward(x, lengths, exclusive_scan(lengths))
-
-    @segment_sum.vjp
-    def segment_sum_vjp(primals, cotangent, output):
+    def segment_sum_vjp(primals: tuple[Any, ...], cotangent: mx.array) -> tuple[Any, ...]:
         x, lengths = primals
         return backward(cotangent, lengths, exclusive_scan(lengths), x.shape[0]), mx.zeros_like(lengths)
 
-    return segment_sum
+    return differentiable(lambda x, lengths: forward(x, lengths, exclusive_scan(lengths)), segment_sum_vjp)
 
 
 def exclusive_scan(lengths: mx.array) -> mx.array:

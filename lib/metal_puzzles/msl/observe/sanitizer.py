@@ -325,13 +325,24 @@ class Sanitizer:
                                             lanes, phase, sph, None if many_simds is None else many_simds[f])
 
     # ------------------------------------------------------------- accesses
-    def on_read(self, ctx: Ctx, mem: Memory, flat: Any, view: View, mask: Mask, pos: Pos) -> None:
+    def _plain_access(self, ctx: Ctx, mem: Memory, flat: Any, view: View, mask: Mask
+                      ) -> tuple[Shadow, np.ndarray, np.ndarray] | None:
+        """The shadow, lanes and shadow entries a plain read or write touches, or None when there is
+        nothing to check or record: thread-private memory every part of which holds a value (no
+        race is possible there, and no read of it is uninitialised), or no lane in the mask."""
         sh = _shadow(mem)
         if sh.all_init and not sh.track_races:
-            return  # thread-private memory every part of which holds a value: nothing to check
+            return None
         lanes, f = self._lanes_and_flat(ctx, sh.entries(flat, view, ctx.n), mask)
         if lanes.size == 0:
+            return None
+        return sh, lanes, f
+
+    def on_read(self, ctx: Ctx, mem: Memory, flat: Any, view: View, mask: Mask, pos: Pos) -> None:
+        touched = self._plain_access(ctx, mem, flat, view, mask)
+        if touched is None:
             return
+        sh, lanes, f = touched
         if not sh.all_init:
             bad = ~sh.init[f]
             if bad.any():
@@ -456,12 +467,10 @@ class Sanitizer:
 
     def on_write(self, ctx: Ctx, mem: Memory, flat: Any, view: View, mask: Mask, pos: Pos, raw: Any) -> None:
         """A plain write of ``raw`` (the stored scalars) at ``flat``, checked before it lands."""
-        sh = _shadow(mem)
-        if sh.all_init and not sh.track_races:
-            return  # thread-private memory every part of which holds a value: nothing to record
-        lanes, f = self._lanes_and_flat(ctx, sh.entries(flat, view, ctx.n), mask)
-        if lanes.size == 0:
+        touched = self._plain_access(ctx, mem, flat, view, mask)
+        if touched is None:
             return
+        sh, lanes, f = touched
         if sh.track_races:
             phase, sph = self._now(ctx, sh, lanes)
             wl = sh.w_lane[f]

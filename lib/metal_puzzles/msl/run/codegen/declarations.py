@@ -17,7 +17,7 @@ from ..runtime import Ctx
 from .initializers import flatten_init, init_offsets
 from .locations import thread_memory
 from .masks import Mask, mark_init, merge
-from .state import CodeGenState, Compiled, Fn, slot_of
+from .state import CodeGenState, Compiled, Fn, in_order, slot_of
 
 
 class Declarations(CodeGenState):
@@ -41,13 +41,7 @@ class Declarations(CodeGenState):
                 fns.append(self._initialised_decl(d.init, sym))
         if not fns:
             return None, False
-        if len(fns) == 1:
-            return fns[0], False
-
-        def decls(c: Ctx, m: Mask) -> None:
-            for f in fns:
-                f(c, m)
-        return decls, False
+        return in_order(fns), False
 
     def s_LocalTypeDef(self, s: ast.LocalTypeDef) -> Compiled:
         # The type is the checker's; its variables are declared as any are.

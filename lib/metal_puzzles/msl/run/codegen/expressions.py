@@ -37,7 +37,7 @@ from ..runtime import Ctx
 from .arithmetic import bitcast
 from .bounds import checked_component
 from .initializers import flatten
-from .locations import check_initialised, column, component, thread_memory
+from .locations import check_initialised, column, component, temporary_object
 from .masks import Mask
 from .pointers import as_pointer, pointer_cast
 from .state import CodeGenState, Fn, slot_of
@@ -277,15 +277,7 @@ class Expressions(CodeGenState):
         return build
 
     def x_TemporaryObject(self, e: ast.TemporaryObject) -> Fn:
-        k, ty, name = e.var.slot, e.ty, e.var.name
-        construct = self.expr(e.construct)
-        value = self.expr(e.value)
-
-        def temporary(c: Ctx, m: Mask) -> Any:
-            thread_memory(c, k, name, ty)
-            construct(c, m)
-            return value(c, m)
-        return temporary
+        return temporary_object(e, self.expr(e.construct), self.expr(e.value))
 
     def x_SizeOf(self, e: ast.SizeOf) -> Fn:  # pragma: no cover - folded by the checker
         raise CompileError("sizeof", e.pos)

@@ -9,6 +9,7 @@ from typing import Any, cast
 
 import numpy as np
 
+from ...front import ast
 from ...lang.errors import KernelRuntimeError, Pos
 from ...lang.types import AddressSpace, Type, VectorType, size_of, storage_scalar
 from ..findings import FindingKind
@@ -167,6 +168,20 @@ def thread_memory(c: Ctx, k: int, name: str, ty: Type) -> Ptr:
             c.sanitizer.watch(mem, initialized=False)
         p = c.slots[k] = Ptr(mem, np.int64(0))
     return p
+
+
+def temporary_object(e: ast.TemporaryObject, construct: Callable[[Ctx, Mask], Any],
+                     then: Callable[[Ctx, Mask], Any]) -> Callable[[Ctx, Mask], Any]:
+    """A temporary object ``T(args)``: its thread memory, its constructor run on it, then ``then``
+    (compiled from ``e.value``), which gives the temporary's value where it is read and the
+    place itself where it is one ('T(args).member = ...', 'T(args).get()')."""
+    k, ty, name = e.var.slot, e.ty, e.var.name
+
+    def temporary(c: Ctx, m: Mask) -> Any:
+        thread_memory(c, k, name, ty)
+        construct(c, m)
+        return then(c, m)
+    return temporary
 
 
 def thread_object(c: Ctx, k: int, name: str, ty: Type) -> Memory:

@@ -19,7 +19,7 @@ from ..hints import wraparound_explainer
 from ..memory import SplitPtr, view_of
 from ..runtime import Ctx
 from .bounds import check_subscript, checked_component
-from .locations import ColumnLoc, CompLoc, MemLoc, SlotLoc, thread_memory
+from .locations import ColumnLoc, CompLoc, MemLoc, SlotLoc, temporary_object
 from .masks import Mask
 from .pointers import member_offset, pointee
 from .state import CodeGenState, Fn, slot_of
@@ -77,15 +77,7 @@ class Places(CodeGenState):
         raise CompileError(f"'{sym.name}' is not assignable", e.pos)
 
     def _temporary_loc(self, e: ast.TemporaryObject) -> Fn:
-        k, ty, name = e.var.slot, e.ty, e.var.name
-        construct = self.expr(e.construct)
-        loc = self.lvalue(e.value)
-
-        def temporary_loc(c: Ctx, m: Mask) -> Any:
-            thread_memory(c, k, name, ty)
-            construct(c, m)
-            return loc(c, m)
-        return temporary_loc
+        return temporary_object(e, self.expr(e.construct), self.lvalue(e.value))
 
     def _element_loc(self, e: ast.Index) -> Fn:
         """An element of an array or pointer, or a component of a vector."""

@@ -34,6 +34,19 @@ Compiled = tuple[Fn | None, bool]
 WORK_PER_STEP = 8
 
 
+def in_order(fns: list[Fn]) -> Fn:
+    """One compiled statement that runs ``fns`` one after another for the same lanes (a block
+    that cannot jump, a declaration of several variables); a single one is returned as it is,
+    to spare a call per run."""
+    if len(fns) == 1:
+        return fns[0]
+
+    def run_in_order(c: Ctx, m: Mask) -> None:
+        for f in fns:
+            f(c, m)
+    return run_in_order
+
+
 def slot_of(sym: Var) -> int:
     """The register slot of a variable the checker gave one (locals, references, variables in
     memory)."""

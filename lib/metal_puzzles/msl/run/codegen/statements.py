@@ -16,7 +16,7 @@ from ...lang.values import type_ndim
 from ..runtime import Ctx, LoopState
 from .locations import merged_location
 from .masks import Mask, and_mask, andnot_mask, merge, with_lanes
-from .state import CodeGenState, Compiled, Fn
+from .state import CodeGenState, Compiled, Fn, in_order
 
 
 @dataclass(frozen=True)
@@ -65,13 +65,7 @@ class Statements(CodeGenState):
         fns = [f for f, _ in parts]
         any_jump = any(j for _, j in parts)
         if not any_jump:
-            if len(fns) == 1:
-                return fns[0], False
-
-            def block(c: Ctx, m: Mask) -> None:
-                for f in fns:
-                    f(c, m)
-            return block, False
+            return in_order(fns), False
 
         def jump_block(c: Ctx, m: Mask) -> None:
             for f, j in parts:
