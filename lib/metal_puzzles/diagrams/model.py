@@ -19,6 +19,7 @@ from .style import (
     GHOST_GAP,
     INDEX_H,
     INK,
+    MAX_BLOCKS_W,
     MAX_CELLS,
     MUTED,
     WRAP,
@@ -50,13 +51,18 @@ class Ghost:
 
 @functools.lru_cache(maxsize=64)  # the same grids at every redraw of the explorer's diagram
 def _cell_boxes(drawn: int, per_block: int, cols: int, gx: float, gy: float, cell: float,
-                block_w: float, fold: int = 0, fold_lines: int = 1) -> tuple[tuple[float, float, float, float], ...]:
+                block_w: float, fold: int = 0, fold_lines: int = 1,
+                stacked: bool = False) -> tuple[tuple[float, float, float, float], ...]:
     out = []
     for i in range(drawn):
         if fold:  # a folded row: its lines one under another, a gap before the next row's
             a, c = divmod(i, fold)
             r, col = a * fold_lines + c // cols, c % cols
             x0, y0 = gx + col * cell, gy + r * cell + a * FOLD_GAP
+        elif stacked:  # blocks one under another, a gap between them
+            b, rest = divmod(i, per_block)
+            r, col = divmod(rest, cols)
+            x0, y0 = gx + col * cell, gy + (b * (per_block // cols) + r) * cell + b * BLOCK_GAP
         else:
             b, rest = divmod(i, per_block)
             r, col = divmod(rest, cols)
@@ -90,6 +96,10 @@ class ArrayView:
     # dimensions, side by side, each labelled with that index.
     blocks: int = 1
     block_labels: list[str] = field(default_factory=list)
+    #: The blocks go one under another instead, sharing the column numbers above the first, each
+    #: labelled left of its first row (where no arrow passes: arrows reach a cell straight down or
+    #: up its column). Set by ``narrow`` where side by side they would be wider than MAX_BLOCKS_W.
+    stacked: bool = False
     x: float = 0.0
     y: float = 0.0
     label_w: float = 0.0  # width of the name column, shared by the arrays of a panel
@@ -109,10 +119,22 @@ class ArrayView:
         """Lines each row of a folded 2D array takes (1 for any other array)."""
         return -(-self.fold // max(self.cols, 1)) if self.fold else 1
 
+    @property
+    def lines(self) -> int:
+        """Lines of cells drawn one under another (a stacked array's blocks' rows all count)."""
+        return self.blocks * self.rows if self.stacked else self.rows
+
     def narrow(self, max_w: float) -> None:
         """Fold a wrapped or folded grid onto lines of half as many cells (down to 8) while its
         grid is wider than ``max_w`` at its cell size: values wide enough to widen the cells would
-        otherwise make lines of 32 far wider than a laptop's screen."""
+        otherwise make lines of 32 far wider than a laptop's screen. Blocks wider than ``max_w``
+        side by side stack (V.4's two (5, 32) blocks of k made a diagram 2,217 px wide)."""
+        if self.blocks > 1 and self.blocks * self.block_w - BLOCK_GAP > MAX_BLOCKS_W:
+            self.stacked = True
+        if self.two_d and self.blocks == 1 and self.cols > 8 and self.cols * self.cell > max_w:
+            # A 2D grid of rows of 32 or fewer whose values widen its cells past max_w folds as
+            # a longer row would (V.4's out, (4, 32) of cells 48.5 px wide, was 1,659 px).
+            self.fold, self.two_d = self.cols, False
         if not (self.wrapped or self.fold):
             return
         n = len(self.texts)
@@ -128,21 +150,29 @@ class ArrayView:
             return 0, a * self.fold_lines + c // cols, c % cols
         block, rest = divmod(i, max(self.rows * self.cols, 1))
         row, column = divmod(rest, cols)
-        return block, row, column
+        return block, block * self.rows + row if self.stacked else row, column
 
     def row_of(self, i: int) -> int:
         return self.locate(i)[1]
 
     def line_y(self, line: int) -> float:
         """How far below the grid's top the line ``line`` of cells starts."""
-        return line * self.cell + (line // self.fold_lines) * FOLD_GAP if self.fold else line * self.cell
+        if self.fold:
+            return line * self.cell + (line // self.fold_lines) * FOLD_GAP
+        if self.stacked:  # past the gap after each block above this line's
+            return line * self.cell + (line // max(self.rows, 1)) * BLOCK_GAP
+        return line * self.cell
 
     def line_label(self, line: int) -> str:
         """The number left of a line of a wrapped or folded grid (its first element's index: for a
-        folded 2D array, its row and first column) or of a 2D grid's row."""
+        folded 2D array, its row and first column) or of a 2D grid's row (of a stacked array's
+        rows, the block's leading index and the row: ``1,0`` is ``k[1, 0, :]``)."""
         if self.fold:
             row, part = divmod(line, self.fold_lines)
             return f"{row}, {part * self.cols}"
+        if self.stacked:
+            block, row = divmod(line, max(self.rows, 1))
+            return f"{self.block_labels[block][1:-5]},{row}"  # the block's '[1,:,:]' gives 1
         return str(line * (self.cols if self.wrapped else 1))
 
     @property
@@ -154,21 +184,27 @@ class ArrayView:
         """Room between the name column and the grid for row numbers (2D and wrapped arrays)."""
         if not (self.two_d or self.wrapped or self.fold):
             return 0.0
-        return 6 + text_width(self.line_label(max(self.rows - 1, 0)), 9)  # the last line's: the longest
+        return 6 + text_width(self.line_label(max(self.lines - 1, 0)), 9)  # the last line's: the longest
 
     @property
     def top(self) -> float:
-        """Height of the column-number line above 2D grids (and the block labels above that)."""
-        return (INDEX_H if self.two_d else 0.0) + (INDEX_H if self.blocks > 1 else 0.0)
+        """Height of the column-number line above 2D grids (and the block labels above that,
+        for blocks side by side)."""
+        return (INDEX_H if self.two_d else 0.0) + (INDEX_H if self.blocks > 1 and not self.stacked else 0.0)
 
     @property
     def block_w(self) -> float:
         return self.cols * self.cell + BLOCK_GAP
 
     @property
+    def grid_w(self) -> float:
+        """Width of the grid of cells (its blocks side by side, or one of stacked ones)."""
+        return (1 if self.stacked else self.blocks) * self.block_w - BLOCK_GAP
+
+    @property
     def grid_right(self) -> float:
         """x of the right edge of the grid of cells."""
-        return self.x + self.label_w + self.margin + self.blocks * self.block_w - BLOCK_GAP
+        return self.x + self.label_w + self.margin + self.grid_w
 
     @property
     def ghost_w(self) -> float:
@@ -179,7 +215,7 @@ class ArrayView:
 
     @property
     def width(self) -> float:
-        return self.label_w + self.margin + self.blocks * self.block_w - BLOCK_GAP + self.ghost_w
+        return self.label_w + self.margin + self.grid_w + self.ghost_w
 
     def ghost_box(self, k: int) -> tuple[float, float, float, float]:
         """Where the k-th out-of-bounds cell sits: past the end of the grid's last row."""
@@ -188,12 +224,15 @@ class ArrayView:
             x += g.width + (14 if g.gap_before else 2)
         if self.ghosts[k].gap_before:
             x += 12
-        y = self.y + self.top + self.line_y(max(self.rows - 1, 0))
+        y = self.y + self.top + self.line_y(max(self.lines - 1, 0))
         return (x, y, x + self.ghosts[k].width, y + self.cell)
 
     @property
     def grid_h(self) -> float:
-        """Height of the grid of cells (a folded array's rows with the gaps between them)."""
+        """Height of the grid of cells (a folded array's rows with the gaps between them, a
+        stacked array's blocks with the gaps between them)."""
+        if self.stacked:
+            return self.line_y(self.lines) - BLOCK_GAP
         return self.line_y(self.rows) - (FOLD_GAP if self.fold and self.rows else 0.0)
 
     @property
@@ -205,7 +244,7 @@ class ArrayView:
         is worked out once rather than per cell)."""
         return _cell_boxes(self.drawn, max(self.rows * self.cols, 1), max(self.cols, 1),
                            self.x + self.label_w + self.margin, self.y + self.top, self.cell, self.block_w,
-                           self.fold, self.fold_lines)
+                           self.fold, self.fold_lines, self.stacked)
 
     def labels(self) -> list[Label]:
         """The texts beside an array's grid, placed: its name and what it is, left of the grid; the
@@ -217,7 +256,11 @@ class ArrayView:
         name_y = gy + min(cell, self.rows * cell or cell) / 2
         labels = [Label(PlacedText(self.name, self.x, name_y - 7, 12, INK, Anchor.START), self.key),
                   Label(PlacedText(self.note, self.x, name_y + 8, 10, MUTED, Anchor.START), self.key)]
-        if self.two_d:
+        if self.two_d and self.stacked:  # one line of column numbers, for every block under it
+            for c in range(self.cols if self.rows else 0):
+                labels.append(Label(PlacedText(str(c), gx + (c + 0.5) * cell, gy - INDEX_H + 6, 9, MUTED),
+                                    self.key, column=c))
+        elif self.two_d:
             for b in range(self.blocks):
                 bx = gx + b * self.block_w
                 for c in range(self.cols if self.rows else 0):
@@ -227,7 +270,7 @@ class ArrayView:
                     labels.append(Label(PlacedText(self.block_labels[b], bx + self.cols * cell / 2, gy - 2 * INDEX_H + 6, 9, INK),
                                         self.key, block=b))
         if self.margin:
-            for r in range(self.rows):
+            for r in range(self.lines):
                 labels.append(Label(PlacedText(self.line_label(r), gx - 4, gy + self.line_y(r) + 0.5 * cell, 9, MUTED,
                                                Anchor.END), self.key, row=r))
         return labels
@@ -236,7 +279,7 @@ class ArrayView:
         if i < 0 or i >= self.drawn:
             return None
         b, r, c = self.locate(i)
-        x0 = self.x + self.label_w + self.margin + b * self.block_w + c * self.cell
+        x0 = self.x + self.label_w + self.margin + (0 if self.stacked else b) * self.block_w + c * self.cell
         y0 = self.y + self.top + self.line_y(r)
         return (x0, y0, x0 + self.cell, y0 + self.cell)
 

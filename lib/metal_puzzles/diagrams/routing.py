@@ -52,8 +52,8 @@ def _arrow_ends(panel: Panel) -> list[tuple[_End, _End, str] | None]:
         mode = _arrow_mode(sb, tb)
         src_edge = "bottom" if mode == "down" else "top"
         dst_edge = "top" if mode in ("down", "same") else "bottom"
-        src = _End(sb, src_edge, sv.row_of(si), sv.rows, _outer(sv, src_edge), skey)
-        dst = _End(tb, dst_edge, tv.row_of(ti), tv.rows, _outer(tv, dst_edge), tkey)
+        src = _End(sb, src_edge, sv.row_of(si), sv.lines, _outer(sv, src_edge), skey)
+        dst = _End(tb, dst_edge, tv.row_of(ti), tv.lines, _outer(tv, dst_edge), tkey)
         out.append((src, dst, mode))
     return out
 

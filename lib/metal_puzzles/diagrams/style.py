@@ -21,6 +21,7 @@ FOLD_GAP = 8  # between the lines of one folded row of a 2D array and those of t
 MAX_CELLS = 512  # an array with more elements shows only its first rows
 INDEX_H = 22  # height of the line of column numbers above 2D grids (clear of arrow heads)
 BLOCK_GAP = 14  # space between the 2D blocks of an array of three or more dimensions
+MAX_BLOCKS_W = 1200  # blocks wider than this side by side go one under another
 ARRAY_GAP = 30  # horizontal gap between arrays of one section
 SECTION_GAP = 34  # vertical gap between sections (room for the arrows to be seen)
 PANEL_PAD = 14
