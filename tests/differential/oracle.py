@@ -516,30 +516,18 @@ def reduce_kernel(k: MultiThreadKernel, device: Device, log: Callable[[str], Non
     defined element, not a finding."""
     import dataclasses
 
-    from .runner import _units, _unwrappings
+    from .runner import shrink_lines
 
     k = dataclasses.replace(k, init_value=0)
     if not still_differs(k, device):
         return k
-    lines = k.source.splitlines()
-    progress = True
-    while progress:
-        progress = False
-        cursor = len(lines)
-        while True:
-            spans = [sp for sp in _units(lines) if sp[0] < cursor]
-            if not spans:
-                break
-            first, last = spans[-1]
-            cursor = first
-            candidates = [lines[:first] + lines[last + 1 :]]
-            if last > first:
-                candidates += _unwrappings(lines, first, last)
-            for cand in candidates:
-                trial = dataclasses.replace(k, source="\n".join(cand) + "\n")
-                if still_differs(trial, device):
-                    lines, k, progress = cand, trial, True
-                    if log is not None:
-                        log(f"{k.name}: {len(lines)} lines")
-                    break
-    return k
+
+    def with_lines(lines: list[str]) -> MultiThreadKernel:
+        return dataclasses.replace(k, source="\n".join(lines) + "\n")
+
+    def say(lines: list[str]) -> None:
+        if log is not None:
+            log(f"{k.name}: {len(lines)} lines")
+
+    lines = shrink_lines(k.source.splitlines(), lambda c: still_differs(with_lines(c), device), say)
+    return with_lines(lines) if lines != k.source.splitlines() else k

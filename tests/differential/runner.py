@@ -23,7 +23,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -307,13 +307,10 @@ def _unwrappings(lines: list[str], first: int, last: int) -> list[list[str]]:
     return [lines[:first] + arm + lines[last + 1 :] for arm in arms]
 
 
-def reduce_kernel(k: Kernel, workdir: Path, log: bool = False) -> Kernel:
-    """Delete statements, and unwrap blocks, while the same kind of failure persists."""
-    k = dataclasses.replace(k, zero_outputs=True)
-    target = _failure_signature(k, workdir)
-    if target is None:
-        return k
-    lines = k.body.splitlines()
+def shrink_lines(lines: list[str], keep: Callable[[list[str]], bool],
+                 on_step: Callable[[list[str]], None] | None = None) -> list[str]:
+    """Delete statements, and unwrap blocks, last first, while ``keep`` holds of what is left;
+    again from the end after any change, until a pass changes nothing."""
     progress = True
     while progress:
         progress = False
@@ -328,14 +325,31 @@ def reduce_kernel(k: Kernel, workdir: Path, log: bool = False) -> Kernel:
             if last > first:
                 candidates += _unwrappings(lines, first, last)
             for cand in candidates:
-                text = "\n".join(cand) + "\n"
-                trial = dataclasses.replace(k, body=text, check_body=text)
-                if _failure_signature(trial, workdir) == target:
-                    lines, k, progress = cand, trial, True
-                    if log:
-                        print(f"  {k.name}: {len(lines)} lines", file=sys.stderr)
+                if keep(cand):
+                    lines, progress = cand, True
+                    if on_step is not None:
+                        on_step(lines)
                     break
-    return k
+    return lines
+
+
+def reduce_kernel(k: Kernel, workdir: Path, log: bool = False) -> Kernel:
+    """Delete statements, and unwrap blocks, while the same kind of failure persists."""
+    k = dataclasses.replace(k, zero_outputs=True)
+    target = _failure_signature(k, workdir)
+    if target is None:
+        return k
+
+    def with_lines(lines: list[str]) -> Kernel:
+        text = "\n".join(lines) + "\n"
+        return dataclasses.replace(k, body=text, check_body=text)
+
+    def say(lines: list[str]) -> None:
+        if log:
+            print(f"  {k.name}: {len(lines)} lines", file=sys.stderr)
+
+    lines = shrink_lines(k.body.splitlines(), lambda c: _failure_signature(with_lines(c), workdir) == target, say)
+    return with_lines(lines) if lines != k.body.splitlines() else k
 
 
 # ----------------------------------------------------------------------------------------
