@@ -15,6 +15,7 @@ from . import (
     t07_radix_pipeline,
     t09_kv_cache_append,
     t10_sampling,
+    t12_gated_mlp,
 )
 from .entry import Part
 from .t08_decode_step import ENTRY as DECODE_STEP_ENTRY
@@ -51,6 +52,7 @@ PART_V = Part(
         t06_topk.ENTRY,
         t09_kv_cache_append.ENTRY,  # numbered after the part's first eight, read after top-k
         t10_sampling.ENTRY,
+        t12_gated_mlp.ENTRY,  # V.10, after the prefill attention (V.9)
         t07_radix_pipeline.ENTRY,
         DECODE_STEP_ENTRY,  # the finale, last
     ),
