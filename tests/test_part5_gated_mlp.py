@@ -14,7 +14,16 @@ import mlx.nn as nn
 import numpy as np
 import pytest
 
-from metal_puzzles.checking import Case, ErrorModel, PuzzleStatus, check_source, compare_with_spec, run_case
+from metal_puzzles import metal_kernel
+from metal_puzzles.checking import (
+    Case,
+    ErrorModel,
+    PuzzleStatus,
+    check_source,
+    compare_with_spec,
+    run_case,
+)
+from metal_puzzles.host.nvrtc import compile_to_ptx, nvrtc_available
 from metal_puzzles.puzzles import get_puzzle, launchers, part5, solution_source
 from metal_puzzles.puzzles.t12_gated_mlp import (
     HALF_SHAPE,
@@ -304,3 +313,17 @@ def test_x_is_read_once_a_block_of_rows_and_each_word_once_a_block_of_tokens():
     four = dataclasses.replace(case, inputs=(case.inputs[0][:TOKENS], *case.inputs[1:]), output_shape=(TOKENS, n),
                                grid=(32, row_blocks, 1))
     assert _requested(_cost(one), "uint gate_word = gate_q[") == _requested(_cost(four), "uint gate_word = gate_q[")
+
+
+@pytest.mark.skipif(not nvrtc_available(), reason="NVRTC is not installed (the 'test' extra installs it)")
+def test_the_reference_translates_to_cuda_and_compiles_for_its_half_test_too():
+    """tests/test_cuda_translation.py compiles the visible (float32) launch; the half test's launch
+    reads half x, scales and biases and writes half."""
+    case = _case(MLP.cases(0), "in half")
+    kernel = metal_kernel(MLP.kernel_name, list(MLP.input_names), ["out"], SOURCE, MLP.header)
+    tr = kernel.to_cuda(inputs=[mx.array(a) for a in case.inputs], output_shapes=[case.output_shape],
+                        output_dtypes=[mx.float16])
+    for name in ("x", "gate_scales", "gate_biases", "up_scales", "up_biases"):
+        assert f"const __half* {name}," in tr.unit
+    assert "__half* out," in tr.unit
+    compile_to_ptx(tr.unit)
