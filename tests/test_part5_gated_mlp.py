@@ -14,6 +14,7 @@ import mlx.nn as nn
 import numpy as np
 import pytest
 
+import metal_puzzles.puzzles.t12_gated_mlp as gated_mlp_module
 from metal_puzzles import metal_kernel
 from metal_puzzles.checking import (
     Case,
@@ -85,8 +86,9 @@ def test_the_gated_mlp_is_v10_after_sampling_and_before_the_pipeline_and_finale(
 
 
 def test_the_spec_is_mlxs_quantized_product_and_silu():
-    for op in ("mx.quantized_matmul(", "transpose=True, group_size=64, bits=4", "nn.silu("):
+    for op in ("mx.quantized_matmul(", "transpose=True, group_size=64, bits=4", "nn.silu(", "import mlx.nn as nn"):
         assert op in MLP.spec_source
+    assert gated_mlp_module.nn.silu is nn.silu  # the module's silu is mlx.nn's
     # On the visible test it is silu(x @ W_gate.T) * (x @ W_up.T) of the dequantized weights.
     g, u = _products64(MLP.visible)
     spec = np.asarray(MLP.spec(*[mx.array(a.astype(np.float64) if a.dtype.kind == "f" else a)
