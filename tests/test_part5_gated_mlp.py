@@ -329,3 +329,19 @@ def test_the_reference_translates_to_cuda_and_compiles_for_its_half_test_too():
         assert f"const __half* {name}," in tr.unit
     assert "__half* out," in tr.unit
     compile_to_ptx(tr.unit)
+
+
+def test_silu_at_plus_and_minus_100_is_what_the_text_says():
+    """The text: g * exp(g) / (1 + exp(g)) is inf / inf at g = 100; g / (1 + exp(-g)) is 100 there
+    and -0 at -100, a hair from -3.7e-42; MLX's nn.silu gives -0 and 100 too."""
+    g = np.array([-100.0, 100.0], dtype=np.float32)
+    with np.errstate(over="ignore", invalid="ignore"):
+        naive = g * np.exp(g) / (np.float32(1) + np.exp(g))
+        stable = g / (np.float32(1) + np.exp(-g))
+    assert np.isnan(naive[1]) and not np.isnan(naive[0])
+    assert stable[1] == 100 and stable[0] == 0 and np.signbit(stable[0])
+    assert -100 * np.exp(-100.0) == pytest.approx(-3.7e-42, rel=0.01)
+    mlx = np.asarray(nn.silu(mx.array(g)))
+    assert mlx[1] == 100 and mlx[0] == 0 and np.signbit(mlx[0])
+    text = flat(MLP.description)
+    assert "`inf / inf`, NaN, at `g = 100`" in text and "`-100 * e^-100 = -3.7e-42`" in text
