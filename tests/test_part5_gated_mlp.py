@@ -185,8 +185,8 @@ def test_a_silu_through_exp_of_g_passes_the_visible_test_and_writes_nan_past_88(
 @pytest.mark.parametrize("seed", range(6))
 def test_a_sum_kept_in_half_fails_the_half_test_and_float_sums_pass_it(seed):
     """The half test on its own: the reference (float sums, one rounding to half) within half the
-    allowed error, a sum kept in half past it, on several elements (a sweep of seeds 0 to 99: 2 to 8.8
-    times the allowed error, on at least 7 of the 128 elements; the reference at most 0.39 of it)."""
+    allowed error, a sum kept in half past it, on several elements (a sweep of seeds 0 to 99: 1.95 to
+    12.8 times the allowed error, on at least 10 of the 128 elements; the reference at most 0.41 of it)."""
     case = _case(MLP.cases(seed), "in half")
     assert case.output_dtype == "float16" and all(a.dtype == np.float16 for a in case.inputs if a.dtype.kind == "f")
     ref = check_source(_on(case), SOURCE)

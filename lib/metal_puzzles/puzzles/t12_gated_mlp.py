@@ -222,7 +222,7 @@ times a weight of a few hundredths: units to tens), every product added after it
 half's spacing there, 1/128 between 8 and 16, 1/64 up to 32. The check allows float32's rounding of
 the sums (`K` roundings of 2^-24 of the products' magnitudes, times how much silu and the product
 amplify them) and one rounding of the output to `half` (2^-10 of it); on the test in `half`, rows of
-{HALF_SHAPE[1]}, a sum kept in `half` is off by 2 to 9 times that.
+{HALF_SHAPE[1]}, a sum kept in `half` is off by 2 to 13 times that.
 
 **Hidden tests** pose activations of a few units (normal, deviation {ACTIVATION_SCALE:g}) with
 {OUTLIER_CHANNELS} outlier channels of {OUTLIERS[0]:g} to {OUTLIERS[1]:g} in every token, weights of a trained layer's scale
