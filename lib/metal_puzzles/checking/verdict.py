@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from metal_puzzles.msl.lang.pycompat import StrEnum
+from metal_puzzles.compat import StrEnum
 
 from ..msl import (
     ArgumentError,

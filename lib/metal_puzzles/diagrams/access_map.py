@@ -27,7 +27,7 @@ from chalk.envelope import Envelope
 from chalk.transform import P2, Affine, BoundingBox
 from colour import Color
 
-from metal_puzzles.msl.lang.pycompat import StrEnum
+from metal_puzzles.compat import StrEnum
 
 from ..msl import RunResult
 from ..msl.lang.types import AddressSpace

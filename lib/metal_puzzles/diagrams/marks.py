@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 
-from metal_puzzles.msl.lang.pycompat import StrEnum
+from metal_puzzles.compat import StrEnum
 
 from ..msl import Finding, FindingKind, RunResult
 from ..msl.lang.types import AddressSpace

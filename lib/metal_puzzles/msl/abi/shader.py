@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ...compat import StrEnum
 from ..lang.errors import CompileError, Pos
-from ..lang.pycompat import StrEnum
 from ..lang.types import (
     AddressSpace,
     ArrayType,

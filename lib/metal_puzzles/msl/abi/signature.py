@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from ..lang.pycompat import StrEnum
+from ...compat import StrEnum
 from ..lang.types import lookup_builtin_type
 
 #: Inputs with fewer elements than this are passed in the ``constant`` address space.

@@ -7,8 +7,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from ...compat import StrEnum
 from ..lang.errors import Pos
-from ..lang.pycompat import StrEnum
 from ..lang.types import AddressSpace
 
 

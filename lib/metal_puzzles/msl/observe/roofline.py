@@ -31,7 +31,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from ..lang.pycompat import StrEnum
+from ...compat import StrEnum
 from ..run.op_kinds import OpKind
 from .gpu_models import GpuModel
 

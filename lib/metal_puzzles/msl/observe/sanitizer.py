@@ -32,8 +32,8 @@ from typing import Any, cast
 
 import numpy as np
 
+from ...compat import StrEnum
 from ..lang.errors import Pos
-from ..lang.pycompat import StrEnum
 from ..lang.types import AddressSpace, ArrayType, StructType, Type, VectorType, size_of
 from ..run.codegen.masks import Mask
 from ..run.finding_kinds import kind_entry

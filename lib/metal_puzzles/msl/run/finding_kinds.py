@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..lang.pycompat import StrEnum
+from ...compat import StrEnum
 from .findings import Finding, FindingKind, RaceKind
 from .lanes import SIMD_WIDTH
 

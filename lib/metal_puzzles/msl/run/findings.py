@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ...compat import StrEnum
 from ..lang.errors import Pos
-from ..lang.pycompat import StrEnum
 
 
 class FindingKind(StrEnum):

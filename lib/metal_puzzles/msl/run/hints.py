@@ -15,11 +15,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ...compat import StrEnum
 from ..front import ast
 from ..front.ast import CastStyle
 from ..front.symbols import DeferredConstant, VarKind
 from ..lang.errors import Pos
-from ..lang.pycompat import StrEnum
 from ..lang.types import AddressSpace, ScalarType
 from ..lang.values import hex_word
 
