@@ -18,7 +18,6 @@ from .abi.signature import (
     GeneratedKernel,
     InputDesc,
     Param,
-    ParamRole,
     Passing,
     build_signature,
     normalize_dtype_name,
@@ -29,6 +28,7 @@ from .front.parser import Parser
 from .front.preprocessor import Preprocessor
 from .front.whole_kernel import refuse_kernel_function, starts_a_kernel_function
 from .lang.errors import ArgumentError, CompileError, KernelRuntimeError, Pos, SourceRegistry
+from .lang.kernel_parameters import ParamRole
 from .lang.types import (
     BFLOAT,
     DTYPE_NAMES,

@@ -20,7 +20,6 @@ from pathlib import Path
 import numpy as np
 
 from .abi.shader import Binding, DeclaredParam, ShaderParam, describe_params
-from .abi.signature import ParamRole
 from .front import ast
 from .front.checker import Checker, Scope
 from .front.preprocessor import MAX_SHADER_EXPANSION_TOKENS, IncludePath, Preprocessor
@@ -33,6 +32,7 @@ from .front.shader_unit import (
     top_level_items,
 )
 from .lang.errors import ArgumentError, CompileError, Pos, SourceRegistry
+from .lang.kernel_parameters import ParamRole
 from .lang.types import (
     DTYPE_NAMES,
     UCHAR,

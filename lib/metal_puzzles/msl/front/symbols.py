@@ -6,8 +6,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ...compat import StrEnum
-from ..abi.signature import ParamRole
 from ..lang.errors import Pos
+from ..lang.kernel_parameters import ParamRole
 from ..lang.types import AddressSpace, Type
 
 if TYPE_CHECKING:

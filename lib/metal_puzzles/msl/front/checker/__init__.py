@@ -8,8 +8,8 @@ import copy
 from functools import lru_cache
 from typing import Any
 
-from ...abi.signature import ParamRole
 from ...lang.errors import BUILTIN_POS, CompileError, Pos
+from ...lang.kernel_parameters import ParamRole
 from ...lang.types import BOOL, INT, LONG, VOID, AddressSpace, PointerType, ScalarType, Type
 from .. import ast
 from ..parser import Parser

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ...abi.signature import METAL_ATTRIBUTES, ParamRole
 from ...lang.errors import CompileError, Pos, did_you_mean
+from ...lang.kernel_parameters import METAL_ATTRIBUTES, ParamRole
 from ...lang.metal_namespace import is_metal_qualified, strip_metal_namespace
 from ...lang.types import (
     BOOL,

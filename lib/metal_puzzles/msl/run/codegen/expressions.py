@@ -8,11 +8,11 @@ from typing import Any
 
 import numpy as np
 
-from ...abi.signature import ParamRole
 from ...front import ast
 from ...front.ast import CastStyle, ConvertKind
 from ...front.symbols import DeferredConstant, Var, VarKind
 from ...lang.errors import CompileError
+from ...lang.kernel_parameters import ParamRole
 from ...lang.types import (
     BOOL,
     ULONG,
