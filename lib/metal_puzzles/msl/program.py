@@ -56,9 +56,9 @@ from .run.codegen import CodeGen
 from .run.counters import Counted, Counter
 from .run.findings import Finding, FindingKind, SanitizeMode, StopKernel, StopReason
 from .run.hints import Audience, HostApi, partial_group_fix
-from .run.lanes import SIMD_WIDTH, Lanes
 from .run.memory import Memory, Ptr
 from .run.runtime import Ctx
+from .thread_grid import SIMD_WIDTH, Lanes
 
 MAX_THREADS_PER_THREADGROUP = 1024
 MAX_THREADGROUP_MEMORY = 32 * 1024

@@ -14,7 +14,7 @@ from .observe.stepper import Step
 from .observe.trace import Recorder
 from .run.counters import Counter
 from .run.findings import Finding, StopReason
-from .run.lanes import Lanes
+from .thread_grid import Lanes
 
 
 @dataclass

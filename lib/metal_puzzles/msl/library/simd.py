@@ -25,9 +25,9 @@ from ..lang.types import (
 from ..lang.values import round_bfloat
 from ..run.codegen.masks import Mask
 from ..run.codegen.state import CodeGenState, Fn
-from ..run.lanes import SIMD_WIDTH
 from ..run.op_kinds import BuiltinCost
 from ..run.runtime import Ctx
+from ..thread_grid import SIMD_WIDTH
 from .base import BUILTINS, Builtin, TemplateArgs, nargs, register, unify
 
 

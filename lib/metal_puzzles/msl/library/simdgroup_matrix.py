@@ -43,10 +43,10 @@ from ..run.codegen.state import CodeGenState, Fn
 from ..run.finding_kinds import kind_entry
 from ..run.findings import FindingKind
 from ..run.hints import simdgroup_size_fix
-from ..run.lanes import SIMD_WIDTH
 from ..run.memory import view_of
 from ..run.op_kinds import BuiltinCost
 from ..run.runtime import Ctx
+from ..thread_grid import SIMD_WIDTH
 from .base import BUILTINS, Builtin, TemplateArgs, register
 
 _LANE = np.arange(SIMD_WIDTH)

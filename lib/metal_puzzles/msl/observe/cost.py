@@ -43,10 +43,10 @@ from ..lang.types import AddressSpace
 from ..run.access_kind import AccessKind
 from ..run.codegen.masks import Mask
 from ..run.counters import Counted
-from ..run.lanes import Lanes
 from ..run.memory import Memory
 from ..run.op_kinds import OpKind
 from ..run.runtime import Ctx
+from ..thread_grid import Lanes
 from .gpu_models import GpuModel, MemoryModel
 from .roofline import REGISTERS_UNKNOWN, Occupancy, TimeEstimate, Workload, estimate_time, occupancy
 

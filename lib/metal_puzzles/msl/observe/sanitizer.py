@@ -52,9 +52,9 @@ from ..run.hints import (
     threadgroup_race_fix,
     uninitialized_fix,
 )
-from ..run.lanes import SIMD_WIDTH
 from ..run.memory import Memory, View, rescale
 from ..run.runtime import Ctx
+from ..thread_grid import SIMD_WIDTH
 
 _NONE = np.int64(-1)
 

@@ -13,8 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ...compat import StrEnum
+from ..thread_grid import SIMD_WIDTH
 from .findings import Finding, FindingKind, RaceKind
-from .lanes import SIMD_WIDTH
 
 
 class ElementMark(StrEnum):

@@ -15,6 +15,7 @@ import numpy as np
 from ..front import ast
 from ..lang.errors import KernelRuntimeError, Pos
 from ..lang.types import AddressSpace, MemFlags, ScalarType
+from ..thread_grid import Lanes
 from .access_kind import AccessKind
 from .counters import Counter
 from .findings import (
@@ -34,7 +35,6 @@ from .hints import (
     lane_values,
     step_budget_advice,
 )
-from .lanes import Lanes
 from .memory import Memory, Ptr, SplitPtr, View, rescale, view_of
 
 #: A run stops once it has this many findings: enough to say what is wrong.
