@@ -21,8 +21,8 @@ from ..msl import (
     SanitizerError,
     StopReason,
 )
+from ..msl.findings.registry import kind_entry
 from ..msl.observe.cost import CostFigures, worst_figures
-from ..msl.run.finding_kinds import kind_entry
 from .budget_detail import count_details
 from .case import Case
 from .difference import Difference, format_difference, position_text

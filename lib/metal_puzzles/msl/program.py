@@ -22,6 +22,9 @@ from .abi.signature import (
     build_signature,
     normalize_dtype_name,
 )
+from .findings.advice import Audience, HostApi, partial_group_fix
+from .findings.finding import Finding, FindingKind
+from .findings.modes import SanitizeMode, StopKernel, StopReason
 from .front import ast
 from .front.checker import CheckedKernel, Checker
 from .front.parser import Parser
@@ -54,8 +57,6 @@ from .observe.trace import Recorder
 from .record import Counts, RunResult, SanitizerError
 from .run.codegen import CodeGen
 from .run.counters import Counted, Counter
-from .run.findings import Finding, FindingKind, SanitizeMode, StopKernel, StopReason
-from .run.hints import Audience, HostApi, partial_group_fix
 from .run.memory import Memory, Ptr
 from .run.runtime import Ctx
 from .thread_grid import SIMD_WIDTH, Lanes

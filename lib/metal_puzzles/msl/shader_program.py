@@ -20,6 +20,8 @@ from pathlib import Path
 import numpy as np
 
 from .abi.shader import Binding, DeclaredParam, ShaderParam, describe_params
+from .findings.advice import Audience, HostApi
+from .findings.modes import SanitizeMode, StopReason
 from .front import ast
 from .front.checker import Checker, Scope
 from .front.preprocessor import MAX_SHADER_EXPANSION_TOKENS, IncludePath, Preprocessor
@@ -69,8 +71,6 @@ from .program import (
 from .record import RunResult
 from .run.codegen import CodeGen
 from .run.counters import Counted
-from .run.findings import SanitizeMode, StopReason
-from .run.hints import Audience, HostApi
 from .run.memory import Memory, Ptr, bfloat_bits
 from .run.runtime import Ctx
 

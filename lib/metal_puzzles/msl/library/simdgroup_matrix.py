@@ -24,6 +24,9 @@ from typing import Any
 
 import numpy as np
 
+from ..findings.advice import simdgroup_size_fix
+from ..findings.finding import FindingKind
+from ..findings.registry import kind_entry
 from ..front import ast
 from ..front.checker.state import CheckerState
 from ..lang.errors import CompileError, KernelRuntimeError, Pos
@@ -40,9 +43,6 @@ from ..lang.types import (
 from ..lang.values import round_bfloat
 from ..run.codegen.masks import Mask
 from ..run.codegen.state import CodeGenState, Fn
-from ..run.finding_kinds import kind_entry
-from ..run.findings import FindingKind
-from ..run.hints import simdgroup_size_fix
 from ..run.memory import view_of
 from ..run.op_kinds import BuiltinCost
 from ..run.runtime import Ctx

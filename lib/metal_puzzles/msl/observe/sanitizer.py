@@ -33,12 +33,7 @@ from typing import Any, cast
 import numpy as np
 
 from ...compat import StrEnum
-from ..lang.errors import Pos
-from ..lang.types import AddressSpace, ArrayType, StructType, Type, VectorType, size_of
-from ..run.codegen.masks import Mask
-from ..run.finding_kinds import kind_entry
-from ..run.findings import FindingKind, RaceKind, Severity
-from ..run.hints import (
+from ..findings.advice import (
     Audience,
     atomic_plain_race_fix,
     barrier_flags_fix,
@@ -52,6 +47,11 @@ from ..run.hints import (
     threadgroup_race_fix,
     uninitialized_fix,
 )
+from ..findings.finding import FindingKind, RaceKind, Severity
+from ..findings.registry import kind_entry
+from ..lang.errors import Pos
+from ..lang.types import AddressSpace, ArrayType, StructType, Type, VectorType, size_of
+from ..run.codegen.masks import Mask
 from ..run.memory import Memory, View, rescale
 from ..run.runtime import Ctx
 from ..thread_grid import SIMD_WIDTH

@@ -12,22 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ..front import ast
-from ..lang.errors import KernelRuntimeError, Pos
-from ..lang.types import AddressSpace, MemFlags, ScalarType
-from ..thread_grid import Lanes
-from .access_kind import AccessKind
-from .counters import Counter
-from .findings import (
-    Finding,
-    FindingKey,
-    FindingKind,
-    SanitizeMode,
-    Severity,
-    StopKernel,
-    StopReason,
-)
-from .hints import (
+from ..findings.advice import (
     Audience,
     HostApi,
     barrier_divergence_fix,
@@ -35,6 +20,14 @@ from .hints import (
     lane_values,
     step_budget_advice,
 )
+from ..findings.finding import Finding, FindingKey, FindingKind, Severity
+from ..findings.modes import SanitizeMode, StopKernel, StopReason
+from ..front import ast
+from ..lang.errors import KernelRuntimeError, Pos
+from ..lang.types import AddressSpace, MemFlags, ScalarType
+from ..thread_grid import Lanes
+from .access_kind import AccessKind
+from .counters import Counter
 from .memory import Memory, Ptr, SplitPtr, View, rescale, view_of
 
 #: A run stops once it has this many findings: enough to say what is wrong.

@@ -8,14 +8,14 @@ from typing import Any
 
 import numpy as np
 
+from ...findings.advice import wraparound_explainer
+from ...findings.modes import SanitizeMode
 from ...front import ast
 from ...front.ast import ConvertKind
 from ...front.symbols import FuncInstance, Var, VarKind
 from ...lang.errors import CompileError, KernelRuntimeError
 from ...lang.types import ArrayType, MatrixType, unit_of, units_in
 from ...lang.values import type_ndim
-from ..findings import SanitizeMode
-from ..hints import wraparound_explainer
 from ..memory import SplitPtr, view_of
 from ..runtime import Ctx
 from .bounds import check_subscript, checked_component
