@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from metal_puzzles.msl.counting.op_kinds import OpKind, binary_kind
 from metal_puzzles.msl.front import ast
 from metal_puzzles.msl.front.ast import AssignOp, BinaryOp, UnaryOp
 from metal_puzzles.msl.front.parser import Parser
@@ -14,7 +15,6 @@ from metal_puzzles.msl.front.parser.vocabulary import BINARY_LEVEL, BINARY_PRECE
 from metal_puzzles.msl.front.preprocessor import Preprocessor
 from metal_puzzles.msl.lang.types import FLOAT, INT
 from metal_puzzles.msl.run.codegen.arithmetic import arith_fn
-from metal_puzzles.msl.run.op_kinds import OpKind, binary_kind
 
 
 def body(src: str) -> ast.Block:

@@ -22,6 +22,7 @@ from .abi.signature import (
     build_signature,
     normalize_dtype_name,
 )
+from .counting.counters import Counted, Counter
 from .findings.advice import Audience, HostApi, partial_group_fix
 from .findings.finding import Finding, FindingKind
 from .findings.modes import SanitizeMode, StopKernel, StopReason
@@ -56,7 +57,6 @@ from .observe.stepper import Stepper
 from .observe.trace import Recorder
 from .record import Counts, RunResult, SanitizerError
 from .run.codegen import CodeGen
-from .run.counters import Counted, Counter
 from .run.memory import Memory, Ptr
 from .run.runtime import Ctx
 from .thread_grid import SIMD_WIDTH, Lanes

@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from .abi.shader import Binding, DeclaredParam, ShaderParam, describe_params
+from .counting.counters import Counted
 from .findings.advice import Audience, HostApi
 from .findings.modes import SanitizeMode, StopReason
 from .front import ast
@@ -70,7 +71,6 @@ from .program import (
 )
 from .record import RunResult
 from .run.codegen import CodeGen
-from .run.counters import Counted
 from .run.memory import Memory, Ptr, bfloat_bits
 from .run.runtime import Ctx
 

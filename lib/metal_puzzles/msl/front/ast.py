@@ -36,7 +36,7 @@ class BinaryOp(StrEnum):
     """A binary operator, its value the operator's text: the parser reads it once
     (``BinaryOp(token.text)``), and precedence (the parser's ``BINARY_PRECEDENCE``), typing (the
     checker), constant folding (``constexpr``), arithmetic (the code generator) and cost
-    (``run/op_kinds``) are keyed by it."""
+    (``counting/op_kinds``) are keyed by it."""
 
     LOGICAL_OR = "||"
     LOGICAL_AND = "&&"

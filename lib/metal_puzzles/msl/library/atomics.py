@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..counting.op_kinds import BuiltinCost
 from ..front import ast
 from ..front.checker.state import CheckerState
 from ..lang.errors import CompileError
@@ -19,7 +20,6 @@ from ..lang.types import (
 )
 from ..run.codegen.masks import Mask
 from ..run.codegen.state import CodeGenState, Fn
-from ..run.op_kinds import BuiltinCost
 from ..run.runtime import Ctx
 from .base import Builtin, TemplateArgs, register
 

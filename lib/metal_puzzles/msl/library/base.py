@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from ..counting.op_kinds import BuiltinCost
 from ..front import ast
 from ..front.checker.helpers import callee_name
 from ..front.checker.state import CheckerState
@@ -26,7 +27,6 @@ from ..lang.types import (
 )
 from ..lang.values import round_bfloat
 from ..run.codegen.state import CodeGenState, Fn
-from ..run.op_kinds import BuiltinCost
 
 #: A call's explicit template arguments as the parser gives them ('f<T, 4>(x)'), or None.
 TemplateArgs = list[Any] | None

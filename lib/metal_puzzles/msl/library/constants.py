@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from ..counting.op_kinds import BuiltinCost
 from ..front import ast
 from ..front.checker.helpers import callee_name
 from ..front.checker.state import CheckerState
@@ -26,7 +27,6 @@ from ..lang.types import (
     VectorType,
 )
 from ..run.codegen.state import CodeGenState, Fn
-from ..run.op_kinds import BuiltinCost
 from .base import Builtin, TemplateArgs, nargs
 from .type_traits import lookup_trait
 

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from ..counting.op_kinds import BuiltinCost
 from ..front import ast
 from ..front.checker.state import CheckerState
 from ..lang.errors import KernelRuntimeError
@@ -18,7 +19,6 @@ from ..lang.types import (
 )
 from ..run.codegen.masks import Mask
 from ..run.codegen.state import CodeGenState, Fn
-from ..run.op_kinds import BuiltinCost
 from ..run.runtime import Ctx
 from .base import (
     Builtin,

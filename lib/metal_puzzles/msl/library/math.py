@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from ..counting.op_kinds import BuiltinCost
 from ..front import ast
 from ..front.checker.state import CheckerState
 from ..lang.errors import CompileError
@@ -28,7 +29,6 @@ from ..lang.types import (
 from ..lang.values import round_bfloat
 from ..run.codegen.masks import Mask
 from ..run.codegen.state import CodeGenState, Fn
-from ..run.op_kinds import BuiltinCost
 from ..run.runtime import Ctx
 from .base import (
     Builtin,
@@ -113,7 +113,7 @@ def _absdiff(elem: ScalarType) -> Any:
     return absdiff
 
 
-# What one call costs, on each builtin's row (run/op_kinds.BuiltinCost).
+# What one call costs, on each builtin's row (counting/op_kinds.BuiltinCost).
 SPECIAL, ELEMENTWISE, FMA = BuiltinCost.SPECIAL, BuiltinCost.ELEMENTWISE, BuiltinCost.FMA
 FLOAT_DIVISION, DOT = BuiltinCost.FLOAT_DIVISION, BuiltinCost.DOT
 

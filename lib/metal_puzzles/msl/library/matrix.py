@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..counting.op_kinds import BuiltinCost
 from ..front import ast
 from ..front.checker.state import CheckerState
 from ..lang.errors import CompileError
 from ..lang.types import MatrixType, Type, matrix
 from ..run.codegen.state import CodeGenState, Fn
-from ..run.op_kinds import BuiltinCost
 from .base import Builtin, TemplateArgs, nargs, register
 
 

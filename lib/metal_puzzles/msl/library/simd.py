@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from ..counting.op_kinds import BuiltinCost
 from ..front import ast
 from ..front.checker.state import CheckerState
 from ..lang.errors import CompileError, KernelRuntimeError
@@ -25,7 +26,6 @@ from ..lang.types import (
 from ..lang.values import round_bfloat
 from ..run.codegen.masks import Mask
 from ..run.codegen.state import CodeGenState, Fn
-from ..run.op_kinds import BuiltinCost
 from ..run.runtime import Ctx
 from ..thread_grid import SIMD_WIDTH
 from .base import BUILTINS, Builtin, TemplateArgs, nargs, register, unify

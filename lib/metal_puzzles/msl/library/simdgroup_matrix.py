@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from ..counting.op_kinds import BuiltinCost
 from ..findings.advice import simdgroup_size_fix
 from ..findings.finding import FindingKind
 from ..findings.registry import kind_entry
@@ -44,7 +45,6 @@ from ..lang.values import round_bfloat
 from ..run.codegen.masks import Mask
 from ..run.codegen.state import CodeGenState, Fn
 from ..run.memory import view_of
-from ..run.op_kinds import BuiltinCost
 from ..run.runtime import Ctx
 from ..thread_grid import SIMD_WIDTH
 from .base import BUILTINS, Builtin, TemplateArgs, register

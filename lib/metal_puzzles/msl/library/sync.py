@@ -3,6 +3,7 @@ which memory it orders (``mem_none``: execution only)."""
 
 from __future__ import annotations
 
+from ..counting.op_kinds import BuiltinCost
 from ..front import ast
 from ..front.checker.state import CheckerState
 from ..lang.errors import CompileError
@@ -13,7 +14,6 @@ from ..lang.types import (
     Type,
 )
 from ..run.codegen.state import CodeGenState, Fn
-from ..run.op_kinds import BuiltinCost
 from .base import Builtin, TemplateArgs, register
 
 

@@ -26,8 +26,8 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
 from ...compat import StrEnum
+from ..counting.op_kinds import OpKind
 from ..lang.errors import ArgumentError
-from ..run.op_kinds import OpKind
 
 
 class Evidence(StrEnum):

@@ -32,7 +32,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ...compat import StrEnum
-from ..run.op_kinds import OpKind
+from ..counting.op_kinds import OpKind
 from .gpu_models import GpuModel
 
 REGISTERS_UNKNOWN = ("registers per thread are unknown to the simulator (the Metal compiler allocates them), "

@@ -12,9 +12,9 @@ from typing import Any
 
 import numpy as np
 
+from ..counting.access_kind import AccessKind
 from ..lang.errors import Pos
 from ..lang.types import AddressSpace
-from ..run.access_kind import AccessKind
 from ..run.codegen.masks import Mask
 from ..run.memory import Memory
 from ..run.runtime import Ctx

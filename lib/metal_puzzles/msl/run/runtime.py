@@ -12,6 +12,8 @@ from typing import Any
 
 import numpy as np
 
+from ..counting.access_kind import AccessKind
+from ..counting.counters import Counter
 from ..findings.advice import (
     Audience,
     HostApi,
@@ -26,8 +28,6 @@ from ..front import ast
 from ..lang.errors import KernelRuntimeError, Pos
 from ..lang.types import AddressSpace, MemFlags, ScalarType
 from ..thread_grid import Lanes
-from .access_kind import AccessKind
-from .counters import Counter
 from .memory import Memory, Ptr, SplitPtr, View, rescale, view_of
 
 #: A run stops once it has this many findings: enough to say what is wrong.

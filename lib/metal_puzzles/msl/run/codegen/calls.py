@@ -8,12 +8,12 @@ from typing import Any
 
 import numpy as np
 
+from ...counting.op_kinds import builtin_kind, elem_of
 from ...front import ast
 from ...front.symbols import FuncInstance, Var, VarKind
 from ...lang.errors import KernelRuntimeError
 from ...lang.types import VoidType
 from ..memory import view_of
-from ..op_kinds import builtin_kind, elem_of
 from ..runtime import Ctx, Frame
 from .locations import materialised, thread_object
 from .masks import Mask

@@ -8,13 +8,13 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
+from ...counting.op_kinds import OpKind, binary_kind, elem_of
 from ...front import ast
 from ...front.ast import BinaryOp, UnaryOp
 from ...front.symbols import FuncInstance, Var
 from ...lang.errors import Pos
 from ...lang.types import Type
 from ..memory import Memory
-from ..op_kinds import OpKind, binary_kind, elem_of
 from ..runtime import Ctx
 from .arithmetic import constant_int
 from .masks import Mask
