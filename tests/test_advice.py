@@ -24,13 +24,13 @@ from pathlib import Path
 import pytest
 
 from metal_puzzles.checking import check_source
+from metal_puzzles.msl.executor import runtime
+from metal_puzzles.msl.executor.codegen import bounds, locations
 from metal_puzzles.msl.findings import advice
 from metal_puzzles.msl.findings.advice import Audience, HostApi
 from metal_puzzles.msl.findings.registry import FINDING_KINDS
 from metal_puzzles.msl.lang.errors import Pos
 from metal_puzzles.msl.lang.types import AddressSpace
-from metal_puzzles.msl.run import runtime
-from metal_puzzles.msl.run.codegen import bounds, locations
 from metal_puzzles.puzzles import get_puzzle
 
 SOLUTIONS = Path(__file__).resolve().parents[1] / "solutions"

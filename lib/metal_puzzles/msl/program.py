@@ -23,6 +23,9 @@ from .abi.signature import (
     normalize_dtype_name,
 )
 from .counting.counters import Counted, Counter
+from .executor.codegen import CodeGen
+from .executor.memory import Memory, Ptr
+from .executor.runtime import Ctx
 from .findings.advice import Audience, HostApi, partial_group_fix
 from .findings.finding import Finding, FindingKind
 from .findings.modes import SanitizeMode, StopKernel, StopReason
@@ -56,9 +59,6 @@ from .observe.sanitizer import Sanitizer
 from .observe.stepper import Stepper
 from .observe.trace import Recorder
 from .record import Counts, RunResult, SanitizerError
-from .run.codegen import CodeGen
-from .run.memory import Memory, Ptr
-from .run.runtime import Ctx
 from .thread_grid import SIMD_WIDTH, Lanes
 
 MAX_THREADS_PER_THREADGROUP = 1024

@@ -21,6 +21,9 @@ import numpy as np
 
 from .abi.shader import Binding, DeclaredParam, ShaderParam, describe_params
 from .counting.counters import Counted
+from .executor.codegen import CodeGen
+from .executor.memory import Memory, Ptr, bfloat_bits
+from .executor.runtime import Ctx
 from .findings.advice import Audience, HostApi
 from .findings.modes import SanitizeMode, StopReason
 from .front import ast
@@ -70,9 +73,6 @@ from .program import (
     start_run,
 )
 from .record import RunResult
-from .run.codegen import CodeGen
-from .run.memory import Memory, Ptr, bfloat_bits
-from .run.runtime import Ctx
 
 #: The file name positions in a shader carry (what errors, marks and the explorer quote).
 SHADER_FILE = "source"

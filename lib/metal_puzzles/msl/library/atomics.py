@@ -5,6 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from ..counting.op_kinds import BuiltinCost
+from ..executor.codegen.masks import Mask
+from ..executor.codegen.state import CodeGenState, Fn
+from ..executor.runtime import Ctx
 from ..front import ast
 from ..front.checker.state import CheckerState
 from ..lang.errors import CompileError
@@ -18,9 +21,6 @@ from ..lang.types import (
     PointerType,
     Type,
 )
-from ..run.codegen.masks import Mask
-from ..run.codegen.state import CodeGenState, Fn
-from ..run.runtime import Ctx
 from .base import Builtin, TemplateArgs, register
 
 

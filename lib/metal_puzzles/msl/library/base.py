@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from ..counting.op_kinds import BuiltinCost
+from ..executor.codegen.state import CodeGenState, Fn
 from ..front import ast
 from ..front.checker.helpers import callee_name
 from ..front.checker.state import CheckerState
@@ -26,7 +27,6 @@ from ..lang.types import (
     with_elem,
 )
 from ..lang.values import round_bfloat
-from ..run.codegen.state import CodeGenState, Fn
 
 #: A call's explicit template arguments as the parser gives them ('f<T, 4>(x)'), or None.
 TemplateArgs = list[Any] | None

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from ..counting.op_kinds import BuiltinCost
+from ..executor.codegen.state import CodeGenState, Fn
 from ..front import ast
 from ..front.checker.helpers import callee_name
 from ..front.checker.state import CheckerState
@@ -26,7 +27,6 @@ from ..lang.types import (
     Type,
     VectorType,
 )
-from ..run.codegen.state import CodeGenState, Fn
 from .base import Builtin, TemplateArgs, nargs
 from .type_traits import lookup_trait
 

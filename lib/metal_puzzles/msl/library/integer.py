@@ -8,6 +8,9 @@ from typing import Any
 import numpy as np
 
 from ..counting.op_kinds import BuiltinCost
+from ..executor.codegen.masks import Mask
+from ..executor.codegen.state import CodeGenState, Fn
+from ..executor.runtime import Ctx
 from ..front import ast
 from ..front.checker.state import CheckerState
 from ..lang.errors import KernelRuntimeError
@@ -17,9 +20,6 @@ from ..lang.types import (
     Type,
     scalar_of,
 )
-from ..run.codegen.masks import Mask
-from ..run.codegen.state import CodeGenState, Fn
-from ..run.runtime import Ctx
 from .base import (
     Builtin,
     Elementwise,

@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 
 from ..counting.op_kinds import BuiltinCost
+from ..executor.codegen.state import CodeGenState, Fn
 from ..front import ast
 from ..front.checker.state import CheckerState
 from ..lang.errors import CompileError
 from ..lang.types import MatrixType, Type, matrix
-from ..run.codegen.state import CodeGenState, Fn
 from .base import Builtin, TemplateArgs, nargs, register
 
 

@@ -8,6 +8,9 @@ from typing import Any
 import numpy as np
 
 from ..counting.op_kinds import BuiltinCost
+from ..executor.codegen.masks import Mask
+from ..executor.codegen.state import CodeGenState, Fn
+from ..executor.runtime import Ctx
 from ..front import ast
 from ..front.checker.state import CheckerState
 from ..lang.errors import CompileError, KernelRuntimeError
@@ -24,9 +27,6 @@ from ..lang.types import (
     scalar_of,
 )
 from ..lang.values import round_bfloat
-from ..run.codegen.masks import Mask
-from ..run.codegen.state import CodeGenState, Fn
-from ..run.runtime import Ctx
 from ..thread_grid import SIMD_WIDTH
 from .base import BUILTINS, Builtin, TemplateArgs, nargs, register, unify
 

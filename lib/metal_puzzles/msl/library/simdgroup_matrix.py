@@ -25,6 +25,10 @@ from typing import Any
 import numpy as np
 
 from ..counting.op_kinds import BuiltinCost
+from ..executor.codegen.masks import Mask
+from ..executor.codegen.state import CodeGenState, Fn
+from ..executor.memory import view_of
+from ..executor.runtime import Ctx
 from ..findings.advice import simdgroup_size_fix
 from ..findings.finding import FindingKind
 from ..findings.registry import kind_entry
@@ -42,10 +46,6 @@ from ..lang.types import (
     vector,
 )
 from ..lang.values import round_bfloat
-from ..run.codegen.masks import Mask
-from ..run.codegen.state import CodeGenState, Fn
-from ..run.memory import view_of
-from ..run.runtime import Ctx
 from ..thread_grid import SIMD_WIDTH
 from .base import BUILTINS, Builtin, TemplateArgs, register
 

@@ -4,6 +4,7 @@ which memory it orders (``mem_none``: execution only)."""
 from __future__ import annotations
 
 from ..counting.op_kinds import BuiltinCost
+from ..executor.codegen.state import CodeGenState, Fn
 from ..front import ast
 from ..front.checker.state import CheckerState
 from ..lang.errors import CompileError
@@ -13,7 +14,6 @@ from ..lang.types import (
     MemFlags,
     Type,
 )
-from ..run.codegen.state import CodeGenState, Fn
 from .base import Builtin, TemplateArgs, register
 
 

@@ -41,11 +41,11 @@ import numpy as np
 from ..counting.access_kind import AccessKind
 from ..counting.counters import Counted
 from ..counting.op_kinds import OpKind
+from ..executor.codegen.masks import Mask
+from ..executor.memory import Memory
+from ..executor.runtime import Ctx
 from ..lang.errors import Pos
 from ..lang.types import AddressSpace
-from ..run.codegen.masks import Mask
-from ..run.memory import Memory
-from ..run.runtime import Ctx
 from ..thread_grid import Lanes
 from .gpu_models import GpuModel, MemoryModel
 from .roofline import REGISTERS_UNKNOWN, Occupancy, TimeEstimate, Workload, estimate_time, occupancy

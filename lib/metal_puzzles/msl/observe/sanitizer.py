@@ -33,6 +33,9 @@ from typing import Any, cast
 import numpy as np
 
 from ...compat import StrEnum
+from ..executor.codegen.masks import Mask
+from ..executor.memory import Memory, View, rescale
+from ..executor.runtime import Ctx
 from ..findings.advice import (
     Audience,
     atomic_plain_race_fix,
@@ -51,9 +54,6 @@ from ..findings.finding import FindingKind, RaceKind, Severity
 from ..findings.registry import kind_entry
 from ..lang.errors import Pos
 from ..lang.types import AddressSpace, ArrayType, StructType, Type, VectorType, size_of
-from ..run.codegen.masks import Mask
-from ..run.memory import Memory, View, rescale
-from ..run.runtime import Ctx
 from ..thread_grid import SIMD_WIDTH
 
 _NONE = np.int64(-1)
