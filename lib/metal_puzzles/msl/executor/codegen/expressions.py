@@ -31,7 +31,7 @@ from ...lang.types import (
     vector,
 )
 from ...lang.values import cast, is_varying, splat
-from .. import matrices
+from .. import matrix_arithmetic
 from ..memory import Memory, Ptr, from_bytes, to_bytes, view_of
 from ..runtime import Ctx
 from .arithmetic import bitcast
@@ -205,8 +205,8 @@ class Expressions(CodeGenState):
         fns = [self.expr(a) for a in e.args]
         if e.splat:
             f = fns[0]
-            return lambda c, m: matrices.diagonal(f(c, m), ty)
-        build = matrices.from_columns if isinstance(e.args[0].ty, VectorType) else matrices.from_scalars
+            return lambda c, m: matrix_arithmetic.diagonal(f(c, m), ty)
+        build = matrix_arithmetic.from_columns if isinstance(e.args[0].ty, VectorType) else matrix_arithmetic.from_scalars
         return lambda c, m: build([f(c, m) for f in fns], ty)
 
     def x_Index(self, e: ast.Index) -> Fn:

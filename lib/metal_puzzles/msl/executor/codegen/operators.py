@@ -21,7 +21,7 @@ from ...lang.types import (
     units_in,
 )
 from ...lang.values import cast, round_bfloat, type_ndim
-from .. import matrices
+from .. import matrix_arithmetic
 from ..memory import Ptr, view_of
 from ..runtime import Ctx
 from .arithmetic import arith_fn, binary_op
@@ -107,7 +107,7 @@ class Operators(CodeGenState):
             return self._pointer_binary(e)
         a, b = self.expr(e.left), self.expr(e.right)
         if e.matrix_op is not None:
-            mf = matrices.binary(e.matrix_op, op)
+            mf = matrix_arithmetic.binary(e.matrix_op, op)
             return lambda c, m: mf(a(c, m), b(c, m))
         f = binary_op(op, e.op_ty, e.pos)
         return self.binary_counted(lambda c, m: f(c, m, a(c, m), b(c, m)), op, e.op_ty, e.pos, e.right)

@@ -21,7 +21,7 @@ from .declarations import Declarations
 from .entries import ArgumentBufferEntry, Scope, TypeEntry, VariableTemplateEntry
 from .expressions import Expressions
 from .helpers import addressed_names
-from .matrices import Matrices
+from .matrix_expressions import Matrices
 from .namespaces import NamespaceLookup
 from .operators import OperatorOverloads
 from .packs import PackExpansions
