@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from ..counting.op_kinds import BuiltinCost
+from ..executor.codegen.codegen_state import CodeGenState, Fn
 from ..executor.codegen.masks import Mask
-from ..executor.codegen.state import CodeGenState, Fn
 from ..executor.runtime import Ctx
 from ..front import ast
-from ..front.checker.state import CheckerState
+from ..front.checker.checker_state import CheckerState
 from ..lang.errors import CompileError
 from ..lang.types import (
     BOOL,

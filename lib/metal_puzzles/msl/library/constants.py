@@ -8,10 +8,10 @@ from typing import Any
 import numpy as np
 
 from ..counting.op_kinds import BuiltinCost
-from ..executor.codegen.state import CodeGenState, Fn
+from ..executor.codegen.codegen_state import CodeGenState, Fn
 from ..front import ast
+from ..front.checker.checker_state import CheckerState
 from ..front.checker.helpers import callee_name
-from ..front.checker.state import CheckerState
 from ..lang.errors import CompileError
 from ..lang.metal_namespace import strip_metal_namespace
 from ..lang.types import (

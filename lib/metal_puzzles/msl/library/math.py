@@ -10,11 +10,11 @@ from typing import Any
 import numpy as np
 
 from ..counting.op_kinds import BuiltinCost
+from ..executor.codegen.codegen_state import CodeGenState, Fn
 from ..executor.codegen.masks import Mask
-from ..executor.codegen.state import CodeGenState, Fn
 from ..executor.runtime import Ctx
 from ..front import ast
-from ..front.checker.state import CheckerState
+from ..front.checker.checker_state import CheckerState
 from ..lang.errors import CompileError
 from ..lang.types import (
     BFLOAT,

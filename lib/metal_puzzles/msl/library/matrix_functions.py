@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..counting.op_kinds import BuiltinCost
-from ..executor.codegen.state import CodeGenState, Fn
+from ..executor.codegen.codegen_state import CodeGenState, Fn
 from ..front import ast
-from ..front.checker.state import CheckerState
+from ..front.checker.checker_state import CheckerState
 from ..lang.errors import CompileError
 from ..lang.types import MatrixType, Type, matrix
 from .base import Builtin, TemplateArgs, nargs, register

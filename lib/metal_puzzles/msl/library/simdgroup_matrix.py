@@ -25,15 +25,15 @@ from typing import Any
 import numpy as np
 
 from ..counting.op_kinds import BuiltinCost
+from ..executor.codegen.codegen_state import CodeGenState, Fn
 from ..executor.codegen.masks import Mask
-from ..executor.codegen.state import CodeGenState, Fn
 from ..executor.memory import view_of
 from ..executor.runtime import Ctx
 from ..findings.advice import simdgroup_size_fix
 from ..findings.finding import FindingKind
 from ..findings.registry import kind_entry
 from ..front import ast
-from ..front.checker.state import CheckerState
+from ..front.checker.checker_state import CheckerState
 from ..lang.errors import CompileError, KernelRuntimeError, Pos
 from ..lang.types import (
     BFLOAT,

@@ -4,9 +4,9 @@ which memory it orders (``mem_none``: execution only)."""
 from __future__ import annotations
 
 from ..counting.op_kinds import BuiltinCost
-from ..executor.codegen.state import CodeGenState, Fn
+from ..executor.codegen.codegen_state import CodeGenState, Fn
 from ..front import ast
-from ..front.checker.state import CheckerState
+from ..front.checker.checker_state import CheckerState
 from ..lang.errors import CompileError
 from ..lang.types import (
     MEM_FLAGS,

@@ -4,7 +4,7 @@ lock-step over NumPy arrays. Each expression becomes ``f(ctx, mask) -> value``; 
 
 Its parts: ``expressions``, ``operators``, ``calls`` and ``places`` (lvalues) compile
 expressions, ``declarations`` and ``statements`` statements, each a mixin of ``CodeGen`` sharing
-``state`` (the checker, unlike it, is a composition of parts); ``CodeGen`` names each node's
+``codegen_state`` (the checker, unlike it, is a composition of parts); ``CodeGen`` names each node's
 handler in its two tables. What the compiled code calls at run time: ``masks`` (which lanes run),
 ``locations`` (what an lvalue designates), ``pointers``, ``bounds`` (subscripts checked),
 ``arithmetic`` and ``initializers``."""

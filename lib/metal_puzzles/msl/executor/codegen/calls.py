@@ -15,9 +15,9 @@ from ...lang.errors import KernelRuntimeError
 from ...lang.types import VoidType
 from ..memory import view_of
 from ..runtime import Ctx, Frame
+from .codegen_state import CodeGenState, Fn
 from .locations import materialised, thread_object
 from .masks import Mask
-from .state import CodeGenState, Fn
 
 #: How deeply calls may nest at run time (recursion compiles, as in Metal since MSL 2.4; a GPU
 #: thread's stack is small, and a recursion that does not end must stop with a message).

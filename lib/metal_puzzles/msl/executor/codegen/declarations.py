@@ -14,10 +14,10 @@ from ...lang.types import AddressSpace, ArrayType, PointerType
 from ...lang.values import type_ndim, zero
 from ..memory import Ptr, span_view, view_of
 from ..runtime import Ctx
+from .codegen_state import CodeGenState, Compiled, Fn, in_order, slot_of
 from .initializers import flatten_init, init_offsets
 from .locations import thread_memory
 from .masks import Mask, mark_init, merge
-from .state import CodeGenState, Compiled, Fn, in_order, slot_of
 
 
 class Declarations(CodeGenState):

@@ -25,10 +25,10 @@ from .. import matrix_arithmetic
 from ..memory import Ptr, view_of
 from ..runtime import Ctx
 from .arithmetic import arith_fn, binary_op
+from .codegen_state import CodeGenState, Fn
 from .locations import MemLoc
 from .masks import Mask, and_mask, andnot_mask, empty, merge_ptr
 from .pointers import deref
-from .state import CodeGenState, Fn
 
 #: The prefix operators that are one NumPy function of the operand's value ('+' is the value itself).
 _UNARY_UFUNCS: dict[UnaryOp, np.ufunc] = {UnaryOp.NEG: np.negative, UnaryOp.BIT_NOT: np.invert,

@@ -14,9 +14,9 @@ from ...front import ast
 from ...lang.errors import CompileError
 from ...lang.values import type_ndim
 from ..runtime import Ctx, LoopState
+from .codegen_state import CodeGenState, Compiled, Fn, in_order
 from .locations import merged_location
 from .masks import Mask, and_mask, andnot_mask, merge, with_lanes
-from .state import CodeGenState, Compiled, Fn, in_order
 
 
 @dataclass(frozen=True)

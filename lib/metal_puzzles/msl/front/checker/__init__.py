@@ -16,6 +16,7 @@ from ..parser import Parser
 from ..preprocessor import Preprocessor
 from ..symbols import Var, VarKind
 from .calls import Calls
+from .checker_state import CheckedKernel, CheckerState, FunctionContext, Library
 from .conversions import Conversions
 from .declarations import Declarations
 from .entries import ArgumentBufferEntry, Scope, TypeEntry, VariableTemplateEntry
@@ -25,7 +26,6 @@ from .matrix_expressions import Matrices
 from .namespaces import NamespaceLookup
 from .operators import OperatorOverloads
 from .packs import PackExpansions
-from .state import CheckedKernel, CheckerState, FunctionContext, Library
 from .statements import Statements
 from .struct_templates import StructTemplates
 from .structs import Structs

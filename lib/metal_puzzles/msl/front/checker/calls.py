@@ -28,6 +28,7 @@ from ...lang.types import (
 from .. import ast
 from ..constexpr import NotConstant
 from ..symbols import FuncInstance, Var, VarKind
+from .checker_state import CheckerPart, CheckerState
 from .entries import (
     FunctionArgumentEntry,
     MethodEntry,
@@ -38,7 +39,6 @@ from .entries import (
 )
 from .helpers import addressed_names, callee_name, designates_part_of
 from .packs import element_name, rename
-from .state import CheckerPart, CheckerState
 from .typenames import SubstitutionFailure
 
 #: Function instances being checked inside each other (a chain of calls through functions not yet

@@ -46,6 +46,7 @@ from .. import ast
 from ..ast import AssignOp, BinaryOp, CastStyle, UnaryOp
 from ..dispatch import dispatch_table
 from ..symbols import Var, VarKind
+from .checker_state import CheckerPart
 from .entries import (
     FunctionArgumentEntry,
     MemberEntry,
@@ -55,7 +56,6 @@ from .entries import (
     VariableTemplateEntry,
 )
 from .helpers import designates_part_of, start_pos, typed_placeholder
-from .state import CheckerPart
 
 SWIZZLE_SETS = ("xyzw", "rgba")
 

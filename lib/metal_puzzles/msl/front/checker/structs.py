@@ -27,6 +27,7 @@ from ...lang.types import (
 )
 from .. import ast
 from ..symbols import FuncInstance, Var, VarKind
+from .checker_state import CheckerPart
 from .entries import (
     FunctionArgumentEntry,
     MemberEntry,
@@ -37,7 +38,6 @@ from .entries import (
     named_struct,
 )
 from .helpers import addressed_names, callee_name, designates_part_of, regroup
-from .state import CheckerPart
 
 #: The name a struct's constructors go by among its member functions (no code can write it).
 CONSTRUCTOR = "#constructor"
