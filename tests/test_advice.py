@@ -25,7 +25,7 @@ import pytest
 
 from metal_puzzles.checking import check_source
 from metal_puzzles.msl.executor import runtime
-from metal_puzzles.msl.executor.codegen import bounds, locations
+from metal_puzzles.msl.executor.codegen import locations, subscript_checks
 from metal_puzzles.msl.findings import advice
 from metal_puzzles.msl.findings.advice import Audience, HostApi
 from metal_puzzles.msl.findings.registry import FINDING_KINDS
@@ -564,7 +564,7 @@ ADVICE_IN_CONTEXT = {
     "advice.WrapAroundExplainer": (advice, "Test before subtracting"),
     "runtime.Ctx._note_lost_stores": (runtime, "only one of their updates survives"),
     "codegen: an unassigned local variable": (locations, "initialise it where it is declared"),
-    "codegen: a subscript past its dimension": (bounds, "check the loop bounds of this subscript"),
+    "codegen: a subscript past its dimension": (subscript_checks, "check the loop bounds of this subscript"),
 }
 
 #: Advice only the caller of a kernel can apply (a launch option, a second kernel): the test that

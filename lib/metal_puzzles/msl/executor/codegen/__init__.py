@@ -6,7 +6,7 @@ Its parts: ``expressions``, ``operators``, ``calls`` and ``places`` (lvalues) co
 expressions, ``declarations`` and ``statements`` statements, each a mixin of ``CodeGen`` sharing
 ``codegen_state`` (the checker, unlike it, is a composition of parts); ``CodeGen`` names each node's
 handler in its two tables. What the compiled code calls at run time: ``masks`` (which lanes run),
-``locations`` (what an lvalue designates), ``pointers``, ``bounds`` (subscripts checked),
+``locations`` (what an lvalue designates), ``pointers``, ``subscript_checks``,
 ``arithmetic`` and ``initializers``."""
 
 from __future__ import annotations

@@ -35,12 +35,12 @@ from .. import matrix_arithmetic
 from ..memory import Memory, Ptr, from_bytes, to_bytes, view_of
 from ..runtime import Ctx
 from .arithmetic import bitcast
-from .bounds import checked_component
 from .codegen_state import CodeGenState, Fn, slot_of
 from .initializers import flatten
 from .locations import check_initialised, column, component, temporary_object
 from .masks import Mask
 from .pointers import as_pointer, pointer_cast
+from .subscript_checks import checked_component
 
 
 class Expressions(CodeGenState):

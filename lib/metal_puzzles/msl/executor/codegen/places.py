@@ -18,11 +18,11 @@ from ...lang.types import ArrayType, MatrixType, unit_of, units_in
 from ...lang.values import type_ndim
 from ..memory import SplitPtr, view_of
 from ..runtime import Ctx
-from .bounds import check_subscript, checked_component
 from .codegen_state import CodeGenState, Fn, slot_of
 from .locations import ColumnLoc, CompLoc, MemLoc, SlotLoc, temporary_object
 from .masks import Mask
 from .pointers import member_offset, pointee
+from .subscript_checks import check_subscript, checked_component
 
 
 class Places(CodeGenState):
