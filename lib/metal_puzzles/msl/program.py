@@ -36,6 +36,7 @@ from .front.preprocessor import Preprocessor
 from .front.whole_kernel import refuse_kernel_function, starts_a_kernel_function
 from .lang.errors import ArgumentError, CompileError, KernelRuntimeError, Pos, SourceRegistry
 from .lang.kernel_parameters import ParamRole
+from .lang.lane_values import round_bfloat
 from .lang.types import (
     BFLOAT,
     DTYPE_NAMES,
@@ -51,7 +52,6 @@ from .lang.types import (
     storage_scalar,
     vector,
 )
-from .lang.values import round_bfloat
 from .library import STANDARD_LIBRARY
 from .observe.cost import CostRecorder
 from .observe.gpu_models import GpuModel

@@ -24,6 +24,7 @@ import numpy as np
 
 from ..counting.counters import Counted
 from ..lang.errors import KernelRuntimeError, Pos
+from ..lang.lane_values import round_bfloat
 from ..lang.types import (
     BFLOAT,
     AddressSpace,
@@ -39,7 +40,6 @@ from ..lang.types import (
     storage_scalar,
     unit_of,
 )
-from ..lang.values import round_bfloat
 
 #: Regions (one per threadgroup or thread) start at multiples of this many bytes, so every
 #: scalar view of a memory object addresses each region with whole units.

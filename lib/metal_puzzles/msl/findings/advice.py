@@ -20,8 +20,8 @@ from ..front import ast
 from ..front.symbols import DeferredConstant, VarKind
 from ..front.unparse import unparse
 from ..lang.errors import Pos
+from ..lang.lane_values import hex_word
 from ..lang.types import AddressSpace, ScalarType
-from ..lang.values import hex_word
 
 
 class Audience(StrEnum):

@@ -14,6 +14,7 @@ from ..front import ast
 from ..front.checker.checker_state import CheckerState
 from ..front.checker.helpers import callee_name
 from ..lang.errors import CompileError
+from ..lang.lane_values import round_bfloat
 from ..lang.types import (
     BFLOAT,
     BOOL,
@@ -26,7 +27,6 @@ from ..lang.types import (
     vector,
     with_elem,
 )
-from ..lang.values import round_bfloat
 
 #: A call's explicit template arguments as the parser gives them ('f<T, 4>(x)'), or None.
 TemplateArgs = list[Any] | None

@@ -16,6 +16,7 @@ from ..executor.runtime import Ctx
 from ..front import ast
 from ..front.checker.checker_state import CheckerState
 from ..lang.errors import CompileError
+from ..lang.lane_values import round_bfloat
 from ..lang.types import (
     BFLOAT,
     BOOL,
@@ -29,7 +30,6 @@ from ..lang.types import (
     vector,
     with_elem,
 )
-from ..lang.values import round_bfloat
 from .base import (
     Builtin,
     Elementwise,

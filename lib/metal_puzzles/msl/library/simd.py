@@ -14,6 +14,7 @@ from ..executor.runtime import Ctx
 from ..front import ast
 from ..front.checker.checker_state import CheckerState
 from ..lang.errors import CompileError, KernelRuntimeError
+from ..lang.lane_values import round_bfloat
 from ..lang.types import (
     BFLOAT,
     BOOL,
@@ -26,7 +27,6 @@ from ..lang.types import (
     is_arith,
     scalar_of,
 )
-from ..lang.values import round_bfloat
 from ..thread_grid import SIMD_WIDTH
 from .base import BUILTINS, Builtin, TemplateArgs, nargs, register, unify
 

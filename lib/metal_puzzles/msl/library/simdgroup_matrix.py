@@ -35,6 +35,7 @@ from ..findings.registry import kind_entry
 from ..front import ast
 from ..front.checker.checker_state import CheckerState
 from ..lang.errors import CompileError, KernelRuntimeError, Pos
+from ..lang.lane_values import round_bfloat
 from ..lang.types import (
     BFLOAT,
     ULONG,
@@ -45,7 +46,6 @@ from ..lang.types import (
     Type,
     vector,
 )
-from ..lang.values import round_bfloat
 from ..thread_grid import SIMD_WIDTH
 from .base import BUILTINS, Builtin, TemplateArgs, register
 

@@ -15,8 +15,8 @@ from ...front import ast
 from ...front.ast import BinaryOp
 from ...front.symbols import VarKind
 from ...lang.errors import Pos
+from ...lang.lane_values import c_divmod, round_bfloat
 from ...lang.types import BFLOAT, BOOL, ScalarType, Type, VectorType
-from ...lang.values import c_divmod, round_bfloat
 from ..runtime import Ctx
 from .masks import Mask
 

@@ -10,8 +10,8 @@ import numpy as np
 
 from ...front import ast
 from ...front.symbols import Var, VarKind
+from ...lang.lane_values import type_ndim, zero
 from ...lang.types import AddressSpace, ArrayType, PointerType
-from ...lang.values import type_ndim, zero
 from ..memory import Ptr, span_view, view_of
 from ..runtime import Ctx
 from .codegen_state import CodeGenState, Compiled, Fn, in_order, slot_of

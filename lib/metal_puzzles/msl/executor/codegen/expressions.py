@@ -13,6 +13,7 @@ from ...front.ast import CastStyle, ConvertKind
 from ...front.symbols import DeferredConstant, Var, VarKind
 from ...lang.errors import CompileError
 from ...lang.kernel_parameters import ParamRole
+from ...lang.lane_values import cast, is_varying, splat
 from ...lang.types import (
     BOOL,
     ULONG,
@@ -30,7 +31,6 @@ from ...lang.types import (
     units_in,
     vector,
 )
-from ...lang.values import cast, is_varying, splat
 from .. import matrix_arithmetic
 from ..memory import Memory, Ptr, from_bytes, to_bytes, view_of
 from ..runtime import Ctx

@@ -11,6 +11,7 @@ import numpy as np
 from ...front import ast
 from ...front.ast import BinaryOp, UnaryOp
 from ...lang.errors import CompileError, KernelRuntimeError, Pos
+from ...lang.lane_values import cast, round_bfloat, type_ndim
 from ...lang.types import (
     BFLOAT,
     ArrayType,
@@ -20,7 +21,6 @@ from ...lang.types import (
     VectorType,
     units_in,
 )
-from ...lang.values import cast, round_bfloat, type_ndim
 from .. import matrix_arithmetic
 from ..memory import Ptr, view_of
 from ..runtime import Ctx

@@ -14,8 +14,8 @@ from ...front import ast
 from ...front.ast import ConvertKind
 from ...front.symbols import FuncInstance, Var, VarKind
 from ...lang.errors import CompileError, KernelRuntimeError
+from ...lang.lane_values import type_ndim
 from ...lang.types import ArrayType, MatrixType, unit_of, units_in
-from ...lang.values import type_ndim
 from ..memory import SplitPtr, view_of
 from ..runtime import Ctx
 from .codegen_state import CodeGenState, Fn, slot_of

@@ -12,7 +12,7 @@ import numpy as np
 
 from ...front import ast
 from ...lang.errors import CompileError
-from ...lang.values import type_ndim
+from ...lang.lane_values import type_ndim
 from ..runtime import Ctx, LoopState
 from .codegen_state import CodeGenState, Compiled, Fn, in_order
 from .locations import merged_location
