@@ -31,9 +31,9 @@ from .findings.finding import Finding, FindingKind
 from .findings.modes import SanitizeMode, StopKernel, StopReason
 from .front import ast
 from .front.checker import CheckedKernel, Checker
+from .front.kernel_function_as_body import refuse_kernel_function, starts_a_kernel_function
 from .front.parser import Parser
 from .front.preprocessor import Preprocessor
-from .front.whole_kernel import refuse_kernel_function, starts_a_kernel_function
 from .lang.errors import ArgumentError, CompileError, KernelRuntimeError, Pos, SourceRegistry
 from .lang.kernel_parameters import ParamRole
 from .lang.lane_values import round_bfloat
