@@ -1,4 +1,4 @@
-"""A pointer whose threads point into different memories (run/memory.SplitPtr)."""
+"""A pointer whose threads point into different memories (executor/memory.SplitPtr)."""
 
 import numpy as np
 import pytest

@@ -69,7 +69,7 @@ class Ctx:
         self.lanes = lanes
         self.audience = audience
         self.host = host
-        #: Explanations of out-of-bounds indices, by the position of the access (see hints.py).
+        #: Explanations of out-of-bounds indices, by the position of the access (see findings/advice.py).
         self.index_notes: dict[Pos, str] = {}
         self.n = lanes.n
         self.slots: list = []
@@ -273,7 +273,7 @@ class Ctx:
             else:  # a reinterpreting view: the index counts its elements
                 through = f" through a '{view}' view"
                 elements = f"the {count} '{view}' elements ({mem.nbytes} bytes) of '{mem.name}'"
-            # An index whose arithmetic is explained (hints.WrapAroundExplainer) gets that explanation
+            # An index whose arithmetic is explained (advice.WrapAroundExplainer) gets that explanation
             # instead, added by report().
             fix = "" if pos in self.index_notes else f": {bounds_fix(mem.name)}"
             self.report(FindingKind.OUT_OF_BOUNDS, pos, active_bad,

@@ -307,7 +307,7 @@ class Structs(CheckerPart):
                                e.pos)
         if base is None and not fd.static:
             raise CompileError(f"call to non-static member function '{st.name}::{name}' without an object", e.pos)
-        # A temporary object ('F()(x)', 'make().get()') is materialised for the call (run.codegen).
+        # A temporary object ('F()(x)', 'make().get()') is materialised for the call (executor.codegen).
         if not fd.const_method and not fd.static and name != CONSTRUCTOR:  # a const object is made by one
             if base is not None and base.const_mem:
                 raise CompileError(f"'{name}' changes its object, which is read-only here (declare it 'const' if "
