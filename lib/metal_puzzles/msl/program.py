@@ -156,13 +156,13 @@ class CompiledKernel:
         checked = ck.check_kernel(body, params)
         self.checked = checked
         check_threadgroup_memory(checked.threadgroup_arrays)
-        self.body, _ = CodeGen().stmt(checked.body)
+        self.body, _ = CodeGen().compile_body(checked.body)
         self._costed_body: Callable | None = None  # the instrumented variant, compiled the first time a profile is asked for
 
     def costed_body(self) -> Any:
         """The kernel compiled with cost instrumentation (see ``CodeGen``)."""
         if self._costed_body is None:
-            self._costed_body, _ = CodeGen(cost=True).stmt(self.checked.body)
+            self._costed_body, _ = CodeGen(cost=True).compile_body(self.checked.body)
         return self._costed_body
 
     # ------------------------------------------------------------------ launch

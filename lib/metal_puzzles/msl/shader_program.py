@@ -240,7 +240,7 @@ class ShaderKernel:
             self.checked = ck.check_kernel(func.body, [(p.name, p.ty, _role(p)) for p in self.params],
                                            outer=template_scope)
         check_threadgroup_memory(self.checked.threadgroup_arrays)
-        self.body, _ = CodeGen().stmt(self.checked.body)
+        self.body, _ = CodeGen().compile_body(self.checked.body)
         self._costed_body: Callable | None = None
 
     @property
@@ -255,7 +255,7 @@ class ShaderKernel:
 
     def costed_body(self):
         if self._costed_body is None:
-            self._costed_body, _ = CodeGen(cost=True).stmt(self.checked.body)
+            self._costed_body, _ = CodeGen(cost=True).compile_body(self.checked.body)
         return self._costed_body
 
     # ------------------------------------------------------------------ launch

@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..counting.op_kinds import BuiltinCost
-from ..executor.codegen.codegen_state import CodeGenState, Fn
+from ..executor.codegen.codegen_state import CodeGenState
+from ..executor.codegen.interfaces import Fn
 from ..executor.codegen.masks import Mask
 from ..executor.runtime import Ctx
 from ..front import ast

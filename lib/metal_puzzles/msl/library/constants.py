@@ -8,7 +8,8 @@ from typing import Any
 import numpy as np
 
 from ..counting.op_kinds import BuiltinCost
-from ..executor.codegen.codegen_state import CodeGenState, Fn
+from ..executor.codegen.codegen_state import CodeGenState
+from ..executor.codegen.interfaces import Fn
 from ..front import ast
 from ..front.checker.checker_state import CheckerState
 from ..front.checker.helpers import callee_name

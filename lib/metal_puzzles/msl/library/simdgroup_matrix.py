@@ -25,7 +25,8 @@ from typing import Any
 import numpy as np
 
 from ..counting.op_kinds import BuiltinCost
-from ..executor.codegen.codegen_state import CodeGenState, Fn
+from ..executor.codegen.codegen_state import CodeGenState
+from ..executor.codegen.interfaces import Fn
 from ..executor.codegen.masks import Mask
 from ..executor.memory import view_of
 from ..executor.runtime import Ctx

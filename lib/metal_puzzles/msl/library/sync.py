@@ -4,7 +4,8 @@ which memory it orders (``mem_none``: execution only)."""
 from __future__ import annotations
 
 from ..counting.op_kinds import BuiltinCost
-from ..executor.codegen.codegen_state import CodeGenState, Fn
+from ..executor.codegen.codegen_state import CodeGenState
+from ..executor.codegen.interfaces import Fn
 from ..front import ast
 from ..front.checker.checker_state import CheckerState
 from ..lang.errors import CompileError
