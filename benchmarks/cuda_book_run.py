@@ -42,8 +42,8 @@ sys.path.insert(0, str(ROOT / "tests"))  # differential.cuda_launch: the oracle'
 
 from metal_puzzles.checking.run import buffer_layout, launched_case, run_case  # noqa: E402
 from metal_puzzles.checking.wired import WiredPuzzle  # noqa: E402
-from metal_puzzles.msl.abi.signature import ParamRole  # noqa: E402
 from metal_puzzles.msl.cuda import CudaTranslation, launch_dims, translate_shader  # noqa: E402
+from metal_puzzles.msl.lang.kernel_parameters import ParamRole  # noqa: E402
 from metal_puzzles.msl.shader_program import choose_kernel, declares_kernels  # noqa: E402
 from metal_puzzles.puzzles import PUZZLES, solution_kernel  # noqa: E402
 

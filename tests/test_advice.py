@@ -6,7 +6,7 @@ exactly as that advice says. The planted kernel must fail with the advice; the c
 pass (right output on every test, no finding). A piece of advice that, applied literally, leaves
 the kernel broken (a barrier put inside a branch some threads skip, say) fails its row.
 
-No advice goes without its row: ``advice_texts`` calls every advice function of hints.py with
+No advice goes without its row: ``advice_texts`` calls every advice function of findings/advice.py with
 every value that picks its text, and each text must be quoted by a row (a launch option only a
 kernel's caller can apply is quoted, and applied, by its test in tests/sanitizer/, listed in
 ``CALLER_ADVICE``); advice written where a run's context is known is listed in
@@ -24,12 +24,13 @@ from pathlib import Path
 import pytest
 
 from metal_puzzles.checking import check_source
+from metal_puzzles.msl.executor import runtime
+from metal_puzzles.msl.executor.codegen import locations, subscript_checks
+from metal_puzzles.msl.findings import advice
+from metal_puzzles.msl.findings.advice import Audience, HostApi
+from metal_puzzles.msl.findings.registry import FINDING_KINDS
 from metal_puzzles.msl.lang.errors import Pos
 from metal_puzzles.msl.lang.types import AddressSpace
-from metal_puzzles.msl.run import hints, runtime
-from metal_puzzles.msl.run.codegen import bounds, locations
-from metal_puzzles.msl.run.finding_kinds import FINDING_KINDS
-from metal_puzzles.msl.run.hints import Audience, HostApi
 from metal_puzzles.puzzles import get_puzzle
 
 SOLUTIONS = Path(__file__).resolve().parents[1] / "solutions"
@@ -520,38 +521,38 @@ def _pos(line: int) -> Pos:
 
 
 def advice_texts() -> dict[str, list[str]]:
-    """Every text each advice function of hints.py can give, by function: called with every value
+    """Every text each advice function of findings/advice.py can give, by function: called with every value
     of the enums and flags that choose between its texts (the numbers in them are placeholders)."""
     p, q = _pos(5), _pos(9)
     texts: dict[str, list[str]] = {
         "atomic_update_spelling": [t for a in Audience for h in HostApi for pre in (True, False)
-                                   if (t := hints.atomic_update_spelling(a, h, pre)) is not None],
-        "device_write_race_fix": [hints.device_write_race_fix(a, h, pre) for a in Audience for h in HostApi
+                                   if (t := advice.atomic_update_spelling(a, h, pre)) is not None],
+        "device_write_race_fix": [advice.device_write_race_fix(a, h, pre) for a in Audience for h in HostApi
                                   for pre in (True, False)],
-        "device_update_race_fix": [hints.device_update_race_fix(a, h, same, pre) for a in Audience for h in HostApi
+        "device_update_race_fix": [advice.device_update_race_fix(a, h, same, pre) for a in Audience for h in HostApi
                                    for same in (True, False) for pre in (True, False)],
-        "uninitialized_fix": [hints.uninitialized_fix(space, a) for space in
+        "uninitialized_fix": [advice.uninitialized_fix(space, a) for space in
                               (AddressSpace.THREADGROUP, AddressSpace.THREAD, AddressSpace.DEVICE) for a in Audience]
-        + [hints.uninitialized_fix(AddressSpace.THREAD, Audience.PUZZLE, member=True)],
-        "step_budget_advice": [hints.step_budget_advice(a) for a in Audience],
-        "bounds_fix": [hints.bounds_fix("a")],
+        + [advice.uninitialized_fix(AddressSpace.THREAD, Audience.PUZZLE, member=True)],
+        "step_budget_advice": [advice.step_budget_advice(a) for a in Audience],
+        "bounds_fix": [advice.bounds_fix("a")],
         "threadgroup_race_fix": [
-            hints.threadgroup_race_fix(p, p),  # RaceShape.SAME_ACCESS
-            hints.threadgroup_race_fix(p, Pos("kernel", 5, 20)),  # RaceShape.ONE_STATEMENT
-            hints.threadgroup_race_fix(p, Pos("kernel", 5, 20), later_writes=False),  # across iterations, one line
-            hints.threadgroup_race_fix(p, q, later_writes=False),  # across iterations, reads
-            hints.threadgroup_race_fix(p, q, later_writes=True),  # across iterations, writes
-            hints.threadgroup_race_fix(p, Pos("kernel", 5, 20), later_writes=False, in_loop=False),  # in order, one line
-            hints.threadgroup_race_fix(q, p),  # in order
+            advice.threadgroup_race_fix(p, p),  # RaceShape.SAME_ACCESS
+            advice.threadgroup_race_fix(p, Pos("kernel", 5, 20)),  # RaceShape.ONE_STATEMENT
+            advice.threadgroup_race_fix(p, Pos("kernel", 5, 20), later_writes=False),  # across iterations, one line
+            advice.threadgroup_race_fix(p, q, later_writes=False),  # across iterations, reads
+            advice.threadgroup_race_fix(p, q, later_writes=True),  # across iterations, writes
+            advice.threadgroup_race_fix(p, Pos("kernel", 5, 20), later_writes=False, in_loop=False),  # in order, one line
+            advice.threadgroup_race_fix(q, p),  # in order
         ],
-        "simdgroup_barrier_fix": [hints.simdgroup_barrier_fix(0)],
-        "simdgroup_size_fix": [hints.simdgroup_size_fix(32)],
-        "barrier_flags_fix": [hints.barrier_flags_fix(_pos(7), space, p, q)
+        "simdgroup_barrier_fix": [advice.simdgroup_barrier_fix(0)],
+        "simdgroup_size_fix": [advice.simdgroup_size_fix(32)],
+        "barrier_flags_fix": [advice.barrier_flags_fix(_pos(7), space, p, q)
                               for space in (AddressSpace.THREADGROUP, AddressSpace.DEVICE)],
-        "barrier_divergence_fix": [hints.barrier_divergence_fix(None), hints.barrier_divergence_fix(6)],
-        "atomic_plain_race_fix": [hints.atomic_plain_race_fix(space, same, p, q)
+        "barrier_divergence_fix": [advice.barrier_divergence_fix(None), advice.barrier_divergence_fix(6)],
+        "atomic_plain_race_fix": [advice.atomic_plain_race_fix(space, same, p, q)
                                   for space in (AddressSpace.THREADGROUP, AddressSpace.DEVICE) for same in (True, False)],
-        "benign_race_fix": [hints.benign_race_fix()],
+        "benign_race_fix": [advice.benign_race_fix()],
     }
     return {name: sorted(set(found)) for name, found in texts.items()}
 
@@ -559,11 +560,11 @@ def advice_texts() -> dict[str, list[str]]:
 #: Advice made where the code knows what happened (a run's context, the executor), by where its
 #: text lives and a phrase of it: each phrase must be in that module and quoted by a row.
 ADVICE_IN_CONTEXT = {
-    "hints.partial_group_fix": (hints, "Use dispatch_threads_per_threadgroup"),
-    "hints.WrapAroundExplainer": (hints, "Test before subtracting"),
+    "advice.partial_group_fix": (advice, "Use dispatch_threads_per_threadgroup"),
+    "advice.WrapAroundExplainer": (advice, "Test before subtracting"),
     "runtime.Ctx._note_lost_stores": (runtime, "only one of their updates survives"),
     "codegen: an unassigned local variable": (locations, "initialise it where it is declared"),
-    "codegen: a subscript past its dimension": (bounds, "check the loop bounds of this subscript"),
+    "codegen: a subscript past its dimension": (subscript_checks, "check the loop bounds of this subscript"),
 }
 
 #: Advice only the caller of a kernel can apply (a launch option, a second kernel): the test that
@@ -593,10 +594,10 @@ def _covered(text: str) -> bool:
 
 
 def test_every_advice_function_is_enumerated():
-    """A new advice function in hints.py must be added to ``advice_texts`` (and so get its row)."""
-    made = {name for name in dir(hints) if name.endswith(("_fix", "_advice", "_spelling", "Explainer"))
-            and callable(getattr(hints, name))}
-    known = set(advice_texts()) | {name.split(".")[1] for name in ADVICE_IN_CONTEXT if name.startswith("hints.")}
+    """A new advice function in findings/advice.py must be added to ``advice_texts`` (and so get its row)."""
+    made = {name for name in dir(advice) if name.endswith(("_fix", "_advice", "_spelling", "Explainer"))
+            and callable(getattr(advice, name))}
+    known = set(advice_texts()) | {name.split(".")[1] for name in ADVICE_IN_CONTEXT if name.startswith("advice.")}
     assert made == known, made ^ known
 
 

@@ -14,7 +14,7 @@ import pytest
 
 from metal_puzzles import MetalKernel, MetalProblem
 from metal_puzzles.checking import check_source
-from metal_puzzles.msl.run.finding_kinds import FindingKind
+from metal_puzzles.msl.findings.registry import FindingKind
 from metal_puzzles.puzzles import get_puzzle
 
 ROOT = Path(__file__).resolve().parents[1]

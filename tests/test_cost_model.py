@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from metal_puzzles.msl import ArgumentError, simulate
+from metal_puzzles.msl.counting.op_kinds import BuiltinCost, OpKind, builtin_kind
 from metal_puzzles.msl.lang.types import FLOAT, HALF, INT, vector
 from metal_puzzles.msl.library import BUILTINS
 from metal_puzzles.msl.library.constants import NUMERIC_LIMITS
@@ -25,7 +26,6 @@ from metal_puzzles.msl.observe.roofline import (
     estimate_time,
     occupancy,
 )
-from metal_puzzles.msl.run.op_kinds import BuiltinCost, OpKind, builtin_kind
 
 M1 = GPU_MODELS["M1"]
 

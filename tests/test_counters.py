@@ -1,4 +1,4 @@
-"""The per-thread access counters have one list, ``msl.run.counters.Counter``: every member has its
+"""The per-thread access counters have one list, ``msl.counting.counters.Counter``: every member has its
 label, memory spaces and access kind, and the run record, the budget, the budget details, the
 score table and the explorer all take their counters from it."""
 
@@ -14,9 +14,9 @@ from metal_puzzles.checking import Budget
 from metal_puzzles.checking.budget_detail import worst_thread_accesses
 from metal_puzzles.explorer.widgets import Explorer
 from metal_puzzles.msl import Counter, Counts, simulate
+from metal_puzzles.msl.counting import counters
+from metal_puzzles.msl.counting.access_kind import AccessKind
 from metal_puzzles.msl.lang.types import AddressSpace
-from metal_puzzles.msl.run import counters
-from metal_puzzles.msl.run.access_kind import AccessKind
 from metal_puzzles.notebook.problem import MetalProblem
 
 # Every counter a different number per thread, so that a column showing the wrong counter fails.

@@ -12,14 +12,14 @@ import pytest
 from metal_puzzles.checking.verdict import CaseStatus, Outcome, _note_line
 from metal_puzzles.diagrams.marks import finding_sites
 from metal_puzzles.msl import Finding, FindingKind, RaceKind, simulate
-from metal_puzzles.msl.lang.errors import Pos
-from metal_puzzles.msl.run.finding_kinds import (
+from metal_puzzles.msl.findings.registry import (
     FINDING_KINDS,
     ElementMark,
     SiteWords,
     ThreadMark,
     kind_entry,
 )
+from metal_puzzles.msl.lang.errors import Pos
 from metal_puzzles.puzzles import get_puzzle
 
 MISALIGNED_SRC = """uint i = thread_position_in_grid.x;

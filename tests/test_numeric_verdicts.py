@@ -20,7 +20,7 @@ from metal_puzzles.checking.likely_cause import likely_cause
 from metal_puzzles.checking.tolerance import ErrorModel, Tolerance
 from metal_puzzles.checking.wording import PAGE_TABLE_WIDTH, report_html, report_width
 from metal_puzzles.diagrams.style import fmt_value
-from metal_puzzles.msl.run.hints import lane_values
+from metal_puzzles.msl.findings.advice import lane_values
 from metal_puzzles.puzzles import get_puzzle
 
 SOLUTIONS = Path(__file__).resolve().parents[1] / "solutions"

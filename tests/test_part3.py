@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from metal_puzzles.checking import CaseStatus, PuzzleStatus, check_source, run_case
+from metal_puzzles.msl.counting.op_kinds import OpKind
 from metal_puzzles.msl.observe.gpu_models import APPLE_16_BANKS, GPU_MODELS
-from metal_puzzles.msl.run.op_kinds import OpKind
 from metal_puzzles.puzzles import (
     entry_of,
     get_puzzle,

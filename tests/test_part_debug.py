@@ -10,7 +10,7 @@ import difflib
 import pytest
 
 from metal_puzzles.checking import CaseStatus, PuzzleStatus, check_source, run_case
-from metal_puzzles.msl.run.findings import FindingKind
+from metal_puzzles.msl.findings.finding import FindingKind
 from metal_puzzles.puzzles import (
     PUZZLES,
     entry_of,

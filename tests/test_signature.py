@@ -10,13 +10,13 @@ import numpy as np
 import pytest
 
 from metal_puzzles.msl.abi.signature import (
-    METAL_ATTRIBUTES,
     InputDesc,
     build_signature,
     describe_input,
     msl_type_name,
     verbose_text,
 )
+from metal_puzzles.msl.lang.kernel_parameters import METAL_ATTRIBUTES
 
 MYEXP_SOURCE = """
         uint elem = thread_position_in_grid.x;

@@ -1,11 +1,11 @@
-"""A pointer whose threads point into different memories (run/memory.SplitPtr)."""
+"""A pointer whose threads point into different memories (executor/memory.SplitPtr)."""
 
 import numpy as np
 import pytest
 
+from metal_puzzles.msl.executor.memory import Memory, Ptr, merge_pointers
 from metal_puzzles.msl.lang.errors import KernelRuntimeError
 from metal_puzzles.msl.lang.types import FLOAT, AddressSpace
-from metal_puzzles.msl.run.memory import Memory, Ptr, merge_pointers
 
 
 def test_a_pointer_some_threads_never_assigned_is_named_in_the_message():

@@ -27,8 +27,8 @@ from typing import Any
 
 import numpy as np
 
-from metal_puzzles.msl.abi.signature import ParamRole
 from metal_puzzles.msl.cuda import GRID_CONSTANTS, CudaTranslation, launch_dims
+from metal_puzzles.msl.lang.kernel_parameters import ParamRole
 
 #: NVRTC options for every unit: C++17 (the translator's prelude), IEEE float rounding per operation,
 #: denormals kept (``--ftz=false`` is NVRTC's default, said here because CuPy's compile overrides it).

@@ -40,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from metal_puzzles.msl.lang.pycompat import StrEnum
+from metal_puzzles.compat import StrEnum
 
 from .gen import (
     FLOAT,

@@ -26,7 +26,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from metal_puzzles.msl.lang.pycompat import StrEnum
+from metal_puzzles.compat import StrEnum
 
 from .multithread import MultiThreadKernel, generate, simulate_kernel
 

@@ -6,13 +6,13 @@ from __future__ import annotations
 import pytest
 
 from metal_puzzles.msl import CompileError
-from metal_puzzles.msl.abi.signature import ParamRole
 from metal_puzzles.msl.front import ast
 from metal_puzzles.msl.front.ast import ConvertKind
 from metal_puzzles.msl.front.checker import Checker
 from metal_puzzles.msl.front.parser import Parser
 from metal_puzzles.msl.front.preprocessor import Preprocessor
 from metal_puzzles.msl.front.symbols import VarKind
+from metal_puzzles.msl.lang.kernel_parameters import ParamRole
 from metal_puzzles.msl.lang.types import FLOAT, INT, LONG, UINT, AddressSpace, PointerType, vector
 from metal_puzzles.msl.library import STANDARD_LIBRARY
 

@@ -12,7 +12,7 @@ import pytest
 
 from metal_puzzles.msl.front import checker as checker_package
 from metal_puzzles.msl.front.checker import Checker, interfaces
-from metal_puzzles.msl.front.checker.state import CheckerPart, CheckerState
+from metal_puzzles.msl.front.checker.checker_state import CheckerPart, CheckerState
 from metal_puzzles.msl.library import STANDARD_LIBRARY
 
 CHECKER = Path(checker_package.__file__).parent

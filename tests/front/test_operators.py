@@ -7,14 +7,14 @@ from __future__ import annotations
 
 import pytest
 
+from metal_puzzles.msl.counting.op_kinds import OpKind, binary_kind
+from metal_puzzles.msl.executor.codegen.arithmetic import arith_fn
 from metal_puzzles.msl.front import ast
 from metal_puzzles.msl.front.ast import AssignOp, BinaryOp, UnaryOp
 from metal_puzzles.msl.front.parser import Parser
 from metal_puzzles.msl.front.parser.vocabulary import BINARY_LEVEL, BINARY_PRECEDENCE
 from metal_puzzles.msl.front.preprocessor import Preprocessor
 from metal_puzzles.msl.lang.types import FLOAT, INT
-from metal_puzzles.msl.run.codegen.arithmetic import arith_fn
-from metal_puzzles.msl.run.op_kinds import OpKind, binary_kind
 
 
 def body(src: str) -> ast.Block:

@@ -20,11 +20,11 @@ import pytest
 
 import metal_puzzles.msl
 from metal_puzzles.msl import CompileError, simulate
+from metal_puzzles.msl.executor.codegen import CodeGen
 from metal_puzzles.msl.front import ast
 from metal_puzzles.msl.front.checker.expressions import EXPRESSION_HANDLERS, NEVER_CHECKED
 from metal_puzzles.msl.front.checker.statements import STATEMENT_HANDLERS
 from metal_puzzles.msl.front.dispatch import dispatch_table, node_classes
-from metal_puzzles.msl.run.codegen import CodeGen
 
 # Node classes may be defined anywhere in the simulator (the parser has a statement of its own).
 for _module in pkgutil.walk_packages(metal_puzzles.msl.__path__, "metal_puzzles.msl."):

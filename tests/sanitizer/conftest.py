@@ -32,11 +32,11 @@ import pytest
 from metal_puzzles.msl import Finding, RunResult, SanitizerError, simulate
 from metal_puzzles.msl.abi.prelude import PRELUDE
 from metal_puzzles.msl.abi.signature import (
-    ParamRole,
     build_signature,
     describe_input,
     template_value,
 )
+from metal_puzzles.msl.lang.kernel_parameters import ParamRole
 from metal_puzzles.msl.shader_program import LaunchGeometry, ShaderLibrary
 
 Dim3 = tuple[int, int, int]

@@ -8,12 +8,12 @@ from __future__ import annotations
 import numpy as np
 
 from metal_puzzles.msl import FindingKind, SanitizeMode, Severity
+from metal_puzzles.msl.executor.memory import Memory, view_of
+from metal_puzzles.msl.executor.runtime import Ctx
 from metal_puzzles.msl.lang.errors import Pos
 from metal_puzzles.msl.lang.types import FLOAT, AddressSpace
 from metal_puzzles.msl.observe.sanitizer import Sanitizer
-from metal_puzzles.msl.run.lanes import Lanes
-from metal_puzzles.msl.run.memory import Memory, view_of
-from metal_puzzles.msl.run.runtime import Ctx
+from metal_puzzles.msl.thread_grid import Lanes
 
 from .conftest import f32, findings_of, kernel, line_of
 

@@ -288,7 +288,7 @@ _FLOAT_OPS = [np.add, np.subtract, None]  # atomic<float>: add, sub and exchange
 def test_updates_together_equal_updates_one_by_one(ufunc, dtype, spread) -> None:
     """Each address's updates applied together (the executor's way, None: an exchange) leave
     memory and hand each lane exactly what applying them one lane after another does."""
-    from metal_puzzles.msl.run.runtime import apply_in_lane_order
+    from metal_puzzles.msl.executor.runtime import apply_in_lane_order
 
     rng = np.random.default_rng(7)
     n = 300

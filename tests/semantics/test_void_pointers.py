@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from metal_puzzles.msl import CompileError, FindingKind, SanitizerError
-from metal_puzzles.msl.run.access_kind import AccessKind
+from metal_puzzles.msl.counting.access_kind import AccessKind
 from metal_puzzles.msl.shader_program import LaunchGeometry, ShaderLibrary
 from msl_snippets import BYTE_OFFSET_ACCESS
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from metal_puzzles.msl.lang.pycompat import StrEnum
+from metal_puzzles.compat import StrEnum
 
 from .case import Case
 

@@ -5,7 +5,7 @@ error the tolerance allowed there, the worst one, and the rule that allowed it.
 Numbers are printed with as many digits as it takes to tell yours from the spec's (at most what
 the output's type holds: 9 for float32, whose values ``%.9g`` writes exactly), so that a pair
 never reads '1.152' against '1.152'. Unsigned words of 32 bits holding bits (V.3's packed 4-bit
-values) are written in hexadecimal (``msl.lang.values.hex_word``).
+values) are written in hexadecimal (``msl.lang.lane_values.hex_word``).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..msl.lang.values import hex_word
+from ..msl.lang.lane_values import hex_word
 from .tolerance import Tolerance
 from .wording import table_width, wrap
 

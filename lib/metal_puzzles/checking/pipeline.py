@@ -20,11 +20,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..host.buffer_binding import run_by_layout
 from ..host.kernel import MetalKernel
 from ..msl import Audience, RunResult, SanitizeMode
 from ..msl.api import cost_model
 from ..msl.observe.gpu_models import GpuModel
-from ..msl.shader_program import LaunchGeometry, run_by_layout
+from ..msl.shader_program import LaunchGeometry
 from .case import Case
 
 Geometry = tuple[tuple[int, int, int], tuple[int, int, int]]

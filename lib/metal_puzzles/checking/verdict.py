@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from metal_puzzles.msl.lang.pycompat import StrEnum
+from metal_puzzles.compat import StrEnum
 
 from ..msl import (
     ArgumentError,
@@ -21,8 +21,8 @@ from ..msl import (
     SanitizerError,
     StopReason,
 )
+from ..msl.findings.registry import kind_entry
 from ..msl.observe.cost import CostFigures, worst_figures
-from ..msl.run.finding_kinds import kind_entry
 from .budget_detail import count_details
 from .case import Case
 from .difference import Difference, format_difference, position_text

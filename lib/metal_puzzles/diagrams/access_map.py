@@ -27,13 +27,13 @@ from chalk.envelope import Envelope
 from chalk.transform import P2, Affine, BoundingBox
 from colour import Color
 
-from metal_puzzles.msl.lang.pycompat import StrEnum
+from metal_puzzles.compat import StrEnum
 
 from ..msl import RunResult
+from ..msl.counting.access_kind import AccessKind
 from ..msl.lang.types import AddressSpace
 from ..msl.observe.cost import CostProfile, conflict_ways, segments_touched
 from ..msl.observe.trace import AccessEvent, Recorder
-from ..msl.run.access_kind import AccessKind
 from .draw import RunDiagram
 from .style import text_width, wrap_to_width
 from .svg_text import Anchor, PlacedText, anchored_text, box_path, text_batch

@@ -11,10 +11,10 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..msl import FindingKind, RunResult
+from ..msl.counting.access_kind import AccessKind
+from ..msl.findings.registry import ElementMark, ThreadMark, kind_entry
 from ..msl.lang.types import AddressSpace
 from ..msl.observe.trace import BarrierEvent, ElementAccess
-from ..msl.run.access_kind import AccessKind
-from ..msl.run.finding_kinds import ElementMark, ThreadMark, kind_entry
 from .marks import FINDING_RED, FindingSite, Place, drawn_place, marks_legend, stray_accesses
 from .model import ArrayView, Ghost, Header, Panel, PanelMarks, Ring, make_view, views_by_key
 from .provenance import group_accesses, shared_snapshots, trace_arrows

@@ -18,12 +18,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 
-from metal_puzzles.msl.lang.pycompat import StrEnum
+from metal_puzzles.compat import StrEnum
 
 from ..msl import Finding, FindingKind, RunResult
+from ..msl.findings.registry import ElementMark, SiteWords, ThreadMark, kind_entry
 from ..msl.lang.types import AddressSpace
 from ..msl.observe.trace import ElementAccess
-from ..msl.run.finding_kinds import ElementMark, SiteWords, ThreadMark, kind_entry
 
 #: The colour of findings in diagrams and in the explorer.
 FINDING_RED = "#d1242f"

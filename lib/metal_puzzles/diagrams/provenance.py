@@ -9,9 +9,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ..msl import RunResult
+from ..msl.counting.access_kind import AccessKind
 from ..msl.lang.types import AddressSpace
 from ..msl.observe.trace import ElementAccess
-from ..msl.run.access_kind import AccessKind
 from .model import Arrow
 from .style import MUTED
 

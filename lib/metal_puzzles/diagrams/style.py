@@ -9,7 +9,7 @@ import math
 import numpy as np
 from colour import Color
 
-from ..msl.lang.values import hex_word
+from ..msl.lang.lane_values import hex_word
 
 # ----------------------------------------------------------------------------- sizes and colours
 CELL = 34  # side of one array element, in pixels

@@ -28,7 +28,7 @@ from chalk.transform import P2, V2, Affine, BoundingBox
 from chalk.types import Diagram
 from chalk.visitor import A, ShapeVisitor
 
-from metal_puzzles.msl.lang.pycompat import StrEnum
+from metal_puzzles.compat import StrEnum
 
 #: Room around the diagram, as a fraction of each side (chalk's renderer uses the same).
 MARGIN = 0.025

@@ -19,11 +19,11 @@ import numpy as np
 
 from ..diagrams.marks import FindingSite, finding_sites
 from ..msl import RunResult
+from ..msl.counting.access_kind import AccessKind
+from ..msl.lang.lane_values import hex_word
 from ..msl.lang.types import AddressSpace
-from ..msl.lang.values import hex_word
 from ..msl.observe.cost import conflict_ways, segments_touched
 from ..msl.observe.trace import AccessEvent, BarrierEvent, ElementAccess, Recorder, flatten_events
-from ..msl.run.access_kind import AccessKind
 
 
 @dataclass(frozen=True)

@@ -19,8 +19,8 @@ import html
 import json
 from dataclasses import dataclass
 
+from metal_puzzles.compat import StrEnum
 from metal_puzzles.diagrams.svg_text import PART_SEPARATOR
-from metal_puzzles.msl.lang.pycompat import StrEnum
 
 #: Class of the explorer's root element: the guard and the style sheet find the explorer by it.
 ROOT_CLASS = "mp-explorer"

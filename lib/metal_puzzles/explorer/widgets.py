@@ -21,7 +21,7 @@ from ..diagrams.svg_text import PART_SEPARATOR
 from ..host.kernel import MetalKernel, SimulatedKernel
 from ..host.shader_library import ShaderKernelFunction
 from ..msl import Counter, RunResult
-from ..msl.run.lanes import SIMD_WIDTH
+from ..msl.thread_grid import SIMD_WIDTH
 from .model import ExplorerModel
 from .page import (
     CELL_PICK_CLASS,

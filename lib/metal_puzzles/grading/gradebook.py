@@ -60,7 +60,7 @@ import io
 import re
 from dataclasses import dataclass, field
 
-from ..msl.lang.pycompat import StrEnum
+from ..compat import StrEnum
 from .safe_text import csv_cell, printable
 
 GRADEBOOK_NAME = "gradebook.csv"

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..msl.lang.pycompat import StrEnum
+from ..compat import StrEnum
 from ..puzzles import PUZZLES
 from .points import PointsConfig
 from .run_cost import RunCost

@@ -25,13 +25,8 @@ from ..msl.abi.signature import InputDesc, check_names, normalize_dtype_name
 from ..msl.api import cost_model
 from ..msl.cuda import CudaTranslation, translate_kernel, translate_shader
 from ..msl.program import NO_STEP_BUDGET, interrupted_message
-from ..msl.shader_program import (
-    LaunchGeometry,
-    ShaderLibrary,
-    declares_kernels,
-    run_by_layout,
-    run_by_names,
-)
+from ..msl.shader_program import LaunchGeometry, ShaderLibrary, declares_kernels
+from .buffer_binding import run_by_layout, run_by_names
 from .cuda_backend import CudaBackendKernel
 from .metal_backend import CUDA, METAL, MetalBackendKernel, resolve_backend
 

@@ -26,9 +26,9 @@ import numpy as np
 from ..msl import ArgumentError, Audience, CompileError, KernelRuntimeError, RunResult
 from ..msl.api import cost_model
 from ..msl.cuda import CudaTranslation, translate_shader
+from ..msl.executor.memory import bfloat_bits, bfloat_values
 from ..msl.lang.types import DTYPE_NAMES, ScalarType, Type, VoidType, size_of, storage_scalar
 from ..msl.program import NO_STEP_BUDGET, interrupted_message, sanitize_mode
-from ..msl.run.memory import bfloat_bits, bfloat_values
 from ..msl.shader_program import LaunchGeometry, ShaderKernel, ShaderLibrary
 from .arrays import bfloat16_bits, host_view, storage_of, writable_view
 

@@ -7,12 +7,13 @@ shader (kernel functions with their own signatures), launched with arrays at buf
 """
 
 from .api import compile_cache_stats, get_kernel, simulate
+from .counting.counters import Counter
+from .findings.advice import Audience
+from .findings.finding import Finding, FindingKind, RaceKind, Severity
+from .findings.modes import SanitizeMode, StopReason
 from .lang.errors import ArgumentError, CompileError, KernelRuntimeError, Pos
 from .program import CompiledKernel
 from .record import Counts, RunResult, SanitizerError
-from .run.counters import Counter
-from .run.findings import Finding, FindingKind, RaceKind, SanitizeMode, Severity, StopReason
-from .run.hints import Audience
 from .shader_program import LaunchGeometry, ShaderKernel, ShaderLibrary
 
 __all__ = [

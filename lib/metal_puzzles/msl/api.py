@@ -16,12 +16,12 @@ from .abi.signature import (
     template_value,
     verbose_text,
 )
+from .findings.advice import Audience
+from .findings.modes import SanitizeMode
 from .lang.errors import ArgumentError
 from .observe.gpu_models import DEFAULT_GPU, GpuModel, gpu_model
 from .program import CompiledKernel, sanitize_mode
 from .record import RunResult
-from .run.findings import SanitizeMode
-from .run.hints import Audience
 
 _CACHE: OrderedDict[tuple, CompiledKernel] = OrderedDict()
 #: Bounds on the compile cache: kernels, and the tokens they were compiled from (about a kilobyte

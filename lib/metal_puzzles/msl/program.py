@@ -18,17 +18,25 @@ from .abi.signature import (
     GeneratedKernel,
     InputDesc,
     Param,
-    ParamRole,
     Passing,
     build_signature,
     normalize_dtype_name,
 )
+from .counting.counters import Counted, Counter
+from .executor.codegen import CodeGen
+from .executor.memory import Memory, Ptr
+from .executor.runtime import Ctx
+from .findings.advice import Audience, HostApi, partial_group_fix
+from .findings.finding import Finding, FindingKind
+from .findings.modes import SanitizeMode, StopKernel, StopReason
 from .front import ast
 from .front.checker import CheckedKernel, Checker
+from .front.kernel_function_as_body import refuse_kernel_function, starts_a_kernel_function
 from .front.parser import Parser
 from .front.preprocessor import Preprocessor
-from .front.whole_kernel import refuse_kernel_function, starts_a_kernel_function
 from .lang.errors import ArgumentError, CompileError, KernelRuntimeError, Pos, SourceRegistry
+from .lang.kernel_parameters import ParamRole
+from .lang.lane_values import round_bfloat
 from .lang.types import (
     BFLOAT,
     DTYPE_NAMES,
@@ -44,7 +52,6 @@ from .lang.types import (
     storage_scalar,
     vector,
 )
-from .lang.values import round_bfloat
 from .library import STANDARD_LIBRARY
 from .observe.cost import CostRecorder
 from .observe.gpu_models import GpuModel
@@ -52,13 +59,7 @@ from .observe.sanitizer import Sanitizer
 from .observe.stepper import Stepper
 from .observe.trace import Recorder
 from .record import Counts, RunResult, SanitizerError
-from .run.codegen import CodeGen
-from .run.counters import Counted, Counter
-from .run.findings import Finding, FindingKind, SanitizeMode, StopKernel, StopReason
-from .run.hints import Audience, HostApi, partial_group_fix
-from .run.lanes import SIMD_WIDTH, Lanes
-from .run.memory import Memory, Ptr
-from .run.runtime import Ctx
+from .thread_grid import SIMD_WIDTH, Lanes
 
 MAX_THREADS_PER_THREADGROUP = 1024
 MAX_THREADGROUP_MEMORY = 32 * 1024
@@ -155,13 +156,13 @@ class CompiledKernel:
         checked = ck.check_kernel(body, params)
         self.checked = checked
         check_threadgroup_memory(checked.threadgroup_arrays)
-        self.body, _ = CodeGen().stmt(checked.body)
+        self.body, _ = CodeGen().compile_body(checked.body)
         self._costed_body: Callable | None = None  # the instrumented variant, compiled the first time a profile is asked for
 
     def costed_body(self) -> Any:
         """The kernel compiled with cost instrumentation (see ``CodeGen``)."""
         if self._costed_body is None:
-            self._costed_body, _ = CodeGen(cost=True).stmt(self.checked.body)
+            self._costed_body, _ = CodeGen(cost=True).compile_body(self.checked.body)
         return self._costed_body
 
     # ------------------------------------------------------------------ launch

@@ -8,13 +8,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .counting.counters import Counter
+from .findings.finding import Finding
+from .findings.modes import StopReason
 from .lang.errors import KernelRuntimeError, SourceRegistry
 from .observe.cost import CostProfile
 from .observe.stepper import Step
 from .observe.trace import Recorder
-from .run.counters import Counter
-from .run.findings import Finding, StopReason
-from .run.lanes import Lanes
+from .thread_grid import Lanes
 
 
 @dataclass

@@ -5,13 +5,16 @@ source declares its kernels itself, and each kernel (by host name) is compiled o
 launched with NumPy arrays bound to its buffer indices. Both paths share the front end, the code
 generator and the launch machinery of ``program`` (context, observers, findings), so the
 sanitizer, counts, trace, step-through, cost model and step budget work the same.
+
+An explicit instantiation is matched to its template by the front end
+(``front/template_instantiation.py``); a host's arrays are bound to a kernel's buffers, by
+parameter name or by the host's buffer layout, in ``host/buffer_binding.py``.
 """
 
 from __future__ import annotations
 
 import contextlib
 import copy
-import dataclasses
 import difflib
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -20,7 +23,12 @@ from pathlib import Path
 import numpy as np
 
 from .abi.shader import Binding, DeclaredParam, ShaderParam, describe_params
-from .abi.signature import ParamRole
+from .counting.counters import Counted
+from .executor.codegen import CodeGen
+from .executor.memory import Memory, Ptr, bfloat_bits
+from .executor.runtime import Ctx
+from .findings.advice import Audience, HostApi
+from .findings.modes import SanitizeMode, StopReason
 from .front import ast
 from .front.checker import Checker, Scope
 from .front.preprocessor import MAX_SHADER_EXPANSION_TOKENS, IncludePath, Preprocessor
@@ -32,7 +40,9 @@ from .front.shader_unit import (
     parse_shader,
     top_level_items,
 )
+from .front.template_instantiation import NoMatchingTemplate, bind_template_arguments
 from .lang.errors import ArgumentError, CompileError, Pos, SourceRegistry
+from .lang.kernel_parameters import ParamRole
 from .lang.types import (
     DTYPE_NAMES,
     UCHAR,
@@ -67,12 +77,6 @@ from .program import (
     start_run,
 )
 from .record import RunResult
-from .run.codegen import CodeGen
-from .run.counters import Counted
-from .run.findings import SanitizeMode, StopReason
-from .run.hints import Audience, HostApi
-from .run.memory import Memory, Ptr, bfloat_bits
-from .run.runtime import Ctx
 
 #: The file name positions in a shader carry (what errors, marks and the explorer quote).
 SHADER_FILE = "source"
@@ -142,7 +146,7 @@ class ShaderLibrary:
         try:
             with _deep_stack(Pos(SHADER_FILE, 1, 1)), self.kernel_checker() as ck:
                 ck.scope = Scope(ck.globals)
-                _bind_template_arguments(ck, func, inst)
+                bind_template_arguments(ck, func, inst)
         except NoMatchingTemplate as err:
             raise err.with_registry(self.registry) from None
         except CompileError:
@@ -227,7 +231,7 @@ class ShaderKernel:
             # The template's arguments are names of the kernel's own scope: the helpers it calls
             # do not see them, as in C++.
             template_scope = ck.scope = Scope(ck.globals)
-            _bind_template_arguments(ck, func, instantiation)
+            bind_template_arguments(ck, func, instantiation)
             # A kernel declared in a namespace finds names from there outwards (its parameters' types too).
             ck.namespace = func.namespace
             declared = [_declared(ck, p, attribute)
@@ -236,7 +240,7 @@ class ShaderKernel:
             self.checked = ck.check_kernel(func.body, [(p.name, p.ty, _role(p)) for p in self.params],
                                            outer=template_scope)
         check_threadgroup_memory(self.checked.threadgroup_arrays)
-        self.body, _ = CodeGen().stmt(self.checked.body)
+        self.body, _ = CodeGen().compile_body(self.checked.body)
         self._costed_body: Callable | None = None
 
     @property
@@ -251,7 +255,7 @@ class ShaderKernel:
 
     def costed_body(self):
         if self._costed_body is None:
-            self._costed_body, _ = CodeGen(cost=True).stmt(self.checked.body)
+            self._costed_body, _ = CodeGen(cost=True).compile_body(self.checked.body)
         return self._costed_body
 
     # ------------------------------------------------------------------ launch
@@ -362,151 +366,6 @@ class ShaderKernel:
 
 
 # ---------------------------------------------------------------------------- compiling helpers
-def _bind_template_arguments(ck: Checker, func: ast.FuncDef, inst: Instantiation | None) -> None:
-    if inst is None:
-        return
-    # The types the instantiation writes, read where it stands (the template's parameters are not
-    # names there) before its arguments are bound.
-    written = None if inst.params is None else _written_signature(ck, func, inst)
-    if inst.params is not None and not inst.explicit_args:
-        _bind_deduced_template_args(ck, func, inst, written)
-    else:
-        _bind_explicit_template_args(ck, func, inst)
-    if written is not None:
-        _check_instantiation_matches(ck, func, inst, written)
-
-
-def _bind_explicit_template_args(ck: Checker, func: ast.FuncDef, inst: Instantiation) -> None:
-    params = func.template_params
-    if len(inst.template_args) > len(params):
-        raise NoMatchingTemplate(f"'{inst.host_name}' gives {len(inst.template_args)} template argument(s); kernel "
-                           f"'{func.name}' takes {len(params)}", inst.pos)
-    for k, tp in enumerate(params):
-        arg = inst.template_args[k] if k < len(inst.template_args) else tp.default
-        if arg is None:
-            raise NoMatchingTemplate(f"'{inst.host_name}' gives no template argument for '{tp.name}'", inst.pos)
-        if tp.kind == "type":
-            if not isinstance(arg, ast.TypeSpec):
-                raise NoMatchingTemplate(f"template parameter '{tp.name}' is a type; '{inst.host_name}' gives a value",
-                                   inst.pos)
-            ck.bind_template(tp.name, ck.types.resolve_type(arg), arg.pos, ck.scope)
-        else:
-            value = ck.types.const_int(arg, f"template argument '{tp.name}'")
-            ck.bind_template(tp.name, bool(value) if tp.kind == "bool" else value, arg.pos, ck.scope)
-
-
-def _bind_deduced_template_args(ck: Checker, func: ast.FuncDef, inst: Instantiation,
-                                written: list[_ParamType] | None) -> None:
-    """Bind the template arguments an instantiation without '<...>' implies: each template
-    parameter deduced from the type the instantiation declares for the kernel's parameter at that
-    place, as C++ deduces them for 'template void f(device float*);' (or its default)."""
-    assert inst.params is not None and written is not None
-    tparams = {tp.name: tp for tp in func.template_params}
-    deduced: dict = {}
-    for declared, theirs in zip(func.params, written, strict=True):
-        try:
-            ck.calls.match_type_spec(declared.type_spec, theirs.ty, tparams, deduced)
-        except CompileError as err:  # two parameters deduce different types: no template matches
-            raise _no_matching_template(ck, func, inst, written, err.message, err.pos) from None
-    for tp in func.template_params:
-        if tp.kind != "type":
-            raise CompileError(f"the instantiation '{inst.host_name}' must give the value of '{tp.name}' as "
-                               f"'{func.name}<...>(...)'", inst.pos)
-        if tp.name in deduced:
-            ty = deduced[tp.name]
-        elif tp.default is not None:
-            ty = ck.types.resolve_type(tp.default)  # it may name the parameters bound before it
-        else:
-            raise CompileError(f"the instantiation '{inst.host_name}' does not say what '{tp.name}' is: write "
-                               f"'{func.name}<...>(...)', or parameter types it can be deduced from", inst.pos)
-        ck.bind_template(tp.name, ty, inst.pos, ck.scope)
-
-
-@dataclass(frozen=True)
-class _ParamType:
-    """A parameter's type as C++ compares function types: arrays decayed to pointers, a value
-    parameter's own 'const' dropped; a reference keeps its address space and constness. Metal's
-    constant address space is read-only, so 'constant T' and 'constant const T' are taken alike."""
-
-    ty: Type
-    reference: bool
-    space: AddressSpace | None
-    const: bool
-
-    def __str__(self) -> str:
-        if not self.reference:
-            return str(self.ty)
-        const = "const " if self.const and self.space != AddressSpace.CONSTANT else ""
-        return f"{self.space or AddressSpace.THREAD} {const}{self.ty}&"
-
-
-def _param_type(ck: Checker, p: ast.Param) -> _ParamType:
-    spec = p.type_spec
-    ty = ck.calls.param_type(spec)
-    if isinstance(ty, PointerType) and ty.space == AddressSpace.CONSTANT:
-        ty = dataclasses.replace(ty, const=True)
-    if not spec.reference:
-        return _ParamType(ty, False, None, False)
-    space = spec.space or AddressSpace.THREAD
-    return _ParamType(ty, True, space, spec.const or space == AddressSpace.CONSTANT)
-
-
-def _written_signature(ck: Checker, func: ast.FuncDef, inst: Instantiation) -> list[_ParamType]:
-    assert inst.params is not None
-    outer = ck.namespace
-    ck.namespace = func.namespace  # names are found from the kernel's namespace outwards
-    try:
-        written = [_param_type(ck, p) for p in inst.params]
-    finally:
-        ck.namespace = outer
-    if len(written) != len(func.params):
-        raise _no_matching_template(ck, func, inst, written, f"it declares {len(written)} parameter(s); the template "
-                                    f"takes {len(func.params)}", inst.pos)
-    return written
-
-
-def _check_instantiation_matches(ck: Checker, func: ast.FuncDef, inst: Instantiation,
-                                 written: list[_ParamType]) -> None:
-    """Clang refuses an explicit instantiation whose parameter types are not the template's with
-    its arguments substituted: it instantiates no template."""
-    assert inst.params is not None
-    outer = ck.namespace
-    ck.namespace = func.namespace
-    try:
-        for k, (declared, theirs, at) in enumerate(zip(func.params, written, inst.params, strict=True)):
-            ours = _param_type(ck, declared)
-            if ours != theirs:
-                raise _no_matching_template(ck, func, inst, written, f"parameter {k + 1} is '{theirs}' here, but the "
-                                            f"template's '{declared.name}' is '{ours}'", at.pos)
-    finally:
-        ck.namespace = outer
-
-
-class NoMatchingTemplate(CompileError):
-    """An explicit instantiation that instantiates no template: clang refuses the whole shader."""
-
-
-def _no_matching_template(ck: Checker, func: ast.FuncDef, inst: Instantiation, written: list[_ParamType],
-                          why: str, pos) -> NoMatchingTemplate:
-    """Clang's error for an instantiation that matches no template, with both signatures."""
-    template = ", ".join(f"{_spelled(p.type_spec)} {p.name}" if p.name else _spelled(p.type_spec) for p in func.params)
-    theirs = ", ".join(str(t) for t in written)
-    return NoMatchingTemplate(f"explicit instantiation of '{func.name}' does not refer to a function template, variable "
-                        f"template, member function, member class, or static data member ('{inst.host_name}': {why}); "
-                        f"the template is '{func.name}({template})', the instantiation declares "
-                        f"'{func.name}({theirs})'", pos)
-
-
-def _spelled(spec: ast.TypeSpec) -> str:
-    """A parameter's type as the template writes it ('device const T*', 'constant uint&')."""
-    text = " ".join(part for part in (str(spec.space) if spec.space else "", "const" if spec.const else "",
-                                      spec.name) if part)
-    if spec.args:
-        text += "<...>"
-    text += "".join("*" for _ in spec.pointers)
-    return text + ("&" if spec.reference else "") + ("[]" if spec.array_dims else "")
-
-
 def _declared(ck: Checker, p: ast.Param, attribute) -> DeclaredParam:
     if p.name is None:
         raise CompileError("a kernel parameter needs a name", p.pos)
@@ -543,11 +402,11 @@ def _buffer_memory(kernel: str, p: ShaderParam, value: np.ndarray, dtype: str | 
         wanted = _NAME_OF_SCALAR.get(scalar)
         if p.binding == Binding.CONSTANT_VALUE and value.ndim == 0:
             return _constant_scalar(kernel, p, value, given, space)
-        if given != wanted and _same_integer_bits(given, scalar):
+        if given != wanted and same_integer_bits(given, scalar):
             # int32 data in a uint* buffer: the GPU reads the same bits as the other signedness.
             value = np.ascontiguousarray(value).view(scalar.dtype)
         elif given != wanted:
-            raise ArgumentError(f"kernel '{kernel}': argument {p.index} ('{p.name}', {_written(p)}) holds {given} "
+            raise ArgumentError(f"kernel '{kernel}': argument {p.index} ('{p.name}', {written_type(p)}) holds {given} "
                                 f"elements; the kernel reads {scalar} ({wanted}): pass a {wanted} array")
         return Memory.of_values(p.name, space, scalar, value.reshape(-1), counted=Counted.GLOBAL,
                                 writable=p.writable, ty=ArrayType(elem, max(1, value.size // _components(elem))))
@@ -556,7 +415,7 @@ def _buffer_memory(kernel: str, p: ShaderParam, value: np.ndarray, dtype: str | 
     bits = bfloat_bits(value) if dtype == "bfloat16" else value
     raw = np.ascontiguousarray(bits).reshape(-1).view(np.uint8)
     if raw.size % size_of(elem):
-        raise ArgumentError(f"kernel '{kernel}': argument {p.index} ('{p.name}', {_written(p)}) has {raw.size} "
+        raise ArgumentError(f"kernel '{kernel}': argument {p.index} ('{p.name}', {written_type(p)}) has {raw.size} "
                             f"bytes, not a whole number of {elem} ({size_of(elem)} bytes each)")
     mem = Memory(p.name, space, storage_scalar(elem), raw.size, counted=Counted.GLOBAL, writable=p.writable,
                  ty=ArrayType(elem, raw.size // size_of(elem)) if raw.size > size_of(elem) else elem)
@@ -586,7 +445,7 @@ def _constant_scalar(kernel: str, p: ShaderParam, value: np.ndarray, given: str,
     source = DTYPE_NAMES.get(given)
     if source is None or (source.kind == "float") != (scalar.kind == "float") or source.size < scalar.size or \
             (source.kind == "float" and source.size != scalar.size):
-        raise ArgumentError(f"kernel '{kernel}': argument {p.index} ('{p.name}', {_written(p)}) is a {given} value; "
+        raise ArgumentError(f"kernel '{kernel}': argument {p.index} ('{p.name}', {written_type(p)}) is a {given} value; "
                             f"its bytes do not hold a {scalar}: pass a value of that type")
     raw = np.asarray(value, dtype=value.dtype).reshape(1).view(np.uint8)[: scalar.size]
     mem = Memory(p.name, space, scalar, scalar.size, counted=Counted.GLOBAL)
@@ -594,7 +453,7 @@ def _constant_scalar(kernel: str, p: ShaderParam, value: np.ndarray, given: str,
     return mem
 
 
-def _same_integer_bits(given: str, scalar: ScalarType) -> bool:
+def same_integer_bits(given: str, scalar: ScalarType) -> bool:
     source = DTYPE_NAMES.get(given)
     return (source is not None and source.kind == "int" and scalar.kind == "int" and source.size == scalar.size)
 
@@ -603,7 +462,7 @@ def _components(elem: Type) -> int:
     return elem.stride if isinstance(elem, VectorType) else 1
 
 
-def _written(p: ShaderParam) -> str:
+def written_type(p: ShaderParam) -> str:
     if isinstance(p.ty, PointerType):
         return f"{p.ty.space} {'const ' if p.ty.const else ''}{p.ty.pointee}*"
     return f"{p.ref_space or AddressSpace.CONSTANT} {'const ' if p.ref_const else ''}{p.ty}&"
@@ -619,8 +478,7 @@ def _attribute_value(value, ty: Type):
     return v.astype(elem.dtype)
 
 
-
-# ---------------------------------------------------------------------------- arrays by parameter name
+# ---------------------------------------------------------------------------- which kernel a launch means
 def declares_kernels(source: str) -> bool:
     """Whether a source defines kernel functions (a whole shader) rather than being a kernel body."""
     try:
@@ -648,139 +506,3 @@ def choose_kernel(library: ShaderLibrary, name: str, first_dtype: str | None) ->
     if len(names) == 1:
         return library.kernel(names[0])
     return library.kernel(name)  # the error names the kernels there are
-
-
-def run_by_names(library: ShaderLibrary, name: str, inputs: Mapping[str, np.ndarray],
-                 input_dtypes: Mapping[str, str], outputs: Mapping[str, tuple[tuple[int, ...], str]],
-                 geometry: LaunchGeometry, init_value: float | None, **options) -> RunResult:
-    """Launch a whole shader's kernel with arrays bound to the parameters of the same names
-    (wherever their buffer indices are); outputs start filled with ``init_value`` (unset without
-    one, as a kernel body's outputs are) and come back in the order given, in their shapes."""
-    first = next(iter(input_dtypes.values()), None)
-    kernel = choose_kernel(library, name, first)
-    by_name = {p.name: p for p in kernel.buffers}
-    values: dict[int, np.ndarray] = {}
-    dtypes: dict[int, str] = {}
-    unset: list[int] = []
-    for array_name, value in inputs.items():
-        index = _named(kernel, by_name, array_name).bound_index
-        values[index] = value
-        dtypes[index] = input_dtypes[array_name]
-    for array_name, (shape, dtype) in outputs.items():
-        index = _named(kernel, by_name, array_name).bound_index
-        size = int(np.prod(shape, dtype=np.int64))
-        storage = np.float32 if dtype == "bfloat16" else dtype
-        values[index] = np.full(size, 0 if init_value is None else init_value, dtype=storage)
-        dtypes[index] = dtype
-        if init_value is None:
-            unset.append(index)
-    missing = [p.name for p in kernel.buffers if p.index not in values]
-    if missing:
-        raise ArgumentError(f"kernel '{kernel.host_name}' has buffer parameter(s) {missing} that no input or output "
-                            f"name binds (inputs {list(inputs)}, outputs {list(outputs)})")
-    result = kernel.launch(values, geometry, dtypes=dtypes, unset=unset, **options)
-    written = dict(zip(result.output_names, result.outputs, strict=True))
-    order = [n for n in outputs if n in written]
-    shaped = [written[n].reshape(outputs[n][0]) for n in order]
-    return dataclasses.replace(result, outputs=shaped, output_names=order)
-
-
-def run_by_layout(library: ShaderLibrary, name: str, layout: Sequence[str], inputs: Mapping[str, np.ndarray],
-                  input_dtypes: Mapping[str, str], outputs: Mapping[str, tuple[tuple[int, ...], str]],
-                  geometry: LaunchGeometry, init_value: float | None, **options) -> RunResult:
-    """Launch a whole shader's kernel as a host does: ``layout[i]`` names the array (an input or
-    an output) the host binds at ``[[buffer(i)]]``, whatever the kernel calls its parameters. A
-    kernel whose parameters sit at other indices would read and write the wrong buffers on a
-    GPU: that is an error naming the index, the parameter and what the host puts there."""
-    first = next(iter(input_dtypes.values()), None)
-    kernel = choose_kernel(library, name, first)
-    arrays = _host_arrays(layout, inputs, input_dtypes, outputs)
-    at = {p.index: p for p in kernel.buffers}
-    for p in kernel.buffers:
-        _check_host_binding(kernel, p, layout, arrays)
-    for out in outputs:
-        index = layout.index(out)
-        bound = at.get(index)
-        if bound is None or not bound.writable:
-            declared = ("does not declare it" if bound is None
-                        else f"declares it read-only ('{bound.name}', {_written(bound)})")
-            raise ArgumentError(f"kernel '{kernel.host_name}': the host reads its output '{out}' back from "
-                                f"[[buffer({index})]], but the kernel {declared}; {_host_layout(layout)}")
-    values: dict[int, np.ndarray] = {}
-    dtypes: dict[int, str] = {}
-    unset: list[int] = []
-    for p in kernel.buffers:
-        index = p.bound_index
-        array_name = layout[index]
-        if array_name in inputs:
-            values[index] = inputs[array_name]
-            dtypes[index] = input_dtypes[array_name]
-            continue
-        shape, dtype = outputs[array_name]
-        storage = np.float32 if dtype == "bfloat16" else dtype
-        size = int(np.prod(shape, dtype=np.int64))
-        values[index] = np.full(size, 0 if init_value is None else init_value, dtype=storage)
-        dtypes[index] = dtype
-        if init_value is None:
-            unset.append(index)
-    result = kernel.launch(values, geometry, dtypes=dtypes, unset=unset, **options)
-    written = dict(zip(result.output_names, result.outputs, strict=True))
-    shaped = [written[at[layout.index(out)].name].reshape(outputs[out][0]) for out in outputs]
-    return dataclasses.replace(result, outputs=shaped, output_names=list(outputs))
-
-
-@dataclass(frozen=True)
-class _HostArray:
-    """An array a host binds: what a message calls it, and its element type."""
-
-    text: str  # 'the output o (24 float32 elements)'
-    dtype: str
-
-
-def _host_arrays(layout: Sequence[str], inputs: Mapping[str, np.ndarray], input_dtypes: Mapping[str, str],
-                 outputs: Mapping[str, tuple[tuple[int, ...], str]]) -> dict[str, _HostArray]:
-    def words(kind: str, name: str, size: int, dtype: str) -> _HostArray:
-        return _HostArray(f"the {kind} {name} ({size} {dtype} element{'s' if size != 1 else ''})", dtype)
-
-    arrays = {n: words("input", n, np.asarray(v).size, input_dtypes[n]) for n, v in inputs.items()}
-    for n, (shape, dtype) in outputs.items():
-        arrays[n] = words("output", n, int(np.prod(shape, dtype=np.int64)), dtype)
-    if sorted(layout) != sorted(arrays):
-        raise ArgumentError(f"the host's buffer layout {list(layout)} must name each input and output once "
-                            f"(inputs {list(inputs)}, outputs {list(outputs)})")
-    return arrays
-
-
-def _host_layout(layout: Sequence[str]) -> str:
-    return "the host binds " + ", ".join(f"[[buffer({i})]] {n}" for i, n in enumerate(layout))
-
-
-def _check_host_binding(kernel: ShaderKernel, p: ShaderParam, layout: Sequence[str],
-                        arrays: Mapping[str, _HostArray]) -> None:
-    """A parameter at an index the host binds nothing at, named after an array the host binds at
-    another index, or reading elements of another type than the host's would read or write the
-    wrong memory on a GPU."""
-    index = p.bound_index
-    there = layout[index] if index < len(layout) else None
-    head = f"kernel '{kernel.host_name}': [[buffer({index})]] is '{p.name}' ({_written(p)})"
-    if there is None:
-        raise ArgumentError(f"{head}, an index the host binds nothing at; {_host_layout(layout)}")
-    if there != p.name and p.name in layout:
-        raise ArgumentError(f"{head}, but the host puts {arrays[there].text} there, and {p.name} at "
-                            f"[[buffer({layout.index(p.name)})]]: a host binds buffers by index, not by name; "
-                            f"{_host_layout(layout)}")
-    elem = p.element.elem if isinstance(p.element, VectorType) else p.element
-    if isinstance(elem, ScalarType):
-        host = DTYPE_NAMES.get(arrays[there].dtype)
-        if host is not None and host != elem and not _same_integer_bits(arrays[there].dtype, elem) and not (
-                p.binding == Binding.CONSTANT_VALUE and host.kind == elem.kind):
-            raise ArgumentError(f"{head}, which reads {elem} elements, but the host puts {arrays[there].text} there; "
-                                f"{_host_layout(layout)}")
-
-
-def _named(kernel: ShaderKernel, by_name: Mapping[str, ShaderParam], array_name: str) -> ShaderParam:
-    p = by_name.get(array_name)
-    if p is None:
-        raise ArgumentError(f"kernel '{kernel.host_name}' has no buffer parameter named '{array_name}' (its buffers: "
-                            f"{', '.join(by_name) or 'none'})")
-    return p

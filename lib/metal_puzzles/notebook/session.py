@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import html
 
-from metal_puzzles.msl.lang.pycompat import StrEnum
+from metal_puzzles.compat import StrEnum
 
 from ..checking import CheckResult
 from ..puzzles import PUZZLES

@@ -14,8 +14,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ...compat import StrEnum
 from ..lang.errors import CompileError, Pos
-from ..lang.pycompat import StrEnum
+from ..lang.kernel_parameters import METAL_ATTRIBUTES
 from ..lang.types import (
     AddressSpace,
     ArrayType,
@@ -26,7 +27,6 @@ from ..lang.types import (
     Type,
     VectorType,
 )
-from .signature import METAL_ATTRIBUTES
 
 #: Thread attributes and how many components their value has (a uint3 attribute may be declared
 #: with fewer: ``uint gid [[thread_position_in_grid]]`` is the x component).

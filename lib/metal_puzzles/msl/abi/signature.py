@@ -8,7 +8,7 @@ output dtypes, template arguments). The simulator must see exactly the same para
 * Parameters, in order, with one ``[[buffer(i)]]`` index counted across all of them:
   each input (followed by its ``<name>_shape``, ``<name>_strides`` and ``<name>_ndim`` buffers
   when the source mentions them and the input has ndim >= 1), then every output, then the thread
-  attributes the source mentions, in the fixed order of :data:`METAL_ATTRIBUTES`.
+  attributes the source mentions, in the fixed order of :data:`~metal_puzzles.msl.lang.kernel_parameters.METAL_ATTRIBUTES`.
 * An input lives in ``device`` memory unless it holds fewer than
   :data:`MAX_CONSTANT_ARRAY_SIZE` (8) elements, then in ``constant`` memory; a 0-d input is a
   reference (``const constant T& x``) rather than a pointer.
@@ -31,36 +31,12 @@ from typing import Any
 
 import numpy as np
 
-from ..lang.pycompat import StrEnum
+from ...compat import StrEnum
+from ..lang.kernel_parameters import METAL_ATTRIBUTES, ParamRole
 from ..lang.types import lookup_builtin_type
 
 #: Inputs with fewer elements than this are passed in the ``constant`` address space.
 MAX_CONSTANT_ARRAY_SIZE = 8
-
-#: The thread attributes MLX knows, with their parameter types, in the order MLX appends them
-#: (the order of its table, which is alphabetical).
-METAL_ATTRIBUTES: tuple[tuple[str, str], ...] = (
-    ("dispatch_quadgroups_per_threadgroup", "uint"),
-    ("dispatch_simdgroups_per_threadgroup", "uint"),
-    ("dispatch_threads_per_threadgroup", "uint3"),
-    ("grid_origin", "uint3"),
-    ("grid_size", "uint3"),
-    ("quadgroup_index_in_threadgroup", "uint"),
-    ("quadgroups_per_threadgroup", "uint"),
-    ("simdgroup_index_in_threadgroup", "uint"),
-    ("simdgroups_per_threadgroup", "uint"),
-    ("thread_execution_width", "uint"),
-    ("thread_index_in_quadgroup", "uint"),
-    ("thread_index_in_simdgroup", "uint"),
-    ("thread_index_in_threadgroup", "uint"),
-    ("thread_position_in_grid", "uint3"),
-    ("thread_position_in_threadgroup", "uint3"),
-    ("threadgroup_position_in_grid", "uint3"),
-    ("threadgroups_per_grid", "uint3"),
-    ("threads_per_grid", "uint3"),
-    ("threads_per_simdgroup", "uint"),
-    ("threads_per_threadgroup", "uint3"),
-)
 
 _MSL_TYPE_NAMES: dict[str, str] = {
     "float32": "float",
@@ -94,17 +70,6 @@ class InputDesc:
     dtype: str
     ndim: int
     size: int
-
-
-class ParamRole(StrEnum):
-    """What a generated parameter carries."""
-
-    INPUT = "input"
-    OUTPUT = "output"
-    SHAPE = "shape"  # <input>_shape
-    STRIDES = "strides"  # <input>_strides
-    NDIM = "ndim"  # <input>_ndim
-    ATTRIBUTE = "attribute"  # a thread attribute such as thread_position_in_grid
 
 
 class Passing(StrEnum):

@@ -9,10 +9,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..abi.shader import Binding, ShaderParam
-from ..abi.signature import GeneratedKernel, Param, ParamRole, Passing
+from ..abi.signature import GeneratedKernel, Param, Passing
 from ..front import ast
 from ..front.checker import CheckedKernel
 from ..lang.errors import CompileError, Pos, SourceRegistry
+from ..lang.kernel_parameters import ParamRole
 from ..lang.types import ArrayType, PointerType, ScalarType, Type, VectorType
 from .builtins import builtin_rule
 from .prelude import CUDA_PRELUDE

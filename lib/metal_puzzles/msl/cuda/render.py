@@ -166,7 +166,7 @@ class Renderer:
         with np.errstate(over="ignore"):
             stored = np.float32(value) if ty != HALF else np.float32(np.float16(value))
         if ty == BFLOAT:
-            from ..lang.values import round_bfloat
+            from ..lang.lane_values import round_bfloat
             stored = np.float32(round_bfloat(np.float32(value)))
         bits = int(np.array(stored, dtype=np.float32).view(np.uint32))
         if np.isfinite(stored):
@@ -234,7 +234,7 @@ class Renderer:
             return "{" + ", ".join(self._const_init(v, ty.elem, pos) for v in items) + "}"
         if isinstance(ty, ScalarType):
             if ty == BFLOAT:
-                from ..lang.values import round_bfloat
+                from ..lang.lane_values import round_bfloat
                 bits = int(np.array(np.float32(round_bfloat(np.float32(value)))).view(np.uint32)) >> 16
             elif ty.is_float:
                 bits = int(np.array(value, dtype=ty.dtype).view(f"u{ty.size}"))

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..abi.signature import ParamRole
+from ..lang.kernel_parameters import ParamRole
 
 #: The template constants the ``.body`` reads the Metal grid (in threads) from.
 GRID_CONSTANTS: tuple[str, str, str] = ("mp_grid_x", "mp_grid_y", "mp_grid_z")

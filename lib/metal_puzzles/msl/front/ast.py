@@ -7,8 +7,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from ...compat import StrEnum
 from ..lang.errors import Pos
-from ..lang.pycompat import StrEnum
 from ..lang.types import AddressSpace
 
 
@@ -36,7 +36,7 @@ class BinaryOp(StrEnum):
     """A binary operator, its value the operator's text: the parser reads it once
     (``BinaryOp(token.text)``), and precedence (the parser's ``BINARY_PRECEDENCE``), typing (the
     checker), constant folding (``constexpr``), arithmetic (the code generator) and cost
-    (``run/op_kinds``) are keyed by it."""
+    (``counting/op_kinds``) are keyed by it."""
 
     LOGICAL_OR = "||"
     LOGICAL_AND = "&&"

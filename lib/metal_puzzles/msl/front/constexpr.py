@@ -12,8 +12,8 @@ from typing import TypeGuard
 import numpy as np
 
 from ..lang.errors import CompileError, Pos, warn_compile
+from ..lang.lane_values import round_bfloat
 from ..lang.types import BFLOAT, BOOL, FLOAT, ScalarType, Type
-from ..lang.values import round_bfloat
 from . import ast
 from .ast import BinaryOp, CastStyle, UnaryOp
 from .lexer import EOF, NUM, Token

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from ...compat import StrEnum
 from ..lang.errors import CompileError, Pos
-from ..lang.pycompat import StrEnum
 
 
 class TokenKind(StrEnum):

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..abi.signature import ParamRole
+from ...compat import StrEnum
 from ..lang.errors import Pos
-from ..lang.pycompat import StrEnum
+from ..lang.kernel_parameters import ParamRole
 from ..lang.types import AddressSpace, Type
 
 if TYPE_CHECKING:

@@ -10,8 +10,8 @@ from functools import cache
 
 import numpy as np
 
+from ...compat import StrEnum
 from .metal_namespace import strip_metal_namespace
-from .pycompat import StrEnum
 
 
 class AddressSpace(StrEnum):

@@ -10,7 +10,7 @@ from typing import Any
 
 from ..lang.metal_namespace import strip_metal_namespace
 from ..lang.types import Type
-from . import atomics, integer, math, matrix, simd, simdgroup_matrix, sync  # noqa: F401  (each registers its builtins)
+from . import atomics, integer, math, matrix_functions, simd, simdgroup_matrix, sync  # noqa: F401  (each registers its builtins)
 from .base import BUILTINS, Builtin
 from .constants import CONSTANT_NAMES, NUMERIC_LIMITS, lookup_constant
 from .std_types import STD_TYPES_SOURCE

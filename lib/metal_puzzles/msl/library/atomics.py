@@ -4,8 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..counting.op_kinds import BuiltinCost
+from ..executor.codegen.codegen_state import CodeGenState
+from ..executor.codegen.interfaces import Fn
+from ..executor.codegen.masks import Mask
+from ..executor.runtime import Ctx
 from ..front import ast
-from ..front.checker.state import CheckerState
+from ..front.checker.checker_state import CheckerState
 from ..lang.errors import CompileError
 from ..lang.types import (
     BOOL,
@@ -17,10 +22,6 @@ from ..lang.types import (
     PointerType,
     Type,
 )
-from ..run.codegen.masks import Mask
-from ..run.codegen.state import CodeGenState, Fn
-from ..run.op_kinds import BuiltinCost
-from ..run.runtime import Ctx
 from .base import Builtin, TemplateArgs, register
 
 

@@ -8,10 +8,14 @@ from typing import Any
 
 import numpy as np
 
+from ..counting.op_kinds import BuiltinCost
+from ..executor.codegen.codegen_state import CodeGenState
+from ..executor.codegen.interfaces import Fn
 from ..front import ast
+from ..front.checker.checker_state import CheckerState
 from ..front.checker.helpers import callee_name
-from ..front.checker.state import CheckerState
 from ..lang.errors import CompileError
+from ..lang.lane_values import round_bfloat
 from ..lang.types import (
     BFLOAT,
     BOOL,
@@ -24,9 +28,6 @@ from ..lang.types import (
     vector,
     with_elem,
 )
-from ..lang.values import round_bfloat
-from ..run.codegen.state import CodeGenState, Fn
-from ..run.op_kinds import BuiltinCost
 
 #: A call's explicit template arguments as the parser gives them ('f<T, 4>(x)'), or None.
 TemplateArgs = list[Any] | None

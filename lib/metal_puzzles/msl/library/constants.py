@@ -7,9 +7,12 @@ from typing import Any
 
 import numpy as np
 
+from ..counting.op_kinds import BuiltinCost
+from ..executor.codegen.codegen_state import CodeGenState
+from ..executor.codegen.interfaces import Fn
 from ..front import ast
+from ..front.checker.checker_state import CheckerState
 from ..front.checker.helpers import callee_name
-from ..front.checker.state import CheckerState
 from ..lang.errors import CompileError
 from ..lang.metal_namespace import strip_metal_namespace
 from ..lang.types import (
@@ -25,8 +28,6 @@ from ..lang.types import (
     Type,
     VectorType,
 )
-from ..run.codegen.state import CodeGenState, Fn
-from ..run.op_kinds import BuiltinCost
 from .base import Builtin, TemplateArgs, nargs
 from .type_traits import lookup_trait
 

@@ -7,8 +7,13 @@ from typing import Any
 
 import numpy as np
 
+from ..counting.op_kinds import BuiltinCost
+from ..executor.codegen.codegen_state import CodeGenState
+from ..executor.codegen.interfaces import Fn
+from ..executor.codegen.masks import Mask
+from ..executor.runtime import Ctx
 from ..front import ast
-from ..front.checker.state import CheckerState
+from ..front.checker.checker_state import CheckerState
 from ..lang.errors import KernelRuntimeError
 from ..lang.types import (
     UINT,
@@ -16,10 +21,6 @@ from ..lang.types import (
     Type,
     scalar_of,
 )
-from ..run.codegen.masks import Mask
-from ..run.codegen.state import CodeGenState, Fn
-from ..run.op_kinds import BuiltinCost
-from ..run.runtime import Ctx
 from .base import (
     Builtin,
     Elementwise,

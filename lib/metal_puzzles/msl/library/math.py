@@ -9,9 +9,15 @@ from typing import Any
 
 import numpy as np
 
+from ..counting.op_kinds import BuiltinCost
+from ..executor.codegen.codegen_state import CodeGenState
+from ..executor.codegen.interfaces import Fn
+from ..executor.codegen.masks import Mask
+from ..executor.runtime import Ctx
 from ..front import ast
-from ..front.checker.state import CheckerState
+from ..front.checker.checker_state import CheckerState
 from ..lang.errors import CompileError
+from ..lang.lane_values import round_bfloat
 from ..lang.types import (
     BFLOAT,
     BOOL,
@@ -25,11 +31,6 @@ from ..lang.types import (
     vector,
     with_elem,
 )
-from ..lang.values import round_bfloat
-from ..run.codegen.masks import Mask
-from ..run.codegen.state import CodeGenState, Fn
-from ..run.op_kinds import BuiltinCost
-from ..run.runtime import Ctx
 from .base import (
     Builtin,
     Elementwise,
@@ -113,7 +114,7 @@ def _absdiff(elem: ScalarType) -> Any:
     return absdiff
 
 
-# What one call costs, on each builtin's row (run/op_kinds.BuiltinCost).
+# What one call costs, on each builtin's row (counting/op_kinds.BuiltinCost).
 SPECIAL, ELEMENTWISE, FMA = BuiltinCost.SPECIAL, BuiltinCost.ELEMENTWISE, BuiltinCost.FMA
 FLOAT_DIVISION, DOT = BuiltinCost.FLOAT_DIVISION, BuiltinCost.DOT
 

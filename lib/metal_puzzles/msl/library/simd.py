@@ -7,9 +7,15 @@ from typing import Any
 
 import numpy as np
 
+from ..counting.op_kinds import BuiltinCost
+from ..executor.codegen.codegen_state import CodeGenState
+from ..executor.codegen.interfaces import Fn
+from ..executor.codegen.masks import Mask
+from ..executor.runtime import Ctx
 from ..front import ast
-from ..front.checker.state import CheckerState
+from ..front.checker.checker_state import CheckerState
 from ..lang.errors import CompileError, KernelRuntimeError
+from ..lang.lane_values import round_bfloat
 from ..lang.types import (
     BFLOAT,
     BOOL,
@@ -22,12 +28,7 @@ from ..lang.types import (
     is_arith,
     scalar_of,
 )
-from ..lang.values import round_bfloat
-from ..run.codegen.masks import Mask
-from ..run.codegen.state import CodeGenState, Fn
-from ..run.lanes import SIMD_WIDTH
-from ..run.op_kinds import BuiltinCost
-from ..run.runtime import Ctx
+from ..thread_grid import SIMD_WIDTH
 from .base import BUILTINS, Builtin, TemplateArgs, nargs, register, unify
 
 

@@ -24,9 +24,19 @@ from typing import Any
 
 import numpy as np
 
+from ..counting.op_kinds import BuiltinCost
+from ..executor.codegen.codegen_state import CodeGenState
+from ..executor.codegen.interfaces import Fn
+from ..executor.codegen.masks import Mask
+from ..executor.memory import view_of
+from ..executor.runtime import Ctx
+from ..findings.advice import simdgroup_size_fix
+from ..findings.finding import FindingKind
+from ..findings.registry import kind_entry
 from ..front import ast
-from ..front.checker.state import CheckerState
+from ..front.checker.checker_state import CheckerState
 from ..lang.errors import CompileError, KernelRuntimeError, Pos
+from ..lang.lane_values import round_bfloat
 from ..lang.types import (
     BFLOAT,
     ULONG,
@@ -37,16 +47,7 @@ from ..lang.types import (
     Type,
     vector,
 )
-from ..lang.values import round_bfloat
-from ..run.codegen.masks import Mask
-from ..run.codegen.state import CodeGenState, Fn
-from ..run.finding_kinds import kind_entry
-from ..run.findings import FindingKind
-from ..run.hints import simdgroup_size_fix
-from ..run.lanes import SIMD_WIDTH
-from ..run.memory import view_of
-from ..run.op_kinds import BuiltinCost
-from ..run.runtime import Ctx
+from ..thread_grid import SIMD_WIDTH
 from .base import BUILTINS, Builtin, TemplateArgs, register
 
 _LANE = np.arange(SIMD_WIDTH)

@@ -3,8 +3,11 @@ which memory it orders (``mem_none``: execution only)."""
 
 from __future__ import annotations
 
+from ..counting.op_kinds import BuiltinCost
+from ..executor.codegen.codegen_state import CodeGenState
+from ..executor.codegen.interfaces import Fn
 from ..front import ast
-from ..front.checker.state import CheckerState
+from ..front.checker.checker_state import CheckerState
 from ..lang.errors import CompileError
 from ..lang.types import (
     MEM_FLAGS,
@@ -12,8 +15,6 @@ from ..lang.types import (
     MemFlags,
     Type,
 )
-from ..run.codegen.state import CodeGenState, Fn
-from ..run.op_kinds import BuiltinCost
 from .base import Builtin, TemplateArgs, register
 
 

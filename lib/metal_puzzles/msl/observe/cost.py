@@ -17,7 +17,7 @@ count what decides a kernel's speed on real hardware:
   reading one word share it (a broadcast). Accesses wider than 4 bytes are served in phases of
   ``banks x bank_width`` bytes (8-byte accesses by half SIMD-groups, 16-byte by quarters), as
   NVIDIA documents. A conflict is a wavefront beyond the minimum;
-* barriers executed (priced as a wait each), arithmetic by kind (``run.op_kinds.OpKind``), unique bytes read and written;
+* barriers executed (priced as a wait each), arithmetic by kind (``counting.op_kinds.OpKind``), unique bytes read and written;
 * occupancy from the threadgroup size and threadgroup memory, and a roofline estimate of the
   time on a GPU model, naming the bound (``roofline``).
 
@@ -38,15 +38,15 @@ from typing import Any
 
 import numpy as np
 
+from ..counting.access_kind import AccessKind
+from ..counting.counters import Counted
+from ..counting.op_kinds import OpKind
+from ..executor.codegen.masks import Mask
+from ..executor.memory import Memory
+from ..executor.runtime import Ctx
 from ..lang.errors import Pos
 from ..lang.types import AddressSpace
-from ..run.access_kind import AccessKind
-from ..run.codegen.masks import Mask
-from ..run.counters import Counted
-from ..run.lanes import Lanes
-from ..run.memory import Memory
-from ..run.op_kinds import OpKind
-from ..run.runtime import Ctx
+from ..thread_grid import Lanes
 from .gpu_models import GpuModel, MemoryModel
 from .roofline import REGISTERS_UNKNOWN, Occupancy, TimeEstimate, Workload, estimate_time, occupancy
 

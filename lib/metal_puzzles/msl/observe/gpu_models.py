@@ -25,9 +25,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
+from ...compat import StrEnum
+from ..counting.op_kinds import OpKind
 from ..lang.errors import ArgumentError
-from ..lang.pycompat import StrEnum
-from ..run.op_kinds import OpKind
 
 
 class Evidence(StrEnum):

@@ -31,8 +31,8 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from ..lang.pycompat import StrEnum
-from ..run.op_kinds import OpKind
+from ...compat import StrEnum
+from ..counting.op_kinds import OpKind
 from .gpu_models import GpuModel
 
 REGISTERS_UNKNOWN = ("registers per thread are unknown to the simulator (the Metal compiler allocates them), "

@@ -32,13 +32,11 @@ from typing import Any, cast
 
 import numpy as np
 
-from ..lang.errors import Pos
-from ..lang.pycompat import StrEnum
-from ..lang.types import AddressSpace, ArrayType, StructType, Type, VectorType, size_of
-from ..run.codegen.masks import Mask
-from ..run.finding_kinds import kind_entry
-from ..run.findings import FindingKind, RaceKind, Severity
-from ..run.hints import (
+from ...compat import StrEnum
+from ..executor.codegen.masks import Mask
+from ..executor.memory import Memory, View, rescale
+from ..executor.runtime import Ctx
+from ..findings.advice import (
     Audience,
     atomic_plain_race_fix,
     barrier_flags_fix,
@@ -52,9 +50,11 @@ from ..run.hints import (
     threadgroup_race_fix,
     uninitialized_fix,
 )
-from ..run.lanes import SIMD_WIDTH
-from ..run.memory import Memory, View, rescale
-from ..run.runtime import Ctx
+from ..findings.finding import FindingKind, RaceKind, Severity
+from ..findings.registry import kind_entry
+from ..lang.errors import Pos
+from ..lang.types import AddressSpace, ArrayType, StructType, Type, VectorType, size_of
+from ..thread_grid import SIMD_WIDTH
 
 _NONE = np.int64(-1)
 

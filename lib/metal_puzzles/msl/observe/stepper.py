@@ -16,12 +16,12 @@ from typing import Any
 
 import numpy as np
 
+from ..executor.codegen.masks import Mask
+from ..executor.memory import Ptr
+from ..executor.runtime import Ctx
 from ..front.symbols import Var, VarKind
 from ..lang.errors import Pos
 from ..lang.types import AddressSpace
-from ..run.codegen.masks import Mask
-from ..run.memory import Ptr
-from ..run.runtime import Ctx
 
 MAX_STEPS_RECORDED = 4000
 

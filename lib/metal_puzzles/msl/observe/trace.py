@@ -12,12 +12,12 @@ from typing import Any
 
 import numpy as np
 
+from ..counting.access_kind import AccessKind
+from ..executor.codegen.masks import Mask
+from ..executor.memory import Memory
+from ..executor.runtime import Ctx
 from ..lang.errors import Pos
 from ..lang.types import AddressSpace
-from ..run.access_kind import AccessKind
-from ..run.codegen.masks import Mask
-from ..run.memory import Memory
-from ..run.runtime import Ctx
 from .provenance import recall, remember, sources_of, track
 
 

@@ -8,24 +8,24 @@ import copy
 from functools import lru_cache
 from typing import Any
 
-from ...abi.signature import ParamRole
 from ...lang.errors import BUILTIN_POS, CompileError, Pos
+from ...lang.kernel_parameters import ParamRole
 from ...lang.types import BOOL, INT, LONG, VOID, AddressSpace, PointerType, ScalarType, Type
 from .. import ast
 from ..parser import Parser
 from ..preprocessor import Preprocessor
 from ..symbols import Var, VarKind
 from .calls import Calls
+from .checker_state import CheckedKernel, CheckerState, FunctionContext, Library
 from .conversions import Conversions
 from .declarations import Declarations
 from .entries import ArgumentBufferEntry, Scope, TypeEntry, VariableTemplateEntry
 from .expressions import Expressions
 from .helpers import addressed_names
-from .matrices import Matrices
+from .matrix_expressions import Matrices
 from .namespaces import NamespaceLookup
 from .operators import OperatorOverloads
 from .packs import PackExpansions
-from .state import CheckedKernel, CheckerState, FunctionContext, Library
 from .statements import Statements
 from .struct_templates import StructTemplates
 from .structs import Structs

@@ -28,6 +28,7 @@ from ...lang.types import (
 from .. import ast
 from ..constexpr import NotConstant
 from ..symbols import FuncInstance, Var, VarKind
+from .checker_state import CheckerPart, CheckerState
 from .entries import (
     FunctionArgumentEntry,
     MethodEntry,
@@ -38,12 +39,11 @@ from .entries import (
 )
 from .helpers import addressed_names, callee_name, designates_part_of
 from .packs import element_name, rename
-from .state import CheckerPart, CheckerState
 from .typenames import SubstitutionFailure
 
 #: Function instances being checked inside each other (a chain of calls through functions not yet
 #: checked, or template recursion). Deeper chains could not run anyway: the executor stops a
-#: thread's calls at 64 deep (run/codegen/calls.py's MAX_CALL_DEPTH). Bounding them here keeps the
+#: thread's calls at 64 deep (executor/codegen/calls.py's MAX_CALL_DEPTH). Bounding them here keeps the
 #: checker's recursion (dozens of Python frames a level) off Python's limit, and stops a variadic
 #: template that instantiates itself with a longer pack at every level (seconds per level).
 MAX_INSTANTIATION_DEPTH = 64

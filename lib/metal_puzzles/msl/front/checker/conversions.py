@@ -15,7 +15,7 @@ from ...lang.types import (
 )
 from .. import ast
 from ..ast import ConvertKind
-from .state import CheckerPart
+from .checker_state import CheckerPart
 
 
 class Conversions(CheckerPart):

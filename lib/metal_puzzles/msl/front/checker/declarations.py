@@ -20,8 +20,8 @@ from ...lang.types import (
 from .. import ast
 from ..constexpr import NotConstant
 from ..symbols import DeferredConstant, Var, VarKind
+from .checker_state import CheckerPart
 from .helpers import cast_const, regroup
-from .state import CheckerPart
 
 #: Largest thread-private array the simulator accepts (it allocates one copy per thread).
 MAX_THREAD_ARRAY_BYTES = 64 * 1024

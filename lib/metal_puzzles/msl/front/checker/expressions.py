@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ...abi.signature import METAL_ATTRIBUTES, ParamRole
 from ...lang.errors import CompileError, Pos, did_you_mean
+from ...lang.kernel_parameters import METAL_ATTRIBUTES, ParamRole
 from ...lang.metal_namespace import is_metal_qualified, strip_metal_namespace
 from ...lang.types import (
     BOOL,
@@ -46,6 +46,7 @@ from .. import ast
 from ..ast import AssignOp, BinaryOp, CastStyle, UnaryOp
 from ..dispatch import dispatch_table
 from ..symbols import Var, VarKind
+from .checker_state import CheckerPart
 from .entries import (
     FunctionArgumentEntry,
     MemberEntry,
@@ -55,7 +56,6 @@ from .entries import (
     VariableTemplateEntry,
 )
 from .helpers import designates_part_of, start_pos, typed_placeholder
-from .state import CheckerPart
 
 SWIZZLE_SETS = ("xyzw", "rgba")
 

@@ -97,7 +97,7 @@ class StructsApi(Protocol):
 
 
 class MatricesApi(Protocol):
-    """Matrix construction and arithmetic (matrices.py)."""
+    """Matrix construction and arithmetic (matrix_expressions.py)."""
 
     def matrix_construct(self, e: ast.Construct, ty: MatrixType) -> ast.Expr: ...
     def matrix_binary(self, e: ast.Binary, l: ast.Expr, r: ast.Expr) -> ast.Expr: ...

@@ -14,8 +14,8 @@ from __future__ import annotations
 from ...lang.errors import CompileError, Pos
 from ...lang.metal_namespace import METAL_NAMESPACE
 from .. import ast
+from .checker_state import CheckerPart, CheckerState
 from .entries import Scope, ScopeEntry
-from .state import CheckerPart, CheckerState
 
 
 class NamespaceLookup(CheckerPart):

@@ -14,7 +14,7 @@ from __future__ import annotations
 from ...lang.errors import CompileError, Pos
 from ...lang.types import StructType
 from .. import ast
-from .state import CheckerPart
+from .checker_state import CheckerPart
 
 
 class OperatorOverloads(CheckerPart):

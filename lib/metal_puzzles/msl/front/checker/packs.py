@@ -19,8 +19,8 @@ from typing import Any
 from ...lang.errors import CompileError, Pos
 from ...lang.types import Type
 from .. import ast
+from .checker_state import CheckerPart
 from .entries import ParameterPackEntry, TypeEntry, TypePackEntry
-from .state import CheckerPart
 
 
 def element_name(pack: str, index: int) -> str:

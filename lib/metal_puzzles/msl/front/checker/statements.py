@@ -16,8 +16,8 @@ from ...lang.types import (
 from .. import ast
 from ..dispatch import dispatch_table
 from ..parser.statements import AliasStmt
+from .checker_state import CheckerPart
 from .entries import Scope
-from .state import CheckerPart
 
 
 class Statements(CheckerPart):

@@ -22,6 +22,7 @@ from ...lang.types import StructType, Type
 from .. import ast
 from ..constexpr import NotConstant
 from ..symbols import Var, VarKind
+from .checker_state import CheckerPart, CheckerState
 from .entries import (
     AliasTemplateEntry,
     Scope,
@@ -32,7 +33,6 @@ from .entries import (
     template_value_entry,
 )
 from .helpers import cast_const
-from .state import CheckerPart, CheckerState
 
 
 @dataclass

@@ -27,6 +27,7 @@ from ...lang.types import (
 )
 from .. import ast
 from ..symbols import FuncInstance, Var, VarKind
+from .checker_state import CheckerPart
 from .entries import (
     FunctionArgumentEntry,
     MemberEntry,
@@ -37,7 +38,6 @@ from .entries import (
     named_struct,
 )
 from .helpers import addressed_names, callee_name, designates_part_of, regroup
-from .state import CheckerPart
 
 #: The name a struct's constructors go by among its member functions (no code can write it).
 CONSTRUCTOR = "#constructor"
@@ -307,7 +307,7 @@ class Structs(CheckerPart):
                                e.pos)
         if base is None and not fd.static:
             raise CompileError(f"call to non-static member function '{st.name}::{name}' without an object", e.pos)
-        # A temporary object ('F()(x)', 'make().get()') is materialised for the call (run.codegen).
+        # A temporary object ('F()(x)', 'make().get()') is materialised for the call (executor.codegen).
         if not fd.const_method and not fd.static and name != CONSTRUCTOR:  # a const object is made by one
             if base is not None and base.const_mem:
                 raise CompileError(f"'{name}' changes its object, which is read-only here (declare it 'const' if "

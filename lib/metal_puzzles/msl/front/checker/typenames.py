@@ -31,6 +31,7 @@ from ...lang.types import (
 from .. import ast
 from ..constexpr import NotConstant, evaluate
 from ..symbols import DeferredConstant, Var, VarKind
+from .checker_state import CheckerPart, CheckerState
 from .entries import (
     AliasTemplateEntry,
     ArgumentBufferEntry,
@@ -44,7 +45,6 @@ from .entries import (
     template_value_entry,
 )
 from .helpers import callee_name, cast_const, flatten_items
-from .state import CheckerPart, CheckerState
 
 
 class SubstitutionFailure(CompileError):

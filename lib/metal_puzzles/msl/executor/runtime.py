@@ -12,21 +12,9 @@ from typing import Any
 
 import numpy as np
 
-from ..front import ast
-from ..lang.errors import KernelRuntimeError, Pos
-from ..lang.types import AddressSpace, MemFlags, ScalarType
-from .access_kind import AccessKind
-from .counters import Counter
-from .findings import (
-    Finding,
-    FindingKey,
-    FindingKind,
-    SanitizeMode,
-    Severity,
-    StopKernel,
-    StopReason,
-)
-from .hints import (
+from ..counting.access_kind import AccessKind
+from ..counting.counters import Counter
+from ..findings.advice import (
     Audience,
     HostApi,
     barrier_divergence_fix,
@@ -34,7 +22,12 @@ from .hints import (
     lane_values,
     step_budget_advice,
 )
-from .lanes import Lanes
+from ..findings.finding import Finding, FindingKey, FindingKind, Severity
+from ..findings.modes import SanitizeMode, StopKernel, StopReason
+from ..front import ast
+from ..lang.errors import KernelRuntimeError, Pos
+from ..lang.types import AddressSpace, MemFlags, ScalarType
+from ..thread_grid import Lanes
 from .memory import Memory, Ptr, SplitPtr, View, rescale, view_of
 
 #: A run stops once it has this many findings: enough to say what is wrong.
@@ -76,7 +69,7 @@ class Ctx:
         self.lanes = lanes
         self.audience = audience
         self.host = host
-        #: Explanations of out-of-bounds indices, by the position of the access (see hints.py).
+        #: Explanations of out-of-bounds indices, by the position of the access (see findings/advice.py).
         self.index_notes: dict[Pos, str] = {}
         self.n = lanes.n
         self.slots: list = []
@@ -280,7 +273,7 @@ class Ctx:
             else:  # a reinterpreting view: the index counts its elements
                 through = f" through a '{view}' view"
                 elements = f"the {count} '{view}' elements ({mem.nbytes} bytes) of '{mem.name}'"
-            # An index whose arithmetic is explained (hints.WrapAroundExplainer) gets that explanation
+            # An index whose arithmetic is explained (advice.WrapAroundExplainer) gets that explanation
             # instead, added by report().
             fix = "" if pos in self.index_notes else f": {bounds_fix(mem.name)}"
             self.report(FindingKind.OUT_OF_BOUNDS, pos, active_bad,

@@ -8,10 +8,10 @@ from typing import Any
 
 import numpy as np
 
+from ...findings.finding import FindingKind
+from ...findings.registry import kind_entry
 from ...lang.errors import KernelRuntimeError, Pos
 from ...lang.types import PointerType, unit_of
-from ..finding_kinds import kind_entry
-from ..findings import FindingKind
 from ..memory import Memory, Ptr, SplitPtr, View
 from ..runtime import Ctx
 from .locations import MemLoc

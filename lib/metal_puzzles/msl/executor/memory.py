@@ -22,7 +22,9 @@ from typing import Any
 
 import numpy as np
 
+from ..counting.counters import Counted
 from ..lang.errors import KernelRuntimeError, Pos
+from ..lang.lane_values import round_bfloat
 from ..lang.types import (
     BFLOAT,
     AddressSpace,
@@ -38,8 +40,6 @@ from ..lang.types import (
     storage_scalar,
     unit_of,
 )
-from ..lang.values import round_bfloat
-from .counters import Counted
 
 #: Regions (one per threadgroup or thread) start at multiples of this many bytes, so every
 #: scalar view of a memory object addresses each region with whole units.

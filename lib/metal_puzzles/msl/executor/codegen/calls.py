@@ -4,27 +4,29 @@ parameters bound to places and its by-value structs copied into thread memory.""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
+from ...counting.op_kinds import builtin_kind, elem_of
 from ...front import ast
 from ...front.symbols import FuncInstance, Var, VarKind
 from ...lang.errors import KernelRuntimeError
 from ...lang.types import VoidType
 from ..memory import view_of
-from ..op_kinds import builtin_kind, elem_of
 from ..runtime import Ctx, Frame
+from .codegen_state import CodeGenPart
+from .interfaces import Fn
 from .locations import materialised, thread_object
 from .masks import Mask
-from .state import CodeGenState, Fn
 
 #: How deeply calls may nest at run time (recursion compiles, as in Metal since MSL 2.4; a GPU
 #: thread's stack is small, and a recursion that does not end must stop with a message).
 MAX_CALL_DEPTH = 64
 
 
-class Calls(CodeGenState):
+class Calls(CodeGenPart):
     def x_Call(self, e: ast.Call) -> Fn:
         target = e.target
         if isinstance(target, FuncInstance):
@@ -32,13 +34,14 @@ class Calls(CodeGenState):
             if target.ret_ref:  # the value of the object the returned reference designates
                 return lambda c, m: call(c, m).load(c, m)
             return call
-        arg_fns = [self.lvalue(a) if i in target.lvalue_args else self.expr(a) for i, a in enumerate(e.args)]
-        fn = target.emit(self, e, arg_fns)
-        if self.cost:
+        places, exprs = self.gen.places, self.gen.exprs
+        arg_fns = [places.lvalue(a) if i in target.lvalue_args else exprs.expr(a) for i, a in enumerate(e.args)]
+        fn = target.emit(self.gen, e, arg_fns)
+        if self.gen.cost:
             found = builtin_kind(target.cost, e.arg_ty if e.arg_ty is not None else e.ty)
             if found is not None:
                 kind, steps = found
-                fn = self.counted(fn, kind, steps * elem_of(e.arg_ty if e.arg_ty is not None else e.ty)[1], e.pos)
+                fn = self.gen.counted(fn, kind, steps * elem_of(e.arg_ty if e.arg_ty is not None else e.ty)[1], e.pos)
         return fn
 
     def _arguments(self, e: ast.Call, inst: FuncInstance) -> list[Fn]:
@@ -46,18 +49,18 @@ class Calls(CodeGenState):
         arg_fns = []
         for p, a in zip(inst.params, e.args, strict=True):
             if p.kind == VarKind.REF and not a.lvalue:  # a member function called on a temporary object
-                arg_fns.append(materialised(self.expr(a), a.ty, a.pos))
+                arg_fns.append(materialised(self.gen.exprs.expr(a), a.ty, a.pos))
             else:
-                arg_fns.append(self.lvalue(a) if p.kind == VarKind.REF else self.expr(a))
+                arg_fns.append(self.gen.places.lvalue(a) if p.kind == VarKind.REF else self.gen.exprs.expr(a))
         return arg_fns
 
     def call_function(self, e: ast.Call, inst: FuncInstance) -> Fn:
         arg_fns = self._arguments(e, inst)
         key = id(inst)
-        bodies = self.bodies
+        bodies = self.gen.bodies
         if key not in bodies:
             bodies[key] = None  # compiling: a recursive call finds it here and calls it once it is compiled
-            bodies[key], _ = self.stmt(inst.body)
+            bodies[key], _ = self.gen.stmts.stmt(inst.body)
         params = inst.params
         nslots = inst.nslots
         ret_void = isinstance(inst.ret, VoidType)
@@ -93,6 +96,13 @@ class Calls(CodeGenState):
                 raise KernelRuntimeError(f"function '{inst.name}' ended without returning a value", e.pos)
             return result
         return call
+
+#: The call nodes this part compiles, each to its handler (``CodeGen`` joins the parts' tables and binds
+#: them to its parts; the joined table is checked complete when the package is imported).
+EXPRESSION_HANDLERS: dict[type[ast.Expr], Callable[[Calls, Any], Fn]] = {
+    ast.Call: Calls.x_Call,
+}
+
 
 
 def _slot_of(param: Var) -> int:

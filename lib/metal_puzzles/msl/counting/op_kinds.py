@@ -10,8 +10,8 @@ communication.
 
 from __future__ import annotations
 
+from ...compat import StrEnum
 from ..front.ast import BinaryOp
-from ..lang.pycompat import StrEnum
 from ..lang.types import ScalarType, Type, VectorType
 
 

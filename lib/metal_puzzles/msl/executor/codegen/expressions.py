@@ -1,18 +1,22 @@
 """Expressions compiled to ``f(ctx, mask) -> value``: literals, names, conversions and casts,
 constructors, subscripts, members, struct values and temporaries. Operators are in
-``operators``, calls in ``calls``; every node class is dispatched to its ``x_<Node>`` method."""
+``operators``, calls in ``calls``; each node this part compiles is named in its table
+(``EXPRESSION_HANDLERS``) with its ``x_<Node>`` method, and ``expr`` dispatches any expression to
+the part that compiles it."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from ...abi.signature import ParamRole
 from ...front import ast
 from ...front.ast import CastStyle, ConvertKind
 from ...front.symbols import DeferredConstant, Var, VarKind
 from ...lang.errors import CompileError
+from ...lang.kernel_parameters import ParamRole
+from ...lang.lane_values import cast, is_varying, splat
 from ...lang.types import (
     BOOL,
     ULONG,
@@ -30,23 +34,23 @@ from ...lang.types import (
     units_in,
     vector,
 )
-from ...lang.values import cast, is_varying, splat
-from .. import matrices
+from .. import matrix_arithmetic
 from ..memory import Memory, Ptr, from_bytes, to_bytes, view_of
 from ..runtime import Ctx
 from .arithmetic import bitcast
-from .bounds import checked_component
+from .codegen_state import CodeGenPart, slot_of
 from .initializers import flatten
+from .interfaces import Fn
 from .locations import check_initialised, column, component, temporary_object
 from .masks import Mask
 from .pointers import as_pointer, pointer_cast
-from .state import CodeGenState, Fn, slot_of
+from .subscript_checks import checked_component
 
 
-class Expressions(CodeGenState):
+class Expressions(CodeGenPart):
     def expr(self, e: ast.Expr) -> Fn:
-        self.work += 1
-        return self.expression_handlers[type(e)](self, e)
+        self.gen.work += 1
+        return self.gen.expression_dispatch[type(e)](e)
 
     def x_IntLit(self, e: ast.IntLit) -> Fn:
         v = e.ty.dtype.type(e.value)
@@ -125,12 +129,13 @@ class Expressions(CodeGenState):
 
     def _const_memory(self, sym: Var) -> Memory:
         key = id(sym)
-        if key not in self.const_memories:
+        if key not in self.gen.const_memories:
             flat = np.array(flatten(sym.const_value, sym.ty), dtype=storage_scalar(sym.ty).dtype)
             full = np.zeros(units_in(sym.ty), dtype=flat.dtype)
             full[: flat.size] = flat
-            self.const_memories[key] = Memory.of_values(sym.name, AddressSpace.CONSTANT, storage_scalar(sym.ty), full)
-        return self.const_memories[key]
+            self.gen.const_memories[key] = Memory.of_values(sym.name, AddressSpace.CONSTANT, storage_scalar(sym.ty),
+                                                            full)
+        return self.gen.const_memories[key]
 
     def x_Convert(self, e: ast.Convert) -> Fn:
         inner = self.expr(e.operand)
@@ -205,14 +210,15 @@ class Expressions(CodeGenState):
         fns = [self.expr(a) for a in e.args]
         if e.splat:
             f = fns[0]
-            return lambda c, m: matrices.diagonal(f(c, m), ty)
-        build = matrices.from_columns if isinstance(e.args[0].ty, VectorType) else matrices.from_scalars
+            return lambda c, m: matrix_arithmetic.diagonal(f(c, m), ty)
+        by_columns = isinstance(e.args[0].ty, VectorType)
+        build = matrix_arithmetic.from_columns if by_columns else matrix_arithmetic.from_scalars
         return lambda c, m: build([f(c, m) for f in fns], ty)
 
     def x_Index(self, e: ast.Index) -> Fn:
         pos = e.pos
         if e.matrix_index and e.base.memory:  # a matrix in memory: read that column only
-            loc = self.column_loc(e)
+            loc = self.gen.places.column_loc(e)
             return lambda c, m: loc(c, m).load(c, m)
         if e.matrix_index:
             base = self.expr(e.base)
@@ -227,7 +233,7 @@ class Expressions(CodeGenState):
             def vindex(c: Ctx, m: Mask) -> Any:
                 return component(c, base(c, m), checked_component(c, idx(c, m), n, m, pos))
             return vindex
-        addr = self.address(e)
+        addr = self.gen.places.address(e)
         ty = e.ty
         if isinstance(ty, ArrayType):
             return lambda c, m: Ptr(*addr(c, m))
@@ -254,7 +260,7 @@ class Expressions(CodeGenState):
         read and counted), or taken from the bytes of a struct value."""
         field = e.field
         if e.arrow or e.base.lvalue:
-            loc = self.lvalue(e)
+            loc = self.gen.places.lvalue(e)
             if isinstance(field.ty, ArrayType):
                 return lambda c, m: as_pointer(loc(c, m))
             return lambda c, m: loc(c, m).load(c, m)
@@ -284,3 +290,14 @@ class Expressions(CodeGenState):
 
     def x_InitList(self, e: ast.InitList) -> Fn:
         raise CompileError("unexpected initializer list", e.pos)
+
+
+#: The expression nodes this part compiles, each to its handler (``CodeGen`` joins the parts' tables and binds
+#: them to its parts; the joined table is checked complete when the package is imported).
+EXPRESSION_HANDLERS: dict[type[ast.Expr], Callable[[Expressions, Any], Fn]] = {
+    ast.IntLit: Expressions.x_IntLit, ast.FloatLit: Expressions.x_FloatLit, ast.BoolLit: Expressions.x_BoolLit,
+    ast.Name: Expressions.x_Name, ast.Convert: Expressions.x_Convert, ast.Cast: Expressions.x_Cast,
+    ast.Construct: Expressions.x_Construct, ast.Index: Expressions.x_Index, ast.Member: Expressions.x_Member,
+    ast.StructInit: Expressions.x_StructInit, ast.TemporaryObject: Expressions.x_TemporaryObject,
+    ast.SizeOf: Expressions.x_SizeOf, ast.InitList: Expressions.x_InitList,
+}

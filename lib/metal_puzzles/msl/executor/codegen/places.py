@@ -8,24 +8,25 @@ from typing import Any
 
 import numpy as np
 
+from ...findings.advice import wraparound_explainer
+from ...findings.modes import SanitizeMode
 from ...front import ast
 from ...front.ast import ConvertKind
 from ...front.symbols import FuncInstance, Var, VarKind
 from ...lang.errors import CompileError, KernelRuntimeError
+from ...lang.lane_values import type_ndim
 from ...lang.types import ArrayType, MatrixType, unit_of, units_in
-from ...lang.values import type_ndim
-from ..findings import SanitizeMode
-from ..hints import wraparound_explainer
 from ..memory import SplitPtr, view_of
 from ..runtime import Ctx
-from .bounds import check_subscript, checked_component
+from .codegen_state import CodeGenPart, slot_of
+from .interfaces import Fn
 from .locations import ColumnLoc, CompLoc, MemLoc, SlotLoc, temporary_object
 from .masks import Mask
 from .pointers import member_offset, pointee
-from .state import CodeGenState, Fn, slot_of
+from .subscript_checks import check_subscript, checked_component
 
 
-class Places(CodeGenState):
+class Places(CodeGenPart):
     def lvalue(self, e: ast.Expr) -> Fn:
         if isinstance(e, ast.Name):
             return self._name_loc(e)
@@ -48,7 +49,7 @@ class Places(CodeGenState):
         if isinstance(e, ast.Convert) and e.kind in (ConvertKind.LOAD, ConvertKind.DECAY, ConvertKind.PTR):
             return self.lvalue(e.operand)
         if isinstance(e, ast.Call) and isinstance(e.target, FuncInstance) and e.target.ret_ref:
-            return self.call_function(e, e.target)  # the object the returned reference designates
+            return self.gen.calls.call_function(e, e.target)  # the object the returned reference designates
         if isinstance(e, ast.Call) and e.lvalue:  # m.thread_elements(): this thread's part of the matrix
             return self.lvalue(e.args[0])
         raise CompileError("expression is not assignable", e.pos)
@@ -77,14 +78,14 @@ class Places(CodeGenState):
         raise CompileError(f"'{sym.name}' is not assignable", e.pos)
 
     def _temporary_loc(self, e: ast.TemporaryObject) -> Fn:
-        return temporary_object(e, self.expr(e.construct), self.lvalue(e.value))
+        return temporary_object(e, self.gen.exprs.expr(e.construct), self.lvalue(e.value))
 
     def _element_loc(self, e: ast.Index) -> Fn:
         """An element of an array or pointer, or a component of a vector."""
         pos = e.pos
         if e.vector_index:
             base = self.lvalue(e.base)
-            idx = self.expr(e.index)
+            idx = self.gen.exprs.expr(e.index)
             n = e.base.ty.n
 
             def vloc(c: Ctx, m: Mask) -> Any:
@@ -100,7 +101,7 @@ class Places(CodeGenState):
         return mloc
 
     def _deref_loc(self, e: ast.Unary) -> Fn:
-        ptr = self.expr(e.operand)
+        ptr = self.gen.exprs.expr(e.operand)
         view = view_of(e.ty)
         ty = e.ty
         pos = e.pos
@@ -112,15 +113,15 @@ class Places(CodeGenState):
 
     def address(self, e: ast.Index) -> Fn:
         """(memory, offset) of an element of an array or pointer."""
-        base = self.expr(e.base)
-        idx = self.expr(e.index)
+        base = self.gen.exprs.expr(e.base)
+        idx = self.gen.exprs.expr(e.index)
         stride = np.int64(units_in(e.ty))
         unit = unit_of(e.ty)
         bt = e.base.ty
         bound = bt.n if isinstance(bt, ArrayType) else None
         pos = e.pos
         # Most indices have no unsigned subtraction, and get no explainer.
-        explain = wraparound_explainer(e.index, pos, self.expr)
+        explain = wraparound_explainer(e.index, pos, self.gen.exprs.expr)
 
         def address(c: Ctx, m: Mask) -> Any:
             p = base(c, m)
@@ -146,7 +147,7 @@ class Places(CodeGenState):
         offset = field.offset
         pos = e.pos
         if e.arrow:
-            ptr = self.expr(e.base)
+            ptr = self.gen.exprs.expr(e.base)
 
             def through_pointer(c: Ctx, m: Mask) -> Any:
                 p = ptr(c, m)
@@ -167,7 +168,7 @@ class Places(CodeGenState):
         """A matrix column as a place: in memory, the column's own vector; in a register, a
         read-modify-write of the matrix."""
         base = self.lvalue(e.base)
-        idx = self.expr(e.index)
+        idx = self.gen.exprs.expr(e.index)
         mt: MatrixType = e.base.ty
         col = mt.column
         view = view_of(col)

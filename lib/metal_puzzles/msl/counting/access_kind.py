@@ -3,7 +3,7 @@ word of the run: memory records it, the counters count by it, the trace and diag
 
 from __future__ import annotations
 
-from ..lang.pycompat import StrEnum
+from ...compat import StrEnum
 
 
 class AccessKind(StrEnum):

@@ -1,8 +1,8 @@
-"""What a run reports besides its outputs: findings (what a GPU would hide) and why it stopped.
+"""What a run reports besides its outputs: findings (what a GPU would hide).
 
 Findings are made by the executor where they happen (out-of-bounds accesses, division by zero,
 barrier divergence, the step budget) and by the sanitizer (races, uninitialised reads, outputs
-never written). How they reach the caller depends on the sanitize mode.
+never written). How they reach the caller depends on the sanitize mode (``modes``).
 """
 
 from __future__ import annotations
@@ -10,12 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ...compat import StrEnum
 from ..lang.errors import Pos
-from ..lang.pycompat import StrEnum
 
 
 class FindingKind(StrEnum):
-    """What a finding is about. Each kind has its one entry in ``finding_kinds.FINDING_KINDS``
+    """What a finding is about. Each kind has its one entry in ``registry.FINDING_KINDS``
     (its wording, its fix, how diagrams mark it); a test fails while one lacks it."""
 
     OUT_OF_BOUNDS = "out-of-bounds"
@@ -44,31 +44,6 @@ class RaceKind(StrEnum):
     READ_AFTER_WRITE = "read-after-write"
     WRITE_AFTER_READ = "write-after-read"
     WRITE_AFTER_WRITE = "write-after-write"
-
-
-class SanitizeMode(StrEnum):
-    """What happens to findings: 'error' raises SanitizerError after the run when there is an
-    error (notes never raise), 'warn' issues Python warnings and returns the run, 'off' does not
-    look for them (the step budget still stops a runaway kernel)."""
-
-    ERROR = "error"
-    WARN = "warn"
-    OFF = "off"
-
-
-class StopReason(StrEnum):
-    """Why a run ended before the kernel finished."""
-
-    STEP_BUDGET = "step-budget"  # the kernel ran past its step budget (an endless loop?)
-    TOO_MANY_FINDINGS = "too-many-findings"  # enough findings to say what is wrong
-
-
-class StopKernel(Exception):
-    """Raised inside the executor to abandon the run."""
-
-    def __init__(self, reason: StopReason) -> None:
-        super().__init__(reason.value)
-        self.reason = reason
 
 
 @dataclass(frozen=True)

@@ -7,8 +7,8 @@ from typing import Any
 
 import numpy as np
 
+from ...findings.finding import FindingKind
 from ...lang.errors import Pos
-from ..findings import FindingKind
 from ..memory import Memory
 from ..runtime import Ctx
 from .masks import Mask

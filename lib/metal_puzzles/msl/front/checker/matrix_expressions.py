@@ -16,8 +16,8 @@ from ...lang.types import (
 )
 from .. import ast
 from ..ast import CastStyle, MatrixOp
+from .checker_state import CheckerPart
 from .helpers import designates_part_of
-from .state import CheckerPart
 
 
 class Matrices(CheckerPart):

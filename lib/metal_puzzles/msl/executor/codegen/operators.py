@@ -4,6 +4,7 @@ increments, assignments, '&&' and '||' (the right side only for the lanes that n
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -11,6 +12,7 @@ import numpy as np
 from ...front import ast
 from ...front.ast import BinaryOp, UnaryOp
 from ...lang.errors import CompileError, KernelRuntimeError, Pos
+from ...lang.lane_values import cast, round_bfloat, type_ndim
 from ...lang.types import (
     BFLOAT,
     ArrayType,
@@ -20,28 +22,28 @@ from ...lang.types import (
     VectorType,
     units_in,
 )
-from ...lang.values import cast, round_bfloat, type_ndim
-from .. import matrices
+from .. import matrix_arithmetic
 from ..memory import Ptr, view_of
 from ..runtime import Ctx
 from .arithmetic import arith_fn, binary_op
+from .codegen_state import CodeGenPart
+from .interfaces import Fn
 from .locations import MemLoc
 from .masks import Mask, and_mask, andnot_mask, empty, merge_ptr
 from .pointers import deref
-from .state import CodeGenState, Fn
 
 #: The prefix operators that are one NumPy function of the operand's value ('+' is the value itself).
 _UNARY_UFUNCS: dict[UnaryOp, np.ufunc] = {UnaryOp.NEG: np.negative, UnaryOp.BIT_NOT: np.invert,
                                           UnaryOp.NOT: np.logical_not}
 
 
-class Operators(CodeGenState):
+class Operators(CodeGenPart):
     def x_Unary(self, e: ast.Unary) -> Fn:
         op = e.op
         if op.is_increment:
             return self.incdec(e.operand, op, prefix=True, pos=e.pos)
         if op == UnaryOp.ADDRESS:
-            lv = self.lvalue(e.operand)
+            lv = self.gen.places.lvalue(e.operand)
 
             def address(c: Ctx, m: Mask) -> Any:
                 loc = lv(c, m)
@@ -50,14 +52,14 @@ class Operators(CodeGenState):
                 return Ptr(loc.mem, loc.off)
             return address
         if op == UnaryOp.DEREF:
-            ptr = self.expr(e.operand)
+            ptr = self.gen.exprs.expr(e.operand)
             ty = e.ty
             pos = e.pos
             if isinstance(ty, ArrayType):
                 return ptr
             view = view_of(ty)
             return lambda c, m: deref(c, ptr(c, m), m, view, pos)
-        f = self.expr(e.operand)
+        f = self.gen.exprs.expr(e.operand)
         if op == UnaryOp.PLUS:
             return f
         if op not in _UNARY_UFUNCS:
@@ -70,7 +72,7 @@ class Operators(CodeGenState):
 
     def incdec(self, target: ast.Expr, op: UnaryOp, prefix: bool, pos: Pos) -> Fn:
         """'++' or '--' on ``target``, giving the new value (prefix) or the old one."""
-        lv = self.lvalue(target)
+        lv = self.gen.places.lvalue(target)
         ty = target.ty
         if isinstance(ty, PointerType):
             stride = units_in(ty.pointee)
@@ -96,7 +98,7 @@ class Operators(CodeGenState):
                 new = rnd(new)
             loc.store(c, new, m)
             return new if prefix else old
-        return self.binary_counted(step, BinaryOp.ADD, ty, pos)
+        return self.gen.binary_counted(step, BinaryOp.ADD, ty, pos)
 
     def x_Binary(self, e: ast.Binary) -> Fn:
         op = e.op
@@ -105,15 +107,15 @@ class Operators(CodeGenState):
         lt, rt = e.left.ty, e.right.ty
         if isinstance(lt, PointerType) or isinstance(rt, PointerType):
             return self._pointer_binary(e)
-        a, b = self.expr(e.left), self.expr(e.right)
+        a, b = self.gen.exprs.expr(e.left), self.gen.exprs.expr(e.right)
         if e.matrix_op is not None:
-            mf = matrices.binary(e.matrix_op, op)
+            mf = matrix_arithmetic.binary(e.matrix_op, op)
             return lambda c, m: mf(a(c, m), b(c, m))
         f = binary_op(op, e.op_ty, e.pos)
-        return self.binary_counted(lambda c, m: f(c, m, a(c, m), b(c, m)), op, e.op_ty, e.pos, e.right)
+        return self.gen.binary_counted(lambda c, m: f(c, m, a(c, m), b(c, m)), op, e.op_ty, e.pos, e.right)
 
     def _logical(self, e: ast.Binary) -> Fn:
-        a, b = self.expr(e.left), self.expr(e.right)
+        a, b = self.gen.exprs.expr(e.left), self.gen.exprs.expr(e.right)
         is_and = e.op == BinaryOp.LOGICAL_AND
 
         def logical(c: Ctx, m: Mask) -> Any:
@@ -132,7 +134,7 @@ class Operators(CodeGenState):
         return logical
 
     def _pointer_binary(self, e: ast.Binary) -> Fn:
-        a, b = self.expr(e.left), self.expr(e.right)
+        a, b = self.gen.exprs.expr(e.left), self.gen.exprs.expr(e.right)
         op = e.op
         if isinstance(e.ty, PointerType):
             stride = np.int64(units_in(e.ty.pointee))
@@ -150,8 +152,8 @@ class Operators(CodeGenState):
         return lambda c, m: f(a(c, m).off, b(c, m).off)
 
     def x_Assign(self, e: ast.Assign) -> Fn:
-        lv = self.lvalue(e.target)
-        val = self.expr(e.value)
+        lv = self.gen.places.lvalue(e.target)
+        val = self.gen.exprs.expr(e.value)
         tt = e.target.ty
         op = e.op.binary
         if op is None or isinstance(tt, MatrixType):  # a matrix's 'a op= b': the checker made the value 'a op b'
@@ -185,10 +187,10 @@ class Operators(CodeGenState):
             new = cast(res, op_ty, cur_t)
             loc.store(c, new, m)
             return new
-        return self.binary_counted(compound, op, op_ty, e.pos, e.value)
+        return self.gen.binary_counted(compound, op, op_ty, e.pos, e.value)
 
     def x_Ternary(self, e: ast.Ternary) -> Fn:
-        cond, a, b = self.expr(e.cond), self.expr(e.then), self.expr(e.other)
+        cond, a, b = self.gen.exprs.expr(e.cond), self.gen.exprs.expr(e.then), self.gen.exprs.expr(e.other)
         vec = type_ndim(e.ty)
 
         def ternary(c: Ctx, m: Mask) -> Any:
@@ -208,7 +210,7 @@ class Operators(CodeGenState):
         return ternary
 
     def x_Comma(self, e: ast.Comma) -> Fn:
-        fns = [self.expr(x) for x in e.exprs]
+        fns = [self.gen.exprs.expr(x) for x in e.exprs]
 
         def comma(c: Ctx, m: Mask) -> Any:
             v = None
@@ -216,3 +218,11 @@ class Operators(CodeGenState):
                 v = f(c, m)
             return v
         return comma
+
+
+#: The operator nodes this part compiles, each to its handler (``CodeGen`` joins the parts' tables and binds
+#: them to its parts; the joined table is checked complete when the package is imported).
+EXPRESSION_HANDLERS: dict[type[ast.Expr], Callable[[Operators, Any], Fn]] = {
+    ast.Unary: Operators.x_Unary, ast.Postfix: Operators.x_Postfix, ast.Binary: Operators.x_Binary,
+    ast.Assign: Operators.x_Assign, ast.Ternary: Operators.x_Ternary, ast.Comma: Operators.x_Comma,
+}

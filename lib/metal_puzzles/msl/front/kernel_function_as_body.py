@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..abi.signature import METAL_ATTRIBUTES
 from ..lang.errors import CompileError
+from ..lang.kernel_parameters import METAL_ATTRIBUTES
 from . import ast
 from .lexer import ID, Token
 from .parser import Parser

@@ -2,7 +2,7 @@
 verb word it, the fix its reports give whatever the cause, and how diagrams mark it.
 
 ``FINDING_KINDS`` has one entry per ``FindingKind``; a new kind is added here (and reported
-where it happens, see findings.py), and ``tests/test_finding_kinds.py`` fails while any kind
+where it happens, see finding.py), and ``tests/test_finding_kinds.py`` fails while any kind
 lacks its entry. The marks are plain data (which element is ringed, how its threads are
 marked): ``marks.py`` and ``draw.py`` read them, and the simulator imports no drawing.
 """
@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..lang.pycompat import StrEnum
-from .findings import Finding, FindingKind, RaceKind
-from .lanes import SIMD_WIDTH
+from ...compat import StrEnum
+from ..thread_grid import SIMD_WIDTH
+from .finding import Finding, FindingKind, RaceKind
 
 
 class ElementMark(StrEnum):
@@ -56,7 +56,7 @@ class KindEntry:
     #: What the kernel would do, after 'it would' in a verdict ('write out[4] from two threads').
     verb: Callable[[Finding], str]
     #: The advice every report of this kind ends with, or None where the report's advice depends
-    #: on the cause or on who reads it and comes from ``hints.py`` (races, uninitialised reads...).
+    #: on the cause or on who reads it and comes from ``advice.py`` (races, uninitialised reads...).
     fix: str | None
     element: ElementMark
     threads: ThreadMark
@@ -105,7 +105,7 @@ FINDING_KINDS: dict[FindingKind, KindEntry] = {e.kind: e for e in (
         FindingKind.OUT_OF_BOUNDS,
         summary=lambda f, w: f"out of bounds: {w.who} {w.access} {_element(f)}{_at(f)}",
         verb=lambda f: f"access {_element(f)}, out of bounds",
-        fix=None,  # a wrapped unsigned index, a loop bound: hints.py explains the index
+        fix=None,  # a wrapped unsigned index, a loop bound: advice.py explains the index
         element=ElementMark.GHOST, threads=ThreadMark.RINGED_ALL, counts_others=True),
     KindEntry(
         FindingKind.MISALIGNED,
@@ -119,13 +119,13 @@ FINDING_KINDS: dict[FindingKind, KindEntry] = {e.kind: e for e in (
         summary=_race_summary,
         verb=lambda f: (f"write {_element(f)} from two threads" if f.race == RaceKind.WRITE_AFTER_WRITE
                         else f"race on {_element(f)}"),
-        fix=None,  # where the barrier goes, atomics by host API and reader: hints.py
+        fix=None,  # where the barrier goes, atomics by host API and reader: advice.py
         element=ElementMark.RING, threads=ThreadMark.RINGED),
     KindEntry(
         FindingKind.BARRIER_DIVERGENCE,
         summary=_barrier_summary,
         verb=lambda f: "let some threads of a threadgroup skip a barrier",
-        fix=None,  # a branch or a loop whose iterations differ by thread: hints.barrier_divergence_fix
+        fix=None,  # a branch or a loop whose iterations differ by thread: advice.barrier_divergence_fix
         element=ElementMark.RING, threads=ThreadMark.STRUCK),
     KindEntry(
         FindingKind.SIMDGROUP_DIVERGENCE,
@@ -138,7 +138,7 @@ FINDING_KINDS: dict[FindingKind, KindEntry] = {e.kind: e for e in (
         FindingKind.UNINITIALIZED_READ,
         summary=lambda f, w: f"uninitialised read: {w.who} reads {_element(f)}{_at(f)} before any thread wrote it",
         verb=lambda f: f"read {_element(f)} before any thread wrote it",
-        fix=None,  # by where the memory lives and who launches: hints.uninitialized_fix
+        fix=None,  # by where the memory lives and who launches: advice.uninitialized_fix
         element=ElementMark.RING, threads=ThreadMark.RINGED, counts_others=True),
     KindEntry(
         FindingKind.UNWRITTEN_OUTPUT,
@@ -158,7 +158,7 @@ FINDING_KINDS: dict[FindingKind, KindEntry] = {e.kind: e for e in (
         summary=lambda f, w: f"{w.who} never leaves the loop{_at(f)}" if w.located else
         f"the kernel did not finish{_at(f)}",
         verb=lambda f: "not finish",
-        fix=None,  # by who reads it: hints.step_budget_advice
+        fix=None,  # by who reads it: advice.step_budget_advice
         element=ElementMark.RING, threads=ThreadMark.RINGED),
 )}
 

@@ -9,10 +9,10 @@ from typing import Any, cast
 
 import numpy as np
 
+from ...findings.finding import FindingKind
 from ...front import ast
 from ...lang.errors import KernelRuntimeError, Pos
 from ...lang.types import AddressSpace, Type, VectorType, size_of, storage_scalar
-from ..findings import FindingKind
 from ..memory import Memory, Ptr, View, view_of
 from ..runtime import Ctx
 from .masks import Mask, mark_init, merge

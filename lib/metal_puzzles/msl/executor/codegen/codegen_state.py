@@ -1,31 +1,35 @@
 """What every part of the code generator shares: the variant being compiled (plain or
-instrumented for the cost model), the work counted for the step budget, and the compiled bodies
-of header functions. The parts (expressions, places, operators, calls, declarations, statements)
-are mixins of ``CodeGen`` that call each other through ``self``."""
+instrumented for the cost model), the work counted for the step budget, the compiled bodies of
+header functions, each node's handler bound to the part that compiles it, and the parts
+themselves, each under the interface it offers the others (``interfaces.py``). A part
+(expressions, places, operators, calls, declarations, statements) is a ``CodeGenPart``: it
+reaches the shared state and the other parts through ``self.gen``."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import Any, ClassVar
+from collections.abc import Callable
+from typing import Any
 
+from ...counting.op_kinds import OpKind, binary_kind, elem_of
 from ...front import ast
-from ...front.ast import BinaryOp, UnaryOp
-from ...front.symbols import FuncInstance, Var
+from ...front.ast import BinaryOp
+from ...front.symbols import Var
 from ...lang.errors import Pos
 from ...lang.types import Type
 from ..memory import Memory
-from ..op_kinds import OpKind, binary_kind, elem_of
 from ..runtime import Ctx
 from .arithmetic import constant_int
+from .interfaces import (
+    CallsApi,
+    Compiled,
+    DeclarationsApi,
+    ExpressionsApi,
+    Fn,
+    OperatorsApi,
+    PlacesApi,
+    StatementsApi,
+)
 from .masks import Mask
-
-#: A compiled expression or statement: ``f(ctx, mask)`` runs it for the lanes of the mask and
-#: gives its value (None for a statement).
-Fn = Callable[[Ctx, Mask], Any]
-
-#: A compiled statement (None when nothing runs) and whether it may jump (break, continue,
-#: return), so that the block around it drops the lanes that left.
-Compiled = tuple[Fn | None, bool]
 
 #: Units of work one step pays for. A statement (or a loop's own condition and increment) costs
 #: one step per this many units, at least one: a long expression in a loop is as much work as many
@@ -55,12 +59,15 @@ def slot_of(sym: Var) -> int:
 
 
 class CodeGenState:
-    """The code generator's state, and the entry points its parts call each other by."""
+    """What the code generator's parts share while compiling one variant of a kernel, and the
+    parts themselves, each under the interface it offers the others (``CodeGen`` makes them)."""
 
-    #: The handler of each expression and statement node (``CodeGen`` in __init__.py declares
-    #: them, checked complete when the package is imported: ``front.dispatch``).
-    expression_handlers: ClassVar[Mapping[type[ast.Expr], Callable[[Any, Any], Fn]]]
-    statement_handlers: ClassVar[Mapping[type[ast.Stmt], Callable[[Any, Any], Compiled]]]
+    exprs: ExpressionsApi
+    places: PlacesApi
+    operators: OperatorsApi
+    calls: CallsApi
+    decls: DeclarationsApi
+    stmts: StatementsApi
 
     def __init__(self, *, cost: bool = False) -> None:
         self.const_memories: dict[int, Memory] = {}
@@ -69,6 +76,10 @@ class CodeGenState:
         # Header-function bodies of this variant, compiled when a call to them is (each variant
         # compiles its own).
         self.bodies: dict[int, Any] = {}
+        # Each node class's handler, bound to the part that compiles it (``CodeGen`` binds the
+        # tables of __init__.py, checked complete when the package is imported).
+        self.expression_dispatch: dict[type[ast.Expr], Callable[[Any], Fn]] = {}
+        self.statement_dispatch: dict[type[ast.Stmt], Callable[[Any], Compiled]] = {}
 
     def step_cost(self) -> int:
         """Steps the statement (or loop test) just compiled pays each time it runs."""
@@ -92,24 +103,11 @@ class CodeGenState:
             return fn
         return self.counted(fn, binary_kind(op, ty, constant_int(right)), elem_of(ty)[1], pos)
 
-    # The parts' entry points, defined by the mixins (expressions, places, calls, statements).
-    def expr(self, e: ast.Expr) -> Fn:
-        raise NotImplementedError
 
-    def lvalue(self, e: ast.Expr) -> Fn:
-        raise NotImplementedError
+class CodeGenPart:
+    """One part of the code generator (expressions, places, operators, calls, declarations,
+    statements): it reaches the shared state, and the other parts through their interfaces, by
+    ``self.gen``, as the checker's parts reach theirs by ``self.chk``."""
 
-    def stmt(self, s: ast.Stmt) -> Compiled:
-        raise NotImplementedError
-
-    def call_function(self, e: ast.Call, inst: FuncInstance) -> Fn:
-        raise NotImplementedError
-
-    def address(self, e: ast.Index) -> Fn:
-        raise NotImplementedError
-
-    def column_loc(self, e: ast.Index) -> Fn:
-        raise NotImplementedError
-
-    def incdec(self, target: ast.Expr, op: UnaryOp, prefix: bool, pos: Pos) -> Fn:
-        raise NotImplementedError
+    def __init__(self, gen: CodeGenState) -> None:
+        self.gen = gen

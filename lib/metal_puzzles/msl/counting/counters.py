@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..lang.pycompat import StrEnum
+from ...compat import StrEnum
 from ..lang.types import AddressSpace
 from .access_kind import AccessKind
 

@@ -5,18 +5,21 @@ leaves the mask until its loop or function ends."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import cast
+from typing import Any, cast
 
 import numpy as np
 
 from ...front import ast
+from ...front.parser import AliasStmt
 from ...lang.errors import CompileError
-from ...lang.values import type_ndim
+from ...lang.lane_values import type_ndim
 from ..runtime import Ctx, LoopState
+from .codegen_state import CodeGenPart, in_order
+from .interfaces import Compiled, Fn
 from .locations import merged_location
 from .masks import Mask, and_mask, andnot_mask, merge, with_lanes
-from .state import CodeGenState, Compiled, Fn, in_order
 
 
 @dataclass(frozen=True)
@@ -26,16 +29,16 @@ class _CaseLabel:
     value: int | None
 
 
-class Statements(CodeGenState):
+class Statements(CodeGenPart):
     def stmt(self, s: ast.Stmt) -> Compiled:
-        handler = self.statement_handlers[type(s)]
+        handler = self.gen.statement_dispatch[type(s)]
         # Count this statement's own work; nested statements count theirs.
-        outer_work, self.work = self.work, 0
+        outer_work, self.gen.work = self.gen.work, 0
         try:
-            f, jumps = handler(self, s)
-            cost = self.step_cost()
+            f, jumps = handler(s)
+            cost = self.gen.step_cost()
         finally:
-            self.work = outer_work
+            self.gen.work = outer_work
         # Blocks are not steps of their own; loops record a step at every iteration themselves.
         if f is None or isinstance(s, ast.Block | ast.For | ast.While | ast.DoWhile):
             return f, jumps
@@ -58,7 +61,7 @@ class Statements(CodeGenState):
                 c.stepper.before(c, pos, m)
             c.cost.statement(pos, m)  # which lanes of each SIMD-group execute it
             f(c, m)
-        return (stepped_costed if self.cost else stepped), jumps
+        return (stepped_costed if self.gen.cost else stepped), jumps
 
     def s_Block(self, s: ast.Block) -> Compiled:
         parts = [(f, j) for f, j in (self.stmt(x) for x in s.stmts) if f is not None]
@@ -89,11 +92,11 @@ class Statements(CodeGenState):
         return None, False
 
     def s_ExprStmt(self, s: ast.ExprStmt) -> Compiled:
-        f = self.expr(s.expr)
+        f = self.gen.exprs.expr(s.expr)
         return (lambda c, m: f(c, m)), False
 
     def s_If(self, s: ast.If) -> Compiled:
-        cond = self.expr(s.cond)
+        cond = self.gen.exprs.expr(s.cond)
         then, j1 = self.stmt(s.then)
         other, j2 = self.stmt(s.other) if s.other is not None else (None, False)
         then = then or (lambda c, m: None)
@@ -120,8 +123,8 @@ class Statements(CodeGenState):
     def _loop(self, s: ast.For | ast.While | ast.DoWhile, init: Fn | None, cond: Fn | None, step: Fn | None,
               body: Fn | None, test_first: bool = True) -> Fn:
         pos = s.pos
-        cost = self.step_cost()  # the loop's own condition and increment, paid every iteration
-        costed = self.cost  # the instrumented variant counts every iteration as a statement
+        cost = self.gen.step_cost()  # the loop's own condition and increment, paid every iteration
+        costed = self.gen.cost  # the instrumented variant counts every iteration as a statement
 
         def run_loop(c: Ctx, m: Mask) -> None:
             if init is not None:
@@ -169,19 +172,19 @@ class Statements(CodeGenState):
 
     def s_For(self, s: ast.For) -> Compiled:
         # The initializer is shown as part of the loop's own step, not as a step of its own.
-        init = self.statement_handlers[type(s.init)](self, s.init)[0] if s.init is not None else None
-        cond = self.expr(s.cond) if s.cond is not None else None
-        step = self.expr(s.step) if s.step is not None else None
+        init = self.gen.statement_dispatch[type(s.init)](s.init)[0] if s.init is not None else None
+        cond = self.gen.exprs.expr(s.cond) if s.cond is not None else None
+        step = self.gen.exprs.expr(s.step) if s.step is not None else None
         body, _ = self.stmt(s.body)
         return self._loop(s, init, cond, step, body), _has_return(s.body)
 
     def s_While(self, s: ast.While) -> Compiled:
         body, _ = self.stmt(s.body)
-        return self._loop(s, None, self.expr(s.cond), None, body), _has_return(s.body)
+        return self._loop(s, None, self.gen.exprs.expr(s.cond), None, body), _has_return(s.body)
 
     def s_DoWhile(self, s: ast.DoWhile) -> Compiled:
         body, _ = self.stmt(s.body)
-        return self._loop(s, None, self.expr(s.cond), None, body, test_first=False), _has_return(s.body)
+        return self._loop(s, None, self.gen.exprs.expr(s.cond), None, body, test_first=False), _has_return(s.body)
 
     def s_Break(self, s: ast.Break) -> Compiled:
         def brk(c: Ctx, m: Mask) -> None:
@@ -205,7 +208,7 @@ class Statements(CodeGenState):
     def s_Return(self, s: ast.Return) -> Compiled:
         if s.by_reference:
             return self._return_reference(s), True
-        val = self.expr(s.value) if s.value is not None else None
+        val = self.gen.exprs.expr(s.value) if s.value is not None else None
         vec = type_ndim(s.value.ty) if s.value is not None else 0
 
         def ret(c: Ctx, m: Mask) -> None:
@@ -221,7 +224,7 @@ class Statements(CodeGenState):
         """A function returning a reference returns a location; lanes returning at different
         statements must designate elements of one memory object (their offsets are merged)."""
         assert s.value is not None  # a reference is returned by 'return object;'
-        loc = self.lvalue(s.value)
+        loc = self.gen.places.lvalue(s.value)
         pos = s.pos
 
         def ret(c: Ctx, m: Mask) -> None:
@@ -235,7 +238,7 @@ class Statements(CodeGenState):
         return ret
 
     def s_Switch(self, s: ast.Switch) -> Compiled:
-        value = self.expr(s.value)
+        value = self.gen.exprs.expr(s.value)
         items: list[_CaseLabel | Fn] = []
         case_values = []
         for st in s.body.stmts:
@@ -277,6 +280,18 @@ class Statements(CodeGenState):
 
     def s_Case(self, s: ast.Case) -> Compiled:  # pragma: no cover - handled by s_Switch
         raise CompileError("'case' outside of a switch", s.pos)
+
+#: The statements this part compiles, each to its handler (``CodeGen`` joins the parts' tables and binds
+#: them to its parts; the joined table is checked complete when the package is imported).
+STATEMENT_HANDLERS: dict[type[ast.Stmt], Callable[[Statements, Any], Compiled]] = {
+    ast.Block: Statements.s_Block, ast.Empty: Statements.s_Empty, ast.UsingNamespace: Statements.s_UsingNamespace,
+    ast.StaticAssert: Statements.s_StaticAssert, AliasStmt: Statements.s_AliasStmt,
+    ast.ExprStmt: Statements.s_ExprStmt, ast.If: Statements.s_If, ast.For: Statements.s_For,
+    ast.While: Statements.s_While, ast.DoWhile: Statements.s_DoWhile, ast.Break: Statements.s_Break,
+    ast.Continue: Statements.s_Continue, ast.Return: Statements.s_Return, ast.Switch: Statements.s_Switch,
+    ast.Case: Statements.s_Case,
+}
+
 
 
 def _has_return(s: ast.Stmt) -> bool:

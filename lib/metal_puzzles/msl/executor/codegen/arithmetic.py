@@ -9,14 +9,14 @@ from typing import Any, cast
 
 import numpy as np
 
+from ...findings.finding import FindingKind
+from ...findings.registry import kind_entry
 from ...front import ast
 from ...front.ast import BinaryOp
 from ...front.symbols import VarKind
 from ...lang.errors import Pos
+from ...lang.lane_values import c_divmod, round_bfloat
 from ...lang.types import BFLOAT, BOOL, ScalarType, Type, VectorType
-from ...lang.values import c_divmod, round_bfloat
-from ..finding_kinds import kind_entry
-from ..findings import FindingKind
 from ..runtime import Ctx
 from .masks import Mask
 

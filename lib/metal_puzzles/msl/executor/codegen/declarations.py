@@ -4,23 +4,25 @@ thread-private memory (arrays, and locals whose address is taken)."""
 
 from __future__ import annotations
 
-from typing import cast
+from collections.abc import Callable
+from typing import Any, cast
 
 import numpy as np
 
 from ...front import ast
 from ...front.symbols import Var, VarKind
+from ...lang.lane_values import type_ndim, zero
 from ...lang.types import AddressSpace, ArrayType, PointerType
-from ...lang.values import type_ndim, zero
 from ..memory import Ptr, span_view, view_of
 from ..runtime import Ctx
+from .codegen_state import CodeGenPart, in_order, slot_of
 from .initializers import flatten_init, init_offsets
+from .interfaces import Compiled, Fn
 from .locations import thread_memory
 from .masks import Mask, mark_init, merge
-from .state import CodeGenState, Compiled, Fn, in_order, slot_of
 
 
-class Declarations(CodeGenState):
+class Declarations(CodeGenPart):
     def s_Decl(self, s: ast.Decl) -> Compiled:
         fns = []
         for d in s.declarators:
@@ -72,7 +74,7 @@ class Declarations(CodeGenState):
         k = slot_of(sym)
         vec = type_ndim(sym.ty)
         ty = sym.ty
-        init = self.expr(value)
+        init = self.gen.exprs.expr(value)
 
         def declare_init(c: Ctx, m: Mask) -> None:
             v = init(c, m)
@@ -93,7 +95,7 @@ class Declarations(CodeGenState):
 
     def _ref_decl(self, d: ast.Declarator, sym: Var) -> Fn:
         assert d.init is not None  # the checker requires a reference's initializer
-        lv = self.lvalue(d.init)
+        lv = self.gen.places.lvalue(d.init)
         k = slot_of(sym)
 
         def bind(c: Ctx, m: Mask) -> None:
@@ -104,8 +106,8 @@ class Declarations(CodeGenState):
         """A local whose address is taken: it lives in a one-element thread-private memory."""
         k = slot_of(sym)
         ty = sym.ty
-        init = self.expr(d.init) if d.init is not None else None
-        construct = self.expr(d.construct) if d.construct is not None else None
+        init = self.gen.exprs.expr(d.init) if d.init is not None else None
+        construct = self.gen.exprs.expr(d.construct) if d.construct is not None else None
         view = view_of(ty)
         name, pos = sym.name, d.pos
 
@@ -124,9 +126,9 @@ class Declarations(CodeGenState):
         whole = span_view(ty)
         init_list = cast(ast.InitList, d.init)  # an aggregate's initializer, if any, is a list
         init_items = flatten_init(init_list) if d.init is not None else None
-        init_fns = [self.expr(x) for x in init_items] if init_items else []
+        init_fns = [self.gen.exprs.expr(x) for x in init_items] if init_items else []
         if d.init is not None:  # every run zero-fills the whole array
-            self.work += whole.width
+            self.gen.work += whole.width
         offsets = init_offsets(init_list, cast(ArrayType, sym.ty)) if d.init is not None else []
         item_views = [view_of(x.ty) for x in init_items] if init_items else []
         name = sym.name
@@ -141,3 +143,10 @@ class Declarations(CodeGenState):
                 for off, f, view in zip(offsets, init_fns, item_views, strict=True):
                     c.store(p.mem, np.int64(off), f(c, m), m, view, pos)
         return declare_array
+
+
+#: The declaration statements this part compiles, each to its handler (``CodeGen`` joins the parts' tables and binds
+#: them to its parts; the joined table is checked complete when the package is imported).
+STATEMENT_HANDLERS: dict[type[ast.Stmt], Callable[[Declarations, Any], Compiled]] = {
+    ast.Decl: Declarations.s_Decl, ast.LocalTypeDef: Declarations.s_LocalTypeDef,
+}

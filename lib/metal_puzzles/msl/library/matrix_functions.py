@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..counting.op_kinds import BuiltinCost
+from ..executor.codegen.codegen_state import CodeGenState
+from ..executor.codegen.interfaces import Fn
 from ..front import ast
-from ..front.checker.state import CheckerState
+from ..front.checker.checker_state import CheckerState
 from ..lang.errors import CompileError
 from ..lang.types import MatrixType, Type, matrix
-from ..run.codegen.state import CodeGenState, Fn
-from ..run.op_kinds import BuiltinCost
 from .base import Builtin, TemplateArgs, nargs, register
 
 
