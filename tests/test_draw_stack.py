@@ -31,7 +31,7 @@ def test_blocks_too_wide_side_by_side_stack_one_under_another():
 
 
 def test_blocks_that_fit_side_by_side_stay_side_by_side():
-    # V.9's cache (2, 1, 2, 8, 8): four blocks of 8 columns, 1,130 px side by side at 34 px.
+    # V.7's cache (2, 1, 2, 8, 8): four blocks of 8 columns, 1,130 px side by side at 34 px.
     for shape in ((2, 3, 4), (2, 1, 2, 8, 8)):
         v = make_view(("in", "x"), "x", f"input {shape}", shape, np.arange(np.prod(shape)), {})
         v.narrow(MAX_SECTION_W)

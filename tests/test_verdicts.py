@@ -351,7 +351,7 @@ def test_show_and_check_give_one_simd_efficiency(capsys):
 
 
 def test_simdgroup_matmul_reads_advice_fits_the_puzzle():
-    from metal_puzzles.puzzles.r07_simdgroup_matmul import LANE_BY_LANE
+    from metal_puzzles.puzzles.part3.simdgroup_matmul import LANE_BY_LANE
     result = check_source(get_puzzle("simdgroup_matmul"), LANE_BY_LANE)
     (sentence,) = result.over_budget
     assert "later pass" not in sentence

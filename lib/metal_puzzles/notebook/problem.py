@@ -49,8 +49,8 @@ from ..msl import Counter, Finding, RunResult
 from ..msl.observe.cost import CostFigures, CostProfile
 from ..msl.shader_program import declares_kernels
 from ..puzzles import find_grad_puzzle, find_puzzle
-from ..puzzles.decode_step import DecodeKernels
-from ..puzzles.t08_decode_step import PUZZLE as DECODE_STEP
+from ..puzzles.composition.decode_model import DecodeKernels
+from ..puzzles.part5.decode_step import PUZZLE as DECODE_STEP
 from .session import record as record_progress
 from .tables import Table, show_table
 from .tables import row as table_row
