@@ -217,7 +217,7 @@ def test_a_packed_word_is_shown_in_hex_in_diagrams_messages_and_verdicts():
     from metal_puzzles.msl.front.symbols import VarKind
     Word.kind = VarKind.LOCAL
     assert lane_values([Word], [np.array([first, 3], dtype=np.uint32)], 0, 2) == "word = 0x52fc9630"
-    from metal_puzzles.explorer.model import _fmt as explorer_value
+    from metal_puzzles.explorer.run_model import _fmt as explorer_value
     assert explorer_value(first) == "0x52fc9630" and explorer_value(np.uint32(3)) == "3"
     spec = np.array([float(first), 3.0])
     yours = np.array([first + 1, 3], dtype=np.uint32)

@@ -159,7 +159,7 @@ def test_fixes_that_hide_the_bug_fail(pid):
 def test_the_explorer_leads_to_the_planted_finding(pid):
     """The method the text teaches works on the template: the explorer lists the planted finding,
     and a click on it goes to a thread of the launch at the finding's line."""
-    from metal_puzzles.explorer.model import ExplorerModel
+    from metal_puzzles.explorer.run_model import ExplorerModel
 
     p = get_puzzle(pid)
     model = ExplorerModel(run_case(p.kernel(p.template), p.visible, p.launch_options, trace=True, steps=True))
@@ -185,7 +185,7 @@ def test_the_explorer_leads_to_the_planted_finding(pid):
 
 def test_the_seed_sweep_catches_the_buggy_template_on_every_seed():
     # (The reference solutions' own sweep is tests/test_fairness.py's, for every puzzle of the book.)
-    from metal_puzzles.checking.fairness import sweep
+    from support.fairness import sweep
 
     for p in DEBUG_PUZZLES:
         assert sweep(p, p.template, range(3)).failed_seeds == [0, 1, 2], p.id

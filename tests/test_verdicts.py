@@ -419,7 +419,7 @@ def test_check_prints_at_the_terminals_width_and_shows_a_page_its_paragraphs(mon
     import io
 
     import metal_puzzles.notebook.problem as problem_module
-    from metal_puzzles.checking.witness import METADATA_KEY
+    from metal_puzzles.checking.witness_record import METADATA_KEY
     from metal_puzzles.checking.wording import terminal_width
 
     class Terminal(io.StringIO):

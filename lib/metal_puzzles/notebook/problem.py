@@ -36,7 +36,7 @@ from ..checking import (
     run_one,
 )
 from ..checking.launch import KernelLike
-from ..checking.witness import METADATA_KEY, witness_record
+from ..checking.witness_record import METADATA_KEY, witness_record
 from ..checking.wording import plural, report_html, terminal_width, wrap
 from ..diagrams.access_map import ColourBy, draw_access_map
 from ..diagrams.draw import RunDiagram, draw_run
@@ -329,7 +329,7 @@ class MetalProblem:
 
     def _show_verdict(self, result: CheckResult) -> None:
         """Print the verdict, wrapped to the terminal; in Jupyter, show it with the witness of the
-        kernel it checked (``checking/witness.py``), which the grader compares with what it reads."""
+        kernel it checked (``checking/witness_record.py``), which the grader compares with what it reads."""
         record = self._witness() if _shows_rich_output() else None
         if record is None:
             print(result.report(terminal_width()))

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from .values import UNBOUND, KernelBuild, Unknown, same_value
+from .known_values import UNBOUND, KernelBuild, Unknown, same_value
 
 
 @dataclass

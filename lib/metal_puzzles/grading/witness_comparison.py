@@ -1,5 +1,5 @@
 """Reading the witnesses ``check()`` left in a notebook's outputs, and comparing each with the
-kernel the grader read (``checking/witness.py`` writes them).
+kernel the grader read (``checking/witness_record.py`` writes them).
 
 A witness is untrusted data like the rest of the notebook: every field is type-checked, and a
 malformed one is ignored. It never changes a grade; where it differs from what the grader read,
@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import TypeGuard
 
-from ..checking.witness import MAX_LINES, METADATA_KEY, kernel_digest, line_digests
+from ..checking.witness_record import MAX_LINES, METADATA_KEY, kernel_digest, line_digests
 
 _HEX = re.compile(r"[0-9a-f]{1,64}")
 

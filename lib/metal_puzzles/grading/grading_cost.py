@@ -9,7 +9,7 @@ import json
 from collections import defaultdict
 from dataclasses import asdict, dataclass, field
 
-from .runner import TaskOutcome
+from .task_backend import TaskOutcome
 from .tasks import ReadTask
 
 COST_NAME = "cost.json"

@@ -12,7 +12,7 @@ from ..msl import RunResult
 from ..msl.lang.types import AddressSpace
 from ..msl.observe.trace import ElementAccess
 from ..msl.run.access_kind import AccessKind
-from .model import Arrow
+from .scene import Arrow
 from .style import MUTED
 
 

@@ -1,5 +1,7 @@
 """Sweeping kernels over hidden-test seeds: is a puzzle's comparison fair to every correct kernel,
-and still strict with wrong ones? Used by the fairness tests and ``benchmarks/bench_seed_sweep.py``."""
+and still strict with wrong ones? Used by the fairness tests and ``benchmarks/bench_seed_sweep.py``:
+test infrastructure, not part of the package (both have tests/ on their path and import it as
+``support.fairness``)."""
 
 from __future__ import annotations
 
@@ -8,8 +10,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .puzzle import Puzzle
-from .run import check_source
+from metal_puzzles.checking import Puzzle, check_source
 
 
 @dataclass

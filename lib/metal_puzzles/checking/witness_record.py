@@ -2,7 +2,7 @@
 
 ``MetalProblem.check()`` in Jupyter shows its verdict with this record in the output's metadata;
 the grader compares it with the digest of the kernel it read from the notebook's code
-(``grading/witness.py``). Outputs can be forged, so the witness never changes a grade: it shows a
+(``grading/witness_comparison.py``). Outputs can be forged, so the witness never changes a grade: it shows a
 gap between what the grader read and what the notebook last ran.
 """
 
