@@ -73,6 +73,13 @@ def test_every_listed_id_and_number_names_its_puzzle_in_any_case(p) -> None:
         assert find_puzzle(name) == p.id, name
 
 
+def test_part_v_numbers_name_the_puzzles_in_reading_order() -> None:
+    """Part V is numbered as it is read: V.7 and V.8 are the KV-cache append and sampling (they were
+    V.9 and V.10, read before the radix pass V.7 and the decode step V.8, now V.11 and V.12)."""
+    assert [find_puzzle(n) for n in ("v.7", "V.8", "v.11", "V.12")] == \
+        ["kv_cache_append", "sampling", "radix_pass", "decode_step"]
+
+
 @pytest.mark.parametrize("name, said", [
     ("mapp", "(did you mean 'map'?)"),
     ("MAPP", "(did you mean 'map'?)"),
