@@ -43,7 +43,7 @@ def test_part_three_follows_part_two_and_part_four_follows_it():
     assert [p.number for p in part_iii] == [f"III.{k}" for k in range(1, 8)]
     assert len({p.id for p in PUZZLES}) == len(PUZZLES)
     for p in part_iii:
-        assert part_of(p) is part3.PART_III and part_of(p).number == 4 and find_puzzle(p.title) is p
+        assert part_of(p) is part3.PART_III and part_of(p).number == 5 and find_puzzle(p.title) is p
         entry = entry_of(p)
         assert entry.setup and entry.solution_path().is_file() and entry.kernel_function == f"{p.id}_test"
 
