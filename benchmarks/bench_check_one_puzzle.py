@@ -6,7 +6,7 @@
 Three notebooks are timed, each with ``check --puzzle map`` run as the learner runs it (a process
 of its own, start-up included): one with Map's solution alone; one with Map's solution and Part
 V's five kernels, their reference solutions, each made slow by a loop of ``--loop`` iterations
-that changes nothing (the decode step, V.8, launches them hundreds of times); and, for scale, that
+that changes nothing (the decode step, V.12, launches them hundreds of times); and, for scale, that
 second notebook checked whole. The script prints seconds and never judges them.
 """
 

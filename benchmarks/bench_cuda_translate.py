@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
 from cuda_translation.corpus import batch_unit  # noqa: E402
-from metal_puzzles.checking.run import launched_case  # noqa: E402
+from metal_puzzles.checking.case_runner import launched_case  # noqa: E402
 from metal_puzzles.checking.wired import WiredPuzzle  # noqa: E402
 from metal_puzzles.host.kernel import dtype_name, to_numpy  # noqa: E402
 from metal_puzzles.msl.abi.signature import InputDesc  # noqa: E402

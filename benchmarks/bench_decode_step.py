@@ -3,7 +3,7 @@
 
 Run: python benchmarks/bench_decode_step.py [--repeat 2]
 
-Pins the process to one CPU (where the OS allows it) and checks V.8 with the reference kernels, as
+Pins the process to one CPU (where the OS allows it) and checks V.12 with the reference kernels, as
 ``check()`` and the grader do: every prompt decoded on the kernels (each stage compared with its
 puzzle's spec within that puzzle's error model) and with MLX operations. Prints, per check, the
 wall and CPU seconds: the first check compiles the five kernels; later ones find them compiled.
@@ -17,7 +17,7 @@ import argparse
 import os
 import time
 
-from metal_puzzles.puzzles.decode_step import (
+from metal_puzzles.puzzles.composition.decode_model import (
     PROMPTS,
     WINDOW,
     DecodeKernels,
@@ -26,7 +26,7 @@ from metal_puzzles.puzzles.decode_step import (
     _decode,
     decode_with_mlx,
 )
-from metal_puzzles.puzzles.t08_decode_step import MODEL_SEED, PUZZLE
+from metal_puzzles.puzzles.part5.decode_step import MODEL_SEED, PUZZLE
 
 
 def _pin_to_one_core() -> str:
@@ -63,7 +63,7 @@ def main() -> int:
     args = ap.parse_args()
     decoded = sum(p.decoded for p in PROMPTS)
     prefilled = sum(p.prefilled for p in PROMPTS)
-    print(f"V.8 check, {len(PROMPTS)} prompts ({decoded} tokens decoded on the kernels, {prefilled} prefilled, "
+    print(f"V.12 check, {len(PROMPTS)} prompts ({decoded} tokens decoded on the kernels, {prefilled} prefilled, "
           f"the longest {max(len(p.tokens) for p in PROMPTS)}, attention over at most {WINDOW}), {_pin_to_one_core()}")
     kernels = DecodeKernels.reference()
     for n in range(1 + args.repeat):

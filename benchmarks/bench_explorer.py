@@ -33,7 +33,7 @@ import warnings
 from collections.abc import Callable
 
 from metal_puzzles.checking import run_case
-from metal_puzzles.explorer.model import ExplorerModel
+from metal_puzzles.explorer.run_model import ExplorerModel
 from metal_puzzles.puzzles import get_puzzle, solution_kernel, solution_source
 
 TARGET_MS = 100.0

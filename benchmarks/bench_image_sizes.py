@@ -41,14 +41,14 @@ with tempfile.TemporaryDirectory() as tmp:
 
 
 def committed_images(ref: str) -> dict[str, int]:
-    """Name -> bytes of every image in imgs/ at ``ref``."""
-    listing = subprocess.run(["git", "ls-tree", "-l", ref, "imgs/"], cwd=ROOT, capture_output=True, text=True,
+    """Path inside imgs/ -> bytes of every image in imgs/ at ``ref`` (its part folders included)."""
+    listing = subprocess.run(["git", "ls-tree", "-r", "-l", ref, "imgs/"], cwd=ROOT, capture_output=True, text=True,
                              check=True).stdout
     sizes = {}
     for line in listing.splitlines():
         meta, path = line.split("\t")
         if path.endswith(".svg"):
-            sizes[Path(path).name] = int(meta.split()[3])
+            sizes[path.removeprefix("imgs/")] = int(meta.split()[3])
     return sizes
 
 

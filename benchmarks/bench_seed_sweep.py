@@ -12,16 +12,20 @@ with --start, so a run is repeatable and two runs with different --start see dif
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-from metal_puzzles.checking import WiredPuzzle
-from metal_puzzles.checking.fairness import sweep
-from metal_puzzles.puzzles import PUZZLES, get_puzzle, solution_header, solution_source
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))  # the sweep is test infrastructure: tests/support/fairness.py
 
-VARIANTS = Path(__file__).resolve().parent.parent / "tests" / "fairness_variants"
+from metal_puzzles.checking import WiredPuzzle  # noqa: E402
+from metal_puzzles.puzzles import PUZZLES, get_puzzle, solution_header, solution_source  # noqa: E402
+from support.fairness import sweep  # noqa: E402
+
+VARIANTS = ROOT / "tests" / "fairness_variants"
 
 
 def main() -> int:

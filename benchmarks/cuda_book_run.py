@@ -40,7 +40,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "lib"))
 sys.path.insert(0, str(ROOT / "tests"))  # differential.cuda_launch: the oracle's compile
 
-from metal_puzzles.checking.run import buffer_layout, launched_case, run_case  # noqa: E402
+from metal_puzzles.checking.case_runner import buffer_layout, launched_case, run_case  # noqa: E402
 from metal_puzzles.checking.wired import WiredPuzzle  # noqa: E402
 from metal_puzzles.msl.cuda import CudaTranslation, launch_dims, translate_shader  # noqa: E402
 from metal_puzzles.msl.lang.kernel_parameters import ParamRole  # noqa: E402

@@ -124,7 +124,7 @@ def build_plan() -> dict[str, Any]:
     """Every lesson's kernels with the cost model's figures and the simulator's output on the
     puzzle's visible test."""
     from metal_puzzles.checking import run_case
-    from metal_puzzles.checking.run import launched_case
+    from metal_puzzles.checking.case_runner import launched_case
     from metal_puzzles.puzzles import get_puzzle
 
     lessons = []

@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT / "lib"))
 
 import mlx.core as mx  # noqa: E402
 
-from metal_puzzles.checking.run import launched_case, run_case  # noqa: E402
+from metal_puzzles.checking.case_runner import launched_case, run_case  # noqa: E402
 from metal_puzzles.checking.wired import WiredPuzzle  # noqa: E402
 from metal_puzzles.msl.shader_program import declares_kernels  # noqa: E402
 from metal_puzzles.puzzles import PUZZLES, solution_kernel  # noqa: E402

@@ -7,8 +7,8 @@ the real-GPU timing of the lessons (benchmarks/cuda_lessons.py).
 from __future__ import annotations
 
 from metal_puzzles.puzzles import get_puzzle, solution_source
-from metal_puzzles.puzzles.r03_simd_reduction import TREE
-from metal_puzzles.puzzles.r07_simdgroup_matmul import LANE_BY_LANE
+from metal_puzzles.puzzles.part3.block_sum import TREE
+from metal_puzzles.puzzles.part3.simdgroup_matmul import LANE_BY_LANE
 
 # ----------------------------------------------------------------------------- III.1, III.2
 #: The obvious transpose: coalesced reads, each lane's write a row of out apart.

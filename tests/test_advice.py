@@ -108,15 +108,15 @@ if (i < a_shape[0]) {
 }
 """
 
-SCATTER_ADD = solution("II_03_scatter_add.metal")
-MVMR_SHADER = solution("IV_01_mvmr_shader.metal")
+SCATTER_ADD = solution("part2/scatter_add.metal")
+MVMR_SHADER = solution("part4/mvmr_shader.metal")
 MVMR_ROW_FROM_GROUPS = edit(MVMR_SHADER, "uint row [[thread_position_in_grid]]) {",
                             "uint tg [[threadgroup_position_in_grid]],\n"
                             "                        uint tpt [[threads_per_threadgroup]],\n"
                             "                        uint lid [[thread_position_in_threadgroup]]) {\n"
                             "  uint row = tg * tpt + lid;")
 
-MATMUL = solution("14_matmul.metal")
+MATMUL = solution("part1/matmul_simple.metal")
 B_TILE_ROW = "    b_tile[local_row][local_col] = "
 # Every row of the threadgroup loads into b_tile's first row: threads of one column write one element.
 MATMUL_ONE_TILE_ROW = edit(MATMUL, B_TILE_ROW, "    b_tile[0][local_col] = ")
@@ -294,7 +294,7 @@ p.x = a[i];
 out[i] = p.x + p.y + 10;
 """
 
-SIMDGROUP_MATMUL = solution("III_07_simdgroup_matmul.metal")
+SIMDGROUP_MATMUL = solution("part3/simdgroup_matmul.metal")
 SIMDGROUP_STORE = "simdgroup_store(acc, c + row0 * n + col0, n);\n"
 
 SQUARES_SIZE_VARIABLE = edit(get_puzzle("detective_squares").template,
@@ -316,8 +316,8 @@ ROWS = [
              "    float v = 0;\n    if (local_i >= offset) {\n        v = cache[local_i - offset];\n    }\n"
              f"    {BARRIER}\n    if (local_i >= offset) {{\n        cache[local_i] += v;\n    }}\n")),
     Row("race between two lines", "detective_block_sum",
-        edit(solution("D_01_block_sum.metal"), f"shared[local_i] = a[i];\n{BARRIER}\n", "shared[local_i] = a[i];\n"),
-        f"add {BARRIER[:-1]} between the two accesses", solution("D_01_block_sum.metal")),
+        edit(solution("debugging/detective_block_sum.metal"), f"shared[local_i] = a[i];\n{BARRIER}\n", "shared[local_i] = a[i];\n"),
+        f"add {BARRIER[:-1]} between the two accesses", solution("debugging/detective_block_sum.metal")),
     Row("race between two statements of one line, in a branch", "threadgroup_memory", ONE_LINE,
         f"add {BARRIER[:-1]} between the write and the read of line 5 (outside any if, so that every thread of "
         "the threadgroup reaches it)",
@@ -334,10 +334,10 @@ ROWS = [
         "two accesses (line 7, then line 8; outside any if",
         edit(HILLIS_STEELE_UNROLLED, "tmp[b] += v1;\n", f"{BARRIER}\ntmp[b] += v1;\n")),
     Row("a barrier whose flags do not order threadgroup memory", "detective_block_sum",
-        edit(solution("D_01_block_sum.metal"), f"shared[local_i] = a[i];\n{BARRIER}",
+        edit(solution("debugging/detective_block_sum.metal"), f"shared[local_i] = a[i];\n{BARRIER}",
              "shared[local_i] = a[i];\nthreadgroup_barrier(mem_flags::mem_none);"),
         "use threadgroup_barrier(mem_flags::mem_threadgroup) between the two accesses",
-        solution("D_01_block_sum.metal")),
+        solution("debugging/detective_block_sum.metal")),
     Row("unsigned wrap-around in an index", "detective_blur", get_puzzle("detective_blur").template,
         "Test before subtracting (if (i >= 1))",
         edit(get_puzzle("detective_blur").template, "if (i - 1 >= 0) {", "if (i >= 1) {")),
@@ -383,22 +383,22 @@ ROWS = [
     Row("several threads of a threadgroup update one output element", "dot_product",
         "uint i = thread_position_in_grid.x;\nif (i < a_shape[0]) {\n    out[0] += a[i] * b[i];\n}\n",
         "combine the values in threadgroup memory and let one thread write the result",
-        solution("10_dot_product.metal")),
+        solution("part1/dot_product.metal")),
     Row("an uninitialised thread-private array", "map",
         "uint i = thread_position_in_grid.x;\nfloat x[2];\nx[1] = a[i];\nout[i] = x[0] + x[1] + 10;\n",
         "initialise the array, e.g. 'float x[4] = {0};'",
         "uint i = thread_position_in_grid.x;\nfloat x[2] = {0};\nx[1] = a[i];\nout[i] = x[0] + x[1] + 10;\n"),
     Row("an uninitialised local variable", "dot_product",
-        edit(solution("10_dot_product.metal"), "float total = 0.0f;", "float total;"),
+        edit(solution("part1/dot_product.metal"), "float total = 0.0f;", "float total;"),
         "initialise it where it is declared",
-        solution("10_dot_product.metal")),
+        solution("part1/dot_product.metal")),
     Row("an output read before any thread wrote it", "map", "uint i = thread_position_in_grid.x;\nout[i] += a[i] + 10;\n",
         "compute the value in a local variable or in threadgroup memory and write it once",
         "uint i = thread_position_in_grid.x;\nfloat v = a[i] + 10;\nout[i] = v;\n"),
     Row("a loop that never ends", "detective_block_sum",
-        edit(solution("D_01_block_sum.metal"), "s > 0;", "s >= 0;"),
+        edit(solution("debugging/detective_block_sum.metal"), "s > 0;", "s >= 0;"),
         "every loop must end for every thread: check each loop's condition and step",
-        solution("D_01_block_sum.metal")),
+        solution("debugging/detective_block_sum.metal")),
     Row("race across loop iterations, the next iteration's writes", "prefix_sum_simple", SCAN_IN_REGISTER,
         "line 9 ran in an earlier iteration of the loop and line 6 in the next one, with no barrier between: put a "
         f"{BARRIER[:-1]} at the end of the loop body, before the next iteration's writes",
@@ -422,7 +422,7 @@ ROWS = [
         "uint i = thread_position_in_grid.x;\nif (i < a_shape[0]) {\n    out[0] += a[i] * b[i];\n}\n",
         "combine the values in threadgroup memory and let one thread write the result (outputs start "
         "uninitialised in this puzzle, so atomic adds would add to garbage)",
-        solution("10_dot_product.metal")),
+        solution("part1/dot_product.metal")),
     Row("an atomic and a plain access to a threadgroup element", "dot_product", SHARED_ACCUMULATOR,
         f"an atomic and a plain access to one element race: put {BARRIER[:-1]} between them (line 5, then line 8; "
         "outside any if",
@@ -440,11 +440,11 @@ ROWS = [
         edit(ROW_SUM_ATOMIC, "threadgroup_barrier(mem_flags::mem_threadgroup);",
              "threadgroup_barrier(mem_flags::mem_device);")),
     Row("barrier divergence in a branch inside a loop every thread runs", "detective_block_sum",
-        edit(solution("D_01_block_sum.metal"), "        shared[local_i] += shared[local_i + s];\n    }\n",
+        edit(solution("debugging/detective_block_sum.metal"), "        shared[local_i] += shared[local_i + s];\n    }\n",
              f"        shared[local_i] += shared[local_i + s];\n        {BARRIER}\n    }}\n").replace(
             f"    // Every round reads what the previous round wrote: all threads wait here, in every round.\n    {BARRIER}\n",
             ""),
-        "move it out of the branch that only some threads enter", solution("D_01_block_sum.metal")),
+        "move it out of the branch that only some threads enter", solution("debugging/detective_block_sum.metal")),
     Row("barrier divergence in a loop whose rounds differ by thread", "prefix_sum_simple", SCAN_THREAD_ROUNDS,
         "the loop at line 6 runs more iterations in some threads than in others (its condition depends on the "
         "thread). Give every thread of the threadgroup the same iterations (a condition that does not depend on "
@@ -452,7 +452,7 @@ ROWS = [
         SCAN_SAME_ROUNDS),
     Row("threads past the end of the array", "guard", "uint i = thread_position_in_grid.x;\nout[i] = a[i] + 10;\n",
         "only threads whose index lies inside 'a' may access it: guard the access with its length (if (i < n))",
-        solution("03_guard.metal")),
+        solution("part1/guard.metal")),
     Row("a subscript past its dimension", "map", TWO_BY_TWO,
         "uses index 2 on a dimension of size 2 of 't' (element 4 of its 4): check the loop bounds of this subscript",
         edit(TWO_BY_TWO, "k <= 2", "k < 2")),

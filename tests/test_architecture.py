@@ -38,8 +38,8 @@ def test_contracts_are_kept(linter) -> None:
     ("grading/grade.py", "from ..notebook import book", "Package layers"),
     # One contract per package: its modules' own order (issue 31).
     ("notebook/session.py", "from .problem import MetalProblem", "Notebook face"),
-    ("explorer/model.py", "from .widgets import Explorer", "Explorer: widgets"),
-    ("explorer/model.py", "from ..checking import CheckResult", "Explorer model reads"),
+    ("explorer/run_model.py", "from .widgets import Explorer", "Explorer: widgets"),
+    ("explorer/run_model.py", "from ..checking import CheckResult", "Explorer model reads"),
     ("diagrams/marks.py", "from .draw import draw_run", "Diagrams"),
     ("host/arrays.py", "from .kernel import MetalKernel", "Host boundary"),
     ("msl/executor/runtime.py", "import mlx.core", "NumPy alone"),

@@ -1,7 +1,10 @@
 """What every kernel puzzle of the book shows the learner matches what it checks."""
 
 import dataclasses
+import importlib
+import pkgutil
 import re
+from pathlib import Path
 
 import mlx.core as mx
 import numpy as np
@@ -51,7 +54,7 @@ def test_every_entry_is_complete():
 
 def test_an_entry_without_its_notebook_setup_is_refused():
     with pytest.raises(ValueError, match="'map'.*notebook lines"):
-        Entry(get_puzzle("map"), setup=None, solution="01_map.metal")
+        Entry(get_puzzle("map"), setup=None)
 
 
 def test_a_puzzle_outside_the_catalogue_has_no_entry():
@@ -60,3 +63,50 @@ def test_a_puzzle_outside_the_catalogue_has_no_entry():
         entry_of(stray)
     with pytest.raises(KeyError, match="'map' is not in the catalogue"):
         part_of(stray)
+
+
+SOLUTIONS = Path(__file__).resolve().parents[1] / "solutions"
+
+
+def _number_key(number: str) -> tuple[int, str]:
+    """'V.2a' -> (2, 'a'): a puzzle's place within its part."""
+    n, letter = re.fullmatch(r"(?:[A-Z]+\.)?(\d+)([a-z]?)", number).groups()
+    return int(n), letter
+
+
+def test_the_parts_are_numbered_in_reading_order():
+    """Was: the debugging part number 5 and read second; Part V's KV-cache append V.9 and sampling
+    V.10 read before the radix pass V.7 and the finale V.8."""
+    assert [part.number for part in PARTS] == list(range(1, len(PARTS) + 1))
+    for part in PARTS:
+        keys = [_number_key(p.number) for p in part.puzzles]
+        assert keys == sorted(keys) and len(set(keys)) == len(keys), (part.title, [p.number for p in part.puzzles])
+    numbers = {p.id: p.number for p in PUZZLES}
+    assert [numbers[i] for i in ("kv_cache_append", "sampling", "radix_pass", "decode_step")] == \
+        ["V.7", "V.8", "V.11", "V.12"]
+
+
+def test_each_puzzle_is_named_by_its_id_in_its_parts_package_and_folders():
+    """A puzzle's module lies in its part's package, and its reference solution in the part's
+    folder of solutions/, named by the puzzle's id (or by the id of the entry whose kernel it
+    shares); no other file lies there."""
+    for part in PARTS:
+        package = importlib.import_module(f"metal_puzzles.puzzles.{part.folder}")
+        entries = {id(e) for e in part.entries}
+        in_modules = set()
+        for info in pkgutil.iter_modules(package.__path__):
+            module = importlib.import_module(f"{package.__name__}.{info.name}")
+            in_modules |= {id(v) for v in vars(module).values() if isinstance(v, Entry)}
+        assert entries <= in_modules, part.title
+    expected = set()
+    for part in PARTS:
+        for e in part.entries:
+            assert e.solution_path().parent.name == part.folder, e.puzzle.id
+            stem = e.shares_solution_of or e.puzzle.id
+            assert e.solution.split(".")[0] == stem and stem in {q.id for q in part.puzzles}
+            expected.add(f"{part.folder}/{e.solution}")
+            if e.solution_has_header:
+                expected.add(f"{part.folder}/{e.puzzle.id}.header.metal")
+    found = {p.relative_to(SOLUTIONS).as_posix() for p in SOLUTIONS.rglob("*")
+             if p.is_file() and p.name != "__init__.py" and "__pycache__" not in p.parts}
+    assert found == expected

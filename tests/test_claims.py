@@ -46,7 +46,7 @@ def test_the_readmes_pooling_verdict_is_what_check_prints():
     """The README's check() example: Pooling with its barrier left out (the line kept blank, as
     the line numbers show). Each stretch of the example between its '...' is in the report."""
     block = next(b for b in text_blocks(README) if b.startswith("Failed: Pooling"))
-    source = (SOLUTIONS / "09_pooling.metal").read_text(encoding="utf-8").replace(
+    source = (SOLUTIONS / "part1/pooling.metal").read_text(encoding="utf-8").replace(
         "threadgroup_barrier(mem_flags::mem_threadgroup);\n", "\n")
     report = flat(check_source(get_puzzle("pooling"), source).report())
     stretches = [flat(part) for part in re.split(r"^\s*\.\.\.\s*$", block, flags=re.M)]

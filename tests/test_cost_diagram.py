@@ -10,7 +10,7 @@ import pytest
 from metal_puzzles.checking import run_case
 from metal_puzzles.diagrams.access_map import ColourBy, draw_access_map
 from metal_puzzles.diagrams.draw import to_svg
-from metal_puzzles.explorer.model import ExplorerModel
+from metal_puzzles.explorer.run_model import ExplorerModel
 from metal_puzzles.puzzles import get_puzzle, solution_kernel, solution_source
 
 NAIVE = """

@@ -17,7 +17,7 @@ from metal_puzzles.grading.extract import extract_kernels
 from metal_puzzles.grading.grade import grade_submissions
 from metal_puzzles.grading.pool import Limits
 from metal_puzzles.puzzles import entry_of, get_puzzle, part_of, solution_source
-from metal_puzzles.puzzles.decode_step import (
+from metal_puzzles.puzzles.composition.decode_model import (
     LOGITS_RTOL,
     PROMPTS,
     STAGE_PUZZLES,
@@ -27,7 +27,7 @@ from metal_puzzles.puzzles.decode_step import (
     decode_with_mlx,
     stage_name,
 )
-from metal_puzzles.puzzles.t08_decode_step import ENTRY as PART_V_FINALE
+from metal_puzzles.puzzles.part5.decode_step import ENTRY as PART_V_FINALE
 
 FINALE = get_puzzle("decode_step")
 

@@ -5,8 +5,8 @@ import re
 import numpy as np
 import pytest
 
+from metal_puzzles.diagrams.data_flow import group_accesses, shared_snapshots, trace_arrows
 from metal_puzzles.diagrams.draw import draw_run, save_png, to_svg
-from metal_puzzles.diagrams.provenance import group_accesses, shared_snapshots, trace_arrows
 from metal_puzzles.diagrams.style import ARROW_W, fmt_value
 from metal_puzzles.msl import simulate
 
@@ -283,7 +283,7 @@ def test_only_group_draws_that_threadgroup_alone():
 
 def test_arrays_of_three_or_more_dimensions_are_drawn_as_labelled_blocks():
     """A (2, 3, 4) array is two 3x4 blocks side by side, labelled with their leading index."""
-    from metal_puzzles.diagrams.model import make_view
+    from metal_puzzles.diagrams.scene import make_view
 
     v = make_view(("in", "x"), "x", "input (2, 3, 4)", (2, 3, 4), np.arange(24), {})
     assert (v.blocks, v.rows, v.cols, v.drawn) == (2, 3, 4, 24)

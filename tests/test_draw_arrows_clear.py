@@ -13,8 +13,8 @@ import pytest
 
 from metal_puzzles.checking.wired import WiredPuzzle
 from metal_puzzles.diagrams.draw import lay_out_run
-from metal_puzzles.diagrams.model import Arrow, Label, Panel, views_by_key
 from metal_puzzles.diagrams.routing import segment_meets_box
+from metal_puzzles.diagrams.scene import Arrow, Label, Panel, views_by_key
 from metal_puzzles.notebook.images import puzzle_title, solution_run
 from metal_puzzles.puzzles import PUZZLES
 

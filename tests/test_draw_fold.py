@@ -8,9 +8,9 @@ import numpy as np
 
 from metal_puzzles.checking import run_case
 from metal_puzzles.diagrams.draw import draw_run, lay_out_run, to_svg
-from metal_puzzles.diagrams.model import make_view
+from metal_puzzles.diagrams.scene import make_view
 from metal_puzzles.diagrams.style import FOLD_GAP, MAX_SECTION_W, WRAP
-from metal_puzzles.explorer.model import ExplorerModel
+from metal_puzzles.explorer.run_model import ExplorerModel
 from metal_puzzles.msl import simulate
 from metal_puzzles.puzzles import get_puzzle, solution_kernel
 

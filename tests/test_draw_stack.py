@@ -5,7 +5,7 @@ and v, (2, 5, 32), made its explorer diagram 2,217 px wide."""
 import numpy as np
 
 from metal_puzzles.diagrams.draw import draw_run, lay_out_run, to_svg
-from metal_puzzles.diagrams.model import make_view
+from metal_puzzles.diagrams.scene import make_view
 from metal_puzzles.diagrams.style import BLOCK_GAP, INDEX_H, MAX_SECTION_W
 from metal_puzzles.msl import simulate
 from test_draw_fold import explorer_svg, natural_width, texts
@@ -31,7 +31,7 @@ def test_blocks_too_wide_side_by_side_stack_one_under_another():
 
 
 def test_blocks_that_fit_side_by_side_stay_side_by_side():
-    # V.9's cache (2, 1, 2, 8, 8): four blocks of 8 columns, 1,130 px side by side at 34 px.
+    # V.7's cache (2, 1, 2, 8, 8): four blocks of 8 columns, 1,130 px side by side at 34 px.
     for shape in ((2, 3, 4), (2, 1, 2, 8, 8)):
         v = make_view(("in", "x"), "x", f"input {shape}", shape, np.arange(np.prod(shape)), {})
         v.narrow(MAX_SECTION_W)
@@ -92,7 +92,7 @@ def test_a_grid_of_32_columns_whose_values_widen_its_cells_folds_onto_shorter_li
 
 def test_no_arrow_of_decode_attentions_explorer_diagram_crosses_a_label():
     from metal_puzzles.checking import run_case
-    from metal_puzzles.explorer.model import ExplorerModel
+    from metal_puzzles.explorer.run_model import ExplorerModel
     from metal_puzzles.puzzles import get_puzzle, solution_kernel
     from test_draw_arrows_clear import crossings, describe
 

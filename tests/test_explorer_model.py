@@ -5,7 +5,7 @@ import re
 import numpy as np
 import pytest
 
-from metal_puzzles.explorer.model import ExplorerModel
+from metal_puzzles.explorer.run_model import ExplorerModel
 from metal_puzzles.msl import simulate
 
 POOL = """

@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 
 from metal_puzzles.checking import ErrorModel, WiredPuzzle, compare_with_spec
-from metal_puzzles.checking.fairness import sweep
 from metal_puzzles.checking.tolerance import U32, gamma, mismatch
 from metal_puzzles.puzzles import PUZZLES, get_puzzle, solution_header, solution_source
+from support.fairness import sweep
 
 VARIANTS = Path(__file__).parent / "fairness_variants"
 KERNEL_PUZZLES = [p for p in PUZZLES if not isinstance(p, WiredPuzzle)]

@@ -22,12 +22,24 @@ def test_every_image_is_committed_and_current(fresh):
 
 
 def test_no_leftover_images(fresh):
-    extra = sorted(p.name for p in IMGS.glob("*.svg") if p.name not in fresh)
+    extra = sorted(name for name in (p.relative_to(IMGS).as_posix() for p in IMGS.rglob("*.svg"))
+                   if name not in fresh)
     assert not extra, f"images no puzzle draws any more: {extra}"
 
 
+def test_each_diagram_is_named_by_its_puzzles_part_and_id(fresh):
+    """Was: '11a_conv_simple.svg', 'B_2_layer_norm.svg', 'V_9_kv_cache_append.svg': a number
+    scheme per part, and a renumbered puzzle's image renamed."""
+    from metal_puzzles.checking import WiredPuzzle
+    from metal_puzzles.puzzles import PARTS
+
+    drawn = {f"{part.folder}/{p.id}.svg" for part in PARTS for p in part.puzzles if not isinstance(p, WiredPuzzle)}
+    assert set(fresh) == drawn | {"logo.svg"}
+    assert "part5/kv_cache_append.svg" in fresh and "V.7. " in fresh["part5/kv_cache_append.svg"]
+
+
 def test_diagrams_show_the_solution_run(fresh):
-    svg = fresh["1_map.svg"]
+    svg = fresh["part1/map.svg"]
     assert "1. Map" in svg and "<svg" in svg
 
 
@@ -42,11 +54,11 @@ def test_the_book_stays_light(fresh):
     heaviest = max(sizes, key=sizes.get)
     assert sizes[heaviest] < 500_000, (heaviest, sizes[heaviest])
     # The Part III access maps: a few tens of kilobytes each.
-    assert all(size < 150_000 for name, size in sizes.items() if name.startswith("III_")), sizes
+    assert all(size < 150_000 for name, size in sizes.items() if name.startswith("part3/")), sizes
 
 
 def test_diagrams_are_compact_svg(fresh):
-    svg = fresh["9_pooling.svg"]
+    svg = fresh["part1/pooling.svg"]
     assert "matrix(" not in svg and "vector-effect" not in svg  # no per-shape transforms or styles
     coordinates = " ".join(re.findall(r"(?:d|x|y)='([^']*)'", svg))
     assert coordinates and not re.search(r"\d\.\d\d", coordinates)  # to a tenth of a pixel

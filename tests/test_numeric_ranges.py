@@ -15,7 +15,7 @@ import pytest
 
 from metal_puzzles.checking import Case, Puzzle, check_source
 from metal_puzzles.puzzles import get_puzzle, solution_source
-from metal_puzzles.puzzles.t02_rope import _case as rope_case
+from metal_puzzles.puzzles.part5.rope import _case as rope_case
 
 
 def _on(puzzle: Puzzle, case: Case) -> Puzzle:
@@ -53,7 +53,7 @@ def test_mlx_and_the_books_kernels_stay_within_half_the_rope_allowance_of_the_tr
     """The allowance is shared by two float32 computations, the kernel's and the reference's
     (mx.fast.rope computes its angles in float32 even for float64 arrays): each of them, MLX's
     own included, is within half of it from the rotation computed in float64 throughout."""
-    from metal_puzzles.puzzles.t02_rope import angle_allowance_halves
+    from metal_puzzles.puzzles.part5.rope import angle_allowance_halves
 
     x, offset = ROPE_AT_4000.inputs
     truth = _rope64(x, int(offset))
@@ -70,7 +70,7 @@ def test_mlx_and_the_books_kernels_stay_within_half_the_rope_allowance_of_the_tr
 
 @pytest.mark.parametrize("pid", ["rope", "rope_traditional"])
 def test_rope_hidden_tests_reach_positions_in_the_thousands_where_half_positions_are_off(pid) -> None:
-    from metal_puzzles.puzzles.t02_rope import MAX_POSITION
+    from metal_puzzles.puzzles.part5.rope import MAX_POSITION
 
     for seed in (0, 1, 2):
         cases = get_puzzle(pid).cases(seed)
@@ -80,12 +80,12 @@ def test_rope_hidden_tests_reach_positions_in_the_thousands_where_half_positions
         assert any(int(c.inputs[1]) > 2048 and c.inputs[0].shape[1] > 1 for c in cases)
 
 
-# ----------------------------------------------------------------------------- V.8, the finale
+# ----------------------------------------------------------------------------- V.12, the finale
 FINALE = get_puzzle("decode_step")
 
 
 def _finale_report(pid: str, old: str, new: str) -> str:
-    from metal_puzzles.puzzles.decode_step import DecodeKernels
+    from metal_puzzles.puzzles.composition.decode_model import DecodeKernels
 
     source = solution_source(get_puzzle(pid))
     assert old in source
@@ -113,7 +113,7 @@ def test_attention_without_max_subtraction_fails_the_finale_with_nan() -> None:
 
 
 def test_the_finale_poses_scores_in_the_hundreds_and_positions_past_2048() -> None:
-    from metal_puzzles.puzzles.decode_step import PROMPTS, MlxOps, TinyModel, _decode
+    from metal_puzzles.puzzles.composition.decode_model import PROMPTS, MlxOps, TinyModel, _decode
 
     class Scores(MlxOps):
         largest = 0.0

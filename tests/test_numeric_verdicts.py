@@ -24,7 +24,7 @@ from metal_puzzles.msl.findings.advice import lane_values
 from metal_puzzles.puzzles import get_puzzle
 
 SOLUTIONS = Path(__file__).resolve().parents[1] / "solutions"
-RMS_NORM_WITHOUT_EPS = (SOLUTIONS / "V_01_rms_norm.metal").read_text(encoding="utf-8").replace(" + EPS", "")
+RMS_NORM_WITHOUT_EPS = (SOLUTIONS / "part5/rms_norm.metal").read_text(encoding="utf-8").replace(" + EPS", "")
 # Map 2D reading a[j][i] for out[i][j]: the spec's values, transposed.
 MAP_2D_TRANSPOSED = """\
 uint i = thread_position_in_grid.x;
@@ -217,7 +217,7 @@ def test_a_packed_word_is_shown_in_hex_in_diagrams_messages_and_verdicts():
     from metal_puzzles.msl.front.symbols import VarKind
     Word.kind = VarKind.LOCAL
     assert lane_values([Word], [np.array([first, 3], dtype=np.uint32)], 0, 2) == "word = 0x52fc9630"
-    from metal_puzzles.explorer.model import _fmt as explorer_value
+    from metal_puzzles.explorer.run_model import _fmt as explorer_value
     assert explorer_value(first) == "0x52fc9630" and explorer_value(np.uint32(3)) == "3"
     spec = np.array([float(first), 3.0])
     yours = np.array([first + 1, 3], dtype=np.uint32)

@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 
 from metal_puzzles import ops
-from metal_puzzles.puzzles.finale import segment_sum_dense
-from metal_puzzles.puzzles.q07_mvmr import MAX_C, mvmr_spec
-from metal_puzzles.puzzles.q08_vvor import vvor_spec
+from metal_puzzles.puzzles.part2.autodiff import segment_sum_dense
+from metal_puzzles.puzzles.part2.mvmr import MAX_C, mvmr_spec
+from metal_puzzles.puzzles.part2.vvor import vvor_spec
 
 TOL = dict(rtol=1e-5, atol=1e-5)
 

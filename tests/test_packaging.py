@@ -16,7 +16,7 @@ except ModuleNotFoundError:  # Python 3.10: the backport (in the test extra)
 
 from metal_puzzles.notebook.book import NOTEBOOK_NAME, packaged_notebook
 from metal_puzzles.puzzles import PUZZLES, solution_source
-from metal_puzzles.puzzles.solutions import solutions_dir
+from metal_puzzles.puzzles.catalogue.solution_files import solutions_dir
 
 ROOT = Path(__file__).resolve().parents[1]
 SOLUTIONS = ROOT / "solutions"
@@ -27,8 +27,15 @@ def _package_data() -> dict[str, list[str]]:
         return tomllib.load(f)["tool"]["setuptools"]["package-data"]
 
 
-def _files(folder) -> dict[str, bytes]:
-    return {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()}
+def _files(folder, prefix: str = "") -> dict[str, bytes]:
+    """Every file under the folder (a Path or an installed Traversable), by its path inside it."""
+    found: dict[str, bytes] = {}
+    for p in folder.iterdir():
+        if p.is_file():
+            found[prefix + p.name] = p.read_bytes()
+        elif p.is_dir() and p.name != "__pycache__":
+            found.update(_files(p, f"{prefix}{p.name}/"))
+    return found
 
 
 def test_installed_solutions_are_the_top_level_folder():
@@ -37,9 +44,10 @@ def test_installed_solutions_are_the_top_level_folder():
 
 def test_every_solution_file_is_package_data():
     patterns = _package_data()["metal_puzzles.solutions"]
-    # .py files are modules of the package (the finale's cells and __init__.py): always included.
-    left_out = [p.name for p in SOLUTIONS.iterdir()
-                if p.is_file() and p.suffix != ".py" and not any(fnmatch(p.name, pat) for pat in patterns)]
+    # __init__.py is the package's module: always included. Every other file, the finale's cells
+    # (.py) in the part folders among them, is package data only where a pattern matches it.
+    left_out = [name for name in _files(SOLUTIONS)
+                if name != "__init__.py" and not any(fnmatch(name, pat) for pat in patterns)]
     assert not left_out, f"add a pattern to [tool.setuptools.package-data] for {left_out}"
 
 

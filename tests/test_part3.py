@@ -20,10 +20,10 @@ from metal_puzzles.puzzles import (
     solution_header,
     solution_source,
 )
-from metal_puzzles.puzzles.r03_simd_reduction import TREE
-from metal_puzzles.puzzles.r07_simdgroup_matmul import LANE_BY_LANE
-from metal_puzzles.puzzles.r07_simdgroup_matmul import PUZZLE as SIMDGROUP_MATMUL
-from metal_puzzles.puzzles.solutions import solution_file
+from metal_puzzles.puzzles.catalogue.solution_files import solution_file
+from metal_puzzles.puzzles.part3.block_sum import TREE
+from metal_puzzles.puzzles.part3.simdgroup_matmul import LANE_BY_LANE
+from metal_puzzles.puzzles.part3.simdgroup_matmul import PUZZLE as SIMDGROUP_MATMUL
 
 PART_III_IDS = [p.id for p in part3.PART_III.puzzles]
 
@@ -43,7 +43,7 @@ def test_part_three_follows_part_two_and_part_four_follows_it():
     assert [p.number for p in part_iii] == [f"III.{k}" for k in range(1, 8)]
     assert len({p.id for p in PUZZLES}) == len(PUZZLES)
     for p in part_iii:
-        assert part_of(p) is part3.PART_III and part_of(p).number == 4 and find_puzzle(p.title) is p
+        assert part_of(p) is part3.PART_III and part_of(p).number == 5 and find_puzzle(p.title) is p
         entry = entry_of(p)
         assert entry.setup and entry.solution_path().is_file() and entry.kernel_function == f"{p.id}_test"
 
@@ -205,7 +205,7 @@ def test_show_prints_the_cost_table_and_draws_the_access_map(capsys):
 def test_the_simdgroup_matmul_puzzle_has_its_parts_and_the_lane_by_lane_version_is_over_budget():
     p = SIMDGROUP_MATMUL
     assert p in part3.PART_III.puzzles and "// FILL ME IN" in p.template and p.budget.max_reads_per_element == 8
-    assert (solution_file("III_07_simdgroup_matmul.metal").read_text().count("simdgroup_multiply_accumulate")
+    assert (solution_file("simdgroup_matmul.metal").read_text().count("simdgroup_multiply_accumulate")
             == 1)
     slow = check_source(p, LANE_BY_LANE)
     assert slow.status == PuzzleStatus.OVER_BUDGET, slow.report()
@@ -217,7 +217,7 @@ def test_the_simdgroup_matmul_costs_its_multiply_adds_as_fmas():
     1,024 floating-point operations per SIMD-group and step of k."""
     p = SIMDGROUP_MATMUL
     case = p.visible  # 16x16: 4 SIMD-groups, each 2 steps of k
-    run = run_case(p.kernel(solution_file("III_07_simdgroup_matmul.metal").read_text()), case,
+    run = run_case(p.kernel(solution_file("simdgroup_matmul.metal").read_text()), case,
                    p.launch_options, cost=True)
     assert np.allclose(run.outputs[0], case.inputs[0] @ case.inputs[1])
     fmas = run.cost.kernel.ops[OpKind.FLOAT_FMA]

@@ -173,7 +173,7 @@ def test_iii_4_divergence_costs_time_on_every_test_of_the_puzzle():
 
 
 def test_iii_4_the_spec_and_the_header_agree_on_the_rounds():
-    from metal_puzzles.puzzles.r04_uniform_branches import STEPS
+    from metal_puzzles.puzzles.part3.uniform_branches import STEPS
 
     assert f"constant uint STEPS = {STEPS};" in UNIFORM.header and f"range({STEPS})" in UNIFORM.spec_source
 

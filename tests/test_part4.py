@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from metal_puzzles.checking import CaseStatus
-from metal_puzzles.checking.run import check_source
+from metal_puzzles.checking.case_runner import check_source
 from metal_puzzles.grading.extract import extract_kernels
 from metal_puzzles.host.kernel import MetalKernel
 from metal_puzzles.puzzles import get_puzzle, part4, solution_source

@@ -192,7 +192,7 @@ def test_rope_with_the_frequency_of_the_wrong_pair_fails():
 
 def test_rope_error_floor_is_far_below_a_layout_mistake():
     """The floor ATOL (a rotation's roundings at position 0) is far below swapping two values of a pair (O(1))."""
-    from metal_puzzles.puzzles.t02_rope import ATOL
+    from metal_puzzles.puzzles.part5.rope import ATOL
     assert 1e-5 < ATOL < 1e-3
 
 
@@ -202,7 +202,7 @@ def test_the_hidden_tests_pack_weights_as_mx_quantize_does():
     hidden test gives back its words, scales and biases."""
     import mlx.core as mx
 
-    from metal_puzzles.puzzles.t03_quantized_matvec import pack_4bit
+    from metal_puzzles.puzzles.part5.quantized_matvec import pack_4bit
     rng = np.random.default_rng(5)
     q = rng.integers(0, 16, size=(3, 128))
     q[:, ::64] = 0  # each group spans 0..15, so mx.quantize finds the same scale and bias

@@ -14,7 +14,7 @@ import mlx.nn as nn
 import numpy as np
 import pytest
 
-import metal_puzzles.puzzles.t12_gated_mlp as gated_mlp_module
+import metal_puzzles.puzzles.part5.gated_mlp as gated_mlp_module
 from metal_puzzles import metal_kernel
 from metal_puzzles.checking import (
     Case,
@@ -25,8 +25,9 @@ from metal_puzzles.checking import (
     run_case,
 )
 from metal_puzzles.host.nvrtc import compile_to_ptx, nvrtc_available
-from metal_puzzles.puzzles import get_puzzle, launchers, part5, solution_source
-from metal_puzzles.puzzles.t12_gated_mlp import (
+from metal_puzzles.puzzles import get_puzzle, part5, solution_source
+from metal_puzzles.puzzles.composition import launchers
+from metal_puzzles.puzzles.part5.gated_mlp import (
     HALF_SHAPE,
     OUTLIERS,
     READS_PER_WORD,

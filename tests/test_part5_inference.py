@@ -22,7 +22,7 @@ def variant(pid: str, name: str) -> str:
     return (VARIANTS / pid / f"{name}.metal").read_text()
 
 
-# ----------------------------------------------------------------------------- V.9 KV-cache append
+# ----------------------------------------------------------------------------- V.7 KV-cache append
 KV = get_puzzle("kv_cache_append")
 
 
@@ -110,7 +110,7 @@ def test_reading_the_step_twice_is_over_budget():
     assert "uses 5 global reads per thread; this puzzle needs at most 4" in " ".join(result.report().split())
 
 
-# ----------------------------------------------------------------------------- V.10 top-p sampling
+# ----------------------------------------------------------------------------- V.8 top-p sampling
 SAMPLING = get_puzzle("sampling")
 
 
@@ -195,7 +195,7 @@ def test_the_hidden_tests_pose_the_ranges_the_text_names():
 def test_the_random_tests_are_decided_by_a_wide_margin():
     """No random row's token depends on the order of summation: moving the cut or the draw by
     1e-4 either way draws the same token (in float64), and the reference draws MLX's token."""
-    from metal_puzzles.puzzles.t10_sampling import MARGIN, _decided
+    from metal_puzzles.puzzles.part5.sampling import MARGIN, _decided
 
     assert MARGIN >= 1e-4
     for c in SAMPLING.cases(11)[1:-1]:
@@ -208,7 +208,7 @@ def test_the_random_tests_are_decided_by_a_wide_margin():
 
 
 def test_the_sampler_within_budget_sorts_with_one_barrier_a_step():
-    from metal_puzzles.puzzles.t10_sampling import BARRIERS, SORT_STEPS
+    from metal_puzzles.puzzles.part5.sampling import BARRIERS, SORT_STEPS
 
     assert SORT_STEPS == 36 and BARRIERS == 40
     # One more barrier (after the scan's read of the slots) is over budget.

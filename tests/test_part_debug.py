@@ -13,16 +13,16 @@ from metal_puzzles.checking import CaseStatus, PuzzleStatus, check_source, run_c
 from metal_puzzles.msl.findings.finding import FindingKind
 from metal_puzzles.puzzles import (
     PUZZLES,
+    debugging,
     entry_of,
     find_puzzle,
     get_puzzle,
     part1,
-    part_debug,
     part_of,
     solution_source,
 )
 
-DEBUG_PUZZLES = part_debug.PART_DEBUG.puzzles
+DEBUG_PUZZLES = debugging.PART_DEBUG.puzzles
 IDS = [p.id for p in DEBUG_PUZZLES]
 
 # The finding each planted bug produces (the kind of bug the puzzle is about).
@@ -48,7 +48,7 @@ def test_the_debugging_part_follows_part_one_in_order():
     others = {p.kernel_name for p in PUZZLES if p not in DEBUG_PUZZLES}
     assert len(set(names)) == len(names) and not set(names) & others  # the grader finds kernels by name
     for p in DEBUG_PUZZLES:
-        assert part_of(p) is part_debug.PART_DEBUG
+        assert part_of(p) is debugging.PART_DEBUG
         assert find_puzzle(p.title) is p and find_puzzle(p.id) is p
         entry = entry_of(p)
         assert entry.setup and entry.kernel_function == f"{p.id}_test" and entry.solution_path().is_file()
@@ -159,7 +159,7 @@ def test_fixes_that_hide_the_bug_fail(pid):
 def test_the_explorer_leads_to_the_planted_finding(pid):
     """The method the text teaches works on the template: the explorer lists the planted finding,
     and a click on it goes to a thread of the launch at the finding's line."""
-    from metal_puzzles.explorer.model import ExplorerModel
+    from metal_puzzles.explorer.run_model import ExplorerModel
 
     p = get_puzzle(pid)
     model = ExplorerModel(run_case(p.kernel(p.template), p.visible, p.launch_options, trace=True, steps=True))
@@ -185,7 +185,7 @@ def test_the_explorer_leads_to_the_planted_finding(pid):
 
 def test_the_seed_sweep_catches_the_buggy_template_on_every_seed():
     # (The reference solutions' own sweep is tests/test_fairness.py's, for every puzzle of the book.)
-    from metal_puzzles.checking.fairness import sweep
+    from support.fairness import sweep
 
     for p in DEBUG_PUZZLES:
         assert sweep(p, p.template, range(3)).failed_seeds == [0, 1, 2], p.id

@@ -117,7 +117,7 @@ def test_the_learners_path_needs_no_posix_only_module(tmp_path):
         import sys
         import metal_puzzles
         from metal_puzzles import MetalProblem  # noqa: F401 (the notebook's imports)
-        from metal_puzzles.checking.run import check_source
+        from metal_puzzles.checking.case_runner import check_source
         from metal_puzzles.puzzles import get_puzzle, solution_source
         puzzle = get_puzzle("map")
         result = check_source(puzzle, solution_source(puzzle))

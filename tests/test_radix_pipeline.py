@@ -1,4 +1,4 @@
-"""V.7, a radix sort pass debugged stage by stage: the puzzle's host runs the shader's three kernels
+"""V.11, a radix sort pass debugged stage by stage: the puzzle's host runs the shader's three kernels
 in turn (``checking.pipeline``), the whole pass is checked against a stable sort by the digit, and
 a failed test names the first stage that differs from NumPy's version of it on the inputs it got."""
 
@@ -14,7 +14,7 @@ import pytest
 from metal_puzzles.checking import CaseStatus, PuzzleStatus, check_source, run_case
 from metal_puzzles.checking.pipeline import Buffer, Pipeline, PipelineRun, Stage
 from metal_puzzles.puzzles import get_puzzle, solution_source
-from metal_puzzles.puzzles.t07_radix_pipeline import DEBUGGING, PIPELINE, SETUP
+from metal_puzzles.puzzles.part5.radix_pass import DEBUGGING, PIPELINE, SETUP
 
 PUZZLE = get_puzzle("radix_pass")
 SOLUTION = solution_source(PUZZLE)

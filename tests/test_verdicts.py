@@ -227,8 +227,7 @@ def test_the_readme_counts_the_catalogue():
                       r" .*?, (\d+) in the bonus\s+section, (\d+) in Part III,\s+(\d+) in Part IV\s+and (\d+) in Part V",
                       readme, re.S)
     assert match, "README's count of the book's entries"
-    assert [int(g) for g in match.groups()] == [len(PUZZLES), parts[1], parts[5], parts[2], parts[3], parts[4],
-                                                parts[6], parts[7]]
+    assert [int(g) for g in match.groups()] == [len(PUZZLES), *(parts[k] for k in range(1, 8))]  # reading order
     assert "**Bonus, SIMD-groups and layer norm**" in readme and "33 puzzles" not in readme
 
 
@@ -351,7 +350,7 @@ def test_show_and_check_give_one_simd_efficiency(capsys):
 
 
 def test_simdgroup_matmul_reads_advice_fits_the_puzzle():
-    from metal_puzzles.puzzles.r07_simdgroup_matmul import LANE_BY_LANE
+    from metal_puzzles.puzzles.part3.simdgroup_matmul import LANE_BY_LANE
     result = check_source(get_puzzle("simdgroup_matmul"), LANE_BY_LANE)
     (sentence,) = result.over_budget
     assert "later pass" not in sentence
@@ -419,7 +418,7 @@ def test_check_prints_at_the_terminals_width_and_shows_a_page_its_paragraphs(mon
     import io
 
     import metal_puzzles.notebook.problem as problem_module
-    from metal_puzzles.checking.witness import METADATA_KEY
+    from metal_puzzles.checking.witness_record import METADATA_KEY
     from metal_puzzles.checking.wording import terminal_width
 
     class Terminal(io.StringIO):

@@ -33,8 +33,8 @@ from .grading.points import PointsConfig, find_puzzle, unknown_puzzle
 from .grading.results import UncheckedStatus
 from .grading.results_file import RESULTS_NAME, ResultsFileError, read_results
 from .grading.roster import load_roster, mapping_mismatch
-from .grading.runner import RunnerStopped
 from .grading.submissions import Submission
+from .grading.task_backend import RunnerStopped
 from .notebook import book
 from .notebook.images import write_images
 from .puzzles import PUZZLES

@@ -21,7 +21,7 @@ Definitions (float32 values, integer indices, ``T`` pairs):
   query heads) and ``mx.argmax(x, axis=1)`` compute; ``topk(x (R,V))``: the indices of each row's
   8 largest values, largest first, ties in index order (``mx.argsort(-x, axis=1)[:, :8]``);
   ``radix_sort_pass(keys (N,), shift)``: the uint32 keys ordered by the digit ``(key >> shift) & 15``,
-  equal digits in their order (V.7's three kernels in turn), and ``radix_sort(keys)``: eight such
+  equal digits in their order (V.11's three kernels in turn), and ``radix_sort(keys)``: eight such
   passes, lowest digit first, which sort the keys (``mx.sort``).
 
 Gradients of Part V's operations: ``rms_norm`` with respect to ``x`` and ``w``, ``rope`` with
@@ -48,18 +48,19 @@ import mlx.core as mx
 import numpy as np
 
 from .host.kernel import MetalKernel
-from .puzzles import get_puzzle, launchers, solution_kernel, wiring
-from .puzzles.q05_segment_sum_large import TG as LARGE_TG
-from .puzzles.q07_mvmr import MAX_C
-from .puzzles.t01_rms_norm import EPS as RMS_EPS
-from .puzzles.t01_rms_norm import LONGEST as RMS_LONGEST
-from .puzzles.t03_quantized_matvec import BITS, GROUP, PER_WORD
-from .puzzles.t04_decode_attention import LONGEST as ATTENTION_LONGEST
-from .puzzles.t04_decode_attention import MAX_D as ATTENTION_MAX_D
-from .puzzles.t05_argmax import LONGEST as ARGMAX_LONGEST
-from .puzzles.t06_topk import LONGEST as TOPK_LONGEST
-from .puzzles.t06_topk import K as TOPK_K
-from .puzzles.t07_radix_pipeline import RADIX
+from .puzzles import get_puzzle, solution_kernel
+from .puzzles.composition import launchers, wiring
+from .puzzles.part2.mvmr import MAX_C
+from .puzzles.part2.segment_sum_large import TG as LARGE_TG
+from .puzzles.part5.argmax import LONGEST as ARGMAX_LONGEST
+from .puzzles.part5.decode_attention import LONGEST as ATTENTION_LONGEST
+from .puzzles.part5.decode_attention import MAX_D as ATTENTION_MAX_D
+from .puzzles.part5.quantized_matvec import BITS, GROUP, PER_WORD
+from .puzzles.part5.radix_pass import RADIX
+from .puzzles.part5.rms_norm import EPS as RMS_EPS
+from .puzzles.part5.rms_norm import LONGEST as RMS_LONGEST
+from .puzzles.part5.topk import LONGEST as TOPK_LONGEST
+from .puzzles.part5.topk import K as TOPK_K
 
 __all__ = ["mvmr", "vvor", "segment_sum", "rms_norm", "rope", "quantized_matvec", "decode_attention", "argmax",
            "topk", "radix_sort_pass", "radix_sort"]
@@ -404,7 +405,7 @@ def _keys(op: str, keys: Any) -> mx.array:
 
 
 def radix_sort_pass(keys: mx.array, shift: int) -> mx.array:
-    """One pass of a radix sort with V.7's shader: ``keys`` (N,) uint32, N at most 4096, ordered by
+    """One pass of a radix sort with V.11's shader: ``keys`` (N,) uint32, N at most 4096, ordered by
     the digit ``(key >> shift) & 15``, keys of equal digits in their order; ``shift`` 0 to 28."""
     keys = _keys("radix_sort_pass", keys)
     shift = _count("radix_sort_pass", "shift", shift)

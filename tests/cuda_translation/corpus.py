@@ -8,7 +8,7 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
-from metal_puzzles.checking.run import launched_case
+from metal_puzzles.checking.case_runner import launched_case
 from metal_puzzles.checking.wired import WiredPuzzle
 from metal_puzzles.msl import CompileError
 from metal_puzzles.msl.abi.signature import InputDesc

@@ -18,7 +18,7 @@ import pytest
 from metal_puzzles.grading import pool as pool_module
 from metal_puzzles.grading.limits import Limits
 from metal_puzzles.grading.pool import EventKind, PoolEvent
-from metal_puzzles.grading.runner import Outcome
+from metal_puzzles.grading.task_backend import Outcome
 from metal_puzzles.grading.tasks import CheckTask
 
 from .conftest import MAP_OK, SEED, Graded, clean_students, grade, same_as_clean

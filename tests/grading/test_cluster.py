@@ -226,7 +226,7 @@ def test_a_result_lost_with_its_worker_is_awaited_not_counted_a_fault():
     future was no longer 'finished' when collected, and the student's grading came out a grader
     fault, 'NoneType: None', though every task ran)."""
     pytest.importorskip("distributed")
-    from metal_puzzles.grading.runner import Outcome, TaskOutcome
+    from metal_puzzles.grading.task_backend import Outcome, TaskOutcome
     from metal_puzzles.grading.tasks import ReadTask
 
     task = ReadTask("read-1", 1, "/nowhere.ipynb", 0, 0, 1 << 20, ("map",))

@@ -16,7 +16,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from metal_puzzles.checking.witness import METADATA_KEY, witness_record
+from metal_puzzles.checking.witness_record import METADATA_KEY, witness_record
 from metal_puzzles.cli import main
 from metal_puzzles.grading.evaluate import Evaluator
 from metal_puzzles.grading.extract import extract_from_bytes

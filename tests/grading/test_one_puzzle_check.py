@@ -15,7 +15,7 @@ from metal_puzzles.grading.grade import grade_submissions
 from metal_puzzles.grading.limits import Limits
 from metal_puzzles.grading.points import find_puzzle, unknown_puzzle
 from metal_puzzles.puzzles import PUZZLES, get_puzzle
-from metal_puzzles.puzzles.decode_step import stage_name
+from metal_puzzles.puzzles.composition.decode_model import stage_name
 
 from .conftest import SEED, grade, kernel_cell, solution, write_nb
 
@@ -73,6 +73,13 @@ def test_every_listed_id_and_number_names_its_puzzle_in_any_case(p) -> None:
         assert find_puzzle(name) == p.id, name
 
 
+def test_part_v_numbers_name_the_puzzles_in_reading_order() -> None:
+    """Part V is numbered as it is read: V.7 and V.8 are the KV-cache append and sampling (they were
+    V.9 and V.10, read before the radix pass V.7 and the decode step V.8, now V.11 and V.12)."""
+    assert [find_puzzle(n) for n in ("v.7", "V.8", "v.11", "V.12")] == \
+        ["kv_cache_append", "sampling", "radix_pass", "decode_step"]
+
+
 @pytest.mark.parametrize("name, said", [
     ("mapp", "(did you mean 'map'?)"),
     ("MAPP", "(did you mean 'map'?)"),
@@ -101,9 +108,10 @@ def test_check_takes_an_upper_case_id_or_a_number(tmp_path, capsys, name) -> Non
 
 
 def test_check_takes_the_finales_number(tmp_path, capsys) -> None:
-    """Was: '--puzzle V.8' refused, though the listing gives the decode step that number."""
+    """Was: '--puzzle V.8' refused, though the listing gave the decode step that number (V.12 since
+    Part V is numbered in reading order)."""
     nb = write_nb(tmp_path / "me.ipynb", [kernel_cell("map", solution("map"))])
-    assert main(["check", str(nb), "--puzzle", "v.8", "--workers", "1", "--seed", SEED]) == 1  # attempts nothing
+    assert main(["check", str(nb), "--puzzle", "v.12", "--workers", "1", "--seed", SEED]) == 1  # attempts nothing
     out = capsys.readouterr().out
     assert "puzzle decode_step: 0 / 1 points" in out and "missing" in out
 
@@ -112,7 +120,7 @@ def test_check_takes_the_finales_number(tmp_path, capsys) -> None:
 def test_the_finales_time_limit_names_the_kernel_layer_and_token(tmp_path, capsys) -> None:
     """Was: "the kernel ran for more than 1 s of CPU time and was stopped", for a step of five kernels."""
     nb = write_nb(tmp_path / "me.ipynb", finale_cells(IDLE_ROPE))
-    status = main(["check", str(nb), "--puzzle", "V.8", "--workers", "1", "--seed", SEED, "--timeout", "1",
+    status = main(["check", str(nb), "--puzzle", "V.12", "--workers", "1", "--seed", SEED, "--timeout", "1",
                    "--max-steps", "100000000"])
     out = " ".join(capsys.readouterr().out.split())  # the report is folded to the terminal's width
     assert status == 1

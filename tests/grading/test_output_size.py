@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 
-from metal_puzzles.grading.bounds import MAX_ISSUES, bound_issues
 from metal_puzzles.grading.output import BYTES_PER_STUDENT
+from metal_puzzles.grading.record_size import MAX_ISSUES, bound_issues
 from metal_puzzles.puzzles import PUZZLES, get_puzzle, solution_source
 
 from .conftest import KERNEL_PUZZLES, grade, kernel_cell, write_nb

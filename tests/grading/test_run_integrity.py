@@ -343,7 +343,7 @@ def test_an_internal_error_is_a_grader_fault_retried_and_unscored(tmp_path) -> N
     worker is never the student's: it is tried again on each attempt and then reported as a
     grader fault, not scored."""
     from metal_puzzles.grading.limits import Limits
-    from metal_puzzles.grading.runner import Outcome
+    from metal_puzzles.grading.task_backend import Outcome
 
     task = CheckTask("1:x", 1, ("no_such_puzzle",), MAP_OK, None, None, None, 0)
     starts: list[PoolEvent] = []

@@ -33,7 +33,7 @@ def _map_cell_solved(notebook: Path) -> tuple[str, str]:
     import nbformat
 
     from metal_puzzles.puzzles import get_puzzle, solution_source
-    from metal_puzzles.puzzles.solutions import solutions_dir
+    from metal_puzzles.puzzles.catalogue.solution_files import solutions_dir
 
     _inside_this_environment(solutions_dir())
     cells = {c.id: c.source for c in nbformat.read(notebook, as_version=4).cells}

@@ -7,10 +7,10 @@ One mechanism serves ``MetalProblem.check()``, ``show()`` and ``explore()``, the
 """
 
 from .case import Case
+from .case_runner import PUZZLE_MAX_STEPS, check_source, run_case, run_cases, run_one
 from .gradients import GradPuzzle, grad_outcomes, run_grad_checks
 from .launch import as_kernel, launch
 from .puzzle import COST_LABELS, Budget, LaunchOptions, Puzzle
-from .run import PUZZLE_MAX_STEPS, check_source, run_case, run_cases, run_one
 from .tolerance import Comparison, ErrorModel, compare_with_spec
 from .verdict import (
     CaseStatus,

@@ -22,7 +22,7 @@ The spec is evaluated in float64 (the reference), and each element gets an allow
 
 A puzzle may add an ``Allowance``: an error its spec's float inputs cannot show, so no model sees it.
 RoPE's angle ``p * BASE^(-2i/D)`` is computed in float32 from an integer position ``p``: its
-roundings grow with the position, and the pair's outputs move with the angle (``t02_rope``).
+roundings grow with the position, and the pair's outputs move with the angle (``puzzles.part5.rope``).
 
 Every model keeps the puzzle's ``atol``/``rtol`` as a floor. A wrong kernel still fails: the
 allowed error of exact sums is the floor, and a one-pass variance near 1000 is off by far more

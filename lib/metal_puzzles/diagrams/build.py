@@ -15,9 +15,9 @@ from ..msl.counting.access_kind import AccessKind
 from ..msl.findings.registry import ElementMark, ThreadMark, kind_entry
 from ..msl.lang.types import AddressSpace
 from ..msl.observe.trace import BarrierEvent, ElementAccess
+from .data_flow import group_accesses, shared_snapshots, trace_arrows
 from .marks import FINDING_RED, FindingSite, Place, drawn_place, marks_legend, stray_accesses
-from .model import ArrayView, Ghost, Header, Panel, PanelMarks, Ring, make_view, views_by_key
-from .provenance import group_accesses, shared_snapshots, trace_arrows
+from .scene import ArrayView, Ghost, Header, Panel, PanelMarks, Ring, make_view, views_by_key
 from .style import (
     INK,
     MAX_GHOSTS,

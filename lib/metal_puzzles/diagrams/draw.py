@@ -11,8 +11,8 @@ never scaled: cairosvg (the PNG route) ignores SVG's ``non-scaling-stroke``, so 
 unit must be one pixel for line widths and font sizes to agree between the SVG a notebook shows
 and the PNG.
 
-The work is done in stages, one module each: ``build`` makes the model (``model``: what is
-drawn) from the run's trace (``provenance``: what came from where), ``layout`` places it
+The work is done in stages, one module each: ``build`` makes the model (``scene``: what is
+drawn) from the run's trace (``data_flow``: what came from where), ``layout`` places it
 (``routing``: where the arrows run), ``paint`` paints it with chalk and ``svg_text`` writes the SVG; ``style`` holds the sizes,
 colours and text metrics they share. This module ties them together and shows the result.
 """
@@ -29,8 +29,8 @@ from chalk.transform import Affine
 from .build import build_header, build_panel
 from .layout import lay_out_panel
 from .marks import finding_sites
-from .model import RunDrawing
 from .paint import paint_run
+from .scene import RunDrawing
 from .style import MIN_HEADER_W
 from .svg_text import diagram_svg, num
 

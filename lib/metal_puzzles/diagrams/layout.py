@@ -7,8 +7,8 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 
-from .model import ArrayView, Panel, Point
 from .routing import route_arrows
+from .scene import ArrayView, Panel, Point
 from .style import (
     ARRAY_GAP,
     LEGEND_LABEL,

@@ -17,7 +17,7 @@ from colour import Color
 
 from .layout import legend_rows_y, panel_grid, swatch_slots
 from .marks import FINDING_RED
-from .model import ArrayView, Arrow, Box, Header, Panel, Point, RunDrawing
+from .scene import ArrayView, Arrow, Box, Header, Panel, Point, RunDrawing
 from .style import (
     ARROW_W,
     CELL_OPACITY,

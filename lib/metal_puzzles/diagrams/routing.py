@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .model import ArrayView, Arrow, Box, Label, Panel, Point, views_by_key
+from .scene import ArrayView, Arrow, Box, Label, Panel, Point, views_by_key
 
 Piece = tuple[Point, ...]  # a line (two points) or a cubic Bézier (four)
 

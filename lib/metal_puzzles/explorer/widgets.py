@@ -22,7 +22,6 @@ from ..host.kernel import MetalKernel, SimulatedKernel
 from ..host.shader_library import ShaderKernelFunction
 from ..msl import Counter, RunResult
 from ..msl.thread_grid import SIMD_WIDTH
-from .model import ExplorerModel
 from .page import (
     CELL_PICK_CLASS,
     DIAGRAM_CANVAS_HTML,
@@ -38,6 +37,7 @@ from .page import (
     parse_cell_pick,
     parse_diagram_want,
 )
+from .run_model import ExplorerModel
 
 #: Findings the explorer lists as buttons (a runaway kernel can have a couple of hundred).
 MAX_FINDINGS_LISTED = 20

@@ -1,4 +1,4 @@
-"""Grading on a Dask cluster: a ``TaskRunner`` (see ``runner.py``) whose tasks run on the workers
+"""Grading on a Dask cluster: a ``TaskRunner`` (see ``task_backend.py``) whose tasks run on the workers
 of a ``distributed`` scheduler, a ``LocalCluster`` started here (``--cluster local[:N]``) or an
 existing one (``--cluster tcp://HOST:PORT``).
 
@@ -41,7 +41,7 @@ from dataclasses import dataclass, replace
 from ..version import __version__
 from .limits import Limits
 from .pool import ProcessPoolRunner
-from .runner import Outcome, RunnerStopped, TaskOutcome
+from .task_backend import Outcome, RunnerStopped, TaskOutcome
 from .tasks import NotebookChanged, ReadTask, SubmissionLimit, Task, read_notebook_bytes
 
 INSTALL_HINT = "pip install 'metal-puzzles[cluster]' (it adds dask[distributed] and cryptography)"

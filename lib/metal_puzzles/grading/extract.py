@@ -6,7 +6,7 @@ are followed in notebook order by a small, sound evaluator of their string-value
 (the ``evaluate`` package). Every ``MetalKernel(...)`` call is recorded as it runs; the last one
 of a name is the kernel the notebook runs. For each kernel the grader gets either that exact source or
 "cannot be read without running the notebook", naming the cell, the line and the construct,
-never another kernel. The witness ``check()`` left in the outputs (``witness.py``) is compared
+never another kernel. The witness ``check()`` left in the outputs (``witness_comparison.py``) is compared
 with what was read; a difference is a note, never a grade.
 
 A notebook is untrusted data: any field may have any JSON type, nesting may be deep, cells huge.
@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .evaluate import Evaluator, KernelBuild, Unknown
-from .witness import Witness, disagreement, last_witnesses, witnesses_of
+from .witness_comparison import Witness, disagreement, last_witnesses, witnesses_of
 
 #: A code cell longer than this is not read (what it assigns becomes unknown). A cell with a kernel
 #: is a few KiB; parsing costs about 500 bytes of memory and 5 µs per character, so this bounds

@@ -21,18 +21,18 @@ from ..checking.wording import REPORT_WIDTH
 from ..puzzles import PUZZLES
 from ..version import __version__
 from . import pool
-from .bounds import bound_issues, bound_record
 from .extract import NotebookKernels
+from .grading_cost import RunCost
 from .ids import assign_ids, load_mapping
 from .journal import Journal, RunSettings
 from .limits import Limits
 from .output import OutputError, write_outputs
 from .points import PointsConfig
+from .record_size import bound_issues, bound_record
 from .results import GradeRun, Student, StudentStatus, UncheckedStatus
-from .run_cost import RunCost
-from .runner import Outcome, TaskOutcome, TaskRunner
 from .safe_text import report_file_name
 from .submissions import DEFAULT_MAX_NOTEBOOK_BYTES, Submission, collect_submissions
+from .task_backend import Outcome, TaskOutcome, TaskRunner
 from .tasks import CheckTask, ReadTask, WiredTask, content_key
 
 __all__ = ["GradeRun", "Student", "UncheckedStatus", "StudentStatus", "grade_submissions", "write_outputs",

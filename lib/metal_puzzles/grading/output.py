@@ -23,12 +23,12 @@ from pathlib import Path
 
 from .changes import GradeChange, grade_changes, now_utc
 from .gradebook import GRADEBOOK_NAME, LMS, lms_gradebook
+from .grading_cost import COST_NAME
 from .journal import JOURNAL_NAME
 from .own_files import atomic_write, dir_mode
 from .report import REPORTS_DIR, gradebook_csv, results_json, student_report
 from .results import GradeRun
 from .results_file import RESULTS_NAME
-from .run_cost import COST_NAME
 from .safe_text import printable
 from .submissions import describe_kind
 from .summary import SUMMARY_MD, SUMMARY_SVG, class_summary_md, class_summary_svg

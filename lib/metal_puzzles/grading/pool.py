@@ -34,7 +34,7 @@ from typing import Any
 from ..checking import progress
 from ..msl import compile_cache_stats
 from .limits import Limits
-from .runner import Outcome, RunnerStopped, TaskCost, TaskOutcome
+from .task_backend import Outcome, RunnerStopped, TaskCost, TaskOutcome
 from .tasks import SubmissionLimit, Task, run_task, warm_up
 
 #: How often the parent looks at the workers when nothing arrives (seconds).

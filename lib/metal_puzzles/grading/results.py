@@ -12,8 +12,8 @@ from typing import Any
 
 from ..compat import StrEnum
 from ..puzzles import PUZZLES
+from .grading_cost import RunCost
 from .points import PointsConfig
-from .run_cost import RunCost
 from .submissions import Submission
 
 

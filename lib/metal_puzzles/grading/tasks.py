@@ -19,9 +19,9 @@ from typing import Any
 from ..checking import CheckResult, WiredPuzzle, check_kernel_sources, check_source
 from ..checking.wording import REPORT_WIDTH
 from ..puzzles import get_puzzle, solution_source
-from .bounds import bound_summary
 from .extract import NotebookKernels, extract_from_bytes
 from .limits import Limits
+from .record_size import bound_summary
 from .submissions import open_regular, read_bounded
 
 #: Findings kept per test and characters kept per report: a kernel with a finding on every

@@ -16,7 +16,7 @@ from ..diagrams.access_map import draw_access_map
 from ..diagrams.draw import draw_run, to_svg
 from ..diagrams.style import text_width, thread_color
 from ..msl import RunResult
-from ..puzzles import PUZZLES, solution_kernel
+from ..puzzles import PUZZLES, part_of, solution_kernel
 
 
 def puzzle_svg(puzzle: Puzzle) -> str:
@@ -59,12 +59,13 @@ def logo_svg() -> str:
 
 
 def image_files() -> dict[str, str]:
-    """File name -> SVG text for every image of the book."""
+    """Path (relative to the images folder) -> SVG text for every image of the book: the logo, and
+    each puzzle's diagram in its part's folder, named by the puzzle's id (``part5/rms_norm.svg``)."""
     files = {"logo.svg": logo_svg()}
     for p in PUZZLES:
         if isinstance(p, WiredPuzzle):  # the finale wires kernels together in Python: nothing to draw
             continue
-        files[f"{p.number.replace('.', '_')}_{p.id}.svg"] = puzzle_svg(p)
+        files[f"{part_of(p).folder}/{p.id}.svg"] = puzzle_svg(p)
     return files
 
 
@@ -74,6 +75,7 @@ def write_images(out: str | Path = "imgs") -> list[Path]:
     written = []
     for name, svg in image_files().items():
         path = out / name
+        path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(svg, encoding="utf-8")
         written.append(path)
     return written

@@ -36,7 +36,7 @@ from ..checking import (
     run_one,
 )
 from ..checking.launch import KernelLike
-from ..checking.witness import METADATA_KEY, witness_record
+from ..checking.witness_record import METADATA_KEY, witness_record
 from ..checking.wording import plural, report_html, terminal_width, wrap
 from ..diagrams.access_map import ColourBy, draw_access_map
 from ..diagrams.draw import RunDiagram, draw_run
@@ -49,8 +49,8 @@ from ..msl import Counter, Finding, RunResult
 from ..msl.observe.cost import CostFigures, CostProfile
 from ..msl.shader_program import declares_kernels
 from ..puzzles import find_grad_puzzle, find_puzzle
-from ..puzzles.decode_step import DecodeKernels
-from ..puzzles.t08_decode_step import PUZZLE as DECODE_STEP
+from ..puzzles.composition.decode_model import DecodeKernels
+from ..puzzles.part5.decode_step import PUZZLE as DECODE_STEP
 from .session import record as record_progress
 from .tables import Table, show_table
 from .tables import row as table_row
@@ -329,7 +329,7 @@ class MetalProblem:
 
     def _show_verdict(self, result: CheckResult) -> None:
         """Print the verdict, wrapped to the terminal; in Jupyter, show it with the witness of the
-        kernel it checked (``checking/witness.py``), which the grader compares with what it reads."""
+        kernel it checked (``checking/witness_record.py``), which the grader compares with what it reads."""
         record = self._witness() if _shows_rich_output() else None
         if record is None:
             print(result.report(terminal_width()))

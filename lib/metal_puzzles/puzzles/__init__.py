@@ -1,22 +1,23 @@
 """The puzzle catalogue: every puzzle of the book, in order, and each one's reference solution.
 
 The notebook, ``MetalProblem.check()``, the grader and the tests all read these lists. A new
-puzzle is a module of its own (its text, spec, tests, template) ending with its ``Entry``
-(see ``entry``), listed in its part.
+puzzle is a module of its own named by its id, in its part's package (``part5/rms_norm.py``: its
+text, spec, tests, template, ending with its ``Entry``, see ``catalogue.entry``), one line in its
+part's list (``part5/__init__.py``), and its reference solution named by its id in the part's
+folder of solutions/ (``solutions/part5/rms_norm.metal``).
 """
 
 from __future__ import annotations
 
 from ..checking import Budget, Case, GradPuzzle, Puzzle
 from ..host.kernel import MetalKernel
-from . import finale
-from .entry import Entry, Part
+from .catalogue.entry import Entry, Part
+from .debugging import PART_DEBUG
 from .part1 import PART_I
-from .part2 import BONUS, PART_II
+from .part2 import BONUS, PART_II, autodiff
 from .part3 import PART_III
 from .part4 import PART_IV
 from .part5 import PART_V
-from .part_debug import PART_DEBUG
 
 #: The parts in reading order. The debugging part follows the fundamentals: its bugs need only
 #: what Part I teaches.
@@ -28,6 +29,8 @@ _ENTRY_BY_ID: dict[str, Entry] = {e.puzzle.id: e for e in ENTRIES}
 _PART_BY_ID: dict[str, Part] = {e.puzzle.id: part for part in PARTS for e in part.entries}
 if len(_ENTRY_BY_ID) != len(ENTRIES):
     raise ValueError("two entries of the catalogue share a puzzle id")
+if [part.number for part in PARTS] != list(range(1, len(PARTS) + 1)):
+    raise ValueError("the parts' numbers are not their places in the reading order")
 
 
 def _key(s: str) -> str:
@@ -85,10 +88,10 @@ def find_grad_puzzle(name: str) -> GradPuzzle:
     """The finale entry with this title or id."""
     found = find_puzzle(name)
     if not isinstance(found, GradPuzzle):
-        raise KeyError(f"no finale puzzle named {name!r}; known: {', '.join(p.title for p in finale.FINALE)}")
+        raise KeyError(f"no finale puzzle named {name!r}; known: {', '.join(p.title for p in autodiff.FINALE)}")
     return found
 
 
 __all__ = ["PARTS", "ENTRIES", "PUZZLES", "Entry", "Part", "Puzzle", "Case", "Budget", "GradPuzzle", "find_puzzle",
            "get_puzzle", "find_grad_puzzle", "entry_of", "part_of", "solution_source", "solution_header",
-           "solution_kernel", "finale"]
+           "solution_kernel"]

@@ -24,9 +24,9 @@ from __future__ import annotations
 
 from .calls import Calls
 from .expressions import Expressions
-from .state import GiveUp, Outcome
+from .known_values import KernelBuild, Unknown
+from .notebook_state import GiveUp, Outcome
 from .statements import Statements
-from .values import KernelBuild, Unknown
 
 __all__ = ["Evaluator", "GiveUp", "KernelBuild", "Outcome", "Unknown"]
 

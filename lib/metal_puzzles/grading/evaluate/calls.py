@@ -19,10 +19,7 @@ from ..cells import (
     capture_targets,
     parse_cell,
 )
-from .machine import Machine
-from .state import GiveUp, PathEnded, Scope, State
-from .syntax import FunctionFacts, names_metal_kernel, quote
-from .values import (
+from .known_values import (
     KERNEL_FIELDS,
     MAX_DEPTH,
     MAX_STRING,
@@ -43,6 +40,9 @@ from .values import (
     same_value,
     to_python,
 )
+from .machine import Machine
+from .notebook_state import GiveUp, PathEnded, Scope, State
+from .syntax import FunctionFacts, names_metal_kernel, quote
 
 
 class Calls(Machine):

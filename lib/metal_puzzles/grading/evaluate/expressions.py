@@ -7,10 +7,7 @@ import ast
 import functools
 from typing import Any
 
-from .machine import Machine
-from .state import Scope
-from .syntax import KIND_NAMES, quote
-from .values import (
+from .known_values import (
     COMPARISONS,
     IPYTHON_METHODS,
     LIST_MUTATORS,
@@ -34,6 +31,9 @@ from .values import (
     size_of,
     to_python,
 )
+from .machine import Machine
+from .notebook_state import Scope
+from .syntax import KIND_NAMES, quote
 
 
 class Expressions(Machine):

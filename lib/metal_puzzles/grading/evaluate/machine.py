@@ -13,9 +13,7 @@ from ..cells import (
     CellSyntaxError,
     parse_cell,
 )
-from .state import GiveUp, LoopSinks, Outcome, PathEnded, Scope, State, join
-from .syntax import names_metal_kernel
-from .values import (
+from .known_values import (
     BUILTINS,
     MAX_NOTEBOOK_STEPS,
     MAX_STEPS,
@@ -34,6 +32,8 @@ from .values import (
     Unknown,
     holds,
 )
+from .notebook_state import GiveUp, LoopSinks, Outcome, PathEnded, Scope, State, join
+from .syntax import names_metal_kernel
 
 
 class Machine:

@@ -8,10 +8,7 @@ import ast
 from collections.abc import Callable
 from typing import Any
 
-from .machine import Machine
-from .state import GiveUp, LoopSinks, PathEnded, Scope, State
-from .syntax import FunctionFacts, assigned_names, pattern_names, quote
-from .values import (
+from .known_values import (
     MAX_FIXPOINT,
     MAX_UNROLL,
     PACKAGE_NAMES,
@@ -22,6 +19,9 @@ from .values import (
     Module,
     Unknown,
 )
+from .machine import Machine
+from .notebook_state import GiveUp, LoopSinks, PathEnded, Scope, State
+from .syntax import FunctionFacts, assigned_names, pattern_names, quote
 
 
 class Statements(Machine):
