@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-BENCH_PATH = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_sanitizer_cost.py"
+BENCH_PATH = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_sanitizer_cost.py"
 
 
 @pytest.fixture(scope="module")

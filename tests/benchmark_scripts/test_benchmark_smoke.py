@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-BENCH_PATH = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_simulator.py"
+BENCH_PATH = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_simulator.py"
 
 
 @pytest.fixture(scope="module")
@@ -85,7 +85,7 @@ def test_grading_benchmark_runs_on_a_small_class(capsys):
     import importlib.util
     from pathlib import Path
 
-    path = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_grading.py"
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_grading.py"
     spec = importlib.util.spec_from_file_location("bench_grading", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -96,7 +96,7 @@ def test_grading_benchmark_runs_on_a_small_class(capsys):
 
 def test_shader_library_benchmark_runs_a_small_shader(capsys):
     """The compile_shader benchmark compiles and checks a small synthetic shader (no timing asserted)."""
-    path = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_shader_library.py"
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_shader_library.py"
     spec = importlib.util.spec_from_file_location("bench_shader_library", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -110,7 +110,7 @@ def test_part_five_check_benchmark_builds_the_books_problem_and_checks_it():
     template fails (no timing asserted)."""
     from metal_puzzles.puzzles import entry_of, get_puzzle
 
-    path = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_part5_checks.py"
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_part5_checks.py"
     spec = importlib.util.spec_from_file_location("bench_part5_checks", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

@@ -15,7 +15,7 @@ import pytest
 
 from metal_puzzles.host.nvrtc import nvrtc_available
 
-SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "cuda_lessons.py"
+SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "cuda_lessons.py"
 SMALLEST = 1 << 30  # divides every recipe's size down to its floor
 
 

@@ -17,7 +17,7 @@ import pytest
 
 from metal_puzzles.msl import simulate
 
-EVIDENCE = Path(__file__).resolve().parents[1] / "benchmarks" / "gpu_evidence"
+EVIDENCE = Path(__file__).resolve().parents[2] / "benchmarks" / "gpu_evidence"
 
 
 def _load(name: str):

@@ -18,7 +18,7 @@ from metal_puzzles.checking.fairness import sweep
 from metal_puzzles.checking.tolerance import U32, gamma, mismatch
 from metal_puzzles.puzzles import PUZZLES, get_puzzle, solution_header, solution_source
 
-VARIANTS = Path(__file__).parent / "fairness_variants"
+VARIANTS = Path(__file__).resolve().parents[1] / "fairness_variants"
 KERNEL_PUZZLES = [p for p in PUZZLES if not isinstance(p, WiredPuzzle)]
 #: Seeds for CI: the two that failed Layer Norm's old fixed tolerance, extremes, and a spread.
 SEEDS = (0, 1, 1025, 1028, 2**31 - 1, 2**63 - 1, 987654321)
@@ -132,7 +132,7 @@ def test_the_sweep_benchmark_runs_and_reports_each_kernel() -> None:
     import subprocess
     import sys
 
-    script = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_seed_sweep.py"
+    script = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_seed_sweep.py"
     done = subprocess.run([sys.executable, str(script), "--seeds", "2", "--puzzle", "dot_product"],
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr

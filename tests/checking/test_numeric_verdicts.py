@@ -23,7 +23,7 @@ from metal_puzzles.diagrams.style import fmt_value
 from metal_puzzles.msl.run.hints import lane_values
 from metal_puzzles.puzzles import get_puzzle
 
-SOLUTIONS = Path(__file__).resolve().parents[1] / "solutions"
+SOLUTIONS = Path(__file__).resolve().parents[2] / "solutions"
 RMS_NORM_WITHOUT_EPS = (SOLUTIONS / "V_01_rms_norm.metal").read_text(encoding="utf-8").replace(" + EPS", "")
 # Map 2D reading a[j][i] for out[i][j]: the spec's values, transposed.
 MAP_2D_TRANSPOSED = """\

@@ -211,7 +211,7 @@ def test_loop_carried_race_says_barrier_at_the_end_of_the_loop_body():
 
 
 # ----------------------------------------------------------------------------- the book's text (item 10)
-ROOT = __import__("pathlib").Path(__file__).resolve().parents[1]
+ROOT = __import__("pathlib").Path(__file__).resolve().parents[2]
 
 
 def book_markdown() -> str:
@@ -255,9 +255,7 @@ def test_explore_outside_jupyter_says_it_needs_jupyter(capsys):
 # ----------------------------------------------------------------------------- shapes (item 5)
 def test_a_shape_mismatch_in_the_finale_names_the_cause():
     # II.10a with None for the index arrays' cotangents, the mistake the book's text warns about.
-    import sys
-    sys.path.insert(0, str(ROOT / "tests"))
-    from test_part2 import notebook_scope, solution
+    from puzzles.part2.test_part2 import notebook_scope, solution
     scope = notebook_scope()
     exec(solution("mvmr_autodiff").replace(
         "return da, mx.zeros_like(a_idx), db, mx.zeros_like(b_idx), mx.zeros_like(o_idx), None",

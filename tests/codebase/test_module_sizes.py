@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parents[1] / "lib" / "metal_puzzles"
+PACKAGE = Path(__file__).resolve().parents[2] / "lib" / "metal_puzzles"
 MAX_MODULE_LINES = 1_000
 MAX_FUNCTION_LINES = 100
 

@@ -20,7 +20,7 @@ try:
 except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "lib/metal_puzzles"
 #: Modules whose errors the configuration ignores: none. One added here (and in pyproject.toml's
 #: overrides) must say why.

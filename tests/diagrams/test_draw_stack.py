@@ -4,11 +4,11 @@ and v, (2, 5, 32), made its explorer diagram 2,217 px wide."""
 
 import numpy as np
 
+from diagrams.test_draw_fold import explorer_svg, natural_width, texts
 from metal_puzzles.diagrams.draw import draw_run, lay_out_run, to_svg
 from metal_puzzles.diagrams.model import make_view
 from metal_puzzles.diagrams.style import BLOCK_GAP, INDEX_H, MAX_SECTION_W
 from metal_puzzles.msl import simulate
-from test_draw_fold import explorer_svg, natural_width, texts
 
 F32 = np.float32
 
@@ -91,10 +91,10 @@ def test_a_grid_of_32_columns_whose_values_widen_its_cells_folds_onto_shorter_li
 
 
 def test_no_arrow_of_decode_attentions_explorer_diagram_crosses_a_label():
+    from diagrams.test_draw_arrows_clear import crossings, describe
     from metal_puzzles.checking import run_case
     from metal_puzzles.explorer.model import ExplorerModel
     from metal_puzzles.puzzles import get_puzzle, solution_kernel
-    from test_draw_arrows_clear import crossings, describe
 
     p = get_puzzle("decode_attention")
     model = ExplorerModel(run_case(solution_kernel(p), p.visible, p.launch_options, trace=True))

@@ -20,7 +20,7 @@ from differential.multithread import generate
 from differential.oracle import DeviceUnavailable, Status, compare_outputs, run_oracle
 from metal_puzzles.host.nvrtc import nvrtc_available
 
-SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "cuda_oracle.py"
+SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "cuda_oracle.py"
 
 
 @pytest.fixture(scope="module")

@@ -18,7 +18,7 @@ from metal_puzzles.notebook.book import NOTEBOOK_NAME, packaged_notebook
 from metal_puzzles.puzzles import PUZZLES, solution_source
 from metal_puzzles.puzzles.solutions import solutions_dir
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SOLUTIONS = ROOT / "solutions"
 
 

@@ -24,7 +24,7 @@ try:
 except ModuleNotFoundError:  # Python 3.10: the backport (in the test extra)
     import tomli as tomllib
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 #: Modules that exist only on POSIX systems: the learner's path must not need them.
 POSIX_ONLY = ("resource", "fcntl", "termios", "pty", "pwd", "grp", "posix_ipc")
 

@@ -17,7 +17,7 @@ from metal_puzzles.checking import check_source
 from metal_puzzles.msl.run.finding_kinds import FindingKind
 from metal_puzzles.puzzles import get_puzzle
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _introduction() -> str:

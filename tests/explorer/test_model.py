@@ -419,7 +419,7 @@ def test_the_explorer_benchmark_runs_its_model_figures():
     import sys
     from pathlib import Path
 
-    path = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_explorer.py"
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_explorer.py"
     spec = importlib.util.spec_from_file_location("bench_explorer", path)
     bench = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = bench

@@ -17,7 +17,7 @@ import pytest
 
 from metal_puzzles import SanitizerError, compile_shader
 from metal_puzzles.msl import ArgumentError, CompileError
-from msl_snippets import BYTE_OFFSET_ACCESS
+from support.msl_snippets import BYTE_OFFSET_ACCESS
 
 SHADER = """
 #include <metal_stdlib>

@@ -9,7 +9,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from metal_puzzles import compile_shader  # noqa: E402
-from msl_snippets import BYTE_OFFSET_ACCESS  # noqa: E402
+from support.msl_snippets import BYTE_OFFSET_ACCESS  # noqa: E402
 
 SHADER = """
 kernel void full(device float* out, constant float& val, uint idx [[thread_position_in_grid]]) {

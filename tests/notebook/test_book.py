@@ -19,7 +19,7 @@ from metal_puzzles.cli import main
 from metal_puzzles.notebook import book
 from metal_puzzles.notebook.book import InitOutcome, JupyterUI, init_book
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SERVER_START_TIMEOUT = 180.0  # seconds: a cold first start of a Jupyter server can take 20-40 s
 
 

@@ -26,7 +26,7 @@ from metal_puzzles.puzzles import (
     solution_source,
 )
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _load_builder():

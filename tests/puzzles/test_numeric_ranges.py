@@ -169,7 +169,7 @@ def test_mlx_in_half_passes_the_half_test_and_accumulating_in_half_fails_it(pid,
     mlx_half = np.asarray(call(*[mx.array(x) for x in case.inputs]))
     assert mlx_half.dtype == np.float16 and not c.mismatch(mlx_half).any()
     name = {"rms_norm": "wrong_half_accumulation", "decode_attention": "wrong_half_scores"}[pid]
-    variant = (Path(__file__).parent / "fairness_variants" / pid / f"{name}.metal").read_text()
+    variant = (Path(__file__).resolve().parents[1] / "fairness_variants" / pid / f"{name}.metal").read_text()
     result = check_source(_on(puzzle, case), variant)
     assert not result.correct
     yours = result.outcomes[0].yours.astype(np.float64)

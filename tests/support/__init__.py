@@ -1,2 +1,2 @@
-"""Modules the tests in every folder of tests/ share, and that benchmarks/ scripts import too (pytest
-puts tests/ on sys.path, and the scripts put it there themselves): ``from support.paths import ...``."""
+"""Modules that tests in several folders of tests/ share, and that benchmarks/ scripts import too
+(pytest puts tests/ on sys.path; a script puts it there itself): ``from support.msl_snippets import ...``."""

@@ -1,6 +1,6 @@
 """Part III's slow kernels: what each lesson's text describes before it teaches the fast one.
 
-One source for the claims tested against the cost model (tests/test_part3_lessons.py) and for
+One source for the claims tested against the cost model (tests/puzzles/part3/test_part3_lessons.py) and for
 the real-GPU timing of the lessons (benchmarks/cuda_lessons.py).
 """
 

@@ -13,19 +13,19 @@ import mlx.core as mx
 import numpy as np
 import pytest
 
-from cuda_translation.corpus import (
-    batch_unit,
-    book_translations,
-    load_corpus,
-    shader_translations,
-    translate_entry,
-)
 from metal_puzzles import CompileError, metal_kernel
 from metal_puzzles.host.cuda_backend import CudaBackendKernel
 from metal_puzzles.host.nvrtc import NvrtcError, compile_to_cubin, compile_to_ptx, nvrtc_available
 from metal_puzzles.msl.cuda import launch_dims, missing_rules
 from metal_puzzles.msl.cuda.builtins import missing_builtin_rules
 from metal_puzzles.msl.lang.errors import CompileWarning
+from msl.cuda.corpus import (
+    batch_unit,
+    book_translations,
+    load_corpus,
+    shader_translations,
+    translate_entry,
+)
 
 needs_nvrtc = pytest.mark.skipif(not nvrtc_available(), reason="NVRTC is not installed (the 'test' extra installs it)")
 
@@ -119,7 +119,7 @@ def test_every_recorded_whole_shader_translates_and_compiles(k):
 
 
 # ----------------------------------------------------------------------------- the semantics suite
-# Every kernel tests/semantics compiles (tools/record_cuda_corpus.py --modules tests/semantics),
+# Every kernel tests/msl/semantics compiles (tools/record_cuda_corpus.py --modules tests/msl/semantics),
 # translated and compiled in batches (one NVRTC program each: a fortieth of the time apiece).
 #: What the translator refuses there, by the words of its located error: each a decision.
 SEMANTIC_REFUSALS: tuple[str, ...] = ()

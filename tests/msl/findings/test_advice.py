@@ -8,7 +8,7 @@ the kernel broken (a barrier put inside a branch some threads skip, say) fails i
 
 No advice goes without its row: ``advice_texts`` calls every advice function of hints.py with
 every value that picks its text, and each text must be quoted by a row (a launch option only a
-kernel's caller can apply is quoted, and applied, by its test in tests/sanitizer/, listed in
+kernel's caller can apply is quoted, and applied, by its test in tests/msl/sanitizer/, listed in
 ``CALLER_ADVICE``); advice written where a run's context is known is listed in
 ``ADVICE_IN_CONTEXT``, and each finding kind's fixed text in the registry needs a row too. A new
 advice function fails ``test_every_advice_function_is_enumerated`` until it is added here.
@@ -32,7 +32,7 @@ from metal_puzzles.msl.run.finding_kinds import FINDING_KINDS
 from metal_puzzles.msl.run.hints import Audience, HostApi
 from metal_puzzles.puzzles import get_puzzle
 
-SOLUTIONS = Path(__file__).resolve().parents[1] / "solutions"
+SOLUTIONS = Path(__file__).resolve().parents[3] / "solutions"
 
 
 def solution(name: str) -> str:
@@ -569,15 +569,15 @@ ADVICE_IN_CONTEXT = {
 #: Advice only the caller of a kernel can apply (a launch option, a second kernel): the test that
 #: applies it, and the phrase that test asserts.
 CALLER_ADVICE = {
-    "launch with atomic_outputs=True": "sanitizer/test_write_race_advice.py",
-    "launch with init_value=0 and atomic_outputs=True": "sanitizer/test_write_race_advice.py",
-    "write it before reading it, or launch with init_value": "sanitizer/test_caller_advice.py",
-    "raise max_steps if the kernel really needs more": "sanitizer/test_caller_advice.py",
-    "passing init_value to the call also fills them": "sanitizer/test_caller_advice.py",
-    "or split the work into two kernels": "sanitizer/test_write_race_advice.py",
-    "launch with threadgroups of a multiple of N threads": "sanitizer/test_caller_advice.py",
+    "launch with atomic_outputs=True": "msl/sanitizer/test_write_race_advice.py",
+    "launch with init_value=0 and atomic_outputs=True": "msl/sanitizer/test_write_race_advice.py",
+    "write it before reading it, or launch with init_value": "msl/sanitizer/test_caller_advice.py",
+    "raise max_steps if the kernel really needs more": "msl/sanitizer/test_caller_advice.py",
+    "passing init_value to the call also fills them": "msl/sanitizer/test_caller_advice.py",
+    "or split the work into two kernels": "msl/sanitizer/test_write_race_advice.py",
+    "launch with threadgroups of a multiple of N threads": "msl/sanitizer/test_caller_advice.py",
     # Not a launch option, but a kernel no puzzle asks for (words read from a byte buffer).
-    "read the bytes one by one through the byte pointer and combine them": "sanitizer/test_caller_advice.py",
+    "read the bytes one by one through the byte pointer and combine them": "msl/sanitizer/test_caller_advice.py",
 }
 
 
@@ -616,7 +616,7 @@ def test_advice_made_in_context_has_a_row(name: str):
 
 @pytest.mark.parametrize("phrase", list(CALLER_ADVICE))
 def test_caller_advice_is_applied_by_its_test(phrase: str):
-    test_file = Path(__file__).parent / CALLER_ADVICE[phrase]
+    test_file = Path(__file__).resolve().parents[2] / CALLER_ADVICE[phrase]
     assert _shape(phrase) in _shape(test_file.read_text(encoding="utf-8")), f"{test_file.name} does not apply {phrase!r}"
 
 

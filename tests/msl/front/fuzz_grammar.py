@@ -4,7 +4,7 @@ token soup), mutations of the book's reference solutions, and the one property e
 keep: compiling and running it ends in a result, a located ``CompileError`` or a run-time finding
 (``KernelRuntimeError``, ``SanitizerError``) - never another exception.
 
-Shared by ``tests/front/test_front_end_properties.py`` (a bounded, derandomized run) and
+Shared by ``tests/msl/front/test_front_end_properties.py`` (a bounded, derandomized run) and
 ``benchmarks/fuzz_front_end.py`` (a long one).
 """
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from front.fuzz_grammar import (
+from msl.front.fuzz_grammar import (
     GENERATED,
     Outcome,
     book_launches,

@@ -1,6 +1,6 @@
 """Advice only the caller of a kernel can apply (a launch option), applied, fixes the kernel.
 
-A puzzle's learner writes only the kernel and is never given these (tests/test_advice.py holds
+A puzzle's learner writes only the kernel and is never given these (tests/msl/findings/test_advice.py holds
 the learner's table); the caller of ``metal_kernel`` chooses ``init_value`` and ``max_steps``."""
 
 from __future__ import annotations

@@ -154,7 +154,7 @@ def test_a_race_after_many_folded_reads_is_still_found(sanitizers) -> None:
 
 
 def test_the_benchmark_runs_small() -> None:
-    path = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_sanitizer_updates.py"
+    path = Path(__file__).resolve().parents[3] / "benchmarks" / "bench_sanitizer_updates.py"
     spec = importlib.util.spec_from_file_location("bench_sanitizer_updates", path)
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)

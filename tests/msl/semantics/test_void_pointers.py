@@ -17,7 +17,7 @@ import pytest
 from metal_puzzles.msl import CompileError, FindingKind, SanitizerError
 from metal_puzzles.msl.run.access_kind import AccessKind
 from metal_puzzles.msl.shader_program import LaunchGeometry, ShaderLibrary
-from msl_snippets import BYTE_OFFSET_ACCESS
+from support.msl_snippets import BYTE_OFFSET_ACCESS
 
 
 def launch(source: str, kernel: str, values: dict, threads=(8, 1, 1), group=(8, 1, 1), **options):

@@ -184,7 +184,7 @@ def test_the_explorer_leads_to_the_planted_finding(pid):
 
 
 def test_the_seed_sweep_catches_the_buggy_template_on_every_seed():
-    # (The reference solutions' own sweep is tests/test_fairness.py's, for every puzzle of the book.)
+    # (The reference solutions' own sweep is tests/checking/test_fairness.py's, for every puzzle of the book.)
     from metal_puzzles.checking.fairness import sweep
 
     for p in DEBUG_PUZZLES:

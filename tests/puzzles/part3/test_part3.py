@@ -36,7 +36,7 @@ def test_part_three_follows_part_two_and_part_four_follows_it():
     from metal_puzzles.puzzles import PUZZLES, find_puzzle, part4, part5
 
     part_iii, part_iv, part_v = part3.PART_III.puzzles, part4.PART_IV.puzzles, part5.PART_V.puzzles
-    after = len(part_iv) + len(part_v)  # Part V closes the book (tests/test_part5.py)
+    after = len(part_iv) + len(part_v)  # Part V closes the book (tests/puzzles/part5/test_part5.py)
     assert PUZZLES[-len(part_iii) - after:-after] == part_iii
     assert PUZZLES[-after:-len(part_v)] == part_iv
     assert [p.number for p in part_iv] == ["IV.1", "IV.2"] and all(part_of(p) is part4.PART_IV for p in part_iv)

@@ -18,7 +18,7 @@ from metal_puzzles.checking import CheckResult, PuzzleStatus, check_source, run_
 from metal_puzzles.msl.observe.cost import CostFigures
 from metal_puzzles.msl.observe.roofline import Bound
 from metal_puzzles.puzzles import get_puzzle, solution_header, solution_source
-from part3_kernels import (
+from support.part3_kernels import (
     IN_ORDER,
     LANE_BY_LANE,
     NAIVE_TRANSPOSE,

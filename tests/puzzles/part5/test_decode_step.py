@@ -97,7 +97,7 @@ def test_every_stage_of_the_reference_is_within_its_puzzles_error_model(model):
     np.testing.assert_allclose(np.asarray(logits), np.asarray(want_logits), atol=1e-5)
 
 
-VARIANTS = Path(__file__).resolve().parent / "fairness_variants"
+VARIANTS = Path(__file__).resolve().parents[2] / "fairness_variants"
 STAGES = ("rms_norm", "rope", "quantized_matvec", "decode_attention", "argmax")
 
 

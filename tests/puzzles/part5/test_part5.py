@@ -21,7 +21,7 @@ from metal_puzzles.puzzles import (
     solution_source,
 )
 
-#: Part V's kernel puzzles (its finale, which wires them, is tests/test_decode_step.py's).
+#: Part V's kernel puzzles (its finale, which wires them, is tests/puzzles/part5/test_decode_step.py's).
 PART_V = [p for p in part5.PART_V.puzzles if not isinstance(p, WiredPuzzle)]
 PART_V_IDS = [p.id for p in PART_V]
 
@@ -482,7 +482,7 @@ def test_the_grader_reads_each_part_v_kernel_from_the_solved_notebook_and_passes
     from pathlib import Path
 
     from metal_puzzles.grading.extract import extract_kernels
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[3]
     spec = importlib.util.spec_from_file_location("build_notebook", root / "tools" / "build_notebook.py")
     builder = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(builder)

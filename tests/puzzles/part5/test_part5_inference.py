@@ -1,7 +1,7 @@
 """Part V's inference puzzles beyond the decode step (issue 40): the KV-cache append, sampling
 and prefill attention. Each puzzle's text is a list of claims; each claim is a test here (the
-reference passing and the template failing are tests/test_part5.py's, for every Part V puzzle;
-the seed sweeps are tests/test_fairness.py's, over tests/fairness_variants/)."""
+reference passing and the template failing are tests/puzzles/part5/test_part5.py's, for every Part V puzzle;
+the seed sweeps are tests/checking/test_fairness.py's, over tests/fairness_variants/)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from metal_puzzles.checking.launch import launch
 from metal_puzzles.msl import SanitizerError
 from metal_puzzles.puzzles import get_puzzle, part5, solution_source
 
-VARIANTS = Path(__file__).parent / "fairness_variants"
+VARIANTS = Path(__file__).resolve().parents[2] / "fairness_variants"
 
 
 def variant(pid: str, name: str) -> str:

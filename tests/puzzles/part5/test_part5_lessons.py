@@ -1,7 +1,7 @@
-"""Part V's texts as claims the cost model is tested against, as tests/test_part3_lessons.py does
+"""Part V's texts as claims the cost model is tested against, as tests/puzzles/part3/test_part3_lessons.py does
 for Part III (issue 32: every claim a text makes about cost backed by the model).
 
-Claims tested in tests/test_part5.py already: V.3's words in one segment and `x` in eight (a run of
+Claims tested in tests/puzzles/part5/test_part5.py already: V.3's words in one segment and `x` in eight (a run of
 two words a lane: sixteen), one barrier for each row reduction (V.1, V.4, V.5), V.4 reading each key
 and value once per query head, V.1 reading each element of `x` once; the budgets (V.5's logits read
 once, V.3's reads of `x` once per block) by each reference passing and each named mistake failing.
