@@ -23,11 +23,17 @@ SUFFIXES = (".py", ".md", ".toml", ".json", ".metal", ".ipynb", ".svg", ".txt")
 PUZZLE_FOLDERS = re.compile(r"^puzzles/(part\d+|debugging)/")
 
 
+def is_path(span: str) -> bool:
+    """A span names a path when it has a '/' or ends in a file suffix (a bare suffix, `.metal`, does not)."""
+    if not re.fullmatch(r"[\w.<>/-]+", span):
+        return False
+    return "/" in span or (span.endswith(SUFFIXES) and not span.startswith("."))
+
+
 def mentioned_paths(text: str) -> list[str]:
     """The paths the map names: backquoted spans outside fenced blocks that look like paths."""
     prose = re.sub(r"^```.*?^```", "", text, flags=re.S | re.M)
-    spans = re.findall(r"`([^`\s]+)`", prose)
-    return [s for s in spans if re.fullmatch(r"[\w.<>/-]+", s) and ("/" in s or s.endswith(SUFFIXES))]
+    return [s for s in re.findall(r"`([^`\s]+)`", prose) if is_path(s)]
 
 
 def resolve(path: str) -> list[Path]:
@@ -41,7 +47,7 @@ def resolve(path: str) -> list[Path]:
 
 def test_the_path_rule_tells_paths_from_other_code():
     text = ("`msl/front/ast.py` `tests/codebase/` `puzzles/part5/<id>.py` `checking.run_case` "
-            "`metal::x` `mx.fast.cuda_kernel` `pytest -m e2e` `puzzles.ipynb`\n```text\n`not/this.py`\n```\n")
+            "`metal::x` `mx.fast.cuda_kernel` `pytest -m e2e` `.metal` `puzzles.ipynb`\n```text\n`not/this.py`\n```\n")
     assert mentioned_paths(text) == ["msl/front/ast.py", "tests/codebase/", "puzzles/part5/<id>.py", "puzzles.ipynb"]
     assert resolve("msl/front/ast.py") == [PACKAGE / "msl" / "front" / "ast.py"]
     assert resolve("tests/codebase/") == [ROOT / "tests" / "codebase"]
