@@ -1,5 +1,5 @@
-"""No long rooms (issue 31): no module of the package over 1,000 lines and no function over
-100, so each stays readable in one sitting; the offenders are named."""
+"""Modules and functions a reader can take in at one sitting (issue 31): no module of the package
+over 1,000 lines and no function over 100; the offenders are named."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "lib" / "metal_puzzles"
 MAX_MODULE_LINES = 1_000
 MAX_FUNCTION_LINES = 100
 
-#: Modules allowed to be longer, relative to PACKAGE. None: every long room has been split
+#: Modules allowed to be longer, relative to PACKAGE. None: every oversized module has been split
 #: (issue 31); a module added here must say why.
 EXEMPT: set[str] = set()
 
@@ -19,7 +19,7 @@ def _modules() -> list[Path]:
     return sorted(p for p in PACKAGE.rglob("*.py") if p.relative_to(PACKAGE).as_posix() not in EXEMPT)
 
 
-def long_rooms(path: Path, root: Path = PACKAGE) -> list[str]:
+def oversized_parts(path: Path, root: Path = PACKAGE) -> list[str]:
     """The module and the functions in it (methods and nested functions included) that are too
     long, as 'where: n lines', named from ``root``."""
     text = path.read_text(encoding="utf-8")
@@ -38,7 +38,7 @@ def long_rooms(path: Path, root: Path = PACKAGE) -> list[str]:
 
 
 def test_no_module_or_function_is_too_long() -> None:
-    offenders = [room for path in _modules() for room in long_rooms(path)]
+    offenders = [part for path in _modules() for part in oversized_parts(path)]
     assert not offenders, (f"over {MAX_MODULE_LINES} lines a module or {MAX_FUNCTION_LINES} a function; "
                            "split along its seams:\n" + "\n".join(offenders))
 
@@ -48,7 +48,7 @@ def test_the_exemptions_exist_and_are_still_needed() -> None:
     # entry must go.
     for name in EXEMPT:
         assert (PACKAGE / name).is_file(), f"{name} is exempt but does not exist; remove it from EXEMPT"
-        assert long_rooms(PACKAGE / name), f"{name} is exempt but no longer too long; remove it from EXEMPT"
+        assert oversized_parts(PACKAGE / name), f"{name} is exempt but no longer too long; remove it from EXEMPT"
 
 
 def test_a_long_function_and_a_long_module_are_named(tmp_path: Path) -> None:
@@ -59,6 +59,6 @@ def test_a_long_function_and_a_long_module_are_named(tmp_path: Path) -> None:
     fits.write_text("class C:\n    def f(self):\n" + body(MAX_FUNCTION_LINES - 1))
     too_long = tmp_path / "too_long.py"
     too_long.write_text("class C:\n    def g(self):\n" + body(MAX_FUNCTION_LINES) + "\n" * MAX_MODULE_LINES)
-    assert long_rooms(fits, tmp_path) == []
-    assert long_rooms(too_long, tmp_path) == [f"too_long.py: {MAX_MODULE_LINES + 102} lines",
+    assert oversized_parts(fits, tmp_path) == []
+    assert oversized_parts(too_long, tmp_path) == [f"too_long.py: {MAX_MODULE_LINES + 102} lines",
                                                f"too_long.py:2 g: {MAX_FUNCTION_LINES + 1} lines"]
