@@ -18,7 +18,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-from cuda_translation.corpus import batch_unit  # noqa: E402
 from metal_puzzles.checking.case_runner import launched_case  # noqa: E402
 from metal_puzzles.checking.wired import WiredPuzzle  # noqa: E402
 from metal_puzzles.host.kernel import dtype_name, to_numpy  # noqa: E402
@@ -27,6 +26,7 @@ from metal_puzzles.msl.cuda.kernel import translate_body  # noqa: E402
 from metal_puzzles.msl.program import CompiledKernel  # noqa: E402
 from metal_puzzles.msl.shader_program import declares_kernels  # noqa: E402
 from metal_puzzles.puzzles import PUZZLES, solution_kernel  # noqa: E402
+from msl.cuda.corpus import batch_unit  # noqa: E402
 
 
 def main() -> int:

@@ -8,9 +8,9 @@ Two steps, because the GPU machine has CuPy but no MLX (the puzzles import MLX):
 
 * ``plan`` (any machine with the package) writes ``benchmarks/cuda_lessons_plan.json``: for every
   lesson its kernels (the slow one the text describes, the taught one, the variants
-  ``tests/test_part3_lessons.py`` tests), the cost model's figures and kernel time for each on the
+  ``tests/puzzles/part3/test_part3_lessons.py`` tests), the cost model's figures and kernel time for each on the
   puzzle's visible test (an Apple M1, as the lessons state them), and the simulator's output there.
-  ``tests/test_cuda_lessons.py`` fails when the committed plan no longer matches the book.
+  ``tests/benchmark_scripts/test_cuda_lessons.py`` fails when the committed plan no longer matches the book.
 * the GPU run reads the plan; needs NumPy, CuPy and ``metal_puzzles.msl`` (NumPy only). For each
   kernel: the CUDA translation (``metal_puzzles.msl.cuda``) run on the visible test and compared
   with the simulator's output, then timed with CUDA events at a large size (the recipes below,
@@ -66,7 +66,7 @@ def decode_array(d: dict[str, Any]) -> np.ndarray:
 # The plan (needs the package and MLX)
 
 #: (lesson, puzzle, recipe, kernels): each kernel (label, role, source key, header key); keys name
-#: tests/part3_kernels.py constants, 'solution' (the reference solution) or 'solution:<puzzle>'.
+#: tests/support/part3_kernels.py constants, 'solution' (the reference solution) or 'solution:<puzzle>'.
 LESSONS: tuple[tuple[str, str, str, tuple[tuple[str, str, str, str | None], ...]], ...] = (
     ("III.1", "tiled_transpose", "transpose", (
         ("naive transpose", "slow", "NAIVE_TRANSPOSE", None),
@@ -103,7 +103,7 @@ def _source(puzzle: Any, key: str) -> str:
         return solution_source(puzzle)
     if key.startswith("solution:"):
         return solution_source(get_puzzle(key.split(":", 1)[1]))
-    import part3_kernels
+    from support import part3_kernels
 
     return str(getattr(part3_kernels, key))
 

@@ -3,7 +3,7 @@ as it is given.
 
 Run: python benchmarks/fuzz_front_end.py --minutes 30 [--report fuzz_report.txt]
 
-The same property and generators as ``tests/front/test_front_end_properties.py`` (grammar-built
+The same property and generators as ``tests/msl/front/test_front_end_properties.py`` (grammar-built
 kernel bodies, well-formed bodies that reach code generation and a run, generated headers,
 mutations of the book's reference solutions, whole shader files), in turns of a few hundred inputs each, random this
 time. Every input must end in a result, a located CompileError or a run-time finding; any other
@@ -25,7 +25,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from front.fuzz_grammar import (  # noqa: E402 - the grammar lives with the tests that share it
+from msl.front.fuzz_grammar import (  # noqa: E402 - the grammar lives with the tests that share it
     GENERATED,
     book_launches,
     header_text,

@@ -1,13 +1,13 @@
 """Record the wild kernels the project tests against, as the CUDA translator's corpus.
 
-Runs the wild-kernel test modules (tests/test_wild_kernels.py, test_dropin_real_kernels.py,
+Runs the wild-kernel test modules (tests/host/: test_wild_kernels.py, test_dropin_real_kernels.py,
 test_whole_shader_kernels.py) with every kernel the simulator compiles recorded: each distinct
 instance that compiles (source, header, names, input dtypes and sizes, output dtypes, template,
 atomic outputs; or a whole shader's source and header) is written to
-tests/cuda_translation/wild_corpus.json, which tests/test_cuda_translation.py translates and compiles.
+tests/msl/cuda/wild_corpus.json, which tests/msl/cuda/test_translation.py translates and compiles.
 
-    python tools/record_cuda_corpus.py [--out tests/cuda_translation/wild_corpus.json]
-    python tools/record_cuda_corpus.py --modules tests/semantics --out tests/cuda_translation/semantics_corpus.json.gz
+    python tools/record_cuda_corpus.py [--out tests/msl/cuda/wild_corpus.json]
+    python tools/record_cuda_corpus.py --modules tests/msl/semantics --out tests/msl/cuda/semantics_corpus.json.gz
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-MODULES = ["tests/test_wild_kernels.py", "tests/test_dropin_real_kernels.py", "tests/test_whole_shader_kernels.py"]
+MODULES = ["tests/host/test_wild_kernels.py", "tests/host/test_dropin_real_kernels.py", "tests/host/test_whole_shader_kernels.py"]
 
 
 class Recorder:
@@ -60,7 +60,7 @@ class Recorder:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", default="tests/cuda_translation/wild_corpus.json")
+    parser.add_argument("--out", default="tests/msl/cuda/wild_corpus.json")
     parser.add_argument("--modules", nargs="*", default=MODULES, help="test modules to record (default: the wild ones)")
     args = parser.parse_args()
     rec = Recorder()

@@ -14,7 +14,7 @@ Every variant comes with two sizes:
 * ``Size.TIMING``: large enough to fill an H100 (data several times its 50 MB L2).
 
 This module needs NumPy alone: ``measure.py`` imports it on the GPU machine, where the simulator
-is not installed, and ``tests/test_gpu_evidence_variants.py`` runs every MSL body in the simulator.
+is not installed, and ``tests/benchmark_scripts/test_gpu_evidence_variants.py`` runs every MSL body in the simulator.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ in worker processes, so a kernel that hangs the GPU or poisons its CUDA context 
 address is sticky) costs that kernel, never the run: a worker past the per-kernel wall limit is
 killed and replaced, one that reports a device error exits and is replaced.
 
-``benchmarks/cuda_oracle.py`` is the command line; ``tests/test_cuda_oracle.py`` tests all of
+``benchmarks/cuda_oracle.py`` is the command line; ``tests/differential/test_cuda_oracle.py`` tests all of
 this with fake devices.
 """
 

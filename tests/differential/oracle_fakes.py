@@ -1,4 +1,4 @@
-"""Fake devices for tests/test_cuda_oracle.py: importable by name in a worker process
+"""Fake devices for tests/differential/test_cuda_oracle.py: importable by name in a worker process
 ('differential.oracle_fakes:Corrupting'), as the oracle's ``--device module:factory`` takes them."""
 
 from __future__ import annotations

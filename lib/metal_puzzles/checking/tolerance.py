@@ -26,7 +26,7 @@ roundings grow with the position, and the pair's outputs move with the angle (``
 
 Every model keeps the puzzle's ``atol``/``rtol`` as a floor. A wrong kernel still fails: the
 allowed error of exact sums is the floor, and a one-pass variance near 1000 is off by far more
-than the conditioned bound (tests/test_tolerance.py, benchmarks/bench_seed_sweep.py).
+than the conditioned bound (tests/checking/test_fairness.py, benchmarks/bench_seed_sweep.py).
 """
 
 from __future__ import annotations

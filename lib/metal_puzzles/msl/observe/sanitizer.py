@@ -338,30 +338,50 @@ class Sanitizer:
             return None
         return sh, lanes, f
 
+    def _report_uninitialised(self, ctx: Ctx, mem: Memory, sh: Shadow, lanes: Any, f: Any, pos: Pos) -> None:
+        """A read by ``lanes`` of shadow entries ``f``: reports the lanes that read a value nobody
+        wrote (named by the first of them), as plain reads and value-reading atomics both must."""
+        bad = ~sh.init[f]
+        if bad.any():
+            k = int(np.flatnonzero(bad)[0])
+            self._uninit(ctx, mem, lanes[bad], int(f[k]), lanes[k], pos)
+
+    def _unordered_writes(self, ctx: Ctx, sh: Shadow, lanes: Any, f: Any, phase: Any, sph: Any
+                          ) -> tuple[Any, Any]:
+        """Earlier plain writes of these granules by other threads that nothing orders before now:
+        (mask over the accesses, the writer lanes). What every access races with."""
+        wl = sh.w_lane[f]
+        return self._unless_ordered(ctx, sh, (wl >= 0) & (wl != lanes), wl, sh.w_phase, sh.w_sph, f, lanes,
+                                    phase, sph), wl
+
+    def _unordered_atomics(self, ctx: Ctx, sh: Shadow, a_lane: np.ndarray, lanes: Any, f: Any, phase: Any,
+                           sph: Any, *, writes_only: bool) -> tuple[Any, Any]:
+        """Earlier atomics on these granules by another thread (or by several) that nothing orders
+        before now: (mask over the accesses, the atomics' lanes). A plain read races only with
+        atomics that wrote (``writes_only``); a plain write with any."""
+        al = a_lane[f]
+        candidates = (al >= 0) & ((al != lanes) | sh.a_multi[f])
+        if writes_only:
+            candidates &= sh.a_write[f]
+        return self._unless_ordered(ctx, sh, candidates, al, sh.a_phase, sh.a_sph, f, lanes, phase, sph), al
+
     def on_read(self, ctx: Ctx, mem: Memory, flat: Any, view: View, mask: Mask, pos: Pos) -> None:
         touched = self._plain_access(ctx, mem, flat, view, mask)
         if touched is None:
             return
         sh, lanes, f = touched
         if not sh.all_init:
-            bad = ~sh.init[f]
-            if bad.any():
-                k = int(np.flatnonzero(bad)[0])
-                self._uninit(ctx, mem, lanes[bad], int(f[k]), lanes[k], pos)
+            self._report_uninitialised(ctx, mem, sh, lanes, f, pos)
         if not sh.track_races:
             return
         phase, sph = self._now(ctx, sh, lanes)
         # A threadgroup read races only with a write no barrier ordered; skip the lookup when
         # every threadgroup passed an ordering barrier since the last write.
         if sh.device or sh.last_write_epoch == ctx.sync_epoch:
-            wl = sh.w_lane[f]
-            raw = self._unless_ordered(ctx, sh, (wl >= 0) & (wl != lanes), wl, sh.w_phase, sh.w_sph, f, lanes,
-                                       phase, sph)
+            raw, wl = self._unordered_writes(ctx, sh, lanes, f, phase, sph)
             self._conflict(ctx, mem, RaceKind.READ_AFTER_WRITE, raw, lanes, f, wl, pos, sh.w_pos)
         if sh.a_lane is not None:
-            al = sh.a_lane[f]
-            hit = self._unless_ordered(ctx, sh, (al >= 0) & ((al != lanes) | sh.a_multi[f]) & sh.a_write[f], al,
-                                       sh.a_phase, sh.a_sph, f, lanes, phase, sph)
+            hit, al = self._unordered_atomics(ctx, sh, sh.a_lane, lanes, f, phase, sph, writes_only=True)
             self._conflict(ctx, mem, RaceKind.READ_AFTER_WRITE, hit, lanes, f, al, pos, sh.a_pos,
                            atomic=AtomicSide.EARLIER)
         if sh.device:
@@ -473,18 +493,14 @@ class Sanitizer:
         sh, lanes, f = touched
         if sh.track_races:
             phase, sph = self._now(ctx, sh, lanes)
-            wl = sh.w_lane[f]
-            waw = self._unless_ordered(ctx, sh, (wl >= 0) & (wl != lanes), wl, sh.w_phase, sh.w_sph, f, lanes,
-                                       phase, sph)
+            waw, wl = self._unordered_writes(ctx, sh, lanes, f, phase, sph)
             self._conflict(ctx, mem, RaceKind.WRITE_AFTER_WRITE, waw, lanes, f, wl, pos, sh.w_pos,
                            same_value=lambda writers: self._same_value(ctx, mem, flat, view, raw, writers, None))
             war, rl, r_pos, displaced = self._plain_readers(ctx, sh, lanes, f, phase, sph)
             self._conflict(ctx, mem, RaceKind.WRITE_AFTER_READ, war, lanes, f, rl, pos, r_pos, several_readers=True,
                            displaced=displaced)
             if sh.a_lane is not None:
-                al = sh.a_lane[f]
-                hit = self._unless_ordered(ctx, sh, (al >= 0) & ((al != lanes) | sh.a_multi[f]), al, sh.a_phase,
-                                           sh.a_sph, f, lanes, phase, sph)
+                hit, al = self._unordered_atomics(ctx, sh, sh.a_lane, lanes, f, phase, sph, writes_only=False)
                 self._conflict(ctx, mem, RaceKind.WRITE_AFTER_WRITE, hit, lanes, f, al, pos, sh.a_pos,
                                atomic=AtomicSide.EARLIER)
             sh.w_lane[f] = lanes
@@ -518,18 +534,15 @@ class Sanitizer:
         if lanes.size == 0:
             return
         if not sh.all_init:
-            bad = ~sh.init[f]
-            if reads_old and bad.any():
-                k = int(np.flatnonzero(bad)[0])
-                self._uninit(ctx, mem, lanes[bad], int(f[k]), lanes[k], pos)
+            if reads_old:
+                self._report_uninitialised(ctx, mem, sh, lanes, f, pos)
             sh.init[f] = True
             sh.all_init = bool(sh.init.all())
         if not sh.track_races:
             return
         sh.ensure_atomics()
         phase, sph = self._now(ctx, sh, lanes)
-        wl = sh.w_lane[f]
-        hit = self._unless_ordered(ctx, sh, (wl >= 0) & (wl != lanes), wl, sh.w_phase, sh.w_sph, f, lanes, phase, sph)
+        hit, wl = self._unordered_writes(ctx, sh, lanes, f, phase, sph)
         self._conflict(ctx, mem, RaceKind.WRITE_AFTER_WRITE if writes else RaceKind.READ_AFTER_WRITE, hit, lanes, f,
                        wl, pos, sh.w_pos, atomic=AtomicSide.NOW)
         if writes:

@@ -52,7 +52,7 @@ VOCAB = 96
 GROUP = 64
 BITS = 4
 #: The weights' seed: the same model for every learner and check, chosen so that each prompt's next
-#: token wins by far more than the logits' allowed error (tests/test_decode_step.py).
+#: token wins by far more than the logits' allowed error (tests/puzzles/part5/test_decode_step.py).
 SEED = 62
 #: The embeddings' standard deviation: Llama's are about 0.02, so the first norm of a layer sees a
 #: mean square near 4e-4, where RMSNorm's EPS (1e-5) moves every output by some percent.

@@ -4,7 +4,7 @@ threadgroup a row: K rounds of V.5's block reduction carrying indices, each roun
 
 ``mx.topk`` returns the K largest values only, in no promised order, and ``mx.argpartition``
 picks among equal values as its partition happens to; a sampler needs the indices. The contract
-(checked against MLX on the CPU build, see tests/test_part5.py): the indices of the K largest
+(checked against MLX on the CPU build, see tests/puzzles/part5/test_part5.py): the indices of the K largest
 values, largest first, equal values in increasing index order, which is the first K entries of
 ``mx.argsort(-x)`` (MLX's sort is stable) and, for K = 1, ``mx.argmax``.
 
