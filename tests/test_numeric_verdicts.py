@@ -193,6 +193,42 @@ def test_an_error_growing_with_the_position_is_named():
     assert cause is not None and cause.startswith("the error grows with the position along axis 0")
 
 
+# V.2b's reference with its position rounded to half, as a kernel that keeps positions in half
+# would: exact up to 2048, off by one at every odd position from 2049 (half's step there is 2).
+ROPE_POSITION_IN_HALF = (SOLUTIONS / "V_02b_rope.metal").read_text(encoding="utf-8").replace(
+    "float(offset + int(l))", "float(half(offset + int(l)))")
+
+
+def test_a_rope_whose_position_is_kept_in_half_is_named_so_through_check():
+    # Checked as a learner's kernel is: the hidden tests from 2049 on fail, the first of them (7
+    # positions from the thousands) at its odd positions only.
+    assert "half(offset" in ROPE_POSITION_IN_HALF
+    result = check_source(get_puzzle("rope"), ROPE_POSITION_IN_HALF)
+    assert not result.passed
+    report = " ".join(result.report().split())
+    assert re.search(r"Likely cause: only the odd indices along axis 1 differ, every one of them, and the indices "
+                     r"between match: .*A position kept in half does \(from 2048 half holds only the even integers",
+                     report), report
+    # The tolerance said is the one used: the conditioned model and the puzzle's angle allowance (it
+    # read 'a fixed tolerance, with no model of how float32 rounding affects this computation').
+    assert "error model, 'conditioned'" in report and "plus the puzzle's own allowance" in report
+    assert "fixed tolerance" not in report
+
+
+def test_every_other_index_wrong_is_named_only_when_every_one_is_and_none_between():
+    spec = np.arange(40, dtype=np.float64).reshape(4, 10)
+    odd = spec.astype(np.float32)
+    odd[:, 1::2] += 3
+    cause = likely_cause(odd, spec, odd != spec, np.full(spec.shape, 1e-4), spec.shape)
+    assert cause is not None and cause.startswith("only the odd indices along axis 1 differ")
+    # One odd index right after all, or one even index wrong too: no such pattern.
+    for k, value in ((3, 3.0), (4, 7.0)):
+        other = odd.copy()
+        other[:, k] = spec[:, k] + (value if k % 2 == 0 else 0)
+        cause = likely_cause(other, spec, other != spec, np.full(spec.shape, 1e-4), spec.shape)
+        assert cause is None or "indices along axis 1" not in cause, cause
+
+
 def test_errors_without_a_pattern_claim_no_cause():
     rng = np.random.default_rng(2)
     spec = rng.standard_normal((8, 16))

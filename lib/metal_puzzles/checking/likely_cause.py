@@ -10,7 +10,9 @@ A few patterns point at one kind of mistake whatever the puzzle:
   ratio is the square root of a size of the problem, a missing 1/sqrt(D) scale, when it is the size
   itself, a sum where a mean was meant;
 - the same ratio within each row, another in each: something computed once a row (its norm);
-- an error that grows with the position along an axis: an angle or an offset that grows with it.
+- an error that grows with the position along an axis: an angle or an offset that grows with it;
+- every other index along an axis wrong, the ones between right: something that should step by one
+  steps by two, such as a position kept in half (V.2's rotary embeddings at positions past 2048).
 
 Each test looks at every differing position, not at the first few; none claims more than it sees.
 """
@@ -42,7 +44,7 @@ def likely_cause(yours: np.ndarray, expected: np.ndarray, mismatch: np.ndarray, 
     e = np.asarray(expected, dtype=np.float64)
     for cause in (_not_finite(y, e, mismatch), _reordered(y, e, mismatch, allowed),
                   _one_ratio(y, e, mismatch, sorted({int(s) for s in sizes if int(s) > 1})),
-                  _grows_with_position(y, e, mismatch, allowed)):
+                  _every_other(mismatch), _grows_with_position(y, e, mismatch, allowed)):
         if cause is not None:
             return cause
     return None
@@ -135,6 +137,24 @@ def _named_size(q: float, sizes: list[int]) -> str | None:
             if abs(q - factor) <= SAME_RATIO * factor:
                 return (f"yours is the spec's times {q:.4g} everywhere it differs, which is {what}, {size} being a size "
                         "of this problem: a sum where a mean was meant (or the reverse), or a count applied twice.")
+    return None
+
+
+def _every_other(mismatch: np.ndarray) -> str | None:
+    """Exactly the odd (or the even) indices along one axis differ, every one of them, and the
+    indices between match everywhere."""
+    for axis in range(mismatch.ndim):
+        n = mismatch.shape[axis]
+        if n < 4:
+            continue
+        others = tuple(a for a in range(mismatch.ndim) if a != axis)
+        differs = mismatch.any(axis=others) if others else mismatch
+        for parity, which in ((1, "odd"), (0, "even")):
+            if np.array_equal(differs, np.arange(n) % 2 == parity):
+                return (f"only the {which} indices along axis {axis} differ, every one of them, and the indices between "
+                        "match: something that should step by one along that axis steps by two. A position kept in "
+                        "half does (from 2048 half holds only the even integers, from 4096 only multiples of 4), as "
+                        "does an index doubled, halved or rounded to a pair.")
     return None
 
 
