@@ -63,7 +63,10 @@ def test_the_readmes_compile_error_suggests_a_near_name():
 
 
 @pytest.mark.parametrize("typo, name", [("UINT_MAXX", "UINT_MAX"), ("INFINTY", "INFINITY"), ("FLT_EPSLON", "FLT_EPSILON"),
-                                        ("HALF_MAXX", "HALF_MAX"), ("thread_position_in_gird", "thread_position_in_grid")])
+                                        ("HALF_MAXX", "HALF_MAX"), ("thread_position_in_gird", "thread_position_in_grid"),
+                                        # C's names: as near the half constant as the float one, float meant
+                                        ("M_PI", "M_PI_F"), ("M_PI_2", "M_PI_2_F"), ("M_E", "M_E_F"),
+                                        ("M_SQRT2", "M_SQRT2_F")])
 def test_a_misspelt_builtin_constant_gets_a_suggestion(typo, name):
     """'a suggestion' (the README): near a builtin constant as near a variable of the kernel."""
     assert "and a suggestion" in flat(README)
