@@ -13,10 +13,11 @@ both the new highlighted line / thread and the new diagram (the diagram's ``data
 the thread, phase and step it draws), then two animation frames so that the new state is painted.
 
 The first step after the explorer opens is timed apart ("first step"), once the page is idle and
-a second after (a learner looks before clicking): it is the slow one (700-820 ms against 33-106 ms
+a second after (a learner looks before clicking): it was the slow one (700-820 ms against 33-106 ms
 for the steps after it, issue 36), the one click that changes most of the diagram; the explorer
-draws its diagram and the patch to it ahead, while the page renders and the learner reads (the
-figures: benchmarks/README.md). Its target is the worst case's, under 250 ms.
+now draws its diagram ahead and the page lays it out and paints it in a transparent layer while
+the learner reads, which the click shows (the figures: benchmarks/README.md). Its target is the
+worst case's, under 250 ms.
 
 Prints, per front end and per action, the median and the maximum in milliseconds, and where the
 time went (medians): until the kernel's last message of the click arrived (the Python handler,
