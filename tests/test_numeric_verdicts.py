@@ -215,6 +215,35 @@ def test_a_rope_whose_position_is_kept_in_half_is_named_so_through_check():
     assert "fixed tolerance" not in report
 
 
+def test_attention_without_its_scale_is_named_a_missing_scale_through_check():
+    # V.4's reference without 1/sqrt(D): the softmax of unscaled scores, no one ratio of the outputs.
+    source = (SOLUTIONS / "V_04_decode_attention.metal").read_text(encoding="utf-8")
+    unscaled = source.replace("float scale = rsqrt(float(D));", "float scale = 1.0f;")
+    assert unscaled != source
+    result = check_source(get_puzzle("decode_attention"), unscaled)
+    assert not result.passed
+    report = " ".join(result.report().split())
+    assert re.search(r"Likely cause: yours is what the spec gives with its first input multiplied by sqrt\(32\) = "
+                     r"5\.657 \(32 being a size of this problem\): a scale such as attention's 1/sqrt\(D\) left out",
+                     report), report
+
+
+def test_a_kernel_right_after_all_or_wrong_otherwise_is_no_scaled_input():
+    from metal_puzzles.checking.likely_cause import scaled_input
+
+    q = np.random.default_rng(3).standard_normal((4, 16))
+
+    def spec(inputs):
+        return np.tanh(inputs[0]) * 2
+
+    right, allowed = spec((q,)), np.full(q.shape, 1e-6)
+    assert scaled_input(right.astype(np.float32), right, allowed, (q,), spec, q.shape) is None  # not wrong
+    scaled = spec((q * 4,)).astype(np.float32)  # q times sqrt(16)
+    assert "first input multiplied by sqrt(16) = 4" in scaled_input(scaled, right, allowed, (q,), spec, q.shape)
+    noise = (right + np.random.default_rng(4).standard_normal(q.shape)).astype(np.float32)
+    assert scaled_input(noise, right, allowed, (q,), spec, q.shape) is None
+
+
 def test_every_other_index_wrong_is_named_only_when_every_one_is_and_none_between():
     spec = np.arange(40, dtype=np.float64).reshape(4, 10)
     odd = spec.astype(np.float32)

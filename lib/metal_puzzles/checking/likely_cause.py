@@ -12,7 +12,10 @@ A few patterns point at one kind of mistake whatever the puzzle:
 - the same ratio within each row, another in each: something computed once a row (its norm);
 - an error that grows with the position along an axis: an angle or an offset that grows with it;
 - every other index along an axis wrong, the ones between right: something that should step by one
-  steps by two, such as a position kept in half (V.2's rotary embeddings at positions past 2048).
+  steps by two, such as a position kept in half (V.2's rotary embeddings at positions past 2048);
+- yours is the spec of an input scaled by the square root of a size (``scaled_input``, which
+  evaluates the spec again): a scale such as attention's 1/sqrt(D) left out inside the
+  computation, where no one ratio of the outputs shows it (a softmax of unscaled scores).
 
 Each test looks at every differing position, not at the first few; none claims more than it sees.
 """
@@ -20,7 +23,7 @@ Each test looks at every differing position, not at the first few; none claims m
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -190,3 +193,45 @@ def _spearman(x: np.ndarray, v: np.ndarray) -> float:
     if np.std(rv) == 0:
         return 0.0
     return float(np.corrcoef(rx, rv)[0, 1])
+
+
+#: How much closer yours must come to the spec of a scaled input than to the spec, and how near
+#: it (in units of the error allowed) to be said to be that.
+SCALED_CLOSER = 100.0
+SCALED_WITHIN = 10.0
+#: The spec is evaluated at most this many times (inputs x sizes x two ways): a wrong kernel's
+#: check, which the grader runs for a whole class, must not pay more than a few evaluations.
+SCALED_TRIES = 24
+_ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth")
+
+
+def scaled_input(yours: np.ndarray, expected: np.ndarray, allowed: np.ndarray, inputs: Sequence[np.ndarray],
+                 evaluate: Callable[[tuple[np.ndarray, ...]], np.ndarray], sizes: Iterable[int]) -> str | None:
+    """Whether yours is the spec evaluated with one float input multiplied by the square root of a
+    size of the problem, or divided by it: ``evaluate`` gives the spec (float64) of other inputs."""
+    if yours.dtype.kind != "f" or yours.shape != expected.shape or not np.isfinite(yours).all():
+        return None
+    y = yours.astype(np.float64)
+    bound = np.maximum(np.broadcast_to(allowed, y.shape), np.finfo(np.float64).tiny)
+    off = float(np.max(np.abs(y - expected) / bound))
+    if off <= 1:
+        return None
+    tries = [(k, x, size, factor, what) for k, x in enumerate(inputs)
+             if np.issubdtype(np.asarray(x).dtype, np.floating) and np.ndim(x) > 0
+             for size in sorted({int(n) for n in sizes if int(n) > 3})
+             for factor, what in ((math.sqrt(size), f"multiplied by sqrt({size}) = {math.sqrt(size):.4g}"),
+                                  (1 / math.sqrt(size), f"divided by sqrt({size}) = {math.sqrt(size):.4g}"))]
+    for k, x, size, factor, what in tries[:SCALED_TRIES]:
+        scaled = list(inputs)
+        scaled[k] = np.asarray(x, dtype=np.float64) * factor
+        try:
+            other = np.asarray(evaluate(tuple(scaled)), dtype=np.float64).reshape(y.shape)
+        except Exception:  # a spec that refuses other inputs shows no such cause
+            return None
+        near = float(np.max(np.abs(y - other) / bound))
+        if near <= SCALED_WITHIN and near * SCALED_CLOSER <= off:
+            which = _ORDINALS[k] if k < len(_ORDINALS) else f"input {k}"
+            return (f"yours is what the spec gives with its {which} input {what} ({size} being a size of "
+                    "this problem): a scale such as attention's 1/sqrt(D) left out (or applied twice) "
+                    "where that input is used.")
+    return None

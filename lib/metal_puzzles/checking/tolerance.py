@@ -281,6 +281,11 @@ def _condition(spec, inputs, output_shape) -> tuple[np.ndarray, np.ndarray]:
     return condition.reshape(output_shape), depends_on.reshape(output_shape)
 
 
+def spec_in_float64(spec: Callable, inputs: tuple[np.ndarray, ...], output_shape: tuple[int, ...]) -> np.ndarray:
+    """The spec of ``inputs`` in float64, shaped as the output: the reference a comparison uses."""
+    return _shaped(_evaluate(spec, tuple(_as_float64(x) for x in inputs)), output_shape)
+
+
 def _evaluate(spec, inputs) -> np.ndarray:
     return np.asarray(spec(*[_to_mlx(x) for x in inputs]), dtype=np.float64)
 
