@@ -193,6 +193,71 @@ def test_an_error_growing_with_the_position_is_named():
     assert cause is not None and cause.startswith("the error grows with the position along axis 0")
 
 
+# V.2b's reference with its position rounded to half, as a kernel that keeps positions in half
+# would: exact up to 2048, off by one at every odd position from 2049 (half's step there is 2).
+ROPE_POSITION_IN_HALF = (SOLUTIONS / "V_02b_rope.metal").read_text(encoding="utf-8").replace(
+    "float(offset + int(l))", "float(half(offset + int(l)))")
+
+
+def test_a_rope_whose_position_is_kept_in_half_is_named_so_through_check():
+    # Checked as a learner's kernel is: the hidden tests from 2049 on fail, the first of them (7
+    # positions from the thousands) at its odd positions only.
+    assert "half(offset" in ROPE_POSITION_IN_HALF
+    result = check_source(get_puzzle("rope"), ROPE_POSITION_IN_HALF)
+    assert not result.passed
+    report = " ".join(result.report().split())
+    assert re.search(r"Likely cause: only the odd indices along axis 1 differ, every one of them, and the indices "
+                     r"between match: .*A position kept in half does \(from 2048 half holds only the even integers",
+                     report), report
+    # The tolerance said is the one used: the conditioned model and the puzzle's angle allowance (it
+    # read 'a fixed tolerance, with no model of how float32 rounding affects this computation').
+    assert "error model, 'conditioned'" in report and "plus the puzzle's own allowance" in report
+    assert "fixed tolerance" not in report
+
+
+def test_attention_without_its_scale_is_named_a_missing_scale_through_check():
+    # V.4's reference without 1/sqrt(D): the softmax of unscaled scores, no one ratio of the outputs.
+    source = (SOLUTIONS / "V_04_decode_attention.metal").read_text(encoding="utf-8")
+    unscaled = source.replace("float scale = rsqrt(float(D));", "float scale = 1.0f;")
+    assert unscaled != source
+    result = check_source(get_puzzle("decode_attention"), unscaled)
+    assert not result.passed
+    report = " ".join(result.report().split())
+    assert re.search(r"Likely cause: yours is what the spec gives with its first input multiplied by sqrt\(32\) = "
+                     r"5\.657 \(32 being a size of this problem\): a scale such as attention's 1/sqrt\(D\) left out",
+                     report), report
+
+
+def test_a_kernel_right_after_all_or_wrong_otherwise_is_no_scaled_input():
+    from metal_puzzles.checking.likely_cause import scaled_input
+
+    q = np.random.default_rng(3).standard_normal((4, 16))
+
+    def spec(inputs):
+        return np.tanh(inputs[0]) * 2
+
+    right, allowed = spec((q,)), np.full(q.shape, 1e-6)
+    assert scaled_input(right.astype(np.float32), right, allowed, (q,), spec, q.shape) is None  # not wrong
+    scaled = spec((q * 4,)).astype(np.float32)  # q times sqrt(16)
+    assert "first input multiplied by sqrt(16) = 4" in scaled_input(scaled, right, allowed, (q,), spec, q.shape)
+    noise = (right + np.random.default_rng(4).standard_normal(q.shape)).astype(np.float32)
+    assert scaled_input(noise, right, allowed, (q,), spec, q.shape) is None
+
+
+def test_every_other_index_wrong_is_named_only_when_every_one_is_and_none_between():
+    spec = np.arange(40, dtype=np.float64).reshape(4, 10)
+    odd = spec.astype(np.float32)
+    odd[:, 1::2] += 3
+    cause = likely_cause(odd, spec, odd != spec, np.full(spec.shape, 1e-4), spec.shape)
+    assert cause is not None and cause.startswith("only the odd indices along axis 1 differ")
+    # One odd index right after all, or one even index wrong too: no such pattern.
+    for k, value in ((3, 3.0), (4, 7.0)):
+        other = odd.copy()
+        other[:, k] = spec[:, k] + (value if k % 2 == 0 else 0)
+        cause = likely_cause(other, spec, other != spec, np.full(spec.shape, 1e-4), spec.shape)
+        assert cause is None or "indices along axis 1" not in cause, cause
+
+
 def test_errors_without_a_pattern_claim_no_cause():
     rng = np.random.default_rng(2)
     spec = rng.standard_normal((8, 16))

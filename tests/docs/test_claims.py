@@ -63,7 +63,10 @@ def test_the_readmes_compile_error_suggests_a_near_name():
 
 
 @pytest.mark.parametrize("typo, name", [("UINT_MAXX", "UINT_MAX"), ("INFINTY", "INFINITY"), ("FLT_EPSLON", "FLT_EPSILON"),
-                                        ("HALF_MAXX", "HALF_MAX"), ("thread_position_in_gird", "thread_position_in_grid")])
+                                        ("HALF_MAXX", "HALF_MAX"), ("thread_position_in_gird", "thread_position_in_grid"),
+                                        # C's names: as near the half constant as the float one, float meant
+                                        ("M_PI", "M_PI_F"), ("M_PI_2", "M_PI_2_F"), ("M_E", "M_E_F"),
+                                        ("M_SQRT2", "M_SQRT2_F")])
 def test_a_misspelt_builtin_constant_gets_a_suggestion(typo, name):
     """'a suggestion' (the README): near a builtin constant as near a variable of the kernel."""
     assert "and a suggestion" in flat(README)
@@ -141,6 +144,39 @@ def test_the_introductions_failed_verdict_states_its_tolerance_and_a_cause():
                                                     "}\n").report())
     assert re.search(r"\[0, 1\] yours 12 spec 11 error 1 allowed \S+", report)
     assert "Tolerance: |yours - spec| may be at most" in report and "Likely cause:" in report
+
+
+def test_every_likely_cause_the_readme_lists_is_named_for_a_kernel_that_makes_it():
+    """The README's list of likely causes, each on a kernel with that mistake, checked."""
+    readme = flat(README)
+    causes = re.search(r"a likely cause where the errors show one \((.*?)\)\.", readme).group(1)
+    solutions = ROOT / "solutions"
+    planted = {
+        "one ratio everywhere from a missing constant": (
+            "rms_norm", (solutions / "V_01_rms_norm.metal").read_text().replace(" + EPS", ""),
+            "yours is the spec's times"),
+        "the spec's values in another order": (
+            "map_2d", "uint i = thread_position_in_grid.x;\nuint j = thread_position_in_grid.y;\n"
+                      "if (i < a_shape[0] && j < a_shape[1]) {\n    out[j * a_shape[0] + i] = a[i * a_shape[1] + j] + 10;\n}\n",
+            "in another order"),
+        "one place off": (
+            "map", "uint i = thread_position_in_grid.x;\nout[i] = a[i > 0 ? i - 1 : 0] + 10;\n", "an index off by 1"),
+        "every other index wrong from a position kept in half": (
+            "rope", (solutions / "V_02b_rope.metal").read_text().replace("float(offset + int(l))",
+                                                                         "float(half(offset + int(l)))"),
+            "A position kept in half does"),
+        "an input off by sqrt of a size from a scale such as attention's 1/sqrt(D) left out": (
+            "decode_attention", (solutions / "V_04_decode_attention.metal").read_text().replace(
+                "float scale = rsqrt(float(D));", "float scale = 1.0f;"),
+            "multiplied by sqrt(32)"),
+    }
+    # NaN from an overflow: the softmax without its maximum, a problem of its own
+    # (test_numeric_verdicts.test_a_softmax_without_its_maximum_overflows_and_is_named_so).
+    assert "NaN from an overflow" in causes
+    for claim, (puzzle, source, said) in planted.items():
+        assert claim in causes, f"the README no longer lists {claim!r}"
+        report = flat(check_source(get_puzzle(puzzle), source).report())
+        assert "Likely cause:" in report and said in report, f"{claim}: check() said\n{report}"
 
 
 def test_the_introductions_almost_verdict_names_the_count_too_high():

@@ -38,6 +38,7 @@ SERVER_START_TIMEOUT = 180.0  # seconds; a cold first start of a Jupyter server 
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
                  "--no-proxy-server"]
+LEFTOVERS_STOP_TIMEOUT = 10.0  # seconds a leftover kernel gets to stop on SIGTERM before SIGKILL
 UI_TIMEOUT_MS = 30_000  # one widget round trip to the kernel and back (a Check runs the hidden tests)
 INSTALL_HINT = ("install it with `bash .ci/install-browser <path-to-venv>`, or deselect the browser "
                 "tests with `-m 'not e2e'`")
@@ -233,7 +234,10 @@ def _stop_server(server: JupyterServer) -> None:
     leftovers = _processes_mentioning(str(server.private_dir))
     if leftovers:
         _signal_all(leftovers, signal.SIGTERM)
-        time.sleep(2)
+        # Until they are gone (a kernel stops in well under a second), then kill what is left.
+        deadline = time.monotonic() + LEFTOVERS_STOP_TIMEOUT
+        while _processes_mentioning(str(server.private_dir)) and time.monotonic() < deadline:
+            time.sleep(0.1)
         _signal_all(_processes_mentioning(str(server.private_dir)), signal.SIGKILL)
 
 

@@ -394,7 +394,7 @@ def test_map_explorer_threads_steps_and_check(lab: Lab) -> None:
     who, accesses = ex.locator(".mp-who"), ex.locator(".mp-accesses li")
     expect(who).to_have_text("thread 0")
     expect(accesses).to_have_text(["line 3: read a[0] (phase 0)", "line 3: write out[0] (phase 0)"])
-    expect(ex.locator(".mp-diagram svg")).to_have_count(1)
+    expect(ex.locator(".mp-diagram .mp-shown > svg")).to_have_count(1)
     # Two statements, and (when the record keeps it) a last step after them: what the kernel left.
     label = ex.locator(".mp-step-label")
     expect(label).to_have_text(re.compile(r"^step 1 / [23]: line 2$"))
@@ -694,18 +694,18 @@ def test_a_click_on_an_element_of_the_diagram_selects_the_thread_that_touched_it
     expect_diagram_of(ex, re.compile(rf"^thread 0, .*at step {total}$"))
     # out[2] in the diagram: only thread 2 wrote it. The click lands on the cell's (invisible)
     # target, which lies over the value; the page script sends the cell to the kernel.
-    ex.locator(".mp-diagram g.mp-cells[data-buffer='out'] rect[data-index='2']").click()
+    ex.locator(".mp-diagram .mp-shown g.mp-cells[data-buffer='out'] rect[data-index='2']").click()
     expect(ex.locator(".mp-who")).to_have_text("thread 2")
     expect(ex.locator(".mp-cell-info")).to_contain_text("out[2]: touched by 1 thread")
     expect(ex.locator(".mp-thread-buttons button.mod-active")).to_have_text("2")
     expect_diagram_of(ex, re.compile(r"^thread 2, "))
     lab.shot("guard-cell-click", ex)
     # a[1] was read by thread 1 only; a click there moves on to it.
-    ex.locator(".mp-diagram g.mp-cells[data-buffer='a'] rect[data-index='1']").click()
+    ex.locator(".mp-diagram .mp-shown g.mp-cells[data-buffer='a'] rect[data-index='1']").click()
     expect(ex.locator(".mp-who")).to_have_text("thread 1")
     expect(ex.locator(".mp-accesses li").first).to_have_text("line 3: read a[1] (phase 0)")
     # A thread's swatch in the diagram selects that thread, and the diagram frames it.
-    ex.locator(".mp-diagram g.mp-cells[data-space='thread'] rect[data-index='6']").click()
+    ex.locator(".mp-diagram .mp-shown g.mp-cells[data-space='thread'] rect[data-index='6']").click()
     expect(ex.locator(".mp-who")).to_have_text("thread 6")
     expect(ex.locator(".mp-thread-buttons button.mod-active")).to_have_text("6")
     expect_diagram_of(ex, re.compile(r"^thread 6, "))
@@ -847,7 +847,7 @@ def test_a_900px_window_clips_no_text(lab: Lab) -> None:
             seen = line.evaluate(_READABILITY_JS)
             if seen["lines"] > 1:
                 problems.append(f"the code line {seen['text']!r} wraps onto {seen['lines']} lines")
-        problems += _fit_problems("the diagram", ex.locator(".mp-diagram svg"))
+        problems += _fit_problems("the diagram", ex.locator(".mp-diagram .mp-shown > svg"))
         for what in (".mp-diagram", ".mp-source"):
             overflow = ex.locator(what).evaluate("e => getComputedStyle(e).overflowX")
             if overflow not in ("auto", "scroll"):
@@ -1072,7 +1072,7 @@ def test_diagrams_fit_the_room_they_are_given_and_follow_it(lab: Lab, laptop_lay
     for width, height, file_browser in laptop_layouts:
         where = _apply_layout(lab, width, height, file_browser)
         for name, explorer in (("Dot Product's", lab.explorer(DOT)), ("the 1,024-thread", lab.explorer(WIDE))):
-            problems += _fit_problems(f"{name} diagram in the explorer at {where}", explorer.locator(".mp-diagram svg"))
+            problems += _fit_problems(f"{name} diagram in the explorer at {where}", explorer.locator(".mp-diagram .mp-shown > svg"))
         problems += _fit_problems(f"Dot Product's show() at {where}", show)
     lab.shot("diagram-fit", lab.explorer(DOT))
     assert not problems, "\n".join(problems)
@@ -1097,7 +1097,7 @@ def test_keys_keep_stepping_after_a_click_on_step_or_on_the_diagram_and_nothing_
     boxes_before = [ex.locator(s).bounding_box() for s in (".mp-diagram", ".mp-source", ".mp-stepper")]
     lab.page.keyboard.press("ArrowLeft")
     expect(label).to_have_text(f"step 1 / {total}: line 2")
-    ex.locator(".mp-diagram svg").click(position={"x": 4, "y": 4})  # the diagram's margin, not a cell
+    ex.locator(".mp-diagram .mp-shown > svg").click(position={"x": 4, "y": 4})  # the diagram's margin, not a cell
     lab.page.keyboard.press("ArrowRight")
     expect(label).to_have_text(f"step 2 / {total}: line 3")
     for step in range(3, total + 1):  # to the last step, where "step" is disabled
@@ -1136,7 +1136,7 @@ _DRAWN_AS_SENT_JS = """(ex) => {
   const text = ex.querySelector('.mp-diagram-source textarea').value.split('\\u001e').join('');
   const whole = document.createElement('div');
   whole.innerHTML = text;
-  const svg = view.querySelector('svg');
+  const svg = view.querySelector('.mp-shown > svg');
   return { same: svg.outerHTML === whole.querySelector('svg').outerHTML, kept: svg.mpMark === 'before',
            version: view.mpVersion,
            sent: Number(ex.querySelector('.mp-diagram-source img').getAttribute('data-version')) };
@@ -1155,7 +1155,7 @@ def test_the_diagram_is_redrawn_in_place_and_matches_the_diagram_sent(lab: Lab) 
     lab.page.keyboard.press("Home")
     expect(ex.locator(".mp-step-label")).to_have_text(re.compile(r"^step 1 / \d+: "))
     expect_diagram_of(ex, re.compile(r", at step 1$"))
-    ex.locator(".mp-diagram svg").evaluate("svg => { svg.mpMark = 'before'; }")
+    ex.locator(".mp-diagram .mp-shown > svg").evaluate("svg => { svg.mpMark = 'before'; }")
     for k in range(2, 7):
         ex.locator(".mp-forward").click()
         expect_diagram_of(ex, re.compile(rf", at step {k}$"))

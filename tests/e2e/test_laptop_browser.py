@@ -96,7 +96,7 @@ def _wait_for_cells(lab: Lab) -> None:
     from playwright.sync_api import expect
 
     deadline = time.monotonic() + CELLS_TIMEOUT
-    while lab.page.locator(".mp-explorer .mp-diagram svg").count() < len(PART_V):
+    while lab.page.locator(".mp-explorer .mp-diagram .mp-shown > svg").count() < len(PART_V):
         errors = error_outputs(lab.page)
         if errors:
             lab.shot_quietly("FAILED-cell-error")
@@ -230,7 +230,7 @@ def test_part_v_explorer_shows_code_steps_and_diagram_on_one_laptop_screen(lapto
     from playwright.sync_api import expect
 
     ex = laptop.page.locator(".mp-explorer").nth(PART_V.index(puzzle))
-    expect(ex.locator(".mp-diagram svg")).to_have_count(1)
+    expect(ex.locator(".mp-diagram .mp-shown > svg")).to_have_count(1)
     label = ex.locator(".mp-step-label")
     expect(label).to_have_text(re.compile(r"^step 1 / \d+: "))
     ex.locator(".mp-forward").click()  # the first step: the diagram follows the step-through
@@ -242,12 +242,12 @@ def test_part_v_explorer_shows_code_steps_and_diagram_on_one_laptop_screen(lapto
     assert not problems, "\n".join(problems)
     # A step changes the diagram: stepping on, the first statement that touches memory (after
     # the declarations) redraws it, and it says at which step it stands.
-    before = ex.locator(".mp-diagram svg").inner_html()
+    before = ex.locator(".mp-diagram .mp-shown > svg").inner_html()
     for k in range(3, 40):
         ex.locator(".mp-forward").click()
         expect(label).to_have_text(re.compile(rf"^step {k} / \d+: "))
         expect_diagram_of(ex, re.compile(rf", at step {k}$"))
-        if ex.locator(".mp-diagram svg").inner_html() != before:
+        if ex.locator(".mp-diagram .mp-shown > svg").inner_html() != before:
             break
     else:
         pytest.fail(f"stepping from step 2 to step {k} left the diagram as it was")

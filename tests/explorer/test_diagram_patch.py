@@ -69,6 +69,18 @@ class PageCanvas:
         return "drawn"
 
 
+async def drawn_ahead(ex: Explorer) -> None:
+    """Until the explorer has drawn ahead what it scheduled (``Explorer.drawing_ahead``): the
+    kernel's event loop runs other work meanwhile, as here this coroutine's turns."""
+    import asyncio
+
+    for _ in range(100_000):
+        if ex.drawing_ahead is None:
+            return
+        await asyncio.sleep(0)
+    raise AssertionError("the diagram scheduled ahead was never drawn")
+
+
 @pytest.fixture(scope="module")
 def racy_transpose() -> Explorer:
     """III.1 without its barrier: one threadgroup of 1,024 threads, a race to jump to."""
@@ -221,18 +233,20 @@ def test_the_next_steps_diagram_is_drawn_ahead_in_the_kernels_event_loop(racy_tr
     drawn = []
     real_draw = widgets.draw_run
     monkeypatch.setattr(widgets, "draw_run", lambda *a, **k: drawn.append(k["selected_lane"]) or real_draw(*a, **k))
+    monkeypatch.setattr(widgets, "DRAW_AHEAD_DELAY_S", 0.0)
     ex.move(1)
     assert len(drawn) == 1 and len(ex._drawn) == 2  # no event loop: the step alone (and the whole run)
+    assert ex.drawing_ahead is None
 
     async def learner() -> list[int]:
         counts = []
         for delta in (1, 1, -1):
             ex.move(delta)
             counts.append(len(drawn))
-            await asyncio.sleep(widgets.DRAW_AHEAD_DELAY_S + 0.05)
+            await drawn_ahead(ex)
             counts.append(len(drawn))
         ex.thread.value = 900  # a thread change: its own diagram, nothing ahead
-        await asyncio.sleep(widgets.DRAW_AHEAD_DELAY_S + 0.05)
+        assert ex.drawing_ahead is None
         counts.append(len(drawn))
         return counts
 
@@ -261,10 +275,8 @@ def test_the_first_steps_diagram_and_patch_are_ready_before_the_first_click(racy
     async def first_click() -> tuple[Explorer, list[str], int]:
         ex = Explorer(racy_transpose.model.result, "III.1")
         assert list(ex._drawn) == [(0, None, None)]  # the whole run, shown
-        for _ in range(1000):  # until the first step's diagram and patch are ready
-            if ex._patch_ahead is not None:
-                break
-            await asyncio.sleep(0)
+        await drawn_ahead(ex)  # until the first step's diagram and patch are ready
+        assert ex._patch_ahead is not None
         before = len(work)
         ex.move(1)
         return ex, work[before:], before
@@ -281,3 +293,72 @@ def test_the_first_steps_diagram_and_patch_are_ready_before_the_first_click(racy
     assert expected is not None and expected.ops
     assert "data-version='2'" in ex.diagram.value
     assert json.dumps({"base": 1, "head": expected.head, "ops": expected.ops}) in html.unescape(ex.diagram.value)
+
+
+class LayeredCanvas(PageCanvas):
+    """The page's canvas with its hidden layer (page.py): a diagram sent ahead is kept, and a
+    message that names it shows it instead of applying its patch."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.layer: tuple[str, int, list[str]] | None = None  # (its name, the version it is ahead of, parts)
+
+    def receive_ahead(self, message: str) -> None:
+        text = re.search(r"<textarea class='mp-diagram-ahead-text' hidden>(.*?)</textarea>", message, re.S).group(1)
+        name = re.search(r"data-ahead='(\d+)'", message).group(1)
+        base = int(re.search(r"data-base='(\d+)'", message).group(1))
+        if self.version is None or self.version <= base:
+            self.layer = (name, base, html.unescape(text).split(PART_SEPARATOR))
+
+    def receive(self, message: str) -> str:
+        named = re.search(r"data-ahead='(\d+)'", message)
+        patch = json.loads(html.unescape(re.search(r"data-patch='([^']*)'", message).group(1)))
+        if named and self.layer and self.layer[0] == named.group(1) and (patch is None or patch["base"] == self.version):
+            self.parts, self.layer = self.layer[2], None
+            self.version = int(re.search(r"data-version='(\d+)'", message).group(1))
+            return "swapped"
+        return super().receive(message)
+
+
+def test_the_first_step_is_laid_out_ahead_in_a_hidden_layer_and_swapped_in(racy_transpose: Explorer,
+                                                                         monkeypatch) -> None:
+    """The first step changes most of a 1,024-thread threadgroup's diagram: the page laid it out
+    and painted it after the click (its part of the first click 212-474 ms on a loaded machine,
+    later clicks about 20). Opened in a kernel, the explorer sends that diagram ahead, whole, for
+    a hidden layer; the click's message names the layer, and a canvas that has it shows exactly
+    the first step's diagram; one that does not (a new view) applies the patch the message still
+    carries, to the same diagram. A later step changes a few dozen elements: nothing is sent ahead."""
+    import asyncio
+
+    import metal_puzzles.explorer.widgets as widgets
+    from metal_puzzles.explorer.page import AHEAD_LAYER_MIN_CHANGES, changed_elements
+
+    monkeypatch.setattr(widgets, "DRAW_AHEAD_DELAY_S", 0.0)
+
+    async def open_and_click() -> tuple[Explorer, LayeredCanvas, PageCanvas, list[str], list[str]]:
+        ex = Explorer(racy_transpose.model.result, "III.1")
+        layered, plain = LayeredCanvas(), PageCanvas()
+        for canvas in (layered, plain):
+            assert canvas.receive(ex.diagram.value) == "drawn"
+        assert ex.diagram_ahead.value == ""
+        await drawn_ahead(ex)
+        assert ex._patch_ahead is not None
+        changes = changed_elements(ex._patch_ahead[3])
+        assert changes is not None and changes >= AHEAD_LAYER_MIN_CHANGES, changes
+        layered.receive_ahead(ex.diagram_ahead.value)
+        ex.move(1)
+        assert "data-ahead='1'" in ex.diagram.value
+        answers = [layered.receive(ex.diagram.value), plain.receive(ex.diagram.value)]
+        assert layered.parts == plain.parts == ex._diagram_parts and layered.version == plain.version == 2
+        ahead_sent = ex.diagram_ahead.value
+        await drawn_ahead(ex)  # the second step's, drawn ahead: a small patch
+        assert ex.diagram_ahead.value == ahead_sent, "a step that changes little was sent ahead whole"
+        ex.move(1)
+        answers.append(layered.receive(ex.diagram.value))
+        return ex, layered, plain, answers, ex._drawn[(0, None, 1)]
+
+    ex, layered, plain, answers, first_step = asyncio.run(open_and_click())
+    assert answers == ["swapped", "drawn", "drawn"], answers
+    assert "".join(plain.parts) == "".join(first_step)  # the patch, applied, gives the first step's diagram
+    assert "data-ahead='" not in ex.diagram.value  # the second step's message: a patch alone
+    assert layered.parts == ex._diagram_parts and layered.version == ex._diagram_version == 3

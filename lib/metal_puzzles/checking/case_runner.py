@@ -24,9 +24,10 @@ from ..msl import (
 )
 from ..msl.observe.gpu_models import GpuModel
 from .case import Case
+from .likely_cause import scaled_input
 from .pipeline import run_pipeline
 from .puzzle import LaunchOptions, Puzzle
-from .tolerance import Allowance, ErrorModel, compare_with_spec
+from .tolerance import Allowance, ErrorModel, compare_with_spec, spec_in_float64
 from .verdict import CaseStatus, CheckResult, Outcome, classify
 
 #: Lock-step steps (statements, calls and loop iterations, once for all threads) a puzzle's kernel
@@ -110,6 +111,9 @@ def run_cases(run: Runner, spec: Callable, cases: Sequence[Case], *, rtol: float
     outcomes: list[Outcome] = []
     for case in cases:
         outcome = run_one(run, spec, case, rtol, atol, model, allowance)
+        if outcome.status == CaseStatus.WRONG and not any(o.status == CaseStatus.WRONG for o in outcomes):
+            # The verdict details the first wrong output: what evaluating the spec again can tell.
+            outcome.cause = _scaled_input_cause(spec, outcome)
         outcomes.append(outcome)
         if outcome.status == CaseStatus.COMPILE_ERROR and stop_on_compile_error:
             break
@@ -121,6 +125,14 @@ def run_cases(run: Runner, spec: Callable, cases: Sequence[Case], *, rtol: float
                                         "an earlier test (see its step-budget finding)", not_run=True))
             break
     return outcomes
+
+
+def _scaled_input_cause(spec: Callable, o: Outcome) -> str | None:
+    if o.yours is None or o.expected is None or o.allowed is None or o.yours.shape != o.expected.shape:
+        return None
+    sizes = {int(n) for x in o.case.inputs for n in np.shape(x)} | {int(n) for n in o.expected.shape}
+    return scaled_input(o.yours, o.expected, o.allowed, o.case.inputs,
+                        lambda inputs: spec_in_float64(spec, inputs, o.case.output_shape), sizes)
 
 
 def run_one(run: Runner, spec: Callable, case: Case, rtol: float, atol: float,

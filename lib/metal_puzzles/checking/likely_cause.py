@@ -10,7 +10,12 @@ A few patterns point at one kind of mistake whatever the puzzle:
   ratio is the square root of a size of the problem, a missing 1/sqrt(D) scale, when it is the size
   itself, a sum where a mean was meant;
 - the same ratio within each row, another in each: something computed once a row (its norm);
-- an error that grows with the position along an axis: an angle or an offset that grows with it.
+- an error that grows with the position along an axis: an angle or an offset that grows with it;
+- every other index along an axis wrong, the ones between right: something that should step by one
+  steps by two, such as a position kept in half (V.2's rotary embeddings at positions past 2048);
+- yours is the spec of an input scaled by the square root of a size (``scaled_input``, which
+  evaluates the spec again): a scale such as attention's 1/sqrt(D) left out inside the
+  computation, where no one ratio of the outputs shows it (a softmax of unscaled scores).
 
 Each test looks at every differing position, not at the first few; none claims more than it sees.
 """
@@ -18,7 +23,7 @@ Each test looks at every differing position, not at the first few; none claims m
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -42,7 +47,7 @@ def likely_cause(yours: np.ndarray, expected: np.ndarray, mismatch: np.ndarray, 
     e = np.asarray(expected, dtype=np.float64)
     for cause in (_not_finite(y, e, mismatch), _reordered(y, e, mismatch, allowed),
                   _one_ratio(y, e, mismatch, sorted({int(s) for s in sizes if int(s) > 1})),
-                  _grows_with_position(y, e, mismatch, allowed)):
+                  _every_other(mismatch), _grows_with_position(y, e, mismatch, allowed)):
         if cause is not None:
             return cause
     return None
@@ -138,6 +143,24 @@ def _named_size(q: float, sizes: list[int]) -> str | None:
     return None
 
 
+def _every_other(mismatch: np.ndarray) -> str | None:
+    """Exactly the odd (or the even) indices along one axis differ, every one of them, and the
+    indices between match everywhere."""
+    for axis in range(mismatch.ndim):
+        n = mismatch.shape[axis]
+        if n < 4:
+            continue
+        others = tuple(a for a in range(mismatch.ndim) if a != axis)
+        differs = mismatch.any(axis=others) if others else mismatch
+        for parity, which in ((1, "odd"), (0, "even")):
+            if np.array_equal(differs, np.arange(n) % 2 == parity):
+                return (f"only the {which} indices along axis {axis} differ, every one of them, and the indices between "
+                        "match: something that should step by one along that axis steps by two. A position kept in "
+                        "half does (from 2048 half holds only the even integers, from 4096 only multiples of 4), as "
+                        "does an index doubled, halved or rounded to a pair.")
+    return None
+
+
 def _grows_with_position(y: np.ndarray, e: np.ndarray, mismatch: np.ndarray, allowed: np.ndarray | None
                          ) -> str | None:
     """The error, relative to the error allowed, growing along one axis (leading axes first)."""
@@ -170,3 +193,45 @@ def _spearman(x: np.ndarray, v: np.ndarray) -> float:
     if np.std(rv) == 0:
         return 0.0
     return float(np.corrcoef(rx, rv)[0, 1])
+
+
+#: How much closer yours must come to the spec of a scaled input than to the spec, and how near
+#: it (in units of the error allowed) to be said to be that.
+SCALED_CLOSER = 100.0
+SCALED_WITHIN = 10.0
+#: The spec is evaluated at most this many times (inputs x sizes x two ways): a wrong kernel's
+#: check, which the grader runs for a whole class, must not pay more than a few evaluations.
+SCALED_TRIES = 24
+_ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth")
+
+
+def scaled_input(yours: np.ndarray, expected: np.ndarray, allowed: np.ndarray, inputs: Sequence[np.ndarray],
+                 evaluate: Callable[[tuple[np.ndarray, ...]], np.ndarray], sizes: Iterable[int]) -> str | None:
+    """Whether yours is the spec evaluated with one float input multiplied by the square root of a
+    size of the problem, or divided by it: ``evaluate`` gives the spec (float64) of other inputs."""
+    if yours.dtype.kind != "f" or yours.shape != expected.shape or not np.isfinite(yours).all():
+        return None
+    y = yours.astype(np.float64)
+    bound = np.maximum(np.broadcast_to(allowed, y.shape), np.finfo(np.float64).tiny)
+    off = float(np.max(np.abs(y - expected) / bound))
+    if off <= 1:
+        return None
+    tries = [(k, x, size, factor, what) for k, x in enumerate(inputs)
+             if np.issubdtype(np.asarray(x).dtype, np.floating) and np.ndim(x) > 0
+             for size in sorted({int(n) for n in sizes if int(n) > 3})
+             for factor, what in ((math.sqrt(size), f"multiplied by sqrt({size}) = {math.sqrt(size):.4g}"),
+                                  (1 / math.sqrt(size), f"divided by sqrt({size}) = {math.sqrt(size):.4g}"))]
+    for k, x, size, factor, what in tries[:SCALED_TRIES]:
+        scaled = list(inputs)
+        scaled[k] = np.asarray(x, dtype=np.float64) * factor
+        try:
+            other = np.asarray(evaluate(tuple(scaled)), dtype=np.float64).reshape(y.shape)
+        except Exception:  # a spec that refuses other inputs shows no such cause
+            return None
+        near = float(np.max(np.abs(y - other) / bound))
+        if near <= SCALED_WITHIN and near * SCALED_CLOSER <= off:
+            which = _ORDINALS[k] if k < len(_ORDINALS) else f"input {k}"
+            return (f"yours is what the spec gives with its {which} input {what} ({size} being a size of "
+                    "this problem): a scale such as attention's 1/sqrt(D) left out (or applied twice) "
+                    "where that input is used.")
+    return None

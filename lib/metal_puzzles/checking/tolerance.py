@@ -91,9 +91,22 @@ class Tolerance:
     exact: bool = False
     #: For exact sums float32 cannot compute exactly: the n of the bound gamma(n) * spec(|x|).
     roundings: int | None = None
+    #: Whether the puzzle adds an allowance of its own (``Puzzle.allowance``: what its error model
+    #: cannot see, such as V.2's float32 angles).
+    allowance: bool = False
+    #: The narrower float the output is stored in (half, bfloat16), allowed its one rounding.
+    stored_as: str | None = None
 
     def describe(self) -> str:
         """The rule in one sentence, for a verdict: '|yours - spec| may be at most ...'."""
+        extras = ([" plus the puzzle's own allowance (its text says for what)"]
+                  if self.allowance else [])
+        if self.stored_as is not None:
+            extras.append(f" plus one rounding of the output to {self.stored_as}")
+        rule = self._describe_model()
+        return rule[:-1] + "".join(extras) + "." if extras else rule
+
+    def _describe_model(self) -> str:
         floor = f"atol {self.atol:g} + rtol {self.rtol:g} * |spec|"
         if self.model is ErrorModel.FIXED:
             return (f"|yours - spec| may be at most {floor} (a fixed tolerance, with no model of how float32 "
@@ -153,15 +166,21 @@ def compare_with_spec(spec: Callable, inputs: tuple[np.ndarray, ...], output_sha
     comparison = _compare(spec, inputs, output_shape, model, atol, rtol)
     if allowance is not None:
         extra = np.broadcast_to(np.asarray(allowance(inputs), dtype=np.float64), comparison.expected.shape)
-        comparison = Comparison(comparison.expected, comparison.allowed + extra, model, comparison.exact)
+        # The rule keeps its model and says what was added (it read 'a fixed tolerance' without it).
+        comparison = dataclasses.replace(comparison, allowed=comparison.allowed + extra,
+                                         tolerance=_with(comparison.tolerance, allowance=True))
     stored = STORED_ROUNDOFF.get(str(output_dtype))
     if stored is not None:
-        comparison = Comparison(comparison.expected, comparison.allowed + stored * np.abs(comparison.expected), model,
-                                comparison.exact)
+        comparison = dataclasses.replace(comparison, allowed=comparison.allowed + stored * np.abs(comparison.expected),
+                                         tolerance=_with(comparison.tolerance, stored_as=str(output_dtype)))
     _CACHE[key] = comparison
     if len(_CACHE) > _CACHE_SIZE:
         _CACHE.popitem(last=False)
     return comparison
+
+
+def _with(rule: Tolerance | None, **changes) -> Tolerance | None:
+    return None if rule is None else dataclasses.replace(rule, **changes)
 
 
 _CACHE: OrderedDict[tuple, Comparison] = OrderedDict()
@@ -271,6 +290,11 @@ def _condition(spec, inputs, output_shape) -> tuple[np.ndarray, np.ndarray]:
             condition[start:stop] += j @ magnitude
             depends_on[start:stop] += (j > 0).sum(axis=1)
     return condition.reshape(output_shape), depends_on.reshape(output_shape)
+
+
+def spec_in_float64(spec: Callable, inputs: tuple[np.ndarray, ...], output_shape: tuple[int, ...]) -> np.ndarray:
+    """The spec of ``inputs`` in float64, shaped as the output: the reference a comparison uses."""
+    return _shaped(_evaluate(spec, tuple(_as_float64(x) for x in inputs)), output_shape)
 
 
 def _evaluate(spec, inputs) -> np.ndarray:

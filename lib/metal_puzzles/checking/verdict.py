@@ -91,6 +91,8 @@ class Outcome:
     cost: CostFigures | None = None
     #: Not run: the kernel did not finish an earlier test, so this one would not either.
     not_run: bool = False
+    #: A likely cause found when the test was judged, with the spec at hand (``likely_cause.scaled_input``).
+    cause: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -428,7 +430,7 @@ def describe_outcome(o: Outcome, head: str | None = None) -> list[str]:
             lines += format_difference(difference)
             if not errors:  # what the run did that explains it (a finding would have said so already)
                 lines += [line for hint in output_hints(o) for line in wrap("Why: " + hint)]
-                cause = likely_cause(o.yours, o.expected, o.mismatch, difference.allowed, _sizes(o))
+                cause = likely_cause(o.yours, o.expected, o.mismatch, difference.allowed, _sizes(o)) or o.cause
                 if cause is not None:
                     lines += wrap("Likely cause: " + cause)
         elif errors:

@@ -159,17 +159,23 @@ def _bezier(p0: Point, p3: Point, mode: str) -> tuple[Point, Point, Point, Point
     return p0, c1, c2, p3
 
 
+def _bernstein(steps: int) -> np.ndarray:
+    """The cubic Bernstein weights of the control points at ``steps + 1`` evenly spaced t."""
+    t = np.linspace(0.0, 1.0, steps + 1)[:, None]
+    u = 1.0 - t
+    return np.hstack([u**3, 3 * u * u * t, 3 * u * t * t, t**3])
+
+
+#: The weights of ``_sampled``'s 19 points: one small matrix product a curve (a V.4 diagram routes
+#: a few hundred arrows of several curves each at every thread change; a loop in Python per point
+#: was a third of drawing it).
+_BERNSTEIN_18 = _bernstein(18)
+
+
 def _sampled(curve: tuple[Point, Point, Point, Point], steps: int = 18) -> list[Point]:
     """The curve as a polyline (for layout, arrow heads and chalk's own backends)."""
-    (x0, y0), c1, c2, (x3, y3) = curve
-    pts = []
-    for i in range(steps + 1):
-        t = i / steps
-        u = 1 - t
-        x = u**3 * x0 + 3 * u * u * t * c1[0] + 3 * u * t * t * c2[0] + t**3 * x3
-        y = u**3 * y0 + 3 * u * u * t * c1[1] + 3 * u * t * t * c2[1] + t**3 * y3
-        pts.append((x, y))
-    return pts
+    weights = _BERNSTEIN_18 if steps == 18 else _bernstein(steps)
+    return [(x, y) for x, y in (weights @ np.asarray(curve, dtype=float)).tolist()]
 
 
 
@@ -232,14 +238,21 @@ class _LabelIndex:
         self.about = np.array([(self.keys[label.key], *(-1 if x is None else x for x in
                                                          (label.block, label.row, label.column)))
                                for label in labels], dtype=int).reshape(-1, 4)
+        self._owned: dict[tuple[tuple, int], np.ndarray] = {}
 
     def _own(self, key: tuple, element: int) -> np.ndarray:
-        """Which labels are about the element ``element`` of the array ``key``."""
-        view = self.views[key]
-        block, row, column = view.locate(element)
-        a = self.about
-        return ((a[:, 0] == self.keys[key]) & ((a[:, 1] == -1) | (a[:, 1] == block))
-                & ((a[:, 2] == -1) | (a[:, 2] == row)) & ((a[:, 3] == -1) | (a[:, 3] == column)))
+        """Which labels are about the element ``element`` of the array ``key``; remembered, since
+        many arrows share an end (a V.4 partial sum comes from 131 elements, each read by
+        several threads)."""
+        own = self._owned.get((key, element))
+        if own is None:
+            view = self.views[key]
+            block, row, column = view.locate(element)
+            a = self.about
+            own = ((a[:, 0] == self.keys[key]) & ((a[:, 1] == -1) | (a[:, 1] == block))
+                   & ((a[:, 2] == -1) | (a[:, 2] == row)) & ((a[:, 3] == -1) | (a[:, 3] == column)))
+            self._owned[(key, element)] = own
+        return own
 
     def crossed(self, arrow: Arrow) -> bool:
         """Whether the arrow, whose path runs one way up or down, crosses a label that is not

@@ -25,6 +25,12 @@ from metal_puzzles.diagrams.svg_text import PART_SEPARATOR
 #: Class of the explorer's root element: the guard and the style sheet find the explorer by it.
 ROOT_CLASS = "mp-explorer"
 
+#: Class of the canvas's layer that is shown (its ``svg`` is the diagram the learner sees).
+SHOWN_LAYER_CLASS = "mp-shown"
+
+#: Class of the canvas's hidden layer (see the diagram's part below): a diagram drawn ahead, laid out, waiting for its click.
+AHEAD_LAYER_CLASS = "mp-ahead"
+
 #: Class of the hidden text box a click on a diagram's cell writes into (see ``CELL_PICK_FORMAT``).
 CELL_PICK_CLASS = "mp-cell-pick"
 
@@ -92,6 +98,8 @@ _GUARD_SCRIPT = (
     # input event, on which ipywidgets sends the box's value to the kernel.
     "  root.addEventListener('click', function (event) {"
     "    var cell = event.target.closest ? event.target.closest('.mp-cells [data-index]') : null;"
+    # A transparent layer drawn ahead (under the one shown) is not what the learner clicked.
+    f"    if (cell && cell.closest('.{AHEAD_LAYER_CLASS}')) {{ return; }}"
     f"    var box = root.querySelector('.{CELL_PICK_CLASS} input');"
     "    if (!cell || !box) { return; }"
     "    var cells = cell.parentNode;"
@@ -174,9 +182,23 @@ KEYBOARD_GUARD_HTML = (
 # message it missed) asks for the whole diagram, which the next message then is. The page script
 # below applies a message to the canvas; when it is done it writes the message's ``data-shows``
 # (whose diagram it is) on the canvas's view, which tests and the click benchmark wait for.
+#
+# A click that changes most of the diagram (the first step, from the whole run to the run at step
+# 2: a thousand elements of a 1,024-thread threadgroup's diagram) left the page laying it out and
+# painting it after the click. So a diagram drawn ahead whose patch changes that much is sent
+# ahead, whole (``diagram_ahead_html``), and the page draws it in a hidden layer under the one
+# shown, laying it out while the learner reads; the click's message names that layer
+# (``data-ahead``) and the page swaps the layers, painting what it has laid out already. The
+# message still carries its patch, which a canvas without the layer (a new view) applies instead.
+# The canvas's layers are ``div``s in one cell of a grid (``STYLE_HTML``): the one shown
+# (``SHOWN_LAYER_CLASS``) and at most one hidden one (``AHEAD_LAYER_CLASS``).
 
 #: The canvas's content: the page script draws into it.
 DIAGRAM_CANVAS_HTML = "<div class='mp-diagram-view'></div>"
+
+#: A diagram drawn ahead is sent ahead, for a hidden layer, when its patch from the diagram shown
+#: replaces at least this many elements (III.1's first step: 1,115; its later steps: a few dozen).
+AHEAD_LAYER_MIN_CHANGES = 300
 
 #: Class of the hidden text box in which the page asks for the whole diagram (``DIAGRAM_WANT_FORMAT``).
 DIAGRAM_WANT_CLASS = "mp-diagram-want"
@@ -195,14 +217,27 @@ _DIAGRAM_SCRIPT = (
     f"  var pieces = img.previousElementSibling.value.split('\\u{ord(PART_SEPARATOR):04x}');"
     "  var patch = JSON.parse(img.getAttribute('data-patch') || 'null');"
     "  var same = img.getAttribute('data-same');"
-    "  var svg = view.querySelector('svg');"
+    f"  var shown = view.querySelector(':scope > .{SHOWN_LAYER_CLASS}');"
+    "  var svg = shown ? shown.querySelector(':scope > svg') : null;"
     "  var group = svg ? svg.querySelector(':scope > g') : null;"
     "  var count;"
-    "  if (!patch) {"
+    "  var ahead = img.getAttribute('data-ahead');"
+    f"  var layer = ahead === null ? null : view.querySelector(':scope > .{AHEAD_LAYER_CLASS}[data-ahead=\"' + ahead + '\"]');"
+    "  if (layer && (!patch || view.mpVersion === patch.base)) {"
+    # Drawn and laid out ahead, hidden: shown instead of the layer before (painting is what is left).
+    "    if (shown) { shown.remove(); }"
+    f"    layer.classList.replace('{AHEAD_LAYER_CLASS}', '{SHOWN_LAYER_CLASS}');"
+    "    svg = layer.querySelector(':scope > svg');"
+    "    group = svg ? svg.querySelector(':scope > g') : null;"
+    "    count = layer.mpCount;"
+    "  } else if (!patch) {"
     # The whole diagram: drawn, unless the canvas shows it already (it was sent for another view).
     "    if (same === null || view.mpVersion !== Number(same)) {"
-    "      view.innerHTML = pieces.join('');"
-    "      svg = view.querySelector('svg');"
+    "      var fresh = document.createElement('div');"
+    f"      fresh.className = '{SHOWN_LAYER_CLASS}';"
+    "      fresh.innerHTML = pieces.join('');"
+    "      if (shown) { view.replaceChild(fresh, shown); } else { view.insertBefore(fresh, view.firstChild); }"
+    "      svg = fresh.querySelector(':scope > svg');"
     "      group = svg ? svg.querySelector(':scope > g') : null;"
     "    }"
     "    count = pieces.length - 2;"
@@ -249,7 +284,33 @@ _DIAGRAM_SCRIPT = (
     # A patch addresses elements by their place: only where each part drew one element.
     "  view.mpCount = group && group.children.length === count ? count : -1;"
     "  view.mpVersion = version;"
+    # A hidden layer drawn ahead of an earlier version is for a click that went another way.
+    f"  view.querySelectorAll(':scope > .{AHEAD_LAYER_CLASS}').forEach(function (old) {{"
+    "    if (Number(old.getAttribute('data-base')) < version) { old.remove(); } });"
     "  view.setAttribute('data-shows', img.getAttribute('data-shows'));"
+    "})(this, 50)"
+)
+
+# The hidden layer's script (``diagram_ahead_html``): the diagram drawn ahead, whole, into a hidden
+# layer of the canvas in place of any layer drawn ahead before; unless the canvas has moved past the
+# version it was drawn ahead of (the click came first: its message carried the patch).
+_AHEAD_SCRIPT = (
+    "(function layer(img, tries) {"
+    "  if (!img.isConnected) { return; }"
+    f"  var root = img.closest('.{ROOT_CLASS}');"
+    "  var view = root ? root.querySelector('.mp-diagram .mp-diagram-view') : null;"
+    "  if (!view) { if (tries > 0) { setTimeout(function () { layer(img, tries - 1); }, 100); } return; }"
+    "  var base = Number(img.getAttribute('data-base'));"
+    "  if (view.mpVersion !== undefined && view.mpVersion > base) { return; }"
+    f"  view.querySelectorAll(':scope > .{AHEAD_LAYER_CLASS}').forEach(function (old) {{ old.remove(); }});"
+    f"  var pieces = img.previousElementSibling.value.split('\\u{ord(PART_SEPARATOR):04x}');"
+    "  var fresh = document.createElement('div');"
+    f"  fresh.className = '{AHEAD_LAYER_CLASS}';"
+    "  fresh.setAttribute('data-ahead', img.getAttribute('data-ahead'));"
+    "  fresh.setAttribute('data-base', String(base));"
+    "  fresh.innerHTML = pieces.join('');"
+    "  fresh.mpCount = pieces.length - 2;"
+    "  view.appendChild(fresh);"
     "})(this, 50)"
 )
 
@@ -286,17 +347,37 @@ def diagram_message_pieces(parts: list[str], patch: DiagramPatch | None) -> list
 
 
 def diagram_message_html(parts: list[str], version: int, shows: str, patch: DiagramPatch | None,
-                         same: int | None = None) -> str:
+                         same: int | None = None, ahead: int | None = None) -> str:
     """The hidden source widget's value for version ``version`` of the diagram (see above): the
     patch from the version before, or (``patch`` None) the whole diagram; ``same``: the version
-    whose diagram the whole one is, which a canvas showing it need not redraw."""
+    whose diagram the whole one is, which a canvas showing it need not redraw; ``ahead``: the
+    hidden layer (``diagram_ahead_html``) that holds this diagram already, which a canvas that has
+    it shows instead of applying the patch."""
     text = html.escape(PART_SEPARATOR.join(diagram_message_pieces(parts, patch)), quote=False)
     data = "null" if patch is None else json.dumps({"base": patch.base, "head": patch.head, "ops": patch.ops})
     same_attr = "" if same is None or patch is not None else f"data-same='{same}' "
+    ahead_attr = "" if ahead is None else f"data-ahead='{ahead}' "
     return (f"<textarea class='mp-diagram-text' hidden>{text}</textarea>"
             f"<img class='mp-diagram-draw' src='data:,' alt='' style='display:none' data-version='{version}' "
             f"data-shows='{html.escape(shows, quote=True)}' data-patch='{html.escape(data, quote=True)}' "
-            f"{same_attr}onerror='{html.escape(_DIAGRAM_SCRIPT, quote=True)}'>")
+            f"{same_attr}{ahead_attr}onerror='{html.escape(_DIAGRAM_SCRIPT, quote=True)}'>")
+
+
+def changed_elements(patch: DiagramPatch | None) -> int | None:
+    """How many elements of the diagram a patch replaces (the larger of removed and added, per
+    range); None for no patch (the whole diagram is drawn)."""
+    if patch is None:
+        return None
+    return sum(max(i2 - i1, j2 - j1) for i1, i2, j1, j2 in patch.ops)
+
+
+def diagram_ahead_html(parts: list[str], ahead: int, base: int) -> str:
+    """The hidden ahead widget's value: the diagram ``parts`` drawn ahead, whole, for the canvas's
+    hidden layer ``ahead``, while the canvas shows version ``base`` (a canvas past it drops it)."""
+    text = html.escape(PART_SEPARATOR.join(parts), quote=False)
+    return (f"<textarea class='mp-diagram-ahead-text' hidden>{text}</textarea>"
+            f"<img class='mp-diagram-layer' src='data:,' alt='' style='display:none' data-ahead='{ahead}' "
+            f"data-base='{base}' onerror='{html.escape(_AHEAD_SCRIPT, quote=True)}'>")
 
 
 def parse_diagram_want(value: str) -> bool:
@@ -324,6 +405,11 @@ def parse_diagram_want(value: str) -> bool:
 #   beside JupyterLab's file browser its diagram ran 88 px past the screen);
 # - the diagram's box contains its layout and paint: a step that changes most of the diagram (the
 #   first, from the whole run to step 2) lays out and paints that box, not the notebook around it;
+# - the canvas's layers (the diagram shown and one drawn ahead) lie in one cell of a grid, the one
+#   drawn ahead under the one shown, laid out and painted but transparent on a layer of its own, so
+#   that showing it changes its opacity and nothing else: hiding it with visibility (inherited by
+#   its thousands of elements) or keeping clicks off it with pointer-events cost a style pass of
+#   20-40 ms at the swap, opacity none (a test page in Chromium: 11 ms from the swap to painted);
 # - a row of thread buttons has its name beside it, not above it (JupyterLab lays a
 #   ToggleButtons out as a block: its label took a line of its own);
 # - the code listing and the diagram scroll instead of wrapping mid-identifier or shrinking past
@@ -345,6 +431,10 @@ STYLE_HTML = f"""<style>
 .{ROOT_CLASS} .mp-source {{ overflow: auto; max-width: 100%; max-height: max(6em, calc(30vh - 110px)); }}
 .{ROOT_CLASS} .mp-diagram {{ overflow: auto; max-width: 100%; max-height: max(150px, calc(50vh - 210px));
   border: 1px solid #ddd; contain: content; }}
+.{ROOT_CLASS} .mp-diagram-view {{ display: grid; justify-items: start; align-items: start; }}
+.{ROOT_CLASS} .mp-diagram-view > div {{ grid-area: 1 / 1; min-width: 0; position: relative; }}
+.{ROOT_CLASS} .mp-diagram-view > .{SHOWN_LAYER_CLASS} {{ z-index: 1; }}
+.{ROOT_CLASS} .mp-diagram-view > .{AHEAD_LAYER_CLASS} {{ z-index: 0; opacity: 0; will-change: opacity; }}
 @container mp-explorer (min-width: 760px) {{
   .{ROOT_CLASS} .mp-main {{ grid-template-columns: minmax(280px, min(560px, 46%)) minmax(0, 1fr);
     grid-template-rows: auto 1fr; grid-template-areas: "code diagram" "info diagram"; }}

@@ -9,6 +9,7 @@ import asyncio
 import html
 from collections import OrderedDict
 from collections.abc import Callable
+from typing import TypeVar
 
 import ipywidgets as W
 from IPython.display import display
@@ -23,6 +24,7 @@ from ..host.shader_library import ShaderKernelFunction
 from ..msl import Counter, RunResult
 from ..msl.thread_grid import SIMD_WIDTH
 from .page import (
+    AHEAD_LAYER_MIN_CHANGES,
     CELL_PICK_CLASS,
     DIAGRAM_CANVAS_HTML,
     DIAGRAM_WANT_CLASS,
@@ -32,6 +34,8 @@ from .page import (
     STYLE_HTML,
     DiagramPatch,
     PickedSpace,
+    changed_elements,
+    diagram_ahead_html,
     diagram_message_html,
     diagram_patch,
     parse_cell_pick,
@@ -61,6 +65,15 @@ DIAGRAMS_REMEMBERED = 32
 #: (``_draw_ahead``): a click that comes sooner (a key held down, a thread change) draws what it
 #: needs itself, without waiting for a diagram it may not want.
 DRAW_AHEAD_DELAY_S = 0.05
+
+WidgetT = TypeVar("WidgetT", bound=W.DOMWidget)
+
+
+def _classed(widget: WidgetT, css_class: str) -> WidgetT:
+    """``widget`` with ``css_class`` added: the page's style sheet and script, and the browser
+    tests, find the explorer's parts by their classes."""
+    widget.add_class(css_class)
+    return widget
 
 
 class ThreadPicker:
@@ -151,83 +164,18 @@ class Explorer:
         self.model = ExplorerModel(result)
         self.title = title
         self.check = check
-        m = self.model
         self._jumping = False  # a jump or a picker click sets several controls; draw once, at the end
-        self.group = W.IntSlider(0, 0, max(m.n_groups - 1, 0), description="threadgroup",
-                                 style={"description_width": "initial"}, continuous_update=False,
-                                 layout=W.Layout(display="none" if m.n_groups == 1 else None))
-        # The thread's index in its threadgroup. Not shown: the picker's buttons are the one
-        # control for it (a slider beside them did the same, less precisely, on a 1,024-thread
-        # threadgroup); the arrow keys move along the buttons (page.py's script).
-        self.thread = W.IntSlider(0, 0, max(m.threads_in_group(0) - 1, 0), description="thread",
-                                  continuous_update=False, layout=W.Layout(display="none"))
-        self.phase = W.Dropdown(options=[("all phases", -1)] + [(f"phase {p}", p) for p in m.phases],
-                                value=-1, description="phase", layout=W.Layout(width="170px"),
-                                style={"description_width": "initial"})
-        self.group.add_class("mp-group")
-        self.thread.add_class("mp-thread")
-        self.phase.add_class("mp-phase")
-        self.picker = ThreadPicker(m.threads_in_group(0), self._on_pick)
-        self.who = W.HTML()
-        self.who.add_class("mp-who")
-        # A click on a cell of the diagram: the page script (page.py) writes which cell
-        # into this hidden text box, whose value syncs to Python like any widget's.
-        self.cell_pick = W.Text(layout=W.Layout(display="none"))
-        self.cell_pick.add_class(CELL_PICK_CLASS)
-        self.cell_pick.observe(self._on_cell_pick, names="value")
-        self.cell_info = W.HTML()
-        self.cell_info.add_class("mp-cell-info")
-        self.accesses = W.HTML()
-        self.accesses.add_class("mp-accesses-box")
-        self._set_up_diagram()
-        self.counts = W.HTML()
-        self.counts.add_class("mp-counts")
-        self.cost = W.HTML()  # the cost model's figures, when the run carries a profile
-        self.cost.add_class("mp-cost")
         self.step_index = 0
         #: Whether the diagram shows the run as it stood at ``step_index`` (from the first step,
         #: slider move or finding jump on) rather than the whole run, which it shows on opening.
         self.diagram_follows_step = False
-        self.back = W.Button(description="\u25c0 step back", layout=W.Layout(width="auto"))
-        self.forward = W.Button(description="step \u25b6", layout=W.Layout(width="auto"))
-        self.back.add_class("mp-back")
-        self.forward.add_class("mp-forward")
-        # The same position as the buttons, on a slider: the keyboard steps with its arrow keys.
-        self.step_slider = W.IntSlider(1, 1, max(m.n_steps, 1), description="step", readout=False,
-                                       continuous_update=False, layout=W.Layout(width="220px"),
-                                       style={"description_width": "initial"})
-        self.step_slider.add_class("mp-step")
-        self.step_label = W.HTML()
-        self.step_label.add_class("mp-step-label")
-        self.source = W.HTML()
-        self.source.add_class("mp-source")
-        self.variables = W.HTML()
-        self.variables.add_class("mp-variables")
-        self.check_button = W.Button(description="Check", button_style="primary")
-        self.check_button.add_class("mp-check")
-        self.verdict = W.HTML()
-        self.verdict.add_class("mp-verdict")
-        shown = m.findings()[:MAX_FINDINGS_LISTED]
-        self.finding_buttons = [self._finding_button(site.number, site.label) for site in shown]
-        hidden = len(m.findings()) - len(shown)
-        self.finding_detail = W.HTML()
-        self.finding_detail.add_class("mp-finding-detail")
-        # The findings' buttons in a short list of their own that scrolls (twenty of them would
-        # push the code and the diagram off the screen); the chosen one's text under it.
-        listed = W.VBox([*self.finding_buttons,
-                         *([W.HTML(f"<i>... and {hidden} more (check() lists them)</i>")] if hidden else [])])
-        listed.add_class("mp-finding-list")
-        findings = W.VBox([W.HTML(f"<b style='color:{FINDING_RED}'>Findings of the sanitizer</b> "
-                                  "(click one: its thread, line and step)"),
-                           listed, self.finding_detail]) if self.finding_buttons else W.VBox([])
-        findings.add_class("mp-findings")
-        self.group.observe(self._on_group, names="value")
-        self.thread.observe(self._on_thread, names="value")
-        self.phase.observe(lambda _: self._refresh_unless_jumping(), names="value")
-        self.back.on_click(lambda _: self.move(-1))
-        self.forward.on_click(lambda _: self.move(1))
-        self.step_slider.observe(self._on_step_slider, names="value")
-        self.check_button.on_click(lambda _: self.run_check())
+        # The parts, each a method that makes its widgets (the layout, ``_lay_out``, places them).
+        self._set_up_thread_controls()
+        self._set_up_thread_texts()
+        self._set_up_diagram()
+        self._set_up_step_controls()
+        self._set_up_check()
+        findings = self._set_up_findings()
         self.widget = self._lay_out(title, findings, check is not None)
         self.refresh()
         # The first click is most often a step: its diagram (the run as it stood at step 2, where
@@ -235,6 +183,77 @@ class Explorer:
         # the explorer and the learner reads it, as after every step. It was the one slow click:
         # 700-820 ms in the browser against 33-106 ms for the clicks after it.
         self._draw_ahead(self.lane)
+
+    def _set_up_thread_controls(self) -> None:
+        """Which thread is shown: its threadgroup, its index in it (the picker's buttons) and the
+        barrier phase."""
+        m = self.model
+        self.group = _classed(W.IntSlider(0, 0, max(m.n_groups - 1, 0), description="threadgroup",
+                                          style={"description_width": "initial"}, continuous_update=False,
+                                          layout=W.Layout(display="none" if m.n_groups == 1 else None)), "mp-group")
+        # The thread's index in its threadgroup. Not shown: the picker's buttons are the one
+        # control for it (a slider beside them did the same, less precisely, on a 1,024-thread
+        # threadgroup); the arrow keys move along the buttons (page.py's script).
+        self.thread = _classed(W.IntSlider(0, 0, max(m.threads_in_group(0) - 1, 0), description="thread",
+                                           continuous_update=False, layout=W.Layout(display="none")), "mp-thread")
+        self.phase = _classed(W.Dropdown(options=[("all phases", -1)] + [(f"phase {p}", p) for p in m.phases],
+                                         value=-1, description="phase", layout=W.Layout(width="170px"),
+                                         style={"description_width": "initial"}), "mp-phase")
+        self.picker = ThreadPicker(m.threads_in_group(0), self._on_pick)
+        self.group.observe(self._on_group, names="value")
+        self.thread.observe(self._on_thread, names="value")
+        self.phase.observe(lambda _: self._refresh_unless_jumping(), names="value")
+
+    def _set_up_thread_texts(self) -> None:
+        """What is said of the thread shown: who it is, what a click on a cell found, what it
+        read and wrote, its counts and its cost; and the hidden box a click on a cell writes into."""
+        self.who = _classed(W.HTML(), "mp-who")
+        # A click on a cell of the diagram: the page script (page.py) writes which cell
+        # into this hidden text box, whose value syncs to Python like any widget's.
+        self.cell_pick = _classed(W.Text(layout=W.Layout(display="none")), CELL_PICK_CLASS)
+        self.cell_pick.observe(self._on_cell_pick, names="value")
+        self.cell_info = _classed(W.HTML(), "mp-cell-info")
+        self.accesses = _classed(W.HTML(), "mp-accesses-box")
+        self.counts = _classed(W.HTML(), "mp-counts")
+        self.cost = _classed(W.HTML(), "mp-cost")  # the cost model's figures, when the run carries a profile
+
+    def _set_up_step_controls(self) -> None:
+        """The step-through: back and forward, the same position on a slider (the keyboard steps
+        with its arrow keys), where it stands, the code listing and the thread's variables."""
+        self.back = _classed(W.Button(description="\u25c0 step back", layout=W.Layout(width="auto")), "mp-back")
+        self.forward = _classed(W.Button(description="step \u25b6", layout=W.Layout(width="auto")), "mp-forward")
+        self.step_slider = _classed(W.IntSlider(1, 1, max(self.model.n_steps, 1), description="step", readout=False,
+                                                continuous_update=False, layout=W.Layout(width="220px"),
+                                                style={"description_width": "initial"}), "mp-step")
+        self.step_label = _classed(W.HTML(), "mp-step-label")
+        self.source = _classed(W.HTML(), "mp-source")
+        self.variables = _classed(W.HTML(), "mp-variables")
+        self.back.on_click(lambda _: self.move(-1))
+        self.forward.on_click(lambda _: self.move(1))
+        self.step_slider.observe(self._on_step_slider, names="value")
+
+    def _set_up_check(self) -> None:
+        """The Check button and the verdict beside it (shown when the explorer has a check)."""
+        self.check_button = _classed(W.Button(description="Check", button_style="primary"), "mp-check")
+        self.verdict = _classed(W.HTML(), "mp-verdict")
+        self.check_button.on_click(lambda _: self.run_check())
+
+    def _set_up_findings(self) -> W.VBox:
+        """The sanitizer's findings, a button each (a click goes to its thread, line and step),
+        in a short list of their own that scrolls (twenty of them would push the code and the
+        diagram off the screen), with the chosen one's text under it."""
+        sites = self.model.findings()
+        shown = sites[:MAX_FINDINGS_LISTED]
+        self.finding_buttons = [self._finding_button(site.number, site.label) for site in shown]
+        self.finding_detail = _classed(W.HTML(), "mp-finding-detail")
+        if not self.finding_buttons:
+            return _classed(W.VBox([]), "mp-findings")
+        hidden = len(sites) - len(shown)
+        more = [W.HTML(f"<i>... and {hidden} more (check() lists them)</i>")] if hidden else []
+        listed = _classed(W.VBox([*self.finding_buttons, *more]), "mp-finding-list")
+        heading = W.HTML(f"<b style='color:{FINDING_RED}'>Findings of the sanitizer</b> "
+                         "(click one: its thread, line and step)")
+        return _classed(W.VBox([heading, listed, self.finding_detail]), "mp-findings")
 
     def _set_up_diagram(self) -> None:
         """The diagram's widgets and what the explorer remembers of the diagrams it drew and sent."""
@@ -245,6 +264,9 @@ class Explorer:
         self.diagram_canvas.add_class("mp-diagram")
         self.diagram = W.HTML(layout=W.Layout(display="none"))
         self.diagram.add_class("mp-diagram-source")
+        # A diagram drawn ahead that changes most of the one shown, sent whole for a hidden layer.
+        self.diagram_ahead = W.HTML(layout=W.Layout(display="none"))
+        self.diagram_ahead.add_class("mp-diagram-ahead-source")
         self.diagram_want = W.Text(layout=W.Layout(display="none"))
         self.diagram_want.add_class(DIAGRAM_WANT_CLASS)
         self.diagram_want.observe(self._on_diagram_want, names="value")
@@ -259,6 +281,12 @@ class Explorer:
         # The patch to a diagram drawn ahead, worked out with it: (the version it starts from,
         # the parts it goes from and to, the patch), used if that is the next diagram sent.
         self._patch_ahead: tuple[int, list[str], list[str], DiagramPatch | None] | None = None
+        # The diagram sent ahead for the canvas's hidden layer: (the layer's number, its parts).
+        self._layer_ahead: tuple[int, list[str]] | None = None
+        self._layers_sent = 0
+        #: The diagram drawn ahead, while it waits for its turn in the event loop (None once drawn,
+        #: or when nothing is to be drawn ahead): what a test waits for.
+        self.drawing_ahead: asyncio.TimerHandle | None = None
 
     def _lay_out(self, title: str, findings: W.Widget, with_check: bool) -> W.VBox:
         controls = W.HBox([self.group, self.thread, self.phase, self.picker.widget],
@@ -274,7 +302,7 @@ class Explorer:
         # screen either way.
         code = W.VBox([stepper, self.variables, self.source])
         code.add_class("mp-left")
-        right = W.VBox([self.diagram_canvas, self.diagram, self.diagram_want])
+        right = W.VBox([self.diagram_canvas, self.diagram, self.diagram_ahead, self.diagram_want])
         right.add_class("mp-right")
         info = W.VBox([self.who, self.cell_info, self.accesses, self.cell_pick])
         info.add_class("mp-info")
@@ -454,11 +482,14 @@ class Explorer:
         else:
             patch = diagram_patch(self._diagram_parts, parts, base=self._diagram_version)
         self._patch_ahead = None
+        layer = self._layer_ahead
+        self._layer_ahead = None
         self._diagram_version += 1
         self._diagram_parts = parts
         self._diagram_shows = f"{self.model.label(lane)}, {phase}{when}"
         self.diagram_svg = "".join(parts)
-        self.diagram.value = diagram_message_html(parts, self._diagram_version, self._diagram_shows, patch)
+        self.diagram.value = diagram_message_html(parts, self._diagram_version, self._diagram_shows, patch,
+                                                  ahead=layer[0] if layer is not None and layer[1] is parts else None)
 
     def _draw_ahead(self, lane: int) -> None:
         """After a step (and when the explorer opens), while the learner looks at it, draw the
@@ -479,16 +510,24 @@ class Explorer:
         shown = self._diagram_version
 
         def draw() -> None:
+            self.drawing_ahead = None
             if self._diagram_version != shown:  # another click came first: it drew what it needed
                 return
             try:
                 shown_parts = self._diagram_parts
                 parts = self._diagram_of(lane, phase, after)
-                self._patch_ahead = (shown, shown_parts, parts, diagram_patch(shown_parts, parts, base=shown))
+                patch = diagram_patch(shown_parts, parts, base=shown)
+                self._patch_ahead = (shown, shown_parts, parts, patch)
+                changes = changed_elements(patch)
+                if changes is None or changes >= AHEAD_LAYER_MIN_CHANGES:
+                    # Most of the diagram changes: the page lays it out now, hidden (page.py).
+                    self._layers_sent += 1
+                    self._layer_ahead = (self._layers_sent, parts)
+                    self.diagram_ahead.value = diagram_ahead_html(parts, self._layers_sent, base=shown)
             except Exception:  # drawn ahead for speed only: the click itself draws it, or says why not
                 pass
 
-        loop.call_later(DRAW_AHEAD_DELAY_S, draw)
+        self.drawing_ahead = loop.call_later(DRAW_AHEAD_DELAY_S, draw)
 
     def _diagram_of(self, lane: int, phase: int | None, step: int | None) -> list[str]:
         """The separated SVG of one thread's diagram, in one phase or all, at a step or for the

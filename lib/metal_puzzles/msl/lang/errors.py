@@ -138,6 +138,18 @@ class ArgumentError(_ShownAlone, ValueError):
 
 
 def did_you_mean(name: str, candidates: Iterable[str]) -> str:
-    """A "did you mean 'x'?" suffix for a misspelt identifier, or an empty string."""
-    close = difflib.get_close_matches(name, sorted(set(candidates)), n=1, cutoff=0.6)
-    return f"; did you mean '{close[0]}'?" if close else ""
+    """A "did you mean 'x'?" suffix for a misspelt identifier, or an empty string. Among names
+    equally near, the float spelling of a constant before the half one: C's ``M_PI`` is as near
+    ``M_PI_H`` as ``M_PI_F``, and difflib's own tie rule (the larger string) chose half, while a
+    kernel computes in float."""
+    close = difflib.get_close_matches(name, sorted(set(candidates)), n=8, cutoff=0.6)
+    if not close:
+        return ""
+
+    def nearness(candidate: str) -> float:
+        return difflib.SequenceMatcher(None, candidate, name).ratio()  # as get_close_matches scores it
+
+    best = nearness(close[0])
+    tied = [c for c in close if nearness(c) == best]
+    chosen = min(tied, key=lambda c: (c.endswith("_H"), c))
+    return f"; did you mean '{chosen}'?"
