@@ -383,7 +383,7 @@ def _model_report(r: CheckResult) -> list[str]:
     n = len(r.outcomes)
     prompts = plural(n, "prompt")
     if r.passed:
-        return [f"Passed: {r.title}: on your kernels the model gives MLX's next token and logits for "
+        return [f"Passed: {r.title}: on your kernels the model samples MLX's tokens from MLX's logits for "
                 f"{'all ' if n > 1 else ''}{prompts}.", *[f"- {o.case.label}: {o.quantity}." for o in r.outcomes]]
     bad = [o for o in r.outcomes if not o.ok]
     first = bad[0]

@@ -25,6 +25,8 @@ from .t06_topk import TG as TOPK_TG
 from .t06_topk import K as TOPK_K
 from .t07_radix_pipeline import PIPELINE as RADIX_PIPELINE
 from .t07_radix_pipeline import pass_case
+from .t09_kv_cache_append import TG as KV_APPEND_TG
+from .t10_sampling import TG as SAMPLING_TG
 
 
 def _n(value: Any) -> int:
@@ -129,6 +131,24 @@ def run_argmax(kernel: Any, x: mx.array, **options: Any) -> mx.array:
     """Argmax with V.5's kernel: one threadgroup per row; uint32 indices."""
     rows = x.shape[0]
     return launch(kernel, [x], (rows,), (ARGMAX_TG, rows, 1), (ARGMAX_TG, 1, 1), output_dtype=mx.uint32, **options)
+
+
+def run_kv_cache_append(kernel: Any, k: mx.array, v: mx.array, offset: Any, t_max: Any, **options: Any) -> mx.array:
+    """The KV-cache append with its puzzle's kernel: one thread per element of the step's keys
+    ``(B, KV, L, D)``; the output ``(2, B, KV, t_max, D)`` holds keys then values, zeros (a fresh
+    buffer) wherever the step writes nothing."""
+    b, kv, _, d = k.shape
+    return launch(kernel, [k, v, _count(offset), _count(t_max)], (2, b, kv, _n(t_max), d), (k.size, 1, 1),
+                  (KV_APPEND_TG, 1, 1), init_value=0.0, **options)
+
+
+def run_sampling(kernel: Any, logits: mx.array, u: mx.array, temperature: Any, top_p: Any,
+                 **options: Any) -> mx.array:
+    """Top-p sampling with its puzzle's kernel: one threadgroup per row of ``logits`` ``(R, V)``, the
+    row's uniform number ``u[r]``; uint32 tokens."""
+    rows = logits.shape[0]
+    return launch(kernel, [logits, u, mx.array(temperature, dtype=mx.float32), mx.array(top_p, dtype=mx.float32)],
+                  (rows,), (SAMPLING_TG, rows, 1), (SAMPLING_TG, 1, 1), output_dtype=mx.uint32, **options)
 
 
 def run_topk(kernel: Any, x: mx.array, **options: Any) -> mx.array:
