@@ -60,6 +60,24 @@ def launch_shape(heads: int, queries: int) -> tuple[tuple[int, int, int], tuple[
     return (TG, ceil_div(queries, BQ), heads), (TG, 1, 1)
 
 
+def check_shapes(q: tuple[int, ...], k: tuple[int, ...], v: tuple[int, ...]) -> None:
+    """Raise ValueError, naming the array and its shape, unless q (H, L, D), k and v (KV, T, D) are
+    what the kernel handles: D 32 or MAX_D, H a multiple of KV, T >= L (the prompt's keys in the cache)."""
+    if len(q) != 3 or len(k) != 3 or tuple(v) != tuple(k):
+        raise ValueError(f"prefill attention takes q of shape (H, L, D) and k, v of one shape (KV, T, D); got q {tuple(q)}, "
+                         f"k {tuple(k)}, v {tuple(v)}")
+    (heads, queries, d), (kv, t, dk) = q, k
+    if d not in (32, MAX_D) or dk != d:
+        raise ValueError(f"prefill attention: the head dimension D must be 32 or {MAX_D} in q and k alike; got q {tuple(q)}, "
+                         f"k {tuple(k)}")
+    if kv == 0 or heads % kv:
+        raise ValueError(f"prefill attention: the {heads} query heads of q {tuple(q)} must be a multiple of the {kv} KV "
+                         f"heads of k {tuple(k)}")
+    if t < queries:
+        raise ValueError(f"prefill attention: the cache k {tuple(k)} holds {t} keys, fewer than the {queries} queries of "
+                         f"q {tuple(q)}: append the prompt's keys to the cache first (T >= L)")
+
+
 def _case(q: np.ndarray, k: np.ndarray, v: np.ndarray, label: str, output_dtype: str | None = None) -> Case:
     grid, threadgroup = launch_shape(q.shape[0], q.shape[1])
     return Case((q, k, v), q.shape, grid, threadgroup, label, output_dtype=output_dtype)
@@ -197,7 +215,7 @@ PUZZLE = Puzzle(
     header=HEADER,
     description=f"""\
 Before a model writes its first token it reads the whole prompt in one pass, the **prefill**: the
-prompt's `L` tokens are appended to the KV cache (V.9's append), and each attention layer runs all
+prompt's `L` tokens are appended to the KV cache (the KV-cache append puzzle), and each attention layer runs all
 `L` queries against the cache at once. The cache holds `T >= L` keys: the `T - L` of an earlier
 turn, then the prompt's own. Query `i` sits at **position** `offset + i` (with `offset = T - L`) and
 may see keys `0 .. offset + i` only: the **causal mask** keeps it from its future.
@@ -226,7 +244,8 @@ once for a **tile** of them, as flash attention does. One threadgroup of `TG = {
 3. The **online softmax across tiles**: the running maximum `m`, sum `l` and weighted values `acc`
    carry from one tile to the next. A new score `s` gives `m' = max(m, s)`; what you have is
    rescaled by `c = exp(m - m')`, the key weighs `p = exp(s - m')`: `l = l * c + p`,
-   `acc = acc * c + p * v`. After the last tile, `out = acc / l`. The picture below draws it.
+   `acc = acc * c + p * v`. After the last tile, `out = acc / l`. The picture after this text
+   draws the state after each tile of one query's keys.
 
 **Hidden tests** pose caches up to {LONGEST} keys (a prompt of 8 at positions {LONGEST - 8} to {LONGEST - 1}),
 fresh prompts (`L == T`, no cache before), `H / KV` of 1, 2, 4 and 8, and, as real attention does,
@@ -245,7 +264,9 @@ two barriers per tile ({2 * TILES}).""",
     visible=VISIBLE,
     hidden=hidden,
     template=TEMPLATE,
-    budget=Budget(global_reads=PER_LANE + TILES * READS_PER_TILE, global_writes=PER_LANE,
+    budget=Budget(global_reads=PER_LANE + TILES * READS_PER_TILE, global_writes=PER_LANE, max_barriers=2 * TILES,
+                  barriers_advice=("load a whole tile of keys and values, then one barrier; every query of the tile "
+                                   "works through it; one more barrier before the next tile is loaded"),
                   global_reads_advice=(
                       "each query reads its keys and values from device memory itself; load each tile of keys and "
                       "values into threadgroup memory once, the threadgroup's threads sharing the copy, and let "
@@ -258,4 +279,6 @@ two barriers per tile ({2 * TILES}).""",
 )
 
 
-ENTRY = Entry(PUZZLE, setup=SETUP, solution="V_09_prefill_attention.metal")
+ENTRY = Entry(PUZZLE, setup=SETUP, solution="V_09_prefill_attention.metal", figure="online_softmax",
+              figure_alt="The online softmax merged across three tiles of keys: the running maximum, the rescale c, "
+                         "the sum l and the weighted values acc after each tile, and out = acc / l")
