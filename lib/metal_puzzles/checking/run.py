@@ -25,7 +25,7 @@ from ..msl import (
 from ..msl.observe.gpu_models import GpuModel
 from .case import Case
 from .pipeline import run_pipeline
-from .puzzle import LaunchOptions, Puzzle
+from .puzzle import Diagnose, LaunchOptions, Puzzle
 from .tolerance import Allowance, ErrorModel, compare_with_spec
 from .verdict import CaseStatus, CheckResult, Outcome, classify
 
@@ -102,14 +102,14 @@ def header_constant(header: str, name: str) -> int:
 
 def run_cases(run: Runner, spec: Callable, cases: Sequence[Case], *, rtol: float = 1e-5, atol: float = 1e-4,
               stop_on_compile_error: bool = True, model: ErrorModel = ErrorModel.FIXED,
-              allowance: Allowance | None = None) -> list[Outcome]:
+              allowance: Allowance | None = None, diagnose: Diagnose | None = None) -> list[Outcome]:
     """Run every case and compare it with the spec. ``run`` launches the learner's kernel on one
     case (usually ``run_case`` with the kernel bound); ``model`` says how close float32 can come
     (see ``tolerance``), with ``atol``/``rtol`` as the floor and ``allowance`` the puzzle's own
-    error the model cannot see."""
+    error the model cannot see; ``diagnose`` the puzzle's own reading of a wrong output."""
     outcomes: list[Outcome] = []
     for case in cases:
-        outcome = run_one(run, spec, case, rtol, atol, model, allowance)
+        outcome = run_one(run, spec, case, rtol, atol, model, allowance, diagnose)
         outcomes.append(outcome)
         if outcome.status == CaseStatus.COMPILE_ERROR and stop_on_compile_error:
             break
@@ -124,8 +124,9 @@ def run_cases(run: Runner, spec: Callable, cases: Sequence[Case], *, rtol: float
 
 
 def run_one(run: Runner, spec: Callable, case: Case, rtol: float, atol: float,
-            model: ErrorModel = ErrorModel.FIXED, allowance: Allowance | None = None) -> Outcome:
-    """Run one case and judge it."""
+            model: ErrorModel = ErrorModel.FIXED, allowance: Allowance | None = None,
+            diagnose: Diagnose | None = None) -> Outcome:
+    """Run one case and judge it (a wrong output read by the puzzle's ``diagnose``, if it has one)."""
     comparison = compare_with_spec(spec, case.inputs, case.output_shape, model, atol, rtol, allowance,
                                    case.output_dtype)
     expected = comparison.expected
@@ -148,6 +149,8 @@ def run_one(run: Runner, spec: Callable, case: Case, rtol: float, atol: float,
                       cost=result.cost.figures() if result.cost is not None else None)
     if yours.shape != expected.shape or comparison.mismatch(yours).any():
         outcome.status = CaseStatus.WRONG
+        if diagnose is not None and yours.shape == expected.shape:
+            outcome.cause = diagnose(case, yours)
     if any(f.is_error for f in outcome.findings):  # notes (benign races) never fail a test
         outcome.status = CaseStatus.FINDINGS
     return outcome
@@ -165,7 +168,7 @@ def check_source(puzzle: Puzzle, source: str, header: str | None = None, *, inpu
     options = puzzle.launch_options
     outcomes = run_cases(lambda case: run_case(kernel, case, options, max_steps=max_steps), puzzle.spec,
                          puzzle.cases(seed), rtol=puzzle.rtol, atol=puzzle.atol, model=puzzle.error_model,
-                         allowance=puzzle.allowance)
+                         allowance=puzzle.allowance, diagnose=puzzle.diagnose)
     result = CheckResult(puzzle.title, outcomes, puzzle.budget)
     result.explain_counts(lambda case: run_case(kernel, case, options, trace=True, max_steps=max_steps))
     return result

@@ -91,6 +91,9 @@ class Outcome:
     cost: CostFigures | None = None
     #: Not run: the kernel did not finish an earlier test, so this one would not either.
     not_run: bool = False
+    #: The puzzle's own diagnosis of a wrong output (``Puzzle.diagnose``): said before the general
+    #: patterns of ``likely_cause``, which it replaces.
+    cause: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -428,7 +431,7 @@ def describe_outcome(o: Outcome, head: str | None = None) -> list[str]:
             lines += format_difference(difference)
             if not errors:  # what the run did that explains it (a finding would have said so already)
                 lines += [line for hint in output_hints(o) for line in wrap("Why: " + hint)]
-                cause = likely_cause(o.yours, o.expected, o.mismatch, difference.allowed, _sizes(o))
+                cause = o.cause or likely_cause(o.yours, o.expected, o.mismatch, difference.allowed, _sizes(o))
                 if cause is not None:
                     lines += wrap("Likely cause: " + cause)
         elif errors:

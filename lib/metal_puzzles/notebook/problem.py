@@ -309,7 +309,7 @@ class MetalProblem:
         if self.puzzle is None:
             return dict(rtol=1e-5, atol=1e-4, model=ErrorModel.FIXED)
         return dict(rtol=self.puzzle.rtol, atol=self.puzzle.atol, model=self.puzzle.error_model,
-                    allowance=self.puzzle.allowance)
+                    allowance=self.puzzle.allowance, diagnose=self.puzzle.diagnose)
 
     # ------------------------------------------------------------------ check
     def check(self, quiet: bool = False) -> CheckResult:

@@ -27,6 +27,8 @@ from .t07_radix_pipeline import PIPELINE as RADIX_PIPELINE
 from .t07_radix_pipeline import pass_case
 from .t09_kv_cache_append import TG as KV_APPEND_TG
 from .t10_sampling import TG as SAMPLING_TG
+from .t11_prefill_attention import check_shapes as check_prefill_shapes
+from .t11_prefill_attention import launch_shape as prefill_launch_shape
 
 
 def _n(value: Any) -> int:
@@ -125,6 +127,17 @@ def run_decode_attention(kernel: Any, q: mx.array, k: mx.array, v: mx.array, **o
     """Attention of one token over a KV cache with V.4's kernel: one threadgroup per query head."""
     heads = q.shape[0]
     return launch(kernel, [q, k, v], q.shape, (ATTENTION_TG, heads, 1), (ATTENTION_TG, 1, 1), **options)
+
+
+def run_prefill_attention(kernel: Any, q: mx.array, k: mx.array, v: mx.array, **options: Any) -> mx.array:
+    """Attention of a prompt's L queries (H, L, D) over a cache (KV, T, D) that already holds their keys
+    as its last L rows, with V.9's kernel: one threadgroup per (query tile, head), the causal mask at
+    the cache offset T - L. The output has q's shape and dtype."""
+    q, k, v = (x if isinstance(x, mx.array) else mx.array(x) for x in (q, k, v))
+    check_prefill_shapes(q.shape, k.shape, v.shape)
+    heads, queries, _ = q.shape
+    grid, threadgroup = prefill_launch_shape(heads, queries)
+    return launch(kernel, [q, k, v], q.shape, grid, threadgroup, output_dtype=q.dtype, **options)
 
 
 def run_argmax(kernel: Any, x: mx.array, **options: Any) -> mx.array:

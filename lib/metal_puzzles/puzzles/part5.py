@@ -15,6 +15,7 @@ from . import (
     t07_radix_pipeline,
     t09_kv_cache_append,
     t10_sampling,
+    t11_prefill_attention,
 )
 from .entry import Part
 from .t08_decode_step import ENTRY as DECODE_STEP_ENTRY
@@ -51,6 +52,7 @@ PART_V = Part(
         t06_topk.ENTRY,
         t09_kv_cache_append.ENTRY,  # numbered after the part's first eight, read after top-k
         t10_sampling.ENTRY,
+        t11_prefill_attention.ENTRY,  # V.9: prefill, after the decode kernels and the sampler
         t07_radix_pipeline.ENTRY,
         DECODE_STEP_ENTRY,  # the finale, last
     ),
