@@ -107,7 +107,8 @@ def test_the_spec_is_mlxs_own_operation(pid):
                  "radix_pass": "mx.argsort(",
                  "decode_attention": "mx.fast.scaled_dot_product_attention(",
                  "prefill_attention": "mx.fast.scaled_dot_product_attention(",
-                 "kv_cache_append": "] = k  # MLX's slice update", "sampling": "mx.argsort("}[pid]
+                 "kv_cache_append": "] = k  # MLX's slice update", "sampling": "mx.argsort(",
+                 "gated_mlp": "mx.quantized_matmul("}[pid]
     assert operation in get_puzzle(pid).spec_source
 
 

@@ -267,7 +267,18 @@ def _condition(spec, inputs, output_shape) -> tuple[np.ndarray, np.ndarray]:
     def row(cotangent):
         return mx.vjp(of_floats, primals, [cotangent])[1]
 
-    rows_of = mx.vmap(row)
+    batched = mx.vmap(row)
+
+    def rows_of(cotangents):
+        try:
+            return batched(cotangents)
+        except RuntimeError as err:
+            # MLX has no vmap for some operations (QuantizedMatmul::vmap is NYI in MLX 0.32, and the
+            # gated MLP's spec is mx.quantized_matmul): then the rows one at a time, the same numbers.
+            if "vmap" not in str(err):
+                raise
+            rows = [row(c) for c in cotangents]
+            return [mx.stack([r[i] for r in rows]) for i in range(len(primals))]
     magnitudes = [np.abs(np.asarray(x, dtype=np.float64).reshape(-1)) for x in primals]
     condition = np.zeros(size)
     depends_on = np.zeros(size)

@@ -16,6 +16,7 @@ from . import (
     t09_kv_cache_append,
     t10_sampling,
     t11_prefill_attention,
+    t12_gated_mlp,
 )
 from .entry import Part
 from .t08_decode_step import ENTRY as DECODE_STEP_ENTRY
@@ -53,6 +54,7 @@ PART_V = Part(
         t09_kv_cache_append.ENTRY,  # numbered after the part's first eight, read after top-k
         t10_sampling.ENTRY,
         t11_prefill_attention.ENTRY,  # V.9: prefill, after the decode kernels and the sampler
+        t12_gated_mlp.ENTRY,  # V.10, after the prefill attention (V.9)
         t07_radix_pipeline.ENTRY,
         DECODE_STEP_ENTRY,  # the finale, last
     ),

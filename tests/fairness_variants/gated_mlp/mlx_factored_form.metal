@@ -1,0 +1,66 @@
+uint lane = thread_index_in_simdgroup;
+uint row0 = threadgroup_position_in_grid.y * ROWS;
+uint tok0 = threadgroup_position_in_grid.z * TOKENS;
+uint L = x_shape[0];
+uint K = x_shape[1];
+uint N = gate_q_shape[0];
+uint WORDS = gate_q_shape[1];
+uint GROUPS = gate_scales_shape[1];
+uint tokens = min(TOKENS, L - tok0);  // the last block of tokens may be partial
+
+// Sums in float whatever x's type: a half sum loses the small products after a large one.
+float gate[TOKENS][ROWS];
+float up[TOKENS][ROWS];
+for (uint t = 0; t < TOKENS; t++) {
+    for (uint r = 0; r < ROWS; r++) {
+        gate[t][r] = 0.0f;
+        up[t][r] = 0.0f;
+    }
+}
+for (uint word = lane; word < WORDS; word += 32) {
+    // The 8 values of x this word multiplies, for each token: read once for both products and every row.
+    float xs[TOKENS][PER_WORD];
+    for (uint t = 0; t < tokens; t++) {
+        for (uint i = 0; i < PER_WORD; i++) {
+            xs[t][i] = x[(tok0 + t) * K + word * PER_WORD + i];
+        }
+    }
+    uint group = word * PER_WORD / GROUP;
+    for (uint r = 0; r < ROWS; r++) {
+        uint row = row0 + r;
+        if (row < N) {
+            // Each word of both matrices, read once for every token of the block.
+            uint gate_word = gate_q[row * WORDS + word];
+            uint up_word = up_q[row * WORDS + word];
+            float gate_scale = gate_scales[row * GROUPS + group];
+            float gate_bias = gate_biases[row * GROUPS + group];
+            float up_scale = up_scales[row * GROUPS + group];
+            float up_bias = up_biases[row * GROUPS + group];
+            // MLX's factored form: scale * (x . q) + bias * sum(x), per word.
+            for (uint t = 0; t < tokens; t++) {
+                float xq_gate = 0.0f;
+                float xq_up = 0.0f;
+                float x_sum = 0.0f;
+                for (uint i = 0; i < PER_WORD; i++) {
+                    xq_gate = fma(xs[t][i], float((gate_word >> (4 * i)) & 0xF), xq_gate);
+                    xq_up = fma(xs[t][i], float((up_word >> (4 * i)) & 0xF), xq_up);
+                    x_sum += xs[t][i];
+                }
+                gate[t][r] += gate_scale * xq_gate + gate_bias * x_sum;
+                up[t][r] += up_scale * xq_up + up_bias * x_sum;
+            }
+        }
+    }
+}
+for (uint t = 0; t < TOKENS; t++) {
+    for (uint r = 0; r < ROWS; r++) {
+        float g = simd_sum(gate[t][r]);
+        float u = simd_sum(up[t][r]);
+        if (lane == 0 && t < tokens && row0 + r < N) {
+            // A sigmoid that never overflows: exp of -|g| only.
+            float e = exp(-abs(g));
+            float sigmoid = g >= 0.0f ? 1.0f / (1.0f + e) : e / (1.0f + e);
+            out[(tok0 + t) * N + row0 + r] = g * sigmoid * u;
+        }
+    }
+}
