@@ -55,7 +55,7 @@ from . import (
     t11_prefill_attention,
     t12_gated_mlp,
 )
-from .attention_condition import attention_condition, decode_attention_condition
+from .closed_form import attention_condition, decode_attention_condition, gated_mlp_condition, rms_norm_condition
 from .solutions import solution_file
 from .t01_rms_norm import EPS
 
@@ -327,10 +327,11 @@ TOKEN_AXIS = {"rms_norm": 0, "rope": 1, "quantized_matvec": None, "kv_cache_appe
               "gated_mlp": 0, "decode_attention": None, "sampling": None}
 
 
-#: The stages whose conditioned error model the finale computes in closed form: attention over a
-#: cache of thousands of keys, whose Jacobian by autodiff would take minutes (attention_condition).
-CLOSED_FORM: dict[str, Condition] = {"prefill_attention": attention_condition,
-                                     "decode_attention": decode_attention_condition}
+#: The stages whose conditioned error model the finale computes in closed form (closed_form): a
+#: prefill's thousands of outputs, and attention over thousands of cached keys, whose Jacobians by
+#: autodiff would take minutes.
+CLOSED_FORM: dict[str, Condition] = {"rms_norm": rms_norm_condition, "prefill_attention": attention_condition,
+                                     "gated_mlp": gated_mlp_condition, "decode_attention": decode_attention_condition}
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,8 @@ from .t09_kv_cache_append import TG as KV_APPEND_TG
 from .t10_sampling import TG as SAMPLING_TG
 from .t11_prefill_attention import check_shapes as check_prefill_shapes
 from .t11_prefill_attention import launch_shape as prefill_launch_shape
+from .t12_gated_mlp import ROWS as MLP_ROWS
+from .t12_gated_mlp import TOKENS as MLP_TOKENS
 
 
 def _n(value: Any) -> int:
@@ -169,6 +171,17 @@ def run_topk(kernel: Any, x: mx.array, **options: Any) -> mx.array:
     rows = x.shape[0]
     return launch(kernel, [x], (rows, TOPK_K), (TOPK_TG, rows, 1), (TOPK_TG, 1, 1), output_dtype=mx.uint32,
                   **options)
+
+
+def run_gated_mlp(kernel: Any, x: mx.array, gate_q: mx.array, gate_scales: mx.array, gate_biases: mx.array,
+                  up_q: mx.array, up_scales: mx.array, up_biases: mx.array, **options: Any) -> mx.array:
+    """silu(x @ W_gate.T) * (x @ W_up.T) with V.10's kernel: one SIMD-group per block of rows of both
+    matrices and block of tokens; x (L, K) of any L (1 decodes, a prompt prefills), out (L, N) in
+    x's dtype."""
+    x = x if isinstance(x, mx.array) else mx.array(x)
+    length, n = x.shape[0], gate_q.shape[0]
+    return launch(kernel, [x, gate_q, gate_scales, gate_biases, up_q, up_scales, up_biases], (length, n),
+                  (32, -(-n // MLP_ROWS), -(-length // MLP_TOKENS)), (32, 1, 1), output_dtype=x.dtype, **options)
 
 
 def run_radix_pass(kernel: Any, keys: mx.array, shift: int, **options: Any) -> mx.array:
