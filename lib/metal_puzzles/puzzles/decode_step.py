@@ -136,14 +136,15 @@ def _tokens(seed: int, n: int) -> tuple[int, ...]:
 #: Where the long conversation's prompt starts: past 2048, where a position rounded to half is off
 #: by one (2049 is not a half), with a cache of thousands of keys behind it.
 LONG_OFFSET = 2064
-#: Prompts the check generates from: a prompt of 32 tokens from the start of the cache, one of 40
-#: sampled hotter and wider, and one of 32 after a conversation of LONG_OFFSET tokens. Kept to
-#: seconds on the simulator (benchmarks/bench_decode_step.py).
+#: Prompts the check generates from: a prompt of 32 tokens from the start of the cache, and one of
+#: 32 after a conversation of LONG_OFFSET tokens, sampled cooler and with a narrower nucleus. The
+#: uniform numbers' seeds are chosen so that each draw is decided by far more than the reference
+#: kernels' logits error (tests/test_decode_step.py). Kept to seconds on the simulator
+#: (benchmarks/bench_decode_step.py).
 PROMPTS: tuple[Prompt, ...] = (
-    Prompt(_tokens(32, PROMPT_LENGTH), seed=1),
-    Prompt(_tokens(40, 40), seed=2, temperature=1.0, top_p=0.95),
+    Prompt(_tokens(32, PROMPT_LENGTH), seed=27, temperature=0.8, top_p=0.9),
     Prompt(_tokens(LONG_OFFSET, LONG_OFFSET + PROMPT_LENGTH), cached=LONG_OFFSET, seed=3, temperature=0.7,
-           top_p=0.8))
+           top_p=0.3))
 #: How far a step's logits may end from the reference model's, relative to their largest value.
 LOGITS_RTOL = 1e-3
 
@@ -596,7 +597,7 @@ def generate_outcome(model: TinyModel, case: Case, kernels: DecodeKernels) -> Ou
             outcome.stopped = failed.cause.result.stopped  # a kernel that did not finish: not run again
         return outcome
     if mismatches:
-        return Outcome(case, CaseStatus.WRONG, quantity=f"{len(got.tokens)} of {prompt.generate} tokens sampled",
+        return Outcome(case, CaseStatus.WRONG, quantity=f"stopped after {len(got.tokens)} of {prompt.generate} tokens",
                        error=" " + mismatches[0].sentence())
     for n, (token, logits) in enumerate(zip(got.tokens, got.logits, strict=True)):
         position = len(prompt.tokens) + n

@@ -114,7 +114,7 @@ def layer(h, cache, offset):                # h: (L, {WIDTH}), the tokens at off
 logits = matvec(head, rms_norm(h[-1], final_norm))   # the last token's, after both layers
 token = sampling(logits, u, temperature, top_p)      # u: a uniform number from a fixed seed"""
 
-_VISIBLE, _WARM, _LONG = PROMPTS
+_VISIBLE, _LONG = PROMPTS
 
 PUZZLE = DecodeStepPuzzle(
     id="decode_step",
@@ -148,8 +148,8 @@ product is V.3's matrix-vector kernel, launched once a token (a prefill of `L` t
 `L` times a matrix). The cell below hands your eight test functions to `DecodeStepProblem`; run it
 once they pass their own checks. `show()` generates from the first prompt and says what it gave.
 
-`check()` generates from {len(PROMPTS)} prompts: one of {len(_VISIBLE.prompt)} tokens from the start of the cache, one of
-{len(_WARM.prompt)} sampled hotter (temperature {_WARM.temperature:g}, top-p {_WARM.top_p:g}), and one of {len(_LONG.prompt)} tokens that follows a
+`check()` generates from {len(PROMPTS)} prompts: one of {len(_VISIBLE.prompt)} tokens from the start of the cache (temperature
+{_VISIBLE.temperature:g}, top-p {_VISIBLE.top_p:g}), and one of {len(_LONG.prompt)} tokens (temperature {_LONG.temperature:g}, top-p {_LONG.top_p:g}) that follows a
 conversation of {_LONG.cached} tokens already in the cache (prefilled with MLX's model beforehand, as
 mlx-lm's prompt cache keeps one): your kernels prefill it at positions {_LONG.cached} to {len(_LONG.tokens) - 1} over a cache
 of thousands of keys, and decode past them. Each samples {_VISIBLE.generate} tokens. The same model runs with
