@@ -1,6 +1,6 @@
 """Part V of the book: the kernels of a language model on Apple silicon (the norm, rotary
 embeddings, the 4-bit quantized product, attention over a cache, sampling: what mlx-lm runs for
-every token), a whole-shader pipeline debugged stage by stage, and the finale: a decode step on
+every token), a whole-shader pipeline debugged stage by stage, and the finale: a prefill and decode on
 the learner's own kernels. Each spec is MLX's own operation."""
 
 from __future__ import annotations
@@ -36,8 +36,8 @@ speed, the cost model of Part III.
 Two puzzles close the part. A radix sort's pass is a pipeline of three kernels in one shader
 (`compile_shader`, as in Part IV), one of them planted wrong: you find which by checking each
 stage against NumPy, the way a kernel writer debugs a pipeline. Then the finale: a tiny
-two-layer transformer decodes its next token on your own kernels from this part, and must choose
-the token the same model written with MLX operations chooses."""
+two-layer transformer prefills a prompt and decodes and samples its answer on your own kernels
+from this part, and must sample the tokens the same model written with MLX operations samples."""
 
 PART_V = Part(
     number=7,
