@@ -77,7 +77,7 @@ def test_every_listed_id_and_number_names_its_puzzle_in_any_case(p) -> None:
     ("mapp", "(did you mean 'map'?)"),
     ("MAPP", "(did you mean 'map'?)"),
     ("Map_2", "(did you mean 'map_2d'?)"),
-    ("v8", "(did you mean 'V.8'?)"),
+    ("v12", "(did you mean 'V.12'?)"),
     ("ii.1c", "(did you mean 'II.1a' or 'II.1b' or 'III.1'?)"),  # as near as each other
     ("decode-step", "(did you mean 'decode_step'?)"),
 ])
@@ -89,7 +89,7 @@ def test_a_near_miss_gets_the_nearest_id_or_number(tmp_path, capsys, name, said)
 
 def test_a_points_file_is_told_the_nearest_id_in_any_case() -> None:
     assert "(did you mean 'map'?)" in unknown_puzzle("MAP")  # a points file takes ids: no number suggested
-    assert "'V.8'" not in unknown_puzzle("v8")
+    assert "'V.12'" not in unknown_puzzle("v12")
 
 
 @pytest.mark.parametrize("name", ["MAP", "Map", "1"])
@@ -101,22 +101,23 @@ def test_check_takes_an_upper_case_id_or_a_number(tmp_path, capsys, name) -> Non
 
 
 def test_check_takes_the_finales_number(tmp_path, capsys) -> None:
-    """Was: '--puzzle V.8' refused, though the listing gives the decode step that number."""
+    """Was: '--puzzle V.8' refused, though the listing gave the finale that number (now V.12)."""
     nb = write_nb(tmp_path / "me.ipynb", [kernel_cell("map", solution("map"))])
-    assert main(["check", str(nb), "--puzzle", "v.8", "--workers", "1", "--seed", SEED]) == 1  # attempts nothing
+    assert main(["check", str(nb), "--puzzle", "v.12", "--workers", "1", "--seed", SEED]) == 1  # attempts nothing
     out = capsys.readouterr().out
     assert "puzzle decode_step: 0 / 1 points" in out and "missing" in out
 
 
 # ---------------------------------------------------------------------------- the finale stopped at its time limit
 def test_the_finales_time_limit_names_the_kernel_layer_and_token(tmp_path, capsys) -> None:
-    """Was: "the kernel ran for more than 1 s of CPU time and was stopped", for a step of five kernels."""
+    """Was: "the kernel ran for more than 1 s of CPU time and was stopped", for a step of five kernels
+    (the finale wires eight now)."""
     nb = write_nb(tmp_path / "me.ipynb", finale_cells(IDLE_ROPE))
-    status = main(["check", str(nb), "--puzzle", "V.8", "--workers", "1", "--seed", SEED, "--timeout", "1",
+    status = main(["check", str(nb), "--puzzle", "V.12", "--workers", "1", "--seed", SEED, "--timeout", "1",
                    "--max-steps", "100000000"])
     out = " ".join(capsys.readouterr().out.split())  # the report is folded to the terminal's width
     assert status == 1
-    assert f"was stopped in {stage_name('rope')} 'rope' at layer 0, token 0 (queries)" in out, out
+    assert f"was stopped in {stage_name('rope')} 'rope' in the prefill, layer 0, tokens 0 to 31 (queries)" in out, out
 
 
 # ---------------------------------------------------------------------------- a large roster
