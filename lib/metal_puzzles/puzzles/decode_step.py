@@ -55,7 +55,12 @@ from . import (
     t11_prefill_attention,
     t12_gated_mlp,
 )
-from .closed_form import attention_condition, decode_attention_condition, gated_mlp_condition, rms_norm_condition
+from .closed_form import (
+    attention_condition,
+    decode_attention_condition,
+    gated_mlp_condition,
+    rms_norm_condition,
+)
 from .solutions import solution_file
 from .t01_rms_norm import EPS
 
