@@ -37,6 +37,7 @@ from metal_puzzles.puzzles.decode_step import (
     MlxOps,
     Phase,
     Prompt,
+    StageFailed,
     TinyModel,
     generate,
     generate_with_kernels,
@@ -227,16 +228,20 @@ class _OneStage(KernelOps):
         return STAGE_PUZZLES[kernel].spec(*inputs)
 
 
-def _one_stage(model, prompt: Prompt, stage: str, kernel) -> tuple[list[int], list]:
+def _one_stage(model, prompt: Prompt, stage: str, kernel) -> tuple[list[int], list[str]]:
+    """The tokens sampled with ``kernel`` alone on its stage, and what the verdict would say of it:
+    its first mismatch, or why it did not run (a sanitizer finding)."""
     ops = _OneStage(_with(**{stage: kernel}), stage)
     try:
         got = generate(model, prompt, ops).tokens
+    except StageFailed as failed:
+        return [], [str(failed)]
     except Exception as exc:  # _FirstMismatch: the verdict's sentence is the first mismatch's
         if not ops.mismatches:
             raise
-        got = []
         assert type(exc).__name__ == "_FirstMismatch"
-    return got, ops.mismatches
+        got = []
+    return got, [m.sentence() for m in ops.mismatches]
 
 
 VARIANTS = Path(__file__).resolve().parent / "fairness_variants"
@@ -249,19 +254,18 @@ def test_every_correct_variant_of_a_stage_passes_the_finales_long_prompt(model, 
     (another summation order, exp2, fma, a shuffle tree...) in place of its reference, on the prompt
     prefilled past 2048 over thousands of cached keys."""
     pid = variant.parent.name
-    tokens, mismatches = _one_stage(model, LONG, pid, get_puzzle(pid).kernel(variant.read_text()))
-    assert mismatches == [], mismatches[0].sentence()
+    tokens, said = _one_stage(model, LONG, pid, get_puzzle(pid).kernel(variant.read_text()))
+    assert said == [], said[0]
     assert tokens == generate_with_mlx(model, LONG).tokens
 
 
 #: Wrong variants the model's inputs do not separate from the reference, and why: random logits
-#: hold no ties and no top-p cut exactly on a cumulative sum (V.10's own tests pose both); a half
-#: accumulator or an overflowing silu fail V.10 on activations with outliers of hundreds, which
-#: this model's do not reach; half scores fail V.9 at scores of hundreds over a long cache, where
-#: this model's sharp head's keys agree to within half's rounding.
+#: hold no ties and no top-p cut exactly on a cumulative sum, and this model's logits are of a few
+#: units, where exp never overflows (V.10's own tests pose ties, a cut on a sum and logits of -356
+#: to 400); an overflowing silu fails V.10 on gate pre-activations past 100, which this model's
+#: MLP (inputs normalised, weights of 1 / sqrt(K)) does not reach.
 NOT_SHOWN = {("sampling", "wrong_ties_by_the_larger_token"), ("sampling", "wrong_cut_at_or_below_top_p"),
-             ("gated_mlp", "wrong_half_accumulation"), ("gated_mlp", "wrong_silu_overflows"),
-             ("prefill_attention", "wrong_half_scores")}
+             ("sampling", "wrong_without_the_maximum"), ("gated_mlp", "wrong_silu_overflows")}
 SHOWN_WRONG = [f for pid in STAGES for f in sorted((VARIANTS / pid).glob("wrong_*.metal"))
                if (pid, f.stem) not in NOT_SHOWN]
 
@@ -273,15 +277,14 @@ def test_every_wrong_variant_of_a_stage_fails_the_finale_naming_it(model, varian
     mismatch naming the kernel, the phase, layer 0 (or the sampling) and a token."""
     pid = variant.parent.name
     kernel = get_puzzle(pid).kernel(variant.read_text())
-    mismatches = [m for prompt in (VISIBLE, LONG) for m in _one_stage(model, prompt, pid, kernel)[1]]
-    assert mismatches
-    sentence = mismatches[0].sentence()
+    said = [m for prompt in (VISIBLE, LONG) for m in _one_stage(model, prompt, pid, kernel)[1]]
+    assert said
     phases = "(the prefill|the decode)" + ("" if pid == "sampling" else ", layer 0")
-    assert re.match(rf"{re.escape(stage_name(pid))} is off in {phases}, token \d+", sentence), sentence
+    assert re.match(rf"{re.escape(stage_name(pid))}( is off)? in {phases}, (token \d+|tokens \d+ to \d+)",
+                    said[0]), said[0]
 
 
-@pytest.mark.parametrize("variant", sorted((VARIANTS / "gated_mlp").glob("wrong_*.metal")) +
-                         [VARIANTS / "sampling" / "wrong_ties_by_the_larger_token.metal"],
+@pytest.mark.parametrize("variant", [VARIANTS / pid / f"{stem}.metal" for pid, stem in sorted(NOT_SHOWN)],
                          ids=lambda f: f"{f.parent.name}/{f.stem}")
 def test_the_variants_not_shown_fail_their_own_puzzle(variant):
     """What NOT_SHOWN leaves to the puzzles: each fails its own check."""
