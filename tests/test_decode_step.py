@@ -305,14 +305,19 @@ def test_the_interleaved_rope_kernel_is_named_in_the_prefill_at_token_1():
 
 def test_prefill_attention_without_the_causal_mask_fails_in_the_prefill():
     """Every query sees the whole cache: query 0 of the visible prompt attends to keys 1 to 31, its
-    future. At the long prompt's offset, a mask that forgets the offset hides 2,064 keys of its past."""
-    for variant, prompt, token in (("wrong_without_the_mask", FINALE.visible, 0),
-                                   ("wrong_mask_without_the_offset", prompt_case(LONG, "long"), LONG.cached)):
+    future. At the long prompt's offset, a mask that forgets the offset hides the 2,064 keys of its past.
+    The verdict adds V.9's own diagnosis: which query attended to which key."""
+    for variant, prompt, token, said in (
+            ("wrong_without_the_mask", FINALE.visible, 0,
+             "query 0 (position 0) of head 0 attended to key "),
+            ("wrong_mask_without_the_offset", prompt_case(LONG, "long"), LONG.cached,
+             f"query 0 (position {LONG.cached}) of head 0 attended to keys 0 to 0 only, not 0 to {LONG.cached}")):
         kernel = get_puzzle("prefill_attention").kernel((VARIANTS / "prefill_attention" / f"{variant}.metal")
                                                         .read_text())
         report = _one_line(FINALE.check_prompts(_with(prefill_attention=kernel), [prompt]).report())
         assert (f"{stage_name('prefill_attention')} is off in the prefill, layer 0, token {token} (attention):"
                 in report), report
+        assert said in report, report
 
 
 def test_decode_attention_without_its_scale_is_named_in_the_decode():

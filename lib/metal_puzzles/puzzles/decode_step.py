@@ -354,12 +354,16 @@ class StageMismatch:
     #: Values the kernel wrote as NaN or infinity where the spec's are finite (an exp that
     #: overflowed, a division by zero).
     nonfinite: int = 0
+    #: The stage's puzzle's own diagnosis of the output, where it has one (``Puzzle.diagnose``:
+    #: which query of a prefill attended to which key).
+    cause: str | None = None
 
     def sentence(self) -> str:
         how = (f"{self.nonfinite} of them NaN or infinite where the spec's are finite" if self.nonfinite else
                f"the largest off by {self.error:.3g}")
+        cause = f". {self.cause}" if self.cause else ""
         return (f"{stage_name(self.kernel)} is off in {self.where}: {self.wrong} of {self.size} values beyond the "
-                f"error its puzzle allows, {how} (the values reach {self.scale:.3g})")
+                f"error its puzzle allows, {how} (the values reach {self.scale:.3g}){cause}")
 
 
 class StageFailed(Exception):
@@ -403,10 +407,12 @@ class KernelOps(MlxOps):
                 error = np.abs(yours.astype(np.float64) - want.expected)
             nonfinite = wrong & ~np.isfinite(yours) & np.isfinite(want.expected)
             finite_error = np.where(wrong & np.isfinite(error), error, 0.0)
+            cause = None if p.diagnose is None else p.diagnose(
+                Case(arrays, tuple(got.shape), (1, 1, 1), (1, 1, 1), where.at()), yours)
             self.mismatches.append(StageMismatch(kernel, where.at(_first_position(wrong, kernel, where)),
                                                  int(wrong.sum()), wrong.size, float(np.max(finite_error, initial=0.0)),
                                                  float(np.max(np.abs(want.expected), initial=0.0)),
-                                                 int(nonfinite.sum())))
+                                                 int(nonfinite.sum()), cause))
             raise _FirstMismatch
         return got
 
