@@ -13,9 +13,22 @@ import mlx.core as mx
 import numpy as np
 import pytest
 
-from metal_puzzles.checking import CaseStatus, PuzzleStatus, check_source, compare_with_spec, run_case
+from metal_puzzles.checking import (
+    CaseStatus,
+    PuzzleStatus,
+    check_source,
+    compare_with_spec,
+    run_case,
+)
+from metal_puzzles.diagrams.online_softmax import (
+    SCORES,
+    TILE,
+    VALUES,
+    merge_steps,
+    online_softmax_svg,
+    softmax_output,
+)
 from metal_puzzles.msl import Counter
-from metal_puzzles.diagrams.online_softmax import SCORES, TILE, VALUES, merge_steps, online_softmax_svg, softmax_output
 from metal_puzzles.notebook.images import figure_file, figure_svg
 from metal_puzzles.puzzles import entry_of, get_puzzle, launchers, part5, solution_source
 from metal_puzzles.puzzles import t11_prefill_attention as prefill
@@ -201,8 +214,11 @@ def test_reading_keys_once_per_query_is_correct_but_over_budget_with_advice():
     assert "load each tile of keys and values into threadgroup memory once" in report
 
 
-def test_a_barrier_for_every_key_is_over_the_barrier_budget():
-    wrong = REFERENCE.replace("        m = m_new;\n", "        m = m_new;\n        threadgroup_barrier(mem_flags::mem_threadgroup);\n")
+def test_a_barrier_for_every_element_loaded_is_over_the_barrier_budget():
+    # Every thread loads BK * D / TG elements of a tile, the same count: a barrier after each one is
+    # met by all, but the threadgroup waits 16 times a tile instead of twice.
+    line = "        v_tile[j][d] = inside ? float(v[(kv * T + t) * D + d]) : 0.0f;\n"
+    wrong = REFERENCE.replace(line, line + "        threadgroup_barrier(mem_flags::mem_threadgroup);\n")
     assert wrong != REFERENCE
     result = check_source(PUZZLE, wrong)
     assert result.correct and result.status == PuzzleStatus.OVER_BUDGET, result.report()

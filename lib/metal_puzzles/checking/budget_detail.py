@@ -11,8 +11,8 @@ import numpy as np
 
 from ..msl import Counter, RunResult
 from ..msl.lang.types import AddressSpace
-from ..msl.program import AUTO_TRACE_ACCESSES
 from ..msl.observe.trace import ElementAccess
+from ..msl.program import AUTO_TRACE_ACCESSES
 from .case import Case
 
 #: Accesses named in one sentence; the rest are counted.
