@@ -25,8 +25,8 @@ INTRO = """\
 The kernels a language model runs for every token it writes: the norm each layer starts with,
 rotary position embeddings, the product of a vector with a 4-bit quantized weight matrix (most of a
 model's time on a Mac, and most of its memory), attention over the cache of earlier tokens, the
-append of each step's keys and values to that cache, and the choice of the next token, by argmax,
-among the top k or by temperature and top-p. Each spec is MLX's own operation (`mx.fast.rms_norm`,
+append of each step's keys and values to that cache, the choice of the next token, by argmax,
+among the top k or by temperature and top-p, and attention for a whole prompt at once (prefill). Each spec is MLX's own operation (`mx.fast.rms_norm`,
 `mx.fast.rope`, `mx.quantized_matmul`, `mx.fast.scaled_dot_product_attention`, `mx.argmax`,
 `mx.argsort`, a slice update, `mx.softmax` and `mx.cumsum`), and each kernel follows the plan of
 MLX's own: a threadgroup or a SIMD-group per row, `simd_sum` and its kin, values read once into
