@@ -57,7 +57,8 @@ The parts after it build on those two: Part II writes the kernels of a sparse-co
 ends with gradients flowing through them (`mx.grad`), Part III makes kernels fast on a cost model of an
 Apple GPU, and Part IV writes whole shaders, as `.metal` files and `torch.mps.compile_shader` have them.
 Part V writes the kernels a language model runs for every token (RMSNorm, rotary embeddings, a 4-bit
-quantized product, attention over a KV cache, sampling), each checked against MLX's own operation, and
+quantized product and the gated MLP on it, attention over a KV cache, sampling), each checked against
+MLX's own operation, and
 ends with a tiny transformer producing its next token on your own kernels.
 
 Every kernel in this notebook runs on a simulator of the Metal Shading Language, so it works on any
