@@ -1,12 +1,14 @@
-"""How long Part V's finale takes to check, on one core (issue 32: under 10 s; issue 36 added a
-10-token prompt and a 2100-token one whose last token is decoded over a cache that long).
+"""How long Part V's finale takes to check, on one core (issue 40: a 32-token prompt prefilled on
+the kernels, then four tokens sampled and three decoded, from position 0 and after a cached
+conversation of 2,064 tokens, over a cache that long).
 
 Run: python benchmarks/bench_decode_step.py [--repeat 2]
 
-Pins the process to one CPU (where the OS allows it) and checks V.12 with the reference kernels, as
-``check()`` and the grader do: every prompt decoded on the kernels (each stage compared with its
-puzzle's spec within that puzzle's error model) and with MLX operations. Prints, per check, the
-wall and CPU seconds: the first check compiles the five kernels; later ones find them compiled.
+Pins the process to one CPU (where the OS allows it) and checks the finale with the reference
+kernels, as ``check()`` and the grader do: every prompt generated on the kernels (each stage
+compared with its puzzle's spec within that puzzle's error model) and with MLX operations. Prints,
+per check, the wall and CPU seconds: the first check compiles the eight kernels and prefills the
+cached conversation with MLX; later ones find both done.
 Side by side, the same decode without the per-stage comparisons, to show what naming a failing
 stage costs. CPU seconds are the figure to read on a shared machine (wall time waits for others).
 """
@@ -19,12 +21,11 @@ import time
 
 from metal_puzzles.puzzles.composition.decode_model import (
     PROMPTS,
-    WINDOW,
     DecodeKernels,
     KernelOps,
     TinyModel,
-    _decode,
-    decode_with_mlx,
+    generate,
+    generate_with_mlx,
 )
 from metal_puzzles.puzzles.part5.decode_step import MODEL_SEED, PUZZLE
 
@@ -51,28 +52,30 @@ class _LaunchOnly(KernelOps):
         return run(getattr(self.kernels, kernel), *inputs, **self.kernels.options)
 
 
-def _decode_without_comparisons(kernels: DecodeKernels) -> None:
+def _generate_without_comparisons(kernels: DecodeKernels) -> None:
     model = TinyModel.from_seed(MODEL_SEED)
     for prompt in PROMPTS:
-        _decode(model, prompt, _LaunchOnly(kernels))
+        generate(model, prompt, _LaunchOnly(kernels))
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=2, help="checks after the first (warm)")
     args = ap.parse_args()
-    decoded = sum(p.decoded for p in PROMPTS)
-    prefilled = sum(p.prefilled for p in PROMPTS)
-    print(f"V.12 check, {len(PROMPTS)} prompts ({decoded} tokens decoded on the kernels, {prefilled} prefilled, "
-          f"the longest {max(len(p.tokens) for p in PROMPTS)}, attention over at most {WINDOW}), {_pin_to_one_core()}")
+    prefilled = sum(len(p.prompt) for p in PROMPTS)
+    decoded = sum(p.generate - 1 for p in PROMPTS)
+    cached = sum(p.cached for p in PROMPTS)
+    print(f"{PUZZLE.number} check, {len(PROMPTS)} prompts ({prefilled} tokens prefilled and {decoded} decoded on the "
+          f"kernels, {cached} cached by MLX first, attention over at most {max(p.t_max for p in PROMPTS)} "
+          f"positions), {_pin_to_one_core()}")
     kernels = DecodeKernels.reference()
     for n in range(1 + args.repeat):
         wall, cpu, result = _timed(lambda: PUZZLE.check_wired(kernels))
         assert result.passed, result.report()
         print(f"  check {n} ({'cold' if n == 0 else 'warm'}): {wall:6.2f} s wall, {cpu:6.2f} s CPU")
-    wall, cpu, _ = _timed(lambda: [decode_with_mlx(TinyModel.from_seed(MODEL_SEED), p) for p in PROMPTS])
+    wall, cpu, _ = _timed(lambda: [generate_with_mlx(TinyModel.from_seed(MODEL_SEED), p) for p in PROMPTS])
     print(f"  the MLX model alone:           {wall:6.2f} s wall, {cpu:6.2f} s CPU")
-    wall, cpu, _ = _timed(lambda: _decode_without_comparisons(kernels))
+    wall, cpu, _ = _timed(lambda: _generate_without_comparisons(kernels))
     print(f"  the kernels, no stage compare: {wall:6.2f} s wall, {cpu:6.2f} s CPU")
     return 0
 

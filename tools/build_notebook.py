@@ -17,6 +17,7 @@ puzzle's template, or with ``--solutions`` its reference solution. The output is
 from __future__ import annotations
 
 import argparse
+import base64
 import re
 import sys
 from collections.abc import Callable
@@ -38,7 +39,8 @@ PACKAGED_NOTEBOOK = ROOT / "lib" / "metal_puzzles" / "notebooks" / "puzzles.ipyn
 COLAB_BRANCH = "main"
 
 from metal_puzzles.checking import GradPuzzle  # noqa: E402
-from metal_puzzles.puzzles import PARTS, Entry, Part, Puzzle  # noqa: E402
+from metal_puzzles.notebook.images import figure_file, figure_svg  # noqa: E402
+from metal_puzzles.puzzles import PARTS, PUZZLES, Entry, Part, Puzzle  # noqa: E402
 
 INTRO = """\
 # Metal Puzzles
@@ -362,6 +364,19 @@ def reference_header(entry: Entry) -> str:
 
 
 # ----------------------------------------------------------------------------- notebook
+def _text_cell(entry: Entry) -> NotebookNode:
+    """A puzzle's text and, after it, the figure its entry names, embedded as the cell's attachment
+    (the book travels alone: `metal-puzzles init` and Colab copy the notebook, not imgs/)."""
+    cell = _md(_cell_id(entry.puzzle, "text"), puzzle_text(entry.puzzle))
+    path = figure_file(entry)
+    if path is not None:
+        name = path.rsplit("/", 1)[-1]  # an attachment's name is a plain file name
+        cell.source += f"\n\n![{entry.figure_alt}](attachment:{name})"
+        svg = base64.b64encode(figure_svg(entry).encode("utf-8")).decode("ascii")
+        cell["attachments"] = {name: {"image/svg+xml": svg}}
+    return cell
+
+
 def _md(cell_id: str, text: str) -> NotebookNode:
     cell = nbformat.v4.new_markdown_cell(text)
     cell["id"] = cell_id
@@ -375,7 +390,10 @@ def _code(cell_id: str, text: str) -> NotebookNode:
 
 
 def _cell_id(puzzle: Puzzle, what: str) -> str:
-    return f"p{puzzle.number}-{what}".replace(".", "-")
+    # By number; by number and id where two puzzles share a number (while a part is renumbered), so
+    # that every cell keeps an id of its own and a rebuild stays byte for byte the same.
+    shared = sum(p.number == puzzle.number for p in PUZZLES) > 1
+    return (f"p{puzzle.number}-{puzzle.id}-{what}" if shared else f"p{puzzle.number}-{what}").replace(".", "-")
 
 
 def build(parts: list[Part], source_for: Callable[[Entry], str],
@@ -396,7 +414,7 @@ def build(parts: list[Part], source_for: Callable[[Entry], str],
             p = entry.puzzle
             define = (p.kernel_name, entry.kernel_function) != previous_kernel
             previous_kernel = (p.kernel_name, entry.kernel_function)
-            cells.append(_md(_cell_id(p, "text"), puzzle_text(p)))
+            cells.append(_text_cell(entry))
             header = header_for(entry) if header_for is not None and entry.setup is not None else None
             cells.append(_code(_cell_id(p, "code"), puzzle_code(entry, source_for(entry), define, header)))
             cells.append(_code(_cell_id(p, "check"), f"{problem_name(p)}.check()"))

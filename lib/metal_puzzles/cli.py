@@ -148,7 +148,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("notebook")
     c.add_argument("--puzzle", default=None, metavar="ID",
                    help="check this puzzle alone, and no other: its id or its number, in any case, as "
-                        "metal-puzzles puzzles lists them (map, V.8)")
+                        "metal-puzzles puzzles lists them (map, V.12)")
     _add_limits(c)
     book.add_commands(sub)
     return parser

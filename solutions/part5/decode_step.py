@@ -1,12 +1,14 @@
 from metal_puzzles import DecodeStepProblem
 
-# The tiny model's forward pass, token by token, on your kernels: RMSNorm (V.1), the rotation in
-# halves (V.2b), the 4-bit products (V.3), attention over the cache (V.4), the next token (V.5).
+# The tiny model prefills a prompt, then decodes and samples, on your kernels.
 decode_step_problem = DecodeStepProblem(
-    rms_norm=rms_norm_test,
-    rope=rope_test,
-    quantized_matvec=quantized_matvec_test,
-    decode_attention=decode_attention_test,
-    argmax=argmax_test,
+    rms_norm=rms_norm_test,                     # V.1: every norm
+    rope=rope_test,                             # V.2b: the rotation in halves
+    quantized_matvec=quantized_matvec_test,     # V.3: the 4-bit products, a token at a time
+    kv_cache_append=kv_cache_append_test,       # the KV-cache append
+    prefill_attention=prefill_attention_test,   # the prompt's causal attention
+    gated_mlp=gated_mlp_test,                   # the gated MLP's gate and up products
+    decode_attention=decode_attention_test,     # V.4: a new token's attention
+    sampling=sampling_test,                     # top-p sampling
 )
 decode_step_problem.show()

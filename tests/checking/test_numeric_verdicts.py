@@ -217,7 +217,7 @@ def test_a_rope_whose_position_is_kept_in_half_is_named_so_through_check():
 
 def test_attention_without_its_scale_is_named_a_missing_scale_through_check():
     # V.4's reference without 1/sqrt(D): the softmax of unscaled scores, no one ratio of the outputs.
-    source = (SOLUTIONS / "V_04_decode_attention.metal").read_text(encoding="utf-8")
+    source = (SOLUTIONS / "part5/decode_attention.metal").read_text(encoding="utf-8")
     unscaled = source.replace("float scale = rsqrt(float(D));", "float scale = 1.0f;")
     assert unscaled != source
     result = check_source(get_puzzle("decode_attention"), unscaled)

@@ -153,7 +153,7 @@ def test_every_likely_cause_the_readme_lists_is_named_for_a_kernel_that_makes_it
     solutions = ROOT / "solutions"
     planted = {
         "one ratio everywhere from a missing constant": (
-            "rms_norm", (solutions / "V_01_rms_norm.metal").read_text().replace(" + EPS", ""),
+            "rms_norm", (solutions / "part5/rms_norm.metal").read_text().replace(" + EPS", ""),
             "yours is the spec's times"),
         "the spec's values in another order": (
             "map_2d", "uint i = thread_position_in_grid.x;\nuint j = thread_position_in_grid.y;\n"
@@ -166,7 +166,7 @@ def test_every_likely_cause_the_readme_lists_is_named_for_a_kernel_that_makes_it
                                                                          "float(half(offset + int(l)))"),
             "A position kept in half does"),
         "an input off by sqrt of a size from a scale such as attention's 1/sqrt(D) left out": (
-            "decode_attention", (solutions / "V_04_decode_attention.metal").read_text().replace(
+            "decode_attention", (solutions / "part5/decode_attention.metal").read_text().replace(
                 "float scale = rsqrt(float(D));", "float scale = 1.0f;"),
             "multiplied by sqrt(32)"),
     }

@@ -84,7 +84,7 @@ def test_part_v_numbers_name_the_puzzles_in_reading_order() -> None:
     ("mapp", "(did you mean 'map'?)"),
     ("MAPP", "(did you mean 'map'?)"),
     ("Map_2", "(did you mean 'map_2d'?)"),
-    ("v8", "(did you mean 'V.8'?)"),
+    ("v12", "(did you mean 'V.12'?)"),
     ("ii.1c", "(did you mean 'II.1a' or 'II.1b' or 'III.1'?)"),  # as near as each other
     ("decode-step", "(did you mean 'decode_step'?)"),
 ])
@@ -96,7 +96,7 @@ def test_a_near_miss_gets_the_nearest_id_or_number(tmp_path, capsys, name, said)
 
 def test_a_points_file_is_told_the_nearest_id_in_any_case() -> None:
     assert "(did you mean 'map'?)" in unknown_puzzle("MAP")  # a points file takes ids: no number suggested
-    assert "'V.8'" not in unknown_puzzle("v8")
+    assert "'V.12'" not in unknown_puzzle("v12")
 
 
 @pytest.mark.parametrize("name", ["MAP", "Map", "1"])
@@ -108,7 +108,7 @@ def test_check_takes_an_upper_case_id_or_a_number(tmp_path, capsys, name) -> Non
 
 
 def test_check_takes_the_finales_number(tmp_path, capsys) -> None:
-    """Was: '--puzzle V.8' refused, though the listing gave the decode step that number (V.12 since
+    """Was: '--puzzle V.8' refused, though the listing gave the finale that number (V.12 since
     Part V is numbered in reading order)."""
     nb = write_nb(tmp_path / "me.ipynb", [kernel_cell("map", solution("map"))])
     assert main(["check", str(nb), "--puzzle", "v.12", "--workers", "1", "--seed", SEED]) == 1  # attempts nothing
@@ -118,13 +118,14 @@ def test_check_takes_the_finales_number(tmp_path, capsys) -> None:
 
 # ---------------------------------------------------------------------------- the finale stopped at its time limit
 def test_the_finales_time_limit_names_the_kernel_layer_and_token(tmp_path, capsys) -> None:
-    """Was: "the kernel ran for more than 1 s of CPU time and was stopped", for a step of five kernels."""
+    """Was: "the kernel ran for more than 1 s of CPU time and was stopped", for a step of five kernels
+    (the finale wires eight now)."""
     nb = write_nb(tmp_path / "me.ipynb", finale_cells(IDLE_ROPE))
     status = main(["check", str(nb), "--puzzle", "V.12", "--workers", "1", "--seed", SEED, "--timeout", "1",
                    "--max-steps", "100000000"])
     out = " ".join(capsys.readouterr().out.split())  # the report is folded to the terminal's width
     assert status == 1
-    assert f"was stopped in {stage_name('rope')} 'rope' at layer 0, token 0 (queries)" in out, out
+    assert f"was stopped in {stage_name('rope')} 'rope' in the prefill, layer 0, tokens 0 to 31 (queries)" in out, out
 
 
 # ---------------------------------------------------------------------------- a large roster

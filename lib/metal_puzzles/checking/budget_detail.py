@@ -12,10 +12,17 @@ import numpy as np
 from ..msl import Counter, RunResult
 from ..msl.lang.types import AddressSpace
 from ..msl.observe.trace import ElementAccess
+from ..msl.program import AUTO_TRACE_ACCESSES
 from .case import Case
 
 #: Accesses named in one sentence; the rest are counted.
 SHOWN = 6
+#: The most accesses of the counted kind (per-thread count times threads) a test may make for its
+#: detail to be traced again: a traced run follows every value's sources, and a running softmax
+#: over a long cache carries all of them along (prefill attention reading each key per query on
+#: 520 keys: 533,000 reads, minutes and more than 20 GB traced). The simulator's own automatic
+#: trace stops at this many accesses too.
+DETAIL_ACCESSES = AUTO_TRACE_ACCESSES
 
 
 def worst_thread_accesses(run: RunResult, counter: Counter | str) -> str | None:
@@ -54,13 +61,16 @@ def count_details(over: list[str], outcomes_counts: list[tuple[Case, dict[str, i
                   traced: Callable[[Case], RunResult]) -> dict[str, str]:
     """For each counter in ``over``, the worst thread's accesses on the test where it peaked:
     ``outcomes_counts`` pairs each test with its per-thread maxima; ``traced`` runs a test again
-    with a trace (only for the tests needed, once each)."""
+    with a trace (only for the tests needed, once each, and none past ``DETAIL_ACCESSES``)."""
     details: dict[str, str] = {}
     runs: dict[int, RunResult] = {}
     for counter in over:
         peak = max(range(len(outcomes_counts)), key=lambda k: outcomes_counts[k][1].get(counter, 0), default=None)
         if peak is None:
             continue
+        case, counts = outcomes_counts[peak]
+        if counts.get(counter, 0) * int(np.prod(case.grid)) > DETAIL_ACCESSES:
+            continue  # too costly to trace again: the count's sentence stands without the detail
         if peak not in runs:
             try:
                 runs[peak] = traced(outcomes_counts[peak][0])

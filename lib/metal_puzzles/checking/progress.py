@@ -1,4 +1,4 @@
-"""Where a long check is: a check that runs many kernels (the decode step launches Part V's five
+"""Where a long check is: a check that runs many kernels (the finale launches Part V's eight
 hundreds of times) says which launch it is at, for whoever watches it.
 
 A grading worker watches (``grading/pool.py``): a check stopped at its time limit is killed, and the

@@ -17,6 +17,9 @@ from .contract import WorkExtent, mark_beyond
 from .pipeline import Pipeline
 from .tolerance import Allowance, ErrorModel
 
+#: A puzzle's own diagnosis of a wrong output (``Puzzle.diagnose``).
+Diagnose = Callable[[Case, np.ndarray], "str | None"]
+
 #: The cost-model figures a budget can limit (Part III), as the cost table labels them.
 COST_LABELS = {
     "max_load_segments": "load segments",  # per SIMD-group load, worst access
@@ -60,6 +63,9 @@ class Budget:
     #: when a kernel waits at more); None: the sentence states the count alone, since no one cure
     #: fits every puzzle (a reduction's simd_sum is no help to top-k's rounds).
     barriers_advice: str | None = None
+    #: What to do about too many global reads per thread in this puzzle, where the count alone does
+    #: not say it (prefill attention: a tile of keys shared through threadgroup memory).
+    global_reads_advice: str | None = None
 
     def limits(self) -> dict[str, int]:
         """The per-thread count limits (the score table's columns), by counter name."""
@@ -104,8 +110,9 @@ class Budget:
         out = []
         for key in self.exceeded_counters(counts_max):
             detail = (details or {}).get(key)
+            advice = self.global_reads_advice if key == Counter.GLOBAL_READS.value else None
             out.append(f"uses {counts_max[key]} {Counter(key).label} per thread; this puzzle needs at most "
-                       f"{self.limits()[key]}" + (f" ({detail})" if detail else ""))
+                       f"{self.limits()[key]}" + (f" ({detail})" if detail else "") + (f": {advice}" if advice else ""))
         return out
 
 
@@ -240,6 +247,10 @@ class Puzzle:
     #: A pipeline of the whole shader's kernels (its stages, their launches and buffers), run in
     #: turn on every test; the output is the last stage's. None: one kernel, ``kernel_name``.
     pipeline: Pipeline | None = None
+    #: The puzzle's own reading of a wrong output (a test and the kernel's output in, a sentence
+    #: naming the likely cause in the puzzle's terms out, or None): what the general patterns of
+    #: ``likely_cause`` cannot see, such as a query that attended to a key in its future.
+    diagnose: Diagnose | None = None
 
     def cases(self, seed: int = 0, visible: Case | None = None) -> list[Case]:
         """The visible test (by default the puzzle's own) followed by the hidden tests, each marked

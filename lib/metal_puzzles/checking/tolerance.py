@@ -216,9 +216,31 @@ def _compare(spec, inputs, output_shape, model, atol, rtol) -> Comparison:
         return Comparison(expected, floor + gamma(longest + len(floats)) * np.abs(magnitude), model,
                           tolerance=dataclasses.replace(rule, roundings=longest + len(floats)))
     condition, depends_on = _condition(spec, wide, output_shape)
-    allowed = floor + CONDITIONED_SAFETY * gamma(depends_on + OWN_ROUNDINGS) * condition \
-        + OWN_ROUNDINGS * U32 * np.abs(expected)
-    return Comparison(expected, allowed, model, tolerance=rule)
+    return _conditioned(expected, condition, depends_on, rule)
+
+
+def _conditioned(expected: np.ndarray, condition: np.ndarray, depends_on: np.ndarray, rule: Tolerance) -> Comparison:
+    """The conditioned model's comparison, from the spec's condition number at each position."""
+    allowed = rule.atol + rule.rtol * np.abs(expected) \
+        + CONDITIONED_SAFETY * gamma(depends_on + OWN_ROUNDINGS) * condition + OWN_ROUNDINGS * U32 * np.abs(expected)
+    return Comparison(expected, allowed, ErrorModel.CONDITIONED, tolerance=rule)
+
+
+#: A spec's condition in closed form: (the float64 inputs) -> (sum_i |d out / d x_i| |x_i|, the
+#: number of nonzero partial derivatives), each shaped as the output.
+Condition = Callable[..., tuple[np.ndarray, np.ndarray]]
+
+
+def compare_conditioned(spec: Callable, inputs: tuple[np.ndarray, ...], output_shape: tuple[int, ...],
+                        atol: float, rtol: float, condition: Condition) -> Comparison:
+    """The conditioned error model with the spec's condition given in closed form: the same
+    allowance as ``compare_with_spec``'s autodiff, for specs whose Jacobian is too large to build
+    (attention over thousands of keys: every output depends on every key and value of its head)."""
+    wide = tuple(_as_float64(x) for x in inputs)
+    expected = _shaped(_evaluate(spec, wide), output_shape)
+    found, depends_on = condition(*wide)
+    return _conditioned(expected, np.reshape(found, output_shape), np.reshape(depends_on, output_shape),
+                        Tolerance(ErrorModel.CONDITIONED, atol, rtol))
 
 
 def _exact_in_float32(inputs: tuple[np.ndarray, ...], magnitude: np.ndarray) -> bool:

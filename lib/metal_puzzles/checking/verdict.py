@@ -91,7 +91,9 @@ class Outcome:
     cost: CostFigures | None = None
     #: Not run: the kernel did not finish an earlier test, so this one would not either.
     not_run: bool = False
-    #: A likely cause found when the test was judged, with the spec at hand (``likely_cause.scaled_input``).
+    #: The puzzle's own diagnosis of a wrong output (``Puzzle.diagnose``), or else a likely cause found
+    #: when the test was judged, with the spec at hand (``likely_cause.scaled_input``): said before the
+    #: general patterns of ``likely_cause``, which it replaces.
     cause: str | None = None
 
     @property
@@ -385,7 +387,7 @@ def _model_report(r: CheckResult) -> list[str]:
     n = len(r.outcomes)
     prompts = plural(n, "prompt")
     if r.passed:
-        return [f"Passed: {r.title}: on your kernels the model gives MLX's next token and logits for "
+        return [f"Passed: {r.title}: on your kernels the model samples MLX's tokens from MLX's logits for "
                 f"{'all ' if n > 1 else ''}{prompts}.", *[f"- {o.case.label}: {o.quantity}." for o in r.outcomes]]
     bad = [o for o in r.outcomes if not o.ok]
     first = bad[0]
@@ -430,7 +432,7 @@ def describe_outcome(o: Outcome, head: str | None = None) -> list[str]:
             lines += format_difference(difference)
             if not errors:  # what the run did that explains it (a finding would have said so already)
                 lines += [line for hint in output_hints(o) for line in wrap("Why: " + hint)]
-                cause = likely_cause(o.yours, o.expected, o.mismatch, difference.allowed, _sizes(o)) or o.cause
+                cause = o.cause or likely_cause(o.yours, o.expected, o.mismatch, difference.allowed, _sizes(o))
                 if cause is not None:
                     lines += wrap("Likely cause: " + cause)
         elif errors:

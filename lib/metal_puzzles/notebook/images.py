@@ -1,4 +1,5 @@
-"""The book's images: the logo and each puzzle's diagram, drawn from its reference solution.
+"""The book's images: the logo, each puzzle's diagram, drawn from its reference solution, and the
+figures a puzzle's text shows (``Entry.figure``: V.9's online softmax merged across tiles).
 
 ``metal-puzzles images`` regenerates them into imgs/; a test fails when the committed files
 are stale (the diagrams are deterministic SVG text).
@@ -14,9 +15,13 @@ from colour import Color
 from ..checking import Puzzle, WiredPuzzle, run_case
 from ..diagrams.access_map import draw_access_map
 from ..diagrams.draw import draw_run, to_svg
+from ..diagrams.online_softmax import online_softmax_svg
 from ..diagrams.style import text_width, thread_color
 from ..msl import RunResult
-from ..puzzles import PUZZLES, part_of, solution_kernel
+from ..puzzles import ENTRIES, PUZZLES, Entry, part_of, solution_kernel
+
+#: The figures a puzzle's text may show, by the name its entry gives (``Entry.figure``).
+FIGURES = {"online_softmax": online_softmax_svg}
 
 
 def puzzle_svg(puzzle: Puzzle) -> str:
@@ -58,6 +63,20 @@ def logo_svg() -> str:
     return to_svg(hcat([grid, name], sep=24).center_xy().pad(1.08))
 
 
+def figure_file(entry: Entry) -> str | None:
+    """The file of the figure an entry's text shows (in its part's folder, by the figure's name), or None."""
+    if entry.figure is None:
+        return None
+    return f"{part_of(entry.puzzle).folder}/{entry.figure}.svg"
+
+
+def figure_svg(entry: Entry) -> str:
+    """The SVG text of the figure an entry's text shows."""
+    if entry.figure not in FIGURES:
+        raise KeyError(f"puzzle {entry.puzzle.id!r} names the figure {entry.figure!r}; the figures are {sorted(FIGURES)}")
+    return FIGURES[entry.figure]()
+
+
 def image_files() -> dict[str, str]:
     """Path (relative to the images folder) -> SVG text for every image of the book: the logo, and
     each puzzle's diagram in its part's folder, named by the puzzle's id (``part5/rms_norm.svg``)."""
@@ -66,6 +85,10 @@ def image_files() -> dict[str, str]:
         if isinstance(p, WiredPuzzle):  # the finale wires kernels together in Python: nothing to draw
             continue
         files[f"{part_of(p).folder}/{p.id}.svg"] = puzzle_svg(p)
+    for entry in ENTRIES:
+        name = figure_file(entry)
+        if name is not None:
+            files[name] = figure_svg(entry)
     return files
 
 
@@ -81,4 +104,4 @@ def write_images(out: str | Path = "imgs") -> list[Path]:
     return written
 
 
-__all__ = ["image_files", "write_images", "puzzle_svg", "solution_run", "puzzle_title", "logo_svg"]
+__all__ = ["image_files", "write_images", "figure_file", "figure_svg", "FIGURES", "puzzle_svg", "solution_run", "puzzle_title", "logo_svg"]

@@ -1,6 +1,6 @@
 """The notebook's face: ``MetalProblem`` (one puzzle: run it, show what every thread did, explore
 it, check it), ``GradProblem`` (Part II's finale: check a differentiable function built on your
-kernels), ``DecodeStepProblem`` (Part V's finale: a model's decode step on your kernels) and ``explore`` (the explorer on a problem, a kernel's last call or a run record).
+kernels), ``DecodeStepProblem`` (Part V's finale: a model's prefill and decode on your kernels) and ``explore`` (the explorer on a problem, a kernel's last call or a run record).
 
 Compatible with the original Metal-Puzzles notebook: ``MetalProblem(name, fn, inputs,
 output_shape, grid, threadgroup, spec)`` where ``fn(*inputs)`` returns a ``MetalKernel``.
@@ -309,7 +309,7 @@ class MetalProblem:
         if self.puzzle is None:
             return dict(rtol=1e-5, atol=1e-4, model=ErrorModel.FIXED)
         return dict(rtol=self.puzzle.rtol, atol=self.puzzle.atol, model=self.puzzle.error_model,
-                    allowance=self.puzzle.allowance)
+                    allowance=self.puzzle.allowance, diagnose=self.puzzle.diagnose)
 
     # ------------------------------------------------------------------ check
     def check(self, quiet: bool = False) -> CheckResult:
@@ -464,17 +464,21 @@ class GradProblem:
 
 
 class DecodeStepProblem:
-    """The notebook side of Part V's finale: a tiny transformer's decode step on your kernels
-    (notebook test functions or MetalKernels), checked against the model in MLX operations."""
+    """The notebook side of Part V's finale: a tiny transformer prefills a prompt, then decodes and
+    samples, on your kernels (notebook test functions or MetalKernels), checked against the model
+    in MLX operations."""
 
     def __init__(self, *, rms_norm: KernelLike, rope: KernelLike, quantized_matvec: KernelLike,
-                 decode_attention: KernelLike, argmax: KernelLike, seed: int = 0) -> None:
-        self.kernels = DecodeKernels(rms_norm, rope, quantized_matvec, decode_attention, argmax)
+                 kv_cache_append: KernelLike, prefill_attention: KernelLike, gated_mlp: KernelLike,
+                 decode_attention: KernelLike, sampling: KernelLike, seed: int = 0) -> None:
+        self.kernels = DecodeKernels(rms_norm=rms_norm, rope=rope, quantized_matvec=quantized_matvec,
+                                     kv_cache_append=kv_cache_append, prefill_attention=prefill_attention,
+                                     gated_mlp=gated_mlp, decode_attention=decode_attention, sampling=sampling)
         self.puzzle = DECODE_STEP
         self.seed = seed
 
     def show(self) -> None:
-        """Decode the visible test's prompt on your kernels and say what it gave."""
+        """Generate from the visible test's prompt on your kernels and say what it gave."""
         result = self.puzzle.check_prompts(self.kernels, [self.puzzle.visible])
         print(f"# {self.puzzle.title}\n")
         present_report(result)

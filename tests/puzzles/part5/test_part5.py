@@ -106,6 +106,7 @@ def test_the_spec_is_mlxs_own_operation(pid):
                  "quantized_matvec": "mx.quantized_matmul(", "argmax": "mx.argmax(", "topk": "mx.argsort(",
                  "radix_pass": "mx.argsort(",
                  "decode_attention": "mx.fast.scaled_dot_product_attention(",
+                 "prefill_attention": "mx.fast.scaled_dot_product_attention(",
                  "kv_cache_append": "] = k  # MLX's slice update", "sampling": "mx.argsort(",
                  "gated_mlp": "mx.quantized_matmul("}[pid]
     assert operation in get_puzzle(pid).spec_source

@@ -45,6 +45,10 @@ class Entry:
     #: Notebook lines after the visible test's (before the problem and its ``show()``) that teach
     #: a way to debug the kernel (a pipeline's stages run one by one against NumPy); None: none.
     debugging: str | None = None
+    #: A figure the puzzle's text shows after it (a name of ``notebook.images.FIGURES``, drawn by the
+    #: package and embedded in the book's text cell), and the figure's alt text; None: none.
+    figure: str | None = None
+    figure_alt: str = ""
 
     def __post_init__(self) -> None:
         if self.setup is None and not isinstance(self.puzzle, WiredPuzzle):

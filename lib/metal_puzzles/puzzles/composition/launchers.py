@@ -21,10 +21,14 @@ from ..part5.argmax import TG as ARGMAX_TG
 from ..part5.decode_attention import TG as ATTENTION_TG
 from ..part5.gated_mlp import ROWS as MLP_ROWS
 from ..part5.gated_mlp import TOKENS as MLP_TOKENS
+from ..part5.kv_cache_append import TG as KV_APPEND_TG
+from ..part5.prefill_attention import check_shapes as check_prefill_shapes
+from ..part5.prefill_attention import launch_shape as prefill_launch_shape
 from ..part5.quantized_matvec import ROWS as QMV_ROWS
 from ..part5.radix_pass import PIPELINE as RADIX_PIPELINE
 from ..part5.radix_pass import pass_case
 from ..part5.rms_norm import TG as RMS_TG
+from ..part5.sampling import TG as SAMPLING_TG
 from ..part5.topk import TG as TOPK_TG
 from ..part5.topk import K as TOPK_K
 
@@ -127,10 +131,39 @@ def run_decode_attention(kernel: Any, q: mx.array, k: mx.array, v: mx.array, **o
     return launch(kernel, [q, k, v], q.shape, (ATTENTION_TG, heads, 1), (ATTENTION_TG, 1, 1), **options)
 
 
+def run_prefill_attention(kernel: Any, q: mx.array, k: mx.array, v: mx.array, **options: Any) -> mx.array:
+    """Attention of a prompt's L queries (H, L, D) over a cache (KV, T, D) that already holds their keys
+    as its last L rows, with V.9's kernel: one threadgroup per (query tile, head), the causal mask at
+    the cache offset T - L. The output has q's shape and dtype."""
+    q, k, v = (x if isinstance(x, mx.array) else mx.array(x) for x in (q, k, v))
+    check_prefill_shapes(q.shape, k.shape, v.shape)
+    heads, queries, _ = q.shape
+    grid, threadgroup = prefill_launch_shape(heads, queries)
+    return launch(kernel, [q, k, v], q.shape, grid, threadgroup, output_dtype=q.dtype, **options)
+
+
 def run_argmax(kernel: Any, x: mx.array, **options: Any) -> mx.array:
     """Argmax with V.5's kernel: one threadgroup per row; uint32 indices."""
     rows = x.shape[0]
     return launch(kernel, [x], (rows,), (ARGMAX_TG, rows, 1), (ARGMAX_TG, 1, 1), output_dtype=mx.uint32, **options)
+
+
+def run_kv_cache_append(kernel: Any, k: mx.array, v: mx.array, offset: Any, t_max: Any, **options: Any) -> mx.array:
+    """The KV-cache append with its puzzle's kernel: one thread per element of the step's keys
+    ``(B, KV, L, D)``; the output ``(2, B, KV, t_max, D)`` holds keys then values, zeros (a fresh
+    buffer) wherever the step writes nothing."""
+    b, kv, _, d = k.shape
+    return launch(kernel, [k, v, _count(offset), _count(t_max)], (2, b, kv, _n(t_max), d), (k.size, 1, 1),
+                  (KV_APPEND_TG, 1, 1), init_value=0.0, **options)
+
+
+def run_sampling(kernel: Any, logits: mx.array, u: mx.array, temperature: Any, top_p: Any,
+                 **options: Any) -> mx.array:
+    """Top-p sampling with its puzzle's kernel: one threadgroup per row of ``logits`` ``(R, V)``, the
+    row's uniform number ``u[r]``; uint32 tokens."""
+    rows = logits.shape[0]
+    return launch(kernel, [logits, u, mx.array(temperature, dtype=mx.float32), mx.array(top_p, dtype=mx.float32)],
+                  (rows,), (SAMPLING_TG, rows, 1), (SAMPLING_TG, 1, 1), output_dtype=mx.uint32, **options)
 
 
 def run_topk(kernel: Any, x: mx.array, **options: Any) -> mx.array:

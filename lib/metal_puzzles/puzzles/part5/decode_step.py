@@ -1,10 +1,12 @@
-"""V.12, Part V's finale: a decode step of a tiny transformer on the learner's own kernels.
+"""V.12, Part V's finale: a tiny transformer prefills a prompt, then decodes and samples, on the
+learner's own kernels.
 
-A ``WiredPuzzle``: the learner's cell hands their V.1 to V.5 kernels (the notebook's test
+A ``WiredPuzzle``: the learner's cell hands their eight Part V kernels (the notebook's test
 functions) to ``DecodeStepProblem``; the grader wires the kernels it reads from the notebook the
-same way (``DecodeKernels.wire``). Each prompt is a test: decoded on the kernels and with MLX
-operations alone (``decode_step``), it must give the same next token and logits, every stage
-within its own puzzle's error model; a failure names the stage (kernel, layer, token, how far off).
+same way (``DecodeKernels.wire``). Each prompt is a test: generated on the kernels and with MLX
+operations alone (``decode_step.generate``), it must sample the same tokens from the same logits,
+every stage within its own puzzle's error model; a failure names the stage (kernel, phase, layer,
+token, how far off).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from ...checking import Case, CaseStatus, CheckResult, Outcome, Subject, WiredPu
 from ...msl import StopReason
 from ..catalogue.entry import Entry
 from ..composition.decode_model import (
+    CACHE_STEP,
     EMBEDDING_STD,
     HEAD_DIM,
     HEADS,
@@ -28,31 +31,32 @@ from ..composition.decode_model import (
     LOGITS_RTOL,
     PROMPTS,
     SEED,
+    STAGE_PUZZLES,
     VOCAB,
     WIDTH,
-    WINDOW,
     DecodeKernels,
     Prompt,
     TinyModel,
-    decode_outcome,
-    decode_with_mlx,
+    case_prompt,
+    generate_outcome,
+    generate_with_mlx,
     prompt_case,
 )
-from . import argmax, decode_attention, quantized_matvec, rms_norm, rope
 
 #: The weights' seed (the same model for every learner and every check).
 MODEL_SEED = SEED
 
 
-def decode_step_spec(prompt, prefilled):
-    # The same model written with MLX operations: its logits after the last token of the prompt.
-    tokens = tuple(int(t) for t in np.asarray(prompt))
-    return decode_with_mlx(TinyModel.from_seed(MODEL_SEED), Prompt(tokens, int(np.asarray(prefilled))))[0]
+def generation_spec(prompt, cached, generate, seed, temperature, top_p):
+    # The same model written with MLX operations: the tokens it samples after the prompt.
+    p = Prompt(tuple(int(t) for t in np.asarray(prompt)), int(cached), int(generate), int(seed), float(temperature),
+               float(top_p))
+    return np.asarray(generate_with_mlx(TinyModel.from_seed(MODEL_SEED), p).tokens, dtype=np.uint32)
 
 
 @dataclass(frozen=True)
 class DecodeStepPuzzle(WiredPuzzle):
-    """The finale's check: every prompt decoded on the wired kernels (``DecodeKernels``)."""
+    """The finale's check: every prompt generated on the wired kernels (``DecodeKernels``)."""
 
     @property
     def subject(self) -> Subject:
@@ -62,104 +66,127 @@ class DecodeStepPuzzle(WiredPuzzle):
         return self.check_prompts(wired, self.cases(seed))
 
     def check_prompts(self, kernels: DecodeKernels, cases: Sequence[Case]) -> CheckResult:
-        """The verdict on these prompts (``show()`` decodes the visible one alone)."""
+        """The verdict on these prompts (``show()`` generates from the visible one alone)."""
         model = TinyModel.from_seed(MODEL_SEED)
         outcomes: list[Outcome] = []
         for case in cases:
-            outcome = decode_outcome(model, case, kernels)
+            outcome = generate_outcome(model, case, kernels)
             outcomes.append(outcome)
             if outcome.status == CaseStatus.COMPILE_ERROR or outcome.stopped == StopReason.STEP_BUDGET:
                 break  # every prompt would say the same, after as long a wait
         return CheckResult(self.title, outcomes, subject=Subject.MODEL)
 
 
-TEMPLATE = '''\
+#: The kernels the cell wires, in the order a layer first runs them, with what each does there.
+WIRED = {"rms_norm": "V.1: every norm", "rope": "V.2b: the rotation in halves",
+         "quantized_matvec": "V.3: the 4-bit products, a token at a time", "kv_cache_append": "the KV-cache append",
+         "prefill_attention": "the prompt's causal attention", "gated_mlp": "the gated MLP's gate and up products",
+         "decode_attention": "V.4: a new token's attention", "sampling": "top-p sampling"}
+
+TEMPLATE = """\
 from metal_puzzles import DecodeStepProblem
 
-# The tiny model's forward pass, token by token, on your kernels: RMSNorm (V.1), the rotation in
-# halves (V.2b), the 4-bit products (V.3), attention over the cache (V.4), the next token (V.5).
+# The tiny model prefills a prompt, then decodes and samples, on your kernels.
 decode_step_problem = DecodeStepProblem(
-    rms_norm=rms_norm_test,
-    rope=rope_test,
-    quantized_matvec=quantized_matvec_test,
-    decode_attention=decode_attention_test,
-    argmax=argmax_test,
+""" + "".join(f"    {f'{name}={name}_test,':44}# {what}\n" for name, what in WIRED.items()) + """\
 )
 decode_step_problem.show()
-'''
+"""
 
 LAYER_CODE = f"""\
-h = embedding[token]
-for layer in layers:                                    # two of them, each with its own cache
-    x = rms_norm(h, layer.attention_norm)               # V.1
-    q = matvec(layer.wq, x).reshape({HEADS}, {HEAD_DIM})              # V.3: {HEADS} query heads
-    k = matvec(layer.wk, x).reshape({KV_HEADS}, {HEAD_DIM})              #      {KV_HEADS} key/value heads
-    v = matvec(layer.wv, x).reshape({KV_HEADS}, {HEAD_DIM})
-    q, k = rope(q, position), rope(k, position)         # V.2b
-    cache.keys.append(k); cache.values.append(v)      # it keeps the last {WINDOW}
-    h = h + matvec(layer.wo, attention(q, cache.keys, cache.values))   # V.4
-    x = rms_norm(h, layer.mlp_norm)
-    gate, up = matvec(layer.gate, x), matvec(layer.up, x)
-    h = h + matvec(layer.down, silu(gate) * up)
-logits = matvec(head, rms_norm(h, final_norm))          # after the prompt's last token
-next_token = argmax(logits)                             # V.5"""
+def layer(h, cache, offset):                # h: (L, {WIDTH}), the tokens at offset .. offset + L - 1
+    x = rms_norm(h, attention_norm)                                   # V.1
+    q = matvec(wq, x).reshape(L, {HEADS}, {HEAD_DIM}).transpose(1, 0, 2)        # V.3, a token at a time
+    k = matvec(wk, x).reshape(L, {KV_HEADS}, {HEAD_DIM}).transpose(1, 0, 2)        # {KV_HEADS} key/value heads
+    v = matvec(wv, x).reshape(L, {KV_HEADS}, {HEAD_DIM}).transpose(1, 0, 2)
+    q, k = rope(q, offset), rope(k, offset)                           # V.2b
+    cache = kv_cache_append(k, v, offset, cache)                      # keys then values
+    keys, values = cache[0, 0, :, :offset + L], cache[1, 0, :, :offset + L]
+    if prefill:
+        a = prefill_attention(q, keys, values)                        # causal over the cache
+    else:
+        a = decode_attention(q[:, 0], keys, values)                   # V.4, L = 1
+    h = h + matvec(wo, a.transpose(1, 0, 2).reshape(L, {HEADS * HEAD_DIM}))
+    x = rms_norm(h, mlp_norm)
+    h = h + matvec(down, gated_mlp(x, gate, up))                      # silu(x Wg) * (x Wu), then V.3
+    return h, cache
+
+logits = matvec(head, rms_norm(h[-1], final_norm))   # the last token's, after both layers
+token = sampling(logits, u, temperature, top_p)      # u: a uniform number from a fixed seed"""
+
+_VISIBLE, _LONG = PROMPTS
 
 PUZZLE = DecodeStepPuzzle(
     id="decode_step",
     number="V.12",
-    title="A Decode Step on Your Kernels",
+    title="Prefill and Decode on Your Kernels",
     kernel_name="decode_step_problem",
-    input_names=("prompt", "prefilled"),
+    input_names=("prompt", "cached", "generate", "seed", "temperature", "top_p"),
     description=f"""\
-Your kernels are the kernels a language model runs for every token it writes. Here they run one:
-a tiny Llama-style transformer with {LAYERS} layers, width {WIDTH}, {HEADS} query heads sharing {KV_HEADS}
-key/value heads of {HEAD_DIM} dimensions (grouped-query attention, as in V.4), an MLP of width {HIDDEN}, a
-vocabulary of {VOCAB} tokens, and random weights (made from a seed) quantized to 4 bits with
-`mx.quantize`, as mlx-lm stores a model. Each token of a prompt goes through the model in turn,
-and each layer keeps the keys and values of the tokens so far in its cache:
+Your kernels are the kernels a language model runs to answer a prompt. Here they run one: a tiny
+Llama-style transformer with {LAYERS} layers, width {WIDTH}, {HEADS} query heads sharing {KV_HEADS} key/value heads of
+{HEAD_DIM} dimensions (grouped-query attention, as in V.4), a gated MLP of width {HIDDEN}, a vocabulary of
+{VOCAB} tokens, and random weights (made from a seed) quantized to 4 bits with `mx.quantize`, as
+mlx-lm stores a model. It generates as mlx-lm does, in two phases:
+
+- **prefill**: the whole prompt goes through each layer at once (`L` tokens: norms and rotations of
+  `L` rows, the prompt's causal attention, the gated MLP of `L` rows), and each layer appends the
+  prompt's keys and values to its cache, preallocated in MLX's layout (`T_max` positions, a multiple
+  of {CACHE_STEP}, as mlx-lm's `KVCache` grows);
+- **decode**: the last token's logits are sampled (temperature, then top-p, at a uniform number the
+  host draws from a fixed seed), and the token drawn goes through every layer alone (`L = 1`,
+  attention of one query over the whole cache), giving the next logits, and so on.
+
+Both phases run the same layer:
 
 ```
 {LAYER_CODE}
 ```
 
-Every function there is one of your kernels, launched with its puzzle's grid: a token takes {LAYERS * 12 + 2}
-launches, and the prompt's last token an argmax besides. The cell below hands your test functions
-to `DecodeStepProblem`; run it once your five kernels pass their own checks. `show()` decodes the
-first prompt and says what it gave.
+Every function there is one of your kernels, launched with its puzzle's grid; only the 4-bit
+product is V.3's matrix-vector kernel, launched once a token (a prefill of `L` tokens launches it
+`L` times a matrix). The cell below hands your eight test functions to `DecodeStepProblem`; run it
+once they pass their own checks. `show()` generates from the first prompt and says what it gave.
 
-`check()` decodes {len(PROMPTS)} prompts twice: {", ".join(str(list(p.tokens)) for p in PROMPTS[:2])}, one of
-{len(PROMPTS[2].tokens)} tokens, and one of {len(PROMPTS[3].tokens)} whose first {PROMPTS[3].prefilled} tokens are *prefilled* (run
-through MLX's model at once, as mlx-lm does before it decodes) and whose last {PROMPTS[3].decoded} are decoded at
-positions past 2048. Attention sees the last {WINDOW} tokens (a sliding window, as Mistral's; the cache
-keeps that many). It decodes them on your kernels, and with MLX's own operations (`mx.fast.rms_norm`, `mx.fast.rope`,
-`mx.quantized_matmul`, `mx.fast.scaled_dot_product_attention`, `mx.argmax`). It passes when every
-prompt gives MLX's next token, and logits within {LOGITS_RTOL:g} of their largest value. On the way,
-each kernel's output is compared with its puzzle's spec on the same input, within the error that
-puzzle allows: when a prompt fails, the verdict names the first stage that went wrong (which
-kernel, which layer and token, how far off). A kernel that passes its own tests can still fail
-here only on something its tests do not pose: the finale's inputs are the model's own.
+`check()` generates from {len(PROMPTS)} prompts: one of {len(_VISIBLE.prompt)} tokens from the start of the cache (temperature
+{_VISIBLE.temperature:g}, top-p {_VISIBLE.top_p:g}), and one of {len(_LONG.prompt)} tokens (temperature {_LONG.temperature:g}, top-p {_LONG.top_p:g}) that follows a
+conversation of {_LONG.cached} tokens already in the cache (prefilled with MLX's model beforehand, as
+mlx-lm's prompt cache keeps one): your kernels prefill it at positions {_LONG.cached} to {len(_LONG.tokens) - 1} over a cache
+of thousands of keys, and decode past them. Each samples {_VISIBLE.generate} tokens. The same model runs with
+MLX's own operations (`mx.fast.rms_norm`, `mx.fast.rope`, `mx.quantized_matmul`, a slice update,
+`mx.fast.scaled_dot_product_attention` with the causal mask, and V.10's spec for the draw). A prompt
+passes when your kernels sample MLX's tokens, each from logits within {LOGITS_RTOL:g} of their largest value.
+On the way, each kernel's output is compared with its puzzle's spec on the same input, within the
+error that puzzle allows: when a prompt fails, the verdict names the first stage that went wrong
+(which kernel, in the prefill or in decode, which layer and token, how far off). A kernel that
+passes its own tests can still fail here only on something its tests do not pose: the finale's
+inputs are the model's own.
 
 The model poses what real models do, where naive numerics fail: embeddings of about
 {EMBEDDING_STD:g} (as Llama's), so a layer's first norm sees a mean square near 4e-4 and `EPS` counts;
 a sharp query head in each layer whose scores reach the hundreds, where a softmax that never
-subtracts its maximum overflows; positions past 2048, where a position kept in `half` is off.
+subtracts its maximum overflows; positions past 2048, where a position kept in `half` is off;
+a prompt prefilled at an offset, where a causal mask that forgets the offset lets a query see its
+future, or hides its past.
 
-*Grading:* the grader never runs a notebook's Python. It reads your five kernels from the
-notebook (`rms_norm`, `rope`, `quantized_matvec`, `decode_attention`, `argmax`), wires them as this
-cell does, and runs the same check. A kernel it cannot find is named; while all five are the
-book's templates, the finale counts as not attempted.""",
-    spec=decode_step_spec,
+*Grading:* the grader never runs a notebook's Python. It reads your eight kernels from the
+notebook ({", ".join(f"`{name}`" for name in WIRED)}), wires them as this cell does, and runs
+the same check. A kernel it cannot find is named; while all eight are the book's templates, the
+finale counts as not attempted.""",
+    spec=generation_spec,
     spec_source="""\
-def decode_step_spec(prompt, prefilled):
-    # The same model written with MLX operations: its logits after the last token of the prompt.
-    tokens = tuple(int(t) for t in np.asarray(prompt))
-    return decode_with_mlx(TinyModel.from_seed(MODEL_SEED), Prompt(tokens, int(np.asarray(prefilled))))[0]""",
-    visible=prompt_case(PROMPTS[0], f"visible test: {PROMPTS[0].describe()}"),
+def generation_spec(prompt, cached, generate, seed, temperature, top_p):
+    # The same model written with MLX operations: the tokens it samples after the prompt.
+    p = Prompt(tuple(int(t) for t in np.asarray(prompt)), int(cached), int(generate), int(seed), float(temperature),
+               float(top_p))
+    return np.asarray(generate_with_mlx(TinyModel.from_seed(MODEL_SEED), p).tokens, dtype=np.uint32)""",
+    visible=prompt_case(_VISIBLE, f"visible test: {_VISIBLE.describe()}"),
     hidden=lambda rng: [prompt_case(p, f"hidden test: {p.describe()}") for p in PROMPTS[1:]],
     template=TEMPLATE,
-    kernel_puzzles=(rms_norm.PUZZLE, rope.HALVES, quantized_matvec.PUZZLE, decode_attention.PUZZLE,
-                    argmax.PUZZLE),
+    kernel_puzzles=tuple(STAGE_PUZZLES.values()),
     wire=DecodeKernels.wire,
 )
 
 ENTRY = Entry(PUZZLE, setup=None)
+
+__all__ = ["ENTRY", "PUZZLE", "MODEL_SEED", "DecodeStepPuzzle", "case_prompt"]
