@@ -47,6 +47,7 @@ def prefill_attention_spec(q, k, v):
     # h // (H / KV).
     H, L, D = q.shape
     T = k.shape[1]
+    mask: str | mx.array
     if L == T:
         mask = "causal"
     else:  # the explicit mask mlx-lm builds for a cache with an offset (True: the key is seen)
