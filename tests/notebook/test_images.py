@@ -33,8 +33,13 @@ def test_each_diagram_is_named_by_its_puzzles_part_and_id(fresh):
     from metal_puzzles.checking import WiredPuzzle
     from metal_puzzles.puzzles import PARTS
 
+    from metal_puzzles.notebook.images import figure_file
+    from metal_puzzles.puzzles import ENTRIES
+
     drawn = {f"{part.folder}/{p.id}.svg" for part in PARTS for p in part.puzzles if not isinstance(p, WiredPuzzle)}
-    assert set(fresh) == drawn | {"logo.svg"}
+    figures = {name for name in map(figure_file, ENTRIES) if name is not None}  # in the part's folder, by name
+    assert figures == {"part5/online_softmax.svg"}
+    assert set(fresh) == drawn | figures | {"logo.svg"}
     assert "part5/kv_cache_append.svg" in fresh and "V.7. " in fresh["part5/kv_cache_append.svg"]
 
 

@@ -213,7 +213,8 @@ def scaled_input(yours: np.ndarray, expected: np.ndarray, allowed: np.ndarray, i
         return None
     y = yours.astype(np.float64)
     bound = np.maximum(np.broadcast_to(allowed, y.shape), np.finfo(np.float64).tiny)
-    off = float(np.max(np.abs(y - expected) / bound))
+    with np.errstate(over="ignore", invalid="ignore"):  # outputs near float64's largest: inf is 'far off'
+        off = float(np.max(np.abs(y - expected) / bound))
     if off <= 1:
         return None
     tries = [(k, x, size, factor, what) for k, x in enumerate(inputs)
@@ -228,7 +229,8 @@ def scaled_input(yours: np.ndarray, expected: np.ndarray, allowed: np.ndarray, i
             other = np.asarray(evaluate(tuple(scaled)), dtype=np.float64).reshape(y.shape)
         except Exception:  # a spec that refuses other inputs shows no such cause
             return None
-        near = float(np.max(np.abs(y - other) / bound))
+        with np.errstate(over="ignore", invalid="ignore"):
+            near = float(np.max(np.abs(y - other) / bound))
         if near <= SCALED_WITHIN and near * SCALED_CLOSER <= off:
             which = _ORDINALS[k] if k < len(_ORDINALS) else f"input {k}"
             return (f"yours is what the spec gives with its {which} input {what} ({size} being a size of "

@@ -47,12 +47,11 @@ def prefill_attention_spec(q, k, v):
     # h // (H / KV).
     H, L, D = q.shape
     T = k.shape[1]
-    mask: str | mx.array
     if L == T:
-        mask = "causal"
+        out = mx.fast.scaled_dot_product_attention(q[None], k[None], v[None], scale=D**-0.5, mask="causal")
     else:  # the explicit mask mlx-lm builds for a cache with an offset (True: the key is seen)
-        mask = mx.arange(T - L, T)[:, None] >= mx.arange(T)[None]
-    out = mx.fast.scaled_dot_product_attention(q[None], k[None], v[None], scale=D**-0.5, mask=mask)
+        seen = mx.arange(T - L, T)[:, None] >= mx.arange(T)[None]
+        out = mx.fast.scaled_dot_product_attention(q[None], k[None], v[None], scale=D**-0.5, mask=seen)
     return out[0]
 
 
