@@ -3,7 +3,8 @@ as a learner's ``backend="cuda"`` runs it, compared with the simulator.
 
 ``cuda_book_run.py`` runs the translated ``.unit`` with CuPy; this script takes the path a learner
 takes: the drop-in kernel called with ``backend="cuda"``, translated to MLX's body ABI and compiled
-by MLX's NVRTC JIT. Needs ``mlx[cuda13]`` (or cuda12) and an NVIDIA GPU; MLX is imported as the
+by MLX's NVRTC JIT. Each case is judged as ``cuda_book_run`` judges it (``compare``: the puzzle's
+full error model, as ``check()`` applies it, and the simulator's bits beside). Needs ``mlx[cuda13]`` (or cuda12) and an NVIDIA GPU; MLX is imported as the
 package imports it. Writes DIR/cuda_mlx_run.json:
 
     python benchmarks/cuda_mlx_run.py --out DIR [--only PUZZLE_ID ...]
@@ -34,7 +35,7 @@ from metal_puzzles.msl.shader_program import declares_kernels  # noqa: E402
 from metal_puzzles.puzzles import PUZZLES, solution_kernel  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from cuda_book_run import compare, summarise, write_report  # noqa: E402
+from cuda_book_run import compare, puzzle_comparison, summarise, write_report  # noqa: E402
 
 
 def call_on_cuda(kernel: Any, inputs: list[Any], case: Any, dtype: str, init_value: Any) -> Any:
@@ -79,13 +80,13 @@ def main() -> int:
                     t0 = time.perf_counter()
                     call_on_cuda(kernel, inputs, case, dtype, options.init_value)
                     times.append(time.perf_counter() - t0)
-                rec.update(compare(np.array(got.astype(mx.float32) if dtype == "bfloat16" else got), want, puzzle.atol,
-                                   puzzle.rtol),
+                rec.update(compare(np.array(got.astype(mx.float32) if dtype == "bfloat16" else got), want,
+                                   puzzle_comparison(puzzle, case)),
                            status="ran", first_call_s=first_s, warm_call_us=float(np.median(times)) * 1e6)
             except Exception as exc:  # noqa: BLE001 - recorded per case
                 rec.update(status="error", error=f"{type(exc).__name__}: {exc}", trace=traceback.format_exc()[-1500:])
             records.append(rec)
-            print(f"{puzzle.id:26s} {case.label[:34]:34s} {rec['status']:6s} agree={rec.get('agree')} "
+            print(f"{puzzle.id:26s} {case.label[:34]:34s} {rec['status']:6s} {rec.get('agreement', '')} "
                   f"{rec.get('error', '')[:100]}", flush=True)
     summary = {**summarise(records), "mlx": mx.__version__}
     write_report(Path(args.out) / "cuda_mlx_run.json", summary, records)
