@@ -7,18 +7,24 @@ by MLX's NVRTC JIT. Each case is judged as ``cuda_book_run`` judges it (``compar
 full error model, as ``check()`` applies it, and the simulator's bits beside). Needs ``mlx[cuda13]`` (or cuda12) and an NVIDIA GPU; MLX is imported as the
 package imports it. Writes DIR/cuda_mlx_run.json:
 
-    python benchmarks/cuda_mlx_run.py --out DIR [--only PUZZLE_ID ...]
+    python benchmarks/cuda_mlx_run.py --out DIR [--only PUZZLE_ID ...] [--jobs N]
 
 Whole shaders (a kernel function with its own parameters) are listed as not run: ``cuda_kernel``
-takes a body, as ``metal_kernel`` does. Pipelines likewise.
+takes a body, as ``metal_kernel`` does. Pipelines likewise. The finales (Part II's differentiable
+functions, Part V's decode step) are wired on the reference kernels of the puzzles they wire, every
+launch on the GPU (``wire(kernels, backend="cuda")``), and judged by the finale's own check: a
+finale that passes counts as agreeing within the error model (its outcomes are recorded), never
+bit for bit.
 """
 
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import sys
 import time
 import traceback
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +41,7 @@ from metal_puzzles.msl.shader_program import declares_kernels  # noqa: E402
 from metal_puzzles.puzzles import PUZZLES, solution_kernel  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from cuda_book_run import compare, puzzle_comparison, summarise, write_report  # noqa: E402
+from cuda_book_run import Agreement, compare, puzzle_comparison, summarise, write_report  # noqa: E402
 
 
 def call_on_cuda(kernel: Any, inputs: list[Any], case: Any, dtype: str, init_value: Any) -> Any:
@@ -47,15 +53,37 @@ def call_on_cuda(kernel: Any, inputs: list[Any], case: Any, dtype: str, init_val
     return outs[0]
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", required=True)
-    parser.add_argument("--only", nargs="*", default=None)
-    args = parser.parse_args()
-    print(f"mlx {mx.__version__}; CUDA available: {mx.cuda.is_available()}", flush=True)
+def run_finale(puzzle: WiredPuzzle) -> dict[str, Any]:
+    """A finale wired on GPU kernels: the reference kernels of the puzzles it wires, every launch
+    with ``backend="cuda"``, judged by the finale's own check (its values, gradients or decoded
+    tokens against its spec), as a learner's ``check()`` judges their wiring."""
+    rec: dict[str, Any] = {"puzzle": puzzle.id, "case": "the finale's own check, every kernel on the GPU",
+                           "finale": True, "kernels": list(puzzle.kernels)}
+    try:
+        kernels = {owner.kernel_name: solution_kernel(owner) for owner in puzzle.kernel_puzzles}
+        assert puzzle.wire is not None, f"{puzzle.id} has no reference wiring"
+        t0 = time.perf_counter()
+        verdict = puzzle.check_wired(puzzle.wire(kernels, backend="cuda"))
+        passed = bool(verdict)
+        rec.update(status="ran", agree=passed, bit_exact=False, agreement=(
+            Agreement.WITHIN_MODEL if passed else Agreement.OUTSIDE_MODEL).value, seconds=time.perf_counter() - t0,
+            outcomes=[{"test": o.case.label, "quantity": o.quantity, "status": o.status.value,
+                       "error": (o.error or "")[:300]} for o in verdict.outcomes])
+    except Exception as exc:  # noqa: BLE001 - recorded per finale
+        rec.update(status="error", error=f"{type(exc).__name__}: {exc}", trace=traceback.format_exc()[-1500:])
+    print(f"{puzzle.id:26s} {'(finale)':34s} {rec['status']:6s} {rec.get('agreement', '')} "
+          f"{rec.get('error', '')[:100]}", flush=True)
+    return rec
+
+
+def run_puzzles(ids: list[str]) -> list[dict[str, Any]]:
+    """Every case of these puzzles on MLX's CUDA back end, each judged (one worker's share)."""
     records: list[dict[str, Any]] = []
     for puzzle in PUZZLES:
-        if isinstance(puzzle, WiredPuzzle) or (args.only and puzzle.id not in args.only):
+        if puzzle.id not in ids:
+            continue
+        if isinstance(puzzle, WiredPuzzle):
+            records.append(run_finale(puzzle))
             continue
         kernel = solution_kernel(puzzle)
         options = puzzle.launch_options
@@ -88,6 +116,31 @@ def main() -> int:
             records.append(rec)
             print(f"{puzzle.id:26s} {case.label[:34]:34s} {rec['status']:6s} {rec.get('agreement', '')} "
                   f"{rec.get('error', '')[:100]}", flush=True)
+    return records
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--only", nargs="*", default=None)
+    parser.add_argument("--jobs", type=int, default=1,
+                        help="worker processes, puzzles dealt out among them: MLX compiles each case's kernel "
+                             "(about 2.5 s, the grid is a template constant), and NVRTC's compiles run side by side")
+    args = parser.parse_args()
+    print(f"mlx {mx.__version__}; CUDA available: {mx.cuda.is_available()}", flush=True)
+    # Every catalogue entry: a kernel's cases, a finale's check of its wiring (--only: those named).
+    ids = [p.id for p in PUZZLES if not args.only or p.id in args.only]
+    if args.jobs <= 1:
+        records = run_puzzles(ids)
+    else:
+        shares = [ids[k::args.jobs] for k in range(args.jobs)]
+        with ProcessPoolExecutor(args.jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+            done = list(pool.map(run_puzzles, [share for share in shares if share]))
+        by_puzzle: dict[str, list[dict[str, Any]]] = {}  # the report keeps the catalogue's order
+        for part in done:
+            for r in part:
+                by_puzzle.setdefault(r["puzzle"], []).append(r)
+        records = [r for pid in ids for r in by_puzzle.get(pid, [])]
     summary = {**summarise(records), "mlx": mx.__version__}
     write_report(Path(args.out) / "cuda_mlx_run.json", summary, records)
     return 0 if summary["agree"] == summary["cases_ran"] and not summary["errors"] else 1
