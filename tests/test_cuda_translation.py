@@ -7,6 +7,9 @@ error. Runs on the GPU are benchmarks/cuda_book_run.py's."""
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
+import textwrap
 import warnings
 
 import mlx.core as mx
@@ -25,6 +28,7 @@ from metal_puzzles.host.cuda_backend import CudaBackendKernel
 from metal_puzzles.host.nvrtc import NvrtcError, compile_to_cubin, compile_to_ptx, nvrtc_available
 from metal_puzzles.msl.cuda import launch_dims, missing_rules
 from metal_puzzles.msl.cuda.builtins import missing_builtin_rules
+from metal_puzzles.msl.cuda.render import missing_operator_rules
 from metal_puzzles.msl.lang.errors import CompileWarning
 
 needs_nvrtc = pytest.mark.skipif(not nvrtc_available(), reason="NVRTC is not installed (the 'test' extra installs it)")
@@ -46,6 +50,34 @@ def _ptx(unit: str) -> str:
 def test_every_syntax_tree_node_and_builtin_has_a_rule():
     assert missing_rules() == []
     assert missing_builtin_rules() == []
+    assert missing_operator_rules() == []
+
+
+def test_operator_rules_are_keyed_by_the_front_ends_enums(monkeypatch):
+    from metal_puzzles.msl.cuda import render
+    from metal_puzzles.msl.front.ast import AssignOp, BinaryOp, UnaryOp
+
+    assert set(render.BINARY_RULES) == set(BinaryOp) and all(isinstance(k, BinaryOp) for k in render.BINARY_RULES)
+    assert set(render.UNARY_RULES) == set(UnaryOp)
+    assert set(render.COMPOUND_HELPERS) == set(AssignOp) - {AssignOp.ASSIGN}
+    monkeypatch.delitem(render.BINARY_RULES, BinaryOp.MOD)
+    monkeypatch.delitem(render.COMPOUND_HELPERS, AssignOp.SHL)
+    assert render.missing_operator_rules() == ["binary '%'", "assignment '<<='"]
+
+
+def test_an_operator_the_front_end_gains_without_a_cuda_rule_fails_the_renderers_import():
+    # The front end's enum grows an operator ('**'); the renderer, imported after, refuses to load.
+    code = textwrap.dedent("""
+        import metal_puzzles.msl.front.ast as ast
+        from metal_puzzles.msl.lang.pycompat import StrEnum
+        ast.BinaryOp = StrEnum("BinaryOp", {**{m.name: m.value for m in ast.BinaryOp}, "POW": "**"})
+        try:
+            import metal_puzzles.msl.cuda.render
+        except ImportError as err:
+            print("ImportError:", err)
+    """)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)
+    assert "ImportError: the CUDA renderer has no rule for the operator(s) binary '**'" in done.stdout, done.stderr
 
 
 # ----------------------------------------------------------------------------- the book
