@@ -19,8 +19,9 @@ Needs CuPy and a GPU (cupy is imported only when this runs). Writes DIR/cuda_boo
     python benchmarks/cuda_book_run.py --out DIR [--only PUZZLE_ID ...] [--repeat N]
 
 Whole shaders are bound as their puzzle's host binds them (the array its layout names at each
-buffer index). Pipelines of several kernels are listed as not run, with the reason, never counted
-as agreeing.
+buffer index). A pipeline of several kernels (the radix sort) runs stage by stage on the GPU, each
+stage reading the previous GPU stage's output (``pipeline_on_gpu``), every stage compared bit for
+bit and the last one's output judged as above.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "lib"))
 sys.path.insert(0, str(ROOT / "tests"))  # differential.cuda_launch: the oracle's compile
+sys.path.insert(0, str(ROOT / "benchmarks"))  # cuda_wild_run: a pipeline's stages doubled on the GPU
 
 from metal_puzzles.checking.run import buffer_layout, launched_case, run_case  # noqa: E402
 from metal_puzzles.checking.tolerance import Comparison, compare_with_spec  # noqa: E402
@@ -165,6 +167,53 @@ class Agreement(str, Enum):
     OUTSIDE_MODEL = "outside the error model"  # check() would call the GPU's output wrong
 
 
+def pipeline_on_gpu(puzzle: Any, kernel: Any) -> list[dict[str, Any]]:
+    """A pipeline of a whole shader's kernels, stage by stage on the GPU: each stage's launch is
+    doubled on the GPU (``cuda_wild_run.GpuAlongside``: the bytes the simulator bound, compared bit
+    for bit) and the next stage reads the GPU's output, so the last stage's output is the GPU's
+    chain, judged as ``check()`` judges it beside the simulator's own chain."""
+    from cuda_wild_run import GpuAlongside
+
+    plugin = GpuAlongside(launcher())
+    plugin.install()
+    try:
+        return _pipeline_cases(puzzle, kernel, plugin)
+    finally:
+        plugin.uninstall()
+
+
+def _pipeline_cases(puzzle: Any, kernel: Any, plugin: Any) -> list[dict[str, Any]]:
+    from cuda_wild_run import LaunchStatus
+
+    options = puzzle.launch_options
+    records = []
+    for case in puzzle.cases():
+        case = launched_case(kernel, case, options)
+        rec: dict[str, Any] = {"puzzle": puzzle.id, "case": case.label, "grid": list(case.grid),
+                               "threadgroup": list(case.threadgroup), "dtype": case.output_dtype or options.output_dtype}
+        try:
+            plugin.active = False
+            simulated = run_case(kernel, case, options).outputs[0]
+            plugin.active, first = True, len(plugin.records)
+            gpu = run_case(kernel, case, options).outputs[0]
+            stages = plugin.records[first:]
+            rec["stages"] = [{k: r.get(k) for k in ("kernel", "status", "reason", "outputs")} for r in stages]
+            ran = all(r.get("status") in (LaunchStatus.BIT_EXACT.value, LaunchStatus.DIFFER.value) for r in stages)
+            if not stages or not ran:
+                rec.update(status="error", error="a stage did not run on the GPU: " + "; ".join(
+                    f"{r['kernel']}: {r.get('status')} {str(r.get('reason', ''))[:200]}" for r in stages))
+            else:
+                rec.update(compare(gpu, simulated, puzzle_comparison(puzzle, case)), status="ran")
+        except Exception as exc:  # noqa: BLE001 - recorded per case
+            rec.update(status="error", error=f"{type(exc).__name__}: {exc}", trace=traceback.format_exc()[-2000:])
+        finally:
+            plugin.active = False
+        records.append(rec)
+        print(f"{puzzle.id:28s} {case.label[:30]:30s} {rec['status']:6s} {rec.get('agreement', '')} (pipeline of "
+              f"{len(rec.get('stages', []))} launches) {rec.get('error', '')[:80]}", flush=True)
+    return records
+
+
 def puzzle_comparison(puzzle: Any, case: Any) -> Comparison:
     """The spec's output for ``case`` and the error allowed at each element, exactly as ``check()``
     judges a learner's kernel (``checking.run.run_one``): the puzzle's error model, its atol and
@@ -249,10 +298,7 @@ def main() -> int:
         kernel = solution_kernel(puzzle)
         options = puzzle.launch_options
         if options.pipeline is not None:
-            names = list(translate_shader(kernel.kernel.shader_library()))
-            records.append({"puzzle": puzzle.id, "status": "not run",
-                            "why": f"a pipeline of a whole shader's kernels ({', '.join(names)}): its stages are "
-                                   "not replayed here"})
+            records.extend(pipeline_on_gpu(puzzle, kernel))
             continue
         shader = declares_kernels(kernel.source)
         for case in puzzle.cases():

@@ -149,9 +149,17 @@ class GpuAlongside:
         self.current = "(collection)"
         self.broken: str | None = None  # why the CUDA context can no longer be used
         self._compiled: dict[str, Any] = {}
+        #: Whether launches run on the GPU too (a caller outside pytest turns it off to get the
+        #: simulator's own chain of results).
+        self.active = True
+        self._restore: list[tuple[type, str, Any]] = []
 
     # ------------------------------------------------------------------ pytest hooks
     def pytest_sessionstart(self, session: Any) -> None:  # patch once the package imports
+        self.install()
+
+    def install(self) -> None:
+        """Double every simulator launch from now on (in this process) on the GPU."""
         from metal_puzzles.msl import program, shader_program
 
         plugin = self
@@ -171,18 +179,32 @@ class GpuAlongside:
                    ensure_row_contiguous, *args, **kwargs):
             result = real_launch(kernel, inputs, input_dtypes, output_shapes, output_dtypes, grid, threadgroup,
                                  init_value, ensure_row_contiguous, *args, **kwargs)
-            plugin.body_launch(kernel, result, inputs, input_dtypes, output_dtypes, init_value, ensure_row_contiguous)
+            if plugin.active:
+                    plugin.body_launch(kernel, result, inputs, input_dtypes, output_dtypes, init_value,
+                                   ensure_row_contiguous)
             return result
 
         def shader_launch(kernel, values, geometry, *args, **kwargs):
             result = real_shader_launch(kernel, values, geometry, *args, **kwargs)
-            plugin.shader_launch(kernel, result, values, kwargs.get("dtypes") or {},
-                                 kwargs.get("threadgroup_memory") or {})
+            if plugin.active:
+                plugin.shader_launch(kernel, result, values, kwargs.get("dtypes") or {},
+                                     kwargs.get("threadgroup_memory") or {})
             return result
 
+        self._restore = [(program.CompiledKernel, "__init__", real_init), (program.CompiledKernel, "launch", real_launch),
+                         (shader_program.ShaderKernel, "launch", real_shader_launch)]
         program.CompiledKernel.__init__ = init
         program.CompiledKernel.launch = launch
         shader_program.ShaderKernel.launch = shader_launch
+
+    def uninstall(self) -> None:
+        """The simulator's launches as they were (the test session is over)."""
+        for owner, name, real in self._restore:
+            setattr(owner, name, real)
+        self._restore = []
+
+    def pytest_sessionfinish(self, session: Any, exitstatus: int) -> None:
+        self.uninstall()
 
     def pytest_runtest_logstart(self, nodeid: str, location: Any) -> None:
         self.current = nodeid
@@ -410,7 +432,10 @@ def main(argv: Sequence[str] | None = None, launcher: Any = None) -> int:
     if args.keyword:
         pytest_args += ["-k", args.keyword]
     t0 = time.perf_counter()
-    code = pytest.main(pytest_args, plugins=[plugin])
+    try:
+        code = pytest.main(pytest_args, plugins=[plugin])
+    finally:
+        plugin.uninstall()
     summary = {**summarise(plugin, code), "seconds": round(time.perf_counter() - t0, 1),
                "device": launcher.device_name(),
                "modules": [str(Path(m).relative_to(ROOT)) if Path(m).is_absolute() else m for m in modules]}

@@ -64,6 +64,9 @@ class WritesNothing:
 
 @pytest.mark.skipif(not nvrtc_available(), reason="NVRTC is not installed (the 'test' extra installs it)")
 def test_each_launch_runs_on_the_device_with_the_simulators_buffers_and_the_test_judges_the_result(wild_run, tmp_path):
+    from metal_puzzles.msl import program, shader_program
+
+    launches = (program.CompiledKernel.__init__, program.CompiledKernel.launch, shader_program.ShaderKernel.launch)
     launcher = WritesNothing()
     code = wild_run.main(["--out", str(tmp_path), "--modules", "test_wild_kernels.py",
                           "test_whole_shader_kernels.py", "-k",
@@ -86,6 +89,33 @@ def test_each_launch_runs_on_the_device_with_the_simulators_buffers_and_the_test
     # Each test judged the device's outputs with its own assertion, and said no.
     assert summary["tests_with_gpu_launches"] == 2 and summary["tests_passed_on_gpu_outputs"] == 0
     assert len(summary["tests_failed"]) == 2 and summary["compile error"] == summary["launch error"] == 0
+    # The simulator's launches are its own again once the session is over.
+    assert (program.CompiledKernel.__init__, program.CompiledKernel.launch, shader_program.ShaderKernel.launch) == launches
+
+
+@pytest.mark.skipif(not nvrtc_available(), reason="NVRTC is not installed (the 'test' extra installs it)")
+def test_the_books_pipeline_runs_stage_by_stage_on_the_device(monkeypatch):
+    """cuda_book_run's radix pipeline: each stage launched on the device with the buffers the
+    simulator bound, the next stage fed the device's output, the last one judged as check() does."""
+    book_spec = importlib.util.spec_from_file_location("cuda_book_run", SCRIPT.parent / "cuda_book_run.py")
+    book_run = importlib.util.module_from_spec(book_spec)
+    monkeypatch.setitem(sys.modules, "cuda_book_run", book_run)
+    book_spec.loader.exec_module(book_run)
+    from metal_puzzles.msl import shader_program
+    from metal_puzzles.puzzles import PUZZLES, solution_kernel
+
+    launcher = WritesNothing()
+    monkeypatch.setattr(book_run, "launcher", lambda: launcher)
+    puzzle = next(p for p in PUZZLES if p.launch_options.pipeline is not None)
+    real = shader_program.ShaderKernel.launch
+    records = book_run.pipeline_on_gpu(puzzle, solution_kernel(puzzle))
+    assert shader_program.ShaderKernel.launch is real
+    stages = len(puzzle.launch_options.pipeline.stages)
+    assert len(records) == len(puzzle.cases()) and len(launcher.launches) == stages * len(records)
+    for rec in records:
+        assert rec["status"] == "ran", rec.get("error")
+        assert [s["kernel"] for s in rec["stages"]] == [s.kernel for s in puzzle.launch_options.pipeline.stages]
+        assert not rec["agree"] and rec["agreement"] == book_run.Agreement.OUTSIDE_MODEL.value
 
 
 def test_ulps_and_first_difference(wild_run):
