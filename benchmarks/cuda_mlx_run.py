@@ -133,9 +133,9 @@ def main() -> int:
     if args.jobs <= 1:
         records = run_puzzles(ids)
     else:
-        shares = [ids[k::args.jobs] for k in range(args.jobs)]
+        # One puzzle a task, so a long one (the decode step) does not hold up a share of others.
         with ProcessPoolExecutor(args.jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
-            done = list(pool.map(run_puzzles, [share for share in shares if share]))
+            done = list(pool.map(run_puzzles, [[pid] for pid in ids], chunksize=1))
         by_puzzle: dict[str, list[dict[str, Any]]] = {}  # the report keeps the catalogue's order
         for part in done:
             for r in part:
