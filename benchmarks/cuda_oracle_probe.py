@@ -76,9 +76,10 @@ def ptx_isa(ptx: str) -> str:
 
 def sass(cubin: bytes) -> str:
     """The machine code of a cubin as cuobjdump prints it (or why there is none)."""
-    tool = shutil.which("cuobjdump")
+    tool = shutil.which("cuobjdump") or next((str(p) for p in (Path("/usr/local/cuda/bin/cuobjdump"),) if p.exists()),
+                                              None)
     if tool is None:
-        return "(cuobjdump is not on the PATH)"
+        return "(cuobjdump is neither on the PATH nor in /usr/local/cuda/bin)"
     with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
         f.write(cubin)
         f.flush()
