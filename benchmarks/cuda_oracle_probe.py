@@ -3,14 +3,15 @@ the CUDA compiler, and which part of it (NVRTC's front end and optimiser, which 
 ptxas, which turns PTX into machine code).
 
 For each seed, kernel SEED of ``tests/differential/multithread.py`` is translated once and run on
-the GPU from four compiles of the same unit, each compared bit for bit with the simulator:
+the GPU from several compiles of the same unit, each compared bit for bit with the simulator:
 
 * ``nvrtc-cubin``: this machine's NVRTC to the device's machine code (what the oracle runs);
 * ``nvrtc-ptx+driver``: this machine's NVRTC to PTX, which the driver's own ptxas assembles at load;
 * ``reference-ptx+driver``: PTX made elsewhere by another NVRTC (``--ptx-dir``: files
   ``oracle_<seed>_compute_<cc>.ptx``, written by ``--write-ptx`` on a machine without a GPU),
   assembled by the driver;
-* ``nvrtc-cubin-ptxas-O0``: this NVRTC's machine code with ptxas's optimisations off.
+* ``nvrtc-cubin-ptxas-O0``: this NVRTC's machine code with ptxas's optimisations off;
+* ``nvrtc-cubin-Ofast-compile=max``: NVVM's optimisations cut to the fewest.
 
 It writes ``DIR/oracle_probe_<seed>.txt``: the NVRTC and driver versions, each compile's outcome
 (agree, or the first difference), the kernel, the unit, this NVRTC's PTX of the entry and the
@@ -95,7 +96,7 @@ def probe(seed: int, out: Path, ptx_dir: Path | None) -> str:
     from differential.cuda_launch import CudaLauncher, initial_outputs
     from differential.multithread import generate, simulate_kernel
     from differential.oracle import compare_outputs, translate
-    from metal_puzzles.host.nvrtc import NvrtcError, compile_to_cubin, compile_to_ptx, load_nvrtc
+    from metal_puzzles.host.nvrtc import compile_to_cubin, compile_to_ptx, load_nvrtc
 
     launcher = CudaLauncher()
     cc = launcher.device_arch().removeprefix("sm_")
@@ -118,7 +119,7 @@ def probe(seed: int, out: Path, ptx_dir: Path | None) -> str:
             kernel = make()
             got = launcher.run(tr, kernel, inputs, initial_outputs(k.output_shapes, k.output_dtypes, k.init_value),
                                k.grid, k.threadgroup)
-        except (NvrtcError, OSError, ValueError, RuntimeError) as exc:
+        except Exception as exc:  # noqa: BLE001 - each compile's failure is that attempt's outcome
             return f"{label}: could not run ({type(exc).__name__}: {str(exc)[:300]})"
         diff = compare_outputs(k, expected, got)
         if diff is None:
@@ -144,6 +145,9 @@ def probe(seed: int, out: Path, ptx_dir: Path | None) -> str:
         outcomes.append(f"reference-ptx+driver: no file {reference}")
     outcomes.append(attempt("nvrtc-cubin-ptxas-O0", lambda: loaded(
         compile_to_cubin(tr.unit, f"sm_{cc}", f"oracle_{seed}.cu", [*OPTIONS, "--ptxas-options=-O0"]))))
+    # NVVM's optimisations cut to the fewest (CUDA 12.8's --Ofast-compile): an optimiser's mistake goes.
+    outcomes.append(attempt("nvrtc-cubin-Ofast-compile=max", lambda: loaded(
+        compile_to_cubin(tr.unit, f"sm_{cc}", f"oracle_{seed}.cu", [*OPTIONS, "--Ofast-compile=max"]))))
     lines += outcomes + ["", "---- kernel", k.listing(), "", "---- CUDA unit", tr.unit, "", "---- PTX (this NVRTC)",
                          ptx, "", "---- machine code (this NVRTC's cubin)", sass(cubin)]
     target = out / f"oracle_probe_{seed}.txt"
