@@ -279,6 +279,40 @@ out[i] = (big * 65536) + (i / a[1]) + (i % a[1]) + (i << a[2]) + int(b[0]);
     _ptx(tr.unit)
 
 
+NEGATED_SHORT = """
+uint i = thread_position_in_grid.x;
+short v3 = ~in0[i];
+v3++;
+short n = -in0[i];
+out[i * 3] = v3;
+out[i * 3 + 1] = n;
+out[i * 3 + 2] = long(n) < 0;
+"""
+
+
+@needs_nvrtc
+def test_a_negated_short_is_widened_by_arithmetic_ptxas_of_cuda_13_0_compiles_right():
+    """Oracle seed 740: 'short v3 = ~x; v3++;' with x = -32768 is -32768 in C++ (g++ agrees) and in the
+    simulator; NVVM folds it into 'neg.s16', and the sign extension after it ('cvt.s64.s16') is what
+    ptxas of CUDA 13.0 (NVRTC 13.0's, the H200's driver's) drops: the H200 stored +32768 (its machine
+    code negates the 32-bit register and never sign-extends again; 13.5's ptxas does). The prelude
+    widens a short through an opaque copy of its zero-extended bits, so no 16-bit negation reaches a
+    16-bit sign extension in the PTX, whichever NVVM folds what."""
+    k = metal_kernel("negated_short", ["in0"], ["out"], NEGATED_SHORT)
+    x = np.array([-32768, -1, 0, 5, 32767, -32767, 12, 7], dtype=np.int16)
+    got = np.array(k(inputs=[mx.array(x)], output_shapes=[(24,)], output_dtypes=[mx.int64], grid=(8, 1, 1),
+                     threadgroup=(8, 1, 1))[0]).reshape(8, 3)
+    wrapped = (-x.astype(np.int32)).astype(np.int16)  # C: the int result converted back to short
+    assert got[0].tolist() == [-32768, -32768, 1]
+    np.testing.assert_array_equal(got[:, 0], wrapped)
+    np.testing.assert_array_equal(got[:, 1], wrapped)
+    tr = k.to_cuda(inputs=[mx.array(x)], output_shapes=[(24,)], output_dtypes=[mx.int64])
+    ptx = compile_to_ptx(tr.unit, arch="compute_90", options=["--fmad=false", "--ftz=false"])
+    negated = set(re.findall(r"neg\.s16\s+(%rs\d+)", ptx))
+    extended = set(re.findall(r"cvt\.s(?:32|64)\.s16\s+%r\w*\d+,\s*(%rs\d+)", ptx))
+    assert not negated & extended, "a 16-bit negation is sign-extended directly: ptxas 13.0 drops the extension"
+
+
 def test_simd_scans_shuffle_on_every_lane_before_keeping_their_prefix():
     from metal_puzzles.msl.cuda.prelude import CUDA_PRELUDE
 
