@@ -40,6 +40,7 @@ import os
 import sys
 import time
 import traceback
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from enum import Enum
 from pathlib import Path
@@ -332,12 +333,15 @@ class GpuAlongside:
         from differential.cuda_launch import CudaCompileError
         from metal_puzzles.msl import CompileError
         from metal_puzzles.msl.cuda import launch_dims
+        from metal_puzzles.msl.lang.errors import CompileWarning
 
         if self.broken is not None:
             record.update(status=LaunchStatus.NOT_RUN.value, reason=self.broken)
             return
         try:
-            tr = translate()
+            with warnings.catch_warnings():  # the simulator's compile already said them to the test
+                warnings.simplefilter("ignore", CompileWarning)
+                tr = translate()
         except CompileError as err:
             record.update(status=LaunchStatus.REFUSED_BY_TRANSLATOR.value, reason=str(err)[:1500])
             return
