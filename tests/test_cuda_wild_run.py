@@ -88,7 +88,8 @@ def test_each_launch_runs_on_the_device_with_the_simulators_buffers_and_the_test
     assert exp["outputs"][0]["gpu"] == repr(POISON_F32) and exp["outputs"][0]["differing"] == 128
     # Each test judged the device's outputs with its own assertion, and said no.
     assert summary["tests_with_gpu_launches"] == 2 and summary["tests_passed_on_gpu_outputs"] == 0
-    assert len(summary["tests_failed"]) == 2 and summary["compile error"] == summary["launch error"] == 0
+    assert len(summary["tests_failed_on_gpu_outputs"]) == 2 and not summary["tests_failed_without_gpu_launches"]
+    assert summary["compile error"] == summary["launch error"] == 0
     # The simulator's launches are its own again once the session is over.
     assert (program.CompiledKernel.__init__, program.CompiledKernel.launch, shader_program.ShaderKernel.launch) == launches
 
