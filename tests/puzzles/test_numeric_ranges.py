@@ -239,3 +239,39 @@ def test_an_output_stored_in_half_is_allowed_an_ulp_of_half_and_not_three() -> N
     assert c.mismatch(three_ulps).all()
     # Without the output's type the model holds a half-rounded output to float32's roundings.
     assert compare_with_spec(thirds, (x,), x.shape, ErrorModel.CONDITIONED, 0.0, 0.0).mismatch(rounded).any()
+
+
+@pytest.mark.parametrize("model", ["exact sums", "conditioned", "fixed"])
+def test_the_spec_is_evaluated_in_float64_on_the_cpu_whatever_mlxs_default_device(monkeypatch, model):
+    """On the H200 (MLX with CUDA, its default device the GPU) every check of a puzzle with float
+    inputs failed with "float64 is not supported on the GPU": the reference, its magnitudes and its
+    Jacobian were evaluated in float64 on MLX's default device; so would they be on a Mac's Metal
+    GPU. They run on the CPU stream now. This machine's MLX has no GPU to fail on, so the test watches
+    the stream the spec is evaluated in."""
+    from metal_puzzles.checking.tolerance import ErrorModel, compare_with_spec
+
+    streams: list = []
+    real_stream = mx.stream
+
+    class Recorded:
+        def __init__(self, where):
+            self.where, self.inner = where, real_stream(where)
+
+        def __enter__(self):
+            streams.append(self.where)
+            return self.inner.__enter__()
+
+        def __exit__(self, *exc):
+            streams.pop()
+            return self.inner.__exit__(*exc)
+
+    monkeypatch.setattr(mx, "stream", Recorded)
+    seen: list = []
+
+    def spec(x):
+        seen.append(list(streams))
+        return mx.exp(x) if model == "conditioned" else x * 2
+
+    x = np.linspace(-1.0, 1.0, 12, dtype=np.float32) + np.float32(1e-3)
+    compare_with_spec(spec, (x,), x.shape, ErrorModel(model), 1e-5, 1e-5)
+    assert seen and all(s[-1:] == [mx.cpu] for s in seen)

@@ -163,7 +163,11 @@ def compare_with_spec(spec: Callable, inputs: tuple[np.ndarray, ...], output_sha
     if found is not None:
         _CACHE.move_to_end(key)
         return found
-    comparison = _compare(spec, inputs, output_shape, model, atol, rtol)
+    # In float64 on the CPU: MLX has no float64 on a GPU ("float64 is not supported on the GPU"),
+    # and where MLX's default device is one (Metal on a Mac, CUDA on an NVIDIA machine) the spec,
+    # its Jacobian and the reference would otherwise run there.
+    with mx.stream(mx.cpu):
+        comparison = _compare(spec, inputs, output_shape, model, atol, rtol)
     if allowance is not None:
         extra = np.broadcast_to(np.asarray(allowance(inputs), dtype=np.float64), comparison.expected.shape)
         # The rule keeps its model and says what was added (it read 'a fixed tolerance' without it).

@@ -7,6 +7,9 @@ error. Runs on the GPU are benchmarks/cuda_book_run.py's."""
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
+import textwrap
 import warnings
 
 import mlx.core as mx
@@ -18,6 +21,7 @@ from metal_puzzles.host.cuda_backend import CudaBackendKernel
 from metal_puzzles.host.nvrtc import NvrtcError, compile_to_cubin, compile_to_ptx, nvrtc_available
 from metal_puzzles.msl.cuda import launch_dims, missing_rules
 from metal_puzzles.msl.cuda.builtins import missing_builtin_rules
+from metal_puzzles.msl.cuda.render import missing_operator_rules
 from metal_puzzles.msl.lang.errors import CompileWarning
 from msl.cuda.corpus import (
     batch_unit,
@@ -46,6 +50,34 @@ def _ptx(unit: str) -> str:
 def test_every_syntax_tree_node_and_builtin_has_a_rule():
     assert missing_rules() == []
     assert missing_builtin_rules() == []
+    assert missing_operator_rules() == []
+
+
+def test_operator_rules_are_keyed_by_the_front_ends_enums(monkeypatch):
+    from metal_puzzles.msl.cuda import render
+    from metal_puzzles.msl.front.ast import AssignOp, BinaryOp, UnaryOp
+
+    assert set(render.BINARY_RULES) == set(BinaryOp) and all(isinstance(k, BinaryOp) for k in render.BINARY_RULES)
+    assert set(render.UNARY_RULES) == set(UnaryOp)
+    assert set(render.COMPOUND_HELPERS) == set(AssignOp) - {AssignOp.ASSIGN}
+    monkeypatch.delitem(render.BINARY_RULES, BinaryOp.MOD)
+    monkeypatch.delitem(render.COMPOUND_HELPERS, AssignOp.SHL)
+    assert render.missing_operator_rules() == ["binary '%'", "assignment '<<='"]
+
+
+def test_an_operator_the_front_end_gains_without_a_cuda_rule_fails_the_renderers_import():
+    # The front end's enum grows an operator ('**'); the renderer, imported after, refuses to load.
+    code = textwrap.dedent("""
+        import metal_puzzles.msl.front.ast as ast
+        from metal_puzzles.msl.lang.pycompat import StrEnum
+        ast.BinaryOp = StrEnum("BinaryOp", {**{m.name: m.value for m in ast.BinaryOp}, "POW": "**"})
+        try:
+            import metal_puzzles.msl.cuda.render
+        except ImportError as err:
+            print("ImportError:", err)
+    """)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)
+    assert "ImportError: the CUDA renderer has no rule for the operator(s) binary '**'" in done.stdout, done.stderr
 
 
 # ----------------------------------------------------------------------------- the book
@@ -196,7 +228,7 @@ def test_threads_past_the_grid_skip_the_body_but_meet_every_barrier():
     # Threads reach the barrier from two places (the body, the drain): the non-aligned barrier.red,
     # never the aligned bar.sync/bar.red that __syncthreads and __syncthreads_or compile to.
     ptx = _ptx(tr.unit)
-    assert "barrier.red.or.pred" in ptx and "bar.sync" not in ptx and "bar.red" not in ptx
+    assert "barrier.red.popc.u32" in ptx and "bar.sync" not in ptx and "bar.red" not in ptx
 
 
 def test_the_last_threadgroup_reports_metals_partial_size():
@@ -245,6 +277,70 @@ out[i] = (big * 65536) + (i / a[1]) + (i % a[1]) + (i << a[2]) + int(b[0]);
     assert "mp_shl(" in tr.unit  # shift counts masked to the operand's width
     assert "mp_cvt<int, float>(" in tr.unit  # float to int as the simulator converts it
     _ptx(tr.unit)
+
+
+NEGATED_SHORT = """
+uint i = thread_position_in_grid.x;
+short v3 = ~in0[i];
+v3++;
+short n = -in0[i];
+out[i * 3] = v3;
+out[i * 3 + 1] = n;
+out[i * 3 + 2] = long(n) < 0;
+"""
+
+
+@needs_nvrtc
+def test_a_negated_short_is_widened_by_arithmetic_ptxas_of_cuda_13_0_compiles_right():
+    """Oracle seed 740: 'short v3 = ~x; v3++;' with x = -32768 is -32768 in C++ (g++ agrees) and in the
+    simulator; NVVM folds it into 'neg.s16', and the sign extension after it ('cvt.s64.s16') is what
+    ptxas of CUDA 13.0 (NVRTC 13.0's, the H200's driver's) drops: the H200 stored +32768 (its machine
+    code negates the 32-bit register and never sign-extends again; 13.5's ptxas does). The prelude
+    widens a short through an opaque copy of its zero-extended bits, so no 16-bit negation reaches a
+    16-bit sign extension in the PTX, whichever NVVM folds what."""
+    k = metal_kernel("negated_short", ["in0"], ["out"], NEGATED_SHORT)
+    x = np.array([-32768, -1, 0, 5, 32767, -32767, 12, 7], dtype=np.int16)
+    got = np.array(k(inputs=[mx.array(x)], output_shapes=[(24,)], output_dtypes=[mx.int64], grid=(8, 1, 1),
+                     threadgroup=(8, 1, 1))[0]).reshape(8, 3)
+    wrapped = (-x.astype(np.int32)).astype(np.int16)  # C: the int result converted back to short
+    assert got[0].tolist() == [-32768, -32768, 1]
+    np.testing.assert_array_equal(got[:, 0], wrapped)
+    np.testing.assert_array_equal(got[:, 1], wrapped)
+    tr = k.to_cuda(inputs=[mx.array(x)], output_shapes=[(24,)], output_dtypes=[mx.int64])
+    ptx = compile_to_ptx(tr.unit, arch="compute_90", options=["--fmad=false", "--ftz=false"])
+    negated = set(re.findall(r"neg\.s16\s+(%rs\d+)", ptx))
+    extended = set(re.findall(r"cvt\.s(?:32|64)\.s16\s+%r\w*\d+,\s*(%rs\d+)", ptx))
+    assert not negated & extended, "a 16-bit negation is sign-extended directly: ptxas 13.0 drops the extension"
+
+
+BOOL_BITS_AS_HALF = """
+uint tid = thread_position_in_grid.x;
+uint tgid = threadgroup_position_in_grid.x;
+bool b = in1[tid] - tgid;
+half h = half(as_type<float>((int)b));
+float hf = float(h) + float(tid);
+threadgroup_barrier(mem_flags::mem_threadgroup);
+out_f[tid] = hf;
+"""
+
+
+@needs_nvrtc
+def test_the_barriers_vote_is_counted_so_ptxas_keeps_a_bools_bits_as_half():
+    """Oracle seed 303, reduced here to these lines: for a bool b, as_type<float>((int)b) is the float
+    of bits 0 or 1 (1.4e-45), which rounds to half 0, so hf is tid. With the barrier's vote or-ed into
+    a predicate and turned into 0 or 1 by 'selp.u32 %r, 1, 0, q' (the drain loops on it), ptxas of CUDA
+    13.0 and 13.5 (sm_90) compiled 'hf' as 'b ? 1.0f + tid : tid' (FSEL R0, RZ, 1, !P0; read with
+    nvdisasm), and the H200 gave 1.0 where C gives 0; the same lines without the drain compile right.
+    The barrier now counts the vote (barrier.red.popc) and holds no selp."""
+    k = metal_kernel("bool_bits_as_half", ["in1"], ["out_f"], BOOL_BITS_AS_HALF)
+    x = np.array([5, 0, 0, 9, 1, 1, 1, 1], dtype=np.uint32)  # b true in the first group, mixed in the second
+    got = np.array(k(inputs=[mx.array(x)], output_shapes=[(8,)], output_dtypes=[mx.float32], grid=(8, 1, 1),
+                     threadgroup=(4, 1, 1))[0])
+    np.testing.assert_array_equal(got, np.arange(8, dtype=np.float32))
+    tr = k.to_cuda(inputs=[mx.array(x)], output_shapes=[(8,)], output_dtypes=[mx.float32])
+    ptx = compile_to_ptx(tr.unit, arch="compute_90", options=["--fmad=false", "--ftz=false"])
+    assert "barrier.red.popc.u32" in ptx and "barrier.red.or" not in ptx
+    assert not re.search(r"selp\.u32\s+%r\d+, 1, 0, q;", ptx)  # the old barrier's 0-or-1 from its predicate
 
 
 def test_simd_scans_shuffle_on_every_lane_before_keeping_their_prefix():

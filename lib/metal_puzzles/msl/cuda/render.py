@@ -1,7 +1,9 @@
 """The checked syntax tree rendered as CUDA C++: one rule per node class and per operator, in
 the spirit of tinygrad's ``renderer/cstyle.py``. Every expression and statement class of
 ``front.ast`` has a rule or an explicit refusal (``NODE_RULES``; checked when this module is
-imported), and a refused node is a located error: "source:12:3: error: ... is not supported on
+imported), every operator of the front end's enums (``BINARY_RULES``, ``UNARY_RULES``,
+``COMPOUND_HELPERS``, keyed by ``ast.BinaryOp``, ``UnaryOp`` and ``AssignOp``; likewise checked),
+and a refused node is a located error: "source:12:3: error: ... is not supported on
 CUDA: ...", never wrong code.
 
 Semantics are Metal's, as the simulator runs them: the checker has made every implicit
@@ -12,11 +14,14 @@ division by zero gives 0, shift counts are masked, float to int converts as the 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
+from enum import Enum
 from typing import Any
 
 import numpy as np
 
 from ..front import ast
+from ..front.ast import AssignOp, BinaryOp, UnaryOp
 from ..front.parser.statements import AliasStmt
 from ..front.symbols import DeferredConstant, FuncInstance, Var, VarKind
 from ..lang.errors import CompileError, Pos
@@ -39,15 +44,99 @@ from ..lang.types import (
 )
 from .types import TypeNames
 
-SIGNED_WRAP_OPS = {"+": "mp_add", "-": "mp_sub", "*": "mp_mul"}
-#: Operators whose C/CUDA form differs from Metal's (as the simulator runs it) in some type.
-HELPER_OPS = {"/": "mp_div", "%": "mp_mod", "<<": "mp_shl", ">>": "mp_shr"}
-PLAIN_OPS = {"&", "|", "^", "==", "!=", "<", ">", "<=", ">=", "&&", "||"}
-#: Compound assignment 'a op= b' by operator.
-COMPOUND_HELPERS = {"+=": "mp_add_eq", "-=": "mp_sub_eq", "*=": "mp_mul_eq", "/=": "mp_div_eq", "%=": "mp_mod_eq",
-                    "&=": "mp_and_eq", "|=": "mp_or_eq", "^=": "mp_xor_eq", "<<=": "mp_shl_eq", ">>=": "mp_shr_eq"}
-#: Every binary operator the checker produces: a translation rule for each (keyed by its text).
-BINARY_OPERATORS = set(SIGNED_WRAP_OPS) | set(HELPER_OPS) | PLAIN_OPS | {","}
+
+class BinaryForm(Enum):
+    """How a binary operator is written in CUDA for scalar operands (vectors go through the
+    prelude's vector operators, which call the same helpers component by component)."""
+
+    #: C's own operator gives Metal's result in every type: comparisons and '&&', '||'.
+    PLAIN = "plain"
+    #: The prelude's helper for signed integers (they wrap) and floats (rounded once, never fused
+    #: into a multiply-add); C's operator for unsigned ones, narrow results cast back to their type.
+    WRAPPING = "wrapping"
+    #: The prelude's helper on scalars: Metal's result where C's differs (division and remainder by
+    #: zero, INT_MIN / -1).
+    HELPER = "helper"
+    #: The prelude's shift, its count masked to the operand's width (C leaves a larger count undefined).
+    SHIFT = "shift"
+    #: C's operator, a narrow result cast back to its type (C computes it in int).
+    BITWISE = "bitwise"
+
+
+@dataclass(frozen=True)
+class BinaryRule:
+    form: BinaryForm
+    #: The prelude's function for WRAPPING, HELPER and SHIFT.
+    helper: str | None = None
+
+
+#: Every binary operator of the front end (``ast.BinaryOp``) and its rendering: a missing one fails
+#: when this module is imported.
+BINARY_RULES: dict[BinaryOp, BinaryRule] = {
+    BinaryOp.ADD: BinaryRule(BinaryForm.WRAPPING, "mp_add"),
+    BinaryOp.SUB: BinaryRule(BinaryForm.WRAPPING, "mp_sub"),
+    BinaryOp.MUL: BinaryRule(BinaryForm.WRAPPING, "mp_mul"),
+    BinaryOp.DIV: BinaryRule(BinaryForm.HELPER, "mp_div"),
+    BinaryOp.MOD: BinaryRule(BinaryForm.HELPER, "mp_mod"),
+    BinaryOp.SHL: BinaryRule(BinaryForm.SHIFT, "mp_shl"),
+    BinaryOp.SHR: BinaryRule(BinaryForm.SHIFT, "mp_shr"),
+    BinaryOp.BIT_AND: BinaryRule(BinaryForm.BITWISE),
+    BinaryOp.BIT_OR: BinaryRule(BinaryForm.BITWISE),
+    BinaryOp.BIT_XOR: BinaryRule(BinaryForm.BITWISE),
+    BinaryOp.EQ: BinaryRule(BinaryForm.PLAIN),
+    BinaryOp.NE: BinaryRule(BinaryForm.PLAIN),
+    BinaryOp.LT: BinaryRule(BinaryForm.PLAIN),
+    BinaryOp.GT: BinaryRule(BinaryForm.PLAIN),
+    BinaryOp.LE: BinaryRule(BinaryForm.PLAIN),
+    BinaryOp.GE: BinaryRule(BinaryForm.PLAIN),
+    BinaryOp.LOGICAL_AND: BinaryRule(BinaryForm.PLAIN),
+    BinaryOp.LOGICAL_OR: BinaryRule(BinaryForm.PLAIN),
+}
+
+
+class UnaryForm(Enum):
+    """How a prefix operator is written in CUDA."""
+
+    PLAIN = "plain"  # C's own operator: '+', '!', '*' (dereference), '&' (address of)
+    NEGATE = "negate"  # the prelude's mp_neg for signed integers (-INT_MIN wraps), C's '-' otherwise
+    BIT_NOT = "bit not"  # C's '~', a scalar's result cast back to its type (C computes it in int)
+    INCREMENT = "increment"  # the prelude's helper: the operand wraps in its own type
+
+
+#: Every prefix operator of the front end (``ast.UnaryOp``) and its rendering.
+UNARY_RULES: dict[UnaryOp, UnaryForm] = {
+    UnaryOp.PLUS: UnaryForm.PLAIN,
+    UnaryOp.NOT: UnaryForm.PLAIN,
+    UnaryOp.DEREF: UnaryForm.PLAIN,
+    UnaryOp.ADDRESS: UnaryForm.PLAIN,
+    UnaryOp.NEG: UnaryForm.NEGATE,
+    UnaryOp.BIT_NOT: UnaryForm.BIT_NOT,
+    UnaryOp.INC: UnaryForm.INCREMENT,
+    UnaryOp.DEC: UnaryForm.INCREMENT,
+}
+#: '++' and '--' before and after their operand: the prelude's helpers (the value wraps in its type).
+PREFIX_INCREMENTS: dict[UnaryOp, str] = {UnaryOp.INC: "mp_preinc", UnaryOp.DEC: "mp_predec"}
+POSTFIX_INCREMENTS: dict[UnaryOp, str] = {UnaryOp.INC: "mp_postinc", UnaryOp.DEC: "mp_postdec"}
+#: Compound assignment 'a op= b' (``ast.AssignOp``; '=' is C's own): computed in the operation's
+#: type, converted back to a's, by the prelude's helper.
+COMPOUND_HELPERS: dict[AssignOp, str] = {
+    AssignOp.ADD: "mp_add_eq", AssignOp.SUB: "mp_sub_eq", AssignOp.MUL: "mp_mul_eq", AssignOp.DIV: "mp_div_eq",
+    AssignOp.MOD: "mp_mod_eq", AssignOp.BIT_AND: "mp_and_eq", AssignOp.BIT_OR: "mp_or_eq",
+    AssignOp.BIT_XOR: "mp_xor_eq", AssignOp.SHL: "mp_shl_eq", AssignOp.SHR: "mp_shr_eq",
+}
+
+
+def missing_operator_rules() -> list[str]:
+    """The front end's operators (binary, prefix, postfix, assignment) with no rule here."""
+    missing = [f"binary '{op.value}'" for op in BinaryOp if op not in BINARY_RULES]
+    missing += [f"prefix '{op.value}'" for op in UnaryOp if op not in UNARY_RULES]
+    missing += [f"prefix '{op.value}'" for op in UnaryOp
+                if UNARY_RULES.get(op) is UnaryForm.INCREMENT and op not in PREFIX_INCREMENTS]
+    missing += [f"postfix '{op.value}'" for op in UnaryOp if op.is_increment and op not in POSTFIX_INCREMENTS]
+    missing += [f"assignment '{op.value}'" for op in AssignOp if op is not AssignOp.ASSIGN and op not in COMPOUND_HELPERS]
+    missing += [f"binary '{op.value}' (its prelude function)" for op, rule in BINARY_RULES.items()
+                if (rule.form in (BinaryForm.WRAPPING, BinaryForm.HELPER, BinaryForm.SHIFT)) != (rule.helper is not None)]
+    return missing
 
 
 class Unsupported(CompileError):
@@ -245,67 +334,63 @@ class Renderer:
 
     def x_Unary(self, e: ast.Unary) -> str:
         inner = self.expr(e.operand)
-        op = e.op
-        if op == "-":
+        form = UNARY_RULES[e.op]
+        if form is UnaryForm.INCREMENT:
+            return f"{PREFIX_INCREMENTS[e.op]}({inner})"
+        if form is UnaryForm.NEGATE:
             if isinstance(e.ty, ScalarType) and e.ty.is_int and e.ty.signed:
                 return f"mp_neg<{self.ctype(e.ty, e.pos)}>({inner})"
             return f"(-{inner})"
-        if op in ("+", "!", "~", "*", "&"):
-            if op == "~" and isinstance(e.ty, ScalarType):
-                return f"(({self.ctype(e.ty, e.pos)})~{inner})"
-            return f"({op}{inner})"
-        if op in ("++", "--"):
-            return f"mp_pre{'inc' if op == '++' else 'dec'}({inner})"
-        raise unsupported(f"the operator '{op}'", "the translator has no rule for it", e.pos)
+        if form is UnaryForm.BIT_NOT and isinstance(e.ty, ScalarType):
+            return f"(({self.ctype(e.ty, e.pos)})~{inner})"
+        return f"({e.op.value}{inner})"
 
     def x_Postfix(self, e: ast.Postfix) -> str:
-        inner = self.expr(e.operand)
-        return f"mp_post{'inc' if e.op == '++' else 'dec'}({inner})"
+        return f"{POSTFIX_INCREMENTS[e.op]}({self.expr(e.operand)})"
 
     def x_Binary(self, e: ast.Binary) -> str:
-        op = str(e.op)
+        op = e.op.value
         if e.matrix_op is not None:  # the prelude's matrix operators, in the simulator's order of operations
             return f"({self.expr(e.left)} {op} {self.expr(e.right)})"
         left, right = self.expr(e.left), self.expr(e.right)
-        if op == ",":
-            return f"({left}, {right})"
+        rule = BINARY_RULES[e.op]
         lt, rt = e.left.ty, e.right.ty
         if isinstance(lt, PointerType) or isinstance(rt, PointerType):
-            if op in HELPER_OPS or op == "*":
+            if rule.form is BinaryForm.HELPER or rule.form is BinaryForm.SHIFT or e.op is BinaryOp.MUL:
                 raise unsupported(f"'{op}' on a pointer", "not C", e.pos)
             return f"({left} {op} {right})"
         op_ty = e.op_ty if e.op_ty is not None else lt
-        if op in ("&&", "||") or op in ("==", "!=", "<", ">", "<=", ">="):
+        scalar = op_ty if isinstance(op_ty, ScalarType) else None
+        if rule.form is BinaryForm.PLAIN:
             return f"({left} {op} {right})"
-        if op in ("<<", ">>"):
+        if rule.form is BinaryForm.SHIFT:
             if isinstance(lt, VectorType):  # the prelude's vector operators mask each count
                 return f"({left} {op} {right})"
-            return f"{HELPER_OPS[op]}({left}, {right})"
-        scalar = op_ty if isinstance(op_ty, ScalarType) else None
-        if op in HELPER_OPS:
+            return f"{rule.helper}({left}, {right})"
+        if rule.form is BinaryForm.HELPER:
             if scalar is not None:
-                return f"{HELPER_OPS[op]}<{self.ctype(scalar, e.pos)}>({left}, {right})"
+                return f"{rule.helper}<{self.ctype(scalar, e.pos)}>({left}, {right})"
             return f"({left} {op} {right})"  # vectors: the prelude's operators call the same helpers
-        if op in SIGNED_WRAP_OPS:
+        if rule.form is BinaryForm.WRAPPING:
             if scalar is not None and (scalar.is_float or (scalar.is_int and scalar.signed)):
                 # Signed integers wrap; floats round after the operation, never fused (see the prelude).
-                return f"{SIGNED_WRAP_OPS[op]}<{self.ctype(scalar, e.pos)}>({left}, {right})"
+                return f"{rule.helper}<{self.ctype(scalar, e.pos)}>({left}, {right})"
             if scalar is not None and scalar.is_int and scalar.bits < 32:
                 return f"(({self.ctype(scalar, e.pos)})({left} {op} {right}))"
             return f"({left} {op} {right})"
-        if op in ("&", "|", "^"):
-            if scalar is not None and scalar != BOOL:
-                return f"(({self.ctype(scalar, e.pos)})({left} {op} {right}))"
-            return f"({left} {op} {right})"
-        raise unsupported(f"the operator '{op}'", "the translator has no rule for it", e.pos)
+        assert rule.form is BinaryForm.BITWISE
+        if scalar is not None and scalar != BOOL:
+            return f"(({self.ctype(scalar, e.pos)})({left} {op} {right}))"
+        return f"({left} {op} {right})"
 
     def x_Assign(self, e: ast.Assign) -> str:
-        op = str(e.op)
+        op = e.op.value
         if isinstance(e.target, ast.Member) and len(e.target.comps) > 1:
             base = self.expr(e.target.base)
             idx = ", ".join(str(c) for c in e.target.comps)
             value = self.expr(e.value)
-            if op != "=":
+            binary = e.op.binary
+            if binary is not None:
                 if not isinstance(e.target.base, ast.Name):  # its base is read twice: only a plain name
                     raise unsupported(f"'{op}' on a swizzle of several components of this expression",
                                       "write it as 'v.xy = v.xy + w'", e.pos)
@@ -313,18 +398,15 @@ class Renderer:
                 assert isinstance(target_ty, VectorType)
                 if isinstance(e.value.ty, ScalarType):
                     value = f"mp_splat<{self.ctype(target_ty.elem, e.pos)}, {target_ty.n}>({value})"
-                value = f"(mp_swz<{idx}>({base}) {op[:-1]} {value})"
+                value = f"(mp_swz<{idx}>({base}) {binary.value} {value})"
             return f"mp_swz_set<{idx}>({base}, {value})"
         target, value = self.expr(e.target), self.expr(e.value)
-        if op == "=" or isinstance(e.target.ty, MatrixType):  # a matrix's 'a op= b': the checker made the value 'a op b'
+        if e.op is AssignOp.ASSIGN or isinstance(e.target.ty, MatrixType):  # a matrix's 'a op= b': the checker made the value 'a op b'
             return f"({target} = {value})"
         if isinstance(e.target.ty, PointerType):
             return f"({target} {op} {value})"
-        helper = COMPOUND_HELPERS.get(op)
-        if helper is None:
-            raise unsupported(f"the operator '{op}'", "the translator has no rule for it", e.pos)
         op_ty = e.op_ty if e.op_ty is not None else e.target.ty
-        return f"{helper}<{self.ctype(op_ty, e.pos)}>({target}, {value})"
+        return f"{COMPOUND_HELPERS[e.op]}<{self.ctype(op_ty, e.pos)}>({target}, {value})"
 
     def x_Ternary(self, e: ast.Ternary) -> str:
         return f"({self.expr(e.cond)} ? {self.expr(e.then)} : {self.expr(e.other)})"
@@ -750,6 +832,10 @@ def missing_rules() -> list[str]:
 _MISSING = missing_rules()
 if _MISSING:  # a node class added to the syntax tree needs its CUDA rule here
     raise ImportError(f"the CUDA renderer has no rule for the syntax tree's {', '.join(_MISSING)}")
+_MISSING_OPERATORS = missing_operator_rules()
+if _MISSING_OPERATORS:  # an operator added to the front end's enums needs its CUDA rule here
+    raise ImportError(f"the CUDA renderer has no rule for the operator(s) {', '.join(_MISSING_OPERATORS)}")
 
-__all__ = ["Renderer", "Unsupported", "EXPR_RULES", "STMT_RULES", "missing_rules", "BINARY_OPERATORS"]
+__all__ = ["Renderer", "Unsupported", "EXPR_RULES", "STMT_RULES", "missing_rules", "missing_operator_rules",
+           "BINARY_RULES", "UNARY_RULES", "COMPOUND_HELPERS"]
 _ = (AtomicType, HALF)

@@ -2,7 +2,7 @@
 verb word it, the fix its reports give whatever the cause, and how diagrams mark it.
 
 ``FINDING_KINDS`` has one entry per ``FindingKind``; a new kind is added here (and reported
-where it happens, see finding.py), and ``tests/test_finding_kinds.py`` fails while any kind
+where it happens, see finding.py), and ``tests/msl/findings/test_finding_kinds.py`` fails while any kind
 lacks its entry. The marks are plain data (which element is ringed, how its threads are
 marked): ``marks.py`` and ``draw.py`` read them, and the simulator imports no drawing.
 """

@@ -4,7 +4,7 @@ otherwise builds from the whole Jacobian by autodiff, a vector-Jacobian product 
 which for the finale's prefill (thousands of outputs: 32 tokens of every head or row) and its
 attention over thousands of cached keys would take minutes.
 
-Attention (``attention_condition``). tests/test_decode_step.py holds the two equal on small cases, but for the count of partials:
+Attention (``attention_condition``). tests/puzzles/part5/test_decode_step.py holds the two equal on small cases, but for the count of partials:
 MLX's autodiff of attention flushes a weight below float32's range (exp(-100)) to zero and counts
 no partial for it, where this counts every weight float64 holds, so its allowance is, if anything,
 a little larger.

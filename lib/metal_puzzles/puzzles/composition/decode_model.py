@@ -144,7 +144,7 @@ LONG_OFFSET = 2064
 #: Prompts the check generates from: a prompt of 32 tokens from the start of the cache, and one of
 #: 32 after a conversation of LONG_OFFSET tokens, sampled cooler and with a narrower nucleus. The
 #: uniform numbers' seeds are chosen so that each draw is decided by far more than the reference
-#: kernels' logits error (tests/test_decode_step.py). Kept to seconds on the simulator
+#: kernels' logits error (tests/puzzles/part5/test_decode_step.py). Kept to seconds on the simulator
 #: (benchmarks/bench_decode_step.py).
 PROMPTS: tuple[Prompt, ...] = (
     Prompt(_tokens(32, PROMPT_LENGTH), seed=27, temperature=0.8, top_p=0.9),

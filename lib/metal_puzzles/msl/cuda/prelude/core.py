@@ -96,6 +96,15 @@ template <class To, class From> __device__ inline To mp_cvt(From x) {
     return mp_cvt<To, float>(__half2float(x));
   } else if constexpr (MP_SAME(From, __nv_bfloat16)) {
     return mp_cvt<To, float>(__bfloat162float(x));
+  } else if constexpr (MP_SAME(From, short)) {
+    // A short widened by its bits: ptxas of CUDA 13.0 (sm_90) drops the sign extension after a
+    // 16-bit negation ('neg.s16' then 'cvt.s64.s16'), so 'short v = -x' with x = -32768 widened
+    // to +32768 on the H200 (oracle seed 740; 13.5's ptxas is right). Written as arithmetic on
+    // the zero-extended bits, the same value is compiled right by both.
+    unsigned int bits = (unsigned short)x;
+    asm("" : "+r"(bits));  // opaque to NVVM, which would fold the arithmetic below back into the cast
+    const int wide = (int)(bits ^ 0x8000u) - 0x8000;
+    return mp_cvt<To, int>(wide);
   } else if constexpr (MP_SAME(To, __half)) {
     if constexpr (MP_SAME(From, float)) return __float2half_rn(x);
     else if constexpr (sizeof(From) == 8 && mp_detail::is_signed<From>::value) return __ll2half_rn(x);
