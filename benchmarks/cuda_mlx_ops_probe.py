@@ -20,7 +20,10 @@ sys.path.insert(0, str(ROOT / "lib"))
 
 import mlx.core as mx  # noqa: E402
 
-from metal_puzzles.puzzles import decode_step  # noqa: E402
+try:  # the decode step's reference model, wherever the catalogue keeps it
+    from metal_puzzles.puzzles import decode_step  # noqa: E402
+except ImportError:
+    from metal_puzzles.puzzles.composition import decode_model as decode_step  # type: ignore[no-redef]  # noqa: E402
 
 STAGES = ("rms_norm", "rope", "matvec", "attention", "argmax")
 

@@ -204,15 +204,12 @@ __device__ inline void mp_sg_mma(mp_sgmat<T>& d, const mp_sgmat<TA>& a, const mp
 // each waiting round of theirs meets one barrier of the running threads. The barrier is PTX's
 // non-aligned barrier.red (sm_70+): threads may reach it from different places in the code
 // (__syncthreads_or is the aligned bar.red, which requires every thread at the same one). It
-// orders memory as __syncthreads does. The vote is counted (barrier.red.popc), not or-ed into a
-// predicate turned into 0 or 1 by selp: with that selp in the drain's loop, ptxas (13.0 and 13.5,
-// sm_90) folded half(as_type<float>((int)b)) + x, for a bool b, into b ? 1.0f + x : x where the
-// bits 0x00000001 are a float that rounds to half 0 (oracle seed 303: 1.0 on the H200, 0 in C).
+// orders memory as __syncthreads does.
 __device__ inline bool mp_barrier_or(bool vote) {
-  unsigned int count;
-  asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.u32 p, %1, 0;\n\tbarrier.red.popc.u32 %0, 0, p;\n\t}"
-               : "=r"(count) : "r"((unsigned int)vote) : "memory");
-  return count != 0u;
+  unsigned int r;
+  asm volatile("{\n\t.reg .pred p, q;\n\tsetp.ne.u32 p, %1, 0;\n\tbarrier.red.or.pred q, 0, p;\n\t"
+               "selp.u32 %0, 1, 0, q;\n\t}" : "=r"(r) : "r"((unsigned int)vote) : "memory");
+  return r != 0u;
 }
 __device__ inline void mp_threadgroup_barrier() { (void)mp_barrier_or(true); }
 __device__ inline void mp_drain() { while (mp_barrier_or(false)) {} }
