@@ -224,9 +224,9 @@ class GpuAlongside:
         """A custom kernel's instance: its inputs bound as the simulator bound them."""
         from metal_puzzles.msl.abi.signature import MAX_CONSTANT_ARRAY_SIZE, ParamRole
         from metal_puzzles.msl.cuda import GRID_CONSTANTS, translate_kernel
+        from metal_puzzles.msl.executor.memory import Memory
         from metal_puzzles.msl.lang.types import DTYPE_NAMES, INT, LONG, AddressSpace
         from metal_puzzles.msl.program import _buffer_of
-        from metal_puzzles.msl.executor.memory import Memory
 
         record = self._record(kernel.name, "kernel body", result)
 

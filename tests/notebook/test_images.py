@@ -31,10 +31,8 @@ def test_each_diagram_is_named_by_its_puzzles_part_and_id(fresh):
     """Was: '11a_conv_simple.svg', 'B_2_layer_norm.svg', 'V_9_kv_cache_append.svg': a number
     scheme per part, and a renumbered puzzle's image renamed."""
     from metal_puzzles.checking import WiredPuzzle
-    from metal_puzzles.puzzles import PARTS
-
     from metal_puzzles.notebook.images import figure_file
-    from metal_puzzles.puzzles import ENTRIES
+    from metal_puzzles.puzzles import ENTRIES, PARTS
 
     drawn = {f"{part.folder}/{p.id}.svg" for part in PARTS for p in part.puzzles if not isinstance(p, WiredPuzzle)}
     figures = {name for name in map(figure_file, ENTRIES) if name is not None}  # in the part's folder, by name

@@ -275,3 +275,40 @@ def test_the_spec_is_evaluated_in_float64_on_the_cpu_whatever_mlxs_default_devic
     x = np.linspace(-1.0, 1.0, 12, dtype=np.float32) + np.float32(1e-3)
     compare_with_spec(spec, (x,), x.shape, ErrorModel(model), 1e-5, 1e-5)
     assert seen and all(s[-1:] == [mx.cpu] for s in seen)
+
+
+def test_the_closed_form_comparison_evaluates_its_spec_on_the_cpu_too(monkeypatch):
+    """The finale's closed-form path (compare_conditioned, attention over thousands of keys) failed on
+    the H200 with "float64 is not supported on the GPU" at its first stage: its spec and condition
+    ran in float64 on MLX's default device. The test watches the stream, as the one above does."""
+    from metal_puzzles.checking.tolerance import compare_conditioned
+
+    streams: list = []
+    real_stream = mx.stream
+
+    class Recorded:
+        def __init__(self, where):
+            self.where, self.inner = where, real_stream(where)
+
+        def __enter__(self):
+            streams.append(self.where)
+            return self.inner.__enter__()
+
+        def __exit__(self, *exc):
+            streams.pop()
+            return self.inner.__exit__(*exc)
+
+    monkeypatch.setattr(mx, "stream", Recorded)
+    seen: list = []
+
+    def spec(x):
+        seen.append(list(streams))
+        return mx.exp(x)
+
+    def condition(x):
+        seen.append(list(streams))
+        return np.abs(np.exp(x) * x), np.ones_like(x)
+
+    x = np.linspace(-1.0, 1.0, 12, dtype=np.float32)
+    compare_conditioned(spec, (x,), x.shape, 1e-6, 1e-5, condition)
+    assert len(seen) == 2 and all(s[-1:] == [mx.cpu] for s in seen)

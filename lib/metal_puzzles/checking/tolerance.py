@@ -241,8 +241,9 @@ def compare_conditioned(spec: Callable, inputs: tuple[np.ndarray, ...], output_s
     allowance as ``compare_with_spec``'s autodiff, for specs whose Jacobian is too large to build
     (attention over thousands of keys: every output depends on every key and value of its head)."""
     wide = tuple(_as_float64(x) for x in inputs)
-    expected = _shaped(_evaluate(spec, wide), output_shape)
-    found, depends_on = condition(*wide)
+    with mx.stream(mx.cpu):  # float64, which MLX has on no GPU (as in compare_with_spec)
+        expected = _shaped(_evaluate(spec, wide), output_shape)
+        found, depends_on = condition(*wide)
     return _conditioned(expected, np.reshape(found, output_shape), np.reshape(depends_on, output_shape),
                         Tolerance(ErrorModel.CONDITIONED, atol, rtol))
 

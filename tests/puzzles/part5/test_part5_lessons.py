@@ -22,7 +22,13 @@ import pytest
 from metal_puzzles.msl import RunResult, simulate
 from metal_puzzles.msl.observe.roofline import Bound
 from metal_puzzles.puzzles import get_puzzle, part5, solution_source
-from metal_puzzles.puzzles.composition.decode_model import DecodeKernels, KernelOps, Prompt, TinyModel, generate
+from metal_puzzles.puzzles.composition.decode_model import (
+    DecodeKernels,
+    KernelOps,
+    Prompt,
+    TinyModel,
+    generate,
+)
 
 QMV = get_puzzle("quantized_matvec")
 #: A matrix of a model's shape (the finale's MLP is 128 x 64; mlx-lm's are thousands wide).
