@@ -195,7 +195,7 @@ def test_an_error_growing_with_the_position_is_named():
 
 # V.2b's reference with its position rounded to half, as a kernel that keeps positions in half
 # would: exact up to 2048, off by one at every odd position from 2049 (half's step there is 2).
-ROPE_POSITION_IN_HALF = (SOLUTIONS / "V_02b_rope.metal").read_text(encoding="utf-8").replace(
+ROPE_POSITION_IN_HALF = (SOLUTIONS / "part5/rope.metal").read_text(encoding="utf-8").replace(
     "float(offset + int(l))", "float(half(offset + int(l)))")
 
 

@@ -162,7 +162,7 @@ def test_every_likely_cause_the_readme_lists_is_named_for_a_kernel_that_makes_it
         "one place off": (
             "map", "uint i = thread_position_in_grid.x;\nout[i] = a[i > 0 ? i - 1 : 0] + 10;\n", "an index off by 1"),
         "every other index wrong from a position kept in half": (
-            "rope", (solutions / "V_02b_rope.metal").read_text().replace("float(offset + int(l))",
+            "rope", (solutions / "part5/rope.metal").read_text().replace("float(offset + int(l))",
                                                                          "float(half(offset + int(l)))"),
             "A position kept in half does"),
         "an input off by sqrt of a size from a scale such as attention's 1/sqrt(D) left out": (
