@@ -1,8 +1,8 @@
 """Which of MLX's own operations fail on its CUDA back end in the decode step's reference model.
 
-On the H200 (MLX 0.32.4, mlx-cuda-13) the finale's reference (``decode_step.decode_with_mlx``, MLX
-operations only, no kernel of ours) raised "IndexError: SmallVector out of range" when its argmax
-was read. This runs the reference on the default device (the GPU) with every stage evaluated as it
+On the H200 (MLX 0.32.4, mlx-cuda-13) the first finale's reference (a decode step, MLX operations
+only, no kernel of ours) raised "IndexError: SmallVector out of range" when its argmax was read;
+the finale's reference now prefills and samples (``decode_model.generate_with_mlx``). This runs the reference on the default device (the GPU) with every stage evaluated as it
 is made, so the first stage that fails is named with its operation and shapes; a stage that fails
 is computed again on the CPU so the run goes on. Prints one line a distinct failure and a summary:
 
@@ -20,19 +20,16 @@ sys.path.insert(0, str(ROOT / "lib"))
 
 import mlx.core as mx  # noqa: E402
 
-try:  # the decode step's reference model, wherever the catalogue keeps it
-    from metal_puzzles.puzzles import decode_step  # noqa: E402
-except ImportError:
-    from metal_puzzles.puzzles.composition import decode_model as decode_step  # type: ignore[no-redef]  # noqa: E402
+from metal_puzzles.puzzles.composition import decode_model  # noqa: E402
 
-STAGES = ("rms_norm", "rope", "matvec", "attention", "argmax")
+STAGES = ("rms_norm", "rope", "matmul", "append", "prefill_attention", "gated_mlp", "decode_attention", "sample")
 
 
 def main() -> int:
     print(f"mlx {mx.__version__}; default device {mx.default_device()}", flush=True)
     failures: dict[str, str] = {}
     calls = {name: 0 for name in STAGES}
-    real = {name: getattr(decode_step.MlxOps, name) for name in STAGES}
+    real = {name: getattr(decode_model.MlxOps, name) for name in STAGES}
 
     def checked(name: str) -> Any:
         def run(self: Any, *args: Any) -> Any:
@@ -40,7 +37,8 @@ def main() -> int:
             shapes = [tuple(getattr(a, "shape", ())) for a in args if hasattr(a, "shape")]
             try:
                 out = real[name](self, *args)
-                mx.eval(out)
+                if isinstance(out, mx.array):
+                    mx.eval(out)
                 return out
             except Exception as exc:  # noqa: BLE001 - the probe's finding
                 key = f"{name} {shapes}"
@@ -49,16 +47,17 @@ def main() -> int:
                     print(f"FAILS on the GPU: {key}: {failures[key]}", flush=True)
                 with mx.stream(mx.cpu):
                     out = real[name](self, *args)
-                    mx.eval(out)
+                    if isinstance(out, mx.array):
+                        mx.eval(out)
                 return out
         return run
 
     for name in STAGES:
-        setattr(decode_step.MlxOps, name, checked(name))
-    model = decode_step.TinyModel.from_seed(0)
-    for tokens in ([5, 17, 42], [60, 0, 31, 31, 9]):
-        _, token = decode_step.decode_with_mlx(model, tokens)
-        print(f"prompt {tokens}: next token {token}", flush=True)
+        setattr(decode_model.MlxOps, name, checked(name))
+    model = decode_model.TinyModel.from_seed(decode_model.SEED)
+    for prompt in decode_model.PROMPTS:
+        generation = decode_model.generate_with_mlx(model, prompt)
+        print(f"prompt of {len(prompt.prompt)} tokens: sampled {generation.tokens}", flush=True)
     print(f"calls {calls}; {len(failures)} distinct failure(s)")
     return 1 if failures else 0
 
