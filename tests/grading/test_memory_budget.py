@@ -23,7 +23,9 @@ def test_kernels_left_in_a_workers_caches_do_not_cost_the_next_student_memory(ca
     --memory 450: alice, graded after it, keeps fused_softmax."""
     d = tmp_path / "class"
     d.mkdir()
-    names = sorted({p.kernel_name for p in KERNEL_PUZZLES})[:35]
+    # V.9's own check needs some 310 MiB whatever the kernel (its conditioned error model's Jacobian
+    # over a cache of 520 keys): past this test's 450 MiB before any cache counts, so it is left out.
+    names = sorted({p.kernel_name for p in KERNEL_PUZZLES} - {"prefill_attention"})[:35]
     write_nb(d / "aaa_dead_code.ipynb", [kernel_cell(k, DEAD + "uint i = thread_position_in_grid.x;\n")
                                          for k in names])
     softmax = next(p for p in KERNEL_PUZZLES if p.id == "fused_softmax")

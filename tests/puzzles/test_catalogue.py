@@ -65,7 +65,7 @@ def test_a_puzzle_outside_the_catalogue_has_no_entry():
         part_of(stray)
 
 
-SOLUTIONS = Path(__file__).resolve().parents[1] / "solutions"
+SOLUTIONS = Path(__file__).resolve().parents[2] / "solutions"
 
 
 def _number_key(number: str) -> tuple[int, str]:

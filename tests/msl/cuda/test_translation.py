@@ -69,7 +69,7 @@ def test_an_operator_the_front_end_gains_without_a_cuda_rule_fails_the_renderers
     # The front end's enum grows an operator ('**'); the renderer, imported after, refuses to load.
     code = textwrap.dedent("""
         import metal_puzzles.msl.front.ast as ast
-        from metal_puzzles.msl.lang.pycompat import StrEnum
+        from metal_puzzles.compat import StrEnum
         ast.BinaryOp = StrEnum("BinaryOp", {**{m.name: m.value for m in ast.BinaryOp}, "POW": "**"})
         try:
             import metal_puzzles.msl.cuda.render

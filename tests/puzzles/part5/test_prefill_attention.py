@@ -77,7 +77,7 @@ def test_the_kernel_contract_the_finale_wires():
 # ----------------------------------------------------------------------------- the spec and its mask
 def test_the_spec_is_mlxs_attention_with_the_causal_mask_at_the_cache_offset():
     assert "mx.fast.scaled_dot_product_attention(" in PUZZLE.spec_source
-    assert 'mask = "causal"' in PUZZLE.spec_source and "mx.arange(T - L, T)[:, None] >= mx.arange(T)[None]" in \
+    assert 'mask="causal"' in PUZZLE.spec_source and "mx.arange(T - L, T)[:, None] >= mx.arange(T)[None]" in \
         PUZZLE.spec_source
     # The spec in float64, as the verdict evaluates it, is the text's formula: within 1% of the error
     # allowed (MLX keeps the softmax of its attention in float32 even for float64 inputs: 4e-8 off).
