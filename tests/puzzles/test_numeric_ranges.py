@@ -241,15 +241,10 @@ def test_an_output_stored_in_half_is_allowed_an_ulp_of_half_and_not_three() -> N
     assert compare_with_spec(thirds, (x,), x.shape, ErrorModel.CONDITIONED, 0.0, 0.0).mismatch(rounded).any()
 
 
-@pytest.mark.parametrize("model", ["exact sums", "conditioned", "fixed"])
-def test_the_spec_is_evaluated_in_float64_on_the_cpu_whatever_mlxs_default_device(monkeypatch, model):
-    """On the H200 (MLX with CUDA, its default device the GPU) every check of a puzzle with float
-    inputs failed with "float64 is not supported on the GPU": the reference, its magnitudes and its
-    Jacobian were evaluated in float64 on MLX's default device; so would they be on a Mac's Metal
-    GPU. They run on the CPU stream now. This machine's MLX has no GPU to fail on, so the test watches
-    the stream the spec is evaluated in."""
-    from metal_puzzles.checking.tolerance import ErrorModel, compare_with_spec
-
+def recorded_streams(monkeypatch) -> list:
+    """The streams MLX is inside, innermost last, kept current as code enters and leaves
+    ``mx.stream(...)``: this machine's MLX has no GPU to fail on, so the tests below watch where
+    float64 is evaluated instead."""
     streams: list = []
     real_stream = mx.stream
 
@@ -266,6 +261,19 @@ def test_the_spec_is_evaluated_in_float64_on_the_cpu_whatever_mlxs_default_devic
             return self.inner.__exit__(*exc)
 
     monkeypatch.setattr(mx, "stream", Recorded)
+    return streams
+
+
+@pytest.mark.parametrize("model", ["exact sums", "conditioned", "fixed"])
+def test_the_spec_is_evaluated_in_float64_on_the_cpu_whatever_mlxs_default_device(monkeypatch, model):
+    """On the H200 (MLX with CUDA, its default device the GPU) every check of a puzzle with float
+    inputs failed with "float64 is not supported on the GPU": the reference, its magnitudes and its
+    Jacobian were evaluated in float64 on MLX's default device; so would they be on a Mac's Metal
+    GPU. They run on the CPU stream now. This machine's MLX has no GPU to fail on, so the test watches
+    the stream the spec is evaluated in."""
+    from metal_puzzles.checking.tolerance import ErrorModel, compare_with_spec
+
+    streams = recorded_streams(monkeypatch)
     seen: list = []
 
     def spec(x):
@@ -283,22 +291,7 @@ def test_the_closed_form_comparison_evaluates_its_spec_on_the_cpu_too(monkeypatc
     ran in float64 on MLX's default device. The test watches the stream, as the one above does."""
     from metal_puzzles.checking.tolerance import compare_conditioned
 
-    streams: list = []
-    real_stream = mx.stream
-
-    class Recorded:
-        def __init__(self, where):
-            self.where, self.inner = where, real_stream(where)
-
-        def __enter__(self):
-            streams.append(self.where)
-            return self.inner.__enter__()
-
-        def __exit__(self, *exc):
-            streams.pop()
-            return self.inner.__exit__(*exc)
-
-    monkeypatch.setattr(mx, "stream", Recorded)
+    streams = recorded_streams(monkeypatch)
     seen: list = []
 
     def spec(x):
