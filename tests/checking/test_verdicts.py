@@ -21,7 +21,7 @@ from metal_puzzles.diagrams.draw import to_svg
 from metal_puzzles.grading.grade import grade_submissions, write_outputs
 from metal_puzzles.grading.pool import Limits
 from metal_puzzles.grading.tasks import summarize
-from metal_puzzles.puzzles import PARTS, PUZZLES, get_puzzle, part3
+from metal_puzzles.puzzles import PARTS, PUZZLES, get_puzzle, part3, solution_source
 
 # Map 2D with the flat-index mistake the book warns about: a thread past the last column lands
 # on the next row's first element and writes the value its owner writes (a benign race).
@@ -538,3 +538,34 @@ def test_every_status_the_grader_writes_has_words_in_its_status_column() -> None
     assert set(STATUS_TEXT) == {*PuzzleStatus, *UncheckedStatus}
     assert status_text({"status": "not-attempted"}) == "not attempted"  # as a summary read back holds it
     assert status_text({"status": PuzzleStatus.OVER_BUDGET}) == "correct, over budget"
+
+
+def _puzzle_problem(pid: str, source: str) -> MetalProblem:
+    """The book's cell for a catalogue puzzle: its visible test, the learner's kernel."""
+    p = get_puzzle(pid)
+
+    def kernel(*arrays):
+        return MetalKernel(name=p.kernel_name, input_names=list(p.input_names), output_names=list(p.output_names),
+                           source=source, header=p.header)
+    return MetalProblem(p.title, kernel, [mx.array(x) for x in p.visible.inputs], p.visible.output_shape,
+                        grid=p.visible.grid, threadgroup=p.visible.threadgroup, spec=p.spec)
+
+
+def test_a_learners_check_runs_its_tests_untraced():
+    """A verdict needs no trace: the notebook's check() ran every test traced, which on V.9's hidden
+    tests (attention over 520 keys, every partial sum's sources kept) took 298 s of CPU for the
+    reference solution, where untraced it takes seconds (benchmarks/bench_part5_checks.py)."""
+    result = _puzzle_problem("prefill_attention", solution_source(get_puzzle("prefill_attention"))).check(quiet=True)
+    assert result.passed
+    assert [o.run.trace for o in result.outcomes] == [None] * len(result.outcomes)
+
+
+def test_an_over_budget_check_still_explains_its_counts_from_a_traced_run():
+    """What a trace is for in a verdict: the counts over budget, explained from a traced rerun of
+    the test where they peak."""
+    p = get_puzzle("dot_product")
+    twice = solution_source(p).replace("a[i] * b[i]", "a[i] * b[i] + 0.0f * a[i]")
+    assert twice != solution_source(p)
+    result = _puzzle_problem("dot_product", twice).check(quiet=True)
+    assert result.correct and not result.within_budget
+    assert result.count_details and all(o.run.trace is None for o in result.outcomes)

@@ -27,7 +27,7 @@ from .case import Case
 from .likely_cause import scaled_input
 from .pipeline import run_pipeline
 from .puzzle import Diagnose, LaunchOptions, Puzzle
-from .tolerance import Allowance, ErrorModel, compare_with_spec, spec_in_float64
+from .tolerance import Allowance, Condition, ErrorModel, compare_with_spec, spec_in_float64
 from .verdict import CaseStatus, CheckResult, Outcome, classify
 
 #: Lock-step steps (statements, calls and loop iterations, once for all threads) a puzzle's kernel
@@ -103,14 +103,16 @@ def header_constant(header: str, name: str) -> int:
 
 def run_cases(run: Runner, spec: Callable, cases: Sequence[Case], *, rtol: float = 1e-5, atol: float = 1e-4,
               stop_on_compile_error: bool = True, model: ErrorModel = ErrorModel.FIXED,
-              allowance: Allowance | None = None, diagnose: Diagnose | None = None) -> list[Outcome]:
+              allowance: Allowance | None = None, diagnose: Diagnose | None = None,
+              condition: Condition | None = None) -> list[Outcome]:
     """Run every case and compare it with the spec. ``run`` launches the learner's kernel on one
     case (usually ``run_case`` with the kernel bound); ``model`` says how close float32 can come
     (see ``tolerance``), with ``atol``/``rtol`` as the floor and ``allowance`` the puzzle's own
-    error the model cannot see; ``diagnose`` the puzzle's own reading of a wrong output."""
+    error the model cannot see, ``condition`` its condition in closed form; ``diagnose`` the
+    puzzle's own reading of a wrong output."""
     outcomes: list[Outcome] = []
     for case in cases:
-        outcome = run_one(run, spec, case, rtol, atol, model, allowance, diagnose)
+        outcome = run_one(run, spec, case, rtol, atol, model, allowance, diagnose, condition)
         if (outcome.status == CaseStatus.WRONG and outcome.cause is None
                 and not any(o.status == CaseStatus.WRONG for o in outcomes)):
             # The verdict details the first wrong output: what evaluating the spec again can tell
@@ -139,10 +141,10 @@ def _scaled_input_cause(spec: Callable, o: Outcome) -> str | None:
 
 def run_one(run: Runner, spec: Callable, case: Case, rtol: float, atol: float,
             model: ErrorModel = ErrorModel.FIXED, allowance: Allowance | None = None,
-            diagnose: Diagnose | None = None) -> Outcome:
+            diagnose: Diagnose | None = None, condition: Condition | None = None) -> Outcome:
     """Run one case and judge it (a wrong output read by the puzzle's ``diagnose``, if it has one)."""
     comparison = compare_with_spec(spec, case.inputs, case.output_shape, model, atol, rtol, allowance,
-                                   case.output_dtype)
+                                   case.output_dtype, condition)
     expected = comparison.expected
     try:
         result = run(case)
@@ -182,7 +184,7 @@ def check_source(puzzle: Puzzle, source: str, header: str | None = None, *, inpu
     options = puzzle.launch_options
     outcomes = run_cases(lambda case: run_case(kernel, case, options, max_steps=max_steps), puzzle.spec,
                          puzzle.cases(seed), rtol=puzzle.rtol, atol=puzzle.atol, model=puzzle.error_model,
-                         allowance=puzzle.allowance, diagnose=puzzle.diagnose)
+                         allowance=puzzle.allowance, diagnose=puzzle.diagnose, condition=puzzle.condition)
     result = CheckResult(puzzle.title, outcomes, puzzle.budget)
     result.explain_counts(lambda case: run_case(kernel, case, options, trace=True, max_steps=max_steps))
     return result

@@ -15,7 +15,7 @@ from ..msl.observe.cost import CostFigures
 from .case import Case
 from .contract import WorkExtent, mark_beyond
 from .pipeline import Pipeline
-from .tolerance import Allowance, ErrorModel
+from .tolerance import Allowance, Condition, ErrorModel
 
 #: A puzzle's own diagnosis of a wrong output (``Puzzle.diagnose``).
 Diagnose = Callable[[Case, np.ndarray], "str | None"]
@@ -231,6 +231,10 @@ class Puzzle:
     #: An error the model cannot see in the spec's float inputs, added to what it allows (RoPE's
     #: float32 angles of integer positions; see ``tolerance.Allowance``).
     allowance: Allowance | None = None
+    #: The spec's condition in closed form, for the conditioned model (``tolerance.Condition``):
+    #: the allowance autodiff would give, without building the Jacobian a row an output element
+    #: (attention over hundreds of keys, 4-bit products MLX cannot vmap). None: autodiff.
+    condition: Condition | None = None
     #: Launch options the puzzle's kernel needs (scatter-adds: init_value=0, atomic_outputs=True).
     init_value: float | None = None
     atomic_outputs: bool = False

@@ -152,13 +152,14 @@ def mismatch(yours: np.ndarray, expected: np.ndarray, allowed: np.ndarray) -> np
 
 def compare_with_spec(spec: Callable, inputs: tuple[np.ndarray, ...], output_shape: tuple[int, ...],
                       model: ErrorModel, atol: float, rtol: float, allowance: Allowance | None = None,
-                      output_dtype: str | None = None) -> Comparison:
+                      output_dtype: str | None = None, condition: Condition | None = None) -> Comparison:
     """The reference output for ``inputs`` and the error allowed at each element (cached: every
     student of a class, and every check of a session, meets the same tests); ``allowance`` adds
     the puzzle's own error that the model cannot see. An output stored in a narrower float than
     float32 (``output_dtype`` half or bfloat16, as MLX's kernels write half activations after
-    computing in float32) is allowed its one rounding to that type besides."""
-    key = (*_key(spec, inputs, output_shape, model, atol, rtol), allowance, output_dtype)
+    computing in float32) is allowed its one rounding to that type besides. ``condition``: the
+    spec's condition in closed form (``Puzzle.condition``), for the conditioned model."""
+    key = (*_key(spec, inputs, output_shape, model, atol, rtol), allowance, output_dtype, condition)
     found = _CACHE.get(key)
     if found is not None:
         _CACHE.move_to_end(key)
@@ -167,7 +168,7 @@ def compare_with_spec(spec: Callable, inputs: tuple[np.ndarray, ...], output_sha
     # and where MLX's default device is one (Metal on a Mac, CUDA on an NVIDIA machine) the spec,
     # its Jacobian and the reference would otherwise run there.
     with mx.stream(mx.cpu):
-        comparison = _compare(spec, inputs, output_shape, model, atol, rtol)
+        comparison = _compare(spec, inputs, output_shape, model, atol, rtol, condition)
     if allowance is not None:
         extra = np.broadcast_to(np.asarray(allowance(inputs), dtype=np.float64), comparison.expected.shape)
         # The rule keeps its model and says what was added (it read 'a fixed tolerance' without it).
@@ -203,7 +204,7 @@ def _key(spec, inputs, output_shape, model, atol, rtol) -> tuple:
             tuple(output_shape), model, atol, rtol)
 
 
-def _compare(spec, inputs, output_shape, model, atol, rtol) -> Comparison:
+def _compare(spec, inputs, output_shape, model, atol, rtol, closed_form: Condition | None = None) -> Comparison:
     rule = Tolerance(model, atol, rtol)
     if model is ErrorModel.FIXED:
         expected = _shaped(_evaluate(spec, inputs), output_shape)
@@ -219,6 +220,9 @@ def _compare(spec, inputs, output_shape, model, atol, rtol) -> Comparison:
         longest = max((x.size for x in floats), default=1)
         return Comparison(expected, floor + gamma(longest + len(floats)) * np.abs(magnitude), model,
                           tolerance=dataclasses.replace(rule, roundings=longest + len(floats)))
+    if closed_form is not None:
+        found, depends_on = closed_form(*wide)
+        return _conditioned(expected, np.reshape(found, output_shape), np.reshape(depends_on, output_shape), rule)
     condition, depends_on = _condition(spec, wide, output_shape)
     return _conditioned(expected, condition, depends_on, rule)
 

@@ -191,9 +191,12 @@ class MetalProblem:
                                   f"MetalKernel, but it returned {type(kernel).__name__}")
         return kernel
 
-    def run_case(self, case: Case, trace: bool | None = None, steps: bool = False, cost=None) -> RunResult:
+    def run_case(self, case: Case, trace: bool | None = False, steps: bool = False, cost=None) -> RunResult:
         """Run the learner's kernel on one case, collecting sanitizer findings instead of raising
-        (``cost``: a cost profile, by default when the puzzle's budget needs one)."""
+        (``cost``: a cost profile, by default when the puzzle's budget needs one). Untraced unless
+        asked: a verdict needs no trace (the counters over budget are explained from a traced rerun
+        of the test where they peak), and tracing a value's sources costs minutes on attention over
+        hundreds of keys, where every partial sum comes from every key."""
         return run_case(self.kernel_for(case), case, self.launch_options, trace=trace, steps=steps, cost=cost)
 
     # ------------------------------------------------------------------- show
@@ -309,7 +312,7 @@ class MetalProblem:
         if self.puzzle is None:
             return dict(rtol=1e-5, atol=1e-4, model=ErrorModel.FIXED)
         return dict(rtol=self.puzzle.rtol, atol=self.puzzle.atol, model=self.puzzle.error_model,
-                    allowance=self.puzzle.allowance, diagnose=self.puzzle.diagnose)
+                    allowance=self.puzzle.allowance, diagnose=self.puzzle.diagnose, condition=self.puzzle.condition)
 
     # ------------------------------------------------------------------ check
     def check(self, quiet: bool = False) -> CheckResult:

@@ -578,3 +578,28 @@ def test_attention_without_the_scale_fails():
     wrong = solution("decode_attention").replace("float s = simd_sum(dot) * scale;", "float s = simd_sum(dot);")
     assert wrong != solution("decode_attention")
     assert "wrong output" in failed("decode_attention", wrong)
+
+
+# ----------------------------------------------------------------------------- closed-form conditions
+CLOSED_FORM = [p.id for p in PART_V if p.condition is not None]
+
+
+def test_the_attentions_and_the_gated_mlp_judge_with_a_closed_form_condition():
+    assert sorted(CLOSED_FORM) == ["decode_attention", "gated_mlp", "prefill_attention"]
+
+
+@pytest.mark.parametrize("pid", CLOSED_FORM)
+def test_a_closed_form_condition_allows_what_autodiff_allows_on_the_visible_test(pid):
+    """``Puzzle.condition`` replaces the Jacobian autodiff builds a row an output element: on the
+    puzzle's own visible test it gives the same reference and, to rounding, the same allowance (a
+    little more where MLX's autodiff flushes a weight below float32's range and counts no partial)."""
+    from metal_puzzles.checking.tolerance import compare_with_spec
+
+    p = get_puzzle(pid)
+    case = p.visible
+    autodiff = compare_with_spec(p.spec, case.inputs, case.output_shape, p.error_model, p.atol, p.rtol)
+    closed = compare_with_spec(p.spec, case.inputs, case.output_shape, p.error_model, p.atol, p.rtol,
+                               condition=p.condition)
+    np.testing.assert_array_equal(closed.expected, autodiff.expected)
+    ratio = closed.allowed / autodiff.allowed
+    assert ratio.min() > 1 - 1e-2 and ratio.max() < 1.5, (ratio.min(), ratio.max())

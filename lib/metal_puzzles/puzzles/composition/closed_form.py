@@ -47,12 +47,17 @@ def attention_condition(q: np.ndarray, k: np.ndarray, v: np.ndarray) -> tuple[np
     qk = np.einsum("hle,hte->hlt", np.abs(q), np.abs(kh))
     dev = np.abs(vh[:, None, :, :] - out[:, :, None, :])  # (H, L, T, D)
     condition += scale * np.einsum("hlt,hltd->hld", p * qk, dev)
+    # Partials are counted where they exist, not where they happen to vanish (a key whose value is
+    # exactly the output's, a test's inputs on a grid): autodiff, rounding, finds those nonzero, and
+    # a kernel's sums round there all the same.
     nonzero_q = (q != 0).sum(axis=-1)[..., None]  # (H, L, 1)
-    depends_on += np.einsum("hlt,hltd->hld", weighted.astype(np.float64), (dev > 0).astype(np.float64)) * nonzero_q
+    depends_on += weighted.sum(axis=-1)[..., None] * nonzero_q
     # The query: scale * sum_e |sum_j p_j (v_jd - out_d) k_je| |q_e|.
     dq = scale * np.einsum("hlt,hltd,hte->hlde", p, vh[:, None, :, :] - out[:, :, None, :], kh)
     condition += np.einsum("hlde,hle->hld", np.abs(dq), np.abs(q))
-    depends_on += (dq != 0).sum(axis=-1)
+    # q_e's partial exists where some weighted key has k_je != 0.
+    reached = np.einsum("hlt,hte->hle", weighted.astype(np.float64), (kh != 0).astype(np.float64)) > 0
+    depends_on += reached.sum(axis=-1)[:, :, None]
     return condition, depends_on
 
 
@@ -93,7 +98,11 @@ def gated_mlp_condition(x: np.ndarray, gate_q: np.ndarray, gate_scales: np.ndarr
     # x: sum_k |by_gate wg_nk + by_up wu_nk| |x_k|.
     dx = by_gate[:, :, None] * wg[None] + by_up[:, :, None] * wu[None]  # (L, N, K)
     condition = np.einsum("lnk,lk->ln", np.abs(dx), np.abs(x))
-    depends_on = (dx != 0).sum(axis=-1).astype(np.float64)
+    # Partials counted where they exist, not where they vanish on a test's grid (a sum over a group
+    # that cancels exactly, weights of zero): every x_k, and every group's scale and bias of both
+    # matrices, enters each output's two sums of K terms.
+    groups = x.shape[1] // group
+    depends_on = np.full(condition.shape, x.shape[1] + 4 * groups, dtype=np.float64)
     # Each group's scale (sum of x_k q_nk over the group) and bias (sum of x_k), both matrices.
     xs = x.reshape(x.shape[0], 1, -1, group)  # (L, 1, G, group)
     for d_out, q, scales, biases in ((by_gate, qg, gate_scales, gate_biases), (by_up, qu, up_scales, up_biases)):
@@ -101,7 +110,6 @@ def gated_mlp_condition(x: np.ndarray, gate_q: np.ndarray, gate_scales: np.ndarr
         d_bias = d_out[:, :, None] * xs.sum(axis=-1)
         condition += np.einsum("lng,ng->ln", np.abs(d_scale), np.abs(scales)) \
             + np.einsum("lng,ng->ln", np.abs(d_bias), np.abs(biases))
-        depends_on += (d_scale != 0).sum(axis=-1) + (d_bias != 0).sum(axis=-1)
     return condition, depends_on
 
 

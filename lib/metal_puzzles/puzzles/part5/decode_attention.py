@@ -13,6 +13,7 @@ import numpy as np
 from ...checking import Budget, Case, ErrorModel, Puzzle
 from ...checking.inputs import ceil_div, randfloat
 from ..catalogue.entry import Entry
+from ..composition.closed_form import decode_attention_condition
 
 TG = 64  # two SIMD-groups per query head
 SIMD_GROUPS = TG // 32
@@ -180,6 +181,7 @@ and one barrier per threadgroup.""",
     atol=1e-6,
     rtol=1e-5,
     error_model=ErrorModel.CONDITIONED,
+    condition=decode_attention_condition,  # every output depends on every key and value of its head
 )
 
 
