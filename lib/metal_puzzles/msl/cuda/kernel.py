@@ -25,7 +25,7 @@ from .types import DTYPE_CTYPES, DTYPE_UNIT_CTYPES
 #: gives that thread, partial last threadgroups included (mp_t*: the threadgroup's real size).
 ATTRIBUTE_VALUES: dict[str, tuple[str, ...]] = {
     "thread_position_in_grid": ("mp_px", "mp_py", "mp_pz"),
-    "thread_position_in_threadgroup": ("threadIdx.x", "threadIdx.y", "threadIdx.z"),
+    "thread_position_in_threadgroup": ("mp_lx", "mp_ly", "mp_lz"),
     "threadgroup_position_in_grid": ("blockIdx.x", "blockIdx.y", "blockIdx.z"),
     "threads_per_threadgroup": ("mp_tx", "mp_ty", "mp_tz"),
     "dispatch_threads_per_threadgroup": ("blockDim.x", "blockDim.y", "blockDim.z"),
@@ -47,17 +47,26 @@ ATTRIBUTE_VALUES: dict[str, tuple[str, ...]] = {
 }
 
 _GEOMETRY = """\
-  const unsigned mp_px = blockIdx.x * blockDim.x + threadIdx.x;
-  const unsigned mp_py = blockIdx.y * blockDim.y + threadIdx.y;
-  const unsigned mp_pz = blockIdx.z * blockDim.z + threadIdx.z;
-  // Threads past the Metal grid do not run the body (a partial last threadgroup is a whole block here).
-  const bool mp_in_grid = mp_px < mp_gx && mp_py < mp_gy && mp_pz < mp_gz;
   // Metal's threads_per_threadgroup: the last threadgroup's real size where it is partial.
   const unsigned mp_tx = min(blockDim.x, mp_gx - min(mp_gx, blockIdx.x * blockDim.x));
   const unsigned mp_ty = min(blockDim.y, mp_gy - min(mp_gy, blockIdx.y * blockDim.y));
   const unsigned mp_tz = min(blockDim.z, mp_gz - min(mp_gz, blockIdx.z * blockDim.z));
-  const unsigned mp_index = threadIdx.x + mp_tx * (threadIdx.y + mp_ty * threadIdx.z);
-  (void)mp_tx; (void)mp_ty; (void)mp_tz; (void)mp_index;
+  // Metal numbers a threadgroup's threads x first over its real size, and its SIMD-groups are 32
+  // consecutive numbers; CUDA's warps are 32 consecutive numbers over the block's size. So the
+  // thread CUDA numbers mp_index plays the Metal thread numbered mp_index: its SIMD-group is its
+  // warp even in a partial threadgroup of several rows (where the same position would not be).
+  const unsigned mp_index = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+  const bool mp_full = mp_tx == blockDim.x && mp_ty == blockDim.y;
+  const unsigned mp_lx = mp_full ? threadIdx.x : mp_index % mp_tx;
+  const unsigned mp_ly = mp_full ? threadIdx.y : (mp_index / mp_tx) % mp_ty;
+  const unsigned mp_lz = mp_full ? threadIdx.z : mp_index / (mp_tx * mp_ty);
+  const unsigned mp_px = blockIdx.x * blockDim.x + mp_lx;
+  const unsigned mp_py = blockIdx.y * blockDim.y + mp_ly;
+  const unsigned mp_pz = blockIdx.z * blockDim.z + mp_lz;
+  // The numbers past the threadgroup's real size are threads past the Metal grid: they do not run
+  // the body (a partial last threadgroup is a whole block here).
+  const bool mp_in_grid = mp_index < mp_tx * mp_ty * mp_tz;
+  (void)mp_tx; (void)mp_ty; (void)mp_tz; (void)mp_index; (void)mp_px; (void)mp_py; (void)mp_pz;
 """
 
 

@@ -85,20 +85,10 @@ class CudaTranslation:
         return sum((int(n) + 15) // 16 * 16 for n in sizes)
 
     def check_launch(self, grid: Sequence[int], threadgroup: Sequence[int]) -> None:
-        """Refuse a launch the translation cannot run as Metal would: SIMD-group functions in a
-        partial threadgroup of more than one row (Metal numbers its threads by the partial
-        group's width, CUDA's warps by the block's, so the SIMD-groups hold other threads)."""
-        if not self.uses_simd:
-            return
-        blocks, threads = launch_dims(grid, threadgroup)
-        g = _triple(grid)
-        partial_x = g[0] % threads[0] != 0
-        partial_y = g[1] % threads[1] != 0
-        if (partial_x and (threads[1] > 1 or threads[2] > 1)) or (partial_y and threads[2] > 1):
-            raise ValueError(f"'{self.name}' calls SIMD-group functions and the grid {tuple(g)} leaves a partial "
-                             f"threadgroup of more than one row (threadgroup {threads}): its SIMD-groups hold "
-                             "other threads than CUDA's warps, so it cannot run on CUDA as on Metal; make the "
-                             "grid a multiple of the threadgroup in x (and y)")
+        """Refuse a launch the translation cannot run as Metal would. Every launch MLX accepts
+        runs: a partial threadgroup of several rows included (each CUDA thread plays the Metal
+        thread of its own number, so SIMD-groups are warps there too; see ``kernel._GEOMETRY``)."""
+        launch_dims(grid, threadgroup)  # MLX's own refusals: a zero or too large a threadgroup
 
     def cuda_template(self, grid: Sequence[int], template: Sequence[tuple[str, Any]] | None = None
                       ) -> list[tuple[str, Any]]:

@@ -348,7 +348,19 @@ template <class T> __device__ inline T& mp_lvalue(T&& x) { return x; }
 template <class To, class From> __device__ inline To mp_as(const From& x) {
   static_assert(sizeof(To) == sizeof(From), "as_type between types of different sizes");
   To r;
-  memcpy(&r, &x, sizeof(To));
+  if constexpr (mp_detail::is_float<To>::value && mp_detail::is_int<From>::value && sizeof(From) <= 4) {
+    // A float read from an integer's bits. ptxas of CUDA 13.0 (sm_90) folded such a float, when the
+    // integer was a choice between constants (a bool as int: selp 1, 0), as if the integer had been
+    // converted: as_type<float>((int)b) became 1.0f, not 1.4e-45f (oracle seed 303). The bits pass
+    // through a shuffle from the lane to itself, which no compiler folds; the value is the same.
+    unsigned int lane, bits = 0;
+    memcpy(&bits, &x, sizeof(From));
+    asm("mov.u32 %0, %%laneid;" : "=r"(lane));
+    bits = __shfl_sync(__activemask(), bits, (int)lane);
+    memcpy(&r, &bits, sizeof(To));
+  } else {
+    memcpy(&r, &x, sizeof(To));
+  }
   return r;
 }
 
