@@ -570,22 +570,31 @@ class Explorer:
 
     def _next_finding_work(self) -> Callable[[], None] | None:
         """What is left to do ahead for the findings, first things first: the first listed
-        finding's diagram, drawn and then sent for the page's finding layer (unless it is the one
-        shown, or small enough to draw at the click); then the next listed findings' diagrams."""
+        finding's diagram, drawn and sent for the page's finding layer in one turn (the sooner the
+        explorer is done after opening, the less a first click finds it busy); then the next
+        listed findings' diagrams."""
         numbers = [site.number for site in self.model.findings()[:min(FINDINGS_DRAWN_AHEAD, MAX_FINDINGS_LISTED)]]
-        for k, number in enumerate(numbers):
+        for number in numbers:
             view = self._finding_view(number)
             kept = self._findings_drawn.get(number)
             if kept is None or kept[0] != view:
                 return lambda: self._keep_finding_diagram(number, view)
-            parts = kept[1]
-            if (k == 0 and parts is not self._diagram_parts and len(parts) - 2 >= AHEAD_LAYER_MIN_CHANGES
-                    and (self._finding_layer is None or self._finding_layer[1] is not parts)):
-                return lambda: self._send_finding_layer(parts)
+            if number == numbers[0] and self._finding_layer_due(kept[1]):
+                return lambda: self._send_finding_layer(kept[1])
         return None
 
     def _keep_finding_diagram(self, number: int, view: tuple[int, int | None, int | None]) -> None:
-        self._findings_drawn[number] = (view, self._diagram_of(*view))
+        parts = self._diagram_of(*view)
+        self._findings_drawn[number] = (view, parts)
+        if number == self.model.findings()[0].number and self._finding_layer_due(parts):
+            self._send_finding_layer(parts)
+
+    def _finding_layer_due(self, parts: list[str]) -> bool:
+        """Whether the first finding's diagram ``parts`` is to be sent for the page's finding layer:
+        not while it is shown or in the layer already, nor when it is small enough to draw at the
+        click."""
+        return (parts is not self._diagram_parts and len(parts) - 2 >= AHEAD_LAYER_MIN_CHANGES
+                and (self._finding_layer is None or self._finding_layer[1] is not parts))
 
     def _send_finding_layer(self, parts: list[str]) -> None:
         self._layers_sent += 1
