@@ -17,7 +17,10 @@ a second after (a learner looks before clicking): it was the slow one (700-820 m
 for the steps after it, issue 36), the one click that changes most of the diagram; the explorer
 now draws its diagram ahead and the page lays it out and paints it in a transparent layer while
 the learner reads, which the click shows (the figures: benchmarks/README.md). Its target is the
-worst case's, under 250 ms.
+worst case's, under 250 ms. So is the first click on a finding's ("first finding", timed apart
+from the finding clicks after it, which find its diagram drawn already): 282-952 ms under load
+before the explorer drew the first finding's diagram ahead, once idle, and the page laid it out
+in a transparent layer of its own.
 
 Prints, per front end and per action, the median and the maximum in milliseconds, and where the
 time went (medians): until the kernel's last message of the click arrived (the Python handler,
@@ -183,7 +186,7 @@ def click_times(page, clicks: int) -> dict[str, list[Click | None]]:
         raise SystemExit("the explorer lists no finding to click")
     forward = True
     clicks_by_action: dict[str, list[Click | None]] = {"first step": [], "step": [], "thread change": [],
-                                                       "finding click": []}
+                                                       "first finding": [], "finding click": []}
     # The first click after the explorer opened, as a learner's first: a step, once the page has
     # drawn the explorer (its main thread idle) and the learner has looked at it for a moment.
     page.evaluate(_IDLE_JS)
@@ -201,7 +204,8 @@ def click_times(page, clicks: int) -> dict[str, list[Click | None]]:
         # Away from the finding first (untimed): another thread, a step back.
         page.evaluate(_CLICK_JS, [".mp-lane-buttons button", 3 + (k * 5) % 27, "thread"])
         page.evaluate(_CLICK_JS, [".mp-back", 0, "step"])
-        clicks_by_action["finding click"].append(timed_click(page, ".mp-finding", 0, "finding"))
+        clicks_by_action["first finding" if k == 0 else "finding click"].append(
+            timed_click(page, ".mp-finding", 0, "finding"))
     return clicks_by_action
 
 
@@ -266,8 +270,8 @@ def print_figures(title: str, figures: dict[str, dict[str, float]], old: dict[st
     for action, f in figures.items():
         if f["missed"]:
             print(f"  {action}: {f['missed']:.0f} click(s) whose change never showed within 10 s")
-        # One first step per opening: its target is the worst case's.
-        within = f["max"] < TARGET_MAX_MS and (action == "first step" or f["median"] < TARGET_MEDIAN_MS)
+        # One first step and one first finding per opening: their target is the worst case's.
+        within = f["max"] < TARGET_MAX_MS and (action.startswith("first") or f["median"] < TARGET_MEDIAN_MS)
         flag = "" if within else "  (over target)"
         parts = f"[kernel's answer {f['answer']:4.0f}, page {f['page']:4.0f} ms, {f['kB']:6.1f} kB]"
         before = ""
@@ -318,7 +322,7 @@ def main() -> None:
                                "answer": before.get(f"{ui.value}: {a} answer", float("nan")),
                                "page": before.get(f"{ui.value}: {a} page", float("nan")),
                                "kB": before.get(f"{ui.value}: {a} kB", float("nan"))}
-                           for a in ("first step", "step", "thread change", "finding click")
+                           for a in ("first step", "step", "thread change", "first finding", "finding click")
                            if f"{ui.value}: {a} median" in before}
                 load = load_average()
                 clicks = measure_openings(ui, browser, args.clicks, REPO_ROOT / "lib", args.openings)

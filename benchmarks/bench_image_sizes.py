@@ -1,5 +1,5 @@
 """How heavy the book's diagrams are, before and after a change, side by side: the bytes of every
-image as committed at a git ref (``--before``, default ``main``: tests/notebook/test_images.py keeps the
+image as committed at a git ref (``--before``, default ``main``: tests/notebook_face/test_images.py keeps the
 committed images what that code draws) and as the code in this tree draws it now, the total of
 imgs/, and with ``--book`` the executed book itself, built with the reference solutions and
 executed with nbclient under each version of the package (as benchmarks/bench_notebook_size.py
@@ -7,8 +7,8 @@ does; the book holds one diagram per puzzle, drawn by show()).
 
     python benchmarks/bench_image_sizes.py [--before REF] [--book] [--top 20]
 
-It prints figures and never judges them: tests/notebook/test_images.py bounds imgs/ and
-tests/notebook/test_notebook.py the executed book (under 3 MB).
+It prints figures and never judges them: tests/notebook_face/test_images.py bounds imgs/ and
+tests/notebook_face/test_notebook.py the executed book (under 3 MB).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """How heavy an executed book is: builds the book with the reference solutions, executes it with
-nbclient (as tests/notebook/test_notebook.py does) and prints the notebook's size and the size of every
+nbclient (as tests/notebook_face/test_notebook.py does) and prints the notebook's size and the size of every
 display output (the diagrams and tables), largest first (issue 22, item 9: under 3 MB).
 
     python benchmarks/bench_notebook_size.py [--keep executed.ipynb] [--top 15] [--only 1,2,III.1]

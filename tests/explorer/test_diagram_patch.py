@@ -81,6 +81,18 @@ async def drawn_ahead(ex: Explorer) -> None:
     raise AssertionError("the diagram scheduled ahead was never drawn")
 
 
+async def findings_drawn_ahead(ex: Explorer) -> None:
+    """Until the explorer has done what it does ahead for the findings
+    (``Explorer.drawing_findings_ahead``): each piece of it reschedules the next."""
+    import asyncio
+
+    for _ in range(100_000):
+        if ex.drawing_findings_ahead is None and ex.drawing_ahead is None:
+            return
+        await asyncio.sleep(0)
+    raise AssertionError("the findings' diagrams scheduled ahead were never drawn")
+
+
 @pytest.fixture(scope="module")
 def racy_transpose() -> Explorer:
     """III.1 without its barrier: one threadgroup of 1,024 threads, a race to jump to."""
@@ -234,6 +246,7 @@ def test_the_next_steps_diagram_is_drawn_ahead_in_the_kernels_event_loop(racy_tr
     real_draw = widgets.draw_run
     monkeypatch.setattr(widgets, "draw_run", lambda *a, **k: drawn.append(k["selected_lane"]) or real_draw(*a, **k))
     monkeypatch.setattr(widgets, "DRAW_AHEAD_DELAY_S", 0.0)
+    monkeypatch.setattr(widgets, "FINDINGS_DRAWN_AHEAD", 0)  # the findings' drawing ahead: tested below
     ex.move(1)
     assert len(drawn) == 1 and len(ex._drawn) == 2  # no event loop: the step alone (and the whole run)
     assert ex.drawing_ahead is None
@@ -267,6 +280,7 @@ def test_the_first_steps_diagram_and_patch_are_ready_before_the_first_click(racy
     import metal_puzzles.explorer.widgets as widgets
 
     monkeypatch.setattr(widgets, "DRAW_AHEAD_DELAY_S", 0.0)
+    monkeypatch.setattr(widgets, "FINDINGS_DRAWN_AHEAD", 0)  # the findings' drawing ahead: tested below
     work: list[str] = []
     real_draw, real_patch = widgets.draw_run, widgets.diagram_patch
     monkeypatch.setattr(widgets, "draw_run", lambda *a, **k: work.append("draw") or real_draw(*a, **k))
@@ -296,28 +310,38 @@ def test_the_first_steps_diagram_and_patch_are_ready_before_the_first_click(racy
 
 
 class LayeredCanvas(PageCanvas):
-    """The page's canvas with its hidden layer (page.py): a diagram sent ahead is kept, and a
-    message that names it shows it instead of applying its patch."""
+    """The page's canvas with its hidden layers (page.py), one per slot: a diagram sent ahead is
+    kept (the next step's until the canvas moves past the version it was drawn ahead of, a
+    finding's until it is shown or replaced), and a message that names it shows it instead of
+    applying its patch."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.layer: tuple[str, int, list[str]] | None = None  # (its name, the version it is ahead of, parts)
+        # by slot: (its name, the version it is ahead of or None, parts)
+        self.layers: dict[str, tuple[str, int | None, list[str]]] = {}
 
     def receive_ahead(self, message: str) -> None:
         text = re.search(r"<textarea class='mp-diagram-ahead-text' hidden>(.*?)</textarea>", message, re.S).group(1)
         name = re.search(r"data-ahead='(\d+)'", message).group(1)
-        base = int(re.search(r"data-base='(\d+)'", message).group(1))
-        if self.version is None or self.version <= base:
-            self.layer = (name, base, html.unescape(text).split(PART_SEPARATOR))
+        slot = re.search(r"data-slot='(\w+)'", message).group(1)
+        based = re.search(r"data-base='(\d+)'", message)
+        base = None if based is None else int(based.group(1))
+        if base is None or self.version is None or self.version <= base:
+            self.layers[slot] = (name, base, html.unescape(text).split(PART_SEPARATOR))
 
     def receive(self, message: str) -> str:
         named = re.search(r"data-ahead='(\d+)'", message)
         patch = json.loads(html.unescape(re.search(r"data-patch='([^']*)'", message).group(1)))
-        if named and self.layer and self.layer[0] == named.group(1) and (patch is None or patch["base"] == self.version):
-            self.parts, self.layer = self.layer[2], None
+        layer = next((slot for slot, (name, _, _) in self.layers.items() if named and name == named.group(1)), None)
+        if layer is not None and (patch is None or patch["base"] == self.version):
+            self.parts = self.layers.pop(layer)[2]
             self.version = int(re.search(r"data-version='(\d+)'", message).group(1))
-            return "swapped"
-        return super().receive(message)
+            answer = "swapped"
+        else:
+            answer = super().receive(message)
+        self.layers = {slot: layer for slot, layer in self.layers.items()
+                       if layer[1] is None or self.version is None or layer[1] >= self.version}
+        return answer
 
 
 def test_the_first_step_is_laid_out_ahead_in_a_hidden_layer_and_swapped_in(racy_transpose: Explorer,
@@ -334,6 +358,7 @@ def test_the_first_step_is_laid_out_ahead_in_a_hidden_layer_and_swapped_in(racy_
     from metal_puzzles.explorer.page import AHEAD_LAYER_MIN_CHANGES, changed_elements
 
     monkeypatch.setattr(widgets, "DRAW_AHEAD_DELAY_S", 0.0)
+    monkeypatch.setattr(widgets, "FINDINGS_DRAWN_AHEAD", 0)  # the findings' drawing ahead: tested below
 
     async def open_and_click() -> tuple[Explorer, LayeredCanvas, PageCanvas, list[str], list[str]]:
         ex = Explorer(racy_transpose.model.result, "III.1")
@@ -362,3 +387,66 @@ def test_the_first_step_is_laid_out_ahead_in_a_hidden_layer_and_swapped_in(racy_
     assert "".join(plain.parts) == "".join(first_step)  # the patch, applied, gives the first step's diagram
     assert "data-ahead='" not in ex.diagram.value  # the second step's message: a patch alone
     assert layered.parts == ex._diagram_parts and layered.version == ex._diagram_version == 3
+
+
+def test_the_first_findings_diagram_is_laid_out_ahead_and_its_first_click_swaps_it_in(racy_transpose: Explorer,
+                                                                                      monkeypatch) -> None:
+    """The first click on a finding changes most of the diagram (its thread, its barrier phase, its
+    step: 1,113 elements of III.1's without its barrier) and drew it at the click (about 250 ms in
+    Python, then the page's layout: 282-952 ms on a loaded machine). Opened in a kernel, once idle,
+    the explorer draws the first finding's diagram and sends it whole for the page's finding layer,
+    which stays while the learner steps and changes threads; the finding's click draws nothing, its
+    message names that layer, and a canvas with it shows exactly the finding's diagram, one without
+    it (a new view) applies the patch to the same diagram. Shown, the layer is spent: once the
+    learner has moved away and the explorer is idle again, it is sent again."""
+    import asyncio
+
+    import metal_puzzles.explorer.widgets as widgets
+    from metal_puzzles.explorer.page import AheadSlot
+
+    monkeypatch.setattr(widgets, "DRAW_AHEAD_DELAY_S", 0.0)
+    monkeypatch.setattr(widgets, "FINDINGS_AHEAD_DELAY_S", 0.0)
+    drawn: list[tuple[int, int | None]] = []
+    real_draw = widgets.draw_run
+    monkeypatch.setattr(widgets, "draw_run", lambda *a, **k: drawn.append(k["selected_lane"]) or real_draw(*a, **k))
+
+    async def learner() -> tuple[Explorer, list[str], str, list[str]]:
+        ex = Explorer(racy_transpose.model.result, "III.1")
+        layered, plain = LayeredCanvas(), PageCanvas()
+        for canvas in (layered, plain):
+            assert canvas.receive(ex.diagram.value) == "drawn"
+        assert ex.diagram_ahead_finding.value == ""  # nothing yet: ahead only in the event loop's turns
+        await findings_drawn_ahead(ex)
+        layered.receive_ahead(ex.diagram_ahead.value)
+        sent = ex.diagram_ahead_finding.value
+        assert f"data-slot='{AheadSlot.FINDING}'" in sent and "data-base=" not in sent
+        layered.receive_ahead(sent)
+        answers = []
+        for act in (lambda: ex.move(1), lambda: ex.move(1), lambda: setattr(ex.thread, "value", 517)):
+            act()
+            for canvas in (layered, plain):
+                answers.append(canvas.receive(ex.diagram.value))
+            await findings_drawn_ahead(ex)
+            layered.receive_ahead(ex.diagram_ahead.value)
+        assert ex.diagram_ahead_finding.value == sent, "the finding's layer was sent again while it stood"
+        assert AheadSlot.FINDING in layered.layers
+        before = len(drawn)
+        ex.jump_to(ex.model.findings()[0].number)
+        assert len(drawn) == before, "the finding's click drew its diagram"
+        name = re.search(r"data-ahead='(\d+)'", sent).group(1)
+        assert f"data-ahead='{name}'" in ex.diagram.value
+        answers += [layered.receive(ex.diagram.value), plain.receive(ex.diagram.value)]
+        assert layered.parts == plain.parts == ex._diagram_parts
+        # Shown, the layer is spent; away from the finding and idle again, it is sent again.
+        ex.move(-1)
+        await findings_drawn_ahead(ex)
+        return ex, answers, sent, layered.parts
+
+    ex, answers, sent, shown = asyncio.run(learner())
+    assert answers == ["swapped", "drawn", "drawn", "drawn", "drawn", "drawn", "swapped", "drawn"], answers
+    target = ex.model.jump(ex.model.findings()[0].number)
+    finding = ex._diagram_of(ex.model.lane(target.group, target.thread), target.phase, target.step)
+    assert shown == finding and ex._diagram_shows.startswith(ex.model.label(ex.model.lane(target.group, target.thread)))
+    again = ex.diagram_ahead_finding.value
+    assert again != sent and "".join(html.unescape(re.search(r"hidden>(.*?)</textarea>", again, re.S).group(1))
+                                     .split(PART_SEPARATOR)) == "".join(finding)

@@ -28,8 +28,18 @@ ROOT_CLASS = "mp-explorer"
 #: Class of the canvas's layer that is shown (its ``svg`` is the diagram the learner sees).
 SHOWN_LAYER_CLASS = "mp-shown"
 
-#: Class of the canvas's hidden layer (see the diagram's part below): a diagram drawn ahead, laid out, waiting for its click.
+#: Class of the canvas's hidden layers (see the diagram's part below): a diagram drawn ahead, laid out, waiting for its click.
 AHEAD_LAYER_CLASS = "mp-ahead"
+
+
+class AheadSlot(StrEnum):
+    """Which click a hidden layer is drawn ahead for (its ``data-slot``): the canvas holds at most
+    one layer per slot. The next step's is drawn ahead of the version shown and goes when the
+    canvas moves past it; a finding's is the finding's whole diagram whatever is shown, and stays
+    until its click shows it or another finding's layer takes its slot."""
+
+    NEXT_STEP = "step"
+    FINDING = "finding"
 
 #: Class of the hidden text box a click on a diagram's cell writes into (see ``CELL_PICK_FORMAT``).
 CELL_PICK_CLASS = "mp-cell-pick"
@@ -190,8 +200,12 @@ KEYBOARD_GUARD_HTML = (
 # shown, laying it out while the learner reads; the click's message names that layer
 # (``data-ahead``) and the page swaps the layers, painting what it has laid out already. The
 # message still carries its patch, which a canvas without the layer (a new view) applies instead.
+# The first click on a sanitizer's finding changes most of the diagram too (its thread, its phase,
+# its step: 1,113 elements of III.1's without its barrier), and the finding's diagram does not
+# depend on what is shown: it is sent ahead once the explorer is idle, in a slot of its own
+# (``AheadSlot``), kept while the learner steps and changes threads, and shown by the finding's click.
 # The canvas's layers are ``div``s in one cell of a grid (``STYLE_HTML``): the one shown
-# (``SHOWN_LAYER_CLASS``) and at most one hidden one (``AHEAD_LAYER_CLASS``).
+# (``SHOWN_LAYER_CLASS``) and at most one hidden one (``AHEAD_LAYER_CLASS``) per slot.
 
 #: The canvas's content: the page script draws into it.
 DIAGRAM_CANVAS_HTML = "<div class='mp-diagram-view'></div>"
@@ -284,30 +298,33 @@ _DIAGRAM_SCRIPT = (
     # A patch addresses elements by their place: only where each part drew one element.
     "  view.mpCount = group && group.children.length === count ? count : -1;"
     "  view.mpVersion = version;"
-    # A hidden layer drawn ahead of an earlier version is for a click that went another way.
-    f"  view.querySelectorAll(':scope > .{AHEAD_LAYER_CLASS}').forEach(function (old) {{"
+    # A hidden layer drawn ahead of an earlier version is for a click that went another way (a
+    # finding's layer has no base: it holds whatever is shown).
+    f"  view.querySelectorAll(':scope > .{AHEAD_LAYER_CLASS}[data-base]').forEach(function (old) {{"
     "    if (Number(old.getAttribute('data-base')) < version) { old.remove(); } });"
     "  view.setAttribute('data-shows', img.getAttribute('data-shows'));"
     "})(this, 50)"
 )
 
 # The hidden layer's script (``diagram_ahead_html``): the diagram drawn ahead, whole, into a hidden
-# layer of the canvas in place of any layer drawn ahead before; unless the canvas has moved past the
-# version it was drawn ahead of (the click came first: its message carried the patch).
+# layer of the canvas in place of the layer drawn ahead before in its slot; unless the canvas has
+# moved past the version it was drawn ahead of (the click came first: its message carried the patch).
 _AHEAD_SCRIPT = (
     "(function layer(img, tries) {"
     "  if (!img.isConnected) { return; }"
     f"  var root = img.closest('.{ROOT_CLASS}');"
     "  var view = root ? root.querySelector('.mp-diagram .mp-diagram-view') : null;"
     "  if (!view) { if (tries > 0) { setTimeout(function () { layer(img, tries - 1); }, 100); } return; }"
-    "  var base = Number(img.getAttribute('data-base'));"
-    "  if (view.mpVersion !== undefined && view.mpVersion > base) { return; }"
-    f"  view.querySelectorAll(':scope > .{AHEAD_LAYER_CLASS}').forEach(function (old) {{ old.remove(); }});"
+    "  var base = img.getAttribute('data-base'), slot = img.getAttribute('data-slot');"
+    "  if (base !== null && view.mpVersion !== undefined && view.mpVersion > Number(base)) { return; }"
+    f"  view.querySelectorAll(':scope > .{AHEAD_LAYER_CLASS}[data-slot=\"' + slot + '\"]').forEach(function (old) {{"
+    "    old.remove(); });"
     f"  var pieces = img.previousElementSibling.value.split('\\u{ord(PART_SEPARATOR):04x}');"
     "  var fresh = document.createElement('div');"
     f"  fresh.className = '{AHEAD_LAYER_CLASS}';"
     "  fresh.setAttribute('data-ahead', img.getAttribute('data-ahead'));"
-    "  fresh.setAttribute('data-base', String(base));"
+    "  fresh.setAttribute('data-slot', slot);"
+    "  if (base !== null) { fresh.setAttribute('data-base', base); }"
     "  fresh.innerHTML = pieces.join('');"
     "  fresh.mpCount = pieces.length - 2;"
     "  view.appendChild(fresh);"
@@ -371,13 +388,16 @@ def changed_elements(patch: DiagramPatch | None) -> int | None:
     return sum(max(i2 - i1, j2 - j1) for i1, i2, j1, j2 in patch.ops)
 
 
-def diagram_ahead_html(parts: list[str], ahead: int, base: int) -> str:
-    """The hidden ahead widget's value: the diagram ``parts`` drawn ahead, whole, for the canvas's
-    hidden layer ``ahead``, while the canvas shows version ``base`` (a canvas past it drops it)."""
+def diagram_ahead_html(parts: list[str], ahead: int, base: int | None,
+                       slot: AheadSlot = AheadSlot.NEXT_STEP) -> str:
+    """A hidden ahead widget's value: the diagram ``parts`` drawn ahead, whole, for the canvas's
+    hidden layer ``ahead`` in ``slot``, while the canvas shows version ``base`` (a canvas past it
+    drops it); ``base`` None for a layer that holds whatever is shown (a finding's)."""
     text = html.escape(PART_SEPARATOR.join(parts), quote=False)
+    base_attr = "" if base is None else f"data-base='{base}' "
     return (f"<textarea class='mp-diagram-ahead-text' hidden>{text}</textarea>"
             f"<img class='mp-diagram-layer' src='data:,' alt='' style='display:none' data-ahead='{ahead}' "
-            f"data-base='{base}' onerror='{html.escape(_AHEAD_SCRIPT, quote=True)}'>")
+            f"data-slot='{slot}' {base_attr}onerror='{html.escape(_AHEAD_SCRIPT, quote=True)}'>")
 
 
 def parse_diagram_want(value: str) -> bool:

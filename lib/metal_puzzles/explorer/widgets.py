@@ -32,6 +32,7 @@ from .page import (
     ROOT_CLASS,
     SHOW_CURRENT_LINE_HTML,
     STYLE_HTML,
+    AheadSlot,
     DiagramPatch,
     PickedSpace,
     changed_elements,
@@ -65,6 +66,17 @@ DIAGRAMS_REMEMBERED = 32
 #: (``_draw_ahead``): a click that comes sooner (a key held down, a thread change) draws what it
 #: needs itself, without waiting for a diagram it may not want.
 DRAW_AHEAD_DELAY_S = 0.05
+
+#: How long the explorer must have shown the same diagram (no click in between) before it draws
+#: a finding's diagram ahead (``_draw_findings_ahead``): after the next step's, which is the more
+#: frequent next click, and only while the learner is not clicking.
+FINDINGS_AHEAD_DELAY_S = 0.25
+
+#: Listed findings whose diagrams are drawn ahead, once the explorer is idle, and kept (a
+#: 1,024-thread threadgroup's is some 430 kB): the first of them is also laid out ahead in the
+#: page (page.AheadSlot.FINDING). Its first click was the slow one left: 282-952 ms on a loaded
+#: machine, the Python drawing (about 250 ms) and the page's layout of 1,113 new elements most of it.
+FINDINGS_DRAWN_AHEAD = 4
 
 WidgetT = TypeVar("WidgetT", bound=W.DOMWidget)
 
@@ -287,6 +299,17 @@ class Explorer:
         #: The diagram drawn ahead, while it waits for its turn in the event loop (None once drawn,
         #: or when nothing is to be drawn ahead): what a test waits for.
         self.drawing_ahead: asyncio.TimerHandle | None = None
+        # A finding's diagram sent ahead for the canvas's finding layer, which the page keeps
+        # whatever is shown: (the layer's number, its parts), until a click shows it.
+        self.diagram_ahead_finding = W.HTML(layout=W.Layout(display="none"))
+        self.diagram_ahead_finding.add_class("mp-diagram-ahead-finding-source")
+        self._finding_layer: tuple[int, list[str]] | None = None
+        # The first listed findings' diagrams, drawn ahead and kept out of the least-recently-shown
+        # ones (``_drawn``): by finding number, the view they show (lane, phase, step) and the parts.
+        self._findings_drawn: dict[int, tuple[tuple[int, int | None, int | None], list[str]]] = {}
+        #: The next finding's diagram to draw ahead, while it waits for a quiet turn of the event
+        #: loop (None when all are drawn and sent): what a test waits for.
+        self.drawing_findings_ahead: asyncio.TimerHandle | None = None
 
     def _lay_out(self, title: str, findings: W.Widget, with_check: bool) -> W.VBox:
         controls = W.HBox([self.group, self.thread, self.phase, self.picker.widget],
@@ -302,7 +325,8 @@ class Explorer:
         # screen either way.
         code = W.VBox([stepper, self.variables, self.source])
         code.add_class("mp-left")
-        right = W.VBox([self.diagram_canvas, self.diagram, self.diagram_ahead, self.diagram_want])
+        right = W.VBox([self.diagram_canvas, self.diagram, self.diagram_ahead, self.diagram_ahead_finding,
+                        self.diagram_want])
         right.add_class("mp-right")
         info = W.VBox([self.who, self.cell_info, self.accesses, self.cell_pick])
         info.add_class("mp-info")
@@ -484,12 +508,19 @@ class Explorer:
         self._patch_ahead = None
         layer = self._layer_ahead
         self._layer_ahead = None
+        laid_out = layer[0] if layer is not None and layer[1] is parts else None
+        if laid_out is None and self._finding_layer is not None and self._finding_layer[1] is parts:
+            # A finding's diagram, laid out ahead: the page shows that layer (it has no layer left
+            # in the finding's slot after this; a page without it applies the patch).
+            laid_out = self._finding_layer[0]
+            self._finding_layer = None
         self._diagram_version += 1
         self._diagram_parts = parts
         self._diagram_shows = f"{self.model.label(lane)}, {phase}{when}"
         self.diagram_svg = "".join(parts)
         self.diagram.value = diagram_message_html(parts, self._diagram_version, self._diagram_shows, patch,
-                                                  ahead=layer[0] if layer is not None and layer[1] is parts else None)
+                                                  ahead=laid_out)
+        self._draw_findings_ahead()
 
     def _draw_ahead(self, lane: int) -> None:
         """After a step (and when the explorer opens), while the learner looks at it, draw the
@@ -529,11 +560,81 @@ class Explorer:
 
         self.drawing_ahead = loop.call_later(DRAW_AHEAD_DELAY_S, draw)
 
+    def _finding_view(self, number: int) -> tuple[int, int | None, int | None]:
+        """The diagram a click on finding ``number`` shows (``jump_to``): its thread's lane, its
+        phase and its step (a finding of no step keeps the step shown)."""
+        target = self.model.jump(number)
+        step = target.step if target.step is not None else self.step_index if self.diagram_follows_step else None
+        return (self.model.lane(target.group, target.thread), target.phase,
+                step if self.model.n_steps else None)
+
+    def _next_finding_work(self) -> Callable[[], None] | None:
+        """What is left to do ahead for the findings, first things first: the first listed
+        finding's diagram, drawn and sent for the page's finding layer in one turn (the sooner the
+        explorer is done after opening, the less a first click finds it busy); then the next
+        listed findings' diagrams."""
+        numbers = [site.number for site in self.model.findings()[:min(FINDINGS_DRAWN_AHEAD, MAX_FINDINGS_LISTED)]]
+        for number in numbers:
+            view = self._finding_view(number)
+            kept = self._findings_drawn.get(number)
+            if kept is None or kept[0] != view:
+                return lambda: self._keep_finding_diagram(number, view)
+            if number == numbers[0] and self._finding_layer_due(kept[1]):
+                return lambda: self._send_finding_layer(kept[1])
+        return None
+
+    def _keep_finding_diagram(self, number: int, view: tuple[int, int | None, int | None]) -> None:
+        parts = self._diagram_of(*view)
+        self._findings_drawn[number] = (view, parts)
+        if number == self.model.findings()[0].number and self._finding_layer_due(parts):
+            self._send_finding_layer(parts)
+
+    def _finding_layer_due(self, parts: list[str]) -> bool:
+        """Whether the first finding's diagram ``parts`` is to be sent for the page's finding layer:
+        not while it is shown or in the layer already, nor when it is small enough to draw at the
+        click."""
+        return (parts is not self._diagram_parts and len(parts) - 2 >= AHEAD_LAYER_MIN_CHANGES
+                and (self._finding_layer is None or self._finding_layer[1] is not parts))
+
+    def _send_finding_layer(self, parts: list[str]) -> None:
+        self._layers_sent += 1
+        self._finding_layer = (self._layers_sent, parts)
+        self.diagram_ahead_finding.value = diagram_ahead_html(parts, self._layers_sent, base=None,
+                                                              slot=AheadSlot.FINDING)
+
+    def _draw_findings_ahead(self) -> None:
+        """Once the explorer is idle (the same diagram shown for ``FINDINGS_AHEAD_DELAY_S``), in
+        the kernel's event loop, one piece of the findings' work at a time (``_next_finding_work``),
+        so that a click waits for one drawing at most; a click meanwhile puts it off until the
+        explorer is idle again. Without an event loop nothing is drawn ahead."""
+        if self.drawing_findings_ahead is not None or self._next_finding_work() is None:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        shown = self._diagram_version
+
+        def draw() -> None:
+            self.drawing_findings_ahead = None
+            if self._diagram_version == shown:
+                work = self._next_finding_work()
+                try:
+                    if work is not None:
+                        work()
+                except Exception:  # drawn ahead for speed only: the click draws it, or says why not
+                    return  # and nothing more is tried ahead (it would fail again)
+            self._draw_findings_ahead()
+
+        self.drawing_findings_ahead = loop.call_later(FINDINGS_AHEAD_DELAY_S, draw)
+
     def _diagram_of(self, lane: int, phase: int | None, step: int | None) -> list[str]:
         """The separated SVG of one thread's diagram, in one phase or all, at a step or for the
         whole run: drawn, or remembered from an earlier click."""
         key = (lane, phase, step)
         parts = self._drawn.get(key)
+        if parts is None:  # a finding's drawn ahead, kept: the same parts (its layer is named by them)
+            parts = next((kept for view, kept in self._findings_drawn.values() if view == key), None)
         if parts is None:
             filtered = self.model.filtered_result(lane, phase, step=step)
             group = int(self.model.result.lanes.group[lane])

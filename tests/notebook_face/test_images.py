@@ -50,7 +50,7 @@ def test_the_book_stays_light(fresh):
     # An executed book holds one of these per puzzle (what show() draws is the same picture):
     # they were 0.2-1.6 MB each and 10.5 MB in all, then 2.99 MB (arrows and texts one element
     # each, with their style), now 1.93 MB (grouped by colour, grids as lines, touching fills
-    # merged); tests/notebook/test_notebook.py bounds the executed book itself (3.41 MB, now 2.35 MB) and
+    # merged); tests/notebook_face/test_notebook.py bounds the executed book itself (3.41 MB, now 2.35 MB) and
     # benchmarks/bench_image_sizes.py weighs both before and after a change.
     sizes = {name: len(svg.encode("utf-8")) for name, svg in fresh.items()}
     assert sum(sizes.values()) < 3_000_000, sizes
