@@ -18,7 +18,13 @@ keeps them), so that the prompt is prefilled at an offset in the thousands.
 The model poses the magnitudes real models reach, where naive numerics fail: embeddings of about
 0.02 (as Llama's), so the first norm's mean square is about 4e-4 and its EPS counts; one sharp
 query head a layer, whose scores reach the hundreds, where an attention that never subtracts its
-maximum overflows; positions past 2048, where a position rounded to half is off.
+maximum overflows; positions past 2048, where a position rounded to half is off; a loud gate row in
+layer 0's MLP, whose pre-activations pass 100 (massive activations), where exp overflows; two
+tokens with the same head row, whose logits tie bit for bit; and a cool prompt, sampled at a low
+temperature (logits / T past 100, where a softmax that never subtracts its maximum overflows) whose
+first draw is between the two tied tokens alone, each of probability exactly 1/2, with top-p
+exactly 1/2: there V.8's rules for ties and for the cut decide the token, and a sampler that breaks
+either draws the other.
 
 ``generate`` runs the model on ``MlxOps`` (MLX's own operations: the reference) or on
 ``KernelOps`` (the kernels, ``DecodeKernels``), which compares every kernel's output with its
@@ -82,6 +88,20 @@ EMBEDDING_STD = 0.02
 #: Query head 0 of every layer is sharp: its query weights this many times larger, its scores
 #: in the hundreds (as real attention's reach), where exp(s) overflows float32 (above 88.7).
 SHARP_HEAD_SCALE = 100.0
+#: Gate row 0 of layer 0's MLP is loud: its weights this many times larger, so that its
+#: pre-activations pass 100 on some tokens of every prompt, as the early-layer MLP products behind a
+#: real model's massive activations do (V.10's hidden tests pose the same magnitudes: activations of
+#: 50 to 300, pre-activations past +-100). There exp(g) overflows float32 (above 88.7): silu written
+#: as g exp(g) / (1 + exp(g)) is inf / inf. Layer 0 only: the product it adds to the residual stream
+#: (a massive activation) keeps the logits' rounding within a few 1e-5 of MLX's; in both layers
+#: it would make the later layer's inputs, and so the logits' error, larger by an order.
+LOUD_GATE_SCALE = 50.0
+#: Two tokens whose head rows are the same, so that their logits tie bit for bit at every step (any
+#: kernel computes two equal rows' products alike): a vocabulary's duplicated tokens (and the
+#: untrained reserved ones, as in Llama 3's) hold identical rows. The second is given the first's
+#: row; the first is the token the cool prompt's prefill prefers (COOL below), the second its
+#: runner-up, so that the two stand together far above the rest.
+TIED_TOKENS = (57, 74)
 #: mlx-lm's KVCache grows its preallocated buffers by this many positions: T_max is the tokens a
 #: prompt's generation writes, rounded up to it.
 CACHE_STEP = 256
@@ -141,15 +161,28 @@ def _tokens(seed: int, n: int) -> tuple[int, ...]:
 #: Where the long conversation's prompt starts: past 2048, where a position rounded to half is off
 #: by one (2049 is not a half), with a cache of thousands of keys behind it.
 LONG_OFFSET = 2064
-#: Prompts the check generates from: a prompt of 32 tokens from the start of the cache, and one of
-#: 32 after a conversation of LONG_OFFSET tokens, sampled cooler and with a narrower nucleus. The
-#: uniform numbers' seeds are chosen so that each draw is decided by far more than the reference
-#: kernels' logits error (tests/puzzles/part5/test_decode_step.py). Kept to seconds on the simulator
+#: The cool prompt: sampled at a temperature as low as models are run for answers that must be right
+#: (mlx-lm's default is 0, greedy). This model's logits are of a few units where a trained model's
+#: reach tens, so 0.04 here divides them as 0.2 does a real model's: logits / T near 100, where exp
+#: overflows float32 unless the maximum is subtracted. Its prefill's two likeliest tokens are
+#: TIED_TOKENS, tied bit for bit and more than 45 units of logits / T above every other token, whose
+#: probabilities vanish beside theirs in float32: each of the two has probability exactly 1/2. A
+#: top-p of exactly 1/2 then lies exactly on the cumulative sum after the first: the nucleus is the
+#: first of the two by index alone (ties in index order, the mass above below top-p: V.8's rules),
+#: and the draw's u (0.80) falls in the second's interval when either rule is broken. Its later
+#: draws are decided by far more than the logits' error (tests/puzzles/part5/test_decode_step.py).
+COOL = Prompt(_tokens(1979, PROMPT_LENGTH), seed=146, temperature=0.04, top_p=0.5)
+#: Prompts the check generates from: a prompt of 32 tokens from the start of the cache, one of 32
+#: after a conversation of LONG_OFFSET tokens, sampled cooler and with a narrower nucleus, and the
+#: cool one. The uniform numbers' seeds are chosen so that each draw is decided by far more than the
+#: reference kernels' logits error, or (the cool prompt's tie) by V.8's rules alone
+#: (tests/puzzles/part5/test_decode_step.py). Kept to seconds on the simulator
 #: (benchmarks/bench_decode_step.py).
 PROMPTS: tuple[Prompt, ...] = (
-    Prompt(_tokens(32, PROMPT_LENGTH), seed=27, temperature=0.8, top_p=0.9),
+    Prompt(_tokens(32, PROMPT_LENGTH), seed=34, temperature=0.8, top_p=0.9),
     Prompt(_tokens(LONG_OFFSET, LONG_OFFSET + PROMPT_LENGTH), cached=LONG_OFFSET, seed=3, temperature=0.7,
-           top_p=0.3))
+           top_p=0.3),
+    COOL)
 #: How far a step's logits may end from the reference model's, relative to their largest value.
 LOGITS_RTOL = 1e-3
 
@@ -197,20 +230,27 @@ class TinyModel:
         """Random weights, scaled so that activations stay of order one through both layers."""
         rng = np.random.default_rng(seed)
 
-        def matrix(rows: int, cols: int, sharp_rows: int = 0) -> Quantized:
+        def matrix(rows: int, cols: int, loud_rows: int = 0, loudness: float = 1.0) -> Quantized:
             w = rng.standard_normal((rows, cols)) / np.sqrt(cols)
-            w[:sharp_rows] *= SHARP_HEAD_SCALE
+            w[:loud_rows] *= loudness  # after the draw: every other weight is the seed's, loud or not
+            return Quantized.of(w.astype(np.float32))
+
+        def head() -> Quantized:
+            w = rng.standard_normal((VOCAB, WIDTH)) / np.sqrt(WIDTH)
+            kept, duplicate = TIED_TOKENS
+            w[duplicate] = w[kept]  # the same quantized row: the same logit, bit for bit, on any kernel
             return Quantized.of(w.astype(np.float32))
 
         def norm() -> mx.array:
             return mx.array((1 + 0.1 * rng.standard_normal(WIDTH)).astype(np.float32))
 
-        layers = tuple(Layer(norm(), matrix(HEADS * HEAD_DIM, WIDTH, HEAD_DIM), matrix(KV_HEADS * HEAD_DIM, WIDTH),
-                             matrix(KV_HEADS * HEAD_DIM, WIDTH), matrix(WIDTH, HEADS * HEAD_DIM), norm(),
-                             matrix(HIDDEN, WIDTH), matrix(HIDDEN, WIDTH), matrix(WIDTH, HIDDEN))
-                       for _ in range(LAYERS))
+        layers = tuple(Layer(norm(), matrix(HEADS * HEAD_DIM, WIDTH, HEAD_DIM, SHARP_HEAD_SCALE),
+                             matrix(KV_HEADS * HEAD_DIM, WIDTH), matrix(KV_HEADS * HEAD_DIM, WIDTH),
+                             matrix(WIDTH, HEADS * HEAD_DIM), norm(), matrix(HIDDEN, WIDTH, 1, LOUD_GATE_SCALE if n == 0 else 1.0),
+                             matrix(HIDDEN, WIDTH), matrix(WIDTH, HIDDEN))
+                       for n in range(LAYERS))
         embedding = mx.array((EMBEDDING_STD * rng.standard_normal((VOCAB, WIDTH))).astype(np.float32))
-        return cls(embedding, layers, norm(), matrix(VOCAB, WIDTH))
+        return cls(embedding, layers, norm(), head())
 
 
 @dataclass(frozen=True)

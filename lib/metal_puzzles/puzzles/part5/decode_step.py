@@ -114,7 +114,7 @@ def layer(h, cache, offset):                # h: (L, {WIDTH}), the tokens at off
 logits = matvec(head, rms_norm(h[-1], final_norm))   # the last token's, after both layers
 token = sampling(logits, u, temperature, top_p)      # u: a uniform number from a fixed seed"""
 
-_VISIBLE, _LONG = PROMPTS
+_VISIBLE, _LONG, _COOL = PROMPTS
 
 PUZZLE = DecodeStepPuzzle(
     id="decode_step",
@@ -149,12 +149,15 @@ product is V.3's matrix-vector kernel, launched once a token (a prefill of `L` t
 once they pass their own checks. `show()` generates from the first prompt and says what it gave.
 
 `check()` generates from {len(PROMPTS)} prompts: one of {len(_VISIBLE.prompt)} tokens from the start of the cache (temperature
-{_VISIBLE.temperature:g}, top-p {_VISIBLE.top_p:g}), and one of {len(_LONG.prompt)} tokens (temperature {_LONG.temperature:g}, top-p {_LONG.top_p:g}) that follows a
+{_VISIBLE.temperature:g}, top-p {_VISIBLE.top_p:g}); one of {len(_LONG.prompt)} tokens (temperature {_LONG.temperature:g}, top-p {_LONG.top_p:g}) that follows a
 conversation of {_LONG.cached} tokens already in the cache (prefilled with MLX's model beforehand, as
 mlx-lm's prompt cache keeps one): your kernels prefill it at positions {_LONG.cached} to {len(_LONG.tokens) - 1} over a cache
-of thousands of keys, and decode past them. Each samples {_VISIBLE.generate} tokens. The same model runs with
+of thousands of keys, and decode past them; and a cool one of {len(_COOL.prompt)} tokens from the start of the cache,
+sampled at temperature {_COOL.temperature:g}, top-p {_COOL.top_p:g}, as a model is run for an answer that must be right (this
+model's logits are of a few units where a trained model's reach tens: {_COOL.temperature:g} here is as cool as 0.2 there).
+Each samples {_VISIBLE.generate} tokens. The same model runs with
 MLX's own operations (`mx.fast.rms_norm`, `mx.fast.rope`, `mx.quantized_matmul`, a slice update,
-`mx.fast.scaled_dot_product_attention` with the causal mask, and V.10's spec for the draw). A prompt
+`mx.fast.scaled_dot_product_attention` with the causal mask, and V.8's spec for the draw). A prompt
 passes when your kernels sample MLX's tokens, each from logits within {LOGITS_RTOL:g} of their largest value.
 On the way, each kernel's output is compared with its puzzle's spec on the same input, within the
 error that puzzle allows: when a prompt fails, the verdict names the first stage that went wrong
@@ -167,7 +170,14 @@ The model poses what real models do, where naive numerics fail: embeddings of ab
 a sharp query head in each layer whose scores reach the hundreds, where a softmax that never
 subtracts its maximum overflows; positions past 2048, where a position kept in `half` is off;
 a prompt prefilled at an offset, where a causal mask that forgets the offset lets a query see its
-future, or hides its past.
+future, or hides its past; a gate row in layer 0 whose pre-activations pass 100 (as the products
+behind real models' massive activations do), where a silu written with `exp(g)` overflows. At the
+cool prompt's temperature, logits / T near 100, where a softmax that never subtracts its maximum
+overflows; and its first draw is between two tokens whose head rows are the same (as a vocabulary's
+duplicated tokens' are), so that their logits tie bit for bit and each has probability exactly 1/2
+(the others' vanish beside theirs in float32): with top-p exactly 1/2, the cut lies exactly on a
+cumulative sum, and only V.8's rules (equal probabilities in index order, a token in the nucleus
+when the mass above it is *below* top-p) draw MLX's token.
 
 *Grading:* the grader never runs a notebook's Python. It reads your eight kernels from the
 notebook ({", ".join(f"`{name}`" for name in WIRED)}), wires them as this cell does, and runs
