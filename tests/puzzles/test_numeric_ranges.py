@@ -305,3 +305,25 @@ def test_the_closed_form_comparison_evaluates_its_spec_on_the_cpu_too(monkeypatc
     x = np.linspace(-1.0, 1.0, 12, dtype=np.float32)
     compare_conditioned(spec, (x,), x.shape, 1e-6, 1e-5, condition)
     assert len(seen) == 2 and all(s[-1:] == [mx.cpu] for s in seen)
+
+
+def test_the_finales_reference_model_runs_on_the_cpu_whatever_mlxs_default_device(monkeypatch):
+    """On the H200 the finale's reference model, run with MLX's operations on its default device
+    (the GPU), ended 6e-4 to 3.4e-2 from the same model on MLX's CPU at the logits: the reference
+    kernels failed the cool prompt for MLX's error (benchmarks/cuda_runs/h200-2026-12-02b/). The
+    reference runs on the CPU stream now: the test watches the stream every MLX operation of the
+    reference model runs in."""
+    from metal_puzzles.puzzles.composition import decode_model as dm
+
+    streams = recorded_streams(monkeypatch)
+    seen: list = []
+    real_step = dm.MlxOps.rms_norm
+
+    def watched(self, *args, **kwargs):
+        seen.append(list(streams))
+        return real_step(self, *args, **kwargs)
+
+    monkeypatch.setattr(dm.MlxOps, "rms_norm", watched)
+    prompt = dm.Prompt(dm.PROMPTS[0].tokens[:3], generate=1, seed=dm.PROMPTS[0].seed)
+    dm.generate_with_mlx(dm.TinyModel.from_seed(dm.SEED), prompt)
+    assert seen and all(s[-1:] == [mx.cpu] for s in seen)
